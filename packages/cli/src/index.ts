@@ -1,0 +1,2 @@
+/** @gpusparse/cli */
+export {};

@@ -1,0 +1,239 @@
+/**
+ * CSR construction, validation and basic operations. CSR is the hub format: every other
+ * format converts from and to it.
+ * @module
+ */
+import { DimensionMismatchError, InvalidMatrixError } from '../core/errors';
+import type { CsrMatrix } from '../core/types';
+
+/**
+ * Build a CSR matrix from arrays, validating them (O(nnz)).
+ * Throws InvalidMatrixError naming the first bad row.
+ * @example
+ * const a = csr(2, 2, [0, 1, 2], [0, 1], [1, 2]); // diag(1, 2)
+ */
+export function csr(
+  rows: number,
+  cols: number,
+  rowPtr: ArrayLike<number>,
+  colIdx: ArrayLike<number>,
+  values: ArrayLike<number>,
+  options: { validate?: boolean; requireSorted?: boolean } = {},
+): CsrMatrix {
+  const m: CsrMatrix = {
+    format: 'csr',
+    rows,
+    cols,
+    rowPtr: rowPtr instanceof Int32Array ? rowPtr : Int32Array.from(rowPtr),
+    colIdx: colIdx instanceof Int32Array ? colIdx : Int32Array.from(colIdx),
+    values: values instanceof Float64Array ? values : Float64Array.from(values),
+  };
+  if (options.validate !== false) validateCsr(m, 'csr()', options.requireSorted ?? true);
+  return m;
+}
+
+/** Number of stored entries of a CSR matrix. */
+export function csrNnz(a: CsrMatrix): number {
+  return a.rowPtr[a.rows] ?? 0;
+}
+
+/**
+ * Check a CSR matrix: shape, monotone row pointers, columns in range and (optionally)
+ * sorted unique columns per row. O(nnz). Throws InvalidMatrixError naming the row.
+ */
+export function validateCsr(a: CsrMatrix, where = 'CSR', requireSorted = true): void {
+  const { rows, cols, rowPtr, colIdx, values } = a;
+  if (!Number.isInteger(rows) || rows < 0 || !Number.isInteger(cols) || cols < 0) {
+    throw new InvalidMatrixError(where, `expected non-negative integer shape, got ${rows}x${cols}`);
+  }
+  if (rowPtr.length !== rows + 1) throw new DimensionMismatchError(`${where} rowPtr`, rows + 1, rowPtr.length);
+  if (rowPtr[0] !== 0) throw new InvalidMatrixError(where, `rowPtr[0] must be 0, got ${rowPtr[0]}`);
+  const nnz = rowPtr[rows] ?? 0;
+  if (colIdx.length !== nnz) throw new DimensionMismatchError(`${where} colIdx`, nnz, colIdx.length);
+  if (values.length !== nnz) throw new DimensionMismatchError(`${where} values`, nnz, values.length);
+  for (let i = 0; i < rows; i++) {
+    const s = rowPtr[i]!;
+    const e = rowPtr[i + 1]!;
+    if (e < s) throw new InvalidMatrixError(where, `row ${i}: rowPtr decreases (${s} -> ${e})`);
+    let prev = -1;
+    for (let k = s; k < e; k++) {
+      const c = colIdx[k]!;
+      if (c < 0 || c >= cols) {
+        throw new InvalidMatrixError(where, `row ${i}, entry ${k}: column ${c} outside [0, ${cols})`);
+      }
+      if (requireSorted && c <= prev) {
+        throw new InvalidMatrixError(where, `row ${i}, entry ${k}: columns not sorted and unique (${prev} then ${c})`);
+      }
+      prev = c;
+    }
+  }
+}
+
+/**
+ * Assemble canonical CSR from coordinate triplets (0-based); duplicates are summed,
+ * columns sorted. O(nnz + rows) with a counting sort.
+ * @example
+ * const a = csrFromTriplets(2, 2, [0, 1, 0], [0, 1, 0], [1, 2, 3]); // [[4,0],[0,2]]
+ */
+export function csrFromTriplets(
+  rows: number,
+  cols: number,
+  ri: ArrayLike<number>,
+  ci: ArrayLike<number>,
+  v: ArrayLike<number>,
+): CsrMatrix {
+  const n = ri.length;
+  if (ci.length !== n || v.length !== n) throw new DimensionMismatchError('csrFromTriplets', n, `${ci.length}/${v.length}`);
+  // count per column first, then stable-scatter by row: yields rows with sorted columns.
+  const colCount = new Int32Array(cols + 1);
+  for (let k = 0; k < n; k++) {
+    const r = ri[k]!;
+    const c = ci[k]!;
+    if (!(r >= 0 && r < rows && Number.isInteger(r))) throw new InvalidMatrixError('csrFromTriplets', `entry ${k}: row ${r} outside [0, ${rows})`);
+    if (!(c >= 0 && c < cols && Number.isInteger(c))) throw new InvalidMatrixError('csrFromTriplets', `entry ${k}: column ${c} outside [0, ${cols})`);
+    colCount[c + 1]!++;
+  }
+  for (let c = 0; c < cols; c++) colCount[c + 1]! += colCount[c]!;
+  const byCol = new Int32Array(n);
+  for (let k = 0; k < n; k++) byCol[colCount[ci[k]!]!++] = k;
+  const rowCount = new Int32Array(rows + 1);
+  for (let k = 0; k < n; k++) rowCount[ri[k]! + 1]!++;
+  for (let r = 0; r < rows; r++) rowCount[r + 1]! += rowCount[r]!;
+  const next = rowCount.slice(0, rows);
+  const order = new Int32Array(n);
+  for (let t = 0; t < n; t++) {
+    const k = byCol[t]!;
+    order[next[ri[k]!]!++] = k;
+  }
+  // compact duplicates
+  const rowPtr = new Int32Array(rows + 1);
+  const colIdx = new Int32Array(n);
+  const values = new Float64Array(n);
+  let w = 0;
+  for (let r = 0; r < rows; r++) {
+    const start = w;
+    for (let t = rowCount[r]!; t < rowCount[r + 1]!; t++) {
+      const k = order[t]!;
+      const c = ci[k]!;
+      if (w > start && colIdx[w - 1] === c) values[w - 1]! += v[k]!;
+      else {
+        colIdx[w] = c;
+        values[w] = v[k]!;
+        w++;
+      }
+    }
+    rowPtr[r + 1] = w;
+  }
+  return { format: 'csr', rows, cols, rowPtr, colIdx: colIdx.slice(0, w), values: values.slice(0, w) };
+}
+
+/** Dense row-major array → CSR (zeros dropped). For tests and tiny examples. */
+export function csrFromDense(dense: readonly (readonly number[])[], cols?: number): CsrMatrix {
+  const rows = dense.length;
+  const nc = cols ?? (rows > 0 ? dense[0]!.length : 0);
+  const ri: number[] = [];
+  const ci: number[] = [];
+  const v: number[] = [];
+  for (let i = 0; i < rows; i++) {
+    const row = dense[i]!;
+    if (row.length !== nc) throw new DimensionMismatchError(`csrFromDense row ${i}`, nc, row.length);
+    for (let j = 0; j < nc; j++) {
+      if (row[j] !== 0) {
+        ri.push(i);
+        ci.push(j);
+        v.push(row[j]!);
+      }
+    }
+  }
+  return csrFromTriplets(rows, nc, ri, ci, v);
+}
+
+/** CSR → dense row-major (number[][]). For tests and tiny examples. */
+export function csrToDense(a: CsrMatrix): number[][] {
+  const out: number[][] = [];
+  for (let i = 0; i < a.rows; i++) {
+    const row = new Array<number>(a.cols).fill(0);
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) row[a.colIdx[k]!]! += a.values[k]!;
+    out.push(row);
+  }
+  return out;
+}
+
+/**
+ * y = A·x in float64, the reference product of CSR and the host backend's kernel.
+ * Cost: 2·nnz flops, one pass over the arrays.
+ */
+export function csrSpmv(a: CsrMatrix, x: Float64Array, y?: Float64Array): Float64Array {
+  if (x.length !== a.cols) throw new DimensionMismatchError('csrSpmv x', a.cols, x.length);
+  const out = y ?? new Float64Array(a.rows);
+  if (out.length !== a.rows) throw new DimensionMismatchError('csrSpmv y', a.rows, out.length);
+  const { rowPtr, colIdx, values } = a;
+  const rows = a.rows;
+  let k = 0;
+  for (let i = 0; i < rows; i++) {
+    const e = rowPtr[i + 1]!;
+    let s0 = 0;
+    let s1 = 0;
+    // two accumulators break the add dependency chain
+    for (; k + 1 < e; k += 2) {
+      s0 += values[k]! * x[colIdx[k]!]!;
+      s1 += values[k + 1]! * x[colIdx[k + 1]!]!;
+    }
+    if (k < e) {
+      s0 += values[k]! * x[colIdx[k]!]!;
+      k++;
+    }
+    out[i] = s0 + s1;
+  }
+  return out;
+}
+
+/** Transpose (also CSR → CSC of the same matrix). O(nnz + rows + cols). */
+export function csrTranspose(a: CsrMatrix): CsrMatrix {
+  const nnz = csrNnz(a);
+  const rowPtr = new Int32Array(a.cols + 1);
+  for (let k = 0; k < nnz; k++) rowPtr[a.colIdx[k]! + 1]!++;
+  for (let c = 0; c < a.cols; c++) rowPtr[c + 1]! += rowPtr[c]!;
+  const next = rowPtr.slice(0, a.cols);
+  const colIdx = new Int32Array(nnz);
+  const values = new Float64Array(nnz);
+  for (let i = 0; i < a.rows; i++) {
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
+      const p = next[a.colIdx[k]!]!++;
+      colIdx[p] = i;
+      values[p] = a.values[k]!;
+    }
+  }
+  return { format: 'csr', rows: a.cols, cols: a.rows, rowPtr, colIdx, values };
+}
+
+/** Row lengths (nnz per row). */
+export function csrRowLengths(a: CsrMatrix): Int32Array {
+  const out = new Int32Array(a.rows);
+  for (let i = 0; i < a.rows; i++) out[i] = a.rowPtr[i + 1]! - a.rowPtr[i]!;
+  return out;
+}
+
+/** The main diagonal as a dense vector (zeros where not stored). */
+export function csrDiagonal(a: CsrMatrix): Float64Array {
+  const n = Math.min(a.rows, a.cols);
+  const d = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) if (a.colIdx[k] === i) d[i]! += a.values[k]!;
+  }
+  return d;
+}
+
+/** True when both matrices have the same shape, structure and bit-identical values. */
+export function csrEquals(a: CsrMatrix, b: CsrMatrix): boolean {
+  if (a.rows !== b.rows || a.cols !== b.cols) return false;
+  if (a.rowPtr.length !== b.rowPtr.length) return false;
+  for (let i = 0; i < a.rowPtr.length; i++) if (a.rowPtr[i] !== b.rowPtr[i]) return false;
+  const nnz = csrNnz(a);
+  if (csrNnz(b) !== nnz) return false;
+  for (let k = 0; k < nnz; k++) {
+    if (a.colIdx[k] !== b.colIdx[k]) return false;
+    if (!Object.is(a.values[k], b.values[k])) return false;
+  }
+  return true;
+}

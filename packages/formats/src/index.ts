@@ -1,0 +1,14 @@
+/**
+ * @gpusparse/formats — sparse storage formats with float64 reference products, Matrix Market
+ * I/O, generators, and the host backend of the operator interface.
+ * @module
+ */
+export * from './core/errors';
+export * from './core/types';
+export * from './operator/interfaces';
+export * from './operator/host';
+export * from './csr/index';
+export * from './coo/index';
+export * from './csc/index';
+export * as generators from './generators/index';
+export * from './registry';

@@ -1,0 +1,219 @@
+/**
+ * The float64 host backend: a {@link VectorSpace} over Float64Array and a
+ * {@link LinearOperator} over any format's reference product. Fast paths for CSR.
+ * @module
+ */
+import { DimensionMismatchError } from '../core/errors';
+import type { CsrMatrix, FormatDescriptor, SparseMatrix } from '../core/types';
+import { csrDiagonal, csrSpmv, csrTranspose } from '../csr/csr';
+import type { LinearOperator, ScalarLike, VectorSpace } from './interfaces';
+
+/** A host scalar: a boxed float64. */
+export interface HostScalar {
+  readonly value: number;
+}
+
+const val = (s: ScalarLike<HostScalar>): number => (typeof s === 'number' ? s : s.value);
+const box = (value: number): HostScalar => ({ value });
+
+function checkLen(where: string, a: Float64Array, b: Float64Array): void {
+  if (a.length !== b.length) throw new DimensionMismatchError(where, a.length, b.length);
+}
+
+/**
+ * Float64 vectors and scalars on the host. Every method computes at once; read() is trivial.
+ * @example
+ * const s = new HostVectorSpace();
+ * const x = s.fromArray([3, 4]);
+ * await s.read(s.norm2(x)); // 5
+ */
+export class HostVectorSpace implements VectorSpace<Float64Array, HostScalar> {
+  readonly name = 'host-f64';
+  readonly precision = 'f64' as const;
+  create(n: number): Float64Array {
+    return new Float64Array(n);
+  }
+  fromArray(values: ArrayLike<number>): Float64Array {
+    return Float64Array.from(values);
+  }
+  async toArray(v: Float64Array): Promise<Float64Array> {
+    return v.slice();
+  }
+  write(v: Float64Array, values: ArrayLike<number>): void {
+    if (values.length !== v.length) throw new DimensionMismatchError('write', v.length, values.length);
+    v.set(values);
+  }
+  length(v: Float64Array): number {
+    return v.length;
+  }
+  copy(src: Float64Array, dst: Float64Array): void {
+    checkLen('copy', src, dst);
+    dst.set(src);
+  }
+  fill(v: Float64Array, value: number): void {
+    v.fill(value);
+  }
+  axpby(alpha: ScalarLike<HostScalar>, x: Float64Array, beta: ScalarLike<HostScalar>, y: Float64Array): void {
+    checkLen('axpby', x, y);
+    const a = val(alpha);
+    const b = val(beta);
+    const n = y.length;
+    if (b === 0) for (let i = 0; i < n; i++) y[i] = a * x[i]!;
+    else if (b === 1) for (let i = 0; i < n; i++) y[i]! += a * x[i]!;
+    else for (let i = 0; i < n; i++) y[i] = a * x[i]! + b * y[i]!;
+  }
+  multiply(x: Float64Array, y: Float64Array, z: Float64Array): void {
+    checkLen('multiply', x, y);
+    checkLen('multiply', x, z);
+    for (let i = 0; i < z.length; i++) z[i] = x[i]! * y[i]!;
+  }
+  dot(x: Float64Array, y: Float64Array): HostScalar {
+    checkLen('dot', x, y);
+    let s0 = 0;
+    let s1 = 0;
+    const n = x.length;
+    let i = 0;
+    for (; i + 1 < n; i += 2) {
+      s0 += x[i]! * y[i]!;
+      s1 += x[i + 1]! * y[i + 1]!;
+    }
+    if (i < n) s0 += x[i]! * y[i]!;
+    return box(s0 + s1);
+  }
+  norm2(x: Float64Array): HostScalar {
+    // scaled to avoid overflow/underflow, like LAPACK's dnrm2
+    let scale = 0;
+    let ssq = 1;
+    for (let i = 0; i < x.length; i++) {
+      const a = Math.abs(x[i]!);
+      if (a === 0) continue;
+      if (Number.isNaN(a)) return box(Number.NaN);
+      if (scale < a) {
+        ssq = 1 + ssq * (scale / a) * (scale / a);
+        scale = a;
+      } else ssq += (a / scale) * (a / scale);
+    }
+    return box(scale * Math.sqrt(ssq));
+  }
+  multiDot(xs: readonly Float64Array[], y: Float64Array): HostScalar[] {
+    return xs.map((x) => this.dot(x, y));
+  }
+  combine(
+    coeffs: readonly ScalarLike<HostScalar>[],
+    xs: readonly Float64Array[],
+    beta: ScalarLike<HostScalar>,
+    y: Float64Array,
+  ): void {
+    if (coeffs.length !== xs.length) throw new DimensionMismatchError('combine coeffs', xs.length, coeffs.length);
+    const b = val(beta);
+    if (b !== 1) {
+      if (b === 0) y.fill(0);
+      else for (let i = 0; i < y.length; i++) y[i]! *= b;
+    }
+    for (let j = 0; j < xs.length; j++) this.axpby(coeffs[j]!, xs[j]!, 1, y);
+  }
+  scalar(value: number): HostScalar {
+    return box(value);
+  }
+  div(a: ScalarLike<HostScalar>, b: ScalarLike<HostScalar>): HostScalar {
+    return box(val(a) / val(b));
+  }
+  mul(a: ScalarLike<HostScalar>, b: ScalarLike<HostScalar>): HostScalar {
+    return box(val(a) * val(b));
+  }
+  add(a: ScalarLike<HostScalar>, b: ScalarLike<HostScalar>): HostScalar {
+    return box(val(a) + val(b));
+  }
+  sub(a: ScalarLike<HostScalar>, b: ScalarLike<HostScalar>): HostScalar {
+    return box(val(a) - val(b));
+  }
+  neg(a: ScalarLike<HostScalar>): HostScalar {
+    return box(-val(a));
+  }
+  sqrt(a: ScalarLike<HostScalar>): HostScalar {
+    return box(Math.sqrt(val(a)));
+  }
+  async read(s: ScalarLike<HostScalar>): Promise<number> {
+    return val(s);
+  }
+  async readMany(s: readonly ScalarLike<HostScalar>[]): Promise<number[]> {
+    return s.map(val);
+  }
+  release(_x: Float64Array | HostScalar): void {}
+}
+
+/**
+ * A float64 host operator over a CSR matrix (fast path) or any format through its
+ * descriptor's reference product.
+ * @example
+ * const op = HostOperator.fromCsr(a);
+ * op.apply(x, y);
+ */
+export class HostOperator implements LinearOperator<Float64Array> {
+  readonly rows: number;
+  readonly cols: number;
+  readonly label: string;
+  private tmp: Float64Array | undefined;
+  private transposed: CsrMatrix | undefined;
+
+  private constructor(
+    private readonly product: (x: Float64Array, y: Float64Array) => void,
+    rows: number,
+    cols: number,
+    label: string,
+    private readonly csrSource?: CsrMatrix,
+  ) {
+    this.rows = rows;
+    this.cols = cols;
+    this.label = label;
+  }
+
+  /** Operator over CSR with the fast host kernel; transpose and diagonal available. */
+  static fromCsr(a: CsrMatrix): HostOperator {
+    return new HostOperator((x, y) => csrSpmv(a, x, y), a.rows, a.cols, 'host-csr', a);
+  }
+
+  /** Operator over any format through its float64 reference product. */
+  static fromFormat<M extends SparseMatrix>(desc: FormatDescriptor<M, object>, m: M): HostOperator {
+    return new HostOperator((x, y) => desc.spmvReference(m, x, y), m.rows, m.cols, `host-${desc.name}`);
+  }
+
+  /** Operator from a user function y = f(x) (y is preallocated and must be overwritten). */
+  static fromFunction(
+    rows: number,
+    cols: number,
+    f: (x: Float64Array, y: Float64Array) => void,
+    label = 'host-function',
+  ): HostOperator {
+    return new HostOperator(f, rows, cols, label);
+  }
+
+  apply(x: Float64Array, y: Float64Array): void {
+    if (x.length !== this.cols) throw new DimensionMismatchError(`${this.label} apply x`, this.cols, x.length);
+    if (y.length !== this.rows) throw new DimensionMismatchError(`${this.label} apply y`, this.rows, y.length);
+    this.product(x, y);
+  }
+
+  applyScaled(alpha: number, x: Float64Array, beta: number, y: Float64Array): void {
+    if (y.length !== this.rows) throw new DimensionMismatchError(`${this.label} applyScaled y`, this.rows, y.length);
+    const t = this.tmp ?? (this.tmp = new Float64Array(this.rows));
+    this.apply(x, t);
+    if (beta === 0) for (let i = 0; i < y.length; i++) y[i] = alpha * t[i]!;
+    else for (let i = 0; i < y.length; i++) y[i] = alpha * t[i]! + beta * y[i]!;
+  }
+
+  get applyTranspose(): ((x: Float64Array, y: Float64Array) => void) | undefined {
+    const src = this.csrSource;
+    if (!src) return undefined;
+    return (x, y) => {
+      const t = this.transposed ?? (this.transposed = csrTranspose(src));
+      if (x.length !== t.cols) throw new DimensionMismatchError(`${this.label} applyTranspose x`, t.cols, x.length);
+      csrSpmv(t, x, y);
+    };
+  }
+
+  get diagonal(): (() => Float64Array) | undefined {
+    const src = this.csrSource;
+    return src ? () => csrDiagonal(src) : undefined;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The two contracts every solver is written against (HOUSE_STYLE.md, "central contracts").
+ *
+ * A {@link VectorSpace} owns vectors `V` and scalars `S`. On the host both are plain float64
+ * values; on the GPU they are device buffers and slots of a device scalar buffer, so that a
+ * Krylov loop never waits for the device except in {@link VectorSpace.read} /
+ * {@link VectorSpace.readMany}, the only synchronisation points. Every other method only
+ * records work (and may return at once).
+ *
+ * A {@link LinearOperator} maps V to V: a sparse matrix in any format, a preconditioner, a
+ * user's own function.
+ * @module
+ */
+
+/** A scalar that may live on the device, or a plain number. */
+export type ScalarLike<S> = S | number;
+
+/**
+ * Vectors and scalars of one backend.
+ * @typeParam V - the vector handle (Float64Array on the host, a GPU buffer wrapper on WebGPU)
+ * @typeParam S - the scalar handle (a boxed number on the host, a device slot on WebGPU)
+ */
+export interface VectorSpace<V, S = unknown> {
+  /** e.g. 'host-f64' or 'webgpu-f32'. */
+  readonly name: string;
+  /** The arithmetic precision of vectors and reductions. */
+  readonly precision: 'f32' | 'f64';
+  /** A new zero vector of length n. */
+  create(n: number): V;
+  /** A new vector holding `values` (rounded to the space's precision). */
+  fromArray(values: ArrayLike<number>): V;
+  /** Read a vector back as float64 (a synchronisation point on the GPU). */
+  toArray(v: V): Promise<Float64Array>;
+  /** Overwrite `v` with `values` (same length). */
+  write(v: V, values: ArrayLike<number>): void;
+  /** Length of a vector. */
+  length(v: V): number;
+  /** dst = src. */
+  copy(src: V, dst: V): void;
+  /** v[i] = value. */
+  fill(v: V, value: number): void;
+  /** y = alpha·x + beta·y (beta = 0 ignores y's old content, even NaN). */
+  axpby(alpha: ScalarLike<S>, x: V, beta: ScalarLike<S>, y: V): void;
+  /** z = x ∘ y (element-wise product; z may alias x or y). */
+  multiply(x: V, y: V, z: V): void;
+  /** x·y. */
+  dot(x: V, y: V): S;
+  /** ‖x‖₂. */
+  norm2(x: V): S;
+  /** [x₀·y, x₁·y, ...] in one pass where the backend can. */
+  multiDot(xs: readonly V[], y: V): S[];
+  /** y = beta·y + Σ coeffs[j]·xs[j]. */
+  combine(coeffs: readonly ScalarLike<S>[], xs: readonly V[], beta: ScalarLike<S>, y: V): void;
+  /** A scalar holding `value`. */
+  scalar(value: number): S;
+  /** a / b; 0/0 and x/0 give non-finite values, detected when read. */
+  div(a: ScalarLike<S>, b: ScalarLike<S>): S;
+  /** a · b. */
+  mul(a: ScalarLike<S>, b: ScalarLike<S>): S;
+  /** a + b. */
+  add(a: ScalarLike<S>, b: ScalarLike<S>): S;
+  /** a − b. */
+  sub(a: ScalarLike<S>, b: ScalarLike<S>): S;
+  /** −a. */
+  neg(a: ScalarLike<S>): S;
+  /** √a. */
+  sqrt(a: ScalarLike<S>): S;
+  /** Read one scalar (a synchronisation point on the GPU). */
+  read(s: ScalarLike<S>): Promise<number>;
+  /** Read several scalars with one synchronisation. */
+  readMany(s: readonly ScalarLike<S>[]): Promise<number[]>;
+  /** Release a vector or scalar early (optional on the host). */
+  release(x: V | S): void;
+}
+
+/**
+ * A linear map y = A·x between vectors of one space.
+ * Capabilities beyond apply are declared by their presence, never assumed.
+ */
+export interface LinearOperator<V> {
+  readonly rows: number;
+  readonly cols: number;
+  /** y = A·x. */
+  apply(x: V, y: V): void;
+  /** y = alpha·A·x + beta·y. */
+  applyScaled(alpha: number, x: V, beta: number, y: V): void;
+  /** y = Aᵀ·x, when the operator has a transpose (BiCG needs it). */
+  applyTranspose?(x: V, y: V): void;
+  /** The main diagonal in float64, when known (Jacobi, Davidson). */
+  diagonal?(): Float64Array;
+  /** Optional label for reports, e.g. 'csr-vector(lanes=4)'. */
+  readonly label?: string;
+}

@@ -1,0 +1,33 @@
+/**
+ * Every storage format, in one list. A format not listed here is not tested by the
+ * conformance loop and does not ship.
+ * @module
+ */
+import type { FormatDescriptor, SparseMatrix } from './core/types';
+import { cooFormat } from './coo/index';
+import { cscFormat } from './csc/index';
+import { csrFormat } from './csr/index';
+// -- ELL family (helper A) --
+// -- AXC / AXT (helper B) --
+// -- diagonal and survey formats (helper C) --
+
+/** Any format descriptor. */
+// biome-ignore lint/suspicious/noExplicitAny: heterogeneous registry of descriptors
+export type AnyFormat = FormatDescriptor<SparseMatrix & any, any>;
+
+/** All formats, in the order of the memory tables. */
+export const formats: readonly AnyFormat[] = [
+  csrFormat,
+  cooFormat,
+  cscFormat,
+  // -- ELL family (helper A) --
+  // -- AXC / AXT (helper B) --
+  // -- diagonal and survey formats (helper C) --
+];
+
+/** Look a format up by name; throws with the list of known names. */
+export function getFormat(name: string): AnyFormat {
+  const f = formats.find((d) => d.name === name);
+  if (!f) throw new Error(`unknown format '${name}': expected one of ${formats.map((d) => d.name).join(', ')}`);
+  return f;
+}

@@ -1,0 +1,2 @@
+/** @gpusparse/solvers */
+export {};
