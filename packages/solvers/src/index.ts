@@ -1,2 +1,1 @@
-/** @gpusparse/solvers */
-export {};
+export * from "./common/result";
