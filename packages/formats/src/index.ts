@@ -12,3 +12,5 @@ export * from './coo/index';
 export * from './csc/index';
 export * as generators from './generators/index';
 export * from './registry';
+export * from './report/format-report';
+export * from './mtx/index';

@@ -1,0 +1,308 @@
+/**
+ * The streaming Matrix Market parser: bytes go in with {@link MatrixMarketParser.push} in chunks
+ * of any size, the CSR matrix comes out of {@link MatrixMarketParser.finish}. Lines are cut at
+ * '\n' inside each chunk and parsed in place from the bytes; only a line that straddles two
+ * chunks is copied. Memory: the triplets (16 bytes per stored entry) plus one line, never the
+ * text. No node imports: usable in browsers.
+ * @module
+ */
+import type { CsrMatrix } from '../core/types';
+import { assembleCsr, TripletBuffer } from './assemble';
+import { MatrixMarketError } from './errors';
+import { parseBanner, parseSizeLine } from './header';
+import { isSpace, parseIntToken, parseRealToken } from './scan';
+import { describeFields, describeFieldsGot, describeIndex, describeValue } from './describe';
+import type {
+  MatrixMarketField,
+  MatrixMarketFormat,
+  MatrixMarketHeader,
+  MatrixMarketReadOptions,
+  MatrixMarketReadResult,
+  MatrixMarketSymmetry,
+  MatrixMarketWarning,
+} from './types';
+
+const PHASE_BANNER = 0;
+const PHASE_SIZE = 1;
+const PHASE_ENTRIES = 2;
+const PHASE_DONE = 3;
+
+/** Largest index / count representable in the Int32Array-based CSR. */
+export const MAX_INT32 = 2147483647;
+
+/**
+ * Incremental Matrix Market reader. Cost: O(bytes) time; memory O(stored entries + longest line).
+ * @example
+ * const p = new MatrixMarketParser({ name: 'a.mtx' });
+ * for await (const chunk of stream) p.push(chunk);
+ * const { matrix, header } = p.finish();
+ */
+export class MatrixMarketParser {
+  /** Lines consumed so far (the 1-based number of the last complete line). */
+  line = 0;
+  private readonly name: string;
+  private readonly strict: boolean;
+  private readonly keepZeros: boolean;
+  private readonly maxLine: number;
+  private readonly onWarning: ((w: MatrixMarketWarning) => void) | undefined;
+  private readonly warnings: MatrixMarketWarning[] = [];
+  private readonly comments: string[] = [];
+  private carry: Uint8Array | null = null;
+  private phase = PHASE_BANNER;
+  private started = false;
+  private format: MatrixMarketFormat = 'coordinate';
+  private field: MatrixMarketField = 'real';
+  private symmetry: MatrixMarketSymmetry = 'general';
+  private rows = 0;
+  private cols = 0;
+  private declared = 0;
+  private sizeLine = 0;
+  private count = 0;
+  private firstExtraLine = 0;
+  /** Array files: position of the next value (row ai, column aj, 0-based). */
+  private ai = 0;
+  private aj = 0;
+  private readonly triplets = new TripletBuffer();
+
+  constructor(opts: MatrixMarketReadOptions = {}) {
+    this.name = opts.name ?? '<input>';
+    this.strict = opts.strictCount ?? true;
+    this.keepZeros = opts.arrayZeros === 'keep';
+    this.maxLine = opts.maxLineBytes ?? 1 << 20;
+    this.onWarning = opts.onWarning;
+  }
+
+  /** Feed the next chunk of bytes. Throws MatrixMarketError at the first malformed line. */
+  push(chunk: Uint8Array): void {
+    if (this.phase === PHASE_DONE) throw this.error(this.line, 'no input after finish()', 'more bytes');
+    if (chunk.length === 0) return;
+    let pos = 0;
+    if (!this.started) {
+      this.started = true;
+      // a UTF-8 byte order mark before the banner is tolerated
+      if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) pos = 3;
+    }
+    if (this.carry !== null) {
+      const nl = chunk.indexOf(10);
+      const carry = this.carry;
+      const tail = nl < 0 ? chunk.length : nl;
+      this.checkLength(carry.length + tail);
+      const joined = new Uint8Array(carry.length + tail);
+      joined.set(carry, 0);
+      joined.set(chunk.subarray(0, tail), carry.length);
+      if (nl < 0) {
+        this.carry = joined;
+        return;
+      }
+      this.carry = null;
+      this.processLine(joined, 0, joined.length);
+      pos = nl + 1;
+    }
+    const n = chunk.length;
+    while (pos < n) {
+      const nl = chunk.indexOf(10, pos);
+      if (nl < 0) break;
+      this.processLine(chunk, pos, nl);
+      pos = nl + 1;
+    }
+    if (pos < n) {
+      this.checkLength(n - pos);
+      this.carry = chunk.slice(pos);
+    }
+  }
+
+  /** End of input: parse a last unterminated line, check the counts, build the CSR matrix. */
+  finish(): MatrixMarketReadResult {
+    if (this.phase === PHASE_DONE) throw this.error(this.line, 'finish() called once', 'a second call');
+    if (this.carry !== null) {
+      const last = this.carry;
+      this.carry = null;
+      this.processLine(last, 0, last.length);
+    }
+    const eof = this.line + 1;
+    if (this.phase === PHASE_BANNER) {
+      throw this.error(eof, "banner '%%MatrixMarket matrix <format> <field> <symmetry>'", 'end of file (empty input)');
+    }
+    if (this.phase === PHASE_SIZE) {
+      throw this.error(eof, `size line ('${this.format === 'coordinate' ? 'rows cols entries' : 'rows cols'}')`, 'end of file');
+    }
+    this.phase = PHASE_DONE;
+    if (this.count < this.declared) {
+      throw this.error(
+        eof,
+        `${this.declared} entries (declared on line ${this.sizeLine})`,
+        `end of file after ${this.count} entries (file truncated or entries missing)`,
+      );
+    }
+    if (this.count > this.declared) {
+      this.warn(
+        this.firstExtraLine,
+        `size line (line ${this.sizeLine}) declares ${this.declared} entries but the file has ${this.count}; ` +
+          (this.count - this.declared === 1
+            ? `the extra entry on line ${this.firstExtraLine} was kept (strictCount: false)`
+            : `the ${this.count - this.declared} extra entries from line ${this.firstExtraLine} on were kept (strictCount: false)`),
+      );
+    }
+    let matrix: CsrMatrix;
+    try {
+      matrix = assembleCsr(this.rows, this.cols, this.triplets, this.symmetry);
+    } catch (e) {
+      throw this.error(this.sizeLine, `at most ${MAX_INT32} stored entries after symmetric expansion`, String((e as Error).message));
+    }
+    const header: MatrixMarketHeader = {
+      object: 'matrix',
+      format: this.format,
+      field: this.field,
+      symmetry: this.symmetry,
+      rows: this.rows,
+      cols: this.cols,
+      declaredEntries: this.declared,
+      actualEntries: this.count,
+      comments: this.comments,
+    };
+    return { matrix, header, warnings: this.warnings };
+  }
+
+  private checkLength(len: number): void {
+    if (len > this.maxLine) {
+      throw this.error(this.line + 1, `a line of at most ${this.maxLine} bytes`, `${len} bytes without a line break (binary data?)`);
+    }
+  }
+
+  private error(line: number, expected: string, got: string): MatrixMarketError {
+    return new MatrixMarketError(this.name, line, expected, got);
+  }
+
+  private warn(line: number, message: string): void {
+    const w: MatrixMarketWarning = { file: this.name, line, message };
+    this.warnings.push(w);
+    this.onWarning?.(w);
+  }
+
+  private processLine(buf: Uint8Array, s: number, e: number): void {
+    const line = ++this.line;
+    if (e - s > this.maxLine) this.checkLength(e - s);
+    if (this.phase === PHASE_ENTRIES) {
+      if (this.format === 'coordinate') this.coordinateLine(buf, s, e, line);
+      else this.arrayLine(buf, s, e, line);
+      return;
+    }
+    let p = s;
+    while (p < e && isSpace(buf[p]!)) p++;
+    if (p === e) return; // blank line
+    if (this.phase === PHASE_BANNER) {
+      const b = parseBanner(buf, p, e, this.name, line);
+      this.format = b.format;
+      this.field = b.field;
+      this.symmetry = b.symmetry;
+      this.phase = PHASE_SIZE;
+      return;
+    }
+    // PHASE_SIZE: comments, then the size line
+    if (buf[p] === 37) {
+      let text = new TextDecoder().decode(buf.subarray(p + 1, e));
+      if (text.endsWith('\r')) text = text.slice(0, -1);
+      this.comments.push(text);
+      return;
+    }
+    const size = parseSizeLine(buf, p, e, this.name, line, this.format, this.symmetry);
+    this.rows = size.rows;
+    this.cols = size.cols;
+    this.declared = size.declared;
+    this.sizeLine = line;
+    this.triplets.reserve(Math.min(this.declared, 1 << 16));
+    if (this.symmetry === 'skew-symmetric') this.ai = 1;
+    this.phase = PHASE_ENTRIES;
+  }
+
+  /** One line of a coordinate file: `i j [value]`, or a blank / comment line. */
+  private coordinateLine(buf: Uint8Array, s: number, e: number, line: number): void {
+    let p = s;
+    while (p < e && isSpace(buf[p]!)) p++;
+    if (p === e || buf[p] === 37) return; // blank or comment
+    const nf = this.field === 'pattern' ? 2 : 3;
+    // row
+    let q = p;
+    while (q < e && !isSpace(buf[q]!)) q++;
+    const row = parseIntToken(buf, p, q);
+    p = q;
+    while (p < e && isSpace(buf[p]!)) p++;
+    if (p === e) throw this.fieldsError(buf, s, e, line, nf);
+    if (!(row >= 1 && row <= this.rows)) throw this.error(line, describeIndex('row', this.rows), describeValue(buf, s, q, row));
+    // column
+    q = p;
+    while (q < e && !isSpace(buf[q]!)) q++;
+    const col = parseIntToken(buf, p, q);
+    if (!(col >= 1 && col <= this.cols)) throw this.error(line, describeIndex('column', this.cols), describeValue(buf, p, q, col));
+    p = q;
+    while (p < e && isSpace(buf[p]!)) p++;
+    let v = 1;
+    if (nf === 3) {
+      if (p === e) throw this.fieldsError(buf, s, e, line, nf);
+      q = p;
+      while (q < e && !isSpace(buf[q]!)) q++;
+      v = this.field === 'real' ? parseRealToken(buf, p, q) : parseIntToken(buf, p, q);
+      if (!Number.isFinite(v)) throw this.error(line, describeFieldValue(this.field), describeValue(buf, p, q, v));
+      p = q;
+      while (p < e && isSpace(buf[p]!)) p++;
+    }
+    if (p !== e) throw this.fieldsError(buf, s, e, line, nf);
+    if (this.symmetry !== 'general') {
+      if (this.symmetry === 'skew-symmetric' ? row <= col : row < col) {
+        throw this.error(
+          line,
+          this.symmetry === 'skew-symmetric'
+            ? 'an entry strictly below the diagonal (row > column) in a skew-symmetric file'
+            : `an entry in the lower triangle (row >= column) in a ${this.symmetry} file`,
+          `row ${row}, column ${col}`,
+        );
+      }
+    }
+    if (this.count === this.declared) {
+      if (this.strict) {
+        throw this.error(
+          line,
+          `${this.declared} entries (declared on line ${this.sizeLine})`,
+          `entry number ${this.declared + 1} (pass strictCount: false to accept extra entries)`,
+        );
+      }
+      if (this.firstExtraLine === 0) this.firstExtraLine = line;
+    }
+    this.count++;
+    this.triplets.push(row - 1, col - 1, v);
+  }
+
+  /** One line of an array file: a single value, stored column by column. */
+  private arrayLine(buf: Uint8Array, s: number, e: number, line: number): void {
+    let p = s;
+    while (p < e && isSpace(buf[p]!)) p++;
+    if (p === e || buf[p] === 37) return;
+    let q = p;
+    while (q < e && !isSpace(buf[q]!)) q++;
+    const v = this.field === 'real' ? parseRealToken(buf, p, q) : parseIntToken(buf, p, q);
+    let r = q;
+    while (r < e && isSpace(buf[r]!)) r++;
+    if (r !== e) throw this.fieldsError(buf, s, e, line, 1);
+    if (!Number.isFinite(v)) throw this.error(line, describeFieldValue(this.field), describeValue(buf, p, q, v));
+    if (this.count === this.declared) {
+      throw this.error(line, `${this.declared} values (size line ${this.sizeLine}: ${this.rows}x${this.cols}, ${this.symmetry})`, `value number ${this.declared + 1}`);
+    }
+    this.count++;
+    if (v !== 0 || this.keepZeros) this.triplets.push(this.ai, this.aj, v);
+    // advance column-major; symmetric kinds store the lower triangle only
+    if (++this.ai === this.rows) {
+      this.aj++;
+      const sym = this.symmetry;
+      this.ai = sym === 'general' ? 0 : sym === 'skew-symmetric' ? this.aj + 1 : this.aj;
+    }
+  }
+
+  private fieldsError(buf: Uint8Array, s: number, e: number, line: number, nf: number): MatrixMarketError {
+    return this.error(line, describeFields(nf, this.format, this.field), describeFieldsGot(buf, s, e));
+  }
+}
+
+function describeFieldValue(field: MatrixMarketField): string {
+  return field === 'real' ? 'a finite real number' : 'an integer value';
+}
+
