@@ -10,6 +10,9 @@ import { csrFormat } from './csr/index';
 // -- ELL family (helper A) --
 // -- AXC / AXT (helper B) --
 // -- diagonal and survey formats (helper C) --
+import { cdmFormat } from './cdm/index';
+import { diaFormat } from './dia/index';
+import { hmFormat } from './hm/index';
 
 /** Any format descriptor. */
 // biome-ignore lint/suspicious/noExplicitAny: heterogeneous registry of descriptors
@@ -23,6 +26,9 @@ export const formats: readonly AnyFormat[] = [
   // -- ELL family (helper A) --
   // -- AXC / AXT (helper B) --
   // -- diagonal and survey formats (helper C) --
+  diaFormat,
+  hmFormat,
+  cdmFormat,
 ];
 
 /** Look a format up by name; throws with the list of known names. */
