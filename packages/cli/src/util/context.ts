@@ -67,3 +67,11 @@ export function numberOption(name: string, v: string | undefined, fallback: numb
   if (!Number.isFinite(n)) throw new UsageError(`--${name}: expected a number, got '${v}'`);
   return n;
 }
+
+/** One command: its help text, its options for parseArgs, and its body. */
+export interface Command {
+  summary: string;
+  usage: string;
+  options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
+  run(positionals: string[], values: Record<string, unknown>, common: CommonOptions): Promise<number>;
+}

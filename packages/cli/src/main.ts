@@ -1,0 +1,100 @@
+/**
+ * The `gpusparse` command. Every command prints a readable table by default and JSON with
+ * `--json`, shows a progress bar on stderr for long work (only on a TTY), takes
+ * `--backend webgpu|cpu|auto`, and prints errors without stack traces unless `--debug`.
+ * Exit codes: see {@link ExitCode}.
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import { GpuSparseError } from '@gpusparse/formats';
+import { type Command, type CommonOptions, ExitCode, info, UsageError } from './util/context';
+
+
+// Commands load lazily (the GPU runtime is only imported by the commands that use it).
+const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  info: { summary: 'shape, nnz, row-length statistics, symmetry, memory table of every format', load: async () => (await import('./commands/info')).infoCommand },
+  convert: { summary: 'convert a matrix to a storage format', load: async () => (await import('./commands/convert')).convertCommand },
+  bench: { summary: 'time SpMV kernels on a matrix (GFLOP/s, GB/s)', load: async () => (await import('./commands/bench')).benchCommand },
+  tune: { summary: 'pick the best format and parameters by measurement', load: async () => (await import('./commands/tune')).tuneCommand },
+  solve: { summary: 'solve A x = b (cg, gmres, bicgstab, bicg)', load: async () => (await import('./commands/solve')).solveCommand },
+  eigs: { summary: 'lowest/highest eigenpairs (lanczos, davidson, lobpcg)', load: async () => (await import('./commands/eigs')).eigsCommand },
+  ci: { summary: 'configuration-interaction energies from an FCIDUMP', load: async () => (await import('./commands/ci')).ciCommand },
+  start: { summary: 'the main job: CI energies of a shipped molecule and a Poisson solve', load: async () => (await import('./commands/start')).startCommand },
+};
+
+const commonOptions = {
+  json: { type: 'boolean' },
+  backend: { type: 'string' },
+  debug: { type: 'boolean' },
+  'no-progress': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function usage(): string {
+  const lines = ['usage: gpusparse <command> [options]', '', 'commands:'];
+  for (const [name, c] of Object.entries(commands)) lines.push(`  ${name.padEnd(9)} ${c.summary}`);
+  lines.push('', 'common options: --json  --backend webgpu|cpu|auto  --no-progress  --debug  --help');
+  return lines.join('\n');
+}
+
+/** Run the CLI with `argv` (without node and script); returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  let debug = argv.includes('--debug');
+  try {
+    if (!name || name === '--help' || name === '-h' || name === 'help') {
+      process.stdout.write(`${usage()}\n`);
+      return name ? ExitCode.ok : ExitCode.usage;
+    }
+    const entry = commands[name];
+    if (!entry) throw new UsageError(`unknown command '${name}': expected one of ${Object.keys(commands).join(', ')}`);
+    const cmd = await entry.load();
+    const parsed = parseArgs({ args: rest, options: { ...commonOptions, ...cmd.options }, allowPositionals: true, strict: true });
+    const v = parsed.values as Record<string, unknown>;
+    if (v.help) {
+      process.stdout.write(`${cmd.usage}\n`);
+      return ExitCode.ok;
+    }
+    debug = Boolean(v.debug);
+    const backend = (v.backend as string | undefined) ?? 'auto';
+    if (!['webgpu', 'cpu', 'auto'].includes(backend)) throw new UsageError(`--backend: expected webgpu, cpu or auto, got '${backend}'`);
+    const common: CommonOptions = {
+      json: Boolean(v.json),
+      backend: backend as CommonOptions['backend'],
+      debug,
+      progress: !v['no-progress'] && !v.json,
+    };
+    return await cmd.run(parsed.positionals, v, common);
+  } catch (e) {
+    return reportError(e, debug);
+  }
+}
+
+/** Map an error to a message on stderr and an exit code. */
+export function reportError(e: unknown, debug: boolean): number {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const code = (err as { code?: string }).code;
+  let exit: number = ExitCode.internal;
+  if (err instanceof UsageError || code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    exit = ExitCode.usage;
+  } else if (err.name === 'NoAdapterError' || err.name === 'DeviceLostError') exit = ExitCode.noGpu;
+  else if (err instanceof GpuSparseError || code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES') exit = ExitCode.input;
+  info(`gpusparse: ${err.name === 'Error' || err.name === 'UsageError' ? '' : `${err.name}: `}${err.message}`);
+  if (exit === ExitCode.usage) info("run 'gpusparse --help' or 'gpusparse <command> --help'");
+  if (debug && err.stack) info(err.stack);
+  else if (exit === ExitCode.internal) info('(this looks like a bug: run again with --debug for the stack trace)');
+  return exit;
+}
+
+// Run when executed directly (tsx packages/cli/src/main.ts ...).
+const isMain = process.argv[1] && /(?:^|[/\\])main\.ts$/.test(process.argv[1]);
+if (isMain) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      process.exitCode = reportError(e, process.argv.includes('--debug'));
+    },
+  );
+}
