@@ -180,8 +180,8 @@ export class MatrixMarketParser {
   }
 
   private processLine(buf: Uint8Array, s: number, e: number): void {
-    const line = ++this.line;
     if (e - s > this.maxLine) this.checkLength(e - s);
+    const line = ++this.line;
     if (this.phase === PHASE_ENTRIES) {
       if (this.format === 'coordinate') this.coordinateLine(buf, s, e, line);
       else this.arrayLine(buf, s, e, line);
