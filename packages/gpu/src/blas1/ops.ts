@@ -1,0 +1,146 @@
+/**
+ * BLAS-1 on the device: element-wise kernels, deterministic dot / norm2 into device scalar
+ * slots, and scalar arithmetic on slots. Every function only records work (no wait).
+ * @module
+ */
+import type { GpuContext } from '../device/context';
+import type { PipelineEntry } from '../device/pipelines';
+import type { GpuBuf } from '../memory/buffers';
+import { Uniforms } from '../memory/recorder';
+import { signature } from '../kernels/wgsl/index';
+import { ScalarPool } from './scalar-pool';
+import {
+  DOT_CHUNK,
+  DOT_STAGE1_BINDINGS,
+  DOT_STAGE2_BINDINGS,
+  dotStage1Wgsl,
+  dotStage2Wgsl,
+  ELEMENTWISE,
+  elementwiseWgsl,
+  SCALAR_BINDINGS,
+  SCALAR_OPS,
+  scalarWgsl,
+  WG,
+} from './shaders';
+
+/**
+ * A scalar operand read by a fused kernel: k · s[num] / s[den] (num / den = -1: absent).
+ * CG's α = ρ / (p·q) is {num: ρ, den: pq, k: 1}; −α is the same with k = −1.
+ */
+export interface Operand {
+  readonly num: number;
+  readonly den: number;
+  readonly k: number;
+}
+
+/** An immediate operand (no slot read). */
+export const imm = (k: number): Operand => ({ num: -1, den: -1, k });
+
+/** BLAS-1 state of one context: scalar slots and the reduction scratch. */
+export class Blas1 {
+  readonly scalars: ScalarPool;
+  private partial: GpuBuf;
+
+  private constructor(readonly ctx: GpuContext) {
+    this.scalars = new ScalarPool(ctx);
+    this.partial = ctx.buffers.acquire(4096 * 4, undefined, 'dot-partials');
+  }
+
+  private static readonly byCtx = new WeakMap<GpuContext, Blas1>();
+  /** The BLAS-1 state of `ctx` (created once). */
+  static of(ctx: GpuContext): Blas1 {
+    let b = Blas1.byCtx.get(ctx);
+    if (!b) Blas1.byCtx.set(ctx, (b = new Blas1(ctx)));
+    return b;
+  }
+
+  private pipe(name: string, wgsl: () => string, bindings: string): PipelineEntry {
+    return this.ctx.pipelines.get({ key: `blas1:${name}`, label: `blas1-${name}`, bindings, wgsl });
+  }
+
+  private ew(name: string, n: number, refs: GpuBuf[], a: Operand = imm(0), b: Operand = imm(0)): void {
+    const k = ELEMENTWISE[name]!;
+    const p = this.pipe(name, () => elementwiseWgsl(name), signature(k.bindings));
+    const u = new Uniforms();
+    u.u[0] = n;
+    u.i[1] = a.num;
+    u.i[2] = a.den;
+    u.f[3] = a.k;
+    u.i[4] = b.num;
+    u.i[5] = b.den;
+    u.f[6] = b.k;
+    this.ctx.recorder.dispatch(p, [this.scalars.buf, ...refs], u, Math.ceil(n / WG));
+  }
+
+  /** y[0..n) = a. O(n). */
+  fill(y: GpuBuf, n: number, a: Operand): void {
+    this.ew('fill', n, [y], a);
+  }
+
+  /** y[0..n) = x[0..n). O(n). */
+  copy(x: GpuBuf, y: GpuBuf, n: number): void {
+    if (x.id !== y.id) this.ew('copy', n, [x, y]);
+  }
+
+  /** y = a·x + b·y (b = 0 ignores y; x may alias y). O(n), one dispatch. */
+  axpby(a: Operand, x: GpuBuf, b: Operand, y: GpuBuf, n: number): void {
+    if (x.id === y.id) this.ew('axpbySelf', n, [y], a, b);
+    else this.ew('axpby', n, [x, y], a, b);
+  }
+
+  /** z = x ∘ y (z may alias x or y). O(n), one dispatch. */
+  multiply(x: GpuBuf, y: GpuBuf, z: GpuBuf, n: number): void {
+    if (z.id === x.id && z.id === y.id) this.ew('square', n, [z]);
+    else if (z.id === x.id) this.ew('mulInto', n, [y, z]);
+    else if (z.id === y.id) this.ew('mulInto', n, [x, z]);
+    else this.ew('mul', n, [x, y, z]);
+  }
+
+  private ensurePartial(count: number): void {
+    if (this.partial.bytes >= count * 4) return;
+    this.ctx.recorder.flush();
+    this.partial.dispose();
+    this.partial = this.ctx.buffers.acquire(count * 4, undefined, 'dot-partials');
+  }
+
+  /**
+   * s[slot_j] = xs[j]·y for each j (sqrt of it when `sqrt`): two dispatches per product, all
+   * stage-1 passes first, then the stage-2 passes. O(k·n) reads.
+   */
+  dots(xs: readonly GpuBuf[], y: GpuBuf, n: number, slots: readonly number[], sqrt = false): void {
+    const groups = Math.ceil(n / DOT_CHUNK);
+    this.ensurePartial(Math.max(1, groups * xs.length));
+    const p1 = this.pipe('dot1', dotStage1Wgsl, signature(DOT_STAGE1_BINDINGS));
+    const p2 = this.pipe('dot2', dotStage2Wgsl, signature(DOT_STAGE2_BINDINGS));
+    xs.forEach((x, j) => {
+      const u = new Uniforms();
+      u.u[0] = n;
+      u.u[1] = groups;
+      u.u[2] = j * groups;
+      this.ctx.recorder.dispatch(p1, [x, y, this.partial], u, groups);
+    });
+    xs.forEach((_, j) => {
+      const u = new Uniforms();
+      u.u[0] = groups;
+      u.u[1] = slots[j]!;
+      u.u[2] = sqrt ? 1 : 0;
+      u.u[3] = j * groups;
+      this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u, 1);
+    });
+  }
+
+  /** s[out] = op(A, B) on the device (one single-invocation dispatch). */
+  scalarOp(op: keyof typeof SCALAR_OPS, a: Operand, b: Operand, out: number): void {
+    const p = this.pipe('scalar', scalarWgsl, signature(SCALAR_BINDINGS));
+    const u = new Uniforms();
+    u.u[0] = SCALAR_OPS[op];
+    u.i[1] = a.num;
+    u.i[2] = a.den;
+    u.f[3] = a.k;
+    u.i[4] = b.num;
+    u.i[5] = b.den;
+    u.f[6] = b.k;
+    u.u[7] = out;
+    this.ctx.recorder.dispatch(p, [this.scalars.buf], u, 1);
+  }
+}

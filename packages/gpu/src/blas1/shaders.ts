@@ -1,0 +1,131 @@
+/**
+ * WGSL of the BLAS-1 kernels (pure functions of their text parameters). Workgroup size 256;
+ * one invocation per element for element-wise kernels; dot / norm2 are a deterministic
+ * two-stage reduction: stage 1 sums 8 strided elements per invocation sequentially, then a
+ * workgroup tree (workgroup memory; no subgroup size assumed) into one partial per workgroup;
+ * stage 2 is one workgroup summing the partials with a fixed stride and a final tree.
+ * Accumulation is float32 throughout (pairwise/tree order; error ≲ (8 + ⌈p/256⌉ + 16)·ε·Σ|x_i y_i|
+ * for p partials).
+ * @module
+ */
+import { preamble, SCALAR_OPERAND, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
+
+/** Invocations per workgroup of every BLAS-1 kernel. */
+export const WG = 256;
+/** Elements per workgroup of dot stage 1. */
+export const DOT_ITEMS = 8;
+export const DOT_CHUNK = WG * DOT_ITEMS;
+
+const f32arr = (name: string, access: 'r' | 'w'): WgslBinding => ({ name, type: 'array<f32>', access });
+
+/** Uniform fields shared by element-wise kernels: length and two scalar operands. */
+export const EW_UNIFORMS = [
+  ['n', 'u32'],
+  ['a_num', 'i32'],
+  ['a_den', 'i32'],
+  ['a_k', 'f32'],
+  ['b_num', 'i32'],
+  ['b_den', 'i32'],
+  ['b_k', 'f32'],
+] as const;
+
+/** The element-wise kernels, by name: bindings and the body computing element `i`. */
+export const ELEMENTWISE: Record<string, { bindings: WgslBinding[]; body: string }> = {
+  // y = a (fill)
+  fill: { bindings: [f32arr('sc', 'r'), f32arr('y', 'w')], body: 'y[i] = operand(u.a_num, u.a_den, u.a_k);' },
+  // y = x (copy)
+  copy: { bindings: [f32arr('sc', 'r'), f32arr('x', 'r'), f32arr('y', 'w')], body: 'y[i] = x[i];' },
+  // y = a·x + b·y; b = 0 ignores y (even NaN)
+  axpby: {
+    bindings: [f32arr('sc', 'r'), f32arr('x', 'r'), f32arr('y', 'w')],
+    body: `let a = operand(u.a_num, u.a_den, u.a_k);
+  let b = operand(u.b_num, u.b_den, u.b_k);
+  if (b == 0.0) { y[i] = a * x[i]; } else { y[i] = a * x[i] + b * y[i]; }`,
+  },
+  // y = (a + b)·y when x aliases y; y = a·y (scale) with b = 0
+  axpbySelf: {
+    bindings: [f32arr('sc', 'r'), f32arr('y', 'w')],
+    body: `let a = operand(u.a_num, u.a_den, u.a_k);
+  let b = operand(u.b_num, u.b_den, u.b_k);
+  if (b == 0.0) { y[i] = a * y[i]; } else { y[i] = a * y[i] + b * y[i]; }`,
+  },
+  // z = x ∘ y (z distinct from x and y; x may equal y)
+  mul: { bindings: [f32arr('sc', 'r'), f32arr('x', 'r'), f32arr('y', 'r'), f32arr('z', 'w')], body: 'z[i] = x[i] * y[i];' },
+  // z = z ∘ x (z aliases one factor)
+  mulInto: { bindings: [f32arr('sc', 'r'), f32arr('x', 'r'), f32arr('z', 'w')], body: 'z[i] = z[i] * x[i];' },
+  // z = z ∘ z
+  square: { bindings: [f32arr('sc', 'r'), f32arr('z', 'w')], body: 'z[i] = z[i] * z[i];' },
+};
+
+/** WGSL of element-wise kernel `name`. */
+export function elementwiseWgsl(name: string): string {
+  const k = ELEMENTWISE[name]!;
+  return `${preamble(EW_UNIFORMS, k.bindings)}
+${SCALAR_OPERAND}
+@compute @workgroup_size(${WG})
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = wg_linear(wid, nwg) * ${WG}u + lid;
+  if (i >= u.n) { return; }
+  ${k.body}
+}`;
+}
+
+/** Dot stage 1: partial[g] = Σ over chunk g of x_i·y_i (x may equal y). */
+export const DOT_STAGE1_BINDINGS: WgslBinding[] = [f32arr('x', 'r'), f32arr('y', 'r'), f32arr('partial', 'w')];
+export function dotStage1Wgsl(): string {
+  return `${preamble([['n', 'u32'], ['groups', 'u32'], ['out', 'u32']], DOT_STAGE1_BINDINGS)}
+${workgroupSum('red', WG)}
+@compute @workgroup_size(${WG})
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = wg_linear(wid, nwg);
+  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
+  var s = 0.0;
+  let base = g * ${DOT_CHUNK}u + lid;
+  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
+    let i = base + k * ${WG}u;
+    if (i < u.n) { s = s + x[i] * y[i]; }
+  }
+  let t = red_sum(lid, s);
+  if (lid == 0u) { partial[u.out + g] = t; }
+}`;
+}
+
+/** Dot stage 2: sc[slot] = Σ partial[0..count) (mode 1: sqrt of it). One workgroup. */
+export const DOT_STAGE2_BINDINGS: WgslBinding[] = [f32arr('partial', 'r'), f32arr('sc', 'w')];
+export function dotStage2Wgsl(): string {
+  return `${preamble([['count', 'u32'], ['slot', 'u32'], ['mode', 'u32'], ['first', 'u32']], DOT_STAGE2_BINDINGS)}
+${workgroupSum('red', WG)}
+@compute @workgroup_size(${WG})
+fn main(@builtin(local_invocation_index) lid: u32) {
+  var s = 0.0;
+  for (var k = lid; k < u.count; k += ${WG}u) { s = s + partial[u.first + k]; }
+  let t = red_sum(lid, s);
+  if (lid == 0u) { sc[u.slot] = select(t, sqrt(t), u.mode == 1u); }
+}`;
+}
+
+/** Scalar op codes of {@link scalarWgsl}. */
+export const SCALAR_OPS = { set: 0, add: 1, sub: 2, mul: 3, div: 4, sqrt: 5, neg: 6 } as const;
+
+/** sc[out] = op(A, B) on device scalar operands (one invocation). */
+export const SCALAR_BINDINGS: WgslBinding[] = [f32arr('sc', 'w')];
+export function scalarWgsl(): string {
+  return `${preamble([['op', 'u32'], ['a_num', 'i32'], ['a_den', 'i32'], ['a_k', 'f32'], ['b_num', 'i32'], ['b_den', 'i32'], ['b_k', 'f32'], ['out', 'u32']], SCALAR_BINDINGS)}
+${SCALAR_OPERAND}
+@compute @workgroup_size(1)
+fn main() {
+  let a = operand(u.a_num, u.a_den, u.a_k);
+  let b = operand(u.b_num, u.b_den, u.b_k);
+  var r = a;
+  switch u.op {
+    case 1u: { r = a + b; }
+    case 2u: { r = a - b; }
+    case 3u: { r = a * b; }
+    case 4u: { r = a / b; }
+    case 5u: { r = sqrt(a); }
+    case 6u: { r = -a; }
+    default: { r = a; }
+  }
+  sc[u.out] = r;
+}`;
+}

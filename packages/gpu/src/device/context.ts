@@ -1,0 +1,245 @@
+/**
+ * The GPU context: one WebGPU device with its real limits, features, toggles, error surfacing
+ * and every cache (pipelines, bind groups, buffers). Kernels are pure descriptions; all state
+ * lives here.
+ * @module
+ */
+import type {} from 'webgpu';
+import { BufferPool } from '../memory/buffers';
+import { Recorder } from '../memory/recorder';
+import { DeviceLostError, GpuValidationError, NoAdapterError } from './errors';
+import { PipelineCache } from './pipelines';
+
+/** Limits requested from the adapter (its real maxima, not the WebGPU defaults). */
+export interface GpuLimits {
+  readonly maxStorageBufferBindingSize: number;
+  readonly maxBufferSize: number;
+  readonly maxComputeWorkgroupStorageSize: number;
+  readonly maxComputeInvocationsPerWorkgroup: number;
+  readonly maxComputeWorkgroupsPerDimension: number;
+  readonly maxStorageBuffersPerShaderStage: number;
+  readonly minStorageBufferOffsetAlignment: number;
+  readonly minUniformBufferOffsetAlignment: number;
+}
+
+/** What the device can do beyond core WebGPU; what changes shader text is read from here. */
+export interface GpuCaps {
+  /** `subgroups` feature enabled on the device. */
+  readonly subgroups: boolean;
+  /** Smallest / largest subgroup size the adapter reports (0 when unknown). */
+  readonly subgroupMinSize: number;
+  readonly subgroupMaxSize: number;
+  /** `timestamp-query` feature enabled (quantization disabled by toggle in Node). */
+  readonly timestampQuery: boolean;
+  /** Robustness (bounds checks) disabled: only safe because uploads are validated. */
+  readonly unsafe: boolean;
+}
+
+/** Options of {@link createGpuContext}. */
+export interface GpuContextOptions {
+  /** Disable robustness and allow unsafe APIs (faster; indices are validated on upload). Default false. */
+  readonly unsafe?: boolean;
+  readonly powerPreference?: 'low-power' | 'high-performance';
+  /** Extra Dawn toggles (Node only), e.g. 'enable-dawn-features=dump_shaders'. */
+  readonly toggles?: readonly string[];
+  /** Use this GPU object instead of navigator.gpu / npm `webgpu` (tests, custom setups). */
+  readonly gpu?: GPU;
+  /** Ask for the `subgroups` feature when present (default true). */
+  readonly subgroups?: boolean;
+}
+
+/** Plain-data description of a context, from {@link GpuContext.describe}. */
+export interface GpuDescription {
+  readonly adapter: { vendor: string; architecture: string; device: string; description: string };
+  readonly limits: GpuLimits;
+  readonly features: readonly string[];
+  readonly caps: GpuCaps;
+  readonly toggles: readonly string[];
+}
+
+// Dawn's GPU object must stay referenced while any device lives (else a later segfault):
+// one per toggle set, held for the life of the process.
+const dawnInstances = new Map<string, GPU>();
+
+async function nodeGpu(toggles: readonly string[]): Promise<GPU> {
+  const key = toggles.join('|');
+  const held = dawnInstances.get(key);
+  if (held) return held;
+  const modName = 'webgpu';
+  // biome-ignore lint/suspicious/noExplicitAny: the npm module's globals object is untyped
+  const mod: any = await import(/* @vite-ignore */ modName);
+  Object.assign(globalThis, mod.globals);
+  const gpu = mod.create([...toggles]) as GPU;
+  dawnInstances.set(key, gpu);
+  return gpu;
+}
+
+function findGpu(): GPU | undefined {
+  const nav = (globalThis as { navigator?: { gpu?: GPU } }).navigator;
+  return nav?.gpu;
+}
+
+const LIMIT_NAMES = [
+  'maxStorageBufferBindingSize',
+  'maxBufferSize',
+  'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupsPerDimension',
+  'maxStorageBuffersPerShaderStage',
+] as const;
+
+/**
+ * Create a GPU context: adapter (npm `webgpu` in Node, `navigator.gpu` in a browser), device
+ * with the adapter's real limits and the `subgroups` / `timestamp-query` features when present.
+ * Cost: tens of milliseconds (device creation).
+ * @throws NoAdapterError when no adapter exists (message says how to install lavapipe)
+ * @example
+ * const ctx = await createGpuContext({ unsafe: false });
+ * console.log(ctx.describeText());
+ */
+export async function createGpuContext(opts: GpuContextOptions = {}): Promise<GpuContext> {
+  const unsafe = opts.unsafe ?? false;
+  const toggles = ['disable-dawn-features=timestamp_quantization', ...(opts.toggles ?? [])];
+  if (unsafe) toggles.push('enable-dawn-features=allow_unsafe_apis,disable_robustness');
+  let gpu = opts.gpu ?? findGpu();
+  let inNode = false;
+  if (!gpu) {
+    try {
+      gpu = await nodeGpu(toggles);
+      inNode = true;
+    } catch (e) {
+      throw new NoAdapterError(`no navigator.gpu and the npm package 'webgpu' failed to load: ${(e as Error).message}`);
+    }
+  }
+  let adapter: GPUAdapter | null = null;
+  try {
+    adapter = await gpu.requestAdapter({ powerPreference: opts.powerPreference ?? 'high-performance' });
+  } catch (e) {
+    throw new NoAdapterError(`requestAdapter threw: ${(e as Error).message}`);
+  }
+  if (!adapter) throw new NoAdapterError('requestAdapter returned null');
+  const want: GPUFeatureName[] = [];
+  const useSubgroups = (opts.subgroups ?? true) && adapter.features.has('subgroups');
+  if (useSubgroups) want.push('subgroups');
+  const ts = adapter.features.has('timestamp-query');
+  if (ts) want.push('timestamp-query');
+  const requiredLimits: Record<string, number> = {};
+  for (const n of LIMIT_NAMES) requiredLimits[n] = adapter.limits[n];
+  const device = await adapter.requestDevice({ requiredFeatures: want, requiredLimits, label: 'gpusparse' });
+  const info = adapter.info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number };
+  const caps: GpuCaps = {
+    subgroups: useSubgroups,
+    subgroupMinSize: info.subgroupMinSize ?? 0,
+    subgroupMaxSize: info.subgroupMaxSize ?? 0,
+    timestampQuery: ts,
+    unsafe,
+  };
+  const l = device.limits;
+  const limits: GpuLimits = {
+    maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
+    maxBufferSize: l.maxBufferSize,
+    maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
+    maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
+    maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
+    maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
+    minStorageBufferOffsetAlignment: l.minStorageBufferOffsetAlignment,
+    minUniformBufferOffsetAlignment: l.minUniformBufferOffsetAlignment,
+  };
+  const adapterInfo = {
+    vendor: info.vendor ?? '',
+    architecture: info.architecture ?? '',
+    device: info.device ?? '',
+    description: info.description ?? '',
+  };
+  return new GpuContext(device, limits, caps, adapterInfo, [...device.features] as string[], inNode ? toggles : []);
+}
+
+/**
+ * One device and its caches. Create with {@link createGpuContext}; release with `dispose()`.
+ * Every method that touches the device first checks for loss ({@link DeviceLostError}) and for
+ * validation errors reported since the last check ({@link GpuValidationError}).
+ */
+export class GpuContext {
+  readonly buffers: BufferPool;
+  readonly pipelines: PipelineCache;
+  readonly recorder: Recorder;
+  private lostError: DeviceLostError | undefined;
+  private readonly errors: GpuValidationError[] = [];
+  private disposed = false;
+
+  constructor(
+    readonly device: GPUDevice,
+    readonly limits: GpuLimits,
+    readonly caps: GpuCaps,
+    readonly adapterInfo: GpuDescription['adapter'],
+    readonly features: readonly string[],
+    readonly toggles: readonly string[],
+  ) {
+    device.lost.then((i) => {
+      this.lostError = new DeviceLostError(String(i.reason), i.message || (this.disposed ? 'context disposed' : 'no message'));
+    });
+    device.addEventListener('uncapturederror', (ev) => {
+      const err = (ev as GPUUncapturedErrorEvent).error;
+      const m =
+        /(?:ShaderModule|ComputePipeline|BindGroup|Buffer)[A-Za-z]* "+([^"]+)"/.exec(err.message) ?? /"([^"]+)"/.exec(err.message);
+      const kind = err.constructor?.name?.replace(/^GPU|Error$/g, '') || 'GPU';
+      this.errors.push(new GpuValidationError(m?.[1] ?? 'unlabelled', kind.toLowerCase(), err.message));
+    });
+    this.buffers = new BufferPool(this);
+    this.pipelines = new PipelineCache(this);
+    this.recorder = new Recorder(this);
+  }
+
+  /** True once the device is lost or disposed. */
+  get isLost(): boolean {
+    return this.lostError !== undefined || this.disposed;
+  }
+
+  /** Throw the pending device loss or validation error, if any. O(1). */
+  check(): void {
+    if (this.lostError) throw this.lostError;
+    if (this.disposed) throw new DeviceLostError('destroyed', 'context disposed');
+    const e = this.errors.shift();
+    if (e) {
+      this.errors.length = 0;
+      throw e;
+    }
+  }
+
+  /** Wait for all submitted work and surface errors (a synchronisation point). */
+  async finish(): Promise<void> {
+    this.check();
+    this.recorder.flush();
+    await this.device.queue.onSubmittedWorkDone();
+    // device.lost resolves asynchronously: give it a turn
+    await new Promise((r) => setTimeout(r, 0));
+    this.check();
+  }
+
+  /** Plain-data adapter info, limits, features and subgroup size. */
+  describe(): GpuDescription {
+    return { adapter: this.adapterInfo, limits: this.limits, features: this.features, caps: this.caps, toggles: this.toggles };
+  }
+
+  /** {@link describe} as printable text (one line per fact). */
+  describeText(): string {
+    const d = this.describe();
+    const a = d.adapter;
+    const lines = [
+      `adapter: ${[a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ') || '(no info)'}`,
+      `subgroups: ${d.caps.subgroups ? `yes, size ${d.caps.subgroupMinSize}..${d.caps.subgroupMaxSize}` : 'no'}`,
+      `timestamp-query: ${d.caps.timestampQuery ? 'yes' : 'no'}; unsafe (no bounds checks): ${d.caps.unsafe}`,
+      ...Object.entries(d.limits).map(([k, v]) => `${k}: ${v}`),
+      `features: ${d.features.join(', ')}`,
+    ];
+    return lines.join('\n');
+  }
+
+  /** Destroy the device and every buffer. The context is unusable afterwards. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.buffers.destroyAll();
+    this.device.destroy();
+  }
+}

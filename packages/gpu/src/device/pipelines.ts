@@ -1,0 +1,117 @@
+/**
+ * Pipeline, bind-group-layout and bind-group caches of a context. Kernels never hold GPU
+ * objects: they describe a pipeline by a key (only what changes the WGSL text) and a binding
+ * signature, and the context caches the compiled result.
+ * @module
+ */
+import type { GpuBuf } from '../memory/buffers';
+import type { GpuContext } from './context';
+
+/** Bytes of the per-dispatch uniform block (binding 0, dynamic offset). */
+export const UNIFORM_BYTES = 256;
+
+/**
+ * A compute pipeline description. Binding 0 is always the per-dispatch uniform block
+ * (dynamic offset); `bindings` lists storage bindings 1…k: 'r' read-only, 'w' read-write.
+ */
+export interface PipelineSpec {
+  /** Cache key: everything that changes the WGSL text, and nothing else. */
+  readonly key: string;
+  /** Label shown in validation errors. */
+  readonly label: string;
+  readonly bindings: string;
+  /** Pure function returning the shader text (called once per key). */
+  readonly wgsl: () => string;
+}
+
+/** A compiled pipeline with its layout. */
+export interface PipelineEntry {
+  readonly pipeline: GPUComputePipeline;
+  readonly layout: GPUBindGroupLayout;
+  readonly bindings: string;
+  readonly label: string;
+  readonly key: string;
+}
+
+/** A storage binding: a buffer, optionally a byte range of it. */
+export interface BufferRef {
+  readonly buf: GpuBuf;
+  readonly offset?: number;
+  readonly size?: number;
+}
+
+/** Anything bindable: a buffer or a range of one. */
+export type Bindable = GpuBuf | BufferRef;
+
+const asRef = (b: Bindable): BufferRef => ('buf' in b ? b : { buf: b });
+
+/** Caches of one context. Cost of a hit: one Map lookup. */
+export class PipelineCache {
+  private readonly pipelines = new Map<string, PipelineEntry>();
+  private readonly layouts = new Map<string, GPUBindGroupLayout>();
+  private readonly groups = new Map<string, GPUBindGroup>();
+  /** Number of pipelines compiled so far (tests check the cache key discipline). */
+  compiled = 0;
+
+  constructor(private readonly ctx: GpuContext) {}
+
+  private layout(bindings: string): GPUBindGroupLayout {
+    let l = this.layouts.get(bindings);
+    if (l) return l;
+    const entries: GPUBindGroupLayoutEntry[] = [
+      { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform', hasDynamicOffset: true } },
+    ];
+    for (let i = 0; i < bindings.length; i++) {
+      entries.push({
+        binding: i + 1,
+        visibility: GPUShaderStage.COMPUTE,
+        buffer: { type: bindings[i] === 'w' ? 'storage' : 'read-only-storage' },
+      });
+    }
+    l = this.ctx.device.createBindGroupLayout({ entries, label: `layout-${bindings}` });
+    this.layouts.set(bindings, l);
+    return l;
+  }
+
+  /** The pipeline for `spec`, compiled on first use. */
+  get(spec: PipelineSpec): PipelineEntry {
+    const hit = this.pipelines.get(spec.key);
+    if (hit) return hit;
+    const device = this.ctx.device;
+    const layout = this.layout(spec.bindings);
+    const module = device.createShaderModule({ code: spec.wgsl(), label: spec.label });
+    const pipeline = device.createComputePipeline({
+      label: spec.label,
+      layout: device.createPipelineLayout({ bindGroupLayouts: [layout], label: spec.label }),
+      compute: { module, entryPoint: 'main' },
+    });
+    const e: PipelineEntry = { pipeline, layout, bindings: spec.bindings, label: spec.label, key: spec.key };
+    this.pipelines.set(spec.key, e);
+    this.compiled++;
+    return e;
+  }
+
+  /** A bind group for `entry` over the uniform arena and `refs` (cached by buffer ids and ranges). */
+  bindGroup(entry: PipelineEntry, arena: GPUBuffer, arenaId: number, refs: readonly Bindable[]): GPUBindGroup {
+    let key = `${entry.bindings}|${arenaId}`;
+    const rs = refs.map(asRef);
+    for (const r of rs) key += `|${r.buf.id}:${r.offset ?? 0}:${r.size ?? -1}`;
+    const hit = this.groups.get(key);
+    if (hit) return hit;
+    if (this.groups.size > 8192) this.groups.clear();
+    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: arena, offset: 0, size: UNIFORM_BYTES } }];
+    rs.forEach((r, i) => {
+      const size = r.size ?? r.buf.size - (r.offset ?? 0);
+      entries.push({ binding: i + 1, resource: { buffer: r.buf.buffer, offset: r.offset ?? 0, size } });
+    });
+    const g = this.ctx.device.createBindGroup({ layout: entry.layout, entries, label: entry.label });
+    this.groups.set(key, g);
+    return g;
+  }
+
+  /** Forget bind groups that reference buffer `id` (called when a buffer is destroyed). */
+  forgetBuffer(id: number): void {
+    const tag = `|${id}:`;
+    for (const k of this.groups.keys()) if (k.includes(tag)) this.groups.delete(k);
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Device buffers owned by the context: explicit `dispose()` returns a buffer to a pool keyed
+ * by usage and size class, so Krylov loops allocate nothing after their first iteration.
+ * @module
+ */
+import type { GpuContext } from '../device/context';
+
+/** Storage usage of every data buffer: bindable, writable from the host, copyable both ways. */
+export const STORAGE_USAGE = 0x80 | 0x08 | 0x04; // STORAGE | COPY_DST | COPY_SRC
+
+let nextId = 1;
+
+/**
+ * A pooled device buffer. `bytes` is what was asked for; `size` (≥ bytes, ≥ 16) what exists.
+ * Contents of a buffer fresh from the pool are undefined.
+ */
+export class GpuBuf {
+  private released = false;
+  constructor(
+    /** Stable id of the underlying GPUBuffer (bind-group cache key). */
+    readonly id: number,
+    readonly buffer: GPUBuffer,
+    readonly size: number,
+    readonly usage: number,
+    readonly bytes: number,
+    private readonly pool: BufferPool,
+  ) {}
+  /** True after dispose(). */
+  get isDisposed(): boolean {
+    return this.released;
+  }
+  /** Return the buffer to the context's pool (idempotent). */
+  dispose(): void {
+    if (this.released) return;
+    this.released = true;
+    this.pool.release(this);
+  }
+}
+
+/** Round a byte count to its pool size class: powers of two up to 16 MiB, then 1 MiB steps. */
+export function sizeClass(bytes: number): number {
+  const b = Math.max(16, Math.ceil(bytes / 16) * 16);
+  if (b <= 1 << 24) return 2 ** Math.ceil(Math.log2(b));
+  return Math.ceil(b / (1 << 20)) * (1 << 20);
+}
+
+/**
+ * The buffer pool of a context. Cost: acquire is a Map lookup on a hit, a `createBuffer` on a
+ * miss. Up to `maxPooledBytes` of released buffers are kept for reuse; the rest are destroyed.
+ */
+export class BufferPool {
+  private readonly free = new Map<string, GPUBuffer[]>();
+  private readonly live = new Set<GPUBuffer>();
+  private readonly ids = new WeakMap<GPUBuffer, number>();
+  private pooledBytes = 0;
+  /** Bytes of released buffers kept for reuse (default 256 MiB). */
+  maxPooledBytes = 256 * 2 ** 20;
+  /** Bytes currently allocated on the device by this pool (live + pooled). */
+  allocatedBytes = 0;
+
+  constructor(private readonly ctx: GpuContext) {}
+
+  /** A buffer of at least `bytes` bytes with `usage` (default {@link STORAGE_USAGE}). */
+  acquire(bytes: number, usage = STORAGE_USAGE, label = 'buf'): GpuBuf {
+    this.ctx.check();
+    const size = sizeClass(bytes);
+    const key = `${usage}:${size}`;
+    const list = this.free.get(key);
+    let buffer = list?.pop();
+    if (buffer) this.pooledBytes -= size;
+    else {
+      if (size > this.ctx.limits.maxBufferSize) {
+        throw new RangeError(`buffer '${label}': expected at most maxBufferSize = ${this.ctx.limits.maxBufferSize} bytes, got ${size}`);
+      }
+      buffer = this.ctx.device.createBuffer({ size, usage, label });
+      this.allocatedBytes += size;
+    }
+    this.live.add(buffer);
+    let id = this.ids.get(buffer);
+    if (id === undefined) this.ids.set(buffer, (id = nextId++));
+    return new GpuBuf(id, buffer, size, usage, bytes, this);
+  }
+
+  /** Called by {@link GpuBuf.dispose}. */
+  release(b: GpuBuf): void {
+    if (!this.live.delete(b.buffer)) return;
+    if (this.pooledBytes + b.size > this.maxPooledBytes) {
+      // flush first: pending commands may still use it
+      this.ctx.recorder.flush();
+      this.ctx.pipelines.forgetBuffer(b.id);
+      b.buffer.destroy();
+      this.allocatedBytes -= b.size;
+      return;
+    }
+    const key = `${b.usage}:${b.size}`;
+    let list = this.free.get(key);
+    if (!list) this.free.set(key, (list = []));
+    list.push(b.buffer);
+    this.pooledBytes += b.size;
+  }
+
+  /** Destroy every buffer, pooled or live (context disposal). */
+  destroyAll(): void {
+    for (const l of this.free.values()) for (const b of l) b.destroy();
+    for (const b of this.live) b.destroy();
+    this.free.clear();
+    this.live.clear();
+    this.pooledBytes = 0;
+    this.allocatedBytes = 0;
+  }
+}

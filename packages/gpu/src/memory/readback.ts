@@ -1,0 +1,61 @@
+/**
+ * Readback: the only synchronisation point of the runtime. Copies ranges into one mappable
+ * staging buffer, submits, and waits for `mapAsync`.
+ * @module
+ */
+import type { GpuContext } from '../device/context';
+import { DeviceLostError } from '../device/errors';
+import type { GpuBuf } from './buffers';
+
+/** A byte range of a device buffer (offset and bytes multiples of 4). */
+export interface ReadRange {
+  readonly buf: GpuBuf;
+  readonly offset: number;
+  readonly bytes: number;
+}
+
+const MAP_READ_USAGE = 0x01 | 0x08; // MAP_READ | COPY_DST
+
+/**
+ * Read several ranges with one submission and one wait. Cost: one round trip (~0.8 ms on an
+ * H200 for a few bytes) plus the transfer.
+ * @example
+ * const [bytes] = await readRanges(ctx, [{ buf, offset: 0, bytes: 16 }]);
+ */
+export async function readRanges(ctx: GpuContext, ranges: readonly ReadRange[]): Promise<ArrayBuffer[]> {
+  ctx.check();
+  const offsets: number[] = [];
+  let total = 0;
+  for (const r of ranges) {
+    offsets.push(total);
+    total += Math.ceil(r.bytes / 4) * 4;
+  }
+  if (total === 0) {
+    await ctx.finish();
+    return ranges.map(() => new ArrayBuffer(0));
+  }
+  const staging = ctx.buffers.acquire(total, MAP_READ_USAGE, 'readback');
+  ranges.forEach((r, k) => {
+    ctx.recorder.copy(r.buf, r.offset, staging, offsets[k]!, Math.ceil(r.bytes / 4) * 4);
+  });
+  ctx.recorder.flush();
+  try {
+    await staging.buffer.mapAsync(GPUMapMode.READ, 0, total);
+  } catch (e) {
+    await new Promise((r) => setTimeout(r, 0));
+    ctx.check();
+    throw new DeviceLostError('unknown', `mapAsync failed: ${(e as Error).message}`);
+  }
+  const mapped = staging.buffer.getMappedRange(0, total);
+  const out = ranges.map((r, k) => mapped.slice(offsets[k]!, offsets[k]! + r.bytes));
+  staging.buffer.unmap();
+  staging.dispose();
+  ctx.check();
+  return out;
+}
+
+/** Read `count` f32 values of `buf` starting at element `first`, as float64. */
+export async function readF32(ctx: GpuContext, buf: GpuBuf, count: number, first = 0): Promise<Float64Array> {
+  const [b] = await readRanges(ctx, [{ buf, offset: first * 4, bytes: count * 4 }]);
+  return Float64Array.from(new Float32Array(b!));
+}

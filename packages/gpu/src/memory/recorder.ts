@@ -1,0 +1,114 @@
+/**
+ * Command recording: work is encoded into one command encoder / compute pass and submitted in
+ * batches. Per-dispatch sizes and scalars travel in a uniform arena (one 256-byte block per
+ * dispatch, bound with a dynamic offset) written once per batch, so recording never waits.
+ * @module
+ */
+import type { GpuContext } from '../device/context';
+import { type Bindable, type PipelineEntry, UNIFORM_BYTES } from '../device/pipelines';
+import type { GpuBuf } from './buffers';
+
+/** Bytes of the uniform arena; a batch holds at most ARENA_BYTES / 256 dispatches. */
+export const ARENA_BYTES = 1 << 18;
+
+/**
+ * Split a workgroup count over x and y so that neither exceeds `maxPerDim` (65 535 by default).
+ * Kernels recover the linear id with `wg_linear()` from the WGSL helpers and must ignore
+ * ids ≥ `groups` (x·y may exceed it by less than x).
+ * @example fold2d(100_000, 65_535) // [65535, 2]
+ */
+export function fold2d(groups: number, maxPerDim = 65_535): [number, number] {
+  if (groups <= maxPerDim) return [groups, 1];
+  const y = Math.ceil(groups / maxPerDim);
+  if (y > maxPerDim) throw new RangeError(`dispatch: expected at most ${maxPerDim}² workgroups, got ${groups}`);
+  return [Math.ceil(groups / y), y];
+}
+
+/** A 64-word uniform block with u32 / i32 / f32 views of the same bytes. */
+export class Uniforms {
+  readonly u = new Uint32Array(UNIFORM_BYTES / 4);
+  readonly i = new Int32Array(this.u.buffer);
+  readonly f = new Float32Array(this.u.buffer);
+}
+
+/** The batch recorder of a context. */
+export class Recorder {
+  private encoder: GPUCommandEncoder | undefined;
+  private pass: GPUComputePassEncoder | undefined;
+  private readonly arena: GpuBuf;
+  private readonly staging = new Uint8Array(ARENA_BYTES);
+  private used = 0;
+  /** Dispatches recorded since the context was created (for tests and stats). */
+  dispatches = 0;
+  /** Batches submitted so far. */
+  submits = 0;
+
+  constructor(private readonly ctx: GpuContext) {
+    this.arena = ctx.buffers.acquire(ARENA_BYTES, 0x40 | 0x08, 'uniform-arena'); // UNIFORM | COPY_DST
+  }
+
+  private enc(): GPUCommandEncoder {
+    return (this.encoder ??= this.ctx.device.createCommandEncoder({ label: 'gpusparse-batch' }));
+  }
+
+  /** The open compute pass (opened on demand). */
+  computePass(desc?: GPUComputePassDescriptor): GPUComputePassEncoder {
+    if (desc) this.endPass();
+    return (this.pass ??= this.enc().beginComputePass(desc ?? {}));
+  }
+
+  /** Close the open compute pass, if any. */
+  endPass(): void {
+    this.pass?.end();
+    this.pass = undefined;
+  }
+
+  /** The command encoder with no pass open (for copies and query resolves). */
+  commandEncoder(): GPUCommandEncoder {
+    this.endPass();
+    return this.enc();
+  }
+
+  /**
+   * Record one dispatch of `groups` workgroups (folded to 2-D past the per-dimension limit).
+   * `uni` is the 256-byte uniform block of this dispatch. Cost: O(1) host work, no GPU wait.
+   */
+  dispatch(pipe: PipelineEntry, refs: readonly Bindable[], uni: Uniforms, groups: number): void {
+    if (groups <= 0) return;
+    if (this.used + UNIFORM_BYTES > ARENA_BYTES) this.flush();
+    this.ctx.check();
+    const offset = this.used;
+    this.staging.set(new Uint8Array(uni.u.buffer), offset);
+    this.used += UNIFORM_BYTES;
+    const [gx, gy] = fold2d(groups, this.ctx.limits.maxComputeWorkgroupsPerDimension);
+    const bg = this.ctx.pipelines.bindGroup(pipe, this.arena.buffer, this.arena.id, refs);
+    const pass = this.computePass();
+    pass.setPipeline(pipe.pipeline);
+    pass.setBindGroup(0, bg, [offset]);
+    pass.dispatchWorkgroups(gx, gy);
+    this.dispatches++;
+  }
+
+  /** Record a buffer-to-buffer copy (byte offsets and size multiples of 4). */
+  copy(src: GpuBuf, srcOffset: number, dst: GpuBuf, dstOffset: number, bytes: number): void {
+    if (bytes <= 0) return;
+    this.commandEncoder().copyBufferToBuffer(src.buffer, srcOffset, dst.buffer, dstOffset, bytes);
+  }
+
+  /** True when commands are waiting to be submitted. */
+  get pending(): boolean {
+    return this.encoder !== undefined;
+  }
+
+  /** Submit everything recorded so far (no wait). */
+  flush(): void {
+    if (!this.encoder) return;
+    this.endPass();
+    const cb = this.encoder.finish();
+    this.encoder = undefined;
+    if (this.used > 0) this.ctx.device.queue.writeBuffer(this.arena.buffer, 0, this.staging, 0, this.used);
+    this.used = 0;
+    this.ctx.device.queue.submit([cb]);
+    this.submits++;
+  }
+}

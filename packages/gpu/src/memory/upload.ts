@@ -1,0 +1,67 @@
+/**
+ * Uploads (f64 → f32 values, Int32/Uint32 indices) with validation of index arrays, so that
+ * kernels may run without bounds checks (`unsafe` contexts) and bad input never reaches them.
+ * @module
+ */
+import { type CsrMatrix, DimensionMismatchError, InvalidMatrixError } from '@gpusparse/formats';
+import type { GpuContext } from '../device/context';
+import { type GpuBuf, STORAGE_USAGE } from './buffers';
+
+/**
+ * Check the CSR index arrays a kernel will read: lengths consistent, rowPtr[0] = 0, row pointers
+ * monotone, columns in [0, cols). Cost O(rows + nnz).
+ * @throws InvalidMatrixError naming the first bad row
+ * @example validateCsrIndices(a, 'gpuOperatorFromCsr');
+ */
+export function validateCsrIndices(a: CsrMatrix, where = 'gpu upload'): void {
+  const { rows, cols, rowPtr, colIdx, values } = a;
+  if (!Number.isInteger(rows) || rows < 0 || !Number.isInteger(cols) || cols < 0) {
+    throw new InvalidMatrixError(where, `expected non-negative integer shape, got ${rows}×${cols}`);
+  }
+  if (rowPtr.length !== rows + 1) throw new DimensionMismatchError(`${where} rowPtr`, rows + 1, rowPtr.length);
+  if (rowPtr[0] !== 0) throw new InvalidMatrixError(where, `expected rowPtr[0] = 0, got ${rowPtr[0]}`);
+  const nnz = rowPtr[rows]!;
+  if (colIdx.length !== nnz) throw new DimensionMismatchError(`${where} colIdx (rowPtr[rows])`, nnz, colIdx.length);
+  if (values.length !== nnz) throw new DimensionMismatchError(`${where} values (rowPtr[rows])`, nnz, values.length);
+  for (let i = 0; i < rows; i++) {
+    const s = rowPtr[i]!;
+    const e = rowPtr[i + 1]!;
+    if (e < s) throw new InvalidMatrixError(where, `row ${i}: expected rowPtr non-decreasing, got rowPtr[${i}] = ${s} > rowPtr[${i + 1}] = ${e}`);
+    for (let k = s; k < e; k++) {
+      const c = colIdx[k]!;
+      if (c < 0 || c >= cols) throw new InvalidMatrixError(where, `row ${i}: expected column in [0, ${cols}), got ${c} at entry ${k}`);
+    }
+  }
+}
+
+/** Check that every index of `idx` lies in [0, bound) (generic validation for other formats). */
+export function validateIndexRange(idx: Int32Array | Uint32Array, bound: number, where: string): void {
+  for (let k = 0; k < idx.length; k++) {
+    const c = idx[k]!;
+    if (c < 0 || c >= bound) throw new InvalidMatrixError(where, `expected index in [0, ${bound}), got ${c} at position ${k}`);
+  }
+}
+
+/** Overwrite `buf` from element `first` with `data` (flushes pending work first: ordering). */
+export function writeData(ctx: GpuContext, buf: GpuBuf, data: Float32Array | Uint32Array | Int32Array, first = 0): void {
+  if (data.length === 0) return;
+  ctx.recorder.flush();
+  ctx.device.queue.writeBuffer(buf.buffer, first * 4, data.buffer, data.byteOffset, data.byteLength);
+}
+
+/**
+ * A new device buffer holding `values` rounded to float32. Cost: O(n) host conversion + transfer.
+ * @example const x = uploadF32(ctx, new Float64Array([1, 2, 3]));
+ */
+export function uploadF32(ctx: GpuContext, values: ArrayLike<number>, label = 'f32'): GpuBuf {
+  const buf = ctx.buffers.acquire(values.length * 4, STORAGE_USAGE, label);
+  writeData(ctx, buf, values instanceof Float32Array ? values : Float32Array.from(values));
+  return buf;
+}
+
+/** A new device buffer holding the indices `idx` as u32 (validate before calling). */
+export function uploadU32(ctx: GpuContext, idx: Int32Array | Uint32Array, label = 'u32'): GpuBuf {
+  const buf = ctx.buffers.acquire(idx.length * 4, STORAGE_USAGE, label);
+  writeData(ctx, buf, idx);
+  return buf;
+}

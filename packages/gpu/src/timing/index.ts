@@ -1,0 +1,69 @@
+/**
+ * Kernel timing: GPU timestamp queries when the device has `timestamp-query` (quantization
+ * disabled by toggle), otherwise wall clock over many repetitions in one submission.
+ * @module
+ */
+import type { GpuContext } from '../device/context';
+import { readRanges } from '../memory/readback';
+
+/** Result of {@link timeGpu}: milliseconds per repetition. */
+export interface Timing {
+  readonly medianMs: number;
+  readonly minMs: number;
+  readonly meanMs: number;
+  readonly samples: number;
+  /** 'timestamp' (per-pass GPU timestamps) or 'wall' (host clock over batched repetitions). */
+  readonly method: 'timestamp' | 'wall';
+}
+
+function stats(ms: number[], method: Timing['method']): Timing {
+  const s = [...ms].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return { medianMs: median, minMs: s[0]!, meanMs: s.reduce((a, b) => a + b, 0) / s.length, samples: s.length, method };
+}
+
+/**
+ * Time `encode` (which records GPU work into `ctx.recorder`): `warmup` untimed repetitions, then
+ * `reps` timed ones. With timestamps each repetition is its own compute pass bracketed by
+ * timestamps; without, `reps` repetitions are submitted together `batches` times and the host
+ * clock is divided by `reps`. Cost: one readback (timestamps) or `batches` waits (wall).
+ * @example const t = await timeGpu(ctx, () => op.apply(x, y), { reps: 20 });
+ */
+export async function timeGpu(
+  ctx: GpuContext,
+  encode: () => void,
+  opts: { reps?: number; warmup?: number; batches?: number; forceWall?: boolean } = {},
+): Promise<Timing> {
+  const reps = Math.max(1, opts.reps ?? 20);
+  for (let i = 0; i < (opts.warmup ?? 2); i++) encode();
+  await ctx.finish();
+  const rec = ctx.recorder;
+  if (ctx.caps.timestampQuery && !opts.forceWall) {
+    const qs = ctx.device.createQuerySet({ type: 'timestamp', count: 2 * reps });
+    for (let r = 0; r < reps; r++) {
+      rec.computePass({ timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 } });
+      encode();
+      rec.endPass();
+    }
+    const resolve = ctx.buffers.acquire(16 * reps, 0x200 | 0x04, 'timestamps'); // QUERY_RESOLVE | COPY_SRC
+    rec.commandEncoder().resolveQuerySet(qs, 0, 2 * reps, resolve.buffer, 0);
+    const [bytes] = await readRanges(ctx, [{ buf: resolve, offset: 0, bytes: 16 * reps }]);
+    resolve.dispose();
+    qs.destroy();
+    const t = new BigUint64Array(bytes!);
+    const ms: number[] = [];
+    for (let r = 0; r < reps; r++) ms.push(Number(t[2 * r + 1]! - t[2 * r]!) / 1e6);
+    return stats(ms, 'timestamp');
+  }
+  const batches = Math.max(1, opts.batches ?? 5);
+  const per = Math.max(1, Math.ceil(reps / batches));
+  const ms: number[] = [];
+  for (let b = 0; b < batches; b++) {
+    const t0 = performance.now();
+    for (let r = 0; r < per; r++) encode();
+    await ctx.finish();
+    ms.push((performance.now() - t0) / per);
+  }
+  return stats(ms, 'wall');
+}
