@@ -1,0 +1,152 @@
+/**
+ * Pieces shared by the eigensolvers: option types, validation, stop checks (callback and
+ * AbortSignal) and the exit step that recomputes ‖A·v − λ·v‖ for every returned pair.
+ * @module
+ */
+import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
+import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
+import type { EigenResult, SolverStats, StopReason } from '../common/result';
+import { newStats } from '../common/result';
+
+/** What an eigensolver reports to `onIteration` after each outer iteration. */
+export interface EigenIterationInfo {
+  /** 1-based outer iteration count. */
+  iteration: number;
+  /** Current Ritz values of the wanted pairs, in the result order. */
+  values: readonly number[];
+  /** Their residual norms (estimated or explicit, in the solver's precision). */
+  residualNorms: readonly number[];
+}
+
+/** Options every eigensolver accepts. */
+export interface EigenBaseOptions {
+  /** Number of eigenpairs wanted (1 ≤ k ≤ n). */
+  k: number;
+  /** Upper bound on outer iterations. */
+  maxIterations?: number;
+  /** Called after every outer iteration; return `false` to stop (reason 'stopped'). */
+  onIteration?: (info: EigenIterationInfo) => boolean | undefined | void;
+  /** Aborting it stops the solver at the next iteration boundary (reason 'stopped'). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Throw on bad input: k outside 1..n, a non-square operator.
+ * @example
+ * checkEigenInput('lanczos', op, 4); // throws InvalidParameterError when op has fewer than 4 rows
+ */
+export function checkEigenInput<V>(where: string, op: LinearOperator<V>, k: number): void {
+  if (op.rows !== op.cols) throw new DimensionMismatchError(`${where}: operator must be square`, op.rows, op.cols);
+  if (!Number.isInteger(k) || k < 1 || k > op.rows) {
+    throw new InvalidParameterError(`${where} k`, `an integer in 1..${op.rows}`, k);
+  }
+}
+
+/** Throw InvalidParameterError unless `x` is a finite number > 0 (when defined). */
+export function checkPositive(where: string, x: number | undefined): void {
+  if (x === undefined) return;
+  if (!(Number.isFinite(x) && x > 0)) throw new InvalidParameterError(where, 'a finite number > 0', x);
+}
+
+/**
+ * Bookkeeping of one eigensolver run: stats, history, the stop checks.
+ * Cost: nothing on the device.
+ * @example
+ * const run = new EigenRun(opts); run.stats.matvecs++; if (run.shouldStop(info)) ...
+ */
+export class EigenRun {
+  readonly stats: SolverStats = newStats();
+  readonly history: EigenResult<unknown>['history'] = [];
+  private readonly t0 = performance.now();
+  constructor(private readonly opts: EigenBaseOptions) {}
+
+  /** Record one iteration; true when the caller (callback or signal) asked to stop. */
+  record(info: EigenIterationInfo): boolean {
+    this.history.push({ iteration: info.iteration, values: [...info.values], residualNorms: [...info.residualNorms] });
+    if (this.opts.signal?.aborted) return true;
+    if (this.opts.onIteration && this.opts.onIteration(info) === false) return true;
+    return false;
+  }
+
+  /** True when the signal is already aborted (checked before expensive steps). */
+  aborted(): boolean {
+    return this.opts.signal?.aborted === true;
+  }
+
+  /** Milliseconds since the run started. */
+  elapsed(): number {
+    return performance.now() - this.t0;
+  }
+}
+
+/**
+ * Recompute ‖A·vᵢ − λᵢ·vᵢ‖₂ for every pair (k operator applications, one readback) and build
+ * the result. Vectors are expected normalised. A non-finite residual turns a 'converged'
+ * reason into 'non-finite'.
+ * @example
+ * return finishEigen(op, space, run, { values, vectors, reason: 'converged', iterations, method: 'lanczos' });
+ */
+export async function finishEigen<V, S>(
+  op: LinearOperator<V>,
+  space: VectorSpace<V, S>,
+  run: EigenRun,
+  r: { values: number[]; vectors: V[]; reason: StopReason; iterations: number; method: string; detail?: string },
+): Promise<EigenResult<V>> {
+  const norms: S[] = [];
+  const n = op.rows;
+  const tmp = space.create(n);
+  for (let i = 0; i < r.vectors.length; i++) {
+    op.apply(r.vectors[i]!, tmp); // tmp = A·v
+    run.stats.matvecs++;
+    space.axpby(-r.values[i]!, r.vectors[i]!, 1, tmp); // tmp = A·v − λ·v
+    norms.push(space.norm2(tmp));
+  }
+  const residualNorms = norms.length > 0 ? await space.readMany(norms) : [];
+  if (norms.length > 0) run.stats.readbacks++;
+  space.release(tmp);
+  let reason = r.reason;
+  let detail = r.detail;
+  if (reason === 'converged' && !residualNorms.every(Number.isFinite)) {
+    reason = 'non-finite';
+    detail = `${detail ? `${detail}; ` : ''}non-finite residual recomputed at exit`;
+  }
+  run.stats.ms = run.elapsed();
+  const out: EigenResult<V> = {
+    values: r.values,
+    vectors: r.vectors,
+    residualNorms,
+    converged: reason === 'converged',
+    reason,
+    iterations: r.iterations,
+    history: run.history,
+    stats: run.stats,
+    method: r.method,
+  };
+  if (detail !== undefined) out.detail = detail;
+  return out;
+}
+
+/** True when every entry is a finite number. */
+export function allFinite(xs: ArrayLike<number>): boolean {
+  for (let i = 0; i < xs.length; i++) if (!Number.isFinite(xs[i]!)) return false;
+  return true;
+}
+
+/**
+ * A reproducible pseudo-random vector with entries in [−1, 1) (mulberry32), used for start
+ * vectors. Cost: n host operations and one upload.
+ * @example
+ * const v0 = randomVector(space, 100, 7);
+ */
+export function randomVector<V, S>(space: VectorSpace<V, S>, n: number, seed: number): V {
+  let a = seed >>> 0;
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    out[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
+  }
+  return space.fromArray(out);
+}

@@ -1,0 +1,293 @@
+/**
+ * Thick-restart Lanczos (Wu & Simon 2000) with full reorthogonalisation, for the k smallest or
+ * largest eigenpairs of a symmetric operator.
+ *
+ * Memory traffic per iteration (basis of m vectors, n rows): one operator application, CGS2
+ * against the basis (2·m dots + 2·m axpys: ≈ 8·m·n values read), one norm, one readMany of
+ * 2·m + 1 scalars (the only synchronisation). A restart forms the kept Ritz vectors
+ * (nKeep·m axpys). The projected matrix H = QᵀAQ (arrowhead + tridiagonal after a restart) is
+ * built from the reorthogonalisation coefficients and solved on the host each iteration.
+ *
+ * Single-vector Lanczos sees one copy of each multiple eigenvalue in exact arithmetic; unless
+ * `checkMultiplicity` is false, a converged run is followed by deflated runs from fresh random
+ * vectors (orthogonal to the converged ones) until none finds a better eigenvalue.
+ * @module
+ */
+import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
+import { InvalidParameterError } from '@gpusparse/formats';
+import type { EigenResult, StopReason } from '../common/result';
+import type { EigenBaseOptions } from './common';
+import { EigenRun, allFinite, checkEigenInput, checkPositive, finishEigen, randomVector } from './common';
+import { type DenseEigen, symmetricEigen, zeros } from './dense';
+import { combineColumns, projectOutTwice } from './ortho';
+
+/** Options of {@link lanczos}. */
+export interface LanczosOptions<V> extends EigenBaseOptions {
+  /** Which end of the spectrum (default 'smallest'). */
+  which?: 'smallest' | 'largest';
+  /** Converged when ‖A·v − θ·v‖ ≤ tol·‖A‖est (‖A‖est = largest |Ritz value| seen). Default 1e-8 (f64), 1e-5 (f32). */
+  tol?: number;
+  /** Absolute residual threshold; replaces tol·‖A‖est when given. */
+  residualTol?: number;
+  /** Largest basis before a thick restart (default max(20, 2k + 10), at most n). */
+  maxBasis?: number;
+  /** Start vector (default: a seeded random vector). */
+  v0?: V;
+  /** Seed of the random start and deflation vectors (default 1). */
+  seed?: number;
+  /** Look for missed copies of multiple eigenvalues after convergence (default true). */
+  checkMultiplicity?: boolean;
+}
+
+interface Ctx<V, S> {
+  op: LinearOperator<V>;
+  space: VectorSpace<V, S>;
+  run: EigenRun;
+  sign: 1 | -1;
+  tol: number;
+  residualTol: number | undefined;
+  maxBasis: number;
+  maxIterations: number;
+  iterations: number;
+  normA: number;
+  eps: number;
+}
+
+interface CoreOut<V> {
+  values: number[];
+  vectors: V[];
+  reason: StopReason;
+  detail?: string;
+}
+
+const threshold = <V, S>(c: Ctx<V, S>): number => c.residualTol ?? c.tol * c.normA;
+
+/** Indices of the Ritz values in wanted order (ascending for smallest, descending for largest). */
+function wantedOrder(eig: DenseEigen, sign: 1 | -1): number[] {
+  const idx = eig.values.map((_, i) => i);
+  return sign === 1 ? idx : idx.reverse();
+}
+
+/** Normalise w to a unit vector orthogonal to `basis`, or return false if it vanished. */
+async function orthonormalise<V, S>(c: Ctx<V, S>, basis: readonly V[], w: V): Promise<boolean> {
+  const s = c.space;
+  const before = s.norm2(w);
+  projectOutTwice(s, basis, w); // w ← (I − QQᵀ)²·w
+  const [n0, n1] = await s.readMany([before, s.norm2(w)]);
+  c.run.stats.readbacks++;
+  if (!(Number.isFinite(n0!) && Number.isFinite(n1!)) || n1! <= 1e3 * c.eps * n0! || n1 === 0) return false;
+  s.axpby(1 / n1!, w, 0, w); // w ← w / ‖w‖
+  return true;
+}
+
+/** A fresh random unit vector orthogonal to `basis` (tries a few seeds). */
+async function freshVector<V, S>(c: Ctx<V, S>, basis: readonly V[], seed: number): Promise<V | undefined> {
+  const n = c.op.rows;
+  for (let t = 0; t < 4; t++) {
+    const w = randomVector(c.space, n, seed * 7919 + t);
+    if (await orthonormalise(c, basis, w)) return w;
+    c.space.release(w);
+  }
+  return undefined;
+}
+
+/**
+ * One thick-restart Lanczos run for the nWant wanted pairs of (I − LLᵀ)·A·(I − LLᵀ) on the
+ * complement of the locked vectors L, starting from `start` (consumed).
+ */
+async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: number, start: V, seed: number): Promise<CoreOut<V>> {
+  const { op, space, run } = c;
+  const n = op.rows;
+  const free = n - locked.length;
+  const mMax = Math.min(c.maxBasis, free);
+  let q0: V | undefined = start;
+  if (!(await orthonormalise(c, locked, start))) {
+    space.release(start);
+    q0 = await freshVector(c, locked, seed);
+  }
+  if (!q0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
+  let q: V[] = [q0];
+  let h = zeros(mMax);
+  let eig: DenseEigen | undefined;
+  let recheck = true;
+  const ritz = (count: number): { values: number[]; vectors: V[] } => {
+    if (!eig) return { values: [], vectors: [] };
+    const order = wantedOrder(eig, c.sign).slice(0, count);
+    return { values: order.map((i) => eig!.values[i]!), vectors: combineColumns(space, q, order.map((i) => eig!.vectors[i]!)) };
+  };
+  const out = (reason: StopReason, detail?: string): CoreOut<V> => {
+    const r = ritz(nWant);
+    for (const v of q) space.release(v);
+    return detail === undefined ? { ...r, reason } : { ...r, reason, detail };
+  };
+  for (;;) {
+    const j = q.length - 1;
+    const m = j + 1;
+    if (c.iterations >= c.maxIterations) return out('max-iterations');
+    if (run.aborted()) return out('stopped');
+    const w = space.create(n);
+    op.apply(q[j]!, w); // w = A·q_j
+    run.stats.matvecs++;
+    const basis = [...locked, ...q];
+    const { h1, h2 } = projectOutTwice(space, basis, w); // w ← w − [L Q]·([L Q]ᵀ·w), twice
+    const got = await space.readMany([...h1, ...h2, space.norm2(w)]);
+    run.stats.readbacks++;
+    c.iterations++;
+    if (!allFinite(got)) {
+      space.release(w);
+      return out('non-finite', `lanczos: non-finite projection at iteration ${c.iterations}`);
+    }
+    const nb = basis.length;
+    for (let i = 0; i <= j; i++) {
+      const alpha = got[locked.length + i]! - got[nb + locked.length + i]!; // H[i][j] = q_iᵀ·A·q_j
+      h[i]![j] = alpha;
+      h[j]![i] = alpha;
+    }
+    const beta = got[2 * nb]!; // β = ‖w‖
+    const e = symmetricEigen(h.slice(0, m).map((row) => row.slice(0, m)));
+    if (!e) {
+      space.release(w);
+      return out('non-finite', 'lanczos: non-finite projected matrix');
+    }
+    eig = e;
+    c.normA = Math.max(c.normA, Math.abs(eig.values[0]!), Math.abs(eig.values[m - 1]!));
+    const order = wantedOrder(eig, c.sign);
+    const shown = order.slice(0, Math.min(nWant, m));
+    const est = shown.map((i) => Math.abs(beta * eig!.vectors[i]![m - 1]!)); // ‖r_i‖ = |β·s_i(m)|
+    const thr = threshold(c);
+    if (run.record({ iteration: c.iterations, values: shown.map((i) => eig!.values[i]!), residualNorms: est })) {
+      space.release(w);
+      return out('stopped');
+    }
+    const invariant = beta <= 100 * c.eps * Math.max(c.normA, Number.MIN_VALUE);
+    if (m >= nWant && (m === free || (recheck && est.every((r) => r <= thr)))) {
+      // estimates say converged: confirm with explicit residuals (nWant matvecs, one readback)
+      const cand = ritz(nWant);
+      const tmp = space.create(n);
+      const norms: S[] = [];
+      for (let i = 0; i < cand.vectors.length; i++) {
+        op.apply(cand.vectors[i]!, tmp); // tmp = A·y
+        run.stats.matvecs++;
+        space.axpby(-cand.values[i]!, cand.vectors[i]!, 1, tmp); // tmp = A·y − θ·y
+        norms.push(space.norm2(tmp));
+      }
+      const res = await space.readMany(norms);
+      run.stats.readbacks++;
+      space.release(tmp);
+      if (res.every((r) => r <= thr)) {
+        space.release(w);
+        for (const v of q) space.release(v);
+        return { ...cand, reason: 'converged' };
+      }
+      if (m === free) {
+        space.release(w);
+        return { ...cand, reason: 'breakdown', detail: `lanczos: basis spans the whole space but residuals ${res.map((r) => r.toExponential(2)).join(', ')} exceed ${thr.toExponential(2)} (attainable accuracy of the space)` };
+      }
+      for (const v of cand.vectors) space.release(v);
+      recheck = false; // estimates below the floor of explicit residuals: re-check after the next restart
+    }
+    let next: V = w;
+    let betaEff = beta;
+    if (invariant) {
+      // invariant subspace: continue the basis with a random direction (β = 0 in H)
+      space.release(w);
+      const fresh = await freshVector(c, [...locked, ...q], seed + c.iterations);
+      if (!fresh) return out('breakdown', 'lanczos: no new direction after an invariant subspace');
+      next = fresh;
+      betaEff = 0;
+    } else space.axpby(1 / beta, w, 0, w); // q_{j+1} = w / β
+    if (m < mMax) {
+      q.push(next);
+      continue;
+    }
+    // thick restart (Wu–Simon): keep nKeep Ritz vectors, continue with q_{m+1}
+    const nKeep = Math.max(nWant, Math.min(mMax - 1, nWant + Math.floor((mMax - nWant) / 2)));
+    const keep = order.slice(0, nKeep);
+    const y = combineColumns(space, q, keep.map((i) => eig!.vectors[i]!)); // y_i = Q·s_i
+    for (const v of q) space.release(v);
+    q = [...y, next];
+    h = zeros(mMax);
+    keep.forEach((i, r) => {
+      h[r]![r] = eig!.values[i]!; // H = diag(θ) ...
+      const s = betaEff * eig!.vectors[i]![m - 1]!; // ... with arrow β·s_i(m)
+      h[r]![nKeep] = s;
+      h[nKeep]![r] = s;
+    });
+    // Ritz pairs in the new basis: θ_r with unit coefficient vectors e_r (ascending θ)
+    const kept = keep.map((i, r) => ({ theta: eig!.values[i]!, r })).sort((a, b) => a.theta - b.theta);
+    eig = { values: kept.map((x) => x.theta), vectors: kept.map((x) => Array.from({ length: nKeep }, (_, t) => (t === x.r ? 1 : 0))) };
+    recheck = true;
+  }
+}
+
+/**
+ * The k smallest or largest eigenpairs of a symmetric operator by thick-restart Lanczos with
+ * full (CGS2) reorthogonalisation. Cost per iteration: one matvec, ≈ 4·m vector operations
+ * (m = current basis size ≤ maxBasis), one readback; memory maxBasis + 2 vectors.
+ * @example
+ * const r = await lanczos(HostOperator.fromCsr(a), new HostVectorSpace(), { k: 4, which: 'smallest' });
+ * r.values; // 4 smallest eigenvalues, ascending
+ */
+export async function lanczos<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: LanczosOptions<V>): Promise<EigenResult<V>> {
+  const k = opts.k;
+  checkEigenInput('lanczos', op, k);
+  checkPositive('lanczos tol', opts.tol);
+  checkPositive('lanczos residualTol', opts.residualTol);
+  const n = op.rows;
+  const maxBasis = Math.min(n, opts.maxBasis ?? Math.max(20, 2 * k + 10));
+  if (!Number.isInteger(maxBasis) || (maxBasis < k + 2 && maxBasis < n)) {
+    throw new InvalidParameterError('lanczos maxBasis', `an integer ≥ k + 2 = ${k + 2}`, opts.maxBasis);
+  }
+  const run = new EigenRun(opts);
+  const f32 = space.precision === 'f32';
+  const c: Ctx<V, S> = {
+    op,
+    space,
+    run,
+    sign: opts.which === 'largest' ? -1 : 1,
+    tol: opts.tol ?? (f32 ? 1e-5 : 1e-8),
+    residualTol: opts.residualTol,
+    maxBasis,
+    maxIterations: opts.maxIterations ?? 5000,
+    iterations: 0,
+    normA: 0,
+    eps: f32 ? 2 ** -23 : 2 ** -52,
+  };
+  const seed = opts.seed ?? 1;
+  let start: V;
+  if (opts.v0) {
+    start = space.create(n);
+    space.copy(opts.v0, start);
+  } else start = randomVector(space, n, seed);
+  const first = await lanczosCore(c, [], k, start, seed);
+  let { values, vectors, reason } = first;
+  let detail = first.detail;
+  if (reason === 'converged' && opts.checkMultiplicity !== false && k < n) {
+    for (let attempt = 0; attempt < k; attempt++) {
+      const extra = await lanczosCore(c, vectors, 1, randomVector(space, n, seed + 101 * (attempt + 1)), seed + attempt + 1);
+      if (extra.reason !== 'converged') {
+        for (const v of extra.vectors) space.release(v);
+        reason = extra.reason;
+        detail = `lanczos: multiplicity check ${attempt + 1} ended with ${extra.reason}${extra.detail ? ` (${extra.detail})` : ''}`;
+        break;
+      }
+      const theta = extra.values[0]!;
+      if (!(c.sign * theta < c.sign * values[k - 1]! - threshold(c))) {
+        for (const v of extra.vectors) space.release(v);
+        break;
+      }
+      // a missed (multiple) eigenvalue: insert it, drop the last wanted pair
+      let pos = 0;
+      while (pos < k && c.sign * values[pos]! <= c.sign * theta) pos++;
+      values = [...values.slice(0, pos), theta, ...values.slice(pos, k - 1)];
+      space.release(vectors[k - 1]!);
+      vectors = [...vectors.slice(0, pos), extra.vectors[0]!, ...vectors.slice(pos, k - 1)];
+    }
+  }
+  while (values.length < k) {
+    // an early exit before k Ritz pairs existed: pad with NaN / zero vectors (reason is not 'converged')
+    values = [...values, Number.NaN];
+    vectors = [...vectors, space.create(n)];
+  }
+  return finishEigen(op, space, run, { values, vectors, reason, iterations: c.iterations, method: `lanczos(${opts.which ?? 'smallest'}, maxBasis=${maxBasis})`, ...(detail ? { detail } : {}) });
+}

@@ -1,0 +1,133 @@
+/**
+ * Orthogonalisation kernels of the eigensolvers, written on the VectorSpace interface so that
+ * scalars stay on the device: classical Gram–Schmidt applied twice (CGS2, via multiDot and
+ * combine, no readback) and SVQB block orthonormalisation (Stathopoulos & Wu 2002: Gram
+ * matrix → host eigendecomposition → drop near-dependent directions → one combine per vector;
+ * one readback per call).
+ * @module
+ */
+import type { VectorSpace } from '@gpusparse/formats';
+import type { SolverStats } from '../common/result';
+import { symmetricEigen } from './dense';
+
+/**
+ * w ← (I − Q·Qᵀ)² · w, classical Gram–Schmidt twice, and the same combination on `mirror.w`
+ * with `mirror.q` (to keep A·w consistent without another matvec). No synchronisation.
+ *
+ * Sign trick: `combine(h, Q, −1, w)` computes w ← Q·h − w, so each pass flips the sign of w;
+ * two passes give w − Q·(h₁ − h₂). The returned device scalars are h₁ and h₂; the total
+ * projection coefficients are h₁ − h₂ (read them only when needed).
+ * Cost: 2·|Q| dots and 2·|Q| axpys of length n (twice that with a mirror).
+ * @example
+ * const { h1, h2 } = projectOutTwice(space, basis, w); // w ⟂ basis
+ */
+export function projectOutTwice<V, S>(
+  space: VectorSpace<V, S>,
+  q: readonly V[],
+  w: V,
+  mirror?: { q: readonly V[]; w: V },
+): { h1: S[]; h2: S[] } {
+  if (q.length === 0) return { h1: [], h2: [] };
+  const h1 = space.multiDot(q, w); // h₁ = Qᵀ·w
+  space.combine(h1, q, -1, w); // w ← Q·h₁ − w
+  if (mirror) space.combine(h1, mirror.q, -1, mirror.w); // A·w ← A·Q·h₁ − A·w
+  const h2 = space.multiDot(q, w); // h₂ = Qᵀ·w
+  space.combine(h2, q, -1, w); // w ← Q·h₂ − w  (= w₀ − Q·(h₁ − h₂))
+  if (mirror) space.combine(h2, mirror.q, -1, mirror.w); // A·w ← A·Q·h₂ − A·w
+  return { h1, h2 };
+}
+
+/** Outcome of {@link svqb}. */
+export interface SvqbResult<V> {
+  /** The orthonormal block (new vectors; the input vectors are released). */
+  block: V[];
+  /** The mirror block transformed the same way, when one was given. */
+  mirror: V[];
+  /** Number of directions dropped as linearly dependent. */
+  dropped: number;
+  /** Smallest kept / largest eigenvalue of the scaled Gram matrix (1 = perfectly conditioned). */
+  conditioning: number;
+  /** True when the Gram matrix held a non-finite entry (nothing was transformed). */
+  nonFinite: boolean;
+}
+
+/**
+ * SVQB: orthonormalise `block` in place of itself. Forms the Gram matrix G = BᵀB on the device
+ * (one readMany), scales it by D⁻¹ (D = `refNorms` when given, else √diag G), eigendecomposes
+ * D⁻¹GD⁻¹ = UΛUᵀ on the host, drops directions with λ < dropTol, and returns B·D⁻¹·U·Λ^(−1/2).
+ * With `refNorms` = the norms before a projection, λ is the squared fraction that survived it,
+ * so dropTol is a linear-dependence threshold relative to the original vectors.
+ * Cost: b(b+1)/2 dots, b·b' axpys (b' kept), one readback, O(b³) host flops.
+ * @example
+ * const { block } = await svqb(space, [w1, w2], { dropTol: 1e-14 }, stats);
+ */
+export async function svqb<V, S>(
+  space: VectorSpace<V, S>,
+  block: readonly V[],
+  opts: { dropTol: number; refNorms?: readonly S[]; mirror?: readonly V[] },
+  stats: SolverStats,
+): Promise<SvqbResult<V>> {
+  const b = block.length;
+  const empty: SvqbResult<V> = { block: [], mirror: [], dropped: 0, conditioning: 1, nonFinite: false };
+  if (b === 0) return empty;
+  const dots: S[] = [];
+  for (let j = 0; j < b; j++) dots.push(...space.multiDot(block.slice(0, j + 1), block[j]!)); // G[0..j][j]
+  const toRead: S[] = opts.refNorms ? [...dots, ...opts.refNorms] : dots;
+  const got = await space.readMany(toRead);
+  stats.readbacks++;
+  if (!got.every(Number.isFinite)) return { ...empty, block: [...block], mirror: [...(opts.mirror ?? [])], nonFinite: true };
+  const g: number[][] = Array.from({ length: b }, () => new Array<number>(b).fill(0));
+  let p = 0;
+  for (let j = 0; j < b; j++) {
+    for (let i = 0; i <= j; i++) {
+      g[i]![j] = got[p]!;
+      g[j]![i] = got[p]!;
+      p++;
+    }
+  }
+  const scale = new Array<number>(b);
+  for (let i = 0; i < b; i++) {
+    const d = opts.refNorms ? got[dots.length + i]! : Math.sqrt(Math.max(g[i]![i]!, 0));
+    scale[i] = d > 0 ? 1 / d : 0; // a zero vector contributes nothing
+  }
+  const gs = g.map((row, i) => row.map((x, j) => x * scale[i]! * scale[j]!));
+  const eig = symmetricEigen(gs);
+  if (!eig) return { ...empty, block: [...block], mirror: [...(opts.mirror ?? [])], nonFinite: true };
+  const lamMax = Math.max(eig.values[b - 1]!, 0);
+  const keep: number[] = [];
+  for (let l = 0; l < b; l++) if (eig.values[l]! > opts.dropTol && eig.values[l]! > 0) keep.push(l);
+  const out: V[] = [];
+  const outMirror: V[] = [];
+  const n = space.length(block[0]!);
+  for (const l of keep) {
+    const inv = 1 / Math.sqrt(eig.values[l]!);
+    const c = eig.vectors[l]!.map((u, i) => u * scale[i]! * inv); // column of D⁻¹·U·Λ^(−1/2)
+    const v = space.create(n);
+    space.combine(c, block, 0, v); // v = B·c
+    out.push(v);
+    if (opts.mirror) {
+      const mv = space.create(n);
+      space.combine(c, opts.mirror, 0, mv); // A·v = (A·B)·c
+      outMirror.push(mv);
+    }
+  }
+  for (const v of block) space.release(v);
+  for (const v of opts.mirror ?? []) space.release(v);
+  const conditioning = keep.length > 0 && lamMax > 0 ? eig.values[keep[0]!]! / lamMax : 0;
+  return { block: out, mirror: outMirror, dropped: b - keep.length, conditioning, nonFinite: false };
+}
+
+/**
+ * New vectors Y[:, l] = Σᵢ coeffs[l][i] · basis[i] (a small dense basis change on the device).
+ * Cost: |coeffs|·|basis| axpys of length n, no synchronisation.
+ * @example
+ * const ritz = combineColumns(space, Q, [s0, s1]); // Ritz vectors Q·s
+ */
+export function combineColumns<V, S>(space: VectorSpace<V, S>, basis: readonly V[], coeffs: readonly (readonly number[])[]): V[] {
+  const n = space.length(basis[0]!);
+  return coeffs.map((c) => {
+    const y = space.create(n);
+    space.combine(c, basis.slice(0, c.length), 0, y); // y = Σ cᵢ·basisᵢ
+    return y;
+  });
+}
