@@ -8,6 +8,12 @@ import { cooFormat } from './coo/index';
 import { cscFormat } from './csc/index';
 import { csrFormat } from './csr/index';
 // -- ELL family (helper A) --
+import { ellFormat } from './ell/index';
+import { ellRFormat } from './ell-r/index';
+import { hybridFormat } from './hybrid/index';
+import { sellFormat } from './sell/index';
+import { slicedEllFormat } from './sliced-ell/index';
+import { slicedEllRFormat } from './sliced-ell-r/index';
 // -- AXC / AXT (helper B) --
 // -- diagonal and survey formats (helper C) --
 import { cdmFormat } from './cdm/index';
@@ -24,6 +30,12 @@ export const formats: readonly AnyFormat[] = [
   cooFormat,
   cscFormat,
   // -- ELL family (helper A) --
+  ellFormat,
+  ellRFormat,
+  slicedEllFormat,
+  slicedEllRFormat,
+  sellFormat,
+  hybridFormat,
   // -- AXC / AXT (helper B) --
   // -- diagonal and survey formats (helper C) --
   diaFormat,

@@ -1,0 +1,146 @@
+/**
+ * SELL-C-σ (sliced ELLPACK with sorting), survey §2.3.4 (Kreutzer et al.): rows are sorted by
+ * length, descending, within windows of σ consecutive rows, then cut into chunks of C rows;
+ * each chunk is an ELL block of its own width, padded to C rows. Sorting inside a window
+ * groups rows of similar length (less padding) while keeping rows near their place (x
+ * locality). σ = 1 means no sorting (sliced ELL with full-height chunks).
+ *
+ * Layout: chunk c starts at slot chunkPtr[c]; slot k of local row r (sorted position
+ * p = c·C + r) is at `chunkPtr[c] + k·C + r` (column-major inside the chunk; every chunk has
+ * C rows, the last padded with phantom rows of value 0 and column 0). Matrix row
+ * rowPerm[p] sits at position p; products are written back in matrix-row order. Padding:
+ * value 0 and the row's last real column; empty rows listed in `emptyRows` (host-side).
+ * @module
+ */
+import { InvalidParameterError } from '../core/errors';
+import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
+import { validateCsr } from '../csr/csr';
+import { emptyFlags, emptyRowList, rowLengths, spmvArgs } from '../ell/ell-layout';
+import { buildSlices, isPositiveInt, type SlicedArrays, slicesSpmv, slicesStorage, slicesToCsr } from '../sliced-ell/slice-layout';
+
+/** Parameters of SELL-C-σ. */
+export interface SellParams {
+  /** Chunk height C (rows per chunk, ≥ 1); a multiple of the GPU subgroup size is natural. */
+  readonly C: number;
+  /** Sorting scope σ (≥ 1): rows are sorted within windows of σ rows; σ % C = 0 unless σ = 1. */
+  readonly sigma: number;
+}
+
+/** Default SELL-C-σ parameters: C = 32 (a warp), σ = 128 (4 chunks per sorting window). */
+export const sellDefaults: SellParams = { C: 32, sigma: 128 };
+
+/** A SELL-C-σ matrix. */
+export interface SellMatrix extends SparseMatrix {
+  readonly format: 'sell';
+  readonly C: number;
+  readonly sigma: number;
+  /** ceil(rows / C). */
+  readonly numChunks: number;
+  /** First slot of each chunk; length numChunks + 1, last entry = stored slots. */
+  readonly chunkPtr: Int32Array;
+  /** Width (longest row) of each chunk; length numChunks. */
+  readonly chunkWidth: Int32Array;
+  /** Column index of each slot: chunkPtr[c] + k·C + r. */
+  readonly colIdx: Int32Array;
+  /** Value of each slot: chunkPtr[c] + k·C + r; padding slots are 0. */
+  readonly values: Float64Array;
+  /** rowPerm[p] = matrix row stored at sorted position p (identity when σ = 1). */
+  readonly rowPerm: Int32Array;
+  /** Matrix rows without entries, ascending. Host-side round-trip metadata. */
+  readonly emptyRows: Int32Array;
+}
+
+/**
+ * Validate SELL-C-σ parameters: C ≥ 1 and σ ≥ 1 integers, σ a multiple of C unless σ = 1.
+ * Throws InvalidParameterError naming the parameter.
+ */
+export function checkSellParams(params: Partial<SellParams>): SellParams {
+  const C = params.C ?? sellDefaults.C;
+  const sigma = params.sigma ?? sellDefaults.sigma;
+  if (!isPositiveInt(C)) throw new InvalidParameterError('C', 'an integer ≥ 1 (SELL chunk height)', C);
+  if (!isPositiveInt(sigma)) throw new InvalidParameterError('sigma', 'an integer ≥ 1 (SELL sorting scope)', sigma);
+  if (sigma !== 1 && sigma % C !== 0) throw new InvalidParameterError('sigma', `1 or a multiple of C = ${C}`, sigma);
+  return { C, sigma };
+}
+
+/**
+ * The SELL-C-σ row order: within each window of σ rows, rows by length descending, ties in
+ * matrix-row order (a stable sort, so the order is deterministic). σ = 1 gives the identity.
+ * Cost: O(rows log σ).
+ * @example
+ * sellRowOrder(Int32Array.of(2, 3, 1, 1, 2, 3), 4); // [1, 0, 2, 3, 5, 4]
+ */
+export function sellRowOrder(lengths: Int32Array, sigma: number): Int32Array {
+  const rows = lengths.length;
+  const order = new Int32Array(rows);
+  for (let i = 0; i < rows; i++) order[i] = i;
+  if (sigma <= 1) return order;
+  for (let w = 0; w < rows; w += sigma) {
+    const win = order.subarray(w, Math.min(rows, w + sigma));
+    win.sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+  }
+  return order;
+}
+
+function sellArrays(m: SellMatrix): SlicedArrays {
+  return { rows: m.rows, cols: m.cols, height: m.C, padLast: true, slicePtr: m.chunkPtr, sliceWidth: m.chunkWidth, colIdx: m.colIdx, values: m.values };
+}
+
+/**
+ * SELL-C-σ from canonical CSR (validated). Cost: O(rows log σ + stored slots).
+ * Throws InvalidParameterError for bad C or σ, PaddingOverflowError past 2^31 − 1 slots.
+ * @example
+ * const s = sellFromCsr(a, { C: 2, sigma: 4 });
+ */
+export function sellFromCsr(a: CsrMatrix, params: Partial<SellParams> = {}): SellMatrix {
+  const { C, sigma } = checkSellParams(params);
+  validateCsr(a, 'sellFromCsr');
+  const { lengths } = rowLengths(a);
+  const rowPerm = sellRowOrder(lengths, sigma);
+  const s = buildSlices(a, lengths, rowPerm, C, true, 'sellFromCsr');
+  return {
+    format: 'sell',
+    rows: a.rows,
+    cols: a.cols,
+    nnz: a.rowPtr[a.rows] ?? 0,
+    C,
+    sigma,
+    numChunks: s.sliceWidth.length,
+    chunkPtr: s.slicePtr,
+    chunkWidth: s.sliceWidth,
+    colIdx: s.colIdx,
+    values: s.values,
+    rowPerm,
+    emptyRows: emptyRowList(lengths),
+  };
+}
+
+/** SELL-C-σ → canonical CSR in matrix-row order, exact; validates everything. O(rows + slots). */
+export function sellToCsr(m: SellMatrix): CsrMatrix {
+  checkSellParams(m);
+  return slicesToCsr(sellArrays(m), m.rowPerm, null, emptyFlags(m.emptyRows, m.rows, 'SELL'), 'SELL');
+}
+
+/**
+ * y = A·x in float64, y in matrix-row order (y[rowPerm[p]] = row at position p · x).
+ * Thread-per-row order; each row stops at its first padding slot. Cost: ≤ 2·stored slots flops.
+ * @example
+ * sellSpmv(sellFromCsr(a, { C: 2, sigma: 4 }), x); // equals csrSpmv(a, x)
+ */
+export function sellSpmv(m: SellMatrix, x: Float64Array, y?: Float64Array): Float64Array {
+  const out = spmvArgs('sellSpmv', m.rows, m.cols, x, y);
+  checkSellParams(m);
+  return slicesSpmv(sellArrays(m), m.rowPerm, null, emptyFlags(m.emptyRows, m.rows, 'sellSpmv'), x, out, 'sellSpmv');
+}
+
+/**
+ * SELL-C-σ storage: values and column indices of C·Σ_c width_c slots (survey (2.60):
+ * N_s + 1 slice pointers + 2·C·Σ N_nzv(i) elements), plus chunkWidth (numChunks indices) and,
+ * for σ > 1, the row permutation (rows indices; for σ = 1 it is the identity and never
+ * uploaded). emptyRows is not counted. O(1).
+ */
+export function sellStorageBytes(m: SellMatrix, opts: StorageOptions = {}): StorageInfo {
+  const info = slicesStorage(sellArrays(m), m.nnz, opts, { rowPerm: m.sigma > 1 });
+  const { slicePtr, sliceWidth, ...rest } = info.arrays;
+  return { ...info, arrays: { ...rest, chunkPtr: slicePtr ?? 0, chunkWidth: sliceWidth ?? 0 } };
+}
