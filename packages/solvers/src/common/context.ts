@@ -1,0 +1,135 @@
+/**
+ * Book-keeping shared by every Krylov solver: counted operator and preconditioner applications,
+ * counted readbacks, the convergence rule, history, the user callback and abort signal, and the
+ * final {@link SolveResult}.
+ * @module
+ */
+import type { LinearOperator, ScalarLike, VectorSpace } from '@gpusparse/formats';
+import { type HistoryPoint, newStats, type SolveResult, type SolverStats, type StopReason } from './result';
+import type { ResolvedOptions } from './options';
+
+/**
+ * One solve in progress. Cost: every method forwards to the space or operator and bumps a
+ * counter; `readOne`/`readMany` are the only synchronisation points.
+ * @example
+ * const ctx = new SolveContext('cg', space, op, b, resolveOptions('cg', space, op, b, {}));
+ * ctx.matvec(x, q); // q = A·x, stats.matvecs += 1
+ */
+export class SolveContext<V, S> {
+  readonly stats: SolverStats = newStats();
+  readonly history: HistoryPoint[] = [];
+  readonly n: number;
+  /** ‖b‖ once {@link SolveContext.setBNorm} ran. */
+  bNorm = Number.NaN;
+  /** max(rtol·‖b‖, atol). */
+  tol = Number.NaN;
+  private readonly t0 = performance.now();
+
+  constructor(
+    readonly method: string,
+    readonly space: VectorSpace<V, S>,
+    readonly op: LinearOperator<V>,
+    readonly b: V,
+    readonly opts: ResolvedOptions<V>,
+  ) {
+    this.n = op.rows;
+  }
+
+  /** y = A·x (counted). */
+  matvec(x: V, y: V): void {
+    this.stats.matvecs++;
+    this.op.apply(x, y);
+  }
+
+  /** y = Aᵀ·x (counted); the caller checked that the operator has it. */
+  matvecTranspose(x: V, y: V): void {
+    this.stats.matvecs++;
+    this.op.applyTranspose!(x, y);
+  }
+
+  /** z = M⁻¹·r (counted); the caller checked that a preconditioner is set. */
+  precond(r: V, z: V): void {
+    this.stats.precondApplies++;
+    this.opts.preconditioner!.apply(r, z);
+  }
+
+  /** z = M⁻ᵀ·r (counted). */
+  precondTranspose(r: V, z: V): void {
+    this.stats.precondApplies++;
+    this.opts.preconditioner!.applyTranspose!(r, z);
+  }
+
+  /** r = b − A·x, one matvec. `x` and `r` must be different vectors. */
+  residual(x: V, r: V): void {
+    this.matvec(x, r);
+    // r = b − A·x
+    this.space.axpby(1, this.b, -1, r);
+  }
+
+  /** One scalar read (one synchronisation). */
+  async readOne(s: ScalarLike<S>): Promise<number> {
+    this.stats.readbacks++;
+    return this.space.read(s);
+  }
+
+  /** Several scalars with one synchronisation. */
+  async readMany(s: readonly ScalarLike<S>[]): Promise<number[]> {
+    this.stats.readbacks++;
+    return this.space.readMany(s);
+  }
+
+  /** Fix ‖b‖ and the tolerance max(rtol·‖b‖, atol). */
+  setBNorm(bNorm: number): void {
+    this.bNorm = bNorm;
+    this.tol = Math.max(this.opts.rtol * bNorm, this.opts.atol);
+  }
+
+  /** The initial vector x = x0 (copied, never mutated) or 0. */
+  initialX(): V {
+    const x = this.space.create(this.n);
+    if (this.opts.x0 !== undefined) this.space.copy(this.opts.x0, x);
+    return x;
+  }
+
+  /** True when the abort signal fired. */
+  aborted(): boolean {
+    return this.opts.signal?.aborted === true;
+  }
+
+  /**
+   * Record a checked residual estimate: history, then the user callback and the abort signal.
+   * Returns true when the solve must stop ('stopped').
+   */
+  report(iteration: number, residual: number): boolean {
+    if (this.opts.recordHistory) this.history.push({ iteration, residual });
+    const cb = this.opts.onIteration;
+    if (cb) {
+      const verdict = cb({ iteration, residual, relativeResidual: residual / this.bNorm, tolerance: this.tol });
+      if (verdict === false) return true;
+    }
+    return this.aborted();
+  }
+
+  /** Build the result; `converged` is decided by the true residual against the tolerance. */
+  finish(x: V, reason: StopReason, iterations: number, trueResidual: number, detail?: string): SolveResult<V> {
+    this.stats.ms = performance.now() - this.t0;
+    const result: SolveResult<V> = {
+      x,
+      converged: reason === 'converged',
+      reason,
+      iterations,
+      trueResidual,
+      bNorm: this.bNorm,
+      history: this.history,
+      stats: this.stats,
+      method: this.method,
+    };
+    if (detail !== undefined) result.detail = detail;
+    return result;
+  }
+}
+
+/** Is this value usable as a denominator (finite and non-zero)? */
+export function isUsable(v: number): boolean {
+  return v !== 0 && Number.isFinite(v);
+}

@@ -1,0 +1,176 @@
+/**
+ * The driver shared by the short-recurrence solvers (CG, BiCG, BiCGStab).
+ *
+ * Scalars stay on the device. Every denominator a step divides by is *watched*: in the normal
+ * mode it is only queued, and all queued scalars are read together with the residual estimate
+ * at the next check (one synchronisation every `checkEvery` iterations). When a check finds a
+ * zero or non-finite scalar, the iterates since the last clean check may be garbage, so the
+ * driver rolls x back to the checkpoint taken at that check (one vector copy per check),
+ * restarts the recurrence from r = b − A·x and replays up to `checkEvery` iterations in the
+ * *guarded* mode, where each watched scalar is read before it is used. A breakdown is then
+ * caught exactly where it happens and reported as a reason with its scalar and iteration,
+ * never as NaN in x and never as an exception.
+ * @module
+ */
+import type { SolveResult } from './result';
+import type { SolveContext } from './context';
+
+/** What a step hands its denominators to. */
+export interface Watch<S> {
+  /**
+   * Watch the scalar `s` named `name` (e.g. '⟨p, A·p⟩'). Normal mode: queue it, return true.
+   * Guarded mode: read it now; return false when it is 0 or non-finite, in which case the step
+   * must return at once without using it.
+   */
+  ok(name: string, s: S): Promise<boolean>;
+}
+
+/** A short-recurrence Krylov method bound to one solve. */
+export interface RecurrenceMethod<V, S> {
+  /** The iterate, updated in place by {@link RecurrenceMethod.step}. */
+  readonly x: V;
+  /**
+   * Restart from the current x: r = b − A·x (one matvec, or r = b when `xIsZero`), directions
+   * reset at the next step. Returns ‖r‖ as a scalar (the true residual in the space's precision).
+   */
+  restart(xIsZero: boolean): S;
+  /** Iteration k (1-based): one pass of the recurrence. */
+  step(k: number, watch: Watch<S>): Promise<void>;
+  /** ‖r‖ of the recursively updated residual (may record one reduction). */
+  residualNorm(): S;
+}
+
+interface Failure {
+  name: string;
+  value: number;
+}
+
+class WatchList<V, S> implements Watch<S> {
+  readonly pending: { name: string; k: number; s: S }[] = [];
+  failure: Failure | undefined;
+  constructor(
+    private readonly ctx: SolveContext<V, S>,
+    private readonly guarded: boolean,
+    private readonly k: number,
+  ) {}
+  async ok(name: string, s: S): Promise<boolean> {
+    if (!this.guarded) {
+      this.pending.push({ name, k: this.k, s });
+      return true;
+    }
+    const value = await this.ctx.readOne(s);
+    if (value !== 0 && Number.isFinite(value)) return true;
+    this.failure = { name, value };
+    return false;
+  }
+}
+
+/** Consecutive false convergences (estimate passed, true residual did not improve 2×) before giving up. */
+const STAGNATION_LIMIT = 3;
+
+/**
+ * Run a short-recurrence method to completion under the shared convergence rule.
+ * Cost: the method's own cost per iteration, plus one readback per check, one vector copy per
+ * check (the rollback checkpoint) and one matvec at exit for the true residual.
+ * @example
+ * return runRecurrence(ctx, new CgMethod(ctx));
+ */
+export async function runRecurrence<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>): Promise<SolveResult<V>> {
+  const { space, opts } = ctx;
+  const x = m.x;
+  const bNorm = await ctx.readOne(space.norm2(ctx.b));
+  ctx.setBNorm(bNorm);
+  if (!Number.isFinite(bNorm)) {
+    return ctx.finish(x, 'non-finite', 0, Number.NaN, `${ctx.method}: b contains non-finite values (‖b‖ = ${bNorm})`);
+  }
+  if (bNorm === 0) {
+    space.fill(x, 0);
+    return ctx.finish(x, 'converged', 0, 0, 'b = 0, so x = 0');
+  }
+  const xIsZero = opts.x0 === undefined;
+  let rn = xIsZero ? (m.restart(true), bNorm) : await ctx.readOne(m.restart(false));
+  if (!Number.isFinite(rn)) {
+    return ctx.finish(x, 'non-finite', 0, rn, `${ctx.method}: initial residual ‖b − A·x0‖ = ${rn} (x0 or A holds non-finite values)`);
+  }
+  if (opts.recordHistory) ctx.history.push({ iteration: 0, residual: rn });
+  if (rn <= ctx.tol) return ctx.finish(x, 'converged', 0, rn);
+  if (ctx.aborted()) return ctx.finish(x, 'stopped', 0, rn, 'signal aborted before the first iteration');
+
+  const checkpoint = space.create(ctx.n);
+  space.copy(x, checkpoint);
+  let kCheck = 0;
+  let guardedUntil = -1;
+  let falseConvergences = 0;
+  let lastTrue = Number.POSITIVE_INFINITY;
+  let k = 0;
+
+  const final = async (reason: SolveResult<V>['reason'], detail?: string): Promise<SolveResult<V>> => {
+    const tr = await ctx.readOne(m.restart(false));
+    return ctx.finish(x, reason, k, tr, detail);
+  };
+
+  for (;;) {
+    if (k >= opts.maxIterations) return final('max-iterations');
+    k++;
+    const guarded = k <= guardedUntil;
+    const watch = new WatchList(ctx, guarded, k);
+    await m.step(k, watch);
+    if (watch.failure) {
+      const f = watch.failure;
+      if (f.value === 0) {
+        // a vanishing scalar may just mean r = 0: look at the residual before calling it a breakdown
+        rn = await ctx.readOne(m.residualNorm());
+        if (rn <= ctx.tol) {
+          const tr = await ctx.readOne(m.restart(false));
+          if (tr <= ctx.tol) return ctx.finish(x, 'converged', k, tr);
+        }
+        return final('breakdown', `${ctx.method}: ${f.name} = 0 at iteration ${k}`);
+      }
+      return final('non-finite', `${ctx.method}: ${f.name} = ${f.value} at iteration ${k}`);
+    }
+    const isCheck = guarded || k === 1 || k % opts.checkEvery === 0 || k >= opts.maxIterations || ctx.aborted();
+    if (!isCheck) continue;
+
+    const vals = await ctx.readMany([m.residualNorm(), ...watch.pending.map((w) => w.s)]);
+    rn = vals[0]!;
+    const converging = rn <= ctx.tol;
+    let bad = -1;
+    for (let i = 1; i < vals.length; i++) {
+      const v = vals[i]!;
+      if (!Number.isFinite(v) || (v === 0 && !converging)) {
+        bad = i - 1;
+        break;
+      }
+    }
+    if (bad >= 0 || !Number.isFinite(rn)) {
+      if (guarded) return final('non-finite', `${ctx.method}: residual estimate ${rn} at iteration ${k}`);
+      // roll back to the last clean check and replay with every scalar read before use
+      space.copy(checkpoint, x);
+      k = kCheck;
+      guardedUntil = k + opts.checkEvery;
+      m.restart(false);
+      continue;
+    }
+    if (ctx.report(k, rn)) return final('stopped', ctx.aborted() ? 'signal aborted' : 'onIteration returned false');
+    if (converging) {
+      // the estimate passed: recompute r = b − A·x (residual replacement) and let it decide
+      const tr = await ctx.readOne(m.restart(false));
+      if (tr <= ctx.tol) return ctx.finish(x, 'converged', k, tr);
+      falseConvergences = tr > 0.5 * lastTrue ? falseConvergences + 1 : 0;
+      lastTrue = Math.min(lastTrue, tr);
+      if (falseConvergences >= STAGNATION_LIMIT) {
+        return ctx.finish(
+          x,
+          'breakdown',
+          k,
+          tr,
+          `${ctx.method}: stagnation at iteration ${k}: the residual estimate passed the tolerance ${ctx.tol.toExponential(2)} ` +
+            `${STAGNATION_LIMIT} times but ‖b − A·x‖ stays at ${tr.toExponential(2)}; the ${space.precision} ` +
+            'space cannot resolve this tolerance (use refinedSolve for mixed-precision refinement)',
+        );
+      }
+    }
+    space.copy(x, checkpoint);
+    kCheck = k;
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * BiCG (Fletcher 1976; Barrett et al., Templates §2.3.5) for general square A. Needs Aᵀ
+ * (`applyTranspose`), and M⁻ᵀ when preconditioned.
+ *
+ * Memory traffic per iteration (n-vectors):
+ * - matvecs: 2 (q = A·p, q̂ = Aᵀ·p̂); preconditioner applies: 2 when M is set (M⁻¹, M⁻ᵀ)
+ * - dots: 2 (⟨p̂, q⟩, ρ = ⟨ẑ, r⟩; ‖r‖ one more reduction at checks only)
+ * - axpby: 5 (x, r, r̂, p, p̂), each 2 reads + 1 write
+ * - total ≈ 14 vector reads + 5 writes + 2 matvecs; 7 vectors of storage (x, r, r̂, p, p̂, q, q̂), 9 with M
+ * @module
+ */
+import { type LinearOperator, NotSupportedError, type VectorSpace } from '@gpusparse/formats';
+import { SolveContext } from '../common/context';
+import { resolveOptions, type SolveOptions } from '../common/options';
+import { type RecurrenceMethod, runRecurrence, type Watch } from '../common/recurrence';
+import type { SolveResult } from '../common/result';
+
+class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
+  readonly x: V;
+  private readonly r: V;
+  private readonly rHat: V;
+  private readonly z: V;
+  private readonly zHat: V;
+  private readonly p: V;
+  private readonly pHat: V;
+  private readonly q: V;
+  private readonly qHat: V;
+  private rho: S | undefined;
+  private fresh = true;
+
+  constructor(private readonly ctx: SolveContext<V, S>) {
+    const s = ctx.space;
+    const n = ctx.n;
+    const hasM = ctx.opts.preconditioner !== undefined;
+    this.x = ctx.initialX();
+    this.r = s.create(n);
+    this.rHat = s.create(n);
+    this.z = hasM ? s.create(n) : this.r;
+    this.zHat = hasM ? s.create(n) : this.rHat;
+    this.p = s.create(n);
+    this.pHat = s.create(n);
+    this.q = s.create(n);
+    this.qHat = s.create(n);
+  }
+
+  restart(xIsZero: boolean): S {
+    const s = this.ctx.space;
+    if (xIsZero) s.copy(this.ctx.b, this.r);
+    else this.ctx.residual(this.x, this.r); // r = b − A·x
+    this.fresh = true;
+    return s.norm2(this.r);
+  }
+
+  residualNorm(): S {
+    return this.ctx.space.norm2(this.r);
+  }
+
+  async step(_k: number, w: Watch<S>): Promise<void> {
+    const { ctx } = this;
+    const s = ctx.space;
+    const { x, r, rHat, z, zHat, p, pHat, q, qHat } = this;
+    const hasM = ctx.opts.preconditioner !== undefined;
+    if (this.fresh) {
+      s.copy(r, rHat); // r̂ = r
+      if (hasM) {
+        ctx.precond(r, z); // z = M⁻¹·r
+        ctx.precondTranspose(rHat, zHat); // ẑ = M⁻ᵀ·r̂
+      }
+      this.rho = s.dot(zHat, r); // ρ = ⟨ẑ, r⟩
+      if (!(await w.ok('ρ = ⟨ẑ, r⟩', this.rho))) return;
+      s.copy(z, p); // p = z
+      s.copy(zHat, pHat); // p̂ = ẑ
+      this.fresh = false;
+    }
+    ctx.matvec(p, q); // q = A·p
+    ctx.matvecTranspose(pHat, qHat); // q̂ = Aᵀ·p̂
+    const pq = s.dot(pHat, q);
+    if (!(await w.ok('⟨p̂, A·p⟩', pq))) return;
+    const alpha = s.div(this.rho!, pq); // α = ρ / ⟨p̂, q⟩
+    const minusAlpha = s.neg(alpha);
+    s.axpby(alpha, p, 1, x); // x = x + α·p
+    s.axpby(minusAlpha, q, 1, r); // r = r − α·q
+    s.axpby(minusAlpha, qHat, 1, rHat); // r̂ = r̂ − α·q̂
+    if (hasM) {
+      ctx.precond(r, z); // z = M⁻¹·r
+      ctx.precondTranspose(rHat, zHat); // ẑ = M⁻ᵀ·r̂
+    }
+    const rhoNew = s.dot(zHat, r); // ρ' = ⟨ẑ, r⟩
+    if (!(await w.ok('ρ = ⟨ẑ, r⟩', rhoNew))) return;
+    const beta = s.div(rhoNew, this.rho!); // β = ρ' / ρ
+    s.axpby(1, z, beta, p); // p = z + β·p
+    s.axpby(1, zHat, beta, pHat); // p̂ = ẑ + β·p̂
+    this.rho = rhoNew;
+  }
+}
+
+/**
+ * Solve A·x = b for general square A by BiCG. Requires `op.applyTranspose` (and
+ * `preconditioner.applyTranspose` when preconditioned): without it a NotSupportedError is thrown
+ * before any work, naming the operator. Breakdowns (ρ = 0, ⟨p̂, A·p⟩ = 0) are reasons.
+ *
+ * Cost per iteration: 2 matvecs (A and Aᵀ), 2 dots, 5 axpby (+2 preconditioner applies).
+ * @example
+ * const op = HostOperator.fromCsr(a); // CSR host operators provide applyTranspose
+ * const res = await bicg(space, op, b, { rtol: 1e-8 });
+ */
+export async function bicg<V, S>(
+  space: VectorSpace<V, S>,
+  op: LinearOperator<V>,
+  b: V,
+  options: SolveOptions<V> = {},
+): Promise<SolveResult<V>> {
+  if (typeof op.applyTranspose !== 'function') {
+    throw new NotSupportedError(
+      `bicg: operator '${op.label ?? 'unlabelled'}' (${op.rows}x${op.cols}) has no applyTranspose; BiCG needs y = Aᵀ·x. ` +
+        'Wrap the matrix in an operator that provides applyTranspose (HostOperator.fromCsr does), or use bicgstab or gmres, which need only A·x.',
+    );
+  }
+  const m = options.preconditioner;
+  if (m && typeof m.applyTranspose !== 'function') {
+    throw new NotSupportedError(
+      `bicg: preconditioner '${m.label ?? 'unlabelled'}' has no applyTranspose; preconditioned BiCG needs M⁻ᵀ. ` +
+        'Give a preconditioner with applyTranspose (jacobi and identity provide it), or use bicgstab or gmres.',
+    );
+  }
+  const opts = resolveOptions('bicg', space, op, b, options);
+  const ctx = new SolveContext('bicg', space, op, b, opts);
+  return runRecurrence(ctx, new BicgMethod(ctx));
+}

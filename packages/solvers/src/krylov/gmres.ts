@@ -1,0 +1,197 @@
+/**
+ * Restarted GMRES(m) (Saad & Schultz 1986) with right preconditioning: solves A·M⁻¹·u = b,
+ * x = x₀ + M⁻¹·V·y, so the minimised residual is the true, unpreconditioned one.
+ *
+ * Memory traffic of inner step j (0-based; n-vectors), orthogonalisation 'cgs2' (default):
+ * - matvecs: 1 (w = A·M⁻¹·v_j); preconditioner applies: 1 when M is set (+1 per cycle for x)
+ * - 2 multiDot passes over v_0..v_j and w (2·(j+2) reads), 2 combine passes (2·(j+2) reads + 2 writes),
+ *   ‖w‖ (1 read), v_{j+1} = w/‖w‖ (1 read + 1 write): ≈ 4j + 10 reads, 3 writes, 4 kernels
+ * - 'mgs': the same data volume in 2·(j+1) separate dot/axpby passes (slow on the GPU)
+ * - per cycle: x update (k + 1 reads + 1 write), r = b − A·x (1 matvec)
+ * - storage: m + 1 basis vectors + x, w (+ z with M)
+ * Hessenberg entries stay on the device and are read in one batch every `checkEvery` steps;
+ * the Givens rotations and the triangular solve run on the host in float64 (see givens.ts).
+ * @module
+ */
+import { InvalidParameterError, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
+import { SolveContext } from '../common/context';
+import { resolveOptions, type SolveOptions } from '../common/options';
+import type { SolveResult, StopReason } from '../common/result';
+import { GivensLeastSquares } from './givens';
+
+/** Options of {@link gmres}. */
+export interface GmresOptions<V> extends SolveOptions<V> {
+  /** Restart length m (default 30): m + 1 basis vectors are stored. */
+  restart?: number;
+  /**
+   * 'cgs2' (default): classical Gram–Schmidt applied twice with multiDot/combine — 4 fused passes
+   * per step, the fast one on the GPU, orthogonal to working precision.
+   * 'mgs': modified Gram–Schmidt — 2·(j+1) dependent passes per step.
+   */
+  orthogonalization?: 'cgs2' | 'mgs';
+}
+
+/**
+ * Solve A·x = b for general square A by restarted GMRES(m), right-preconditioned when
+ * `preconditioner` is given. Stops when ‖b − A·x‖ ≤ max(rtol·‖b‖, atol); the least-squares
+ * estimate triggers the check and the residual recomputed at the end of the cycle decides.
+ * A singular least-squares problem (R[j][j] = 0) before any progress is reported as 'breakdown'.
+ *
+ * Cost per iteration: 1 matvec, O(j) vector reads for the orthogonalisation (j ≤ m);
+ * per cycle one extra matvec for the residual.
+ * @example
+ * const res = await gmres(space, HostOperator.fromCsr(a), b, { restart: 20, rtol: 1e-8 });
+ * res.method; // 'gmres(20)'
+ */
+export async function gmres<V, S>(
+  space: VectorSpace<V, S>,
+  op: LinearOperator<V>,
+  b: V,
+  options: GmresOptions<V> = {},
+): Promise<SolveResult<V>> {
+  const m = options.restart ?? 30;
+  if (!Number.isInteger(m) || m < 1) throw new InvalidParameterError('gmres restart', 'an integer ≥ 1', m);
+  const ortho = options.orthogonalization ?? 'cgs2';
+  if (ortho !== 'cgs2' && ortho !== 'mgs') throw new InvalidParameterError('gmres orthogonalization', "'cgs2' or 'mgs'", ortho);
+  const method = `gmres(${m})`;
+  const opts = resolveOptions(method, space, op, b, options);
+  const ctx = new SolveContext(method, space, op, b, opts);
+  const n = ctx.n;
+  const hasM = opts.preconditioner !== undefined;
+  const x = ctx.initialX();
+
+  const bNorm = await ctx.readOne(space.norm2(b));
+  ctx.setBNorm(bNorm);
+  if (!Number.isFinite(bNorm)) return ctx.finish(x, 'non-finite', 0, Number.NaN, `${method}: b contains non-finite values (‖b‖ = ${bNorm})`);
+  if (bNorm === 0) {
+    space.fill(x, 0);
+    return ctx.finish(x, 'converged', 0, 0, 'b = 0, so x = 0');
+  }
+
+  const V: V[] = [];
+  const basis = (i: number): V => V[i] ?? (V[i] = space.create(n));
+  const w = space.create(n);
+  const z = hasM ? space.create(n) : w;
+  let k = 0;
+
+  // r = b − A·x into w; its norm is the true residual (in the space's precision)
+  const trueResidual = async (): Promise<[S, number]> => {
+    if (k === 0 && opts.x0 === undefined) {
+      space.copy(b, w);
+      return [space.norm2(w), bNorm];
+    }
+    ctx.residual(x, w);
+    const s = space.norm2(w);
+    return [s, await ctx.readOne(s)];
+  };
+
+  let [betaS, beta] = await trueResidual();
+  if (opts.recordHistory) ctx.history.push({ iteration: 0, residual: beta });
+  let falseConvergences = 0;
+  let lastTrue = Number.POSITIVE_INFINITY;
+
+  for (;;) {
+    if (!Number.isFinite(beta)) return ctx.finish(x, 'non-finite', k, beta, `${method}: ‖b − A·x‖ = ${beta} at iteration ${k}`);
+    if (beta <= ctx.tol) return ctx.finish(x, 'converged', k, beta);
+    if (k >= opts.maxIterations) return ctx.finish(x, 'max-iterations', k, beta);
+    if (ctx.aborted()) return ctx.finish(x, 'stopped', k, beta, 'signal aborted');
+
+    space.axpby(space.div(1, betaS), w, 0, basis(0)); // v₀ = r / β
+    const ls = new GivensLeastSquares(m, beta);
+    const pending: S[][] = [];
+    let used = 0; // columns usable for the update
+    let stop: { reason: StopReason; detail?: string } | undefined;
+    let estimate = beta;
+    let passed = false;
+
+    for (let j = 0; j < m && k < opts.maxIterations; j++) {
+      k++;
+      const vj = basis(j);
+      if (hasM) {
+        ctx.precond(vj, z); // z = M⁻¹·v_j
+        ctx.matvec(z, w); // w = A·z
+      } else ctx.matvec(vj, w); // w = A·v_j
+      const vs = V.slice(0, j + 1);
+      let h: S[];
+      if (ortho === 'cgs2') {
+        h = space.multiDot(vs, w); // h = Vᵀ·w
+        space.combine(h.map((s) => space.neg(s)), vs, 1, w); // w = w − V·h
+        const h2 = space.multiDot(vs, w); // h₂ = Vᵀ·w (re-orthogonalisation)
+        space.combine(h2.map((s) => space.neg(s)), vs, 1, w); // w = w − V·h₂
+        h = h.map((s, i) => space.add(s, h2[i]!));
+      } else {
+        h = [];
+        for (let i = 0; i <= j; i++) {
+          const hij = space.dot(V[i]!, w); // h_ij = ⟨v_i, w⟩
+          space.axpby(space.neg(hij), V[i]!, 1, w); // w = w − h_ij·v_i
+          h.push(hij);
+        }
+      }
+      const hn = space.norm2(w); // h_{j+1,j} = ‖w‖
+      space.axpby(space.div(1, hn), w, 0, basis(j + 1)); // v_{j+1} = w / h_{j+1,j}
+      h.push(hn);
+      pending.push(h);
+
+      const last = j === m - 1 || k >= opts.maxIterations;
+      if (!(last || k === 1 || k % opts.checkEvery === 0 || ctx.aborted())) continue;
+      const flat = await ctx.readMany(pending.flat());
+      let off = 0;
+      for (const col of pending) {
+        const c = ls.columns;
+        const vals = flat.slice(off, off + col.length);
+        off += col.length;
+        if (stop || passed) continue;
+        const badAt = vals.findIndex((v) => !Number.isFinite(v));
+        if (badAt >= 0) {
+          stop = { reason: 'non-finite', detail: `${method}: Hessenberg entry H[${badAt}][${c}] = ${vals[badAt]} at iteration ${k - j + c}` };
+          continue;
+        }
+        const st = ls.addColumn(vals);
+        if (st.singular) {
+          if (c === 0) stop = { reason: 'breakdown', detail: `${method}: H[0][0] = H[1][0] = 0 at iteration ${k - j} (A·v₀ = 0: A is singular on the residual)` };
+          else passed = true; // a singular column adds nothing: use the columns before it
+          continue;
+        }
+        used = c + 1;
+        estimate = st.estimate;
+        if (estimate <= ctx.tol) passed = true;
+      }
+      pending.length = 0;
+      if (!stop && !passed && ctx.report(k, estimate)) stop = { reason: 'stopped', detail: ctx.aborted() ? 'signal aborted' : 'onIteration returned false' };
+      if (stop || passed) break;
+    }
+
+    if (used > 0) {
+      const y = ls.solve(used);
+      const coeffs = Array.from(y);
+      const vs = V.slice(0, used);
+      if (hasM) {
+        space.combine(coeffs, vs, 0, w); // w = V·y
+        ctx.precond(w, z); // z = M⁻¹·V·y
+        space.axpby(1, z, 1, x); // x = x + M⁻¹·V·y
+      } else space.combine(coeffs, vs, 1, x); // x = x + V·y
+    }
+    const previous = beta;
+    [betaS, beta] = await trueResidual();
+    if (opts.recordHistory) ctx.history.push({ iteration: k, residual: beta });
+    if (stop && !(stop.reason === 'stopped' && beta <= ctx.tol)) return ctx.finish(x, stop.reason, k, beta, stop.detail);
+    if (used === 0 && beta >= previous) {
+      return ctx.finish(x, 'breakdown', k, beta, `${method}: no progress in a cycle at iteration ${k} (singular least-squares problem)`);
+    }
+    if (passed && beta > ctx.tol) {
+      falseConvergences = beta > 0.5 * lastTrue ? falseConvergences + 1 : 0;
+      lastTrue = Math.min(lastTrue, beta);
+      if (falseConvergences >= 3) {
+        return ctx.finish(
+          x,
+          'breakdown',
+          k,
+          beta,
+          `${method}: stagnation at iteration ${k}: the least-squares estimate passed the tolerance ${ctx.tol.toExponential(2)} ` +
+            `3 times but ‖b − A·x‖ stays at ${beta.toExponential(2)}; the ${space.precision} space cannot resolve this tolerance ` +
+            '(use refinedSolve for mixed-precision refinement)',
+        );
+      }
+    }
+  }
+}
