@@ -44,6 +44,7 @@ export class MatrixMarketParser {
   private readonly strict: boolean;
   private readonly keepZeros: boolean;
   private readonly maxLine: number;
+  private readonly maxDim: number | undefined;
   private readonly onWarning: ((w: MatrixMarketWarning) => void) | undefined;
   private readonly warnings: MatrixMarketWarning[] = [];
   private readonly comments: string[] = [];
@@ -70,6 +71,7 @@ export class MatrixMarketParser {
     this.keepZeros = opts.arrayZeros === 'keep';
     this.maxLine = opts.maxLineBytes ?? 1 << 20;
     this.onWarning = opts.onWarning;
+    this.maxDim = opts.maxDimension;
   }
 
   /** Feed the next chunk of bytes. Throws MatrixMarketError at the first malformed line. */
@@ -141,6 +143,14 @@ export class MatrixMarketParser {
           (this.count - this.declared === 1
             ? `the extra entry on line ${this.firstExtraLine} was kept (strictCount: false)`
             : `the ${this.count - this.declared} extra entries from line ${this.firstExtraLine} on were kept (strictCount: false)`),
+      );
+    }
+    const limit = this.maxDim ?? Math.max(1 << 22, 16 * this.count);
+    if (this.rows > limit || this.cols > limit) {
+      throw this.error(
+        this.sizeLine,
+        `rows and columns of at most ${limit} for a file with ${this.count} entries (pass maxDimension to allow more)`,
+        `${this.rows}x${this.cols}`,
       );
     }
     let matrix: CsrMatrix;

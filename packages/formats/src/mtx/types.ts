@@ -63,6 +63,12 @@ export interface MatrixMarketReadOptions {
   readonly arrayZeros?: 'drop' | 'keep';
   /** Longest accepted line in bytes (default 1 MiB); a longer line is an error, not a hang. */
   readonly maxLineBytes?: number;
+  /**
+   * Largest accepted row or column count. Default: max(2^22, 16 · entries read), so a tiny file
+   * claiming a 2·10^9-row matrix cannot make the reader allocate gigabytes of row pointers; pass
+   * a number (or Infinity) to read very large, very empty matrices.
+   */
+  readonly maxDimension?: number;
 }
 
 /** Options of `formatMatrixMarket` and `writeMatrixMarket`. */
