@@ -1,0 +1,272 @@
+/**
+ * Block Davidson (Davidson 1975; Liu 1978) for the k lowest eigenpairs of a symmetric
+ * operator with the diagonal preconditioner, following PySCF's `lib.linalg_helper.davidson1`
+ * defaults for FCI: level shift 1e-3, denominators clamped at ±1e-8, subspace of
+ * 12 + 4·(k − 1) vectors collapsed onto the current Ritz vectors, convergence when every
+ * eigenvalue moved by < tol = 1e-10 between iterations and every residual norm is
+ * < residualTol = √tol (1e-5 by default, PySCF's `toloose`).
+ *
+ * Memory traffic per iteration (m basis vectors, b new corrections, n rows): b matvecs;
+ * the new projected-matrix column entries (b·m dots); the residuals R = A·V·c − θ·V·c
+ * (2·k·m axpys); b host-computed denominators uploaded; CGS2 of the corrections against V
+ * twice (8·b·m axpys and dots) and two SVQB passes. Four synchronisations per iteration (H
+ * entries, residual norms, two Gram matrices). Memory: 2·maxSubspace + 2k vectors.
+ * @module
+ */
+import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
+import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
+import type { EigenResult, StopReason } from '../common/result';
+import type { EigenBaseOptions } from './common';
+import { EigenRun, allFinite, checkEigenInput, checkPositive, finishEigen } from './common';
+import { symmetricEigen } from './dense';
+import { combineColumns, projectOutTwice, svqb } from './ortho';
+
+/** Options of {@link davidson}. */
+export interface DavidsonOptions<V> extends EigenBaseOptions {
+  /** The operator's main diagonal in float64 (length n): the preconditioner and the initial guess. */
+  diagonal: Float64Array;
+  /** Energy tolerance: |θᵢ − θᵢ(previous iteration)| < tol for every root (default 1e-10). */
+  tol?: number;
+  /** Residual tolerance: ‖A·xᵢ − θᵢ·xᵢ‖ < residualTol for every root (default √tol). */
+  residualTol?: number;
+  /** Largest subspace before a collapse onto the k Ritz vectors (default 12 + 4·(k − 1)). */
+  maxSubspace?: number;
+  /** Level shift added to the denominators dᵢ − θ (default 1e-3). */
+  levelShift?: number;
+  /** Initial guesses (at least k; copied). Default: unit vectors at the k lowest diagonal entries. */
+  initialVectors?: readonly V[];
+  /** Squared relative norm below which an orthogonalised correction is dropped (default 1e-14 f64, 1e-8 f32). */
+  lindep?: number;
+}
+
+/** Denominator clamp of the diagonal preconditioner (PySCF: |d − θ| < 1e-8 → 1e-8). */
+const CLAMP = 1e-8;
+
+/** Indices of the k smallest diagonal entries (ties by index). */
+function lowestIndices(d: Float64Array, k: number): number[] {
+  return Array.from(d, (_, i) => i)
+    .sort((a, b) => d[a]! - d[b]! || a - b)
+    .slice(0, k);
+}
+
+/**
+ * The k lowest eigenpairs of a symmetric operator by block Davidson with the diagonal
+ * (level-shifted, clamped) preconditioner. Robust to degenerate roots (block method) and to
+ * near-dependent corrections (CGS2 + SVQB with dropping). Cost per iteration: ≤ k matvecs,
+ * O(m·n·k) vector work, 4 readbacks; see the module notes.
+ * @example
+ * const r = await davidson(op, space, { k: 3, diagonal: op.diagonal!() });
+ * r.values; // three lowest eigenvalues (e.g. CI energies), ascending
+ */
+export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: DavidsonOptions<V>): Promise<EigenResult<V>> {
+  const k = opts.k;
+  checkEigenInput('davidson', op, k);
+  const n = op.rows;
+  const d = opts.diagonal;
+  if (!(d instanceof Float64Array)) throw new InvalidParameterError('davidson diagonal', 'a Float64Array', d);
+  if (d.length !== n) throw new DimensionMismatchError('davidson diagonal', n, d.length);
+  for (let i = 0; i < n; i++) {
+    if (!Number.isFinite(d[i]!)) throw new InvalidParameterError(`davidson diagonal[${i}]`, 'a finite number', d[i]);
+  }
+  checkPositive('davidson tol', opts.tol);
+  checkPositive('davidson residualTol', opts.residualTol);
+  const tol = opts.tol ?? 1e-10;
+  const residualTol = opts.residualTol ?? Math.sqrt(tol);
+  const levelShift = opts.levelShift ?? 1e-3;
+  const maxSubspace = Math.min(n, opts.maxSubspace ?? 12 + 4 * (k - 1));
+  if (!Number.isInteger(maxSubspace) || (maxSubspace < k + 1 && maxSubspace < n)) {
+    throw new InvalidParameterError('davidson maxSubspace', `an integer ≥ k + 1 = ${k + 1}`, opts.maxSubspace);
+  }
+  const maxIterations = opts.maxIterations ?? 200;
+  const lindep = opts.lindep ?? (space.precision === 'f32' ? 1e-8 : 1e-14);
+  const run = new EigenRun(opts);
+  const stats = run.stats;
+  const method = `davidson(k=${k}, maxSubspace=${maxSubspace}, shift=${levelShift})`;
+
+  // initial block: user vectors or unit vectors at the lowest diagonal entries, orthonormalised
+  let guess: V[];
+  if (opts.initialVectors) {
+    if (opts.initialVectors.length < k) {
+      throw new InvalidParameterError('davidson initialVectors', `at least k = ${k} vectors`, opts.initialVectors.length);
+    }
+    guess = opts.initialVectors.map((v) => {
+      if (space.length(v) !== n) throw new DimensionMismatchError('davidson initialVectors', n, space.length(v));
+      const c = space.create(n);
+      space.copy(v, c);
+      return c;
+    });
+  } else guess = [];
+  const order = lowestIndices(d, n);
+  let nextUnit = 0;
+  let v: V[] = [];
+  for (let attempt = 0; v.length < k && attempt < 4; attempt++) {
+    while (guess.length + v.length < k && nextUnit < n) {
+      const e = space.create(n);
+      const unit = new Float64Array(n);
+      unit[order[nextUnit++]!] = 1;
+      space.write(e, unit);
+      guess.push(e);
+    }
+    for (const g of guess) projectOutTwice(space, v, g);
+    const o = await svqb(space, guess, { dropTol: lindep }, stats);
+    if (o.nonFinite) {
+      return finishEigen(op, space, run, { values: new Array(k).fill(Number.NaN), vectors: o.block.slice(0, k), reason: 'non-finite', iterations: 0, method, detail: 'davidson: non-finite initial vectors' });
+    }
+    v = [...v, ...o.block];
+    guess = [];
+  }
+  let av: V[] = [];
+  let h: number[][] = [];
+  let newVecs = v;
+  v = [];
+  let thetaPrev: number[] | undefined;
+  let iterations = 0;
+  let reason: StopReason = 'max-iterations';
+  let detail: string | undefined;
+  let coeffs: number[][] = [];
+  let theta: number[] = [];
+
+  for (;;) {
+    // 1. extend V and A·V, and the new entries of H = Vᵀ·A·V (one readback)
+    const m0 = v.length;
+    for (const t of newVecs) {
+      const at = space.create(n);
+      op.apply(t, at); // A·t
+      stats.matvecs++;
+      v.push(t);
+      av.push(at);
+    }
+    const m = v.length;
+    const from = h.length === m0 ? m0 : 0; // after a collapse h is empty: recompute all of it
+    const dots: S[] = [];
+    for (let j = from; j < m; j++) dots.push(...space.multiDot(v.slice(0, j + 1), av[j]!)); // H[0..j][j]
+    const got = await space.readMany(dots);
+    stats.readbacks++;
+    if (from === 0) h = [];
+    while (h.length < m) h.push([]);
+    let p = 0;
+    for (let j = from; j < m; j++) {
+      for (let i = 0; i <= j; i++) {
+        h[i]![j] = got[p]!;
+        h[j]![i] = got[p]!;
+        p++;
+      }
+    }
+    // 2. Rayleigh–Ritz on the host
+    const eig = allFinite(got) ? symmetricEigen(h) : undefined;
+    iterations++;
+    if (!eig) {
+      reason = 'non-finite';
+      detail = `davidson: non-finite projected matrix at iteration ${iterations}`;
+      break;
+    }
+    theta = eig.values.slice(0, k);
+    coeffs = eig.vectors.slice(0, k);
+    // 3. residuals r_i = A·V·c_i − θ_i·V·c_i and their norms (one readback)
+    const r: V[] = [];
+    const rnS: S[] = [];
+    for (let i = 0; i < k; i++) {
+      const ri = space.create(n);
+      space.combine(coeffs[i]!, av, 0, ri); // r = A·V·c
+      space.combine(coeffs[i]!.map((x) => -theta[i]! * x), v, 1, ri); // r ← r − θ·V·c
+      r.push(ri);
+      rnS.push(space.norm2(ri));
+    }
+    const rn = await space.readMany(rnS);
+    stats.readbacks++;
+    const de = theta.map((t, i) => (thetaPrev ? t - thetaPrev[i]! : Number.POSITIVE_INFINITY));
+    thetaPrev = theta;
+    const conv = theta.map((_, i) => Math.abs(de[i]!) < tol && rn[i]! < residualTol);
+    const stop = run.record({ iteration: iterations, values: theta, residualNorms: rn });
+    const release = () => r.forEach((x) => space.release(x));
+    if (!allFinite(rn)) {
+      release();
+      reason = 'non-finite';
+      detail = `davidson: non-finite residual at iteration ${iterations}`;
+      break;
+    }
+    if (conv.every(Boolean)) {
+      release();
+      reason = 'converged';
+      break;
+    }
+    if (stop) {
+      release();
+      reason = 'stopped';
+      break;
+    }
+    if (iterations >= maxIterations) {
+      release();
+      reason = 'max-iterations';
+      break;
+    }
+    // 4. corrections t_i = r_i / (d − θ_i + shift), clamped, for the unconverged roots
+    const t: V[] = [];
+    const tNorms: S[] = [];
+    for (let i = 0; i < k; i++) {
+      if (conv[i]) continue;
+      const inv = new Float64Array(n);
+      for (let j = 0; j < n; j++) {
+        let den = d[j]! - theta[i]! + levelShift; // d_j − (θ − shift)
+        if (Math.abs(den) < CLAMP) den = den < 0 ? -CLAMP : CLAMP;
+        inv[j] = 1 / den;
+      }
+      const dinv = space.fromArray(inv);
+      const ti = space.create(n);
+      space.multiply(r[i]!, dinv, ti); // t = r ∘ (d − θ + shift)⁻¹
+      stats.precondApplies++;
+      space.release(dinv);
+      t.push(ti);
+      tNorms.push(space.norm2(ti));
+    }
+    release();
+    // 5. collapse onto the current Ritz vectors when the subspace would overflow
+    if (m + t.length > maxSubspace) {
+      const x = combineColumns(space, v, coeffs); // X = V·C
+      const ax = combineColumns(space, av, coeffs); // A·X = A·V·C
+      v.forEach((y) => space.release(y));
+      av.forEach((y) => space.release(y));
+      v = [];
+      av = [];
+      h = [];
+      // re-append X through the regular path (its H block is recomputed explicitly)
+      for (let i = 0; i < k; i++) {
+        v.push(x[i]!);
+        av.push(ax[i]!);
+      }
+      coeffs = coeffs.map((_, i) => Array.from({ length: k }, (_, j) => (i === j ? 1 : 0))); // X = V·I
+    }
+    // 6. orthonormalise the corrections against V and each other: CGS2 + SVQB, twice
+    for (const ti of t) projectOutTwice(space, v, ti); // t ← (I − VVᵀ)²·t
+    const o1 = await svqb(space, t, { dropTol: lindep, refNorms: tNorms }, stats);
+    for (const ti of o1.block) projectOutTwice(space, v, ti);
+    const o2 = await svqb(space, o1.block, { dropTol: lindep }, stats);
+    if (o1.nonFinite || o2.nonFinite) {
+      reason = 'non-finite';
+      detail = `davidson: non-finite correction at iteration ${iterations}`;
+      break;
+    }
+    newVecs = o2.block.slice(0, Math.max(0, n - v.length));
+    o2.block.slice(newVecs.length).forEach((y) => space.release(y));
+    if (newVecs.length === 0) {
+      // nothing new to add: the subspace is stationary
+      if (rn.every((x) => x < residualTol)) reason = 'converged';
+      else {
+        reason = 'breakdown';
+        detail = `davidson: every correction was linearly dependent on the subspace at iteration ${iterations} (residuals ${rn.map((x) => x.toExponential(2)).join(', ')})`;
+      }
+      break;
+    }
+  }
+  // Ritz vectors of the final subspace
+  let vectors: V[];
+  if (coeffs.length === k && v.length > 0 && coeffs[0]!.length <= v.length && reason !== 'non-finite') {
+    vectors = combineColumns(space, v, coeffs);
+  } else {
+    vectors = Array.from({ length: k }, () => space.create(n));
+    if (theta.length < k) theta = new Array(k).fill(Number.NaN);
+  }
+  v.forEach((y) => space.release(y));
+  av.forEach((y) => space.release(y));
+  return finishEigen(op, space, run, { values: theta, vectors, reason, iterations, method, ...(detail ? { detail } : {}) });
+}
