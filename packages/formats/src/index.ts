@@ -10,6 +10,8 @@ export * from './operator/host';
 export * from './csr/index';
 export * from './coo/index';
 export * from './csc/index';
+export * from './axc/index';
+export * from './axt/index';
 export * from './core/row-stats';
 export * from './ell/index';
 export * from './ell-r/index';

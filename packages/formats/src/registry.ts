@@ -15,6 +15,8 @@ import { sellFormat } from './sell/index';
 import { slicedEllFormat } from './sliced-ell/index';
 import { slicedEllRFormat } from './sliced-ell-r/index';
 // -- AXC / AXT (helper B) --
+import { axcFormat } from './axc/index';
+import { axtch1Format, axtchFormat, axtuh1Format, axtuhFormat } from './axt/index';
 // -- diagonal and survey formats (helper C) --
 import { cdmFormat } from './cdm/index';
 import { diaFormat } from './dia/index';
@@ -37,6 +39,11 @@ export const formats: readonly AnyFormat[] = [
   sellFormat,
   hybridFormat,
   // -- AXC / AXT (helper B) --
+  axcFormat,
+  axtuh1Format,
+  axtuhFormat,
+  axtch1Format,
+  axtchFormat,
   // -- diagonal and survey formats (helper C) --
   diaFormat,
   hmFormat,
