@@ -4,7 +4,7 @@ import { csr, csrFromDense, csrSpmv } from '../src/csr/csr';
 import { type EllMatrix, ellFormat, ellFromCsr, ellSpmv, ellStorageFormula, ellToCsr, PaddingOverflowError } from '../src/ell/index';
 import { ellRFormat, ellRFromCsr, ellRSpmv, ellRToCsr } from '../src/ell-r/index';
 import { oneDenseRow } from '../src/generators/index';
-import { getFormat } from '../src/registry';
+import { type AnyFormat, getFormat } from '../src/registry';
 import { slicedEllFormat, slicedEllFromCsr, slicedEllSpmv, slicedEllToCsr } from '../src/sliced-ell/index';
 import { slicedEllRFormat, slicedEllRFromCsr, slicedEllRToCsr } from '../src/sliced-ell-r/index';
 import { expectSameCsr, expectSpmvMatches, familyCases, lengthsOf, seedEllDense, surveyEllDense, vectorFor } from './ell-family-cases';
@@ -169,7 +169,7 @@ describe('sliced ELL and sliced ELL-R (seed 001 §3.4–3.5) reference tier', ()
 });
 
 describe('ELL family on the generator families', () => {
-  const variants = [
+  const variants: { name: string; fmt: AnyFormat; params: object }[] = [
     { name: 'ell', fmt: ellFormat, params: {} },
     { name: 'ell-r', fmt: ellRFormat, params: {} },
     ...[1, 2, 3, 8, 32].map((h) => ({ name: `sliced-ell h=${h}`, fmt: slicedEllFormat, params: { sliceHeight: h } })),
