@@ -1,0 +1,91 @@
+/**
+ * From an FCIDUMP and a space specification (FCI, truncated CI, CAS) to the effective
+ * integrals and the determinant space.
+ * @module
+ */
+import { InvalidParameterError } from '@gpusparse/formats';
+import { chooseActiveSpace, freezeOrbitals, occupationsByEnergy, orbitalEnergies } from '../fcidump/active-space';
+import type { Fcidump } from '../fcidump/types';
+import { type DeterminantSpace, fciSpace, orderByExcitation, type ReferenceDeterminant, truncatedSpace } from './space';
+
+/** Which determinants: full CI, truncated CI by excitation level, or a CAS. */
+export type SpaceSpec =
+  | 'fci'
+  | { kind: 'fci' }
+  | { kind: 'cisd' | 'ci'; level?: number }
+  | { kind: 'cas'; electrons: number; orbitals: number; core?: number[]; active?: number[] };
+
+/** Options of {@link buildCiSpace}. */
+export interface BuildSpaceOptions {
+  /** 2·S_z (default: the file's MS2). */
+  ms2?: number;
+  /** Keep only determinants of this irrep (Molpro 1..8), or 'isym' for the file's ISYM. */
+  irrep?: number | 'isym';
+  /** Reference determinant (default: aufbau by orbital energy, see orbitalEnergies). */
+  reference?: ReferenceDeterminant;
+  /**
+   * Put determinants of excitation level ≤ referenceLevel (from the reference) first: the
+   * Reference region of seed 001. Truncated CI spaces are always level-ordered.
+   */
+  referenceLevel?: number;
+}
+
+/** The effective integrals (CAS-reduced when asked) and the space over them. */
+export interface CiSpace {
+  fcidump: Fcidump;
+  space: DeterminantSpace;
+  reference: ReferenceDeterminant;
+}
+
+/** The aufbau determinant of `fd` for 2·S_z = ms2 (orbitals filled by orbital energy). */
+export function aufbauReference(fd: Fcidump, ms2: number): ReferenceDeterminant {
+  const occ = occupationsByEnergy(orbitalEnergies(fd), fd.nelec, ms2);
+  const alpha: number[] = [];
+  const beta: number[] = [];
+  for (let p = 0; p < fd.norb; p++) {
+    if (occ[p]! >= 1) alpha.push(p);
+    if (occ[p]! === 2) beta.push(p);
+  }
+  // ms2 > 0: singly occupied orbitals are alpha; ms2 < 0: swap
+  return ms2 >= 0 ? { alpha, beta } : { alpha: beta, beta: alpha };
+}
+
+/**
+ * Build the determinant space of `spec` for `fd`. Cost O(size) (plus O(norb⁴) for a CAS).
+ * @example
+ * const { fcidump, space } = buildCiSpace(fd, { kind: 'cisd' }, { irrep: 'isym' });
+ */
+export function buildCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpaceOptions = {}): CiSpace {
+  const ms2 = options.ms2 ?? fd0.ms2;
+  if (!Number.isInteger(ms2) || Math.abs(ms2) > fd0.nelec || (fd0.nelec + ms2) % 2 !== 0) {
+    throw new InvalidParameterError('ms2', `an integer with |ms2| ≤ ${fd0.nelec} and the parity of NELEC`, ms2);
+  }
+  const kind = typeof spec === 'string' ? spec : spec.kind;
+  let fd = fd0;
+  if (typeof spec === 'object' && spec.kind === 'cas') {
+    fd = freezeOrbitals(fd0, chooseActiveSpace(fd0, spec.electrons, spec.orbitals, { ...(spec.core ? { core: spec.core } : {}), ...(spec.active ? { active: spec.active } : {}) }));
+  }
+  const irrep = options.irrep === 'isym' ? fd.isym : options.irrep;
+  const nalpha = (fd.nelec + ms2) / 2;
+  const nbeta = (fd.nelec - ms2) / 2;
+  if (nalpha > fd.norb || nbeta > fd.norb) throw new InvalidParameterError('ms2', `at most ${fd.norb} electrons per spin`, `${nalpha}α, ${nbeta}β`);
+  const reference = options.reference ?? aufbauReference(fd, ms2);
+  if (reference.alpha.length !== nalpha || reference.beta.length !== nbeta) {
+    throw new InvalidParameterError('reference', `${nalpha} alpha and ${nbeta} beta orbitals`, JSON.stringify(reference));
+  }
+  const spaceOpts = irrep === undefined ? {} : { irrep, orbsym: fd.orbsym };
+  let space: DeterminantSpace;
+  if (kind === 'fci' || kind === 'cas') {
+    space = fciSpace(fd.norb, nalpha, nbeta, spaceOpts);
+    if (options.referenceLevel !== undefined) space = orderByExcitation(space, reference, options.referenceLevel);
+  } else if (kind === 'cisd' || kind === 'ci') {
+    const s = spec as { level?: number };
+    const level = s.level ?? (kind === 'cisd' ? 2 : undefined);
+    if (level === undefined) throw new InvalidParameterError('space.level', "an excitation level for kind 'ci'", undefined);
+    space = truncatedSpace(fd.norb, level, reference, { ...spaceOpts, ...(options.referenceLevel !== undefined ? { referenceLevel: options.referenceLevel } : {}) });
+  } else {
+    throw new InvalidParameterError('space', "'fci', { kind: 'cisd' | 'ci', level } or { kind: 'cas', electrons, orbitals }", JSON.stringify(spec));
+  }
+  if (space.size === 0) throw new InvalidParameterError('space', 'at least one determinant', `an empty space (${space.label})`);
+  return { fcidump: fd, space, reference };
+}

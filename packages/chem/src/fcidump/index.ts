@@ -1,0 +1,5 @@
+/** FCIDUMP reading (text parser; the node file reader is exported separately from ../index). @module */
+export * from './errors';
+export * from './types';
+export * from './parse';
+export * from './active-space';

@@ -1,0 +1,5 @@
+/** Slater–Condon Hamiltonian assembly (CSR, worker threads), S² and the spin penalty. @module */
+export * from './tables';
+export * from './kernel';
+export * from './assemble';
+export * from './spin';
