@@ -1,0 +1,270 @@
+/**
+ * LOBPCG (Knyazev 2001) for the k smallest eigenpairs of a symmetric operator, block size
+ * k + guard, optional preconditioner, with the stabilised Rayleigh–Ritz step: the basis
+ * [X, W, P] is orthonormalised (CGS2 against the earlier blocks + SVQB, Duersch et al. 2018),
+ * so that the projected problem is a standard symmetric one; P is dropped for an iteration when
+ * its orthogonalised block is numerically dependent on [X, W]. Converged columns are soft-locked
+ * (no W or P for them).
+ *
+ * Memory traffic per iteration (b = block size, a = active columns, n rows): a matvecs (A·W),
+ * a preconditioner applications, residuals (b axpys), CGS2 of W against X and of P against
+ * [X, W] (with the same combinations on A·P), SVQB passes, the 3b×3b projected matrix
+ * ((3b)²/2 dots), the new X, A·X, P, A·P (≈ 4·b·3b axpys). Readbacks per iteration: residual
+ * norms, 2 SVQB for W, 2 for P, 1 projected matrix. Memory ≈ 8·b vectors.
+ * @module
+ */
+import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
+import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
+import type { EigenResult, StopReason } from '../common/result';
+import type { EigenBaseOptions } from './common';
+import { EigenRun, allFinite, checkEigenInput, checkPositive, finishEigen, randomVector } from './common';
+import { symmetricEigen } from './dense';
+import { combineColumns, projectOutTwice, svqb } from './ortho';
+
+/** Options of {@link lobpcg}. */
+export interface LobpcgOptions<V> extends EigenBaseOptions {
+  /** Converged when ‖A·x − θ·x‖ ≤ tol·‖A‖est (largest |Ritz value| seen). Default 1e-8 (f64), 1e-5 (f32). */
+  tol?: number;
+  /** Absolute residual threshold; replaces tol·‖A‖est when given. */
+  residualTol?: number;
+  /** T ≈ A⁻¹ (or (A − σI)⁻¹), applied to the residuals. */
+  preconditioner?: LinearOperator<V>;
+  /** Extra block columns that speed up convergence of the k-th pair (default 0). */
+  guard?: number;
+  /** Initial block (copied; missing columns are filled with random vectors). */
+  initialVectors?: readonly V[];
+  /** Seed of the random initial vectors (default 1). */
+  seed?: number;
+  /** Squared relative norm below which an orthogonalised direction counts as dependent (default 1e-14 f64, 1e-8 f32). */
+  lindep?: number;
+}
+
+/**
+ * The k smallest eigenpairs of a symmetric operator by LOBPCG with stabilised Rayleigh–Ritz.
+ * Cost per iteration: ≤ k + guard matvecs and preconditioner applications, O(b²·n) vector work,
+ * 6 readbacks.
+ * @example
+ * const r = await lobpcg(op, space, { k: 4, preconditioner: jacobi });
+ * r.values; // 4 smallest eigenvalues, ascending
+ */
+export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: LobpcgOptions<V>): Promise<EigenResult<V>> {
+  const k = opts.k;
+  checkEigenInput('lobpcg', op, k);
+  checkPositive('lobpcg tol', opts.tol);
+  checkPositive('lobpcg residualTol', opts.residualTol);
+  const n = op.rows;
+  const guard = opts.guard ?? 0;
+  if (!Number.isInteger(guard) || guard < 0) throw new InvalidParameterError('lobpcg guard', 'an integer ≥ 0', guard);
+  const nx = Math.min(n, k + guard);
+  const pre = opts.preconditioner;
+  if (pre && (pre.rows !== n || pre.cols !== n)) throw new DimensionMismatchError('lobpcg preconditioner', `${n}×${n}`, `${pre.rows}×${pre.cols}`);
+  const f32 = space.precision === 'f32';
+  const tol = opts.tol ?? (f32 ? 1e-5 : 1e-8);
+  const lindep = opts.lindep ?? (f32 ? 1e-8 : 1e-14);
+  const maxIterations = opts.maxIterations ?? 1000;
+  const run = new EigenRun(opts);
+  const stats = run.stats;
+  const method = `lobpcg(k=${k}, guard=${nx - k}${pre ? `, precond=${pre.label ?? 'user'}` : ''})`;
+  const seed = opts.seed ?? 1;
+
+  // initial block, orthonormal
+  let x: V[] = [];
+  const init = (opts.initialVectors ?? []).map((v) => {
+    if (space.length(v) !== n) throw new DimensionMismatchError('lobpcg initialVectors', n, space.length(v));
+    const c = space.create(n);
+    space.copy(v, c);
+    return c;
+  });
+  for (let attempt = 0; x.length < nx && attempt < 5; attempt++) {
+    const cand = attempt === 0 ? init : [];
+    while (cand.length < nx - x.length) cand.push(randomVector(space, n, seed * 1009 + attempt * 131 + cand.length));
+    for (const c of cand) projectOutTwice(space, x, c);
+    const o = await svqb(space, cand, { dropTol: lindep }, stats);
+    if (o.nonFinite) {
+      return finishEigen(op, space, run, { values: new Array(k).fill(Number.NaN), vectors: Array.from({ length: k }, () => space.create(n)), reason: 'non-finite', iterations: 0, method, detail: 'lobpcg: non-finite initial vectors' });
+    }
+    x = [...x, ...o.block];
+  }
+  x = x.slice(0, nx);
+  let ax = x.map((xi) => {
+    const y = space.create(n);
+    op.apply(xi, y); // A·x
+    stats.matvecs++;
+    return y;
+  });
+  let p: (V | undefined)[] = new Array(nx).fill(undefined);
+  let ap: (V | undefined)[] = new Array(nx).fill(undefined);
+  let theta: number[] = new Array(nx).fill(Number.NaN);
+  let normA = 0;
+  let iterations = 0;
+  let reason: StopReason = 'max-iterations';
+  let detail: string | undefined;
+  let needRR = true; // Rayleigh–Ritz of X alone before the first iteration
+
+  const rayleighRitz = async (s: V[], as: V[]): Promise<number[][] | undefined> => {
+    const dots: S[] = [];
+    for (let j = 0; j < s.length; j++) dots.push(...space.multiDot(s.slice(0, j + 1), as[j]!)); // G[0..j][j] = Sᵀ·A·s_j
+    const got = await space.readMany(dots);
+    stats.readbacks++;
+    if (!allFinite(got)) return undefined;
+    const g: number[][] = s.map(() => new Array<number>(s.length).fill(0));
+    let q = 0;
+    for (let j = 0; j < s.length; j++) {
+      for (let i = 0; i <= j; i++) {
+        g[i]![j] = got[q]!;
+        g[j]![i] = got[q++]!;
+      }
+    }
+    const eig = symmetricEigen(g);
+    if (!eig) return undefined;
+    normA = Math.max(normA, Math.abs(eig.values[0]!), Math.abs(eig.values[s.length - 1]!));
+    theta = eig.values.slice(0, nx);
+    return eig.vectors.slice(0, nx);
+  };
+
+  for (;;) {
+    if (needRR) {
+      const c = await rayleighRitz(x, ax);
+      if (!c) {
+        reason = 'non-finite';
+        detail = 'lobpcg: non-finite initial Rayleigh quotient';
+        break;
+      }
+      const nxv = combineColumns(space, x, c); // X ← X·C
+      const nax = combineColumns(space, ax, c); // A·X ← A·X·C
+      x.forEach((v) => space.release(v));
+      ax.forEach((v) => space.release(v));
+      x = nxv;
+      ax = nax;
+      needRR = false;
+    }
+    // residuals r_i = A·x_i − θ_i·x_i
+    const r = x.map((xi, i) => {
+      const ri = space.create(n);
+      space.copy(ax[i]!, ri); // r = A·x
+      space.axpby(-theta[i]!, xi, 1, ri); // r ← r − θ·x
+      return ri;
+    });
+    const rn = await space.readMany(r.map((ri) => space.norm2(ri)));
+    stats.readbacks++;
+    iterations++;
+    const thr = opts.residualTol ?? tol * normA;
+    const stop = run.record({ iteration: iterations, values: theta.slice(0, k), residualNorms: rn.slice(0, k) });
+    const done = (why: StopReason, what?: string) => {
+      r.forEach((v) => space.release(v));
+      reason = why;
+      detail = what;
+    };
+    if (!allFinite(rn)) {
+      done('non-finite', `lobpcg: non-finite residual at iteration ${iterations}`);
+      break;
+    }
+    if (rn.slice(0, k).every((z) => z <= thr)) {
+      done('converged');
+      break;
+    }
+    if (stop) {
+      done('stopped');
+      break;
+    }
+    if (iterations >= maxIterations) {
+      done('max-iterations');
+      break;
+    }
+    const active = rn.map((z, i) => (z > thr ? i : -1)).filter((i) => i >= 0);
+    // W = T·R_active, orthonormal and ⟂ X
+    let w: V[] = active.map((i) => {
+      if (!pre) return r[i]!;
+      const wi = space.create(n);
+      pre.apply(r[i]!, wi); // w = T·r
+      stats.precondApplies++;
+      return wi;
+    });
+    r.forEach((v, i) => {
+      if (pre || !active.includes(i)) space.release(v);
+    });
+    const wNorms = w.map((wi) => space.norm2(wi));
+    for (const wi of w) projectOutTwice(space, x, wi); // w ← (I − XXᵀ)²·w
+    const w1 = await svqb(space, w, { dropTol: lindep, refNorms: wNorms }, stats);
+    for (const wi of w1.block) projectOutTwice(space, x, wi);
+    const w2 = await svqb(space, w1.block, { dropTol: lindep }, stats);
+    w = w2.block;
+    if (w1.nonFinite || w2.nonFinite) {
+      reason = 'non-finite';
+      detail = `lobpcg: non-finite search directions at iteration ${iterations}`;
+      break;
+    }
+    if (w.length === 0) {
+      reason = 'breakdown';
+      detail = `lobpcg: every preconditioned residual is dependent on X at iteration ${iterations} (residuals ${rn.map((z) => z.toExponential(2)).join(', ')})`;
+      break;
+    }
+    const aw = w.map((wi) => {
+      const y = space.create(n);
+      op.apply(wi, y); // A·w
+      stats.matvecs++;
+      return y;
+    });
+    // P of the active columns, orthonormal and ⟂ [X, W]; dropped when ill-conditioned
+    let pb: V[] = [];
+    let apb: V[] = [];
+    const pIdx = active.filter((i) => p[i] !== undefined);
+    for (let i = 0; i < nx; i++) {
+      if (pIdx.includes(i)) {
+        pb.push(p[i]!);
+        apb.push(ap[i]!);
+      } else if (p[i] !== undefined) {
+        space.release(p[i]!);
+        space.release(ap[i]!);
+      }
+    }
+    p = new Array(nx).fill(undefined);
+    ap = new Array(nx).fill(undefined);
+    if (pb.length > 0) {
+      const xw = [...x, ...w];
+      const axw = [...ax, ...aw];
+      const pNorms = pb.map((v) => space.norm2(v));
+      pb.forEach((pi, t) => projectOutTwice(space, xw, pi, { q: axw, w: apb[t]! })); // p ← (I − SSᵀ)²·p, same on A·p
+      const p1 = await svqb(space, pb, { dropTol: lindep, refNorms: pNorms, mirror: apb }, stats);
+      p1.block.forEach((pi, t) => projectOutTwice(space, xw, pi, { q: axw, w: p1.mirror[t]! }));
+      const p2 = await svqb(space, p1.block, { dropTol: lindep, mirror: p1.mirror }, stats);
+      if (p1.nonFinite || p2.nonFinite || p1.dropped > 0 || p2.dropped > 0) {
+        p2.block.forEach((v) => space.release(v)); // ill-conditioned: restart without P
+        p2.mirror.forEach((v) => space.release(v));
+        pb = [];
+        apb = [];
+      } else {
+        pb = p2.block;
+        apb = p2.mirror;
+      }
+    }
+    // Rayleigh–Ritz on S = [X, W, P] (orthonormal: a standard symmetric problem)
+    const s = [...x, ...w, ...pb];
+    const as = [...ax, ...aw, ...apb];
+    const c = await rayleighRitz(s, as);
+    if (!c) {
+      [...w, ...aw, ...pb, ...apb].forEach((v) => space.release(v));
+      reason = 'non-finite';
+      detail = `lobpcg: non-finite projected matrix at iteration ${iterations}`;
+      break;
+    }
+    const nxv = combineColumns(space, s, c); // X ← S·C
+    const nax = combineColumns(space, as, c); // A·X ← A·S·C
+    const wp = s.slice(nx);
+    const awp = as.slice(nx);
+    for (const i of active) {
+      const cwp = c[i]!.slice(nx);
+      p[i] = combineColumns(space, wp, [cwp])[0]; // p = [W, P]·C_wp
+      ap[i] = combineColumns(space, awp, [cwp])[0]; // A·p = [A·W, A·P]·C_wp
+    }
+    s.forEach((v) => space.release(v));
+    as.forEach((v) => space.release(v));
+    x = nxv;
+    ax = nax;
+  }
+  p.forEach((v) => v !== undefined && space.release(v));
+  ap.forEach((v) => v !== undefined && space.release(v));
+  ax.forEach((v) => space.release(v));
+  x.slice(k).forEach((v) => space.release(v));
+  return finishEigen(op, space, run, { values: theta.slice(0, k), vectors: x.slice(0, k), reason, iterations, method, ...(detail ? { detail } : {}) });
+}
