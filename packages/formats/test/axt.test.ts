@@ -24,6 +24,7 @@ import { InvalidMatrixError, InvalidParameterError } from '../src/core/errors';
 import type { CsrMatrix } from '../src/core/types';
 import { csr, csrEquals, csrFromTriplets, csrNnz, csrSpmv } from '../src/csr/csr';
 import * as gen from '../src/generators/index';
+import { readMatrixMarket } from '../src/mtx/index';
 import { formats } from '../src/registry';
 
 /*
@@ -176,16 +177,22 @@ describe('hdr bit packing', () => {
 
 describe('AXTCH1 block boundaries (THW = 2, BS = 4)', () => {
   // rows 0, 3, 5 empty; row 1 = slots 0..2; row 2 = slots 3..12 (10 entries > BS: it starts in block 0 and
-  // crosses 3 block boundaries, ending alone at the start of block 3); row 4 = slot 13; slots 14, 15 padding
+  // crosses 3 block boundaries, ending alone at the start of block 3); row 4 = slot 13; no padding (whole tiles)
   const rows = [1, 1, 1, ...Array<number>(10).fill(2), 4];
   const cols = [0, 3, 5, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9];
   const a = csrFromTriplets(6, 10, rows, cols, cols.map((c, k) => k + 1 + c / 16));
-  it('heads at each block start and each row start; padding to whole blocks', () => {
+  it('heads at each block start and each row start; a shorter last block (padding to whole tiles only)', () => {
     const m = axtFromCsr(a, { thw: 2, th: 1, mode: 'COM', bs: 4 }) as AxtComMatrix;
-    expect(m.nTiles).toBe(8); // 14 entries → 4 blocks of 4 slots = 8 tiles of 2
+    expect(m.nTiles).toBe(7); // 14 entries = 7 tiles of 2: blocks of 4, 4, 4 and a last block of 2 slots
     const H = (r: number, o: number) => axtHdrPack(r, o, 2);
-    expect(Array.from(m.hdr)).toEqual([H(1, 2), 0, 0, H(2, 0), H(2, 3), 0, 0, 0, H(2, 3), 0, 0, 0, H(2, 0), H(4, 0), 0, 0]);
-    expect(Array.from(m.xIdx.subarray(12))).toEqual([9, 9, -1, -1]);
+    expect(Array.from(m.hdr)).toEqual([H(1, 2), 0, 0, H(2, 0), H(2, 3), 0, 0, 0, H(2, 3), 0, 0, 0, H(2, 0), H(4, 0)]);
+    expect(Array.from(m.xIdx.subarray(12))).toEqual([9, 9]);
+    // with THW = 4 the last tile is padded: 14 entries → 16 slots, hdr and xIdx mark the padding
+    const m4 = axtFromCsr(a, { thw: 4, th: 1, mode: 'COM', bs: 8 }) as AxtComMatrix;
+    // block 1 = slots 8..15: row 2 continues (slots 8..12, offset 4), row 4 at slot 13, padding 14..15; 3 offset bits
+    expect(Array.from(m4.hdr.subarray(8))).toEqual([axtHdrPack(2, 4, 3), 0, 0, 0, 0, axtHdrPack(4, 0, 3), 0, 0]);
+    expect(Array.from(m4.xIdx.subarray(12))).toEqual([9, 9, -1, -1]);
+    expect(csrEquals(axtToCsr(m4), a)).toBe(true);
     expect(csrEquals(axtToCsr(m), a)).toBe(true);
     const x = Float64Array.from({ length: 10 }, (_, j) => 2 ** -j);
     expect(Array.from(axtSpmvReference(m, x))).toEqual(Array.from(csrSpmv(a, x)));
@@ -194,7 +201,7 @@ describe('AXTCH1 block boundaries (THW = 2, BS = 4)', () => {
     // row 0 has 5 entries: slots 0..3 and slot 4 = alone at the start of block 1 → hdr[4] = (0, 0) = 0
     const b = csrFromTriplets(2, 6, [0, 0, 0, 0, 0, 1], [0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 6]);
     const m = axtFromCsr(b, { thw: 2, th: 1, mode: 'COM', bs: 4 }) as AxtComMatrix;
-    expect(Array.from(m.hdr)).toEqual([3, 0, 0, 0, 0, 4, 0, 0]);
+    expect(Array.from(m.hdr)).toEqual([3, 0, 0, 0, 0, 4]); // 6 slots: block 0, then a last block of 2
     const x = Float64Array.from([1, 1, 1, 1, 1, 1]);
     expect(Array.from(axtSpmvReference(m, x))).toEqual([15, 6]);
     expect(csrEquals(axtToCsr(m), b)).toBe(true);
@@ -270,7 +277,7 @@ describe('AXT conformance on the generators × (THW, TH, MODE, BS)', () => {
         expect(m.xIdx.filter((c) => c >= 0).length, label).toBe(csrNnz(a));
         if (m.mode === 'COM') {
           expect(m.hdr.length, label).toBe(slots);
-          const unit = m.th === 1 ? m.bs! : m.th * m.thw; // padding below one block / tile
+          const unit = m.th * m.thw; // padding below one tile
           expect(slots - csrNnz(a), label).toBeLessThan(unit);
           expect(slots % unit, label).toBe(0);
         } else {
@@ -293,6 +300,31 @@ describe('AXT conformance on the generators × (THW, TH, MODE, BS)', () => {
       expectClose(m, a, x, d.spmvReference(m as never, x), d.name);
     }
   });
+});
+
+describe('AXT on real matrices (shared/data/matrices)', () => {
+  for (const file of ['west0479.mtx', 'rajat19.mtx', 'bcsstk08.mtx']) {
+    it(`${file}: round trip and product, paper parameters (Tables 2–3)`, async () => {
+      const { matrix: a } = await readMatrixMarket(new URL(`../../../../shared/data/matrices/${file}`, import.meta.url));
+      const x = Float64Array.from({ length: a.cols }, (_, j) => Math.sin(j + 1));
+      const grid: Partial<AxtParams>[] = [
+        { thw: 8, th: 1, mode: 'UNC' },
+        { thw: 8, th: 8, mode: 'UNC' },
+        { thw: 32, th: 4, mode: 'UNC' },
+        { thw: 8, th: 1, mode: 'COM', bs: 512 },
+        { thw: 32, th: 1, mode: 'COM', bs: 1024 },
+        { thw: 8, th: 64, mode: 'COM' },
+        { thw: 32, th: 4, mode: 'COM' },
+      ];
+      for (const p of grid) {
+        const m = axtFromCsr(a, p);
+        expect(csrEquals(axtToCsr(m), a), `${file} ${JSON.stringify(p)}`).toBe(true);
+        expectClose(m, a, x, axtSpmvReference(m, x), `${file} ${JSON.stringify(p)}`);
+        // compacted variants store every entry back to back: β below 1 only by the last tile
+        if (m.mode === 'COM') expect(axtStorageBytes(m).padding).toBeLessThan(m.th * m.thw);
+      }
+    });
+  }
 });
 
 describe('AXT explicit zeros, x loading and non-finite x', () => {

@@ -2,9 +2,10 @@
  * Compacted layouts (seed 004 §2.3.3–§2.3.4): the entries of all rows, in CSR order, back to
  * back with no padding between rows (only after the last entry).
  *
- * AXTCH1 (TH = 1): entry k sits in slot k (tile ⌊k/THW⌋, lane k mod THW). The slots are grouped
- * in blocks of BS (a whole number of tiles) and the arrays are padded to whole blocks, since one
- * block scan covers BS slots (Listing 9).
+ * AXTCH1 (TH = 1): entry k sits in slot k (tile ⌊k/THW⌋, lane k mod THW). The arrays are padded
+ * to whole tiles; the slots are grouped in blocks of BS (a whole number of tiles), one block scan
+ * each, the last block possibly shorter (Listing 8 clamps it: `ep = min(blkOff + 512, lenHDR)`;
+ * a GPU kernel must guard it the same way).
  *
  * AXTCH (TH > 1): entry k goes to tile column ⌊k/TH⌋, step k mod TH (column-major in the tile
  * like AXTUH, but columns may mix rows); arrays padded to whole tiles.
@@ -48,7 +49,7 @@ export function axtComFromCsr(a: CsrMatrix, p: AxtResolvedParams): AxtComMatrix 
   const nnz = csrNnz(a);
   const ch1 = th === 1;
   const groupLen = ch1 ? p.bs : th;
-  const slots = ch1 ? Math.ceil(nnz / p.bs) * p.bs : Math.ceil(nnz / (th * thw)) * th * thw;
+  const slots = Math.ceil(nnz / (th * thw)) * th * thw;
   axCheckSlots(slots, ch1 ? 'bs' : 'th', ch1 ? p.bs : th);
   const slotValues = new Float64Array(slots);
   const xIdx = new Int32Array(slots).fill(-1);

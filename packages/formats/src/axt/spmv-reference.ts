@@ -110,24 +110,23 @@ function spmvUnc(m: AxtUncMatrix, y: Float64Array): void {
 
 function spmvCom(m: AxtComMatrix, y: Float64Array): void {
   const { ax, hdr, thw, th, offsetBits } = m;
+  const slots = hdr.length;
   const groupSlots = th === 1 ? (m.bs ?? thw) : th * thw; // a block (AXTCH1) or a tile (AXTCH)
-  const steps = th === 1 ? groupSlots : th;
-  const lanes = th === 1 ? 1 : thw;
+  if (ax.length !== 2 * slots || slots % (th * thw) !== 0 || groupSlots % thw !== 0) {
+    throw new InvalidMatrixError('axtSpmvReference', `hdr length ${slots} is not whole tiles of ${th}·${thw}, or ax length ${ax.length} ≠ 2·${slots}`);
+  }
   const is = new Float64Array(groupSlots);
   const scan = new Float64Array(groupSlots);
-  const nGroups = hdr.length / groupSlots;
-  if (!Number.isInteger(nGroups) || ax.length !== 2 * hdr.length) {
-    throw new InvalidMatrixError('axtSpmvReference', `hdr length ${hdr.length} is not whole groups of ${groupSlots}, or ax length ${ax.length} ≠ 2·${hdr.length}`);
-  }
-  for (let g = 0; g < nGroups; g++) {
+  for (let g0 = 0; g0 < slots; g0 += groupSlots) {
+    // the last block of AXTCH1 may hold fewer than BS slots (whole tiles)
+    const len = Math.min(groupSlots, slots - g0);
     // is[i] = entry·x of the group's slot i (slots are THW-wide runs of ax: entries, then x)
-    const base = 2 * g * groupSlots;
-    for (let i = 0; i < groupSlots; i++) {
+    for (let i = 0; i < len; i++) {
       const run = Math.floor(i / thw);
-      const p = base + 2 * thw * run + (i - run * thw);
+      const p = 2 * g0 + 2 * thw * run + (i - run * thw);
       is[i] = ax[p]! * ax[p + thw]!;
     }
-    axtFastSegmentedSum(is, hdr, g * groupSlots, steps, lanes, offsetBits, y, scan);
+    axtFastSegmentedSum(is, hdr, g0, th === 1 ? len : th, th === 1 ? 1 : thw, offsetBits, y, scan);
   }
 }
 
