@@ -382,6 +382,12 @@ describe('AXT parameter and input errors', () => {
     expect(() => axtFromCsr(big, { mode: 'COM', th: 1, bs: 1024 })).toThrow(/rows = 4194305 need 23 of the 32 bits, so BS ≤ 512 fits\), got 1024/);
     expect(axtResolveParams(big.rows, { mode: 'COM', th: 1, bs: 512 }).offsetBits).toBe(9);
   });
+  it('rejects a non-canonical CSR at conversion', () => {
+    const unsorted = csr(2, 3, [0, 2, 2], [2, 0], [1, 2], { validate: false });
+    expect(() => axtFromCsr(unsorted, { mode: 'COM', th: 2 })).toThrow(/axtFromCsr: row 0, entry 1: columns not sorted/);
+    const shortPtr = { ...unsorted, rowPtr: Int32Array.from([0, 2]) };
+    expect(() => axtFromCsr(shortPtr)).toThrow(/rowPtr: expected length 3/);
+  });
   it('rejects wrong vector lengths and corrupted layouts', () => {
     const m = axtFromCsr(a, { thw: 4, th: 1, mode: 'COM', bs: 8 }) as AxtComMatrix;
     expect(() => axtSpmvReference(m, new Float64Array(9))).toThrow(/expected length 10, got 9/);

@@ -8,7 +8,7 @@
  */
 import { InvalidMatrixError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix } from '../core/types';
-import { csrNnz } from '../csr/csr';
+import { csrNnz, validateCsr } from '../csr/csr';
 import { axCheckHalfWidth, axCheckSlots, axCsrBuilder, axInterleave, axValuePos } from './ax-array';
 
 /** AXC parameters. */
@@ -37,13 +37,14 @@ export const axcDefaultParams: Readonly<AxcParams> = { hbrs: 32 };
 
 /**
  * Convert canonical CSR to AXC. Cost O(rows + slots) time and memory, slots = HBRs·Σ⌈nnz_i/HBRs⌉.
- * Throws InvalidParameterError for a bad HBRs.
+ * Throws InvalidParameterError for a bad HBRs, InvalidMatrixError for a non-canonical CSR.
  * @example
  * const m = axcFromCsr(csrFromDense([[1, 0], [2, 3]]), { hbrs: 2 });
  * // m.ax = [1, 0, x0, 0,  2, 3, x0, x1] once x is loaded; m.brp = [0, 4, 8]
  */
 export function axcFromCsr(a: CsrMatrix, params: Partial<AxcParams> = {}): AxcMatrix {
   const hbrs = axCheckHalfWidth('hbrs', params.hbrs ?? axcDefaultParams.hbrs);
+  validateCsr(a, 'axcFromCsr', true);
   const { rows, rowPtr, colIdx, values } = a;
   let nBricks = 0;
   for (let i = 0; i < rows; i++) nBricks += Math.ceil((rowPtr[i + 1]! - rowPtr[i]!) / hbrs);

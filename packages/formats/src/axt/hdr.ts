@@ -3,7 +3,9 @@
  * low `offsetBits` bits hold the partition offset (distance from its first to its last element:
  * < BS for AXTCH1, so log2(BS) bits; vertical, < TH for AXTCH, so ⌈log2 TH⌉ bits) and whose high
  * 32 − offsetBits bits hold the row index. Decoding is `row = h >>> offsetBits`,
- * `offset = h & (2^offsetBits − 1)` (Listing 9 lines 50–51, Listing 11 lines 16–17).
+ * `offset = h & (2^offsetBits − 1)` (Listing 9 lines 50–51, Listing 11 lines 16–17). The listings
+ * write the mask as `BS − 1` / `TH − 1`, which is the same only for powers of two: this library
+ * allows any TH ≥ 2 for AXTCH, so kernels must mask with 2^offsetBits − 1.
  *
  * A head of row 0 with offset 0 packs to 0, the same word as "no head". Row 0's partitions all
  * start at the first slot of a block (AXTCH1) or the top of a column (AXTCH), which are always
