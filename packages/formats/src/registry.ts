@@ -21,6 +21,13 @@ import { axtch1Format, axtchFormat, axtuh1Format, axtuhFormat } from './axt/inde
 import { cdmFormat } from './cdm/index';
 import { diaFormat } from './dia/index';
 import { hmFormat } from './hm/index';
+import { acsrFormat } from './acsr/index';
+import { bcsrFormat } from './bcsr/index';
+import { cmrsFormat } from './cmrs/index';
+import { csbFormat } from './csb/index';
+import { mqtFormat, qcsrFormat } from './quadtree/index';
+import { rgcsrFormat } from './rgcsr/index';
+import { sbcsrFormat, scsrFormat } from './streamed/index';
 
 /** Any format descriptor. */
 // biome-ignore lint/suspicious/noExplicitAny: heterogeneous registry of descriptors
@@ -48,6 +55,15 @@ export const formats: readonly AnyFormat[] = [
   diaFormat,
   hmFormat,
   cdmFormat,
+  bcsrFormat,
+  csbFormat,
+  rgcsrFormat,
+  cmrsFormat,
+  qcsrFormat,
+  mqtFormat,
+  scsrFormat,
+  sbcsrFormat,
+  acsrFormat,
 ];
 
 /** Look a format up by name; throws with the list of known names. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidMatrixError, InvalidParameterError } from '../src/core/errors';
-import type { CsrMatrix } from '../src/core/types';
+import type { CsrMatrix, FormatDescriptor, SparseMatrix } from '../src/core/types';
 import { csrFromDense, csrSpmv, csrTranspose } from '../src/csr/csr';
 import { cdmCompactDiagonal, cdmFormat, cdmFromCsr, cdmReverseDiagonal, cdmReverseIndex, cdmShiftUp, cdmSpmvTranspose, cdmTransposeView } from '../src/cdm/index';
 import { diaFormat, diaFromCsr, diagonalStats } from '../src/dia/index';
@@ -170,7 +170,9 @@ describe('CDM compact diagonal storage (seed 002 §3.2, §4)', () => {
 });
 
 describe('diagonal formats: round trips and products on the generators', () => {
-  const fmts = [
+  // biome-ignore lint/suspicious/noExplicitAny: heterogeneous descriptors
+  type AnyDescriptor = FormatDescriptor<SparseMatrix & any, any>;
+  const fmts: { f: AnyDescriptor; params: object[] }[] = [
     { f: diaFormat, params: [{}, { maxDiagonals: 4096 }] },
     { f: hmFormat, params: [{}, { maxDiagonals: 4096 }] },
     { f: cdmFormat, params: [{}] },
@@ -197,7 +199,7 @@ describe('diagonal formats: round trips and products on the generators', () => {
   }
   it('product and conversions agree with csrSpmv on a 1×1 matrix exactly', () => {
     const a: CsrMatrix = csrFromDense([[3]]);
-    for (const f of [diaFormat, hmFormat, cdmFormat]) {
+    for (const f of [diaFormat, hmFormat, cdmFormat] as AnyDescriptor[]) {
       expect(Array.from(f.spmvReference(f.fromCsr(a), Float64Array.from([2])))).toEqual(Array.from(csrSpmv(a, Float64Array.from([2]))));
     }
   });
