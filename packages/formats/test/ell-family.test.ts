@@ -73,6 +73,7 @@ describe('ELL (seed 001 §3.2) reference tier', () => {
     badPad.values[6 + 0] = 9; // row 0, slot 1 is padding (column repeats) but holds 9
     expect(() => ellToCsr(badPad)).toThrow(InvalidMatrixError);
     expect(() => ellToCsr(badPad)).toThrow(/row 0, slot 1/);
+    expect(() => ellSpmv(badPad, x5)).toThrow(/row 0, slot 1/); // a GPU kernel would add 9·x[0]
     const badCol: EllMatrix = { ...e, colIdx: e.colIdx.slice() };
     badCol.colIdx[1] = 7; // row 1 slot 0 outside 5 columns
     expect(() => ellToCsr(badCol)).toThrow(/row 1, slot 0/);

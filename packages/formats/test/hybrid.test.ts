@@ -89,6 +89,9 @@ describe('hybrid ELL + CSR (seed 001 §4.1, Algorithm 6) reference tier', () => 
     const rl = h.rowLength.slice();
     rl[1] = 2;
     expect(() => hybridToCsr({ ...h, rowLength: rl })).toThrow(InvalidMatrixError);
+    const rl3 = h.rowLength.slice();
+    rl3[3] = 3; // EndArr − StartArr = 2 but rowLength − BOUNDARY = 1
+    expect(() => hybridSpmv({ ...h, rowLength: rl3 }, x5)).toThrow(/row 3: \[StartArr, EndArr\) = \[1, 3\) must hold 1 entries/);
     const cc = h.csrColIdx.slice();
     cc[1] = 0; // row 3's CSR part must continue after column 1
     expect(() => hybridToCsr({ ...h, csrColIdx: cc } as HybridMatrix)).toThrow(/row 3, CSR entry 1: column 0 must exceed 1/);

@@ -111,9 +111,11 @@ describe('SELL-C-σ (survey §2.3.4) reference tier', () => {
     const perm = s.rowPerm.slice();
     perm[1] = 1; // row 1 twice
     expect(() => sellToCsr({ ...s, rowPerm: perm })).toThrow(/rowPerm\[1\] = 1: not a permutation/);
+    expect(() => sellSpmv({ ...s, rowPerm: perm }, x5)).toThrow(/not a permutation/);
     const v = s.values.slice();
     v[5] = 7; // position 1 (row 0), slot 2: padding
     expect(() => sellToCsr({ ...s, values: v } as SellMatrix)).toThrow(InvalidMatrixError);
+    expect(() => sellSpmv({ ...s, values: v }, x5)).toThrow(/padding/);
     const ph = sellFromCsr(csrFromDense(surveySellDense), { C: 4, sigma: 4 });
     const pv = ph.values.slice();
     pv[12 + 2] = 1; // phantom row, slot 0

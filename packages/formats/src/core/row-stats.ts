@@ -59,7 +59,9 @@ export function rowLengthPercentile(sortedAscending: Int32Array, q: number): num
   return sortedAscending[pos]!;
 }
 
-/** Row lengths of a CSR matrix, sorted ascending (a copy). O(rows log rows). */
+/** Row lengths of a CSR matrix, sorted ascending (a copy). O(rows log rows). * @example
+ * sortedRowLengths(csrFromDense([[1, 1], [0, 1], [0, 0]])); // Int32Array [0, 1, 2]
+ */
 export function sortedRowLengths(a: CsrMatrix): Int32Array {
   const out = new Int32Array(a.rows);
   for (let i = 0; i < a.rows; i++) out[i] = a.rowPtr[i + 1]! - a.rowPtr[i]!;

@@ -43,7 +43,9 @@ export function ellRFromCsr(a: CsrMatrix): EllRMatrix {
   return { format: 'ell-r', rows: a.rows, cols: a.cols, nnz: a.rowPtr[a.rows] ?? 0, width: max, colIdx, values, rowLength: lengths };
 }
 
-/** Validate an ELL-R matrix: array sizes, rl[] in [0, width], columns, padding. O(rows·width). */
+/** Validate an ELL-R matrix: array sizes, rl[] in [0, width], columns, padding. O(rows·width). * @example
+ * validateEllR(ellRFromCsr(a)); // passes; throws InvalidMatrixError on a corrupted copy
+ */
 export function validateEllR(m: EllRMatrix): void {
   const where = 'ELL-R';
   checkLength(where, 'colIdx', m.colIdx, m.rows * m.width);
@@ -52,7 +54,9 @@ export function validateEllR(m: EllRMatrix): void {
   for (let i = 0; i < m.rows; i++) checkKnownRow(m.colIdx, m.values, i, m.rows, m.width, m.rowLength[i]!, m.cols, -1, where, i);
 }
 
-/** ELL-R → canonical CSR, exact (bit-identical values, explicit zeros kept). O(rows·width). */
+/** ELL-R → canonical CSR, exact (bit-identical values, explicit zeros kept). O(rows·width). * @example
+ * csrEquals(ellRToCsr(ellRFromCsr(a)), a); // true
+ */
 export function ellRToCsr(m: EllRMatrix): CsrMatrix {
   validateEllR(m);
   return gatherCsr(m.rows, m.cols, m.rowLength, m.colIdx, m.values, (i) => i, () => m.rows);

@@ -23,6 +23,8 @@ export const MAX_ELL_SLOTS = 2 ** 31 - 1;
 /**
  * Padding would make a matrix larger than the Int32 slot addressing allows (2^31 − 1 slots).
  * The message names the rows, the width and the row that forces the width.
+ * @example
+ * try { ellFromCsr(a); } catch (e) { if (e instanceof PaddingOverflowError) useHybrid(a); }
  */
 export class PaddingOverflowError extends GpuSparseError {
   constructor(

@@ -54,7 +54,9 @@ export interface HybridMatrix extends SparseMatrix {
   readonly csrNnz: number;
 }
 
-/** Resolve and check a BOUNDARY parameter (integer ≥ 0 or 'auto'). */
+/** Resolve and check a BOUNDARY parameter (integer ≥ 0 or 'auto'). * @example
+ * resolveBoundary(a, 'auto'); // hybridAutoBoundary(a)
+ */
 export function resolveBoundary(a: CsrMatrix, boundary: number | 'auto' | undefined): number {
   const b = boundary ?? hybridDefaults.boundary;
   if (b === 'auto') return hybridAutoBoundary(a);
@@ -104,6 +106,8 @@ export function hybridFromCsr(a: CsrMatrix, params: Partial<HybridParams> = {}):
  * Validate a hybrid matrix: array sizes, row lengths, StartArr/EndArr contiguous and matching
  * the overflow of each row, columns strictly increasing across the ELL/CSR split, padding.
  * Throws InvalidMatrixError naming the row. Cost: O(rows·boundary + csrNnz).
+ * @example
+ * validateHybrid(hybridFromCsr(a, { boundary: 4 })); // passes
  */
 export function validateHybrid(m: HybridMatrix): void {
   const where = 'hybrid';
@@ -138,7 +142,9 @@ export function validateHybrid(m: HybridMatrix): void {
   if (index !== m.csrColIdx.length) throw new InvalidMatrixError(where, `CSR part holds ${m.csrColIdx.length} entries but the rows use ${index}`);
 }
 
-/** Hybrid → canonical CSR, exact (bit-identical values, explicit zeros kept); validates first. */
+/** Hybrid → canonical CSR, exact (bit-identical values, explicit zeros kept); validates first. * @example
+ * csrEquals(hybridToCsr(hybridFromCsr(a, { boundary: 4 })), a); // true
+ */
 export function hybridToCsr(m: HybridMatrix): CsrMatrix {
   validateHybrid(m);
   const { rows, boundary: B } = m;
@@ -189,7 +195,9 @@ export function hybridSpmv(m: HybridMatrix, x: Float64Array, y?: Float64Array): 
     if (len > B) {
       const s = startArr[i]!;
       const t = endArr[i]!;
-      if (!(s >= 0 && s <= t && t <= csrColIdx.length)) throw new InvalidMatrixError('hybridSpmv', `row ${i}: [StartArr, EndArr) = [${s}, ${t}) outside the CSR part`);
+      if (!(s >= 0 && t - s === len - B && t <= csrColIdx.length)) {
+        throw new InvalidMatrixError('hybridSpmv', `row ${i}: [StartArr, EndArr) = [${s}, ${t}) must hold ${len - B} entries inside the CSR part (${csrColIdx.length})`);
+      }
       for (let k = s; k < t; k++) {
         const c = csrColIdx[k]!;
         if (!(c >= 0 && c < cols)) throw bad(i, c);
@@ -224,7 +232,9 @@ export function hybridStorageFormula(rows: number, boundary: number, csrNonZeros
   });
 }
 
-/** Storage of a hybrid matrix by {@link hybridStorageFormula}. O(1). */
+/** Storage of a hybrid matrix by {@link hybridStorageFormula}. O(1). * @example
+ * hybridStorageBytes(hybridFromCsr(a, { boundary: 4 }), { valueBytes: 4 }).bytes;
+ */
 export function hybridStorageBytes(m: HybridMatrix, opts: StorageOptions = {}): StorageInfo {
   return hybridStorageFormula(m.rows, m.boundary, m.csrNnz, m.nnz, opts);
 }

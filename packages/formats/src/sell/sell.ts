@@ -53,6 +53,8 @@ export interface SellMatrix extends SparseMatrix {
 /**
  * Validate SELL-C-σ parameters: C ≥ 1 and σ ≥ 1 integers, σ a multiple of C unless σ = 1.
  * Throws InvalidParameterError naming the parameter.
+ * @example
+ * checkSellParams({ C: 32, sigma: 48 }); // throws: σ must be 1 or a multiple of C
  */
 export function checkSellParams(params: Partial<SellParams>): SellParams {
   const C = params.C ?? sellDefaults.C;
@@ -115,7 +117,9 @@ export function sellFromCsr(a: CsrMatrix, params: Partial<SellParams> = {}): Sel
   };
 }
 
-/** SELL-C-σ → canonical CSR in matrix-row order, exact; validates everything. O(rows + slots). */
+/** SELL-C-σ → canonical CSR in matrix-row order, exact; validates everything. O(rows + slots). * @example
+ * csrEquals(sellToCsr(sellFromCsr(a, { C: 4, sigma: 16 })), a); // true
+ */
 export function sellToCsr(m: SellMatrix): CsrMatrix {
   checkSellParams(m);
   return slicesToCsr(sellArrays(m), m.rowPerm, null, emptyFlags(m.emptyRows, m.rows, 'SELL'), 'SELL');
@@ -138,6 +142,8 @@ export function sellSpmv(m: SellMatrix, x: Float64Array, y?: Float64Array): Floa
  * N_s + 1 slice pointers + 2·C·Σ N_nzv(i) elements), plus chunkWidth (numChunks indices) and,
  * for σ > 1, the row permutation (rows indices; for σ = 1 it is the identity and never
  * uploaded). emptyRows is not counted. O(1).
+ * @example
+ * sellStorageBytes(sellFromCsr(a), { valueBytes: 4 }).beta; // occupancy after sorting
  */
 export function sellStorageBytes(m: SellMatrix, opts: StorageOptions = {}): StorageInfo {
   const info = slicesStorage(sellArrays(m), m.nnz, opts, { rowPerm: m.sigma > 1 });

@@ -52,7 +52,9 @@ export function slicedEllRFromCsr(a: CsrMatrix, params: Partial<SlicedEllParams>
   };
 }
 
-/** Sliced ELL-R → canonical CSR, exact; validates arrays, rl[] and padding. O(rows + stored slots). */
+/** Sliced ELL-R → canonical CSR, exact; validates arrays, rl[] and padding. O(rows + stored slots). * @example
+ * csrEquals(slicedEllRToCsr(slicedEllRFromCsr(a)), a); // true
+ */
 export function slicedEllRToCsr(m: SlicedEllRMatrix): CsrMatrix {
   checkSliceHeight('sliceHeight', m.sliceHeight);
   return slicesToCsr(slicedEllArrays(m), null, m.rowLength, null, 'sliced ELL-R');
@@ -73,6 +75,8 @@ export function slicedEllRSpmv(m: SlicedEllRMatrix, x: Float64Array, y?: Float64
 /**
  * Sliced ELL-R storage: sliced ELL storage (Σ_s h_s·w_s·(sizeof(value) + sizeof(index)) +
  * slice pointers and widths) plus rl[] rows·sizeof(index). O(1).
+ * @example
+ * slicedEllRStorageBytes(slicedEllRFromCsr(a), { valueBytes: 4 }).bytes;
  */
 export function slicedEllRStorageBytes(m: SlicedEllRMatrix, opts: StorageOptions = {}): StorageInfo {
   return slicesStorage(slicedEllArrays(m), m.nnz, opts, { rowLength: true });

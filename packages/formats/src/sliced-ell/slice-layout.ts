@@ -153,7 +153,8 @@ export function slicesToCsr(
 /**
  * y = A·x in float64 over sliced arrays, thread-per-row order (seed 001 Algorithms 4/5):
  * each row sums its slots in order, stopping at rowLength (the -R formats) or at the first
- * padding slot. y is written in matrix-row order through `order`. Cost: ≤ 2·stored slots flops.
+ * padding slot (padding validated). y is written in matrix-row order through `order` (checked
+ * to be a permutation). Cost: O(rows + stored slots), 2·nnz flops.
  */
 export function slicesSpmv(
   m: SlicedArrays,
@@ -166,7 +167,7 @@ export function slicesSpmv(
 ): Float64Array {
   checkSlices(m, where);
   if (rowLength) checkLength(where, 'rowLength', rowLength, m.rows);
-  if (order) checkLength(where, 'rowPerm', order, m.rows);
+  if (order) invertOrder(order, m.rows, where); // a repeated row would leave another row unwritten
   const { rows, cols, colIdx, values } = m;
   const ns = sliceCount(rows, m.height);
   for (let s = 0; s < ns; s++) {
@@ -176,17 +177,20 @@ export function slicesSpmv(
     for (let r = 0; r < count; r++) {
       const p = s * m.height + r;
       const i = order ? order[p]! : p;
-      if (!(i >= 0 && i < rows)) throw new InvalidMatrixError(where, `rowPerm[${p}] = ${i} outside [0, ${rows})`);
-      const end = rowLength ? Math.min(rowLength[i]!, w) : empty![i] === 1 ? 0 : w;
+      let end: number;
+      if (rowLength) {
+        end = rowLength[i]!;
+        if (!(end >= 0 && end <= w)) throw new InvalidMatrixError(where, `row ${i}: rowLength ${end} outside [0, ${w}]`);
+      } else {
+        // the row's length by the padding convention (validates columns and padding values)
+        end = decodeRowLength(colIdx, values, off + r, stride, w, cols, empty![i] === 1, where, i);
+      }
       let sum = 0;
-      let prev = -1;
       for (let k = 0; k < end; k++) {
         const q = off + k * stride + r;
         const c = colIdx[q]!;
-        if (!rowLength && c === prev) break; // padding starts
         if (!(c >= 0 && c < cols)) throw new InvalidMatrixError(where, `row ${i}, slot ${k}: column ${c} outside [0, ${cols})`);
         sum += values[q]! * x[c]!;
-        prev = c;
       }
       out[i] = sum;
     }

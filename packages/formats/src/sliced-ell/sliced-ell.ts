@@ -44,7 +44,9 @@ export interface SlicedEllMatrix extends SparseMatrix {
   readonly emptyRows: Int32Array;
 }
 
-/** Check a slice height, throwing InvalidParameterError. */
+/** Check a slice height, throwing InvalidParameterError. * @example
+ * checkSliceHeight('sliceHeight', 0); // throws InvalidParameterError
+ */
 export function checkSliceHeight(name: string, h: unknown): number {
   if (!isPositiveInt(h)) throw new InvalidParameterError(name, 'an integer ≥ 1', h);
   return h;
@@ -78,7 +80,9 @@ export function slicedEllFromCsr(a: CsrMatrix, params: Partial<SlicedEllParams> 
   };
 }
 
-/** Sliced ELL → canonical CSR, exact; validates the arrays and padding. O(rows + stored slots). */
+/** Sliced ELL → canonical CSR, exact; validates the arrays and padding. O(rows + stored slots). * @example
+ * csrEquals(slicedEllToCsr(slicedEllFromCsr(a, { sliceHeight: 4 })), a); // true
+ */
 export function slicedEllToCsr(m: SlicedEllMatrix): CsrMatrix {
   checkSliceHeight('sliceHeight', m.sliceHeight);
   return slicesToCsr(slicedEllArrays(m), null, null, emptyFlags(m.emptyRows, m.rows, 'sliced ELL'), 'sliced ELL');
@@ -100,6 +104,8 @@ export function slicedEllSpmv(m: SlicedEllMatrix, x: Float64Array, y?: Float64Ar
  * Sliced ELL storage: the sum of the slices' ELL storage (seed 001 §4.1),
  * Σ_s h_s·w_s·(sizeof(value) + sizeof(index)), plus slicePtr (numSlices + 1)·sizeof(index)
  * (survey (2.60)) and sliceWidth numSlices·sizeof(index). emptyRows is not counted. O(1).
+ * @example
+ * slicedEllStorageBytes(slicedEllFromCsr(a, { sliceHeight: 32 })).bytes;
  */
 export function slicedEllStorageBytes(m: SlicedEllMatrix, opts: StorageOptions = {}): StorageInfo {
   return slicesStorage(slicedEllArrays(m), m.nnz, opts, {});
