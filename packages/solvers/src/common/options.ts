@@ -47,8 +47,9 @@ export interface SolveOptions<V> {
    * machine decides the final default. On the host reads are free and 1 costs nothing.
    */
   checkEvery?: number;
-  /** Called at every check; returning `false` stops the solve with reason 'stopped'. */
-  onIteration?: (info: IterationInfo) => boolean | undefined | void;
+  /** Called at every check; returning `false` stops the solve with reason 'stopped' (nothing or true: go on). */
+  // biome-ignore lint/suspicious/noConfusingVoidType: callbacks that return nothing must be accepted
+  onIteration?: (info: IterationInfo) => boolean | void;
   /** Aborting stops the solve at the next iteration with reason 'stopped'. */
   signal?: AbortSignal;
   /** Record the residual estimate at every check in `history` (default true). */

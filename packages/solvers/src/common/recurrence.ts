@@ -88,7 +88,9 @@ export async function runRecurrence<V, S>(ctx: SolveContext<V, S>, m: Recurrence
     return ctx.finish(x, 'converged', 0, 0, 'b = 0, so x = 0');
   }
   const xIsZero = opts.x0 === undefined;
-  let rn = xIsZero ? (m.restart(true), bNorm) : await ctx.readOne(m.restart(false));
+  let rn = bNorm;
+  if (xIsZero) m.restart(true); // r = b
+  else rn = await ctx.readOne(m.restart(false));
   if (!Number.isFinite(rn)) {
     return ctx.finish(x, 'non-finite', 0, rn, `${ctx.method}: initial residual ‖b − A·x0‖ = ${rn} (x0 or A holds non-finite values)`);
   }

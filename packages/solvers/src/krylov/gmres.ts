@@ -103,6 +103,7 @@ export async function gmres<V, S>(
     let stop: { reason: StopReason; detail?: string } | undefined;
     let estimate = beta;
     let passed = false;
+    const kStart = k;
 
     for (let j = 0; j < m && k < opts.maxIterations; j++) {
       k++;
@@ -161,6 +162,8 @@ export async function gmres<V, S>(
       if (stop || passed) break;
     }
 
+    // steps past the column that passed (done before the check saw it) are not counted as iterations
+    if (passed) k = kStart + Math.max(used, 1);
     if (used > 0) {
       const y = ls.solve(used);
       const coeffs = Array.from(y);

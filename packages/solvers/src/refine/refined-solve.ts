@@ -53,7 +53,8 @@ export interface RefinedSolveOptions<V, S> {
   inner?: InnerSolveOptions<V>;
   signal?: AbortSignal;
   /** Returning false stops with reason 'stopped'. */
-  onOuterIteration?: (info: OuterIterationInfo) => boolean | undefined | void;
+  // biome-ignore lint/suspicious/noConfusingVoidType: callbacks that return nothing must be accepted
+  onOuterIteration?: (info: OuterIterationInfo) => boolean | void;
 }
 
 /** {@link SolveResult} in float64 plus the outer/inner split. `iterations` counts outer steps. */
@@ -155,7 +156,9 @@ export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<
     x.fill(0);
     return done('converged', 0, 'b = 0, so x = 0');
   }
-  let rn = o.x0 ? residual() : (r.set(b), bNorm);
+  let rn = bNorm;
+  if (o.x0) rn = residual();
+  else r.set(b); // r = b − A·0
   let bestRn = rn;
   let slow = 0;
   history.push({ iteration: 0, residual: rn });

@@ -1,0 +1,92 @@
+import { csrFromDense, generators, HostOperator, HostVectorSpace } from '@gpusparse/formats';
+import { describe, expect, it } from 'vitest';
+import { cg, refinedSolve } from '../src/index';
+import { f32Operator, Float32HostSpace } from './krylov-f32-space';
+import { convectionDiffusion, loadShared, norm, residual64, rhs } from './krylov-matrices';
+
+describe('mixed-precision iterative refinement', () => {
+  const space32 = new Float32HostSpace();
+
+  for (const [method, matrix] of [
+    ['cg', generators.poisson2d(12)],
+    ['gmres', convectionDiffusion(10, 1.5)],
+    ['bicgstab', convectionDiffusion(10, 1.5)],
+  ] as const) {
+    it(`${method} inner solves in float32 reach ‖b − A·x‖ ≤ 1e-10·‖b‖ in float64`, async () => {
+      const a = matrix;
+      const b = rhs(a.rows);
+      const res = await refinedSolve({
+        hostOperator: HostOperator.fromCsr(a),
+        innerOperator: f32Operator(a),
+        innerSpace: space32,
+        b,
+        rtol: 1e-10,
+        inner: { method, rtol: 1e-4 },
+      });
+      expect(res.reason, res.detail).toBe('converged');
+      const { r } = residual64(a, res.x, b);
+      expect(r).toBeLessThanOrEqual(1e-10 * norm(b));
+      expect(Math.abs(res.trueResidual - r)).toBeLessThanOrEqual(1e-3 * r);
+      // each outer step gains ~3–4 digits: 1e-10 needs 3 or 4 of them
+      expect(res.outerIterations).toBeGreaterThanOrEqual(2);
+      expect(res.outerIterations).toBeLessThanOrEqual(6);
+      expect(res.innerIterations).toBe(res.inner.reduce((s, i) => s + i.iterations, 0));
+      expect(res.history.at(-1)!.residual).toBe(res.trueResidual);
+      expect(res.method).toBe(`refined(${method}, f32)`);
+    });
+  }
+
+  it('the same float32 space alone cannot reach 1e-10 (why refinement exists)', async () => {
+    const a = generators.poisson2d(12);
+    const b = rhs(a.rows);
+    const res = await cg(space32, f32Operator(a), space32.fromArray(b), { rtol: 1e-10, maxIterations: 2000 });
+    expect(res.converged).toBe(false);
+    expect(residual64(a, res.x, b).r).toBeGreaterThan(1e-9 * norm(b));
+  });
+
+  it('refines on a real matrix (bcsstk05, κ ≈ 1e4) with Jacobi-free CG inner solves', async () => {
+    const a = await loadShared('bcsstk05.mtx');
+    const b = rhs(a.rows);
+    const res = await refinedSolve({ hostOperator: HostOperator.fromCsr(a), innerOperator: f32Operator(a), innerSpace: space32, b, rtol: 1e-10, inner: { method: 'cg', rtol: 1e-3 } });
+    expect(res.reason, res.detail).toBe('converged');
+    expect(residual64(a, res.x, b).r).toBeLessThanOrEqual(1e-10 * norm(b));
+  });
+
+  it('zero b, NaN b, x0 untouched, stop callback', async () => {
+    const a = generators.poisson2d(4);
+    const common = { hostOperator: HostOperator.fromCsr(a), innerOperator: f32Operator(a), innerSpace: space32 };
+    const zero = await refinedSolve({ ...common, b: new Float64Array(16) });
+    expect(zero.converged).toBe(true);
+    expect(zero.outerIterations).toBe(0);
+    expect(Array.from(zero.x)).toEqual(new Array(16).fill(0));
+    const bad = rhs(16);
+    bad[0] = Number.POSITIVE_INFINITY;
+    expect((await refinedSolve({ ...common, b: bad })).reason).toBe('non-finite');
+    const x0 = rhs(16, 9);
+    const copy = x0.slice();
+    const stopped = await refinedSolve({ ...common, b: rhs(16), x0, onOuterIteration: () => false });
+    expect(stopped.reason).toBe('stopped');
+    expect(stopped.outerIterations).toBe(1);
+    expect(Array.from(x0)).toEqual(Array.from(copy));
+  });
+
+  it('a matrix too ill-conditioned for float32 stops with a reason and the best x', async () => {
+    // Hilbert matrix of order 10: κ ≈ 1.6e13, far beyond 1/ε_f32
+    const n = 10;
+    const h = csrFromDense(Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => 1 / (i + j + 1))));
+    const b = rhs(n);
+    const res = await refinedSolve({ hostOperator: HostOperator.fromCsr(h), innerOperator: f32Operator(h), innerSpace: space32, b, rtol: 1e-10, inner: { method: 'gmres', rtol: 1e-4 } });
+    expect(res.converged).toBe(false);
+    expect(['breakdown', 'max-iterations', 'non-finite']).toContain(res.reason);
+    expect(res.trueResidual).toBeLessThanOrEqual(norm(b));
+    expect(residual64(h, res.x, b).r).toBeCloseTo(res.trueResidual, 12);
+  });
+
+  it('runs with a float64 inner space too (plain host)', async () => {
+    const a = generators.poisson2d(8);
+    const b = rhs(64);
+    const res = await refinedSolve({ hostOperator: HostOperator.fromCsr(a), innerOperator: HostOperator.fromCsr(a), innerSpace: new HostVectorSpace(), b, rtol: 1e-12, inner: { method: 'cg', rtol: 1e-6 } });
+    expect(res.converged).toBe(true);
+    expect(res.outerIterations).toBeLessThanOrEqual(3);
+  });
+});
