@@ -98,6 +98,9 @@ export function symmetricEigenDense(a: Float64Array, n: number): DenseEigenpairs
   }
   V[(n - 1) * n + n - 1] = 1;
   e[0] = 0;
+  // W = Vᵀ: the QL rotations then update two contiguous rows instead of two strided columns
+  const W = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) for (let k = 0; k < n; k++) W[i * n + k] = V[k * n + i]!;
   // tql2: implicit QL on the tridiagonal (d, e)
   for (let i = 1; i < n; i++) e[i - 1] = e[i]!;
   e[n - 1] = 0;
@@ -145,10 +148,13 @@ export function symmetricEigenDense(a: Float64Array, n: number): DenseEigenpairs
           c = p / r;
           p = c * d[i]! - s * g;
           d[i + 1] = h + s * (c * g + s * d[i]!);
+          const r0 = i * n;
+          const r1 = (i + 1) * n;
           for (let k = 0; k < n; k++) {
-            h = V[k * n + i + 1]!;
-            V[k * n + i + 1] = s * V[k * n + i]! + c * h;
-            V[k * n + i] = c * V[k * n + i]! - s * h;
+            h = W[r1 + k]!;
+            const wi = W[r0 + k]!;
+            W[r1 + k] = s * wi + c * h;
+            W[r0 + k] = c * wi - s * h;
           }
         }
         p = (-s * s2 * c3 * el1 * e[l]!) / dl1;
@@ -161,10 +167,6 @@ export function symmetricEigenDense(a: Float64Array, n: number): DenseEigenpairs
   }
   const order = Array.from(d.keys()).sort((x, y) => d[x]! - d[y]!);
   const values = Float64Array.from(order, (k) => d[k]!);
-  const vectors = order.map((k) => {
-    const v = new Float64Array(n);
-    for (let i = 0; i < n; i++) v[i] = V[i * n + k]!;
-    return v;
-  });
+  const vectors = order.map((k) => W.slice(k * n, k * n + n));
   return { values, vectors };
 }

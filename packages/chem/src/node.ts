@@ -4,3 +4,4 @@
  * @module
  */
 export { readFcidump } from './fcidump/node';
+export { symmetrizeCsr, writeHamiltonianMatrixMarket } from './hamiltonian/export';
