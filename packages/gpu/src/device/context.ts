@@ -9,6 +9,7 @@ import { BufferPool } from '../memory/buffers';
 import { Recorder } from '../memory/recorder';
 import { DeviceLostError, GpuValidationError, NoAdapterError } from './errors';
 import { PipelineCache } from './pipelines';
+import { probeSubgroups } from './probe';
 
 /** Limits requested from the adapter (its real maxima, not the WebGPU defaults). */
 export interface GpuLimits {
@@ -33,6 +34,10 @@ export interface GpuCaps {
   readonly timestampQuery: boolean;
   /** Robustness (bounds checks) disabled: only safe because uploads are validated. */
   readonly unsafe: boolean;
+  /** Subgroup size observed in a 256-wide compute workgroup (0 without subgroups). */
+  readonly subgroupSize: number;
+  /** Subgroups are contiguous ranges of local_invocation_index (probed at creation). */
+  readonly subgroupContiguous: boolean;
 }
 
 /** Options of {@link createGpuContext}. */
@@ -127,7 +132,10 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   for (const n of LIMIT_NAMES) requiredLimits[n] = adapter.limits[n];
   const device = await adapter.requestDevice({ requiredFeatures: want, requiredLimits, label: 'gpusparse' });
   const info = adapter.info as GPUAdapterInfo & { subgroupMinSize?: number; subgroupMaxSize?: number };
+  const probe = useSubgroups ? await probeSubgroups(device) : { size: 0, contiguous: false };
   const caps: GpuCaps = {
+    subgroupSize: probe.size,
+    subgroupContiguous: probe.contiguous,
     subgroups: useSubgroups,
     subgroupMinSize: info.subgroupMinSize ?? 0,
     subgroupMaxSize: info.subgroupMaxSize ?? 0,
@@ -227,7 +235,7 @@ export class GpuContext {
     const a = d.adapter;
     const lines = [
       `adapter: ${[a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ') || '(no info)'}`,
-      `subgroups: ${d.caps.subgroups ? `yes, size ${d.caps.subgroupMinSize}..${d.caps.subgroupMaxSize}` : 'no'}`,
+      `subgroups: ${d.caps.subgroups ? `yes, adapter range ${d.caps.subgroupMinSize}..${d.caps.subgroupMaxSize}, observed ${d.caps.subgroupSize} (contiguous: ${d.caps.subgroupContiguous})` : 'no'}`,
       `timestamp-query: ${d.caps.timestampQuery ? 'yes' : 'no'}; unsafe (no bounds checks): ${d.caps.unsafe}`,
       ...Object.entries(d.limits).map(([k, v]) => `${k}: ${v}`),
       `features: ${d.features.join(', ')}`,

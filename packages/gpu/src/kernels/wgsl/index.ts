@@ -121,3 +121,29 @@ export const SCALAR_OPERAND = `fn operand(num: i32, den: i32, k: f32) -> f32 {
   if (den >= 0) { v = v / sc[den]; }
   return v;
 }`;
+
+/**
+ * Uniform fields of every SpMV kernel, in this order (kernels may append their own):
+ * rows of this block, first global row, `cont` (block's first row continues a row split over
+ * blocks: accumulate into y), alpha, beta, and a kernel-defined count.
+ */
+export const SPMV_UNIFORMS = [
+  ['rows', 'u32'],
+  ['row_base', 'u32'],
+  ['cont', 'u32'],
+  ['alpha', 'f32'],
+  ['beta', 'f32'],
+  ['count', 'u32'],
+] as const;
+
+/**
+ * `store_y(local, s)`: y[row_base + local] = alpha·s + beta·y (beta = 0 ignores y, even NaN;
+ * beta = 1 for the continued first row of a split block). Needs a binding named `y`.
+ * Each row is stored by exactly one invocation per dispatch: no atomics.
+ */
+export const SPMV_STORE = `fn store_y(local: u32, s: f32) {
+  let row = u.row_base + local;
+  var b = u.beta;
+  if (local == 0u && u.cont != 0u) { b = 1.0; }
+  if (b == 0.0) { y[row] = u.alpha * s; } else { y[row] = u.alpha * s + b * y[row]; }
+}`;

@@ -1,0 +1,150 @@
+/**
+ * CSR on the device, shared by the CSR kernels: validated upload, splitting over bindings
+ * (row blocks; a row longer than one binding is cut into pieces whose later pieces accumulate
+ * into y in a later, ordered dispatch — deterministic, no atomics), and the per-block encode.
+ * @module
+ */
+import { type CsrMatrix, csrNnz } from '@gpusparse/formats';
+import type { GpuContext } from '../../device/context';
+import type { PipelineEntry } from '../../device/pipelines';
+import type { GpuBuf } from '../../memory/buffers';
+import { Uniforms } from '../../memory/recorder';
+import { uploadU32, validateCsrIndices, writeData } from '../../memory/upload';
+import type { DeviceMatrix, SpmvScale, UploadOptions } from '../types';
+
+/** One binding block: rows [rowStart, rowStart + rows) and entries [k0, k1) of the matrix. */
+export interface CsrBlockPlan {
+  readonly rowStart: number;
+  readonly rows: number;
+  readonly k0: number;
+  readonly k1: number;
+  /** The first row continues a row begun in the previous block. */
+  readonly cont: boolean;
+}
+
+/**
+ * Plan the split of `a` into blocks of at most `capNnz` entries and `capRows` rows. A single
+ * row with more than `capNnz` entries is cut into pieces. O(rows + blocks).
+ * @example splitCsrPlan(a, 1 << 25, 1 << 25) // one block when a fits in a binding
+ */
+export function splitCsrPlan(a: CsrMatrix, capNnz: number, capRows: number): CsrBlockPlan[] {
+  const out: CsrBlockPlan[] = [];
+  const rp = a.rowPtr;
+  let r = 0;
+  while (r < a.rows) {
+    const start = rp[r]!;
+    let r1 = r;
+    while (r1 < a.rows && rp[r1 + 1]! - start <= capNnz && r1 + 1 - r <= capRows) r1++;
+    if (r1 === r) {
+      const end = rp[r + 1]!;
+      for (let k = start; k < end; k += capNnz) out.push({ rowStart: r, rows: 1, k0: k, k1: Math.min(end, k + capNnz), cont: k > start });
+      r++;
+    } else {
+      out.push({ rowStart: r, rows: r1 - r, k0: start, k1: rp[r1]!, cont: false });
+      r = r1;
+    }
+  }
+  return out;
+}
+
+/** One uploaded block. `extra` is a kernel-specific table (e.g. adaptive row blocks). */
+export interface CsrDeviceBlock extends CsrBlockPlan {
+  readonly rowPtr: GpuBuf;
+  readonly colIdx: GpuBuf;
+  readonly values: GpuBuf;
+  readonly extra?: GpuBuf;
+  /** Workgroups to dispatch for this block. */
+  readonly groups: number;
+  /** Kernel-defined count passed in the uniform `count`. */
+  readonly count: number;
+}
+
+/** A CSR matrix on the device. */
+export interface CsrDeviceMatrix extends DeviceMatrix {
+  readonly parts: readonly CsrDeviceBlock[];
+  readonly pipeline: PipelineEntry;
+}
+
+/** What a CSR kernel adds per block: its workgroup count and optional extra table. */
+export type CsrBlockExtra = (localRowPtr: Int32Array | Uint32Array, rows: number) => { groups: number; count?: number; extra?: Uint32Array };
+
+/**
+ * Validate `a`, split it over bindings and upload each block. Cost O(rows + nnz) host work
+ * plus the transfer of 8·nnz + 4·rows bytes.
+ * @throws InvalidMatrixError naming the first bad row
+ */
+export function uploadCsr(
+  ctx: GpuContext,
+  kernelId: string,
+  a: CsrMatrix,
+  pipeline: PipelineEntry,
+  perBlock: CsrBlockExtra,
+  opts: UploadOptions = {},
+): CsrDeviceMatrix {
+  validateCsrIndices(a, kernelId);
+  const cap = Math.floor(Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, ctx.limits.maxStorageBufferBindingSize) / 4);
+  const plan = splitCsrPlan(a, cap, cap - 1);
+  const parts: CsrDeviceBlock[] = [];
+  let deviceBytes = 0;
+  for (const b of plan) {
+    let local: Int32Array | Uint32Array;
+    if (plan.length === 1) local = a.rowPtr;
+    else {
+      local = new Uint32Array(b.rows + 1);
+      for (let i = 0; i <= b.rows; i++) local[i] = Math.min(Math.max(a.rowPtr[b.rowStart + i]!, b.k0), b.k1) - b.k0;
+    }
+    const x = perBlock(local, b.rows);
+    const rowPtr = uploadU32(ctx, local, `${kernelId}-rowptr`);
+    const colIdx = uploadU32(ctx, a.colIdx.subarray(b.k0, b.k1), `${kernelId}-colidx`);
+    const values = ctx.buffers.acquire((b.k1 - b.k0) * 4, undefined, `${kernelId}-values`);
+    writeData(ctx, values, Float32Array.from(a.values.subarray(b.k0, b.k1)));
+    const extra = x.extra ? uploadU32(ctx, x.extra, `${kernelId}-extra`) : undefined;
+    deviceBytes += rowPtr.bytes + colIdx.bytes + values.bytes + (extra?.bytes ?? 0);
+    parts.push({ ...b, rowPtr, colIdx, values, extra, groups: x.groups, count: x.count ?? 0 });
+  }
+  return {
+    kernelId,
+    rows: a.rows,
+    cols: a.cols,
+    nnz: csrNnz(a),
+    deviceBytes,
+    blocks: parts.length,
+    parts,
+    pipeline,
+    dispose() {
+      for (const p of parts) for (const b of [p.rowPtr, p.colIdx, p.values, p.extra]) b?.dispose();
+    },
+  };
+}
+
+/** Record y = alpha·A·x + beta·y block by block (blocks in order: continued rows accumulate). */
+export function encodeCsr(ctx: GpuContext, h: CsrDeviceMatrix, x: GpuBuf, y: GpuBuf, scale: SpmvScale = { alpha: 1, beta: 0 }): void {
+  for (const p of h.parts) {
+    const u = new Uniforms();
+    u.u[0] = p.rows;
+    u.u[1] = p.rowStart;
+    u.u[2] = p.cont ? 1 : 0;
+    u.f[3] = scale.alpha;
+    u.f[4] = scale.beta;
+    u.u[5] = p.count;
+    const refs = [p.rowPtr, p.colIdx, p.values, x, y];
+    if (p.extra) refs.push(p.extra);
+    ctx.recorder.dispatch(h.pipeline, refs, u, p.groups);
+  }
+}
+
+/** The storage bindings of every CSR kernel (plus `blk` for kernels with an extra table). */
+export const CSR_BINDINGS = [
+  { name: 'row_ptr', type: 'array<u32>', access: 'r' },
+  { name: 'col_idx', type: 'array<u32>', access: 'r' },
+  { name: 'vals', type: 'array<f32>', access: 'r' },
+  { name: 'x', type: 'array<f32>', access: 'r' },
+  { name: 'y', type: 'array<f32>', access: 'w' },
+] as const;
+
+/** Check the vectors of `a` fit in one binding (x is read at arbitrary columns). */
+export function csrVectorsFit(a: { rows: number; cols: number }, maxBinding: number): true | string {
+  if (a.cols * 4 > maxBinding) return `x of ${a.cols} float32 exceeds one binding (${maxBinding} bytes)`;
+  if (a.rows * 4 > maxBinding) return `y of ${a.rows} float32 exceeds one binding (${maxBinding} bytes)`;
+  return true;
+}

@@ -1,0 +1,37 @@
+/**
+ * Every SpMV kernel, in one list. A kernel not listed here is not tested by the conformance
+ * loop and does not ship. Adding a kernel: write `kernels/<format>/<variant>.kernel.ts`
+ * exporting an {@link SpmvKernel}, then add one line below.
+ * @module
+ */
+import { csrAdaptiveKernel } from './csr/adaptive.kernel';
+import { csrScalarKernel } from './csr/scalar.kernel';
+import { csrVectorKernel } from './csr/vector.kernel';
+import type { AnySpmvKernel } from './types';
+
+/** All registered kernels. */
+export const kernels: readonly AnySpmvKernel[] = [
+  csrScalarKernel,
+  csrVectorKernel,
+  csrAdaptiveKernel,
+  // -- other formats' kernels: one line each --
+];
+
+/**
+ * Look a kernel up by id; throws with the list of known ids.
+ * @example getKernel('csr-vector')
+ */
+export function getKernel(id: string): AnySpmvKernel {
+  const k = kernels.find((d) => d.id === id);
+  if (!k) throw new RangeError(`unknown SpMV kernel '${id}': expected one of ${kernels.map((d) => d.id).join(', ')}`);
+  return k;
+}
+
+/** The parameter variants of a kernel (defaults, then each other declared value of each parameter). */
+export function kernelVariants(k: AnySpmvKernel): Record<string, number>[] {
+  const out: Record<string, number>[] = [{ ...k.defaults }];
+  for (const [name, spec] of Object.entries(k.params as Record<string, { values: readonly number[] }>)) {
+    for (const v of spec.values) if (v !== k.defaults[name]) out.push({ ...k.defaults, [name]: v });
+  }
+  return out;
+}
