@@ -1,13 +1,14 @@
 /**
  * AXT reference products, float64, computed the way the paper's kernels do (seed 004
  * Listings 3–11): first gather x into the x halves of ax[] (axtLoadX), then y from ax[] and the
- * auxiliary array alone, with y accumulated as the kernels' atomic adds would.
+ * auxiliary array alone, with y zeroed first and accumulated as the kernels' atomic adds would.
  *
  * - AXTUH1 (Listing 4): per tile, red = Σ_lanes entry·x; y[rwp[t]] += red.
  * - AXTUH (Listing 6): per tile and lane, val = Σ_steps entry·x; y[rwp[t·THW + l]] += val.
- * - AXTCH1 (Listing 9): per block of BS slots, the fast segmented sum (Liu et al., §2.3.3):
- *   is = entry·x, tmp = is, inclusive scan of is over the block, then at each partition head i
- *   os[i] = scan[i + off] − scan[i] + tmp[i] (Eq. (1)), y[row] += os[i].
+ * - AXTCH1 (Listing 9): per block of BS slots (the last one may be shorter, whole tiles), the
+ *   fast segmented sum (Liu et al., §2.3.3): is = entry·x, tmp = is, inclusive scan of is over
+ *   the block, then at each partition head i os[i] = scan[i + off] − scan[i] + tmp[i] (Eq. (1)),
+ *   y[row] += os[i]. A head is a slot with hdr ≠ 0 or the first slot of the block (hdr.ts).
  * - AXTCH (Listing 10): the same per tile, the scan running down each tile column and the
  *   offset counted in steps (position i + off·THW).
  *
