@@ -197,6 +197,11 @@ describe('diagonal formats: round trips and products on the generators', () => {
       }
     }
   }
+  it('rejects non-canonical CSR and a diagonal layout too large to allocate', () => {
+    const dup = { format: 'csr' as const, rows: 2, cols: 2, rowPtr: Int32Array.from([0, 2, 2]), colIdx: Int32Array.from([1, 1]), values: Float64Array.from([1, 2]) };
+    for (const { f } of fmts) expect(() => f.fromCsr(dup), f.name).toThrow(InvalidMatrixError);
+    expect(() => diaFromCsr(uniformRandom(300000, 300000, 1, 1), { maxDiagonals: 1e6 })).toThrow(/slots/);
+  });
   it('product and conversions agree with csrSpmv on a 1×1 matrix exactly', () => {
     const a: CsrMatrix = csrFromDense([[3]]);
     for (const f of [diaFormat, hmFormat, cdmFormat] as AnyDescriptor[]) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidParameterError } from '../src/core/errors';
+import { InvalidMatrixError, InvalidParameterError } from '../src/core/errors';
 import type { FormatDescriptor, SparseMatrix } from '../src/core/types';
 import { csrFromDense } from '../src/csr/csr';
 import { acsrBlockKind, acsrFormat, acsrFromCsr, acsrRowBlocks } from '../src/acsr/index';
@@ -198,6 +198,11 @@ describe('survey formats: round trips and products on the generators', () => {
     expect(() => scsrFromCsr(a, { numStreams: 0 })).toThrow(/numStreams/);
     expect(() => sbcsrFromCsr(a, { blockCols: 0 })).toThrow(/blockCols/);
     expect(() => qcsrFromCsr(a, { leafSize: Number.NaN })).toThrow(/leafSize/);
+  });
+  it('rejects non-canonical CSR and oversized padding before allocating', () => {
+    const unsorted = { format: 'csr' as const, rows: 2, cols: 3, rowPtr: Int32Array.from([0, 2, 2]), colIdx: Int32Array.from([2, 0]), values: Float64Array.from([1, 2]) };
+    for (const { f } of sweep) expect(() => f.fromCsr(unsorted), f.name).toThrow(InvalidMatrixError);
+    expect(() => rgcsrFromCsr(oneDenseRow(20000, 20000, 1, 20000, 0, 1), { groupSize: 20000 })).toThrow(/slots/);
   });
   it('rejects a wrong vector length', () => {
     const a = uniformRandom(6, 5, 2, 1);

@@ -14,6 +14,7 @@
  */
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
+import { validateCsr } from '../csr/csr';
 import { checkSpmvArgs, requireInt } from '../dia/common';
 
 /** CSR with adaptive row blocks. */
@@ -84,6 +85,7 @@ export function acsrBlockKind(m: AcsrMatrix, b: number): 'stream' | 'vector' {
  * const m = acsrFromCsr(a, { blockNnz: 256 });
  */
 export function acsrFromCsr(a: CsrMatrix, params: Partial<AcsrParams> = {}): AcsrMatrix {
+  validateCsr(a, 'acsrFromCsr');
   const blockNnz = requireInt('blockNnz', params.blockNnz ?? acsrDefaultParams.blockNnz, 1);
   const maxRows = requireInt('maxRowsPerBlock', params.maxRowsPerBlock ?? acsrDefaultParams.maxRowsPerBlock, 1);
   return {

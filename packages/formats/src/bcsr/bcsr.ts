@@ -12,7 +12,8 @@
  */
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { bitmaskCreate, bitmaskGet, bitmaskSet, checkSpmvArgs, requireInt } from '../dia/common';
+import { validateCsr } from '../csr/csr';
+import { bitmaskCreate, bitmaskGet, bitmaskSet, checkSlots, checkSpmvArgs, requireInt } from '../dia/common';
 
 /** A matrix in BCSR with r×c blocks. */
 export interface BcsrMatrix extends SparseMatrix {
@@ -67,6 +68,7 @@ export function bcsrBlockShape(params: Partial<BcsrParams>, defaultSize: number)
  * const b = bcsrFromCsr(a, { blockSize: 2 }); // 2×2 blocks
  */
 export function bcsrFromCsr(a: CsrMatrix, params: Partial<BcsrParams> = {}): BcsrMatrix {
+  validateCsr(a, 'bcsrFromCsr');
   const { r, c } = bcsrBlockShape(params, bcsrDefaultParams.blockSize);
   const { rows, cols, rowPtr: arp, colIdx: aci, values: av } = a;
   const nbr = Math.ceil(rows / r);
@@ -88,6 +90,7 @@ export function bcsrFromCsr(a: CsrMatrix, params: Partial<BcsrParams> = {}): Bcs
     rowPtr[b + 1] = rowPtr[b] + count;
   }
   const numBlocks = rowPtr[nbr];
+  checkSlots('bcsrFromCsr', numBlocks * r * c, `${numBlocks} blocks of ${r}x${c}: use smaller blocks`);
   const colIdx = new Int32Array(numBlocks);
   const slotOf = new Int32Array(nbc).fill(-1); // block column -> block index, for the current block row
   stamp.fill(0);

@@ -16,7 +16,7 @@
 import { InvalidMatrixError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { csrFromTriplets } from '../csr/csr';
+import { csrFromTriplets, validateCsr } from '../csr/csr';
 import { bitmaskCreate, bitmaskGet, bitmaskSet, checkSpmvArgs, requireInt } from '../dia/common';
 import { checkDiagonalCount } from '../dia/dia';
 
@@ -76,6 +76,7 @@ export function cdmDiagonalLookup(m: CdmMatrix): Int32Array {
  * const c = cdmFromCsr(laplacian1d(4)); // offsets [0, 1, 3]: super 1 and sub 1 (= compact 3)
  */
 export function cdmFromCsr(a: CsrMatrix, params: Partial<CdmParams> = {}): CdmMatrix {
+  validateCsr(a, 'cdmFromCsr');
   const maxDiagonals = requireInt('maxDiagonals', params.maxDiagonals ?? cdmDefaultParams.maxDiagonals, 0);
   const { rows: n, cols, rowPtr, colIdx, values } = a;
   if (cols !== n) throw new InvalidMatrixError('cdmFromCsr', `compact diagonal storage needs a square matrix, got ${n}x${cols}`);

@@ -12,6 +12,7 @@
  */
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
+import { validateCsr } from '../csr/csr';
 import { checkSpmvArgs, requireInt } from '../dia/common';
 
 /** A matrix in CMRS. */
@@ -46,6 +47,7 @@ export const cmrsDefaultParams: CmrsParams = { stripHeight: 8 };
  * const c = cmrsFromCsr(a, { stripHeight: 2 });
  */
 export function cmrsFromCsr(a: CsrMatrix, params: Partial<CmrsParams> = {}): CmrsMatrix {
+  validateCsr(a, 'cmrsFromCsr');
   const h = requireInt('stripHeight', params.stripHeight ?? cmrsDefaultParams.stripHeight, 1, 1 << 20);
   const { rows, cols, rowPtr } = a;
   const ns = Math.ceil(rows / h);

@@ -17,7 +17,7 @@
 import { InvalidParameterError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { csrFromTriplets } from '../csr/csr';
+import { csrFromTriplets, validateCsr } from '../csr/csr';
 import { checkSpmvArgs, requireInt } from '../dia/common';
 
 /** A matrix in CSB. */
@@ -68,6 +68,7 @@ export function csbMortonKey(r: number, c: number): number {
  * const b = csbFromCsr(a, { blockSize: 32 });
  */
 export function csbFromCsr(a: CsrMatrix, params: Partial<CsbParams> = {}): CsbMatrix {
+  validateCsr(a, 'csbFromCsr');
   const z = requireInt('blockSize', params.blockSize ?? csbDefaultParams.blockSize, 1, 32768);
   const maxBlocks = requireInt('maxBlocks', params.maxBlocks ?? csbDefaultParams.maxBlocks, 1);
   const { rows, cols, rowPtr, colIdx: aci, values: av } = a;

@@ -4,7 +4,7 @@
  * and SpMV argument checks.
  * @module
  */
-import { DimensionMismatchError, InvalidParameterError } from '../core/errors';
+import { DimensionMismatchError, InvalidMatrixError, InvalidParameterError } from '../core/errors';
 
 /**
  * A bit mask with one bit per stored slot, in 32-bit words (bit s of slot s is word s >>> 5,
@@ -66,4 +66,19 @@ export function csrRowIndices(rowPtr: Int32Array, rows: number): Int32Array {
   const out = new Int32Array(rowPtr[rows] ?? 0);
   for (let i = 0; i < rows; i++) out.fill(i, rowPtr[i], rowPtr[i + 1]);
   return out;
+}
+
+/** Most slots one padded array may hold (2²⁸: 2 GiB of float64), see {@link checkSlots}. */
+export const MAX_SLOTS = 2 ** 28;
+
+/**
+ * Refuse a conversion whose padded arrays would exceed {@link MAX_SLOTS} slots, before allocating:
+ * throws InvalidMatrixError naming the format, the slot count and what to change. O(1).
+ * @example
+ * checkSlots('bcsrFromCsr', numBlocks * r * c, 'use a smaller block size');
+ */
+export function checkSlots(where: string, slots: number, hint: string): void {
+  if (slots > MAX_SLOTS) {
+    throw new InvalidMatrixError(where, `would store ${slots} slots, more than the limit of ${MAX_SLOTS} for one array (${hint})`);
+  }
 }

@@ -14,7 +14,8 @@
 import { InvalidParameterError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { bitmaskCreate, bitmaskGet, bitmaskSet, checkSpmvArgs, requireInt } from './common';
+import { validateCsr } from '../csr/csr';
+import { bitmaskCreate, bitmaskGet, bitmaskSet, checkSlots, checkSpmvArgs, requireInt } from './common';
 import { diagonalStats } from './stats';
 
 /** A matrix in DIA. */
@@ -51,6 +52,7 @@ export function checkDiagonalCount(format: string, count: number, maxDiagonals: 
       maxDiagonals,
     );
   }
+  checkSlots(`${format}FromCsr`, slots, 'the matrix is too large for diagonal storage');
 }
 
 /**
@@ -60,6 +62,7 @@ export function checkDiagonalCount(format: string, count: number, maxDiagonals: 
  * const d = diaFromCsr(laplacian1d(5)); // d.offsets = [-1, 0, 1], d.data.length = 15
  */
 export function diaFromCsr(a: CsrMatrix, params: Partial<DiaParams> = {}): DiaMatrix {
+  validateCsr(a, 'diaFromCsr');
   const maxDiagonals = requireInt('maxDiagonals', params.maxDiagonals ?? diaDefaultParams.maxDiagonals, 0);
   const { rows, cols, rowPtr, colIdx, values } = a;
   const stats = diagonalStats(a);

@@ -18,7 +18,7 @@
  */
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { csrFromTriplets } from '../csr/csr';
+import { csrFromTriplets, validateCsr } from '../csr/csr';
 import { bitmaskCreate, bitmaskGet, bitmaskSet, checkSpmvArgs, requireInt } from '../dia/common';
 import { checkDiagonalCount } from '../dia/dia';
 import { diagonalLength, diagonalStats } from '../dia/stats';
@@ -128,6 +128,7 @@ export function hmIndex(m: HmMatrix, i: number, j: number, lookup?: Int32Array):
  * const h = hmFromCsr(laplacian1d(4)); // offsets [0, 1, -1], starts [0, 4, 7]
  */
 export function hmFromCsr(a: CsrMatrix, params: Partial<HmParams> = {}): HmMatrix {
+  validateCsr(a, 'hmFromCsr');
   const maxDiagonals = requireInt('maxDiagonals', params.maxDiagonals ?? hmDefaultParams.maxDiagonals, 0);
   const stats = diagonalStats(a);
   checkDiagonalCount('hm', stats.count, maxDiagonals, stats.inMatrixSlots);

@@ -13,7 +13,7 @@
  */
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { csrFromTriplets } from '../csr/csr';
+import { csrFromTriplets, validateCsr } from '../csr/csr';
 import { checkSpmvArgs } from '../dia/common';
 import { quadBuild, quadDecode } from './tree';
 
@@ -40,6 +40,7 @@ export type MqtParams = Record<string, never>;
  * const q = mqtFromCsr(a); // q.numNodes·4 structure bits
  */
 export function mqtFromCsr(a: CsrMatrix, _params: Partial<MqtParams> = {}): MqtMatrix {
+  validateCsr(a, 'mqtFromCsr');
   const t = quadBuild(a, 1);
   const values = new Float64Array(t.perm.length);
   for (let p = 0; p < values.length; p++) values[p] = a.values[t.perm[p]];

@@ -16,8 +16,8 @@
  */
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { csrFromTriplets } from '../csr/csr';
-import { checkSpmvArgs, requireInt } from '../dia/common';
+import { csrFromTriplets, validateCsr } from '../csr/csr';
+import { checkSlots, checkSpmvArgs, requireInt } from '../dia/common';
 import { quadBuild, quadDecode } from './tree';
 
 /** A matrix in quad-tree CSR. */
@@ -57,12 +57,14 @@ export const qcsrDefaultParams: QcsrParams = { leafSize: 32 };
  * const q = qcsrFromCsr(a, { leafSize: 16 });
  */
 export function qcsrFromCsr(a: CsrMatrix, params: Partial<QcsrParams> = {}): QcsrMatrix {
+  validateCsr(a, 'qcsrFromCsr');
   const d = requireInt('leafSize', params.leafSize ?? qcsrDefaultParams.leafSize, 1, 65536);
   const t = quadBuild(a, d);
   const na = t.leafRow.length;
   const nnz = t.perm.length;
   const colIdx = new Int32Array(nnz);
   const values = new Float64Array(nnz);
+  checkSlots('qcsrFromCsr', na * (d + 1), `${na} leaves with ${d + 1} row pointers each: use a smaller leafSize`);
   const leafRowPtr = new Int32Array(na * (d + 1));
   const rowOfLeafEntry = new Int32Array(nnz);
   for (let i = 0; i < a.rows; i++) rowOfLeafEntry.fill(i, a.rowPtr[i], a.rowPtr[i + 1]);

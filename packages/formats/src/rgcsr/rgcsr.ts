@@ -17,7 +17,8 @@
  */
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { checkSpmvArgs, requireInt } from '../dia/common';
+import { validateCsr } from '../csr/csr';
+import { checkSlots, checkSpmvArgs, requireInt } from '../dia/common';
 
 /** A matrix in row-grouped CSR. */
 export interface RgcsrMatrix extends SparseMatrix {
@@ -51,6 +52,7 @@ export const rgcsrDefaultParams: RgcsrParams = { groupSize: 32 };
  * const g = rgcsrFromCsr(a, { groupSize: 3 });
  */
 export function rgcsrFromCsr(a: CsrMatrix, params: Partial<RgcsrParams> = {}): RgcsrMatrix {
+  validateCsr(a, 'rgcsrFromCsr');
   const G = requireInt('groupSize', params.groupSize ?? rgcsrDefaultParams.groupSize, 1, 1 << 20);
   const { rows, cols, rowPtr, colIdx: aci, values: av } = a;
   const ng = Math.ceil(rows / G);
@@ -64,6 +66,7 @@ export function rgcsrFromCsr(a: CsrMatrix, params: Partial<RgcsrParams> = {}): R
     groupPtr[g + 1] = groupPtr[g] + h * w;
   }
   const X = groupPtr[ng];
+  checkSlots('rgcsrFromCsr', X, 'a long row pads its whole group: use a smaller groupSize');
   const colIdx = new Int32Array(X).fill(-1);
   const values = new Float64Array(X);
   for (let g = 0; g < ng; g++) {

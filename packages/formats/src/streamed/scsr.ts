@@ -16,7 +16,8 @@
  */
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { checkSpmvArgs, requireInt } from '../dia/common';
+import { validateCsr } from '../csr/csr';
+import { checkSlots, checkSpmvArgs, requireInt } from '../dia/common';
 
 /** A matrix in streamed CSR. */
 export interface ScsrMatrix extends SparseMatrix {
@@ -50,6 +51,7 @@ export const scsrDefaultParams: ScsrParams = { numStreams: 4 };
  * const s = scsrFromCsr(a, { numStreams: 4 }); // row i in stream i % 4
  */
 export function scsrFromCsr(a: CsrMatrix, params: Partial<ScsrParams> = {}): ScsrMatrix {
+  validateCsr(a, 'scsrFromCsr');
   const S = requireInt('numStreams', params.numStreams ?? scsrDefaultParams.numStreams, 1, 65536);
   const { rows, cols, rowPtr, colIdx: aci, values: av } = a;
   const nbr = Math.ceil(rows / S);
@@ -60,6 +62,7 @@ export function scsrFromCsr(a: CsrMatrix, params: Partial<ScsrParams> = {}): Scs
     ptr[b + 1] = ptr[b] + w;
   }
   const L = ptr[nbr];
+  checkSlots('scsrFromCsr', S * L, 'a long row pads every stream: use fewer streams');
   const colIdx = new Int32Array(S * L).fill(-1);
   const values = new Float64Array(S * L);
   for (let b = 0; b < nbr; b++) {
