@@ -128,8 +128,3 @@ export class SolveContext<V, S> {
     return result;
   }
 }
-
-/** Is this value usable as a denominator (finite and non-zero)? */
-export function isUsable(v: number): boolean {
-  return v !== 0 && Number.isFinite(v);
-}

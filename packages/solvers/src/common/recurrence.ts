@@ -38,6 +38,8 @@ export interface RecurrenceMethod<V, S> {
   step(k: number, watch: Watch<S>): Promise<void>;
   /** ‖r‖ of the recursively updated residual (may record one reduction). */
   residualNorm(): S;
+  /** Release the work vectors (everything but x). */
+  dispose(): void;
 }
 
 interface Failure {
@@ -76,6 +78,16 @@ const STAGNATION_LIMIT = 3;
  * return runRecurrence(ctx, new CgMethod(ctx));
  */
 export async function runRecurrence<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>): Promise<SolveResult<V>> {
+  const checkpoint = ctx.space.create(ctx.n);
+  try {
+    return await loop(ctx, m, checkpoint);
+  } finally {
+    m.dispose();
+    ctx.space.release(checkpoint);
+  }
+}
+
+async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, checkpoint: V): Promise<SolveResult<V>> {
   const { space, opts } = ctx;
   const x = m.x;
   const bNorm = await ctx.readOne(space.norm2(ctx.b));
@@ -98,7 +110,6 @@ export async function runRecurrence<V, S>(ctx: SolveContext<V, S>, m: Recurrence
   if (rn <= ctx.tol) return ctx.finish(x, 'converged', 0, rn);
   if (ctx.aborted()) return ctx.finish(x, 'stopped', 0, rn, 'signal aborted before the first iteration');
 
-  const checkpoint = space.create(ctx.n);
   space.copy(x, checkpoint);
   let kCheck = 0;
   let guardedUntil = -1;

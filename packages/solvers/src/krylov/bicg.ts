@@ -51,6 +51,18 @@ class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
     return s.norm2(this.r);
   }
 
+  dispose(): void {
+    const s = this.ctx.space;
+    s.release(this.r);
+    s.release(this.rHat);
+    s.release(this.p);
+    s.release(this.pHat);
+    s.release(this.q);
+    s.release(this.qHat);
+    if (this.z !== this.r) s.release(this.z);
+    if (this.zHat !== this.rHat) s.release(this.zHat);
+  }
+
   residualNorm(): S {
     return this.ctx.space.norm2(this.r);
   }

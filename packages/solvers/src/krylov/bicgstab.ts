@@ -54,6 +54,18 @@ class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
     return s.norm2(this.r);
   }
 
+  dispose(): void {
+    const s = this.ctx.space;
+    s.release(this.r);
+    s.release(this.rHat);
+    s.release(this.p);
+    s.release(this.v);
+    s.release(this.sv);
+    s.release(this.t);
+    if (this.pHat !== this.p) s.release(this.pHat);
+    if (this.sHat !== this.sv) s.release(this.sHat);
+  }
+
   residualNorm(): S {
     return this.ctx.space.norm2(this.r);
   }

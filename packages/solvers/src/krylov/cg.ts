@@ -40,6 +40,14 @@ class CgMethod<V, S> implements RecurrenceMethod<V, S> {
     return s.norm2(this.r);
   }
 
+  dispose(): void {
+    const s = this.ctx.space;
+    s.release(this.r);
+    s.release(this.p);
+    s.release(this.q);
+    if (this.z !== this.r) s.release(this.z);
+  }
+
   residualNorm(): S {
     const s = this.ctx.space;
     if (this.ctx.opts.preconditioner || this.fresh || this.rho === undefined) return s.norm2(this.r);

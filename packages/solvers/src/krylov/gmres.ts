@@ -5,7 +5,8 @@
  * Memory traffic of inner step j (0-based; n-vectors), orthogonalisation 'cgs2' (default):
  * - matvecs: 1 (w = A·M⁻¹·v_j); preconditioner applies: 1 when M is set (+1 per cycle for x)
  * - 2 multiDot passes over v_0..v_j and w (2·(j+2) reads), 2 combine passes (2·(j+2) reads + 2 writes),
- *   ‖w‖ (1 read), v_{j+1} = w/‖w‖ (1 read + 1 write): ≈ 4j + 10 reads, 3 writes, 4 kernels
+ *   ‖w‖ (1 read), v_{j+1} = w/‖w‖ (1 read + 1 write): ≈ 4j + 10 reads, 3 writes, 6 kernels, and only
+ *   one scalar op (1/‖w‖): the minus signs ride on combine's β = −1
  * - 'mgs': the same data volume in 2·(j+1) separate dot/axpby passes (slow on the GPU)
  * - per cycle: x update (k + 1 reads + 1 write), r = b − A·x (1 matvec)
  * - storage: m + 1 basis vectors + x, w (+ z with M)
@@ -69,9 +70,22 @@ export async function gmres<V, S>(
   }
 
   const V: V[] = [];
-  const basis = (i: number): V => V[i] ?? (V[i] = space.create(n));
   const w = space.create(n);
   const z = hasM ? space.create(n) : w;
+  try {
+    return await cycles(ctx, x, V, w, z, m, ortho);
+  } finally {
+    for (const v of V) space.release(v);
+    space.release(w);
+    if (z !== w) space.release(z);
+  }
+}
+
+/** The restart cycles of {@link gmres} (V, w, z are work vectors owned by the caller). */
+async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m: number, ortho: 'cgs2' | 'mgs'): Promise<SolveResult<V>> {
+  const { space, opts, b, method, n, bNorm } = ctx;
+  const hasM = opts.preconditioner !== undefined;
+  const basis = (i: number): V => V[i] ?? (V[i] = space.create(n));
   let k = 0;
 
   // r = b − A·x into w; its norm is the true residual (in the space's precision)
@@ -98,7 +112,7 @@ export async function gmres<V, S>(
 
     space.axpby(space.div(1, betaS), w, 0, basis(0)); // v₀ = r / β
     const ls = new GivensLeastSquares(m, beta);
-    const pending: S[][] = [];
+    const pending: { s: S[]; col: (vals: number[]) => number[] }[] = [];
     let used = 0; // columns usable for the update
     let stop: { reason: StopReason; detail?: string } | undefined;
     let estimate = beta;
@@ -113,34 +127,40 @@ export async function gmres<V, S>(
         ctx.matvec(z, w); // w = A·z
       } else ctx.matvec(vj, w); // w = A·v_j
       const vs = V.slice(0, j + 1);
-      let h: S[];
+      // Signs are folded into the passes (combine with β = −1 flips w) so that no scalar op is
+      // recorded per coefficient; the Hessenberg column is assembled on the host after the read.
       if (ortho === 'cgs2') {
-        h = space.multiDot(vs, w); // h = Vᵀ·w
-        space.combine(h.map((s) => space.neg(s)), vs, 1, w); // w = w − V·h
-        const h2 = space.multiDot(vs, w); // h₂ = Vᵀ·w (re-orthogonalisation)
-        space.combine(h2.map((s) => space.neg(s)), vs, 1, w); // w = w − V·h₂
-        h = h.map((s, i) => space.add(s, h2[i]!));
+        const h = space.multiDot(vs, w); // h = Vᵀ·w
+        space.combine(h, vs, -1, w); // w' = V·h − w = −(w − V·h)
+        const h2 = space.multiDot(vs, w); // h₂' = Vᵀ·w' = −h₂ (re-orthogonalisation)
+        space.combine(h2, vs, -1, w); // w = V·h₂' − w' = w − V·h − V·h₂
+        const hn = space.norm2(w); // h_{j+1,j} = ‖w‖
+        space.axpby(space.div(1, hn), w, 0, basis(j + 1)); // v_{j+1} = w / h_{j+1,j}
+        pending.push({ s: [...h, ...h2, hn], col: (v) => [...v.slice(0, j + 1).map((hi, i) => hi - v[j + 1 + i]!), v[2 * j + 2]!] });
       } else {
-        h = [];
+        const h: S[] = [];
+        const signs: number[] = [];
+        let sigma = 1; // w holds σ·w_true
         for (let i = 0; i <= j; i++) {
-          const hij = space.dot(V[i]!, w); // h_ij = ⟨v_i, w⟩
-          space.axpby(space.neg(hij), V[i]!, 1, w); // w = w − h_ij·v_i
+          const hij = space.dot(V[i]!, w); // σ·h_ij = ⟨v_i, σ·w⟩
+          space.axpby(hij, V[i]!, -1, w); // σ·w ← −σ·(w − h_ij·v_i)
           h.push(hij);
+          signs.push(sigma);
+          sigma = -sigma;
         }
+        const hn = space.norm2(w); // h_{j+1,j} = ‖w‖
+        space.axpby(space.div(sigma, hn), w, 0, basis(j + 1)); // v_{j+1} = w / h_{j+1,j}
+        pending.push({ s: [...h, hn], col: (v) => v.map((hi, i) => (i <= j ? signs[i]! * hi : hi)) });
       }
-      const hn = space.norm2(w); // h_{j+1,j} = ‖w‖
-      space.axpby(space.div(1, hn), w, 0, basis(j + 1)); // v_{j+1} = w / h_{j+1,j}
-      h.push(hn);
-      pending.push(h);
 
       const last = j === m - 1 || k >= opts.maxIterations;
       if (!(last || k === 1 || k % opts.checkEvery === 0 || ctx.aborted())) continue;
-      const flat = await ctx.readMany(pending.flat());
+      const flat = await ctx.readMany(pending.flatMap((p) => p.s));
       let off = 0;
-      for (const col of pending) {
+      for (const p of pending) {
         const c = ls.columns;
-        const vals = flat.slice(off, off + col.length);
-        off += col.length;
+        const vals = p.col(flat.slice(off, off + p.s.length));
+        off += p.s.length;
         if (stop || passed) continue;
         const badAt = vals.findIndex((v) => !Number.isFinite(v));
         if (badAt >= 0) {

@@ -16,7 +16,7 @@ import { cg } from '../krylov/cg';
 import { type GmresOptions, gmres } from '../krylov/gmres';
 import { newStats, type SolveResult, type StopReason } from '../common/result';
 
-/** Inner solver choice and its options (its own rtol is the loose inner tolerance). */
+/** Inner solver choice and its options (its own rtol is the loose inner tolerance; the outer `signal` is passed on). */
 export interface InnerSolveOptions<V> extends Omit<GmresOptions<V>, 'x0' | 'signal' | 'atol'> {
   /** Default 'gmres'. */
   method?: 'cg' | 'gmres' | 'bicgstab' | 'bicg';
@@ -172,7 +172,7 @@ export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<
     // correction equation A·d = r/‖r‖, scaled to unit norm so float32 neither under- nor overflows
     const rs = o.innerSpace.fromArray(r.map((v) => v / rn));
     const { method: _m, ...rest } = innerOpts;
-    const res = await solver(o.innerSpace, o.innerOperator, rs, { ...rest, rtol: innerOpts.rtol ?? 1e-4 });
+    const res = await solver(o.innerSpace, o.innerOperator, rs, { ...rest, rtol: innerOpts.rtol ?? 1e-4, signal: o.signal });
     stats.matvecs += res.stats.matvecs;
     stats.precondApplies += res.stats.precondApplies;
     stats.readbacks += res.stats.readbacks + 1;
