@@ -10,3 +10,4 @@ export * from './determinants/index';
 export * from './hamiltonian/index';
 export * from './dense-eigen';
 export * from './ci';
+export * from './synthetic';

@@ -20,12 +20,7 @@ export function orbitalEnergies(fd: Fcidump): Float64Array {
   if (fd.orbitalEnergies && fd.orbitalEnergies.every((e) => Number.isFinite(e))) return fd.orbitalEnergies.slice();
   const f = new Float64Array(n);
   for (let p = 0; p < n; p++) f[p] = fd.h1[p * n + p]!;
-  let prev = '';
-  for (let it = 0; it < 50; it++) {
-    const occ = occupationsByEnergy(f, fd.nelec, fd.ms2);
-    const key = occ.join(',');
-    if (key === prev) break;
-    prev = key;
+  const fock = (occ: Int32Array) => {
     for (let p = 0; p < n; p++) {
       let s = fd.h1[p * n + p]!;
       for (let i = 0; i < n; i++) {
@@ -36,8 +31,70 @@ export function orbitalEnergies(fd: Fcidump): Float64Array {
       }
       f[p] = s;
     }
+  };
+  let prev = '';
+  let occ = occupationsByEnergy(f, fd.nelec, fd.ms2);
+  for (let it = 0; it < 50; it++) {
+    const key = occ.join(',');
+    if (key === prev) break;
+    prev = key;
+    fock(occ);
+    occ = occupationsByEnergy(f, fd.nelec, fd.ms2);
   }
+  // the fixed point may be a wrong aufbau: improve by single orbital swaps on ⟨D|H|D⟩
+  occ = lowestDeterminantOccupation(fd, occ);
+  fock(occ);
   return f;
+}
+
+/** ⟨D|H|D⟩ − E_core of the determinant with the given alpha and beta orbital flags. */
+function determinantEnergy(fd: Fcidump, a: Uint8Array, b: Uint8Array): number {
+  const n = fd.norb;
+  const J = (i: number, j: number) => fd.eri[((i * n + i) * n + j) * n + j]!;
+  const K = (i: number, j: number) => fd.eri[((i * n + j) * n + j) * n + i]!;
+  let e = 0;
+  for (let i = 0; i < n; i++) {
+    e += (a[i]! + b[i]!) * fd.h1[i * n + i]!;
+    for (let j = 0; j < n; j++) {
+      if (j > i) e += (a[i]! * a[j]! + b[i]! * b[j]!) * (J(i, j) - K(i, j));
+      e += a[i]! * b[j]! * J(i, j);
+    }
+  }
+  return e;
+}
+
+/**
+ * Local search from `occ` (n_p ∈ {0,1,2}): move one alpha or one beta electron to an empty
+ * orbital of its spin while that lowers ⟨D|H|D⟩. Cost O(rounds · nocc · nvirt · norb²).
+ */
+function lowestDeterminantOccupation(fd: Fcidump, occ: Int32Array): Int32Array {
+  const n = fd.norb;
+  const a = Uint8Array.from(occ, (x) => (x >= 1 ? 1 : 0));
+  const b = Uint8Array.from(occ, (x) => (x === 2 ? 1 : 0));
+  let best = determinantEnergy(fd, a, b);
+  for (let round = 0; round < 100; round++) {
+    let improved = false;
+    for (const s of [a, b]) {
+      for (let i = 0; i < n; i++) {
+        if (!s[i]) continue;
+        for (let j = 0; j < n; j++) {
+          if (s[j]) continue;
+          s[i] = 0;
+          s[j] = 1;
+          const e = determinantEnergy(fd, a, b);
+          if (e < best - 1e-12) {
+            best = e;
+            improved = true;
+            break;
+          }
+          s[i] = 1;
+          s[j] = 0;
+        }
+      }
+    }
+    if (!improved) break;
+  }
+  return Int32Array.from(a, (x, p) => x + b[p]!);
 }
 
 /** Orbital indices sorted by ascending energy (stable: ties keep the file's order). */

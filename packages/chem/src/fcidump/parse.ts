@@ -61,7 +61,11 @@ function parseHeader(lines: string[], file: string): ParsedHeader {
       break;
     }
   }
-  if (end < 0) throw new FcidumpError(file, lines.length, "the end of the namelist header ('&END' or '/')", 'end of file');
+  if (end < 0) {
+    let last = lines.length;
+    while (last > 1 && lines[last - 1]!.trim() === '') last--;
+    throw new FcidumpError(file, last, "the end of the namelist header ('&END' or '/')", 'end of file');
+  }
   const values: Record<string, HeaderValue> = {};
   const where: Record<string, number> = {};
   const keyRe = /([A-Za-z][A-Za-z0-9_]*)\s*=/g;
