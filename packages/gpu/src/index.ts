@@ -21,3 +21,5 @@ export * from './kernels/csr/scalar.kernel';
 export * from './kernels/csr/vector.kernel';
 export * from './kernels/csr/adaptive.kernel';
 export * from './device/probe';
+export * from './vector-space';
+export * from './operator';

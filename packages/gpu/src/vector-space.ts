@@ -1,0 +1,229 @@
+/**
+ * The WebGPU vector space: float32 vectors in device buffers and scalars in slots of a device
+ * scalar buffer. Every method only records work into the context's batch (submitted in
+ * batches); `read`, `readMany` and `toArray` are the only synchronisation points.
+ * @module
+ */
+import { DimensionMismatchError, type ScalarLike, type VectorSpace } from '@gpusparse/formats';
+import { Blas1, imm, type Operand } from './blas1/ops';
+import type { GpuContext } from './device/context';
+import type { GpuBuf } from './memory/buffers';
+import { readF32, readRanges } from './memory/readback';
+import { writeData } from './memory/upload';
+
+/** A float32 vector on the device. */
+export class GpuVector {
+  constructor(
+    readonly buf: GpuBuf,
+    readonly n: number,
+  ) {}
+}
+
+/**
+ * A device scalar: value = k · s[num] / s[den] (num / den = -1: absent). Ratios and negations
+ * of device scalars are kept in this form (no kernel), and fused kernels read them directly, so
+ * CG's α = ρ / (p·q) and −α cost no dispatch. Slots are freed by `release()` or, for scalars
+ * a solver forgets, when the scalar is garbage-collected (pending GPU reads of the slot are
+ * recorded earlier than any later reuse, so the reuse is safe).
+ */
+export class GpuScalar {
+  released = false;
+  constructor(
+    readonly num: number,
+    readonly den: number,
+    readonly k: number,
+  ) {}
+  /** The operand a fused kernel reads. */
+  get operand(): Operand {
+    return { num: this.num, den: this.den, k: this.k };
+  }
+  /** True when no division is pending (num only). */
+  get simple(): boolean {
+    return this.den < 0;
+  }
+}
+
+/**
+ * VectorSpace over WebGPU (precision 'f32'): dot products accumulate in float32 in a fixed
+ * tree order (deterministic); scalars never leave the device unless read.
+ * @example
+ * const ctx = await createGpuContext();
+ * const s = new GpuVectorSpace(ctx);
+ * const x = s.fromArray([3, 4]);
+ * await s.read(s.norm2(x)); // 5
+ */
+export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
+  readonly name = 'webgpu-f32';
+  readonly precision = 'f32' as const;
+  private readonly b1: Blas1;
+  /** Slots of scalars that were garbage-collected without release() go back to the pool. */
+  private readonly finalizer: FinalizationRegistry<[number, number]>;
+
+  constructor(readonly ctx: GpuContext) {
+    this.b1 = Blas1.of(ctx);
+    const pool = this.b1.scalars;
+    this.finalizer = new FinalizationRegistry(([num, den]) => {
+      pool.release(num);
+      pool.release(den);
+    });
+  }
+
+  private track(s: GpuScalar): GpuScalar {
+    this.finalizer.register(s, [s.num, s.den], s);
+    return s;
+  }
+
+  private op(s: ScalarLike<GpuScalar>): Operand {
+    return typeof s === 'number' ? imm(s) : s.operand;
+  }
+
+  private slot(): GpuScalar {
+    return this.track(new GpuScalar(this.b1.scalars.alloc(), -1, 1));
+  }
+
+  private derived(num: number, den: number, k: number): GpuScalar {
+    this.b1.scalars.retain(num);
+    this.b1.scalars.retain(den);
+    return this.track(new GpuScalar(num, den, k));
+  }
+
+  private same(where: string, a: GpuVector, b: GpuVector): void {
+    if (a.n !== b.n) throw new DimensionMismatchError(where, a.n, b.n);
+  }
+
+  create(n: number): GpuVector {
+    const v = new GpuVector(this.ctx.buffers.acquire(n * 4, undefined, 'vector'), n);
+    this.b1.fill(v.buf, n, imm(0));
+    return v;
+  }
+  fromArray(values: ArrayLike<number>): GpuVector {
+    const v = new GpuVector(this.ctx.buffers.acquire(values.length * 4, undefined, 'vector'), values.length);
+    writeData(this.ctx, v.buf, Float32Array.from(values));
+    return v;
+  }
+  toArray(v: GpuVector): Promise<Float64Array> {
+    return readF32(this.ctx, v.buf, v.n);
+  }
+  write(v: GpuVector, values: ArrayLike<number>): void {
+    if (values.length !== v.n) throw new DimensionMismatchError('write', v.n, values.length);
+    writeData(this.ctx, v.buf, Float32Array.from(values));
+  }
+  length(v: GpuVector): number {
+    return v.n;
+  }
+  copy(src: GpuVector, dst: GpuVector): void {
+    this.same('copy', src, dst);
+    this.b1.copy(src.buf, dst.buf, src.n);
+  }
+  fill(v: GpuVector, value: number): void {
+    this.b1.fill(v.buf, v.n, imm(value));
+  }
+  axpby(alpha: ScalarLike<GpuScalar>, x: GpuVector, beta: ScalarLike<GpuScalar>, y: GpuVector): void {
+    this.same('axpby', x, y);
+    // y = alpha·x + beta·y (one dispatch; alpha, beta read on the device)
+    this.b1.axpby(this.op(alpha), x.buf, this.op(beta), y.buf, y.n);
+  }
+  multiply(x: GpuVector, y: GpuVector, z: GpuVector): void {
+    this.same('multiply', x, y);
+    this.same('multiply', x, z);
+    this.b1.multiply(x.buf, y.buf, z.buf, z.n);
+  }
+  dot(x: GpuVector, y: GpuVector): GpuScalar {
+    this.same('dot', x, y);
+    const s = this.slot();
+    this.b1.dots([x.buf], y.buf, x.n, [s.num]);
+    return s;
+  }
+  norm2(x: GpuVector): GpuScalar {
+    const s = this.slot();
+    this.b1.dots([x.buf], x.buf, x.n, [s.num], true);
+    return s;
+  }
+  multiDot(xs: readonly GpuVector[], y: GpuVector): GpuScalar[] {
+    for (const x of xs) this.same('multiDot', x, y);
+    const out = xs.map(() => this.slot());
+    this.b1.dots(
+      xs.map((x) => x.buf),
+      y.buf,
+      y.n,
+      out.map((s) => s.num),
+    );
+    return out;
+  }
+  combine(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[], beta: ScalarLike<GpuScalar>, y: GpuVector): void {
+    if (coeffs.length !== xs.length) throw new DimensionMismatchError('combine coeffs', xs.length, coeffs.length);
+    for (const x of xs) this.same('combine', x, y);
+    if (xs.length === 0) {
+      if (beta === 0) this.b1.fill(y.buf, y.n, imm(0));
+      else this.b1.axpby(this.op(beta), y.buf, imm(0), y.buf, y.n); // y = beta·y
+      return;
+    }
+    // y = c0·x0 + beta·y, then y = cj·xj + y
+    xs.forEach((x, j) => {
+      this.b1.axpby(this.op(coeffs[j]!), x.buf, j === 0 ? this.op(beta) : imm(1), y.buf, y.n);
+    });
+  }
+  scalar(value: number): GpuScalar {
+    const s = this.slot();
+    this.b1.scalarOp('set', imm(value), imm(0), s.num);
+    return s;
+  }
+  private eager(op: 'add' | 'sub' | 'mul' | 'div' | 'sqrt', a: ScalarLike<GpuScalar>, b: ScalarLike<GpuScalar>): GpuScalar {
+    const s = this.slot();
+    this.b1.scalarOp(op, this.op(a), this.op(b), s.num);
+    return s;
+  }
+  div(a: ScalarLike<GpuScalar>, b: ScalarLike<GpuScalar>): GpuScalar {
+    // a / b without a dispatch when the result stays of the form k·s[num]/s[den]
+    if (typeof b === 'number') {
+      if (typeof a === 'number') return this.scalar(a / b);
+      if (b !== 0) return this.derived(a.num, a.den, a.k / b);
+    } else if (b.simple && (typeof a === 'number' || a.simple)) {
+      return typeof a === 'number' ? this.derived(-1, b.num, a / b.k) : this.derived(a.num, b.num, a.k / b.k);
+    }
+    return this.eager('div', a, b);
+  }
+  mul(a: ScalarLike<GpuScalar>, b: ScalarLike<GpuScalar>): GpuScalar {
+    if (typeof a === 'number' && typeof b !== 'number') return this.derived(b.num, b.den, b.k * a);
+    if (typeof b === 'number' && typeof a !== 'number') return this.derived(a.num, a.den, a.k * b);
+    return this.eager('mul', a, b);
+  }
+  add(a: ScalarLike<GpuScalar>, b: ScalarLike<GpuScalar>): GpuScalar {
+    return this.eager('add', a, b);
+  }
+  sub(a: ScalarLike<GpuScalar>, b: ScalarLike<GpuScalar>): GpuScalar {
+    return this.eager('sub', a, b);
+  }
+  neg(a: ScalarLike<GpuScalar>): GpuScalar {
+    return typeof a === 'number' ? this.scalar(-a) : this.derived(a.num, a.den, -a.k);
+  }
+  sqrt(a: ScalarLike<GpuScalar>): GpuScalar {
+    return this.eager('sqrt', a, 0);
+  }
+  async read(s: ScalarLike<GpuScalar>): Promise<number> {
+    return (await this.readMany([s]))[0]!;
+  }
+  async readMany(s: readonly ScalarLike<GpuScalar>[]): Promise<number[]> {
+    const slots = [...new Set(s.flatMap((x) => (typeof x === 'number' ? [] : [x.num, x.den].filter((i) => i >= 0))))];
+    const bytes = slots.length ? await readRanges(this.ctx, slots.map((i) => ({ buf: this.b1.scalars.buf, offset: i * 4, bytes: 4 }))) : [];
+    if (!slots.length) await this.ctx.finish();
+    const val = new Map(slots.map((i, k) => [i, new Float32Array(bytes[k]!)[0]!]));
+    return s.map((x) => {
+      if (typeof x === 'number') return x;
+      // the fused kernels' operand(): k·s[num], then / s[den], in float32
+      let v = Math.fround(x.k);
+      if (x.num >= 0) v = Math.fround(v * val.get(x.num)!);
+      if (x.den >= 0) v = Math.fround(v / val.get(x.den)!);
+      return v;
+    });
+  }
+  release(x: GpuVector | GpuScalar): void {
+    if (x instanceof GpuVector) x.buf.dispose();
+    else if (!x.released) {
+      x.released = true;
+      this.finalizer.unregister(x);
+      this.b1.scalars.release(x.num);
+      this.b1.scalars.release(x.den);
+    }
+  }
+}
