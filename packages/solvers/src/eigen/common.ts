@@ -65,7 +65,7 @@ export class EigenRun {
     this.history.push({ iteration: info.iteration, values: [...info.values], residualNorms: [...info.residualNorms] });
     if (this.opts.signal?.aborted) return true;
     if (this.opts.onIteration && this.opts.onIteration(info) === false) return true;
-    return false;
+    return this.opts.signal?.aborted === true; // the callback may have aborted it
   }
 
   /** True when the signal is already aborted (checked before expensive steps). */

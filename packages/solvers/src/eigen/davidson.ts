@@ -99,7 +99,7 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
   const order = lowestIndices(d, n);
   let nextUnit = 0;
   let v: V[] = [];
-  for (let attempt = 0; v.length < k && attempt < 4; attempt++) {
+  for (let attempt = 0; v.length < k && (attempt === 0 || nextUnit < n) && attempt < n + 1; attempt++) {
     while (guess.length + v.length < k && nextUnit < n) {
       const e = space.create(n);
       const unit = new Float64Array(n);
@@ -107,8 +107,9 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
       space.write(e, unit);
       guess.push(e);
     }
-    for (const g of guess) projectOutTwice(space, v, g);
-    const o = await svqb(space, guess, { dropTol: lindep }, stats);
+    const refNorms = guess.map((g) => space.norm2(g));
+    for (const g of guess) projectOutTwice(space, v, g); // g ← (I − VVᵀ)²·g
+    const o = await svqb(space, guess, { dropTol: lindep, refNorms }, stats);
     if (o.nonFinite) {
       return finishEigen(op, space, run, { values: new Array(k).fill(Number.NaN), vectors: o.block.slice(0, k), reason: 'non-finite', iterations: 0, method, detail: 'davidson: non-finite initial vectors' });
     }

@@ -78,8 +78,9 @@ export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, 
   for (let attempt = 0; x.length < nx && attempt < 5; attempt++) {
     const cand = attempt === 0 ? init : [];
     while (cand.length < nx - x.length) cand.push(randomVector(space, n, seed * 1009 + attempt * 131 + cand.length));
-    for (const c of cand) projectOutTwice(space, x, c);
-    const o = await svqb(space, cand, { dropTol: lindep }, stats);
+    const refNorms = cand.map((c) => space.norm2(c));
+    for (const c of cand) projectOutTwice(space, x, c); // c ← (I − XXᵀ)²·c
+    const o = await svqb(space, cand, { dropTol: lindep, refNorms }, stats);
     if (o.nonFinite) {
       return finishEigen(op, space, run, { values: new Array(k).fill(Number.NaN), vectors: Array.from({ length: k }, () => space.create(n)), reason: 'non-finite', iterations: 0, method, detail: 'lobpcg: non-finite initial vectors' });
     }
