@@ -12,3 +12,8 @@ export * from './precond/jacobi';
 export * from './precond/dense-block';
 export * from './precond/block-jacobi';
 export * from './refine/refined-solve';
+export type { EigenBaseOptions, EigenIterationInfo } from './eigen/common';
+export * from './eigen/lanczos';
+export * from './eigen/davidson';
+export * from './eigen/lobpcg';
+export * from './eigen/mixed';
