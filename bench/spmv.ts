@@ -1,0 +1,189 @@
+/**
+ * SpMV benchmark of every registered GPU kernel (and its parameter variants) on a matrix set:
+ * generated matrices of 10^6–10^7 rows (banded, 2-D and 3-D stencils, uniform random columns,
+ * power-law row lengths, CI-like rows of ~1000 non-zeros with a dense Reference band — seed 001)
+ * plus Matrix Market files given on the command line. Writes JSON to `--out`.
+ *
+ * Per (matrix, kernel, params): median / min / mean ms (GPU timestamps when available, else
+ * wall clock over batched repetitions), GFLOP/s = 2·nnz / t, GB/s over the minimum traffic
+ * (device matrix bytes + x once + y once), that GB/s as a fraction of a copy bandwidth measured
+ * in the same run with the BLAS-1 WGSL copy kernel, bytes stored (the format's storage formula,
+ * float32 values), and a correctness check against the float64 reference (conformance bound,
+ * c = 2).
+ *
+ * Run locally (lavapipe): `pnpm tsx bench/spmv.ts --quick --out bench/out/spmv-quick.json`.
+ * Run on an H100: bundle with esbuild (webgpu external), carry `.gpukit`, then
+ * `bash .gpukit/enter.sh node .gpukit/app/spmv.mjs --out $OUT/spmv.json [files.mtx ...]`.
+ * Flags: --quick (small sizes), --out FILE, --reps N, --kernels id,id, --only name,name,
+ * --no-variants (defaults only), --dump DIR (write NAME.rowptr/.cols/.vals for .gpukit/cusparse_anchor.py).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { type CsrMatrix, csrNnz, csrSpmv, generators as g, getFormat, readMatrixMarket } from '@gpusparse/formats';
+import { Blas1, createGpuContext, type GpuContext, kernels, kernelVariants, readF32, timeGpu, uploadF32 } from '@gpusparse/gpu';
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.includes(name);
+const opt = (name: string): string | undefined => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const quick = flag('--quick');
+const out = opt('--out') ?? 'bench/out/spmv.json';
+const reps = Number(opt('--reps') ?? (quick ? 5 : 30));
+const kernelFilter = opt('--kernels')?.split(',');
+const onlyFilter = opt('--only')?.split(',');
+const dumpDir = opt('--dump');
+const valueArgs = new Set(['--out', '--reps', '--kernels', '--only', '--dump'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
+const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
+
+/** The generated matrix set: name and a thunk (built lazily, one at a time). */
+function matrixSet(): [string, () => CsrMatrix][] {
+  const s = quick ? 0.01 : 1;
+  const n2 = Math.round(2000 * Math.sqrt(s));
+  const n3 = Math.round(160 * Math.cbrt(s));
+  const ci = Math.round(quick ? 4000 : 60_000);
+  return [
+    [`banded-${2e6 * s}-b9`, () => g.banded(2e6 * s, 4, 4, { seed: 1 })],
+    [`stencil2d-${n2}x${n2}`, () => g.poisson2d(n2)],
+    [`stencil3d-${n3}^3`, () => g.poisson3d(n3)],
+    [`uniform-${2e6 * s}-16`, () => g.uniformRandom(2e6 * s, 2e6 * s, 16, 2)],
+    [`powerlaw-${2e6 * s}`, () => g.powerLaw(2e6 * s, 2e6 * s, { alpha: 2.2, minLen: 2, maxLen: quick ? 2000 : 20_000, seed: 3 })],
+    [`cilike-${ci}-1000`, () => g.ciLike(ci, { refFraction: 0.1, refDensity: (0.8 * 1000) / (0.1 * ci), expDensity: (0.2 * 1000) / (0.9 * ci), seed: 4 })],
+  ];
+}
+
+/** Copy bandwidth (GB/s, bytes read + written) of the BLAS-1 WGSL copy kernel. */
+async function copyBandwidth(ctx: GpuContext): Promise<{ gbs: number; bytes: number; ms: number; method: string }> {
+  const n = Math.min(quick ? 1 << 22 : 1 << 27, Math.floor(ctx.limits.maxStorageBufferBindingSize / 4));
+  const a = ctx.buffers.acquire(n * 4);
+  const b = ctx.buffers.acquire(n * 4);
+  const b1 = Blas1.of(ctx);
+  const t = await timeGpu(ctx, () => b1.copy(a, b, n), { reps });
+  a.dispose();
+  b.dispose();
+  return { gbs: (8 * n) / (t.medianMs * 1e6), bytes: 8 * n, ms: t.medianMs, method: t.method };
+}
+
+interface Row {
+  kernel: string;
+  params: Record<string, number>;
+  medianMs?: number;
+  minMs?: number;
+  meanMs?: number;
+  method?: string;
+  gflops?: number;
+  gbs?: number;
+  fractionOfCopy?: number;
+  bytesStored?: number;
+  deviceBytes?: number;
+  bindingBlocks?: number;
+  uploadMs?: number;
+  maxErrOverBound?: number;
+  correct?: boolean;
+  skipped?: string;
+}
+
+async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs: number): Promise<Record<string, unknown>> {
+  const nnz = csrNnz(a);
+  const x = Float64Array.from({ length: a.cols }, (_, i) => Math.fround(Math.sin(i + 1)));
+  const a32 = { ...a, values: Float64Array.from(Float32Array.from(a.values)) };
+  const ref = csrSpmv(a32, x);
+  const bound = new Float64Array(a.rows);
+  for (let i = 0; i < a.rows; i++) {
+    let s = 0;
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) s += Math.abs(a32.values[k]! * x[a.colIdx[k]!]!);
+    bound[i] = 2 * (a.rowPtr[i + 1]! - a.rowPtr[i]!) * 2 ** -24 * s;
+  }
+  const dx = uploadF32(ctx, x);
+  const dy = ctx.buffers.acquire(a.rows * 4);
+  const rows: Row[] = [];
+  for (const k of kernels) {
+    if (kernelFilter && !kernelFilter.includes(k.id)) continue;
+    const variants = flag('--no-variants') ? [{ ...k.defaults }] : kernelVariants(k);
+    for (const params of variants) {
+      const row: Row = { kernel: k.id, params };
+      rows.push(row);
+      try {
+        const fmt = getFormat(k.format);
+        const m = k.format === 'csr' ? a32 : fmt.fromCsr(a32, k.formatParams?.(params));
+        const ok = k.supports(m, ctx.limits, params);
+        if (ok !== true) {
+          row.skipped = ok;
+          continue;
+        }
+        row.bytesStored = fmt.storageBytes(k.format === 'csr' ? { ...a32, nnz } : m, { valueBytes: 4, indexBytes: 4 }).bytes;
+        const t0 = performance.now();
+        const h = k.upload(ctx, m, params);
+        await ctx.finish();
+        row.uploadMs = performance.now() - t0;
+        row.deviceBytes = h.deviceBytes;
+        row.bindingBlocks = h.blocks;
+        k.encode(ctx, h, dx, dy);
+        const y = await readF32(ctx, dy, a.rows);
+        let worst = 0;
+        for (let i = 0; i < a.rows; i++) {
+          const e = Math.abs(y[i]! - ref[i]!);
+          worst = Math.max(worst, bound[i]! > 0 ? e / bound[i]! : e > 0 ? Number.POSITIVE_INFINITY : 0);
+        }
+        row.maxErrOverBound = worst;
+        row.correct = worst <= 1;
+        const t = await timeGpu(ctx, () => k.encode(ctx, h, dx, dy), { reps });
+        h.dispose();
+        const traffic = h.deviceBytes + 4 * a.cols + 4 * a.rows;
+        Object.assign(row, {
+          medianMs: t.medianMs,
+          minMs: t.minMs,
+          meanMs: t.meanMs,
+          method: t.method,
+          gflops: (2 * nnz) / (t.medianMs * 1e6),
+          gbs: traffic / (t.medianMs * 1e6),
+          fractionOfCopy: traffic / (t.medianMs * 1e6) / copyGbs,
+        });
+        console.log(`  ${k.id} ${JSON.stringify(params)}: ${t.medianMs.toFixed(3)} ms, ${row.gflops!.toFixed(1)} GFLOP/s, ${row.gbs!.toFixed(0)} GB/s (${(100 * row.fractionOfCopy!).toFixed(0)} % of copy)${row.correct ? '' : ' WRONG'}`);
+      } catch (e) {
+        row.skipped = `error: ${(e as Error).message}`;
+        console.log(`  ${k.id} ${JSON.stringify(params)}: ${row.skipped}`);
+      }
+    }
+  }
+  dx.dispose();
+  dy.dispose();
+  let maxRow = 0;
+  for (let i = 0; i < a.rows; i++) maxRow = Math.max(maxRow, a.rowPtr[i + 1]! - a.rowPtr[i]!);
+  return { name, rows: a.rows, cols: a.cols, nnz, maxRowLength: maxRow, results: rows };
+}
+
+function dump(name: string, a: CsrMatrix): void {
+  if (!dumpDir) return;
+  mkdirSync(dumpDir, { recursive: true });
+  const base = join(dumpDir, name);
+  writeFileSync(`${base}.rowptr`, new Uint8Array(a.rowPtr.buffer, a.rowPtr.byteOffset, a.rowPtr.byteLength));
+  writeFileSync(`${base}.cols`, new Uint8Array(a.colIdx.buffer, a.colIdx.byteOffset, a.colIdx.byteLength));
+  const v = Float32Array.from(a.values);
+  writeFileSync(`${base}.vals`, new Uint8Array(v.buffer));
+}
+
+async function main(): Promise<void> {
+  const ctx = await createGpuContext({ unsafe: flag('--unsafe') });
+  console.log(ctx.describeText());
+  const copy = await copyBandwidth(ctx);
+  console.log(`copy bandwidth: ${copy.gbs.toFixed(0)} GB/s (${copy.method}, ${(copy.bytes / 1e6).toFixed(0)} MB moved in ${copy.ms.toFixed(3)} ms)`);
+  const results: Record<string, unknown>[] = [];
+  const set: [string, () => Promise<CsrMatrix> | CsrMatrix][] = matrixSet();
+  for (const f of files) set.push([basename(f).replace(/\.mtx(\.gz)?$/, ''), async () => (await readMatrixMarket(f, { strictCount: false })).matrix]);
+  for (const [name, make] of set) {
+    if (onlyFilter && !onlyFilter.some((o) => name.startsWith(o))) continue;
+    const t0 = performance.now();
+    const a = await make();
+    console.log(`${name}: ${a.rows}×${a.cols}, ${csrNnz(a)} nnz (built in ${((performance.now() - t0) / 1e3).toFixed(1)} s)`);
+    dump(name, a);
+    results.push(await benchMatrix(ctx, name, a, copy.gbs));
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), quick, reps, device: ctx.describe(), copyBandwidth: copy, matrices: results }, null, 1));
+  }
+  console.log(`wrote ${out}`);
+  ctx.dispose();
+}
+
+await main();
