@@ -232,9 +232,11 @@ export function krylovSuite<V, S>(backend: KrylovBackend<V, S>): void {
         expect(r).toBeLessThan(norm(b));
       });
 
-      it(`${name}: releases every work vector it creates`, async () => {
+      it(`${name}: releases every work vector and device scalar it creates`, async () => {
         const base = backend.makeSpace();
         const live = new Set<unknown>();
+        const scalars = new Set<unknown>();
+        const scalarOps = new Set(['dot', 'norm2', 'multiDot', 'scalar', 'div', 'mul', 'add', 'sub', 'neg', 'sqrt']);
         const space = new Proxy(base, {
           get(t, prop, recv) {
             const v = Reflect.get(t, prop, recv);
@@ -246,22 +248,33 @@ export function krylovSuite<V, S>(backend: KrylovBackend<V, S>): void {
                 return out;
               };
             }
+            if (scalarOps.has(prop as string)) {
+              return (...args: unknown[]) => {
+                const out = v.apply(t, args);
+                for (const o of Array.isArray(out) ? out : [out]) scalars.add(o);
+                return out;
+              };
+            }
             if (prop === 'release') {
               return (x: unknown) => {
                 live.delete(x);
+                scalars.delete(x);
                 v.call(t, x);
               };
             }
             return v.bind(t);
           },
         }) as VectorSpace<V, S>;
-        const a = generators.poisson2d(6);
-        const b = space.fromArray(rhs(36));
-        const res = await solvers[name]!(space, backend.makeOp(a, space), b, { rtol: rtolOf(space) });
+        const a = generators.poisson2d(12);
+        const b = space.fromArray(rhs(144));
+        const res = await solvers[name]!(space, backend.makeOp(a, space), b, { rtol: rtolOf(space), checkEvery: 4 });
         expect(res.converged).toBe(true);
+        expect(res.iterations).toBeGreaterThanOrEqual(12);
         live.delete(b);
         live.delete(res.x);
         expect(live.size).toBe(0);
+        // nothing per iteration may leak: the GPU space has a finite pool of scalar slots
+        expect(scalars.size).toBe(0);
       });
 
       it(`${name}: wrong shapes throw DimensionMismatchError`, async () => {

@@ -78,6 +78,20 @@ export class SolveContext<V, S> {
     return this.space.readMany(s);
   }
 
+  /** Read a scalar the caller owns and release it (one synchronisation). */
+  async take(s: S): Promise<number> {
+    const v = await this.readOne(s);
+    this.space.release(s);
+    return v;
+  }
+
+  /** Read scalars the caller owns with one synchronisation and release them. */
+  async takeMany(s: readonly S[]): Promise<number[]> {
+    const v = await this.readMany(s);
+    for (const x of s) this.space.release(x);
+    return v;
+  }
+
   /** Fix ‖b‖ and the tolerance max(rtol·‖b‖, atol). */
   setBNorm(bNorm: number): void {
     this.bNorm = bNorm;

@@ -12,18 +12,32 @@
  * never as NaN in x and never as an exception.
  * @module
  */
+import type { VectorSpace } from '@gpusparse/formats';
 import type { SolveResult } from './result';
 import type { SolveContext } from './context';
+
+/**
+ * Release device scalars that are no longer needed (undefined entries skipped). Solvers release
+ * every scalar once the work that reads it is recorded: the GPU space has a finite slot pool.
+ * Cost: O(count), no device work.
+ * @example
+ * release(space, alpha, beta);
+ */
+export function release<V, S>(space: VectorSpace<V, S>, ...scalars: (S | undefined)[]): void {
+  for (const s of scalars) if (s !== undefined) space.release(s);
+}
 
 /** What a step hands its denominators to. */
 export interface Watch<S> {
   /**
    * Watch the scalar `s` named `name` (e.g. '⟨p, A·p⟩'). Normal mode: queue it, return true.
    * Guarded mode: read it now; return false when it is 0 or non-finite, in which case the step
-   * must return at once without using it.
+   * must return at once without using it. The watch never takes ownership of `s` (it queues
+   * its own alias, `space.mul(s, 1)`, which on the GPU shares the slot without a dispatch).
    */
   ok(name: string, s: S): Promise<boolean>;
 }
+
 
 /** A short-recurrence Krylov method bound to one solve. */
 export interface RecurrenceMethod<V, S> {
@@ -47,17 +61,24 @@ interface Failure {
   value: number;
 }
 
+interface Pending<S> {
+  name: string;
+  k: number;
+  s: S;
+}
+
 class WatchList<V, S> implements Watch<S> {
-  readonly pending: { name: string; k: number; s: S }[] = [];
   failure: Failure | undefined;
   constructor(
     private readonly ctx: SolveContext<V, S>,
     private readonly guarded: boolean,
     private readonly k: number,
+    /** Shared by all iterations since the last check; emptied by the check. */
+    private readonly pending: Pending<S>[],
   ) {}
   async ok(name: string, s: S): Promise<boolean> {
     if (!this.guarded) {
-      this.pending.push({ name, k: this.k, s });
+      this.pending.push({ name, k: this.k, s: this.ctx.space.mul(s, 1) });
       return true;
     }
     const value = await this.ctx.readOne(s);
@@ -90,7 +111,7 @@ export async function runRecurrence<V, S>(ctx: SolveContext<V, S>, m: Recurrence
 async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, checkpoint: V): Promise<SolveResult<V>> {
   const { space, opts } = ctx;
   const x = m.x;
-  const bNorm = await ctx.readOne(space.norm2(ctx.b));
+  const bNorm = await ctx.take(space.norm2(ctx.b));
   ctx.setBNorm(bNorm);
   if (!Number.isFinite(bNorm)) {
     return ctx.finish(x, 'non-finite', 0, Number.NaN, `${ctx.method}: b contains non-finite values (‖b‖ = ${bNorm})`);
@@ -101,8 +122,8 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
   }
   const xIsZero = opts.x0 === undefined;
   let rn = bNorm;
-  if (xIsZero) m.restart(true); // r = b
-  else rn = await ctx.readOne(m.restart(false));
+  if (xIsZero) space.release(m.restart(true)); // r = b
+  else rn = await ctx.take(m.restart(false));
   if (!Number.isFinite(rn)) {
     return ctx.finish(x, 'non-finite', 0, rn, `${ctx.method}: initial residual ‖b − A·x0‖ = ${rn} (x0 or A holds non-finite values)`);
   }
@@ -116,9 +137,10 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
   let falseConvergences = 0;
   let lastTrue = Number.POSITIVE_INFINITY;
   let k = 0;
+  const pending: Pending<S>[] = [];
 
   const final = async (reason: SolveResult<V>['reason'], detail?: string): Promise<SolveResult<V>> => {
-    const tr = await ctx.readOne(m.restart(false));
+    const tr = await ctx.take(m.restart(false));
     return ctx.finish(x, reason, k, tr, detail);
   };
 
@@ -126,15 +148,15 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
     if (k >= opts.maxIterations) return final('max-iterations');
     k++;
     const guarded = k <= guardedUntil;
-    const watch = new WatchList(ctx, guarded, k);
+    const watch = new WatchList(ctx, guarded, k, pending);
     await m.step(k, watch);
     if (watch.failure) {
       const f = watch.failure;
       if (f.value === 0) {
         // a vanishing scalar may just mean r = 0: look at the residual before calling it a breakdown
-        rn = await ctx.readOne(m.residualNorm());
+        rn = await ctx.take(m.residualNorm());
         if (rn <= ctx.tol) {
-          const tr = await ctx.readOne(m.restart(false));
+          const tr = await ctx.take(m.restart(false));
           if (tr <= ctx.tol) return ctx.finish(x, 'converged', k, tr);
         }
         return final('breakdown', `${ctx.method}: ${f.name} = 0 at iteration ${k}`);
@@ -144,7 +166,8 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
     const isCheck = guarded || k === 1 || k % opts.checkEvery === 0 || k >= opts.maxIterations || ctx.aborted();
     if (!isCheck) continue;
 
-    const vals = await ctx.readMany([m.residualNorm(), ...watch.pending.map((w) => w.s)]);
+    const vals = await ctx.takeMany([m.residualNorm(), ...pending.map((w) => w.s)]);
+    pending.length = 0;
     rn = vals[0]!;
     const converging = rn <= ctx.tol;
     let bad = -1;
@@ -161,13 +184,13 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
       space.copy(checkpoint, x);
       k = kCheck;
       guardedUntil = k + opts.checkEvery;
-      m.restart(false);
+      space.release(m.restart(false));
       continue;
     }
     if (ctx.report(k, rn)) return final('stopped', ctx.aborted() ? 'signal aborted' : 'onIteration returned false');
     if (converging) {
       // the estimate passed: recompute r = b − A·x (residual replacement) and let it decide
-      const tr = await ctx.readOne(m.restart(false));
+      const tr = await ctx.take(m.restart(false));
       if (tr <= ctx.tol) return ctx.finish(x, 'converged', k, tr);
       falseConvergences = tr > 0.5 * lastTrue ? falseConvergences + 1 : 0;
       lastTrue = Math.min(lastTrue, tr);

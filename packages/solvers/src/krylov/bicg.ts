@@ -12,7 +12,7 @@
 import { type LinearOperator, NotSupportedError, type VectorSpace } from '@gpusparse/formats';
 import { SolveContext } from '../common/context';
 import { resolveOptions, type SolveOptions } from '../common/options';
-import { type RecurrenceMethod, runRecurrence, type Watch } from '../common/recurrence';
+import { type RecurrenceMethod, release, runRecurrence, type Watch } from '../common/recurrence';
 import type { SolveResult } from '../common/result';
 
 class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
@@ -53,6 +53,7 @@ class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
 
   dispose(): void {
     const s = this.ctx.space;
+    if (this.rho !== undefined) s.release(this.rho);
     s.release(this.r);
     s.release(this.rHat);
     s.release(this.p);
@@ -78,8 +79,8 @@ class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
         ctx.precond(r, z); // z = M⁻¹·r
         ctx.precondTranspose(rHat, zHat); // ẑ = M⁻ᵀ·r̂
       }
-      this.rho = s.dot(zHat, r); // ρ = ⟨ẑ, r⟩
-      if (!(await w.ok('ρ = ⟨ẑ, r⟩', this.rho))) return;
+      this.setRho(s.dot(zHat, r)); // ρ = ⟨ẑ, r⟩
+      if (!(await w.ok('ρ = ⟨ẑ, r⟩', this.rho!))) return;
       s.copy(z, p); // p = z
       s.copy(zHat, pHat); // p̂ = ẑ
       this.fresh = false;
@@ -93,16 +94,26 @@ class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
     s.axpby(alpha, p, 1, x); // x = x + α·p
     s.axpby(minusAlpha, q, 1, r); // r = r − α·q
     s.axpby(minusAlpha, qHat, 1, rHat); // r̂ = r̂ − α·q̂
+    release(s, pq, alpha, minusAlpha);
     if (hasM) {
       ctx.precond(r, z); // z = M⁻¹·r
       ctx.precondTranspose(rHat, zHat); // ẑ = M⁻ᵀ·r̂
     }
     const rhoNew = s.dot(zHat, r); // ρ' = ⟨ẑ, r⟩
-    if (!(await w.ok('ρ = ⟨ẑ, r⟩', rhoNew))) return;
+    if (!(await w.ok('ρ = ⟨ẑ, r⟩', rhoNew))) {
+      this.setRho(rhoNew);
+      return;
+    }
     const beta = s.div(rhoNew, this.rho!); // β = ρ' / ρ
     s.axpby(1, z, beta, p); // p = z + β·p
     s.axpby(1, zHat, beta, pHat); // p̂ = ẑ + β·p̂
-    this.rho = rhoNew;
+    s.release(beta);
+    this.setRho(rhoNew);
+  }
+
+  private setRho(rho: S): void {
+    if (this.rho !== undefined) this.ctx.space.release(this.rho);
+    this.rho = rho;
   }
 }
 

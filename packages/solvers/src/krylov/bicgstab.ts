@@ -13,7 +13,7 @@
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { SolveContext } from '../common/context';
 import { resolveOptions, type SolveOptions } from '../common/options';
-import { type RecurrenceMethod, runRecurrence, type Watch } from '../common/recurrence';
+import { type RecurrenceMethod, release, runRecurrence, type Watch } from '../common/recurrence';
 import type { SolveResult } from '../common/result';
 
 class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
@@ -56,6 +56,7 @@ class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
 
   dispose(): void {
     const s = this.ctx.space;
+    release(s, this.rhoOld, this.alpha, this.omega);
     s.release(this.r);
     s.release(this.rHat);
     s.release(this.p);
@@ -82,15 +83,25 @@ class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
       s.copy(r, p); // p = r
       this.fresh = false;
     } else {
-      const beta = s.mul(s.div(rho, this.rhoOld!), s.div(this.alpha!, this.omega!)); // β = (ρ/ρ_old)·(α/ω)
-      s.combine([1, s.neg(s.mul(beta, this.omega!))], [r, v], beta, p); // p = r + β·(p − ω·v)
+      const q1 = s.div(rho, this.rhoOld!);
+      const q2 = s.div(this.alpha!, this.omega!);
+      const beta = s.mul(q1, q2); // β = (ρ/ρ_old)·(α/ω)
+      const betaOmega = s.mul(beta, this.omega!);
+      const minusBetaOmega = s.neg(betaOmega);
+      s.combine([1, minusBetaOmega], [r, v], beta, p); // p = r + β·(p − ω·v)
+      release(s, q1, q2, beta, betaOmega, minusBetaOmega);
     }
+    release(s, this.rhoOld, this.alpha, this.omega);
+    this.rhoOld = rho;
+    this.alpha = undefined;
+    this.omega = undefined;
     if (hasM) ctx.precond(p, pHat); // p̂ = M⁻¹·p
     ctx.matvec(pHat, v); // v = A·p̂
     const rv = s.dot(rHat, v);
     if (!(await w.ok('⟨r̂, v⟩', rv))) return;
     const alpha = s.div(rho, rv); // α = ρ / ⟨r̂, v⟩
-    s.combine([1, s.neg(alpha)], [r, v], 0, sv); // s = r − α·v
+    const minusAlpha = s.neg(alpha);
+    s.combine([1, minusAlpha], [r, v], 0, sv); // s = r − α·v
     if (hasM) ctx.precond(sv, sHat); // ŝ = M⁻¹·s
     ctx.matvec(sHat, t); // t = A·ŝ
     const tt = s.dot(t, t);
@@ -98,12 +109,15 @@ class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
       // t = 0 means s = 0 (A nonsingular): the half step already solves the system
       s.axpby(alpha, pHat, 1, x); // x = x + α·p̂
       s.copy(sv, r); // r = s
+      release(s, rv, alpha, minusAlpha, tt);
       return;
     }
-    const omega = s.div(s.dot(t, sv), tt); // ω = ⟨t, s⟩ / ⟨t, t⟩
+    const ts = s.dot(t, sv);
+    const omega = s.div(ts, tt); // ω = ⟨t, s⟩ / ⟨t, t⟩
+    const minusOmega = s.neg(omega);
     s.combine([alpha, omega], [pHat, sHat], 1, x); // x = x + α·p̂ + ω·ŝ
-    s.combine([1, s.neg(omega)], [sv, t], 0, r); // r = s − ω·t
-    this.rhoOld = rho;
+    s.combine([1, minusOmega], [sv, t], 0, r); // r = s − ω·t
+    release(s, rv, minusAlpha, tt, ts, minusOmega);
     this.alpha = alpha;
     this.omega = omega;
     await w.ok('ω = ⟨t, s⟩/⟨t, t⟩', omega);

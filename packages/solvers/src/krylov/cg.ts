@@ -11,7 +11,7 @@
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { SolveContext } from '../common/context';
 import { resolveOptions, type SolveOptions } from '../common/options';
-import { type RecurrenceMethod, runRecurrence, type Watch } from '../common/recurrence';
+import { type RecurrenceMethod, release, runRecurrence, type Watch } from '../common/recurrence';
 import type { SolveResult } from '../common/result';
 
 class CgMethod<V, S> implements RecurrenceMethod<V, S> {
@@ -42,6 +42,7 @@ class CgMethod<V, S> implements RecurrenceMethod<V, S> {
 
   dispose(): void {
     const s = this.ctx.space;
+    if (this.rho !== undefined) s.release(this.rho);
     s.release(this.r);
     s.release(this.p);
     s.release(this.q);
@@ -61,7 +62,7 @@ class CgMethod<V, S> implements RecurrenceMethod<V, S> {
     const hasM = ctx.opts.preconditioner !== undefined;
     if (this.fresh) {
       if (hasM) ctx.precond(r, z); // z = M⁻¹·r
-      this.rho = s.dot(r, z); // ρ = ⟨r, z⟩
+      this.setRho(s.dot(r, z)); // ρ = ⟨r, z⟩
       s.copy(z, p); // p = z
       this.fresh = false;
     }
@@ -69,17 +70,25 @@ class CgMethod<V, S> implements RecurrenceMethod<V, S> {
     const pq = s.dot(p, q);
     if (!(await w.ok('⟨p, A·p⟩', pq))) return;
     const alpha = s.div(this.rho!, pq); // α = ρ / ⟨p, q⟩
+    const minusAlpha = s.neg(alpha);
     s.axpby(alpha, p, 1, x); // x = x + α·p
-    s.axpby(s.neg(alpha), q, 1, r); // r = r − α·q
+    s.axpby(minusAlpha, q, 1, r); // r = r − α·q
+    release(s, pq, alpha, minusAlpha);
     if (hasM) ctx.precond(r, z); // z = M⁻¹·r
     const rhoNew = s.dot(r, z); // ρ' = ⟨r, z⟩
     if (!(await w.ok('ρ = ⟨r, z⟩', rhoNew))) {
-      this.rho = rhoNew;
+      this.setRho(rhoNew);
       return;
     }
     const beta = s.div(rhoNew, this.rho!); // β = ρ' / ρ
     s.axpby(1, z, beta, p); // p = z + β·p
-    this.rho = rhoNew;
+    s.release(beta);
+    this.setRho(rhoNew);
+  }
+
+  private setRho(rho: S): void {
+    if (this.rho !== undefined) this.ctx.space.release(this.rho);
+    this.rho = rho;
   }
 }
 

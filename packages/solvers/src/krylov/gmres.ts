@@ -61,7 +61,7 @@ export async function gmres<V, S>(
   const hasM = opts.preconditioner !== undefined;
   const x = ctx.initialX();
 
-  const bNorm = await ctx.readOne(space.norm2(b));
+  const bNorm = await ctx.take(space.norm2(b));
   ctx.setBNorm(bNorm);
   if (!Number.isFinite(bNorm)) return ctx.finish(x, 'non-finite', 0, Number.NaN, `${method}: b contains non-finite values (‖b‖ = ${bNorm})`);
   if (bNorm === 0) {
@@ -89,17 +89,16 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
   let k = 0;
 
   // r = b − A·x into w; its norm is the true residual (in the space's precision)
-  const trueResidual = async (): Promise<[S, number]> => {
+  const trueResidual = async (): Promise<number> => {
     if (k === 0 && opts.x0 === undefined) {
-      space.copy(b, w);
-      return [space.norm2(w), bNorm];
+      space.copy(b, w); // r = b
+      return bNorm;
     }
-    ctx.residual(x, w);
-    const s = space.norm2(w);
-    return [s, await ctx.readOne(s)];
+    ctx.residual(x, w); // r = b − A·x
+    return ctx.take(space.norm2(w));
   };
 
-  let [betaS, beta] = await trueResidual();
+  let beta = await trueResidual();
   if (opts.recordHistory) ctx.history.push({ iteration: 0, residual: beta });
   let falseConvergences = 0;
   let lastTrue = Number.POSITIVE_INFINITY;
@@ -110,7 +109,7 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
     if (k >= opts.maxIterations) return ctx.finish(x, 'max-iterations', k, beta);
     if (ctx.aborted()) return ctx.finish(x, 'stopped', k, beta, 'signal aborted');
 
-    space.axpby(space.div(1, betaS), w, 0, basis(0)); // v₀ = r / β
+    space.axpby(1 / beta, w, 0, basis(0)); // v₀ = r / β (β was read on the host)
     const ls = new GivensLeastSquares(m, beta);
     const pending: { s: S[]; col: (vals: number[]) => number[] }[] = [];
     let used = 0; // columns usable for the update
@@ -135,7 +134,9 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
         const h2 = space.multiDot(vs, w); // h₂' = Vᵀ·w' = −h₂ (re-orthogonalisation)
         space.combine(h2, vs, -1, w); // w = V·h₂' − w' = w − V·h − V·h₂
         const hn = space.norm2(w); // h_{j+1,j} = ‖w‖
-        space.axpby(space.div(1, hn), w, 0, basis(j + 1)); // v_{j+1} = w / h_{j+1,j}
+        const inv = space.div(1, hn);
+        space.axpby(inv, w, 0, basis(j + 1)); // v_{j+1} = w / h_{j+1,j}
+        space.release(inv);
         pending.push({ s: [...h, ...h2, hn], col: (v) => [...v.slice(0, j + 1).map((hi, i) => hi - v[j + 1 + i]!), v[2 * j + 2]!] });
       } else {
         const h: S[] = [];
@@ -149,13 +150,15 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
           sigma = -sigma;
         }
         const hn = space.norm2(w); // h_{j+1,j} = ‖w‖
-        space.axpby(space.div(sigma, hn), w, 0, basis(j + 1)); // v_{j+1} = w / h_{j+1,j}
+        const inv = space.div(sigma, hn);
+        space.axpby(inv, w, 0, basis(j + 1)); // v_{j+1} = w / h_{j+1,j}
+        space.release(inv);
         pending.push({ s: [...h, hn], col: (v) => v.map((hi, i) => (i <= j ? signs[i]! * hi : hi)) });
       }
 
       const last = j === m - 1 || k >= opts.maxIterations;
       if (!(last || k === 1 || k % opts.checkEvery === 0 || ctx.aborted())) continue;
-      const flat = await ctx.readMany(pending.flatMap((p) => p.s));
+      const flat = await ctx.takeMany(pending.flatMap((p) => p.s));
       let off = 0;
       for (const p of pending) {
         const c = ls.columns;
@@ -195,7 +198,7 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
       } else space.combine(coeffs, vs, 1, x); // x = x + V·y
     }
     const previous = beta;
-    [betaS, beta] = await trueResidual();
+    beta = await trueResidual();
     if (opts.recordHistory) ctx.history.push({ iteration: k, residual: beta });
     if (stop && !(stop.reason === 'stopped' && beta <= ctx.tol)) return ctx.finish(x, stop.reason, k, beta, stop.detail);
     if (used === 0 && beta >= previous) {
