@@ -63,13 +63,13 @@ export function eigenSuite<V, S>(makeBackend: () => EigenSuiteBackend<V, S> | Pr
     expect(r.reason, r.detail).toBe('converged');
     expect(r.converged).toBe(true);
     expect(r.values.length).toBe(ref.length);
-    r.values.forEach((v, i) => expect(Math.abs(v - ref[i]!) / normA, `value ${i}: ${v} vs ${ref[i]}`).toBeLessThan(t.value));
+    r.values.forEach((v, i) => { expect(Math.abs(v - ref[i]!) / normA, `value ${i}: ${v} vs ${ref[i]}`).toBeLessThan(t.value); });
     const resBound = Math.max(t.residual * normA, absResidual);
     const vs = await Promise.all(r.vectors.map((v) => b.space.toArray(v)));
-    vs.forEach((v, i) => expect(residualF64(a, r.values[i]!, v), `residual ${i}`).toBeLessThan(resBound));
+    vs.forEach((v, i) => { expect(residualF64(a, r.values[i]!, v), `residual ${i}`).toBeLessThan(resBound); });
     expect(orthonormalityError(vs)).toBeLessThan(t.ortho);
     expect(r.residualNorms.length).toBe(ref.length);
-    r.residualNorms.forEach((x) => expect(x).toBeLessThan(resBound));
+    r.residualNorms.forEach((x) => { expect(x).toBeLessThan(resBound); });
     expect(r.stats.matvecs).toBeGreaterThan(0);
     expect(r.stats.readbacks).toBeGreaterThan(0);
     expect(r.history.length).toBeGreaterThan(0);
@@ -122,7 +122,7 @@ export function eigenSuite<V, S>(makeBackend: () => EigenSuiteBackend<V, S> | Pr
         const f64 = b.space.precision === 'f64';
         const r = await davidson(b.operator(a), b.space, { k, diagonal: csrDiagonal(a), ...(f64 ? {} : { tol: 1e-6, residualTol: 1e-4 }) });
         await check(a, r, ref, norm(all), f64 ? 1e-5 : 1e-4); // default residualTol = √1e-10
-        if (f64) r.values.forEach((v, i) => expect(Math.abs(v - ref[i]!)).toBeLessThan(1e-10));
+        if (f64) r.values.forEach((v, i) => { expect(Math.abs(v - ref[i]!)).toBeLessThan(1e-10); });
         expect(r.iterations).toBeLessThan(30);
       });
     }

@@ -24,8 +24,8 @@ export interface EigenBaseOptions {
   k: number;
   /** Upper bound on outer iterations. */
   maxIterations?: number;
-  /** Called after every outer iteration; return `false` to stop (reason 'stopped'). */
-  onIteration?: (info: EigenIterationInfo) => boolean | undefined | void;
+  /** Called after every outer iteration; return `false` to stop (reason 'stopped'); any other return value continues. */
+  onIteration?: (info: EigenIterationInfo) => unknown;
   /** Aborting it stops the solver at the next iteration boundary (reason 'stopped'). */
   signal?: AbortSignal;
 }

@@ -179,7 +179,7 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
     thetaPrev = theta;
     const conv = theta.map((_, i) => Math.abs(de[i]!) < tol && rn[i]! < residualTol);
     const stop = run.record({ iteration: iterations, values: theta, residualNorms: rn });
-    const release = () => r.forEach((x) => space.release(x));
+    const release = () => r.forEach((x) => { space.release(x); });
     if (!allFinite(rn)) {
       release();
       reason = 'non-finite';
@@ -225,8 +225,8 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
     if (m + t.length > maxSubspace) {
       const x = combineColumns(space, v, coeffs); // X = V·C
       const ax = combineColumns(space, av, coeffs); // A·X = A·V·C
-      v.forEach((y) => space.release(y));
-      av.forEach((y) => space.release(y));
+      v.forEach((y) => { space.release(y); });
+      av.forEach((y) => { space.release(y); });
       v = [];
       av = [];
       h = [];
@@ -248,7 +248,7 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
       break;
     }
     newVecs = o2.block.slice(0, Math.max(0, n - v.length));
-    o2.block.slice(newVecs.length).forEach((y) => space.release(y));
+    o2.block.slice(newVecs.length).forEach((y) => { space.release(y); });
     if (newVecs.length === 0) {
       // nothing new to add: the subspace is stationary
       if (rn.every((x) => x < residualTol)) reason = 'converged';
@@ -267,7 +267,7 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
     vectors = Array.from({ length: k }, () => space.create(n));
     if (theta.length < k) theta = new Array(k).fill(Number.NaN);
   }
-  v.forEach((y) => space.release(y));
-  av.forEach((y) => space.release(y));
+  v.forEach((y) => { space.release(y); });
+  av.forEach((y) => { space.release(y); });
   return finishEigen(op, space, run, { values: theta, vectors, reason, iterations, method, ...(detail ? { detail } : {}) });
 }

@@ -133,8 +133,8 @@ export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, 
       }
       const nxv = combineColumns(space, x, c); // X ← X·C
       const nax = combineColumns(space, ax, c); // A·X ← A·X·C
-      x.forEach((v) => space.release(v));
-      ax.forEach((v) => space.release(v));
+      x.forEach((v) => { space.release(v); });
+      ax.forEach((v) => { space.release(v); });
       x = nxv;
       ax = nax;
       needRR = false;
@@ -152,7 +152,7 @@ export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, 
     const thr = opts.residualTol ?? tol * normA;
     const stop = run.record({ iteration: iterations, values: theta.slice(0, k), residualNorms: rn.slice(0, k) });
     const done = (why: StopReason, what?: string) => {
-      r.forEach((v) => space.release(v));
+      r.forEach((v) => { space.release(v); });
       reason = why;
       detail = what;
     };
@@ -225,13 +225,13 @@ export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, 
       const xw = [...x, ...w];
       const axw = [...ax, ...aw];
       const pNorms = pb.map((v) => space.norm2(v));
-      pb.forEach((pi, t) => projectOutTwice(space, xw, pi, { q: axw, w: apb[t]! })); // p ← (I − SSᵀ)²·p, same on A·p
+      pb.forEach((pi, t) => { projectOutTwice(space, xw, pi, { q: axw, w: apb[t]! }); }); // p ← (I − SSᵀ)²·p, same on A·p
       const p1 = await svqb(space, pb, { dropTol: lindep, refNorms: pNorms, mirror: apb }, stats);
-      p1.block.forEach((pi, t) => projectOutTwice(space, xw, pi, { q: axw, w: p1.mirror[t]! }));
+      p1.block.forEach((pi, t) => { projectOutTwice(space, xw, pi, { q: axw, w: p1.mirror[t]! }); });
       const p2 = await svqb(space, p1.block, { dropTol: lindep, mirror: p1.mirror }, stats);
       if (p1.nonFinite || p2.nonFinite || p1.dropped > 0 || p2.dropped > 0) {
-        p2.block.forEach((v) => space.release(v)); // ill-conditioned: restart without P
-        p2.mirror.forEach((v) => space.release(v));
+        p2.block.forEach((v) => { space.release(v); }); // ill-conditioned: restart without P
+        p2.mirror.forEach((v) => { space.release(v); });
         pb = [];
         apb = [];
       } else {
@@ -244,7 +244,7 @@ export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, 
     const as = [...ax, ...aw, ...apb];
     const c = await rayleighRitz(s, as);
     if (!c) {
-      [...w, ...aw, ...pb, ...apb].forEach((v) => space.release(v));
+      [...w, ...aw, ...pb, ...apb].forEach((v) => { space.release(v); });
       reason = 'non-finite';
       detail = `lobpcg: non-finite projected matrix at iteration ${iterations}`;
       break;
@@ -258,14 +258,14 @@ export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, 
       p[i] = combineColumns(space, wp, [cwp])[0]; // p = [W, P]·C_wp
       ap[i] = combineColumns(space, awp, [cwp])[0]; // A·p = [A·W, A·P]·C_wp
     }
-    s.forEach((v) => space.release(v));
-    as.forEach((v) => space.release(v));
+    s.forEach((v) => { space.release(v); });
+    as.forEach((v) => { space.release(v); });
     x = nxv;
     ax = nax;
   }
-  p.forEach((v) => v !== undefined && space.release(v));
-  ap.forEach((v) => v !== undefined && space.release(v));
-  ax.forEach((v) => space.release(v));
-  x.slice(k).forEach((v) => space.release(v));
+  p.forEach((v) => { v !== undefined && space.release(v); });
+  ap.forEach((v) => { v !== undefined && space.release(v); });
+  ax.forEach((v) => { space.release(v); });
+  x.slice(k).forEach((v) => { space.release(v); });
   return finishEigen(op, space, run, { values: theta.slice(0, k), vectors: x.slice(0, k), reason, iterations, method, ...(detail ? { detail } : {}) });
 }

@@ -64,7 +64,7 @@ export interface MixedEigenOptions<V, S> {
   polishMaxIterations?: number;
   /** Lanczos basis / Davidson subspace size of the fast phase. */
   maxBasis?: number;
-  onIteration?: (info: EigenIterationInfo & { phase: 'fast' | 'polish' }) => boolean | undefined | void;
+  onIteration?: (info: EigenIterationInfo & { phase: 'fast' | 'polish' }) => unknown;
   signal?: AbortSignal;
 }
 
@@ -130,7 +130,7 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   const t0 = performance.now();
   const tag =
     (phase: 'fast' | 'polish') =>
-    (info: EigenIterationInfo): boolean | undefined | void =>
+    (info: EigenIterationInfo): unknown =>
       opts.onIteration?.({ ...info, phase });
   const common = { k, signal: opts.signal };
 
@@ -156,7 +156,7 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
       if (a.every(Number.isFinite) && a.some((x) => x !== 0)) start.push(a);
     }
   }
-  fast.vectors.forEach((v) => fastSpace.release(v));
+  fast.vectors.forEach((v) => { fastSpace.release(v); });
   const sign = which === 'largest' ? -1 : 1;
   const polishOp = sign === 1 ? hostOperator : negated(hostOperator);
   const combineResult = (polish: EigenResult<Float64Array> | undefined): MixedEigenResult => {
@@ -186,7 +186,10 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   if (fast.reason === 'stopped') return combineResult(undefined);
 
   // phase 2: float64 polish on the host from the fast Ritz vectors
-  const lamScale = Math.max(...fast.values.filter(Number.isFinite).map(Math.abs), Number.MIN_VALUE);
+  // scale of the eigenvalues for the relative energy tolerance: the fast values, else the diagonal, else 1
+  let lamScale = Math.max(0, ...fast.values.filter(Number.isFinite).map(Math.abs));
+  if (!(lamScale > 0) && opts.diagonal) for (const x of opts.diagonal) lamScale = Math.max(lamScale, Math.abs(x));
+  if (!(lamScale > 0)) lamScale = 1;
   const initialVectors = start.length >= k ? start : undefined;
   let polish: EigenResult<Float64Array>;
   if (opts.diagonal) {
