@@ -6,6 +6,7 @@
 import {
   type CsrMatrix,
   csrSpmv,
+  generators,
   getFormat,
   HostOperator,
   HostVectorSpace,
@@ -18,7 +19,7 @@ import { type BuildSpaceOptions, buildCiSpace, type SpaceSpec } from './determin
 import { symmetricEigenDense } from './dense-eigen';
 import type { Fcidump } from './fcidump/types';
 import { assembleHamiltonian } from './hamiltonian/assemble';
-import { expectationValue, SpinPenaltyOperator, spinSquaredMatrix } from './hamiltonian/spin';
+import { expectationValue, SpinPenaltyOperator, spinPenaltyMatrix, spinSquaredMatrix } from './hamiltonian/spin';
 
 /** Where the matrix lives and how vectors are stored: the host by default, the GPU later. */
 export interface CiBackend<V, S = unknown> {
@@ -51,7 +52,12 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   space?: SpaceSpec;
   /** Number of roots (lowest eigenvalues), default 1. */
   nroots?: number;
-  /** Only states of this multiplicity: H + penalty·(S² − S(S+1)) (penalty default 1 Eh). */
+  /** Extra roots Davidson converges and drops, against skipped roots (default 2). */
+  extraRoots?: number;
+  /**
+   * Only states of this multiplicity: H + penalty·(S² − S(S+1))² (penalty default 0.2 Eh, as
+   * PySCF's fix_spin; larger values slow Davidson's diagonal preconditioner down).
+   */
   spin?: { multiplicity: number; penalty?: number };
   /** Storage format of H: 'csr' (default), 'auto', or a registry name. */
   format?: string;
@@ -173,11 +179,17 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     onProgress: (rowsDone, rows) => emit({ stage: 'assembly', rowsDone, rows }),
   });
   const assemblyMs = h.stats.ms;
-  const needS2 = true;
-  const s2m = needS2 ? spinSquaredMatrix(space) : undefined;
+  const s2m = spinSquaredMatrix(space);
   const spin = options.spin;
-  const penalty = spin?.penalty ?? 1;
-  const shiftS = spin ? ((spin.multiplicity - 1) / 2) * ((spin.multiplicity + 1) / 2) : 0;
+  if (spin) {
+    const m = spin.multiplicity;
+    const ms2 = space.nalpha - space.nbeta;
+    if (!Number.isInteger(m) || m < 1 || Math.abs(ms2) > m - 1 || (m - 1 - ms2) % 2 !== 0) {
+      throw new InvalidParameterError('spin.multiplicity', `2S+1 with S ≥ |M_S| = ${Math.abs(ms2) / 2} and the parity of MS2=${ms2}`, m);
+    }
+  }
+  const penalty = spin?.penalty ?? 0.2;
+  const pm = spin ? spinPenaltyMatrix(s2m, spin.multiplicity) : undefined;
   const tol = options.tol ?? 1e-8;
   t = performance.now();
   emit({ stage: 'solve-start' });
@@ -199,12 +211,9 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     const a = new Float64Array(n * n);
     const { rowPtr, colIdx, values: hv } = h.matrix;
     for (let i = 0; i < n; i++) for (let k = rowPtr[i]!; k < rowPtr[i + 1]!; k++) a[i * n + colIdx[k]!]! += hv[k]!;
-    if (spin && s2m) {
-      // H + λ(S² − S(S+1))
-      for (let i = 0; i < n; i++) {
-        a[i * n + i]! -= penalty * shiftS;
-        for (let k = s2m.rowPtr[i]!; k < s2m.rowPtr[i + 1]!; k++) a[i * n + s2m.colIdx[k]!]! += penalty * s2m.values[k]!;
-      }
+    if (pm) {
+      // H + λ(S² − S(S+1))²
+      for (let i = 0; i < n; i++) for (let k = pm.rowPtr[i]!; k < pm.rowPtr[i + 1]!; k++) a[i * n + pm.colIdx[k]!]! += penalty * pm.values[k]!;
     }
     const eig = symmetricEigenDense(a, n);
     values = Array.from(eig.values.subarray(0, nroots));
@@ -217,26 +226,39 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     const hop = await backend.operator(h.matrix, format);
     let op: LinearOperator<V> = hop;
     let diagonal = h.diagonal;
-    if (spin && s2m) {
-      const sop = await backend.operator(s2m, format);
-      const s2diag = new Float64Array(space.size);
+    if (pm) {
+      const pop0 = await backend.operator(pm, format);
+      const pdiag = new Float64Array(space.size);
       for (let i = 0; i < space.size; i++) {
-        for (let k = s2m.rowPtr[i]!; k < s2m.rowPtr[i + 1]!; k++) if (s2m.colIdx[k] === i) s2diag[i] = s2m.values[k]!;
+        for (let k = pm.rowPtr[i]!; k < pm.rowPtr[i + 1]!; k++) if (pm.colIdx[k] === i) pdiag[i] = pm.values[k]!;
       }
-      const pop = new SpinPenaltyOperator(hop, sop, backend.space, spin.multiplicity, penalty, h.diagonal, s2diag);
+      const pop = new SpinPenaltyOperator(hop, pop0, penalty, h.diagonal, pdiag);
       op = pop;
       diagonal = pop.diagonal();
     }
+    // Guard roots against symmetry: ask for a few extra roots and start from the lowest
+    // diagonal unit vectors plus a small seeded random part, so that states orthogonal to
+    // every unit-vector guess (other spin or spatial symmetry) are still reachable.
+    const kSolve = Math.min(space.size, nroots + (options.extraRoots ?? 2));
+    const order = Array.from(diagonal.keys()).sort((x, y) => diagonal[x]! - diagonal[y]! || x - y);
+    const rand = generators.rng(12345);
+    const initialVectors = order.slice(0, kSolve).map((i) => {
+      const g = new Float64Array(space.size);
+      for (let j = 0; j < g.length; j++) g[j] = (rand() - 0.5) * 1e-3;
+      g[i] = 1;
+      return backend.space.fromArray(g);
+    });
     const res = await davidson(op, backend.space, {
-      k: nroots,
+      k: kSolve,
       diagonal,
+      initialVectors,
       residualTol: tol,
       ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }),
       onIteration: (info) => emit({ stage: 'solve', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    values = res.values;
-    vectors = await Promise.all(res.vectors.map((v) => backend.space.toArray(v)));
+    values = res.values.slice(0, nroots);
+    vectors = await Promise.all(res.vectors.slice(0, nroots).map((v) => backend.space.toArray(v)));
     solverInfo = { method: res.method, converged: res.converged, iterations: res.iterations, matvecs: res.stats.matvecs };
   }
   const solve = performance.now() - t;
@@ -258,7 +280,13 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     // without a penalty the eigenvalue itself is reported (more accurate than the quotient by nothing; they agree to ‖r‖²)
     energies.push((spin ? e : values[r]!) + fd.ecore);
     residualNorms.push(Math.sqrt(res2));
-    s2.push(s2m ? expectationValue(s2m, c) : Number.NaN);
+    s2.push(expectationValue(s2m, c));
+  }
+  if (spin) {
+    const target = ((spin.multiplicity - 1) / 2) * ((spin.multiplicity + 1) / 2);
+    s2.forEach((x, r) => {
+      if (Math.abs(x - target) > 1e-3) notes.push(`root ${r}: ⟨S²⟩ = ${x.toFixed(6)}, not ${target}: raise spin.penalty or nroots`);
+    });
   }
   return {
     energies,

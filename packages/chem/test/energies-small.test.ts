@@ -1,6 +1,7 @@
 /**
  * Reference energies of /work/shared/data/fcidump/README.md (to 1e-8 Eh) on the small files,
- * with the dense solver (full spectra) — independent of the iterative eigensolver.
+ * with the dense solver (full spectra, independent of the iterative eigensolver) and, for O2 and
+ * H2 Lz, the default Davidson path.
  */
 import { describe, expect, it } from 'vitest';
 import { ciEnergies } from '../src/ci';
@@ -11,7 +12,7 @@ import { csrEigenvalues } from './helpers/jacobi';
 
 const data = (f: string) => new URL(`../../../../shared/data/fcidump/${f}`, import.meta.url);
 
-describe('CI energies, dense solve', () => {
+describe('CI energies of the small files', () => {
   it('H4/STO-6G FCI (36 determinants), Jacobi oracle agrees with tred2/tql2', async () => {
     const fd = await readFcidump(data('H4_sto6g_R1.8_block2.FCIDUMP'));
     const r = await ciEnergies(fd, { solver: 'dense', nroots: 36 });
@@ -49,17 +50,17 @@ describe('CI energies, dense solve', () => {
 
   it('O2 CAS(12,8): lowest Ms=0 state is the triplet, the singlet from the spin penalty', async () => {
     const fd = await readFcidump(data('O2_cas12e8o_C1_dice.FCIDUMP'));
-    const r = await ciEnergies(fd, { solver: 'dense', nroots: 2 });
+    const r = await ciEnergies(fd, { nroots: 2 });
     expect(r.determinants).toBe(784);
     expect(Math.abs(r.energies[0]! - -149.7049316931)).toBeLessThan(1e-8);
     expect(r.s2[0]).toBeCloseTo(2, 8);
     expect(Math.abs(r.energies[1]! - -149.67760156282918)).toBeLessThan(1e-8);
     expect(r.s2[1]).toBeCloseTo(0, 8);
-    const singlet = await ciEnergies(fd, { solver: 'dense', spin: { multiplicity: 1, penalty: 1 } });
+    const singlet = await ciEnergies(fd, { spin: { multiplicity: 1 } });
     expect(Math.abs(singlet.energies[0]! - -149.67760156282918)).toBeLessThan(1e-8);
     expect(singlet.s2[0]).toBeCloseTo(0, 8);
     // the MS2=2 sector has the triplet as its ground state
-    const ms1 = await ciEnergies(fd, { solver: 'dense', ms2: 2 });
+    const ms1 = await ciEnergies(fd, { ms2: 2 });
     expect(Math.abs(ms1.energies[0]! - -149.7049316931)).toBeLessThan(1e-8);
     expect(ms1.s2[0]).toBeCloseTo(2, 8);
   });
@@ -68,11 +69,11 @@ describe('CI energies, dense solve', () => {
     const fd = await readFcidump(data('H2_ccpvtz_Lz_hande.FCIDUMP'));
     expect(fd.symmetry).toBe(4);
     expect(fd.notes.join(' ')).toMatch(/SYMLZ/);
-    const r = await ciEnergies(fd, { solver: 'dense' });
+    const r = await ciEnergies(fd, {});
     expect(r.determinants).toBe(784);
     expect(Math.abs(r.energies[0]! - -1.145758846665)).toBeLessThan(1e-8);
     // the 8-fold expansion gives the README's wrong value
-    const wrong = await ciEnergies(await readFcidump(data('H2_ccpvtz_Lz_hande.FCIDUMP'), { symmetry: 8 }), { solver: 'dense' });
+    const wrong = await ciEnergies(await readFcidump(data('H2_ccpvtz_Lz_hande.FCIDUMP'), { symmetry: 8 }), {});
     expect(wrong.energies[0]).toBeCloseTo(-1.1559242738, 8);
   });
 });

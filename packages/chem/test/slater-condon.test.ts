@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { type DeterminantSpace, fciSpace, occupiedOrbitals, spaceFromDeterminants, truncatedSpace } from '../src/determinants/index';
 import type { Fcidump } from '../src/fcidump/types';
 import { assembleHamiltonian } from '../src/hamiltonian/assemble';
-import { spinSquaredMatrix } from '../src/hamiltonian/spin';
+import { spinPenaltyMatrix, spinSquaredMatrix } from '../src/hamiltonian/spin';
 
 /** Random real integrals with 8-fold (or only 4-fold) permutational symmetry. */
 function randomFcidump(norb: number, nelec: number, seed: number, symmetry: 8 | 4 = 8): Fcidump {
@@ -173,6 +173,12 @@ describe('Slater–Condon rules against brute-force second quantisation', () => 
       // S²
       const s2 = spinSquaredMatrix(space);
       expect(maxDiff(csrToDense(s2), bruteMatrix(space, spinTerms(norb, (na - nb) / 2)))).toBeLessThan(1e-14);
+      // penalty P = (S² − S(S+1))² against the dense square
+      const mult = Math.abs(na - nb) + 1;
+      const shift = ((mult - 1) / 2) * ((mult + 1) / 2);
+      const m = csrToDense(s2).map((row, i) => row.map((x, j) => (i === j ? x - shift : x)));
+      const sq = m.map((row) => m.map((_, j) => row.reduce((acc, x, k) => acc + x * m[k]![j]!, 0)));
+      expect(maxDiff(csrToDense(spinPenaltyMatrix(s2, mult)), sq)).toBeLessThan(1e-13);
     });
   }
 
