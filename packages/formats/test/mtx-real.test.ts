@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { csrEquals, csrFromTriplets, csrTranspose } from '../src/csr/csr';
+import { csrEquals, csrFromTriplets, csrSpmv, csrTranspose } from '../src/csr/csr';
 import { formatMatrixMarket, MatrixMarketError, parseMatrixMarket, readMatrixMarket } from '../src/mtx/index';
 
 const dirUrl = new URL('../../../../shared/data/matrices', import.meta.url);
@@ -107,6 +107,19 @@ describe('every real matrix in shared/data/matrices', () => {
       // bit-exact against the naive float64 reference reader
       expect(csrEquals(matrix, referenceRead(readFileSync(path)))).toBe(true);
       if (header.symmetry === 'symmetric') expect(csrEquals(csrTranspose(matrix), matrix)).toBe(true);
+      // the host kernel on real data against a sequential float64 sum, per-row tolerance
+      const x = Float64Array.from({ length: matrix.cols }, (_, j) => Math.sin(j + 1));
+      const y = csrSpmv(matrix, x);
+      for (let i = 0; i < matrix.rows; i++) {
+        let ref = 0;
+        let abs = 0;
+        for (let k = matrix.rowPtr[i]!; k < matrix.rowPtr[i + 1]!; k++) {
+          ref += matrix.values[k]! * x[matrix.colIdx[k]!]!;
+          abs += Math.abs(matrix.values[k]! * x[matrix.colIdx[k]!]!);
+        }
+        const len = matrix.rowPtr[i + 1]! - matrix.rowPtr[i]!;
+        if (Math.abs(y[i]! - ref) > 2 * len * Number.EPSILON * abs) throw new Error(`${f} row ${i}: ${y[i]} vs ${ref}`);
+      }
       // write → read round trip, in the file's own symmetry
       const sym = header.symmetry === 'symmetric' ? 'symmetric' : 'general';
       const back = parseMatrixMarket(formatMatrixMarket(matrix, { symmetry: sym, field: header.field === 'pattern' ? 'pattern' : 'real' }));

@@ -174,16 +174,27 @@ export function csrSpmv(a: CsrMatrix, x: Float64Array, y?: Float64Array): Float6
     const e = rowPtr[i + 1]!;
     let s0 = 0;
     let s1 = 0;
-    // two accumulators break the add dependency chain
-    for (; k + 1 < e; k += 2) {
+    let s2 = 0;
+    let s3 = 0;
+    // 4-way unrolled with four accumulators: breaks the add dependency chain and amortises the
+    // loop test (measured 10–30 % faster than 2-way on rows of ≥ 8 entries; bench/RESULTS.md)
+    for (; k + 3 < e; k += 4) {
       s0 += values[k]! * x[colIdx[k]!]!;
       s1 += values[k + 1]! * x[colIdx[k + 1]!]!;
+      s2 += values[k + 2]! * x[colIdx[k + 2]!]!;
+      s3 += values[k + 3]! * x[colIdx[k + 3]!]!;
+    }
+    // tail of 0–3 entries: a pair, then a single one
+    if (k + 1 < e) {
+      s0 += values[k]! * x[colIdx[k]!]!;
+      s1 += values[k + 1]! * x[colIdx[k + 1]!]!;
+      k += 2;
     }
     if (k < e) {
-      s0 += values[k]! * x[colIdx[k]!]!;
+      s2 += values[k]! * x[colIdx[k]!]!;
       k++;
     }
-    out[i] = s0 + s1;
+    out[i] = s0 + s1 + (s2 + s3);
   }
   return out;
 }
