@@ -15,6 +15,7 @@ import {
   NotSupportedError,
   type VectorSpace,
 } from '@gpusparse/formats';
+import { davidson } from '@gpusparse/solvers';
 import { type BuildSpaceOptions, buildCiSpace, type SpaceSpec } from './determinants/build';
 import { symmetricEigenDense } from './dense-eigen';
 import type { Fcidump } from './fcidump/types';
@@ -63,7 +64,7 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   format?: string;
   /** Backend factory (default: the host). */
   backend?: CiBackend<V, S>;
-  /** 'davidson' (default when available), 'dense' (all eigenpairs, n ≤ 4000), 'auto'. */
+  /** 'davidson', 'dense' (all eigenpairs, n ≤ 4000), or 'auto' (default: dense up to 64 determinants, else Davidson). */
   solver?: 'davidson' | 'dense' | 'auto';
   /** Residual tolerance ‖Hv − λv‖ (default 1e-8). */
   tol?: number;
@@ -99,30 +100,6 @@ export interface CiResult {
   /** Host eigenvectors (float64), one per root. */
   vectors: Float64Array[];
   notes: string[];
-}
-
-/** The API of davidson in @gpusparse/solvers (packages/solvers/src/eigen/davidson.ts). */
-type DavidsonFn = <V, S>(
-  op: LinearOperator<V>,
-  space: VectorSpace<V, S>,
-  opts: {
-    k: number;
-    diagonal?: Float64Array;
-    tol?: number;
-    residualTol?: number;
-    maxIterations?: number;
-    onIteration?: (info: { iteration: number; values: readonly number[]; residualNorms: readonly number[] }) => boolean | undefined | void;
-    signal?: AbortSignal;
-  },
-) => Promise<{ values: number[]; vectors: V[]; residualNorms: number[]; converged: boolean; iterations: number; stats: { matvecs: number }; method: string }>;
-
-async function findDavidson(): Promise<DavidsonFn | undefined> {
-  try {
-    const mod = (await import('@gpusparse/solvers')) as Record<string, unknown>;
-    return typeof mod.davidson === 'function' ? (mod.davidson as DavidsonFn) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 const DENSE_LIMIT = 4000;
@@ -194,8 +171,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   t = performance.now();
   emit({ stage: 'solve-start' });
   let solverName = options.solver ?? 'auto';
-  const davidson = solverName === 'dense' ? undefined : await findDavidson();
-  if (solverName === 'auto') solverName = davidson ? 'davidson' : 'dense';
+  if (solverName === 'auto') solverName = space.size <= 64 ? 'dense' : 'davidson';
   let values: number[];
   let vectors: Float64Array[];
   let solverInfo: CiResult['solver'];
@@ -203,8 +179,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   if (solverName === 'dense') {
     if (space.size > DENSE_LIMIT) {
       throw new NotSupportedError(
-        `ciEnergies: the dense solver takes at most ${DENSE_LIMIT} determinants, got ${space.size}` +
-          (davidson ? '' : ' (and davidson from @gpusparse/solvers is not available yet)'),
+        `ciEnergies: the dense solver takes at most ${DENSE_LIMIT} determinants, got ${space.size}; use solver: 'davidson'`,
       );
     }
     const n = space.size;
@@ -220,7 +195,6 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     vectors = eig.vectors.slice(0, nroots);
     solverInfo = { method: 'dense (tred2/tql2)', converged: true, iterations: 1, matvecs: 0 };
   } else {
-    if (!davidson) throw new NotSupportedError('ciEnergies: davidson is not exported by @gpusparse/solvers yet; use solver: "dense" for small spaces');
     format = pickFormat(options.format, space.referenceSize);
     const backend = (options.backend ?? (hostBackend() as unknown as CiBackend<V, S>)) as CiBackend<V, S>;
     const hop = await backend.operator(h.matrix, format);
@@ -248,13 +222,13 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       g[i] = 1;
       return backend.space.fromArray(g);
     });
-    const res = await davidson(op, backend.space, {
+    const res = await davidson<V, S>(op, backend.space, {
       k: kSolve,
       diagonal,
       initialVectors,
       residualTol: tol,
       ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }),
-      onIteration: (info) => emit({ stage: 'solve', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
+      onIteration: (info) => void emit({ stage: 'solve', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     values = res.values.slice(0, nroots);

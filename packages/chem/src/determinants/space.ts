@@ -111,7 +111,12 @@ export function fciSpace(norb: number, nalpha: number, nbeta: number, options: S
     if (total > MAX_DETERMINANTS) throw new SpaceTooLargeError(`FCI space: expected at most ${MAX_DETERMINANTS} determinants, got ${total}`);
     const outA = new Int32Array(total);
     const outB = new Int32Array(total);
-    for (let i = 0, k = 0; i < alpha.count; i++) for (let j = 0; j < beta.count; j++, k++) (outA[k] = i), (outB[k] = j);
+    for (let i = 0, k = 0; i < alpha.count; i++) {
+      for (let j = 0; j < beta.count; j++, k++) {
+        outA[k] = i;
+        outB[k] = j;
+      }
+    }
     return finish(norb, nalpha, nbeta, alpha, beta, outA, outB, `FCI(${norb}o; ${nalpha}α,${nbeta}β)`);
   }
   const ga = stringIrreps(a.lo, a.hi, options.orbsym!);

@@ -17,7 +17,7 @@ import type { Fcidump } from './types';
  */
 export function orbitalEnergies(fd: Fcidump): Float64Array {
   const n = fd.norb;
-  if (fd.orbitalEnergies && fd.orbitalEnergies.every((e) => Number.isFinite(e))) return fd.orbitalEnergies.slice();
+  if (fd.orbitalEnergies?.every((e) => Number.isFinite(e))) return fd.orbitalEnergies.slice();
   const f = new Float64Array(n);
   for (let p = 0; p < n; p++) f[p] = fd.h1[p * n + p]!;
   const fock = (occ: Int32Array) => {

@@ -8,7 +8,7 @@ import { type CsrMatrix, csrToDense } from '@gpusparse/formats';
 export function jacobiEigen(a0: number[][], wantVectors = false): { values: number[]; vectors?: number[][] } {
   const n = a0.length;
   const a = a0.map((r) => r.slice());
-  const v = wantVectors ? a0.map((_, i) => a0.map((_, j) => (i === j ? 1 : 0))) : undefined;
+  const v: number[][] | undefined = wantVectors ? a0.map((_, i) => a0.map((_, j) => (i === j ? 1 : 0))) : undefined;
   for (let sweep = 0; sweep < 100; sweep++) {
     let off = 0;
     for (let p = 0; p < n; p++) for (let q = p + 1; q < n; q++) off += a[p]![q]! ** 2;
