@@ -101,8 +101,7 @@ export async function finishEigen<V, S>(
     space.axpby(-r.values[i]!, r.vectors[i]!, 1, tmp); // tmp = A·v − λ·v
     norms.push(space.norm2(tmp));
   }
-  const residualNorms = norms.length > 0 ? await space.readMany(norms) : [];
-  if (norms.length > 0) run.stats.readbacks++;
+  const residualNorms = norms.length > 0 ? await readAndRelease(space, norms, run.stats) : [];
   space.release(tmp);
   let reason = r.reason;
   let detail = r.detail;
@@ -124,6 +123,24 @@ export async function finishEigen<V, S>(
   };
   if (detail !== undefined) out.detail = detail;
   return out;
+}
+
+/**
+ * Read device scalars with one synchronisation, then release them (the GPU space keeps scalars
+ * in a bounded slot pool). Counts one readback.
+ * @example
+ * const [a, b] = await readAndRelease(space, [space.dot(x, y), space.norm2(x)], stats);
+ */
+export async function readAndRelease<V, S>(space: VectorSpace<V, S>, scalars: readonly S[], stats: SolverStats): Promise<number[]> {
+  const got = await space.readMany(scalars);
+  stats.readbacks++;
+  releaseScalars(space, scalars);
+  return got;
+}
+
+/** Release device scalars no longer needed (a no-op on the host). */
+export function releaseScalars<V, S>(space: VectorSpace<V, S>, scalars: readonly S[]): void {
+  for (const x of scalars) space.release(x);
 }
 
 /** True when every entry is a finite number. */

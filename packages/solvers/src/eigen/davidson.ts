@@ -17,7 +17,7 @@ import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
-import { EigenRun, allFinite, checkEigenInput, checkPositive, finishEigen } from './common';
+import { EigenRun, allFinite, checkEigenInput, checkPositive, finishEigen, readAndRelease } from './common';
 import { symmetricEigen } from './dense';
 import { combineColumns, projectOutTwice, svqb } from './ortho';
 
@@ -141,8 +141,7 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
     const from = h.length === m0 ? m0 : 0; // after a collapse h is empty: recompute all of it
     const dots: S[] = [];
     for (let j = from; j < m; j++) dots.push(...space.multiDot(v.slice(0, j + 1), av[j]!)); // H[0..j][j]
-    const got = await space.readMany(dots);
-    stats.readbacks++;
+    const got = await readAndRelease(space, dots, stats);
     if (from === 0) h = [];
     while (h.length < m) h.push([]);
     let p = 0;
@@ -173,8 +172,7 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
       r.push(ri);
       rnS.push(space.norm2(ri));
     }
-    const rn = await space.readMany(rnS);
-    stats.readbacks++;
+    const rn = await readAndRelease(space, rnS, stats);
     const de = theta.map((t, i) => (thetaPrev ? t - thetaPrev[i]! : Number.POSITIVE_INFINITY));
     thetaPrev = theta;
     const conv = theta.map((_, i) => Math.abs(de[i]!) < tol && rn[i]! < residualTol);

@@ -17,7 +17,7 @@ import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { InvalidParameterError } from '@gpusparse/formats';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
-import { EigenRun, allFinite, checkEigenInput, checkPositive, finishEigen, randomVector } from './common';
+import { EigenRun, allFinite, checkEigenInput, checkPositive, finishEigen, randomVector, readAndRelease } from './common';
 import { type DenseEigen, symmetricEigen, zeros } from './dense';
 import { combineColumns, projectOutTwice } from './ortho';
 
@@ -73,8 +73,7 @@ async function orthonormalise<V, S>(c: Ctx<V, S>, basis: readonly V[], w: V): Pr
   const s = c.space;
   const before = s.norm2(w);
   projectOutTwice(s, basis, w); // w ← (I − QQᵀ)²·w
-  const [n0, n1] = await s.readMany([before, s.norm2(w)]);
-  c.run.stats.readbacks++;
+  const [n0, n1] = await readAndRelease(s, [before, s.norm2(w)], c.run.stats);
   if (!(Number.isFinite(n0!) && Number.isFinite(n1!)) || n1! <= 1e3 * c.eps * n0! || n1 === 0) return false;
   s.axpby(1 / n1!, w, 0, w); // w ← w / ‖w‖
   return true;
@@ -129,9 +128,8 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
     op.apply(q[j]!, w); // w = A·q_j
     run.stats.matvecs++;
     const basis = [...locked, ...q];
-    const { h1, h2 } = projectOutTwice(space, basis, w); // w ← w − [L Q]·([L Q]ᵀ·w), twice
-    const got = await space.readMany([...h1, ...h2, space.norm2(w)]);
-    run.stats.readbacks++;
+    const { h1, h2 } = projectOutTwice(space, basis, w, undefined, true); // w ← w − [L Q]·([L Q]ᵀ·w), twice
+    const got = await readAndRelease(space, [...h1, ...h2, space.norm2(w)], run.stats);
     c.iterations++;
     if (!allFinite(got)) {
       space.release(w);
@@ -171,8 +169,7 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
         space.axpby(-cand.values[i]!, cand.vectors[i]!, 1, tmp); // tmp = A·y − θ·y
         norms.push(space.norm2(tmp));
       }
-      const res = await space.readMany(norms);
-      run.stats.readbacks++;
+      const res = await readAndRelease(space, norms, run.stats);
       space.release(tmp);
       if (res.every((r) => r <= thr)) {
         space.release(w);

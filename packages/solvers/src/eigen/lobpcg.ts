@@ -17,7 +17,7 @@ import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
-import { EigenRun, allFinite, checkEigenInput, checkPositive, finishEigen, randomVector } from './common';
+import { EigenRun, allFinite, checkEigenInput, checkPositive, finishEigen, randomVector, readAndRelease } from './common';
 import { symmetricEigen } from './dense';
 import { combineColumns, projectOutTwice, svqb } from './ortho';
 
@@ -105,8 +105,7 @@ export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, 
   const rayleighRitz = async (s: V[], as: V[]): Promise<number[][] | undefined> => {
     const dots: S[] = [];
     for (let j = 0; j < s.length; j++) dots.push(...space.multiDot(s.slice(0, j + 1), as[j]!)); // G[0..j][j] = Sᵀ·A·s_j
-    const got = await space.readMany(dots);
-    stats.readbacks++;
+    const got = await readAndRelease(space, dots, stats);
     if (!allFinite(got)) return undefined;
     const g: number[][] = s.map(() => new Array<number>(s.length).fill(0));
     let q = 0;
@@ -146,8 +145,7 @@ export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, 
       space.axpby(-theta[i]!, xi, 1, ri); // r ← r − θ·x
       return ri;
     });
-    const rn = await space.readMany(r.map((ri) => space.norm2(ri)));
-    stats.readbacks++;
+    const rn = await readAndRelease(space, r.map((ri) => space.norm2(ri)), stats);
     iterations++;
     const thr = opts.residualTol ?? tol * normA;
     const stop = run.record({ iteration: iterations, values: theta.slice(0, k), residualNorms: rn.slice(0, k) });

@@ -8,6 +8,7 @@
  */
 import type { VectorSpace } from '@gpusparse/formats';
 import type { SolverStats } from '../common/result';
+import { readAndRelease, releaseScalars } from './common';
 import { symmetricEigen } from './dense';
 
 /**
@@ -15,8 +16,9 @@ import { symmetricEigen } from './dense';
  * with `mirror.q` (to keep A·w consistent without another matvec). No synchronisation.
  *
  * Sign trick: `combine(h, Q, −1, w)` computes w ← Q·h − w, so each pass flips the sign of w;
- * two passes give w − Q·(h₁ − h₂). The returned device scalars are h₁ and h₂; the total
- * projection coefficients are h₁ − h₂ (read them only when needed).
+ * two passes give w − Q·(h₁ − h₂). With `keep`, the device scalars h₁ and h₂ are returned
+ * (the total projection coefficients are h₁ − h₂; the caller releases them); otherwise they
+ * are released at once and empty arrays come back.
  * Cost: 2·|Q| dots and 2·|Q| axpys of length n (twice that with a mirror).
  * @example
  * const { h1, h2 } = projectOutTwice(space, basis, w); // w ⟂ basis
@@ -26,6 +28,7 @@ export function projectOutTwice<V, S>(
   q: readonly V[],
   w: V,
   mirror?: { q: readonly V[]; w: V },
+  keep = false,
 ): { h1: S[]; h2: S[] } {
   if (q.length === 0) return { h1: [], h2: [] };
   const h1 = space.multiDot(q, w); // h₁ = Qᵀ·w
@@ -34,7 +37,10 @@ export function projectOutTwice<V, S>(
   const h2 = space.multiDot(q, w); // h₂ = Qᵀ·w
   space.combine(h2, q, -1, w); // w ← Q·h₂ − w  (= w₀ − Q·(h₁ − h₂))
   if (mirror) space.combine(h2, mirror.q, -1, mirror.w); // A·w ← A·Q·h₂ − A·w
-  return { h1, h2 };
+  if (keep) return { h1, h2 };
+  releaseScalars(space, h1);
+  releaseScalars(space, h2);
+  return { h1: [], h2: [] };
 }
 
 /** Outcome of {@link svqb}. */
@@ -56,7 +62,8 @@ export interface SvqbResult<V> {
  * (one readMany), scales it by D⁻¹ (D = `refNorms` when given, else √diag G), eigendecomposes
  * D⁻¹GD⁻¹ = UΛUᵀ on the host, drops directions with λ < dropTol, and returns B·D⁻¹·U·Λ^(−1/2).
  * With `refNorms` = the norms before a projection, λ is the squared fraction that survived it,
- * so dropTol is a linear-dependence threshold relative to the original vectors.
+ * so dropTol is a linear-dependence threshold relative to the original vectors. The refNorms
+ * scalars are released (consumed).
  * Cost: b(b+1)/2 dots, b·b' axpys (b' kept), one readback, O(b³) host flops.
  * @example
  * const { block } = await svqb(space, [w1, w2], { dropTol: 1e-14 }, stats);
@@ -69,12 +76,14 @@ export async function svqb<V, S>(
 ): Promise<SvqbResult<V>> {
   const b = block.length;
   const empty: SvqbResult<V> = { block: [], mirror: [], dropped: 0, conditioning: 1, nonFinite: false };
-  if (b === 0) return empty;
+  if (b === 0) {
+    releaseScalars(space, opts.refNorms ?? []);
+    return empty;
+  }
   const dots: S[] = [];
   for (let j = 0; j < b; j++) dots.push(...space.multiDot(block.slice(0, j + 1), block[j]!)); // G[0..j][j]
   const toRead: S[] = opts.refNorms ? [...dots, ...opts.refNorms] : dots;
-  const got = await space.readMany(toRead);
-  stats.readbacks++;
+  const got = await readAndRelease(space, toRead, stats); // releases refNorms too
   if (!got.every(Number.isFinite)) return { ...empty, block: [...block], mirror: [...(opts.mirror ?? [])], nonFinite: true };
   const g: number[][] = Array.from({ length: b }, () => new Array<number>(b).fill(0));
   let p = 0;

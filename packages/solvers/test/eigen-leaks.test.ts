@@ -1,0 +1,64 @@
+import type { HostScalar, ScalarLike } from '@gpusparse/formats';
+import { HostOperator, HostVectorSpace, csrDiagonal, generators } from '@gpusparse/formats';
+import { describe, expect, it } from 'vitest';
+import { davidson } from '../src/eigen/davidson';
+import { lanczos } from '../src/eigen/lanczos';
+import { lobpcg } from '../src/eigen/lobpcg';
+
+/**
+ * HostVectorSpace that tracks live scalars and vectors, like the GPU space's bounded scalar
+ * slot pool and buffer pool: a solver must release what it no longer needs.
+ */
+class CountingSpace extends HostVectorSpace {
+  readonly scalars = new Set<HostScalar>();
+  readonly vectors = new Set<Float64Array>();
+  private s(x: HostScalar): HostScalar {
+    this.scalars.add(x);
+    return x;
+  }
+  override create(n: number): Float64Array {
+    const v = super.create(n);
+    this.vectors.add(v);
+    return v;
+  }
+  override fromArray(values: ArrayLike<number>): Float64Array {
+    const v = super.fromArray(values);
+    this.vectors.add(v);
+    return v;
+  }
+  override dot(x: Float64Array, y: Float64Array): HostScalar {
+    return this.s(super.dot(x, y));
+  }
+  override norm2(x: Float64Array): HostScalar {
+    return this.s(super.norm2(x));
+  }
+  override multiDot(xs: readonly Float64Array[], y: Float64Array): HostScalar[] {
+    return xs.map((x) => this.dot(x, y));
+  }
+  override div(a: ScalarLike<HostScalar>, b: ScalarLike<HostScalar>): HostScalar {
+    return this.s(super.div(a, b));
+  }
+  override release(x: Float64Array | HostScalar): void {
+    if (x instanceof Float64Array) this.vectors.delete(x);
+    else this.scalars.delete(x);
+  }
+}
+
+describe('eigensolvers release device scalars and vectors', () => {
+  const a = generators.poisson2d(12);
+  const cases = {
+    lanczos: (s: CountingSpace) => lanczos(HostOperator.fromCsr(a), s, { k: 3 }),
+    davidson: (s: CountingSpace) => davidson(HostOperator.fromCsr(a), s, { k: 3, diagonal: csrDiagonal(a), residualTol: 1e-8 }),
+    lobpcg: (s: CountingSpace) => lobpcg(HostOperator.fromCsr(a), s, { k: 3, guard: 1 }),
+  };
+  for (const [name, solve] of Object.entries(cases)) {
+    it(`${name}: no live scalars, only the k result vectors left`, async () => {
+      const s = new CountingSpace();
+      const r = await solve(s);
+      expect(r.reason).toBe('converged');
+      expect(s.scalars.size).toBe(0);
+      expect(s.vectors.size).toBe(3);
+      for (const v of r.vectors) expect(s.vectors.has(v)).toBe(true);
+    });
+  }
+});
