@@ -2,13 +2,13 @@
  * CSR adaptive kernel (CSR-Adaptive of Greathouse & Daga; seed 003's ACSR idea of binning rows
  * by length): rows are grouped on the host into row blocks. A block of several short rows
  * ("stream" mode) is processed by one workgroup that first stages all its products
- * vals[k]·x[col[k]] in workgroup memory with fully coalesced loads, then lets one invocation sum
- * each row from workgroup memory. A block of one row (a row longer than `nnzPerGroup`, up to
+ * vals[k]·x[col[k]] in workgroup memory with fully coalesced loads, then lets a group of
+ * invocations per row (as many as the block's row count allows) sum it from workgroup memory. A block of one row (a row longer than `nnzPerGroup`, up to
  * 10^5 non-zeros and beyond) is reduced by the whole workgroup: strided partial sums and a
  * workgroup tree.
  *
- * No float atomics: each row belongs to exactly one row block; in stream mode one invocation
- * stores y[r], in long-row mode invocation 0 stores the tree sum.
+ * No float atomics: each row belongs to exactly one row block; in stream mode lane 0 of the
+ * row's group stores the group's tree sum, in long-row mode invocation 0 stores the tree sum.
  * @module
  */
 import type { CsrMatrix } from '@gpusparse/formats';
@@ -85,18 +85,30 @@ fn main(${entryArgs()}) {
     let t = red_sum(lid, s);
     if (lid == 0u) { store_y(r0, t); }
   } else {
-    // stream: stage products in workgroup memory, one invocation per row sums its range
+    // stream: stage products in workgroup memory, then a group of \`lanes\` invocations per row
+    // (lanes = the largest power of two with lanes·rows ≤ workgroup size) sums its range with a
+    // strided loop and a fixed-order tree (CSR-stream with the vector reduction of CSR-Adaptive)
     let base = row_ptr[r0];
     let n = row_ptr[r1] - base;
     for (var k = lid; k < n; k += ${wg}u) { prod[k] = vals[base + k] * x[col_idx[base + k]]; }
     workgroupBarrier();
-    let r = r0 + lid;
-    if (r < r1) {
-      var s = 0.0;
-      let end = row_ptr[r + 1u] - base;
-      for (var k = row_ptr[r] - base; k < end; k++) { s = s + prod[k]; }
-      store_y(r, s);
+    let nrows = r1 - r0;
+    var lanes = 1u;
+    while (lanes * 2u * nrows <= ${wg}u) { lanes = lanes * 2u; }
+    let slot = lid / lanes;
+    let lane = lid % lanes;
+    var s = 0.0;
+    if (slot < nrows) {
+      let end = row_ptr[r0 + slot + 1u] - base;
+      for (var k = row_ptr[r0 + slot] - base + lane; k < end; k += lanes) { s = s + prod[k]; }
     }
+    red[lid] = s;
+    workgroupBarrier();
+    for (var off = lanes / 2u; off > 0u; off = off >> 1u) {
+      if (lane < off) { red[lid] = red[lid] + red[lid + off]; }
+      workgroupBarrier();
+    }
+    if (slot < nrows && lane == 0u) { store_y(r0 + slot, red[lid]); }
   }
 }`;
   },
