@@ -52,6 +52,9 @@ describe.each(SIZES)('BLAS-1 on n = %i', (n) => {
     // x aliasing y: y = (2 + 3)·y
     b1.axpby(imm(2), dy, imm(3), dy, n);
     expectClose(await readF32(ctx, dy, n), x.map((v) => 10 * v), (i) => 3 * EPS32 * 10 * Math.abs(x[i]!));
+    // scale: y = −0.5·y
+    b1.scale(imm(-0.5), dy, n);
+    expectClose(await readF32(ctx, dy, n), x.map((v) => -5 * v), (i) => 4 * EPS32 * 5 * Math.abs(x[i]!));
     // fill, copy
     b1.fill(dy, n, imm(0.5));
     expectClose(await readF32(ctx, dy, n), new Float64Array(n).fill(0.5), () => 0);

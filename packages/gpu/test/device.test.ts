@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createGpuContext, DeviceLostError, fold2d, type GpuContext, GpuValidationError, LAVAPIPE_INSTALL, NoAdapterError, readF32, uploadF32 } from '../src/index';
+import { generators } from '@gpusparse/formats';
+import { Blas1, createGpuContext, csrScalarKernel, imm, InvalidMatrixError, timeGpu, DeviceLostError, fold2d, type GpuContext, GpuValidationError, LAVAPIPE_INSTALL, NoAdapterError, readF32, uploadF32 } from '../src/index';
 import { testContext } from './helpers';
 
 let ctx: GpuContext;
@@ -57,6 +58,52 @@ describe('GPU context', () => {
     expect(own.isLost).toBe(true);
     await expect(readF32(own, b, 1)).rejects.toBeInstanceOf(DeviceLostError);
     expect(() => own.check()).toThrow(DeviceLostError);
+    own.dispose();
+  });
+
+  it('times GPU work with timestamps (when present) and with the wall clock', async () => {
+    const b = ctx.buffers.acquire(4 * 100_000);
+    const enc = () => Blas1.of(ctx).fill(b, 100_000, imm(1));
+    const t = await timeGpu(ctx, enc, { reps: 5 });
+    expect(t.method).toBe(ctx.caps.timestampQuery ? 'timestamp' : 'wall');
+    expect(t.samples).toBe(5);
+    const w = await timeGpu(ctx, enc, { reps: 6, batches: 3, forceWall: true });
+    expect(w.method).toBe('wall');
+    for (const r of [t, w]) {
+      expect(r.minMs).toBeGreaterThan(0);
+      expect(r.minMs).toBeLessThanOrEqual(r.medianMs);
+      expect(Number.isFinite(r.meanMs)).toBe(true);
+    }
+    b.dispose();
+  });
+
+  it('rejects invalid index arrays on upload with the row named', () => {
+    const a = generators.uniformRandom(10, 10, 3, 1);
+    const badCol = { ...a, colIdx: a.colIdx.slice() };
+    badCol.colIdx[a.rowPtr[4]!] = 10;
+    expect(() => csrScalarKernel.upload(ctx, badCol)).toThrow(InvalidMatrixError);
+    expect(() => csrScalarKernel.upload(ctx, badCol)).toThrow(/row 4: expected column in \[0, 10\), got 10/);
+    const badPtr = { ...a, rowPtr: a.rowPtr.slice() };
+    badPtr.rowPtr[3] = badPtr.rowPtr[5]! + 1;
+    expect(() => csrScalarKernel.upload(ctx, badPtr)).toThrow(/row 3: expected rowPtr non-decreasing/);
+    expect(() => csrScalarKernel.upload(ctx, { ...a, values: a.values.subarray(1) })).toThrow(/expected length 30, got 29/);
+  });
+
+  it('an unsafe context (no bounds checks) computes the same product', async () => {
+    const own = await createGpuContext({ unsafe: true });
+    expect(own.caps.unsafe).toBe(true);
+    expect(own.toggles.join(' ')).toContain('disable_robustness');
+    const a = generators.banded(100, 2, 2, { seed: 1 });
+    const h = csrScalarKernel.upload(own, a);
+    const x = uploadF32(own, new Float64Array(100).fill(1));
+    const y = own.buffers.acquire(400);
+    csrScalarKernel.encode(own, h, x, y);
+    const got = await readF32(own, y, 100);
+    for (let i = 0; i < 100; i++) {
+      let s = 0;
+      for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) s += Math.fround(a.values[k]!);
+      expect(Math.abs(got[i]! - s)).toBeLessThanOrEqual(1e-5);
+    }
     own.dispose();
   });
 });

@@ -88,6 +88,11 @@ export class Blas1 {
     else this.ew('axpby', n, [x, y], a, b);
   }
 
+  /** y = a·y. O(n), one dispatch. */
+  scale(a: Operand, y: GpuBuf, n: number): void {
+    this.ew('axpbySelf', n, [y], a, imm(0));
+  }
+
   /** z = x ∘ y (z may alias x or y). O(n), one dispatch. */
   multiply(x: GpuBuf, y: GpuBuf, z: GpuBuf, n: number): void {
     if (z.id === x.id && z.id === y.id) this.ew('square', n, [z]);
