@@ -89,7 +89,7 @@ export interface CiResult {
   timings: { read: number; space: number; assembly: number; solve: number };
   determinants: number;
   nnz: number;
-  /** Format H was stored in for the solve. */
+  /** Format H was stored in for the solve ('dense' for the dense solver). */
   format: string;
   /** The space's description. */
   space: string;
@@ -151,12 +151,6 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   if (!Number.isInteger(nroots) || nroots < 1 || nroots > space.size) {
     throw new InvalidParameterError('nroots', `an integer in 1..${space.size} (the space size)`, nroots);
   }
-  const h = await assembleHamiltonian(fd, space, {
-    ...(options.workers === undefined ? {} : { workers: options.workers }),
-    onProgress: (rowsDone, rows) => emit({ stage: 'assembly', rowsDone, rows }),
-  });
-  const assemblyMs = h.stats.ms;
-  const s2m = spinSquaredMatrix(space);
   const spin = options.spin;
   if (spin) {
     const m = spin.multiplicity;
@@ -165,23 +159,29 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       throw new InvalidParameterError('spin.multiplicity', `2S+1 with S ≥ |M_S| = ${Math.abs(ms2) / 2} and the parity of MS2=${ms2}`, m);
     }
   }
+  // validate everything before the (possibly long) assembly
+  let format = pickFormat(options.format, space.referenceSize);
+  let solverName = options.solver ?? 'auto';
+  if (solverName === 'auto') solverName = space.size <= 64 ? 'dense' : 'davidson';
+  if (solverName !== 'dense' && solverName !== 'davidson') throw new InvalidParameterError('solver', "'davidson', 'dense' or 'auto'", solverName);
+  if (solverName === 'dense' && space.size > DENSE_LIMIT) {
+    throw new NotSupportedError(`ciEnergies: the dense solver takes at most ${DENSE_LIMIT} determinants, got ${space.size}; use solver: 'davidson'`);
+  }
+  const h = await assembleHamiltonian(fd, space, {
+    ...(options.workers === undefined ? {} : { workers: options.workers }),
+    onProgress: (rowsDone, rows) => emit({ stage: 'assembly', rowsDone, rows }),
+  });
+  const assemblyMs = h.stats.ms;
+  const s2m = spinSquaredMatrix(space);
   const penalty = spin?.penalty ?? 0.2;
   const pm = spin ? spinPenaltyMatrix(s2m, spin.multiplicity) : undefined;
   const tol = options.tol ?? 1e-8;
   t = performance.now();
   emit({ stage: 'solve-start' });
-  let solverName = options.solver ?? 'auto';
-  if (solverName === 'auto') solverName = space.size <= 64 ? 'dense' : 'davidson';
   let values: number[];
   let vectors: Float64Array[];
   let solverInfo: CiResult['solver'];
-  let format = 'csr';
   if (solverName === 'dense') {
-    if (space.size > DENSE_LIMIT) {
-      throw new NotSupportedError(
-        `ciEnergies: the dense solver takes at most ${DENSE_LIMIT} determinants, got ${space.size}; use solver: 'davidson'`,
-      );
-    }
     const n = space.size;
     const a = new Float64Array(n * n);
     const { rowPtr, colIdx, values: hv } = h.matrix;
@@ -194,8 +194,8 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     values = Array.from(eig.values.subarray(0, nroots));
     vectors = eig.vectors.slice(0, nroots);
     solverInfo = { method: 'dense (tred2/tql2)', converged: true, iterations: 1, matvecs: 0 };
+    format = 'dense';
   } else {
-    format = pickFormat(options.format, space.referenceSize);
     const backend = (options.backend ?? (hostBackend() as unknown as CiBackend<V, S>)) as CiBackend<V, S>;
     const hop = await backend.operator(h.matrix, format);
     let op: LinearOperator<V> = hop;

@@ -3,3 +3,4 @@ export * from './tables';
 export * from './kernel';
 export * from './assemble';
 export * from './spin';
+export * from './structure';
