@@ -51,11 +51,14 @@ describe('eigsMixed: float32 fast phase + float64 host polish', () => {
     expect(r.phases[1]!.matvecs).toBeLessThan(r.phases[0]!.matvecs + 3 * 12);
   });
 
-  it('lanczos, 2-D Laplacian 20×20, k=4 with the double eigenvalue, davidson polish', async () => {
-    const a = generators.poisson2d(20);
-    const r = await eigsMixed({ method: 'lanczos', k: 4, fastOperator: float32CsrOperator(a), fastSpace: f32(), hostOperator: HostOperator.fromCsr(a), diagonal: csrDiagonal(a) });
-    checkMixed(a, r, poisson2dEigenvalues(20).slice(0, 4));
-  });
+  for (const polish of ['davidson', 'lobpcg'] as const) {
+    it(`lanczos, 2-D Laplacian 16×16, k=4 with the double eigenvalue, ${polish} polish`, async () => {
+      const a = generators.poisson2d(16);
+      const r = await eigsMixed({ method: 'lanczos', k: 4, fastOperator: float32CsrOperator(a), fastSpace: f32(), hostOperator: HostOperator.fromCsr(a), diagonal: csrDiagonal(a), polish });
+      checkMixed(a, r, poisson2dEigenvalues(16).slice(0, 4));
+      expect(r.phases[1]!.method).toContain(polish);
+    });
+  }
 
   it('lobpcg without a diagonal, random symmetric n=120, k=2, lobpcg polish', async () => {
     const dense = randomSymmetric(120, 9);
@@ -108,6 +111,7 @@ describe('eigsMixed: float32 fast phase + float64 host polish', () => {
     const b = generators.poisson2d(5);
     await expect(eigsMixed({ method: 'davidson', k: 1, fastOperator: float32CsrOperator(a), fastSpace: f32(), hostOperator: HostOperator.fromCsr(a) })).rejects.toThrow(/diagonal/);
     await expect(eigsMixed({ method: 'lobpcg', k: 1, fastOperator: float32CsrOperator(a), fastSpace: f32(), hostOperator: HostOperator.fromCsr(b) })).rejects.toThrow(/hostOperator/);
+    await expect(eigsMixed({ method: 'lobpcg', k: 1, fastOperator: float32CsrOperator(a), fastSpace: f32(), hostOperator: HostOperator.fromCsr(a), polish: 'davidson' })).rejects.toThrow(/diagonal/);
     await expect(eigsMixed({ method: 'davidson', which: 'largest', k: 1, fastOperator: float32CsrOperator(a), fastSpace: f32(), hostOperator: HostOperator.fromCsr(a), diagonal: csrDiagonal(a) })).rejects.toThrow(/which/);
   });
 });
