@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generators } from '@gpusparse/formats';
-import { Blas1, createGpuContext, csrScalarKernel, imm, InvalidMatrixError, timeGpu, DeviceLostError, fold2d, type GpuContext, GpuValidationError, LAVAPIPE_INSTALL, NoAdapterError, readF32, uploadF32 } from '../src/index';
+import { generators, InvalidMatrixError } from '@gpusparse/formats';
+import { Blas1, createGpuContext, csrScalarKernel, imm, timeGpu, DeviceLostError, fold2d, type GpuContext, GpuValidationError, LAVAPIPE_INSTALL, NoAdapterError, readF32, uploadF32 } from '../src/index';
 import { testContext } from './helpers';
 
 let ctx: GpuContext;
