@@ -7,6 +7,12 @@
 import { csrAdaptiveKernel } from './csr/adaptive.kernel';
 import { csrScalarKernel } from './csr/scalar.kernel';
 import { csrVectorKernel } from './csr/vector.kernel';
+import { ellKernel } from './ell/ell.kernel';
+import { ellRKernel } from './ell/ell-r.kernel';
+import { slicedEllKernel } from './ell/sliced-ell.kernel';
+import { slicedEllRKernel } from './ell/sliced-ell-r.kernel';
+import { hybridKernel } from './hybrid/hybrid.kernel';
+import { sellKernel } from './sell/sell.kernel';
 import type { AnySpmvKernel } from './types';
 
 /** All registered kernels. */
@@ -15,6 +21,12 @@ export const kernels: readonly AnySpmvKernel[] = [
   csrVectorKernel,
   csrAdaptiveKernel,
   // -- other formats' kernels: one line each --
+  ellKernel,
+  ellRKernel,
+  slicedEllKernel,
+  slicedEllRKernel,
+  sellKernel,
+  hybridKernel,
 ];
 
 /**

@@ -1,0 +1,96 @@
+/**
+ * ELL kernel: one invocation per row over the column-major slots (seed 001 §3.2, Algorithm 2),
+ * slot k of row r at k·rows + r, so the invocations of a workgroup read consecutive addresses
+ * (coalesced). Every slot is multiplied without a branch: padding holds value 0 and a valid
+ * column (the ELL-family convention), so it adds exactly 0. Matrices past one binding are split
+ * into row blocks (and a row wider than a binding into slot ranges): see `ell-device`.
+ *
+ * No float atomics: invocation r alone computes and stores y[r] within a dispatch; a later
+ * slot-range piece of the same rows accumulates with beta = 1 in a later, ordered dispatch.
+ * @module
+ */
+import { type EllMatrix, ellRowLengths } from '@gpusparse/formats';
+import { csrVectorsFit } from '../csr/csr-device';
+import type { SpmvKernel } from '../types';
+import { signature, type WgslBinding } from '../wgsl/index';
+import { spmvLanesHead } from '../wgsl/lanes';
+import { bindingCapElems, type EllDeviceMatrix, type EllLayout, ellPieces, encodeEll, uploadPieces } from './ell-device';
+
+/** Parameters of {@link ellKernel} and the ELL-R kernel. */
+export type EllParams = { workgroupSize: number };
+
+/** Bindings of the ELL kernels; ELL-R adds `rl` (row lengths) before x. */
+export function ellBindings(withLengths: boolean): WgslBinding[] {
+  return [
+    { name: 'col_idx', type: 'array<u32>', access: 'r' },
+    { name: 'vals', type: 'array<f32>', access: 'r' },
+    ...(withLengths ? [{ name: 'rl', type: 'array<u32>', access: 'r' } as const] : []),
+    { name: 'x', type: 'array<f32>', access: 'r' },
+    { name: 'y', type: 'array<f32>', access: 'w' },
+  ];
+}
+
+/**
+ * The thread-per-row ELL shader: row r sums slots k < u.count (ELL: every slot) or k < rl[r]
+ * (ELL-R, Algorithm 3) at k·u.rows + r. Uniform `count` is the piece's width.
+ * @example ellWgsl(256, false)
+ */
+export function ellWgsl(wg: number, withLengths: boolean): string {
+  return `${spmvLanesHead(ellBindings(withLengths), { workgroupSize: wg, lanes: 1, subgroups: false })}
+  if (row >= u.rows) { return; }
+  var s = 0.0;
+  let end = ${withLengths ? 'rl[row]' : 'u.count'};
+  for (var k = 0u; k < end; k++) {
+    let q = k * u.rows + row;
+    s = s + vals[q] * x[col_idx[q]];
+  }
+  store_y(row, s);
+}`;
+}
+
+/** What distinguishes ELL from ELL-R for {@link ellFamilyKernel}. */
+export interface EllFamilySpec<M> {
+  readonly id: string;
+  readonly title: string;
+  /** Full validation of `m` (throws InvalidMatrixError): the shader reads without bounds checks. */
+  readonly validate: (m: M) => void;
+  /** rl[] to stop each row at (ELL-R), or null to multiply every slot (ELL). */
+  readonly rowLength: (m: M) => Int32Array | null;
+}
+
+/**
+ * A thread-per-row kernel over an ELL-layout format (`id` is also the format name).
+ * @example ellFamilyKernel({ id: 'ell', title: '…', validate: ellRowLengths, rowLength: () => null })
+ */
+export function ellFamilyKernel<M extends EllLayout & { cols: number; nnz: number }>(spec: EllFamilySpec<M>): SpmvKernel<M, EllParams, EllDeviceMatrix> {
+  const lengths = spec.id.endsWith('-r');
+  return {
+    id: spec.id,
+    format: spec.id,
+    title: spec.title,
+    params: { workgroupSize: { description: 'invocations per workgroup', values: [256, 64] } },
+    defaults: { workgroupSize: 256 },
+    supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
+    wgsl: (p) => ellWgsl(p.workgroupSize, lengths),
+    upload(ctx, m, params = {}, opts) {
+      const p = { ...this.defaults, ...params };
+      spec.validate(m);
+      const text = this.wgsl(p, ctx.caps);
+      const pipe = ctx.pipelines.get({ key: text, label: `${spec.id}(wg=${p.workgroupSize})`, bindings: signature(ellBindings(lengths)), wgsl: () => text });
+      return uploadPieces(ctx, spec.id, m, pipe, ellPieces(m, spec.rowLength(m), bindingCapElems(ctx, opts)), p.workgroupSize);
+    },
+    encode: encodeEll,
+  };
+}
+
+/**
+ * Thread-per-row ELL SpMV. Cost per apply: one dispatch per piece (one when the matrix fits a
+ * binding), 8·rows·width bytes of matrix traffic (padding included) plus the x gathers.
+ * @example const h = ellKernel.upload(ctx, ellFromCsr(a)); ellKernel.encode(ctx, h, x, y);
+ */
+export const ellKernel: SpmvKernel<EllMatrix, EllParams, EllDeviceMatrix> = ellFamilyKernel<EllMatrix>({
+  id: 'ell',
+  title: 'ELL: one invocation per row over column-major slots, padding multiplied by 0 (seed 001 §3.2, Algorithm 2)',
+  validate: (m) => void ellRowLengths(m), // columns and padding
+  rowLength: () => null,
+});

@@ -1,0 +1,87 @@
+/**
+ * Hybrid ELL + CSR kernel, seed 001 §4.2 Algorithm 7 adapted to WebGPU: a group of `lanes`
+ * consecutive invocations per row (2…32; the paper uses a 32-thread warp). The group strides
+ * over the row's slots in the ELL part (the Reference region, column-major k·rows + r, up to
+ * the row's ELL length) and over its CSR entries (the Expansion region, [StartArr, EndArr)),
+ * keeping two partial sums; each is reduced over the group (subgroup shuffles when `lanes`
+ * divides the device's contiguous subgroup size — 8 on lavapipe, 32 on NVIDIA — else a tree in
+ * workgroup memory, as the paper's ShMem1/ShMem2), the two are added once and lane 0 writes
+ * y[r] once. BOUNDARY comes from the format (`boundary` param, −1 = the format's 'auto').
+ *
+ * No float atomics (Algorithm 7 writes Result[Warp_id] from lane 0 only, as here): one lane
+ * group per row, one store per row per dispatch; a row wider than a binding is split into
+ * pieces that accumulate with beta = 1 in later, ordered dispatches.
+ * @module
+ */
+import { type HybridMatrix, validateHybrid } from '@gpusparse/formats';
+import type { SpmvKernel } from '../types';
+import { csrVectorsFit } from '../csr/csr-device';
+import { useSubgroupPath } from '../csr/vector.kernel';
+import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from '../ell/ell-device';
+import { signature, type WgslBinding } from '../wgsl/index';
+import { spmvLanesHead } from '../wgsl/lanes';
+import { hybridPieces } from './hybrid-device';
+
+/** Parameters of {@link hybridKernel}: lanes per row, BOUNDARY (−1 = 'auto'), workgroup size. */
+export type HybridKernelParams = { lanes: number; boundary: number; workgroupSize: number };
+
+const LANES = [2, 4, 8, 16, 32];
+
+const BINDINGS: readonly WgslBinding[] = [
+  { name: 'ell_col', type: 'array<u32>', access: 'r' },
+  { name: 'ell_val', type: 'array<f32>', access: 'r' },
+  { name: 'info', type: 'array<u32>', access: 'r' },
+  { name: 'csr_col', type: 'array<u32>', access: 'r' },
+  { name: 'csr_val', type: 'array<f32>', access: 'r' },
+  { name: 'x', type: 'array<f32>', access: 'r' },
+  { name: 'y', type: 'array<f32>', access: 'w' },
+];
+
+/**
+ * Lanes-per-row hybrid ELL + CSR SpMV. Cost per apply: one dispatch per piece; 8·(ELL slots
+ * read, up to each row's length) + 8·CSR entries + 8·rows bytes of matrix traffic, plus the x
+ * gathers; 2·log2(lanes) reduction steps per row group.
+ * @example const h = hybridKernel.upload(ctx, hybridFromCsr(a, { boundary: 16 }), { lanes: 32 });
+ */
+export const hybridKernel: SpmvKernel<HybridMatrix, HybridKernelParams, EllDeviceMatrix> = {
+  id: 'hybrid',
+  format: 'hybrid',
+  title: 'Hybrid ELL + CSR: a lane group per row over both regions, two reductions added once (seed 001 §4.2, Algorithm 7)',
+  params: {
+    lanes: { description: 'lane group per row, both regions (Algorithm 7 uses a 32-lane warp)', values: [8, 2, 4, 16, 32] },
+    boundary: { description: "BOUNDARY (ELL width) given to the format; −1 = the format's 'auto'", values: [-1, 0, 4, 16] },
+    workgroupSize: { description: 'invocations per workgroup', values: [256] },
+  },
+  defaults: { lanes: 8, boundary: -1, workgroupSize: 256 },
+  formatParams: (p) => ({ boundary: p.boundary < 0 ? 'auto' : p.boundary }),
+  supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
+  wgsl(p, caps) {
+    const { lanes: L, workgroupSize: wg } = p;
+    if (!LANES.includes(L) || wg % L !== 0) throw new RangeError(`hybrid: lanes expected one of ${LANES.join(', ')} dividing ${wg}, got ${L}`);
+    return `${spmvLanesHead(BINDINGS, { workgroupSize: wg, lanes: L, subgroups: useSubgroupPath(L, caps) })}
+  var s_ell = 0.0;
+  var s_csr = 0.0;
+  if (row < u.rows) {
+    let len = info[2u * row];
+    for (var k = lane; k < len; k += ${L}u) {
+      let q = k * u.rows + row;
+      s_ell = s_ell + ell_val[q] * x[ell_col[q]];
+    }
+    let end = info[2u * row + 3u];
+    for (var j = info[2u * row + 1u] + lane; j < end; j += ${L}u) { s_csr = s_csr + csr_val[j] * x[csr_col[j]]; }
+  }
+  let t_ell = red_seg(lid, s_ell); // Reference region (ShMem1)
+  let t_csr = red_seg(lid, s_csr); // Expansion region (ShMem2)
+  if (row < u.rows && lane == 0u) { store_y(row, t_ell + t_csr); }
+}`;
+  },
+  upload(ctx, m, params = {}, opts) {
+    const p = { ...this.defaults, ...params };
+    validateHybrid(m); // StartArr/EndArr contiguous, columns in range: the shader reads unchecked
+    const text = this.wgsl(p, ctx.caps);
+    const label = `${this.id}(lanes=${p.lanes}${useSubgroupPath(p.lanes, ctx.caps) ? ',subgroup' : ',wgmem'})`;
+    const pipe = ctx.pipelines.get({ key: text, label, bindings: signature(BINDINGS), wgsl: () => text });
+    return uploadPieces(ctx, this.id, m, pipe, hybridPieces(m, bindingCapElems(ctx, opts)), p.workgroupSize / p.lanes);
+  },
+  encode: encodeEll,
+};
