@@ -28,6 +28,12 @@ describe('determinant spaces', () => {
     expect(total).toBe(binomial(10, 7) ** 2);
   });
 
+  it('explicit lists reject repeats and bad orbitals', () => {
+    expect(() => spaceFromDeterminants(3, [{ alpha: [0], beta: [1] }, { alpha: [0], beta: [1] }])).toThrow(/dets\[1\]: expected a determinant not already listed, got a repeat of dets\[0\]/);
+    expect(() => spaceFromDeterminants(3, [{ alpha: [0], beta: [3] }])).toThrow(/dets\[0\]\.beta/);
+    expect(() => spaceFromDeterminants(3, [{ alpha: [0], beta: [1] }, { alpha: [0, 1], beta: [1] }])).toThrow(/dets\[1\]\.alpha/);
+  });
+
   it('truncated CI counts: CISD of 4 electrons in 6 orbitals', () => {
     const s = truncatedSpace(6, 2, { alpha: [0, 1], beta: [0, 1] }, { referenceLevel: 0 });
     // level 0: 1; level 1: 2·(2·4) = 16; level 2: αα C(2,2)C(4,2)·2 = 12, αβ 8·8 = 64 → 76

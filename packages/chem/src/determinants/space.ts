@@ -234,9 +234,16 @@ export function spaceFromDeterminants(norb: number, dets: readonly ReferenceDete
     }
     return i;
   };
+  const seen = new Map<string, number>();
   for (let k = 0; k < dets.length; k++) {
-    da.push(idx(dets[k]!.alpha, nalpha, aKeys, aLo, aHi, `dets[${k}].alpha`));
-    db.push(idx(dets[k]!.beta, nbeta, bKeys, bLo, bHi, `dets[${k}].beta`));
+    const ia = idx(dets[k]!.alpha, nalpha, aKeys, aLo, aHi, `dets[${k}].alpha`);
+    const ib = idx(dets[k]!.beta, nbeta, bKeys, bLo, bHi, `dets[${k}].beta`);
+    const key = `${ia},${ib}`;
+    const prev = seen.get(key);
+    if (prev !== undefined) throw new InvalidParameterError(`dets[${k}]`, `a determinant not already listed`, `a repeat of dets[${prev}]`);
+    seen.set(key, k);
+    da.push(ia);
+    db.push(ib);
   }
   const alpha = makeStringList(Uint32Array.from(aLo), Uint32Array.from(aHi), nalpha);
   const beta = makeStringList(Uint32Array.from(bLo), Uint32Array.from(bHi), nbeta);
