@@ -77,6 +77,8 @@ async function check(kernel: AnySpmvKernel, params: Record<string, number>, a0: 
   dy.dispose();
   const ax = csrSpmv(a, x);
   const bound = rowBounds(a, x, alpha, beta, y0);
+  const extra = kernel.errorBound?.(m, params, x); // kernels whose reduction is not per row (types.ts)
+  if (extra) for (let i = 0; i < a.rows; i++) bound[i]! += Math.abs(alpha) * extra[i]!;
   for (let i = 0; i < a.rows; i++) {
     const ref = alpha * ax[i]! + (beta === 0 ? 0 : beta * y0[i]!);
     const err = Math.abs(y[i]! - ref);

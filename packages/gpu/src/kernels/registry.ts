@@ -13,6 +13,11 @@ import { slicedEllKernel } from './ell/sliced-ell.kernel';
 import { slicedEllRKernel } from './ell/sliced-ell-r.kernel';
 import { hybridKernel } from './hybrid/hybrid.kernel';
 import { sellKernel } from './sell/sell.kernel';
+import { axcKernel } from './axt/axc.kernel';
+import { axtch1Kernel } from './axt/axtch1.kernel';
+import { axtchKernel } from './axt/axtch.kernel';
+import { axtuh1Kernel } from './axt/axtuh1.kernel';
+import { axtuhKernel } from './axt/axtuh.kernel';
 import type { AnySpmvKernel } from './types';
 
 /** All registered kernels. */
@@ -21,6 +26,11 @@ export const kernels: readonly AnySpmvKernel[] = [
   csrVectorKernel,
   csrAdaptiveKernel,
   // -- other formats' kernels: one line each --
+  axcKernel,
+  axtuh1Kernel,
+  axtuhKernel,
+  axtch1Kernel,
+  axtchKernel,
   ellKernel,
   ellRKernel,
   slicedEllKernel,

@@ -77,6 +77,13 @@ export interface SpmvKernel<M extends MatrixShape = SparseMatrix, P extends Reco
   wgsl(params: P, caps: GpuCaps): string;
   /** Validate and upload `m`; returns the device matrix. */
   upload(ctx: GpuContext, m: M, params?: Partial<P>, opts?: UploadOptions): H;
+  /**
+   * Optional: an extra per-row absolute error allowance of y = A·x in float32, for kernels whose
+   * reduction is not a sum of the row's own products (AXTCH1's block scan, Eq. (1) of seed 004,
+   * errs with the whole block's Σ|a·x|). `x` is what the device holds. The conformance tier adds
+   * |alpha|·errorBound[i] to its per-row bound; kernels without it get no extra allowance.
+   */
+  errorBound?(m: M, params: P, x: Float64Array): Float64Array;
   /** Record y = alpha·A·x + beta·y into the context's batch (no wait). */
   encode(ctx: GpuContext, h: H, x: GpuBuf, y: GpuBuf, scale?: SpmvScale): void;
 }
