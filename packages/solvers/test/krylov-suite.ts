@@ -305,6 +305,20 @@ export function krylovSuite<V, S>(backend: KrylovBackend<V, S>): void {
       expect(g.detail).toMatch(/H\[0\]\[0\]/);
     });
 
+    it('divergence stops with a reason and returns the best iterate', async () => {
+      // random nonsymmetric indefinite matrix: CG's residual estimate explodes within a few dozen iterations
+      const a = generators.uniformRandom(100, 100, 5, 3);
+      const space = backend.makeSpace();
+      const b = rhs(100);
+      const res = await cg(space, backend.makeOp(a, space), space.fromArray(b), { rtol: 1e-8, maxIterations: 1000 });
+      expect(res.reason).toBe('breakdown');
+      expect(res.detail).toMatch(/divergence at iteration \d+/);
+      expect(res.iterations).toBeLessThan(200);
+      const { r } = residual64(a, await space.toArray(res.x), b);
+      expect(r).toBeLessThanOrEqual(norm(b) * 1.0001);
+      expect(res.trueResidual).toBeLessThanOrEqual(norm(b) * 1.0001);
+    });
+
     it('an exactly solved half step (A = I) is convergence, not breakdown', async () => {
       const space = backend.makeSpace();
       const n = 20;

@@ -91,24 +91,34 @@ class WatchList<V, S> implements Watch<S> {
 /** Consecutive false convergences (estimate passed, true residual did not improve 2×) before giving up. */
 const STAGNATION_LIMIT = 3;
 
+/** Stop as diverged when the residual estimate exceeds this factor times max(‖r₀‖, ‖b‖) (PETSc's dtol). */
+const DIVERGENCE = 1e4;
+
 /**
  * Run a short-recurrence method to completion under the shared convergence rule.
- * Cost: the method's own cost per iteration, plus one readback per check, one vector copy per
- * check (the rollback checkpoint) and one matvec at exit for the true residual.
+ * Besides convergence it stops on stagnation (the estimate passed but the true residual did not
+ * follow, three times: the space's precision is exhausted) and on divergence (estimate above
+ * 1e4·max(‖r₀‖, ‖b‖)), both as reason 'breakdown' with the cause in `detail`. An exit without
+ * convergence returns the better of the last iterate and the best checked one.
+ * Cost: the method's own cost per iteration, plus one readback per check, one or two vector
+ * copies per check (rollback checkpoint, best iterate; two extra vectors of memory) and one
+ * matvec at exit for the true residual (two when the best iterate is compared).
  * @example
  * return runRecurrence(ctx, new CgMethod(ctx));
  */
 export async function runRecurrence<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>): Promise<SolveResult<V>> {
   const checkpoint = ctx.space.create(ctx.n);
+  const best = ctx.space.create(ctx.n);
   try {
-    return await loop(ctx, m, checkpoint);
+    return await loop(ctx, m, checkpoint, best);
   } finally {
     m.dispose();
     ctx.space.release(checkpoint);
+    ctx.space.release(best);
   }
 }
 
-async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, checkpoint: V): Promise<SolveResult<V>> {
+async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, checkpoint: V, best: V): Promise<SolveResult<V>> {
   const { space, opts } = ctx;
   const x = m.x;
   const bNorm = await ctx.take(space.norm2(ctx.b));
@@ -132,6 +142,10 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
   if (ctx.aborted()) return ctx.finish(x, 'stopped', 0, rn, 'signal aborted before the first iteration');
 
   space.copy(x, checkpoint);
+  space.copy(x, best);
+  const r0 = rn;
+  let bestEstimate = rn;
+  let bestK = 0;
   let kCheck = 0;
   let guardedUntil = -1;
   let falseConvergences = 0;
@@ -139,8 +153,18 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
   let k = 0;
   const pending: Pending<S>[] = [];
 
+  // Exit without convergence: return the better of the current and the best-checked iterate.
   const final = async (reason: SolveResult<V>['reason'], detail?: string): Promise<SolveResult<V>> => {
-    const tr = await ctx.take(m.restart(false));
+    let tr = await ctx.take(m.restart(false));
+    if (bestK !== k && !(tr <= bestEstimate)) {
+      space.copy(x, checkpoint);
+      space.copy(best, x);
+      const trBest = await ctx.take(m.restart(false));
+      if (trBest < tr || !Number.isFinite(tr)) {
+        tr = trBest;
+        detail = `${detail ? `${detail}; ` : ''}x is the best checked iterate, from iteration ${bestK}`;
+      } else space.copy(checkpoint, x);
+    }
     return ctx.finish(x, reason, k, tr, detail);
   };
 
@@ -161,6 +185,7 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
         }
         return final('breakdown', `${ctx.method}: ${f.name} = 0 at iteration ${k}`);
       }
+      space.copy(checkpoint, x); // the step may have written non-finite values into x
       return final('non-finite', `${ctx.method}: ${f.name} = ${f.value} at iteration ${k}`);
     }
     const isCheck = guarded || k === 1 || k % opts.checkEvery === 0 || k >= opts.maxIterations || ctx.aborted();
@@ -179,7 +204,10 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
       }
     }
     if (bad >= 0 || !Number.isFinite(rn)) {
-      if (guarded) return final('non-finite', `${ctx.method}: residual estimate ${rn} at iteration ${k}`);
+      if (guarded) {
+        space.copy(checkpoint, x);
+        return final('non-finite', `${ctx.method}: residual estimate ${rn} at iteration ${k}`);
+      }
       // roll back to the last clean check and replay with every scalar read before use
       space.copy(checkpoint, x);
       k = kCheck;
@@ -188,10 +216,18 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
       continue;
     }
     if (ctx.report(k, rn)) return final('stopped', ctx.aborted() ? 'signal aborted' : 'onIteration returned false');
+    if (rn > DIVERGENCE * Math.max(r0, ctx.bNorm)) {
+      return final(
+        'breakdown',
+        `${ctx.method}: divergence at iteration ${k}: the residual estimate ${rn.toExponential(2)} exceeds ${DIVERGENCE.toExponential(0)}·max(‖r₀‖, ‖b‖)`,
+      );
+    }
+    let current = rn;
     if (converging) {
       // the estimate passed: recompute r = b − A·x (residual replacement) and let it decide
       const tr = await ctx.take(m.restart(false));
       if (tr <= ctx.tol) return ctx.finish(x, 'converged', k, tr);
+      current = tr;
       falseConvergences = tr > 0.5 * lastTrue ? falseConvergences + 1 : 0;
       lastTrue = Math.min(lastTrue, tr);
       if (falseConvergences >= STAGNATION_LIMIT) {
@@ -201,10 +237,15 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
           k,
           tr,
           `${ctx.method}: stagnation at iteration ${k}: the residual estimate passed the tolerance ${ctx.tol.toExponential(2)} ` +
-            `${STAGNATION_LIMIT} times but ‖b − A·x‖ stays at ${tr.toExponential(2)}; the ${space.precision} ` +
+            `${STAGNATION_LIMIT} times but ‖b − A·x‖/‖b‖ stays at ${(tr / ctx.bNorm).toExponential(2)}; the ${space.precision} ` +
             'space cannot resolve this tolerance (use refinedSolve for mixed-precision refinement)',
         );
       }
+    }
+    if (current < bestEstimate) {
+      space.copy(x, best);
+      bestEstimate = current;
+      bestK = k;
     }
     space.copy(x, checkpoint);
     kCheck = k;
