@@ -75,17 +75,27 @@ describe('hybrid ELL + CSR (seed 001 Algorithm 7)', () => {
   const a = round32(g.powerLaw(300, 300, { seed: 3, maxLen: 120 }));
   const maxLen = Math.max(...Array.from({ length: a.rows }, (_, i) => a.rowPtr[i + 1]! - a.rowPtr[i]!));
 
-  it.each(LANES)('BOUNDARY = 0 (all entries in the CSR part), lanes %i', async (lanes) => {
+  const laneMaps = LANES.flatMap((lanes) => [0, 1].map((ellMap) => [lanes, ellMap] as const));
+
+  it.each(laneMaps)('BOUNDARY = 0 (all entries in the CSR part), lanes %i, ellMap %i', async (lanes, ellMap) => {
     const m = hybridFromCsr(a, { boundary: 0 });
     expect(m.ellNnz).toBe(0);
-    const r = await run(hybrid, a, m, { lanes, boundary: 0 });
+    const r = await run(hybrid, a, m, { lanes, ellMap });
     expect(r.bad).toBe('');
   });
 
-  it.each(LANES)('BOUNDARY ≥ the longest row (CSR part empty), lanes %i', async (lanes) => {
+  it.each(laneMaps)('BOUNDARY ≥ the longest row (CSR part empty), lanes %i, ellMap %i', async (lanes, ellMap) => {
     const m = hybridFromCsr(a, { boundary: maxLen + 3 });
     expect(m.csrNnz).toBe(0);
-    const r = await run(hybrid, a, m, { lanes, boundary: maxLen + 3 }, undefined, 2, -0.5);
+    const r = await run(hybrid, a, m, { lanes, ellMap }, undefined, 2, -0.5);
+    expect(r.bad).toBe('');
+  });
+
+  it.each(laneMaps)('BOUNDARY 12 (both regions used), lanes %i, ellMap %i', async (lanes, ellMap) => {
+    const m = hybridFromCsr(a, { boundary: 12 });
+    expect(m.csrNnz).toBeGreaterThan(0);
+    expect(m.ellNnz).toBeGreaterThan(0);
+    const r = await run(hybrid, a, m, { lanes, ellMap }, undefined, -1, 0.5);
     expect(r.bad).toBe('');
   });
 
@@ -93,13 +103,13 @@ describe('hybrid ELL + CSR (seed 001 Algorithm 7)', () => {
     const c = round32(g.ciLike(400, { seed: 2 }));
     const m = hybridFromCsr(c);
     expect(m.boundary).toBeGreaterThan(0);
-    for (const lanes of LANES) expect((await run(hybrid, c, m, { lanes })).bad).toBe('');
+    for (const lanes of LANES) for (const ellMap of [0, 1]) expect((await run(hybrid, c, m, { lanes, ellMap })).bad).toBe('');
   });
 
   it('split: row blocks, and one row wider than a binding as ELL slot ranges then CSR ranges (alpha 2, beta −0.5)', async () => {
     const d = round32(g.oneDenseRow(60, 3000, 4, 2500, 11, 5));
     const m = hybridFromCsr(d, { boundary: 1500 }); // row 11: 1500 ELL slots + 1000 CSR entries
-    const r = await run(hybrid, d, m, { lanes: 8 }, { maxBindingBytes: 2048 }, 2, -0.5);
+    const r = await run(hybrid, d, m, { lanes: 8, ellMap: 1 }, { maxBindingBytes: 2048 }, 2, -0.5);
     expect(r.bad).toBe('');
     expect(r.blocks).toBeGreaterThan(4);
     const r0 = await run(hybrid, d, hybridFromCsr(d, { boundary: 0 }), { lanes: 4 }, { maxBindingBytes: 1024 }, 2, -0.5);
