@@ -53,7 +53,10 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   space?: SpaceSpec;
   /** Number of roots (lowest eigenvalues), default 1. */
   nroots?: number;
-  /** Extra roots Davidson converges and drops, against skipped roots (default 2). */
+  /**
+   * Extra roots Davidson converges and drops, against skipped roots (default 1 when
+   * nroots > 1, else 0; the start vectors carry a small random part in any case).
+   */
   extraRoots?: number;
   /**
    * Only states of this multiplicity: H + penalty·(S² − S(S+1))² (penalty default 0.2 Eh, as
@@ -213,7 +216,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     // Guard roots against symmetry: ask for a few extra roots and start from the lowest
     // diagonal unit vectors plus a small seeded random part, so that states orthogonal to
     // every unit-vector guess (other spin or spatial symmetry) are still reachable.
-    const kSolve = Math.min(space.size, nroots + (options.extraRoots ?? 2));
+    const kSolve = Math.min(space.size, nroots + (options.extraRoots ?? (nroots > 1 ? 1 : 0)));
     const order = Array.from(diagonal.keys()).sort((x, y) => diagonal[x]! - diagonal[y]! || x - y);
     const rand = generators.rng(12345);
     const initialVectors = order.slice(0, kSolve).map((i) => {
