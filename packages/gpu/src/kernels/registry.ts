@@ -13,11 +13,16 @@ import { slicedEllKernel } from './ell/sliced-ell.kernel';
 import { slicedEllRKernel } from './ell/sliced-ell-r.kernel';
 import { hybridKernel } from './hybrid/hybrid.kernel';
 import { sellKernel } from './sell/sell.kernel';
+import { diaKernel } from './dia/dia.kernel';
+import { hmKernel } from './hm/hm.kernel';
+import { bcsrKernel } from './bcsr/bcsr.kernel';
+import { cmrsKernel } from './cmrs/cmrs.kernel';
 import { axcKernel } from './axt/axc.kernel';
 import { axtch1Kernel } from './axt/axtch1.kernel';
 import { axtchKernel } from './axt/axtch.kernel';
 import { axtuh1Kernel } from './axt/axtuh1.kernel';
 import { axtuhKernel } from './axt/axtuh.kernel';
+import { cooKernel } from './coo/coo.kernel';
 import type { AnySpmvKernel } from './types';
 
 /** All registered kernels. */
@@ -31,6 +36,11 @@ export const kernels: readonly AnySpmvKernel[] = [
   axtuhKernel,
   axtch1Kernel,
   axtchKernel,
+  diaKernel,
+  hmKernel,
+  bcsrKernel,
+  cmrsKernel,
+  cooKernel,
   ellKernel,
   ellRKernel,
   slicedEllKernel,

@@ -1,0 +1,36 @@
+/**
+ * DIA kernel (survey §2.1.1; Bell & Garland's DIA kernel): one invocation per row loops over
+ * the stored diagonals; the padded, diagonal-major layout `data[d·rows + i]` makes the loads of
+ * consecutive rows consecutive (coalesced), and x is read at i + offset[d], also consecutive.
+ * The offsets travel in a small table (4 i32 per diagonal: offset, base, valid row range), so
+ * out-of-matrix padding slots are skipped instead of reading x out of range (rectangular
+ * matrices included). Refuses (in `supports`, with the reason) matrices with more diagonals
+ * than the DIA format's default maxDiagonals.
+ *
+ * No float atomics: invocation t of a dispatch alone computes and stores y[row_base + t]; when a
+ * matrix is split over bindings (row blocks × diagonal ranges), a later diagonal range of the
+ * same rows runs in a later dispatch with beta = 1 (dispatches execute in order).
+ * @module
+ */
+import { type DiaMatrix, diaDefaultParams, InvalidMatrixError } from '@gpusparse/formats';
+import type { EllDeviceMatrix } from '../ell/ell-device';
+import type { SpmvKernel } from '../types';
+import { type DiagonalKernelParams, diagonalKernel } from './diagonal-device';
+
+/**
+ * Thread-per-row DIA SpMV. Cost per apply: one dispatch per piece; 4·rows·ndiag bytes of values
+ * (padding included, β = nnz / (rows·ndiag)) plus the x reads.
+ * @example const h = diaKernel.upload(ctx, diaFromCsr(a)); diaKernel.encode(ctx, h, x, y);
+ */
+export const diaKernel: SpmvKernel<DiaMatrix, DiagonalKernelParams, EllDeviceMatrix> = diagonalKernel<DiaMatrix>({
+  id: 'dia',
+  format: 'dia',
+  title: 'DIA: one invocation per row over the padded diagonals, coalesced (survey §2.1.1)',
+  maxDiagonals: diaDefaultParams.maxDiagonals,
+  count: (m) => m.offsets.length,
+  layout(m) {
+    const { rows, cols, offsets, data } = m;
+    if (offsets.length * rows !== data.length) throw new InvalidMatrixError('dia upload', `expected data of rows·ndiag = ${rows * offsets.length} slots, got ${data.length}`);
+    return { rows, cols, offsets, values: data, base: (d) => d * rows };
+  },
+});

@@ -1,0 +1,169 @@
+/**
+ * Diagonal storage on the device, shared by the DIA and HM kernels: both become a list of
+ * pieces (row block × range of diagonals), each with a *diagonal table* of four i32 per
+ * diagonal — offset k = j − i, base b, local row range [lo, hi) — and a values array in which
+ * the entry of local row t on that diagonal sits at `vals[b + t]`. DIA's padded layout and HM's
+ * min(i, j)-indexed layout both have this form (stride 1 along a diagonal), so one shader
+ * serves both and reads are coalesced: consecutive invocations read consecutive slots.
+ *
+ * Rows are split into blocks when the values exceed one binding, diagonals into ranges when the
+ * table does; a piece that continues the diagonals of rows an earlier piece wrote accumulates
+ * (beta = 1, dispatched after it). No atomics: invocation t of a piece alone writes y[row_base + t].
+ * @module
+ */
+
+import { csrVectorsFit } from '../csr/csr-device';
+import { bindingCapElems, type EllDeviceMatrix, encodeEll, type HostPiece, uploadPieces } from '../ell/ell-device';
+import type { MatrixShape, SpmvKernel } from '../types';
+import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, signature, type WgslBinding } from '../wgsl/index';
+
+/** Bindings of the diagonal shader: table, values, x, y. */
+export const DIAGONAL_BINDINGS: readonly WgslBinding[] = [
+  { name: 'tab', type: 'array<i32>', access: 'r' },
+  { name: 'vals', type: 'array<f32>', access: 'r' },
+  { name: 'x', type: 'array<f32>', access: 'r' },
+  { name: 'y', type: 'array<f32>', access: 'w' },
+];
+
+/**
+ * The thread-per-row diagonal SpMV shader: invocation t loops over the piece's `count`
+ * diagonals, y[row_base + t] = alpha·Σ_d vals[b_d + t]·x[row_base + t + k_d] + beta·y.
+ * Cost per row: 4 table words (broadcast) + 2 loads per diagonal.
+ * @example diagonalWgsl(256)
+ */
+export function diagonalWgsl(wg: number): string {
+  return `${preamble(SPMV_UNIFORMS, DIAGONAL_BINDINGS)}
+${SPMV_STORE}
+@compute @workgroup_size(${wg})
+fn main(${entryArgs()}) {
+  let t = wg_linear(wid, nwg) * ${wg}u + lid;
+  if (t >= u.rows) { return; }
+  let gi = i32(u.row_base + t);
+  var s = 0.0;
+  for (var d = 0u; d < u.count; d++) {
+    let e = 4u * d;
+    let lo = u32(tab[e + 2u]);
+    let hi = u32(tab[e + 3u]);
+    if (t >= lo && t < hi) { s = s + vals[u32(tab[e + 1u] + i32(t))] * x[u32(gi + tab[e])]; }
+  }
+  store_y(t, s);
+}`;
+}
+
+/**
+ * Where diagonal number `d` (offset `k`) keeps global row i of a matrix: slot `base(d) + i`.
+ * DIA: d·rows; HM: starts[d] + min(k, 0).
+ */
+export interface DiagonalLayout {
+  readonly rows: number;
+  readonly cols: number;
+  readonly offsets: Int32Array;
+  readonly values: Float64Array;
+  /** Slot of global row 0 on diagonal d (may be negative: only rows with a column are read). */
+  base(d: number): number;
+}
+
+/** Global rows [lo, hi) of diagonal k inside rows [r0, r1) of a rows × cols matrix. O(1). */
+function rowRange(k: number, r0: number, r1: number, cols: number): [number, number] {
+  return [Math.max(r0, -k), Math.min(r1, cols - k)];
+}
+
+/**
+ * The pieces of a diagonal matrix for bindings of `cap` elements: one piece holding the arrays
+ * as they are when everything fits; otherwise ranges of ⌊cap / 4⌋ diagonals × blocks of rows
+ * whose slots fit in `cap`, each re-packed (empty diagonals of a block dropped; later diagonal
+ * ranges of a row block accumulate). Cost: O(ndiag) when it fits, O(rows·ndiag) host copies when split.
+ * @example [...diagonalPieces(layout, 1 << 20)].length // 1 for a small matrix
+ */
+export function* diagonalPieces(m: DiagonalLayout, cap: number): Generator<HostPiece> {
+  const { rows, cols, offsets } = m;
+  const nd = offsets.length;
+  if (nd * 4 <= cap && m.values.length <= cap && rows <= cap) {
+    const tab = new Int32Array(4 * nd);
+    for (let d = 0; d < nd; d++) {
+      const [lo, hi] = rowRange(offsets[d]!, 0, rows, cols);
+      tab.set([offsets[d]!, m.base(d), lo, Math.max(lo, hi)], 4 * d);
+    }
+    yield { rows, rowBase: 0, count: nd, accumulate: false, data: [tab, m.values] };
+    return;
+  }
+  const dRange = Math.max(1, Math.floor(cap / 4));
+  for (let d0 = 0; d0 < Math.max(nd, 1); d0 += dRange) {
+    const d1 = Math.min(nd, d0 + dRange);
+    const h = Math.max(1, Math.min(cap, Math.floor(cap / Math.max(1, d1 - d0))));
+    for (let r0 = 0; r0 < rows; r0 += h) {
+      const r1 = Math.min(rows, r0 + h);
+      const tab: number[] = [];
+      const vals: number[] = [];
+      for (let d = d0; d < d1; d++) {
+        const k = offsets[d]!;
+        const [lo, hi] = rowRange(k, r0, r1, cols);
+        if (lo >= hi) continue;
+        tab.push(k, vals.length - (lo - r0), lo - r0, hi - r0);
+        const src = m.base(d);
+        for (let i = lo; i < hi; i++) vals.push(m.values[src + i]!);
+      }
+      if (d0 > 0 && tab.length === 0) continue; // nothing to add to rows already written
+      yield { rows: r1 - r0, rowBase: r0, count: tab.length / 4, accumulate: d0 > 0, data: [Int32Array.from(tab), Float32Array.from(vals)] };
+    }
+  }
+}
+
+/** Parameters of the diagonal kernels (DIA, HM). */
+export type DiagonalKernelParams = { workgroupSize: number; maxDiagonals: number };
+
+/**
+ * Refuse a diagonal matrix with more diagonals than `max` (the format's own limit: a thread
+ * per row reads every diagonal, so past it diagonal storage is the wrong format). O(1).
+ * @example diagonalCountFits(m.offsets.length, 1024, 'dia') // true or the reason
+ */
+export function diagonalCountFits(count: number, max: number, format: string): true | string {
+  if (count > max) return `${format} matrix has ${count} occupied diagonals, more than maxDiagonals = ${max} (the ${format} format's limit): use a CSR or ELL kernel`;
+  return true;
+}
+
+/** What distinguishes one diagonal kernel from another: its format and layout. */
+export interface DiagonalKernelSpec<M extends MatrixShape & { nnz: number }> {
+  readonly id: string;
+  readonly format: string;
+  readonly title: string;
+  /** The format's default maxDiagonals (the kernel refuses past it). */
+  readonly maxDiagonals: number;
+  /** Number of stored diagonals of m. */
+  count(m: M): number;
+  /** m as a {@link DiagonalLayout}, after checking its arrays (throws on bad input). */
+  layout(m: M): DiagonalLayout;
+}
+
+/**
+ * A thread-per-row diagonal SpMV kernel from a spec (used by DIA and HM). The format converts
+ * with an unbounded maxDiagonals (2²⁸ slots stay the format's hard limit) so that `supports`
+ * gives the refusal and its reason. Cost per apply: one dispatch per piece.
+ * @example export const diaKernel = diagonalKernel({ id: 'dia', format: 'dia', ... });
+ */
+export function diagonalKernel<M extends MatrixShape & { nnz: number }>(spec: DiagonalKernelSpec<M>): SpmvKernel<M, DiagonalKernelParams, EllDeviceMatrix> {
+  return {
+    id: spec.id,
+    format: spec.format,
+    title: spec.title,
+    params: {
+      workgroupSize: { description: 'invocations (rows) per workgroup', values: [256, 64] },
+      maxDiagonals: { description: `most diagonals accepted (the ${spec.format} format default)`, values: [spec.maxDiagonals] },
+    },
+    defaults: { workgroupSize: 256, maxDiagonals: spec.maxDiagonals },
+    formatParams: () => ({ maxDiagonals: 2 ** 28 }),
+    supports(m, limits, params) {
+      const ok = diagonalCountFits(spec.count(m), params?.maxDiagonals ?? spec.maxDiagonals, spec.format);
+      return ok === true ? csrVectorsFit(m, limits.maxStorageBufferBindingSize) : ok;
+    },
+    wgsl: (p) => diagonalWgsl(p.workgroupSize),
+    upload(ctx, m, params = {}, opts) {
+      const p = { ...this.defaults, ...params };
+      const text = this.wgsl(p, ctx.caps);
+      const pipe = ctx.pipelines.get({ key: text, label: `${spec.id}(wg=${p.workgroupSize})`, bindings: signature(DIAGONAL_BINDINGS), wgsl: () => text });
+      const pieces = diagonalPieces(spec.layout(m), bindingCapElems(ctx, opts));
+      return uploadPieces(ctx, spec.id, m, pipe, pieces, p.workgroupSize);
+    },
+    encode: (ctx, h, x, y, scale) => encodeEll(ctx, h, x, y, scale),
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * Specific cases of the DIA, HM, BCSR, CMRS and COO kernels beyond the conformance loop:
+ * rectangular diagonal matrices (offsets reaching past the other dimension), BCSR and CMRS with
+ * rows (and columns) not divisible by the block / strip, COO rows spanning several chunks and
+ * several binding pieces, refusals with a reason, bad input, determinism. Oracle: the float64
+ * CSR product of the float32-rounded matrix, per-row bound 2·(nnz_row + 2)·ε·Σ|a_ij x_j|.
+ */
+import { bcsrFromCsr, type CsrMatrix, cmrsFromCsr, cooFromCsr, csrFromTriplets, csrSpmv, diaFromCsr, generators as g, hmFromCsr, InvalidMatrixError } from '@gpusparse/formats';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type AnySpmvKernel, type GpuContext, readF32, type UploadOptions, uploadF32 } from '../src/index';
+import { bcsrKernel } from '../src/kernels/bcsr/bcsr.kernel';
+import { cmrsKernel } from '../src/kernels/cmrs/cmrs.kernel';
+import { cooKernel } from '../src/kernels/coo/coo.kernel';
+import { diaKernel } from '../src/kernels/dia/dia.kernel';
+import { hmKernel } from '../src/kernels/hm/hm.kernel';
+import { EPS32, f32, randomVector, testContext } from './helpers';
+
+let ctx: GpuContext;
+beforeAll(async () => {
+  ctx = await testContext();
+});
+
+/** A CSR matrix from (row, col) pairs with random values in [-1, 1). */
+function fromPairs(rows: number, cols: number, pairs: [number, number][], seed: number): CsrMatrix {
+  const v = randomVector(pairs.length, seed);
+  return csrFromTriplets(rows, cols, pairs.map((p) => p[0]), pairs.map((p) => p[1]), v);
+}
+
+/** Run `kernel` on `a` (converted with `convert`), y = alpha·A·x + beta·y; returns y and the worst bound ratio. */
+async function run(kernel: AnySpmvKernel, a0: CsrMatrix, convert: (a: CsrMatrix) => unknown, params: Record<string, number>, opts?: UploadOptions, alpha = 1, beta = 0): Promise<{ y: Float64Array; worst: number; blocks: number }> {
+  const a = { ...a0, values: f32(a0.values) };
+  const m = convert(a);
+  expect(kernel.supports(m, ctx.limits, { ...kernel.defaults, ...params })).toBe(true);
+  const x = f32(randomVector(a.cols, 11));
+  const y0 = f32(randomVector(a.rows, 12));
+  const dx = uploadF32(ctx, x);
+  const dy = uploadF32(ctx, y0);
+  const h = kernel.upload(ctx, m, params, opts);
+  kernel.encode(ctx, h, dx, dy, { alpha, beta });
+  const y = await readF32(ctx, dy, a.rows);
+  const blocks = h.blocks;
+  h.dispose();
+  dx.dispose();
+  dy.dispose();
+  const ax = csrSpmv(a, x);
+  let worst = 0;
+  for (let i = 0; i < a.rows; i++) {
+    let s = 0;
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) s += Math.abs(a.values[k]! * x[a.colIdx[k]!]!);
+    const nnz = a.rowPtr[i + 1]! - a.rowPtr[i]!;
+    const bound = 2 * (nnz + 2) * EPS32 * (Math.abs(alpha) * s + Math.abs(beta * y0[i]!));
+    const err = Math.abs(y[i]! - (alpha * ax[i]! + beta * y0[i]!));
+    if (!(err <= bound)) return { y, worst: Number.POSITIVE_INFINITY, blocks };
+    worst = Math.max(worst, bound > 0 ? err / bound : 0);
+  }
+  return { y, worst, blocks };
+}
+
+describe('DIA and HM kernels', () => {
+  // wide: diagonals up to cols − 1; tall: down to −(rows − 1); corners only on some rows
+  const wide = fromPairs(5, 40, [[0, 0], [0, 39], [1, 38], [4, 39], [2, 3], [4, 0], [3, 20]], 1);
+  const tall = fromPairs(40, 5, [[0, 0], [39, 0], [38, 1], [39, 4], [3, 2], [0, 4], [20, 3]], 2);
+  const band = g.banded(333, 4, 7, { seed: 3 });
+  for (const [name, a] of [['wide 5×40', wide], ['tall 40×5', tall], ['banded 333', band]] as const) {
+    it(`dia: ${name}, alpha 1.5, beta -1`, async () => {
+      expect((await run(diaKernel, a, (m) => diaFromCsr(m), {}, undefined, 1.5, -1)).worst).toBeLessThanOrEqual(1);
+    });
+    it(`hm: ${name}, alpha 1.5, beta -1`, async () => {
+      expect((await run(hmKernel, a, (m) => hmFromCsr(m), {}, undefined, 1.5, -1)).worst).toBeLessThanOrEqual(1);
+    });
+  }
+  it('split over bindings: 64-byte table bindings force diagonal ranges and row blocks; same result', async () => {
+    const whole = await run(diaKernel, band, (m) => diaFromCsr(m), {});
+    const split = await run(diaKernel, band, (m) => diaFromCsr(m), {}, { maxBindingBytes: 64 });
+    expect(split.worst).toBeLessThanOrEqual(1);
+    expect(split.blocks).toBeGreaterThan(2 * Math.ceil(333 / 4)); // 3 diagonal ranges × row blocks of 4 (empty ones dropped)
+    const hm = await run(hmKernel, tall, (m) => hmFromCsr(m), {}, { maxBindingBytes: 32 });
+    expect(hm.worst).toBeLessThanOrEqual(1);
+    expect(hm.blocks).toBeGreaterThan(1);
+    // diagonal ranges change the order of the sum only across ranges: still within the bound
+    expect(whole.worst).toBeLessThanOrEqual(1);
+  });
+  it('refuses more diagonals than maxDiagonals, with the reason', () => {
+    const a = g.uniformRandom(300, 300, 9, 4);
+    const m = diaFromCsr(a, diaKernel.formatParams?.(diaKernel.defaults) as { maxDiagonals: number });
+    const r = diaKernel.supports(m, ctx.limits, { workgroupSize: 256, maxDiagonals: 16 });
+    expect(r).toMatch(/occupied diagonals, more than maxDiagonals = 16/);
+    expect(hmKernel.supports(hmFromCsr(a), ctx.limits, { workgroupSize: 256, maxDiagonals: 16 })).toMatch(/hm matrix has \d+ occupied diagonals/);
+  });
+});
+
+describe('BCSR kernel', () => {
+  // 103 × 98: neither divisible by 2, 4 or 8; a dense corner block and scattered entries
+  const pairs: [number, number][] = [];
+  for (let i = 96; i < 103; i++) for (let j = 90; j < 98; j++) pairs.push([i, j]);
+  for (let i = 0; i < 96; i++) pairs.push([i, (i * 7) % 98], [i, 97]);
+  const a = fromPairs(103, 98, pairs, 5);
+  for (const r of [2, 4, 8]) {
+    it(`r = ${r}: rows and columns not divisible by r`, async () => {
+      expect((await run(bcsrKernel, a, (m) => bcsrFromCsr(m, { blockSize: r }), { blockSize: r }, undefined, -2, 0.5)).worst).toBeLessThanOrEqual(1);
+    });
+  }
+  it('a block row longer than a binding is cut into accumulating pieces', async () => {
+    const wideRow = g.oneDenseRow(9, 3000, 2, 3000, 4, 6);
+    const r = await run(bcsrKernel, wideRow, (m) => bcsrFromCsr(m, { blockSize: 4 }), { blockSize: 4 }, { maxBindingBytes: 1024 });
+    expect(r.worst).toBeLessThanOrEqual(1);
+    expect(r.blocks).toBeGreaterThan(3);
+  });
+  it('refuses a matrix blocked with another block size', () => {
+    expect(bcsrKernel.supports(bcsrFromCsr(a, { blockSize: 2 }), ctx.limits, { blockSize: 4, workgroupSize: 256 })).toMatch(/4×4 blocks, matrix has 2×2/);
+  });
+});
+
+describe('CMRS kernel', () => {
+  const a = g.powerLaw(203, 150, { seed: 7, maxLen: 140 });
+  for (const [h, lanes] of [[8, 32], [16, 8], [4, 8], [2, 32]] as const) {
+    it(`h = ${h}, lanes = ${lanes}: 203 rows (last strip partial)`, async () => {
+      expect((await run(cmrsKernel, a, (m) => cmrsFromCsr(m, { stripHeight: h }), { stripHeight: h, lanes })).worst).toBeLessThanOrEqual(1);
+    });
+  }
+  it('a strip longer than a binding is cut into accumulating pieces', async () => {
+    const r = await run(cmrsKernel, a, (m) => cmrsFromCsr(m, { stripHeight: 8 }), {}, { maxBindingBytes: 256 }, 1, 1);
+    expect(r.worst).toBeLessThanOrEqual(1);
+    expect(r.blocks).toBeGreaterThan(10);
+  });
+});
+
+describe('COO kernel', () => {
+  // row 1 spans ~12 chunks of 64; rows 0 and 2 sit at chunk edges; empty rows between
+  const pairs: [number, number][] = [[0, 5]];
+  for (let j = 0; j < 770; j++) pairs.push([1, j]);
+  for (let i = 2; i < 60; i += 3) pairs.push([i, i], [i, i + 100]);
+  const a = fromPairs(64, 800, pairs, 8);
+  for (const wg of [64, 256]) {
+    it(`workgroupSize ${wg}: a row spanning several chunks, empty rows, beta ≠ 0`, async () => {
+      expect((await run(cooKernel, a, cooFromCsr, { workgroupSize: wg }, undefined, 0.5, 3)).worst).toBeLessThanOrEqual(1);
+    });
+  }
+  it('chunk-sized runs: every row exactly one chunk long, and rows of 63 and 65', async () => {
+    const p2: [number, number][] = [];
+    for (let i = 0; i < 6; i++) for (let j = 0; j < [64, 64, 63, 65, 1, 128][i]!; j++) p2.push([i, j]);
+    expect((await run(cooKernel, fromPairs(6, 200, p2, 9), cooFromCsr, { workgroupSize: 64 })).worst).toBeLessThanOrEqual(1);
+  });
+  it('split into binding pieces (a row crossing pieces) and bit-identical on repeat', async () => {
+    const r1 = await run(cooKernel, a, cooFromCsr, { workgroupSize: 64 }, { maxBindingBytes: 1024 });
+    const r2 = await run(cooKernel, a, cooFromCsr, { workgroupSize: 64 }, { maxBindingBytes: 1024 });
+    expect(r1.worst).toBeLessThanOrEqual(1);
+    expect(r1.blocks).toBe(Math.ceil(cooFromCsr(a).nnz / 256));
+    expect(Array.from(r2.y)).toEqual(Array.from(r1.y));
+  });
+  it('rejects triplets not sorted by row, naming the entry', () => {
+    const m = cooFromCsr(a);
+    const bad = { ...m, rowIdx: Int32Array.from(m.rowIdx).reverse() };
+    expect(() => cooKernel.upload(ctx, bad)).toThrow(InvalidMatrixError);
+    expect(() => cooKernel.upload(ctx, bad)).toThrow(/sorted by row/);
+  });
+});
