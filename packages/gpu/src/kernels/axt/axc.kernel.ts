@@ -80,7 +80,7 @@ export const axcKernel: SpmvKernel<AxcMatrix, AxcKernelParams, AxcDeviceMatrix> 
   wgsl(p, caps: GpuCaps) {
     const { thw, workgroupSize: wg } = p;
     checkGather(this.id, p.gather);
-    if (thw < 2 || wg % thw !== 0) throw new RangeError(`axc: thw expected a power of two in 2..64 dividing ${wg}, got ${thw}`);
+    if (thw < 1 || wg % thw !== 0) throw new RangeError(`axc: thw expected a power of two in 1..64 dividing ${wg}, got ${thw}`);
     const sg = useSubgroupPath(thw, caps);
     return `${preamble([...SPMV_UNIFORMS, ['cols', 'u32']], BINDINGS, { subgroups: sg })}
 ${SPMV_STORE}

@@ -35,7 +35,6 @@ import { comRowPointer } from './axt-partials';
 export type Axtch1Params = { thw: number; bs: number; gather: number; workgroupSize: number };
 
 const BINDINGS = axtProductBindings(true);
-const BS_VALUES = [256, 512, 1024];
 
 /** Workgroup memory of the kernel in bytes: tmp and scan (BS each) + the scan's totals + a flag. */
 const wgBytes = (p: Axtch1Params): number => 8 * p.bs + 4 * Math.min(p.bs, p.workgroupSize) + 16;
@@ -51,7 +50,7 @@ export const axtch1Kernel: SpmvKernel<AxtComMatrix, Axtch1Params, AxtDeviceMatri
   title: 'AXTCH1: block scan + fast segmented sum (Eq. (1)) per block of BS slots, per-head partials + ordered per-row combine (seed 004 §2.3.3, Listing 9)',
   params: {
     thw: AX_PARAMS.thw('layout only'),
-    bs: { description: 'block size BS (slots per block scan)', values: [1024, 256, 512] },
+    bs: { description: 'block size BS (slots per block scan; any power of two 32..1024)', values: [1024, 256, 512] },
     gather: AX_PARAMS.gather,
     workgroupSize: { description: 'invocations per workgroup (min with BS)', values: [256] },
   },
@@ -59,6 +58,7 @@ export const axtch1Kernel: SpmvKernel<AxtComMatrix, Axtch1Params, AxtDeviceMatri
   formatParams: (p): Partial<AxtParams> => ({ thw: p.thw, th: 1, mode: 'COM', bs: p.bs }),
   supports(m, limits: GpuLimits, params) {
     const p = { ...this.defaults, ...params };
+    if (m.bs !== undefined && m.bs < 32) return `BS = ${m.bs} is below the kernel's smallest block of 32 slots (convert with bs ≥ 32)`;
     if (wgBytes(p) > limits.maxComputeWorkgroupStorageSize) return `BS = ${p.bs} needs ${wgBytes(p)} bytes of workgroup memory, the device has ${limits.maxComputeWorkgroupStorageSize}`;
     if (Math.min(p.bs, p.workgroupSize) > limits.maxComputeInvocationsPerWorkgroup) return `workgroup of ${Math.min(p.bs, p.workgroupSize)} exceeds ${limits.maxComputeInvocationsPerWorkgroup} invocations`;
     return axVectorsFit(m, limits.maxStorageBufferBindingSize);
@@ -66,7 +66,7 @@ export const axtch1Kernel: SpmvKernel<AxtComMatrix, Axtch1Params, AxtDeviceMatri
   wgsl(p, caps: GpuCaps) {
     const { thw, bs } = p;
     checkGather(this.id, p.gather);
-    if (!BS_VALUES.includes(bs)) throw new RangeError(`axtch1: bs expected one of ${BS_VALUES.join(', ')}, got ${bs}`);
+    if (!(bs >= 32 && bs <= 1024 && (bs & (bs - 1)) === 0)) throw new RangeError(`axtch1: bs expected a power of two in 32..1024, got ${bs}`);
     const wg = Math.min(bs, p.workgroupSize);
     const ipt = bs / wg;
     const sg = blockScanUsesSubgroups(caps);

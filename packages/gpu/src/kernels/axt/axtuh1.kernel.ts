@@ -45,7 +45,7 @@ export const axtuh1Kernel: SpmvKernel<AxtUncMatrix, Axtuh1Params, AxtDeviceMatri
   wgsl(p, caps: GpuCaps) {
     const { thw, workgroupSize: wg } = p;
     checkGather(this.id, p.gather);
-    if (thw < 2 || wg % thw !== 0) throw new RangeError(`axtuh1: thw expected a power of two in 2..64 dividing ${wg}, got ${thw}`);
+    if (thw < 1 || wg % thw !== 0) throw new RangeError(`axtuh1: thw expected a power of two in 1..64 dividing ${wg}, got ${thw}`);
     const sg = useSubgroupPath(thw, caps);
     return `${preamble(AXT_PRODUCT_UNIFORMS, BINDINGS, { subgroups: sg })}
 ${axSlotWgsl(thw, p.gather)}
