@@ -29,7 +29,12 @@ export interface CiBackend<V, S = unknown> {
   operator(matrix: CsrMatrix, format: string): LinearOperator<V> | Promise<LinearOperator<V>>;
 }
 
-/** The float64 host backend: HostVectorSpace and HostOperator (CSR fast path, other formats by reference product). */
+/**
+ * The float64 host backend: HostVectorSpace and HostOperator (CSR fast path, other formats by
+ * reference product). Cost: a copy of H when the format is not CSR.
+ * @example
+ * const r = await ciEnergies(fd, { backend: hostBackend(), format: 'sell' });
+ */
 export function hostBackend(): CiBackend<Float64Array> {
   return {
     space: new HostVectorSpace(),

@@ -7,7 +7,11 @@
 /** Largest number of spatial orbitals a string can hold. */
 export const MAX_ORBITALS = 64;
 
-/** Number of set bits of a 32-bit word. */
+/**
+ * Number of set bits of a 32-bit word. O(1).
+ * @example
+ * popcount32(0b1011); // 3
+ */
 export function popcount32(x: number): number {
   let v = x >>> 0;
   v -= (v >>> 1) & 0x55555555;
@@ -15,12 +19,20 @@ export function popcount32(x: number): number {
   return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff;
 }
 
-/** Whether orbital p is set in (lo, hi). */
+/**
+ * Whether orbital p is set in (lo, hi). O(1).
+ * @example
+ * testBit(0, 1, 32); // true
+ */
 export function testBit(lo: number, hi: number, p: number): boolean {
   return p < 32 ? ((lo >>> p) & 1) === 1 : ((hi >>> (p - 32)) & 1) === 1;
 }
 
-/** Occupied orbitals of (lo, hi), ascending. */
+/**
+ * Occupied orbitals of (lo, hi), ascending. O(64).
+ * @example
+ * occupiedOrbitals(0b101, 1); // [0, 2, 32]
+ */
 export function occupiedOrbitals(lo: number, hi: number): number[] {
   const out: number[] = [];
   for (let p = 0; p < 32; p++) if ((lo >>> p) & 1) out.push(p);
@@ -28,7 +40,11 @@ export function occupiedOrbitals(lo: number, hi: number): number[] {
   return out;
 }
 
-/** (lo, hi) of an orbital list. Throws RangeError for an orbital outside 0..63. */
+/**
+ * (lo, hi) of an orbital list. Throws RangeError for an orbital outside 0..63.
+ * @example
+ * stringFromOrbitals([0, 2, 32]); // [5, 1]
+ */
 export function stringFromOrbitals(orbs: Iterable<number>): [number, number] {
   let lo = 0;
   let hi = 0;
@@ -40,13 +56,21 @@ export function stringFromOrbitals(orbs: Iterable<number>): [number, number] {
   return [lo, hi];
 }
 
-/** Number of occupied orbitals strictly below p. */
+/**
+ * Number of occupied orbitals strictly below p (the fermionic sign exponent). O(1).
+ * @example
+ * countBelow(0b111, 0, 2); // 2
+ */
 export function countBelow(lo: number, hi: number, p: number): number {
   if (p < 32) return popcount32(p === 0 ? 0 : lo & ((2 ** p - 1) >>> 0));
   return popcount32(lo) + popcount32(p === 32 ? 0 : hi & ((2 ** (p - 32) - 1) >>> 0));
 }
 
-/** Binomial coefficient C(n, k) as a float (exact below 2^53). */
+/**
+ * Binomial coefficient C(n, k) as a float (exact below 2^53). O(k).
+ * @example
+ * binomial(8, 4); // 70
+ */
 export function binomial(n: number, k: number): number {
   if (k < 0 || k > n) return 0;
   let r = 1;

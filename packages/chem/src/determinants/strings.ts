@@ -23,12 +23,20 @@ export class SpaceTooLargeError extends GpuSparseError {}
 /** Strings longer than this are refused (memory: 8 bytes + ~24 bytes of hash per string). */
 const MAX_STRINGS = 2 ** 28;
 
-/** Wrap (lo, hi) arrays as a {@link StringList} (strings must be distinct). */
+/**
+ * Wrap (lo, hi) arrays as a {@link StringList} (strings must be distinct). Cost O(count).
+ * @example
+ * const list = makeStringList(Uint32Array.of(3, 5), Uint32Array.of(0, 0), 2);
+ */
 export function makeStringList(lo: Uint32Array, hi: Uint32Array, electrons: number): StringList {
   return { count: lo.length, electrons, lo, hi, hash: buildPairHash(lo, hi, lo.length) };
 }
 
-/** Index of a string in the list, or −1. */
+/**
+ * Index of a string in the list, or −1. Expected O(1).
+ * @example
+ * stringIndex(list, 0b101, 0); // 1
+ */
 export function stringIndex(list: StringList, lo: number, hi: number): number {
   return pairHashGet(list.hash, lo, hi);
 }
@@ -95,7 +103,12 @@ export function stringsUpToLevel(
   return { lo: Uint32Array.from(lo), hi: Uint32Array.from(hi), level: Int32Array.from(level) };
 }
 
-/** Irrep (0-based, D2h XOR numbering: Molpro irrep − 1) of each string: XOR of its orbitals'. */
+/**
+ * Irrep (0-based, D2h XOR numbering: Molpro irrep − 1) of each string: XOR of its orbitals'.
+ * Cost O(count · norb).
+ * @example
+ * stringIrreps(Uint32Array.of(0b11), Uint32Array.of(0), Int32Array.of(2, 3)); // [1 ^ 2] = [3]
+ */
 export function stringIrreps(lo: Uint32Array, hi: Uint32Array, orbsym: Int32Array): Int32Array {
   const out = new Int32Array(lo.length);
   const n = orbsym.length;
@@ -110,7 +123,11 @@ export function stringIrreps(lo: Uint32Array, hi: Uint32Array, orbsym: Int32Arra
   return out;
 }
 
-/** Number of orbitals of (lo, hi) not occupied in (refLo, refHi): the excitation level. */
+/**
+ * Number of orbitals of (lo, hi) not occupied in (refLo, refHi): the excitation level. O(1).
+ * @example
+ * excitationLevel(0b1010, 0, 0b0011, 0); // 1
+ */
 export function excitationLevel(lo: number, hi: number, refLo: number, refHi: number): number {
   return popcount32(lo & ~refLo) + popcount32(hi & ~refHi);
 }

@@ -97,12 +97,20 @@ function lowestDeterminantOccupation(fd: Fcidump, occ: Int32Array): Int32Array {
   return Int32Array.from(a, (x, p) => x + b[p]!);
 }
 
-/** Orbital indices sorted by ascending energy (stable: ties keep the file's order). */
+/**
+ * Orbital indices sorted by ascending energy (stable: ties keep the file's order). O(n log n).
+ * @example
+ * orbitalsByEnergy(Float64Array.of(0.5, -1, 0.2)); // [1, 2, 0]
+ */
 export function orbitalsByEnergy(energies: Float64Array): number[] {
   return Array.from(energies.keys()).sort((a, b) => energies[a]! - energies[b]! || a - b);
 }
 
-/** Aufbau occupations n_p ∈ {0,1,2} for nelec electrons and 2·S_z = ms2, filling by energy. */
+/**
+ * Aufbau occupations n_p ∈ {0,1,2} for nelec electrons and 2·S_z = ms2, filling by energy.
+ * @example
+ * occupationsByEnergy(Float64Array.of(-1, 0, 1), 3, 1); // [2, 1, 0]
+ */
 export function occupationsByEnergy(energies: Float64Array, nelec: number, ms2: number): Int32Array {
   const order = orbitalsByEnergy(energies);
   const na = (nelec + ms2) / 2;

@@ -3,7 +3,11 @@
  * @module
  */
 
-/** Index of (ij|kl) (0-based orbitals) in the dense `eri` array of an {@link Fcidump}. */
+/**
+ * Index of (ij|kl) (0-based orbitals) in the dense `eri` array of an {@link Fcidump}.
+ * @example
+ * fd.eri[eriIndex(fd.norb, 0, 0, 1, 1)]; // (00|11)
+ */
 export function eriIndex(norb: number, i: number, j: number, k: number, l: number): number {
   return ((i * norb + j) * norb + k) * norb + l;
 }

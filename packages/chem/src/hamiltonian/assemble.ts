@@ -49,7 +49,12 @@ export interface AssembledHamiltonian {
   stats: AssemblyStats;
 }
 
-/** Flat kernel inputs for a space (exported for tests and benchmarks). */
+/**
+ * Flat kernel inputs for a space (exported for tests and benchmarks): per-string tables,
+ * J = (ii|jj), the determinant hash. Cost O(strings · excitations).
+ * @example
+ * const out = assembleRowsKernel(kernelContext(fd, space), 0, 10); // rows 0..9
+ */
 export function kernelContext(fd: Fcidump, space: DeterminantSpace, dropTolerance = 0): KernelContext {
   if (fd.norb !== space.norb) throw new InvalidParameterError('space.norb', `NORB=${fd.norb} of ${fd.file}`, space.norb);
   const n = fd.norb;

@@ -57,6 +57,8 @@ export interface KernelOutput {
 /**
  * Assemble rows [rowStart, rowEnd) of H. Cost per row: O(n_singles_α·n_singles_β + doubles)
  * hash probes plus a sort of the row. Self-contained (see the module comment).
+ * @example
+ * const { lengths, cols, vals, diag } = assembleRowsKernel(kernelContext(fd, space), 0, space.size);
  */
 export function assembleRowsKernel(ctx: KernelContext, rowStart: number, rowEnd: number): KernelOutput {
   const n = ctx.norb;

@@ -33,7 +33,11 @@ export interface SpinTables {
   readonly dValue: Float64Array;
 }
 
-/** Sign (−1)^n of a†_q a_p acting on (lo, hi) (p occupied, q empty), and the new string. */
+/**
+ * Sign (−1)^n of a†_q a_p acting on (lo, hi) (p occupied, q empty), and the new string. O(1).
+ * @example
+ * applySingle(0b011, 0, 0, 2); // [-1, 0b110, 0]: a†_2 a_0 passes orbital 1
+ */
 export function applySingle(lo: number, hi: number, p: number, q: number): [number, number, number] {
   let n = countBelow(lo, hi, p);
   let a = lo;
