@@ -137,21 +137,25 @@ describe('SELL-C-σ', () => {
     [8, 32],
     [32, 128],
     [64, 64],
-  ])('C = %i, σ = %i: sorted rows scattered back through rowPerm, lanes 1…32', async (C, sigma) => {
+  ])('C = %i, σ = %i: sorted rows scattered back through rowPerm, lanes 1…32, both lane maps', async (C, sigma) => {
     const m = sellFromCsr(a, { C, sigma });
     expect(Array.from(m.rowPerm).some((r, p) => r !== p)).toBe(true); // the sort really permutes
     for (const lanes of [1, 2, 4, 8, 16, 32]) {
-      const r = await run(sell, a, m, { lanes }, undefined, -1.5, 0.25);
-      expect(r.bad, `lanes ${lanes}`).toBe('');
+      for (const laneMap of [0, 1]) {
+        const r = await run(sell, a, m, { lanes, laneMap }, undefined, -1.5, 0.25);
+        expect(r.bad, `lanes ${lanes}, laneMap ${laneMap}`).toBe('');
+      }
     }
   });
 
   it('split over bindings keeps the permutation; a chunk wider than a binding goes in slot ranges', async () => {
     const d = round32(g.oneDenseRow(150, 4000, 5, 3000, 70, 4));
     const m = sellFromCsr(d, { C: 8, sigma: 32 });
-    const r = await run(sell, d, m, { lanes: 4 }, { maxBindingBytes: 4096 }, 2, -0.5);
-    expect(r.bad).toBe('');
-    expect(r.blocks).toBeGreaterThan(3);
+    for (const laneMap of [0, 1]) {
+      const r = await run(sell, d, m, { lanes: 4, laneMap }, { maxBindingBytes: 4096 }, 2, -0.5);
+      expect(r.bad).toBe('');
+      expect(r.blocks).toBeGreaterThan(3);
+    }
   });
 
   it('rejects a rowPerm that is not a permutation (two positions would write one y[i])', () => {

@@ -12,7 +12,7 @@
 import type { GpuCaps } from '../../device/context';
 import { useSubgroupPath } from '../csr/vector.kernel';
 import type { WgslBinding } from '../wgsl/index';
-import { spmvLanesHead } from '../wgsl/lanes';
+import { spmvLanesHead, stridedSum } from '../wgsl/lanes';
 import { clampLengths, type HostPiece, repackSlots } from './ell-device';
 
 /** What the three sliced formats share (SELL's chunkPtr/chunkWidth are its slicePtr/sliceWidth). */
@@ -38,6 +38,12 @@ export interface SlicedShader {
   readonly lengths: boolean;
   /** Store through perm[p] (SELL with σ > 1) instead of row_base + p. */
   readonly perm: boolean;
+  /**
+   * Lane map when lanes > 1: false = a group of consecutive invocations per row (segmented
+   * reduction); true = coalesced (invocation lid on position lid % R, slots lid / R + lanes·j,
+   * R = workgroupSize / lanes; partials gathered from workgroup memory). Default false.
+   */
+  readonly coalesced?: boolean;
 }
 
 /** The storage bindings of a sliced shader variant. */
@@ -55,9 +61,10 @@ export function slicedBindings(v: Pick<SlicedShader, 'lengths' | 'perm'>): WgslB
 
 /**
  * The sliced shader: `lanes` invocations per row position p (slice c = p / height, local row
- * r), strided over the slots k = lane, lane + lanes, … of slot address sl[2c] + k·stride + r,
- * a segmented reduction (subgroup shuffles when valid on `caps`, else workgroup memory), and
- * one store by lane 0. Returns the text (its own pipeline key).
+ * r), strided over the slots k = l, l + lanes, … of slot address sl[2c] + k·stride + r, where
+ * l is the invocation's lane; a reduction over the row's invocations (lane group: subgroup
+ * shuffles when valid on `caps`, else workgroup memory; coalesced map: a strided gather from
+ * workgroup memory) and one store per row. Returns the text (its own pipeline key).
  * @example slicedWgsl({ workgroupSize: 256, lanes: 1, padLast: false, lengths: false, perm: false }, caps)
  */
 export function slicedWgsl(v: SlicedShader, caps: GpuCaps): string {
@@ -65,22 +72,30 @@ export function slicedWgsl(v: SlicedShader, caps: GpuCaps): string {
   const wg = v.workgroupSize;
   if (!(Number.isInteger(Math.log2(L)) && L <= 32 && wg % L === 0)) throw new RangeError(`sliced ELL shader: lanes expected a power of two ≤ 32 dividing ${wg}, got ${L}`);
   const stride = v.padLast ? 'u.count' : 'min(u.count, u.rows - c * u.count)';
-  return `${spmvLanesHead(slicedBindings(v), { workgroupSize: wg, lanes: L, subgroups: useSubgroupPath(L, caps) })}
+  const co = v.coalesced === true && L > 1;
+  const R = wg / L;
+  // coalesced: the head's lane/row (lanes 1) are replaced by position p = group·R + lid % R
+  const head = spmvLanesHead(slicedBindings(v), { workgroupSize: wg, lanes: co ? 1 : L, subgroups: !co && useSubgroupPath(L, caps) });
+  const [p, first, total, store] = co
+    ? [`wg_linear(wid, nwg) * ${R}u + lid % ${R}u`, `lid / ${R}u`, `part_sum(lid, s, lid % ${R}u)`, `lid < ${R}u`]
+    : ['row', 'lane', 'red_seg(lid, s)', 'lane == 0u'];
+  return `${head}
+  let p = ${p};
   var s = 0.0;
-  if (row < u.rows) {
-    let c = row / u.count;
-    let r = row - c * u.count;
+  if (p < u.rows) {
+    let c = p / u.count;
+    let r = p - c * u.count;
     let off = sl[2u * c];
     let stride = ${stride};
-    let end = ${v.lengths ? 'rl[row]' : 'sl[2u * c + 1u]'};
-    for (var k = lane; k < end; k += ${L}u) {
+    let end = ${v.lengths ? 'rl[p]' : 'sl[2u * c + 1u]'};
+    for (var k = ${first}; k < end; k += ${L}u) {
       let q = off + k * stride + r;
       s = s + vals[q] * x[col_idx[q]];
     }
   }
-  let t = red_seg(lid, s);
-  if (row < u.rows && lane == 0u) { store_y(${v.perm ? 'perm[row]' : 'row'}, t); }
-}`;
+  let t = ${total};
+  if (p < u.rows && ${store}) { store_y(${v.perm ? 'perm[p]' : 'p'}, t); }
+}${co ? `\n${stridedSum('part', L, wg)}` : ''}`;
 }
 
 /**

@@ -26,7 +26,7 @@ import { csrVectorsFit } from '../csr/csr-device';
 import { useSubgroupPath } from '../csr/vector.kernel';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from '../ell/ell-device';
 import { signature, type WgslBinding } from '../wgsl/index';
-import { spmvLanesHead } from '../wgsl/lanes';
+import { spmvLanesHead, stridedSum } from '../wgsl/lanes';
 import { hybridPieces } from './hybrid-device';
 
 /** Parameters of {@link hybridKernel}: lanes per row, BOUNDARY (−1 = 'auto'), ELL-region mapping (0 / 1), workgroup size. */
@@ -88,10 +88,7 @@ export const hybridKernel: SpmvKernel<HybridMatrix, HybridKernelParams, EllDevic
   if (er < u.rows) {
     ${ellLoop('er', `lid / ${R}u`)}
   }
-  ell_part[lid] = s_ell;
-  workgroupBarrier();
-  var t_ell = 0.0; // Reference region: the row's L partial sums, in lane order
-  if (lane == 0u) { for (var l = 0u; l < ${L}u; l++) { t_ell = t_ell + ell_part[lid / ${L}u + ${R}u * l]; } }`;
+  let t_ell = ell_part_sum(lid, s_ell, lid / ${L}u); // Reference region: the row's partials, in lane order`;
     return `${spmvLanesHead(BINDINGS, { workgroupSize: wg, lanes: L, subgroups: useSubgroupPath(L, caps) })}
   var s_ell = 0.0;
   var s_csr = 0.0;
@@ -102,7 +99,7 @@ export const hybridKernel: SpmvKernel<HybridMatrix, HybridKernelParams, EllDevic
   }
   let t_csr = red_seg(lid, s_csr); // Expansion region (ShMem2)
   if (row < u.rows && lane == 0u) { store_y(row, t_ell + t_csr); }
-}${p.ellMap === 1 ? `\nvar<workgroup> ell_part: array<f32, ${wg}>;` : ''}`;
+}${p.ellMap === 1 ? `\n${stridedSum('ell_part', L, wg)}` : ''}`;
   },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };

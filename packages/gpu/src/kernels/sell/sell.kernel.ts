@@ -2,9 +2,12 @@
  * SELL-C-σ kernel (survey §2.3.4, Kreutzer et al.): rows sorted by length within windows of σ
  * rows, cut into chunks of C rows stored column-major (slot k of local row r of chunk c at
  * chunkPtr[c] + k·C + r). `lanes` invocations per sorted position p (1 = the classic thread
- * per row; more for long rows) stride over the chunk's slots, reduce (subgroup shuffles when
- * `lanes` divides the device's contiguous subgroups, else workgroup memory) and lane 0 stores
- * y[rowPerm[p]] (σ = 1: y[p], no permutation uploaded). Padding (value 0) is multiplied.
+ * per row; more for long rows) stride over the chunk's slots and reduce, then one invocation
+ * stores y[rowPerm[p]] (σ = 1: y[p], no permutation uploaded). Padding (value 0) is multiplied.
+ * Lane map (lanes > 1): `laneMap` 1 (default) puts consecutive invocations on consecutive rows
+ * of a chunk (coalesced loads, as thread-per-row SELL; partials gathered from workgroup
+ * memory); 0 gives each row a group of consecutive lanes (subgroup shuffles when `lanes`
+ * divides the device's contiguous subgroups, else a workgroup-memory tree).
  *
  * No float atomics: rowPerm is validated to be a permutation at upload, so the positions of a
  * dispatch write distinct rows, each by one invocation; slot-range pieces (a chunk wider than a
@@ -20,9 +23,10 @@ import { signature } from '../wgsl/index';
 
 /**
  * Parameters of {@link sellKernel}: chunk height C, σ = C·sigmaChunks (0 means σ = 1, no
- * sorting), lanes per row, workgroup size.
+ * sorting), lanes per row, the lane map for lanes > 1 (1 = coalesced, 0 = a lane group per
+ * row), workgroup size.
  */
-export type SellKernelParams = { C: number; sigmaChunks: number; lanes: number; workgroupSize: number };
+export type SellKernelParams = { C: number; sigmaChunks: number; lanes: number; laneMap: number; workgroupSize: number };
 
 /**
  * SELL-C-σ SpMV. Cost per apply: one dispatch per piece; 8·C·Σ_c w_c bytes of matrix traffic
@@ -37,19 +41,23 @@ export const sellKernel: SpmvKernel<SellMatrix, SellKernelParams, EllDeviceMatri
     C: { description: 'chunk height C (format parameter)', values: [32, 8, 64] },
     sigmaChunks: { description: 'sorting window σ in chunks: σ = C·sigmaChunks, 0 = no sorting (σ = 1)', values: [4, 0, 1, 16] },
     lanes: { description: 'invocations per row (power of two ≤ 32)', values: [1, 2, 8, 32] },
+    laneMap: {
+      description: 'lanes > 1: 1 = coalesced (consecutive invocations on consecutive rows of a chunk, partials gathered in workgroup memory), 0 = a group of consecutive lanes per row (segmented reduction)',
+      values: [1, 0],
+    },
     workgroupSize: { description: 'invocations per workgroup', values: [256] },
   },
-  defaults: { C: 32, sigmaChunks: 4, lanes: 1, workgroupSize: 256 },
+  defaults: { C: 32, sigmaChunks: 4, lanes: 1, laneMap: 1, workgroupSize: 256 },
   formatParams: (p) => ({ C: p.C, sigma: p.sigmaChunks === 0 ? 1 : p.C * p.sigmaChunks }),
   supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
-  wgsl: (p, caps) => slicedWgsl({ workgroupSize: p.workgroupSize, lanes: p.lanes, padLast: true, lengths: false, perm: p.sigmaChunks !== 0 }, caps),
+  wgsl: (p, caps) => slicedWgsl({ workgroupSize: p.workgroupSize, lanes: p.lanes, padLast: true, lengths: false, perm: p.sigmaChunks !== 0, coalesced: p.laneMap === 1 }, caps),
   upload(ctx, m, params = {}, opts) {
     // the shader variant follows the matrix: a permutation is bound exactly when σ > 1
     const p = { ...this.defaults, ...params, C: m.C, sigmaChunks: m.sigma === 1 ? 0 : m.sigma / m.C };
     sellToCsr(m); // full validation: rowPerm a permutation (no two positions write one row), columns, padding
     const text = this.wgsl(p, ctx.caps);
     const perm = m.sigma !== 1;
-    const label = `${this.id}(lanes=${p.lanes}${perm ? ',perm' : ''})`;
+    const label = `${this.id}(lanes=${p.lanes},laneMap=${p.laneMap}${perm ? ',perm' : ''})`;
     const pipe = ctx.pipelines.get({ key: text, label, bindings: signature(slicedBindings({ lengths: false, perm })), wgsl: () => text });
     const layout = { ...m, height: m.C, padLast: true, slicePtr: m.chunkPtr, sliceWidth: m.chunkWidth };
     const pieces = slicedPieces(layout, null, perm ? m.rowPerm : null, bindingCapElems(ctx, opts));

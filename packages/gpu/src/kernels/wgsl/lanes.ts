@@ -44,3 +44,25 @@ ${segmentedSum('red', o.lanes, o.workgroupSize, sg)}
 fn main(${entryArgs()}) {
   ${laneRow(o.lanes, o.workgroupSize)}`;
 }
+
+/**
+ * Gather of partial sums spread with stride `workgroupSize / lanes` over the workgroup (the
+ * coalesced lane maps: invocation lid works for row lid % R, R = workgroupSize / lanes):
+ * declares `var<workgroup> <name>` and `fn <name>_sum(lid, v, first) -> f32`, which stores v at
+ * lid and returns Σ_l <name>[first + R·l], l = 0 … lanes − 1, in that fixed order. Two
+ * barriers; call in uniform control flow with `first` < R.
+ * @example stridedSum('ell_part', 8, 256) // row r's 8 partials at r, r + 32, …, r + 224
+ */
+export function stridedSum(name: string, lanes: number, workgroupSize: number): string {
+  const R = workgroupSize / lanes;
+  if (!Number.isInteger(R)) throw new RangeError(`stridedSum: expected lanes dividing ${workgroupSize}, got ${lanes}`);
+  return `var<workgroup> ${name}: array<f32, ${workgroupSize}>;
+fn ${name}_sum(lid: u32, v: f32, first: u32) -> f32 {
+  ${name}[lid] = v;
+  workgroupBarrier();
+  var t = 0.0;
+  for (var l = 0u; l < ${lanes}u; l++) { t = t + ${name}[first + ${R}u * l]; }
+  workgroupBarrier();
+  return t;
+}`;
+}
