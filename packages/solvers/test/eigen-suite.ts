@@ -39,12 +39,26 @@ const TOL: Record<'f32' | 'f64', Tolerances> = {
   f32: { solverTol: 1e-5, value: 2e-5, residual: 1e-4, ortho: 1e-4 },
 };
 
+/** Suite options. */
+export interface EigenSuiteOptions {
+  /**
+   * Problem sizes: 'full' (default) or 'small' for slow backends (a software WebGPU adapter
+   * runs the full suite in ~100 s): every check stays, the matrices shrink.
+   */
+  sizes?: 'full' | 'small';
+}
+
 /**
  * Register the eigensolver tests for one backend.
  * @example
  * eigenSuite(() => ({ name: 'host-f64', space: new HostVectorSpace(), operator: (a) => HostOperator.fromCsr(a) }));
  */
-export function eigenSuite<V, S>(makeBackend: () => EigenSuiteBackend<V, S> | Promise<EigenSuiteBackend<V, S>>): void {
+export function eigenSuite<V, S>(makeBackend: () => EigenSuiteBackend<V, S> | Promise<EigenSuiteBackend<V, S>>, opts: EigenSuiteOptions = {}): void {
+  const small = opts.sizes === 'small';
+  const n1d = small ? 80 : 200; // 1-D Laplacian
+  const g2d = small ? 10 : 20; // 2-D Laplacian grid (Lanczos)
+  const g2dBlock = small ? 10 : 16; // 2-D Laplacian grid (Davidson, LOBPCG)
+  const nRand = small ? 60 : 100; // random symmetric (Davidson, LOBPCG)
   let b: EigenSuiteBackend<V, S>;
   let t: Tolerances;
   beforeAll(async () => {
@@ -92,15 +106,15 @@ export function eigenSuite<V, S>(makeBackend: () => EigenSuiteBackend<V, S> | Pr
         });
       }
     }
-    it('1-D Laplacian n=200, k=4 largest and k=1 smallest, closed form', async () => {
-      const a = generators.laplacian1d(200);
-      const ex = laplacian1dEigenvalues(200);
+    it(`1-D Laplacian n=${n1d}, k=4 largest and k=1 smallest, closed form`, async () => {
+      const a = generators.laplacian1d(n1d);
+      const ex = laplacian1dEigenvalues(n1d);
       await check(a, await lanczos(b.operator(a), b.space, { k: 4, which: 'largest', tol: t.solverTol, maxBasis: 40 }), ex.slice(-4).reverse(), 4);
       await check(a, await lanczos(b.operator(a), b.space, { k: 1, tol: t.solverTol, maxBasis: 40 }), ex.slice(0, 1), 4);
     });
-    it('2-D Laplacian 20×20, k=4: the double eigenvalue appears twice', async () => {
-      const a = generators.poisson2d(20);
-      const ex = poisson2dEigenvalues(20).slice(0, 4);
+    it(`2-D Laplacian ${g2d}×${g2d}, k=4: the double eigenvalue appears twice`, async () => {
+      const a = generators.poisson2d(g2d);
+      const ex = poisson2dEigenvalues(g2d).slice(0, 4);
       expect(Math.abs(ex[1]! - ex[2]!)).toBeLessThan(1e-12); // degenerate pair
       await check(a, await lanczos(b.operator(a), b.space, { k: 4, tol: t.solverTol }), ex, 8);
     });
@@ -126,19 +140,19 @@ export function eigenSuite<V, S>(makeBackend: () => EigenSuiteBackend<V, S> | Pr
         expect(r.iterations).toBeLessThan(30);
       });
     }
-    it('random symmetric n=100, k=4, against ml-matrix', async () => {
-      const dense = rand(100, 21);
+    it(`random symmetric n=${nRand}, k=4, against ml-matrix`, async () => {
+      const dense = rand(nRand, 21);
       const a = denseToCsr(dense);
       const f64 = b.space.precision === 'f64';
       const r = await davidson(b.operator(a), b.space, { k: 4, diagonal: csrDiagonal(a), maxIterations: 400, ...(f64 ? { residualTol: 1e-8 } : { tol: 1e-5, residualTol: 2e-4 }) });
       const all = denseEigenvalues(dense);
       await check(a, r, all.slice(0, 4), norm(all), f64 ? 0 : 2e-4);
     });
-    it('2-D Laplacian 16×16, k=4 (degenerate, constant diagonal), closed form', async () => {
-      const a = generators.poisson2d(16);
+    it(`2-D Laplacian ${g2dBlock}×${g2dBlock}, k=4 (degenerate, constant diagonal), closed form`, async () => {
+      const a = generators.poisson2d(g2dBlock);
       const f64 = b.space.precision === 'f64';
       const r = await davidson(b.operator(a), b.space, { k: 4, diagonal: csrDiagonal(a), maxIterations: 400, ...(f64 ? { residualTol: 1e-7 } : { tol: 1e-6, residualTol: 2e-4 }) });
-      await check(a, r, poisson2dEigenvalues(16).slice(0, 4), 8, f64 ? 0 : 2e-4);
+      await check(a, r, poisson2dEigenvalues(g2dBlock).slice(0, 4), 8, f64 ? 0 : 2e-4);
     });
     it('an exactly degenerate diagonal block and duplicated initial vectors', async () => {
       // A = diag(1, 1, 1, 2, 3, ...) + small coupling of the tail only: λ = 1 three times
@@ -157,17 +171,17 @@ export function eigenSuite<V, S>(makeBackend: () => EigenSuiteBackend<V, S> | Pr
 
   describe('lobpcg', () => {
     for (const k of [1, 4]) {
-      it(`random symmetric n=100, k=${k}, against ml-matrix`, async () => {
-        const dense = rand(100, 31 + k);
+      it(`random symmetric n=${nRand}, k=${k}, against ml-matrix`, async () => {
+        const dense = rand(nRand, 31 + k);
         const a = denseToCsr(dense);
         const r = await lobpcg(b.operator(a), b.space, { k, tol: t.solverTol, guard: k > 1 ? 2 : 0 });
         const all = denseEigenvalues(dense);
         await check(a, r, all.slice(0, k), norm(all));
       });
     }
-    it('2-D Laplacian 16×16, k=4 (degenerate), closed form', async () => {
-      const a = generators.poisson2d(16);
-      await check(a, await lobpcg(b.operator(a), b.space, { k: 4, tol: t.solverTol, guard: 2 }), poisson2dEigenvalues(16).slice(0, 4), 8);
+    it(`2-D Laplacian ${g2dBlock}×${g2dBlock}, k=4 (degenerate), closed form`, async () => {
+      const a = generators.poisson2d(g2dBlock);
+      await check(a, await lobpcg(b.operator(a), b.space, { k: 4, tol: t.solverTol, guard: 2 }), poisson2dEigenvalues(g2dBlock).slice(0, 4), 8);
     });
     it('an exact-inverse preconditioner converges in a few iterations', async () => {
       const a = generators.laplacian1d(60);

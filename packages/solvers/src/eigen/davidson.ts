@@ -25,9 +25,9 @@ import { combineColumns, projectOutTwice, svqb } from './ortho';
 export interface DavidsonOptions<V> extends EigenBaseOptions {
   /** The operator's main diagonal in float64 (length n): the preconditioner and the initial guess. */
   diagonal: Float64Array;
-  /** Energy tolerance: |θᵢ − θᵢ(previous iteration)| < tol for every root (default 1e-10; 1e-5·max(1, max|dᵢ|) in an f32 space). */
+  /** Energy tolerance: |θᵢ − θᵢ(previous iteration)| < tol for every root (default 1e-10; 1e-6·max(1, max|dᵢ|) in an f32 space). */
   tol?: number;
-  /** Residual tolerance: ‖A·xᵢ − θᵢ·xᵢ‖ < residualTol for every root (default √tol; 1e-3·max(1, max|dᵢ|) in an f32 space). */
+  /** Residual tolerance: ‖A·xᵢ − θᵢ·xᵢ‖ < residualTol for every root (default √tol; 1e-4·max(1, max|dᵢ|) in an f32 space). */
   residualTol?: number;
   /** Largest subspace before a collapse onto the k Ritz vectors (default 12 + 4·(k − 1)). */
   maxSubspace?: number;
@@ -74,8 +74,8 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
   let dMax = 0;
   for (let i = 0; i < n; i++) dMax = Math.max(dMax, Math.abs(d[i]!));
   const f32 = space.precision === 'f32';
-  const tol = opts.tol ?? (f32 ? 1e-5 * Math.max(1, dMax) : 1e-10);
-  const residualTol = opts.residualTol ?? (f32 ? 1e-3 * Math.max(1, dMax) : Math.sqrt(tol));
+  const tol = opts.tol ?? (f32 ? 1e-6 * Math.max(1, dMax) : 1e-10);
+  const residualTol = opts.residualTol ?? (f32 ? 1e-4 * Math.max(1, dMax) : Math.sqrt(tol));
   const levelShift = opts.levelShift ?? 1e-3;
   const maxSubspace = Math.min(n, opts.maxSubspace ?? 12 + 4 * (k - 1));
   if (!Number.isInteger(maxSubspace) || (maxSubspace < k + 1 && maxSubspace < n)) {
