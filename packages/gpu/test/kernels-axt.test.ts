@@ -5,12 +5,12 @@
  * double-counted head shows as a mismatch, not as rounding. Run on both block-scan paths
  * (subgroups as probed — 8 wide on lavapipe — and workgroup memory only).
  */
-import { type CsrMatrix, csrSpmv, generators as g, getFormat, InvalidMatrixError, InvalidParameterError } from '@gpusparse/formats';
+import { type CsrMatrix, csrSpmv, generators as g, getFormat, InvalidMatrixError, InvalidParameterError, readMatrixMarket } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chunkRowRanges } from '../src/kernels/axt/axt-partials';
 import { blockScanUsesSubgroups } from '../src/kernels/wgsl/scan';
 import { type AnySpmvKernel, createGpuContext, type GpuContext, getKernel, readF32, type UploadOptions, uploadF32 } from '../src/index';
-import { testContext } from './helpers';
+import { EPS32, f32, randomVector, testContext } from './helpers';
 
 let ctx: GpuContext;
 let ctxNoSg: GpuContext;
@@ -157,6 +157,28 @@ describe('AXC/AXT kernels: exact block and chunk boundaries', () => {
       const y1 = (await apply(ctx, getKernel(id), {}, a, x)).y;
       const y2 = (await apply(ctx, getKernel(id), {}, a, x)).y;
       expect(Array.from(y1)).toEqual(Array.from(y2));
+    }
+  });
+});
+
+describe('AXC/AXT kernels: real matrices (float32, per-row bound + the kernel\'s errorBound)', () => {
+  const FILES = ['1138_bus.mtx', 'adder_dcop_05.mtx', 'bcsstk13.mtx'];
+  it.each(FILES)('%s', async (file) => {
+    const a0 = (await readMatrixMarket(new URL(`../../../../shared/data/matrices/${file}`, import.meta.url))).matrix;
+    const a: CsrMatrix = { ...a0, values: f32(a0.values) };
+    const x = f32(randomVector(a.cols, 4));
+    const want = csrSpmv(a, x);
+    for (const [id, params] of VARIANTS) {
+      const k = getKernel(id);
+      const p = { ...k.defaults, ...params };
+      const extra = k.errorBound?.(getFormat(k.format).fromCsr(a, k.formatParams?.(p)), p, x);
+      const { y } = await apply(ctx, k, params, a, x);
+      for (let i = 0; i < a.rows; i++) {
+        let mass = 0;
+        for (let q = a.rowPtr[i]!; q < a.rowPtr[i + 1]!; q++) mass += Math.abs(a.values[q]! * x[a.colIdx[q]!]!);
+        const bound = 2 * (a.rowPtr[i + 1]! - a.rowPtr[i]!) * EPS32 * mass + (extra?.[i] ?? 0);
+        expect(Math.abs(y[i]! - want[i]!), `${file} ${id} ${JSON.stringify(params)} row ${i}`).toBeLessThanOrEqual(bound);
+      }
     }
   });
 });
