@@ -21,6 +21,7 @@ import {
   slicedEllRFromCsr,
 } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { EllDeviceMatrix } from '../src/kernels/ell/ell-device';
 import { type AnySpmvKernel, type GpuContext, getKernel, readF32, type UploadOptions, uploadF32 } from '../src/index';
 import { EPS32, f32, randomVector, testContext } from './helpers';
 
@@ -195,5 +196,31 @@ describe('ELL, ELL-R, sliced ELL(-R): split paths', () => {
     const values = Float64Array.from(m.values);
     values[values.length - 1] = 0.5; // row 19, slot 9: padding given a value (the kernel would add it)
     expect(() => getKernel('ell').upload(ctx, { ...m, values })).toThrow(InvalidMatrixError);
+  });
+});
+
+describe('a dispatch past 65 535 workgroups (lanes 32: 8 rows per workgroup)', () => {
+  it('hybrid (lane-group map) and SELL (coalesced map) on 524 289 rows', async () => {
+    const rows = 65_536 * 8 + 1;
+    const rowPtr = new Int32Array(rows + 1);
+    const colIdx = new Int32Array(3 * rows);
+    const values = new Float64Array(3 * rows);
+    let nnz = 0;
+    for (let i = 0; i < rows; i++) {
+      const len = 1 + (i % 3); // lengths 1, 2, 3: SELL sorting permutes, BOUNDARY 1 leaves a CSR part
+      for (let t = 0; t < len; t++) {
+        colIdx[nnz] = (i + t * 1009) % rows;
+        values[nnz++] = ((i + t) % 7) - 3;
+      }
+      colIdx.subarray(nnz - len, nnz).sort();
+      rowPtr[i + 1] = nnz;
+    }
+    const a: CsrMatrix = { format: 'csr', rows, cols: rows, rowPtr, colIdx: colIdx.slice(0, nnz), values: values.slice(0, nnz) };
+    const hm = hybridFromCsr(a, { boundary: 1 });
+    const h: EllDeviceMatrix = hybrid.upload(ctx, hm, { lanes: 32 });
+    expect(h.parts[0]!.groups).toBeGreaterThan(65_535);
+    h.dispose();
+    expect((await run(hybrid, a, hm, { lanes: 32, ellMap: 0 })).bad).toBe('');
+    expect((await run(sell, a, sellFromCsr(a, { C: 32, sigma: 128 }), { lanes: 32, laneMap: 1 })).bad).toBe('');
   });
 });
