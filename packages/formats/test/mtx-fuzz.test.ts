@@ -160,9 +160,10 @@ describe('Matrix Market fuzzing (seeded, deterministic)', () => {
     // the mutations must exercise both outcomes
     expect(failures).toBeGreaterThan(5000);
     expect(successes).toBeGreaterThan(500);
-    expect(performance.now() - start).toBeLessThan(10_000);
+    // about 1.5 s on an idle core; the bound only catches a hang or a quadratic blow-up
+    expect(performance.now() - start).toBeLessThan(30_000);
     expect(slowest).toBeLessThan(500);
-  }, 20_000);
+  }, 60_000);
 
   it('a tiny file claiming a huge empty matrix is refused instead of allocating gigabytes', () => {
     const text = '%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 0\n';

@@ -156,7 +156,7 @@ describe('Matrix Market reader: fields, symmetries, formats', () => {
     }
   });
   it('gives the same result for any chunking of the stream', async () => {
-    const text = `${B('coordinate real symmetric')}% x\n5 5 6\n1 1 1.25\n3 1 -2e-3\n\n4 2 7\n5 5 .5\n% y\n5 4 3\n2 2 9\n`;
+    const text = `\uFEFF${B('coordinate real symmetric')}% x\n5 5 6\n1 1 1.25\n3 1 -2e-3\n\n4 2 7\n5 5 .5\n% y\n5 4 3\n2 2 9\n`;
     const whole = parseMatrixMarket(text).matrix;
     const bytes = new TextEncoder().encode(text);
     for (const size of [1, 2, 3, 5, 7, 16, 1000]) {

@@ -50,7 +50,6 @@ export class MatrixMarketParser {
   private readonly comments: string[] = [];
   private carry: Uint8Array | null = null;
   private phase = PHASE_BANNER;
-  private started = false;
   private format: MatrixMarketFormat = 'coordinate';
   private field: MatrixMarketField = 'real';
   private symmetry: MatrixMarketSymmetry = 'general';
@@ -79,11 +78,6 @@ export class MatrixMarketParser {
     if (this.phase === PHASE_DONE) throw this.error(this.line, 'no input after finish()', 'more bytes');
     if (chunk.length === 0) return;
     let pos = 0;
-    if (!this.started) {
-      this.started = true;
-      // a UTF-8 byte order mark before the banner is tolerated
-      if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) pos = 3;
-    }
     if (this.carry !== null) {
       const nl = chunk.indexOf(10);
       const carry = this.carry;
@@ -198,6 +192,8 @@ export class MatrixMarketParser {
       return;
     }
     let p = s;
+    // a UTF-8 byte order mark at the start of the file is tolerated
+    if (line === 1 && e - s >= 3 && buf[s] === 0xef && buf[s + 1] === 0xbb && buf[s + 2] === 0xbf) p += 3;
     while (p < e && isSpace(buf[p]!)) p++;
     if (p === e) return; // blank line
     if (this.phase === PHASE_BANNER) {
