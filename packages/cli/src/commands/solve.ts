@@ -1,0 +1,166 @@
+/**
+ * `gpusparse solve A.mtx [b.mtx] --method cg|gmres|bicgstab|bicg --rtol ...`: solve A·x = b on
+ * WebGPU (float32 Krylov, with float64 iterative refinement when --refine or rtol < 1e-6) or
+ * on the CPU (float64), print the result object, optionally plot the convergence history.
+ * @module
+ */
+import { writeFileSync } from 'node:fs';
+import { type CsrMatrix, csrSpmv, HostOperator, readMatrixMarket } from '@gpusparse/formats';
+import { bicg, bicgstab, cg, gmres, jacobi, refinedSolve, type SolveResult } from '@gpusparse/solvers';
+import { linePlot } from '../plots/svg';
+import { type Command, type CommonOptions, ExitCode, info, numberOption, out, printJson, UsageError } from '../util/context';
+import { openBackend } from '../util/backend';
+import { loadMatrix } from '../util/load';
+import { progressBar } from '../util/progress';
+import { formatTable } from '../util/table';
+
+const methods = { cg, gmres, bicgstab, bicg } as const;
+type Method = keyof typeof methods;
+
+/** b from a file (a column vector in Matrix Market, coordinate or array), or A·1 when absent. */
+async function loadRhs(a: CsrMatrix, path: string | undefined): Promise<{ b: Float64Array; source: string }> {
+  if (!path) return { b: csrSpmv(a, new Float64Array(a.cols).fill(1)), source: 'A·1 (so x = 1)' };
+  const r = await readMatrixMarket(path);
+  const m = r.matrix;
+  if (m.cols !== 1 || m.rows !== a.rows) throw new UsageError(`b: expected a ${a.rows}×1 vector in ${path}, got ${m.rows}×${m.cols}`);
+  const b = new Float64Array(m.rows);
+  for (let i = 0; i < m.rows; i++) for (let k = m.rowPtr[i]!; k < m.rowPtr[i + 1]!; k++) b[i] = m.values[k]!;
+  return { b, source: path };
+}
+
+export const solveCommand: Command = {
+  summary: 'solve A x = b',
+  usage: [
+    'usage: gpusparse solve <A.mtx | gen:...> [b.mtx] [--method cg|gmres|bicgstab|bicg] [--rtol 1e-8] [--atol 0]',
+    '                       [--maxit N] [--restart 30] [--precond none|jacobi] [--refine] [--kernel id] [--plot conv.svg]',
+    '',
+    'Without b, solves A x = A·1. On WebGPU the Krylov loop runs in float32 with scalars on the device;',
+    '--refine (default when rtol < 1e-6 on WebGPU) wraps it in float64 iterative refinement.',
+    'Exit code 1 when the solve does not converge.',
+  ].join('\n'),
+  options: {
+    method: { type: 'string' },
+    rtol: { type: 'string' },
+    atol: { type: 'string' },
+    maxit: { type: 'string' },
+    restart: { type: 'string' },
+    precond: { type: 'string' },
+    refine: { type: 'boolean' },
+    'no-refine': { type: 'boolean' },
+    kernel: { type: 'string' },
+    plot: { type: 'string' },
+    'check-every': { type: 'string' },
+  },
+  async run(pos, v, common: CommonOptions) {
+    if (pos.length < 1 || pos.length > 2) throw new UsageError(`solve: expected A and optionally b, got ${pos.length} arguments`);
+    const method = ((v.method as string | undefined) ?? 'cg') as Method;
+    if (!(method in methods)) throw new UsageError(`--method: expected cg, gmres, bicgstab or bicg, got '${method}'`);
+    const rtol = numberOption('rtol', v.rtol as string | undefined, 1e-8);
+    const atol = numberOption('atol', v.atol as string | undefined, 0);
+    const maxIterations = v.maxit === undefined ? undefined : numberOption('maxit', v.maxit as string, 0);
+    const restart = numberOption('restart', v.restart as string | undefined, 30);
+    const precond = (v.precond as string | undefined) ?? 'none';
+    if (!['none', 'jacobi'].includes(precond)) throw new UsageError(`--precond: expected none or jacobi, got '${precond}'`);
+    const checkEvery = v['check-every'] === undefined ? undefined : numberOption('check-every', v['check-every'] as string, 8);
+
+    const m = await loadMatrix(pos[0]!);
+    const a = m.matrix;
+    if (a.rows !== a.cols) throw new UsageError(`solve: expected a square matrix, got ${a.rows}×${a.cols}`);
+    const { b, source } = await loadRhs(a, pos[1]);
+    const backend = await openBackend(common.backend);
+    if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);
+    const bar = progressBar(`${method}`, { enabled: common.progress });
+    try {
+      const t0 = performance.now();
+      const built = await backend.operator(a, { kernel: v.kernel as string | undefined, expectedProducts: maxIterations ?? 1000 });
+      const setupMs = performance.now() - t0;
+      const refine = backend.kind === 'webgpu' && !v['no-refine'] && (Boolean(v.refine) || rtol < 1e-6);
+      const space = backend.space;
+      const pre = precond === 'jacobi' ? jacobi(space, a.rows === a.cols ? (built.op.diagonal?.() ?? HostOperator.fromCsr(a).diagonal!()) : new Float64Array()) : undefined;
+      const onIteration = (it: { iteration: number; relativeResidual: number }) => {
+        bar.update(Math.min(1, Math.log10(Math.max(it.relativeResidual, 1e-300)) / Math.log10(rtol)), 1, `iter ${it.iteration} rel.res ${it.relativeResidual.toExponential(2)}`);
+      };
+      let result: SolveResult<unknown> & { outerIterations?: number; innerIterations?: number };
+      let xHost: Float64Array;
+      const t1 = performance.now();
+      if (refine) {
+        const r = await refinedSolve({
+          hostOperator: HostOperator.fromCsr(a),
+          innerOperator: built.op,
+          innerSpace: space,
+          b,
+          rtol,
+          atol,
+          inner: { method, rtol: 1e-4, restart, preconditioner: pre, checkEvery, maxIterations },
+          onOuterIteration: (o) => onIteration({ iteration: o.outer, relativeResidual: o.relativeResidual }),
+        });
+        result = r;
+        xHost = r.x;
+      } else {
+        const bv = space.fromArray(b);
+        const opts = { rtol, atol, maxIterations, preconditioner: pre, checkEvery, onIteration, restart };
+        result = await methods[method](space, built.op, bv, opts);
+        xHost = await space.toArray(result.x);
+      }
+      const solveMs = performance.now() - t1;
+      bar.finish();
+      // the true residual in float64 on the host, whatever the backend
+      const r64 = csrSpmv(a, xHost);
+      let rn = 0;
+      let bn = 0;
+      for (let i = 0; i < b.length; i++) {
+        rn += (b[i]! - r64[i]!) ** 2;
+        bn += b[i]! ** 2;
+      }
+      const trueRel = Math.sqrt(rn) / (Math.sqrt(bn) || 1);
+      if (typeof v.plot === 'string') {
+        writeFileSync(
+          v.plot,
+          linePlot([{ name: `${result.method} (${backend.kind})`, x: result.history.map((h) => h.iteration), y: result.history.map((h) => h.residual / (result.bNorm || 1)) }], {
+            title: `${m.name}: ${result.method}`,
+            xLabel: refine ? 'outer iteration' : 'iteration',
+            yLabel: 'relative residual',
+            logY: true,
+          }),
+        );
+        info(`convergence plot written to ${v.plot}`);
+      }
+      const summary = {
+        matrix: m.name,
+        rows: a.rows,
+        nnz: a.rowPtr[a.rows],
+        rhs: source,
+        backend: backend.description,
+        operator: built.label,
+        tuning: built.tuning,
+        method: result.method,
+        refined: refine,
+        converged: result.converged,
+        reason: result.reason,
+        iterations: result.iterations,
+        innerIterations: result.innerIterations,
+        relativeResidualFloat64: trueRel,
+        setupMs,
+        solveMs,
+        stats: result.stats,
+        detail: result.detail,
+      };
+      if (common.json) printJson({ ...summary, history: result.history });
+      else {
+        out(`${m.name}: ${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}, b = ${source}`);
+        out(`backend: ${backend.description}; operator: ${built.label}${built.tuning ? ` (tuned in ${built.tuning.spentMs.toFixed(0)} ms${built.tuning.cacheHit ? ', cache hit' : ''})` : ''}`);
+        out(
+          formatTable(
+            ['method', 'converged', 'reason', 'iterations', 'rel. residual (f64)', 'setup ms', 'solve ms', 'matvecs', 'readbacks'],
+            [[result.method + (refine ? ' + f64 refinement' : ''), result.converged, result.reason, result.iterations, trueRel, setupMs, solveMs, result.stats.matvecs, result.stats.readbacks]],
+          ),
+        );
+        if (result.detail) out(`detail: ${result.detail}`);
+      }
+      return result.converged ? ExitCode.ok : ExitCode.notConverged;
+    } finally {
+      bar.finish();
+      backend.dispose();
+    }
+  },
+};

@@ -1,0 +1,102 @@
+/**
+ * Backend selection for the CLI: WebGPU when asked for (or, with 'auto', when an adapter exists),
+ * otherwise the float64 host backend — always saying which.
+ * @module
+ */
+import { type CsrMatrix, HostOperator, type HostScalar, HostVectorSpace, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
+import type { GpuContext, GpuVector } from '@gpusparse/gpu';
+import type { CommonOptions } from './context';
+
+/** How to build the device operator: a fixed kernel, or the autotuner. */
+export interface OperatorChoice {
+  kernel?: string;
+  params?: Record<string, number>;
+  /** Expected number of products (lets the tuner size its budget). */
+  expectedProducts?: number;
+  /** Autotune (default true when no kernel is given). */
+  tune?: boolean;
+}
+
+/** A built operator with a label saying what runs it. */
+export interface BuiltOperator<V> {
+  op: LinearOperator<V>;
+  label: string;
+  /** Tuning summary when the autotuner chose (kernel, params, ms spent, cache hit). */
+  tuning?: { kernel: string; params: Record<string, number>; spentMs: number; cacheHit: boolean };
+}
+
+/** A backend: a vector space and a way to make operators in it. */
+export interface Backend<V, S> {
+  kind: 'webgpu' | 'cpu';
+  description: string;
+  space: VectorSpace<V, S>;
+  operator(a: CsrMatrix, choice?: OperatorChoice): Promise<BuiltOperator<V>>;
+  /** Release device resources. */
+  dispose(): void;
+  /** Why the WebGPU backend was not used (when kind is 'cpu' under 'auto'). */
+  fallbackReason?: string;
+  ctx?: GpuContext;
+}
+
+/** The host float64 backend. */
+export function hostBackend(fallbackReason?: string): Backend<Float64Array, HostScalar> {
+  return {
+    kind: 'cpu',
+    description: 'CPU (float64 host backend)',
+    space: new HostVectorSpace(),
+    async operator(a) {
+      return { op: HostOperator.fromCsr(a), label: 'host-csr (float64)' };
+    },
+    dispose() {},
+    fallbackReason,
+  };
+}
+
+/** Open the WebGPU backend; throws NoAdapterError when there is no adapter. */
+export async function gpuBackend(): Promise<Backend<GpuVector, unknown>> {
+  const gpu = await import('@gpusparse/gpu');
+  const ctx = await gpu.createGpuContext();
+  const d = ctx.describe();
+  const space = new gpu.GpuVectorSpace(ctx);
+  return {
+    kind: 'webgpu',
+    description: `WebGPU (${d.adapter.vendor || 'unknown vendor'} ${d.adapter.architecture || ''} ${d.adapter.device || d.adapter.description || ''}, subgroup ${d.caps.subgroupSize || 'n/a'})`.replace(/\s+/g, ' '),
+    space: space as unknown as VectorSpace<GpuVector, unknown>,
+    ctx,
+    async operator(a, choice = {}) {
+      const tune = choice.tune ?? choice.kernel === undefined;
+      const auto = (gpu as Record<string, unknown>).tunedOperator as
+        | ((c: GpuContext, m: CsrMatrix, o: Record<string, unknown>) => Promise<{ operator: LinearOperator<GpuVector> & { label: string }; report: { winner?: { kernel: string; params: Record<string, number> }; spentMs?: number; cacheHit?: boolean } }>)
+        | undefined;
+      if (tune && auto) {
+        const r = await auto(ctx, a, { expectedProducts: choice.expectedProducts ?? 100 });
+        const w = r.report.winner;
+        return {
+          op: r.operator,
+          label: r.operator.label,
+          tuning: w ? { kernel: w.kernel, params: w.params, spentMs: r.report.spentMs ?? 0, cacheHit: Boolean(r.report.cacheHit) } : undefined,
+        };
+      }
+      const op = gpu.gpuOperatorFromCsr(ctx, a, { kernel: choice.kernel ?? 'csr-vector', params: choice.params });
+      return { op, label: op.label };
+    },
+    dispose() {
+      ctx.dispose();
+    },
+  };
+}
+
+/**
+ * The backend the user asked for: 'webgpu' (fails without an adapter), 'cpu', or 'auto'
+ * (WebGPU when an adapter exists, else the CPU, with the reason recorded).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the two backends have different vector types
+export async function openBackend(choice: CommonOptions['backend']): Promise<Backend<any, any>> {
+  if (choice === 'cpu') return hostBackend();
+  try {
+    return await gpuBackend();
+  } catch (e) {
+    if (choice === 'webgpu') throw e;
+    return hostBackend(e instanceof Error ? e.message.split('\n')[0] : String(e));
+  }
+}
