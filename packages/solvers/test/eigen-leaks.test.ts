@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { davidson } from '../src/eigen/davidson';
 import { lanczos } from '../src/eigen/lanczos';
 import { lobpcg } from '../src/eigen/lobpcg';
+import { eigsMixed } from '../src/eigen/mixed';
 
 /**
  * HostVectorSpace that tracks live scalars and vectors, like the GPU space's bounded scalar
@@ -59,6 +60,15 @@ describe('eigensolvers release device scalars and vectors', () => {
       expect(s.scalars.size).toBe(0);
       expect(s.vectors.size).toBe(3);
       for (const v of r.vectors) expect(s.vectors.has(v)).toBe(true);
+    });
+  }
+  for (const polish of ['jd', 'davidson'] as const) {
+    it(`eigsMixed (${polish} polish): the fast space ends with nothing live`, async () => {
+      const s = new CountingSpace();
+      const r = await eigsMixed({ method: 'lanczos', k: 2, fastOperator: HostOperator.fromCsr(a), fastSpace: s, hostOperator: HostOperator.fromCsr(a), diagonal: csrDiagonal(a), polish });
+      expect(r.reason).toBe('converged');
+      expect(s.scalars.size).toBe(0);
+      expect(s.vectors.size).toBe(0);
     });
   }
 });

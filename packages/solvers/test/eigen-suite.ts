@@ -242,6 +242,7 @@ export function eigenSuite<V, S>(makeBackend: () => EigenSuiteBackend<V, S> | Pr
       await expect(lanczos(b.operator(a), b.space, { k: 0 })).rejects.toThrow(InvalidParameterError);
       await expect(lobpcg(b.operator(a), b.space, { k: a.rows + 1 })).rejects.toThrow(InvalidParameterError);
       await expect(davidson(b.operator(a), b.space, { k: 1, diagonal: new Float64Array(3) })).rejects.toThrow(DimensionMismatchError);
+      await expect(davidson(b.operator(a), b.space, { k: 1, diagonal: undefined as unknown as Float64Array })).rejects.toThrow(InvalidParameterError);
       await expect(lanczos(b.operator(a), b.space, { k: 4, maxBasis: 5 })).rejects.toThrow(/maxBasis/);
       await expect(davidson(b.operator(a), b.space, { k: 1, diagonal: d(), tol: -1 })).rejects.toThrow(/tol/);
     });

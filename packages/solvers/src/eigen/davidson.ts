@@ -50,6 +50,29 @@ function lowestIndices(d: Float64Array, k: number): number[] {
 }
 
 /**
+ * A replacement for the diagonal preconditioner: given the residuals of the unconverged roots
+ * (`roots[j]` is the root of `residuals[j]`), all current Ritz values, and a way to form the
+ * current Ritz vectors, return correction vectors (any number; they are orthogonalised and
+ * filtered by the caller).
+ */
+export type DavidsonCorrector<V> = (c: {
+  residuals: readonly V[];
+  roots: readonly number[];
+  theta: readonly number[];
+  ritzVectors: () => V[];
+}) => Promise<V[]>;
+
+/** Options of {@link davidsonWith}: Davidson with a caller-supplied correction step. */
+export interface DavidsonCoreOptions<V> extends Omit<DavidsonOptions<V>, 'diagonal'> {
+  /** Diagonal preconditioner / initial guess (optional when `corrector` and `initialVectors` are given). */
+  diagonal?: Float64Array;
+  /** Computes the corrections instead of the diagonal preconditioner. */
+  corrector?: DavidsonCorrector<V>;
+  /** Method name in the result (default 'davidson'). */
+  name?: string;
+}
+
+/**
  * The k lowest eigenpairs of a symmetric operator by block Davidson with the diagonal
  * (level-shifted, clamped) preconditioner. Robust to degenerate roots (block method) and to
  * near-dependent corrections (CGS2 + SVQB with dropping). Cost per iteration: ≤ k matvecs,
@@ -59,14 +82,29 @@ function lowestIndices(d: Float64Array, k: number): number[] {
  * r.values; // three lowest eigenvalues (e.g. CI energies), ascending
  */
 export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: DavidsonOptions<V>): Promise<EigenResult<V>> {
+  if (!(opts.diagonal instanceof Float64Array)) throw new InvalidParameterError('davidson diagonal', 'a Float64Array', opts.diagonal);
+  return davidsonWith(op, space, opts);
+}
+
+/**
+ * Block Davidson with the subspace management of {@link davidson} and either its diagonal
+ * preconditioner or a caller's `corrector` (e.g. a correction equation solved in another
+ * space, see eigsMixed's 'jd' polish). Cost: as davidson plus the corrector's.
+ * @example
+ * const r = await davidsonWith(op, space, { k: 2, initialVectors: x0, corrector: myCorrector });
+ */
+export async function davidsonWith<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: DavidsonCoreOptions<V>): Promise<EigenResult<V>> {
   const k = opts.k;
-  checkEigenInput('davidson', op, k);
+  const name = opts.name ?? 'davidson';
+  checkEigenInput(name, op, k);
   const n = op.rows;
-  const d = opts.diagonal;
-  if (!(d instanceof Float64Array)) throw new InvalidParameterError('davidson diagonal', 'a Float64Array', d);
-  if (d.length !== n) throw new DimensionMismatchError('davidson diagonal', n, d.length);
+  const d = opts.diagonal ?? new Float64Array(n);
+  if (opts.diagonal === undefined && !(opts.corrector && opts.initialVectors)) {
+    throw new InvalidParameterError(`${name} diagonal`, 'a Float64Array (or both corrector and initialVectors)', opts.diagonal);
+  }
+  if (d.length !== n) throw new DimensionMismatchError(`${name} diagonal`, n, d.length);
   for (let i = 0; i < n; i++) {
-    if (!Number.isFinite(d[i]!)) throw new InvalidParameterError(`davidson diagonal[${i}]`, 'a finite number', d[i]);
+    if (!Number.isFinite(d[i]!)) throw new InvalidParameterError(`${name} diagonal[${i}]`, 'a finite number', d[i]);
   }
   checkPositive('davidson tol', opts.tol);
   checkPositive('davidson residualTol', opts.residualTol);
@@ -85,7 +123,7 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
   const lindep = opts.lindep ?? (f32 ? 1e-8 : 1e-14);
   const run = new EigenRun(opts);
   const stats = run.stats;
-  const method = `davidson(k=${k}, maxSubspace=${maxSubspace}, shift=${levelShift})`;
+  const method = opts.corrector ? `${name}(k=${k}, maxSubspace=${maxSubspace})` : `${name}(k=${k}, maxSubspace=${maxSubspace}, shift=${levelShift})`;
 
   // initial block: user vectors or unit vectors at the lowest diagonal entries, orthonormalised
   let guess: V[];
@@ -132,6 +170,10 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
   let theta: number[] = [];
 
   for (;;) {
+    if (run.aborted()) {
+      reason = 'stopped';
+      break;
+    }
     // 1. extend V and A·V, and the new entries of H = Vᵀ·A·V (one readback)
     const m0 = v.length;
     for (const t of newVecs) {
@@ -203,25 +245,31 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
       reason = 'max-iterations';
       break;
     }
-    // 4. corrections t_i = r_i / (d − θ_i + shift), clamped, for the unconverged roots
-    const t: V[] = [];
-    const tNorms: S[] = [];
-    for (let i = 0; i < k; i++) {
-      if (conv[i]) continue;
-      const inv = new Float64Array(n);
-      for (let j = 0; j < n; j++) {
-        let den = d[j]! - theta[i]! + levelShift; // d_j − (θ − shift)
-        if (Math.abs(den) < CLAMP) den = den < 0 ? -CLAMP : CLAMP;
-        inv[j] = 1 / den;
+    // 4. corrections t_i = r_i / (d − θ_i + shift), clamped, for the unconverged roots (or the corrector's)
+    let t: V[] = [];
+    const roots = theta.map((_, i) => i).filter((i) => !conv[i]);
+    if (opts.corrector) {
+      const snapshotV = v;
+      const snapshotC = coeffs;
+      t = await opts.corrector({ residuals: roots.map((i) => r[i]!), roots, theta, ritzVectors: () => combineColumns(space, snapshotV, snapshotC) });
+      stats.precondApplies += roots.length;
+    } else {
+      for (const i of roots) {
+        const inv = new Float64Array(n);
+        for (let j = 0; j < n; j++) {
+          let den = d[j]! - theta[i]! + levelShift; // d_j − (θ − shift)
+          if (Math.abs(den) < CLAMP) den = den < 0 ? -CLAMP : CLAMP;
+          inv[j] = 1 / den;
+        }
+        const dinv = space.fromArray(inv);
+        const ti = space.create(n);
+        space.multiply(r[i]!, dinv, ti); // t = r ∘ (d − θ + shift)⁻¹
+        stats.precondApplies++;
+        space.release(dinv);
+        t.push(ti);
       }
-      const dinv = space.fromArray(inv);
-      const ti = space.create(n);
-      space.multiply(r[i]!, dinv, ti); // t = r ∘ (d − θ + shift)⁻¹
-      stats.precondApplies++;
-      space.release(dinv);
-      t.push(ti);
-      tNorms.push(space.norm2(ti));
     }
+    const tNorms: S[] = t.map((ti) => space.norm2(ti));
     release();
     // 5. collapse onto the current Ritz vectors when the subspace would overflow
     if (m + t.length > maxSubspace) {

@@ -17,7 +17,8 @@ import { HostVectorSpace, InvalidParameterError } from '@gpusparse/formats';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenIterationInfo } from './common';
 import { checkEigenInput, checkPositive } from './common';
-import { davidson } from './davidson';
+import { fastCorrector } from './correction';
+import { davidson, davidsonWith } from './davidson';
 import { lanczos } from './lanczos';
 import { lobpcg } from './lobpcg';
 
@@ -35,6 +36,8 @@ export interface EigenPhaseReport {
   /** The phase's eigenvalues and recomputed residual norms (in that phase's precision). */
   values: number[];
   residualNorms: number[];
+  /** Polish 'jd' only: fast-space matvecs spent on its correction equations. */
+  innerMatvecs?: number;
 }
 
 /** Result of {@link eigsMixed}: float64 host vectors, plus the per-phase report. */
@@ -57,11 +60,18 @@ export interface MixedEigenOptions<V, S> {
   /** The main diagonal (float64): Davidson's preconditioner in both phases. */
   diagonal?: Float64Array;
   /**
-   * Polish method (default 'davidson' when a diagonal is given, else 'lobpcg'). Davidson
-   * polishes diagonally dominant (CI) matrices in a few iterations; with an uninformative
-   * diagonal (e.g. a Laplacian's constant one) LOBPCG keeps more of the history and is faster.
+   * Polish method. 'jd' (default): float64 Davidson on the host whose corrections solve the
+   * Jacobi–Davidson correction equation in the fast space (GMRES, `innerIterations` steps), so
+   * the fast space keeps doing most matvecs and the host needs only a few. 'davidson': float64
+   * Davidson with the diagonal preconditioner (good on diagonally dominant matrices).
+   * 'lobpcg': float64 LOBPCG, no preconditioner. Without fast Ritz vectors (a non-finite fast
+   * phase) 'jd' falls back to 'davidson' when a diagonal is given, else 'lobpcg'.
    */
-  polish?: 'davidson' | 'lobpcg';
+  polish?: 'jd' | 'davidson' | 'lobpcg';
+  /** Inner GMRES steps per correction of the 'jd' polish (default 25). */
+  innerIterations?: number;
+  /** Inner relative tolerance of the 'jd' polish (default 1e-3). */
+  innerRtol?: number;
   /** Relative eigenvalue tolerance of the polish: |Δθ| < tol·max|θ| between iterations (default 1e-10). */
   tol?: number;
   /** Absolute residual tolerance of the polish, ‖A·v − θ·v‖ (default 1e-8). */
@@ -100,6 +110,22 @@ function negated(a: LinearOperator<Float64Array>): LinearOperator<Float64Array> 
     apply(x, y) {
       a.apply(x, y);
       for (let i = 0; i < y.length; i++) y[i] = -y[i]!; // y = −A·x
+    },
+    applyScaled(alpha, x, beta, y) {
+      a.applyScaled(-alpha, x, beta, y); // y = −alpha·A·x + beta·y
+    },
+  };
+}
+
+/** −A on the fast space (for the 'jd' polish of the largest eigenpairs). */
+function negatedFast<V, S>(a: LinearOperator<V>, space: VectorSpace<V, S>): LinearOperator<V> {
+  return {
+    rows: a.rows,
+    cols: a.cols,
+    label: `-(${a.label ?? 'A'})`,
+    apply(x, y) {
+      a.apply(x, y);
+      space.axpby(0, x, -1, y); // y = −A·x
     },
     applyScaled(alpha, x, beta, y) {
       a.applyScaled(-alpha, x, beta, y); // y = −alpha·A·x + beta·y
@@ -168,6 +194,7 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   fast.vectors.forEach((v) => { fastSpace.release(v); });
   const sign = which === 'largest' ? -1 : 1;
   const polishOp = sign === 1 ? hostOperator : negated(hostOperator);
+  let innerMatvecs: number | undefined; // fast-space matvecs of the 'jd' polish
   const combineResult = (polish: EigenResult<Float64Array> | undefined): MixedEigenResult => {
     const src = polish ?? { ...fast, vectors: start, values: fast.values, residualNorms: fast.residualNorms };
     const history = [...fast.history, ...(polish?.history ?? []).map((h) => ({ ...h, iteration: h.iteration + fast.iterations, values: h.values.map((x) => sign * x) }))];
@@ -180,7 +207,7 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
       iterations: fast.iterations + (polish?.iterations ?? 0),
       history,
       stats: {
-        matvecs: fast.stats.matvecs + (polish?.stats.matvecs ?? 0),
+        matvecs: fast.stats.matvecs + (polish?.stats.matvecs ?? 0) + (innerMatvecs ?? 0),
         precondApplies: fast.stats.precondApplies + (polish?.stats.precondApplies ?? 0),
         readbacks: fast.stats.readbacks + (polish?.stats.readbacks ?? 0),
         ms: performance.now() - t0,
@@ -201,13 +228,21 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   if (!(lamScale > 0)) lamScale = 1;
   const initialVectors = start.length >= k ? start : undefined;
   let polish: EigenResult<Float64Array>;
-  const polishMethod = opts.polish ?? (opts.diagonal ? 'davidson' : 'lobpcg');
-  if (polishMethod === 'davidson') {
+  if (opts.polish === 'davidson' && !opts.diagonal) throw new InvalidParameterError('eigsMixed diagonal', "a Float64Array with polish 'davidson'", opts.diagonal);
+  let polishMethod = opts.polish ?? 'jd';
+  if (polishMethod === 'jd' && !initialVectors) polishMethod = opts.diagonal ? 'davidson' : 'lobpcg';
+  if (polishMethod === 'jd') {
+    const jd = fastCorrector(sign === 1 ? fastOperator : negatedFast(fastOperator, fastSpace), fastSpace, { innerIterations: opts.innerIterations, innerRtol: opts.innerRtol });
+    polish = await davidsonWith(polishOp, hostSpace, { ...common, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, residualTol, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(hostOperator.rows, 4 * k + 8), name: 'jd-davidson' });
+    innerMatvecs = jd.stats.matvecs;
+  } else if (polishMethod === 'davidson') {
     const d = sign === 1 ? opts.diagonal! : opts.diagonal!.map((x) => -x);
     polish = await davidson(polishOp, hostSpace, { ...common, onIteration: tag('polish'), diagonal: d, tol: tol * lamScale, residualTol, maxIterations: opts.polishMaxIterations ?? 100, initialVectors });
   } else {
     polish = await lobpcg(polishOp, hostSpace, { ...common, onIteration: tag('polish'), residualTol, maxIterations: opts.polishMaxIterations ?? 300, initialVectors, guard: k > 1 ? 2 : 0 });
   }
-  phases.push(report('polish', hostSpace.name, polish, sign));
+  const polishReport = report('polish', hostSpace.name, polish, sign);
+  if (innerMatvecs !== undefined) polishReport.innerMatvecs = innerMatvecs;
+  phases.push(polishReport);
   return combineResult(polish);
 }
