@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""cuSPARSE side of bench/spgemm.ts: C = A @ B with cupyx.scipy.sparse CSR operands (cuSPARSE
+SpGEMM) on the same matrices as the TypeScript benchmark (seed 002's shapes).
+
+  python3 bench/spgemm_cupy.py [--quick] [--only hm|cdm] [--reps N] [--out FILE] [--dry]
+
+Matrices (identical to bench/spgemm.ts, same LCG):
+- hm: structured sparse, n x n, dg whole diagonals at distinct random offsets in [-n/4, n/4]
+  (Tables 1 and 2 of seed 002: n = 1000 ... 10 000, 5 ... 600 diagonals);
+- cdm: banded, n = 1024 ... 10 240, bandwidths 5, 10, 15, 20 (offsets -floor((w-1)/2) ...).
+Values 1 + ((7i + 13j) mod 17)/16 (never zero). Per case and dtype (float32, float64): median ms of
+A @ B over `reps` runs after 2 warm-ups, timed with CUDA events (the product includes cuSPARSE's
+symbolic and numeric phases and C's allocation, as a user calling A @ B sees), and nnz(C) to
+cross-check nzC of the TypeScript run. --dry builds the matrices on the host only (numpy) and prints
+nzA, nzB, to check the two generators agree without a GPU. Prints one JSON line per case and the
+whole list as JSON at the end (or to --out).
+"""
+import json
+import sys
+
+import numpy as np
+
+
+def lcg(seed):
+    s = seed & 0xFFFFFFFF
+
+    def nxt():
+        nonlocal s
+        s = (1664525 * s + 1013904223) & 0xFFFFFFFF
+        return s / 2**32
+
+    return nxt
+
+
+def random_offsets(n, dg, seed):
+    h = n // 4
+    r = lcg(seed)
+    seen = set()
+    while len(seen) < min(dg, 2 * h + 1):
+        seen.add(int(r() * (2 * h + 1)) - h)
+    return sorted(seen)
+
+
+def band_offsets(w):
+    return [t - (w - 1) // 2 for t in range(w)]
+
+
+def triplets(n, offsets):
+    rows, cols = [], []
+    for k in offsets:
+        i = np.arange(max(0, -k), min(n, n - k), dtype=np.int64)
+        rows.append(i)
+        cols.append(i + k)
+    i = np.concatenate(rows)
+    j = np.concatenate(cols)
+    v = 1.0 + ((7 * i + 13 * j) % 17) / 16.0
+    return i, j, v
+
+
+def cases(quick, only):
+    t1 = [(1000, 9, 5), (2000, 9, 15), (3000, 29, 15), (4000, 29, 35), (5000, 59, 35),
+          (6000, 89, 75), (7000, 99, 75), (8000, 109, 35), (9000, 59, 75), (10000, 109, 35)]
+    t2 = [(200, 200), (300, 300), (400, 200), (500, 500), (600, 600)]
+    hm = [(n // 4, a, b) for n, a, b in t1[:3]] if quick else t1 + [(10000, a, b) for a, b in t2]
+    out = []
+    for n, da, db in hm:
+        out.append(dict(kind='hm', n=n, dgA=da, dgB=db, offA=random_offsets(n, da, n + da), offB=random_offsets(n, db, 7 * n + db)))
+    ns = [256, 1024] if quick else [1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 9216, 10240]
+    for n in ns:
+        for w in (5, 10, 15, 20):
+            out.append(dict(kind='cdm', n=n, dgA=w, dgB=w, offA=band_offsets(w), offB=band_offsets(w), bandwidth=w))
+    return [c for c in out if only is None or c['kind'] == only]
+
+
+def main(argv):
+    opt = lambda name, d=None: argv[argv.index(name) + 1] if name in argv else d  # noqa: E731
+    quick, dry = '--quick' in argv, '--dry' in argv
+    reps = int(opt('--reps', '3' if quick else '10'))
+    out = opt('--out')
+    rows = []
+    if not dry:
+        import cupy as cp
+        import cupyx.scipy.sparse as csp
+        dev = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)['name'].decode()
+    for c in cases(quick, opt('--only')):
+        n = c['n']
+        ia, ja, va = triplets(n, c['offA'])
+        ib, jb, vb = triplets(n, c['offB'])
+        row = dict(kind=c['kind'], n=n, bandwidth=c.get('bandwidth'), dgA=c['dgA'], nzA=int(len(va)), dgB=c['dgB'], nzB=int(len(vb)))
+        if not dry:
+            row['device'] = dev
+            for dt in (np.float32, np.float64):
+                mk = lambda i, j, v: csp.coo_matrix((cp.asarray(v, dtype=dt), (cp.asarray(i), cp.asarray(j))), shape=(n, n)).tocsr()  # noqa: E731
+                a, b = mk(ia, ja, va), mk(ib, jb, vb)
+                for _ in range(2):
+                    cmat = a @ b
+                cp.cuda.Device().synchronize()
+                s, e, ts = cp.cuda.Event(), cp.cuda.Event(), []
+                for _ in range(reps):
+                    s.record()
+                    cmat = a @ b
+                    e.record()
+                    e.synchronize()
+                    ts.append(cp.cuda.get_elapsed_time(s, e))
+                ts.sort()
+                name = 'f32' if dt == np.float32 else 'f64'
+                row[f'cusparse_{name}_median_ms'] = ts[len(ts) // 2]
+                row[f'cusparse_{name}_min_ms'] = ts[0]
+                row['nzC'] = int(cmat.nnz)
+                del a, b, cmat
+                cp.get_default_memory_pool().free_all_blocks()
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    text = json.dumps({'reps': reps, 'rows': rows}, indent=1)
+    if out:
+        with open(out, 'w') as f:
+            f.write(text)
+    else:
+        print(text)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
