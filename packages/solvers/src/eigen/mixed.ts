@@ -4,12 +4,15 @@
  * (HostVectorSpace and a float64 host operator) starts from the fast Ritz vectors and takes the
  * few iterations needed to reach ~1e-10 relative eigenvalue error and ~1e-8 residual norms.
  *
- * Polish method: block Davidson when a diagonal is given (its preconditioner makes the few
- * polish iterations cheap), LOBPCG otherwise or on request; both accept the k fast vectors as
- * a block, which single-vector Lanczos cannot. The polish converges at its method's usual rate
- * from the fast phase's accuracy: a few iterations on diagonally dominant matrices, many more
- * on matrices with tiny relative gaps (it is not a correction-equation refinement). Memory traffic: the fast phase as its method; k vector
- * readbacks between the phases; the polish phase is host-only.
+ * Polish methods ('jd' by default): 'jd' is a float64 Davidson on the host whose corrections
+ * solve the Jacobi–Davidson correction equation by GMRES in the fast space, so the fast space
+ * still does most operator applications and the host needs a few k-matvec iterations (the
+ * residual goes to float32 scaled to unit norm, so float32 limits only the correction's
+ * relative accuracy). 'davidson' (diagonal preconditioner) and 'lobpcg' polish entirely on the
+ * host and converge at their usual rate from the fast phase's accuracy: few iterations on
+ * diagonally dominant matrices, hundreds on matrices with tiny relative gaps.
+ * Memory traffic between the phases: k vector readbacks; per 'jd' iteration k vector uploads
+ * and downloads.
  * @module
  */
 import type { HostScalar, LinearOperator, VectorSpace } from '@gpusparse/formats';
