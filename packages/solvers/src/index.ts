@@ -17,3 +17,4 @@ export * from './eigen/lanczos';
 export * from './eigen/davidson';
 export * from './eigen/lobpcg';
 export * from './eigen/mixed';
+export * from './eigen/correction';
