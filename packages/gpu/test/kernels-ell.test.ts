@@ -199,6 +199,33 @@ describe('ELL, ELL-R, sliced ELL(-R): split paths', () => {
   });
 });
 
+describe('length-stopping kernels never touch padding', () => {
+  it('ELL-R, sliced ELL-R and hybrid give 0 for an empty row even when x[0] = +Inf', async () => {
+    const a = round32(g.withEmptyRows(64, 64, 4, 0.3, 3));
+    const empty = Array.from({ length: a.rows }, (_, i) => i).filter((i) => a.rowPtr[i + 1] === a.rowPtr[i]);
+    expect(empty.length).toBeGreaterThan(0);
+    const x = f32(randomVector(a.cols, 1));
+    x[0] = Number.POSITIVE_INFINITY;
+    const dx = uploadF32(ctx, x);
+    const dy = ctx.buffers.acquire(a.rows * 4);
+    const cases: [string, SparseMatrix, Record<string, number>][] = [
+      ['ell-r', ellRFromCsr(a), {}],
+      ['sliced-ell-r', slicedEllRFromCsr(a, { sliceHeight: 8 }), {}],
+      ['hybrid', hybridFromCsr(a, { boundary: 2 }), { lanes: 4, ellMap: 1 }],
+    ];
+    for (const [id, m, p] of cases) {
+      const k = getKernel(id);
+      const h = k.upload(ctx, m, p);
+      k.encode(ctx, h, dx, dy);
+      const y = await readF32(ctx, dy, a.rows);
+      h.dispose();
+      for (const i of empty) expect(y[i], `${id} row ${i}`).toBe(0);
+    }
+    dx.dispose();
+    dy.dispose();
+  });
+});
+
 describe('a dispatch past 65 535 workgroups (lanes 32: 8 rows per workgroup)', () => {
   it('hybrid (lane-group map) and SELL (coalesced map) on 524 289 rows', async () => {
     const rows = 65_536 * 8 + 1;

@@ -2,7 +2,9 @@
  * ELL kernel: one invocation per row over the column-major slots (seed 001 §3.2, Algorithm 2),
  * slot k of row r at k·rows + r, so the invocations of a workgroup read consecutive addresses
  * (coalesced). Every slot is multiplied without a branch: padding holds value 0 and a valid
- * column (the ELL-family convention), so it adds exactly 0. Matrices past one binding are split
+ * column (the ELL-family convention), so it adds exactly 0.
+ * Caveat of multiplying padding: an empty row's slots point at column 0, so its result is
+ * 0·x[0], NaN when x[0] is ±Inf or NaN (the -R kernels and the hybrid stop at the row length). Matrices past one binding are split
  * into row blocks (and a row wider than a binding into slot ranges): see `ell-device`.
  *
  * No float atomics: invocation r alone computes and stores y[r] within a dispatch; a later

@@ -9,7 +9,8 @@
  * short last slice.
  * @module
  */
-import type { GpuCaps } from '../../device/context';
+import type { GpuCaps, GpuLimits } from '../../device/context';
+import { csrVectorsFit } from '../csr/csr-device';
 import { useSubgroupPath } from '../csr/vector.kernel';
 import type { WgslBinding } from '../wgsl/index';
 import { spmvLanesHead, stridedSum } from '../wgsl/lanes';
@@ -96,6 +97,16 @@ export function slicedWgsl(v: SlicedShader, caps: GpuCaps): string {
   let t = ${total};
   if (p < u.rows && ${store}) { store_y(${v.perm ? 'perm[p]' : 'p'}, t); }
 }${co ? `\n${stridedSum('part', L, wg)}` : ''}`;
+}
+
+/**
+ * `supports` of the sliced kernels: x and y fit a binding, and so do the rows of one slice
+ * (a slice is split by slot ranges, never by rows). O(1).
+ * @example slicedSupports(m, m.sliceHeight, ctx.limits) // true
+ */
+export function slicedSupports(m: { rows: number; cols: number }, height: number, limits: GpuLimits): true | string {
+  if (height * 4 > limits.maxStorageBufferBindingSize) return `slice height ${height} exceeds one binding (${limits.maxStorageBufferBindingSize} bytes) of row data`;
+  return csrVectorsFit(m, limits.maxStorageBufferBindingSize);
 }
 
 /**

@@ -2,7 +2,9 @@
  * Sliced ELL kernel (seed 001 §3.4, Algorithm 4): one invocation per row; row p lies in slice
  * c = p / sliceHeight and reads the slice's column-major slots sl[c].offset + k·h_c + r for
  * k < the slice's width (padding, value 0, multiplied without a branch). One long row pads only
- * its slice. Slice height is a format parameter (uniform, not shader text). Split over
+ * its slice.
+ * Caveat of multiplying padding: an empty row's slots point at column 0, so its result is
+ * 0·x[0], NaN when x[0] is ±Inf or NaN (the -R kernels and the hybrid stop at the row length). Slice height is a format parameter (uniform, not shader text). Split over
  * bindings by whole slices, a slice wider than a binding by slot ranges (`sliced-device`).
  *
  * No float atomics: invocation p alone computes and stores y[p] within a dispatch; slot-range
@@ -10,11 +12,10 @@
  * @module
  */
 import { type SlicedEllMatrix, slicedEllToCsr } from '@gpusparse/formats';
-import { csrVectorsFit } from '../csr/csr-device';
 import type { SpmvKernel } from '../types';
 import { signature } from '../wgsl/index';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from './ell-device';
-import { type SlicedLayout, slicedBindings, slicedPieces, slicedWgsl } from './sliced-device';
+import { type SlicedLayout, slicedBindings, slicedPieces, slicedSupports, slicedWgsl } from './sliced-device';
 
 /** Parameters of the sliced ELL and sliced ELL-R kernels. */
 export type SlicedEllKernelParams = { sliceHeight: number; workgroupSize: number };
@@ -48,7 +49,7 @@ export function slicedFamilyKernel<M extends SlicedMatrix>(spec: SlicedFamilySpe
     },
     defaults: { sliceHeight: 32, workgroupSize: 256 },
     formatParams: (p) => ({ sliceHeight: p.sliceHeight }),
-    supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
+    supports: (m, limits) => slicedSupports(m, m.sliceHeight, limits),
     wgsl: (p, caps) => slicedWgsl({ ...v, workgroupSize: p.workgroupSize }, caps),
     upload(ctx, m, params = {}, opts) {
       const p = { ...this.defaults, ...params };

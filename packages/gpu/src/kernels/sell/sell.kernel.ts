@@ -4,6 +4,8 @@
  * chunkPtr[c] + k·C + r). `lanes` invocations per sorted position p (1 = the classic thread
  * per row; more for long rows) stride over the chunk's slots and reduce, then one invocation
  * stores y[rowPerm[p]] (σ = 1: y[p], no permutation uploaded). Padding (value 0) is multiplied.
+ * Caveat of multiplying padding: an empty row's slots point at column 0, so its result is
+ * 0·x[0], NaN when x[0] is ±Inf or NaN (the -R kernels and the hybrid stop at the row length).
  * Lane map (lanes > 1): `laneMap` 1 (default) puts consecutive invocations on consecutive rows
  * of a chunk (coalesced loads, as thread-per-row SELL; partials gathered from workgroup
  * memory); 0 gives each row a group of consecutive lanes (subgroup shuffles when `lanes`
@@ -16,9 +18,8 @@
  */
 import { type SellMatrix, sellToCsr } from '@gpusparse/formats';
 import type { SpmvKernel } from '../types';
-import { csrVectorsFit } from '../csr/csr-device';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from '../ell/ell-device';
-import { slicedBindings, slicedPieces, slicedWgsl } from '../ell/sliced-device';
+import { slicedBindings, slicedPieces, slicedSupports, slicedWgsl } from '../ell/sliced-device';
 import { signature } from '../wgsl/index';
 
 /**
@@ -49,7 +50,7 @@ export const sellKernel: SpmvKernel<SellMatrix, SellKernelParams, EllDeviceMatri
   },
   defaults: { C: 32, sigmaChunks: 4, lanes: 1, laneMap: 1, workgroupSize: 256 },
   formatParams: (p) => ({ C: p.C, sigma: p.sigmaChunks === 0 ? 1 : p.C * p.sigmaChunks }),
-  supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
+  supports: (m, limits) => slicedSupports(m, m.C, limits),
   wgsl: (p, caps) => slicedWgsl({ workgroupSize: p.workgroupSize, lanes: p.lanes, padLast: true, lengths: false, perm: p.sigmaChunks !== 0, coalesced: p.laneMap === 1 }, caps),
   upload(ctx, m, params = {}, opts) {
     // the shader variant follows the matrix: a permutation is bound exactly when σ > 1
