@@ -28,6 +28,8 @@ function stats(ms: number[], method: Timing['method']): Timing {
  * `reps` timed ones. With timestamps each repetition is its own compute pass bracketed by
  * timestamps; without, `reps` repetitions are submitted together `batches` times and the host
  * clock is divided by `reps`. Cost: one readback (timestamps) or `batches` waits (wall).
+ * `encode` must only record dispatches (no copies) and fewer than ~1000 per repetition, so that
+ * the recorder's uniform arena does not flush in the middle of a timestamped pass.
  * @example const t = await timeGpu(ctx, () => op.apply(x, y), { reps: 20 });
  */
 export async function timeGpu(
