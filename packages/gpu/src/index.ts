@@ -23,3 +23,4 @@ export * from './kernels/csr/adaptive.kernel';
 export * from './device/probe';
 export * from './vector-space';
 export * from './operator';
+export * from './autotune/index';

@@ -1,0 +1,69 @@
+/**
+ * The tuning cache as a JSON file (Node only; the autotuner imports this module dynamically
+ * so browser bundles never load `node:fs`). Default path: `$GPUSPARSE_CACHE_DIR/tune.json`,
+ * else `$XDG_CACHE_HOME/gpusparse/tune.json`, else `~/.cache/gpusparse/tune.json`.
+ * @module
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { type CacheEntry, parseCacheText, serializeCache, type TuneStore } from './cache';
+
+/**
+ * The default cache file: `$GPUSPARSE_CACHE_DIR/tune.json`, `$XDG_CACHE_HOME/gpusparse/tune.json`
+ * or `~/.cache/gpusparse/tune.json`. O(1).
+ * @example defaultCachePath({ GPUSPARSE_CACHE_DIR: '/tmp/c' }) // '/tmp/c/tune.json'
+ */
+export function defaultCachePath(env: Record<string, string | undefined> = process.env): string {
+  if (env.GPUSPARSE_CACHE_DIR) return join(env.GPUSPARSE_CACHE_DIR, 'tune.json');
+  const base = env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(base, 'gpusparse', 'tune.json');
+}
+
+/**
+ * A store in a JSON file. The file is read once (a missing file is an empty cache; a corrupt
+ * one is ignored with a warning and replaced on the next write) and rewritten atomically
+ * (temporary file + rename) after each `set`, merging entries another process wrote meanwhile.
+ * Write failures warn and leave the choice in memory. Cost: O(file) per `set`.
+ * @example const store = new FileTuneStore('/tmp/tune.json');
+ */
+export class FileTuneStore implements TuneStore {
+  private entries: Map<string, CacheEntry> | undefined;
+
+  constructor(
+    readonly where: string = defaultCachePath(),
+    private readonly warn: (msg: string) => void = console.warn,
+  ) {}
+
+  private read(quiet: boolean): Map<string, CacheEntry> {
+    let text: string;
+    try {
+      text = readFileSync(this.where, 'utf8');
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code !== 'ENOENT' && !quiet) this.warn(`gpusparse autotune: cannot read the cache ${this.where}: ${(e as Error).message}`);
+      return new Map();
+    }
+    return parseCacheText(text, this.where, quiet ? () => {} : this.warn);
+  }
+
+  get(key: string): CacheEntry | undefined {
+    this.entries ??= this.read(false);
+    return this.entries.get(key);
+  }
+
+  set(key: string, entry: CacheEntry): void {
+    const merged = this.read(true);
+    for (const [k, v] of this.entries ?? []) if (!merged.has(k)) merged.set(k, v);
+    merged.set(key, entry);
+    this.entries = merged;
+    try {
+      mkdirSync(dirname(this.where), { recursive: true });
+      const tmp = `${this.where}.${process.pid}.tmp`;
+      writeFileSync(tmp, serializeCache(merged));
+      renameSync(tmp, this.where);
+    } catch (e) {
+      this.warn(`gpusparse autotune: cannot write the cache ${this.where}: ${(e as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * Candidate generation and pruning: the registry's kernels × their declared parameter values
+ * (hybrid BOUNDARY replaced by values around Ginkgo's 33rd-percentile rule), each with a
+ * storage estimate, a predicted cost used only for the timing order, and — when cheap
+ * statistics rule it out — the reason it is pruned. Hard prunes (storage past the memory
+ * limit, more diagonals than the kernel accepts) are never timed; soft prunes (padding,
+ * idle lanes, sparse diagonals or blocks) are timed only by an exhaustive sweep.
+ * @module
+ */
+import type { CsrMatrix } from '@gpusparse/formats';
+import type { AnySpmvKernel } from '../kernels/types';
+import { bcsrBlocks, ellPartEntries, type MatrixProfile, paddedSlots } from './profile';
+
+/** Why a candidate is not timed. */
+export interface PruneReason {
+  readonly reason: string;
+  /** True: never timed (would not fit or not run); false: timed only in exhaustive mode. */
+  readonly hard: boolean;
+}
+
+/** One (kernel, parameters) pair the tuner may time. */
+export interface Candidate {
+  readonly kernel: AnySpmvKernel;
+  readonly params: Record<string, number>;
+  /** Candidates with the same key share one host conversion (format + format parameters). */
+  readonly conversionKey: string;
+  /** Estimated device bytes of the matrix (float32 values, u32 indices). */
+  readonly estimatedBytes: number;
+  /** Predicted relative cost (lower first); a heuristic for the timing order only. */
+  readonly predicted: number;
+  readonly pruned?: PruneReason;
+}
+
+/** Thresholds of the pruning rules. */
+export interface PruneRules {
+  /** Largest padded slots / nnz of ELL-family layouts (default 3). */
+  readonly maxPadding: number;
+  /** Most occupied diagonals for DIA / HM (default 64). */
+  readonly maxDiagonals: number;
+  /** Smallest fill nnz / slots of DIA and HM (default 0.5). */
+  readonly minDiagonalFill: number;
+  /** Smallest BCSR block fill nnz / (blocks · r²) (default 0.3). */
+  readonly minBlockFill: number;
+  /** Largest estimated device bytes of one matrix (default 4 GiB; WebGPU does not report device memory). */
+  readonly memoryBytes: number;
+  /** Most parameter combinations per kernel (default 128). */
+  readonly maxPerKernel: number;
+}
+
+/** Default {@link PruneRules}. */
+export const defaultPruneRules: PruneRules = { maxPadding: 3, maxDiagonals: 64, minDiagonalFill: 0.5, minBlockFill: 0.3, memoryBytes: 4 * 2 ** 30, maxPerKernel: 128 };
+
+/** Every combination of the declared values (one-at-a-time variants first), at most `cap`. */
+function combinations(k: AnySpmvKernel, values: Record<string, readonly number[]>, cap: number): Record<string, number>[] {
+  const names = Object.keys(values);
+  const seen = new Set<string>();
+  const out: Record<string, number>[] = [];
+  const push = (p: Record<string, number>) => {
+    const key = names.map((n) => p[n]).join(',');
+    if (out.length < cap && !seen.has(key)) {
+      seen.add(key);
+      out.push(p);
+    }
+  };
+  const base: Record<string, number> = {};
+  for (const n of names) base[n] = values[n]!.includes(k.defaults[n]) ? k.defaults[n] : values[n]![0]!;
+  push(base);
+  for (const n of names) for (const v of values[n]!) push({ ...base, [n]: v });
+  const rec = (i: number, acc: Record<string, number>) => {
+    if (out.length >= cap) return;
+    if (i === names.length) return push({ ...acc });
+    for (const v of values[names[i]!]!) rec(i + 1, { ...acc, [names[i]!]: v });
+  };
+  rec(0, {});
+  return out;
+}
+
+/** BOUNDARY values: 0, Ginkgo's p33 and its multiples ½, 2, 4, the median and p90, capped at RMAX. */
+export function boundaryCandidates(p: MatrixProfile, declared: readonly number[]): number[] {
+  const s = p.stats;
+  const raw = [s.p33, Math.floor(s.p33 / 2), 2 * s.p33, 4 * s.p33, s.p50, s.p90, 0, ...declared.filter((b) => b >= 0)];
+  return [...new Set(raw.map((b) => Math.min(b, s.max)))].sort((a, b) => a - b);
+}
+
+/** Lanes-per-row parameter names of each kernel family. */
+const LANE_PARAM: Record<string, string> = { 'csr-vector': 'lanes', hybrid: 'lanes', sell: 'lanes', axc: 'thw', cmrs: 'lanes' };
+
+/**
+ * Estimate, predict and prune one candidate. The predicted cost is traffic bytes (values,
+ * indices and x gathers per stored slot, y per row) times a kernel factor (imbalance, idle
+ * lanes, uncoalesced threads), plus conversion bytes spread over the expected products.
+ */
+function assess(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record<string, number>, rules: PruneRules, products: number): Omit<Candidate, 'kernel' | 'params' | 'conversionKey'> {
+  const s = p.stats;
+  const n = Math.max(1, s.rows);
+  const z = Math.max(1, s.nnz);
+  const csrBytes = 8 * z + 4 * (n + 1);
+  const imbalance = 1 + s.rsdp / 400;
+  let slots = z; // stored slots (value + index each)
+  let factor = 1;
+  let prune: PruneReason | undefined;
+  const soft = (reason: string) => {
+    prune ??= { reason, hard: false };
+  };
+  const laneName = LANE_PARAM[k.id];
+  if (laneName !== undefined) {
+    const L = params[laneName]!;
+    const busy = Math.max(1, s.mean);
+    factor *= (Math.ceil(busy / L) * L) / busy; // idle lanes in the last step of a row
+    if (L > 2 * Math.max(2, s.p90)) soft(`${laneName} = ${L} > 2·max(2, p90 row length ${s.p90}): most lanes idle`);
+    if (L <= 2 && s.p50 >= 256) soft(`${laneName} = ${L} with median row length ${s.p50} ≥ 256: long serial row walks`);
+  }
+  switch (k.id) {
+    case 'csr-scalar':
+      factor *= imbalance * (1 + Math.min(s.mean, 32) / 8);
+      if (s.p50 >= 64) soft(`thread per row with median row length ${s.p50} ≥ 64: uncoalesced`);
+      break;
+    case 'csr-vector':
+      factor *= imbalance;
+      break;
+    case 'csr-adaptive':
+      factor *= 1.1;
+      break;
+    case 'coo':
+      slots = 1.5 * z; // row index per entry
+      factor *= 1.2;
+      break;
+    case 'cmrs':
+      factor *= 1.1 * imbalance;
+      break;
+    case 'ell':
+    case 'ell-r': {
+      slots = n * s.max;
+      if (k.id === 'ell-r') factor *= (z + 0.1 * slots) / slots; // reads stop at each row's length
+      if (slots / z > rules.maxPadding) soft(`ELL padding rows·max/nnz = ${(slots / z).toFixed(1)} > ${rules.maxPadding}`);
+      break;
+    }
+    case 'sliced-ell':
+    case 'sliced-ell-r': {
+      slots = paddedSlots(p, params.sliceHeight!, 1);
+      if (k.id === 'sliced-ell-r') factor *= (z + 0.1 * slots) / slots;
+      if (slots / z > rules.maxPadding) soft(`sliced-ELL padding ${(slots / z).toFixed(1)} > ${rules.maxPadding}`);
+      break;
+    }
+    case 'sell': {
+      const C = params.C!;
+      const sigma = params.sigmaChunks === 0 ? 1 : C * params.sigmaChunks!;
+      slots = paddedSlots(p, C, sigma);
+      if (slots / z > rules.maxPadding) soft(`SELL-${C}-${sigma} padding ${(slots / z).toFixed(1)} > ${rules.maxPadding}`);
+      break;
+    }
+    case 'hybrid': {
+      const B = params.boundary! < 0 ? s.p33 : params.boundary!;
+      const inEll = ellPartEntries(p, B);
+      slots = n * B + (z - inEll);
+      factor *= 1 + (z - inEll) / z; // the CSR part walks its rows with the same lane group
+      if (inEll > 0 && (n * B) / inEll > rules.maxPadding) soft(`hybrid ELL part padding rows·B/entries = ${((n * B) / inEll).toFixed(1)} > ${rules.maxPadding}`);
+      break;
+    }
+    case 'dia':
+    case 'hm': {
+      const d = p.diagonals;
+      const limit = params.maxDiagonals ?? 1024;
+      if (!d || d.count > limit) {
+        prune = { reason: `${s.occupiedDiagonals} occupied diagonals > the kernel's ${limit}`, hard: true };
+        slots = n * s.occupiedDiagonals;
+        break;
+      }
+      slots = k.id === 'dia' ? d.diaSlots : d.inMatrixSlots;
+      const fill = k.id === 'dia' ? d.fillRatio : d.diagonalFill;
+      factor *= k.id === 'dia' ? 0.9 : 0.95; // no column indices: cheaper slots
+      if (d.count > rules.maxDiagonals) soft(`${d.count} occupied diagonals > ${rules.maxDiagonals}`);
+      else if (fill < rules.minDiagonalFill) soft(`diagonal fill ${fill.toFixed(2)} < ${rules.minDiagonalFill}`);
+      break;
+    }
+    case 'bcsr': {
+      const r = params.blockSize!;
+      const blocks = bcsrBlocks(a, p, r);
+      slots = blocks * r * r;
+      const fill = z / Math.max(1, slots);
+      factor *= 0.7; // one column index per block
+      if (fill < rules.minBlockFill) soft(`BCSR ${r}×${r} block fill ${fill.toFixed(2)} < ${rules.minBlockFill}`);
+      break;
+    }
+    default:
+      if (k.id.startsWith('ax')) {
+        // AXC/AXT (seed 004): padded bricks/tiles plus a partials pass; TH 4 or 8 and BS 512 or 1024 were best there
+        slots = 1.3 * z;
+        factor *= 1.15;
+        if (params.th !== undefined && params.th !== 4 && params.th !== 8) factor *= 1.1;
+        if (params.bs !== undefined && params.bs !== 512 && params.bs !== 1024) factor *= 1.1;
+        if (params.gather === 0) factor *= 1.05;
+      }
+  }
+  const estimatedBytes = k.format === 'csr' ? csrBytes : 8 * slots + 4 * (n + 1);
+  if (estimatedBytes > rules.memoryBytes) prune = { reason: `estimated ${(estimatedBytes / 2 ** 20).toFixed(0)} MiB > memory limit ${(rules.memoryBytes / 2 ** 20).toFixed(0)} MiB`, hard: true };
+  const traffic = 12 * slots + 8 * n;
+  const conversion = k.format === 'csr' ? 0 : (4 * estimatedBytes) / Math.max(1, products);
+  return { estimatedBytes, predicted: traffic * factor + conversion, pruned: prune };
+}
+
+/** A candidate request: a kernel id (all its variants) or a kernel with some parameters fixed. */
+export type CandidateSpec = string | { readonly kernel: string; readonly params?: Readonly<Record<string, number>> };
+
+/**
+ * The candidates for matrix `a`: every kernel of `ks` (or of `specs`) × its parameter
+ * combinations, assessed and sorted by predicted cost (unpruned first). Cost: O(rows) per
+ * distinct layout estimate plus O(candidates).
+ * @example const list = enumerateCandidates(a, profile, kernels, defaultPruneRules, 1000);
+ */
+export function enumerateCandidates(a: CsrMatrix, p: MatrixProfile, ks: readonly AnySpmvKernel[], rules: PruneRules, products: number, specs?: readonly CandidateSpec[]): Candidate[] {
+  const out: Candidate[] = [];
+  const seen = new Set<string>();
+  const wanted = specs?.map((s) => (typeof s === 'string' ? { kernel: s, params: undefined } : s));
+  for (const k of ks) {
+    const reqs = wanted ? wanted.filter((w) => w.kernel === k.id) : [{ kernel: k.id, params: undefined }];
+    for (const req of reqs) {
+      const values: Record<string, readonly number[]> = {};
+      for (const [name, spec] of Object.entries(k.params as Record<string, { values: readonly number[] }>)) {
+        const fixed = req.params?.[name];
+        values[name] = fixed !== undefined ? [fixed] : k.id === 'hybrid' && name === 'boundary' ? boundaryCandidates(p, spec.values) : spec.values;
+      }
+      for (const params of combinations(k, values, rules.maxPerKernel)) {
+        if (k.id === 'hybrid' && params.boundary! < 0) params.boundary = Math.min(p.stats.p33, p.stats.max);
+        const id = `${k.id}${JSON.stringify(params)}`;
+        if (seen.has(id)) continue;
+        seen.add(id);
+        const conversionKey = `${k.format}${JSON.stringify(k.formatParams?.(params) ?? {})}`;
+        out.push({ kernel: k, params, conversionKey, ...assess(a, p, k, params, rules, products) });
+      }
+    }
+  }
+  const rank = (c: Candidate) => (c.pruned ? (c.pruned.hard ? 2 : 1) : 0);
+  return out.sort((x, y) => rank(x) - rank(y) || x.predicted - y.predicted);
+}

@@ -1,0 +1,131 @@
+/**
+ * Cheap structural estimates the autotuner prunes and orders candidates with: row-length
+ * statistics (seed 004 Table 1), diagonal occupancy, padded slot counts of the ELL family for a
+ * given chunk height and sorting window, and the block fill of BCSR — all without converting.
+ * @module
+ */
+import { type CsrMatrix, type DiagonalStats, diagonalStats, type RowLengthStats, rowLengthStats, sellRowOrder } from '@gpusparse/formats';
+
+/** Rows above which padded-slot and block-fill estimates sample instead of counting exactly. */
+const EXACT_ROWS = 1 << 20;
+/** Windows / block rows sampled past {@link EXACT_ROWS}. */
+const SAMPLES = 2048;
+
+/** What the tuner knows about a matrix before it converts anything. */
+export interface MatrixProfile {
+  readonly stats: RowLengthStats;
+  /** Diagonal statistics, computed only when the diagonals are few enough for DIA/HM to matter. */
+  readonly diagonals?: DiagonalStats;
+  /** Row lengths in row order. */
+  readonly lengths: Int32Array;
+  /** Memoised {@link paddedSlots} results. */
+  readonly slotMemo: Map<string, number>;
+  /** Memoised {@link bcsrBlocks} results. */
+  readonly blockMemo: Map<number, number>;
+}
+
+/**
+ * Profile a CSR matrix: row-length statistics, and diagonal statistics when at most
+ * `diagonalLimit` diagonals are occupied. Cost: O(nnz + rows log rows).
+ * @example const p = profileMatrix(a, 1024); p.stats.rsdp
+ */
+export function profileMatrix(a: CsrMatrix, diagonalLimit: number): MatrixProfile {
+  const stats = rowLengthStats(a);
+  const lengths = new Int32Array(a.rows);
+  for (let i = 0; i < a.rows; i++) lengths[i] = a.rowPtr[i + 1]! - a.rowPtr[i]!;
+  const diagonals = stats.occupiedDiagonals <= diagonalLimit ? diagonalStats(a) : undefined;
+  return { stats, diagonals, lengths, slotMemo: new Map(), blockMemo: new Map() };
+}
+
+/** Padded slots of the chunks [w0, w1) of one sorting window (rows order given). */
+function windowSlots(lengths: Int32Array, order: Int32Array, C: number): number {
+  let slots = 0;
+  for (let c = 0; c < order.length; c += C) {
+    let m = 0;
+    const end = Math.min(order.length, c + C);
+    for (let r = c; r < end; r++) m = Math.max(m, lengths[order[r]!]!);
+    slots += m * C;
+  }
+  return slots;
+}
+
+/**
+ * Slots a sliced-ELL / SELL-C-σ layout stores: Σ over chunks of C · (longest row in the chunk),
+ * rows sorted by length inside windows of `sigma` rows (σ = 1: no sorting; the last chunk is
+ * padded to C rows, as the SELL kernel does). Exact up to 2^20 rows; past that, the mean over
+ * 2048 evenly spaced windows scaled to all rows. Cost: O(rows log σ) or O(2048 · σ log σ).
+ * @example paddedSlots(profile, 32, 128) / profile.stats.nnz // SELL-32-128 padding ratio
+ */
+export function paddedSlots(p: MatrixProfile, C: number, sigma: number): number {
+  const key = `${C}:${sigma}`;
+  const memo = p.slotMemo.get(key);
+  if (memo !== undefined) return memo;
+  const rows = p.lengths.length;
+  const window = Math.max(C, sigma <= 1 ? C : sigma);
+  const nWin = Math.ceil(rows / window);
+  let slots = 0;
+  const identity = (lo: number, hi: number) => Int32Array.from({ length: hi - lo }, (_, k) => lo + k);
+  const winSlots = (w: number): number => {
+    const lo = w * window;
+    const hi = Math.min(rows, lo + window);
+    let order = identity(lo, hi);
+    if (sigma > 1) {
+      const local = sellRowOrder(p.lengths.subarray(lo, hi), sigma);
+      order = Int32Array.from(local, (r) => r + lo);
+    }
+    return windowSlots(p.lengths, order, C);
+  };
+  if (rows <= EXACT_ROWS || nWin <= SAMPLES) {
+    for (let w = 0; w < nWin; w++) slots += winSlots(w);
+  } else {
+    let s = 0;
+    for (let k = 0; k < SAMPLES; k++) s += winSlots(Math.floor((k * nWin) / SAMPLES));
+    slots = (s / SAMPLES) * nWin;
+  }
+  p.slotMemo.set(key, slots);
+  return slots;
+}
+
+/**
+ * Non-empty r×r blocks of a CSR matrix (what BCSR stores, r² slots each). Exact up to 2^20
+ * rows; past that, the mean over 2048 evenly spaced block rows scaled up. Cost: O(nnz) or
+ * O(sampled nnz).
+ * @example bcsrBlocks(a, profile, 4) * 16 / profile.stats.nnz // 1 / block fill
+ */
+export function bcsrBlocks(a: CsrMatrix, p: MatrixProfile, r: number): number {
+  const memo = p.blockMemo.get(r);
+  if (memo !== undefined) return memo;
+  const blockRows = Math.ceil(a.rows / r);
+  const seen = new Map<number, number>();
+  const countRow = (br: number): number => {
+    seen.clear();
+    let n = 0;
+    for (let i = br * r; i < Math.min(a.rows, br * r + r); i++) {
+      for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
+        const bc = Math.floor(a.colIdx[k]! / r);
+        if (seen.get(bc) !== br) {
+          seen.set(bc, br);
+          n++;
+        }
+      }
+    }
+    return n;
+  };
+  let blocks = 0;
+  if (a.rows <= EXACT_ROWS || blockRows <= SAMPLES) {
+    for (let br = 0; br < blockRows; br++) blocks += countRow(br);
+  } else {
+    let s = 0;
+    for (let k = 0; k < SAMPLES; k++) s += countRow(Math.floor((k * blockRows) / SAMPLES));
+    blocks = (s / SAMPLES) * blockRows;
+  }
+  p.blockMemo.set(r, blocks);
+  return blocks;
+}
+
+/** Sum over rows of min(length, B): the entries the ELL part of a hybrid holds. O(rows). */
+export function ellPartEntries(p: MatrixProfile, B: number): number {
+  let s = 0;
+  for (let i = 0; i < p.lengths.length; i++) s += Math.min(p.lengths[i]!, B);
+  return s;
+}
