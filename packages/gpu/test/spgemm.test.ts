@@ -105,6 +105,18 @@ describe('HM SpGEMM on the device (Algorithm 2, grouped by C diagonal)', () => {
     expect(Array.from(got.rowPtr)).toEqual(Array.from(ref.rowPtr)); // no exact cancellation here
     expect(Array.from(got.colIdx)).toEqual(Array.from(ref.colIdx));
   });
+  it('an all-zero operand gives a C with no diagonals (HM and CDM)', async () => {
+    const z: CsrMatrix = { format: 'csr', rows: 5, cols: 5, rowPtr: new Int32Array(6), colIdx: new Int32Array(0), values: new Float64Array(0) };
+    const p = hmSpgemmGpu(ctx, hmFromCsr(z), hmFromCsr(g.laplacian1d(5)));
+    p.encode();
+    expect((await p.read()).length).toBe(0);
+    expect(p.template.numDiagonals).toBe(0);
+    const q = cdmSpgemmGpu(ctx, cdmFromCsr(g.laplacian1d(5)), cdmFromCsr(z));
+    q.encode();
+    expect((await q.read()).length).toBe(0);
+    p.dispose();
+    q.dispose();
+  });
   it('refuses mismatched shapes and too many C diagonals, naming them', () => {
     const a = hmFromCsr(diagonals(10, 12, [0, 1], 1));
     expect(() => hmSpgemmGpu(ctx, a, a)).toThrow(DimensionMismatchError);
