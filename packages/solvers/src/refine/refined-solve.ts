@@ -22,6 +22,11 @@ export interface InnerSolveOptions<V> extends Omit<GmresOptions<V>, 'x0' | 'sign
   method?: 'cg' | 'gmres' | 'bicgstab' | 'bicg';
   /** Relative tolerance of each correction solve (default 1e-4). */
   rtol?: number;
+  /**
+   * Most iterations of each correction solve (default 1000, not the solvers' 10·n: a correction
+   * that stops early still reduces the residual, and the outer loop goes on).
+   */
+  maxIterations?: number;
 }
 
 /** What {@link refinedSolve} reports after each outer step. */
@@ -172,7 +177,12 @@ export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<
     // correction equation A·d = r/‖r‖, scaled to unit norm so float32 neither under- nor overflows
     const rs = o.innerSpace.fromArray(r.map((v) => v / rn));
     const { method: _m, ...rest } = innerOpts;
-    const res = await solver(o.innerSpace, o.innerOperator, rs, { ...rest, rtol: innerOpts.rtol ?? 1e-4, signal: o.signal });
+    const res = await solver(o.innerSpace, o.innerOperator, rs, {
+      ...rest,
+      rtol: innerOpts.rtol ?? 1e-4,
+      maxIterations: innerOpts.maxIterations ?? 1000,
+      signal: o.signal,
+    });
     stats.matvecs += res.stats.matvecs;
     stats.precondApplies += res.stats.precondApplies;
     stats.readbacks += res.stats.readbacks + 1;
