@@ -72,6 +72,23 @@ def cases(quick, only):
     return [c for c in out if only is None or c['kind'] == only]
 
 
+def time_product(cp, csp, n, ta, tb, dt, reps):
+    """Sorted CUDA-event times (ms) of `reps` products A @ B after 2 warm-ups, and nnz(C)."""
+    mk = lambda i, j, v: csp.coo_matrix((cp.asarray(v, dtype=dt), (cp.asarray(i), cp.asarray(j))), shape=(n, n)).tocsr()  # noqa: E731
+    a, b = mk(*ta), mk(*tb)
+    for _ in range(2):
+        c = a @ b
+    cp.cuda.Device().synchronize()
+    s, e, ts = cp.cuda.Event(), cp.cuda.Event(), []
+    for _ in range(reps):
+        s.record()
+        c = a @ b
+        e.record()
+        e.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(s, e))
+    return sorted(ts), int(c.nnz)
+
+
 def main(argv):
     opt = lambda name, d=None: argv[argv.index(name) + 1] if name in argv else d  # noqa: E731
     quick, dry = '--quick' in argv, '--dry' in argv
@@ -90,24 +107,13 @@ def main(argv):
         if not dry:
             row['device'] = dev
             for dt in (np.float32, np.float64):
-                mk = lambda i, j, v: csp.coo_matrix((cp.asarray(v, dtype=dt), (cp.asarray(i), cp.asarray(j))), shape=(n, n)).tocsr()  # noqa: E731
-                a, b = mk(ia, ja, va), mk(ib, jb, vb)
-                for _ in range(2):
-                    cmat = a @ b
-                cp.cuda.Device().synchronize()
-                s, e, ts = cp.cuda.Event(), cp.cuda.Event(), []
-                for _ in range(reps):
-                    s.record()
-                    cmat = a @ b
-                    e.record()
-                    e.synchronize()
-                    ts.append(cp.cuda.get_elapsed_time(s, e))
-                ts.sort()
                 name = 'f32' if dt == np.float32 else 'f64'
-                row[f'cusparse_{name}_median_ms'] = ts[len(ts) // 2]
-                row[f'cusparse_{name}_min_ms'] = ts[0]
-                row['nzC'] = int(cmat.nnz)
-                del a, b, cmat
+                try:
+                    ms, nzc = time_product(cp, csp, n, (ia, ja, va), (ib, jb, vb), dt, reps)
+                    row[f'cusparse_{name}_median_ms'], row[f'cusparse_{name}_min_ms'] = ms[len(ms) // 2], ms[0]
+                    row['nzC'] = nzc
+                except Exception as err:  # e.g. CUSPARSE_STATUS_INSUFFICIENT_RESOURCES: reported, not fatal
+                    row[f'cusparse_{name}_error'] = f'{type(err).__name__}: {err}'
                 cp.get_default_memory_pool().free_all_blocks()
         print(json.dumps(row), flush=True)
         rows.append(row)
