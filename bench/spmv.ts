@@ -19,8 +19,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { type CsrMatrix, csrNnz, csrSpmv, generators as g, getFormat, readMatrixMarket } from '@gpusparse/formats';
+import { type CsrMatrix, csrNnz, csrSpmv, getFormat, readMatrixMarket } from '@gpusparse/formats';
 import { Blas1, createGpuContext, entryArgs, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
+import { benchMatrixSet } from './matrix-set';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
@@ -37,21 +38,8 @@ const dumpDir = opt('--dump');
 const valueArgs = new Set(['--out', '--reps', '--kernels', '--only', '--dump'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
-/** The generated matrix set: name and a thunk (built lazily, one at a time). */
-function matrixSet(): [string, () => CsrMatrix][] {
-  const s = quick ? 0.01 : 1;
-  const n2 = Math.round(2000 * Math.sqrt(s));
-  const n3 = Math.round(160 * Math.cbrt(s));
-  const ci = Math.round(quick ? 4000 : 60_000);
-  return [
-    [`banded-${2e6 * s}-b9`, () => g.banded(2e6 * s, 4, 4, { seed: 1 })],
-    [`stencil2d-${n2}x${n2}`, () => g.poisson2d(n2)],
-    [`stencil3d-${n3}^3`, () => g.poisson3d(n3)],
-    [`uniform-${2e6 * s}-16`, () => g.uniformRandom(2e6 * s, 2e6 * s, 16, 2)],
-    [`powerlaw-${2e6 * s}`, () => g.powerLaw(2e6 * s, 2e6 * s, { alpha: 2.2, minLen: 2, maxLen: quick ? 2000 : 20_000, seed: 3 })],
-    [`cilike-${ci}-1000`, () => g.ciLike(ci, { refFraction: 0.1, refDensity: (0.8 * 1000) / (0.1 * ci), expDensity: (0.2 * 1000) / (0.9 * ci), seed: 4 })],
-  ];
-}
+/** The generated matrix set (shared with bench/tune.ts): name and a thunk (built lazily, one at a time). */
+const matrixSet = (): [string, () => CsrMatrix][] => benchMatrixSet(quick);
 
 /** WGSL copy kernels for the bandwidth reference: f32 (the BLAS-1 copy) and vec4<f32>. */
 function copyVec4(ctx: GpuContext) {

@@ -18,6 +18,7 @@ import { type Candidate, type CandidateSpec, defaultPruneRules, enumerateCandida
 import type { CacheEntry, TuneStore } from './cache';
 import { adapterKey, candidateSpaceHash, matrixFingerprint } from './fingerprint';
 import { ConversionCache, measureCandidate, type TuneVectors, tuneVectors, verifyProduct } from './measure';
+import { retimeFinalists } from './finalists';
 import { profileMatrix } from './profile';
 import type { Trial, TuningReport } from './report';
 import { resolveStore } from './store';
@@ -59,6 +60,8 @@ export interface AutotuneOptions {
   /** Timed repetitions per candidate (default 10) and untimed warm-up runs (default 2). */
   readonly reps?: number;
   readonly warmup?: number;
+  /** How many of the best (by objective) are re-timed in interleaved rounds before choosing (default 3; 0 or 1: none). */
+  readonly finalists?: number;
   /** Pruning thresholds. */
   readonly rules?: Partial<PruneRules>;
   /** Kernels to choose from (default: the registry). */
@@ -279,8 +282,16 @@ async function timeCandidates(
     }
     opts.onProgress?.({ phase: 'trial', done: i + 1, total: list.length, spentMs: performance.now() - start, budgetMs: report.budgetMs, trial: t });
   }
-  for (const t of trials) if (t.status === 'timed') t.objectiveMs = objective(t);
-  const ranked = list.map((c, i) => ({ c, t: trials[i]! })).filter((p) => p.t.status === 'timed').sort((p, q) => p.t.objectiveMs! - q.t.objectiveMs!);
+  const byObjective = () => {
+    for (const t of trials) if (t.status === 'timed') t.objectiveMs = objective(t);
+    return list.map((c, i) => ({ c, t: trials[i]! })).filter((p) => p.t.status === 'timed').sort((p, q) => p.t.objectiveMs! - q.t.objectiveMs!);
+  };
+  const finalists = Math.max(0, Math.floor(opts.finalists ?? 3));
+  if (finalists > 1 && report.timed > 1) {
+    await retimeFinalists(ctx, conv, byObjective().slice(0, finalists), v, { reps, warmup, rounds: 2 });
+    for (const t of trials) if (t.status === 'timed') t.gflops = (2 * nnz) / (t.ms! * 1e6);
+  }
+  const ranked = byObjective();
   for (const { c, t } of ranked) {
     opts.onProgress?.({ phase: 'verify', done: report.trials.length, total: report.trials.length, spentMs: performance.now() - start, budgetMs: report.budgetMs, trial: t });
     const { m } = conv.get(c);

@@ -19,8 +19,10 @@ export interface Trial {
   readonly predicted: number;
   /** Estimated device bytes before conversion. */
   readonly estimatedBytes: number;
-  /** Median product time (ms). */
+  /** Median product time (ms); for finalists the median over the first measurement and the re-timing rounds. */
   ms?: number;
+  /** A finalist's first measurement (ms). */
+  firstMs?: number;
   minMs?: number;
   /** 2·nnz / t in GFLOP/s. */
   gflops?: number;

@@ -1,0 +1,166 @@
+/**
+ * Autotuner benchmark: per matrix of the bench set (bench/matrix-set.ts, shared with
+ * bench/spmv.ts) plus Matrix Market files given on the command line, run the tuner as a solver
+ * would (budget = fraction · expectedProducts · first product time, cache off) and an
+ * exhaustive sweep over the same candidates (soft prunes included, no budget), then report the
+ * tuned choice, its product time, the exhaustive best, the ratio (target ≤ 1.05), the tuning
+ * time and the sweep time. Writes JSON to `--out` after every matrix.
+ *
+ * The ratio compares the tuned choice with the exhaustive best timed head to head (both uploaded,
+ * interleaved rounds, median), so load changes between the two runs do not enter it; 1 when both
+ * chose the same. `ratioInSweep` uses the sweep's single measurements, `ratioOwnRun` the tuner's.
+ *
+ * Run locally (lavapipe): `pnpm tsx bench/tune.ts --quick --out bench/out/tune-quick.json`.
+ * Run on an H100: bundle with esbuild (`--bundle --platform=node --format=esm --external:webgpu`),
+ * then `node tune.mjs --out $OUT/tune.json [files.mtx ...]`.
+ * Flags: --quick (small sizes, few reps), --out FILE, --products N (default 10^5; quick 10^4),
+ * --fraction F (default 0.1), --reps N, --only name,name, --kernels id,id (restrict candidates),
+ * --max-per-kernel N (cap parameter combinations per kernel), --no-exhaustive, --verbose.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { type CsrMatrix, csrNnz, readMatrixMarket } from '@gpusparse/formats';
+import { type AutotuneOptions, autotune, createGpuContext, type GpuContext, gpuOperatorFromCsr, reportTable, type Trial, type TuningReport, timeGpu, tuneVector, uploadF32 } from '@gpusparse/gpu';
+import { benchMatrixSet } from './matrix-set';
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.includes(name);
+const opt = (name: string): string | undefined => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const quick = flag('--quick');
+const out = opt('--out') ?? 'bench/out/tune.json';
+const products = Number(opt('--products') ?? (quick ? 1e4 : 1e5));
+const fraction = Number(opt('--fraction') ?? 0.1);
+const reps = Number(opt('--reps') ?? (quick ? 5 : 20));
+const onlyFilter = opt('--only')?.split(',');
+const kernelFilter = opt('--kernels')?.split(',');
+const maxPerKernel = opt('--max-per-kernel') ? Number(opt('--max-per-kernel')) : undefined;
+const valueArgs = new Set(['--out', '--products', '--fraction', '--reps', '--only', '--kernels', '--max-per-kernel'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
+const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
+
+const same = (t: Trial, kernel: string, params: Record<string, number>) => t.kernel === kernel && JSON.stringify(t.params) === JSON.stringify(params);
+const label = (kernel: string, params: Readonly<Record<string, number>>) => `${kernel}(${Object.entries(params).map(([k, v]) => `${k}=${v}`).join(',')})`;
+
+/** Smallest product time among timed trials. */
+function fastest(r: TuningReport): Trial | undefined {
+  let best: Trial | undefined;
+  for (const t of r.trials) if (t.status === 'timed' && (best === undefined || t.ms! < best.ms!)) best = t;
+  return best;
+}
+
+/**
+ * Product times (ms) of several choices timed head to head: all uploaded, then `rounds`
+ * interleaved rounds of `reps` products each; the median of the round medians per choice.
+ */
+async function headToHead(ctx: GpuContext, a: CsrMatrix, choices: { kernel: string; params: Readonly<Record<string, number>> }[], rounds = 5): Promise<number[]> {
+  const ops = choices.map((c) => gpuOperatorFromCsr(ctx, a, { kernel: c.kernel, params: { ...c.params } }));
+  const dx = uploadF32(ctx, tuneVector(a.cols));
+  const dy = ctx.buffers.acquire(Math.max(1, a.rows) * 4);
+  const samples: number[][] = ops.map(() => []);
+  try {
+    for (let r = 0; r < rounds; r++) {
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i]!;
+        samples[i]!.push((await timeGpu(ctx, () => op.kernel.encode(ctx, op.handle, dx, dy), { reps })).medianMs);
+      }
+    }
+  } finally {
+    for (const op of ops) op.dispose();
+    dx.dispose();
+    dy.dispose();
+  }
+  return samples.map((s) => [...s].sort((x, y) => x - y)[s.length >> 1]!);
+}
+
+async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<Record<string, unknown>> {
+  const base: AutotuneOptions = {
+    cache: false,
+    expectedProducts: products,
+    fraction,
+    reps,
+    candidates: kernelFilter,
+    rules: maxPerKernel ? { maxPerKernel } : undefined,
+    warn: (m) => console.log(`  warning: ${m}`),
+  };
+  const t0 = performance.now();
+  const tuned = await autotune(ctx, a, base);
+  const tuneWall = performance.now() - t0;
+  const tr = tuned.report;
+  const mine = tr.trials.find((t) => t.verified);
+  console.log(`  tuned: ${label(tuned.kernel, tuned.params)} ${mine?.ms?.toFixed(4)} ms; timed ${tr.timed}, pruned ${tr.pruned}; spent ${tr.spentMs.toFixed(0)} ms of ${tr.budgetMs.toFixed(0)} ms`);
+  if (flag('--verbose')) console.log(reportTable(tr, { maxRows: 30 }));
+  const row: Record<string, unknown> = {
+    name,
+    rows: a.rows,
+    cols: a.cols,
+    nnz: csrNnz(a),
+    tuned: { kernel: tuned.kernel, params: tuned.params, productMs: mine?.ms, objectiveMs: mine?.objectiveMs, conversionMs: mine?.conversionMs, uploadMs: mine?.uploadMs, gflops: mine?.gflops },
+    tuningMs: tr.spentMs,
+    tuningWallMs: tuneWall,
+    budgetMs: tr.budgetMs,
+    timed: tr.timed,
+    pruned: tr.pruned,
+    method: tr.method,
+    tunedReport: tr,
+  };
+  if (flag('--no-exhaustive')) return row;
+  const t1 = performance.now();
+  const ex = await autotune(ctx, a, { ...base, exhaustive: true });
+  const er = ex.report;
+  const best = fastest(er)!;
+  const tunedThere = er.trials.find((t) => t.status === 'timed' && same(t, tuned.kernel, tuned.params));
+  const bestInTuner = tr.trials.find((t) => same(t, best.kernel, best.params as Record<string, number>));
+  const sameChoice = same(best, tuned.kernel, tuned.params);
+  const h2h = sameChoice ? undefined : await headToHead(ctx, a, [{ kernel: tuned.kernel, params: tuned.params }, { kernel: best.kernel, params: best.params }]);
+  const ratio = sameChoice ? 1 : h2h![0]! / h2h![1]!;
+  const ratioInSweep = tunedThere?.ms !== undefined ? tunedThere.ms / best.ms! : undefined;
+  const ratioOwnRun = mine?.ms !== undefined ? mine.ms / best.ms! : undefined;
+  Object.assign(row, {
+    exhaustive: { kernel: best.kernel, params: best.params, productMs: best.ms, gflops: best.gflops, objectiveWinner: ex.kernel, objectiveWinnerParams: ex.params },
+    exhaustiveMs: performance.now() - t1,
+    exhaustiveTimed: er.timed,
+    tunedProductMsInSweep: tunedThere?.ms,
+    headToHeadMs: h2h ? { tuned: h2h[0], exhaustiveBest: h2h[1] } : undefined,
+    ratio,
+    ratioInSweep,
+    ratioOwnRun,
+    within5pct: ratio !== undefined ? ratio <= 1.05 : undefined,
+    exhaustiveBestInTuner: bestInTuner ? { status: bestInTuner.status, reason: bestInTuner.reason } : undefined,
+    exhaustiveReport: er,
+  });
+  console.log(
+    `  exhaustive best: ${label(best.kernel, best.params)} ${best.ms!.toFixed(4)} ms (${er.timed} timed in ${((performance.now() - t1) / 1e3).toFixed(1)} s); ` +
+      `ratio ${ratio.toFixed(3)}${h2h ? ' (head to head)' : ' (same choice)'}, in the sweep ${ratioInSweep?.toFixed(3)}, own run ${ratioOwnRun?.toFixed(3)}; in the tuner: ${bestInTuner?.status}${bestInTuner?.reason ? ` (${bestInTuner.reason})` : ''}`,
+  );
+  return row;
+}
+
+async function main(): Promise<void> {
+  const ctx = await createGpuContext({ unsafe: flag('--unsafe') });
+  console.log(ctx.describeText());
+  const set: [string, () => Promise<CsrMatrix> | CsrMatrix][] = benchMatrixSet(quick);
+  for (const f of files) set.push([basename(f).replace(/\.mtx(\.gz)?$/, ''), async () => (await readMatrixMarket(f, { strictCount: false })).matrix]);
+  const results: Record<string, unknown>[] = [];
+  for (const [name, make] of set) {
+    if (onlyFilter && !onlyFilter.some((o) => name.startsWith(o))) continue;
+    const a = await make();
+    console.log(`${name}: ${a.rows}×${a.cols}, ${csrNnz(a)} nnz`);
+    try {
+      results.push(await tuneMatrix(ctx, name, a));
+    } catch (e) {
+      console.log(`  failed: ${(e as Error).message}`);
+      results.push({ name, error: (e as Error).message });
+      if (ctx.isLost) break;
+    }
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), quick, products, fraction, reps, device: ctx.describe(), matrices: results }, null, 1));
+  }
+  const ratios = results.map((r) => r.ratio as number | undefined).filter((r): r is number => r !== undefined);
+  if (ratios.length) console.log(`ratio tuned/exhaustive: max ${Math.max(...ratios).toFixed(3)}, within 5 %: ${ratios.filter((r) => r <= 1.05).length}/${ratios.length}`);
+  console.log(`wrote ${out}`);
+  ctx.dispose();
+}
+
+await main();
