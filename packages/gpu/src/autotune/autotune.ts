@@ -184,7 +184,7 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
 /** Verify a cached choice with one product (no timing); records it as the only trial. */
 async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntry, ks: readonly AnySpmvKernel[], v: TuneVectors, held: Held, report: TuningReport): Promise<boolean> {
   const k = ks.find((d) => d.id === hit.kernel)!;
-  const c: Candidate = { kernel: k, params: { ...k.defaults, ...hit.params }, conversionKey: 'cached', estimatedBytes: 0, predicted: 0 };
+  const c: Candidate = { kernel: k, params: { ...k.defaults, ...hit.params }, conversionKey: 'cached', estimatedBytes: 0, predicted: 0, work: 0 };
   const t: Trial = { kernel: k.id, params: c.params, status: 'cached', reason: 'cache hit (not timed)', predicted: 0, estimatedBytes: 0, ms: hit.productMs, conversionMs: hit.conversionMs, uploadMs: hit.uploadMs };
   report.trials.push(t);
   report.source = 'cache';
@@ -239,13 +239,31 @@ async function timeCandidates(
   let uploadPerByte = 0;
   let lastMs = 0;
   const seenConv = new Set<string>();
-  for (let i = 0; i < list.length; i++) {
+  // timing order: the static prediction until one product is timed, then the calibrated objective
+  // products · (ms per unit of work) · work + conversion (unless shared and done) + upload
+  const pending = list.map((_, i) => i).filter((i) => !(list[i]!.pruned && (list[i]!.pruned!.hard || !opts.exhaustive)));
+  const msPerWork: number[] = [];
+  let handled = 0;
+  while (pending.length > 0) {
+    let pick = 0;
+    const kWork = msPerWork.length ? [...msPerWork].sort((x, y) => x - y)[msPerWork.length >> 1]! : 0;
+    const costOf = (c: Candidate) => ({ conv: seenConv.has(c.conversionKey) ? 0 : convPerByte * c.estimatedBytes, upload: uploadPerByte * c.estimatedBytes, product: kWork * c.work });
+    if (kWork > 0) {
+      let best = Number.POSITIVE_INFINITY;
+      pending.forEach((i, k) => {
+        const e = costOf(list[i]!);
+        const score = e.conv + e.upload + Math.max(1, products) * e.product;
+        if (score < best) [best, pick] = [score, k];
+      });
+    }
+    const i = pending.splice(pick, 1)[0]!;
     const c = list[i]!;
     const t = trials[i]!;
-    if (c.pruned && (c.pruned.hard || !opts.exhaustive)) continue;
+    handled++;
     const spent = performance.now() - start;
     if (report.timed > 0 && !opts.exhaustive) {
-      const need = (seenConv.has(c.conversionKey) ? 0 : convPerByte * c.estimatedBytes) + uploadPerByte * c.estimatedBytes + (reps + warmup) * lastMs;
+      const e = costOf(c);
+      const need = e.conv + e.upload + (reps + warmup) * (e.product || lastMs);
       if (spent + need > report.budgetMs) {
         t.reason = `budget: needs ~${need.toFixed(1)} ms, ${Math.max(0, report.budgetMs - spent).toFixed(1)} ms left`;
         continue;
@@ -270,6 +288,7 @@ async function timeCandidates(
       seenConv.add(c.conversionKey);
       uploadPerByte = Math.max(uploadPerByte * 0.5, meas.uploadMs / Math.max(1, c.estimatedBytes));
       lastMs = meas.medianMs;
+      if (c.work > 0) msPerWork.push(meas.medianMs / c.work);
       if (report.timed === 1) {
         // the first product time turns the caller's statement into a budget and a product count
         if (products === 0) products = opts.budgetMs !== undefined ? Math.max(1, Math.round(opts.budgetMs / meas.medianMs)) : 1000;
@@ -280,7 +299,7 @@ async function timeCandidates(
       if (ctx.isLost) throw e;
       Object.assign(t, { status: 'error', error: (e as Error).message });
     }
-    opts.onProgress?.({ phase: 'trial', done: i + 1, total: list.length, spentMs: performance.now() - start, budgetMs: report.budgetMs, trial: t });
+    opts.onProgress?.({ phase: 'trial', done: handled, total: list.length, spentMs: performance.now() - start, budgetMs: report.budgetMs, trial: t });
   }
   const byObjective = () => {
     for (const t of trials) if (t.status === 'timed') t.objectiveMs = objective(t);

@@ -28,6 +28,8 @@ export interface Candidate {
   readonly estimatedBytes: number;
   /** Predicted relative cost (lower first); a heuristic for the timing order only. */
   readonly predicted: number;
+  /** Predicted product work: traffic bytes × kernel factor (the tuner calibrates ms per unit). */
+  readonly work: number;
   readonly pruned?: PruneReason;
 }
 
@@ -196,7 +198,7 @@ function assess(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record
   if (estimatedBytes > rules.memoryBytes) prune = { reason: `estimated ${(estimatedBytes / 2 ** 20).toFixed(0)} MiB > memory limit ${(rules.memoryBytes / 2 ** 20).toFixed(0)} MiB`, hard: true };
   const traffic = 12 * slots + 8 * n;
   const conversion = k.format === 'csr' ? 0 : (4 * estimatedBytes) / Math.max(1, products);
-  return { estimatedBytes, predicted: traffic * factor + conversion, pruned: prune };
+  return { estimatedBytes, predicted: traffic * factor + conversion, work: traffic * factor, pruned: prune };
 }
 
 /** A candidate request: a kernel id (all its variants) or a kernel with some parameters fixed. */
