@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CsrMatrix, csrSpmv, generators as g, rowLengthStats } from '@gpusparse/formats';
+import { type CsrMatrix, csrFromDense, csrSpmv, generators as g, rowLengthStats } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultCachePath } from '../src/autotune/cache-fs';
 import {
@@ -244,6 +244,16 @@ describe('autotune on the device', () => {
     expect(rep.trials.filter((t) => t.status === 'timed').every((t) => t.gflops! > 0)).toBe(true);
     expect(await errorOverBound(op, a)).toBeLessThanOrEqual(1);
     op.dispose();
+  });
+
+  it('handles n = 0, n = 1 and a matrix of empty rows', async () => {
+    const ctx = await testContext();
+    for (const a of [csrFromDense([], 0), csrFromDense([[3]]), csrFromDense([[0, 0], [0, 0], [0, 0]])]) {
+      const op = await tunedOperator(ctx, a, { cache: false, budgetMs: 1e5, candidates: FEW, reps: 2, ...quiet });
+      expect(op.tuning.timed).toBeGreaterThan(0);
+      if (a.rows > 0) expect(await errorOverBound(op, a)).toBeLessThanOrEqual(1);
+      op.dispose();
+    }
   });
 
   it('rejects bad options with the expected range', async () => {
