@@ -256,6 +256,16 @@ describe('autotune on the device', () => {
     }
   });
 
+  it('tries TH = 8 for AXTUH/AXTCH (seed 004) and the result verifies', async () => {
+    const ctx = await testContext();
+    const a = g.powerLaw(800, 800, { alpha: 2.2, minLen: 2, maxLen: 300, seed: 4 });
+    const r = await autotune(ctx, a, { cache: false, budgetMs: 1e6, candidates: [{ kernel: 'axtch', params: { th: 8, gather: 1 } }, { kernel: 'axtuh', params: { th: 8, gather: 1 } }], reps: 2, finalists: 0, ...quiet });
+    expect(r.report.trials.map((t) => t.params.th)).toEqual([8, 8, 8, 8]);
+    expect(r.report.trials.filter((t) => t.status === 'timed').length).toBe(4);
+    expect(r.params.th).toBe(8);
+    expect(r.report.trials.find((t) => t.verified)?.maxErrOverBound).toBeLessThanOrEqual(1);
+  });
+
   it('rejects bad options with the expected range', async () => {
     const ctx = await testContext();
     await expect(autotune(ctx, g.poisson2d(4), { fraction: 2 })).rejects.toThrow(/fraction expected in \(0, 1\], got 2/);

@@ -80,6 +80,9 @@ export interface AutotuneResult {
   operator(): GpuOperator;
 }
 
+/** Part of every cache key; bump it when candidate generation or the objective changes meaning. */
+export const TUNER_VERSION = 1;
+
 /** The choice when tuning is off. */
 export const DEFAULT_CHOICE = { kernel: 'csr-vector', params: {} } as const;
 
@@ -155,7 +158,7 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
   const profile = profileMatrix(a, Math.max(rules.maxDiagonals, 1024));
   const fp = matrixFingerprint(a, profile.stats, { content: opts.contentHash });
   const sizing = opts.expectedProducts !== undefined ? `p${decade(opts.expectedProducts)}` : opts.budgetMs !== undefined ? `b${decade(opts.budgetMs)}` : 'p3';
-  const key = [fp.key, adapterKey(ctx), `k${candidateSpaceHash(ks)}`, sizing, opts.candidates ? `c${JSON.stringify(opts.candidates)}` : ''].join('/');
+  const key = [fp.key, adapterKey(ctx), `v${TUNER_VERSION}k${candidateSpaceHash(ks)}`, sizing, opts.candidates ? `c${JSON.stringify(opts.candidates)}` : ''].join('/');
   (report as { key: string }).key = key;
   report.statsMs = performance.now() - start;
   const store = await resolveStore(opts.cache, warn);

@@ -84,6 +84,12 @@ export function boundaryCandidates(p: MatrixProfile, declared: readonly number[]
   return [...new Set(raw.map((b) => Math.min(b, s.max)))].sort((a, b) => a - b);
 }
 
+/**
+ * Values the tuner tries beyond a kernel's declared ones: TH = 8 for AXTUH/AXTCH (seed 004 found
+ * TH 4 or 8 best on most matrices; both kernels take any TH ≥ 2). Every choice is verified.
+ */
+export const EXTRA_VALUES: Readonly<Record<string, Readonly<Record<string, readonly number[]>>>> = { axtuh: { th: [8] }, axtch: { th: [8] } };
+
 /** Lanes-per-row parameter names of each kernel family. */
 const LANE_PARAM: Record<string, string> = { 'csr-vector': 'lanes', hybrid: 'lanes', sell: 'lanes', axc: 'thw', cmrs: 'lanes' };
 
@@ -220,7 +226,8 @@ export function enumerateCandidates(a: CsrMatrix, p: MatrixProfile, ks: readonly
       const values: Record<string, readonly number[]> = {};
       for (const [name, spec] of Object.entries(k.params as Record<string, { values: readonly number[] }>)) {
         const fixed = req.params?.[name];
-        values[name] = fixed !== undefined ? [fixed] : k.id === 'hybrid' && name === 'boundary' ? boundaryCandidates(p, spec.values) : spec.values;
+        const declared = [...new Set([...spec.values, ...(EXTRA_VALUES[k.id]?.[name] ?? [])])];
+        values[name] = fixed !== undefined ? [fixed] : k.id === 'hybrid' && name === 'boundary' ? boundaryCandidates(p, spec.values) : declared;
       }
       for (const params of combinations(k, values, rules.maxPerKernel)) {
         if (k.id === 'hybrid' && params.boundary! < 0) params.boundary = Math.min(p.stats.p33, p.stats.max);
