@@ -242,6 +242,15 @@ async function timeCandidates(
   let uploadPerByte = 0;
   let lastMs = 0;
   const seenConv = new Set<string>();
+  // what choosing still costs, reserved inside the budget: re-timing the finalists (uploads and
+  // 2 rounds of warmup + reps products each) and verifying the best (one upload, one product)
+  const finalists = Math.max(0, Math.floor(opts.finalists ?? 3));
+  const closing = (): number => {
+    const top = trials.filter((t) => t.status === 'timed').sort((x, y) => objective(x) - objective(y)).slice(0, finalists > 1 ? finalists : 1);
+    let ms = 0;
+    for (const t of top) ms += (finalists > 1 ? t.uploadMs! + 2 * (reps + warmup) * t.ms! : 0);
+    return ms + (top[0] ? top[0].uploadMs! + top[0].ms! + report.statsMs : 0);
+  };
   // timing order: the static prediction until one product is timed, then the calibrated objective
   // products · (ms per unit of work) · work + conversion (unless shared and done) + upload
   const pending = list.map((_, i) => i).filter((i) => !(list[i]!.pruned && (list[i]!.pruned!.hard || !opts.exhaustive)));
@@ -267,7 +276,7 @@ async function timeCandidates(
     if (report.timed > 0 && !opts.exhaustive) {
       const e = costOf(c);
       const need = e.conv + e.upload + (reps + warmup) * (e.product || lastMs);
-      if (spent + need > report.budgetMs) {
+      if (spent + need + closing() > report.budgetMs) {
         t.reason = `budget: needs ~${need.toFixed(1)} ms, ${Math.max(0, report.budgetMs - spent).toFixed(1)} ms left`;
         continue;
       }
@@ -308,8 +317,7 @@ async function timeCandidates(
     for (const t of trials) if (t.status === 'timed') t.objectiveMs = objective(t);
     return list.map((c, i) => ({ c, t: trials[i]! })).filter((p) => p.t.status === 'timed').sort((p, q) => p.t.objectiveMs! - q.t.objectiveMs!);
   };
-  const finalists = Math.max(0, Math.floor(opts.finalists ?? 3));
-  if (finalists > 1 && report.timed > 1) {
+  if (finalists > 1 && report.timed > 1 && (opts.exhaustive || performance.now() - start + closing() <= report.budgetMs)) {
     await retimeFinalists(ctx, conv, byObjective().slice(0, finalists), v, { reps, warmup, rounds: 2 });
     for (const t of trials) if (t.status === 'timed') t.gflops = (2 * nnz) / (t.ms! * 1e6);
   }
