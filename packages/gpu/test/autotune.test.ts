@@ -15,6 +15,7 @@ import {
   defaultPruneRules,
   enumerateCandidates,
   kernels,
+  LocalStorageTuneStore,
   MemoryTuneStore,
   matrixFingerprint,
   profileMatrix,
@@ -110,6 +111,23 @@ describe('autotune: candidates and pruning (no timing)', () => {
     expect(matrixFingerprint(b, rowLengthStats(b), { content: true }).key).not.toBe(matrixFingerprint(a, rowLengthStats(a), { content: true }).key);
     const c = g.poisson2d(13);
     expect(matrixFingerprint(c, rowLengthStats(c)).key).not.toBe(fa.key);
+  });
+
+  it('localStorage store: round trip, corrupt content ignored with a warning', () => {
+    const items = new Map<string, string>();
+    const storage = { getItem: (k: string) => items.get(k) ?? null, setItem: (k: string, v: string) => void items.set(k, v) };
+    const entry = { kernel: 'csr-vector', params: { lanes: 4 }, productMs: 0.5, conversionMs: 0, uploadMs: 1, method: 'wall' as const, date: '2026-01-01' };
+    new LocalStorageTuneStore(storage).set('k1', entry);
+    expect(new LocalStorageTuneStore(storage).get('k1')).toEqual(entry);
+    items.set('gpusparse-tune', '[1, 2');
+    const warnings: string[] = [];
+    const broken = new LocalStorageTuneStore(storage, 'gpusparse-tune', (m) => warnings.push(m));
+    expect(broken.get('k1')).toBeUndefined();
+    expect(warnings[0]).toMatch(/ignoring the cache localStorage\[gpusparse-tune\]: expected JSON/);
+    items.set('gpusparse-tune', JSON.stringify({ version: 1, entries: { k2: { ...entry, params: { lanes: 'x' } } } }));
+    const w2: string[] = [];
+    expect(new LocalStorageTuneStore(storage, 'gpusparse-tune', (m) => w2.push(m)).get('k2')).toBeUndefined();
+    expect(w2[0]).toMatch(/parameter lanes expected a finite number, got x/);
   });
 
   it('default cache path honours GPUSPARSE_CACHE_DIR, then XDG_CACHE_HOME', () => {

@@ -161,6 +161,7 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
   const key = [fp.key, adapterKey(ctx), `v${TUNER_VERSION}k${candidateSpaceHash(ks)}`, sizing, opts.candidates ? `c${JSON.stringify(opts.candidates)}` : ''].join('/');
   (report as { key: string }).key = key;
   report.statsMs = performance.now() - start;
+  opts.onProgress?.({ phase: 'stats', done: 0, total: 0, spentMs: report.statsMs, budgetMs: 0 });
   const store = await resolveStore(opts.cache, warn);
   (report as { cacheWhere: string }).cacheWhere = store?.where ?? 'none';
   const v = tuneVectors(ctx, a.rows, a.cols);
