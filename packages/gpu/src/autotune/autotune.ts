@@ -247,7 +247,7 @@ async function timeCandidates(
   // 2 rounds of warmup + reps products each) and verifying the best (one upload, one product)
   const finalists = Math.max(0, Math.floor(opts.finalists ?? 3));
   const closing = (): number => {
-    const top = trials.filter((t) => t.status === 'timed').sort((x, y) => objective(x) - objective(y)).slice(0, finalists > 1 ? finalists : 1);
+    const top = trials.filter((t) => t.status === 'timed').sort((x, y) => objective(x) - objective(y)).slice(0, Math.max(finalists, 1));
     let ms = 0;
     for (const t of top) ms += (finalists > 1 ? t.uploadMs! + 2 * (reps + warmup) * t.ms! : 0);
     return ms + (top[0] ? top[0].uploadMs! + top[0].ms! + report.statsMs : 0);
