@@ -37,6 +37,8 @@ export interface Candidate {
 export interface PruneRules {
   /** Largest padded slots / nnz of ELL-family layouts (default 3). */
   readonly maxPadding: number;
+  /** Padding past which an ELL-family layout is never built, not even by an exhaustive sweep (default 32). */
+  readonly maxPaddingHard: number;
   /** Most occupied diagonals for DIA / HM (default 64). */
   readonly maxDiagonals: number;
   /** Smallest fill nnz / slots of DIA and HM (default 0.5). */
@@ -50,7 +52,7 @@ export interface PruneRules {
 }
 
 /** Default {@link PruneRules}. */
-export const defaultPruneRules: PruneRules = { maxPadding: 3, maxDiagonals: 64, minDiagonalFill: 0.5, minBlockFill: 0.3, memoryBytes: 4 * 2 ** 30, maxPerKernel: 128 };
+export const defaultPruneRules: PruneRules = { maxPadding: 3, maxPaddingHard: 32, maxDiagonals: 64, minDiagonalFill: 0.5, minBlockFill: 0.3, memoryBytes: 4 * 2 ** 30, maxPerKernel: 128 };
 
 /** Every combination of the declared values (one-at-a-time variants first), at most `cap`. */
 function combinations(k: AnySpmvKernel, values: Record<string, readonly number[]>, cap: number): Record<string, number>[] {
@@ -110,6 +112,10 @@ function assess(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record
   const soft = (reason: string) => {
     prune ??= { reason, hard: false };
   };
+  const padding = (what: string, ratio: number) => {
+    if (ratio > rules.maxPaddingHard) prune ??= { reason: `${what} padding ${ratio.toFixed(1)} > ${rules.maxPaddingHard}: explodes`, hard: true };
+    else if (ratio > rules.maxPadding) soft(`${what} padding ${ratio.toFixed(1)} > ${rules.maxPadding}`);
+  };
   const laneName = LANE_PARAM[k.id];
   if (laneName !== undefined) {
     const L = params[laneName]!;
@@ -140,21 +146,21 @@ function assess(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record
     case 'ell-r': {
       slots = n * s.max;
       if (k.id === 'ell-r') factor *= (z + 0.1 * slots) / slots; // reads stop at each row's length
-      if (slots / z > rules.maxPadding) soft(`ELL padding rows·max/nnz = ${(slots / z).toFixed(1)} > ${rules.maxPadding}`);
+      padding('ELL rows·max/nnz', slots / z);
       break;
     }
     case 'sliced-ell':
     case 'sliced-ell-r': {
       slots = paddedSlots(p, params.sliceHeight!, 1);
       if (k.id === 'sliced-ell-r') factor *= (z + 0.1 * slots) / slots;
-      if (slots / z > rules.maxPadding) soft(`sliced-ELL padding ${(slots / z).toFixed(1)} > ${rules.maxPadding}`);
+      padding('sliced-ELL', slots / z);
       break;
     }
     case 'sell': {
       const C = params.C!;
       const sigma = params.sigmaChunks === 0 ? 1 : C * params.sigmaChunks!;
       slots = paddedSlots(p, C, sigma);
-      if (slots / z > rules.maxPadding) soft(`SELL-${C}-${sigma} padding ${(slots / z).toFixed(1)} > ${rules.maxPadding}`);
+      padding(`SELL-${C}-${sigma}`, slots / z);
       break;
     }
     case 'hybrid': {
@@ -162,7 +168,7 @@ function assess(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record
       const inEll = ellPartEntries(p, B);
       slots = n * B + (z - inEll);
       factor *= 1 + (z - inEll) / z; // the CSR part walks its rows with the same lane group
-      if (inEll > 0 && (n * B) / inEll > rules.maxPadding) soft(`hybrid ELL part padding rows·B/entries = ${((n * B) / inEll).toFixed(1)} > ${rules.maxPadding}`);
+      if (inEll > 0) padding('hybrid ELL part rows·B/entries', (n * B) / inEll);
       break;
     }
     case 'dia':
