@@ -112,6 +112,8 @@ def main(argv):
                     ms, nzc = time_product(cp, csp, n, (ia, ja, va), (ib, jb, vb), dt, reps)
                     row[f'cusparse_{name}_median_ms'], row[f'cusparse_{name}_min_ms'] = ms[len(ms) // 2], ms[0]
                     row['nzC'] = nzc
+                    if nzc == 0:  # positive operands whose diagonals meet: C cannot be empty
+                        row[f'cusparse_{name}_error'] = 'wrong result: empty C from non-empty positive operands (index overflow?)'
                 except Exception as err:  # e.g. CUSPARSE_STATUS_INSUFFICIENT_RESOURCES: reported, not fatal
                     row[f'cusparse_{name}_error'] = f'{type(err).__name__}: {err}'
                 cp.get_default_memory_pool().free_all_blocks()
