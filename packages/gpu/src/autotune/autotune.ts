@@ -9,76 +9,22 @@
  * next best when the per-row bound fails → cache.
  * @module
  */
-import { type CsrMatrix, GpuSparseError, type SparseMatrix } from '@gpusparse/formats';
+import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 import { getKernel, kernels as registry } from '../kernels/registry';
-import type { AnySpmvKernel, DeviceMatrix } from '../kernels/types';
+import type { AnySpmvKernel } from '../kernels/types';
 import { GpuOperator, gpuOperatorFromCsr } from '../operator';
-import { type Candidate, type CandidateSpec, defaultPruneRules, enumerateCandidates, type PruneRules } from './candidates';
-import type { CacheEntry, TuneStore } from './cache';
+import { type Candidate, defaultPruneRules, type PruneRules } from './candidates';
+import type { CacheEntry } from './cache';
 import { adapterKey, candidateSpaceHash, matrixFingerprint } from './fingerprint';
-import { ConversionCache, measureCandidate, type TuneVectors, tuneVectors, verifyProduct } from './measure';
-import { retimeFinalists } from './finalists';
+import { ConversionCache, type TuneVectors, tuneVectors, verifyProduct } from './measure';
 import { profileMatrix } from './profile';
 import type { Trial, TuningReport } from './report';
+import { timeCandidates } from './search';
 import { resolveStore } from './store';
+import type { AutotuneOptions, AutotuneResult, Held } from './types';
 
-/** Raised when no candidate could be timed and verified. */
-export class TuningError extends GpuSparseError {}
-
-/** Progress of a tuning run. */
-export interface TuneProgress {
-  readonly phase: 'stats' | 'trial' | 'verify' | 'done';
-  /** Candidates handled so far / all candidates. */
-  readonly done: number;
-  readonly total: number;
-  readonly spentMs: number;
-  readonly budgetMs: number;
-  readonly trial?: Trial;
-}
-
-/** Options of {@link autotune}. */
-export interface AutotuneOptions {
-  /** The caller's whole time budget (ms), e.g. of a solve; tuning spends `fraction` of it. */
-  readonly budgetMs?: number;
-  /** Products the caller expects to do (default: budgetMs / first product time, else 1000). */
-  readonly expectedProducts?: number;
-  /** Share of the budget tuning may spend (default 0.1). */
-  readonly fraction?: number;
-  /** Restrict to these kernels (all variants) or kernels with some parameters fixed. */
-  readonly candidates?: readonly CandidateSpec[];
-  /** Skip tuning: use this kernel and parameters. */
-  readonly fixed?: { readonly kernel: string; readonly params?: Readonly<Record<string, number>> };
-  /** false: no tuning, the default kernel (csr-vector with its defaults). */
-  readonly tune?: boolean;
-  /** true (default): the default store; a path; a store; false: no cache. */
-  readonly cache?: boolean | string | TuneStore;
-  /** Add an FNV-1a hash of the arrays to the fingerprint (default false: structure only). */
-  readonly contentHash?: boolean;
-  /** Time every candidate that can run (soft prunes included), ignoring the budget (benchmarks). */
-  readonly exhaustive?: boolean;
-  /** Timed repetitions per candidate (default 10) and untimed warm-up runs (default 2). */
-  readonly reps?: number;
-  readonly warmup?: number;
-  /** How many of the best (by objective) are re-timed in interleaved rounds before choosing (default 3; 0 or 1: none). */
-  readonly finalists?: number;
-  /** Pruning thresholds. */
-  readonly rules?: Partial<PruneRules>;
-  /** Kernels to choose from (default: the registry). */
-  readonly kernels?: readonly AnySpmvKernel[];
-  readonly onProgress?: (p: TuneProgress) => void;
-  /** Where warnings go (default console.warn); they are also in the report. */
-  readonly warn?: (msg: string) => void;
-}
-
-/** What {@link autotune} returns. */
-export interface AutotuneResult {
-  readonly kernel: string;
-  readonly params: Record<string, number>;
-  readonly report: TuningReport;
-  /** Build the GPU operator of the choice (first call reuses the verified upload when kept). */
-  operator(): GpuOperator;
-}
+export { type AutotuneOptions, type AutotuneResult, type TuneProgress, TuningError } from './types';
 
 /** Part of every cache key; bump it when candidate generation or the objective changes meaning. */
 export const TUNER_VERSION = 1;
@@ -87,12 +33,6 @@ export const TUNER_VERSION = 1;
 export const DEFAULT_CHOICE = { kernel: 'csr-vector', params: {} } as const;
 
 const decade = (v: number) => Math.round(Math.log10(Math.max(1, v)));
-
-/** Internal: keep the verified winner's upload for the operator. */
-interface Held {
-  keep?: boolean;
-  handle?: DeviceMatrix;
-}
 
 /**
  * Choose the SpMV kernel and parameters for `a` on `ctx`'s device. A cache hit times nothing
@@ -210,146 +150,6 @@ async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntry, ks: 
     Object.assign(t, { status: 'error', error: `cached choice failed: ${(e as Error).message}` });
     return false;
   }
-}
-
-/** Time the candidates within the budget, then verify by objective; returns the accepted trial. */
-async function timeCandidates(
-  ctx: GpuContext,
-  a: CsrMatrix,
-  opts: AutotuneOptions,
-  rules: PruneRules,
-  ks: readonly AnySpmvKernel[],
-  profile: ReturnType<typeof profileMatrix>,
-  v: TuneVectors,
-  report: TuningReport,
-  held: Held,
-  start: number,
-): Promise<Trial> {
-  const fraction = opts.fraction ?? 0.1;
-  const nnz = report.nnz;
-  const guessProducts = opts.expectedProducts ?? 1000;
-  const list = enumerateCandidates(a, profile, ks, rules, guessProducts, opts.candidates);
-  if (list.length === 0) throw new TuningError(`autotune: expected at least one candidate, got none (candidates ${JSON.stringify(opts.candidates)})`);
-  const trials: Trial[] = list.map((c) => ({ kernel: c.kernel.id, params: c.params, status: c.pruned ? 'pruned' : 'budget', reason: c.pruned?.reason, predicted: c.predicted, estimatedBytes: c.estimatedBytes }));
-  report.trials.push(...trials);
-  report.pruned = trials.filter((t) => t.status === 'pruned').length;
-  let products = opts.expectedProducts ?? 0;
-  report.budgetMs = opts.budgetMs !== undefined ? fraction * opts.budgetMs : Number.POSITIVE_INFINITY;
-  const reps = opts.reps ?? 10;
-  const warmup = opts.warmup ?? 2;
-  const conv = new ConversionCache(a, 4 * (12 * nnz + 4 * a.rows) + 2 ** 20);
-  const objective = (t: Trial) => (t.conversionMs ?? 0) + (t.uploadMs ?? 0) + products * t.ms!;
-  let convPerByte = 0;
-  let uploadPerByte = 0;
-  let lastMs = 0;
-  const seenConv = new Set<string>();
-  // what choosing still costs, reserved inside the budget: re-timing the finalists (uploads and
-  // 2 rounds of warmup + reps products each) and verifying the best (one upload, one product)
-  const finalists = Math.max(0, Math.floor(opts.finalists ?? 3));
-  const closing = (): number => {
-    const top = trials.filter((t) => t.status === 'timed').sort((x, y) => objective(x) - objective(y)).slice(0, Math.max(finalists, 1));
-    let ms = 0;
-    for (const t of top) ms += (finalists > 1 ? t.uploadMs! + 2 * (reps + warmup) * t.ms! : 0);
-    return ms + (top[0] ? top[0].uploadMs! + top[0].ms! + report.statsMs : 0);
-  };
-  // timing order: the static prediction until one product is timed, then the calibrated objective
-  // products · (ms per unit of work) · work + conversion (unless shared and done) + upload
-  const pending = list.map((_, i) => i).filter((i) => !(list[i]!.pruned && (list[i]!.pruned!.hard || !opts.exhaustive)));
-  const msPerWork: number[] = [];
-  let handled = 0;
-  while (pending.length > 0) {
-    let pick = 0;
-    const kWork = msPerWork.length ? [...msPerWork].sort((x, y) => x - y)[msPerWork.length >> 1]! : 0;
-    const costOf = (c: Candidate) => ({ conv: seenConv.has(c.conversionKey) ? 0 : convPerByte * c.estimatedBytes, upload: uploadPerByte * c.estimatedBytes, product: kWork * c.work });
-    if (kWork > 0) {
-      let best = Number.POSITIVE_INFINITY;
-      pending.forEach((i, k) => {
-        const e = costOf(list[i]!);
-        const score = e.conv + e.upload + Math.max(1, products) * e.product;
-        if (score < best) [best, pick] = [score, k];
-      });
-    }
-    const i = pending.splice(pick, 1)[0]!;
-    const c = list[i]!;
-    const t = trials[i]!;
-    handled++;
-    const spent = performance.now() - start;
-    if (report.timed > 0 && !opts.exhaustive) {
-      const e = costOf(c);
-      const need = e.conv + e.upload + (reps + warmup) * (e.product || lastMs);
-      if (spent + need + closing() > report.budgetMs) {
-        t.reason = `budget: needs ~${need.toFixed(1)} ms, ${Math.max(0, report.budgetMs - spent).toFixed(1)} ms left`;
-        continue;
-      }
-    }
-    try {
-      const { meas, handle } = await measureCandidate(ctx, conv, c, v, { reps, warmup });
-      handle.dispose();
-      Object.assign(t, {
-        status: 'timed',
-        ms: meas.medianMs,
-        minMs: meas.minMs,
-        gflops: (2 * nnz) / (meas.medianMs * 1e6),
-        bytes: meas.storageBytes,
-        deviceBytes: meas.deviceBytes,
-        conversionMs: meas.conversionMs,
-        uploadMs: meas.uploadMs,
-      });
-      report.timed++;
-      report.method = meas.method;
-      if (!seenConv.has(c.conversionKey) && c.estimatedBytes > 0) convPerByte = Math.max(convPerByte, meas.conversionMs / c.estimatedBytes);
-      seenConv.add(c.conversionKey);
-      uploadPerByte = Math.max(uploadPerByte * 0.5, meas.uploadMs / Math.max(1, c.estimatedBytes));
-      lastMs = meas.medianMs;
-      if (c.work > 0) msPerWork.push(meas.medianMs / c.work);
-      if (report.timed === 1) {
-        // the first product time turns the caller's statement into a budget and a product count
-        if (products === 0) products = opts.budgetMs !== undefined ? Math.max(1, Math.round(opts.budgetMs / meas.medianMs)) : 1000;
-        if (opts.budgetMs === undefined) report.budgetMs = fraction * products * meas.medianMs;
-        (report as { expectedProducts: number }).expectedProducts = products;
-      }
-    } catch (e) {
-      if (ctx.isLost) throw e;
-      Object.assign(t, { status: 'error', error: (e as Error).message });
-    }
-    opts.onProgress?.({ phase: 'trial', done: handled, total: list.length, spentMs: performance.now() - start, budgetMs: report.budgetMs, trial: t });
-  }
-  const byObjective = () => {
-    for (const t of trials) if (t.status === 'timed') t.objectiveMs = objective(t);
-    return list.map((c, i) => ({ c, t: trials[i]! })).filter((p) => p.t.status === 'timed').sort((p, q) => p.t.objectiveMs! - q.t.objectiveMs!);
-  };
-  if (finalists > 1 && report.timed > 1 && (opts.exhaustive || performance.now() - start + closing() <= report.budgetMs)) {
-    await retimeFinalists(ctx, conv, byObjective().slice(0, finalists), v, { reps, warmup, rounds: 2 });
-    for (const t of trials) if (t.status === 'timed') t.gflops = (2 * nnz) / (t.ms! * 1e6);
-  }
-  const ranked = byObjective();
-  for (const { c, t } of ranked) {
-    opts.onProgress?.({ phase: 'verify', done: report.trials.length, total: report.trials.length, spentMs: performance.now() - start, budgetMs: report.budgetMs, trial: t });
-    const { m } = conv.get(c);
-    let handle: DeviceMatrix | undefined;
-    try {
-      const h = c.kernel.upload(ctx, m as SparseMatrix, c.params);
-      handle = h;
-      const res = await verifyProduct(ctx, a, c, m, h, v);
-      Object.assign(t, { verified: res.ok, maxErrOverBound: res.maxErrOverBound });
-      if (!res.ok) t.error = `verification failed: error/bound ${res.maxErrOverBound.toExponential(2)} at row ${res.row}`;
-    } catch (e) {
-      if (ctx.isLost) throw e;
-      Object.assign(t, { verified: false, error: `verification failed: ${(e as Error).message}` });
-    }
-    if (t.verified && handle) {
-      if (held.keep) held.handle = handle;
-      else handle?.dispose();
-      report.winner = { kernel: t.kernel, params: { ...t.params }, ms: t.ms!, objectiveMs: t.objectiveMs, gflops: t.gflops };
-      conv.clear();
-      return t;
-    }
-    handle?.dispose();
-    report.rejected++;
-  }
-  conv.clear();
-  const why = trials.filter((t) => t.error).slice(0, 3).map((t) => `${t.kernel}: ${t.error}`).join('; ');
-  throw new TuningError(`autotune: expected a candidate that runs and passes verification on this ${a.rows}×${a.cols} matrix, got none (${report.timed} timed, ${report.rejected} rejected${why ? `; ${why}` : ''})`);
 }
 
 /** Build the operator of a choice, reusing the verified upload once when it was kept. */

@@ -122,7 +122,8 @@ function assess(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record
     const busy = Math.max(1, s.mean);
     factor *= (Math.ceil(busy / L) * L) / busy; // idle lanes in the last step of a row
     if (L > 2 * Math.max(2, s.p90)) soft(`${laneName} = ${L} > 2·max(2, p90 row length ${s.p90}): most lanes idle`);
-    if (L <= 2 && s.p50 >= 256) soft(`${laneName} = ${L} with median row length ${s.p50} ≥ 256: long serial row walks`);
+    // row-contiguous layouts only: SELL and the hybrid's ELL part are coalesced across rows at any L
+    if (L <= 2 && s.p50 >= 256 && (k.id === 'csr-vector' || k.id === 'cmrs')) soft(`${laneName} = ${L} with median row length ${s.p50} ≥ 256: long serial row walks`);
   }
   switch (k.id) {
     case 'csr-scalar':
