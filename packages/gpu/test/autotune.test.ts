@@ -10,8 +10,10 @@ import { type CsrMatrix, csrFromDense, csrSpmv, generators as g, rowLengthStats 
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultCachePath } from '../src/autotune/cache-fs';
 import {
+  type AnySpmvKernel,
   autotune,
   type CandidateSpec,
+  csrVectorKernel,
   defaultPruneRules,
   enumerateCandidates,
   kernels,
@@ -284,6 +286,33 @@ describe('autotune on the device', () => {
     expect(r.report.trials.filter((t) => t.status === 'timed').length).toBe(4);
     expect(r.params.th).toBe(8);
     expect(r.report.trials.find((t) => t.verified)?.maxErrOverBound).toBeLessThanOrEqual(1);
+  });
+
+  it('a winner that fails verification is rejected and the next best is taken', async () => {
+    const ctx = await testContext();
+    // 'wrong': csr-vector scaling the product by 1.5 (fast, incorrect); 'slow': csr-vector run
+    // four times over (correct, about 4× slower) — the wrong one wins the timing and must be rejected
+    const wrong: AnySpmvKernel = { ...csrVectorKernel, id: 'test-wrong', encode: (c, h, x, y, sc) => csrVectorKernel.encode(c, h, x, y, { alpha: 1.5 * (sc?.alpha ?? 1), beta: sc?.beta ?? 0 }) };
+    const slow: AnySpmvKernel = {
+      ...csrVectorKernel,
+      id: 'test-slow',
+      encode: (c, h, x, y, sc) => {
+        for (let r = 0; r < 4; r++) csrVectorKernel.encode(c, h, x, y, sc);
+      },
+    };
+    const a = g.uniformRandom(3000, 3000, 10, 6);
+    const r = await autotune(ctx, a, { cache: false, budgetMs: 1e7, kernels: [wrong, slow], candidates: [{ kernel: 'test-wrong', params: { lanes: 8 } }, { kernel: 'test-slow', params: { lanes: 8 } }], reps: 3, finalists: 0, ...quiet });
+    const w = r.report.trials.find((t) => t.kernel === 'test-wrong')!;
+    const sl = r.report.trials.find((t) => t.kernel === 'test-slow')!;
+    expect(w.ms!).toBeLessThan(sl.ms!);
+    expect(w.verified).toBe(false);
+    expect(w.error).toMatch(/verification failed: error\/bound/);
+    expect(r.report.rejected).toBe(1);
+    expect(r.kernel).toBe('test-slow');
+    expect(sl.verified).toBe(true);
+    const op = r.operator();
+    expect(await errorOverBound(op, a)).toBeLessThanOrEqual(1);
+    op.dispose();
   });
 
   it('rejects bad options with the expected range', async () => {

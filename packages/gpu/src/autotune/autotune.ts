@@ -86,7 +86,7 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
   const finish = (kernel: string, params: Record<string, number>): AutotuneResult => {
     report.spentMs = performance.now() - start;
     opts.onProgress?.({ phase: 'done', done: report.trials.length, total: report.trials.length, spentMs: report.spentMs, budgetMs: report.budgetMs });
-    return { kernel, params, report, operator: () => buildOperator(ctx, a, kernel, params, held) };
+    return { kernel, params, report, operator: () => buildOperator(ctx, a, ks.find((d) => d.id === kernel) ?? getKernel(kernel), params, held) };
   };
   if (opts.fixed || opts.tune === false) {
     const choice = opts.fixed ?? DEFAULT_CHOICE;
@@ -153,8 +153,7 @@ async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntry, ks: 
 }
 
 /** Build the operator of a choice, reusing the verified upload once when it was kept. */
-function buildOperator(ctx: GpuContext, a: CsrMatrix, kernel: string, params: Record<string, number>, held: Held): GpuOperator {
-  const k = getKernel(kernel);
+function buildOperator(ctx: GpuContext, a: CsrMatrix, k: AnySpmvKernel, params: Record<string, number>, held: Held): GpuOperator {
   const handle = held.handle;
   held.handle = undefined;
   if (handle) return new GpuOperator(ctx, k, handle, { ...k.defaults, ...params }, a);
