@@ -12,7 +12,7 @@ import { retimeFinalists } from './finalists';
 import { ConversionCache, measureCandidate, type TuneVectors, verifyProduct } from './measure';
 import type { profileMatrix } from './profile';
 import type { Trial, TuningReport } from './report';
-import { type AutotuneOptions, type Held, medianOf, OPTIMISM, TuningError } from './types';
+import { type AutotuneOptions, type Held, medianOf, OPTIMISM, SCOUT_RANGE, TuningError } from './types';
 
 /**
  * Time the candidates within the budget, then verify by objective; returns the accepted trial
@@ -58,23 +58,36 @@ export async function timeCandidates(
     for (const t of top) ms += (finalists > 1 ? t.uploadMs! + 2 * (reps + warmup) * t.ms! : 0);
     return ms + (top[0] ? top[0].uploadMs! + top[0].ms! + report.statsMs : 0);
   };
-  // timing order: the static prediction until one product is timed, then the calibrated objective
+  // timing order: first one scout per kernel (its most promising variant) when its static
+  // prediction is within SCOUT_RANGE of the best — the model's factors differ most between
+  // kernels, so each kernel family gets measured once — then the calibrated objective
   // products · (ms per unit of work) · work + conversion (unless shared and done) + upload, where
   // ms per unit of work is the median measured for the candidate's kernel, or — for a kernel not
   // timed yet — the median over all kernels times OPTIMISM (explore untried kernels early)
   const pending = list.map((_, i) => i).filter((i) => !(list[i]!.pruned && (list[i]!.pruned!.hard || !opts.exhaustive)));
   const msPerWork: number[] = [];
   const perKernel = new Map<string, number[]>();
+  const scouts = new Set<number>();
+  const bestPredicted = pending.length ? Math.min(...pending.map((i) => list[i]!.predicted)) : 0;
+  const scouted = new Set<string>();
+  for (const i of pending) {
+    const c = list[i]!;
+    if (scouted.has(c.kernel.id) || c.predicted > SCOUT_RANGE * bestPredicted) continue;
+    scouted.add(c.kernel.id);
+    scouts.add(i);
+  }
   let handled = 0;
   while (pending.length > 0) {
-    let pick = 0;
+    let pick = pending.findIndex((i) => scouts.has(i));
+    const scouting = pick >= 0;
+    if (!scouting) pick = 0;
     const kWork = msPerWork.length ? medianOf(msPerWork) : 0;
     const kOf = (c: Candidate) => {
       const own = perKernel.get(c.kernel.id);
       return own ? medianOf(own) : OPTIMISM * kWork;
     };
     const costOf = (c: Candidate) => ({ conv: seenConv.has(c.conversionKey) ? 0 : convPerByte * c.estimatedBytes, upload: uploadPerByte * c.estimatedBytes, product: kOf(c) * c.work });
-    if (kWork > 0) {
+    if (kWork > 0 && !scouting) {
       let best = Number.POSITIVE_INFINITY;
       pending.forEach((i, k) => {
         const e = costOf(list[i]!);

@@ -75,5 +75,8 @@ export interface Held {
 /** Factor on the calibrated product time of kernels not timed yet (< 1: try them earlier). */
 export const OPTIMISM = 0.6;
 
+/** Scouts: one variant per kernel whose static prediction is at most this factor above the best. */
+export const SCOUT_RANGE = 4;
+
 /** Median of a non-empty list (upper median for even lengths). O(n log n). @example medianOf([3, 1, 2]) // 2 */
 export const medianOf = (v: readonly number[]): number => [...v].sort((x, y) => x - y)[v.length >> 1]!;
