@@ -15,7 +15,7 @@
  * Run on an H100: bundle with esbuild (webgpu external), carry `.gpukit`, then
  * `bash .gpukit/enter.sh node .gpukit/app/spmv.mjs --out $OUT/spmv.json [files.mtx ...]`.
  * Flags: --quick (small sizes), --out FILE, --reps N, --kernels id,id, --only name,name,
- * --no-variants (defaults only), --dump DIR (write NAME.rowptr/.cols/.vals for .gpukit/cusparse_anchor.py).
+ * --no-variants (defaults only; --sweep id,id keeps the variants of those kernels), --dump DIR (write NAME.rowptr/.cols/.vals for .gpukit/cusparse_anchor.py).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -35,7 +35,8 @@ const reps = Number(opt('--reps') ?? (quick ? 5 : 30));
 const kernelFilter = opt('--kernels')?.split(',');
 const onlyFilter = opt('--only')?.split(',');
 const dumpDir = opt('--dump');
-const valueArgs = new Set(['--out', '--reps', '--kernels', '--only', '--dump'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
+const sweep = opt('--sweep')?.split(',');
+const valueArgs = new Set(['--out', '--reps', '--kernels', '--only', '--dump', '--sweep'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 /** The generated matrix set (shared with bench/tune.ts): name and a thunk (built lazily, one at a time). */
@@ -113,7 +114,7 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
   const rows: Row[] = [];
   for (const k of kernels) {
     if (kernelFilter && !kernelFilter.includes(k.id)) continue;
-    const variants = flag('--no-variants') ? [{ ...k.defaults }] : kernelVariants(k);
+    const variants = flag('--no-variants') && !sweep?.includes(k.id) ? [{ ...k.defaults }] : kernelVariants(k);
     for (const params of variants) {
       const row: Row = { kernel: k.id, params };
       rows.push(row);

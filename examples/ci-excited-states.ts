@@ -5,23 +5,21 @@
  *
  *   pnpm tsx examples/ci-excited-states.ts
  */
-import { ciEnergies } from '@gpusparse/chem';
+import { type CiBackend, ciEnergies } from '@gpusparse/chem';
 import { getFormat, HostOperator } from '@gpusparse/formats';
-import { kernels } from '@gpusparse/gpu';
-import { gpuOperatorFromCsr } from '@gpusparse/gpu';
+import { gpuOperatorFromCsr, kernels } from '@gpusparse/gpu';
 import { exampleBackend } from './_backend';
 
 const fcidump = new URL('../packages/chem/data/H2O_sto2g_hande.FCIDUMP', import.meta.url).pathname;
 const be = await exampleBackend();
 // H in the hybrid ELL+CSR format of seed 001 on the GPU; the host backend takes any format too
-const backend =
+const backend: CiBackend<unknown, unknown> =
   be.kind === 'webgpu'
     ? {
-        space: be.space,
-        operator: (m: Parameters<typeof gpuOperatorFromCsr>[1], format: string) =>
-          gpuOperatorFromCsr(be.ctx, m, { kernel: kernels.find((k) => k.format === format)?.id ?? 'csr-vector' }),
+        space: be.space as CiBackend<unknown, unknown>['space'],
+        operator: (m, format) => gpuOperatorFromCsr(be.ctx, m, { kernel: kernels.find((k) => k.format === format)?.id ?? 'csr-vector' }) as never,
       }
-    : { space: be.space, operator: (m: Parameters<typeof HostOperator.fromCsr>[0], format: string) => HostOperator.fromFormat(getFormat(format), getFormat(format).fromCsr(m)) };
+    : { space: be.space as CiBackend<unknown, unknown>['space'], operator: (m, format) => HostOperator.fromFormat(getFormat(format), getFormat(format).fromCsr(m)) as never };
 
 const all = await ciEnergies(fcidump, { space: 'fci', irrep: 'isym', nroots: 5, format: 'hybrid', backend, solver: 'davidson' });
 console.log(`${all.space}: ${all.determinants} determinants, ${all.nnz} non-zeros, ${all.solver.method}`);

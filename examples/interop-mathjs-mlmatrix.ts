@@ -9,10 +9,12 @@
  */
 import { type CsrMatrix, csrFromTriplets, csrSpmv, HostOperator, HostVectorSpace } from '@gpusparse/formats';
 import { cg, lanczos } from '@gpusparse/solvers';
-import { create, all, type SparseMatrix } from 'mathjs';
+import { all, create } from 'mathjs';
 import { EigenvalueDecomposition, Matrix } from 'ml-matrix';
 
 const math = create(all);
+/** mathjs' sparse matrix type (the value `math.sparse()` returns). */
+type SparseMatrix = ReturnType<typeof math.sparse>;
 
 /** mathjs SparseMatrix (CSC inside) → canonical CSR. */
 function fromMathjs(s: SparseMatrix): CsrMatrix {

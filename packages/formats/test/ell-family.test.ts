@@ -234,7 +234,7 @@ describe('ELL family on the generator families', () => {
 
 describe('ELL family on real matrices (shared/data/matrices)', () => {
   it('round trip and product for every ELL-family format', async () => {
-    const all = [ellFormat, ellRFormat, slicedEllFormat, slicedEllRFormat, sellFormat, hybridFormat];
+    const all = [ellFormat, ellRFormat, slicedEllFormat, slicedEllRFormat, sellFormat, hybridFormat] as unknown as AnyFormat[];
     for (const file of ['bcsstk01.mtx', 'LFAT5.mtx', 'arc130.mtx', '1138_bus.mtx']) {
       const { matrix: a } = await readMatrixMarket(new URL(`../../../../shared/data/matrices/${file}`, import.meta.url));
       const x = vectorFor(a.cols, 13);

@@ -113,7 +113,7 @@ export function groupedBarChart(
   const all = values.flat().filter((v): v is number => v !== undefined && Number.isFinite(v));
   const yhi = all.length ? Math.max(...all) * 1.05 : 1;
   const ticks = linTicks(0, yhi);
-  const Y = (v: number) => m.t + (1 - v / (ticks[ticks.length - 1]! > yhi ? ticks[ticks.length - 1]! : yhi)) * ph;
+  const Y = (v: number) => m.t + (1 - v / Math.max(ticks[ticks.length - 1]!, yhi)) * ph;
   const gw = pw / Math.max(1, categories.length);
   const bw = (gw * 0.8) / Math.max(1, seriesNames.length);
   const parts: string[] = [];

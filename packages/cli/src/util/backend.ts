@@ -65,16 +65,13 @@ export async function gpuBackend(): Promise<Backend<GpuVector, unknown>> {
     ctx,
     async operator(a, choice = {}) {
       const tune = choice.tune ?? choice.kernel === undefined;
-      const auto = (gpu as Record<string, unknown>).tunedOperator as
-        | ((c: GpuContext, m: CsrMatrix, o: Record<string, unknown>) => Promise<{ operator: LinearOperator<GpuVector> & { label: string }; report: { winner?: { kernel: string; params: Record<string, number> }; spentMs?: number; cacheHit?: boolean } }>)
-        | undefined;
-      if (tune && auto) {
-        const r = await auto(ctx, a, { expectedProducts: choice.expectedProducts ?? 100 });
-        const w = r.report.winner;
+      if (tune) {
+        const op = await gpu.tunedOperator(ctx, a, { expectedProducts: choice.expectedProducts ?? 100, warn: () => {} });
+        const r = op.tuning;
         return {
-          op: r.operator,
-          label: r.operator.label,
-          tuning: w ? { kernel: w.kernel, params: w.params, spentMs: r.report.spentMs ?? 0, cacheHit: Boolean(r.report.cacheHit) } : undefined,
+          op,
+          label: op.label,
+          tuning: r.winner ? { kernel: r.winner.kernel, params: r.winner.params, spentMs: r.spentMs, cacheHit: r.source === 'cache' } : undefined,
         };
       }
       const op = gpu.gpuOperatorFromCsr(ctx, a, { kernel: choice.kernel ?? 'csr-vector', params: choice.params });

@@ -1,0 +1,62 @@
+/**
+ * `gpusparse tune A.mtx`: choose the SpMV format and parameters for a matrix by measurement
+ * (the autotuner of @gpusparse/gpu), print its TuningReport as a table or JSON. The choice is
+ * cached (a second run is a hit and times nothing) unless --no-cache.
+ * @module
+ */
+import { type Command, ExitCode, info, numberOption, out, UsageError } from '../util/context';
+import { loadMatrix } from '../util/load';
+import { progressBar } from '../util/progress';
+
+export const tuneCommand: Command = {
+  summary: 'pick the best format and parameters by measurement',
+  usage: [
+    'usage: gpusparse tune <A.mtx | gen:...> [--products 1000] [--budget-ms N] [--fraction 0.1] [--kernels id,id]',
+    '                      [--exhaustive] [--no-cache] [--cache path] [--rows 40] [--json]',
+    '',
+    'Prunes candidates with cheap statistics (row lengths, RSDP, diagonals, padding), times the',
+    'survivors within a budget (a fraction of the expected products · product time), verifies the',
+    'winner against the float64 reference, and caches the choice per matrix fingerprint and adapter.',
+  ].join('\n'),
+  options: {
+    products: { type: 'string' },
+    'budget-ms': { type: 'string' },
+    fraction: { type: 'string' },
+    kernels: { type: 'string' },
+    exhaustive: { type: 'boolean' },
+    'no-cache': { type: 'boolean' },
+    cache: { type: 'string' },
+    rows: { type: 'string' },
+  },
+  async run(pos, v, common) {
+    if (pos.length !== 1) throw new UsageError(`tune: expected one matrix argument, got ${pos.length}`);
+    if (common.backend === 'cpu') throw new UsageError('tune: the autotuner measures WebGPU kernels; --backend cpu has nothing to tune');
+    const gpu = await import('@gpusparse/gpu');
+    const m = await loadMatrix(pos[0]!);
+    const ctx = await gpu.createGpuContext();
+    const bar = progressBar('tuning', { enabled: common.progress });
+    try {
+      const kernels = typeof v.kernels === 'string' ? v.kernels.split(',').map((id) => gpu.getKernel(id)) : undefined;
+      const r = await gpu.autotune(ctx, m.matrix, {
+        expectedProducts: v.products === undefined ? undefined : numberOption('products', v.products as string, 1000),
+        budgetMs: v['budget-ms'] === undefined ? undefined : numberOption('budget-ms', v['budget-ms'] as string, 0),
+        fraction: numberOption('fraction', v.fraction as string | undefined, 0.1),
+        exhaustive: Boolean(v.exhaustive),
+        cache: v['no-cache'] ? false : typeof v.cache === 'string' ? v.cache : true,
+        ...(kernels ? { kernels } : {}),
+        warn: (msg) => info(`warning: ${msg}`),
+        onProgress: (p) => bar.update(p.done, p.total, `${p.phase} ${p.spentMs.toFixed(0)}/${p.budgetMs.toFixed(0)} ms`),
+      });
+      bar.finish();
+      if (common.json) out(gpu.reportJson(r.report));
+      else {
+        out(`${m.name}: ${m.matrix.rows}×${m.matrix.cols}, nnz ${m.matrix.rowPtr[m.matrix.rows]} on ${ctx.describe().adapter.device || ctx.describe().adapter.description}`);
+        out(gpu.reportTable(r.report, { maxRows: numberOption('rows', v.rows as string | undefined, 40) }));
+      }
+      return ExitCode.ok;
+    } finally {
+      bar.finish();
+      ctx.dispose();
+    }
+  },
+};
