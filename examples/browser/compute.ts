@@ -1,0 +1,254 @@
+/**
+ * The work behind the browser page, free of the DOM: build or parse the matrix, open WebGPU
+ * (`navigator.gpu`) or say why not, autotune the SpMV kernel, check one tuned product against
+ * the float64 reference, and solve A·x = b with CG on the GPU vector space (float32) next to
+ * the float64 host backend. Everything is imported from the workspace packages by name, the
+ * same code the node examples and the CLI run.
+ * @module
+ */
+import {
+  type CsrMatrix,
+  csrSpmv,
+  generators,
+  HostOperator,
+  HostVectorSpace,
+  InvalidParameterError,
+  parseMatrixMarket,
+  type VectorSpace,
+} from '@gpusparse/formats';
+import { createGpuContext, type GpuContext, GpuVectorSpace, type TuningReport, tunedOperator } from '@gpusparse/gpu';
+import { cg, type SolveResult } from '@gpusparse/solvers';
+
+/** Where the matrix comes from. */
+export type MatrixSource =
+  | { readonly kind: 'poisson2d'; readonly grid: number }
+  | { readonly kind: 'banded'; readonly n: number; readonly half: number }
+  | { readonly kind: 'file'; readonly name: string; readonly bytes: Uint8Array };
+
+/** A matrix with a name for the page. */
+export interface LabelledMatrix {
+  readonly a: CsrMatrix;
+  readonly label: string;
+}
+
+const MAX_GENERATED_ROWS = 4_000_000;
+
+function checkSize(what: string, v: number, lo: number, hi: number): void {
+  if (!Number.isInteger(v) || v < lo || v > hi) throw new InvalidParameterError(what, `an integer in [${lo}, ${hi}]`, v);
+}
+
+/**
+ * Build (generators) or parse (Matrix Market text, `parseMatrixMarket`) the matrix.
+ * Cost: O(nnz). Throws InvalidParameterError / MatrixMarketError with the offending value or line.
+ * @example makeMatrix({ kind: 'poisson2d', grid: 32 }).a.rows // 1024
+ */
+export function makeMatrix(src: MatrixSource): LabelledMatrix {
+  if (src.kind === 'poisson2d') {
+    checkSize('grid', src.grid, 2, Math.floor(Math.sqrt(MAX_GENERATED_ROWS)));
+    return { a: generators.poisson2d(src.grid), label: `poisson2d ${src.grid}×${src.grid}` };
+  }
+  if (src.kind === 'banded') {
+    checkSize('banded n', src.n, 2, MAX_GENERATED_ROWS);
+    checkSize('banded half-width', src.half, 1, Math.min(src.n - 1, 64));
+    return { a: generators.banded(src.n, src.half, src.half, { spd: true }), label: `banded n=${src.n} ±${src.half} (SPD)` };
+  }
+  const { matrix, header } = parseMatrixMarket(src.bytes, { name: src.name });
+  return { a: matrix, label: `${src.name} (${header.symmetry})` };
+}
+
+/** The backend the page runs on: WebGPU, or the float64 host with the reason WebGPU is absent. */
+export type Backend = { readonly kind: 'webgpu'; readonly ctx: GpuContext; readonly adapter: string } | { readonly kind: 'cpu'; readonly reason: string };
+
+/**
+ * Open WebGPU through `navigator.gpu` (via `createGpuContext`), or return the reason it is not
+ * there ('navigator.gpu is missing', 'requestAdapter returned null', ...). Never throws.
+ * Cost: tens of milliseconds (adapter and device creation).
+ * @example const be = await openBackend(); if (be.kind === 'cpu') console.log(be.reason);
+ */
+export async function openBackend(): Promise<Backend> {
+  const nav = (globalThis as { navigator?: { gpu?: unknown } }).navigator;
+  if (!nav?.gpu) return { kind: 'cpu', reason: 'navigator.gpu is missing (this browser has WebGPU off or unsupported)' };
+  try {
+    const ctx = await createGpuContext();
+    const d = ctx.describe();
+    const a = d.adapter;
+    const name = [a.vendor, a.architecture, a.device, a.description].filter((s) => s).join(' / ') || 'unnamed adapter';
+    const sub = ctx.caps.subgroups ? `subgroups ${ctx.caps.subgroupMinSize}–${ctx.caps.subgroupMaxSize}` : 'no subgroups';
+    return { kind: 'webgpu', ctx, adapter: `${name}; ${sub}; timestamp-query ${ctx.caps.timestampQuery ? 'yes' : 'no'}` };
+  } catch (e) {
+    return { kind: 'cpu', reason: (e as Error).message.split('\n')[0]! };
+  }
+}
+
+/** Outcome of checking one device product against the float64 reference. */
+export interface SpmvCheck {
+  /** max over rows of |y − y_ref| / bound_i, bound_i = 2·max(1, nnz_i)·ε_f32·Σ_j|a_ij·x_j|. */
+  readonly maxErrOverBound: number;
+  /** Row where that maximum sits. */
+  readonly row: number;
+  readonly maxAbsErr: number;
+  readonly ok: boolean;
+}
+
+const EPS_F32 = 2 ** -23;
+
+/** The deterministic test vector x_j = 1 + (j·7919 mod 13)/13 (no zeros, no symmetry). */
+export function testVector(n: number): Float64Array {
+  const x = new Float64Array(n);
+  for (let j = 0; j < n; j++) x[j] = 1 + ((j * 7919) % 13) / 13;
+  return x;
+}
+
+/**
+ * Compare a float32 product `y` with the float64 reference A·x, row by row, with the bound
+ * 2·max(1, nnz_i)·ε_f32·Σ_j|a_ij·x_j| (the conformance-tier rule of HOUSE_STYLE.md).
+ * Cost: O(nnz). @example checkProduct(a, x, y).ok
+ */
+export function checkProduct(a: CsrMatrix, x: Float64Array, y: Float64Array): SpmvCheck {
+  const ref = csrSpmv(a, x);
+  let worst = 0;
+  let row = 0;
+  let maxAbsErr = 0;
+  for (let i = 0; i < a.rows; i++) {
+    let s = 0;
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) s += Math.abs(a.values[k]! * x[a.colIdx[k]!]!);
+    const err = Math.abs(y[i]! - ref[i]!);
+    const bound = 2 * Math.max(1, a.rowPtr[i + 1]! - a.rowPtr[i]!) * EPS_F32 * s;
+    const q = err === 0 ? 0 : bound > 0 ? err / bound : Number.POSITIVE_INFINITY;
+    if (!(q <= worst)) {
+      worst = q;
+      row = i;
+    }
+    maxAbsErr = Math.max(maxAbsErr, err);
+  }
+  return { maxErrOverBound: worst, row, maxAbsErr, ok: worst <= 1 };
+}
+
+/** ‖b − A·x‖₂ / ‖b‖₂ in float64. Cost: one host product. */
+export function relativeResidual(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
+  const ax = csrSpmv(a, x);
+  let rr = 0;
+  let bb = 0;
+  for (let i = 0; i < a.rows; i++) {
+    rr += (b[i]! - ax[i]!) ** 2;
+    bb += b[i]! ** 2;
+  }
+  return Math.sqrt(rr) / (Math.sqrt(bb) || 1);
+}
+
+/** One CG run as the page shows it. */
+export interface CgSummary {
+  readonly backend: string;
+  readonly converged: boolean;
+  readonly reason: string;
+  readonly iterations: number;
+  /** ‖b − A·x‖₂ / ‖b‖₂ recomputed in float64 on the host from the returned x. */
+  readonly relTrueResidual: number;
+  readonly ms: number;
+  readonly matvecs: number;
+  readonly readbacks: number;
+  /** (iteration, ‖r‖/‖b‖) of the solver's history. */
+  readonly history: readonly { iteration: number; relative: number }[];
+}
+
+/** Settings of one run. */
+export interface RunSettings {
+  /** Tuning time (ms) the autotuner may spend. */
+  readonly tuneMs: number;
+  /** CG relative tolerance. */
+  readonly rtol: number;
+  /** Also solve on the float64 host for comparison (always done when WebGPU is absent). */
+  readonly hostToo: boolean;
+}
+
+/** Everything one run produced (also serialised into the page for the headless test). */
+export interface RunSummary {
+  readonly matrix: { label: string; rows: number; cols: number; nnz: number };
+  readonly backend: 'webgpu' | 'cpu';
+  readonly adapter?: string;
+  readonly noWebGpuReason?: string;
+  readonly tuning?: { winner: string; timed: number; pruned: number; spentMs: number; method: string };
+  readonly spmv?: SpmvCheck;
+  readonly gpuCg?: CgSummary;
+  readonly hostCg?: CgSummary;
+}
+
+async function summarise<V, S>(name: string, space: VectorSpace<V, S>, res: SolveResult<V>, a: CsrMatrix, b: Float64Array): Promise<CgSummary> {
+  const x = await space.toArray(res.x);
+  const bNorm = res.bNorm || 1;
+  return {
+    backend: name,
+    converged: res.converged,
+    reason: res.reason,
+    iterations: res.iterations,
+    relTrueResidual: relativeResidual(a, x, b),
+    ms: res.stats.ms,
+    matvecs: res.stats.matvecs,
+    readbacks: res.stats.readbacks,
+    history: res.history.map((h) => ({ iteration: h.iteration, relative: h.residual / bNorm })),
+  };
+}
+
+/** CG's iteration cap for an n×n system: 10·n, at least 100, at most 20 000. */
+const maxIterationsFor = (n: number) => Math.min(20_000, Math.max(100, 10 * n));
+
+/**
+ * The float64 host CG on A·x = b. Cost: iterations × (one host product + 5 vector passes).
+ * @example const s = await hostCg(a, b, 1e-8);
+ */
+export async function hostCg(a: CsrMatrix, b: Float64Array, rtol: number): Promise<CgSummary> {
+  const space = new HostVectorSpace();
+  const res = await cg(space, HostOperator.fromCsr(a), space.fromArray(b), { rtol, maxIterations: maxIterationsFor(a.rows), checkEvery: 1 });
+  return summarise('host f64', space, res, a, b);
+}
+
+/** What the page is told while a run goes on. */
+export type Progress = (stage: string) => void;
+
+/**
+ * The whole demo on a square matrix: autotune the SpMV on WebGPU within `tuneMs`, check one
+ * tuned product against float64, solve A·x = b (b = A·1) with CG on the GPU vector space, and
+ * with the float64 host CG when `hostToo` or when WebGPU is absent.
+ * Cost: the tuning time, plus two CG solves of O(iterations · nnz).
+ * @example const { summary, report } = await runDemo(be, makeMatrix({ kind: 'poisson2d', grid: 32 }), { tuneMs: 300, rtol: 1e-5, hostToo: true }, console.log);
+ */
+export async function runDemo(be: Backend, m: LabelledMatrix, s: RunSettings, progress: Progress): Promise<{ summary: RunSummary; report?: TuningReport }> {
+  const { a } = m;
+  if (a.rows !== a.cols) throw new InvalidParameterError('matrix shape', 'a square matrix (CG solves A·x = b)', `${a.rows}×${a.cols}`);
+  const matrix = { label: m.label, rows: a.rows, cols: a.cols, nnz: a.rowPtr[a.rows]! };
+  const b = csrSpmv(a, new Float64Array(a.cols).fill(1)); // b = A·1, so x = 1 solves it
+  if (be.kind === 'cpu') {
+    progress('CG on the CPU (float64 host backend)…');
+    return { summary: { matrix, backend: 'cpu', noWebGpuReason: be.reason, hostCg: await hostCg(a, b, s.rtol) } };
+  }
+  const { ctx } = be;
+  progress(`autotuning the SpMV kernel (${s.tuneMs} ms)…`);
+  const op = await tunedOperator(ctx, a, { budgetMs: s.tuneMs, fraction: 1, expectedProducts: maxIterationsFor(a.rows), cache: false, reps: 5, warmup: 1, warn: () => {} });
+  const space = new GpuVectorSpace(ctx);
+  try {
+    const report = op.tuning;
+    const tuning = { winner: op.label, timed: report.timed, pruned: report.pruned, spentMs: report.spentMs, method: report.method };
+    progress('checking the tuned product against float64…');
+    const xt = testVector(a.cols);
+    const dx = space.fromArray(xt);
+    const dy = space.create(a.rows);
+    op.apply(dx, dy); // y = A·x on the device with the tuned kernel
+    const spmv = checkProduct(a, xt, await space.toArray(dy));
+    space.release(dx);
+    space.release(dy);
+    progress('CG on WebGPU (float32)…');
+    const db = space.fromArray(b);
+    const res = await cg(space, op, db, { rtol: s.rtol, maxIterations: maxIterationsFor(a.rows), checkEvery: 4 });
+    const gpuCg = await summarise(`webgpu f32, ${op.kernel.id}`, space, res, a, b);
+    space.release(res.x);
+    space.release(db);
+    let host: CgSummary | undefined;
+    if (s.hostToo) {
+      progress('CG on the CPU (float64) for comparison…');
+      host = await hostCg(a, b, s.rtol);
+    }
+    return { summary: { matrix, backend: 'webgpu', adapter: be.adapter, tuning, spmv, gpuCg, ...(host ? { hostCg: host } : {}) }, report };
+  } finally {
+    op.dispose();
+  }
+}
