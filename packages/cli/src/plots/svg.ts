@@ -156,7 +156,7 @@ export type SpyOverlay =
  * chunks (rectangles of height C and each chunk's width, in the sorted row order).
  */
 export function spyPlot(a: CsrMatrix, opts: { pixels?: number; title?: string; overlay?: SpyOverlay } = {}): string {
-  const P = opts.pixels ?? 400;
+  const P = opts.pixels ?? 200;
   const gr = Math.min(P, Math.max(1, a.rows));
   const gc = Math.min(P, Math.max(1, a.cols));
   const counts = new Float64Array(gr * gc);
@@ -174,25 +174,34 @@ export function spyPlot(a: CsrMatrix, opts: { pixels?: number; title?: string; o
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${num(W)}" height="${num(H)}" viewBox="0 0 ${num(W)} ${num(H)}" font-family="sans-serif" font-size="12">`);
   parts.push(`<rect width="${num(W)}" height="${num(H)}" fill="white"/>`);
   parts.push(`<text x="${num(W / 2)}" y="24" text-anchor="middle" font-size="14">${esc(opts.title ?? `${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}`)}</text>`);
+  // 8 grey levels (log scale); runs of equal level in a row become one rect (keeps files small)
+  const level = (v: number) => (v === 0 ? -1 : Math.min(7, Math.floor((8 * Math.log1p(v)) / Math.log1p(max + 1e-9))));
   for (let r = 0; r < gr; r++) {
-    for (let c = 0; c < gc; c++) {
-      const v = counts[r * gc + c]!;
-      if (v === 0) continue;
-      const shade = Math.round(200 * (1 - Math.log1p(v) / Math.log1p(max)));
-      parts.push(`<rect x="${num(m + c * cell)}" y="${num(m + r * cell)}" width="${num(cell)}" height="${num(cell)}" fill="rgb(${shade},${shade},${shade})"/>`);
+    let c = 0;
+    while (c < gc) {
+      const lv = level(counts[r * gc + c]!);
+      let e = c + 1;
+      while (e < gc && level(counts[r * gc + e]!) === lv) e++;
+      if (lv >= 0) {
+        const shade = Math.round(200 * (1 - (lv + 1) / 8));
+        parts.push(`<rect x="${num(m + c * cell)}" y="${num(m + r * cell)}" width="${num((e - c) * cell)}" height="${num(cell)}" fill="rgb(${shade},${shade},${shade})"/>`);
+      }
+      c = e;
     }
   }
   parts.push(`<rect x="${m}" y="${m}" width="${num(gc * cell)}" height="${num(gr * cell)}" fill="none" stroke="black"/>`);
   const ov = opts.overlay;
   if (ov?.kind === 'boundary') {
-    const pts: string[] = [];
+    // one short vertical mark per (binned) row at the column where its ELL part ends
+    const d: string[] = [];
     for (let r = 0; r < gr; r++) {
       const i = Math.min(a.rows - 1, Math.floor((r * a.rows) / gr));
       const col = ov.rowBoundaryColumn[i] ?? a.cols;
+      if (col >= a.cols) continue; // the whole row fits in the ELL part
       const x = m + ((col * gc) / a.cols) * cell;
-      pts.push(`${num(x)},${num(m + r * cell)}`, `${num(x)},${num(m + (r + 1) * cell)}`);
+      d.push(`M${num(x)} ${num(m + r * cell)}V${num(m + (r + 1) * cell)}`);
     }
-    parts.push(`<polyline fill="none" stroke="red" stroke-width="1.5" points="${pts.join(' ')}"><title>BOUNDARY = ${ov.boundary}: ELL part left of the line, CSR part right</title></polyline>`);
+    parts.push(`<path d="${d.join('')}" stroke="red" stroke-width="1.5" fill="none"><title>BOUNDARY = ${ov.boundary}: each row's first ${ov.boundary} non-zeros (left of its red mark) in ELL, the rest in CSR</title></path>`);
   } else if (ov?.kind === 'chunks') {
     const sy = (gr * cell) / Math.max(1, a.rows);
     const sx = (gc * cell) / Math.max(1, a.cols);
