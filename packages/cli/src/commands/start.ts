@@ -17,7 +17,7 @@ import { ciBackendOf } from './ci';
 /** The shipped molecule and its reference energies (HANDE benchmark, FCI in the A1 sector). */
 export const H2O_STO2G = {
   path: fileURLToPath(new URL('../../../chem/data/H2O_sto2g_hande.FCIDUMP', import.meta.url)),
-  label: 'H2O / STO-2G, FCI, A1 symmetry, Ms = 0 (133 determinants)',
+  label: 'H2O / STO-2G, FCI, A1 symmetry, Ms = 0',
   groundState: -72.786196191345,
 };
 
