@@ -1,53 +1,40 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { main } from '../src/main';
+import { captured, captureOutput } from './capture';
 
 const data = (f: string) => new URL(`../../../../shared/data/matrices/${f}`, import.meta.url).pathname;
 
-let stdout = '';
-let stderr = '';
-beforeEach(() => {
-  stdout = '';
-  stderr = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => {
-    stdout += String(s);
-    return true;
-  });
-  vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
-    stderr += String(s);
-    return true;
-  });
-});
-afterEach(() => vi.restoreAllMocks());
+captureOutput();
 
 describe('gpusparse CLI', () => {
   it('prints usage and exits 2 without a command', async () => {
     expect(await main([])).toBe(2);
-    expect(stdout).toMatch(/usage: gpusparse <command>/);
+    expect(captured.stdout).toMatch(/usage: gpusparse <command>/);
   });
   it('rejects an unknown command with exit 2 and no stack trace', async () => {
     expect(await main(['frobnicate'])).toBe(2);
-    expect(stderr).toMatch(/unknown command 'frobnicate'/);
-    expect(stderr).not.toMatch(/\bat .*\.ts:\d+/);
+    expect(captured.stderr).toMatch(/unknown command 'frobnicate'/);
+    expect(captured.stderr).not.toMatch(/\bat .*\.ts:\d+/);
   });
   it('info prints statistics and the memory table of a real matrix', async () => {
     expect(await main(['info', data('bcsstk01.mtx')])).toBe(0);
-    expect(stdout).toMatch(/48 x 48, nnz 400/);
-    expect(stdout).toMatch(/RSDP/);
-    expect(stdout).toMatch(/^csr\s/m);
+    expect(captured.stdout).toMatch(/48 x 48, nnz 400/);
+    expect(captured.stdout).toMatch(/RSDP/);
+    expect(captured.stdout).toMatch(/^csr\s/m);
   });
   it('info --json gives machine-readable statistics', async () => {
     expect(await main(['info', data('bcsstk01.mtx'), '--json'])).toBe(0);
-    const j = JSON.parse(stdout);
+    const j = JSON.parse(captured.stdout);
     expect(j.stats.nnz).toBe(400);
     expect(j.symmetry).toBe('symmetric');
     expect(j.formats.find((f: { format: string }) => f.format === 'csr').bytesF64).toBe(400 * 8 + 400 * 4 + 49 * 4);
   });
   it('info names a missing file with exit code 3', async () => {
     expect(await main(['info', '/nonexistent/x.mtx'])).toBe(3);
-    expect(stderr).toMatch(/x\.mtx/);
+    expect(captured.stderr).toMatch(/x\.mtx/);
   });
   it('info writes a spy plot with the hybrid BOUNDARY drawn', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gpusparse-'));
@@ -61,7 +48,7 @@ describe('gpusparse CLI', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gpusparse-'));
     const o = join(dir, 'a.json');
     expect(await main(['convert', data('bcsstk01.mtx'), '--to', 'sell', '--C', '8', '--sigma', '16', '-o', o, '--json'])).toBe(0);
-    const j = JSON.parse(stdout);
+    const j = JSON.parse(captured.stdout);
     expect(j.roundTripExact).toBe(true);
     expect(j.params).toMatchObject({ C: 8, sigma: 16 });
     const conv = JSON.parse(readFileSync(o, 'utf8'));
@@ -70,6 +57,6 @@ describe('gpusparse CLI', () => {
   });
   it('convert rejects an unknown parameter with exit 2', async () => {
     expect(await main(['convert', data('bcsstk01.mtx'), '--to', 'csr', '--param', 'zz=1', '-o', '/tmp/x.json'])).toBe(2);
-    expect(stderr).toMatch(/unknown parameter/);
+    expect(captured.stderr).toMatch(/unknown parameter/);
   });
 });
