@@ -8,6 +8,7 @@ import { makeStorageInfo } from '../core/types';
 import { csrNnz, csrSpmv } from './csr';
 
 export * from './csr';
+export * from './wasm/index';
 
 /** The CSR data type with its non-zero count (CSR is also the hub type {@link CsrMatrix}). */
 export type CsrFormatMatrix = CsrMatrix & { readonly nnz: number };

@@ -5,7 +5,8 @@
  */
 import { DimensionMismatchError } from '../core/errors';
 import type { CsrMatrix, FormatDescriptor, SparseMatrix } from '../core/types';
-import { csrDiagonal, csrSpmv, csrTranspose } from '../csr/csr';
+import { csrDiagonal, csrTranspose } from '../csr/csr';
+import { csrSpmvFast } from '../csr/wasm/wasm-csr';
 import type { LinearOperator, ScalarLike, VectorSpace } from './interfaces';
 
 /** A host scalar: a boxed float64. */
@@ -168,9 +169,14 @@ export class HostOperator implements LinearOperator<Float64Array> {
     this.label = label;
   }
 
-  /** Operator over CSR with the fast host kernel; transpose and diagonal available. */
+  /**
+   * Operator over CSR with the fast host kernel; transpose and diagonal available. The product
+   * is `csrSpmvFast`: from 10^4 non-zeros (when WebAssembly is available and the matrix fits its
+   * 4 GiB memory) the first apply copies `a` into wasm memory and later applies run the wasm
+   * kernel, bit-identical to csrSpmv; in-place edits of `a` after the first apply are not seen.
+   */
   static fromCsr(a: CsrMatrix): HostOperator {
-    return new HostOperator((x, y) => csrSpmv(a, x, y), a.rows, a.cols, 'host-csr', a);
+    return new HostOperator((x, y) => csrSpmvFast(a, x, y), a.rows, a.cols, 'host-csr', a);
   }
 
   /** Operator over any format through its float64 reference product. */
@@ -208,7 +214,7 @@ export class HostOperator implements LinearOperator<Float64Array> {
     return (x, y) => {
       const t = this.transposed ?? (this.transposed = csrTranspose(src));
       if (x.length !== t.cols) throw new DimensionMismatchError(`${this.label} applyTranspose x`, t.cols, x.length);
-      csrSpmv(t, x, y);
+      csrSpmvFast(t, x, y);
     };
   }
 
