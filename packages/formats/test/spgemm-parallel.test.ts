@@ -9,6 +9,7 @@ import type { HmMatrix } from '../src/hm/hm';
 import { hmFromCsr, hmToCsr } from '../src/hm/index';
 import { cdmSpgemm, hmSpgemm } from '../src/spgemm/index';
 import { cdmSpgemmParallel, hmSpgemmParallel, type ParallelSpgemmRun, shutdownSpgemmPool } from '../src/spgemm/parallel';
+import { acquireSpgemmPool } from '../src/spgemm/parallel-node';
 import { withExplicitZeros } from './format-cases';
 
 afterAll(() => shutdownSpgemmPool());
@@ -160,5 +161,24 @@ describe('serial fallback', () => {
       vi.doUnmock('node:worker_threads');
       vi.resetModules();
     }
+  });
+});
+
+describe('worker pool', () => {
+  it('rejects (does not hang or crash) when a worker fails, and the next product starts fresh threads', async () => {
+    const pool = await acquireSpgemmPool(2);
+    expect(pool).toBeDefined();
+    // a job whose arrays are missing: the kernel throws a TypeError inside the worker
+    const broken = { kind: 'hm', m: 4, n: 4, aOffsets: new Int32Array([0]), aStarts: new Int32Array([0]), aLens: new Int32Array([4]) };
+    await expect(pool!.run(broken as never, [[0, 2], [2, 4]], 2)).rejects.toThrow(/spgemm worker failed on rows/);
+    const a = hmFromCsr(banded(64, 3, 2, { seed: 9 }));
+    expectSameMatrix(await hmSpgemmParallel(a, a, { workers: 2, minWork: 0 }), hmSpgemm(a, a));
+  });
+  it('runs concurrent products one after another, each correct', async () => {
+    const a = cdmFromCsr(diagonals(120, 120, [-30, -2, 0, 1, 17], 13, false));
+    const b = cdmFromCsr(diagonals(120, 120, [-5, 0, 3, 44], 14, false));
+    const [x, y] = await Promise.all([cdmSpgemmParallel(a, b, { workers: 2, minWork: 0 }), cdmSpgemmParallel(b, a, { workers: 4, minWork: 0, transposeA: true })]);
+    expectSameMatrix(x, cdmSpgemm(a, b));
+    expectSameMatrix(y, cdmSpgemm(b, a, { transposeA: true }));
   });
 });

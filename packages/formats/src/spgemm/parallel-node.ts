@@ -120,6 +120,7 @@ function runJob(job: HmRowsJob | CdmRowsJob, chunks: readonly (readonly [number,
       for (const w of used) {
         w.off('message', handlers.get(w)!);
         w.off('error', onError);
+        w.off('exit', onExit);
         w.unref();
       }
     };
@@ -134,6 +135,7 @@ function runJob(job: HmRowsJob | CdmRowsJob, chunks: readonly (readonly [number,
       } else resolve(nnz);
     };
     const onError = (e: Error) => finish(e);
+    const onExit = (code: number) => finish(new Error(`spgemm worker exited (code ${code}) before its rows were done`));
     const feed = (w: Worker) => {
       if (next >= chunks.length) return;
       const id = next++;
@@ -154,6 +156,7 @@ function runJob(job: HmRowsJob | CdmRowsJob, chunks: readonly (readonly [number,
       handlers.set(w, h);
       w.on('message', h);
       w.on('error', onError);
+      w.on('exit', onExit);
       w.ref(); // keep the process alive while this product runs
       w.postMessage({ type: 'job', job });
       feed(w);
