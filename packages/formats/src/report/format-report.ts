@@ -98,10 +98,11 @@ export function formatReportTable(r: FormatReport): string {
       .join(',');
   const rows = r.entries.map((e) =>
     e.error
-      ? [e.format, fmtParams(e.params), `refused: ${e.error}`, '', '', '', '', '', '']
+      ? [e.format, fmtParams(e.params), '-', '-', '-', '-', '-', '-', '-']
       : [e.format, fmtParams(e.params), e.bytesF32, e.bytesF64, e.relativeToCsr.toFixed(2), e.storedElements, e.padding, e.beta.toFixed(3), e.conversionMs.toFixed(2)],
   );
   const widths = header.map((h, j) => Math.max(h.length, ...rows.map((row) => String(row[j]).length)));
   const line = (cells: readonly unknown[]) => cells.map((c, j) => (j < 2 ? String(c).padEnd(widths[j]!) : String(c).padStart(widths[j]!))).join('  ').trimEnd();
-  return [`${r.rows} x ${r.cols}, nnz ${r.nnz}`, line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+  const refused = r.entries.filter((e) => e.error).map((e) => `${e.format} refused this matrix: ${e.error}`);
+  return [`${r.rows} x ${r.cols}, nnz ${r.nnz}`, line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ...refused].join('\n');
 }
