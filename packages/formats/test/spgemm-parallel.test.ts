@@ -40,13 +40,14 @@ function expectBitIdentical(got: Float64Array, ref: Float64Array): void {
   expect(diff, diff < 0 ? '' : `slot ${diff}: ${got[diff]} vs ${ref[diff]}`).toBe(-1);
 }
 
-function expectSameMatrix(got: HmMatrix | CdmMatrix, ref: HmMatrix | CdmMatrix): void {
+function expectSameMatrix(got: HmMatrix | CdmMatrix, ref: HmMatrix | CdmMatrix, shared = false): void {
   expect(got.format).toBe(ref.format);
   expect([got.rows, got.cols, got.nnz, got.numDiagonals]).toEqual([ref.rows, ref.cols, ref.nnz, ref.numDiagonals]);
   expect(Array.from(got.offsets)).toEqual(Array.from(ref.offsets));
   if (got.format === 'hm' && ref.format === 'hm') expect(Array.from(got.starts)).toEqual(Array.from(ref.starts));
   expect(Array.from(got.present)).toEqual(Array.from(ref.present));
-  expect(got.values.buffer instanceof SharedArrayBuffer).toBe(false);
+  expect(got.values.buffer instanceof SharedArrayBuffer).toBe(shared);
+  expect(got.present.buffer instanceof SharedArrayBuffer).toBe(shared);
   expectBitIdentical(got.values, ref.values);
 }
 
@@ -165,6 +166,12 @@ describe('serial fallback', () => {
 });
 
 describe('worker pool', () => {
+  it('sharedResult: C stays in the workers\' SharedArrayBuffers, same bits', async () => {
+    const a = hmFromCsr(diagonals(50, 50, [-7, 0, 1, 12], 15, false));
+    expectSameMatrix(await hmSpgemmParallel(a, a, { workers: 2, minWork: 0, sharedResult: true }), hmSpgemm(a, a), true);
+    const x = cdmFromCsr(diagonals(50, 50, [-7, 0, 1, 12], 16, false));
+    expectSameMatrix(await cdmSpgemmParallel(x, x, { workers: 2, minWork: 0, sharedResult: true }), cdmSpgemm(x, x), true);
+  });
   it('rejects (does not hang or crash) when a worker fails, and the next product starts fresh threads', async () => {
     const pool = await acquireSpgemmPool(2);
     expect(pool).toBeDefined();

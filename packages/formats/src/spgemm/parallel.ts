@@ -11,7 +11,7 @@
  * copied once per product into SharedArrayBuffers; C's values and presence mask are allocated in
  * SharedArrayBuffers, each chunk writes only its own rows' values (no races) and sets presence
  * bits with Atomics.or; at the end C is copied out into ordinary arrays, so the result is
- * indistinguishable from the serial one.
+ * indistinguishable from the serial one (option `sharedResult` skips that copy).
  *
  * Serial fallback (the serial function itself runs, on the calling thread): when worker threads
  * are unavailable (a browser, a bundle with node modules stubbed), when C has fewer than 2 rows,
@@ -56,6 +56,12 @@ export interface ParallelSpgemmOptions extends SpgemmOptions {
   readonly workers?: number;
   /** Run serially below this many candidate multiply–adds. Default {@link PARALLEL_SPGEMM_MIN_WORK}. */
   readonly minWork?: number;
+  /**
+   * Return C's values and presence mask in the SharedArrayBuffers the workers wrote (no final
+   * copy; such arrays cannot be listed for transfer in postMessage). Default false: ordinary
+   * ArrayBuffers, like the serial functions.
+   */
+  readonly sharedResult?: boolean;
   /** Called once per product with how it ran. */
   readonly onRun?: (run: ParallelSpgemmRun) => void;
 }
@@ -83,6 +89,20 @@ function share<T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(a
   const out = new ctor(new SharedArrayBuffer(a.byteLength));
   (out as Float64Array).set(a as Float64Array);
   return out;
+}
+
+/** A zero-filled array of the same type and length as `a`, in a SharedArrayBuffer (no copy). */
+function sharedZeros<T extends Float64Array | Uint32Array>(a: T): T {
+  const ctor = a.constructor as new (b: SharedArrayBuffer) => T;
+  return new ctor(new SharedArrayBuffer(a.byteLength));
+}
+
+/** C with its values and presence mask taken from the shared arrays the workers filled. */
+function result<T extends HmMatrix | CdmMatrix>(c: T, values: Float64Array, present: Uint32Array, nnz: number, keepShared: boolean): T {
+  if (keepShared) return { ...c, values, present, nnz };
+  c.values.set(values); // c's own (untouched) zero arrays receive the copy
+  c.present.set(present);
+  return { ...c, nnz };
 }
 
 /** About 8 equal row ranges per worker over [0, rows). */
@@ -143,13 +163,13 @@ export async function hmSpgemmParallel(a: HmMatrix, b: HmMatrix, opts: ParallelS
     bValues: share(b.values),
     bPresent: share(b.present),
     cStartOf: share(cStartOf),
-    cValues: share(c.values),
-    cPresent: share(c.present),
+    cValues: sharedZeros(c.values),
+    cPresent: sharedZeros(c.present),
   };
   const chunks = rowChunks(m, p.workers);
   const nnz = await pool.run(job, chunks, p.workers);
   opts.onRun?.({ mode: 'workers', reason: 'parallel', workers: p.workers, chunks: chunks.length, work });
-  return { ...c, values: new Float64Array(job.cValues), present: new Uint32Array(job.cPresent), nnz };
+  return result(c, job.cValues, job.cPresent, nnz, opts.sharedResult ?? false);
 }
 
 /** Compact indices of op(X), in the order cdmSpgemm visits them (ascending). */
@@ -205,13 +225,13 @@ export async function cdmSpgemmParallel(a: CdmMatrix, b: CdmMatrix, opts: CdmSpg
     bValues: share(b.values),
     bPresent: share(b.present),
     cOffsets: c.offsets,
-    cValues: share(c.values),
-    cPresent: share(c.present),
+    cValues: sharedZeros(c.values),
+    cPresent: sharedZeros(c.present),
   };
   const chunks = rowChunks(n, p.workers);
   const nnz = await pool.run(job, chunks, p.workers);
   opts.onRun?.({ mode: 'workers', reason: 'parallel', workers: p.workers, chunks: chunks.length, work });
-  return { ...c, values: new Float64Array(job.cValues), present: new Uint32Array(job.cPresent), nnz };
+  return result(c, job.cValues, job.cPresent, nnz, opts.sharedResult ?? false);
 }
 
 export { shutdownSpgemmPool } from './parallel-node';
