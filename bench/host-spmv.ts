@@ -13,14 +13,16 @@
  * the call overhead of tiny matrices do not dominate); ≥ 21 batches and ≥ 0.5 s per median.
  * `--write` replaces the "## Host CSR SpMV vs SciPy" section of bench/RESULTS.md (`--extra FILE`
  * appends FILE's markdown to the section). Other flags: `--quick`, `--gen-only` (generated
- * matrices only), `--python PATH` (default /usr/bin/python3), `--data DIR` (matrix folder).
+ * matrices only), `--python PATH` (default /usr/bin/python3), `--data DIR` (matrix folder),
+ * `--wasm-variant scalar4|scalar8|simd4|simd8` (the WebAssembly kernel timed in the `wasm`
+ * column; default: the library's DEFAULT_WASM_VARIANT).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type CsrMatrix, csrSpmv, generators, readMatrixMarket, writeMatrixMarket } from '@gpusparse/formats';
+import { type CsrMatrix, csrSpmv, DEFAULT_WASM_VARIANT, generators, type KernelVariant, readMatrixMarket, WasmCsr, writeMatrixMarket } from '@gpusparse/formats';
 
 const quick = process.argv.includes('--quick');
 const write = process.argv.includes('--write');
@@ -31,6 +33,11 @@ const argValue = (flag: string): string | undefined => {
 };
 /** Python with SciPy: Debian's by default (`python3` on PATH may be a pyenv one without SciPy). */
 const python = argValue('--python') ?? '/usr/bin/python3';
+const variantArg = argValue('--wasm-variant');
+const wasmVariant: KernelVariant = variantArg
+  ? { simd: variantArg.startsWith('simd'), unroll: variantArg.endsWith('8') ? 8 : 4 }
+  : DEFAULT_WASM_VARIANT;
+const wasmName = `${wasmVariant.simd ? 'simd' : 'scalar'}${wasmVariant.unroll}`;
 const BATCH_MS = 2;
 const MIN_BATCHES = quick ? 7 : 21;
 const BUDGET_S = quick ? 0.2 : 0.5;
@@ -125,7 +132,8 @@ async function main(): Promise<void> {
   const cases = await loadCases();
   const tmp = mkdtempSync(join(tmpdir(), 'gpusparse-host-spmv-'));
   try {
-    const ours: Array<{ ms: number; beforeMs: number; batches: number; y: Float64Array }> = [];
+    const ours: Array<{ ms: number; beforeMs: number; wasmMs: number; viewsMs: number; batches: number; y: Float64Array }> = [];
+    let wasmMismatches = 0;
     const manifest = { batch_ms: BATCH_MS, min_batches: MIN_BATCHES, budget_s: BUDGET_S, matrices: [] as object[] };
     for (const c of cases) {
       const x = xFor(c.a.cols);
@@ -136,10 +144,24 @@ async function main(): Promise<void> {
       const t1 = medianTime(() => csrSpmv(c.a, x, y));
       const b2 = medianTime(() => csrSpmvBefore(c.a, x, y0));
       const t2 = medianTime(() => csrSpmv(c.a, x, y));
+      // the WebAssembly kernel as HostOperator uses it: matrix copied in once (not timed), x copied
+      // in and y copied out on every call (timed)
+      const w = WasmCsr.create(c.a, { variant: wasmVariant });
+      const yw = new Float64Array(c.a.rows);
+      const w1 = medianTime(() => w.multiply(x, yw));
+      const w2 = medianTime(() => w.multiply(x, yw));
+      // the same kernel for callers that keep x and y in wasm memory (no per-call copies)
+      w.x.set(x);
+      const v1 = medianTime(() => w.multiplyInPlace());
+      const v2 = medianTime(() => w.multiplyInPlace());
+      for (let i = 0; i < c.a.rows; i++) if (!Object.is(w.y[i], y[i])) wasmMismatches++;
+      for (let i = 0; i < c.a.rows; i++) if (!Object.is(yw[i], y[i])) wasmMismatches++;
       const t = { s: Math.min(t1.s, t2.s), batches: t1.batches + t2.batches, k: t1.k };
       const before = Math.min(b1.s, b2.s);
-      ours.push({ ms: t.s * 1e3, beforeMs: before * 1e3, batches: t.batches, y: y.slice() });
-      console.error(`  ours  ${c.name}: ${(t.s * 1e3).toFixed(4)} ms (before: ${(before * 1e3).toFixed(4)} ms; ${t.batches} batches of ${t.k})`);
+      const wasmS = Math.min(w1.s, w2.s);
+      const viewsS = Math.min(v1.s, v2.s);
+      ours.push({ ms: t.s * 1e3, beforeMs: before * 1e3, wasmMs: wasmS * 1e3, viewsMs: viewsS * 1e3, batches: t.batches, y: y.slice() });
+      console.error(`  ours  ${c.name}: ${(t.s * 1e3).toFixed(4)} ms (before: ${(before * 1e3).toFixed(4)} ms; wasm ${wasmName}: ${(wasmS * 1e3).toFixed(4)} ms, views ${(viewsS * 1e3).toFixed(4)} ms; ${t.batches} batches of ${t.k})`);
       const file = join(tmp, `${c.name}.mtx`);
       await writeMatrixMarket(file, c.a);
       writeFileSync(join(tmp, `${c.name}.x`), new Uint8Array(x.buffer));
@@ -152,6 +174,8 @@ async function main(): Promise<void> {
     const rows: string[] = [];
     let worstRel = 0;
     const ratios: number[] = [];
+    const wasmRatios: number[] = [];
+    const viewsRatios: number[] = [];
     cases.forEach((c, k) => {
       const s = sci.results[k]!;
       if (s.name !== c.name) throw new Error(`result order: ${s.name} vs ${c.name}`);
@@ -168,14 +192,22 @@ async function main(): Promise<void> {
       }
       const ratio = s.ms / ours[k]!.ms;
       ratios.push(ratio);
+      wasmRatios.push(s.ms / ours[k]!.wasmMs);
+      viewsRatios.push(s.ms / ours[k]!.viewsMs);
       rows.push(
-        `| ${c.name} | ${c.source} | ${c.a.rows} | ${c.a.rowPtr[c.a.rows]} | ${fmt(ours[k]!.beforeMs)} | ${fmt(ours[k]!.ms)} | ${fmt(s.ms)} | ${fmt(s.raw_ms)} | ${ratio.toFixed(2)} | ${(s.raw_ms / ours[k]!.ms).toFixed(2)} |`,
+        `| ${c.name} | ${c.source} | ${c.a.rows} | ${c.a.rowPtr[c.a.rows]} | ${fmt(ours[k]!.beforeMs)} | ${fmt(ours[k]!.ms)} | ${fmt(s.ms)} | ${fmt(s.raw_ms)} | ${ratio.toFixed(2)} | ${(s.raw_ms / ours[k]!.ms).toFixed(2)} | ${fmt(ours[k]!.wasmMs)} | ${(s.ms / ours[k]!.wasmMs).toFixed(2)} | ${(s.raw_ms / ours[k]!.wasmMs).toFixed(2)} | ${fmt(ours[k]!.viewsMs)} | ${(s.ms / ours[k]!.viewsMs).toFixed(2)} |`,
       );
     });
     const load1 = loadavg();
     const geo = Math.exp(ratios.reduce((a, r) => a + Math.log(r), 0) / ratios.length);
     const big = cases.map((c, k) => [c.a.rowPtr[c.a.rows]!, ratios[k]!] as const).filter(([n]) => n >= 1e6);
     const geoBig = big.length ? Math.exp(big.reduce((a, [, r]) => a + Math.log(r), 0) / big.length) : Number.NaN;
+    const geoOf = (rs: number[], keep: (k: number) => boolean): string => {
+      const sel = rs.filter((_, k) => keep(k));
+      return sel.length ? `${Math.exp(sel.reduce((a, r) => a + Math.log(r), 0) / sel.length).toFixed(2)} over ${sel.length}` : 'n/a (none)';
+    };
+    const isReal = (k: number) => cases[k]!.source === 'real';
+    const isBig = (k: number) => cases[k]!.a.rowPtr[cases[k]!.a.rows]! >= 1e6;
     const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
     const section = [
       `## Host CSR SpMV vs SciPy (${date} UTC, ${cpus()[0]?.model.trim()} ×${cpus().length}, node ${process.version}, SciPy ${sci.scipy} / NumPy ${sci.numpy})`,
@@ -187,11 +219,14 @@ async function main(): Promise<void> {
       `Machine: ${cpus().length} cores; load average ${load0.map((l) => l.toFixed(2)).join(' ')} at the start, ${load1.map((l) => l.toFixed(2)).join(' ')} at the end${Math.max(...load0, ...load1) > 1.2 ? ` — other engineers' builds and tests were running on the same ${cpus().length} cores, so timings are noisy: a burst of load during one matrix's measurement can inflate a row several-fold (repeat runs disagree row by row); read the table for orders of magnitude and trust an idle-machine run for ratios` : ''}.`,
       `Correctness: the two products agree to max |y − y_scipy| / Σ|a_ij x_j| = ${worstRel.toExponential(2)} over every row of every matrix (summation order differs).`,
       '',
-      '| matrix | kind | rows | nnz | ours before ms | ours ms | SciPy @ ms | csr_matvec ms | ratio (SciPy @ / ours) | ratio (csr_matvec / ours) |',
-      '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      `\`wasm\` = \`WasmCsr.multiply(x, y)\` (packages/formats/src/csr/wasm, kernel variant ${wasmName}): the matrix copied into WebAssembly memory once (not timed), x copied in and y copied out on every call (timed), as \`HostOperator.fromCsr\` uses it from 10^4 non-zeros; timed twice, alternating with the JS kernels; \`wasm views\` = \`WasmCsr.multiplyInPlace()\`, the same kernel with x and y kept in wasm memory (no per-call copies). Both y equal \`ours\` bit for bit on ${wasmMismatches === 0 ? 'every row of every matrix' : `all but ${wasmMismatches} rows (A BUG)`}.`,
+      '',
+      '| matrix | kind | rows | nnz | ours before ms | ours ms | SciPy @ ms | csr_matvec ms | ratio (SciPy @ / ours) | ratio (csr_matvec / ours) | wasm ms | ratio (SciPy @ / wasm) | ratio (csr_matvec / wasm) | wasm views ms | ratio (SciPy @ / wasm views) |',
+      '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...rows,
       '',
       `Geometric mean of ratio (SciPy @ / ours): ${geo.toFixed(2)} over ${ratios.length} matrices; ${geoBig.toFixed(2)} over the ${big.length} with ≥ 10^6 non-zeros.`,
+      `Geometric means, ours (JS) → wasm, ratio SciPy @ / ours: real matrices ${geoOf(ratios, isReal)} → ${geoOf(wasmRatios, isReal)}; ≥ 10^6 non-zeros ${geoOf(ratios, isBig)} → ${geoOf(wasmRatios, isBig)}; all ${geoOf(ratios, () => true)} → ${geoOf(wasmRatios, () => true)}. wasm views: real ${geoOf(viewsRatios, isReal)}; ≥ 10^6 non-zeros ${geoOf(viewsRatios, isBig)}.`,
       '',
     ].join('\n');
     const extra = argValue('--extra');
