@@ -1,36 +1,37 @@
 /**
- * The row-range kernels of the parallel diagonal SpGEMM ({@link hmSpgemmParallel},
- * {@link cdmSpgemmParallel}). Each kernel computes the rows [r0, r1) of C into C's shared
- * arrays, with exactly the loop order of the serial reference restricted to those rows, so every
- * entry of C receives its products in the same order as in hmSpgemm / cdmSpgemm and the result is
- * bit-identical.
+ * The kernels of the parallel diagonal SpGEMM ({@link hmSpgemmParallel}, {@link cdmSpgemmParallel}).
+ * HM: a range of C's diagonals (contiguous runs of C, A and B along each diagonal); CDM: a range of
+ * rows of C (the serial loop nest restricted to those rows). In both, every entry of C receives
+ * its products in the same order as in hmSpgemm / cdmSpgemm, so the result is bit-identical.
  *
  * The kernels are self-contained (no imports, no helpers, no closures): their own source text is
  * what the worker threads run (`new Worker(code, { eval: true })`), which works the same under
- * tsx, vitest and an esbuild bundle. Writes: values of C only in rows [r0, r1) (disjoint between
- * chunks), presence bits with Atomics.or (a 32-bit mask word can hold slots of two chunks).
+ * tsx, vitest and an esbuild bundle. Writes: values of C only in the chunk's diagonals or rows
+ * (disjoint between chunks), presence bits with Atomics.or (a 32-bit mask word can hold slots of
+ * two chunks).
  * @module
  */
 
 /** Everything the HM kernel reads and writes; the large arrays live in SharedArrayBuffers. */
-export interface HmRowsJob {
+export interface HmDiagonalsJob {
   readonly kind: 'hm';
-  /** Rows of A (= rows of C) and columns of B (= columns of C). */
+  /** C is m×n; A is m×k, B is k×n. */
   readonly m: number;
+  readonly k: number;
   readonly n: number;
-  /** A's diagonals in HM order: offset, start in aValues, length. */
+  /** A's diagonals in HM order (the order hmSpgemm visits them): offset and start in aValues. */
   readonly aOffsets: Int32Array;
   readonly aStarts: Int32Array;
-  readonly aLens: Int32Array;
   readonly aValues: Float64Array;
   readonly aPresent: Uint32Array;
-  /** B's diagonals in HM order. */
-  readonly bOffsets: Int32Array;
+  /** bLookup[dB + k − 1]: B's stored diagonal with offset dB, or −1; its start in bValues. */
+  readonly bLookup: Int32Array;
   readonly bStarts: Int32Array;
   readonly bValues: Float64Array;
   readonly bPresent: Uint32Array;
-  /** cStartOf[dC + m − 1]: start in cValues of C's diagonal dC (every reachable dC is stored). */
-  readonly cStartOf: Int32Array;
+  /** C's diagonals in HM order (the units of work): offset and start in cValues. */
+  readonly cOffsets: Int32Array;
+  readonly cStarts: Int32Array;
   readonly cValues: Float64Array;
   readonly cPresent: Uint32Array;
 }
@@ -59,50 +60,56 @@ export interface CdmRowsJob {
 }
 
 /**
- * Rows [r0, r1) of C = A·B for HM operands, in hmSpgemm's order (A diagonal u in HM order, its
- * entries, B diagonals v): c_il += a_ij·b_jl. Returns the number of C slots it marked present.
- * Cost: O(stored entries of A in those rows · dg(B)).
+ * C's diagonals number d0 … d1 − 1 (HM order) of C = A·B for HM operands. For one C diagonal dC,
+ * A's diagonals u are visited in HM order, as in hmSpgemm, and each pairs with the one diagonal
+ * dB = dC − dA of B; along the rows i the three diagonals are read and written as contiguous runs:
+ * c_{i, i+dC} += a_{i, i+dA}·b_{i+dA, i+dC}. Every entry of C gets its products in hmSpgemm's order
+ * (ascending u), so its float64 sum is the same. Returns the number of C slots it marked present.
+ * Cost: O(Σ over the (dA, dB) pairs of those C diagonals of the overlap length).
  * @example
- * const nnz = hmRowsKernel(job, 0, job.m); // the whole product on this thread
+ * const nnz = hmDiagonalsKernel(job, 0, job.cOffsets.length); // the whole product on this thread
  */
-export function hmRowsKernel(job: HmRowsJob, r0: number, r1: number): number {
+export function hmDiagonalsKernel(job: HmDiagonalsJob, d0: number, d1: number): number {
   const m = job.m;
+  const k = job.k;
   const n = job.n;
   const ao = job.aOffsets;
   const as = job.aStarts;
-  const al = job.aLens;
   const av = job.aValues;
   const ap = job.aPresent;
-  const bo = job.bOffsets;
+  const blk = job.bLookup;
   const bs = job.bStarts;
   const bv = job.bValues;
   const bp = job.bPresent;
-  const cso = job.cStartOf;
+  const co = job.cOffsets;
+  const cs = job.cStarts;
   const cv = job.cValues;
   const cp = job.cPresent;
-  const nb = bo.length;
   let nnz = 0;
-  for (let u = 0; u < ao.length; u++) {
-    const dA = ao[u];
-    const s0 = as[u];
-    // entry p of diagonal dA is row i = p (dA ≥ 0) or p − dA (dA < 0): rows [r0, r1) are p in [pLo, pHi)
-    const pLo = Math.max(0, dA >= 0 ? r0 : r0 + dA);
-    const pHi = Math.min(al[u], dA >= 0 ? r1 : r1 + dA);
-    for (let p = pLo; p < pHi; p++) {
-      const sA = s0 + p;
-      if (((ap[sA >>> 5] >>> (sA & 31)) & 1) === 0) continue;
-      const i = dA >= 0 ? p : p - dA;
-      const j = i + dA;
-      const a = av[sA];
-      for (let v = 0; v < nb; v++) {
-        const dB = bo[v];
-        const l = j + dB;
-        if (l < 0 || l >= n) continue;
-        const sB = bs[v] + Math.min(j, l); // FindBInd: B[dB][min(j, l)]
+  for (let dc = d0; dc < d1; dc++) {
+    const dC = co[dc];
+    const c0 = cs[dc];
+    for (let u = 0; u < ao.length; u++) {
+      const dA = ao[u];
+      const dB = dC - dA;
+      if (dB <= -k || dB >= n) continue;
+      const v = blk[dB + k - 1];
+      if (v < 0) continue;
+      // rows i with 0 ≤ i < m, 0 ≤ j = i + dA < k, 0 ≤ l = i + dC < n
+      const iLo = Math.max(0, -dA, -dC);
+      const iHi = Math.min(m, k - dA, n - dC);
+      // slots as linear functions of i: A[dA][min(i, j)], B[dB][min(j, l)], C[dC][min(i, l)]
+      const sA0 = as[u] + Math.min(0, dA);
+      const sB0 = bs[v] + Math.min(dA, dC); // dB ≥ 0 ⇔ dC ≥ dA
+      const sC0 = c0 + Math.min(0, dC);
+      for (let i = iLo; i < iHi; i++) {
+        const sA = sA0 + i;
+        if (((ap[sA >>> 5] >>> (sA & 31)) & 1) === 0) continue;
+        const sB = sB0 + i;
         if (((bp[sB >>> 5] >>> (sB & 31)) & 1) === 0) continue;
-        const sC = cso[dA + dB + m - 1] + Math.min(i, l); // FindCInd: C[dA + dB][min(i, l)]
+        const sC = sC0 + i;
         // c_il += a_ij·b_jl
-        cv[sC] += a * bv[sB];
+        cv[sC] += av[sA] * bv[sB];
         const bit = 1 << (sC & 31);
         if ((cp[sC >>> 5] & bit) === 0) {
           Atomics.or(cp, sC >>> 5, bit);

@@ -4,18 +4,20 @@
  * structure (diagonal set fixed before any arithmetic, same present slots, same nnz) and
  * bit-identical values — on node:worker_threads.
  *
- * Split: by row ranges of C. Rows are cut into about 8 chunks per worker, handed out
- * dynamically; a chunk's kernel runs the serial loop nest restricted to its rows, so every entry
- * c_il receives its products in the serial order (HM: A's diagonals in HM order; CDM: op(A)'s
- * compact diagonals ascending) and the float64 sums are the same, bit for bit. The operands are
- * copied once per product into SharedArrayBuffers; C's values and presence mask are allocated in
- * SharedArrayBuffers, each chunk writes only its own rows' values (no races) and sets presence
- * bits with Atomics.or; at the end C is copied out into ordinary arrays, so the result is
- * indistinguishable from the serial one (option `sharedResult` skips that copy).
+ * Split: HM by C's diagonals (contiguous ranges in C's storage order, of about equal cost: a C
+ * diagonal dC pairs each A diagonal dA with B's diagonal dC − dA, and the three are swept as
+ * contiguous runs); CDM by row ranges of C (the serial loop nest restricted to those rows). About
+ * 8 chunks per worker, handed out dynamically. Every entry of C receives its products in the
+ * serial order (HM: A's diagonals in HM order; CDM: op(A)'s compact diagonals ascending), so the
+ * float64 sums are the same, bit for bit. The operands are copied once per product into
+ * SharedArrayBuffers; C's values and presence mask are allocated in SharedArrayBuffers, each chunk
+ * writes only its own diagonals' or rows' values (no races) and sets presence bits with
+ * Atomics.or; at the end C is copied out into ordinary arrays, so the result is indistinguishable
+ * from the serial one (option `sharedResult` skips that copy).
  *
  * Serial fallback (the serial function itself runs, on the calling thread): when worker threads
- * are unavailable (a browser, a bundle with node modules stubbed), when C has fewer than 2 rows,
- * or when the product is small: fewer than `minWork` candidate multiply–adds (default
+ * are unavailable (a browser, a bundle with node modules stubbed), when C (CDM) has fewer than
+ * 2 rows, or when the product is small: fewer than `minWork` candidate multiply–adds (default
  * {@link PARALLEL_SPGEMM_MIN_WORK} = 200 000, a few ms of serial work, below which handing the
  * work to threads costs more than it saves). Candidate multiply–adds: stored slots of A × dg(B)
  * for HM, Σ over C's diagonals of the op(A) diagonals that meet a stored op(B) diagonal × n for CDM.
@@ -30,7 +32,7 @@ import { checkDiagonalCount } from '../dia/dia';
 import { type HmMatrix, hmAllocate, hmDiagonalLookup, hmDiagonalSize } from '../hm/hm';
 import { type CdmSpgemmOptions, cdmSpgemm, cdmSpgemmDiagonals } from './cdm-spgemm';
 import { hmSpgemm, hmSpgemmDiagonals, type SpgemmOptions } from './hm-spgemm';
-import type { CdmRowsJob, HmRowsJob } from './parallel-kernels';
+import type { CdmRowsJob, HmDiagonalsJob } from './parallel-kernels';
 import { acquireSpgemmPool, hardwareThreads } from './parallel-node';
 
 /** Default `minWork`: below this many candidate multiply–adds the serial function runs. */
@@ -105,6 +107,28 @@ function result<T extends HmMatrix | CdmMatrix>(c: T, values: Float64Array, pres
   return { ...c, nnz };
 }
 
+/**
+ * Contiguous ranges of C's diagonals of about equal cost, about 8 per worker (dynamic scheduling
+ * evens out the rest); empty ranges dropped.
+ */
+function costChunks(cost: Float64Array, workers: number): [number, number][] {
+  let total = 0;
+  for (const w of cost) total += w;
+  const target = total / (8 * workers);
+  const out: [number, number][] = [];
+  let start = 0;
+  let acc = 0;
+  for (let d = 0; d < cost.length; d++) {
+    acc += cost[d];
+    if (acc >= target || d === cost.length - 1) {
+      out.push([start, d + 1]);
+      start = d + 1;
+      acc = 0;
+    }
+  }
+  return out;
+}
+
 /** About 8 equal row ranges per worker over [0, rows). */
 function rowChunks(rows: number, workers: number): [number, number][] {
   const count = Math.min(rows, 8 * workers);
@@ -134,7 +158,6 @@ export async function hmSpgemmParallel(a: HmMatrix, b: HmMatrix, opts: ParallelS
     return c;
   };
   if (work < p.minWork) return serial('small');
-  if (a.rows < 2) return serial('few-rows');
   const offsets = hmSpgemmDiagonals(a, b);
   const m = a.rows;
   const n = b.cols;
@@ -144,29 +167,37 @@ export async function hmSpgemmParallel(a: HmMatrix, b: HmMatrix, opts: ParallelS
   const pool = await acquireSpgemmPool(p.workers);
   if (!pool) return serial('no-workers');
   const c = hmAllocate(m, n, offsets);
-  const lookC = hmDiagonalLookup(c);
-  const cStartOf = new Int32Array(lookC.length);
-  for (let t = 0; t < lookC.length; t++) cStartOf[t] = lookC[t] < 0 ? -1 : c.starts[lookC[t]];
-  const aLens = new Int32Array(a.numDiagonals);
-  for (let u = 0; u < a.numDiagonals; u++) aLens[u] = hmDiagonalSize(a, u);
-  const job: HmRowsJob = {
+  const k = a.cols;
+  const bLookup = hmDiagonalLookup(b);
+  // cost of each C diagonal: Σ over A's diagonals dA (with B diagonal dC − dA) of the rows they share
+  const cost = new Float64Array(c.numDiagonals);
+  for (let dc = 0; dc < c.numDiagonals; dc++) {
+    const dC = c.offsets[dc];
+    for (const dA of a.offsets) {
+      const dB = dC - dA;
+      if (dB <= -k || dB >= n || bLookup[dB + k - 1] < 0) continue;
+      cost[dc] += Math.max(0, Math.min(m, k - dA, n - dC) - Math.max(0, -dA, -dC));
+    }
+  }
+  const job: HmDiagonalsJob = {
     kind: 'hm',
     m,
+    k,
     n,
     aOffsets: a.offsets,
     aStarts: a.starts,
-    aLens,
     aValues: share(a.values),
     aPresent: share(a.present),
-    bOffsets: b.offsets,
+    bLookup,
     bStarts: b.starts,
     bValues: share(b.values),
     bPresent: share(b.present),
-    cStartOf: share(cStartOf),
+    cOffsets: c.offsets,
+    cStarts: c.starts,
     cValues: sharedZeros(c.values),
     cPresent: sharedZeros(c.present),
   };
-  const chunks = rowChunks(m, p.workers);
+  const chunks = costChunks(cost, p.workers);
   const nnz = await pool.run(job, chunks, p.workers);
   opts.onRun?.({ mode: 'workers', reason: 'parallel', workers: p.workers, chunks: chunks.length, work });
   return result(c, job.cValues, job.cPresent, nnz, opts.sharedResult ?? false);
