@@ -1,6 +1,6 @@
 /**
- * The worker pool of the parallel diagonal SpGEMM: node:worker_threads running the row-range
- * kernels of ./parallel-kernels from their own source text (`new Worker(code, { eval: true })`),
+ * The worker pool of the parallel diagonal SpGEMM: node:worker_threads running the kernels of
+ * ./parallel-kernels from their own source text (`new Worker(code, { eval: true })`),
  * so the same code runs under tsx, vitest and an esbuild bundle without a build step.
  *
  * node:worker_threads is imported dynamically (no static `node:` import): in a browser, or a
@@ -11,14 +11,14 @@
  * @module
  */
 import type { Worker } from 'node:worker_threads';
-import { cdmRowsKernel, type CdmRowsJob, hmRowsKernel, type HmRowsJob } from './parallel-kernels';
+import { cdmRowsKernel, type CdmRowsJob, type HmDiagonalsJob, hmDiagonalsKernel } from './parallel-kernels';
 
 /** The worker's script: the two kernels' source plus a message loop. */
 function workerSource(): string {
   return `"use strict";
 var __name = function (f) { return f; };
 const { parentPort } = require('node:worker_threads');
-const kernels = { hm: (${hmRowsKernel.toString()}), cdm: (${cdmRowsKernel.toString()}) };
+const kernels = { hm: (${hmDiagonalsKernel.toString()}), cdm: (${cdmRowsKernel.toString()}) };
 let job = null;
 parentPort.on('message', (msg) => {
   if (msg.type === 'job') { job = msg.job; return; }
@@ -35,10 +35,11 @@ export interface SpgemmPool {
   /** Threads available (≥ the count asked for in {@link acquireSpgemmPool}). */
   readonly size: number;
   /**
-   * Run `job` over the row `chunks` on the first `workers` threads, chunks handed out dynamically;
-   * resolves to the total number of C slots marked present. Rejects when a worker fails.
+   * Run `job` over the `chunks` (ranges of C's diagonals for HM, of rows for CDM) on the first
+   * `workers` threads, chunks handed out dynamically; resolves to the total number of C slots
+   * marked present. Rejects when a worker fails.
    */
-  run(job: HmRowsJob | CdmRowsJob, chunks: readonly (readonly [number, number])[], workers: number): Promise<number>;
+  run(job: HmDiagonalsJob | CdmRowsJob, chunks: readonly (readonly [number, number])[], workers: number): Promise<number>;
 }
 
 let threads: Worker[] = [];
@@ -106,7 +107,7 @@ function enqueue<T>(task: () => Promise<T>): Promise<T> {
   return result;
 }
 
-function runJob(job: HmRowsJob | CdmRowsJob, chunks: readonly (readonly [number, number])[], nw: number): Promise<number> {
+function runJob(job: HmDiagonalsJob | CdmRowsJob, chunks: readonly (readonly [number, number])[], nw: number): Promise<number> {
   const used = threads.slice(0, Math.max(1, Math.min(nw, threads.length)));
   const tag = ++jobSeq;
   if (chunks.length === 0) return Promise.resolve(0);
@@ -135,7 +136,7 @@ function runJob(job: HmRowsJob | CdmRowsJob, chunks: readonly (readonly [number,
       } else resolve(nnz);
     };
     const onError = (e: Error) => finish(e);
-    const onExit = (code: number) => finish(new Error(`spgemm worker exited (code ${code}) before its rows were done`));
+    const onExit = (code: number) => finish(new Error(`spgemm worker exited (code ${code}) before its chunks were done`));
     const feed = (w: Worker) => {
       if (next >= chunks.length) return;
       const id = next++;
@@ -145,7 +146,7 @@ function runJob(job: HmRowsJob | CdmRowsJob, chunks: readonly (readonly [number,
     for (const w of used) {
       const h = (msg: { id: number; ok: boolean; nnz?: number; error?: string }) => {
         if (!msg.ok) {
-          finish(new Error(`spgemm worker failed on rows ${chunks[msg.id].join('..')}: ${msg.error}`));
+          finish(new Error(`spgemm worker failed on chunk ${chunks[msg.id].join('..')}: ${msg.error}`));
           return;
         }
         nnz += msg.nnz!;
