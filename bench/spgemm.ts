@@ -20,12 +20,16 @@
  * On an H100: `pnpm esbuild bench/spgemm.ts --bundle --platform=node --format=esm --external:webgpu
  * --outfile=.gpukit/app/spgemm.mjs`, carry `.gpukit`, then
  * `bash .gpukit/enter.sh node .gpukit/app/spgemm.mjs --out $OUT/spgemm.json`.
- * Flags: --quick (small sizes), --out FILE, --reps N, --only hm|cdm, --cpu-max-work W.
+ * Flags: --quick (small sizes), --out FILE, --reps N, --only hm|cdm, --cpu-max-work W,
+ * --parallel N (also time the parallel CPU product on N worker threads, where the reference runs:
+ * cpuParallelMs, parallelSpeedup = cpuMs / cpuParallelMs, parallelIdentical = bit-identical to it),
+ * --max-n N (only cases with n ≤ N).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type CdmMatrix, cdmAllocate, cdmSpgemm, type HmMatrix, hmAllocate, hmDiagonalLookup, hmDiagonalSize, hmSpgemm } from '@gpusparse/formats';
 import { createGpuContext, type GpuContext, timeGpu } from '@gpusparse/gpu';
+import { cdmSpgemmParallel, hmSpgemmParallel } from '../packages/formats/src/spgemm/parallel';
 import { cdmSpgemmGpu, type DeviceProduct, hmSpgemmGpu } from '../packages/gpu/src/spgemm/index';
 
 const argv = process.argv.slice(2);
@@ -38,6 +42,8 @@ const out = opt('--out') ?? 'bench/out/spgemm.json';
 const reps = Number(opt('--reps') ?? (quick ? 3 : 10));
 const only = opt('--only');
 const cpuMaxWork = Number(opt('--cpu-max-work') ?? 1.5e9);
+const parallel = Number(opt('--parallel') ?? 0);
+const maxN = Number(opt('--max-n') ?? Number.POSITIVE_INFINITY);
 
 /** The LCG shared with spgemm_cupy.py: s ← (1664525·s + 1013904223) mod 2³², uniform s / 2³². */
 function lcg(seed: number): () => number {
@@ -116,7 +122,7 @@ function cases(): Case[] {
   for (const [n, dgA, dgB] of hm) out.push({ kind: 'hm', n, dgA, dgB, offA: randomOffsets(n, dgA, n + dgA), offB: randomOffsets(n, dgB, 7 * n + dgB) });
   const ns = quick ? [256, 1024] : [1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 9216, 10240];
   for (const n of ns) for (const w of [5, 10, 15, 20]) out.push({ kind: 'cdm', n, dgA: w, dgB: w, offA: bandOffsets(w), offB: bandOffsets(w), bandwidth: w });
-  return only ? out.filter((c) => c.kind === only) : out;
+  return (only ? out.filter((c) => c.kind === only) : out).filter((c) => c.n <= maxN);
 }
 
 const median = (v: number[]): number => [...v].sort((p, q) => p - q)[Math.floor(v.length / 2)]!;
@@ -153,6 +159,8 @@ async function runCase(ctx: GpuContext, c: Case): Promise<Record<string, unknown
   prod.dispose();
   const work = prod.multiplyAdds;
   let cpuMs: number | null = null;
+  let cpuParallelMs: number | null = null;
+  let parallelIdentical: boolean | null = null;
   let nzC: number;
   let maxRel = 0;
   let check = 'full';
@@ -166,6 +174,19 @@ async function runCase(ctx: GpuContext, c: Case): Promise<Record<string, unknown
     }
     cpuMs = median(times);
     nzC = ref!.nnz;
+    if (parallel > 0) {
+      // the parallel CPU product (warm worker pool: one untimed run first), bit-compared with the reference
+      const par = () => (c.kind === 'hm' ? hmSpgemmParallel(a as HmMatrix, b as HmMatrix, { workers: parallel, maxDiagonals: 1 << 20 }) : cdmSpgemmParallel(a as CdmMatrix, b as CdmMatrix, { workers: parallel, maxDiagonals: 1 << 20 }));
+      const p = await par();
+      parallelIdentical = p.nnz === ref!.nnz && p.values.every((v, s) => Object.is(v, ref!.values[s]));
+      const ptimes: number[] = [];
+      for (let r = 0; r < times.length; r++) {
+        const s = performance.now();
+        await par();
+        ptimes.push(performance.now() - s);
+      }
+      cpuParallelMs = median(ptimes);
+    }
     // all values positive: Σ|a·b| = ref value, so |c − ref| / ref is the relative error
     for (let s = 0; s < got.length; s++) if (ref!.values[s]! > 0) maxRel = Math.max(maxRel, Math.abs(got[s]! - ref!.values[s]!) / ref!.values[s]!);
   } else {
@@ -205,9 +226,10 @@ async function runCase(ctx: GpuContext, c: Case): Promise<Record<string, unknown
     buildMs: build,
     cpuMs,
     speedup: cpuMs === null ? null : cpuMs / t.medianMs,
+    ...(parallel > 0 ? { workers: parallel, cpuParallelMs, parallelSpeedup: cpuMs === null || cpuParallelMs === null ? null : cpuMs / cpuParallelMs, parallelIdentical } : {}),
     check,
     maxRelErr: maxRel,
-    ok: maxRel <= 2 * Math.max(c.dgA, 1) * 2 ** -24, // the test's bound: 2·dgA·ε·Σ|a·b|
+    ok: maxRel <= 2 * Math.max(c.dgA, 1) * 2 ** -24 && parallelIdentical !== false, // the test's bound: 2·dgA·ε·Σ|a·b|
   };
   console.log(JSON.stringify(row));
   return row;
