@@ -142,8 +142,9 @@ function rowChunks(rows: number, workers: number): [number, number][] {
  * {@link hmSpgemm} returns (same diagonals, present slots, nnz, and bit-identical values).
  * Rejects with DimensionMismatchError when columns of A ≠ rows of B, InvalidParameterError for a
  * bad option or too many product diagonals. Runs hmSpgemm itself below `minWork` or without
- * worker threads. Cost: O(stored(A)·dg(B)) work over `workers` threads, plus O(size of A, B, C)
- * copies into and out of SharedArrayBuffers.
+ * worker threads. Cost: O(stored(A)·dg(B)) work over `workers` threads, plus O(dg(C)·dg(A)) to
+ * cut C's diagonals into chunks of equal cost and O(size of A, B, C) copies into and out of
+ * SharedArrayBuffers.
  * @example
  * const c = await hmSpgemmParallel(hmFromCsr(a), hmFromCsr(b), { workers: 4 }); hmToCsr(c); // A·B
  */
