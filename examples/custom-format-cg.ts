@@ -124,7 +124,11 @@ fn main(${entryArgs()}) {
     const pipeline = ctx.pipelines.get({ key: text, label: this.id, bindings: signature(BINDINGS), wgsl: () => text });
     const colIdx = uploadU32(ctx, m.colIdx, 'ell-rm-cols');
     const values = uploadF32(ctx, m.values, 'ell-rm-vals');
-    return { kernelId: this.id, rows: m.rows, cols: m.cols, nnz: m.nnz, deviceBytes: colIdx.bytes + values.bytes, blocks: 1, colIdx, values, workgroupSize: p.workgroupSize, pipeline, dispose: () => (colIdx.dispose(), values.dispose()) };
+    return { kernelId: this.id, rows: m.rows, cols: m.cols, nnz: m.nnz, deviceBytes: colIdx.bytes + values.bytes, blocks: 1, colIdx, values, workgroupSize: p.workgroupSize, pipeline, dispose: () => {
+        colIdx.dispose();
+        values.dispose();
+      },
+    };
   },
   encode(ctx, h, x, y, scale = { alpha: 1, beta: 0 }) {
     const u = new Uniforms();

@@ -68,6 +68,7 @@ export function linePlot(
   const Y = (y: number) => m.t + (1 - fy(y)) * ph;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`);
+  parts.push(`<title>${esc(opts.title ?? 'plot')}</title>`);
   parts.push(`<rect width="${W}" height="${H}" fill="white"/>`);
   if (opts.title) parts.push(`<text x="${W / 2}" y="22" text-anchor="middle" font-size="15">${esc(opts.title)}</text>`);
   for (const t of opts.logY ? logTicks(ylo, yhi) : linTicks(ylo, yhi)) {
@@ -118,6 +119,7 @@ export function groupedBarChart(
   const bw = (gw * 0.8) / Math.max(1, seriesNames.length);
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`);
+  parts.push(`<title>${esc(opts.title ?? 'plot')}</title>`);
   parts.push(`<rect width="${W}" height="${H}" fill="white"/>`);
   if (opts.title) parts.push(`<text x="${W / 2}" y="22" text-anchor="middle" font-size="15">${esc(opts.title)}</text>`);
   for (const t of ticks) {
@@ -172,8 +174,10 @@ export function spyPlot(a: CsrMatrix, opts: { pixels?: number; title?: string; o
   const H = gr * cell + 2 * m;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${num(W)}" height="${num(H)}" viewBox="0 0 ${num(W)} ${num(H)}" font-family="sans-serif" font-size="12">`);
+  const title = esc(opts.title ?? `${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}`);
+  parts.push(`<title>spy plot: ${title}</title>`);
   parts.push(`<rect width="${num(W)}" height="${num(H)}" fill="white"/>`);
-  parts.push(`<text x="${num(W / 2)}" y="24" text-anchor="middle" font-size="14">${esc(opts.title ?? `${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}`)}</text>`);
+  parts.push(`<text x="${num(W / 2)}" y="24" text-anchor="middle" font-size="14">${title}</text>`);
   // 8 grey levels (log scale); runs of equal level in a row become one rect (keeps files small)
   const level = (v: number) => (v === 0 ? -1 : Math.min(7, Math.floor((8 * Math.log1p(v)) / Math.log1p(max + 1e-9))));
   for (let r = 0; r < gr; r++) {
