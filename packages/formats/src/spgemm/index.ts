@@ -6,3 +6,4 @@
  */
 export * from './cdm-spgemm';
 export * from './hm-spgemm';
+export * from './parallel';
