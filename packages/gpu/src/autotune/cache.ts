@@ -106,7 +106,8 @@ export class MemoryTuneStore implements TuneStore {
   }
 }
 
-interface StorageLike {
+/** The part of the Web Storage API (localStorage) the store uses. */
+export interface StorageLike {
   getItem(key: string): string | null;
   setItem(key: string, value: string): void;
 }

@@ -8,7 +8,7 @@ export * from './autotune';
 export * from './cache';
 export * from './candidates';
 export * from './fingerprint';
-export { type Measurement, tuneVector, type Verification } from './measure';
+export { ConversionCache, type Converted, type Measurement, measureCandidate, type TuneVectors, tuneVector, tuneVectors, type Verification, verifyProduct } from './measure';
 export * from './profile';
 export * from './report';
 export * from './store';

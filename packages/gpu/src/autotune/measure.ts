@@ -15,7 +15,7 @@ import type { DeviceMatrix } from '../kernels/types';
 import type { Candidate } from './candidates';
 
 /** A converted matrix and what its conversion cost. */
-interface Converted {
+export interface Converted {
   readonly m: SparseMatrix | CsrMatrix;
   readonly ms: number;
   readonly hostBytes: number;
