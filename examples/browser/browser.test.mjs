@@ -189,6 +189,7 @@ async function main() {
       check('GPU CG history falls', g.history.length >= 2 && g.history.at(-1).relative < g.history[0].relative / 100);
       check('host CG converged too', s.hostCg?.converged === true && s.hostCg.relTrueResidual <= rtol);
       check('convergence plot drawn (SVG with lines)', (await page.locator('#plot svg polyline').count()) >= 2);
+      await screenshot(page, shotDir, 'webgpu-poisson');
 
       // A Matrix Market file through the file input.
       const dir = mkdtempSync(join(tmpdir(), 'gpusparse-mtx-'));

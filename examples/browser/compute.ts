@@ -69,6 +69,9 @@ export async function openBackend(): Promise<Backend> {
   const nav = (globalThis as { navigator?: { gpu?: unknown } }).navigator;
   if (!nav?.gpu) return { kind: 'cpu', reason: 'navigator.gpu is missing (this browser has WebGPU off or unsupported)' };
   try {
+    // Ask once here for a browser-worded reason; createGpuContext's own message speaks of node.
+    const probe = await (nav.gpu as GPU).requestAdapter();
+    if (!probe) return { kind: 'cpu', reason: 'navigator.gpu.requestAdapter() returned null (WebGPU is disabled or blocked for this GPU; in Chromium try chrome://flags/#enable-unsafe-webgpu or --enable-unsafe-webgpu)' };
     const ctx = await createGpuContext();
     const d = ctx.describe();
     const a = d.adapter;

@@ -47,6 +47,8 @@ if (params.has('tune')) form.tune.value = params.get('tune')!;
 
 let backend: Promise<Backend> | undefined;
 let runs = 0;
+/** Rows of the tuning report shown (timed trials come first; the rest are skips and prunes). */
+const TABLE_ROWS = 24;
 
 /** Show which group of inputs belongs to the chosen matrix kind. */
 function syncKind(): void {
@@ -112,7 +114,9 @@ async function run(): Promise<void> {
     const { summary, report } = await runDemo(be, m, settings, (stage) => {
       out.status.textContent = stage;
     });
-    show(summary, report ? reportTable(report) : undefined, rtol);
+    const table = report ? reportTable(report, { maxRows: TABLE_ROWS }) : undefined;
+    const more = report && report.trials.length > TABLE_ROWS ? `\n(the table shows the first ${TABLE_ROWS} of ${report.trials.length} trials: timed ones first, then budget-skipped and pruned)` : '';
+    show(summary, table === undefined ? undefined : table + more, rtol);
     out.status.textContent = `done in ${((performance.now() - t0) / 1000).toFixed(2)} s`;
     out.result.dataset.summary = JSON.stringify(summary);
     out.result.dataset.state = 'done';
