@@ -7,6 +7,8 @@ import { type CsrMatrix, getFormat, InvalidParameterError, type SparseMatrix } f
 import type { DeterminantSpace } from '../determinants/space';
 import type { Fcidump } from '../fcidump/types';
 import { assembleRowsKernel, type KernelContext, type KernelSpin } from './kernel';
+import { productContext } from './product';
+import { assembleRowsProduct, type ProductContext } from './product-kernel';
 import { spinTables } from './tables';
 import { type RowChunk, runOnWorkers } from './workers';
 
@@ -21,6 +23,12 @@ export interface AssembleOptions {
   dropTolerance?: number;
   /** Called after each block of rows: (rows done, total rows). */
   onProgress?: (rowsDone: number, rows: number) => void;
+  /**
+   * 'auto' (default): the string-driven kernel (./product-kernel.ts, dense (α, β) table,
+   * no hashing, no sort for FCI/CAS spaces) when its table fits, else the hash kernel;
+   * 'reference': always the hash kernel of ./kernel.ts. Both give the same matrix bit for bit.
+   */
+  kernel?: 'auto' | 'reference';
 }
 
 /** Timings and storage of one assembly. */
@@ -36,6 +44,8 @@ export interface AssemblyStats {
   bytesPerNnz: number;
   /** Worker threads used (0 = main thread). */
   workers: number;
+  /** Which row kernel ran: 'string' (./product-kernel.ts) or 'hash' (./kernel.ts). */
+  kernel: 'string' | 'hash';
 }
 
 /** The assembled Hamiltonian. */
@@ -101,6 +111,9 @@ async function defaultWorkers(rows: number): Promise<number> {
 export async function assembleHamiltonian(fd: Fcidump, space: DeterminantSpace, options: AssembleOptions = {}): Promise<AssembledHamiltonian> {
   const t0 = performance.now();
   const ctx = kernelContext(fd, space, options.dropTolerance ?? 0);
+  const kind = options.kernel ?? 'auto';
+  if (kind !== 'auto' && kind !== 'reference') throw new InvalidParameterError('kernel', "'auto' or 'reference'", kind);
+  const pctx: ProductContext | undefined = kind === 'auto' ? productContext(ctx, space) : undefined;
   const tablesMs = performance.now() - t0;
   const rows = space.size;
   const want = options.workers === undefined || options.workers === 'auto' ? await defaultWorkers(rows) : options.workers;
@@ -116,14 +129,16 @@ export async function assembleHamiltonian(fd: Fcidump, space: DeterminantSpace, 
   let parts: RowChunk[] | undefined;
   let used = 0;
   if (want > 0) {
-    parts = await runOnWorkers(ctx, chunks, Math.min(want, chunks.length), progress);
+    parts = pctx
+      ? await runOnWorkers(pctx, chunks, Math.min(want, chunks.length), progress, 'product')
+      : await runOnWorkers(ctx, chunks, Math.min(want, chunks.length), progress, 'hash');
     if (parts) used = Math.min(want, chunks.length);
   }
   if (!parts) {
     parts = [];
     for (let c = 0; c < chunks.length; c++) {
       const [s, e] = chunks[c]!;
-      parts.push({ start: s, end: e, out: assembleRowsKernel(ctx, s, e) });
+      parts.push({ start: s, end: e, out: pctx ? assembleRowsProduct(pctx, s, e) : assembleRowsKernel(ctx, s, e) });
       progress(c + 1);
     }
   }
@@ -156,8 +171,20 @@ export async function assembleHamiltonian(fd: Fcidump, space: DeterminantSpace, 
       rate: nnz / Math.max(ms / 1000, 1e-9),
       bytesPerNnz: nnz === 0 ? 0 : 12 + (4 * (rows + 1)) / nnz,
       workers: used,
+      kernel: pctx ? 'string' : 'hash',
     },
   };
+}
+
+/**
+ * {@link assembleHamiltonian} with the hash kernel of ./kernel.ts (one hash probe per
+ * candidate, one sort per row): the reference the string-driven kernel is tested against.
+ * Same cost bounds, about 2–3× slower.
+ * @example
+ * const ref = await assembleHamiltonianReference(fd, space, { workers: 0 });
+ */
+export function assembleHamiltonianReference(fd: Fcidump, space: DeterminantSpace, options: Omit<AssembleOptions, 'kernel'> = {}): Promise<AssembledHamiltonian> {
+  return assembleHamiltonian(fd, space, { ...options, kernel: 'reference' });
 }
 
 /**

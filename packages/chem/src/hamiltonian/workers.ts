@@ -6,7 +6,8 @@
  * Returns undefined when worker threads are unavailable (e.g. in a browser).
  * @module
  */
-import { assembleRowsKernel, type KernelContext, type KernelOutput, type KernelSpin } from './kernel';
+import { assembleRowsKernel, type KernelContext, type KernelOutput } from './kernel';
+import { assembleRowsProduct, type ProductContext } from './product-kernel';
 
 /** The worker's script: the kernel's source plus a message loop. */
 function workerSource(): string {
@@ -14,11 +15,13 @@ function workerSource(): string {
 var __name = function (f) { return f; };
 const { parentPort } = require('node:worker_threads');
 const assembleRowsKernel = (${assembleRowsKernel.toString()});
+const assembleRowsProduct = (${assembleRowsProduct.toString()});
 let ctx = null;
+let kernel = null;
 parentPort.on('message', (msg) => {
-  if (msg.type === 'init') { ctx = msg.ctx; return; }
+  if (msg.type === 'init') { ctx = msg.ctx; kernel = msg.kernel === 'product' ? assembleRowsProduct : assembleRowsKernel; return; }
   try {
-    const out = assembleRowsKernel(ctx, msg.start, msg.end);
+    const out = kernel(ctx, msg.start, msg.end);
     parentPort.postMessage({ id: msg.id, ok: true, out },
       [out.lengths.buffer, out.cols.buffer, out.vals.buffer, out.diag.buffer]);
   } catch (e) {
@@ -35,21 +38,18 @@ function share<T extends Int32Array | Uint32Array | Float64Array>(a: T): T {
   return out;
 }
 
-function shareSpin(s: KernelSpin): KernelSpin {
-  return {
-    nel: s.nel,
-    occ: share(s.occ),
-    diag: share(s.diag),
-    sOff: share(s.sOff),
-    sTarget: share(s.sTarget),
-    sFrom: share(s.sFrom),
-    sTo: share(s.sTo),
-    sSign: share(s.sSign),
-    sBase: share(s.sBase),
-    dOff: share(s.dOff),
-    dTarget: share(s.dTarget),
-    dValue: share(s.dValue),
-  };
+/** Copy every typed array of a (nested) context into shared memory; the same object stays the same. */
+function shareDeep<T extends object>(o: T, seen = new Map<object, object>()): T {
+  const hit = seen.get(o);
+  if (hit) return hit as T;
+  const out: Record<string, unknown> = {};
+  seen.set(o, out);
+  for (const [k, v] of Object.entries(o)) {
+    if (v instanceof Int32Array || v instanceof Uint32Array || v instanceof Float64Array) out[k] = share(v);
+    else if (v !== null && typeof v === 'object') out[k] = shareDeep(v as object, seen);
+    else out[k] = v;
+  }
+  return out as T;
 }
 
 /** A contiguous block of rows and its kernel output. */
@@ -60,17 +60,19 @@ export interface RowChunk {
 }
 
 /**
- * Run the kernel over `chunks` (row ranges) on `nworkers` worker threads, with dynamic
+ * Run the kernel (`kernel`: the hash kernel of ./kernel.ts or the string-driven one of
+ * ./product-kernel.ts) over `chunks` (row ranges) on `nworkers` worker threads, with dynamic
  * scheduling. Resolves to the outputs in chunk order, or to undefined when worker threads
  * cannot be created (the caller then runs the kernel on the main thread).
  * @example
  * const parts = await runOnWorkers(ctx, [[0, 500], [500, 1000]], 2);
  */
 export async function runOnWorkers(
-  ctx: KernelContext,
+  ctx: KernelContext | ProductContext,
   chunks: readonly [number, number][],
   nworkers: number,
   onChunk?: (done: number, total: number) => void,
+  kernel: 'hash' | 'product' = 'hash',
 ): Promise<RowChunk[] | undefined> {
   if (chunks.length === 0) return [];
   let wt: typeof import('node:worker_threads');
@@ -80,18 +82,7 @@ export async function runOnWorkers(
   } catch {
     return undefined;
   }
-  const shared: KernelContext = {
-    ...ctx,
-    eri: share(ctx.eri),
-    jmat: share(ctx.jmat),
-    detAlpha: share(ctx.detAlpha),
-    detBeta: share(ctx.detBeta),
-    hashLo: share(ctx.hashLo),
-    hashHi: share(ctx.hashHi),
-    hashVals: share(ctx.hashVals),
-    alpha: shareSpin(ctx.alpha),
-    beta: ctx.beta === ctx.alpha ? shareSpin(ctx.alpha) : shareSpin(ctx.beta),
-  };
+  const shared = shareDeep(ctx);
   const code = workerSource();
   const workers: import('node:worker_threads').Worker[] = [];
   try {
@@ -125,7 +116,7 @@ export async function runOnWorkers(
           if (done === chunks.length) resolve();
           else feed(w);
         });
-        w.postMessage({ type: 'init', ctx: shared });
+        w.postMessage({ type: 'init', ctx: shared, kernel });
         feed(w);
       }
     });

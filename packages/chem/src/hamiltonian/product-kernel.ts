@@ -1,0 +1,207 @@
+/**
+ * The string-driven row kernel of the CI Hamiltonian, for spaces whose determinants are
+ * addressed through a dense (alpha string, beta string) → index table. Like
+ * ./kernel.ts it runs as source text inside worker threads: it must stay SELF-CONTAINED
+ * (no imports, no closures over module variables, no nested named functions).
+ *
+ * For determinant I = (a, b) it walks the alpha connections of a (identity, singles,
+ * doubles; sorted by target string) and, inside each, the beta connections of b that the
+ * Slater–Condon rules allow (all of them for the alpha identity, identity + singles for an
+ * alpha single, identity for an alpha double). With an index table that increases with
+ * (alpha, beta) the columns come out sorted and no sort is needed; otherwise each row is
+ * sorted as in ./kernel.ts. Each matrix element is computed by the same float64
+ * operations, in the same order, as in {@link assembleRowsKernel}: the result is bit for bit
+ * the reference kernel's.
+ * @module
+ */
+import type { KernelOutput, KernelSpin } from './kernel';
+
+/** One spin's connection lists, sorted by target string (see ./product.ts). */
+export interface ProductSpin extends KernelSpin {
+  /** All connections of string s: entries cOff[s]..cOff[s+1]−1. */
+  cOff: Int32Array;
+  cTarget: Int32Array;
+  /** 0: identity, 1: single (cRef indexes sTarget…), 2: double (cRef indexes dTarget…). */
+  cKind: Int32Array;
+  cRef: Int32Array;
+  /** Identity and singles only (lOff, lTarget, lRef; lRef = −1 for the identity). */
+  lOff: Int32Array;
+  lTarget: Int32Array;
+  lRef: Int32Array;
+}
+
+/** Flat inputs of {@link assembleRowsProduct} (all typed arrays, shareable). */
+export interface ProductContext {
+  norb: number;
+  eri: Float64Array;
+  /** J[i·norb + j] = (ii|jj). */
+  jmat: Float64Array;
+  detAlpha: Int32Array;
+  detBeta: Int32Array;
+  /** Number of beta strings (row length of pairIndex). */
+  nBeta: number;
+  /** pairIndex[a·nBeta + b] = determinant index of (a, b), or −1. */
+  pairIndex: Int32Array;
+  /** 1 when pairIndex increases with (a, b) lexicographically (rows come out sorted). */
+  monotone: number;
+  dropTolerance: number;
+  alpha: ProductSpin;
+  beta: ProductSpin;
+}
+
+/**
+ * Assemble rows [rowStart, rowEnd) of H from the connection lists. Cost per row
+ * O(n_singles_α·n_singles_β + doubles) table reads, no hashing, no sort when monotone.
+ * @example
+ * const { lengths, cols, vals, diag } = assembleRowsProduct(productContext(fd, space)!, 0, space.size);
+ */
+export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEnd: number): KernelOutput {
+  const n = ctx.norb;
+  const eri = ctx.eri;
+  const jmat = ctx.jmat;
+  const A = ctx.alpha;
+  const B = ctx.beta;
+  const nB = ctx.nBeta;
+  const pix = ctx.pairIndex;
+  const tol = ctx.dropTolerance;
+  const sorted = ctx.monotone === 1;
+  const nrows = rowEnd - rowStart;
+  const lengths = new Int32Array(nrows);
+  const diag = new Float64Array(nrows);
+  let cap = 1024;
+  let cols = new Int32Array(cap);
+  let vals = new Float64Array(cap);
+  let used = 0;
+  let keyCap = 256;
+  let keys = new Float64Array(sorted ? 0 : keyCap);
+  let tv = new Float64Array(sorted ? 0 : keyCap);
+  const SHIFT = 2097152; // 2^21 entries per row at most
+  const nelA = A.nel;
+  const nelB = B.nel;
+  for (let row = rowStart; row < rowEnd; row++) {
+    const a = ctx.detAlpha[row]!;
+    const b = ctx.detBeta[row]!;
+    const naS = A.sOff[a + 1]! - A.sOff[a]!;
+    const nbS = B.sOff[b + 1]! - B.sOff[b]!;
+    const bound = 1 + naS + nbS + (A.dOff[a + 1]! - A.dOff[a]!) + (B.dOff[b + 1]! - B.dOff[b]!) + naS * nbS;
+    if (bound > SHIFT) throw new RangeError(`row ${row}: ${bound} candidate entries exceed ${SHIFT}`);
+    if (used + bound > cap) {
+      while (cap < used + bound) cap *= 2;
+      const nc = new Int32Array(cap);
+      nc.set(cols.subarray(0, used));
+      cols = nc;
+      const nv = new Float64Array(cap);
+      nv.set(vals.subarray(0, used));
+      vals = nv;
+    }
+    const start = used;
+    // diagonal: same-spin parts + Σ_{i∈α, j∈β} (ii|jj)
+    let d = A.diag[a]! + B.diag[b]!;
+    const oa = a * nelA;
+    const ob = b * nelB;
+    for (let x = 0; x < nelA; x++) {
+      const i = A.occ[oa + x]!;
+      for (let y = 0; y < nelB; y++) d += jmat[i * n + B.occ[ob + y]!]!;
+    }
+    diag[row - rowStart] = d;
+    const cEndA = A.cOff[a + 1]!;
+    for (let ca = A.cOff[a]!; ca < cEndA; ca++) {
+      const t = A.cTarget[ca]!;
+      const kind = A.cKind[ca]!;
+      const base = t * nB;
+      if (kind === 0) {
+        // alpha identity: diagonal, beta singles, beta-beta doubles (sorted by beta target)
+        const cEndB = B.cOff[b + 1]!;
+        for (let cb = B.cOff[b]!; cb < cEndB; cb++) {
+          const kb = B.cKind[cb]!;
+          if (kb === 0) {
+            cols[used] = row;
+            vals[used++] = d;
+            continue;
+          }
+          const col = pix[base + B.cTarget[cb]!]!;
+          if (col < 0) continue;
+          const f = B.cRef[cb]!;
+          let val: number;
+          if (kb === 1) {
+            // beta single p → q: σ(base + Σ_{k∈α} (qp|kk))
+            val = B.sBase[f]!;
+            const qp = (B.sTo[f]! * n + B.sFrom[f]!) * n * n;
+            for (let x = 0; x < nelA; x++) {
+              const k = A.occ[oa + x]!;
+              val += eri[qp + k * n + k]!;
+            }
+            val *= B.sSign[f]!;
+          } else val = B.dValue[f]!;
+          if (Math.abs(val) > tol) {
+            cols[used] = col;
+            vals[used++] = val;
+          }
+        }
+      } else if (kind === 1) {
+        // alpha single p → q with beta identity or a beta single
+        const e = A.cRef[ca]!;
+        const sa = A.sSign[e]!;
+        const qpBase = (A.sTo[e]! * n + A.sFrom[e]!) * n * n;
+        const lEnd = B.lOff[b + 1]!;
+        for (let cb = B.lOff[b]!; cb < lEnd; cb++) {
+          const f = B.lRef[cb]!;
+          if (f < 0) {
+            const col = pix[base + b]!;
+            if (col < 0) continue;
+            // σ(base + Σ_{k∈β} (qp|kk))
+            let val = A.sBase[e]!;
+            for (let y = 0; y < nelB; y++) {
+              const k = B.occ[ob + y]!;
+              val += eri[qpBase + k * n + k]!;
+            }
+            val *= sa;
+            if (Math.abs(val) > tol) {
+              cols[used] = col;
+              vals[used++] = val;
+            }
+            continue;
+          }
+          // alpha-beta double: σα σβ (qp|ur)
+          const val = sa * B.sSign[f]! * eri[qpBase + B.sTo[f]! * n + B.sFrom[f]!]!;
+          if (!(Math.abs(val) > tol)) continue;
+          const col = pix[base + B.lTarget[cb]!]!;
+          if (col < 0) continue;
+          cols[used] = col;
+          vals[used++] = val;
+        }
+      } else {
+        // alpha-alpha double, beta fixed
+        const col = pix[base + b]!;
+        if (col < 0) continue;
+        const val = A.dValue[A.cRef[ca]!]!;
+        if (Math.abs(val) > tol) {
+          cols[used] = col;
+          vals[used++] = val;
+        }
+      }
+    }
+    const len = used - start;
+    if (!sorted) {
+      // sort the row by column: key = col·2^21 + position (exact in float64)
+      if (len > keyCap) {
+        while (keyCap < len) keyCap *= 2;
+        keys = new Float64Array(keyCap);
+        tv = new Float64Array(keyCap);
+      }
+      for (let k = 0; k < len; k++) {
+        keys[k] = cols[start + k]! * SHIFT + k;
+        tv[k] = vals[start + k]!;
+      }
+      const order = keys.subarray(0, len).sort();
+      for (let k = 0; k < len; k++) {
+        const key = order[k]!;
+        const c = Math.floor(key / SHIFT);
+        cols[start + k] = c;
+        vals[start + k] = tv[key - c * SHIFT]!;
+      }
+    }
+    lengths[row - rowStart] = len;
+  }
+  return { lengths, cols: cols.slice(0, used), vals: vals.slice(0, used), diag };
+}
