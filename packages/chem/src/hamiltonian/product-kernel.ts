@@ -28,6 +28,10 @@ export interface ProductSpin extends KernelSpin {
   lOff: Int32Array;
   lTarget: Int32Array;
   lRef: Int32Array;
+  /** For singles p → q: q·norb + p (−1 for the identity). */
+  lPair: Int32Array;
+  /** For singles: the fermionic sign (0 for the identity). */
+  lSign: Float64Array;
 }
 
 /** Flat inputs of {@link assembleRowsProduct} (all typed arrays, shareable). */
@@ -68,9 +72,17 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
   const nrows = rowEnd - rowStart;
   const lengths = new Int32Array(nrows);
   const diag = new Float64Array(nrows);
-  let cap = 1024;
-  let cols = new Int32Array(cap);
-  let vals = new Float64Array(cap);
+  // output sized by Σ row bounds (no regrowth); returned as views, not copies
+  let cap = 0;
+  for (let row = rowStart; row < rowEnd; row++) {
+    const a = ctx.detAlpha[row]!;
+    const b = ctx.detBeta[row]!;
+    const naS = A.sOff[a + 1]! - A.sOff[a]!;
+    const nbS = B.sOff[b + 1]! - B.sOff[b]!;
+    cap += 1 + naS + nbS + (A.dOff[a + 1]! - A.dOff[a]!) + (B.dOff[b + 1]! - B.dOff[b]!) + naS * nbS;
+  }
+  const cols = new Int32Array(cap);
+  const vals = new Float64Array(cap);
   let used = 0;
   let keyCap = 256;
   let keys = new Float64Array(sorted ? 0 : keyCap);
@@ -78,6 +90,12 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
   const SHIFT = 2097152; // 2^21 entries per row at most
   const nelA = A.nel;
   const nelB = B.nel;
+  const lOff = B.lOff;
+  const lRef = B.lRef;
+  const lTarget = B.lTarget;
+  const lPair = B.lPair;
+  const lSign = B.lSign;
+  const nn = n * n;
   for (let row = rowStart; row < rowEnd; row++) {
     const a = ctx.detAlpha[row]!;
     const b = ctx.detBeta[row]!;
@@ -85,15 +103,6 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
     const nbS = B.sOff[b + 1]! - B.sOff[b]!;
     const bound = 1 + naS + nbS + (A.dOff[a + 1]! - A.dOff[a]!) + (B.dOff[b + 1]! - B.dOff[b]!) + naS * nbS;
     if (bound > SHIFT) throw new RangeError(`row ${row}: ${bound} candidate entries exceed ${SHIFT}`);
-    if (used + bound > cap) {
-      while (cap < used + bound) cap *= 2;
-      const nc = new Int32Array(cap);
-      nc.set(cols.subarray(0, used));
-      cols = nc;
-      const nv = new Float64Array(cap);
-      nv.set(vals.subarray(0, used));
-      vals = nv;
-    }
     const start = used;
     // diagonal: same-spin parts + Σ_{i∈α, j∈β} (ii|jj)
     let d = A.diag[a]! + B.diag[b]!;
@@ -142,11 +151,11 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
         // alpha single p → q with beta identity or a beta single
         const e = A.cRef[ca]!;
         const sa = A.sSign[e]!;
-        const qpBase = (A.sTo[e]! * n + A.sFrom[e]!) * n * n;
-        const lEnd = B.lOff[b + 1]!;
-        for (let cb = B.lOff[b]!; cb < lEnd; cb++) {
-          const f = B.lRef[cb]!;
-          if (f < 0) {
+        const qpBase = (A.sTo[e]! * n + A.sFrom[e]!) * nn;
+        const lEnd = lOff[b + 1]!;
+        for (let cb = lOff[b]!; cb < lEnd; cb++) {
+          const ur = lPair[cb]!;
+          if (ur < 0) {
             const col = pix[base + b]!;
             if (col < 0) continue;
             // σ(base + Σ_{k∈β} (qp|kk))
@@ -163,9 +172,9 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
             continue;
           }
           // alpha-beta double: σα σβ (qp|ur)
-          const val = sa * B.sSign[f]! * eri[qpBase + B.sTo[f]! * n + B.sFrom[f]!]!;
+          const val = sa * lSign[cb]! * eri[qpBase + ur]!;
           if (!(Math.abs(val) > tol)) continue;
-          const col = pix[base + B.lTarget[cb]!]!;
+          const col = pix[base + lTarget[cb]!]!;
           if (col < 0) continue;
           cols[used] = col;
           vals[used++] = val;
@@ -203,5 +212,7 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
     }
     lengths[row - rowStart] = len;
   }
+  // views when the bound was tight (no copy), compact copies otherwise (memory ≤ 12 B/nnz)
+  if (4 * used >= 3 * cap) return { lengths, cols: cols.subarray(0, used), vals: vals.subarray(0, used), diag };
   return { lengths, cols: cols.slice(0, used), vals: vals.slice(0, used), diag };
 }

@@ -11,7 +11,7 @@ import type { ProductContext, ProductSpin } from './product-kernel';
 /** Largest dense table accepted: 2^27 entries (512 MiB of int32). */
 const MAX_TABLE = 2 ** 27;
 
-function connections(s: KernelSpin, count: number): ProductSpin {
+function connections(s: KernelSpin, count: number, norb: number): ProductSpin {
   const cOff = new Int32Array(count + 1);
   const lOff = new Int32Array(count + 1);
   const total = count + s.sTarget.length + s.dTarget.length;
@@ -20,6 +20,8 @@ function connections(s: KernelSpin, count: number): ProductSpin {
   const cRef = new Int32Array(total);
   const lTarget = new Int32Array(count + s.sTarget.length);
   const lRef = new Int32Array(count + s.sTarget.length);
+  const lPair = new Int32Array(count + s.sTarget.length);
+  const lSign = new Float64Array(count + s.sTarget.length);
   let w = 0;
   let wl = 0;
   const order: number[] = [];
@@ -48,14 +50,17 @@ function connections(s: KernelSpin, count: number): ProductSpin {
       cKind[w] = kind[k]!;
       cRef[w++] = ref[k]!;
       if (kind[k]! !== 2) {
+        const e = ref[k]!;
         lTarget[wl] = tgt[k]!;
-        lRef[wl++] = ref[k]!;
+        lPair[wl] = e < 0 ? -1 : s.sTo[e]! * norb + s.sFrom[e]!;
+        lSign[wl] = e < 0 ? 0 : s.sSign[e]!;
+        lRef[wl++] = e;
       }
     }
     cOff[str + 1] = w;
     lOff[str + 1] = wl;
   }
-  return { ...s, cOff, cTarget, cKind, cRef, lOff, lTarget, lRef };
+  return { ...s, cOff, cTarget, cKind, cRef, lOff, lTarget, lRef, lPair, lSign };
 }
 
 /**
@@ -80,8 +85,8 @@ export function productContext(ctx: KernelContext, space: DeterminantSpace): Pro
     if (cell <= prev) monotone = 0;
     prev = cell;
   }
-  const alpha = connections(ctx.alpha, nA);
-  const beta = ctx.beta === ctx.alpha ? alpha : connections(ctx.beta, nB);
+  const alpha = connections(ctx.alpha, nA, ctx.norb);
+  const beta = ctx.beta === ctx.alpha ? alpha : connections(ctx.beta, nB, ctx.norb);
   return {
     norb: ctx.norb,
     eri: ctx.eri,
