@@ -91,7 +91,6 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
   const nelA = A.nel;
   const nelB = B.nel;
   const lOff = B.lOff;
-  const lRef = B.lRef;
   const lTarget = B.lTarget;
   const lPair = B.lPair;
   const lSign = B.lSign;
