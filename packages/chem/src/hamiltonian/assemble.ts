@@ -17,6 +17,7 @@ export interface AssembleOptions {
   /**
    * Worker threads: 0 runs on the main thread; 'auto' (default) uses
    * min(availableParallelism − 1, 8) workers when the space has ≥ 20 000 determinants.
+   * With the string kernel the main thread assembles rows too (workers + 1 threads).
    */
   workers?: number | 'auto';
   /** Off-diagonal entries with |value| ≤ dropTolerance are not stored (default 0: exact zeros). */
@@ -118,7 +119,7 @@ export async function assembleHamiltonian(fd: Fcidump, space: DeterminantSpace, 
   const rows = space.size;
   const want = options.workers === undefined || options.workers === 'auto' ? await defaultWorkers(rows) : options.workers;
   if (!Number.isInteger(want) || want < 0) throw new InvalidParameterError('workers', "a non-negative integer or 'auto'", want);
-  const nchunks = want > 0 ? Math.min(rows, want * 8) : Math.min(rows, 16);
+  const nchunks = want > 0 ? Math.min(rows, (want + 1) * 16) : Math.min(rows, 16);
   const chunks: [number, number][] = [];
   for (let c = 0; c < nchunks; c++) {
     const s = Math.floor((c * rows) / nchunks);
@@ -130,7 +131,7 @@ export async function assembleHamiltonian(fd: Fcidump, space: DeterminantSpace, 
   let used = 0;
   if (want > 0) {
     parts = pctx
-      ? await runOnWorkers(pctx, chunks, Math.min(want, chunks.length), progress, 'product')
+      ? await runOnWorkers(pctx, chunks, Math.min(want, chunks.length), progress, 'product', (s, e) => assembleRowsProduct(pctx, s, e))
       : await runOnWorkers(ctx, chunks, Math.min(want, chunks.length), progress, 'hash');
     if (parts) used = Math.min(want, chunks.length);
   }

@@ -62,7 +62,8 @@ export interface RowChunk {
 /**
  * Run the kernel (`kernel`: the hash kernel of ./kernel.ts or the string-driven one of
  * ./product-kernel.ts) over `chunks` (row ranges) on `nworkers` worker threads, with dynamic
- * scheduling. Resolves to the outputs in chunk order, or to undefined when worker threads
+ * scheduling; with `mainKernel` the main thread takes chunks as well (between two chunks it
+ * yields to the event loop). Resolves to the outputs in chunk order, or to undefined when worker threads
  * cannot be created (the caller then runs the kernel on the main thread).
  * @example
  * const parts = await runOnWorkers(ctx, [[0, 500], [500, 1000]], 2);
@@ -73,6 +74,7 @@ export async function runOnWorkers(
   nworkers: number,
   onChunk?: (done: number, total: number) => void,
   kernel: 'hash' | 'product' = 'hash',
+  mainKernel?: (start: number, end: number) => KernelOutput,
 ): Promise<RowChunk[] | undefined> {
   if (chunks.length === 0) return [];
   let wt: typeof import('node:worker_threads');
@@ -119,6 +121,24 @@ export async function runOnWorkers(
         w.postMessage({ type: 'init', ctx: shared, kernel });
         feed(w);
       }
+      // the main thread takes chunks too, yielding to the event loop between them so that
+      // finished workers are fed without waiting
+      const runMain = () => {
+        if (!mainKernel || next >= chunks.length) return;
+        const id = next++;
+        const [start, end] = chunks[id]!;
+        try {
+          results[id] = { start, end, out: mainKernel(start, end) };
+        } catch (e) {
+          reject(e);
+          return;
+        }
+        done++;
+        onChunk?.(done, chunks.length);
+        if (done === chunks.length) resolve();
+        else setImmediate(runMain);
+      };
+      setImmediate(runMain);
     });
   } finally {
     await Promise.all(workers.map((w) => w.terminate()));
