@@ -24,34 +24,30 @@ function connections(s: KernelSpin, count: number, norb: number): ProductSpin {
   const lSign = new Float64Array(count + s.sTarget.length);
   let w = 0;
   let wl = 0;
-  const order: number[] = [];
-  const tgt: number[] = [];
-  const kind: number[] = [];
-  const ref: number[] = [];
+  // per string: keys target·2^21 + position, sorted numerically (targets are distinct)
+  const SHIFT = 2097152;
+  let keys = new Float64Array(256);
   for (let str = 0; str < count; str++) {
-    tgt.length = kind.length = ref.length = order.length = 0;
-    tgt.push(str);
-    kind.push(0);
-    ref.push(-1);
-    for (let e = s.sOff[str]!; e < s.sOff[str + 1]!; e++) {
-      tgt.push(s.sTarget[e]!);
-      kind.push(1);
-      ref.push(e);
-    }
-    for (let e = s.dOff[str]!; e < s.dOff[str + 1]!; e++) {
-      tgt.push(s.dTarget[e]!);
-      kind.push(2);
-      ref.push(e);
-    }
-    for (let k = 0; k < tgt.length; k++) order.push(k);
-    order.sort((x, y) => tgt[x]! - tgt[y]!);
-    for (const k of order) {
-      cTarget[w] = tgt[k]!;
-      cKind[w] = kind[k]!;
-      cRef[w++] = ref[k]!;
-      if (kind[k]! !== 2) {
-        const e = ref[k]!;
-        lTarget[wl] = tgt[k]!;
+    const s0 = s.sOff[str]!;
+    const ns = s.sOff[str + 1]! - s0;
+    const d0 = s.dOff[str]!;
+    const m = 1 + ns + s.dOff[str + 1]! - d0;
+    if (m > SHIFT) throw new RangeError(`string ${str}: ${m} connections exceed ${SHIFT}`);
+    if (m > keys.length) keys = new Float64Array(2 * m);
+    keys[0] = str * SHIFT;
+    for (let k = 0; k < ns; k++) keys[1 + k] = s.sTarget[s0 + k]! * SHIFT + 1 + k;
+    for (let k = 1 + ns; k < m; k++) keys[k] = s.dTarget[d0 + k - 1 - ns]! * SHIFT + k;
+    const order = keys.subarray(0, m).sort();
+    for (let j = 0; j < m; j++) {
+      const t = Math.floor(order[j]! / SHIFT);
+      const k = order[j]! - t * SHIFT;
+      const kind = k === 0 ? 0 : k <= ns ? 1 : 2;
+      const e = kind === 0 ? -1 : kind === 1 ? s0 + k - 1 : d0 + k - 1 - ns;
+      cTarget[w] = t;
+      cKind[w] = kind;
+      cRef[w++] = e;
+      if (kind !== 2) {
+        lTarget[wl] = t;
         lPair[wl] = e < 0 ? -1 : s.sTo[e]! * norb + s.sFrom[e]!;
         lSign[wl] = e < 0 ? 0 : s.sSign[e]!;
         lRef[wl++] = e;
