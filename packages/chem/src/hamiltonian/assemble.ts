@@ -8,7 +8,7 @@ import type { DeterminantSpace } from '../determinants/space';
 import type { Fcidump } from '../fcidump/types';
 import { assembleRowsKernel, type KernelContext, type KernelSpin } from './kernel';
 import { productContext } from './product';
-import { assembleRowsProduct, type ProductContext } from './product-kernel';
+import { assembleRowsProduct, type ProductContext, type ProductScratch } from './product-kernel';
 import { spinTables } from './tables';
 import { type RowChunk, runOnWorkers } from './workers';
 
@@ -127,11 +127,12 @@ export async function assembleHamiltonian(fd: Fcidump, space: DeterminantSpace, 
     if (e > s) chunks.push([s, e]);
   }
   const progress = (done: number) => options.onProgress?.(chunks.slice(0, done).reduce((acc, [s, e]) => acc + e - s, 0), rows);
+  const scratch: ProductScratch = { cols: new Int32Array(0), vals: new Float64Array(0) };
   let parts: RowChunk[] | undefined;
   let used = 0;
   if (want > 0) {
     parts = pctx
-      ? await runOnWorkers(pctx, chunks, Math.min(want, chunks.length), progress, 'product', (s, e) => assembleRowsProduct(pctx, s, e))
+      ? await runOnWorkers(pctx, chunks, Math.min(want, chunks.length), progress, 'product', (s, e) => assembleRowsProduct(pctx, s, e, scratch))
       : await runOnWorkers(ctx, chunks, Math.min(want, chunks.length), progress, 'hash');
     if (parts) used = Math.min(want, chunks.length);
   }
@@ -139,7 +140,7 @@ export async function assembleHamiltonian(fd: Fcidump, space: DeterminantSpace, 
     parts = [];
     for (let c = 0; c < chunks.length; c++) {
       const [s, e] = chunks[c]!;
-      parts.push({ start: s, end: e, out: pctx ? assembleRowsProduct(pctx, s, e) : assembleRowsKernel(ctx, s, e) });
+      parts.push({ start: s, end: e, out: pctx ? assembleRowsProduct(pctx, s, e, scratch) : assembleRowsKernel(ctx, s, e) });
       progress(c + 1);
     }
   }

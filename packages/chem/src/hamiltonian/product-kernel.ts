@@ -53,13 +53,20 @@ export interface ProductContext {
   beta: ProductSpin;
 }
 
+/** Reusable output buffers of {@link assembleRowsProduct} (replaced by the kernel when short). */
+export interface ProductScratch {
+  cols: Int32Array;
+  vals: Float64Array;
+}
+
 /**
- * Assemble rows [rowStart, rowEnd) of H from the connection lists. Cost per row
+ * Assemble rows [rowStart, rowEnd) of H from the connection lists. With `scratch` the
+ * output is written into reused buffers and returned as compact copies. Cost per row
  * O(n_singles_α·n_singles_β + doubles) table reads, no hashing, no sort when monotone.
  * @example
  * const { lengths, cols, vals, diag } = assembleRowsProduct(productContext(fd, space)!, 0, space.size);
  */
-export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEnd: number): KernelOutput {
+export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEnd: number, scratch?: ProductScratch): KernelOutput {
   const n = ctx.norb;
   const eri = ctx.eri;
   const jmat = ctx.jmat;
@@ -81,8 +88,19 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
     const nbS = B.sOff[b + 1]! - B.sOff[b]!;
     cap += 1 + naS + nbS + (A.dOff[a + 1]! - A.dOff[a]!) + (B.dOff[b + 1]! - B.dOff[b]!) + naS * nbS;
   }
-  const cols = new Int32Array(cap);
-  const vals = new Float64Array(cap);
+  let cols: Int32Array;
+  let vals: Float64Array;
+  if (scratch && scratch.cols.length >= cap) {
+    cols = scratch.cols;
+    vals = scratch.vals;
+  } else {
+    cols = new Int32Array(cap);
+    vals = new Float64Array(cap);
+    if (scratch) {
+      scratch.cols = cols;
+      scratch.vals = vals;
+    }
+  }
   let used = 0;
   let keyCap = 256;
   let keys = new Float64Array(sorted ? 0 : keyCap);
@@ -211,7 +229,7 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
     }
     lengths[row - rowStart] = len;
   }
-  // views when the bound was tight (no copy), compact copies otherwise (memory ≤ 12 B/nnz)
-  if (4 * used >= 3 * cap) return { lengths, cols: cols.subarray(0, used), vals: vals.subarray(0, used), diag };
+  // views when the bound was tight and no scratch was given (no copy), compact copies otherwise
+  if (!scratch && 4 * used >= 3 * cap) return { lengths, cols: cols.subarray(0, used), vals: vals.subarray(0, used), diag };
   return { lengths, cols: cols.slice(0, used), vals: vals.slice(0, used), diag };
 }

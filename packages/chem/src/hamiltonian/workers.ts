@@ -18,10 +18,11 @@ const assembleRowsKernel = (${assembleRowsKernel.toString()});
 const assembleRowsProduct = (${assembleRowsProduct.toString()});
 let ctx = null;
 let kernel = null;
+const scratch = { cols: new Int32Array(0), vals: new Float64Array(0) };
 parentPort.on('message', (msg) => {
   if (msg.type === 'init') { ctx = msg.ctx; kernel = msg.kernel === 'product' ? assembleRowsProduct : assembleRowsKernel; return; }
   try {
-    const out = kernel(ctx, msg.start, msg.end);
+    const out = kernel(ctx, msg.start, msg.end, scratch);
     parentPort.postMessage({ id: msg.id, ok: true, out },
       [out.lengths.buffer, out.cols.buffer, out.vals.buffer, out.diag.buffer]);
   } catch (e) {
