@@ -81,6 +81,17 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
   const diag = new Float64Array(nrows);
   // output sized by Σ row bounds (no regrowth); returned as views, not copies
   let cap = 0;
+  const aTarget = A.cTarget;
+  const aKind = A.cKind;
+  const aRef = A.cRef;
+  const aSign = A.sSign;
+  const aTo = A.sTo;
+  const aFrom = A.sFrom;
+  const aBase = A.sBase;
+  const aDValue = A.dValue;
+  const bOcc = B.occ;
+  const aOcc = A.occ;
+  const aCOff = A.cOff;
   for (let row = rowStart; row < rowEnd; row++) {
     const a = ctx.detAlpha[row]!;
     const b = ctx.detBeta[row]!;
@@ -126,14 +137,14 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
     const oa = a * nelA;
     const ob = b * nelB;
     for (let x = 0; x < nelA; x++) {
-      const i = A.occ[oa + x]!;
-      for (let y = 0; y < nelB; y++) d += jmat[i * n + B.occ[ob + y]!]!;
+      const i = aOcc[oa + x]!;
+      for (let y = 0; y < nelB; y++) d += jmat[i * n + bOcc[ob + y]!]!;
     }
     diag[row - rowStart] = d;
-    const cEndA = A.cOff[a + 1]!;
-    for (let ca = A.cOff[a]!; ca < cEndA; ca++) {
-      const t = A.cTarget[ca]!;
-      const kind = A.cKind[ca]!;
+    const cEndA = aCOff[a + 1]!;
+    for (let ca = aCOff[a]!; ca < cEndA; ca++) {
+      const t = aTarget[ca]!;
+      const kind = aKind[ca]!;
       const base = t * nB;
       if (kind === 0) {
         // alpha identity: diagonal, beta singles, beta-beta doubles (sorted by beta target)
@@ -154,7 +165,7 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
             val = B.sBase[f]!;
             const qp = (B.sTo[f]! * n + B.sFrom[f]!) * n * n;
             for (let x = 0; x < nelA; x++) {
-              const k = A.occ[oa + x]!;
+              const k = aOcc[oa + x]!;
               val += eri[qp + k * n + k]!;
             }
             val *= B.sSign[f]!;
@@ -166,9 +177,9 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
         }
       } else if (kind === 1) {
         // alpha single p → q with beta identity or a beta single
-        const e = A.cRef[ca]!;
-        const sa = A.sSign[e]!;
-        const qpBase = (A.sTo[e]! * n + A.sFrom[e]!) * nn;
+        const e = aRef[ca]!;
+        const sa = aSign[e]!;
+        const qpBase = (aTo[e]! * n + aFrom[e]!) * nn;
         const lEnd = lOff[b + 1]!;
         for (let cb = lOff[b]!; cb < lEnd; cb++) {
           const ur = lPair[cb]!;
@@ -176,9 +187,9 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
             const col = pix[base + b]!;
             if (col < 0) continue;
             // σ(base + Σ_{k∈β} (qp|kk))
-            let val = A.sBase[e]!;
+            let val = aBase[e]!;
             for (let y = 0; y < nelB; y++) {
-              const k = B.occ[ob + y]!;
+              const k = bOcc[ob + y]!;
               val += eri[qpBase + k * n + k]!;
             }
             val *= sa;
@@ -200,7 +211,7 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
         // alpha-alpha double, beta fixed
         const col = pix[base + b]!;
         if (col < 0) continue;
-        const val = A.dValue[A.cRef[ca]!]!;
+        const val = aDValue[aRef[ca]!]!;
         if (Math.abs(val) > tol) {
           cols[used] = col;
           vals[used++] = val;
