@@ -6,16 +6,9 @@ import { expect } from 'vitest';
 import type { CsrMatrix } from '../src/core/types';
 import { csr, csrEquals, csrSpmv } from '../src/csr/csr';
 import { banded, blockStructured, ciLike, oneDenseRow, powerLaw, rng, uniformRandom, withEmptyRows } from '../src/generators/index';
+import { withExplicitZeros } from './format-cases';
 
-/** Every 5th stored value set to +0 and every 7th to −0: explicit zeros must survive round trips. */
-export function withExplicitZeros(a: CsrMatrix): CsrMatrix {
-  const values = a.values.slice();
-  for (let k = 0; k < values.length; k++) {
-    if (k % 5 === 2) values[k] = 0;
-    else if (k % 7 === 3) values[k] = -0;
-  }
-  return { ...a, values };
-}
+export { withExplicitZeros };
 
 /** Generator families and edge shapes, small enough for a unit test. */
 export function familyCases(): { name: string; a: CsrMatrix }[] {
