@@ -142,7 +142,8 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   multiDot(xs: readonly GpuVector[], y: GpuVector): GpuScalar[] {
     for (const x of xs) this.same('multiDot', x, y);
     const out = xs.map(() => this.slot());
-    this.b1.dots(
+    // s_j = x_j·y (fused: one read of y per group of vectors)
+    this.b1.multiDots(
       xs.map((x) => x.buf),
       y.buf,
       y.n,
@@ -158,10 +159,14 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       else this.b1.axpby(this.op(beta), y.buf, imm(0), y.buf, y.n); // y = beta·y
       return;
     }
-    // y = c0·x0 + beta·y, then y = cj·xj + y
-    xs.forEach((x, j) => {
-      this.b1.axpby(this.op(coeffs[j]!), x.buf, j === 0 ? this.op(beta) : imm(1), y.buf, y.n);
-    });
+    // y = beta·y + Σ_j c_j·x_j (one dispatch per group of vectors, j ascending)
+    this.b1.combine(
+      coeffs.map((c) => this.op(c)),
+      xs.map((x) => x.buf),
+      this.op(beta),
+      y.buf,
+      y.n,
+    );
   }
   scalar(value: number): GpuScalar {
     const s = this.slot();

@@ -16,7 +16,8 @@ export const WG = 256;
 export const DOT_ITEMS = 8;
 export const DOT_CHUNK = WG * DOT_ITEMS;
 
-const f32arr = (name: string, access: 'r' | 'w'): WgslBinding => ({ name, type: 'array<f32>', access });
+/** A float32 array storage binding ('r' read-only, 'w' read-write). */
+export const f32arr = (name: string, access: 'r' | 'w'): WgslBinding => ({ name, type: 'array<f32>', access });
 
 /** Uniform fields shared by element-wise kernels: length and two scalar operands. */
 export const EW_UNIFORMS = [

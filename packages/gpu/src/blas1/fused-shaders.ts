@@ -1,0 +1,130 @@
+/**
+ * WGSL of the fused multi-vector BLAS-1 kernels used by Krylov orthogonalisation:
+ * `combine` (y = β·y + Σ_j c_j·x_j over up to {@link FUSED_G} vectors per dispatch) and the
+ * two stages of `multiDot` (up to {@link FUSED_G} dot products sharing one read of y).
+ * Both use the same per-invocation and tree orders as the single-vector kernels of
+ * `shaders.ts`, so a one-vector multiDot equals dot bit for bit.
+ * @module
+ */
+import { entryArgs, preamble, SCALAR_OPERAND, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
+import { DOT_CHUNK, DOT_ITEMS, f32arr, WG } from './shaders';
+
+/**
+ * Vectors per fused dispatch: the storage bindings (combine: scalars + G x's + y; multiDot
+ * stage 1: y + G x's + partials) stay within WebGPU's default 8 storage buffers per stage.
+ */
+export const FUSED_G = 6;
+
+const range = (n: number): number[] => Array.from({ length: n }, (_, j) => j);
+const xBindings = range(FUSED_G).map((j) => f32arr(`x${j}`, 'r'));
+
+/** Combine uniforms: n, vector count m, β and one (num, den, k) operand per vector. */
+export const COMBINE_UNIFORMS = [
+  ['n', 'u32'],
+  ['m', 'u32'],
+  ['b_num', 'i32'],
+  ['b_den', 'i32'],
+  ['b_k', 'f32'],
+  ...range(FUSED_G).flatMap((j) => [
+    [`c${j}_num`, 'i32'],
+    [`c${j}_den`, 'i32'],
+    [`c${j}_k`, 'f32'],
+  ]),
+] as [string, 'u32' | 'i32' | 'f32'][];
+
+/** Combine bindings: scalar slots, x0…x(G−1) (unused ones bound to any readable buffer), y. */
+export const COMBINE_BINDINGS: WgslBinding[] = [f32arr('sc', 'r'), ...xBindings, f32arr('y', 'w')];
+
+/** y[i] = β·y[i] + Σ_{j<m} c_j·x_j[i], j ascending (β = 0 ignores y, even NaN). */
+export function combineWgsl(): string {
+  const terms = range(FUSED_G)
+    .map((j) => `  if (u.m > ${j}u) { acc = acc + operand(u.c${j}_num, u.c${j}_den, u.c${j}_k) * x${j}[i]; }`)
+    .join('\n');
+  return `${preamble(COMBINE_UNIFORMS, COMBINE_BINDINGS)}
+${SCALAR_OPERAND}
+@compute @workgroup_size(${WG})
+fn main(${entryArgs()}) {
+  let i = wg_linear(wid, nwg) * ${WG}u + lid;
+  if (i >= u.n) { return; }
+  let b = operand(u.b_num, u.b_den, u.b_k);
+  var acc = 0.0;
+  if (b != 0.0) { acc = b * y[i]; }
+${terms}
+  y[i] = acc;
+}`;
+}
+
+/** Multi-dot stage 1 bindings: y, x0…x(G−1), partials. */
+export const MULTIDOT1_BINDINGS: WgslBinding[] = [f32arr('y', 'r'), ...xBindings, f32arr('partial', 'w')];
+
+/**
+ * partial[out + j·groups + g] = Σ over chunk g of x_j[i]·y[i] for j < m: each workgroup reads
+ * its chunk of y once and of each x_j once; same order as dot stage 1.
+ */
+export function multiDot1Wgsl(): string {
+  const decl = range(FUSED_G)
+    .map((j) => `  var s${j} = 0.0;`)
+    .join('\n');
+  const acc = range(FUSED_G)
+    .map((j) => `      if (u.m > ${j}u) { s${j} = s${j} + x${j}[i] * yi; }`)
+    .join('\n');
+  const red = range(FUSED_G)
+    .map((j) => `  if (u.m > ${j}u) {\n    let t${j} = red_sum(lid, s${j});\n    if (lid == 0u) { partial[u.out + ${j}u * u.groups + g] = t${j}; }\n  }`)
+    .join('\n');
+  return `${preamble([['n', 'u32'], ['groups', 'u32'], ['out', 'u32'], ['m', 'u32']], MULTIDOT1_BINDINGS)}
+${workgroupSum('red', WG)}
+@compute @workgroup_size(${WG})
+fn main(${entryArgs()}) {
+  let g = wg_linear(wid, nwg);
+  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
+${decl}
+  let base = g * ${DOT_CHUNK}u + lid;
+  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
+    let i = base + k * ${WG}u;
+    if (i < u.n) {
+      let yi = y[i];
+${acc}
+    }
+  }
+${red}
+}`;
+}
+
+/** Multi-dot stage 2 uniforms: partials per vector, first partial, mode, m and G slots. */
+export const MULTIDOT2_UNIFORMS = [
+  ['count', 'u32'],
+  ['first', 'u32'],
+  ['mode', 'u32'],
+  ['m', 'u32'],
+  ...range(FUSED_G).map((j) => [`slot${j}`, 'u32']),
+] as [string, 'u32' | 'i32' | 'f32'][];
+
+/** Multi-dot stage 2 bindings: partials, scalar slots. */
+export const MULTIDOT2_BINDINGS: WgslBinding[] = [f32arr('partial', 'r'), f32arr('sc', 'w')];
+
+/**
+ * Workgroup j < m: sc[slot_j] = Σ partial[first + j·count …][0..count) (mode 1: sqrt), the
+ * same stride-WG loop and tree as dot stage 2.
+ */
+export function multiDot2Wgsl(): string {
+  const slots = range(FUSED_G)
+    .map((j) => `    case ${j}u: { slot = u.slot${j}; }`)
+    .join('\n');
+  return `${preamble(MULTIDOT2_UNIFORMS, MULTIDOT2_BINDINGS)}
+${workgroupSum('red', WG)}
+@compute @workgroup_size(${WG})
+fn main(${entryArgs()}) {
+  let j = wg_linear(wid, nwg);
+  if (j >= u.m) { return; } // whole workgroup exits together: uniform
+  let first = u.first + j * u.count;
+  var s = 0.0;
+  for (var k = lid; k < u.count; k += ${WG}u) { s = s + partial[first + k]; }
+  let t = red_sum(lid, s);
+  var slot = 0u;
+  switch j {
+${slots}
+    default: { slot = u.slot0; }
+  }
+  if (lid == 0u) { sc[slot] = select(t, sqrt(t), u.mode == 1u); }
+}`;
+}
