@@ -6,8 +6,8 @@
  * `shaders.ts`, so a one-vector multiDot equals dot bit for bit.
  * @module
  */
-import { entryArgs, preamble, SCALAR_OPERAND, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
-import { DOT_CHUNK, DOT_ITEMS, f32arr, WG } from './shaders';
+import { entryArgs, preamble, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
+import { DOT_CHUNK, DOT_ITEMS, elementKernelWgsl, f32arr, WG } from './shaders';
 
 /**
  * Vectors per fused dispatch: the storage bindings (combine: scalars + G x's + y; multiDot
@@ -40,18 +40,12 @@ export function combineWgsl(): string {
   const terms = range(FUSED_G)
     .map((j) => `  if (u.m > ${j}u) { acc = acc + operand(u.c${j}_num, u.c${j}_den, u.c${j}_k) * x${j}[i]; }`)
     .join('\n');
-  return `${preamble(COMBINE_UNIFORMS, COMBINE_BINDINGS)}
-${SCALAR_OPERAND}
-@compute @workgroup_size(${WG})
-fn main(${entryArgs()}) {
-  let i = wg_linear(wid, nwg) * ${WG}u + lid;
-  if (i >= u.n) { return; }
-  let b = operand(u.b_num, u.b_den, u.b_k);
+  const body = `let b = operand(u.b_num, u.b_den, u.b_k);
   var acc = 0.0;
   if (b != 0.0) { acc = b * y[i]; }
 ${terms}
-  y[i] = acc;
-}`;
+  y[i] = acc;`;
+  return elementKernelWgsl(COMBINE_UNIFORMS, COMBINE_BINDINGS, body);
 }
 
 /** Multi-dot stage 1 bindings: y, x0…x(G−1), partials. */

@@ -58,17 +58,25 @@ export const ELEMENTWISE: Record<string, { bindings: WgslBinding[]; body: string
   square: { bindings: [f32arr('sc', 'r'), f32arr('z', 'w')], body: 'z[i] = z[i] * z[i];' },
 };
 
-/** WGSL of element-wise kernel `name`. */
-export function elementwiseWgsl(name: string): string {
-  const k = ELEMENTWISE[name]!;
-  return `${preamble(EW_UNIFORMS, k.bindings)}
+/**
+ * WGSL of a one-invocation-per-element kernel: `body` computes element `i < u.n` (the uniforms
+ * must start with `n`; `operand()` is available and needs a binding named `sc`).
+ */
+export function elementKernelWgsl(uniforms: readonly (readonly [string, 'u32' | 'i32' | 'f32'])[], bindings: readonly WgslBinding[], body: string): string {
+  return `${preamble(uniforms, bindings)}
 ${SCALAR_OPERAND}
 @compute @workgroup_size(${WG})
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = wg_linear(wid, nwg) * ${WG}u + lid;
   if (i >= u.n) { return; }
-  ${k.body}
+  ${body}
 }`;
+}
+
+/** WGSL of element-wise kernel `name`. */
+export function elementwiseWgsl(name: string): string {
+  const k = ELEMENTWISE[name]!;
+  return elementKernelWgsl(EW_UNIFORMS, k.bindings, k.body);
 }
 
 /** Dot stage 1: partial[g] = Σ over chunk g of x_i·y_i (x may equal y). */
