@@ -4,7 +4,7 @@
  */
 import { expect } from 'vitest';
 import type { CsrMatrix } from '../src/core/types';
-import { csrEquals, csrSpmv } from '../src/csr/csr';
+import { csrEquals, csrFromTriplets, csrSpmv } from '../src/csr/csr';
 import { banded, blockStructured, oneDenseRow, powerLaw, rng, uniformRandom, withEmptyRows } from '../src/generators/index';
 
 /** Replace every 5th stored value by +0 and every 7th by −0 (explicit zeros must survive). */
@@ -60,4 +60,20 @@ export function expectSpmvMatches(a: CsrMatrix, x: Float64Array, y: Float64Array
     const tol = 16 * (a.rowPtr[i + 1] - a.rowPtr[i] + 1) * Number.EPSILON * s;
     if (!(Math.abs(y[i] - ref[i]) <= tol)) expect.fail(`row ${i}: got ${y[i]}, expected ${ref[i]} (tol ${tol})`);
   }
+}
+
+/** A structured sparse matrix (seed 002 shapes): the given diagonals, full; integers in [-4, 4] when `ints`, else uniform in [-1, 1). */
+export function diagonalMatrix(m: number, n: number, offsets: number[], seed: number, ints = true): CsrMatrix {
+  const r = rng(seed);
+  const ri: number[] = [];
+  const ci: number[] = [];
+  const v: number[] = [];
+  for (const d of offsets) {
+    for (let i = Math.max(0, -d); i < Math.min(m, n - d); i++) {
+      ri.push(i);
+      ci.push(i + d);
+      v.push(ints ? Math.floor(r() * 9) - 4 : r() * 2 - 1);
+    }
+  }
+  return csrFromTriplets(m, n, ri, ci, v);
 }

@@ -3,10 +3,11 @@ import { DimensionMismatchError, InvalidParameterError } from '../src/core/error
 import type { CsrMatrix } from '../src/core/types';
 import { cdmFromCsr, cdmToCsr } from '../src/cdm/index';
 import { csrFromDense, csrFromTriplets, csrTranspose } from '../src/csr/csr';
-import { banded, laplacian1d, rng, uniformRandom } from '../src/generators/index';
+import { banded, laplacian1d, uniformRandom } from '../src/generators/index';
 import { hmFromCsr, hmToCsr } from '../src/hm/index';
 import { cdmSpgemm, cdmSpgemmDiagonals, hmSpgemm, hmSpgemmDiagonals } from '../src/spgemm/index';
 import { withExplicitZeros } from './format-cases';
+import { diagonalMatrix } from './format-cases';
 
 /** Gustavson CSR×CSR: structural pattern of all products (cancellations kept), sorted columns. */
 function csrProduct(a: CsrMatrix, b: CsrMatrix): CsrMatrix {
@@ -26,22 +27,6 @@ function csrProduct(a: CsrMatrix, b: CsrMatrix): CsrMatrix {
   return csrFromTriplets(a.rows, b.cols, ri, ci, v);
 }
 
-/** A structured sparse matrix: the given diagonals, full; integer values in [-4, 4] when `ints`. */
-function diagonals(m: number, n: number, offsets: number[], seed: number, ints = true): CsrMatrix {
-  const r = rng(seed);
-  const ri: number[] = [];
-  const ci: number[] = [];
-  const v: number[] = [];
-  for (const d of offsets) {
-    for (let i = Math.max(0, -d); i < Math.min(m, n - d); i++) {
-      ri.push(i);
-      ci.push(i + d);
-      v.push(ints ? Math.floor(r() * 9) - 4 : r() * 2 - 1);
-    }
-  }
-  return csrFromTriplets(m, n, ri, ci, v);
-}
-
 function expectSameProduct(got: CsrMatrix, ref: CsrMatrix, exact: boolean): void {
   expect(got.rows).toBe(ref.rows);
   expect(got.cols).toBe(ref.cols);
@@ -56,8 +41,8 @@ function expectSameProduct(got: CsrMatrix, ref: CsrMatrix, exact: boolean): void
 const pairs: { name: string; a: CsrMatrix; b: CsrMatrix; exact: boolean }[] = [
   { name: 'tridiagonal²', a: laplacian1d(9), b: laplacian1d(9), exact: true },
   { name: 'banded × banded', a: banded(30, 2, 1, { seed: 3 }), b: banded(30, 1, 3, { seed: 4 }), exact: false },
-  { name: 'structured, scattered diagonals', a: diagonals(40, 40, [-17, -3, 0, 5, 22], 1), b: diagonals(40, 40, [-30, -1, 2, 9, 39], 2), exact: true },
-  { name: 'structured with explicit zeros', a: withExplicitZeros(diagonals(25, 25, [-4, 0, 6], 5)), b: diagonals(25, 25, [-6, 1, 3], 6), exact: true },
+  { name: 'structured, scattered diagonals', a: diagonalMatrix(40, 40, [-17, -3, 0, 5, 22], 1), b: diagonalMatrix(40, 40, [-30, -1, 2, 9, 39], 2), exact: true },
+  { name: 'structured with explicit zeros', a: withExplicitZeros(diagonalMatrix(25, 25, [-4, 0, 6], 5)), b: diagonalMatrix(25, 25, [-6, 1, 3], 6), exact: true },
   { name: 'random pattern', a: uniformRandom(20, 20, 3, 7), b: uniformRandom(20, 20, 3, 8), exact: false },
   { name: 'cancellation to an explicit zero', a: csrFromDense([[1, 1], [0, 0]]), b: csrFromDense([[1, 0], [-1, 0]]), exact: true },
   { name: 'n = 1', a: csrFromDense([[3]]), b: csrFromDense([[-2]]), exact: true },
@@ -83,8 +68,8 @@ describe('HM SpGEMM (seed 002 Algorithm 2)', () => {
     });
   }
   it('rectangular operands (m×k)(k×n)', () => {
-    const a = diagonals(12, 20, [-5, 0, 3, 14], 9);
-    const b = diagonals(20, 7, [-13, -2, 0, 4], 10);
+    const a = diagonalMatrix(12, 20, [-5, 0, 3, 14], 9);
+    const b = diagonalMatrix(20, 7, [-13, -2, 0, 4], 10);
     expectSameProduct(hmToCsr(hmSpgemm(hmFromCsr(a), hmFromCsr(b))), csrProduct(a, b), true);
   });
   it('rejects mismatched shapes and too many product diagonals', () => {
@@ -116,8 +101,8 @@ describe('CDM SpGEMM (seed 002 §4, Algorithm 1)', () => {
     });
   }
   it('transposed operands through reverse compact diagonals: AᵀB, ABᵀ, AᵀBᵀ', () => {
-    const a = diagonals(17, 17, [-9, -1, 0, 4], 11);
-    const b = diagonals(17, 17, [-2, 3, 12], 12);
+    const a = diagonalMatrix(17, 17, [-9, -1, 0, 4], 11);
+    const b = diagonalMatrix(17, 17, [-2, 3, 12], 12);
     const ca = cdmFromCsr(a);
     const cb = cdmFromCsr(b);
     const at = csrTranspose(a);

@@ -3,32 +3,17 @@ import type { CdmMatrix } from '../src/cdm/cdm';
 import { cdmFromCsr, cdmToCsr } from '../src/cdm/index';
 import { DimensionMismatchError, InvalidParameterError } from '../src/core/errors';
 import type { CsrMatrix } from '../src/core/types';
-import { csrFromDense, csrFromTriplets, csrTranspose } from '../src/csr/csr';
-import { banded, laplacian1d, rng, uniformRandom } from '../src/generators/index';
+import { csrFromDense, csrTranspose } from '../src/csr/csr';
+import { banded, laplacian1d, uniformRandom } from '../src/generators/index';
 import type { HmMatrix } from '../src/hm/hm';
 import { hmFromCsr, hmToCsr } from '../src/hm/index';
 import { cdmSpgemm, hmSpgemm } from '../src/spgemm/index';
 import { cdmSpgemmParallel, hmSpgemmParallel, type ParallelSpgemmRun, shutdownSpgemmPool } from '../src/spgemm/parallel';
 import { acquireSpgemmPool } from '../src/spgemm/parallel-node';
-import { withExplicitZeros } from './format-cases';
+import { diagonalMatrix, withExplicitZeros } from './format-cases';
 
 afterAll(() => shutdownSpgemmPool());
 
-/** The generator of spgemm-diagonal.test.ts: the given diagonals, full; integers in [-4, 4] or uniform in [-1, 1). */
-function diagonals(m: number, n: number, offsets: number[], seed: number, ints = true): CsrMatrix {
-  const r = rng(seed);
-  const ri: number[] = [];
-  const ci: number[] = [];
-  const v: number[] = [];
-  for (const d of offsets) {
-    for (let i = Math.max(0, -d); i < Math.min(m, n - d); i++) {
-      ri.push(i);
-      ci.push(i + d);
-      v.push(ints ? Math.floor(r() * 9) - 4 : r() * 2 - 1);
-    }
-  }
-  return csrFromTriplets(m, n, ri, ci, v);
-}
 
 /** Bit-for-bit equality of two float64 arrays (tells −0 from +0, NaN payloads aside). */
 function expectBitIdentical(got: Float64Array, ref: Float64Array): void {
@@ -56,8 +41,8 @@ function expectSameMatrix(got: HmMatrix | CdmMatrix, ref: HmMatrix | CdmMatrix, 
 const pairs: { name: string; a: CsrMatrix; b: CsrMatrix }[] = [
   { name: 'tridiagonal²', a: laplacian1d(9), b: laplacian1d(9) },
   { name: 'banded × banded', a: banded(120, 2, 1, { seed: 3 }), b: banded(120, 1, 3, { seed: 4 }) },
-  { name: 'structured, scattered diagonals', a: diagonals(160, 160, [-57, -17, -3, 0, 5, 22, 90], 1, false), b: diagonals(160, 160, [-130, -30, -1, 2, 9, 39, 70], 2, false) },
-  { name: 'structured with explicit zeros', a: withExplicitZeros(diagonals(90, 90, [-4, 0, 6, 31], 5, false)), b: diagonals(90, 90, [-6, 1, 3, -40], 6, false) },
+  { name: 'structured, scattered diagonals', a: diagonalMatrix(160, 160, [-57, -17, -3, 0, 5, 22, 90], 1, false), b: diagonalMatrix(160, 160, [-130, -30, -1, 2, 9, 39, 70], 2, false) },
+  { name: 'structured with explicit zeros', a: withExplicitZeros(diagonalMatrix(90, 90, [-4, 0, 6, 31], 5, false)), b: diagonalMatrix(90, 90, [-6, 1, 3, -40], 6, false) },
   { name: 'random pattern', a: uniformRandom(80, 80, 6, 7), b: uniformRandom(80, 80, 6, 8) },
   { name: 'cancellation to an explicit zero', a: csrFromDense([[1, 1], [0, 0]]), b: csrFromDense([[1, 0], [-1, 0]]) },
   { name: 'n = 1', a: csrFromDense([[3]]), b: csrFromDense([[-2]]) },
@@ -82,8 +67,8 @@ describe('hmSpgemmParallel: bit-identical to hmSpgemm', () => {
     });
   }
   it('rectangular operands (m×k)(k×n), both orientations', async () => {
-    const a = hmFromCsr(diagonals(70, 110, [-25, -5, 0, 3, 14, 60], 9, false));
-    const b = hmFromCsr(diagonals(110, 37, [-73, -13, -2, 0, 4, 20], 10, false));
+    const a = hmFromCsr(diagonalMatrix(70, 110, [-25, -5, 0, 3, 14, 60], 9, false));
+    const b = hmFromCsr(diagonalMatrix(110, 37, [-73, -13, -2, 0, 4, 20], 10, false));
     for (const workers of workerCounts) expectSameMatrix(await hmSpgemmParallel(a, b, { workers, minWork: 0 }), hmSpgemm(a, b));
     const at = hmFromCsr(csrTranspose(hmToCsr(b)));
     const bt = hmFromCsr(csrTranspose(hmToCsr(a)));
@@ -111,8 +96,8 @@ describe('cdmSpgemmParallel: bit-identical to cdmSpgemm', () => {
     });
   }
   it('transposed operands: AᵀB, ABᵀ, AᵀBᵀ, AAᵀ, and the CSR product of the transposes', async () => {
-    const a = cdmFromCsr(diagonals(97, 97, [-39, -9, -1, 0, 4, 50], 11, false));
-    const b = cdmFromCsr(diagonals(97, 97, [-2, 3, 12, 70], 12, false));
+    const a = cdmFromCsr(diagonalMatrix(97, 97, [-39, -9, -1, 0, 4, 50], 11, false));
+    const b = cdmFromCsr(diagonalMatrix(97, 97, [-2, 3, 12, 70], 12, false));
     const cases: [CdmMatrix, CdmMatrix, boolean, boolean][] = [[a, b, true, false], [a, b, false, true], [a, b, true, true], [a, a, false, true]];
     for (const [x, y, transposeA, transposeB] of cases) {
       const ref = cdmSpgemm(x, y, { transposeA, transposeB });
@@ -139,7 +124,7 @@ describe('serial fallback', () => {
     expectSameMatrix(c, hmSpgemm(small, small));
     expect(runs[0]).toMatchObject({ mode: 'serial', reason: 'small', work: 444 });
     // 20 diagonals −9 … 10 of order 1000: Σ(1000 − |d|) = 19 900 stored × 20 = 398 000 ≥ 200 000
-    const big = hmFromCsr(diagonals(1000, 1000, Array.from({ length: 20 }, (_, t) => t - 9), 3, false));
+    const big = hmFromCsr(diagonalMatrix(1000, 1000, Array.from({ length: 20 }, (_, t) => t - 9), 3, false));
     expectSameMatrix(await hmSpgemmParallel(big, big, { workers: 2, onRun: (r) => runs.push(r) }), hmSpgemm(big, big));
     expect(runs[1]).toMatchObject({ mode: 'workers', reason: 'parallel', workers: 2, work: 398_000 });
     // C's 39 diagonals cut into ranges of about equal cost, about 8 per worker
@@ -151,12 +136,12 @@ describe('serial fallback', () => {
     vi.doMock('node:worker_threads', () => ({}));
     try {
       const mod = await import('../src/spgemm/parallel');
-      const a = hmFromCsr(diagonals(60, 60, [-3, 0, 2, 9], 4, false));
+      const a = hmFromCsr(diagonalMatrix(60, 60, [-3, 0, 2, 9], 4, false));
       const runs: ParallelSpgemmRun[] = [];
       const c = await mod.hmSpgemmParallel(a, a, { workers: 2, minWork: 0, onRun: (r) => runs.push(r) });
       expectSameMatrix(c, hmSpgemm(a, a));
       expect(runs[0]).toMatchObject({ mode: 'serial', reason: 'no-workers' });
-      const x = cdmFromCsr(diagonals(60, 60, [-3, 0, 2, 9], 5, false));
+      const x = cdmFromCsr(diagonalMatrix(60, 60, [-3, 0, 2, 9], 5, false));
       const d = await mod.cdmSpgemmParallel(x, x, { workers: 2, minWork: 0, transposeB: true, onRun: (r) => runs.push(r) });
       expectSameMatrix(d, cdmSpgemm(x, x, { transposeB: true }));
       expect(runs[1]).toMatchObject({ mode: 'serial', reason: 'no-workers' });
@@ -169,9 +154,9 @@ describe('serial fallback', () => {
 
 describe('worker pool', () => {
   it('sharedResult: C stays in the workers\' SharedArrayBuffers, same bits', async () => {
-    const a = hmFromCsr(diagonals(50, 50, [-7, 0, 1, 12], 15, false));
+    const a = hmFromCsr(diagonalMatrix(50, 50, [-7, 0, 1, 12], 15, false));
     expectSameMatrix(await hmSpgemmParallel(a, a, { workers: 2, minWork: 0, sharedResult: true }), hmSpgemm(a, a), true);
-    const x = cdmFromCsr(diagonals(50, 50, [-7, 0, 1, 12], 16, false));
+    const x = cdmFromCsr(diagonalMatrix(50, 50, [-7, 0, 1, 12], 16, false));
     expectSameMatrix(await cdmSpgemmParallel(x, x, { workers: 2, minWork: 0, sharedResult: true }), cdmSpgemm(x, x), true);
   });
   it('rejects (does not hang or crash) when a worker fails, and the next product starts fresh threads', async () => {
@@ -184,8 +169,8 @@ describe('worker pool', () => {
     expectSameMatrix(await hmSpgemmParallel(a, a, { workers: 2, minWork: 0 }), hmSpgemm(a, a));
   });
   it('runs concurrent products one after another, each correct', async () => {
-    const a = cdmFromCsr(diagonals(120, 120, [-30, -2, 0, 1, 17], 13, false));
-    const b = cdmFromCsr(diagonals(120, 120, [-5, 0, 3, 44], 14, false));
+    const a = cdmFromCsr(diagonalMatrix(120, 120, [-30, -2, 0, 1, 17], 13, false));
+    const b = cdmFromCsr(diagonalMatrix(120, 120, [-5, 0, 3, 44], 14, false));
     const [x, y] = await Promise.all([cdmSpgemmParallel(a, b, { workers: 2, minWork: 0 }), cdmSpgemmParallel(b, a, { workers: 4, minWork: 0, transposeA: true })]);
     expectSameMatrix(x, cdmSpgemm(a, b));
     expectSameMatrix(y, cdmSpgemm(b, a, { transposeA: true }));
