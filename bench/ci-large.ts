@@ -8,13 +8,14 @@
  * L = 13 gives C(13,7)·C(13,6) = 2 944 656 determinants; and FCIDUMP files given on the command
  * line (e.g. H10 STO-6G, 63 504 determinants, 28 M non-zeros).
  *
- *   node .gpukit/app/ci-large.mjs --out $OUT/ci.json [--sites 13] [--no-host] [files...]
+ *   node .gpukit/app/ci-large.mjs --out $OUT/ci.json [--sites 13] [--no-host | --host-only] [files...]
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type CiBackend, type CiResult, ciEnergies, hostBackend, parseFcidump } from '../packages/chem/src/index';
 import type { CsrMatrix } from '../packages/formats/src/index';
-import { createGpuContext, type GpuContext, gpuOperatorFromCsr, GpuVectorSpace } from '../packages/gpu/src/index';
+import { createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
+import { hubbardFcidump } from './hubbard';
 
 const argv = process.argv.slice(2);
 const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
@@ -23,17 +24,6 @@ const sites = Number(opt('--sites') ?? 13);
 const kernel = opt('--kernel') ?? 'csr-vector';
 const valueArgs = new Set(['--out', '--sites', '--kernel'].map(opt).filter(Boolean) as string[]);
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
-
-/** FCIDUMP text of the open 1-D Hubbard chain with hopping t and on-site U. */
-export function hubbardFcidump(l: number, u = 2, t = 1): string {
-  const na = Math.ceil(l / 2);
-  const nb = Math.floor(l / 2);
-  const lines = [`&FCI NORB=${l},NELEC=${na + nb},MS2=${na - nb},`, `  ORBSYM=${Array(l).fill(1).join(',')},`, '  ISYM=1,', '&END'];
-  for (let i = 1; i <= l; i++) lines.push(`${u.toFixed(16)} ${i} ${i} ${i} ${i}`);
-  for (let i = 1; i < l; i++) lines.push(`${(-t).toFixed(16)} ${i + 1} ${i} 0 0`);
-  lines.push('0.0 0 0 0 0');
-  return `${lines.join('\n')}\n`;
-}
 
 function gpuBackend(ctx: GpuContext): CiBackend<unknown, unknown> {
   const space = new GpuVectorSpace(ctx);
@@ -58,7 +48,7 @@ const systems: [string, string][] = [[`hubbard-L${sites}-U2`, hubbardFcidump(sit
 const results: Record<string, unknown>[] = [];
 for (const [name, text] of systems) {
   const fd = parseFcidump(text, { file: name });
-  for (const which of argv.includes('--no-host') ? ['webgpu'] : ['webgpu', 'host']) {
+  for (const which of argv.includes('--host-only') ? ['host'] : argv.includes('--no-host') ? ['webgpu'] : ['webgpu', 'host']) {
     const t0 = performance.now();
     const r = await ciEnergies(fd, {
       space: 'fci',

@@ -130,6 +130,32 @@ export function poisson2d(nx: number, ny = nx): CsrMatrix {
   );
 }
 
+/**
+ * 2-D convection–diffusion −Δu + w·∇u on an nx × ny grid with unit spacing, constant wind
+ * w = (wx, wy), central differences: nonsymmetric for w ≠ 0 (5 points per row; row p has
+ * 4 on the diagonal, −1 − wx/2 to the west, −1 + wx/2 to the east, −1 − wy/2 south and
+ * −1 + wy/2 north). Nonsingular for every w (its symmetric part is the 2-D Laplacian), the
+ * standard GMRES/BiCGStab test problem.
+ * @example convectionDiffusion2d(100, 100, 0.5, 0.25).rows; // 10000
+ */
+export function convectionDiffusion2d(nx: number, ny = nx, wx = 0.5, wy = 0.25): CsrMatrix {
+  return buildRows(
+    nx * ny,
+    nx * ny,
+    (p) => {
+      const i = p % nx;
+      const j = Math.floor(p / nx);
+      const out = [p];
+      if (i > 0) out.push(p - 1);
+      if (i < nx - 1) out.push(p + 1);
+      if (j > 0) out.push(p - nx);
+      if (j < ny - 1) out.push(p + nx);
+      return out;
+    },
+    (a, b) => (a === b ? 4 : b === a - 1 ? -1 - wx / 2 : b === a + 1 ? -1 + wx / 2 : b < a ? -1 - wy / 2 : -1 + wy / 2),
+  );
+}
+
 /** 3-D 7-point Laplacian on an n × n × n grid (SPD). */
 export function poisson3d(nx: number, ny = nx, nz = nx): CsrMatrix {
   const nxy = nx * ny;

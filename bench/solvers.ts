@@ -1,0 +1,123 @@
+/**
+ * GMRES(30) and Lanczos on WebGPU (float32, scalars on the device) and their float64-accurate
+ * variants, on the problems `bench/solvers_cupy.py` solves with CuPy in the same call:
+ *
+ * - GMRES(m): the 2-D convection–diffusion matrix (nonsymmetric, `generators.convectionDiffusion2d`)
+ *   with b = A·1; ms per iteration over a fixed number of iterations (rtol far below reach) and
+ *   time to a float64 answer with rtol 1e-10 (mixed-precision refinement, inner GMRES in float32).
+ * - Lanczos: the k lowest eigenpairs of the FCI Hamiltonian of the open Hubbard chain (a model
+ *   Hamiltonian: L sites, U/t = 2; bench/hubbard.ts), float32 to tol 1e-5 (time, matvecs), and
+ *   float64-accurate eigenvalues (1e-10 relative, residuals 1e-8) with `eigsMixed`
+ *   (Lanczos in float32, then the float64 'jd' polish).
+ *
+ * `--dump DIR` writes each matrix as NAME.rowptr/.cols/.vals (int32, int32, float32 — exact for
+ * these matrices) for the CuPy script.
+ *
+ *   node .gpukit/app/solvers.mjs --out $OUT/solvers.json [--cd 1000,2000] [--hubbard 12] [--k 4]
+ *     [--gmres-iters 300] [--restart 30] [--kernel csr-scalar] [--dump DIR] [--refine-max-rows N] [--unsafe]
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { buildCiSpace } from '../packages/chem/src/determinants/build';
+import { assembleHamiltonian, parseFcidump } from '../packages/chem/src/index';
+import { type CsrMatrix, csrSpmv, generators, HostOperator } from '../packages/formats/src/index';
+import { createGpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
+import { eigsMixed, gmres, lanczos, refinedSolve } from '../packages/solvers/src/index';
+import { hubbardFcidump } from './hubbard';
+
+const argv = process.argv.slice(2);
+const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
+const out = opt('--out') ?? 'bench/out/solvers.json';
+const cdGrids = (opt('--cd') ?? '1000,2000').split(',').filter(Boolean).map(Number);
+const hubbard = (opt('--hubbard') ?? '12').split(',').filter(Boolean).map(Number);
+const k = Number(opt('--k') ?? 4);
+const gmresIters = Number(opt('--gmres-iters') ?? 300);
+const restart = Number(opt('--restart') ?? 30);
+const kernel = opt('--kernel') ?? 'csr-scalar';
+const dumpDir = opt('--dump');
+/** Refined (float64-answer) GMRES only up to this many rows: unpreconditioned GMRES(30) on a 4·10^6-row grid needs ~10^5 iterations. */
+const refineMaxRows = Number(opt('--refine-max-rows') ?? 1.1e6);
+
+function dump(name: string, a: CsrMatrix): void {
+  if (!dumpDir) return;
+  mkdirSync(dumpDir, { recursive: true });
+  const base = join(dumpDir, name);
+  writeFileSync(`${base}.rowptr`, new Uint8Array(a.rowPtr.buffer, a.rowPtr.byteOffset, a.rowPtr.byteLength));
+  writeFileSync(`${base}.cols`, new Uint8Array(a.colIdx.buffer, a.colIdx.byteOffset, a.colIdx.byteLength));
+  const v32 = Float32Array.from(a.values);
+  for (let i = 0; i < v32.length; i++) if (v32[i] !== a.values[i]) throw new Error(`dump ${name}: value ${a.values[i]} at position ${i} is not exact in float32`);
+  writeFileSync(`${base}.vals`, new Uint8Array(v32.buffer));
+}
+
+const ctx = await createGpuContext({ unsafe: argv.includes('--unsafe') });
+console.log(ctx.describeText().split('\n')[0]);
+const space = new GpuVectorSpace(ctx);
+const rows: Record<string, unknown>[] = [];
+const save = () => {
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), device: ctx.describe(), rows }, null, 1));
+};
+
+for (const n of cdGrids) {
+  const name = `cd2d-${n}`;
+  const a = generators.convectionDiffusion2d(n);
+  dump(name, a);
+  const op = gpuOperatorFromCsr(ctx, a, { kernel });
+  const bHost = csrSpmv(a, new Float64Array(a.rows).fill(1));
+  const b = space.fromArray(bHost);
+  const warm = await gmres(space, op, b, { restart, rtol: 1e-30, maxIterations: restart }); // pipelines
+  space.release(warm.x);
+  await ctx.finish();
+  const t0 = performance.now();
+  const r = await gmres(space, op, b, { restart, rtol: 1e-30, maxIterations: gmresIters });
+  await ctx.finish();
+  const ms = performance.now() - t0;
+  space.release(r.x);
+  const row = { problem: name, solver: `gmres(${restart})`, precision: 'f32', rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerIter: ms / Math.max(1, r.iterations) };
+  rows.push(row);
+  console.log(`${name} gmres(${restart}) f32: ${r.iterations} iterations (${r.reason}), ${row.msPerIter.toFixed(4)} ms/iter, ${r.stats.readbacks} readbacks`);
+  if (a.rows > refineMaxRows) {
+    op.dispose();
+    space.release(b);
+    save();
+    continue;
+  }
+  const t1 = performance.now();
+  const rf = await refinedSolve({ hostOperator: HostOperator.fromCsr(a), innerOperator: op, innerSpace: space, b: bHost, rtol: 1e-10, inner: { method: 'gmres', restart, rtol: 1e-4, maxIterations: 20000 } });
+  const msRef = performance.now() - t1;
+  rows.push({ problem: name, solver: `refined gmres(${restart})`, precision: 'f64 answer', rows: a.rows, ms: msRef, outer: rf.outerIterations, inner: rf.innerIterations, relativeResidual: rf.trueResidual / rf.bNorm, converged: rf.converged });
+  console.log(`${name} refined gmres(${restart}) to 1e-10: ${rf.converged ? 'converged' : rf.reason}, ${rf.outerIterations} outer / ${rf.innerIterations} inner, rel.res ${(rf.trueResidual / rf.bNorm).toExponential(2)}, ${msRef.toFixed(0)} ms`);
+  op.dispose();
+  space.release(b);
+  save();
+}
+
+for (const l of hubbard) {
+  const name = `hubbard-L${l}`;
+  const fd = parseFcidump(hubbardFcidump(l), { file: name });
+  const { fcidump, space: dets } = buildCiSpace(fd, 'fci');
+  const h = await assembleHamiltonian(fcidump, dets, { workers: 'auto' });
+  const a = h.matrix;
+  dump(name, a);
+  console.log(`${name}: ${a.rows} determinants, ${a.rowPtr[a.rows]} non-zeros, assembled in ${h.stats.ms.toFixed(0)} ms`);
+  const op = gpuOperatorFromCsr(ctx, a, { kernel });
+  const warm = await lanczos(op, space, { k, tol: 1e-3, maxIterations: 40 });
+  warm.vectors.forEach((v) => { space.release(v); });
+  await ctx.finish();
+  const t0 = performance.now();
+  const r = await lanczos(op, space, { k, tol: 1e-5 });
+  await ctx.finish();
+  const ms = performance.now() - t0;
+  r.vectors.forEach((v) => { space.release(v); });
+  rows.push({ problem: name, solver: 'lanczos', precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), values: r.values.map((x) => x + fd.ecore), residualNorms: r.residualNorms, reason: r.reason });
+  console.log(`${name} lanczos k=${k} f32 tol 1e-5: ${r.reason}, ${r.stats.matvecs} matvecs, ${ms.toFixed(0)} ms (${(ms / Math.max(1, r.stats.matvecs)).toFixed(3)} ms/matvec); ${r.values.map((v) => v.toFixed(7)).join(' ')}`);
+  const t1 = performance.now();
+  const m = await eigsMixed({ method: 'lanczos', k, fastOperator: op, fastSpace: space, hostOperator: HostOperator.fromCsr(a) });
+  const msMixed = performance.now() - t1;
+  rows.push({ problem: name, solver: 'eigsMixed(lanczos → jd)', precision: 'f64 answer', k, rows: a.rows, ms: msMixed, converged: m.converged, reason: m.reason, values: m.values, residualNorms: m.residualNorms, phases: m.phases });
+  console.log(`${name} eigsMixed(lanczos → jd) k=${k}: ${m.reason}, ${msMixed.toFixed(0)} ms; ${m.values.map((v) => v.toFixed(12)).join(' ')}; max residual ${Math.max(...m.residualNorms).toExponential(2)}; phases ${m.phases.map((p) => `${p.phase} ${p.method} ${p.matvecs} matvecs${p.innerMatvecs ? ` + ${p.innerMatvecs} fast` : ''} ${p.ms.toFixed(0)} ms`).join(', ')}`);
+  op.dispose();
+  save();
+}
+console.log(`wrote ${out}`);
+ctx.dispose();
