@@ -17,7 +17,7 @@ import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { InvalidParameterError } from '@gpusparse/formats';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
-import { EigenRun, allFinite, checkEigenInput, checkPositive, finishEigen, randomVector, readAndRelease } from './common';
+import { allFinite, checkEigenInput, checkPositive, EigenRun, finishEigen, randomVector, readAndRelease } from './common';
 import { type DenseEigen, symmetricEigen, zeros } from './dense';
 import { combineColumns, projectOutTwice } from './ortho';
 
@@ -37,6 +37,13 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
   seed?: number;
   /** Look for missed copies of multiple eigenvalues after convergence (default true). */
   checkMultiplicity?: boolean;
+  /**
+   * Steps recorded between two readbacks of the projections (default 8 in a float32 space —
+   * the GPU, where one readback costs about as much as several steps — and 1 in float64 host
+   * spaces, where reads are free). The basis is also read before every restart. Convergence
+   * is noticed at most `checkEvery − 1` steps late; `onIteration` runs once per readback.
+   */
+  checkEvery?: number;
 }
 
 interface Ctx<V, S> {
@@ -48,6 +55,7 @@ interface Ctx<V, S> {
   residualTol: number | undefined;
   maxBasis: number;
   maxIterations: number;
+  checkEvery: number;
   iterations: number;
   normA: number;
   eps: number;
@@ -119,29 +127,66 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
     for (const v of q) space.release(v);
     return detail === undefined ? { ...r, reason } : { ...r, reason, detail };
   };
+  // Steps are recorded without waiting: each step's projections and ‖w‖ stay device scalars,
+  // q_{j+1} = w/‖w‖ is normalised on the device, and the host reads a batch of steps back every
+  // `checkEvery` steps, before a restart and at the iteration limit (one readback per batch).
+  const pending: { j: number; s: S[]; nb: number }[] = [];
   for (;;) {
-    const j = q.length - 1;
-    const m = j + 1;
-    if (c.iterations >= c.maxIterations) return out('max-iterations');
-    if (run.aborted()) return out('stopped');
-    const w = space.create(n);
-    op.apply(q[j]!, w); // w = A·q_j
-    run.stats.matvecs++;
-    const basis = [...locked, ...q];
-    const { h1, h2 } = projectOutTwice(space, basis, w, undefined, true); // w ← w − [L Q]·([L Q]ᵀ·w), twice
-    const got = await readAndRelease(space, [...h1, ...h2, space.norm2(w)], run.stats);
-    c.iterations++;
-    if (!allFinite(got)) {
+    if (pending.length === 0) {
+      if (c.iterations >= c.maxIterations) return out('max-iterations');
+      if (run.aborted()) return out('stopped');
+    }
+    {
+      const j = q.length - 1;
+      const w = space.create(n);
+      op.apply(q[j]!, w); // w = A·q_j
+      run.stats.matvecs++;
+      const basis = [...locked, ...q];
+      const { h1, h2 } = projectOutTwice(space, basis, w, undefined, true); // w ← w − [L Q]·([L Q]ᵀ·w), twice
+      const hn = space.norm2(w);
+      pending.push({ j, s: [...h1, ...h2, hn], nb: basis.length });
+      c.iterations++;
+      const inv = space.div(1, hn);
+      space.axpby(inv, w, 0, w); // provisional q_{j+1} = w / ‖w‖ (replaced when ‖w‖ turns out negligible)
+      space.release(inv);
+      q.push(w);
+      const full = j + 1 >= mMax || j + 1 >= free;
+      if (!(full || pending.length >= c.checkEvery || c.iterations >= c.maxIterations || run.aborted())) continue;
+    }
+    const got = await readAndRelease(space, pending.flatMap((p) => p.s), run.stats);
+    // apply the batch column by column; a negligible ‖w‖ ends it there (later steps discarded)
+    let off = 0;
+    let beta = 0;
+    let last = -1;
+    let bad = false;
+    for (const p of pending) {
+      const vals = got.slice(off, off + 2 * p.nb + 1);
+      off += 2 * p.nb + 1;
+      if (!allFinite(vals)) {
+        bad = true;
+        break;
+      }
+      for (let i = 0; i <= p.j; i++) {
+        const alpha = vals[locked.length + i]! - vals[p.nb + locked.length + i]!; // H[i][j] = q_iᵀ·A·q_j
+        h[i]![p.j] = alpha;
+        h[p.j]![i] = alpha;
+      }
+      beta = vals[2 * p.nb]!; // β = ‖w‖
+      last = p.j;
+      c.normA = Math.max(c.normA, Math.abs(h[p.j]![p.j]!));
+      if (beta <= 100 * c.eps * Math.max(c.normA, Number.MIN_VALUE)) break;
+    }
+    pending.length = 0;
+    if (bad && last < 0) return out('non-finite', `lanczos: non-finite projection at iteration ${c.iterations}`);
+    // q = q_0..q_last, then the next vector (steps past `last` are dropped with their H entries)
+    for (const v of q.splice(last + 2)) space.release(v);
+    for (let i = last + 1; i < mMax; i++) for (let t = 0; t < mMax; t++) h[i]![t] = h[t]![i] = 0;
+    const w = q.pop()!;
+    if (bad) {
       space.release(w);
       return out('non-finite', `lanczos: non-finite projection at iteration ${c.iterations}`);
     }
-    const nb = basis.length;
-    for (let i = 0; i <= j; i++) {
-      const alpha = got[locked.length + i]! - got[nb + locked.length + i]!; // H[i][j] = q_iᵀ·A·q_j
-      h[i]![j] = alpha;
-      h[j]![i] = alpha;
-    }
-    const beta = got[2 * nb]!; // β = ‖w‖
+    const m = last + 1;
     const e = symmetricEigen(h.slice(0, m).map((row) => row.slice(0, m)));
     if (!e) {
       space.release(w);
@@ -192,7 +237,7 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
       if (!fresh) return out('breakdown', 'lanczos: no new direction after an invariant subspace');
       next = fresh;
       betaEff = 0;
-    } else space.axpby(1 / beta, w, 0, w); // q_{j+1} = w / β
+    } // else q_{j+1} = w / β was normalised on the device
     if (m < mMax) {
       q.push(next);
       continue;
@@ -220,7 +265,8 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
 /**
  * The k smallest or largest eigenpairs of a symmetric operator by thick-restart Lanczos with
  * full (CGS2) reorthogonalisation. Cost per iteration: one matvec, ≈ 4·m vector operations
- * (m = current basis size ≤ maxBasis), one readback; memory maxBasis + 2 vectors.
+ * (m = current basis size ≤ maxBasis); one readback per `checkEvery` iterations and per
+ * restart; memory maxBasis + 2 vectors.
  * @example
  * const r = await lanczos(HostOperator.fromCsr(a), new HostVectorSpace(), { k: 4, which: 'smallest' });
  * r.values; // 4 smallest eigenvalues, ascending
@@ -235,6 +281,9 @@ export async function lanczos<V, S>(op: LinearOperator<V>, space: VectorSpace<V,
   if (!Number.isInteger(maxBasis) || (maxBasis < k + 2 && maxBasis < n)) {
     throw new InvalidParameterError('lanczos maxBasis', `an integer ≥ k + 2 = ${k + 2}`, opts.maxBasis);
   }
+  if (opts.checkEvery !== undefined && !(Number.isInteger(opts.checkEvery) && opts.checkEvery >= 1)) {
+    throw new InvalidParameterError('lanczos checkEvery', 'an integer ≥ 1', opts.checkEvery);
+  }
   const run = new EigenRun(opts);
   const f32 = space.precision === 'f32';
   const c: Ctx<V, S> = {
@@ -246,6 +295,7 @@ export async function lanczos<V, S>(op: LinearOperator<V>, space: VectorSpace<V,
     residualTol: opts.residualTol,
     maxBasis,
     maxIterations: opts.maxIterations ?? 5000,
+    checkEvery: opts.checkEvery ?? (f32 ? 8 : 1),
     iterations: 0,
     normA: 0,
     eps: f32 ? 2 ** -23 : 2 ** -52,
