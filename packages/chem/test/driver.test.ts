@@ -4,7 +4,7 @@
  */
 import { HostOperator, HostVectorSpace, InvalidParameterError, type LinearOperator } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
-import { type CiBackend, type CiProgress, ciEnergies } from '../src/ci';
+import { type CiBackend, type CiProgress, ciEnergies, lowestIndices } from '../src/ci';
 import { buildCiSpace } from '../src/determinants/build';
 import { readFcidump } from '../src/fcidump/node';
 import { assembleHamiltonian } from '../src/hamiltonian/assemble';
@@ -82,5 +82,17 @@ describe('Reference + Expansion structure', () => {
     const st = regionStats(h.matrix, space.referenceSize);
     expect(space.referenceSize).toBeGreaterThan(1);
     expect(st.referenceDensity).toBeGreaterThan(st.expansionDensity);
+  });
+});
+
+describe('lowestIndices', () => {
+  it('equals the first k of a full sort by (value, index), ties included', () => {
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (const [n, k] of [[0, 1], [1, 1], [5, 5], [1000, 1], [1000, 7], [300, 300]] as const) {
+      const d = Float64Array.from({ length: n }, () => Math.floor(rand() * 20) / 4); // many ties
+      const want = Array.from(d.keys()).sort((x, y) => d[x]! - d[y]! || x - y).slice(0, k);
+      expect(lowestIndices(d, k)).toEqual(want);
+    }
   });
 });
