@@ -20,7 +20,7 @@ import { symmetricEigenDense } from './dense-eigen';
 import { type BuildSpaceOptions, buildCiSpace, type SpaceSpec } from './determinants/build';
 import type { Fcidump } from './fcidump/types';
 import { assembleHamiltonian } from './hamiltonian/assemble';
-import { expectationValue, SpinPenaltyOperator, spinPenaltyMatrix, spinSquaredMatrix } from './hamiltonian/spin';
+import { SpinPenaltyOperator, spinPenaltyMatrix, spinSquaredExpectations, spinSquaredMatrix } from './hamiltonian/spin';
 
 /** Where the matrix lives and how vectors are stored: the host by default, the GPU later. */
 export interface CiBackend<V, S = unknown> {
@@ -202,9 +202,9 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     onProgress: (rowsDone, rows) => emit({ stage: 'assembly', rowsDone, rows }),
   });
   const assemblyMs = h.stats.ms;
-  const s2m = spinSquaredMatrix(space);
+  // S² as a matrix only for the spin penalty; ⟨S²⟩ of the roots is computed without it
   const penalty = spin?.penalty ?? 0.2;
-  const pm = spin ? spinPenaltyMatrix(s2m, spin.multiplicity) : undefined;
+  const pm = spin ? spinPenaltyMatrix(spinSquaredMatrix(space), spin.multiplicity) : undefined;
   const tol = options.tol ?? 1e-8;
   t = performance.now();
   emit({ stage: 'solve-start' });
@@ -322,8 +322,8 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     // without a penalty the eigenvalue itself is reported (more accurate than the quotient by nothing; they agree to ‖r‖²)
     energies.push((spin ? e : values[r]!) + fd.ecore);
     residualNorms.push(Math.sqrt(res2));
-    s2.push(expectationValue(s2m, c));
   }
+  s2.push(...spinSquaredExpectations(space, vectors));
   if (spin) {
     const target = ((spin.multiplicity - 1) / 2) * ((spin.multiplicity + 1) / 2);
     s2.forEach((x, r) => {

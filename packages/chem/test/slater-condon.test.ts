@@ -3,12 +3,12 @@
  * implementation (creation/annihilation operators on spin-orbital bit strings), on small
  * hand-built cases with random integrals.
  */
-import { csrToDense, generators } from '@gpusparse/formats';
+import { csrSpmv, csrToDense, generators } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { type DeterminantSpace, fciSpace, occupiedOrbitals, spaceFromDeterminants, truncatedSpace } from '../src/determinants/index';
 import type { Fcidump } from '../src/fcidump/types';
 import { assembleHamiltonian } from '../src/hamiltonian/assemble';
-import { spinPenaltyMatrix, spinSquaredMatrix } from '../src/hamiltonian/spin';
+import { spinPenaltyMatrix, spinSquaredExpectations, spinSquaredMatrix } from '../src/hamiltonian/spin';
 
 /** Random real integrals with 8-fold (or only 4-fold) permutational symmetry. */
 function randomFcidump(norb: number, nelec: number, seed: number, symmetry: 8 | 4 = 8): Fcidump {
@@ -173,6 +173,19 @@ describe('Slater–Condon rules against brute-force second quantisation', () => 
       // S²
       const s2 = spinSquaredMatrix(space);
       expect(maxDiff(csrToDense(s2), bruteMatrix(space, spinTerms(norb, (na - nb) / 2)))).toBeLessThan(1e-14);
+      // matrix-free ⟨S²⟩ equals ⟨c|S²|c⟩/⟨c|c⟩ with the matrix, for several vectors at once
+      const cs = [0, 1, 2].map((r) => Float64Array.from({ length: space.size }, (_, i) => Math.sin(1.3 * i + r) + 0.1 * r));
+      const free = spinSquaredExpectations(space, cs);
+      cs.forEach((c, r) => {
+        const y = csrSpmv(s2, c);
+        let num = 0;
+        let den = 0;
+        for (let i = 0; i < c.length; i++) {
+          num += c[i]! * y[i]!;
+          den += c[i]! * c[i]!;
+        }
+        expect(free[r]).toBeCloseTo(num / den, 12);
+      });
       // penalty P = (S² − S(S+1))² against the dense square
       const mult = Math.abs(na - nb) + 1;
       const shift = ((mult - 1) / 2) * ((mult + 1) / 2);

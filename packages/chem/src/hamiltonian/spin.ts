@@ -12,9 +12,9 @@ import {
   type LinearOperator,
 } from '@gpusparse/formats';
 import { countBelow, popcount32 } from '../determinants/bits';
+import { pairHashGet } from '../determinants/pair-hash';
 import type { DeterminantSpace } from '../determinants/space';
 import { stringIndex } from '../determinants/strings';
-import { pairHashGet } from '../determinants/pair-hash';
 
 /**
  * S² as a sparse symmetric matrix over `space`. Diagonal: S_z² + S_z + #(β-only orbitals);
@@ -26,10 +26,57 @@ import { pairHashGet } from '../determinants/pair-hash';
  * const s2 = spinSquaredMatrix(fciSpace(2, 1, 1)); // [[1,0,0,0],[0,1,1,0],...] in some order
  */
 export function spinSquaredMatrix(space: DeterminantSpace): CsrMatrix {
-  const sz = (space.nalpha - space.nbeta) / 2;
   const ri: number[] = [];
   const ci: number[] = [];
   const v: number[] = [];
+  forEachSpinTerm(
+    space,
+    (k, d) => {
+      ri.push(k);
+      ci.push(k);
+      v.push(d);
+    },
+    (k, t, sign) => {
+      ri.push(t);
+      ci.push(k);
+      v.push(sign);
+    },
+  );
+  return csrFromTriplets(space.size, space.size, ri, ci, v);
+}
+
+/**
+ * ⟨c|S²|c⟩ / ⟨c|c⟩ for several host CI vectors at once, without building S² (no storage beyond
+ * the vectors: the matrix of a 10^7-determinant space would hold ~10^8 entries). Same terms and
+ * conventions as {@link spinSquaredMatrix}. Cost O(size · n_open²) lookups, one pass.
+ * @example
+ * spinSquaredExpectations(space, [c0, c1]); // [0, 2] for a singlet and a triplet
+ */
+export function spinSquaredExpectations(space: DeterminantSpace, vectors: readonly Float64Array[]): number[] {
+  const num = new Float64Array(vectors.length);
+  for (const c of vectors) if (c.length !== space.size) throw new InvalidParameterError('spinSquaredExpectations vector length', String(space.size), c.length);
+  forEachSpinTerm(
+    space,
+    (k, d) => {
+      for (let r = 0; r < vectors.length; r++) num[r]! += d * vectors[r]![k]! ** 2;
+    },
+    (k, t, sign) => {
+      for (let r = 0; r < vectors.length; r++) num[r]! += sign * vectors[r]![t]! * vectors[r]![k]!; // ⟨c|t⟩⟨t|S²|k⟩⟨k|c⟩
+    },
+  );
+  return vectors.map((c, r) => {
+    let den = 0;
+    for (let i = 0; i < c.length; i++) den += c[i]! * c[i]!;
+    return num[r]! / den;
+  });
+}
+
+/**
+ * Visit the terms of S² column by column: `diag(k, value)` once per determinant k, then
+ * `off(k, t, ±1)` for every D_t = S₋S₊-partner of D_k inside the space.
+ */
+function forEachSpinTerm(space: DeterminantSpace, diag: (k: number, value: number) => void, off: (k: number, t: number, sign: number) => void): void {
+  const sz = (space.nalpha - space.nbeta) / 2;
   const n = space.norb;
   for (let k = 0; k < space.size; k++) {
     const ia = space.detAlpha[k]!;
@@ -43,9 +90,7 @@ export function spinSquaredMatrix(space: DeterminantSpace): CsrMatrix {
     const betaOnlyHi = (bHi & ~aHi) >>> 0;
     const alphaOnlyLo = (aLo & ~bLo) >>> 0;
     const alphaOnlyHi = (aHi & ~bHi) >>> 0;
-    ri.push(k);
-    ci.push(k);
-    v.push(sz * sz + sz + popcount32(betaOnlyLo) + popcount32(betaOnlyHi));
+    diag(k, sz * sz + sz + popcount32(betaOnlyLo) + popcount32(betaOnlyHi));
     for (let p = 0; p < n; p++) {
       const pb = p < 32 ? (betaOnlyLo >>> p) & 1 : (betaOnlyHi >>> (p - 32)) & 1;
       if (!pb) continue;
@@ -73,13 +118,10 @@ export function spinSquaredMatrix(space: DeterminantSpace): CsrMatrix {
         if (ta < 0 || tb < 0) continue;
         const t = pairHashGet(space.detHash, ta, tb);
         if (t < 0) continue;
-        ri.push(t);
-        ci.push(k);
-        v.push(parity & 1 ? -1 : 1);
+        off(k, t, parity & 1 ? -1 : 1);
       }
     }
   }
-  return csrFromTriplets(space.size, space.size, ri, ci, v);
 }
 
 /**
