@@ -5,11 +5,12 @@
  * CuPy's CG from ../shared/gpukit/cusparse_anchor.py --cg on the same matrices (dumped with --dump).
  *
  *   node .gpukit/app/cg.mjs --out $OUT/cg.json [--grids 1000,2000] [--iters 300] [--kernel csr-scalar] [--dump DIR]
+ *     [--check 8,32,64] [--inner-rtols 1e-4,1e-5]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { csrSpmv, generators, HostOperator } from '../packages/formats/src/index';
-import { createGpuContext, gpuOperatorFromCsr, GpuVectorSpace } from '../packages/gpu/src/index';
+import { createGpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
 import { cg, refinedSolve } from '../packages/solvers/src/index';
 
 const argv = process.argv.slice(2);
@@ -20,6 +21,9 @@ const iters = Number(opt('--iters') ?? 300);
 const kernel = opt('--kernel') ?? 'csr-scalar';
 const dumpDir = opt('--dump');
 const refine = !argv.includes('--no-refine');
+const checks = (opt('--check') ?? '8,32,64').split(',').map(Number);
+/** Inner relative tolerances of the refinement to compare (fewer outer steps vs longer inner solves). */
+const innerRtols = (opt('--inner-rtols') ?? '1e-4').split(',').map(Number);
 
 const ctx = await createGpuContext();
 console.log(ctx.describeText().split('\n')[0]);
@@ -37,8 +41,9 @@ for (const n of grids) {
   const op = gpuOperatorFromCsr(ctx, a, { kernel });
   const bHost = csrSpmv(a, new Float64Array(a.rows).fill(1));
   const b = space.fromArray(bHost);
-  for (const checkEvery of [8, 32, 64]) {
-    await cg(space, op, b, { rtol: 1e-30, maxIterations: 20, checkEvery }); // warm-up (pipelines)
+  // warm-up (pipelines, clocks), then every checkEvery twice in interleaved order
+  await cg(space, op, b, { rtol: 1e-30, maxIterations: 200, checkEvery: 32 }).then((r) => space.release(r.x));
+  for (const checkEvery of [...checks, ...[...checks].reverse()]) {
     await ctx.finish();
     const t0 = performance.now();
     const r = await cg(space, op, b, { rtol: 1e-30, maxIterations: iters, checkEvery });
@@ -49,12 +54,12 @@ for (const n of grids) {
     rows.push(row);
     console.log(`poisson2d ${n}x${n} cg checkEvery=${checkEvery}: ${r.iterations} iterations (${r.reason}), ${(ms / Math.max(1, r.iterations)).toFixed(4)} ms/iter, ${r.stats.readbacks} readbacks`);
   }
-  if (refine) {
+  for (const innerRtol of refine ? innerRtols : []) {
     const t0 = performance.now();
-    const r = await refinedSolve({ hostOperator: HostOperator.fromCsr(a), innerOperator: op, innerSpace: space, b: bHost, rtol: 1e-10, inner: { method: 'cg', rtol: 1e-4, checkEvery: 32, maxIterations: 20000 } });
+    const r = await refinedSolve({ hostOperator: HostOperator.fromCsr(a), innerOperator: op, innerSpace: space, b: bHost, rtol: 1e-10, inner: { method: 'cg', rtol: innerRtol, checkEvery: 32, maxIterations: 20000 } });
     const ms = performance.now() - t0;
-    rows.push({ rows: a.rows, kind: 'refined-to-1e-10', ms, outer: r.outerIterations, inner: r.innerIterations, relativeResidual: r.trueResidual / r.bNorm, converged: r.converged });
-    console.log(`poisson2d ${n}x${n} refined CG to 1e-10: ${r.converged ? 'converged' : r.reason}, ${r.outerIterations} outer / ${r.innerIterations} inner, rel.res ${(r.trueResidual / r.bNorm).toExponential(2)}, ${ms.toFixed(0)} ms`);
+    rows.push({ rows: a.rows, kind: 'refined-to-1e-10', innerRtol, ms, outer: r.outerIterations, inner: r.innerIterations, relativeResidual: r.trueResidual / r.bNorm, converged: r.converged });
+    console.log(`poisson2d ${n}x${n} refined CG to 1e-10 (inner rtol ${innerRtol}): ${r.converged ? 'converged' : r.reason}, ${r.outerIterations} outer / ${r.innerIterations} inner, rel.res ${(r.trueResidual / r.bNorm).toExponential(2)}, ${ms.toFixed(0)} ms`);
   }
   op.dispose();
   space.release(b);

@@ -14,14 +14,15 @@
  * these matrices) for the CuPy script.
  *
  *   node .gpukit/app/solvers.mjs --out $OUT/solvers.json [--cd 1000,2000] [--hubbard 12] [--k 4]
- *     [--gmres-iters 300] [--restart 30] [--kernel csr-scalar] [--dump DIR] [--refine-max-rows N] [--unsafe]
+ *     [--gmres-iters 300] [--restart 30] [--kernel csr-scalar] [--dump DIR] [--refine-max-rows N]
+ *     [--blas 1000000,4000000] [--unsafe]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildCiSpace } from '../packages/chem/src/determinants/build';
 import { assembleHamiltonian, parseFcidump } from '../packages/chem/src/index';
 import { type CsrMatrix, csrSpmv, generators, HostOperator } from '../packages/formats/src/index';
-import { createGpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
+import { createGpuContext, GpuVectorSpace, gpuOperatorFromCsr, timeGpu } from '../packages/gpu/src/index';
 import { eigsMixed, gmres, lanczos, refinedSolve } from '../packages/solvers/src/index';
 import { hubbardFcidump } from './hubbard';
 
@@ -35,6 +36,8 @@ const gmresIters = Number(opt('--gmres-iters') ?? 300);
 const restart = Number(opt('--restart') ?? 30);
 const kernel = opt('--kernel') ?? 'csr-scalar';
 const dumpDir = opt('--dump');
+/** Vector lengths of the BLAS-1 breakdown (GPU time by timestamps and wall time per call). */
+const blasSizes = (opt('--blas') ?? '').split(',').filter(Boolean).map(Number);
 /** Refined (float64-answer) GMRES only up to this many rows: unpreconditioned GMRES(30) on a 4·10^6-row grid needs ~10^5 iterations. */
 const refineMaxRows = Number(opt('--refine-max-rows') ?? 1.1e6);
 
@@ -57,6 +60,38 @@ const save = () => {
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), device: ctx.describe(), rows }, null, 1));
 };
+
+// BLAS-1 breakdown of one Krylov step: GPU time (timestamps) and wall time per call (dispatch
+// and host recording included), and the bytes each moves, for the kernels GMRES and Lanczos use
+for (const n of blasSizes) {
+  const vs = Array.from({ length: 16 }, (_, j) => space.fromArray(Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.001 + j))));
+  const y = space.create(n);
+  space.copy(vs[0]!, y);
+  const m = 15;
+  const xs = vs.slice(1, 1 + m);
+  const coeffs = xs.map((_, j) => space.scalar(1e-3 * (j + 1)));
+  const ops: [string, () => void, number][] = [
+    ['dot', () => space.release(space.dot(vs[0]!, y)), 8 * n],
+    ['norm2', () => space.release(space.norm2(y)), 4 * n],
+    ['axpby', () => space.axpby(0.5, vs[0]!, 0.5, y), 12 * n],
+    [`multiDot(${m})`, () => { for (const d of space.multiDot(xs, y)) space.release(d); }, 4 * n * (m + Math.ceil(m / 6))],
+    [`combine(${m})`, () => space.combine(coeffs, xs, 1, y), 4 * n * (m + 2 * Math.ceil(m / 6))],
+  ];
+  for (const [name, encode, bytes] of ops) {
+    const t = await timeGpu(ctx, encode, { reps: 30 });
+    const w = await timeGpu(ctx, encode, { reps: 60, forceWall: true, batches: 3 });
+    const dispatches0 = ctx.recorder.dispatches;
+    encode();
+    const dispatches = ctx.recorder.dispatches - dispatches0;
+    await ctx.finish();
+    const row = { kind: 'blas1', op: name, n, dispatches, gpuMs: t.medianMs, wallMs: w.medianMs, bytes, gpuGBs: bytes / t.medianMs / 1e6, wallGBs: bytes / w.medianMs / 1e6, method: t.method };
+    rows.push(row);
+    console.log(`blas1 n=${n} ${name}: ${dispatches} dispatches, GPU ${t.medianMs.toFixed(4)} ms (${row.gpuGBs.toFixed(0)} GB/s, ${t.method}), wall ${w.medianMs.toFixed(4)} ms (${row.wallGBs.toFixed(0)} GB/s)`);
+  }
+  for (const v of [...vs, y]) space.release(v);
+  for (const c of coeffs) space.release(c);
+  save();
+}
 
 for (const n of cdGrids) {
   const name = `cd2d-${n}`;
