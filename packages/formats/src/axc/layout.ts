@@ -9,7 +9,7 @@
 import { InvalidMatrixError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix } from '../core/types';
 import { csrNnz, validateCsr } from '../csr/csr';
-import { axCheckHalfWidth, axCheckSlots, axCsrBuilder, axInterleave, axValuePos } from './ax-array';
+import { axCheckHalfWidth, axCheckSlots, axCsrBuilder, axValuePos } from './ax-array';
 
 /** AXC parameters. */
 export interface AxcParams {
@@ -51,21 +51,25 @@ export function axcFromCsr(a: CsrMatrix, params: Partial<AxcParams> = {}): AxcMa
   const slots = nBricks * hbrs;
   axCheckSlots(slots, 'hbrs', hbrs);
   const brp = new Int32Array(rows + 1);
-  const slotValues = new Float64Array(slots);
+  const ax = new Float64Array(2 * slots);
   const xIdx = new Int32Array(slots).fill(-1);
   let s0 = 0;
   for (let i = 0; i < rows; i++) {
     brp[i] = 2 * s0;
     const p0 = rowPtr[i]!;
-    const len = rowPtr[i + 1]! - p0;
-    for (let e = 0; e < len; e++) {
-      slotValues[s0 + e] = values[p0 + e]!;
-      xIdx[s0 + e] = colIdx[p0 + e]!;
+    const p1 = rowPtr[i + 1]!;
+    // brick by brick: slot s0 + e sits at ax[2·s0 + 2·HBRs·⌊e/HBRs⌋ + e mod HBRs] (axValuePos)
+    for (let p = p0; p < p1; p += hbrs, s0 += hbrs) {
+      const n = Math.min(hbrs, p1 - p);
+      const v0 = 2 * s0;
+      for (let j = 0; j < n; j++) {
+        ax[v0 + j] = values[p + j]!;
+        xIdx[s0 + j] = colIdx[p + j]!;
+      }
     }
-    s0 += Math.ceil(len / hbrs) * hbrs;
   }
   brp[rows] = 2 * s0;
-  return { format: 'axc', rows, cols: a.cols, nnz: csrNnz(a), hbrs, nBricks, ax: axInterleave(slotValues, hbrs), brp, xIdx };
+  return { format: 'axc', rows, cols: a.cols, nnz: csrNnz(a), hbrs, nBricks, ax, brp, xIdx };
 }
 
 /**

@@ -17,9 +17,10 @@
  * slots hold 0. See hdr.ts for the row-0 caveat.
  * @module
  */
+
+import { axCheckSlots, axCsrBuilder, axValuePos } from '../axc/ax-array';
 import { InvalidMatrixError } from '../core/errors';
 import type { CsrMatrix } from '../core/types';
-import { axCheckSlots, axCsrBuilder, axInterleave, axValuePos } from '../axc/ax-array';
 import { csrNnz } from '../csr/csr';
 import { axtHdrOffset, axtHdrPack, axtHdrRow } from './hdr';
 import type { AxtComMatrix, AxtResolvedParams } from './types';
@@ -51,22 +52,43 @@ export function axtComFromCsr(a: CsrMatrix, p: AxtResolvedParams): AxtComMatrix 
   const groupLen = ch1 ? p.bs : th;
   const slots = Math.ceil(nnz / (th * thw)) * th * thw;
   axCheckSlots(slots, ch1 ? 'bs' : 'th', ch1 ? p.bs : th);
-  const slotValues = new Float64Array(slots);
+  const ax = new Float64Array(2 * slots);
   const xIdx = new Int32Array(slots).fill(-1);
   const hdr = new Uint32Array(slots);
+  // entry k goes to slot s = axtComSlot(k), whose value sits at ax[2·THW·⌊s/THW⌋ + s mod THW]:
+  // walk k in order and step (c, f) = (⌊k/TH⌋, k mod TH) instead of dividing per entry
+  let c = 0;
+  let f = 0;
+  let q = 0; // k mod groupLen
   for (let i = 0; i < rows; i++) {
     const p0 = rowPtr[i]!;
     const p1 = rowPtr[i + 1]!;
     for (let k = p0; k < p1; k++) {
-      const s = axtComSlot(k, thw, th);
-      slotValues[s] = values[k]!;
+      let s: number;
+      let pos: number;
+      if (ch1) {
+        s = k;
+        const g = Math.floor(k / thw);
+        pos = 2 * thw * g + (k - g * thw);
+      } else {
+        const t = Math.floor(c / thw);
+        const lane = c - t * thw;
+        const g = t * th + f;
+        s = g * thw + lane;
+        pos = 2 * thw * g + lane;
+        if (++f === th) {
+          f = 0;
+          c++;
+        }
+      }
+      ax[pos] = values[k]!;
       xIdx[s] = colIdx[k]!;
-      const q = k % groupLen;
       if (q === 0 || k === p0) {
         // offset = last entry of this row inside the group − k
         const last = Math.min(p1 - 1, k - q + groupLen - 1);
         hdr[s] = axtHdrPack(i, last - k, offsetBits);
       }
+      if (++q === groupLen) q = 0;
     }
   }
   return {
@@ -79,7 +101,7 @@ export function axtComFromCsr(a: CsrMatrix, p: AxtResolvedParams): AxtComMatrix 
     thw,
     th,
     nTiles: slots / (th * thw),
-    ax: axInterleave(slotValues, thw),
+    ax,
     xIdx,
     bs: ch1 ? p.bs : undefined,
     offsetBits,

@@ -12,8 +12,9 @@
  * Slot of (tile t, step f, lane l) = t·TH·THW + f·THW + l.
  * @module
  */
+
+import { axCheckSlots, axCsrBuilder, axValuePos } from '../axc/ax-array';
 import type { CsrMatrix } from '../core/types';
-import { axCheckSlots, axCsrBuilder, axInterleave, axValuePos } from '../axc/ax-array';
 import { csrNnz } from '../csr/csr';
 import type { AxtUncMatrix } from './types';
 
@@ -30,25 +31,34 @@ export function axtUncFromCsr(a: CsrMatrix, thw: number, th: number): AxtUncMatr
   const nTiles = th === 1 ? units : Math.ceil(units / thw);
   const slots = nTiles * th * thw;
   axCheckSlots(slots, th === 1 ? 'thw' : 'th', th === 1 ? thw : th);
-  const slotValues = new Float64Array(slots);
+  const ax = new Float64Array(2 * slots);
   const xIdx = new Int32Array(slots).fill(-1);
   const rwp = new Int32Array(th === 1 ? nTiles : nTiles * thw);
   let u = 0; // first tile / column of the current row
   for (let i = 0; i < rows; i++) {
     const p0 = rowPtr[i]!;
-    const len = rowPtr[i + 1]! - p0;
-    const nu = Math.ceil(len / per);
+    const p1 = rowPtr[i + 1]!;
+    const nu = Math.ceil((p1 - p0) / per);
     rwp.fill(i, u, u + nu);
-    for (let e = 0; e < len; e++) {
-      let s: number;
-      if (th === 1) s = u * thw + e;
-      else {
-        const c = u + Math.floor(e / th);
+    // unit c (tile, or tile column) takes entries p0 + (c − u)·per …; entry f of column c of tile
+    // t = ⌊c/THW⌋ is slot s = t·TH·THW + f·THW + c mod THW, at ax[2·THW·(t·TH + f) + c mod THW]
+    for (let c = u, p = p0; p < p1; c++, p += per) {
+      const n = Math.min(per, p1 - p);
+      if (th === 1) {
+        const s0 = c * thw;
+        for (let j = 0; j < n; j++) {
+          ax[2 * s0 + j] = values[p + j]!;
+          xIdx[s0 + j] = colIdx[p + j]!;
+        }
+      } else {
         const t = Math.floor(c / thw);
-        s = t * th * thw + (e % th) * thw + (c - t * thw);
+        const lane = c - t * thw;
+        for (let f = 0; f < n; f++) {
+          const g = t * th + f;
+          ax[2 * thw * g + lane] = values[p + f]!;
+          xIdx[g * thw + lane] = colIdx[p + f]!;
+        }
       }
-      slotValues[s] = values[p0 + e]!;
-      xIdx[s] = colIdx[p0 + e]!;
     }
     u += nu;
   }
@@ -63,7 +73,7 @@ export function axtUncFromCsr(a: CsrMatrix, thw: number, th: number): AxtUncMatr
     thw,
     th,
     nTiles,
-    ax: axInterleave(slotValues, thw),
+    ax,
     xIdx,
     rwp,
   };

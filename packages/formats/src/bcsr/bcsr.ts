@@ -105,7 +105,21 @@ export function bcsrFromCsr(a: CsrMatrix, params: Partial<BcsrParams> = {}): Bcs
         }
       }
     }
-    colIdx.subarray(rowPtr[b], rowPtr[b + 1]).sort();
+    // block columns ascending: insertion sort for the usual few per block row (no call per row)
+    const b0 = rowPtr[b];
+    const b1 = rowPtr[b + 1];
+    if (b1 - b0 > 32) colIdx.subarray(b0, b1).sort();
+    else {
+      for (let p = b0 + 1; p < b1; p++) {
+        const v = colIdx[p];
+        let q = p - 1;
+        while (q >= b0 && colIdx[q] > v) {
+          colIdx[q + 1] = colIdx[q];
+          q--;
+        }
+        colIdx[q + 1] = v;
+      }
+    }
   }
   const bs = r * c;
   const values = new Float64Array(numBlocks * bs);

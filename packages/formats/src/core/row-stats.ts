@@ -59,18 +59,27 @@ export function rowLengthPercentile(sortedAscending: Int32Array, q: number): num
   return sortedAscending[pos]!;
 }
 
-/** Row lengths of a CSR matrix, sorted ascending (a copy). O(rows log rows). * @example
+/** Row lengths of a CSR matrix, sorted ascending (a copy), by a counting sort. O(rows + longest row). * @example
  * sortedRowLengths(csrFromDense([[1, 1], [0, 1], [0, 0]])); // Int32Array [0, 1, 2]
  */
 export function sortedRowLengths(a: CsrMatrix): Int32Array {
-  const out = new Int32Array(a.rows);
-  for (let i = 0; i < a.rows; i++) out[i] = a.rowPtr[i + 1]! - a.rowPtr[i]!;
-  return out.sort();
+  const { rows, rowPtr } = a;
+  let max = 0;
+  for (let i = 0; i < rows; i++) max = Math.max(max, rowPtr[i + 1]! - rowPtr[i]!);
+  const count = new Int32Array(max + 1);
+  for (let i = 0; i < rows; i++) count[rowPtr[i + 1]! - rowPtr[i]!]!++;
+  const out = new Int32Array(rows);
+  let p = 0;
+  for (let len = 0; len <= max; len++) {
+    out.fill(len, p, p + count[len]!);
+    p += count[len]!;
+  }
+  return out;
 }
 
 /**
  * Row-length statistics, diagonal occupancy and bandwidth of a CSR matrix.
- * Cost: O(nnz + rows log rows) time, O(rows + cols) memory.
+ * Cost: O(nnz + rows + longest row) time, O(rows + cols) memory.
  * @example
  * const s = rowLengthStats(csrFromDense([[1, 0], [2, 3]]));
  * // s.min 1, s.max 2, s.mean 1.5, s.rsd 0.5, s.rsdp 33.3…, s.occupiedDiagonals 2, s.bandwidth 1

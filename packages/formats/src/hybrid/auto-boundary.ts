@@ -24,7 +24,7 @@ export interface HybridAutoBoundaryOptions {
  * BOUNDARY = the row length at sorted position floor(rows · percent) (default percent 1/3:
  * about a third of the rows are shorter, so at least two thirds fill the ELL part without
  * padding). This is a starting point; the autotuner refines it by measurement.
- * Cost: O(rows log rows).
+ * Cost: O(rows + longest row) (a counting sort of the row lengths).
  * @example
  * hybridAutoBoundary(csrFromDense([[1, 0, 0], [1, 1, 0], [1, 1, 1]])); // 2 (lengths 1, 2, 3)
  */

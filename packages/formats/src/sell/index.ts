@@ -7,7 +7,7 @@
 import type { FormatDescriptor } from '../core/types';
 import { type SellMatrix, type SellParams, sellDefaults, sellFromCsr, sellSpmv, sellStorageBytes, sellToCsr } from './sell';
 
-export { checkSellParams, type SellMatrix, type SellParams, sellDefaults, sellFromCsr, sellRowOrder, sellSpmv, sellStorageBytes, sellToCsr } from './sell';
+export { checkSellParams, type SellMatrix, type SellParams, sellDefaults, sellFromCsr, sellRowOrder, sellSpmv, sellStorageBytes, sellToCsr, validateSell } from './sell';
 
 /**
  * SELL-C-σ as a {@link FormatDescriptor}; parameters `C` (default 32) and `sigma` (default 128).

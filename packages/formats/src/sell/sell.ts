@@ -16,7 +16,7 @@ import { InvalidParameterError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { validateCsr } from '../csr/csr';
 import { emptyFlags, emptyRowList, rowLengths, spmvArgs } from '../ell/ell-layout';
-import { buildSlices, isPositiveInt, type SlicedArrays, slicesSpmv, slicesStorage, slicesToCsr } from '../sliced-ell/slice-layout';
+import { buildSlices, isPositiveInt, type SlicedArrays, slicesSpmv, slicesStorage, slicesToCsr, slicesValidate } from '../sliced-ell/slice-layout';
 
 /** Parameters of SELL-C-σ. */
 export interface SellParams {
@@ -68,18 +68,31 @@ export function checkSellParams(params: Partial<SellParams>): SellParams {
 /**
  * The SELL-C-σ row order: within each window of σ rows, rows by length descending, ties in
  * matrix-row order (a stable sort, so the order is deterministic). σ = 1 gives the identity.
- * Cost: O(rows log σ).
+ * Cost: O(rows + longest row): two stable counting sorts (by length, descending, then by window).
  * @example
  * sellRowOrder(Int32Array.of(2, 3, 1, 1, 2, 3), 4); // [1, 0, 2, 3, 5, 4]
  */
 export function sellRowOrder(lengths: Int32Array, sigma: number): Int32Array {
   const rows = lengths.length;
   const order = new Int32Array(rows);
-  for (let i = 0; i < rows; i++) order[i] = i;
-  if (sigma <= 1) return order;
-  for (let w = 0; w < rows; w += sigma) {
-    const win = order.subarray(w, Math.min(rows, w + sigma));
-    win.sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+  if (sigma <= 1) {
+    for (let i = 0; i < rows; i++) order[i] = i;
+    return order;
+  }
+  let max = 0;
+  for (let i = 0; i < rows; i++) if (lengths[i]! > max) max = lengths[i]!;
+  // pass 1: rows by length, descending, ties in row order (start[max − len] = first position)
+  const start = new Int32Array(max + 2);
+  for (let i = 0; i < rows; i++) start[max - lengths[i]! + 1]!++;
+  for (let b = 1; b <= max + 1; b++) start[b]! += start[b - 1]!;
+  const byLength = new Int32Array(rows);
+  for (let i = 0; i < rows; i++) byLength[start[max - lengths[i]!]!++] = i;
+  // pass 2: stable by window ⌊i/σ⌋ (window w starts at position w·σ), keeping pass 1's order inside
+  const next = new Int32Array(Math.ceil(rows / sigma));
+  for (let w = 0; w < next.length; w++) next[w] = w * sigma;
+  for (let p = 0; p < rows; p++) {
+    const i = byLength[p]!;
+    order[next[Math.floor(i / sigma)]!++] = i;
   }
   return order;
 }
@@ -123,6 +136,18 @@ export function sellFromCsr(a: CsrMatrix, params: Partial<SellParams> = {}): Sel
 export function sellToCsr(m: SellMatrix): CsrMatrix {
   checkSellParams(m);
   return slicesToCsr(sellArrays(m), m.rowPerm, null, emptyFlags(m.emptyRows, m.rows, 'SELL'), 'SELL');
+}
+
+/**
+ * Validate a SELL-C-σ matrix as {@link sellToCsr} does (C and σ, chunk pointers, rowPerm a
+ * permutation, columns, padding; same errors) without building the CSR matrix: what a GPU
+ * upload needs. Cost: O(rows + stored slots).
+ * @example
+ * validateSell(sellFromCsr(a, { C: 4, sigma: 16 })); // passes
+ */
+export function validateSell(m: SellMatrix): void {
+  checkSellParams(m);
+  slicesValidate(sellArrays(m), m.rowPerm, null, emptyFlags(m.emptyRows, m.rows, 'SELL'), 'SELL');
 }
 
 /**

@@ -8,7 +8,7 @@ import type { SlicedEllParams } from '../sliced-ell/sliced-ell';
 import { slicedEllDefaults } from '../sliced-ell/sliced-ell';
 import { type SlicedEllRMatrix, slicedEllRFromCsr, slicedEllRSpmv, slicedEllRStorageBytes, slicedEllRToCsr } from './sliced-ell-r';
 
-export { type SlicedEllRMatrix, slicedEllRFromCsr, slicedEllRSpmv, slicedEllRStorageBytes, slicedEllRToCsr } from './sliced-ell-r';
+export { type SlicedEllRMatrix, slicedEllRFromCsr, slicedEllRSpmv, slicedEllRStorageBytes, slicedEllRToCsr, validateSlicedEllR } from './sliced-ell-r';
 
 /**
  * Sliced ELL-R as a {@link FormatDescriptor}; parameter `sliceHeight` (default 32).

@@ -10,8 +10,8 @@
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { validateCsr } from '../csr/csr';
 import { rowLengths, spmvArgs } from '../ell/ell-layout';
+import { buildSlices, slicesSpmv, slicesStorage, slicesToCsr, slicesValidate } from '../sliced-ell/slice-layout';
 import { checkSliceHeight, type SlicedEllParams, slicedEllArrays, slicedEllDefaults } from '../sliced-ell/sliced-ell';
-import { buildSlices, slicesSpmv, slicesStorage, slicesToCsr } from '../sliced-ell/slice-layout';
 
 /** A sliced ELL-R matrix: sliced ELL arrays plus rowLength (entries per matrix row). */
 export interface SlicedEllRMatrix extends SparseMatrix {
@@ -58,6 +58,18 @@ export function slicedEllRFromCsr(a: CsrMatrix, params: Partial<SlicedEllParams>
 export function slicedEllRToCsr(m: SlicedEllRMatrix): CsrMatrix {
   checkSliceHeight('sliceHeight', m.sliceHeight);
   return slicesToCsr(slicedEllArrays(m), null, m.rowLength, null, 'sliced ELL-R');
+}
+
+/**
+ * Validate a sliced ELL-R matrix as {@link slicedEllRToCsr} does (rl[] ≤ slice width, columns,
+ * padding; same errors) without building the CSR matrix: what a GPU upload needs.
+ * Cost: O(rows + stored slots).
+ * @example
+ * validateSlicedEllR(slicedEllRFromCsr(a)); // passes
+ */
+export function validateSlicedEllR(m: SlicedEllRMatrix): void {
+  checkSliceHeight('sliceHeight', m.sliceHeight);
+  slicesValidate(slicedEllArrays(m), null, m.rowLength, null, 'sliced ELL-R');
 }
 
 /**

@@ -15,6 +15,7 @@ export {
   slicedEllSpmv,
   slicedEllStorageBytes,
   slicedEllToCsr,
+  validateSlicedEll,
 } from './sliced-ell';
 
 /**

@@ -106,17 +106,20 @@ export function invertOrder(order: Int32Array, rows: number, where: string): Int
 }
 
 /**
- * Canonical CSR from sliced arrays, validating everything. Row lengths come from
- * `rowLength` (the -R formats, indexed by matrix row) or, when null, from the padding
- * convention with `empty` flags (indexed by matrix row). Cost: O(rows + stored slots).
+ * Validate sliced arrays completely (slice pointers, the order a permutation, row lengths,
+ * columns, padding) without building a CSR matrix; what a GPU upload needs. Row lengths come
+ * from `rowLength` (the -R formats, indexed by matrix row) or, when null, from the padding
+ * convention with `empty` flags (indexed by matrix row). Returns, per matrix row, the first
+ * slot, the stride and the length. Throws InvalidMatrixError naming the row and slot.
+ * Cost: O(rows + stored slots), each slice read where it lies (cache-friendly).
  */
-export function slicesToCsr(
+export function slicesValidate(
   m: SlicedArrays,
   order: Int32Array | null,
   rowLength: Int32Array | null,
   empty: Uint8Array | null,
   where: string,
-): CsrMatrix {
+): { base: Int32Array; strideOf: Int32Array; lengths: Int32Array } {
   checkSlices(m, where);
   if (rowLength) checkLength(where, 'rowLength', rowLength, m.rows);
   const rows = m.rows;
@@ -147,7 +150,22 @@ export function slicesToCsr(
       }
     }
   }
-  return gatherCsr(rows, m.cols, lengths, m.colIdx, m.values, (i) => base[i]!, (i) => strideOf[i]!);
+  return { base, strideOf, lengths };
+}
+
+/**
+ * Canonical CSR from sliced arrays, validating everything ({@link slicesValidate}).
+ * Cost: O(rows + stored slots).
+ */
+export function slicesToCsr(
+  m: SlicedArrays,
+  order: Int32Array | null,
+  rowLength: Int32Array | null,
+  empty: Uint8Array | null,
+  where: string,
+): CsrMatrix {
+  const { base, strideOf, lengths } = slicesValidate(m, order, rowLength, empty, where);
+  return gatherCsr(m.rows, m.cols, lengths, m.colIdx, m.values, (i) => base[i]!, (i) => strideOf[i]!);
 }
 
 /**

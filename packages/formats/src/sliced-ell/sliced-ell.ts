@@ -14,7 +14,7 @@ import { InvalidParameterError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { validateCsr } from '../csr/csr';
 import { emptyFlags, emptyRowList, rowLengths, spmvArgs } from '../ell/ell-layout';
-import { buildSlices, isPositiveInt, type SlicedArrays, slicesSpmv, slicesStorage, slicesToCsr } from './slice-layout';
+import { buildSlices, isPositiveInt, type SlicedArrays, slicesSpmv, slicesStorage, slicesToCsr, slicesValidate } from './slice-layout';
 
 /** Parameters of sliced ELL. */
 export interface SlicedEllParams {
@@ -86,6 +86,18 @@ export function slicedEllFromCsr(a: CsrMatrix, params: Partial<SlicedEllParams> 
 export function slicedEllToCsr(m: SlicedEllMatrix): CsrMatrix {
   checkSliceHeight('sliceHeight', m.sliceHeight);
   return slicesToCsr(slicedEllArrays(m), null, null, emptyFlags(m.emptyRows, m.rows, 'sliced ELL'), 'sliced ELL');
+}
+
+/**
+ * Validate a sliced ELL matrix as {@link slicedEllToCsr} does (slice pointers, columns, padding,
+ * emptyRows; same errors) without building the CSR matrix: what a GPU upload needs.
+ * Cost: O(rows + stored slots).
+ * @example
+ * validateSlicedEll(slicedEllFromCsr(a, { sliceHeight: 4 })); // passes
+ */
+export function validateSlicedEll(m: SlicedEllMatrix): void {
+  checkSliceHeight('sliceHeight', m.sliceHeight);
+  slicesValidate(slicedEllArrays(m), null, null, emptyFlags(m.emptyRows, m.rows, 'sliced ELL'), 'sliced ELL');
 }
 
 /**

@@ -63,12 +63,26 @@ export function comRowPointer(m: { rows: number; nnz: number; thw: number; th: n
   const { rows, nnz, thw, th, hdr, offsetBits } = m;
   const ptr = new Uint32Array(rows + 1);
   if (nnz > hdr.length) throw new InvalidMatrixError(where, `nnz ${nnz} exceeds the ${hdr.length} slots of hdr[]`);
+  // every slot in entry order k: s = axtComSlot(k) stepped as (c, f) = (⌊k/TH⌋, k mod TH), no division per entry
+  const mask = 2 ** offsetBits - 1;
+  let c = 0;
+  let f = 0;
+  let q = 0; // k mod group
   for (let k = 0; k < hdr.length; k++) {
-    const s = axtComSlot(k, thw, th);
+    let s = k;
+    if (th !== 1) {
+      const t = Math.floor(c / thw);
+      s = (t * th + f) * thw + (c - t * thw);
+      if (++f === th) {
+        f = 0;
+        c++;
+      }
+    }
     const h = hdr[s]!;
-    if (h !== 0 && (k % group) + axtHdrOffset(h, offsetBits) >= group) {
+    if (h !== 0 && q + ((h & mask) >>> 0) >= group) {
       throw new InvalidMatrixError(where, `slot ${s}: hdr offset ${axtHdrOffset(h, offsetBits)} runs past its group of ${group}`);
     }
+    if (++q === group) q = 0;
   }
   let last = 0;
   let k = 0;

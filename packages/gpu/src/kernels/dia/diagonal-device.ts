@@ -93,18 +93,32 @@ export function* diagonalPieces(m: DiagonalLayout, cap: number): Generator<HostP
     const h = Math.max(1, Math.min(cap, Math.floor(cap / Math.max(1, d1 - d0))));
     for (let r0 = 0; r0 < rows; r0 += h) {
       const r1 = Math.min(rows, r0 + h);
-      const tab: number[] = [];
-      const vals: number[] = [];
+      // count the block's non-empty diagonals and slots first, then fill exact-size arrays
+      let nTab = 0;
+      let nVals = 0;
+      for (let d = d0; d < d1; d++) {
+        const [lo, hi] = rowRange(offsets[d]!, r0, r1, cols);
+        if (lo >= hi) continue;
+        nTab++;
+        nVals += hi - lo;
+      }
+      if (d0 > 0 && nTab === 0) continue; // nothing to add to rows already written
+      const tab = new Int32Array(4 * nTab);
+      const vals = new Float32Array(nVals);
+      let t = 0;
+      let v = 0;
       for (let d = d0; d < d1; d++) {
         const k = offsets[d]!;
         const [lo, hi] = rowRange(k, r0, r1, cols);
         if (lo >= hi) continue;
-        tab.push(k, vals.length - (lo - r0), lo - r0, hi - r0);
+        tab[t++] = k;
+        tab[t++] = v - (lo - r0);
+        tab[t++] = lo - r0;
+        tab[t++] = hi - r0;
         const src = m.base(d);
-        for (let i = lo; i < hi; i++) vals.push(m.values[src + i]!);
+        for (let i = lo; i < hi; i++) vals[v++] = m.values[src + i]!;
       }
-      if (d0 > 0 && tab.length === 0) continue; // nothing to add to rows already written
-      yield { rows: r1 - r0, rowBase: r0, count: tab.length / 4, accumulate: d0 > 0, data: [Int32Array.from(tab), Float32Array.from(vals)] };
+      yield { rows: r1 - r0, rowBase: r0, count: nTab, accumulate: d0 > 0, data: [tab, vals] };
     }
   }
 }

@@ -6,7 +6,7 @@
  * pieces of the same rows accumulate with beta = 1 in later, ordered dispatches.
  * @module
  */
-import { type SlicedEllRMatrix, slicedEllRToCsr } from '@gpusparse/formats';
+import { type SlicedEllRMatrix, validateSlicedEllR } from '@gpusparse/formats';
 import type { SpmvKernel } from '../types';
 import type { EllDeviceMatrix } from './ell-device';
 import { type SlicedEllKernelParams, slicedFamilyKernel } from './sliced-ell.kernel';
@@ -19,6 +19,6 @@ import { type SlicedEllKernelParams, slicedFamilyKernel } from './sliced-ell.ker
 export const slicedEllRKernel: SpmvKernel<SlicedEllRMatrix, SlicedEllKernelParams, EllDeviceMatrix> = slicedFamilyKernel<SlicedEllRMatrix>({
   id: 'sliced-ell-r',
   title: 'Sliced ELL-R: one invocation per row, loop to rl[p] inside its slice (seed 001 §3.5, Algorithm 5)',
-  validate: (m) => void slicedEllRToCsr(m), // rl ≤ slice width, columns, padding
+  validate: validateSlicedEllR, // rl ≤ slice width, columns, padding
   rowLength: (m) => m.rowLength,
 });

@@ -11,7 +11,7 @@
  * pieces of the same rows accumulate with beta = 1 in later, ordered dispatches.
  * @module
  */
-import { type SlicedEllMatrix, slicedEllToCsr } from '@gpusparse/formats';
+import { type SlicedEllMatrix, validateSlicedEll } from '@gpusparse/formats';
 import type { SpmvKernel } from '../types';
 import { signature } from '../wgsl/index';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from './ell-device';
@@ -35,7 +35,7 @@ type SlicedMatrix = Omit<SlicedLayout, 'height' | 'padLast'> & { sliceHeight: nu
 
 /**
  * A thread-per-row kernel over a sliced ELL format (`id` is also the format name).
- * @example slicedFamilyKernel({ id: 'sliced-ell', title: '…', validate: slicedEllToCsr, rowLength: () => null })
+ * @example slicedFamilyKernel({ id: 'sliced-ell', title: '…', validate: validateSlicedEll, rowLength: () => null })
  */
 export function slicedFamilyKernel<M extends SlicedMatrix>(spec: SlicedFamilySpec<M>): SpmvKernel<M, SlicedEllKernelParams, EllDeviceMatrix> {
   const v = { lanes: 1, padLast: false, lengths: spec.id.endsWith('-r'), perm: false };
@@ -71,6 +71,6 @@ export function slicedFamilyKernel<M extends SlicedMatrix>(spec: SlicedFamilySpe
 export const slicedEllKernel: SpmvKernel<SlicedEllMatrix, SlicedEllKernelParams, EllDeviceMatrix> = slicedFamilyKernel<SlicedEllMatrix>({
   id: 'sliced-ell',
   title: 'Sliced ELL: one invocation per row over its slice’s column-major slots (seed 001 §3.4, Algorithm 4)',
-  validate: (m) => void slicedEllToCsr(m), // slice pointers, columns, padding
+  validate: validateSlicedEll, // slice pointers, columns, padding
   rowLength: () => null,
 });

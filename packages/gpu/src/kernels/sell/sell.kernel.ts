@@ -16,10 +16,10 @@
  * binding) accumulate with beta = 1 in later, ordered dispatches.
  * @module
  */
-import { type SellMatrix, sellToCsr } from '@gpusparse/formats';
-import type { SpmvKernel } from '../types';
+import { type SellMatrix, validateSell } from '@gpusparse/formats';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from '../ell/ell-device';
 import { slicedBindings, slicedPieces, slicedSupports, slicedWgsl } from '../ell/sliced-device';
+import type { SpmvKernel } from '../types';
 import { signature } from '../wgsl/index';
 
 /**
@@ -55,7 +55,7 @@ export const sellKernel: SpmvKernel<SellMatrix, SellKernelParams, EllDeviceMatri
   upload(ctx, m, params = {}, opts) {
     // the shader variant follows the matrix: a permutation is bound exactly when σ > 1
     const p = { ...this.defaults, ...params, C: m.C, sigmaChunks: m.sigma === 1 ? 0 : m.sigma / m.C };
-    sellToCsr(m); // full validation: rowPerm a permutation (no two positions write one row), columns, padding
+    validateSell(m); // full validation: rowPerm a permutation (no two positions write one row), columns, padding
     const text = this.wgsl(p, ctx.caps);
     const perm = m.sigma !== 1;
     const label = `${this.id}(lanes=${p.lanes},laneMap=${p.laneMap}${perm ? ',perm' : ''})`;
