@@ -199,6 +199,7 @@ export function krylovSuite<V, S>(backend: KrylovBackend<V, S>): void {
         const ctl2 = new AbortController();
         const mid = await solvers[name]!(space, op, b, {
           rtol: 1e-12,
+          checkEvery: 8, // callbacks at 1, 8, 16, …: the abort at 8 stops by the next iteration
           signal: ctl2.signal,
           onIteration: (info) => {
             if (info.iteration >= 8) ctl2.abort();

@@ -40,13 +40,13 @@ export interface SolveOptions<V> {
   /** z = M⁻¹·r as a LinearOperator (CG, BiCGStab, GMRES right-preconditioned; BiCG also needs applyTranspose). */
   preconditioner?: LinearOperator<V>;
   /**
-   * Read the residual estimate back every `checkEvery` iterations (default 8), plus at iteration 1,
-   * at the last iteration and when `signal` is aborted. Chosen for the GPU, where a readback was
-   * expected to cost ~0.8 ms while one iteration records ~0.1–0.3 ms of work: 8 keeps
-   * synchronisation to a small share of the run while stopping at most 7 iterations late. The
-   * benchmark on the GPU machine decides the final default. First measurement (H100, Dawn/Vulkan,
-   * poisson2d, float32, ms per iteration for checkEvery = 1 / 8 / 32): CG n = 65 536:
-   * 0.29 / 0.13 / 0.12; CG n = 1 048 576: 0.37 / 0.25 / 0.21; BiCGStab n = 65 536: 0.51 / 0.38 / 0.28.
+   * Read the residual estimate back every `checkEvery` iterations (default 32), plus at iteration 1,
+   * at the last iteration and when `signal` is aborted. A readback costs ~0.8 ms on the GPU and
+   * stalls the queue, while an iteration records ~0.1–0.3 ms of work. Measured (H200,
+   * Dawn/Vulkan, CG on poisson2d in float32, ms per iteration for checkEvery = 16 / 32 / 64 / 128,
+   * each twice in interleaved order, bench/RESULTS.md): 10^6 rows 0.22 / 0.17 / 0.16 / 0.15,
+   * 4·10^6 rows 0.38 / 0.21 / 0.30 / 0.18 (first pass) and 0.23 / 0.21 / 0.20 / 0.18 (second);
+   * 32 keeps synchronisation to a small share while stopping at most 31 iterations late.
    * On the host reads are free and 1 costs nothing.
    */
   checkEvery?: number;
@@ -112,7 +112,7 @@ export function resolveOptions<V, S>(
     rtol: nonNegative(`${method} rtol`, options.rtol ?? 1e-6),
     atol: nonNegative(`${method} atol`, options.atol ?? 0),
     maxIterations: positiveInt(`${method} maxIterations`, options.maxIterations ?? Math.max(100, 10 * n), 0),
-    checkEvery: positiveInt(`${method} checkEvery`, options.checkEvery ?? 8, 1),
+    checkEvery: positiveInt(`${method} checkEvery`, options.checkEvery ?? 32, 1),
     x0: options.x0,
     preconditioner: m,
     onIteration: options.onIteration,
