@@ -12,7 +12,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createGpuContext, type GpuContext } from '../packages/gpu/src/index';
+import { elementwiseWgsl } from '../packages/gpu/src/blas1/shaders';
+import { createGpuContext, type GpuContext, GpuVectorSpace, timeGpu } from '../packages/gpu/src/index';
 
 const argv = process.argv.slice(2);
 const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
@@ -89,6 +90,35 @@ async function read(ctx: GpuContext, b: GPUBuffer, count: number): Promise<Float
   return out;
 }
 
+/** Median GPU ms of `reps` passes of one dispatch each (timestamps around each pass, 3 warm-up passes). */
+async function timePasses(ctx: GpuContext, pipeline: GPUComputePipeline, bg: GPUBindGroup, gx: number, gy: number, reps: number): Promise<number> {
+  const qs = ctx.device.createQuerySet({ type: 'timestamp', count: 2 * reps });
+  const resolve = ctx.device.createBuffer({ size: 16 * reps, usage: 0x200 | 0x04 });
+  const enc = ctx.device.createCommandEncoder();
+  for (let r = 0; r < reps + 3; r++) {
+    const timed = r >= 3;
+    const pass = enc.beginComputePass(timed ? { timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 2 * (r - 3), endOfPassWriteIndex: 2 * (r - 3) + 1 } } : {});
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bg);
+    pass.dispatchWorkgroups(gx, gy);
+    pass.end();
+  }
+  enc.resolveQuerySet(qs, 0, 2 * reps, resolve, 0);
+  ctx.device.queue.submit([enc.finish()]);
+  const st = ctx.device.createBuffer({ size: 16 * reps, usage: 0x01 | 0x08 });
+  const e2 = ctx.device.createCommandEncoder();
+  e2.copyBufferToBuffer(resolve, 0, st, 0, 16 * reps);
+  ctx.device.queue.submit([e2.finish()]);
+  await st.mapAsync(1);
+  const t = new BigUint64Array(st.getMappedRange().slice(0));
+  st.unmap();
+  const ms = Array.from({ length: reps }, (_, r) => Number(t[2 * r + 1]! - t[2 * r]!) / 1e6).sort((a, b) => a - b);
+  qs.destroy();
+  resolve.destroy();
+  st.destroy();
+  return ms[ms.length >> 1]!;
+}
+
 const ctx = await createGpuContext({ unsafe: argv.includes('--unsafe') });
 console.log(ctx.describeText().split('\n')[0], argv.includes('--unsafe') ? '(robustness off)' : '');
 const rows: Record<string, unknown>[] = [];
@@ -145,36 +175,60 @@ for (const n of sizes) {
     y0.destroy();
     // timing: reps passes, one dispatch each, timestamps around each pass
     const yb = buffer(ctx, host[7]!);
-    const bg = bind(yb);
-    const qs = ctx.device.createQuerySet({ type: 'timestamp', count: 2 * reps });
-    const resolve = ctx.device.createBuffer({ size: 16 * reps, usage: 0x200 | 0x04 });
-    const enc = ctx.device.createCommandEncoder();
-    for (let r = 0; r < reps + 3; r++) {
-      const timed = r >= 3;
-      const pass = enc.beginComputePass(timed ? { timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 2 * (r - 3), endOfPassWriteIndex: 2 * (r - 3) + 1 } } : {});
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, bg);
-      pass.dispatchWorkgroups(gx, gy);
-      pass.end();
-    }
-    enc.resolveQuerySet(qs, 0, 2 * reps, resolve, 0);
-    ctx.device.queue.submit([enc.finish()]);
-    const st = ctx.device.createBuffer({ size: 16 * reps, usage: 0x01 | 0x08 });
-    const e2 = ctx.device.createCommandEncoder();
-    e2.copyBufferToBuffer(resolve, 0, st, 0, 16 * reps);
-    ctx.device.queue.submit([e2.finish()]);
-    await st.mapAsync(1);
-    const t = new BigUint64Array(st.getMappedRange().slice(0));
-    st.unmap();
-    const ms = Array.from({ length: reps }, (_, r) => Number(t[2 * r + 1]! - t[2 * r]!) / 1e6).sort((a, b) => a - b);
-    const med = ms[ms.length >> 1]!;
+    const med = await timePasses(ctx, pipeline, bind(yb), gx, gy, reps);
     const vectors = v.op === 'axpby' ? 3 : v.op === 'dot1' ? 2 : 8;
     const gbs = (vectors * 4 * n) / med / 1e6;
-    rows.push({ n, variant: v.name, op: v.op, groups, ms: med, minMs: ms[0], gbs, maxErr, bindings: nb });
+    rows.push({ n, variant: v.name, op: v.op, groups, ms: med, gbs, maxErr, bindings: nb });
     console.log(`n=${n} ${v.name.padEnd(34)} ${med.toFixed(4)} ms ${gbs.toFixed(0).padStart(6)} GB/s (groups ${groups}, err ${maxErr.toExponential(1)})`);
-    qs.destroy();
-    resolve.destroy();
-    st.destroy();
+    yb.destroy();
+  }
+  // the library's own path on the same sizes: GpuVectorSpace ops timed by timeGpu (recorder,
+  // uniform arena with dynamic offsets, scalar operands), and the library's axpby WGSL run through
+  // this file's plain harness (static uniform), to separate kernel text from dispatch path
+  {
+    const space = new GpuVectorSpace(ctx);
+    const lx = space.fromArray(host[0]!);
+    const ly = space.fromArray(host[7]!);
+    const six = host.slice(1, 7).map((h) => space.fromArray(h));
+    const lib: [string, () => void, number][] = [
+      ['lib-axpby', () => space.axpby(0.5, lx, 0.25, ly), 3],
+      ['lib-dot', () => space.release(space.dot(lx, ly)), 2],
+      ['lib-combine6', () => space.combine([0.5, 0.5, 0.5, 0.5, 0.5, 0.5], six, 0.25, ly), 8],
+      ['lib-multiDot6', () => { for (const d of space.multiDot(six, ly)) space.release(d); }, 7],
+    ];
+    for (const [name, encode, vectors] of lib) {
+      const t = await timeGpu(ctx, encode, { reps });
+      const gbs = (vectors * 4 * n) / t.medianMs / 1e6;
+      rows.push({ n, variant: name, ms: t.medianMs, gbs, method: t.method });
+      console.log(`n=${n} ${name.padEnd(34)} ${t.medianMs.toFixed(4)} ms ${gbs.toFixed(0).padStart(6)} GB/s (${t.method})`);
+    }
+    for (const v of [lx, ly, ...six]) space.release(v);
+    // library axpby text, plain harness: uniform = n, a = (num −1, den −1, k 0.5), b likewise 0.25
+    const code = elementwiseWgsl('axpby');
+    const module = ctx.device.createShaderModule({ code });
+    const pipeline = ctx.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+    const u = new ArrayBuffer(32);
+    const ui = new Int32Array(u);
+    const uf = new Float32Array(u);
+    ui[0] = n;
+    ui[1] = -1;
+    ui[2] = -1;
+    uf[3] = 0.5;
+    ui[4] = -1;
+    ui[5] = -1;
+    uf[6] = 0.25;
+    const ub = ctx.device.createBuffer({ size: 32, usage: 0x40 | 0x08 });
+    ctx.device.queue.writeBuffer(ub, 0, u);
+    const sc = buffer(ctx, 16);
+    const yb = buffer(ctx, host[7]!);
+    const bg = ctx.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: ub } }, { binding: 1, resource: { buffer: sc } }, { binding: 2, resource: { buffer: bufs[0]! } }, { binding: 3, resource: { buffer: yb } }] });
+    const groups = Math.ceil(n / 256);
+    const med = await timePasses(ctx, pipeline, bg, Math.min(groups, 65535), Math.ceil(groups / 65535), reps);
+    const gbs = (3 * 4 * n) / med / 1e6;
+    rows.push({ n, variant: 'libwgsl-axpby-plain-harness', ms: med, gbs });
+    console.log(`n=${n} ${'libwgsl-axpby-plain-harness'.padEnd(34)} ${med.toFixed(4)} ms ${gbs.toFixed(0).padStart(6)} GB/s`);
+    ub.destroy();
+    sc.destroy();
     yb.destroy();
   }
   for (const b of bufs) b.destroy();
