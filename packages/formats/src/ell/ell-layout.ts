@@ -178,6 +178,63 @@ export function decodeRowLength(
   return width;
 }
 
+const tilePrev = new Int32Array(PACK_TILE);
+
+/**
+ * Fast path of {@link decodeRowLength} / {@link checkKnownRow} for `h` ≤ 64 consecutive packed
+ * rows at once, slot by slot, so the reads of one slot run through consecutive addresses (a
+ * column-major block read row by row jumps `stride` elements per slot). Row t's slot k is at
+ * `base + k·stride + t`. `known[t]` ≥ 0 gives a row's length (the -R formats; slots past it
+ * must be padding with a valid column; prevCol −1); `known[t]` = −1 lets the padding
+ * convention decide, with `empty[t]` = 1 for a row that must be all padding (listed as empty,
+ * or a phantom row). Writes the lengths to out[at + t] and returns true; returns false as soon
+ * as a slot breaks the rules of those two functions, whose row-by-row rerun then throws the
+ * exact error. Cost: O(h·width).
+ */
+export function tileLengths(
+  colIdx: Int32Array,
+  values: Float64Array,
+  base: number,
+  stride: number,
+  h: number,
+  width: number,
+  cols: number,
+  known: Int32Array,
+  empty: Uint8Array,
+  out: Int32Array,
+  at: number,
+): boolean {
+  for (let t = 0; t < h; t++) {
+    tilePrev[t] = -1;
+    // −1: still in the real entries (padding convention); a non-empty row needs a slot
+    tileTake[t] = known[t]! >= 0 ? known[t]! : empty[t] === 1 ? 0 : -1;
+    if (tileTake[t] === -1 && width === 0) return false;
+  }
+  for (let k = 0, q0 = base; k < width; k++, q0 += stride) {
+    for (let t = 0; t < h; t++) {
+      const q = q0 + t;
+      const c = colIdx[q]!;
+      const len = tileTake[t]!;
+      const prev = tilePrev[t]!;
+      if (len < 0) {
+        // padding convention, still in the real entries: the first repeated column starts the padding
+        if (k > 0 && c === prev) {
+          if (values[q] !== 0) return false;
+          tileTake[t] = k;
+        } else if (c > prev && c < cols) tilePrev[t] = c;
+        else return false;
+      } else if (known[t]! >= 0 && k < len) {
+        if (!(c > prev && c < cols)) return false;
+        tilePrev[t] = c;
+      } else if (known[t]! < 0 && empty[t] !== 1) {
+        if (c !== prev || values[q] !== 0) return false; // padding repeats the last column
+      } else if (!(values[q] === 0 && c >= 0 && (c < cols || (cols === 0 && c === 0)))) return false;
+    }
+  }
+  for (let t = 0; t < h; t++) out[at + t] = tileTake[t]! < 0 ? width : tileTake[t]!;
+  return true;
+}
+
 /** Check one padding slot: value 0 and a column a GPU may read. */
 export function checkPadding(c: number, v: number, cols: number, where: string, row: number, slot: number): void {
   if (v !== 0) throw new InvalidMatrixError(where, `row ${row}, slot ${slot}: padding value must be 0, got ${v}`);

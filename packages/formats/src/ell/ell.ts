@@ -24,6 +24,7 @@ import {
   packBlock,
   rowLengths,
   spmvArgs,
+  tileLengths,
 } from './ell-layout';
 
 /**
@@ -82,6 +83,15 @@ export function ellRowLengths(m: EllMatrix): Int32Array {
   checkLength(where, 'values', m.values, m.rows * m.width);
   const empty = emptyFlags(m.emptyRows, m.rows, where);
   const lengths = new Int32Array(m.rows);
+  // fast path: 64 rows at a time, slot by slot (consecutive reads of the column-major slots)
+  const known = new Int32Array(64).fill(-1);
+  let ok = true;
+  for (let r0 = 0; ok && r0 < m.rows; r0 += 64) {
+    const h = Math.min(64, m.rows - r0);
+    ok = tileLengths(m.colIdx, m.values, r0, m.rows, h, m.width, m.cols, known, empty.subarray(r0, r0 + h), lengths, r0);
+  }
+  if (ok) return lengths;
+  // some slot breaks the rules: row by row, for the exact error
   for (let i = 0; i < m.rows; i++) {
     lengths[i] = decodeRowLength(m.colIdx, m.values, i, m.rows, m.width, m.cols, empty[i] === 1, where, i);
   }
