@@ -11,10 +11,15 @@ import {
   InvalidParameterError,
   type LinearOperator,
 } from '@gpusparse/formats';
-import { countBelow, popcount32 } from '../determinants/bits';
-import { pairHashGet } from '../determinants/pair-hash';
+import { testBit } from '../determinants/bits';
 import type { DeterminantSpace } from '../determinants/space';
-import { stringIndex } from '../determinants/strings';
+import { type StringList, stringIndex } from '../determinants/strings';
+import { type SpinContext, type SpinStrings, spinPairsKernel, spinRowsKernel } from './spin-kernel';
+import { runSpinOnWorkers } from './spin-worker';
+import { applySingle } from './tables';
+
+export type { SpinContext, SpinStrings } from './spin-kernel';
+export { spinPairsKernel, spinRowsKernel } from './spin-kernel';
 
 /**
  * S² as a sparse symmetric matrix over `space`. Diagonal: S_z² + S_z + #(β-only orbitals);
@@ -29,8 +34,11 @@ export function spinSquaredMatrix(space: DeterminantSpace): CsrMatrix {
   const ri: number[] = [];
   const ci: number[] = [];
   const v: number[] = [];
-  forEachSpinTerm(
-    space,
+  spinRowsKernel(
+    spinContext(space),
+    [],
+    0,
+    space.size,
     (k, d) => {
       ri.push(k);
       ci.push(k);
@@ -46,82 +54,222 @@ export function spinSquaredMatrix(space: DeterminantSpace): CsrMatrix {
 }
 
 /**
- * ⟨c|S²|c⟩ / ⟨c|c⟩ for several host CI vectors at once, without building S² (no storage beyond
- * the vectors: the matrix of a 10^7-determinant space would hold ~10^8 entries). Same terms and
- * conventions as {@link spinSquaredMatrix}. Cost O(size · n_open²) lookups, one pass.
+ * ⟨c|S²|c⟩ / ⟨c|c⟩ for several host CI vectors at once, without building S² (the matrix of a
+ * 10^7-determinant space would hold ~10^8 entries). Same terms and conventions as
+ * {@link spinSquaredMatrix}. Full-product spaces (FCI, CAS) go by alpha string with the
+ * vector read row by row; other spaces by determinant. Cost O(size · n_open²) table reads
+ * (hash probes only where a table would be too large), one pass, on the calling thread; see
+ * {@link spinSquaredExpectationsParallel} for worker threads.
  * @example
  * spinSquaredExpectations(space, [c0, c1]); // [0, 2] for a singlet and a triplet
  */
 export function spinSquaredExpectations(space: DeterminantSpace, vectors: readonly Float64Array[]): number[] {
-  const num = new Float64Array(vectors.length);
-  for (const c of vectors) if (c.length !== space.size) throw new InvalidParameterError('spinSquaredExpectations vector length', String(space.size), c.length);
-  forEachSpinTerm(
-    space,
-    (k, d) => {
-      for (let r = 0; r < vectors.length; r++) num[r]! += d * vectors[r]![k]! ** 2;
-    },
-    (k, t, sign) => {
-      for (let r = 0; r < vectors.length; r++) num[r]! += sign * vectors[r]![t]! * vectors[r]![k]!; // ⟨c|t⟩⟨t|S²|k⟩⟨k|c⟩
-    },
-  );
-  return vectors.map((c, r) => {
-    let den = 0;
-    for (let i = 0; i < c.length; i++) den += c[i]! * c[i]!;
-    return num[r]! / den;
-  });
+  checkVectors(space, vectors, 'spinSquaredExpectations');
+  const ctx = spinContext(space);
+  const sums = ctx.pairOff.length > 0 ? spinPairsKernel(ctx, vectors, 0, ctx.alpha.count) : spinRowsKernel(ctx, vectors, 0, space.size);
+  return ratios(sums, vectors.length);
+}
+
+/** Options of {@link spinSquaredExpectationsParallel}. */
+export interface SpinExpectationOptions {
+  /**
+   * Worker threads besides the main thread: 0 runs on the main thread; 'auto' (default)
+   * uses availableParallelism − 1 workers (at most 15) from 2·10^6 determinants in a full
+   * product (FCI, CAS; ~0.1 s per 10^6 on one thread) or 5·10^5 in other spaces, none below.
+   */
+  workers?: number | 'auto';
 }
 
 /**
- * Visit the terms of S² column by column: `diag(k, value)` once per determinant k, then
- * `off(k, t, ±1)` for every D_t = S₋S₊-partner of D_k inside the space.
+ * {@link spinSquaredExpectations} on worker threads (shared memory; the main thread computes
+ * too). Same terms; the partial sums are added in a fixed order, so the result does not
+ * depend on scheduling, and differs from the synchronous one by rounding only. Falls back to
+ * the main thread where worker threads are unavailable. Cost as the synchronous version over
+ * workers + 1 threads, plus one copy of the vectors into shared memory.
+ * @example
+ * const [s2] = await spinSquaredExpectationsParallel(space, [c], { workers: 8 });
  */
-function forEachSpinTerm(space: DeterminantSpace, diag: (k: number, value: number) => void, off: (k: number, t: number, sign: number) => void): void {
-  const sz = (space.nalpha - space.nbeta) / 2;
-  const n = space.norb;
-  for (let k = 0; k < space.size; k++) {
-    const ia = space.detAlpha[k]!;
-    const ib = space.detBeta[k]!;
-    const aLo = space.alpha.lo[ia]!;
-    const aHi = space.alpha.hi[ia]!;
-    const bLo = space.beta.lo[ib]!;
-    const bHi = space.beta.hi[ib]!;
-    // β-only (p) and α-only (q) orbitals
-    const betaOnlyLo = (bLo & ~aLo) >>> 0;
-    const betaOnlyHi = (bHi & ~aHi) >>> 0;
-    const alphaOnlyLo = (aLo & ~bLo) >>> 0;
-    const alphaOnlyHi = (aHi & ~bHi) >>> 0;
-    diag(k, sz * sz + sz + popcount32(betaOnlyLo) + popcount32(betaOnlyHi));
-    for (let p = 0; p < n; p++) {
-      const pb = p < 32 ? (betaOnlyLo >>> p) & 1 : (betaOnlyHi >>> (p - 32)) & 1;
-      if (!pb) continue;
-      for (let q = 0; q < n; q++) {
-        const qa = q < 32 ? (alphaOnlyLo >>> q) & 1 : (alphaOnlyHi >>> (q - 32)) & 1;
-        if (!qa) continue;
-        // a_pβ, then a†_pα, then a_qα, then a†_qβ (the N_α phases of the β operators cancel)
-        let parity = countBelow(bLo, bHi, p) + countBelow(aLo, aHi, p);
-        let a1Lo = aLo;
-        let a1Hi = aHi;
-        if (p < 32) a1Lo = (a1Lo | (1 << p)) >>> 0;
-        else a1Hi = (a1Hi | (1 << (p - 32))) >>> 0;
-        parity += countBelow(a1Lo, a1Hi, q);
-        if (q < 32) a1Lo = (a1Lo & ~(1 << q)) >>> 0;
-        else a1Hi = (a1Hi & ~(1 << (q - 32))) >>> 0;
-        let b1Lo = bLo;
-        let b1Hi = bHi;
-        if (p < 32) b1Lo = (b1Lo & ~(1 << p)) >>> 0;
-        else b1Hi = (b1Hi & ~(1 << (p - 32))) >>> 0;
-        parity += countBelow(b1Lo, b1Hi, q);
-        if (q < 32) b1Lo = (b1Lo | (1 << q)) >>> 0;
-        else b1Hi = (b1Hi | (1 << (q - 32))) >>> 0;
-        const ta = stringIndex(space.alpha, a1Lo, a1Hi);
-        const tb = stringIndex(space.beta, b1Lo, b1Hi);
-        if (ta < 0 || tb < 0) continue;
-        const t = pairHashGet(space.detHash, ta, tb);
-        if (t < 0) continue;
-        off(k, t, parity & 1 ? -1 : 1);
+export async function spinSquaredExpectationsParallel(
+  space: DeterminantSpace,
+  vectors: readonly Float64Array[],
+  options: SpinExpectationOptions = {},
+): Promise<number[]> {
+  checkVectors(space, vectors, 'spinSquaredExpectationsParallel');
+  const asked = options.workers ?? 'auto';
+  if (asked !== 'auto' && !(Number.isInteger(asked) && asked >= 0)) {
+    throw new InvalidParameterError('spinSquaredExpectationsParallel workers', "a non-negative integer or 'auto'", asked);
+  }
+  const ctx = spinContext(space);
+  const pairs = ctx.pairOff.length > 0;
+  const items = pairs ? ctx.alpha.count : space.size;
+  // worker start-up and the shared copies cost ~0.1 s: worth it from ~0.3 s of kernel time
+  const want = asked === 'auto' ? (space.size >= (pairs ? 2_000_000 : 500_000) ? await availableWorkers() : 0) : asked;
+  if (want > 0 && items > 1) {
+    const nchunks = Math.min(items, (want + 1) * 16);
+    const chunks: [number, number][] = [];
+    for (let c = 0; c < nchunks; c++) chunks.push([Math.floor((c * items) / nchunks), Math.floor(((c + 1) * items) / nchunks)]);
+    const sums = await runSpinOnWorkers(ctx, vectors, pairs ? 'pairs' : 'rows', chunks, Math.min(want, nchunks));
+    if (sums) return ratios(sums, vectors.length);
+  }
+  return ratios(pairs ? spinPairsKernel(ctx, vectors, 0, items) : spinRowsKernel(ctx, vectors, 0, items), vectors.length);
+}
+
+function checkVectors(space: DeterminantSpace, vectors: readonly Float64Array[], where: string): void {
+  vectors.forEach((c, r) => {
+    if (c.length !== space.size) throw new InvalidParameterError(`${where} vectors[${r}].length`, String(space.size), c.length);
+  });
+}
+
+/** [num_r..., den_r...] → num_r / den_r. */
+function ratios(sums: Float64Array, count: number): number[] {
+  return Array.from({ length: count }, (_, r) => sums[r]! / sums[count + r]!);
+}
+
+/** availableParallelism − 1, at most 15 (0 where node:os is missing). */
+async function availableWorkers(): Promise<number> {
+  try {
+    const os = await import('node:os');
+    const p = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+    return Math.max(0, Math.min(p - 1, 15));
+  } catch {
+    return 0;
+  }
+}
+
+/** Largest dense (alpha, beta) → determinant table: 2^27 entries (512 MiB of int32). */
+const MAX_PAIR_TABLE = 2 ** 27;
+
+/**
+ * One spin's move table (or none when it would hold more than `limit` entries: the kernels
+ * then probe the string hash).
+ */
+function spinStrings(list: StringList, norb: number, limit: number): SpinStrings {
+  const nel = list.electrons;
+  const nvirt = norb - nel;
+  const count = list.count;
+  const base = { count, nel, nvirt, lo: list.lo, hi: list.hi, hashMask: list.hash.mask, hashLo: list.hash.keyLo, hashHi: list.hash.keyHi, hashVals: list.hash.vals };
+  const entries = count * nel * nvirt;
+  if (entries > limit) return { ...base, occ: new Int32Array(0), virt: new Int32Array(0), move: new Int32Array(0) };
+  const occ = new Int32Array(count * nel);
+  const virt = new Int32Array(count * nvirt);
+  const move = new Int32Array(entries);
+  for (let s = 0, w = 0; s < count; s++) {
+    const lo = list.lo[s]!;
+    const hi = list.hi[s]!;
+    let no = 0;
+    let nv = 0;
+    for (let x = 0; x < norb; x++) {
+      if (testBit(lo, hi, x)) occ[s * nel + no++] = x;
+      else virt[s * nvirt + nv++] = x;
+    }
+    for (let x = 0; x < nel; x++) {
+      const from = occ[s * nel + x]!;
+      for (let v = 0; v < nvirt; v++, w++) {
+        const [, nlo, nhi] = applySingle(lo, hi, from, virt[s * nvirt + v]!);
+        move[w] = stringIndex(list, nlo, nhi);
       }
     }
   }
+  return { ...base, occ, virt, move };
+}
+
+/** Options of {@link spinContext}: each `false` turns a fast path off (tests, benchmarks). */
+export interface SpinContextOptions {
+  /** Per-string move tables (default: when small enough); false: string hash probes. */
+  moveTables?: boolean;
+  /** Determinant lookup: 'auto' (default) or 'hash' (no arithmetic, no dense table). */
+  lookup?: 'auto' | 'hash';
+  /** Beta moves grouped by orbital pair for full products (default true). */
+  pairs?: boolean;
+}
+
+/**
+ * Flat inputs of the S² kernels for `space` (exported for tests and benchmarks): move tables
+ * of both spins (when each holds at most 8 entries per determinant + 2^16), the cheapest
+ * determinant lookup (arithmetic for alpha-major full products, a dense table when it holds
+ * at most 16 entries per determinant, else the hash), and for full products the beta moves
+ * grouped by orbital pair. Cost O(strings · nel · nvirt + n_α·n_β).
+ * @example
+ * const ctx = spinContext(fciSpace(6, 3, 3)); // ctx.lookup === 0, pair lists present
+ */
+export function spinContext(space: DeterminantSpace, options: SpinContextOptions = {}): SpinContext {
+  const n = space.norb;
+  const sz = (space.nalpha - space.nbeta) / 2;
+  const limit = options.moveTables === false ? -1 : 8 * space.size + 65536;
+  const alpha = spinStrings(space.alpha, n, limit);
+  const beta = space.beta === space.alpha ? alpha : spinStrings(space.beta, n, limit);
+  const nA = space.alpha.count;
+  const nB = space.beta.count;
+  const cells = nA * nB;
+  let lookup = 2;
+  let pairIndex = new Int32Array(0);
+  if (options.lookup !== 'hash') {
+    if (cells === space.size) {
+      lookup = 0;
+      for (let k = 0; k < space.size && lookup === 0; k++) if (space.detAlpha[k]! * nB + space.detBeta[k]! !== k) lookup = 1;
+    } else lookup = 1;
+    if (lookup === 1 && (cells > MAX_PAIR_TABLE || cells > 16 * space.size + 65536)) lookup = 2;
+  }
+  if (lookup === 1) {
+    pairIndex = new Int32Array(cells).fill(-1);
+    for (let k = 0; k < space.size; k++) pairIndex[space.detAlpha[k]! * nB + space.detBeta[k]!] = k;
+  }
+  // beta moves p → q (p < q) grouped by (p, q), for full products with both move tables
+  let pairOff = new Int32Array(0);
+  let pairB = new Int32Array(0);
+  let pairT = new Int32Array(0);
+  let pairS = new Int32Array(0);
+  if (options.pairs !== false && lookup !== 2 && cells === space.size && alpha.move.length > 0 && beta.move.length > 0) {
+    const bNel = beta.nel;
+    const bNv = beta.nvirt;
+    pairOff = new Int32Array(n * n + 1);
+    const each = (visit: (key: number, b: number, tb: number, parity: number) => void) => {
+      for (let b = 0; b < nB; b++) {
+        for (let y = 0; y < bNel; y++) {
+          const p = beta.occ[b * bNel + y]!;
+          for (let w = 0; w < bNv; w++) {
+            const q = beta.virt[b * bNv + w]!;
+            if (q < p) continue;
+            const tb = beta.move[(b * bNel + y) * bNv + w]!;
+            if (tb >= 0) visit(p * n + q, b, tb, (y + q - w) & 1); // #(b below p) + #(b below q)
+          }
+        }
+      }
+    };
+    each((key) => pairOff[key + 1]!++);
+    for (let i = 0; i < n * n; i++) pairOff[i + 1]! += pairOff[i]!;
+    const total = pairOff[n * n]!;
+    pairB = new Int32Array(total);
+    pairT = new Int32Array(total);
+    pairS = new Int32Array(total);
+    const fill = pairOff.slice(0, n * n);
+    each((key, b, tb, parity) => {
+      const e = fill[key]!++;
+      pairB[e] = b;
+      pairT[e] = tb;
+      pairS[e] = parity;
+    });
+  }
+  return {
+    norb: n,
+    szTerm: sz * sz + sz,
+    size: space.size,
+    detAlpha: space.detAlpha,
+    detBeta: space.detBeta,
+    alpha,
+    beta,
+    lookup,
+    nBeta: nB,
+    pairIndex,
+    hashMask: space.detHash.mask,
+    hashLo: space.detHash.keyLo,
+    hashHi: space.detHash.keyHi,
+    hashVals: space.detHash.vals,
+    pairOff,
+    pairB,
+    pairT,
+    pairS,
+  };
 }
 
 /**
