@@ -32,11 +32,35 @@ export function fold2d(groups: number, maxPerDim = 65_535): [number, number] {
   return [Math.ceil(groups / y), y];
 }
 
-/** A 64-word uniform block with u32 / i32 / f32 views of the same bytes. */
+/** Uniform blocks live in one shared ring of this many slots (see {@link Uniforms}). */
+const UNIFORM_RING_SLOTS = 1024;
+const uniformRing = new ArrayBuffer(UNIFORM_RING_SLOTS * UNIFORM_BYTES);
+let uniformNext = 0;
+
+/**
+ * A zeroed 64-word uniform block with u32 / i32 / f32 views of the same bytes. The bytes are a
+ * slot of a shared ring (1024 blocks), not an ArrayBuffer of their own: a block per dispatch
+ * used to cost a backing-store allocation and its garbage collection (~20 µs per dispatch in a
+ * Krylov loop). `Recorder.dispatch` copies the block when it records, so a block must be
+ * filled and dispatched before 1024 newer blocks are made — every call site fills and
+ * dispatches at once.
+ */
 export class Uniforms {
-  readonly u = new Uint32Array(UNIFORM_BYTES / 4);
-  readonly i = new Int32Array(this.u.buffer);
-  readonly f = new Float32Array(this.u.buffer);
+  readonly u: Uint32Array;
+  readonly i: Int32Array;
+  readonly f: Float32Array;
+  /** The block's bytes (what the recorder copies). */
+  readonly bytes: Uint8Array;
+
+  constructor() {
+    const offset = uniformNext * UNIFORM_BYTES;
+    uniformNext = (uniformNext + 1) % UNIFORM_RING_SLOTS;
+    this.bytes = new Uint8Array(uniformRing, offset, UNIFORM_BYTES);
+    this.bytes.fill(0);
+    this.u = new Uint32Array(uniformRing, offset, UNIFORM_BYTES / 4);
+    this.i = new Int32Array(uniformRing, offset, UNIFORM_BYTES / 4);
+    this.f = new Float32Array(uniformRing, offset, UNIFORM_BYTES / 4);
+  }
 }
 
 /** The batch recorder of a context. */
@@ -95,7 +119,7 @@ export class Recorder {
     if (this.used + UNIFORM_BYTES > ARENA_BYTES) this.flush();
     this.ctx.check();
     const offset = this.used;
-    this.staging.set(new Uint8Array(uni.u.buffer), offset);
+    this.staging.set(uni.bytes, offset);
     this.used += UNIFORM_BYTES;
     const [gx, gy] = fold2d(groups, this.ctx.limits.maxComputeWorkgroupsPerDimension);
     const bg = this.ctx.pipelines.bindGroup(pipe, this.arena.buffer, this.arena.id, refs);
