@@ -1,18 +1,20 @@
 /**
  * Cost of ⟨S²⟩ of CI vectors on the FCI space of the open 1-D Hubbard chain (a model
- * Hamiltonian, bench/hubbard.ts; L sites, ⌈L/2⌉α ⌊L/2⌋β): the context (move tables, pair
- * lists), the alpha-string pair kernel that `spinSquaredExpectations` runs on full products,
+ * Hamiltonian, bench/hubbard.ts; L sites, ⌈L/2⌉α ⌊L/2⌋β), or with --irrep on the FCI space
+ * of irrep 1 under a made-up orbital symmetry (orbital p in irrep 1 + p mod 4; the space
+ * only): the context (move tables, pair lists), the alpha-string pair kernel that
+ * `spinSquaredExpectations` runs on FCI and CAS spaces,
  * the per-determinant kernel with arithmetic lookup (`pairs: false`) and with hash probes
  * only (`moveTables: false, lookup: 'hash'`, the construction the tables replace), and
  * `spinSquaredExpectationsParallel` with 1..--workers worker threads. Every path's values
  * are checked against the pair kernel's (relative 1e-12).
  *
  * Run: `pnpm -s tsx bench/spin-cost.ts [--sizes 11,12,13] [--vectors 1] [--workers 1]
- * [--reps 3] [--skip-hash]` (minimum over --reps runs, in ms). Profile with
+ * [--reps 3] [--skip-hash] [--irrep]` (minimum over --reps runs, in ms). Profile with
  * `node --cpu-prof --import tsx bench/spin-cost.ts --sizes 12`.
  */
 import { parseArgs } from 'node:util';
-import { buildCiSpace, parseFcidump, spinContext, spinPairsKernel, spinRowsKernel, spinSquaredExpectations, spinSquaredExpectationsParallel } from '../packages/chem/src/index';
+import { buildCiSpace, fciSpace, parseFcidump, spinContext, spinPairsKernel, spinRowsKernel, spinSquaredExpectations, spinSquaredExpectationsParallel } from '../packages/chem/src/index';
 import { hubbardFcidump } from './hubbard';
 
 const { values: args } = parseArgs({
@@ -22,6 +24,7 @@ const { values: args } = parseArgs({
     workers: { type: 'string', default: '1' },
     reps: { type: 'string', default: '3' },
     'skip-hash': { type: 'boolean', default: false },
+    irrep: { type: 'boolean', default: false },
   },
 });
 const reps = Number(args.reps);
@@ -41,7 +44,9 @@ async function best<T>(f: () => T | Promise<T>): Promise<[number, T]> {
 const ratio = (s: Float64Array, n: number) => Array.from({ length: n }, (_, r) => s[r]! / s[n + r]!);
 
 for (const l of args.sizes.split(',').map(Number)) {
-  const { space } = buildCiSpace(parseFcidump(hubbardFcidump(l), { file: `hubbard-${l}` }), 'fci');
+  const space = args.irrep
+    ? fciSpace(l, Math.ceil(l / 2), Math.floor(l / 2), { irrep: 1, orbsym: Int32Array.from({ length: l }, (_, p) => 1 + (p % 4)) })
+    : buildCiSpace(parseFcidump(hubbardFcidump(l), { file: `hubbard-${l}` }), 'fci').space;
   const vecs = Array.from({ length: Number(args.vectors) }, (_, r) => Float64Array.from({ length: space.size }, (_, i) => Math.sin(i + r)));
   const nv = vecs.length;
   const [ctxMs, ctx] = await best(() => spinContext(space));

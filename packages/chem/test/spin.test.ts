@@ -3,7 +3,7 @@
  * worker threads) against a direct implementation: per determinant, per (β-only p, α-only q),
  * the partner string built bit by bit, its sign from countBelow and its index from the hashes
  * (the construction that slater-condon.test.ts checks against brute-force second quantisation).
- * Spaces: FCI with MS2 = 0, ±2, by irrep, reordered by excitation level; truncated CI;
+ * Spaces: FCI with MS2 = 0, 2, −3, of one irrep, reordered by excitation level; truncated CI;
  * explicit lists whose partners fall outside; more than 32 orbitals.
  */
 import { type CsrMatrix, generators } from '@gpusparse/formats';
@@ -145,11 +145,13 @@ describe('S² kernels against the direct construction', () => {
 
   it('picks the fast paths where they apply', () => {
     const fci = spinContext(fciSpace(6, 3, 3));
-    expect([fci.lookup, fci.pairOff.length > 0, fci.alpha.move.length > 0]).toEqual([0, true, true]);
+    expect([fci.lookup, fci.classes, fci.pairOff.length > 0, fci.alpha.move.length > 0]).toEqual([0, 1, true, true]);
     const reordered = spinContext(orderByExcitation(fciSpace(6, 3, 3), { alpha: [0, 1, 2], beta: [0, 1, 2] }, 1));
-    expect([reordered.lookup, reordered.pairOff.length > 0]).toEqual([1, true]);
+    expect([reordered.lookup, reordered.classes, reordered.pairOff.length > 0]).toEqual([1, 1, true]);
+    const irrep = spinContext(fciSpace(7, 3, 3, { irrep: 2, orbsym: orbsym(7) }));
+    expect([irrep.lookup, irrep.classes]).toEqual([1, 4]);
     const cisd = spinContext(truncatedSpace(8, 2, { alpha: [0, 1, 2], beta: [0, 1, 2] }));
-    expect(cisd.pairOff.length).toBe(0);
+    expect([cisd.classes, cisd.pairOff.length]).toEqual([0, 0]);
   });
 
   it('spin eigenstates: a closed shell, the open-shell singlet and triplet, a quartet', () => {

@@ -15,10 +15,11 @@
  * Two kernels:
  * - {@link spinRowsKernel}, per determinant: any space; the target determinant is found by
  *   arithmetic (full product in alpha-major order), a dense (alpha, beta) table, or the hash.
- * - {@link spinPairsKernel}, per alpha string, for spaces holding every (alpha, beta) pair
- *   (FCI, CAS): for each alpha move a → a' and each beta move b → b' of the matching orbital
- *   pair, the product c[a', b']·c[a, b]; the vector is read row by row (rows a and a'),
- *   which keeps it in cache on 10^7-determinant spaces.
+ * - {@link spinPairsKernel}, per alpha string, for spaces that pair each alpha string with
+ *   a whole class of beta strings (FCI, CAS, with or without an irrep): for each alpha move
+ *   a → a' and each beta move b → b' of the matching orbital pair and of a's class, the
+ *   product c[a', b']·c[a, b]; the vector is read row by row (rows a and a'), which keeps it
+ *   in cache on 10^7-determinant spaces.
  *
  * S₋S₊ is symmetric and the partner's reverse move swaps p and q, so the expectation kernels
  * sum the moves with p < q and double them.
@@ -72,10 +73,22 @@ export interface SpinContext {
   hashHi: Uint32Array;
   hashVals: Int32Array;
   /**
-   * Beta moves grouped by orbital pair, for {@link spinPairsKernel} (empty when the space is
-   * not a full product): for p < q, entries pairOff[p·norb + q]..pairOff[p·norb + q + 1] − 1
-   * are the beta strings b holding p and not q (pairB), the index of b − p + q (pairT) and
-   * the parity #(b below p) + #(b below q) (pairS, 0 or 1).
+   * Beta classes, for {@link spinPairsKernel} (0 when the space has none): the space is the
+   * union over alpha strings a of a × (all beta strings of class alphaClass[a]), the classes
+   * being disjoint — FCI and CAS (one class), FCI and CAS of one irrep (a class per beta
+   * irrep), the same reordered.
+   */
+  classes: number;
+  /** Class of each alpha string's betas, −1 for an alpha string without determinants. */
+  alphaClass: Int32Array;
+  /** Beta strings of class c: classBeta[classOff[c]..classOff[c+1] − 1], ascending. */
+  classOff: Int32Array;
+  classBeta: Int32Array;
+  /**
+   * Beta moves grouped by orbital pair and class (empty without classes): for p < q,
+   * entries pairOff[key]..pairOff[key + 1] − 1 with key = (p·norb + q)·classes + class are
+   * the beta strings b of that class holding p and not q (pairB), the index of b − p + q
+   * (pairT) and the parity #(b below p) + #(b below q) (pairS, 0 or 1).
    */
   pairOff: Int32Array;
   pairB: Int32Array;
@@ -244,10 +257,10 @@ export function spinRowsKernel(
 }
 
 /**
- * Expectation sums of alpha strings [start, end) in a full-product space (lookup 0 or 1,
- * pair lists present): returns [num_r..., den_r...] as {@link spinRowsKernel} does for all
- * determinants (a, ·). Cost O(nBeta) per alpha string plus O(1) per S₋S₊ term, two vector
- * rows per alpha move. Self-contained.
+ * Expectation sums of alpha strings [start, end) in a space with beta classes (lookup 0 or
+ * 1, pair lists present): returns [num_r..., den_r...] as {@link spinRowsKernel} does for all
+ * determinants (a, ·). Cost O(class size) per alpha string plus O(1) per S₋S₊ term, two
+ * vector rows per alpha move. Self-contained.
  * @example
  * const [num, den] = spinPairsKernel(ctx, [c], 0, ctx.alpha.count);
  */
@@ -267,13 +280,20 @@ export function spinPairsKernel(ctx: SpinContext, vecs: readonly Float64Array[],
   const pairB = ctx.pairB;
   const pairT = ctx.pairT;
   const pairS = ctx.pairS;
+  const nC = ctx.classes;
+  const members = ctx.classBeta;
   const dcol = new Float64Array(nB);
   for (let a = start; a < end; a++) {
+    const c = ctx.alphaClass[a]!;
+    if (c < 0) continue;
+    const m0 = ctx.classOff[c]!;
+    const m1 = ctx.classOff[c + 1]!;
     const aLo = A.lo[a]!;
     const aHi = A.hi[a]!;
     const row = a * nB;
     // diagonal: S_z² + S_z + #(b \ a)
-    for (let b = 0; b < nB; b++) {
+    for (let m = m0; m < m1; m++) {
+      const b = members[m]!;
       let x = (B.lo[b]! & ~aLo) >>> 0;
       x -= (x >>> 1) & 0x55555555;
       x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
@@ -281,15 +301,16 @@ export function spinPairsKernel(ctx: SpinContext, vecs: readonly Float64Array[],
       y -= (y >>> 1) & 0x55555555;
       y = (y & 0x33333333) + ((y >>> 2) & 0x33333333);
       const cnt = ((Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff) + ((Math.imul((y + (y >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff);
-      dcol[b] = ctx.szTerm + cnt;
+      dcol[m - m0] = ctx.szTerm + cnt;
     }
     for (let r = 0; r < R; r++) {
       const v = vecs[r]!;
       let num = 0;
       let den = 0;
-      for (let b = 0; b < nB; b++) {
+      for (let m = m0; m < m1; m++) {
+        const b = members[m]!;
         const x = v[dense ? row + b : pix[row + b]!]!;
-        num += dcol[b]! * x * x;
+        num += dcol[m - m0]! * x * x;
         den += x * x;
       }
       // alpha moves q → p with p < q (a holds q, not p), each with the beta moves p → q
@@ -302,16 +323,19 @@ export function spinPairsKernel(ctx: SpinContext, vecs: readonly Float64Array[],
           const ta = A.move[a * aStride + xq * aNv + vp]!;
           if (ta < 0) continue;
           const trow = ta * nB;
-          const e1 = pairOff[p * n + q + 1]!;
+          const key = (p * n + q) * nC + c;
+          const e1 = pairOff[key + 1]!;
           let s = 0;
           if (dense) {
-            for (let e = pairOff[p * n + q]!; e < e1; e++) {
+            for (let e = pairOff[key]!; e < e1; e++) {
               const w = v[trow + pairT[e]!]! * v[row + pairB[e]!]!;
               s += pairS[e] === 1 ? -w : w;
             }
           } else {
-            for (let e = pairOff[p * n + q]!; e < e1; e++) {
-              const w = v[pix[trow + pairT[e]!]!]! * v[pix[row + pairB[e]!]!]!;
+            for (let e = pairOff[key]!; e < e1; e++) {
+              const t = pix[trow + pairT[e]!]!;
+              if (t < 0) continue; // the partner is outside the space
+              const w = v[t]! * v[pix[row + pairB[e]!]!]!;
               s += pairS[e] === 1 ? -w : w;
             }
           }

@@ -56,8 +56,8 @@ export function spinSquaredMatrix(space: DeterminantSpace): CsrMatrix {
 /**
  * ⟨c|S²|c⟩ / ⟨c|c⟩ for several host CI vectors at once, without building S² (the matrix of a
  * 10^7-determinant space would hold ~10^8 entries). Same terms and conventions as
- * {@link spinSquaredMatrix}. Full-product spaces (FCI, CAS) go by alpha string with the
- * vector read row by row; other spaces by determinant. Cost O(size · n_open²) table reads
+ * {@link spinSquaredMatrix}. FCI and CAS spaces (also of one irrep, also reordered) go by
+ * alpha string with the vector read row by row; other spaces by determinant. Cost O(size · n_open²) table reads
  * (hash probes only where a table would be too large), one pass, on the calling thread; see
  * {@link spinSquaredExpectationsParallel} for worker threads.
  * @example
@@ -74,8 +74,8 @@ export function spinSquaredExpectations(space: DeterminantSpace, vectors: readon
 export interface SpinExpectationOptions {
   /**
    * Worker threads besides the main thread: 0 runs on the main thread; 'auto' (default)
-   * uses availableParallelism − 1 workers (at most 15) from 2·10^6 determinants in a full
-   * product (FCI, CAS; ~0.1 s per 10^6 on one thread) or 5·10^5 in other spaces, none below.
+   * uses availableParallelism − 1 workers (at most 15) from 2·10^6 determinants in FCI and
+   * CAS spaces (~0.05 s per 10^6 on one thread) or 5·10^5 in other spaces, none below.
    */
   workers?: number | 'auto';
 }
@@ -173,13 +173,68 @@ function spinStrings(list: StringList, norb: number, limit: number): SpinStrings
   return { ...base, occ, virt, move };
 }
 
+/** Most beta classes for the pair kernel (pair lists hold norb² offsets per class). */
+const MAX_CLASSES = 64;
+
+/**
+ * Beta classes of `space` (see SpinContext.classes), or undefined when the beta strings of
+ * two alpha strings overlap without being equal (e.g. truncated CI). Cost O(n_α·n_β).
+ */
+function betaClasses(
+  space: DeterminantSpace,
+  lookup: number,
+  pairIndex: Int32Array,
+): { count: number; ofAlpha: Int32Array; ofBeta: Int32Array; off: Int32Array; members: Int32Array } | undefined {
+  const nA = space.alpha.count;
+  const nB = space.beta.count;
+  const ofAlpha = new Int32Array(nA);
+  const ofBeta = new Int32Array(nB);
+  if (lookup === 0) {
+    return { count: 1, ofAlpha, ofBeta, off: Int32Array.of(0, nB), members: Int32Array.from({ length: nB }, (_, b) => b) };
+  }
+  ofAlpha.fill(-1);
+  ofBeta.fill(-1);
+  const sizes: number[] = [];
+  for (let a = 0; a < nA; a++) {
+    let c = -1;
+    let fresh = false;
+    let count = 0;
+    for (let b = 0; b < nB; b++) {
+      if (pairIndex[a * nB + b]! < 0) continue;
+      count++;
+      if (c < 0) {
+        c = ofBeta[b]!;
+        fresh = c < 0;
+        if (fresh) {
+          c = sizes.length;
+          if (c >= MAX_CLASSES) return undefined;
+          sizes.push(0);
+        }
+      }
+      if (fresh) {
+        if (ofBeta[b] !== -1) return undefined;
+        ofBeta[b] = c;
+        sizes[c]!++;
+      } else if (ofBeta[b] !== c) return undefined;
+    }
+    if (c >= 0 && count !== sizes[c]) return undefined;
+    ofAlpha[a] = c;
+  }
+  const off = new Int32Array(sizes.length + 1);
+  for (let c = 0; c < sizes.length; c++) off[c + 1] = off[c]! + sizes[c]!;
+  const members = new Int32Array(off[sizes.length]!);
+  const fill = off.slice(0, sizes.length);
+  for (let b = 0; b < nB; b++) if (ofBeta[b]! >= 0) members[fill[ofBeta[b]!]!++] = b;
+  return { count: sizes.length, ofAlpha, ofBeta, off, members };
+}
+
 /** Options of {@link spinContext}: each `false` turns a fast path off (tests, benchmarks). */
 export interface SpinContextOptions {
   /** Per-string move tables (default: when small enough); false: string hash probes. */
   moveTables?: boolean;
   /** Determinant lookup: 'auto' (default) or 'hash' (no arithmetic, no dense table). */
   lookup?: 'auto' | 'hash';
-  /** Beta moves grouped by orbital pair for full products (default true). */
+  /** The alpha-string pair kernel where the space has beta classes (default true). */
   pairs?: boolean;
 }
 
@@ -187,8 +242,9 @@ export interface SpinContextOptions {
  * Flat inputs of the S² kernels for `space` (exported for tests and benchmarks): move tables
  * of both spins (when each holds at most 8 entries per determinant + 2^16), the cheapest
  * determinant lookup (arithmetic for alpha-major full products, a dense table when it holds
- * at most 16 entries per determinant, else the hash), and for full products the beta moves
- * grouped by orbital pair. Cost O(strings · nel · nvirt + n_α·n_β).
+ * at most 16 entries per determinant, else the hash), and where each alpha string pairs with
+ * a whole class of beta strings (FCI, CAS, by irrep) the beta moves grouped by orbital pair
+ * and class. Cost O(strings · nel · nvirt + n_α·n_β).
  * @example
  * const ctx = spinContext(fciSpace(6, 3, 3)); // ctx.lookup === 0, pair lists present
  */
@@ -214,35 +270,40 @@ export function spinContext(space: DeterminantSpace, options: SpinContextOptions
     pairIndex = new Int32Array(cells).fill(-1);
     for (let k = 0; k < space.size; k++) pairIndex[space.detAlpha[k]! * nB + space.detBeta[k]!] = k;
   }
-  // beta moves p → q (p < q) grouped by (p, q), for full products with both move tables
+  const classes = options.pairs !== false && lookup !== 2 && alpha.move.length > 0 && beta.move.length > 0 ? betaClasses(space, lookup, pairIndex) : undefined;
+  const nC = classes?.count ?? 0;
+  // beta moves p → q (p < q) grouped by (p, q) and class
   let pairOff = new Int32Array(0);
   let pairB = new Int32Array(0);
   let pairT = new Int32Array(0);
   let pairS = new Int32Array(0);
-  if (options.pairs !== false && lookup !== 2 && cells === space.size && alpha.move.length > 0 && beta.move.length > 0) {
+  if (classes) {
     const bNel = beta.nel;
     const bNv = beta.nvirt;
-    pairOff = new Int32Array(n * n + 1);
+    const keys = n * n * nC;
+    pairOff = new Int32Array(keys + 1);
     const each = (visit: (key: number, b: number, tb: number, parity: number) => void) => {
       for (let b = 0; b < nB; b++) {
+        const c = classes.ofBeta[b]!;
+        if (c < 0) continue;
         for (let y = 0; y < bNel; y++) {
           const p = beta.occ[b * bNel + y]!;
           for (let w = 0; w < bNv; w++) {
             const q = beta.virt[b * bNv + w]!;
             if (q < p) continue;
             const tb = beta.move[(b * bNel + y) * bNv + w]!;
-            if (tb >= 0) visit(p * n + q, b, tb, (y + q - w) & 1); // #(b below p) + #(b below q)
+            if (tb >= 0) visit((p * n + q) * nC + c, b, tb, (y + q - w) & 1); // #(b below p) + #(b below q)
           }
         }
       }
     };
     each((key) => pairOff[key + 1]!++);
-    for (let i = 0; i < n * n; i++) pairOff[i + 1]! += pairOff[i]!;
-    const total = pairOff[n * n]!;
+    for (let i = 0; i < keys; i++) pairOff[i + 1]! += pairOff[i]!;
+    const total = pairOff[keys]!;
     pairB = new Int32Array(total);
     pairT = new Int32Array(total);
     pairS = new Int32Array(total);
-    const fill = pairOff.slice(0, n * n);
+    const fill = pairOff.slice(0, keys);
     each((key, b, tb, parity) => {
       const e = fill[key]!++;
       pairB[e] = b;
@@ -265,6 +326,10 @@ export function spinContext(space: DeterminantSpace, options: SpinContextOptions
     hashLo: space.detHash.keyLo,
     hashHi: space.detHash.keyHi,
     hashVals: space.detHash.vals,
+    classes: nC,
+    alphaClass: classes?.ofAlpha ?? new Int32Array(0),
+    classOff: classes?.off ?? new Int32Array(0),
+    classBeta: classes?.members ?? new Int32Array(0),
     pairOff,
     pairB,
     pairT,
