@@ -5,7 +5,7 @@
  */
 import type { ScalarLike } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FUSED_G } from '../src/blas1/fused-shaders';
+import { FUSED_G, fusedGroup } from '../src/blas1/fused-shaders';
 import { type GpuContext, type GpuScalar, type GpuVector, GpuVectorSpace } from '../src/index';
 import { EPS32, f32, randomVector, testContext } from './helpers';
 
@@ -17,7 +17,10 @@ beforeAll(async () => {
 });
 
 const SIZES = [0, 1, 255, 257, 100_000];
-const COUNTS = [0, 1, FUSED_G - 1, FUSED_G, FUSED_G + 1, 30];
+// around both the portable group (6) and the largest (14, NVIDIA and lavapipe through Dawn)
+const COUNTS = [0, 1, FUSED_G - 1, FUSED_G, FUSED_G + 1, 13, 14, 15, 30];
+/** Vectors per fused dispatch on the test device. */
+const G = () => fusedGroup(ctx.limits.maxStorageBuffersPerShaderStage);
 const MAX = 30;
 
 /** Coefficient j: a number, a device slot, or a device ratio k·s[num]/s[den] (mixed). */
@@ -96,7 +99,7 @@ describe.each(SIZES)('fused BLAS-1 on n = %i', (n) => {
     const [one] = await s.readMany(s.multiDot([xs[3]!], y));
     const [ref] = await s.readMany([s.dot(xs[3]!, y)]);
     expect(Object.is(one, ref), `multiDot ${one} vs dot ${ref}`).toBe(true);
-    const k = FUSED_G + 1;
+    const k = G() + 1;
     const many = await s.readMany(s.multiDot(xs.slice(0, k), y));
     const dots = await s.readMany(xs.slice(0, k).map((x) => s.dot(x, y)));
     for (let j = 0; j < k; j++) expect(Object.is(many[j], dots[j]), `vector ${j}: ${many[j]} vs ${dots[j]}`).toBe(true);
@@ -108,7 +111,7 @@ describe('fused BLAS-1: dispatch counts and aliasing', () => {
   it('a 30-vector combine and multiDot take ⌈30/G⌉ and 2·⌈30/G⌉ dispatches', async () => {
     const xs = Array.from({ length: 30 }, (_, j) => s.fromArray(randomVector(64, j)));
     const y = s.fromArray(randomVector(64, 99));
-    const groups = Math.ceil(30 / FUSED_G);
+    const groups = Math.ceil(30 / G());
     let d0 = ctx.recorder.dispatches;
     s.combine(
       xs.map((_, j) => j + 1),
@@ -135,5 +138,15 @@ describe('fused BLAS-1: dispatch counts and aliasing', () => {
     const want = Array.from({ length: n }, (_, i) => 4 * (2 * xh[i]! + 0.5 * yh[i]!) - xh[i]!);
     const bad = firstBad(got, want, (i) => 8 * EPS32 * (8 * Math.abs(xh[i]!) + 2 * Math.abs(yh[i]!) + Math.abs(xh[i]!)));
     expect(bad, bad >= 0 ? `index ${bad}: got ${got[bad]}, want ${want[bad]}` : '').toBe(-1);
+  });
+});
+
+describe('fusedGroup', () => {
+  it('leaves two bindings free and stays within 1..14', () => {
+    expect(fusedGroup(8)).toBe(6);
+    expect(fusedGroup(16)).toBe(14);
+    expect(fusedGroup(1_000_000)).toBe(14);
+    expect(fusedGroup(2)).toBe(1);
+    expect(G()).toBe(fusedGroup(ctx.limits.maxStorageBuffersPerShaderStage));
   });
 });

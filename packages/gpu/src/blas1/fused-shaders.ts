@@ -10,34 +10,51 @@ import { entryArgs, preamble, type WgslBinding, workgroupSum } from '../kernels/
 import { DOT_CHUNK, DOT_ITEMS, elementKernelWgsl, f32arr, WG } from './shaders';
 
 /**
- * Vectors per fused dispatch: the storage bindings (combine: scalars + G x's + y; multiDot
- * stage 1: y + G x's + partials) stay within WebGPU's default 8 storage buffers per stage.
+ * Vectors per fused dispatch within WebGPU's default limit of 8 storage buffers per stage
+ * (combine: scalars + G x's + y; multiDot stage 1: y + G x's + partials).
  */
 export const FUSED_G = 6;
 
+/** Largest group: 5 + 3·G uniform words of combine must fit the 64-word block. */
+export const FUSED_G_MAX = 14;
+
+/**
+ * Vectors per fused dispatch on a device with `maxStorageBuffers` storage buffers per shader
+ * stage: that minus the two other bindings, at most {@link FUSED_G_MAX} (NVIDIA through Dawn:
+ * 16 → 14, so a 30-vector Gram–Schmidt pass takes 3 dispatches instead of 5).
+ * @example fusedGroup(8) // 6
+ */
+export function fusedGroup(maxStorageBuffers: number): number {
+  return Math.max(1, Math.min(FUSED_G_MAX, Math.floor(maxStorageBuffers) - 2));
+}
+
 const range = (n: number): number[] => Array.from({ length: n }, (_, j) => j);
-const xBindings = range(FUSED_G).map((j) => f32arr(`x${j}`, 'r'));
+const xBindings = (g: number) => range(g).map((j) => f32arr(`x${j}`, 'r'));
 
-/** Combine uniforms: n, vector count m, β and one (num, den, k) operand per vector. */
-export const COMBINE_UNIFORMS = [
-  ['n', 'u32'],
-  ['m', 'u32'],
-  ['b_num', 'i32'],
-  ['b_den', 'i32'],
-  ['b_k', 'f32'],
-  ...range(FUSED_G).flatMap((j) => [
-    [`c${j}_num`, 'i32'],
-    [`c${j}_den`, 'i32'],
-    [`c${j}_k`, 'f32'],
-  ]),
-] as [string, 'u32' | 'i32' | 'f32'][];
+/** Combine uniforms: n, vector count m, β and one (num, den, k) operand per vector (g vectors). */
+export function combineUniforms(g: number): [string, 'u32' | 'i32' | 'f32'][] {
+  return [
+    ['n', 'u32'],
+    ['m', 'u32'],
+    ['b_num', 'i32'],
+    ['b_den', 'i32'],
+    ['b_k', 'f32'],
+    ...range(g).flatMap((j) => [
+      [`c${j}_num`, 'i32'],
+      [`c${j}_den`, 'i32'],
+      [`c${j}_k`, 'f32'],
+    ]),
+  ] as [string, 'u32' | 'i32' | 'f32'][];
+}
 
-/** Combine bindings: scalar slots, x0…x(G−1) (unused ones bound to any readable buffer), y. */
-export const COMBINE_BINDINGS: WgslBinding[] = [f32arr('sc', 'r'), ...xBindings, f32arr('y', 'w')];
+/** Combine bindings: scalar slots, x0…x(g−1) (unused ones bound to any readable buffer), y. */
+export function combineBindings(g: number): WgslBinding[] {
+  return [f32arr('sc', 'r'), ...xBindings(g), f32arr('y', 'w')];
+}
 
-/** y[i] = β·y[i] + Σ_{j<m} c_j·x_j[i], j ascending (β = 0 ignores y, even NaN). */
-export function combineWgsl(): string {
-  const terms = range(FUSED_G)
+/** y[i] = β·y[i] + Σ_{j<m} c_j·x_j[i], j ascending (β = 0 ignores y, even NaN); g vectors per dispatch. */
+export function combineWgsl(g: number = FUSED_G): string {
+  const terms = range(g)
     .map((j) => `  if (u.m > ${j}u) { acc = acc + operand(u.c${j}_num, u.c${j}_den, u.c${j}_k) * x${j}[i]; }`)
     .join('\n');
   const body = `let b = operand(u.b_num, u.b_den, u.b_k);
@@ -45,27 +62,29 @@ export function combineWgsl(): string {
   if (b != 0.0) { acc = b * y[i]; }
 ${terms}
   y[i] = acc;`;
-  return elementKernelWgsl(COMBINE_UNIFORMS, COMBINE_BINDINGS, body);
+  return elementKernelWgsl(combineUniforms(g), combineBindings(g), body);
 }
 
-/** Multi-dot stage 1 bindings: y, x0…x(G−1), partials. */
-export const MULTIDOT1_BINDINGS: WgslBinding[] = [f32arr('y', 'r'), ...xBindings, f32arr('partial', 'w')];
+/** Multi-dot stage 1 bindings: y, x0…x(g−1), partials. */
+export function multiDot1Bindings(g: number): WgslBinding[] {
+  return [f32arr('y', 'r'), ...xBindings(g), f32arr('partial', 'w')];
+}
 
 /**
  * partial[out + j·groups + g] = Σ over chunk g of x_j[i]·y[i] for j < m: each workgroup reads
  * its chunk of y once and of each x_j once; same order as dot stage 1.
  */
-export function multiDot1Wgsl(): string {
-  const decl = range(FUSED_G)
+export function multiDot1Wgsl(g: number = FUSED_G): string {
+  const decl = range(g)
     .map((j) => `  var s${j} = 0.0;`)
     .join('\n');
-  const acc = range(FUSED_G)
+  const acc = range(g)
     .map((j) => `      if (u.m > ${j}u) { s${j} = s${j} + x${j}[i] * yi; }`)
     .join('\n');
-  const red = range(FUSED_G)
+  const red = range(g)
     .map((j) => `  if (u.m > ${j}u) {\n    let t${j} = red_sum(lid, s${j});\n    if (lid == 0u) { partial[u.out + ${j}u * u.groups + g] = t${j}; }\n  }`)
     .join('\n');
-  return `${preamble([['n', 'u32'], ['groups', 'u32'], ['out', 'u32'], ['m', 'u32']], MULTIDOT1_BINDINGS)}
+  return `${preamble([['n', 'u32'], ['groups', 'u32'], ['out', 'u32'], ['m', 'u32']], multiDot1Bindings(g))}
 ${workgroupSum('red', WG)}
 @compute @workgroup_size(${WG})
 fn main(${entryArgs()}) {
@@ -84,14 +103,10 @@ ${red}
 }`;
 }
 
-/** Multi-dot stage 2 uniforms: partials per vector, first partial, mode, m and G slots. */
-export const MULTIDOT2_UNIFORMS = [
-  ['count', 'u32'],
-  ['first', 'u32'],
-  ['mode', 'u32'],
-  ['m', 'u32'],
-  ...range(FUSED_G).map((j) => [`slot${j}`, 'u32']),
-] as [string, 'u32' | 'i32' | 'f32'][];
+/** Multi-dot stage 2 uniforms: partials per vector, first partial, mode, m and g slots. */
+export function multiDot2Uniforms(g: number): [string, 'u32' | 'i32' | 'f32'][] {
+  return [['count', 'u32'], ['first', 'u32'], ['mode', 'u32'], ['m', 'u32'], ...range(g).map((j) => [`slot${j}`, 'u32'])] as [string, 'u32' | 'i32' | 'f32'][];
+}
 
 /** Multi-dot stage 2 bindings: partials, scalar slots. */
 export const MULTIDOT2_BINDINGS: WgslBinding[] = [f32arr('partial', 'r'), f32arr('sc', 'w')];
@@ -100,11 +115,11 @@ export const MULTIDOT2_BINDINGS: WgslBinding[] = [f32arr('partial', 'r'), f32arr
  * Workgroup j < m: sc[slot_j] = Σ partial[first + j·count …][0..count) (mode 1: sqrt), the
  * same stride-WG loop and tree as dot stage 2.
  */
-export function multiDot2Wgsl(): string {
-  const slots = range(FUSED_G)
+export function multiDot2Wgsl(g: number = FUSED_G): string {
+  const slots = range(g)
     .map((j) => `    case ${j}u: { slot = u.slot${j}; }`)
     .join('\n');
-  return `${preamble(MULTIDOT2_UNIFORMS, MULTIDOT2_BINDINGS)}
+  return `${preamble(multiDot2Uniforms(g), MULTIDOT2_BINDINGS)}
 ${workgroupSum('red', WG)}
 @compute @workgroup_size(${WG})
 fn main(${entryArgs()}) {

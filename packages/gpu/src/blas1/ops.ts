@@ -5,18 +5,10 @@
  */
 import type { GpuContext } from '../device/context';
 import type { PipelineEntry } from '../device/pipelines';
+import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { Uniforms } from '../memory/recorder';
-import { signature } from '../kernels/wgsl/index';
-import {
-  COMBINE_BINDINGS,
-  combineWgsl,
-  FUSED_G,
-  MULTIDOT1_BINDINGS,
-  MULTIDOT2_BINDINGS,
-  multiDot1Wgsl,
-  multiDot2Wgsl,
-} from './fused-shaders';
+import { combineBindings, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl } from './fused-shaders';
 import { ScalarPool } from './scalar-pool';
 import {
   DOT_CHUNK,
@@ -48,10 +40,13 @@ export const imm = (k: number): Operand => ({ num: -1, den: -1, k });
 /** BLAS-1 state of one context: scalar slots and the reduction scratch. */
 export class Blas1 {
   readonly scalars: ScalarPool;
+  /** Vectors per fused combine / multiDot dispatch on this device ({@link fusedGroup}). */
+  readonly group: number;
   private partial: GpuBuf;
 
   private constructor(readonly ctx: GpuContext) {
     this.scalars = new ScalarPool(ctx);
+    this.group = fusedGroup(ctx.limits.maxStorageBuffersPerShaderStage);
     this.partial = ctx.buffers.acquire(4096 * 4, undefined, 'dot-partials');
   }
 
@@ -145,7 +140,7 @@ export class Blas1 {
 
   /**
    * y = β·y + Σ_j c_j·x_j (β = 0 ignores y, even NaN): one dispatch per group of up to
-   * {@link FUSED_G} vectors, summing j ascending in each invocation (deterministic); groups after
+   * {@link Blas1.group} vectors, summing j ascending in each invocation (deterministic); groups after
    * the first use β = 1. An x aliasing y falls back to one axpby per vector (same result as the
    * sequential updates). O(k·n) reads, ⌈k/G⌉ dispatches for k ≥ 1 vectors (none for k = 0).
    * @example b1.combine([imm(2), h], [v0, v1], imm(0), w, n); // w = 2·v0 + h·v1
@@ -158,9 +153,10 @@ export class Blas1 {
       });
       return;
     }
-    const p = this.pipe('combine', combineWgsl, signature(COMBINE_BINDINGS));
-    for (let first = 0; first < xs.length; first += FUSED_G) {
-      const m = Math.min(FUSED_G, xs.length - first);
+    const G = this.group;
+    const p = this.pipe(`combine${G}`, () => combineWgsl(G), signature(combineBindings(G)));
+    for (let first = 0; first < xs.length; first += G) {
+      const m = Math.min(G, xs.length - first);
       const b = first === 0 ? beta : imm(1);
       const u = new Uniforms();
       u.u[0] = n;
@@ -169,7 +165,7 @@ export class Blas1 {
       u.i[3] = b.den;
       u.f[4] = b.k;
       const bufs: GpuBuf[] = [];
-      for (let j = 0; j < FUSED_G; j++) {
+      for (let j = 0; j < G; j++) {
         const c = j < m ? coeffs[first + j]! : imm(0);
         u.i[5 + 3 * j] = c.num;
         u.i[6 + 3 * j] = c.den;
@@ -182,7 +178,7 @@ export class Blas1 {
 
   /**
    * s[slot_j] = xs[j]·y for each j (sqrt of it when `sqrt`), fused: per group of up to
-   * {@link FUSED_G} vectors one stage-1 dispatch (each workgroup reads its chunk of y once) and
+   * {@link Blas1.group} vectors one stage-1 dispatch (each workgroup reads its chunk of y once) and
    * one stage-2 dispatch; the same orders as {@link Blas1.dots}, so a single vector gives the
    * same bits. O(k·n) reads, 2·⌈k/G⌉ dispatches.
    * @example b1.multiDots([v0, v1], w, n, [s0, s1]);
@@ -190,20 +186,21 @@ export class Blas1 {
   multiDots(xs: readonly GpuBuf[], y: GpuBuf, n: number, slots: readonly number[], sqrt = false): void {
     const groups = Math.ceil(n / DOT_CHUNK);
     this.ensurePartial(Math.max(1, groups * xs.length));
-    const p1 = this.pipe('multidot1', multiDot1Wgsl, signature(MULTIDOT1_BINDINGS));
-    const p2 = this.pipe('multidot2', multiDot2Wgsl, signature(MULTIDOT2_BINDINGS));
-    for (let first = 0; first < xs.length; first += FUSED_G) {
-      const m = Math.min(FUSED_G, xs.length - first);
+    const G = this.group;
+    const p1 = this.pipe(`multidot1-${G}`, () => multiDot1Wgsl(G), signature(multiDot1Bindings(G)));
+    const p2 = this.pipe(`multidot2-${G}`, () => multiDot2Wgsl(G), signature(MULTIDOT2_BINDINGS));
+    for (let first = 0; first < xs.length; first += G) {
+      const m = Math.min(G, xs.length - first);
       const u = new Uniforms();
       u.u[0] = n;
       u.u[1] = groups;
       u.u[2] = first * groups;
       u.u[3] = m;
-      const bufs = Array.from({ length: FUSED_G }, (_, j) => xs[first + Math.min(j, m - 1)]!);
+      const bufs = Array.from({ length: G }, (_, j) => xs[first + Math.min(j, m - 1)]!);
       this.ctx.recorder.dispatch(p1, [y, ...bufs, this.partial], u, groups);
     }
-    for (let first = 0; first < xs.length; first += FUSED_G) {
-      const m = Math.min(FUSED_G, xs.length - first);
+    for (let first = 0; first < xs.length; first += G) {
+      const m = Math.min(G, xs.length - first);
       const u = new Uniforms();
       u.u[0] = groups;
       u.u[1] = first * groups;
