@@ -15,7 +15,7 @@
  *
  *   node .gpukit/app/solvers.mjs --out $OUT/solvers.json [--cd 1000,2000] [--hubbard 12] [--k 4]
  *     [--gmres-iters 300] [--restart 30] [--kernel csr-scalar] [--dump DIR] [--refine-max-rows N]
- *     [--blas 1000000,4000000] [--unsafe]
+ *     [--blas 1000000,4000000] [--ortho cgs2,cgs] [--unsafe]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -34,6 +34,8 @@ const hubbard = (opt('--hubbard') ?? '12').split(',').filter(Boolean).map(Number
 const k = Number(opt('--k') ?? 4);
 const gmresIters = Number(opt('--gmres-iters') ?? 300);
 const restart = Number(opt('--restart') ?? 30);
+/** Gram–Schmidt variants of the timed GMRES runs ('cgs2' is the default; 'cgs' is CuPy's). */
+const orthos = (opt('--ortho') ?? 'cgs2,cgs').split(',') as ('cgs2' | 'cgs' | 'mgs')[];
 const kernel = opt('--kernel') ?? 'csr-scalar';
 const dumpDir = opt('--dump');
 /** Vector lengths of the BLAS-1 breakdown (GPU time by timestamps and wall time per call). */
@@ -100,17 +102,19 @@ for (const n of cdGrids) {
   const op = gpuOperatorFromCsr(ctx, a, { kernel });
   const bHost = csrSpmv(a, new Float64Array(a.rows).fill(1));
   const b = space.fromArray(bHost);
-  const warm = await gmres(space, op, b, { restart, rtol: 1e-30, maxIterations: restart }); // pipelines
-  space.release(warm.x);
-  await ctx.finish();
-  const t0 = performance.now();
-  const r = await gmres(space, op, b, { restart, rtol: 1e-30, maxIterations: gmresIters });
-  await ctx.finish();
-  const ms = performance.now() - t0;
-  space.release(r.x);
-  const row = { problem: name, solver: `gmres(${restart})`, precision: 'f32', rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerIter: ms / Math.max(1, r.iterations) };
-  rows.push(row);
-  console.log(`${name} gmres(${restart}) f32: ${r.iterations} iterations (${r.reason}), ${row.msPerIter.toFixed(4)} ms/iter, ${r.stats.readbacks} readbacks`);
+  for (const orthogonalization of orthos) {
+    const warm = await gmres(space, op, b, { restart, rtol: 1e-30, maxIterations: restart, orthogonalization }); // pipelines
+    space.release(warm.x);
+    await ctx.finish();
+    const t0 = performance.now();
+    const r = await gmres(space, op, b, { restart, rtol: 1e-30, maxIterations: gmresIters, orthogonalization });
+    await ctx.finish();
+    const ms = performance.now() - t0;
+    space.release(r.x);
+    const row = { problem: name, solver: `gmres(${restart}) ${orthogonalization}`, precision: 'f32', rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerIter: ms / Math.max(1, r.iterations) };
+    rows.push(row);
+    console.log(`${name} gmres(${restart}) ${orthogonalization} f32: ${r.iterations} iterations (${r.reason}), ${row.msPerIter.toFixed(4)} ms/iter, ${r.stats.readbacks} readbacks`);
+  }
   if (a.rows > refineMaxRows) {
     op.dispose();
     space.release(b);

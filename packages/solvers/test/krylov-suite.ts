@@ -332,11 +332,13 @@ export function krylovSuite<V, S>(backend: KrylovBackend<V, S>): void {
       }
     });
 
-    it('gmres: mgs and cgs2 agree; a short restart still converges', async () => {
+    it('gmres: mgs, cgs2 and cgs agree; a short restart still converges', async () => {
       const a = convectionDiffusion(8, 1);
       const m1 = await solveAndCheck('gmres', a, { orthogonalization: 'mgs', checkEvery: 1 });
       const m2 = await solveAndCheck('gmres', a, { orthogonalization: 'cgs2', checkEvery: 1 });
+      const m3 = await solveAndCheck('gmres', a, { orthogonalization: 'cgs', checkEvery: 1 });
       expect(Math.abs(m1.res.iterations - m2.res.iterations)).toBeLessThanOrEqual(2);
+      expect(Math.abs(m3.res.iterations - m2.res.iterations)).toBeLessThanOrEqual(2);
       const short = await solveAndCheck('gmres', a, { restart: 5, checkEvery: 1 });
       expect(short.res.method).toBe('gmres(5)');
       expect(short.res.iterations).toBeGreaterThan(m2.res.iterations);
