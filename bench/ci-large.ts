@@ -8,7 +8,7 @@
  * L = 13 gives C(13,7)·C(13,6) = 2 944 656 determinants; and FCIDUMP files given on the command
  * line (e.g. H10 STO-6G, 63 504 determinants, 28 M non-zeros).
  *
- *   node .gpukit/app/ci-large.mjs --out $OUT/ci.json [--sites 13] [--no-host | --host-only] [files...]
+ *   node .gpukit/app/ci-large.mjs --out $OUT/ci.json [--sites 13] [--no-host | --host-only] [--workers N] [files...]
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -22,7 +22,8 @@ const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undef
 const out = opt('--out') ?? 'bench/out/ci-large.json';
 const sites = Number(opt('--sites') ?? 13);
 const kernel = opt('--kernel') ?? 'csr-vector';
-const valueArgs = new Set(['--out', '--sites', '--kernel'].map(opt).filter(Boolean) as string[]);
+const workers = opt('--workers') === undefined ? 'auto' : Number(opt('--workers'));
+const valueArgs = new Set(['--out', '--sites', '--kernel', '--workers'].map(opt).filter(Boolean) as string[]);
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 function gpuBackend(ctx: GpuContext): CiBackend<unknown, unknown> {
@@ -54,7 +55,7 @@ for (const [name, text] of systems) {
       space: 'fci',
       nroots: 1,
       solver: 'davidson',
-      workers: 'auto',
+      workers,
       backend: which === 'webgpu' ? gpuBackend(ctx) : (hostBackend() as never),
       onProgress: (p) => {
         if (p.stage === 'solve' && p.iteration % 10 === 0) console.log(`  ${which} iter ${p.iteration} ${p.values.map((v) => v.toFixed(10)).join(' ')}`);

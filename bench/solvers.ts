@@ -18,12 +18,13 @@
  *     [--blas 1000000,4000000] [--ortho cgs2,cgs] [--unsafe]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { buildCiSpace } from '../packages/chem/src/determinants/build';
 import { assembleHamiltonian, parseFcidump } from '../packages/chem/src/index';
 import { type CsrMatrix, csrSpmv, generators, HostOperator } from '../packages/formats/src/index';
 import { createGpuContext, GpuVectorSpace, gpuOperatorFromCsr, timeGpu } from '../packages/gpu/src/index';
 import { eigsMixed, gmres, lanczos, refinedSolve } from '../packages/solvers/src/index';
+import { dumpCsr } from './dump';
 import { hubbardFcidump } from './hubbard';
 
 const argv = process.argv.slice(2);
@@ -44,14 +45,7 @@ const blasSizes = (opt('--blas') ?? '').split(',').filter(Boolean).map(Number);
 const refineMaxRows = Number(opt('--refine-max-rows') ?? 1.1e6);
 
 function dump(name: string, a: CsrMatrix): void {
-  if (!dumpDir) return;
-  mkdirSync(dumpDir, { recursive: true });
-  const base = join(dumpDir, name);
-  writeFileSync(`${base}.rowptr`, new Uint8Array(a.rowPtr.buffer, a.rowPtr.byteOffset, a.rowPtr.byteLength));
-  writeFileSync(`${base}.cols`, new Uint8Array(a.colIdx.buffer, a.colIdx.byteOffset, a.colIdx.byteLength));
-  const v32 = Float32Array.from(a.values);
-  for (let i = 0; i < v32.length; i++) if (v32[i] !== a.values[i]) throw new Error(`dump ${name}: value ${a.values[i]} at position ${i} is not exact in float32`);
-  writeFileSync(`${base}.vals`, new Uint8Array(v32.buffer));
+  if (dumpDir) dumpCsr(dumpDir, name, a, true);
 }
 
 const ctx = await createGpuContext({ unsafe: argv.includes('--unsafe') });

@@ -18,9 +18,10 @@
  * --no-variants (defaults only; --sweep id,id keeps the variants of those kernels), --dump DIR (write NAME.rowptr/.cols/.vals for .gpukit/cusparse_anchor.py).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { type CsrMatrix, csrNnz, csrSpmv, getFormat, readMatrixMarket } from '@gpusparse/formats';
 import { Blas1, createGpuContext, entryArgs, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
+import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
 
 const argv = process.argv.slice(2);
@@ -169,13 +170,7 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
 }
 
 function dump(name: string, a: CsrMatrix): void {
-  if (!dumpDir) return;
-  mkdirSync(dumpDir, { recursive: true });
-  const base = join(dumpDir, name);
-  writeFileSync(`${base}.rowptr`, new Uint8Array(a.rowPtr.buffer, a.rowPtr.byteOffset, a.rowPtr.byteLength));
-  writeFileSync(`${base}.cols`, new Uint8Array(a.colIdx.buffer, a.colIdx.byteOffset, a.colIdx.byteLength));
-  const v = Float32Array.from(a.values);
-  writeFileSync(`${base}.vals`, new Uint8Array(v.buffer));
+  if (dumpDir) dumpCsr(dumpDir, name, a);
 }
 
 async function main(): Promise<void> {

@@ -17,12 +17,14 @@
  * then `node tune.mjs --out $OUT/tune.json [files.mtx ...]`.
  * Flags: --quick (small sizes, few reps), --out FILE, --products N (default 10^5; quick 10^4),
  * --fraction F (default 0.1), --reps N, --only name,name, --kernels id,id (restrict candidates),
- * --max-per-kernel N (cap parameter combinations per kernel), --no-exhaustive, --verbose.
+ * --max-per-kernel N (cap parameter combinations per kernel), --no-exhaustive, --verbose,
+ * --dump DIR (CSR triples for .gpukit/cusparse_anchor.py: the tuned format's ratio to cuSPARSE).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { type CsrMatrix, csrNnz, readMatrixMarket } from '@gpusparse/formats';
 import { type AutotuneOptions, autotune, createGpuContext, type GpuContext, gpuOperatorFromCsr, reportTable, type Trial, type TuningReport, timeGpu, tuneVector, uploadF32 } from '@gpusparse/gpu';
+import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
 
 const argv = process.argv.slice(2);
@@ -39,7 +41,8 @@ const reps = Number(opt('--reps') ?? (quick ? 5 : 20));
 const onlyFilter = opt('--only')?.split(',');
 const kernelFilter = opt('--kernels')?.split(',');
 const maxPerKernel = opt('--max-per-kernel') ? Number(opt('--max-per-kernel')) : undefined;
-const valueArgs = new Set(['--out', '--products', '--fraction', '--reps', '--only', '--kernels', '--max-per-kernel'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
+const dumpDir = opt('--dump');
+const valueArgs = new Set(['--out', '--products', '--fraction', '--reps', '--only', '--kernels', '--max-per-kernel', '--dump'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 const same = (t: Trial, kernel: string, params: Record<string, number>) => t.kernel === kernel && JSON.stringify(t.params) === JSON.stringify(params);
@@ -157,6 +160,7 @@ async function main(): Promise<void> {
     if (onlyFilter && !onlyFilter.some((o) => name.startsWith(o))) continue;
     const a = await make();
     console.log(`${name}: ${a.rows}×${a.cols}, ${csrNnz(a)} nnz`);
+    if (dumpDir) dumpCsr(dumpDir, name, a); // for .gpukit/cusparse_anchor.py in the same call
     try {
       results.push(await tuneMatrix(ctx, name, a));
     } catch (e) {
