@@ -67,19 +67,16 @@ export function emptyRowList(lengths: Int32Array): Int32Array {
   return out;
 }
 
-/** Rows packed together by {@link packBlock}: their slots k are written as one consecutive run. */
-const PACK_TILE = 64;
-const tileStart = new Int32Array(PACK_TILE);
-const tileTake = new Int32Array(PACK_TILE);
-const tilePad = new Int32Array(PACK_TILE);
+/** Rows checked together by {@link tileLengths}, and its scratch. */
+const TILE = 64;
+const tileTake = new Int32Array(TILE);
+const tilePrev = new Int32Array(TILE);
 
 /**
  * Pack one block of rows column-major with the padding convention.
  * Local row r (0 ≤ r < height) holds CSR row `rowOf(r)` (or nothing when rowOf returns −1:
  * a phantom row); at most `width` entries of each row are taken, starting at its first entry.
- * `colIdx` and `values` must be zero where the block lies (fresh arrays): padding values are
- * not written. Rows are packed in tiles of 64, slot by slot, so the writes run through
- * consecutive addresses (a cache-friendly transpose). Cost: O(height·width).
+ * Cost: O(height·width).
  */
 export function packBlock(
   a: CsrMatrix,
@@ -90,41 +87,23 @@ export function packBlock(
   colIdx: Int32Array,
   values: Float64Array,
 ): void {
-  const { rowPtr, colIdx: ac, values: av } = a;
-  for (let r0 = 0; r0 < height; r0 += PACK_TILE) {
-    const h = Math.min(PACK_TILE, height - r0);
-    let minTake = width;
-    for (let t = 0; t < h; t++) {
-      const i = rowOf(r0 + t);
-      let s = 0;
-      let take = 0;
-      if (i >= 0) {
-        s = rowPtr[i]!;
-        take = Math.min(width, rowPtr[i + 1]! - s);
-      }
-      tileStart[t] = s;
-      tileTake[t] = take;
-      // padding: value 0 (the arrays start zeroed), column = last real column (0 when none)
-      tilePad[t] = take > 0 ? ac[s + take - 1]! : 0;
-      if (take < minTake) minTake = take;
+  for (let r = 0; r < height; r++) {
+    const i = rowOf(r);
+    let take = 0;
+    let s = 0;
+    if (i >= 0) {
+      s = a.rowPtr[i]!;
+      take = Math.min(width, a.rowPtr[i + 1]! - s);
     }
-    let base = offset + r0;
-    for (let k = 0; k < minTake; k++, base += height) {
-      for (let t = 0; t < h; t++) {
-        const q = tileStart[t]! + k;
-        colIdx[base + t] = ac[q]!;
-        values[base + t] = av[q]!;
-      }
+    let pad = 0;
+    for (let k = 0; k < take; k++) {
+      const p = offset + k * height + r;
+      pad = a.colIdx[s + k]!;
+      colIdx[p] = pad;
+      values[p] = a.values[s + k]!;
     }
-    for (let k = minTake; k < width; k++, base += height) {
-      for (let t = 0; t < h; t++) {
-        if (k < tileTake[t]!) {
-          const q = tileStart[t]! + k;
-          colIdx[base + t] = ac[q]!;
-          values[base + t] = av[q]!;
-        } else colIdx[base + t] = tilePad[t]!;
-      }
-    }
+    // padding: value 0 (the arrays start zeroed), column = last real column (0 when none)
+    for (let k = take; k < width; k++) colIdx[offset + k * height + r] = pad;
   }
 }
 
@@ -177,8 +156,6 @@ export function decodeRowLength(
   }
   return width;
 }
-
-const tilePrev = new Int32Array(PACK_TILE);
 
 /**
  * Fast path of {@link decodeRowLength} / {@link checkKnownRow} for `h` ≤ 64 consecutive packed

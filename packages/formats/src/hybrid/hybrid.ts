@@ -17,7 +17,7 @@ import { InvalidMatrixError, InvalidParameterError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
 import { validateCsr } from '../csr/csr';
-import { checkKnownRow, checkLength, checkSlots, packBlock, rowLengths, spmvArgs, tileLengths } from '../ell/ell-layout';
+import { checkKnownRow, checkLength, checkSlots, packBlock, rowLengths, spmvArgs } from '../ell/ell-layout';
 import { hybridAutoBoundary } from './auto-boundary';
 
 /** Parameters of the hybrid format. */
@@ -119,8 +119,6 @@ export function validateHybrid(m: HybridMatrix): void {
   checkLength(where, 'startArr', m.startArr, rows);
   checkLength(where, 'endArr', m.endArr, rows);
   checkLength(where, 'csrValues', m.csrValues, m.csrColIdx.length);
-  if (hybridRowsValid(m)) return;
-  // some rule is broken: row by row, for the exact error
   let index = 0;
   for (let i = 0; i < rows; i++) {
     const len = m.rowLength[i]!;
@@ -142,42 +140,6 @@ export function validateHybrid(m: HybridMatrix): void {
     index = e;
   }
   if (index !== m.csrColIdx.length) throw new InvalidMatrixError(where, `CSR part holds ${m.csrColIdx.length} entries but the rows use ${index}`);
-}
-
-/**
- * The per-row checks of {@link validateHybrid} (array sizes already checked), the ELL part 64
- * rows at a time, slot by slot ({@link tileLengths}: consecutive reads of the column-major
- * slots). True when every rule holds; false at the first broken one. Cost: O(rows·B + csrNnz).
- */
-function hybridRowsValid(m: HybridMatrix): boolean {
-  const { rows, cols, boundary: B, rowLength, ellColIdx, csrColIdx } = m;
-  const known = new Int32Array(64);
-  const empty = new Uint8Array(64);
-  const out = new Int32Array(64);
-  let index = 0;
-  for (let r0 = 0; r0 < rows; r0 += 64) {
-    const h = Math.min(64, rows - r0);
-    for (let t = 0; t < h; t++) {
-      const len = rowLength[r0 + t]!;
-      if (!(len >= 0)) return false;
-      known[t] = Math.min(len, B);
-    }
-    if (!tileLengths(ellColIdx, m.ellValues, r0, rows, h, B, cols, known, empty, out, 0)) return false;
-    for (let t = 0; t < h; t++) {
-      const i = r0 + t;
-      const s = m.startArr[i]!;
-      const e = m.endArr[i]!;
-      if (s !== index || e - s !== Math.max(0, rowLength[i]! - B) || e > csrColIdx.length) return false;
-      let c0 = known[t]! > 0 ? ellColIdx[(known[t]! - 1) * rows + i]! : -1; // the row's last ELL column
-      for (let k = s; k < e; k++) {
-        const c = csrColIdx[k]!;
-        if (!(c > c0 && c < cols)) return false;
-        c0 = c;
-      }
-      index = e;
-    }
-  }
-  return index === csrColIdx.length;
 }
 
 /** Hybrid → canonical CSR, exact (bit-identical values, explicit zeros kept); validates first. * @example

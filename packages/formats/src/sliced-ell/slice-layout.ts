@@ -12,7 +12,7 @@
 import { InvalidMatrixError } from '../core/errors';
 import type { CsrMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { checkKnownRow, checkLength, checkPadding, checkSlots, decodeRowLength, gatherCsr, packBlock, tileLengths } from '../ell/ell-layout';
+import { checkKnownRow, checkLength, checkPadding, checkSlots, decodeRowLength, gatherCsr, packBlock } from '../ell/ell-layout';
 
 /** The arrays every sliced format has. Row positions p map to matrix rows through an order. */
 export interface SlicedArrays {
@@ -111,7 +111,7 @@ export function invertOrder(order: Int32Array, rows: number, where: string): Int
  * from `rowLength` (the -R formats, indexed by matrix row) or, when null, from the padding
  * convention with `empty` flags (indexed by matrix row). Returns, per matrix row, the first
  * slot, the stride and the length. Throws InvalidMatrixError naming the row and slot.
- * Cost: O(rows + stored slots), each slice read where it lies (cache-friendly).
+ * Cost: O(rows + stored slots); row by row, which suits a slice's small contiguous block.
  */
 export function slicesValidate(
   m: SlicedArrays,
@@ -127,8 +127,6 @@ export function slicesValidate(
   const base = new Int32Array(rows);
   const strideOf = new Int32Array(rows);
   const lengths = new Int32Array(rows);
-  if (slicesTileLengths(m, order, rowLength, empty, base, strideOf, lengths)) return { base, strideOf, lengths };
-  // some slot breaks the rules: the row-by-row checks below throw the exact error
   const ns = sliceCount(rows, m.height);
   for (let s = 0; s < ns; s++) {
     const { count, stride } = sliceRows(rows, m.height, m.padLast, s);
@@ -154,57 +152,6 @@ export function slicesValidate(
   }
   return { base, strideOf, lengths };
 }
-
-/**
- * The fast path of {@link slicesValidate} (checked pointers and order assumed): each slice's
- * rows in tiles of 64, slot by slot ({@link tileLengths}). Fills base, strideOf and lengths per
- * matrix row and returns true, or returns false at the first rule broken. Cost: O(rows + slots).
- */
-function slicesTileLengths(
-  m: SlicedArrays,
-  order: Int32Array | null,
-  rowLength: Int32Array | null,
-  empty: Uint8Array | null,
-  base: Int32Array,
-  strideOf: Int32Array,
-  lengths: Int32Array,
-): boolean {
-  const known = new Int32Array(TILE);
-  const emptyTile = new Uint8Array(TILE);
-  const out = new Int32Array(TILE);
-  const ns = sliceCount(m.rows, m.height);
-  for (let s = 0; s < ns; s++) {
-    const { count, stride } = sliceRows(m.rows, m.height, m.padLast, s);
-    const w = m.sliceWidth[s]!;
-    for (let r0 = 0; r0 < stride; r0 += TILE) {
-      const h = Math.min(TILE, stride - r0);
-      for (let t = 0; t < h; t++) {
-        const r = r0 + t;
-        const phantom = r >= count;
-        const i = phantom ? -1 : order ? order[s * m.height + r]! : s * m.height + r;
-        if (rowLength) {
-          known[t] = phantom ? 0 : rowLength[i]!;
-          if (!(known[t]! >= 0 && known[t]! <= w)) return false;
-        } else {
-          known[t] = -1;
-          emptyTile[t] = phantom || empty![i] === 1 ? 1 : 0;
-        }
-      }
-      if (!tileLengths(m.colIdx, m.values, m.slicePtr[s]! + r0, stride, h, w, m.cols, known, emptyTile, out, 0)) return false;
-      for (let t = 0; t < h && r0 + t < count; t++) {
-        const p = s * m.height + r0 + t;
-        const i = order ? order[p]! : p;
-        base[i] = m.slicePtr[s]! + r0 + t;
-        strideOf[i] = stride;
-        lengths[i] = out[t]!;
-      }
-    }
-  }
-  return true;
-}
-
-/** Rows validated together by {@link slicesTileLengths}. */
-const TILE = 64;
 
 /**
  * Canonical CSR from sliced arrays, validating everything ({@link slicesValidate}).
