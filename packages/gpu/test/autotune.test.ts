@@ -226,6 +226,18 @@ describe('autotune on the device', () => {
     expect(byProducts.report.budgetMs).toBeCloseTo(0.1 * 50 * first.ms!, 9);
   });
 
+  it('times the CSR baseline first: with room for one trial on a stencil (DIA predicted best) CSR is the one timed', async () => {
+    const ctx = await testContext();
+    const a = g.poisson2d(60);
+    const cands: CandidateSpec[] = ['dia', 'ell', 'csr-scalar'];
+    const model = enumerateCandidates(a, profileMatrix(a), kernels, defaultPruneRules, 1000, cands);
+    expect(model[0]!.kernel.format).not.toBe('csr'); // the static model prefers another format here
+    const tiny = await autotune(ctx, a, { cache: false, budgetMs: 1, fraction: 0.1, candidates: cands, reps: 3, ...quiet });
+    expect(tiny.report.timed).toBe(1);
+    expect(tiny.report.trials.find((t) => t.status === 'timed')!.kernel).toBe('csr-scalar');
+    expect(tiny.kernel).toBe('csr-scalar');
+  });
+
   it('a fixed choice or tune: false skips tuning', async () => {
     const ctx = await testContext();
     const a = g.poisson2d(10);
