@@ -15,7 +15,7 @@ import {
   NotSupportedError,
   type VectorSpace,
 } from '@gpusparse/formats';
-import { davidson, davidsonWith, fastCorrector } from '@gpusparse/solvers';
+import { davidson, davidsonWith, fastCorrector, lowestIndices } from '@gpusparse/solvers';
 import { symmetricEigenDense } from './dense-eigen';
 import { type BuildSpaceOptions, buildCiSpace, type SpaceSpec } from './determinants/build';
 import type { Fcidump } from './fcidump/types';
@@ -129,28 +129,6 @@ function pickFormat(requested: string | undefined, referenceSize: number): strin
     }
   }
   return 'csr';
-}
-
-/**
- * Indices of the k smallest entries of d, ascending by value then index (the order a full sort
- * would give), in O(n·k) time for the k ≤ a few roots a CI run asks for — a full sort of 10^7
- * diagonal entries would take tens of seconds.
- * @example lowestIndices(Float64Array.of(3, 1, 2, 1), 3); // [1, 3, 2]
- */
-export function lowestIndices(d: Float64Array, k: number): number[] {
-  const best: number[] = [];
-  const less = (x: number, y: number) => d[x]! < d[y]! || (d[x] === d[y] && x < y);
-  for (let i = 0; i < d.length; i++) {
-    if (best.length === k && !less(i, best[k - 1]!)) continue;
-    let p = best.length === k ? k - 1 : best.length;
-    if (best.length < k) best.push(i);
-    while (p > 0 && less(i, best[p - 1]!)) {
-      best[p] = best[p - 1]!;
-      p--;
-    }
-    best[p] = i;
-  }
-  return best;
 }
 
 /**

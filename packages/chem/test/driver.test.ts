@@ -3,8 +3,9 @@
  * a user backend, progress events, errors; the Reference + Expansion structure measured.
  */
 import { HostOperator, HostVectorSpace, InvalidParameterError, type LinearOperator } from '@gpusparse/formats';
+import { lowestIndices } from '@gpusparse/solvers';
 import { describe, expect, it } from 'vitest';
-import { type CiBackend, type CiProgress, ciEnergies, lowestIndices } from '../src/ci';
+import { type CiBackend, type CiProgress, ciEnergies } from '../src/ci';
 import { buildCiSpace } from '../src/determinants/build';
 import { readFcidump } from '../src/fcidump/node';
 import { assembleHamiltonian } from '../src/hamiltonian/assemble';

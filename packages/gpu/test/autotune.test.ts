@@ -230,7 +230,7 @@ describe('autotune on the device', () => {
     const ctx = await testContext();
     const a = g.poisson2d(60);
     const cands: CandidateSpec[] = ['dia', 'ell', 'csr-scalar'];
-    const model = enumerateCandidates(a, profileMatrix(a), kernels, defaultPruneRules, 1000, cands);
+    const model = enumerateCandidates(a, profileMatrix(a, 1024), kernels, defaultPruneRules, 1000, cands);
     expect(model[0]!.kernel.format).not.toBe('csr'); // the static model prefers another format here
     const tiny = await autotune(ctx, a, { cache: false, budgetMs: 1, fraction: 0.1, candidates: cands, reps: 3, ...quiet });
     expect(tiny.report.timed).toBe(1);
