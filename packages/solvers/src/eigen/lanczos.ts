@@ -35,7 +35,12 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
   v0?: V;
   /** Seed of the random start and deflation vectors (default 1). */
   seed?: number;
-  /** Look for missed copies of multiple eigenvalues after convergence (default true). */
+  /**
+   * Look for missed copies of multiple eigenvalues after convergence (default true): a second
+   * run on the complement of the found vectors, which costs about one more Lanczos run (FCI of
+   * the 11-site Hubbard chain, k = 4, float32: 197 matvecs with the check, 108 without). CuPy's
+   * and ARPACK's eigsh do no such check.
+   */
   checkMultiplicity?: boolean;
   /**
    * Steps recorded between two readbacks of the projections (default 8 in a float32 space —
