@@ -113,21 +113,21 @@ export function banded(n: number, lower: number, upper: number, opts: { seed?: n
 
 /** 2-D 5-point Laplacian on an nx × ny grid (SPD; n = nx·ny). Eigenvalues are known in closed form. */
 export function poisson2d(nx: number, ny = nx): CsrMatrix {
-  return buildRows(
-    nx * ny,
-    nx * ny,
-    (p) => {
-      const i = p % nx;
-      const j = Math.floor(p / nx);
-      const out = [p];
-      if (i > 0) out.push(p - 1);
-      if (i < nx - 1) out.push(p + 1);
-      if (j > 0) out.push(p - nx);
-      if (j < ny - 1) out.push(p + nx);
-      return out;
-    },
-    (a, b) => (a === b ? 4 : -1),
-  );
+  return buildRows(nx * ny, nx * ny, fivePoint(nx, ny), (a, b) => (a === b ? 4 : -1));
+}
+
+/** Columns of row p of a 5-point stencil on an nx × ny grid (row-major, p = i + nx·j). */
+function fivePoint(nx: number, ny: number): (p: number) => number[] {
+  return (p) => {
+    const i = p % nx;
+    const j = Math.floor(p / nx);
+    const out = [p];
+    if (i > 0) out.push(p - 1);
+    if (i < nx - 1) out.push(p + 1);
+    if (j > 0) out.push(p - nx);
+    if (j < ny - 1) out.push(p + nx);
+    return out;
+  };
 }
 
 /**
@@ -139,21 +139,7 @@ export function poisson2d(nx: number, ny = nx): CsrMatrix {
  * @example convectionDiffusion2d(100, 100, 0.5, 0.25).rows; // 10000
  */
 export function convectionDiffusion2d(nx: number, ny = nx, wx = 0.5, wy = 0.25): CsrMatrix {
-  return buildRows(
-    nx * ny,
-    nx * ny,
-    (p) => {
-      const i = p % nx;
-      const j = Math.floor(p / nx);
-      const out = [p];
-      if (i > 0) out.push(p - 1);
-      if (i < nx - 1) out.push(p + 1);
-      if (j > 0) out.push(p - nx);
-      if (j < ny - 1) out.push(p + nx);
-      return out;
-    },
-    (a, b) => (a === b ? 4 : b === a - 1 ? -1 - wx / 2 : b === a + 1 ? -1 + wx / 2 : b < a ? -1 - wy / 2 : -1 + wy / 2),
-  );
+  return buildRows(nx * ny, nx * ny, fivePoint(nx, ny), (a, b) => (a === b ? 4 : b === a - 1 ? -1 - wx / 2 : b === a + 1 ? -1 + wx / 2 : b < a ? -1 - wy / 2 : -1 + wy / 2));
 }
 
 /** 3-D 7-point Laplacian on an n × n × n grid (SPD). */
