@@ -120,9 +120,12 @@ function checkVectors(space: DeterminantSpace, vectors: readonly Float64Array[],
   });
 }
 
-/** [num_r..., den_r...] → num_r / den_r. */
+/**
+ * [num_r..., den_r...] → num_r / den_r, at least 0: S² is positive semidefinite, and a singlet's
+ * cancelling terms can round to −1e-17 (printed as "-0.0000").
+ */
 function ratios(sums: Float64Array, count: number): number[] {
-  return Array.from({ length: count }, (_, r) => sums[r]! / sums[count + r]!);
+  return Array.from({ length: count }, (_, r) => Math.max(0, sums[r]! / sums[count + r]!));
 }
 
 /** availableParallelism − 1, at most 15 (0 where node:os is missing). */
