@@ -90,7 +90,7 @@ describe('lowestIndices', () => {
   it('equals the first k of a full sort by (value, index), ties included', () => {
     let seed = 7;
     const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    for (const [n, k] of [[0, 1], [1, 1], [5, 5], [1000, 1], [1000, 7], [300, 300]] as const) {
+    for (const [n, k] of [[0, 1], [1, 1], [5, 5], [5, 9], [1000, 0], [1000, 1], [1000, 7], [1000, 64], [1000, 65], [300, 300]] as const) {
       const d = Float64Array.from({ length: n }, () => Math.floor(rand() * 20) / 4); // many ties
       const want = Array.from(d.keys()).sort((x, y) => d[x]! - d[y]! || x - y).slice(0, k);
       expect(lowestIndices(d, k)).toEqual(want);

@@ -43,18 +43,25 @@ export interface DavidsonOptions<V> extends EigenBaseOptions {
 const CLAMP = 1e-8;
 
 /**
- * Indices of the k smallest entries of d (Davidson's initial guess: the lowest diagonal entries), ascending by value then index (the order a full sort
- * would give), in O(n·k) time for the k ≤ a few roots a CI run asks for — a full sort of 10^7
- * diagonal entries would take tens of seconds.
+ * Indices of the k smallest entries of d (Davidson's initial guess: the lowest diagonal
+ * entries), ascending by value then index (the order a full sort would give). For k ≤ 64 an
+ * insertion selection in O(n·k) — a full sort of 10^7 diagonal entries takes tens of seconds —
+ * above that a full sort, O(n log n).
  * @example lowestIndices(Float64Array.of(3, 1, 2, 1), 3); // [1, 3, 2]
  */
 export function lowestIndices(d: Float64Array, k: number): number[] {
+  const kk = Math.max(0, Math.min(k, d.length));
+  if (kk > 64) {
+    return Array.from(d, (_, i) => i)
+      .sort((a, b) => d[a]! - d[b]! || a - b)
+      .slice(0, kk);
+  }
   const best: number[] = [];
   const less = (x: number, y: number) => d[x]! < d[y]! || (d[x] === d[y] && x < y);
   for (let i = 0; i < d.length; i++) {
-    if (best.length === k && !less(i, best[k - 1]!)) continue;
-    let p = best.length === k ? k - 1 : best.length;
-    if (best.length < k) best.push(i);
+    if (best.length === kk && (kk === 0 || !less(i, best[kk - 1]!))) continue;
+    let p = best.length === kk ? kk - 1 : best.length;
+    if (best.length < kk) best.push(i);
     while (p > 0 && less(i, best[p - 1]!)) {
       best[p] = best[p - 1]!;
       p--;
@@ -153,11 +160,14 @@ export async function davidsonWith<V, S>(op: LinearOperator<V>, space: VectorSpa
       return c;
     });
   } else guess = [];
-  const order = lowestIndices(d, n);
+  // the lowest diagonal entries, as many as a guess normally needs; all of them (a full sort)
+  // only if linear dependence used those up
+  let order = lowestIndices(d, Math.min(n, 2 * k + 8));
   let nextUnit = 0;
   let v: V[] = [];
   for (let attempt = 0; v.length < k && (attempt === 0 || nextUnit < n) && attempt < n + 1; attempt++) {
     while (guess.length + v.length < k && nextUnit < n) {
+      if (nextUnit >= order.length) order = lowestIndices(d, n);
       const e = space.create(n);
       const unit = new Float64Array(n);
       unit[order[nextUnit++]!] = 1;
