@@ -45,7 +45,7 @@ const CLAMP = 1e-8;
 /**
  * Indices of the k smallest entries of d (Davidson's initial guess: the lowest diagonal
  * entries), ascending by value then index (the order a full sort would give). For k ≤ 64 an
- * insertion selection in O(n·k) — a full sort of 10^7 diagonal entries takes tens of seconds —
+ * insertion selection in O(n·k) — a full sort of 1.2·10^7 diagonal entries takes 3 s here —
  * above that a full sort, O(n log n).
  * @example lowestIndices(Float64Array.of(3, 1, 2, 1), 3); // [1, 3, 2]
  */
