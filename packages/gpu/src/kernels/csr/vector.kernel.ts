@@ -1,8 +1,11 @@
 /**
- * CSR vector kernel: `lanes` invocations per row (2…32), strided partial sums, then a segmented
+ * CSR vector kernel: `lanes` invocations per row (2…256), strided partial sums, then a segmented
  * reduction — subgroup shuffles when the device's subgroups are contiguous and `lanes` divides
  * the subgroup size (8 on lavapipe, 32 on NVIDIA), otherwise a tree in workgroup memory. The
- * warp-per-row kernel of seed 001 §4.2 (Algorithm 7) with the lane count as a parameter.
+ * warp-per-row kernel of seed 001 §4.2 (Algorithm 7) with the lane count as a parameter; 64–256
+ * lanes (several subgroups up to a whole workgroup per row) are for rows of hundreds to
+ * thousands of entries, e.g. CI Hamiltonians (seed 001's Reference rows), where 32 lanes leave
+ * each lane a long serial walk with 128-byte accesses.
  *
  * No float atomics (Algorithm 7 uses atomicAdd; WGSL has none for floats): the partial sums of
  * a row are combined by a fixed-order tree inside the lane group and only lane 0 stores y[r].
@@ -17,7 +20,7 @@ import { CSR_BINDINGS, type CsrDeviceMatrix, csrVectorsFit, encodeCsr, uploadCsr
 /** Parameters of {@link csrVectorKernel}. */
 export type CsrVectorParams = { lanes: number; workgroupSize: number };
 
-const LANES = [2, 4, 8, 16, 32];
+const LANES = [2, 4, 8, 16, 32, 64, 128, 256];
 
 /** Whether the subgroup reduction path is valid for `lanes` on a device with `caps`. */
 export function useSubgroupPath(lanes: number, caps: GpuCaps): boolean {
@@ -38,9 +41,9 @@ export function useSubgroupPath(lanes: number, caps: GpuCaps): boolean {
 export const csrVectorKernel: SpmvKernel<CsrMatrix, CsrVectorParams, CsrDeviceMatrix> = {
   id: 'csr-vector',
   format: 'csr',
-  title: 'CSR vector: a group of 2–32 lanes per row with a segmented reduction (seed 001 §4.2, Algorithm 7)',
+  title: 'CSR vector: a group of 2–256 lanes per row with a segmented reduction (seed 001 §4.2, Algorithm 7)',
   params: {
-    lanes: { description: 'invocations per row (power of two, 2..32)', values: [8, 2, 4, 16, 32] },
+    lanes: { description: 'invocations per row (power of two, 2..256; above the subgroup size the reduction runs in workgroup memory)', values: [8, 2, 4, 16, 32, 64, 128, 256] },
     workgroupSize: { description: 'invocations per workgroup', values: [256] },
   },
   defaults: { lanes: 8, workgroupSize: 256 },
