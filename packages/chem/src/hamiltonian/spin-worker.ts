@@ -6,46 +6,17 @@
  * @module
  */
 import { type SpinContext, spinPairsKernel, spinRowsKernel } from './spin-kernel';
+import { runWorkerPool, shareDeep, toShared, workerScript } from './worker-source';
 
-/** The worker's script: both kernels plus a message loop. */
+/** The worker's script: both kernels plus the message loop. */
 function workerSource(): string {
-  return `"use strict";
-var __name = function (f) { return f; };
-const { parentPort } = require('node:worker_threads');
-const spinRowsKernel = (${spinRowsKernel.toString()});
-const spinPairsKernel = (${spinPairsKernel.toString()});
-let ctx = null;
-let vecs = null;
-parentPort.on('message', (msg) => {
-  if (msg.type === 'init') { ctx = msg.ctx; vecs = msg.vecs; return; }
-  try {
-    const out = msg.kernel === 'pairs' ? spinPairsKernel(ctx, vecs, msg.start, msg.end) : spinRowsKernel(ctx, vecs, msg.start, msg.end);
-    parentPort.postMessage({ id: msg.id, ok: true, out }, [out.buffer]);
-  } catch (e) {
-    parentPort.postMessage({ id: msg.id, ok: false, error: String(e && e.stack || e) });
-  }
-});`;
-}
-
-type Typed = Int32Array | Uint32Array | Float64Array;
-
-/** The same typed array in a SharedArrayBuffer (no copy when it already is). */
-function toShared<T extends Typed>(a: T): T {
-  if (a.buffer instanceof SharedArrayBuffer) return a;
-  const out = new (a.constructor as new (b: SharedArrayBuffer) => T)(new SharedArrayBuffer(a.byteLength));
-  out.set(a as never);
-  return out;
-}
-
-/** A copy of `o` whose typed arrays (at any depth) live in shared memory. */
-function sharedCopy<T extends object>(o: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) {
-    if (v instanceof Int32Array || v instanceof Uint32Array || v instanceof Float64Array) out[k] = toShared(v);
-    else if (v !== null && typeof v === 'object') out[k] = sharedCopy(v as object);
-    else out[k] = v;
-  }
-  return out as T;
+  return workerScript(
+    { spinRowsKernel, spinPairsKernel },
+    'let ctx = null;\nlet vecs = null;',
+    'ctx = msg.ctx; vecs = msg.vecs;',
+    "msg.kernel === 'pairs' ? spinPairsKernel(ctx, vecs, msg.start, msg.end) : spinRowsKernel(ctx, vecs, msg.start, msg.end)",
+    '[out.buffer]',
+  );
 }
 
 /**
@@ -78,70 +49,19 @@ export async function runSpinOnWorkers(
   nworkers: number,
 ): Promise<Float64Array | undefined> {
   if (chunks.length === 0) return new Float64Array(2 * vecs.length);
-  let wt: typeof import('node:worker_threads');
-  try {
-    wt = await import('node:worker_threads');
-    if (typeof wt.Worker !== 'function') return undefined;
-  } catch {
-    return undefined;
-  }
-  const code = workerSource();
-  const workers: import('node:worker_threads').Worker[] = [];
-  try {
-    for (let w = 0; w < nworkers; w++) workers.push(new wt.Worker(code, { eval: true }));
-  } catch {
-    for (const w of workers) void w.terminate();
-    return undefined;
-  }
-  const shared = sharedCopy(usedParts(ctx, kernel));
+  const shared = shareDeep(usedParts(ctx, kernel));
   const sharedVecs = vecs.map((v) => toShared(v));
   const run = kernel === 'pairs' ? spinPairsKernel : spinRowsKernel;
-  const results: Float64Array[] = new Array(chunks.length);
-  let next = 0;
-  let done = 0;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const finish = () => {
-        done++;
-        if (done === chunks.length) resolve();
-      };
-      const feed = (w: import('node:worker_threads').Worker) => {
-        if (next >= chunks.length) return;
-        const id = next++;
-        w.postMessage({ id, kernel, start: chunks[id]![0], end: chunks[id]![1] });
-      };
-      for (const w of workers) {
-        w.on('error', reject);
-        w.on('message', (msg: { id: number; ok: boolean; out?: Float64Array; error?: string }) => {
-          if (!msg.ok) {
-            reject(new Error(`S² worker failed on ${kernel === 'pairs' ? 'alpha strings' : 'determinants'} ${chunks[msg.id]!.join('..')}: ${msg.error}`));
-            return;
-          }
-          results[msg.id] = msg.out!;
-          finish();
-          feed(w);
-        });
-        w.postMessage({ type: 'init', ctx: shared, vecs: sharedVecs });
-        feed(w);
-      }
-      // the main thread takes chunks too, yielding between them so that workers are fed
-      const runMain = () => {
-        if (next >= chunks.length) return;
-        const id = next++;
-        try {
-          results[id] = run(shared, sharedVecs, chunks[id]![0], chunks[id]![1]);
-        } catch (e) {
-          reject(e);
-          return;
-        }
-        finish();
-        setImmediate(runMain);
-      };
-      setImmediate(runMain);
-    });
-  } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
-  }
+  const results = await runWorkerPool<Float64Array>({
+    code: workerSource(),
+    init: { ctx: shared, vecs: sharedVecs },
+    chunks,
+    nworkers,
+    extra: { kernel },
+    main: (start, end) => run(shared, sharedVecs, start, end),
+    what: `S² worker failed on ${kernel === 'pairs' ? 'alpha strings' : 'determinants'}`,
+  });
+  if (!results) return undefined;
   const sum = new Float64Array(2 * vecs.length);
   for (const part of results) for (let i = 0; i < sum.length; i++) sum[i]! += part[i]!;
   return sum;
