@@ -12,6 +12,7 @@ export * from './memory/readback';
 export * from './memory/upload';
 export * from './timing/index';
 export * from './blas1/ops';
+export { FUSED_G, FUSED_G_MAX, fusedGroup } from './blas1/fused-shaders';
 export * from './blas1/scalar-pool';
 export * from './kernels/types';
 export * from './kernels/registry';
