@@ -6,7 +6,7 @@
  * @module
  */
 import { parseArgs } from 'node:util';
-import { GpuSparseError } from '@gpusparse/formats';
+import { GpuSparseError, ResourceLimitError } from '@gpusparse/formats';
 import { type Command, type CommonOptions, ExitCode, info, UsageError } from './util/context';
 
 
@@ -77,7 +77,8 @@ export function reportError(e: unknown, debug: boolean): number {
   let exit: number = ExitCode.internal;
   if (err instanceof UsageError || code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
     exit = ExitCode.usage;
-  } else if (err.name === 'NoAdapterError' || err.name === 'DeviceLostError') exit = ExitCode.noGpu;
+  } else if (err instanceof ResourceLimitError) exit = ExitCode.resource;
+  else if (err.name === 'NoAdapterError' || err.name === 'DeviceLostError') exit = ExitCode.noGpu;
   else if (err instanceof GpuSparseError || code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES') exit = ExitCode.input;
   info(`gpusparse: ${err.name === 'Error' || err.name === 'UsageError' ? '' : `${err.name}: `}${err.message}`);
   if (exit === ExitCode.usage) info("run 'gpusparse --help' or 'gpusparse <command> --help'");

@@ -14,6 +14,11 @@ export const ExitCode = {
   input: 3,
   /** A WebGPU backend was required but none could be had. */
   noGpu: 4,
+  /**
+   * The work does not fit: host or device memory, a GPU binding or a 32-bit index
+   * (`ResourceLimitError`; the message names bytes needed and available and what to change).
+   */
+  resource: 5,
   /** Anything unexpected (a bug: run with --debug and report it). */
   internal: 70,
 } as const;
