@@ -93,7 +93,8 @@ export function exitCodeOf(err: Error): number {
 export function reportError(e: unknown, debug: boolean): number {
   const err = e instanceof Error ? e : new Error(String(e));
   const exit = exitCodeOf(err);
-  const label = err.name === 'Error' || err.name === 'UsageError' || err.name === 'OutputSpaceError' ? '' : `${err.name}: `;
+  const plain = err.name === 'Error' || exit === ExitCode.usage || err instanceof OutputSpaceError;
+  const label = plain ? '' : `${err.name}: `;
   info(`gpusparse: ${label}${err.message}`);
   if (exit === ExitCode.usage) info("run 'gpusparse --help' or 'gpusparse <command> --help'");
   if (exit === ExitCode.resource && err instanceof RangeError) {
