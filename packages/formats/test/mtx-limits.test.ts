@@ -81,9 +81,9 @@ describe('declared sizes are checked at the size line, before allocation', () =>
     }
     expect(err).toBeInstanceOf(ResourceLimitError);
     const r = err as ResourceLimitError;
-    expect(r.bytesNeeded).toBe(28 * 50000000 + 4 * 100001);
+    expect(r.bytesNeeded).toBe(36 * 50000000 + 4 * 100001);
     expect(r.bytesAvailable).toBe(1e9);
-    expect(r.message).toMatch(/big\.mtx:2: .*needs 1\.4 GB, 1\.0 GB available/);
+    expect(r.message).toMatch(/big\.mtx:2: .*needs 1\.8 GB, 1\.0 GB available/);
   });
   it('refuses triplet growth past maxBytes (entries beyond a lenient count)', () => {
     const body = '1 1 1\n'.repeat(70000);

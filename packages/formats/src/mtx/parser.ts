@@ -373,13 +373,14 @@ function structuralCells(rows: number, cols: number, symmetry: MatrixMarketSymme
 }
 
 /**
- * A lower bound of the bytes reading needs: 16 per stored triplet, doubled by symmetric
- * expansion, then the CSR (12 per entry, 4 per row pointer). Refusing on a lower bound never
- * refuses a file that would have fitted.
+ * A lower bound of the bytes reading needs: 16 per triplet held while reading, a 16-byte copy
+ * per entry when symmetric storage is expanded, and 20 per entry inside the CSR assembly (two
+ * 4-byte permutations, the 4-byte column and 8-byte value arrays), plus the row pointers.
+ * Refusing on a lower bound never refuses a file that would have fitted.
  */
 export function estimateReadBytes(rows: number, entries: number, symmetry: MatrixMarketSymmetry): number {
-  const stored = symmetry === 'general' ? entries : 2 * entries;
-  return 16 * stored + 12 * stored + 4 * (rows + 1);
+  const perEntry = symmetry === 'general' ? 16 + 20 : 16 + 16 + 20;
+  return perEntry * entries + 4 * (rows + 1);
 }
 
 function describeFieldValue(field: MatrixMarketField): string {
