@@ -74,6 +74,9 @@ export async function main(argv: string[]): Promise<number> {
 /** RangeErrors that V8 throws when an allocation is too large (input-sized, not a logic bug). */
 const ALLOCATION_FAILURES = /^(Invalid typed array length|Array buffer allocation failed|Invalid array length|Invalid string length)/;
 
+/** System error codes that mean "this path cannot be read or written as asked" (bad input, 3). */
+const PATH_ERRORS = new Set(['ENOENT', 'EISDIR', 'EACCES', 'ENOTDIR', 'EPERM', 'EROFS', 'ELOOP', 'ENAMETOOLONG', 'EEXIST']);
+
 /** The exit code of an error (see {@link ExitCode}: 70 is kept for what looks like a bug). */
 export function exitCodeOf(err: Error): number {
   const code = (err as { code?: unknown }).code;
@@ -85,7 +88,7 @@ export function exitCodeOf(err: Error): number {
   if (typeof code === 'string' && code in OUTPUT_FULL_CODES) return ExitCode.resource;
   if (err instanceof RangeError && ALLOCATION_FAILURES.test(err.message)) return ExitCode.resource;
   if (err.name === 'NoAdapterError' || err.name === 'DeviceLostError') return ExitCode.noGpu;
-  if (err instanceof GpuSparseError || code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES' || code === 'ENOTDIR') return ExitCode.input;
+  if (err instanceof GpuSparseError || (typeof code === 'string' && PATH_ERRORS.has(code))) return ExitCode.input;
   return ExitCode.internal;
 }
 

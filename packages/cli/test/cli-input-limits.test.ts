@@ -116,6 +116,7 @@ describe('a full device when writing output is exit 5 naming the path', () => {
     expect(exitCodeOf(new RangeError('Invalid typed array length: 10000000001'))).toBe(5);
     expect(exitCodeOf(new RangeError('Array buffer allocation failed'))).toBe(5);
     expect(exitCodeOf(new ResourceLimitError('x', 2, 1))).toBe(5);
+    expect(exitCodeOf(coded('EROFS'))).toBe(3);
     expect(exitCodeOf(new RangeError('offset is out of bounds'))).toBe(70);
     expect(exitCodeOf(new TypeError('x is not a function'))).toBe(70);
   });
