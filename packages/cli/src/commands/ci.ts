@@ -6,7 +6,7 @@
 import { type CiBackend, type CiProgress, ciEnergies, type SpaceSpec } from '@gpusparse/chem';
 import type { CsrMatrix } from '@gpusparse/formats';
 import { openBackend, type Backend } from '../util/backend';
-import { type Command, ExitCode, info, numberOption, out, printJson, UsageError } from '../util/context';
+import { type Command, ExitCode, formatNameOption, info, numberOption, out, printJson, UsageError } from '../util/context';
 import { progressBar } from '../util/progress';
 import { formatTable } from '../util/table';
 
@@ -74,7 +74,7 @@ export const ciCommand: Command = {
         space,
         nroots,
         solver,
-        format: (v.format as string | undefined) ?? 'csr',
+        format: formatNameOption('format', v.format, 'csr', ['auto']),
         backend: ciBackendOf(backend),
         tol: numberOption('tol', v.tol as string | undefined, 1e-8),
         onProgress,
