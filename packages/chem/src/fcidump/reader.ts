@@ -190,7 +190,7 @@ export class FcidumpReader {
     }
     const [i, j, k, l] = ix as [number, number, number, number];
     if (last && !(i === 0 && j === 0 && k === 0 && l === 0)) {
-      this.fail(line, 'a line end after the last integral record (only a final core-energy line "value 0 0 0 0" may lack one)', `the file ends mid-line: ${JSON.stringify(s.trim().slice(0, 80))} (truncated?)`);
+      this.fail(line, 'a line end after the last record (only a final core-energy line "value 0 0 0 0" may lack one)', `the file ends mid-line: ${JSON.stringify(s.trim().slice(0, 80))} (truncated?)`);
     }
     if (i > 0 && j > 0 && k > 0 && l > 0) this.twoElectron(v, i - 1, j - 1, k - 1, l - 1, line);
     else if (i > 0 && j > 0 && k === 0 && l === 0) this.oneElectron(v, i - 1, j - 1, line);
@@ -211,7 +211,7 @@ export class FcidumpReader {
     try {
       this.record(s, true);
     } catch (e) {
-      if (!(e instanceof FcidumpError) || e.otherLine !== undefined) throw e;
+      if (!(e instanceof FcidumpError) || e.otherLine !== undefined || e.got.startsWith('the file ends mid-line')) throw e;
       this.fail(this.lineNo, `a complete record on the last line (${e.expected})`, `the file ends mid-line: ${JSON.stringify(s.trim().slice(0, 80))} (truncated?)`, e.column);
     }
   }
