@@ -9,7 +9,9 @@
  * - deleting an arbitrary off-diagonal integral line: FCIDUMPs omit zero integrals, so the file
  *   that remains is a valid file of another Hamiltonian;
  * - flipping a digit, a sign, or an exponent letter in a value, or changing NELEC, MS2, ISYM or
- *   an ORBSYM entry to another legal value, or deleting ORBSYM: each gives a legal file;
+ *   an ORBSYM entry to another legal value, or deleting ORBSYM (also by damaging its key name,
+ *   which leaves an unknown key): each gives a legal file (the reader notes a missing ORBSYM
+ *   and unknown keys);
  * - a cut after another mutation moved (or copied) the constant line up: it removes only
  *   omissible lines (so a cut comes only as the first of two mutations).
  * Deleting lines the rules require (the constant, any (ii|ii), any h_ii, the header's first or
@@ -149,8 +151,14 @@ function mutate(r: Rand, depth = 0): { text: string; kind: string } {
     }
     case 10: {
       const k = int(r, ls.length);
-      const at = int(r, ls[k]!.length + 1);
-      ls[k] = ls[k]!.slice(0, at) + pick(r, JUNK) + ls[k]!.slice(at);
+      const l = ls[k]!;
+      const letter = (q: number) => /[A-Za-z_]/.test(l[q] ?? '');
+      let at = int(r, l.length + 1);
+      // not inside a header key name: "ORBSYxM" is an unknown key, leaving a legal file without
+      // ORBSYM (undetectable; the reader notes both)
+      for (let tries = 0; k < HEADER && (letter(at - 1) || letter(at)) && tries < 100; tries++) at = int(r, l.length + 1);
+      if (k < HEADER && (letter(at - 1) || letter(at))) return mutate(r, depth);
+      ls[k] = l.slice(0, at) + pick(r, JUNK) + l.slice(at);
       return { text: join(ls), kind: 'junk character' };
     }
     default: {
@@ -247,10 +255,11 @@ it(`FCIDUMP fuzz: ${FILES} mutated H2O/STO-2G files, every one equal or a typed 
     if (res.ok) {
       if (!sameIntegrals(res.fd, reference)) {
         tally.silent++;
-        const diff = ['nelec', 'ms2', 'isym', 'ecore'].filter((k) => res.fd[k as 'nelec'] !== reference[k as 'nelec']);
+        const diff = ['norb', 'nelec', 'ms2', 'isym', 'ecore', 'orbsym', 'orbitalEnergies'].filter((k) => JSON.stringify(res.fd[k as 'nelec']) !== JSON.stringify(reference[k as 'nelec']));
         const e = res.fd.eri.findIndex((v, q) => !sameIntegral(v, reference.eri[q]!));
         const h = res.fd.h1.findIndex((v, q) => !sameIntegral(v, reference.h1[q]!));
-        throw new Error(`${label}: parsed to different integrals (a silent change): ${diff.join(' ')} eri@${e} h1@${h}\n${JSON.stringify(text).slice(0, 3000)}`);
+        const changed = text.split('\n').filter((l) => !LINES.includes(l)).slice(0, 10);
+        throw new Error(`${label}: parsed to different integrals (a silent change): ${diff.join(' ')} eri@${e} h1@${h}; lines not in the original: ${JSON.stringify(changed).slice(0, 2000)}`);
       }
       tally.equal++;
       m[0]++;

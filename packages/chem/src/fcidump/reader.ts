@@ -331,6 +331,9 @@ export class FcidumpReader {
   }
 }
 
+/** Header keys known from FCIDUMP writers (Molpro, PySCF, HANDE, NECI, Dice, block2). */
+const KNOWN_KEYS = new Set(['NORB', 'NELEC', 'MS2', 'ORBSYM', 'ISYM', 'UHF', 'IUHF', 'SYML', 'SYMLZ', 'PNTGRP', 'NPROP', 'PROPBITLEN', 'ST', 'III', 'OCC', 'CLOSED', 'TREL']);
+
 /** Header values checked and converted; `fileSymmetry` is what SYMLZ implies. */
 function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseFcidumpOptions['symmetry']) {
   const intKey = (key: string, fallback?: number): number => {
@@ -358,6 +361,9 @@ function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseFcidumpO
   }
   const orbsym = orbsymOf(h, file, norb);
   const notes: string[] = [];
+  if (!h.values.ORBSYM) notes.push('no ORBSYM in the header: every orbital taken as irrep 1 (no point-group symmetry)');
+  const unknown = Object.keys(h.values).filter((k) => !KNOWN_KEYS.has(k));
+  if (unknown.length > 0) notes.push(`header keys not used by this reader: ${unknown.slice(0, 10).join(', ')}${unknown.length > 10 ? ', …' : ''}`);
   const hasLz = h.values.SYMLZ !== undefined;
   const fileSymmetry: 8 | 4 = hasLz ? 4 : 8;
   let symmetry: 8 | 4;
