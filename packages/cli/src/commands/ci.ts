@@ -4,6 +4,7 @@
  * @module
  */
 import { type CiBackend, type CiProgress, ciEnergies, type SpaceSpec } from '@gpusparse/chem';
+import { readFcidump } from '@gpusparse/chem/node';
 import type { CsrMatrix } from '@gpusparse/formats';
 import { openBackend, type Backend } from '../util/backend';
 import { type Command, ExitCode, formatNameOption, info, numberOption, out, printJson, UsageError } from '../util/context';
@@ -43,8 +44,11 @@ export const ciCommand: Command = {
   usage: [
     'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n]',
     '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8]',
+    '                    [--allow-missing-core]',
     '',
     'Energies include the core energy (the FCIDUMP constant line). ⟨S²⟩ is reported per root.',
+    'A file without the constant line is refused (it is what a truncated file looks like);',
+    '--allow-missing-core accepts it and uses 0.',
   ].join('\n'),
   options: {
     space: { type: 'string' },
@@ -56,6 +60,7 @@ export const ciCommand: Command = {
     format: { type: 'string' },
     solver: { type: 'string' },
     tol: { type: 'string' },
+    'allow-missing-core': { type: 'boolean' },
   },
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`ci: expected one FCIDUMP argument, got ${pos.length}`);
@@ -70,7 +75,9 @@ export const ciCommand: Command = {
         if (p.stage === 'assembly') bar.update(p.rowsDone, p.rows, 'assembling H');
         else if (p.stage === 'solve') bar.update(p.iteration, p.iteration + 5, `Davidson iter ${p.iteration}, max res ${Math.max(...p.residualNorms).toExponential(2)}`);
       };
-      const r = await ciEnergies(pos[0]!, {
+      // the flag needs a reader option: read here, the driver takes the parsed integrals
+      const input = v['allow-missing-core'] === true ? await readFcidump(pos[0]!, { allowMissingCoreEnergy: true }) : pos[0]!;
+      const r = await ciEnergies(input, {
         space,
         nroots,
         solver,
