@@ -48,6 +48,17 @@ export function isVouched(m: object, refs: readonly unknown[], level: number): b
   return true;
 }
 
+/**
+ * {@link isVouched} for a CSR matrix with the fields of {@link csrFields}, without allocating:
+ * products call it on every apply. O(1).
+ */
+export function isVouchedCsr(a: { rows: number; cols: number; rowPtr: unknown; colIdx: unknown; values: unknown }, level: number): boolean {
+  const s = stamps.get(a);
+  if (s === undefined || s.level < level) return false;
+  const r = s.refs;
+  return r.length === 5 && r[0] === a.rows && r[1] === a.cols && r[2] === a.rowPtr && r[3] === a.colIdx && r[4] === a.values;
+}
+
 /** Record that `m` with these fields is valid at `level` (see {@link isVouched}). O(1). */
 export function vouch<T extends object>(m: T, refs: readonly unknown[], level: number): T {
   stamps.set(m, { refs, level });

@@ -5,7 +5,7 @@
  */
 import { DimensionMismatchError, InvalidMatrixError } from '../core/errors';
 import type { CsrMatrix } from '../core/types';
-import { CANONICAL, type CheckOptions, checkCompressed, csrFields, isVouched, requireShape, STRUCTURE, toIndexArray, toValueArray, vouch } from '../core/validate';
+import { CANONICAL, type CheckOptions, checkCompressed, csrFields, isVouchedCsr, requireShape, STRUCTURE, toIndexArray, toValueArray, vouch } from '../core/validate';
 
 export type { CheckOptions } from '../core/validate';
 
@@ -66,7 +66,7 @@ export function csrNnz(a: CsrMatrix): number {
  */
 function checkCsr(a: CsrMatrix, where: string, level: number): void {
   if (a === null || typeof a !== 'object') throw new InvalidMatrixError(where, `expected a CSR matrix object, got ${String(a)}`);
-  if (isVouched(a, csrFields(a), level)) return;
+  if (isVouchedCsr(a, level)) return;
   requireShape(where, 'CSR', a.rows, a.cols);
   const c = { label: 'CSR', ptrName: 'rowPtr', idxName: 'colIdx', major: 'row', minor: 'column' } as const;
   checkCompressed(where, { ...c, majorCount: a.rows, minorCount: a.cols, ptr: a.rowPtr, idx: a.colIdx, values: a.values }, level);
@@ -231,7 +231,7 @@ export function csrSpmv(a: CsrMatrix, x: Float64Array, y?: Float64Array): Float6
  */
 export function csrTranspose(a: CsrMatrix): CsrMatrix {
   checkCsr(a, 'csrTranspose', STRUCTURE);
-  const canonical = isVouched(a, csrFields(a), CANONICAL);
+  const canonical = isVouchedCsr(a, CANONICAL);
   const nnz = csrNnz(a);
   const rowPtr = new Int32Array(a.cols + 1);
   for (let k = 0; k < nnz; k++) rowPtr[a.colIdx[k]! + 1]!++;
