@@ -111,6 +111,10 @@ describe('the audit cases', () => {
     expect(detail(invalid(() => diaSpmv({ ...d, offsets: Int32Array.of(-1, 0, 0) }, x4)))).toMatch(/offsets\[2\] = 0 after offsets\[1\] = 0: duplicate offset/);
     expect(detail(invalid(() => diaSpmv({ ...d, offsets: Int32Array.of(0, -1, 1) }, x4)))).toMatch(/offsets\[1\] = -1 after offsets\[0\] = 0: out of order/);
 
+    const present = d.present.slice();
+    present[0]! |= 1; // slot 0: row 0 of diagonal −1, i.e. column −1 (padding)
+    expect(invalid(() => diaToCsr({ ...d, present })).message).toMatch(/slot 0 \(row 0, offset -1\) marks column -1, outside \[0, 4\)/);
+
     const h = hmFromCsr(a); // offsets 0, 1, -1
     expect(detail(invalid(() => hmSpmv({ ...h, offsets: Int32Array.of(0, 1, -4) }, x4)))).toMatch(/^HM offsets\[2\] = -4: expected a diagonal offset inside the 4x4 matrix, in \[-3, 3\]$/);
     expect(detail(invalid(() => hmToCsr({ ...h, starts: Int32Array.of(0, 4, 6) })))).toMatch(/HM starts\[2\] = 6: expected 7/);
@@ -226,6 +230,7 @@ describe('BCSR rules', () => {
     expect(detail(invalid(() => bcsrToCsr({ ...b, nnz: b.nnz - 1 })))).toMatch(/presence mask marks more than nnz/);
     expect(detail(invalid(() => bcsrToCsr({ ...b, nnz: b.nnz + 1 })))).toBe(`BCSR nnz = ${b.nnz + 1} but the presence mask marks ${b.nnz} entries inside the matrix`);
     expect(detail(invalid(() => bcsrSpmv({ ...b, numBlockRows: 2 }, new Float64Array(5))))).toBe('BCSR numBlockRows = 2: expected ⌈5 / 2⌉ = 3');
+    expect(detail(invalid(() => bcsrSpmv({ ...b, blockCols: 0 }, new Float64Array(5))))).toBe('BCSR block 2x0: expected integer block sizes in [1, 1024]');
   });
 });
 

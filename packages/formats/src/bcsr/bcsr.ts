@@ -79,7 +79,10 @@ const bcsrFields = (m: BcsrMatrix): unknown[] => [m.rows, m.cols, m.nnz, m.block
 export function validateBcsr(m: BcsrMatrix, where = 'BCSR'): void {
   if (isVouched(m, bcsrFields(m), STRUCTURE)) return;
   requireShape(where, 'BCSR', m.rows, m.cols);
-  const { r, c } = bcsrBlockShape({ blockRows: m.blockRows, blockCols: m.blockCols }, 1);
+  const r = m.blockRows;
+  const c = m.blockCols;
+  const okBlock = (v: number) => Number.isInteger(v) && v >= 1 && v <= 1024;
+  if (!okBlock(r) || !okBlock(c)) throw new InvalidMatrixError(where, `BCSR block ${r}x${c}: expected integer block sizes in [1, 1024]`);
   const nbr = Math.ceil(m.rows / r);
   if (m.numBlockRows !== nbr) throw new InvalidMatrixError(where, `BCSR numBlockRows = ${m.numBlockRows}: expected ⌈${m.rows} / ${r}⌉ = ${nbr}`);
   requireTyped(where, 'BCSR rowPtr', m.rowPtr, 'Int32Array');
