@@ -1,13 +1,16 @@
 /**
  * Issue 13, point 5 on the device: the malformed CSR that the COO kernel used to accept (a
  * non-monotone rowPtr; its product was off by up to 5) and an out-of-range column are refused
- * before anything is uploaded, with the same InvalidMatrixError as on the host.
+ * before anything is uploaded, with the same InvalidMatrixError as on the host; so are diagonal
+ * offsets outside the matrix on the DIA and HM kernels (they used to be dropped).
  */
-import { type CooMatrix, type CsrMatrix, cooFromCsr, csrSpmv, generators as g, InvalidMatrixError } from '@gpusparse/formats';
+import { type CooMatrix, type CsrMatrix, cooFromCsr, csrSpmv, diaFromCsr, generators as g, hmFromCsr, InvalidMatrixError } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { GpuContext } from '../src/index';
 import { gpuOperatorFromCsr } from '../src/index';
 import { cooKernel } from '../src/kernels/coo/coo.kernel';
+import { diaKernel } from '../src/kernels/dia/dia.kernel';
+import { hmKernel } from '../src/kernels/hm/hm.kernel';
 import { GpuVectorSpace } from '../src/vector-space';
 import { testContext } from './helpers';
 
@@ -67,5 +70,19 @@ describe('COO kernel path: malformed input is refused before upload', () => {
     op.dispose();
     space.release(xv);
     space.release(yv);
+  });
+});
+
+describe('DIA and HM kernels: offsets outside the matrix are refused, not dropped', () => {
+  const a = g.laplacian1d(4);
+  it('dia upload', () => {
+    const d = diaFromCsr(a);
+    const e = thrown(() => diaKernel.upload(ctx, { ...d, offsets: Int32Array.of(-1, 0, 1000) }));
+    expect(e.message).toBe('dia upload: DIA offsets[2] = 1000: expected a diagonal offset inside the 4x4 matrix, in [-3, 3]');
+  });
+  it('hm upload', () => {
+    const h = hmFromCsr(a);
+    const e = thrown(() => hmKernel.upload(ctx, { ...h, offsets: Int32Array.of(0, 1, -9) }));
+    expect(e.message).toMatch(/^hm upload: HM offsets\[2\] = -9: expected a diagonal offset inside the 4x4 matrix/);
   });
 });
