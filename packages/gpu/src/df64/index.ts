@@ -1,0 +1,8 @@
+/**
+ * Double-float (df64) arithmetic on the device: error-free transformations in WGSL, their
+ * per-device self-test, and (in later files) df64 vectors, BLAS-1 and the residual product.
+ * @module
+ */
+export * from './host';
+export * from './selftest';
+export * from './wgsl';
