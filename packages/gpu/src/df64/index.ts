@@ -6,3 +6,7 @@
 export * from './host';
 export * from './selftest';
 export * from './wgsl';
+export * from './blas';
+export * from './blas.kernel';
+export * from './csr';
+export * from './residual.kernel';

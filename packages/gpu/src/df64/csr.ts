@@ -1,0 +1,88 @@
+/**
+ * A CSR matrix for the df64 residual product: row pointers, columns, values as f32 hi and,
+ * only when some value is not exact in f32, an f32 lo array (hi + lo keeps 48 bits of each
+ * float64 value). Device bytes: 4·(rows + 1) + 8·nnz, or + 12·nnz with the lo array.
+ * @module
+ */
+import { type CsrMatrix, DimensionMismatchError, GpuSparseError, ResourceLimitError } from '@gpusparse/formats';
+import { signature } from '../kernels/wgsl/index';
+import type { GpuBuf } from '../memory/buffers';
+import { Uniforms } from '../memory/recorder';
+import { uploadF32, uploadU32, validateCsrIndices } from '../memory/upload';
+import type { Df64Blas, Df64Vector } from './blas';
+import { DF_WG } from './blas.kernel';
+import { RESIDUAL_BINDINGS, residualWgsl } from './residual.kernel';
+
+/** Invocations per row: the power of two nearest the mean row length, 1 … 32. */
+export function residualLanes(rows: number, nnz: number): number {
+  const mean = rows > 0 ? nnz / rows : 0;
+  let l = 1;
+  while (l < 32 && l * 1.5 < mean) l *= 2;
+  return l;
+}
+
+/** CSR on the device for df64 residuals. */
+export class Df64Csr {
+  /** True when an f32 lo array was uploaded (some value is not exact in f32). */
+  readonly hasLo: boolean;
+  /** Device bytes of this copy of the matrix. */
+  readonly bytes: number;
+  readonly lanes: number;
+  private readonly bufs: { rowPtr: GpuBuf; col: GpuBuf; hi: GpuBuf; lo: GpuBuf | undefined };
+
+  /**
+   * Upload `a` (validated). Cost O(rows + nnz) host work and the transfer of {@link bytes}.
+   * @throws ResourceLimitError when a value array exceeds the device's storage binding size
+   */
+  constructor(
+    readonly d: Df64Blas,
+    readonly a: CsrMatrix,
+  ) {
+    validateCsrIndices(a, 'Df64Csr');
+    const nnz = a.values.length;
+    const hi = Float32Array.from(a.values);
+    const lo = new Float32Array(nnz);
+    let needLo = false;
+    for (let k = 0; k < nnz; k++) {
+      const v = a.values[k]!;
+      lo[k] = Number.isFinite(hi[k]!) ? Math.fround(v - hi[k]!) : 0;
+      if (lo[k] !== 0) needLo = true;
+    }
+    const limit = d.ctx.limits.maxStorageBufferBindingSize;
+    if (nnz * 4 > limit) throw new ResourceLimitError('df64 residual matrix values', nnz * 4, limit, 'the df64 residual binds each value array whole; use the host float64 refinement (no extended precision) for this matrix');
+    this.hasLo = needLo;
+    this.lanes = residualLanes(a.rows, nnz);
+    const ctx = d.ctx;
+    this.bufs = {
+      rowPtr: uploadU32(ctx, a.rowPtr, 'df64-rowptr'),
+      col: uploadU32(ctx, a.colIdx, 'df64-col'),
+      hi: uploadF32(ctx, nnz ? hi : new Float32Array(1), 'df64-a-hi'),
+      lo: needLo ? uploadF32(ctx, lo, 'df64-a-lo') : undefined,
+    };
+    this.bytes = 4 * (a.rows + 1) + (needLo ? 12 : 8) * nnz;
+  }
+
+  /** r = b − A·x in df64 (one dispatch; x, b, r distinct). */
+  residual(x: Df64Vector, b: Df64Vector, r: Df64Vector): void {
+    const { rows, cols } = this.a;
+    if (x.n !== cols) throw new DimensionMismatchError('df64 residual x', cols, x.n);
+    if (b.n !== rows) throw new DimensionMismatchError('df64 residual b', rows, b.n);
+    if (r.n !== rows) throw new DimensionMismatchError('df64 residual r', rows, r.n);
+    if (r.buf.id === x.buf.id || r.buf.id === b.buf.id) throw new GpuSparseError('df64 residual: expected r distinct from x and b, got an alias');
+    const { mode } = this.d;
+    const p = this.d.pipe(`residual-${this.lanes}-${this.hasLo ? 'lo' : 'hi'}`, () => residualWgsl(mode, this.lanes, this.hasLo), signature(RESIDUAL_BINDINGS));
+    const u = new Uniforms();
+    u.u[0] = rows;
+    const { rowPtr, col, hi, lo } = this.bufs;
+    this.d.ctx.recorder.dispatch(p, [rowPtr, col, hi, lo ?? hi, x.buf, b.buf, r.buf], u, Math.ceil(rows / (DF_WG / this.lanes)));
+  }
+
+  /** Return the buffers to the pool. */
+  dispose(): void {
+    const { rowPtr, col, hi, lo } = this.bufs;
+    rowPtr.dispose();
+    col.dispose();
+    hi.dispose();
+    lo?.dispose();
+  }
+}
