@@ -2,8 +2,20 @@
  * The GPU linear operator: any registered SpMV kernel bound to one device matrix.
  * @module
  */
-import { type CsrMatrix, csrDiagonal, csrTranspose, DimensionMismatchError, getFormat, type LinearOperator, NotSupportedError } from '@gpusparse/formats';
+import {
+  type CsrMatrix,
+  csrDiagonal,
+  csrTranspose,
+  DimensionMismatchError,
+  type ExtendedPrecisionResidual,
+  type ExtendedPrecisionSource,
+  getFormat,
+  type LinearOperator,
+  NotSupportedError,
+} from '@gpusparse/formats';
 import { Blas1, imm } from './blas1/ops';
+import { Df64Blas } from './df64/blas';
+import { Df64Residual } from './df64/refinement';
 import type { GpuContext } from './device/context';
 import { getKernel } from './kernels/registry';
 import type { AnySpmvKernel, DeviceMatrix, UploadOptions } from './kernels/types';
@@ -27,12 +39,13 @@ export interface GpuOperatorOptions {
  * const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-adaptive' });
  * op.apply(x, y);
  */
-export class GpuOperator implements LinearOperator<GpuVector> {
+export class GpuOperator implements LinearOperator<GpuVector>, ExtendedPrecisionSource<GpuVector> {
   readonly rows: number;
   readonly cols: number;
   readonly label: string;
   private transposed: GpuOperator | undefined;
   private tmp: GpuVector | undefined;
+  private ext: Promise<Df64Residual | undefined> | undefined;
 
   constructor(
     readonly ctx: GpuContext,
@@ -89,8 +102,22 @@ export class GpuOperator implements LinearOperator<GpuVector> {
     return src ? () => csrDiagonal(src) : undefined;
   }
 
+  /**
+   * df64 residuals r = b − A·x on the device for `refinedSolve` (square operators built from
+   * CSR; undefined otherwise, or when this device fails the df64 self-test). The first call
+   * uploads a df64 copy of the matrix: 8 bytes per non-zero (+4 when some value is not exact in
+   * float32) plus 4 per row.
+   */
+  extendedPrecision(): Promise<ExtendedPrecisionResidual<GpuVector> | undefined> {
+    const src = this.csrSource;
+    if (!src || src.rows !== src.cols) return Promise.resolve(undefined);
+    this.ext ??= Df64Blas.of(this.ctx).then((d) => (d ? new Df64Residual(d, src) : undefined));
+    return this.ext;
+  }
+
   /** Return the matrix buffers to the pool. */
   dispose(): void {
+    void this.ext?.then((e) => e?.dispose());
     this.handle.dispose();
     this.tmp?.buf.dispose();
     this.transposed?.dispose();

@@ -10,3 +10,4 @@ export * from './blas';
 export * from './blas.kernel';
 export * from './csr';
 export * from './residual.kernel';
+export * from './refinement';
