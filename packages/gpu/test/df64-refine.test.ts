@@ -6,7 +6,7 @@
 import { type CsrMatrix, csrSpmv, generators, HostOperator } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { refinedSolve } from '../../solvers/src/index';
-import { type GpuContext, gpuOperatorFromCsr, GpuVectorSpace } from '../src/index';
+import { Df64Residual, type GpuContext, gpuOperatorFromCsr, GpuVectorSpace } from '../src/index';
 import { testContext } from './helpers';
 
 let ctx: GpuContext;
@@ -78,5 +78,22 @@ describe('refinedSolve with df64 on the device', () => {
     expect(await op.extendedPrecision()).toBeDefined();
     const rect = gpuOperatorFromCsr(ctx, generators.uniformRandom(4, 6, 2));
     expect(await rect.extendedPrecision()).toBeUndefined();
+  });
+});
+
+describe('df64 refinement on a real matrix with float64 values (lo array in use)', () => {
+  it('bcsstk05 (κ ≈ 1e4): CG refined to 1e-10 on the device', async () => {
+    const { loadShared } = await import('../../solvers/test/krylov-matrices');
+    const a = await loadShared('bcsstk05.mtx');
+    const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector' });
+    const ext = await op.extendedPrecision();
+    expect(ext).toBeInstanceOf(Df64Residual);
+    expect((ext as Df64Residual).matrix.hasLo).toBe(true); // bcsstk05's values are not exact in f32
+    const b = rhsOf(a);
+    const res = await refinedSolve({ innerOperator: op, innerSpace: new GpuVectorSpace(ctx), b, rtol: 1e-10, inner: { method: 'cg', rtol: 1e-3 } });
+    expect(res.reason, res.detail).toBe('converged');
+    expect(res.hostMatvecs).toBe(0);
+    expect(trueRelative(a, res.x, b)).toBeLessThanOrEqual(1e-10);
+    op.dispose();
   });
 });
