@@ -12,6 +12,7 @@ import {
   getFormat,
   type LinearOperator,
   NotSupportedError,
+  ResourceLimitError,
 } from '@gpusparse/formats';
 import { Blas1, imm } from './blas1/ops';
 import { Df64Blas } from './df64/blas';
@@ -106,12 +107,22 @@ export class GpuOperator implements LinearOperator<GpuVector>, ExtendedPrecision
    * df64 residuals r = b − A·x on the device for `refinedSolve` (square operators built from
    * CSR; undefined otherwise, or when this device fails the df64 self-test). The first call
    * uploads a df64 copy of the matrix: 8 bytes per non-zero (+4 when some value is not exact in
-   * float32) plus 4 per row.
+   * float32) plus 4 per row. A matrix whose arrays exceed one storage binding is declined
+   * (undefined), so refinement falls back to the host float64 path.
    */
   extendedPrecision(): Promise<ExtendedPrecisionResidual<GpuVector> | undefined> {
     const src = this.csrSource;
     if (!src || src.rows !== src.cols) return Promise.resolve(undefined);
-    this.ext ??= Df64Blas.of(this.ctx).then((d) => (d ? new Df64Residual(d, src) : undefined));
+    this.ext ??= Df64Blas.of(this.ctx).then((d) => {
+      if (!d) return undefined;
+      try {
+        return new Df64Residual(d, src);
+      } catch (e) {
+        // a matrix too large for one binding or buffer: no df64 offer, refinement stays on the host
+        if (e instanceof ResourceLimitError || e instanceof RangeError) return undefined;
+        throw e;
+      }
+    });
     return this.ext;
   }
 

@@ -2,7 +2,7 @@
  * df64 vectors, BLAS-1 and the CSR residual product on the device against float64 host
  * references computed with compensated (double-double) arithmetic.
  */
-import { type CsrMatrix, generators } from '@gpusparse/formats';
+import { type CsrMatrix, generators, ResourceLimitError } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Df64Blas, Df64Csr, type GpuContext, joinF64, residualLanes, splitF64, uploadF32 } from '../src/index';
 import { randomVector, testContext } from './helpers';
@@ -192,5 +192,12 @@ describe('df64 aliasing and shape errors', () => {
     expect(() => m.residual(x, x, x)).toThrow(/distinct/);
     expect(() => m.residual(d.create(4), x, d.create(3))).toThrow(/df64 residual x/);
     m.dispose();
+  });
+});
+
+describe('df64 residual matrix limits', () => {
+  it('a matrix whose arrays exceed one storage binding is refused with ResourceLimitError', () => {
+    const small = { ctx: { limits: { ...ctx.limits, maxStorageBufferBindingSize: 64 } } } as unknown as Df64Blas;
+    expect(() => new Df64Csr(small, generators.poisson2d(8))).toThrow(ResourceLimitError);
   });
 });

@@ -32,7 +32,7 @@ export class Df64Csr {
 
   /**
    * Upload `a` (validated). Cost O(rows + nnz) host work and the transfer of {@link bytes}.
-   * @throws ResourceLimitError when a value array exceeds the device's storage binding size
+   * @throws ResourceLimitError when the column or value array exceeds one storage binding or buffer
    */
   constructor(
     readonly d: Df64Blas,
@@ -40,6 +40,10 @@ export class Df64Csr {
   ) {
     validateCsrIndices(a, 'Df64Csr');
     const nnz = a.values.length;
+    const limit = Math.min(d.ctx.limits.maxStorageBufferBindingSize, d.ctx.limits.maxBufferSize);
+    if (nnz * 4 > limit) {
+      throw new ResourceLimitError('df64 residual matrix (column and value arrays)', nnz * 4, limit, 'the df64 residual binds each array whole; refine on the host (refinedSolve extended: false)');
+    }
     const hi = Float32Array.from(a.values);
     const lo = new Float32Array(nnz);
     let needLo = false;
@@ -48,8 +52,6 @@ export class Df64Csr {
       lo[k] = Number.isFinite(hi[k]!) ? Math.fround(v - hi[k]!) : 0;
       if (lo[k] !== 0) needLo = true;
     }
-    const limit = d.ctx.limits.maxStorageBufferBindingSize;
-    if (nnz * 4 > limit) throw new ResourceLimitError('df64 residual matrix values', nnz * 4, limit, 'the df64 residual binds each value array whole; use the host float64 refinement (no extended precision) for this matrix');
     this.hasLo = needLo;
     this.lanes = residualLanes(a.rows, nnz);
     const ctx = d.ctx;
