@@ -97,6 +97,30 @@ function trueRelative(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
   return Math.sqrt(r / bb);
 }
 
+/** Mean ms of one df64 residual + ‖r‖² dot and of one float32 product (20 each, wall clock, after a warm-up). */
+async function kernelTimes(ext: Df64Residual, op: GpuOperator, a: CsrMatrix): Promise<{ df64ResidualMs: number; f32SpmvMs: number }> {
+  const d = ext.d;
+  const [x, b, r] = [d.fromFloat64(new Float64Array(a.cols).fill(1)), d.create(a.rows), d.create(a.rows)];
+  const [xf, yf] = [space.fromArray(new Float64Array(a.cols).fill(1)), space.create(a.rows)];
+  const time = async (f: () => void): Promise<number> => {
+    f();
+    await ctx.finish();
+    const t = performance.now();
+    for (let i = 0; i < 20; i++) f();
+    await ctx.finish();
+    return Number(((performance.now() - t) / 20).toFixed(3));
+  };
+  const df64ResidualMs = await time(() => {
+    ext.matrix.residual(x, b, r);
+    d.dot(r, r, 2);
+  });
+  const f32SpmvMs = await time(() => op.apply(xf, yf));
+  for (const v of [x, b, r]) v.buf.dispose();
+  space.release(xf);
+  space.release(yf);
+  return { df64ResidualMs, f32SpmvMs };
+}
+
 async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres'): Promise<void> {
   if (dumpDir) dumpCsr(dumpDir, name, a, true);
   const b = csrSpmv(a, new Float64Array(a.cols).fill(1));
@@ -104,6 +128,7 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres'): Promise<
   const op: GpuOperator = kernel ? gpuOperatorFromCsr(ctx, a, { kernel }) : await tunedOperator(ctx, a, { expectedProducts: 1000 });
   const ext = await op.extendedPrecision();
   const setupMs = performance.now() - t0;
+  const kernelMs = ext instanceof Df64Residual ? await kernelTimes(ext, op, a) : undefined;
   const host = argv.includes('--host-too') ? HostOperator.fromCsr(a) : undefined;
   for (const innerRtol of innerRtols) {
     for (const extended of host ? [undefined, false as const] : [undefined]) {
@@ -120,6 +145,7 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres'): Promise<
         method: method === 'gmres' ? 'gmres(30)' : 'cg',
         operator: op.label,
         outer: extended === false ? 'host f64' : res.outerPrecision,
+        ...kernelMs,
         df64MatrixBytesPerNnz: ext instanceof Df64Residual ? Number((ext.matrix.bytes / a.values.length).toFixed(2)) : null,
         innerRtol,
         ms: Number(ms.toFixed(1)),
