@@ -153,11 +153,10 @@ export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<
   if (bNorm === 0) return finish(new Float64Array(n), 'converged', 0, 'b = 0, so x = 0');
   const state: OuterState<V> = ext ? ext.start(b, o.x0) : new HostRefinement(o.hostOperator!, b, o.x0, o.innerSpace);
   try {
-    const out = await outerLoop(o, state, base, { solver, innerMethod, tol: Math.max(rtol * bNorm, atol) });
-    base.stats.readbacks += state.readbacks;
-    base.hostMatvecs = state.hostMatvecs ?? 0;
+    const out = await outerLoop(o, state, base, { solver, tol: Math.max(rtol * bNorm, atol) });
     const x = await state.solution();
-    if (ext) base.stats.readbacks++;
+    base.stats.readbacks += state.readbacks; // outer-state synchronisations, the final x included
+    base.hostMatvecs = state.hostMatvecs ?? 0;
     return finish(x, out.reason, out.rn, out.detail);
   } finally {
     state.dispose();
@@ -181,7 +180,7 @@ async function outerLoop<V, S>(
   o: RefinedSolveOptions<V, S>,
   state: OuterState<V>,
   res: Omit<RefinedSolveResult, 'x' | 'converged' | 'reason' | 'trueResidual'>,
-  c: { solver: Solver; innerMethod: string; tol: number },
+  c: { solver: Solver; tol: number },
 ): Promise<{ reason: StopReason; rn: number; detail?: string }> {
   const space = o.innerSpace;
   const maxOuter = o.maxOuterIterations ?? 30;
