@@ -146,7 +146,7 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres'): Promise<
         operator: op.label,
         outer: extended === false ? 'host f64' : res.outerPrecision,
         ...kernelMs,
-        df64MatrixBytesPerNnz: ext instanceof Df64Residual ? Number((ext.matrix.bytes / a.values.length).toFixed(2)) : null,
+        df64ExtraBytesPerNnz: ext instanceof Df64Residual ? Number((ext.matrix.bytes / a.values.length).toFixed(2)) : null,
         innerRtol,
         ms: Number(ms.toFixed(1)),
         setupMs: Number(setupMs.toFixed(0)),

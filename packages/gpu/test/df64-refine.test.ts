@@ -73,6 +73,28 @@ describe('refinedSolve with df64 on the device', () => {
     op.dispose();
   });
 
+  it('a single-block CSR operator shares its arrays (0 or 4 extra bytes per non-zero); other formats get a copy', async () => {
+    const a = generators.poisson2d(16);
+    const nnz = a.values.length;
+    for (const kernel of ['csr-vector', 'csr-scalar', 'csr-adaptive']) {
+      const op = gpuOperatorFromCsr(ctx, a, { kernel });
+      const ext = (await op.extendedPrecision()) as Df64Residual;
+      expect(ext.matrix.shared, kernel).toBe(true);
+      expect(ext.matrix.bytes, kernel).toBe(0); // Poisson's values are exact in f32: nothing added
+      op.dispose();
+    }
+    const ell = gpuOperatorFromCsr(ctx, a, { kernel: 'ell' });
+    const own = (await ell.extendedPrecision()) as Df64Residual;
+    expect(own.matrix.shared).toBe(false);
+    expect(own.matrix.bytes).toBe(4 * (a.rows + 1) + 8 * nnz);
+    // the copy and the shared arrays give the same residual, and the ell operator refines too
+    const b = rhsOf(a);
+    const res = await refinedSolve({ innerOperator: ell, innerSpace: new GpuVectorSpace(ctx), b, rtol: 1e-10, inner: { method: 'cg', rtol: 1e-4 } });
+    expect(res.reason, res.detail).toBe('converged');
+    expect(trueRelative(a, res.x, b)).toBeLessThanOrEqual(1e-10);
+    ell.dispose();
+  });
+
   it('an operator without a CSR source offers no df64 residual', async () => {
     const op = gpuOperatorFromCsr(ctx, generators.laplacian1d(8));
     expect(await op.extendedPrecision()).toBeDefined();
@@ -89,6 +111,7 @@ describe('df64 refinement on a real matrix with float64 values (lo array in use)
     const ext = await op.extendedPrecision();
     expect(ext).toBeInstanceOf(Df64Residual);
     expect((ext as Df64Residual).matrix.hasLo).toBe(true); // bcsstk05's values are not exact in f32
+    expect((ext as Df64Residual).matrix.bytes).toBe(4 * a.values.length); // only the lo array is added
     const b = rhsOf(a);
     const res = await refinedSolve({ innerOperator: op, innerSpace: new GpuVectorSpace(ctx), b, rtol: 1e-10, inner: { method: 'cg', rtol: 1e-3 } });
     expect(res.reason, res.detail).toBe('converged');

@@ -1,7 +1,9 @@
 /**
  * A CSR matrix for the df64 residual product: row pointers, columns, values as f32 hi and,
  * only when some value is not exact in f32, an f32 lo array (hi + lo keeps 48 bits of each
- * float64 value). Device bytes: 4·(rows + 1) + 8·nnz, or + 12·nnz with the lo array.
+ * float64 value). Own copy: 4·(rows + 1) + 8·nnz device bytes, + 4·nnz with the lo array.
+ * Shared with a single-block CSR operator (its row pointers, columns and float32 values are
+ * exactly these arrays): only the lo array, 0 or 4·nnz bytes.
  * @module
  */
 import { type CsrMatrix, DimensionMismatchError, GpuSparseError, ResourceLimitError } from '@gpusparse/formats';
@@ -21,22 +23,35 @@ export function residualLanes(rows: number, nnz: number): number {
   return l;
 }
 
+/** Device arrays of a float32 CSR upload that the df64 residual can read instead of its own. */
+export interface SharedCsrArrays {
+  readonly rowPtr: GpuBuf;
+  readonly colIdx: GpuBuf;
+  /** fl32 of every value, in CSR order. */
+  readonly values: GpuBuf;
+}
+
 /** CSR on the device for df64 residuals. */
 export class Df64Csr {
   /** True when an f32 lo array was uploaded (some value is not exact in f32). */
   readonly hasLo: boolean;
-  /** Device bytes of this copy of the matrix. */
+  /** Device bytes this object added (the lo array only, when the arrays are shared). */
   readonly bytes: number;
+  /** True when row pointers, columns and hi values are an operator's own buffers. */
+  readonly shared: boolean;
   readonly lanes: number;
   private readonly bufs: { rowPtr: GpuBuf; col: GpuBuf; hi: GpuBuf; lo: GpuBuf | undefined };
 
   /**
-   * Upload `a` (validated). Cost O(rows + nnz) host work and the transfer of {@link bytes}.
+   * Upload `a` (validated), or only its lo array when `share` holds the float32 CSR arrays of
+   * the same matrix (a single-block CSR operator's upload). Cost O(rows + nnz) host work and
+   * the transfer of {@link bytes}.
    * @throws ResourceLimitError when the column or value array exceeds one storage binding or buffer
    */
   constructor(
     readonly d: Df64Blas,
     readonly a: CsrMatrix,
+    share?: SharedCsrArrays,
   ) {
     validateCsrIndices(a, 'Df64Csr');
     const nnz = a.values.length;
@@ -55,13 +70,14 @@ export class Df64Csr {
     this.hasLo = needLo;
     this.lanes = residualLanes(a.rows, nnz);
     const ctx = d.ctx;
+    this.shared = share !== undefined && nnz > 0;
     this.bufs = {
-      rowPtr: uploadU32(ctx, a.rowPtr, 'df64-rowptr'),
-      col: uploadU32(ctx, a.colIdx, 'df64-col'),
-      hi: uploadF32(ctx, nnz ? hi : new Float32Array(1), 'df64-a-hi'),
+      rowPtr: this.shared ? share!.rowPtr : uploadU32(ctx, a.rowPtr, 'df64-rowptr'),
+      col: this.shared ? share!.colIdx : uploadU32(ctx, a.colIdx, 'df64-col'),
+      hi: this.shared ? share!.values : uploadF32(ctx, nnz ? hi : new Float32Array(1), 'df64-a-hi'),
       lo: needLo ? uploadF32(ctx, lo, 'df64-a-lo') : undefined,
     };
-    this.bytes = 4 * (a.rows + 1) + (needLo ? 12 : 8) * nnz;
+    this.bytes = (this.shared ? 0 : 4 * (a.rows + 1) + 8 * nnz) + (needLo ? 4 * nnz : 0);
   }
 
   /** r = b − A·x in df64 (one dispatch; x, b, r distinct). */
@@ -79,12 +95,10 @@ export class Df64Csr {
     this.d.ctx.recorder.dispatch(p, [rowPtr, col, hi, lo ?? hi, x.buf, b.buf, r.buf], u, Math.ceil(rows / (DF_WG / this.lanes)));
   }
 
-  /** Return the buffers to the pool. */
+  /** Return the buffers this object uploaded to the pool (shared ones stay with their owner). */
   dispose(): void {
     const { rowPtr, col, hi, lo } = this.bufs;
-    rowPtr.dispose();
-    col.dispose();
-    hi.dispose();
+    if (!this.shared) for (const b of [rowPtr, col, hi]) b.dispose();
     lo?.dispose();
   }
 }

@@ -8,7 +8,7 @@
 import { type CsrMatrix, DimensionMismatchError, type ExtendedPrecisionResidual, type ExtendedRefinement } from '@gpusparse/formats';
 import type { GpuVector } from '../vector-space';
 import type { Df64Blas, Df64Vector } from './blas';
-import { Df64Csr } from './csr';
+import { Df64Csr, type SharedCsrArrays } from './csr';
 
 /** df64 residuals for one square CSR matrix on one context (the matrix is uploaded once). */
 export class Df64Residual implements ExtendedPrecisionResidual<GpuVector> {
@@ -16,13 +16,17 @@ export class Df64Residual implements ExtendedPrecisionResidual<GpuVector> {
   readonly rows: number;
   readonly matrix: Df64Csr;
 
-  /** Upload `a` for df64 residuals (cost: O(nnz) host work, 8 or 12 bytes per non-zero). */
+  /**
+   * Upload `a` for df64 residuals (O(nnz) host work; 8 or 12 bytes per non-zero, or 0 or 4 when
+   * `share` holds the same matrix's float32 CSR arrays).
+   */
   constructor(
     readonly d: Df64Blas,
     a: CsrMatrix,
+    share?: SharedCsrArrays,
   ) {
     if (a.rows !== a.cols) throw new DimensionMismatchError('Df64Residual: square matrix, cols', a.rows, a.cols);
-    this.matrix = new Df64Csr(d, a);
+    this.matrix = new Df64Csr(d, a, share);
     this.rows = a.rows;
     this.precision = `df64 (≈48 bits, TwoProd by ${d.mode}) on webgpu`;
   }
