@@ -152,6 +152,9 @@ async function checkLayout(page, width, tag) {
   await page.setViewportSize({ width, height: 900 });
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   const m = await page.evaluate(() => {
+    // Unfold the folded lists (the untimed candidates) so that their tables are checked too.
+    const folded = [...document.querySelectorAll('details:not([open])')];
+    for (const d of folded) d.open = true;
     const visible = (el) => el.getClientRects().length > 0;
     const tables = [...document.querySelectorAll('table')].filter(visible);
     const clippedTables = tables.filter((t) => t.scrollWidth > t.clientWidth + 1 || t.getBoundingClientRect().right > document.documentElement.clientWidth + 1).map((t) => `${t.className} ${t.scrollWidth}>${t.clientWidth}`);
@@ -161,8 +164,10 @@ async function checkLayout(page, width, tag) {
     clippedCells.push(...squeezed);
     const svg = document.querySelector('#plot svg');
     const box = document.getElementById('plot');
+    const scrollWidth = document.documentElement.scrollWidth;
+    for (const d of folded) d.open = false;
     return {
-      scrollWidth: document.documentElement.scrollWidth,
+      scrollWidth,
       viewport: window.innerWidth,
       tables: tables.length,
       clippedTables,

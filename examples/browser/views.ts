@@ -174,12 +174,13 @@ export function cgHtml(runs: readonly CgSummary[], rtolText: string): string {
       c.relTrueResidual.toExponential(2),
     ],
   }));
+  const onGpu = runs.some((c) => c.backend.startsWith('webgpu'));
   const gloss: [string, string][] = [
-    ['solver', '“webgpu f32” runs CG on the GPU in float32 with the tuned kernel; “host f64” runs it on the CPU in float64'],
+    ['solver', onGpu ? '“webgpu f32” runs CG on the GPU in float32 with the tuned kernel; “host f64” runs it on the CPU in float64' : '“host f64” runs CG on the CPU in float64'],
     ['iterations', 'CG iterations done (one product each)'],
     ['time ms', 'wall time of the whole solve in milliseconds (products, vector operations and readbacks)'],
     ['products', 'matrix–vector products A·x done'],
-    ['readbacks', 'GPU → CPU copies (the GPU solver reads the residual back every 4 iterations)'],
+    ['readbacks', onGpu ? 'residual norms the solver copied back to decide whether to stop: GPU → CPU copies for the GPU solver (one every 4 iterations), plain reads for the host one' : 'residual norms the solver read to decide whether to stop (one per iteration)'],
     ['true ‖b − A·x‖/‖b‖', `the relative residual of the returned x, recomputed in float64 on the CPU; CG stops when its own estimate falls below rtol = ${rtolText}`],
   ];
   return (
