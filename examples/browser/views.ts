@@ -132,7 +132,7 @@ function tuneGlossary(r: TuningReport): string {
     ['GFLOP/s', 'billions of floating-point operations per second: 2·nnz (one multiply and one add per stored entry) divided by the time per product'],
     ['MB', 'storage of the matrix in this format (float32 values, 32-bit indices), in megabytes (10⁶ bytes)'],
     ['conv ms', 'time to convert the CSR matrix into this format, on the CPU'],
-    ['upload ms', 'time to copy the converted arrays to the GPU'],
+    ['upload ms', 'time from asking for the upload until the GPU has it: copying the converted arrays, and building the kernel’s pipeline (compiling its shader) when it is the first use of that kernel, which on a software renderer can take seconds'],
     ['objective ms', `what the tuner minimises: conv ms + upload ms + expected products × ms / product, with expected products = ${r.expectedProducts}; the predicted cost of setting up this format and running the solve's products with it`],
     ['budget', 'the tuning time you set above; “spent” is the wall time the tuning took (statistics, conversions, uploads, timing and verification of the winner)'],
   ];
