@@ -17,9 +17,11 @@ import {
 } from '@gpusparse/formats';
 import { davidson, davidsonWith, fastCorrector, lowestIndices } from '@gpusparse/solvers';
 import { symmetricEigenDense } from './dense-eigen';
-import { type BuildSpaceOptions, buildCiSpace, type SpaceSpec } from './determinants/build';
+import { type CiMemoryOptions, sizeCiRun } from './ci-estimate';
+import { type BuildSpaceOptions, buildCiSpace, prepareCiSpace, type SpaceSpec } from './determinants/build';
 import type { Fcidump } from './fcidump/types';
 import { assembleHamiltonian } from './hamiltonian/assemble';
+import type { AvailableMemory, CiEstimate } from './memory-estimate';
 import { SpinPenaltyOperator, spinPenaltyMatrix, spinSquaredExpectations, spinSquaredMatrix } from './hamiltonian/spin';
 
 /** Where the matrix lives and how vectors are stored: the host by default, the GPU later. */
@@ -27,6 +29,8 @@ export interface CiBackend<V, S = unknown> {
   readonly space: VectorSpace<V, S>;
   /** An operator over `matrix` stored in format `format` (a name of the format registry). */
   operator(matrix: CsrMatrix, format: string): LinearOperator<V> | Promise<LinearOperator<V>>;
+  /** Device memory the backend can use, when known (checked before assembly). */
+  readonly deviceMemory?: AvailableMemory;
 }
 
 /**
@@ -49,8 +53,9 @@ export function hostBackend(): CiBackend<Float64Array> {
 /** A progress event of {@link ciEnergies}. */
 export type CiProgress =
   | { stage: 'read' | 'space' | 'solve-start' }
+  | { stage: 'estimate'; estimate: CiEstimate }
   | { stage: 'assembly'; rowsDone: number; rows: number }
-  | { stage: 'solve'; iteration: number; values: readonly number[]; residualNorms: readonly number[] };
+  | { stage: 'solve' | 'polish'; iteration: number; values: readonly number[]; residualNorms: readonly number[] };
 
 /** Options of {@link ciEnergies}. */
 export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOptions {
@@ -83,6 +88,8 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   symmetry?: 8 | 4 | 'auto';
   onProgress?: (p: CiProgress) => void;
   signal?: AbortSignal;
+  /** Memory limits: the run is sized before the space is built and refused when it cannot fit. */
+  memory?: CiMemoryOptions;
 }
 
 /** Result of {@link ciEnergies}. */
@@ -151,7 +158,15 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   const read = performance.now() - t;
   emit({ stage: 'read' });
   t = performance.now();
-  const { fcidump: fd, space } = buildCiSpace(fd0, options.space ?? 'fci', options);
+  const prepared = prepareCiSpace(fd0, options.space ?? 'fci', options);
+  const backend0 = options.backend ?? (hostBackend() as unknown as CiBackend<V, S>);
+  const { estimate } = await sizeCiRun(prepared, {
+    ...options,
+    backend: backend0.space.precision === 'f32' ? 'device' : 'host',
+    ...(backend0.deviceMemory ? { deviceMemory: backend0.deviceMemory } : {}),
+  });
+  emit({ stage: 'estimate', estimate });
+  const { fcidump: fd, space } = buildCiSpace(fd0, options.space ?? 'fci', options, prepared);
   if (fd !== fd0) notes.push(...fd.notes.slice(fd0.notes.length));
   const spaceMs = performance.now() - t;
   emit({ stage: 'space' });
@@ -267,6 +282,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         maxIterations: options.maxIterations ?? 50,
         maxSubspace: Math.min(space.size, 4 * kSolve + 8),
         name: 'jd-davidson',
+        onIteration: (info) => void emit({ stage: 'polish', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
       values = polish.values.slice(0, nroots);

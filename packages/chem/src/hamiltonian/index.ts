@@ -6,3 +6,4 @@ export * from './product';
 export * from './assemble';
 export * from './spin';
 export * from './structure';
+export * from './nnz-estimate';
