@@ -7,3 +7,4 @@ export * from './assemble';
 export * from './spin';
 export * from './structure';
 export * from './nnz-estimate';
+export * from './chunked';

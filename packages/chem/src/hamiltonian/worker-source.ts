@@ -73,6 +73,13 @@ export interface WorkerPoolJob<T> {
   /** The same computation on the main thread, which then takes ranges too (yielding between them). */
   main?: (start: number, end: number) => T;
   onChunk?: (done: number, total: number) => void;
+  /**
+   * Streaming: each output is handed over in chunk order as soon as it and all before it are
+   * done, and not kept (the pool then resolves to []). At most `maxAhead` chunks (default
+   * 2·(workers + 1)) are in flight or waiting beyond the last one handed over, which bounds memory.
+   */
+  onResult?: (index: number, out: T) => void;
+  maxAhead?: number;
   /** Names the work in errors: `${what} ${start}..${end}: …`. */
   what: string;
 }
@@ -102,10 +109,26 @@ export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | und
     return undefined;
   }
   const results: T[] = new Array(chunks.length);
+  const stream = job.onResult;
+  const maxAhead = job.maxAhead ?? 2 * (job.nworkers + 1);
   let next = 0;
   let done = 0;
+  let delivered = 0;
+  const idle: import('node:worker_threads').Worker[] = [];
   try {
     await new Promise<void>((resolve, reject) => {
+      const canTake = () => next < chunks.length && (!stream || next < delivered + maxAhead);
+      const store = (id: number, out: T) => {
+        results[id] = out;
+        if (!stream) return;
+        // hand over the contiguous prefix, then wake the workers parked by back-pressure
+        while (delivered < chunks.length && results[delivered] !== undefined) {
+          const r = results[delivered]!;
+          results[delivered] = undefined as T;
+          stream(delivered++, r);
+        }
+        while (idle.length > 0 && canTake()) feed(idle.pop()!);
+      };
       const finished = () => {
         done++;
         job.onChunk?.(done, chunks.length);
@@ -113,7 +136,10 @@ export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | und
         return done === chunks.length;
       };
       const feed = (w: import('node:worker_threads').Worker) => {
-        if (next >= chunks.length) return;
+        if (!canTake()) {
+          if (next < chunks.length) idle.push(w);
+          return;
+        }
         const id = next++;
         w.postMessage({ ...job.extra, type: 'run', id, start: chunks[id]![0], end: chunks[id]![1] });
       };
@@ -124,7 +150,12 @@ export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | und
             reject(new Error(`${job.what} ${chunks[msg.id]!.join('..')}: ${msg.error}`));
             return;
           }
-          results[msg.id] = msg.out!;
+          try {
+            store(msg.id, msg.out!);
+          } catch (e) {
+            reject(e);
+            return;
+          }
           if (!finished()) feed(w);
         });
         w.postMessage({ ...job.init, type: 'init' });
@@ -134,9 +165,13 @@ export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | und
       // finished workers are fed without waiting
       const runMain = () => {
         if (!job.main || next >= chunks.length) return;
+        if (!canTake()) {
+          setTimeout(runMain, 1);
+          return;
+        }
         const id = next++;
         try {
-          results[id] = job.main(chunks[id]![0], chunks[id]![1]);
+          store(id, job.main(chunks[id]![0], chunks[id]![1]));
         } catch (e) {
           reject(e);
           return;
@@ -148,5 +183,5 @@ export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | und
   } finally {
     await Promise.all(workers.map((w) => w.terminate()));
   }
-  return results;
+  return stream ? [] : results;
 }

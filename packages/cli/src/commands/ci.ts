@@ -3,11 +3,12 @@
  * energies (ground and excited states) from an FCIDUMP file, with ⟨S²⟩ per root.
  * @module
  */
-import { type CiBackend, type CiProgress, ciEnergies, estimateCiEnergies, type SpaceSpec } from '@gpusparse/chem';
+import { type ChunkSink, type CiBackend, type CiProgress, ciEnergies, estimateCiEnergies, type SpaceSpec } from '@gpusparse/chem';
 import { formatBytes } from '@gpusparse/formats';
 import type { CsrMatrix } from '@gpusparse/formats';
 import { openBackend, type Backend } from '../util/backend';
 import { type Command, ExitCode, info, numberOption, out, printJson, UsageError } from '../util/context';
+import { gpuChunkSink } from '../util/ci-device';
 import { deviceMemoryOf, printEstimate } from '../util/ci-memory';
 import { progressBar, stageLog } from '../util/progress';
 import { formatTable } from '../util/table';
@@ -32,6 +33,7 @@ export function ciBackendOf(b: Backend<any, any>, deviceMemoryGb?: number): CiBa
   return {
     space: b.space,
     ...(deviceMemory ? { deviceMemory } : {}),
+    ...(b.kind === 'webgpu' && b.ctx ? { chunkSink: (rows: number, perRow: number) => gpuChunkSink(b.ctx!, rows, perRow) as Promise<ChunkSink<unknown>> } : {}),
     async operator(matrix: CsrMatrix, format: string) {
       if (b.kind === 'cpu') return (await b.operator(matrix)).op;
       if (format === 'csr' || format === 'auto') return (await b.operator(matrix, { expectedProducts: 200 })).op;
