@@ -6,13 +6,15 @@ import { assembleChunked, assembleHamiltonian, buildCiSpace, type ChunkSink, row
 const file = (name: string) => new URL(`../../../../../shared/data/fcidump/${name}`, import.meta.url);
 
 /** A sink that records the chunks it gets (and checks they come in row order). */
-function recordingSink() {
+function recordingSink(slow: boolean) {
   const got: { chunk: CsrMatrix; rowStart: number }[] = [];
   const sink: ChunkSink<Float64Array> = {
     add(chunk, rowStart) {
       const prev = got[got.length - 1];
       expect(rowStart).toBe(prev ? prev.rowStart + prev.chunk.rows : 0);
       got.push({ chunk, rowStart });
+      // a slow consumer (like a device queue being drained) holds the assembly back
+      return slow ? new Promise<void>((r) => setTimeout(r, 2)) : undefined;
     },
     finish: () => {
       throw new Error('not used');
@@ -22,12 +24,16 @@ function recordingSink() {
 }
 
 describe('chunked assembly of H', () => {
-  for (const workers of [0, 2]) {
-    it(`gives the whole assembly's rows bit for bit, in many small chunks (workers ${workers})`, async () => {
+  for (const [workers, slow] of [
+    [0, false],
+    [2, false],
+    [2, true],
+  ] as const) {
+    it(`gives the whole assembly's rows bit for bit, in many small chunks (workers ${workers}${slow ? ', slow sink' : ''})`, async () => {
       const fd = await readFcidump(file('H8_sto6g_R1.8_block2.FCIDUMP'));
       const { space, fcidump } = buildCiSpace(fd, 'fci', { irrep: 1 });
       const whole = await assembleHamiltonian(fcidump, space, { workers: 0 });
-      const { sink, got } = recordingSink();
+      const { sink, got } = recordingSink(slow);
       const perRow = whole.stats.nnz / space.size;
       const h = await assembleChunked(fcidump, space, sink, { perRow, chunkNnz: 5000, workers });
       expect(h.chunks).toBeGreaterThan(10);

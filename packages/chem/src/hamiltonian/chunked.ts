@@ -17,8 +17,12 @@ import { type RowChunk, streamOnWorkers } from './workers';
 
 /** Where the chunks go: e.g. an upload to the device (see the CLI's gpuChunkSink). */
 export interface ChunkSink<V> {
-  /** Rows [rowStart, rowStart + chunk.rows) of H (chunk-local row pointers, global columns). */
-  add(chunk: CsrMatrix, rowStart: number): void;
+  /**
+   * Rows [rowStart, rowStart + chunk.rows) of H (chunk-local row pointers, global columns). A
+   * returned promise holds the assembly back until it settles (e.g. until the device queue has
+   * consumed the uploads, so that staging copies do not pile up on the host).
+   */
+  add(chunk: CsrMatrix, rowStart: number): void | Promise<void>;
   /** The operator over every chunk added, once all are in. */
   finish(): LinearOperator<V> | Promise<LinearOperator<V>>;
   /** Bytes the sink holds on the device so far. */
@@ -92,9 +96,10 @@ export async function assembleChunked<V>(fd: Fcidump, space: DeterminantSpace, s
     diagonal.set(c.out.diag, c.start);
     nnz += csr.colIdx.length;
     rowsDone += c.end - c.start;
-    sink.add(csr, c.start);
+    const pending = sink.add(csr, c.start);
     if (o.keepHost !== false) blocks.push({ rowStart: c.start, rows: csr.rows, rowPtr: csr.rowPtr as Int32Array, colIdx: csr.colIdx as Int32Array, values: csr.values as Float64Array });
     o.onProgress?.(rowsDone, rows);
+    return pending;
   };
   const scratch: ProductScratch = { cols: new Int32Array(0), vals: new Float64Array(0) };
   const run = (s: number, e: number): KernelOutput => (pctx ? assembleRowsProduct(pctx, s, e, scratch) : assembleRowsKernel(ctx, s, e));
@@ -106,7 +111,7 @@ export async function assembleChunked<V>(fd: Fcidump, space: DeterminantSpace, s
   }
   if (used === 0) {
     for (const [s, e] of ranges) {
-      take({ start: s, end: e, out: run(s, e) });
+      await take({ start: s, end: e, out: run(s, e) });
       await new Promise((r) => setImmediate(r)); // let progress lines and signals through
     }
   }

@@ -77,8 +77,9 @@ export interface WorkerPoolJob<T> {
    * Streaming: each output is handed over in chunk order as soon as it and all before it are
    * done, and not kept (the pool then resolves to []). At most `maxAhead` chunks (default
    * 2·(workers + 1)) are in flight or waiting beyond the last one handed over, which bounds memory.
+   * When `onResult` returns a promise, no further chunk is handed over or started until it settles.
    */
-  onResult?: (index: number, out: T) => void;
+  onResult?: (index: number, out: T) => void | Promise<void>;
   maxAhead?: number;
   /** Names the work in errors: `${what} ${start}..${end}: …`. */
   what: string;
@@ -115,24 +116,40 @@ export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | und
   let done = 0;
   let delivered = 0;
   const idle: import('node:worker_threads').Worker[] = [];
+  let blocked = false;
+  let consumed = 0;
   try {
     await new Promise<void>((resolve, reject) => {
-      const canTake = () => next < chunks.length && (!stream || next < delivered + maxAhead);
-      const store = (id: number, out: T) => {
-        results[id] = out;
-        if (!stream) return;
-        // hand over the contiguous prefix, then wake the workers parked by back-pressure
-        while (delivered < chunks.length && results[delivered] !== undefined) {
+      const canTake = () => !blocked && next < chunks.length && (!stream || next < delivered + maxAhead);
+      const complete = () => {
+        if (done === chunks.length && (!stream || consumed === chunks.length)) resolve();
+      };
+      const deliver = () => {
+        // hand over the contiguous prefix (pausing on a pending promise), then wake parked workers
+        while (!blocked && delivered < chunks.length && results[delivered] !== undefined) {
           const r = results[delivered]!;
           results[delivered] = undefined as T;
-          stream(delivered++, r);
+          const p = stream!(delivered++, r);
+          if (p && typeof (p as Promise<void>).then === 'function') {
+            blocked = true;
+            (p as Promise<void>).then(() => {
+              blocked = false;
+              consumed++;
+              deliver();
+              complete();
+            }, reject);
+          } else consumed++;
         }
         while (idle.length > 0 && canTake()) feed(idle.pop()!);
+      };
+      const store = (id: number, out: T) => {
+        results[id] = out;
+        if (stream) deliver();
       };
       const finished = () => {
         done++;
         job.onChunk?.(done, chunks.length);
-        if (done === chunks.length) resolve();
+        complete();
         return done === chunks.length;
       };
       const feed = (w: import('node:worker_threads').Worker) => {
@@ -166,7 +183,7 @@ export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | und
       const runMain = () => {
         if (!job.main || next >= chunks.length) return;
         if (!canTake()) {
-          setTimeout(runMain, 1);
+          if (next < chunks.length) setTimeout(runMain, 1);
           return;
         }
         const id = next++;

@@ -67,7 +67,7 @@ export async function streamOnWorkers(
   ctx: KernelContext | ProductContext,
   chunks: readonly [number, number][],
   nworkers: number,
-  onResult: (chunk: RowChunk) => void,
+  onResult: (chunk: RowChunk) => void | Promise<void>,
   onChunk?: (done: number, total: number) => void,
   kernel: 'hash' | 'product' = 'hash',
   mainKernel?: (start: number, end: number) => KernelOutput,

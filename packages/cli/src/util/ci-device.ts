@@ -43,6 +43,7 @@ export async function gpuChunkSink(
   const parts: CsrDeviceMatrix['parts'][number][] = [];
   let nnz = 0;
   let deviceBytes = 0;
+  let sinceDrain = 0;
   return {
     get deviceBytes() {
       return deviceBytes;
@@ -53,6 +54,12 @@ export async function gpuChunkSink(
       for (const p of h.parts) parts.push({ ...p, rowStart: p.rowStart + rowStart });
       nnz += h.nnz;
       deviceBytes += h.deviceBytes;
+      sinceDrain += h.deviceBytes;
+      // let the queue consume the uploads every 256 MB: staging copies must not pile up on the host
+      if (sinceDrain >= 2 ** 28) {
+        sinceDrain = 0;
+        return ctx.finish();
+      }
     },
     finish() {
       if (handles.length === 0) throw new NotSupportedError('chunked CI assembly: no chunk was added');
