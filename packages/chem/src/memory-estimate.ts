@@ -153,7 +153,8 @@ export function estimateCi(p: PreparedSpace, plan: CiMemoryPlan, opts: { host: A
     const dMatrix = 8 * z + 8 * n;
     const dVectors = (2 * m + 2 * k + 8) * 4 * n;
     if (plan.chunked) {
-      const inflight = 2 * 12 * plan.chunked.chunkNnz * (plan.workers + 1);
+      // up to 2·(workers + 1) chunks in flight, never more than H itself
+      const inflight = 12 * Math.min(2 * plan.chunked.chunkNnz * (plan.workers + 1), z);
       stages.push({ stage: 'assembly', host: base + tables + inflight + hHost, device: dMatrix, what: 'chunks in flight; float32 CSR on the device; float64 row blocks kept for the polish' });
     } else {
       stages.push({ stage: 'assembly', host: base + tables + 2 * hHost, device: 0, what: 'row chunks (float64) + their concatenation into CSR' });

@@ -118,7 +118,8 @@ export const ciCommand: Command = {
       };
       if (v['dry-run']) {
         const kind = backend.space.precision === 'f32' ? 'device' : 'host';
-        const e = await estimateCiEnergies(pos[0]!, { ...common0, backend: kind, ...(ciBackend.deviceMemory ? { deviceMemory: ciBackend.deviceMemory } : {}) });
+        // on a device the driver assembles in chunks (of 2^24 non-zeros) when H is large
+        const e = await estimateCiEnergies(pos[0]!, { ...common0, backend: kind, ...(kind === 'device' ? { chunkNnz: 2 ** 24 } : {}), ...(ciBackend.deviceMemory ? { deviceMemory: ciBackend.deviceMemory } : {}) });
         const fits = e.estimate.peakHost <= e.estimate.host.bytes && (!e.estimate.device || e.estimate.peakDevice <= e.estimate.device.bytes);
         if (common.json) printJson({ file: pos[0], backend: backend.description, space: e.label, fits, ...e.estimate, plan: e.plan });
         else printEstimate(pos[0]!, e.label, e.estimate, backend.description);
