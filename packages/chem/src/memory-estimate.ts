@@ -113,6 +113,9 @@ export function countPrepared(p: PreparedSpace): CountedSpace {
   });
 }
 
+/** The sampled nnz of each prepared space (a run sizes the same space for several plans). */
+const sampled = new WeakMap<PreparedSpace, NnzEstimate>();
+
 /** Bytes of the per-string tables of one spin (upper bound: every single and double of a string). */
 function tableBytes(strings: number, norb: number, nel: number): number {
   const s = nel * (norb - nel);
@@ -131,7 +134,11 @@ export function estimateCi(p: PreparedSpace, plan: CiMemoryPlan, opts: { host: A
   const n = counted.determinants;
   const nA = counted.alpha.total;
   const nB = counted.beta.total;
-  const nnz = n === 0 ? { nnz: 0, perRow: 0, stderr: 0, maxRow: 0, rowsSampled: 0, method: 'empty space' } : estimateNnz(p.fcidump, counted);
+  let nnz = sampled.get(p);
+  if (!nnz) {
+    nnz = n === 0 ? { nnz: 0, perRow: 0, stderr: 0, maxRow: 0, rowsSampled: 0, method: 'empty space' } : estimateNnz(p.fcidump, counted);
+    sampled.set(p, nnz);
+  }
   // sizing uses the estimate plus two standard errors, so that an unlucky sample errs towards refusing
   const z = nnz.nnz + 2 * nnz.stderr;
   const norb = p.fcidump.norb;

@@ -98,15 +98,25 @@ function rowLength(c: RowCtx, a: number[], b: number[]): number {
   return count;
 }
 
+/** Element tests per sampled row: singles (O(norb) each), same-spin and opposite-spin doubles. */
+function workPerRow(norb: number, na: number, nb: number): number {
+  const c2 = (n: number) => (n * (n - 1)) / 2;
+  const sa = na * (norb - na);
+  const sb = nb * (norb - nb);
+  return (sa + sb) * norb + c2(na) * c2(norb - na) + c2(nb) * c2(norb - nb) + sa * sb;
+}
+
 /**
- * Estimate nnz(H) of `space` over the integrals of `fd` from `rows` uniformly drawn rows
- * (default 300; every row of a space with fewer determinants is still drawn at random, with
- * replacement). Cost O(rows · (singles·norb + doubles)), milliseconds for norb ≤ 30.
+ * Estimate nnz(H) of `space` over the integrals of `fd` from uniformly drawn rows (with
+ * replacement): `rows` of them (default 300, fewer — down to 30 — when a row costs so many
+ * element tests that 300 would exceed 10^7, e.g. 42 orbitals and 48 electrons). Cost
+ * O(rows · (singles·norb + doubles)): milliseconds for norb ≤ 30, about a second at most.
  * @example
  * const e = estimateNnz(fd, countSpace(shape)); // e.nnz ± e.stderr
  */
-export function estimateNnz(fd: Fcidump, space: CountedSpace, rows = 300, seed = 2024): NnzEstimate {
+export function estimateNnz(fd: Fcidump, space: CountedSpace, rowsWanted?: number, seed = 2024): NnzEstimate {
   const s = space.shape;
+  const rows = rowsWanted ?? Math.max(30, Math.min(300, Math.floor(1e7 / workPerRow(s.norb, s.nalpha, s.nbeta))));
   const refA = new Uint8Array(s.norb);
   const refB = new Uint8Array(s.norb);
   for (const p of s.reference?.alpha ?? []) refA[p] = 1;
