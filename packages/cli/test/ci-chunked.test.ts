@@ -60,7 +60,10 @@ describe('chunked device assembly', () => {
       chunkSink: (rows, perRow) => gpuChunkSink(ctx, rows, perRow, 'csr-vector', 1 << 16) as never,
     };
     const opts = { irrep: 1, nroots: 2, workers: 0, solver: 'davidson' as const };
-    const chunked = await ciEnergies(fd, { ...opts, backend, assembly: 'chunked', chunkNnz: 400 });
+    const stages = new Set<string>();
+    const chunked = await ciEnergies(fd, { ...opts, backend, assembly: 'chunked', chunkNnz: 400, onProgress: (p) => void stages.add(p.stage) });
+    // the float64 polish reports its iterations too (the CLI prints them off a terminal)
+    expect([...stages]).toEqual(['read', 'estimate', 'space', 'assembly', 'solve-start', 'solve', 'polish']);
     const whole = await ciEnergies(fd, { ...opts, backend, assembly: 'whole' });
     const host = await ciEnergies(fd, { ...opts, backend: hostBackend() });
     const m = /assembled in (\d+) row chunks straight to the device/.exec(chunked.notes.join(' '));
