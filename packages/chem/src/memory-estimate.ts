@@ -152,10 +152,12 @@ export function estimateCi(p: PreparedSpace, plan: CiMemoryPlan, opts: { host: A
   const m = Math.min(n, 12 + 4 * (k - 1));
   const hHost = 12 * z + 12 * n; // float64 CSR + diagonal
   const spin = plan.spinPenalty ? 12 * n * (1 + p.nalpha * p.nbeta) : 0;
+  // HostOperator.fromCsr copies H into WebAssembly memory on its first product (10^4 ≤ nnz, ≤ 4 GiB)
+  const wasm = z >= 1e4 && 12 * z + 8 * n <= 2 ** 32 ? 12 * z + 8 * n : 0;
   const stages: StageBytes[] = [{ stage: 'space', host: strings + space + transient, device: 0, what: 'strings, determinant pairs and hash' }];
   if (plan.backend === 'host') {
     stages.push({ stage: 'assembly', host: base + tables + 2 * hHost, device: 0, what: 'row chunks (float64) + their concatenation into CSR' });
-    stages.push({ stage: 'solve', host: base + hHost + spin + (2 * m + 4 * k) * 8 * n, device: 0, what: `float64 CSR + Davidson (${2 * m + 4 * k} vectors of ${n})` });
+    stages.push({ stage: 'solve', host: base + hHost + wasm + spin + (2 * m + 4 * k) * 8 * n, device: 0, what: `float64 CSR (+ its wasm copy) + Davidson (${2 * m + 4 * k} vectors of ${n})` });
   } else {
     const dMatrix = 8 * z + 8 * n;
     const dVectors = (2 * m + 2 * k + 8) * 4 * n;
@@ -169,7 +171,7 @@ export function estimateCi(p: PreparedSpace, plan: CiMemoryPlan, opts: { host: A
     }
     stages.push({ stage: 'solve', host: base + hHost + spin + 2 * k * 8 * n, device: dMatrix + dVectors + (spin * 2) / 3, what: `float32 Davidson (${2 * m + 2 * k} vectors) on the device` });
     const pm = Math.min(n, 4 * k + 8);
-    stages.push({ stage: 'polish', host: base + hHost + spin + (2 * pm + 3 * k) * 8 * n, device: dMatrix + (2 * k + 40) * 4 * n, what: `float64 Jacobi–Davidson on the host (${2 * pm + 3 * k} vectors), corrections on the device` });
+    stages.push({ stage: 'polish', host: base + hHost + (plan.chunked ? 0 : wasm) + spin + (2 * pm + 3 * k) * 8 * n, device: dMatrix + (2 * k + 40) * 4 * n, what: `float64 Jacobi–Davidson on the host (${2 * pm + 3 * k} vectors), corrections on the device` });
   }
   return {
     determinants: n,
