@@ -45,6 +45,12 @@ export function ciBackendOf(b: Backend<any, any>, deviceMemoryGb?: number): CiBa
   };
 }
 
+/** --assembly: how H is built (see CiOptions.assembly). */
+function parseAssembly(s: string): 'auto' | 'chunked' | 'whole' {
+  if (s === 'auto' || s === 'chunked' || s === 'whole') return s;
+  throw new UsageError(`--assembly: expected auto, chunked or whole, got '${s}'`);
+}
+
 /** The progress of a CI run as a bar (TTY) and stage lines (log). */
 function ciProgressHandler(bar: ReturnType<typeof progressBar>, log: ReturnType<typeof stageLog>): (p: CiProgress) => void {
   return (p) => {
@@ -71,7 +77,7 @@ export const ciCommand: Command = {
   usage: [
     'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n]',
     '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8]',
-    '                    [--dry-run] [--host-memory GB] [--device-memory GB]',
+    '                    [--dry-run] [--host-memory GB] [--device-memory GB] [--assembly auto|chunked|whole] [--chunk-nnz N]',
     '',
     'Energies include the core energy (the FCIDUMP constant line). ⟨S²⟩ is reported per root.',
     'The run is sized before the space is built (determinants exact, H non-zeros sampled, bytes per stage)',
@@ -91,6 +97,8 @@ export const ciCommand: Command = {
     'dry-run': { type: 'boolean' },
     'host-memory': { type: 'string' },
     'device-memory': { type: 'string' },
+    assembly: { type: 'string' },
+    'chunk-nnz': { type: 'string' },
   },
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`ci: expected one FCIDUMP argument, got ${pos.length}`);
@@ -133,6 +141,8 @@ export const ciCommand: Command = {
         backend: ciBackend,
         tol: numberOption('tol', v.tol as string | undefined, 1e-8),
         onProgress: ciProgressHandler(bar, log),
+        ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
+        ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: numberOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24) }),
       });
       bar.finish();
       log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);
