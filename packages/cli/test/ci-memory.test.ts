@@ -80,6 +80,14 @@ describe('ci refuses spaces that do not fit, within seconds', () => {
   });
 });
 
+describe('ci --assembly', () => {
+  it('an unknown assembly mode is a usage error (exit 2)', () => {
+    const r = cli(['ci', data('H4_sto6g_R1.8_block2.FCIDUMP'), '--backend', 'cpu', '--assembly', 'bogus']);
+    expect(r.stderr).toMatch(/--assembly: expected auto, chunked or whole, got 'bogus'/);
+    expect(r.status).toBe(2);
+  });
+});
+
 describe('ci progress off a terminal', () => {
   it('prints a line per stage with the elapsed time on a piped stderr, and the run completes', () => {
     const r = cli(['ci', data('H8_sto6g_R1.8_block2.FCIDUMP'), '--backend', 'cpu', '--solver', 'davidson'], { GPUSPARSE_PROGRESS_INTERVAL_MS: '0' });
