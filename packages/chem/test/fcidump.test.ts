@@ -68,6 +68,13 @@ describe('parseFcidump', () => {
     expect(Number.isNaN(fd.orbitalEnergies?.[1])).toBe(true);
   });
 
+  it('reads ISYM=0 (as OpenMolcas 22.10 writes it) as not given, with a note; refuses ISYM=9', () => {
+    const a = parseFcidump(' &FCI NORB= 2,NELEC= 2,MS2=  0,\n  ORBSYM= 1, 1,\n  ISYM=0\n &END\n 1.0 1 1 1 1\n 1.0 2 2 2 2\n -1.0 1 1 0 0\n -0.5 2 2 0 0\n 0.0 0 0 0 0\n');
+    expect(a.isym).toBe(1);
+    expect(a.notes.some((n) => /ISYM=0/.test(n))).toBe(true);
+    expect(() => parseFcidump(' &FCI NORB= 2,NELEC= 2,MS2=  0,\n  ORBSYM= 1, 1,\n  ISYM=9\n &END\n 1.0 1 1 1 1\n 1.0 2 2 2 2\n 0.0 0 0 0 0\n')).toThrow(/ISYM in 1\.\.8/);
+  });
+
   it('accepts "/" terminators, one key per line, missing ISYM, whitespace separators, extra keys', () => {
     const a = parseFcidump('&FCI\nNORB=2,\nNELEC=2,\nMS2=0,\nUHF=.FALSE.,\nORBSYM=1,1,\n/\n 1.0 1 1 1 1\n 1.0 2 2 2 2\n 0.0 0 0 0 0\n');
     expect([a.norb, a.isym]).toEqual([2, 1]);

@@ -348,19 +348,22 @@ function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseFcidumpO
   const norb = intKey('NORB');
   const nelec = intKey('NELEC');
   const ms2 = intKey('MS2', 0);
-  const isym = intKey('ISYM', 1);
+  // OpenMolcas 22.10 (RASSCF DMPOnly) writes ISYM=0: read as "not given", i.e. irrep 1, with a note
+  const isymRaw = intKey('ISYM', 1);
+  const isym = isymRaw === 0 ? 1 : isymRaw;
   if (norb < 1) throw new FcidumpError(file, h.lines.NORB, `NORB in 1..${MAX_NORB}`, String(norb));
   if (nelec < 0 || nelec > 2 * norb) throw new FcidumpError(file, h.lines.NELEC, `NELEC in 0..${2 * norb}`, String(nelec));
   if (Math.abs(ms2) > nelec || (nelec + ms2) % 2 !== 0) {
     throw new FcidumpError(file, h.lines.MS2, `MS2 with |MS2| ≤ NELEC and the same parity as NELEC=${nelec}`, String(ms2));
   }
-  if (isym < 1 || isym > 8) throw new FcidumpError(file, h.lines.ISYM, 'ISYM in 1..8', String(isym));
+  if (isym < 1 || isym > 8) throw new FcidumpError(file, h.lines.ISYM, 'ISYM in 1..8 (0 read as not given)', String(isymRaw));
   const uhf = h.values.UHF;
   if (uhf && uhf[0] === true) {
     throw new FcidumpError(file, h.lines.UHF, 'a restricted (UHF=.FALSE.) FCIDUMP', 'UHF=.TRUE., which is not supported (spin-unrestricted integrals)');
   }
   const orbsym = orbsymOf(h, file, norb);
   const notes: string[] = [];
+  if (isymRaw === 0) notes.push('ISYM=0 in the header (as OpenMolcas writes it): read as not given, target irrep 1 unless --irrep says otherwise');
   if (!h.values.ORBSYM) notes.push('no ORBSYM in the header: every orbital taken as irrep 1 (no point-group symmetry)');
   const unknown = Object.keys(h.values).filter((k) => !KNOWN_KEYS.has(k));
   if (unknown.length > 0) notes.push(`header keys not used by this reader: ${unknown.slice(0, 10).join(', ')}${unknown.length > 10 ? ', …' : ''}`);
