@@ -78,9 +78,9 @@ export interface SpmvKernel<M extends MatrixShape = SparseMatrix, P extends Reco
   /** Validate and upload `m`; returns the device matrix. */
   upload(ctx: GpuContext, m: M, params?: Partial<P>, opts?: UploadOptions): H;
   /**
-   * Optional: an extra per-row absolute error allowance of y = A·x in float32, for kernels whose
-   * reduction is not a sum of the row's own products (AXTCH1's block scan, Eq. (1) of seed 004,
-   * errs with the whole block's Σ|a·x|). `x` is what the device holds. The conformance tier adds
+   * Optional: an extra per-row absolute error allowance of y = A·x in float32, for a kernel whose
+   * reduction is not a sum of the row's own products. No registered kernel declares one (AXTCH1
+   * used to, for Eq. (1) of seed 004; it now meets the plain per-row bound). `x` is what the device holds. The conformance tier adds
    * |alpha|·errorBound[i] to its per-row bound; kernels without it get no extra allowance.
    */
   errorBound?(m: M, params: P, x: Float64Array): Float64Array;
