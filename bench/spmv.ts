@@ -22,7 +22,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { type CsrMatrix, csrNnz, csrSpmv, GpuSparseError, getFormat, readMatrixMarket } from '@gpusparse/formats';
-import { Blas1, createGpuContext, type DeviceMatrix, entryArgs, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
+import { Blas1, createGpuContext, type DeviceMatrix, entryArgs, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, supportsCsr, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
 import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
 
@@ -126,6 +126,12 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
       rows.push(row);
       let h: DeviceMatrix | undefined;
       try {
+        const pre = supportsCsr(k, a32, ctx.limits, params); // before any conversion
+        if (pre !== true) {
+          row.skipped = pre;
+          console.log(`  ${k.id} ${JSON.stringify(params)}: unsupported: ${pre}`);
+          continue;
+        }
         const fmt = getFormat(k.format);
         let m: unknown;
         try {

@@ -6,7 +6,7 @@ import { type CsrMatrix, csrDiagonal, csrTranspose, DimensionMismatchError, getF
 import { Blas1, imm } from './blas1/ops';
 import type { GpuContext } from './device/context';
 import { getKernel } from './kernels/registry';
-import type { AnySpmvKernel, DeviceMatrix, UploadOptions } from './kernels/types';
+import { type AnySpmvKernel, type DeviceMatrix, supportsCsr, type UploadOptions } from './kernels/types';
 import { GpuVector } from './vector-space';
 
 /** Options of {@link gpuOperatorFromCsr}. */
@@ -106,6 +106,8 @@ export class GpuOperator implements LinearOperator<GpuVector> {
 export function gpuOperatorFromCsr(ctx: GpuContext, a: CsrMatrix, opts: GpuOperatorOptions = {}): GpuOperator {
   const kernel = typeof opts.kernel === 'object' ? opts.kernel : getKernel(opts.kernel ?? 'csr-vector');
   const params = { ...kernel.defaults, ...opts.params };
+  const pre = supportsCsr(kernel, a, ctx.limits, params); // before any conversion
+  if (pre !== true) throw new NotSupportedError(`${kernel.id}: expected a matrix this kernel supports, got ${a.rows}×${a.cols}: ${pre}`);
   const m = kernel.format === 'csr' ? a : getFormat(kernel.format).fromCsr(a, kernel.formatParams?.(params));
   const ok = kernel.supports(m, ctx.limits, params);
   if (ok !== true) throw new NotSupportedError(`${kernel.id}: expected a matrix this kernel supports, got ${a.rows}×${a.cols}: ${ok}`);

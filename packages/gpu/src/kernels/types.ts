@@ -6,7 +6,7 @@
  * plus one line in `registry.ts`; the conformance test then covers it automatically.
  * @module
  */
-import type { SparseMatrix } from '@gpusparse/formats';
+import type { CsrMatrix, SparseMatrix } from '@gpusparse/formats';
 import type { GpuCaps, GpuContext, GpuLimits } from '../device/context';
 import type { GpuBuf } from '../memory/buffers';
 
@@ -73,6 +73,12 @@ export interface SpmvKernel<M extends MatrixShape = SparseMatrix, P extends Reco
   formatParams?(params: P): Record<string, unknown>;
   /** True, or the reason this kernel cannot run `m` on a device with `limits`. */
   supports(m: M, limits: GpuLimits, params?: P): true | string;
+  /**
+   * Optional: true, or the reason this kernel cannot run CSR matrix `a`, decided from the CSR
+   * source before any conversion (e.g. ELL's rows × longest row slots would not fit), so that
+   * nothing large is built only to be refused. Callers run it first ({@link supportsCsr}).
+   */
+  precheck?(a: CsrMatrix, limits: GpuLimits, params: P): true | string;
   /** The shader text (pure; the pipeline cache key is this text, so only what changes it matters). */
   wgsl(params: P, caps: GpuCaps): string;
   /** Validate and upload `m`; returns the device matrix. */
@@ -102,4 +108,16 @@ export function resolveParams<P extends Record<string, number>>(k: SpmvKernel<Ma
     }
   }
   return out;
+}
+
+/**
+ * The checks a kernel can make on a CSR matrix before conversion: x and y each fit one binding
+ * (every kernel binds them whole), then the kernel's own {@link SpmvKernel.precheck}. O(1) plus
+ * the precheck (O(rows) for ELL).
+ * @example const ok = supportsCsr(ellKernel, a, ctx.limits); if (ok !== true) console.log(ok);
+ */
+export function supportsCsr(k: AnySpmvKernel, a: CsrMatrix, limits: GpuLimits, params: Record<string, number> = k.defaults): true | string {
+  const max = limits.maxStorageBufferBindingSize;
+  if (4 * a.cols > max || 4 * a.rows > max) return `x (${a.cols}) or y (${a.rows}) float32 entries exceed one binding of ${max} bytes`;
+  return k.precheck ? k.precheck(a, limits, { ...k.defaults, ...params }) : true;
 }
