@@ -12,7 +12,8 @@
  * unsupported (conversion or supports(), with the reason). One failure never stops the run.
  * --medium: the same on lavapipe-sized matrices with bindings capped at --cap bytes (default
  * 262144), so that every kernel's splitting runs. Both write --out (JSON) and the same path with
- * .md (a markdown table); --scale F shrinks the large tier's row counts (rehearsal); --budget-s S stops starting new runs after S seconds (default 420 for
+ * .md (a markdown table); --cases a,b keeps the cases whose names start so (uniform, powerlaw,
+ * cilike, longrow); --scale F shrinks the large tier's row counts (rehearsal); --budget-s S stops starting new runs after S seconds (default 420 for
  * --large: the GPU machine allows 8 minutes a command).
  *
  *   node .gpukit/app/gpu-conformance.mjs --out $OUT/conformance.json [--only id,id]
@@ -57,7 +58,8 @@ async function scale(): Promise<number> {
   console.log(`${tier} tier; bindings planned at ${ctx.limits.maxStorageBufferBindingSize} bytes (device: ${ctx.deviceLimits.maxStorageBufferBindingSize})`);
   const t0 = performance.now();
   const budgetS = Number(opt('--budget-s') ?? (tier === 'large' ? 420 : Number.POSITIVE_INFINITY));
-  const cases = tier === 'large' ? largeCases(Number(opt('--scale') ?? 1)) : mediumCases(ctx.limits.maxStorageBufferBindingSize);
+  const pick = opt('--cases')?.split(',');
+  const cases = (tier === 'large' ? largeCases(Number(opt('--scale') ?? 1)) : mediumCases(ctx.limits.maxStorageBufferBindingSize)).filter((c) => !pick || pick.some((p) => c.name.startsWith(p)));
   const results = await runScaleTier(ctx, cases, {
     filter,
     budgetS,

@@ -4,9 +4,9 @@
  * is declared unsupported (before conversion, by its format, or by supports()) — never fails
  * at dispatch. The same runner makes the medium and large tiers of bench/gpu-conformance.ts.
  */
-import { generators as g } from '@gpusparse/formats';
+import { generators as g, NotSupportedError } from '@gpusparse/formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGpuContext, type GpuContext, kernels } from '../src/index';
+import { createGpuContext, getKernel, type GpuContext, gpuOperatorFromCsr, kernels, supportsCsr } from '../src/index';
 import { runScaleTier, type ScaleCase, scaleTable, stripedRandom } from '../src/testing/scale-tier';
 
 const CAP = 65_536;
@@ -46,5 +46,18 @@ describe('every kernel past the binding cap: passes or is declared unsupported',
       for (let k = a.rowPtr[i]! + 1; k < a.rowPtr[i + 1]!; k++) expect(a.colIdx[k]!).toBeGreaterThan(a.colIdx[k - 1]!);
     }
     expect(Math.max(...a.colIdx)).toBeLessThan(1000);
+  });
+});
+
+describe('refusals before any conversion (precheck)', () => {
+  it('ELL and ELL-R refuse rows × longest row past 2^31 slots from the CSR alone; the operator throws NotSupportedError', async () => {
+    const own = await createGpuContext();
+    const a = g.oneDenseRow(300_000, 10_000, 1, 8000, 5, 2); // 2.4·10^9 padded slots for 308 000 entries
+    for (const id of ['ell', 'ell-r']) expect(supportsCsr(getKernel(id), a, own.limits)).toMatch(/ELL would pad 300000 rows to the longest row \(8000\)/);
+    expect(supportsCsr(getKernel('sliced-ell'), a, own.limits)).toBe(true);
+    const t0 = performance.now();
+    expect(() => gpuOperatorFromCsr(own, a, { kernel: 'ell' })).toThrow(NotSupportedError);
+    expect(performance.now() - t0).toBeLessThan(2000); // nothing was built
+    own.dispose();
   });
 });

@@ -90,10 +90,11 @@ export function largeCases(scale = 1): ScaleCase[] {
   const pl = Math.round(2e6 * scale);
   const ci = Math.round(30_000 * Math.min(1, scale * 4));
   const un = Math.round(2 ** 24 * scale);
+  // the 2^28-entry matrix first: it is the case that needs the GPU machine
   return [
+    { name: `uniform-${un}x16`, why: `arrays of ${un * 16} elements (2^28 at scale 1); CSR of ${((un * 16 * 8) / 2 ** 30).toFixed(2)} GiB (f32 values, i32 indices)`, make: () => stripedRandom(un, un, 16, 1) },
     { name: `powerlaw-${pl}-1e4`, why: 'power-law rows of 2 to 10^4 entries (issue 14: 10^6-row power-law)', make: () => g.powerLaw(pl, pl, { alpha: 2.2, minLen: 2, maxLen: 10_000, seed: 3 }) },
     { name: `cilike-${ci}-1000`, why: 'CI-like rows of ~10^3 entries', make: () => g.ciLike(ci, { refFraction: 0.1, refDensity: 800 / (0.1 * ci), expDensity: 200 / (0.9 * ci), seed: 4 }) },
-    { name: `uniform-${un}x16`, why: `arrays of ${un * 16} elements (2^28 at scale 1); CSR of ${((un * 16 * 8) / 2 ** 30).toFixed(2)} GiB (f32 values, i32 indices)`, make: () => stripedRandom(un, un, 16, 1) },
   ];
 }
 
