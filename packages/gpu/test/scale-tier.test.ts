@@ -60,4 +60,13 @@ describe('refusals before any conversion (precheck)', () => {
     expect(performance.now() - t0).toBeLessThan(2000); // nothing was built
     own.dispose();
   });
+
+  it('DIA and HM refuse more than maxDiagonals from the CSR, stopping early; a banded matrix passes', () => {
+    const limits = ctx.deviceLimits;
+    const random = g.uniformRandom(20_000, 20_000, 8, 4);
+    for (const id of ['dia', 'hm']) {
+      expect(supportsCsr(getKernel(id), random, limits)).toMatch(/more than 1024 occupied diagonals \(found while reading row \d+\)/);
+      expect(supportsCsr(getKernel(id), g.banded(5000, 3, 4), limits)).toBe(true);
+    }
+  });
 });
