@@ -16,12 +16,13 @@
  * `bash .gpukit/enter.sh node .gpukit/app/spmv.mjs --out $OUT/spmv.json [files.mtx ...]`.
  * Flags: --quick (small sizes), --out FILE, --reps N, --kernels id,id, --only name,name,
  * --no-variants (defaults only; --sweep id,id keeps the variants of those kernels), --dump DIR (write NAME.rowptr/.cols/.vals for .gpukit/cusparse_anchor.py),
- * --max-binding-bytes N (plan bindings of N bytes: exercises splitting on a small device).
+ * --max-binding-bytes N (plan bindings of N bytes: exercises splitting on a small device),
+ * --powerlaw ROWS:MAXLEN[:MINLEN[:ALPHA]] (add a generated power-law matrix; --only powerlaw-ROWS- runs it alone).
  * A kernel that fails is reported with its error (JSON `error`) and the others are still timed.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { type CsrMatrix, csrNnz, csrSpmv, GpuSparseError, getFormat, readMatrixMarket } from '@gpusparse/formats';
+import { type CsrMatrix, csrNnz, csrSpmv, GpuSparseError, generators, getFormat, readMatrixMarket } from '@gpusparse/formats';
 import { Blas1, createGpuContext, type DeviceMatrix, entryArgs, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, supportsCsr, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
 import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
@@ -39,7 +40,7 @@ const kernelFilter = opt('--kernels')?.split(',');
 const onlyFilter = opt('--only')?.split(',');
 const dumpDir = opt('--dump');
 const sweep = opt('--sweep')?.split(',');
-const valueArgs = new Set(['--out', '--reps', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
+const valueArgs = new Set(['--out', '--reps', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 /** The generated matrix set (shared with bench/tune.ts): name and a thunk (built lazily, one at a time). */
@@ -214,6 +215,12 @@ async function main(): Promise<void> {
   const results: Record<string, unknown>[] = [];
   const set: [string, () => Promise<CsrMatrix> | CsrMatrix][] = matrixSet();
   for (const f of files) set.push([basename(f).replace(/\.mtx(\.gz)?$/, ''), async () => (await readMatrixMarket(f, { strictCount: false })).matrix]);
+  const pl = opt('--powerlaw');
+  if (pl) {
+    // near issue 14's matrix: --powerlaw 1000000:2000:2:2 (rows : longest : shortest row : alpha; 15.6 M entries)
+    const [rows = 1e6, maxLen = 2000, minLen = 2, alpha = 2.2] = pl.split(':').map(Number);
+    set.push([`powerlaw-${rows}-${minLen}..${maxLen}-a${alpha}`, () => generators.powerLaw(rows, rows, { alpha, minLen, maxLen, seed: 3 })]);
+  }
   for (const [name, make] of set) {
     if (onlyFilter && !onlyFilter.some((o) => name.startsWith(o))) continue;
     const t0 = performance.now();
