@@ -21,7 +21,7 @@ import { Df64Residual } from './df64/refinement';
 import type { CsrDeviceMatrix } from './kernels/csr/csr-device';
 import type { GpuContext } from './device/context';
 import { getKernel } from './kernels/registry';
-import type { AnySpmvKernel, DeviceMatrix, UploadOptions } from './kernels/types';
+import { type AnySpmvKernel, type DeviceMatrix, supportsCsr, type UploadOptions } from './kernels/types';
 import { GpuVector } from './vector-space';
 
 /** Options of {@link gpuOperatorFromCsr}. */
@@ -156,6 +156,8 @@ export class GpuOperator implements LinearOperator<GpuVector>, ExtendedPrecision
 export function gpuOperatorFromCsr(ctx: GpuContext, a: CsrMatrix, opts: GpuOperatorOptions = {}): GpuOperator {
   const kernel = typeof opts.kernel === 'object' ? opts.kernel : getKernel(opts.kernel ?? 'csr-vector');
   const params = { ...kernel.defaults, ...opts.params };
+  const pre = supportsCsr(kernel, a, ctx.limits, params); // before any conversion
+  if (pre !== true) throw new NotSupportedError(`${kernel.id}: expected a matrix this kernel supports, got ${a.rows}×${a.cols}: ${pre}`);
   const m = kernel.format === 'csr' ? a : getFormat(kernel.format).fromCsr(a, kernel.formatParams?.(params));
   const ok = kernel.supports(m, ctx.limits, params);
   if (ok !== true) throw new NotSupportedError(`${kernel.id}: expected a matrix this kernel supports, got ${a.rows}×${a.cols}: ${ok}`);

@@ -135,7 +135,7 @@ describe('AXC/AXT kernels: exact block and chunk boundaries', () => {
     }
   });
 
-  it('non-finite x reaches only the rows that meet it (AXTCH1 falls back to direct sums)', async () => {
+  it('non-finite x reaches only the rows that meet it (AXTCH1: segments never mix)', async () => {
     const a = intCsr([3, 40, 2, 300, 5], 400, 11);
     const x = intVector(400, 5);
     const bad = a.colIdx[a.rowPtr[1]! + 2]!; // a column of row 1 (other rows may meet it too)
@@ -158,6 +158,25 @@ describe('AXC/AXT kernels: exact block and chunk boundaries', () => {
       const y2 = (await apply(ctx, getKernel(id), {}, a, x)).y;
       expect(Array.from(y1)).toEqual(Array.from(y2));
     }
+  });
+});
+
+describe('AXTCH1: per-row accuracy (issue 14: Eq. (1) cancellation made it WRONG on power-law matrices)', () => {
+  // The fast segmented sum's difference of two prefix sums erred by 100× the per-row bound on
+  // this 1000-row matrix (5000× at 10^6 rows); the segmented scan must meet the plain bound.
+  it.each([1024, 256])('power-law 1000 rows, rows of 2..2000, BS = %i: every row within c·nnz·ε·Σ|a·x|', async (bs) => {
+    const a0 = g.powerLaw(1000, 1000, { alpha: 2.2, minLen: 2, maxLen: 2000, seed: 3 });
+    const a: CsrMatrix = { ...a0, values: f32(a0.values) };
+    const x = f32(Float64Array.from({ length: a.cols }, (_, i) => Math.sin(i + 1)));
+    const want = csrSpmv(a, x);
+    const { y } = await apply(ctx, getKernel('axtch1'), { bs }, a, x);
+    let over = 0;
+    for (let i = 0; i < a.rows; i++) {
+      let mass = 0;
+      for (let q = a.rowPtr[i]!; q < a.rowPtr[i + 1]!; q++) mass += Math.abs(a.values[q]! * x[a.colIdx[q]!]!);
+      if (!(Math.abs(y[i]! - want[i]!) <= 2 * (a.rowPtr[i + 1]! - a.rowPtr[i]!) * EPS32 * mass)) over++;
+    }
+    expect(over, 'rows over the per-row bound').toBe(0);
   });
 });
 

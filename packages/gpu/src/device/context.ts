@@ -7,6 +7,7 @@
 import type {} from 'webgpu';
 import { BufferPool } from '../memory/buffers';
 import { Recorder } from '../memory/recorder';
+import { ResourceLimitError } from '@gpusparse/formats';
 import { DeviceLostError, GpuValidationError, NoAdapterError } from './errors';
 import { PipelineCache } from './pipelines';
 import { probeSubgroups } from './probe';
@@ -51,6 +52,14 @@ export interface GpuContextOptions {
   readonly gpu?: GPU;
   /** Ask for the `subgroups` feature when present (default true). */
   readonly subgroups?: boolean;
+  /**
+   * Plan with this many bytes per storage binding instead of the device's
+   * maxStorageBufferBindingSize (only when smaller): `ctx.limits` reports it, so every kernel's
+   * `supports()` and upload split as they would past the real limit. The device keeps its real
+   * limit (`ctx.deviceLimits`; BLAS-1 vectors may still bind more). Tests and the medium
+   * conformance tier use a few hundred kB to exercise splitting on small matrices.
+   */
+  readonly maxBindingBytes?: number;
 }
 
 /** Plain-data description of a context, from {@link GpuContext.describe}. */
@@ -159,7 +168,9 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
     device: info.device ?? '',
     description: info.description ?? '',
   };
-  return new GpuContext(device, limits, caps, adapterInfo, [...device.features] as string[], inNode ? toggles : []);
+  const ctx = new GpuContext(device, limits, caps, adapterInfo, [...device.features] as string[], inNode ? toggles : []);
+  if (opts.maxBindingBytes !== undefined) ctx.capBindings(opts.maxBindingBytes);
+  return ctx;
 }
 
 /**
@@ -168,16 +179,20 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
  * validation errors reported since the last check ({@link GpuValidationError}).
  */
 export class GpuContext {
+  /** The device's own limits (`limits` may carry a smaller planning cap, see {@link GpuContextOptions.maxBindingBytes}). */
+  readonly deviceLimits: GpuLimits;
   readonly buffers: BufferPool;
   readonly pipelines: PipelineCache;
   readonly recorder: Recorder;
   private lostError: DeviceLostError | undefined;
-  private readonly errors: GpuValidationError[] = [];
+  private readonly errors: Error[] = [];
+  /** Error-scope pops not yet resolved (awaited by {@link settle}). */
+  private readonly pendingScopes = new Set<Promise<void>>();
   private disposed = false;
 
   constructor(
     readonly device: GPUDevice,
-    readonly limits: GpuLimits,
+    public limits: GpuLimits,
     readonly caps: GpuCaps,
     readonly adapterInfo: GpuDescription['adapter'],
     readonly features: readonly string[],
@@ -191,11 +206,66 @@ export class GpuContext {
       const m =
         /(?:ShaderModule|ComputePipeline|BindGroup|Buffer)[A-Za-z]* "+([^"]+)"/.exec(err.message) ?? /"([^"]+)"/.exec(err.message);
       const kind = err.constructor?.name?.replace(/^GPU|Error$/g, '') || 'GPU';
-      this.errors.push(new GpuValidationError(m?.[1] ?? 'unlabelled', kind.toLowerCase(), err.message));
+      if (kind === 'OutOfMemory') {
+        const held = this.buffers.allocatedBytes;
+        this.errors.push(new ResourceLimitError(`GPU operation '${m?.[1] ?? 'unlabelled'}'`, held, held, `the device is out of memory (${err.message.split('\n')[0]}): free GPU memory or use a smaller matrix`));
+      } else this.errors.push(new GpuValidationError(m?.[1] ?? 'unlabelled', kind.toLowerCase(), err.message));
     });
+    this.deviceLimits = limits;
     this.buffers = new BufferPool(this);
     this.pipelines = new PipelineCache(this);
     this.recorder = new Recorder(this);
+  }
+
+  /**
+   * Plan with at most `bytes` per storage binding (rounded down to 4; only lowers the limit).
+   * @throws RangeError when `bytes` is not a number ≥ 256
+   */
+  capBindings(bytes: number): void {
+    if (!(bytes >= 256)) throw new RangeError(`maxBindingBytes: expected a number ≥ 256, got ${bytes}`);
+    const cap = Math.min(this.deviceLimits.maxStorageBufferBindingSize, Math.floor(bytes / 4) * 4);
+    this.limits = { ...this.deviceLimits, maxStorageBufferBindingSize: cap };
+  }
+
+  /**
+   * Run `fn` (one device operation: a buffer, pipeline or bind group creation, a submit) in its
+   * own 'validation' and 'out-of-memory' error scopes, so that its error is attributed to it and
+   * to nothing else: an out-of-memory error becomes a {@link ResourceLimitError} naming `what`
+   * and `bytes`, a validation error a {@link GpuValidationError} (a library bug). The error is
+   * thrown by the next {@link check} after the scopes resolve ({@link settle} waits for them);
+   * `onError` runs first, so the caller can drop what it cached from the failed operation.
+   * Cost: two scope pushes and pops (microseconds); only operations that can fail use it.
+   */
+  scoped<T>(what: string, fn: () => T, opts: { bytes?: number; label?: string; onError?: () => void } = {}): T {
+    const d = this.device;
+    d.pushErrorScope('out-of-memory');
+    d.pushErrorScope('validation');
+    try {
+      return fn();
+    } finally {
+      const pops = Promise.all([d.popErrorScope(), d.popErrorScope()]);
+      const done: Promise<void> = pops.then(
+        ([invalid, oom]) => {
+          this.pendingScopes.delete(done);
+          if (!invalid && !oom) return;
+          opts.onError?.();
+          if (oom) {
+            const held = this.buffers.allocatedBytes;
+            this.errors.push(new ResourceLimitError(`GPU ${what}`, held + (opts.bytes ?? 0), held, `the device is out of memory (${oom.message.split('\n')[0]}); the available figure is what gpusparse already holds on it: free GPU memory, or use a smaller matrix or a format with fewer device bytes`));
+          }
+          if (invalid) this.errors.push(new GpuValidationError(opts.label ?? what, 'validation', `${what}: ${invalid.message}`));
+        },
+        () => {
+          this.pendingScopes.delete(done); // the device was lost: check() reports it
+        },
+      );
+      this.pendingScopes.add(done);
+    }
+  }
+
+  /** Wait until every error scope opened so far has resolved (their errors then reach {@link check}). */
+  async settle(): Promise<void> {
+    while (this.pendingScopes.size > 0) await Promise.all([...this.pendingScopes]);
   }
 
   /** True once the device is lost or disposed. */
@@ -203,7 +273,10 @@ export class GpuContext {
     return this.lostError !== undefined || this.disposed;
   }
 
-  /** Throw the pending device loss or validation error, if any. O(1). */
+  /**
+   * Throw the pending device loss, or the first error reported since the last check (the
+   * others of the same failure are dropped, so the next operation starts clean). O(1).
+   */
   check(): void {
     if (this.lostError) throw this.lostError;
     if (this.disposed) throw new DeviceLostError('destroyed', 'context disposed');
@@ -219,6 +292,7 @@ export class GpuContext {
     this.check();
     this.recorder.flush();
     await this.device.queue.onSubmittedWorkDone();
+    await this.settle();
     // device.lost resolves asynchronously: give it a turn
     await new Promise((r) => setTimeout(r, 0));
     this.check();

@@ -35,15 +35,19 @@ export class DeviceLostError extends GpuSparseError {
 }
 
 /**
- * A WebGPU validation / out-of-memory / internal error reported by the implementation, with the
- * label of the shader module or pipeline it came from.
+ * A WebGPU validation or internal error reported for one operation (shader module, pipeline,
+ * bind group, submit), with the label of what it came from. The runtime checks sizes and
+ * limits before it touches the device, so reaching this is a bug of gpusparse, not bad input:
+ * it is deliberately not a GpuSparseError, and the CLI maps it to exit code 70 (internal).
+ * Out-of-memory errors are reported as `ResourceLimitError` instead (exit code 5).
  */
-export class GpuValidationError extends GpuSparseError {
+export class GpuValidationError extends Error {
   constructor(
     readonly label: string,
     readonly kind: string,
     readonly detail: string,
   ) {
-    super(`WebGPU ${kind} error in '${label}': expected valid GPU work, got: ${detail}`);
+    super(`WebGPU ${kind} error in '${label}': expected valid GPU work, got: ${detail} (a bug of gpusparse: please report it with this message)`);
+    this.name = 'GpuValidationError';
   }
 }

@@ -4,8 +4,10 @@
  * signature, and the context caches the compiled result.
  * @module
  */
+import { ResourceLimitError } from '@gpusparse/formats';
 import type { GpuBuf } from '../memory/buffers';
 import type { GpuContext } from './context';
+import { GpuValidationError } from './errors';
 
 /** Bytes of the per-dispatch uniform block (binding 0, dynamic offset). */
 export const UNIFORM_BYTES = 256;
@@ -79,12 +81,15 @@ export class PipelineCache {
     if (hit) return hit;
     const device = this.ctx.device;
     const layout = this.layout(spec.bindings);
-    const module = device.createShaderModule({ code: spec.wgsl(), label: spec.label });
-    const pipeline = device.createComputePipeline({
-      label: spec.label,
-      layout: device.createPipelineLayout({ bindGroupLayouts: [layout], label: spec.label }),
-      compute: { module, entryPoint: 'main' },
-    });
+    // a failed compile is reported once for this key and dropped, so nothing later reuses it
+    const pipeline = this.ctx.scoped(`pipeline '${spec.label}'`, () => {
+      const module = device.createShaderModule({ code: spec.wgsl(), label: spec.label });
+      return device.createComputePipeline({
+        label: spec.label,
+        layout: device.createPipelineLayout({ bindGroupLayouts: [layout], label: spec.label }),
+        compute: { module, entryPoint: 'main' },
+      });
+    }, { label: spec.label, onError: () => this.pipelines.delete(spec.key) });
     const e: PipelineEntry = { pipeline, layout, bindings: spec.bindings, label: spec.label, key: spec.key };
     this.pipelines.set(spec.key, e);
     this.compiled++;
@@ -101,12 +106,35 @@ export class PipelineCache {
     if (this.groups.size > 8192) this.groups.clear();
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: arena, offset: 0, size: UNIFORM_BYTES } }];
     rs.forEach((r, i) => {
-      const size = r.size ?? r.buf.size - (r.offset ?? 0);
-      entries.push({ binding: i + 1, resource: { buffer: r.buf.buffer, offset: r.offset ?? 0, size } });
+      const offset = r.offset ?? 0;
+      const size = r.size ?? r.buf.size - offset;
+      this.checkBinding(entry, i + 1, r, offset, size);
+      entries.push({ binding: i + 1, resource: { buffer: r.buf.buffer, offset, size } });
     });
-    const g = this.ctx.device.createBindGroup({ layout: entry.layout, entries, label: entry.label });
+    // an invalid group must not stay cached: pooled buffers keep their ids, so a later kernel
+    // with the same buffers would hit it ('invalid due to a previous error', issue 14)
+    const g = this.ctx.scoped(`bind group of '${entry.label}'`, () => this.ctx.device.createBindGroup({ layout: entry.layout, entries, label: entry.label }), {
+      onError: () => this.groups.delete(key),
+    });
     this.groups.set(key, g);
     return g;
+  }
+
+  /**
+   * Check one storage binding against the device before any call: a range past the limit is a
+   * resource limit (the kernel's plan should have split it), a range outside its buffer or a
+   * misaligned offset a bug. Cost O(1).
+   * @throws ResourceLimitError | GpuValidationError
+   */
+  private checkBinding(entry: PipelineEntry, binding: number, r: BufferRef, offset: number, size: number): void {
+    const lim = this.ctx.deviceLimits;
+    const where = `binding ${binding} of '${entry.label}' (buffer ${r.buf.buffer.label || r.buf.id})`;
+    if (size > lim.maxStorageBufferBindingSize) {
+      throw new ResourceLimitError(where, size, lim.maxStorageBufferBindingSize, "one storage binding cannot exceed the device's maxStorageBufferBindingSize: this kernel should have split the matrix or refused it in supports() (please report it); choose another format meanwhile");
+    }
+    if (offset % lim.minStorageBufferOffsetAlignment !== 0 || size % 4 !== 0 || size <= 0 || offset + size > r.buf.size) {
+      throw new GpuValidationError(where, 'binding', `expected offset a multiple of ${lim.minStorageBufferOffsetAlignment} and 0 < size (multiple of 4) with offset + size ≤ ${r.buf.size}, got offset ${offset}, size ${size}`);
+    }
   }
 
   /** Forget bind groups that reference buffer `id` (called when a buffer is destroyed). */

@@ -6,7 +6,7 @@
  * plus one line in `registry.ts`; the conformance test then covers it automatically.
  * @module
  */
-import type { SparseMatrix } from '@gpusparse/formats';
+import type { CsrMatrix, SparseMatrix } from '@gpusparse/formats';
 import type { GpuCaps, GpuContext, GpuLimits } from '../device/context';
 import type { GpuBuf } from '../memory/buffers';
 
@@ -73,14 +73,20 @@ export interface SpmvKernel<M extends MatrixShape = SparseMatrix, P extends Reco
   formatParams?(params: P): Record<string, unknown>;
   /** True, or the reason this kernel cannot run `m` on a device with `limits`. */
   supports(m: M, limits: GpuLimits, params?: P): true | string;
+  /**
+   * Optional: true, or the reason this kernel cannot run CSR matrix `a`, decided from the CSR
+   * source before any conversion (e.g. ELL's rows × longest row slots would not fit), so that
+   * nothing large is built only to be refused. Callers run it first ({@link supportsCsr}).
+   */
+  precheck?(a: CsrMatrix, limits: GpuLimits, params: P): true | string;
   /** The shader text (pure; the pipeline cache key is this text, so only what changes it matters). */
   wgsl(params: P, caps: GpuCaps): string;
   /** Validate and upload `m`; returns the device matrix. */
   upload(ctx: GpuContext, m: M, params?: Partial<P>, opts?: UploadOptions): H;
   /**
-   * Optional: an extra per-row absolute error allowance of y = A·x in float32, for kernels whose
-   * reduction is not a sum of the row's own products (AXTCH1's block scan, Eq. (1) of seed 004,
-   * errs with the whole block's Σ|a·x|). `x` is what the device holds. The conformance tier adds
+   * Optional: an extra per-row absolute error allowance of y = A·x in float32, for a kernel whose
+   * reduction is not a sum of the row's own products. No registered kernel declares one (AXTCH1
+   * used to, for Eq. (1) of seed 004; it now meets the plain per-row bound). `x` is what the device holds. The conformance tier adds
    * |alpha|·errorBound[i] to its per-row bound; kernels without it get no extra allowance.
    */
   errorBound?(m: M, params: P, x: Float64Array): Float64Array;
@@ -102,4 +108,16 @@ export function resolveParams<P extends Record<string, number>>(k: SpmvKernel<Ma
     }
   }
   return out;
+}
+
+/**
+ * The checks a kernel can make on a CSR matrix before conversion: x and y each fit one binding
+ * (every kernel binds them whole), then the kernel's own {@link SpmvKernel.precheck}. O(1) plus
+ * the precheck (O(rows) for ELL).
+ * @example const ok = supportsCsr(ellKernel, a, ctx.limits); if (ok !== true) console.log(ok);
+ */
+export function supportsCsr(k: AnySpmvKernel, a: CsrMatrix, limits: GpuLimits, params: Record<string, number> = k.defaults): true | string {
+  const max = limits.maxStorageBufferBindingSize;
+  if (4 * a.cols > max || 4 * a.rows > max) return `x (${a.cols}) or y (${a.rows}) float32 entries exceed one binding of ${max} bytes`;
+  return k.precheck ? k.precheck(a, limits, { ...k.defaults, ...params }) : true;
 }

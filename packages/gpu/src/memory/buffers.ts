@@ -3,6 +3,7 @@
  * by usage and size class, so Krylov loops allocate nothing after their first iteration.
  * @module
  */
+import { ResourceLimitError } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 
 /** Storage usage of every data buffer: bindable, writable from the host, copyable both ways. */
@@ -45,6 +46,25 @@ export function sizeClass(bytes: number): number {
 }
 
 /**
+ * Bytes to allocate for a request of `bytes`: its {@link sizeClass}, except that a request that
+ * fits one binding (≤ `maxBinding`) never gets a class past it — whole-buffer bindings of a
+ * rounded-up buffer would exceed the limit (issue 14: 2 147 483 644 bytes became a 2 GiB class,
+ * NVIDIA's limit is 2 GiB − 4) — and no class passes `maxBuffer`; such requests get their own
+ * size rounded up to 16 (or to 4 right under the limit). O(1).
+ * @returns the size, or -1 when `bytes` itself exceeds `maxBuffer`
+ * @example poolSize(2_147_483_640, 2_147_483_644, 2 ** 34) // 2_147_483_640
+ */
+export function poolSize(bytes: number, maxBinding: number, maxBuffer: number): number {
+  const own16 = Math.max(16, Math.ceil(bytes / 16) * 16);
+  const own4 = Math.max(16, Math.ceil(bytes / 4) * 4);
+  const cls = sizeClass(bytes);
+  if (bytes <= maxBinding && cls > maxBinding) return own16 <= maxBinding ? own16 : own4;
+  if (cls <= maxBuffer) return cls;
+  if (own16 <= maxBuffer) return own16;
+  return own4 <= maxBuffer ? own4 : -1;
+}
+
+/**
  * The buffer pool of a context. Cost: acquire is a Map lookup on a hit, a `createBuffer` on a
  * miss. Up to `maxPooledBytes` of released buffers are kept for reuse; the rest are destroyed.
  */
@@ -52,6 +72,8 @@ export class BufferPool {
   private readonly free = new Map<string, GPUBuffer[]>();
   private readonly live = new Set<GPUBuffer>();
   private readonly ids = new WeakMap<GPUBuffer, number>();
+  /** Buffers whose creation failed (out of memory): destroyed on release, never reused. */
+  private readonly failed = new WeakSet<GPUBuffer>();
   private pooledBytes = 0;
   /** Bytes of released buffers kept for reuse (default 256 MiB). */
   maxPooledBytes = 256 * 2 ** 20;
@@ -60,19 +82,31 @@ export class BufferPool {
 
   constructor(private readonly ctx: GpuContext) {}
 
-  /** A buffer of at least `bytes` bytes with `usage` (default {@link STORAGE_USAGE}). */
+  /**
+   * A buffer of at least `bytes` bytes with `usage` (default {@link STORAGE_USAGE}). A new
+   * buffer is created in its own error scope: if the device runs out of memory, the next
+   * `ctx.check()` throws a ResourceLimitError and the buffer is destroyed on dispose, never pooled.
+   * @throws ResourceLimitError when `bytes` exceeds the device's maxBufferSize
+   */
   acquire(bytes: number, usage = STORAGE_USAGE, label = 'buf'): GpuBuf {
     this.ctx.check();
-    const size = sizeClass(bytes);
+    const lim = this.ctx.deviceLimits;
+    const size = poolSize(bytes, lim.maxStorageBufferBindingSize, lim.maxBufferSize);
+    if (size < 0) {
+      throw new ResourceLimitError(`GPU buffer '${label}'`, bytes, lim.maxBufferSize, 'one buffer cannot exceed the device\'s maxBufferSize: use a format that splits the matrix, or a smaller one');
+    }
     const key = `${usage}:${size}`;
     const list = this.free.get(key);
     let buffer = list?.pop();
     if (buffer) this.pooledBytes -= size;
     else {
-      if (size > this.ctx.limits.maxBufferSize) {
-        throw new RangeError(`buffer '${label}': expected at most maxBufferSize = ${this.ctx.limits.maxBufferSize} bytes, got ${size}`);
-      }
-      buffer = this.ctx.device.createBuffer({ size, usage, label });
+      const created: GPUBuffer = this.ctx.scoped(`buffer '${label}' (${size} bytes)`, () => this.ctx.device.createBuffer({ size, usage, label }), {
+        bytes: size,
+        onError: (): void => {
+          this.failed.add(created);
+        },
+      });
+      buffer = created;
       this.allocatedBytes += size;
     }
     this.live.add(buffer);
@@ -84,7 +118,7 @@ export class BufferPool {
   /** Called by {@link GpuBuf.dispose}. */
   release(b: GpuBuf): void {
     if (!this.live.delete(b.buffer)) return;
-    if (this.pooledBytes + b.size > this.maxPooledBytes) {
+    if (this.failed.has(b.buffer) || this.pooledBytes + b.size > this.maxPooledBytes) {
       // flush first: pending commands may still use it
       this.ctx.recorder.flush();
       this.ctx.pipelines.forgetBuffer(b.id);

@@ -42,14 +42,17 @@ export async function readRanges(ctx: GpuContext, ranges: readonly ReadRange[]):
   try {
     await staging.buffer.mapAsync(GPUMapMode.READ, 0, total);
   } catch (e) {
+    staging.dispose();
+    await ctx.settle();
     await new Promise((r) => setTimeout(r, 0));
-    ctx.check();
+    ctx.check(); // the failed operation's own error, when one was reported
     throw new DeviceLostError('unknown', `mapAsync failed: ${(e as Error).message}`);
   }
   const mapped = staging.buffer.getMappedRange(0, total);
   const out = ranges.map((r, k) => mapped.slice(offsets[k]!, offsets[k]! + r.bytes));
   staging.buffer.unmap();
   staging.dispose();
+  await ctx.settle();
   ctx.check();
   return out;
 }

@@ -79,6 +79,7 @@ export class Recorder {
   dispatches = 0;
   /** Batches submitted so far. */
   submits = 0;
+  private dispatchesSinceSubmit = 0;
 
   constructor(private readonly ctx: GpuContext) {
     this.arena = ctx.buffers.acquire(ARENA_BYTES, 0x40 | 0x08, 'uniform-arena'); // UNIFORM | COPY_DST
@@ -128,6 +129,7 @@ export class Recorder {
     pass.setBindGroup(0, bg, [offset]);
     pass.dispatchWorkgroups(gx, gy);
     this.dispatches++;
+    this.dispatchesSinceSubmit++;
     if (++this.sinceFlush >= this.autoFlush && this.autoFlush > 0 && !this.describedPass) this.flush();
   }
 
@@ -145,13 +147,22 @@ export class Recorder {
   /** Submit everything recorded so far (no wait). */
   flush(): void {
     if (!this.encoder) return;
-    this.endPass();
-    const cb = this.encoder.finish();
+    const encoder = this.encoder;
+    // forget the encoder first: a batch that fails validation is reported (in its own error
+    // scope) and dropped, and the next recording starts on a fresh encoder
     this.encoder = undefined;
     this.sinceFlush = 0;
-    if (this.used > 0) this.ctx.device.queue.writeBuffer(this.arena.buffer, 0, this.staging, 0, this.used);
+    const used = this.used;
     this.used = 0;
-    this.ctx.device.queue.submit([cb]);
+    this.ctx.scoped(`batch of ${this.dispatchesSinceSubmit} dispatches`, () => {
+      this.pass?.end();
+      this.pass = undefined;
+      this.describedPass = false;
+      const cb = encoder.finish();
+      if (used > 0) this.ctx.device.queue.writeBuffer(this.arena.buffer, 0, this.staging, 0, used);
+      this.ctx.device.queue.submit([cb]);
+    });
+    this.dispatchesSinceSubmit = 0;
     this.submits++;
   }
 }

@@ -13,7 +13,7 @@ import type { GpuContext } from '../device/context';
 import { readF32 } from '../memory/readback';
 import { uploadF32 } from '../memory/upload';
 import { kernels, kernelVariants } from '../kernels/registry';
-import type { AnySpmvKernel, UploadOptions } from '../kernels/types';
+import { type AnySpmvKernel, supportsCsr, type UploadOptions } from '../kernels/types';
 
 /** ε of float32 (unit roundoff 2^-24). */
 export const EPS32 = 2 ** -24;
@@ -79,6 +79,7 @@ export function rowBounds(a: CsrMatrix, x: Float64Array, alpha: number, beta: nu
 /** Run `kernel` with `params` on `a`; returns the first violating row or -1. */
 export async function checkKernel(ctx: GpuContext, kernel: AnySpmvKernel, params: Record<string, number>, a0: CsrMatrix, seed: number, alpha: number, beta: number, opts?: UploadOptions): Promise<string | null> {
   const a = round32(a0);
+  if (supportsCsr(kernel, a, ctx.limits, params) !== true) return null;
   const fmt = getFormat(kernel.format);
   const m = fmt.fromCsr(a, kernel.formatParams?.(params));
   const ok = kernel.supports(m, ctx.limits, params);

@@ -11,7 +11,7 @@
  * slot-range piece of the same rows accumulates with beta = 1 in a later, ordered dispatch.
  * @module
  */
-import { type EllMatrix, ellRowLengths } from '@gpusparse/formats';
+import { type CsrMatrix, type EllMatrix, ellRowLengths } from '@gpusparse/formats';
 import { csrVectorsFit } from '../csr/csr-device';
 import type { SpmvKernel } from '../types';
 import { signature, type WgslBinding } from '../wgsl/index';
@@ -61,6 +61,22 @@ export interface EllFamilySpec<M> {
 }
 
 /**
+ * Most slots (rows × longest row) an ELL / ELL-R matrix may have: 2^31, i.e. 16 GiB on the device
+ * (8 bytes a slot, split over bindings) and 24 GiB on the host while converting (f64 values).
+ * The 10^6-row power-law matrix of issue 14 (rows up to 2000) is just under it.
+ */
+export const ELL_MAX_SLOTS = 2 ** 31;
+
+/** True, or why `a` would not fit ELL (its padded slots), from the CSR row pointer. O(rows). */
+export function ellPrecheck(a: CsrMatrix): true | string {
+  let w = 0;
+  for (let i = 0; i < a.rows; i++) w = Math.max(w, a.rowPtr[i + 1]! - a.rowPtr[i]!);
+  const slots = a.rows * w;
+  if (slots <= ELL_MAX_SLOTS) return true;
+  return `ELL would pad ${a.rows} rows to the longest row (${w}): ${slots.toExponential(2)} slots (${((8 * slots) / 2 ** 30).toFixed(0)} GiB on the device, ${(slots / Math.max(1, a.rowPtr[a.rows]!)).toFixed(0)}× the non-zeros), more than ${ELL_MAX_SLOTS} slots: use sliced-ell, sell or hybrid`;
+}
+
+/**
  * A thread-per-row kernel over an ELL-layout format (`id` is also the format name).
  * @example ellFamilyKernel({ id: 'ell', title: '…', validate: ellRowLengths, rowLength: () => null })
  */
@@ -73,6 +89,7 @@ export function ellFamilyKernel<M extends EllLayout & { cols: number; nnz: numbe
     params: { workgroupSize: { description: 'invocations per workgroup', values: [256, 64] } },
     defaults: { workgroupSize: 256 },
     supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
+    precheck: (a) => ellPrecheck(a),
     wgsl: (p) => ellWgsl(p.workgroupSize, lengths),
     upload(ctx, m, params = {}, opts) {
       const p = { ...this.defaults, ...params };

@@ -93,3 +93,43 @@ fn ${name}_excl(lid: u32, sg_lane: u32, sg_size: u32, v: f32) -> f32 {
   return r;
 }`;
 }
+
+/**
+ * Exclusive segmented block scan over one workgroup of `wg` invocations (local_invocation_index
+ * order): declares `fn <name>_excl(lid: u32, head: u32, v: f32) -> f32` returning, in each
+ * invocation, the sum of the `v` of the invocations after the last one before it with
+ * `head ≠ 0` (that one included), or of all before it when none has. Hillis–Steele on
+ * (flag, value) pairs with the segmented-sum operator
+ * (f₁, v₁) ⊕ (f₂, v₂) = (f₁ | f₂, f₂ ? v₂ : v₁ + v₂): a value never meets a value of another
+ * segment, so a segment's rounding error grows with its own Σ|v| only (no cancellation
+ * against earlier segments, unlike the difference of two prefix sums) and an Inf/NaN stays in
+ * its segment. Call in uniform control flow (barriers). Cost O(wg) workgroup memory, log2(wg)
+ * barrier steps. `wg` must be a power of two.
+ * @example segmentedBlockScan('sscan', 256)
+ */
+export function segmentedBlockScan(name: string, wg: number): string {
+  return `var<workgroup> ${name}_v: array<f32, ${wg}>;
+var<workgroup> ${name}_f: array<u32, ${wg}>;
+fn ${name}_excl(lid: u32, head: u32, v: f32) -> f32 {
+  var s = v;
+  var f = head;
+  ${name}_v[lid] = s;
+  ${name}_f[lid] = f;
+  workgroupBarrier();
+  for (var off = 1u; off < ${wg}u; off = off << 1u) {
+    var t = 0.0;
+    var tf = 0u;
+    if (lid >= off) { t = ${name}_v[lid - off]; tf = ${name}_f[lid - off]; }
+    workgroupBarrier();
+    if (f == 0u) { s = t + s; }
+    f = f | tf;
+    ${name}_v[lid] = s;
+    ${name}_f[lid] = f;
+    workgroupBarrier();
+  }
+  var r = 0.0;
+  if (lid > 0u) { r = ${name}_v[lid - 1u]; }
+  workgroupBarrier();
+  return r;
+}`;
+}
