@@ -147,7 +147,7 @@ describe('autotune on the device', () => {
     const r = await autotune(ctx, a, { cache: false, budgetMs: 1e7, candidates: FEW, reps: 5, ...quiet });
     const rep = r.report;
     expect(rep.source).toBe('tuned');
-    expect(rep.timed).toBeGreaterThan(3);
+    expect(rep.timed).toBeGreaterThanOrEqual(3); // csr-scalar and csr-vector (the CSR scouts) and sell
     const ell = rep.trials.filter((t) => t.kernel === 'ell');
     expect(ell.every((t) => t.status === 'pruned' && /padding/.test(t.reason ?? ''))).toBe(true);
     expect(rep.trials.filter((t) => t.kernel === 'dia').every((t) => t.status === 'pruned')).toBe(true);

@@ -21,8 +21,9 @@ const objectiveAt = (t: Trial, products: number, ms: number): number => base(t) 
 
 /** The live, timed candidates by objective, best first (objectiveMs set on each). O(n log n). */
 export function ranked(s: TrialSession): Live[] {
-  const out = s.live.filter((f) => f.h && f.t.status === 'timed' && f.samples.length > 0);
-  for (const f of out) f.t.objectiveMs = objectiveAt(f.t, s.products, medianOf(f.samples));
+  const timed = s.live.filter((f) => f.t.status === 'timed' && f.samples.length > 0);
+  for (const f of timed) f.t.objectiveMs = objectiveAt(f.t, s.products, medianOf(f.samples));
+  const out = timed.filter((f) => f.h);
   return out.sort((x, y) => x.t.objectiveMs! - y.t.objectiveMs!);
 }
 

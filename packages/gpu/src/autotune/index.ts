@@ -11,6 +11,6 @@ export { ConversionCache, type Converted, type TuneVectors, tuneVector, tuneVect
 export * from './fingerprint';
 export * from './profile';
 export * from './report';
-export { SEPARATION, type ShortList, shortList } from './shortlist';
+export { floorKernel, SEPARATION, type ShortList, shortList } from './shortlist';
 export * from './store';
 export { VERIFY_NNZ, type Verification, verifyProduct, verifyRanges } from './verify';

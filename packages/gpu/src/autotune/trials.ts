@@ -150,10 +150,23 @@ function admissionCost(s: TrialSession, c: Candidate, rounds: number, seen: Read
   return { ms: conv + upload + timing, text: `conversion ~${conv.toFixed(1)}, upload ~${upload.toFixed(1)}, timing ~${timing.toFixed(1)} ms` };
 }
 
+/** Device matrices an exhaustive sweep keeps uploaded at once (the fastest so far; the others are timed once and released). */
+const EXHAUSTIVE_LIVE = 4;
+
+/** Release the uploads of all but the `k` fastest live candidates (their trials keep the measurement). */
+function keepFastest(s: TrialSession, k: number): void {
+  const up = s.live.filter((f) => f.h).sort((x, y) => medianOf(x.samples) - medianOf(y.samples));
+  for (const f of up.slice(k)) {
+    f.h!.dispose();
+    f.h = undefined;
+  }
+}
+
 /**
  * Prepare the short-listed candidates in order, each further one only when its estimated cost
  * fits in the budget (the first always: it sets the budget with its product time). The first
- * live candidate is timed once at once. Returns the live candidates.
+ * live candidate is timed once at once; in an exhaustive sweep every candidate is, and only the
+ * fastest {@link EXHAUSTIVE_LIVE} stay uploaded (device memory). Fills `s.live`.
  * Cost: per admitted candidate one conversion (unless shared) and one upload.
  */
 export async function admit(s: TrialSession, picks: readonly { c: Candidate; t: Trial }[], rounds: number): Promise<void> {
@@ -168,12 +181,16 @@ export async function admit(s: TrialSession, picks: readonly { c: Candidate; t: 
         continue;
       }
     }
+    t.reason = undefined;
     const f = await prepare(s, c, t);
     if (f) seen.add(c.conversionKey);
     if (f && s.live.length === 0 && (await sample(s, f))) {
       s.live.push(f);
       s.report.firstProductMs = f.samples[0];
       s.report.budgetMs = s.budgetFrom(f.samples[0]!);
+    } else if (f?.h && s.exhaustive) {
+      if (await sample(s, f)) s.live.push(f);
+      keepFastest(s, EXHAUSTIVE_LIVE);
     } else if (f?.h) s.live.push(f);
     s.onProgress?.({ phase: 'trial', done: s.live.length, total: picks.length, spentMs: spent(s), budgetMs: s.report.budgetMs, trial: t });
   }
@@ -201,6 +218,6 @@ export async function interleave(s: TrialSession, rounds: number, uncertain: () 
     lastRoundMs = performance.now() - t0;
     done = r + 1;
   }
-  for (const f of s.live) if (f.h && f.t.status === 'timed') s.report.timed++;
+  for (const f of s.live) if (f.t.status === 'timed') s.report.timed++;
   return done;
 }

@@ -48,7 +48,7 @@ export interface AutotuneOptions {
   readonly warmup?: number;
   /** Interleaved timing rounds over the short-list (default 3; more, up to 2×, while the decision is uncertain and the budget allows). */
   readonly rounds?: number;
-  /** Most candidates timed (the model's short-list; default 4; ignored by `exhaustive`). */
+  /** Most candidates timed (the short-list: the CSR floor and scouts, then the model's picks; default 5; ignored by `exhaustive`). */
   readonly maxTimed?: number;
   /** Smallest tuning budget (ms) when no budgetMs is stated (default 100): below it no alternative to the first kernel could be tried. */
   readonly minBudgetMs?: number;
