@@ -177,7 +177,11 @@ function remember(store: TuneStore | undefined, report: TuningReport, win: Trial
 
 /** Stages 2–4: short-list, trials, decision. Returns the accepted trial. */
 async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: readonly AnySpmvKernel[], rules: PruneRules, profile: MatrixProfile, v: TuneVectors, report: TuningReport, held: Held, start: number): Promise<Trial> {
+  const t0 = performance.now();
   const list = enumerateCandidates(a, profile, ks, rules, opts.expectedProducts ?? 1000, opts.candidates);
+  // the layout estimates (padded slots, block fill) are statistics too: counted with them
+  report.costs.statsMs += performance.now() - t0;
+  report.statsMs = report.costs.statsMs;
   const trials: Trial[] = list.map((c) => ({ kernel: c.kernel.id, params: c.params, status: c.pruned ? 'pruned' : 'budget', reason: c.pruned?.reason ?? 'not on the short-list: the model predicts it slower than the candidates timed', predicted: c.predicted, estimatedBytes: c.estimatedBytes }));
   report.trials.push(...trials);
   report.pruned = trials.filter((t) => t.status === 'pruned').length;

@@ -50,7 +50,7 @@ export interface Trial {
 
 /** Where the tuning time went (ms, wall clock). */
 export interface TuningCosts {
-  /** Row-length statistics, diagonals, fingerprint. */
+  /** Row-length statistics, diagonals, fingerprint, and the per-layout estimates of the candidates (padded slots, block fill). */
   statsMs: number;
   /** The tuning vectors x and y: creation and upload. */
   vectorsMs: number;
