@@ -34,6 +34,12 @@ export { type AutotuneOptions, type AutotuneResult, type TuneProgress, TuningErr
 /** Part of every cache key; bump it when candidate generation or the objective changes meaning. */
 export const TUNER_VERSION = 2;
 
+/**
+ * The smallest tuning budget (ms) when no budgetMs is stated: issue 16's overhead target is
+ * "≤ 0.5 s or ≤ 10 % of the work it serves, whichever is larger", so the budget is that larger one.
+ */
+export const MIN_BUDGET_MS = 500;
+
 /** The choice when tuning is off. */
 export const DEFAULT_CHOICE = { kernel: 'csr-vector', params: {} } as const;
 
@@ -218,7 +224,7 @@ function budgetFrom(opts: AutotuneOptions, s: TrialSession, report: TuningReport
   s.products = products;
   (report as { expectedProducts: number }).expectedProducts = products;
   if (opts.budgetMs !== undefined) return fraction * opts.budgetMs;
-  return Math.max(fraction * products * firstMs, opts.minBudgetMs ?? 100);
+  return Math.max(fraction * products * firstMs, opts.minBudgetMs ?? MIN_BUDGET_MS);
 }
 
 /** Verify a cached choice with one product (no timing); records it as the only trial. */

@@ -50,7 +50,7 @@ export interface AutotuneOptions {
   readonly rounds?: number;
   /** Most candidates timed (the short-list: the CSR floor and scouts, then the model's picks; default 5; ignored by `exhaustive`). */
   readonly maxTimed?: number;
-  /** Smallest tuning budget (ms) when no budgetMs is stated (default 100): below it no alternative to the first kernel could be tried. */
+  /** Smallest tuning budget (ms) when no budgetMs is stated (default 500, `MIN_BUDGET_MS`: the overhead a user accepts whatever the work; below ~100 no alternative to the first kernel could be tried). */
   readonly minBudgetMs?: number;
   /** Pruning thresholds. */
   readonly rules?: Partial<PruneRules>;
