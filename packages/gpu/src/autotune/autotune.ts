@@ -141,6 +141,7 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
   const report = newReport(a, opts, warnings);
   const finish = (kernel: string, params: Record<string, number>): AutotuneResult => {
     report.spentMs = performance.now() - start;
+    if (!Number.isFinite(report.budgetMs)) report.budgetMs = 0; // a cache hit or a fixed choice: no budget was set
     report.budgetNote = report.source === 'tuned' && !opts.exhaustive ? budgetNote(report) : undefined;
     opts.onProgress?.({ phase: 'done', done: report.trials.length, total: report.trials.length, spentMs: report.spentMs, budgetMs: report.budgetMs });
     return { kernel, params, report, operator: () => buildOperator(ctx, a, ks.find((d) => d.id === kernel) ?? getKernel(kernel), params, held) };
