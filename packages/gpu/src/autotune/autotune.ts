@@ -189,7 +189,7 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
   // the layout estimates (padded slots, block fill) are statistics too: counted with them
   report.costs.statsMs += performance.now() - t0;
   report.statsMs = report.costs.statsMs;
-  const trials: Trial[] = list.map((c) => ({ kernel: c.kernel.id, params: c.params, status: c.pruned ? 'pruned' : 'budget', reason: c.pruned?.reason ?? 'not on the short-list: the model predicts it slower than the candidates timed', predicted: c.predicted, estimatedBytes: c.estimatedBytes }));
+  const trials: Trial[] = list.map((c) => ({ kernel: c.kernel.id, params: c.params, status: c.pruned ? 'pruned' : 'skipped', reason: c.pruned?.reason ?? 'not on the short-list: the model predicts it slower than the candidates timed', predicted: c.predicted, estimatedBytes: c.estimatedBytes }));
   report.trials.push(...trials);
   report.pruned = trials.filter((t) => t.status === 'pruned').length;
   const exhaustive = opts.exhaustive ?? false;

@@ -8,14 +8,14 @@
  */
 
 /** What happened to one candidate. */
-export type TrialStatus = 'timed' | 'cached' | 'pruned' | 'budget' | 'error';
+export type TrialStatus = 'timed' | 'cached' | 'pruned' | 'budget' | 'skipped' | 'error';
 
 /** One candidate of a tuning run. */
 export interface Trial {
   readonly kernel: string;
   readonly params: Readonly<Record<string, number>>;
   status: TrialStatus;
-  /** Prune reason (status 'pruned'), or why it was not reached (status 'budget'). */
+  /** Prune reason (status 'pruned'), why the budget left it out (status 'budget', on the short-list), or why it was not short-listed (status 'skipped'). */
   reason?: string;
   /** Predicted relative cost from the matrix statistics (the short-list order; no unit). */
   readonly predicted: number;
@@ -188,13 +188,13 @@ function summaryLines(r: TuningReport): string[] {
  * @example console.log(reportTable(result.report));
  */
 export function reportTable(r: TuningReport, opts: { maxRows?: number } = {}): string {
-  const order = { cached: 0, timed: 0, error: 1, budget: 2, pruned: 3 } as const;
+  const order = { cached: 0, timed: 0, error: 1, budget: 2, skipped: 3, pruned: 4 } as const;
   const rows = [...r.trials].sort((a, b) => order[a.status] - order[b.status] || (a.objectiveMs ?? a.predicted) - (b.objectiveMs ?? b.predicted));
   const head = ['kernel', 'params', 'status', 'ms', 'lo–hi', 'GFLOP/s', 'MB', 'conv ms', 'upload ms', 'objective ms', 'note'];
   const body = rows.slice(0, opts.maxRows ?? rows.length).map(trialRow);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  const more = rows.length > body.length ? [`(${rows.length - body.length} more trials: budget skips and prunes; the JSON report has all)`] : [];
+  const more = rows.length > body.length ? [`(${rows.length - body.length} more trials: budget skips, candidates not short-listed, prunes; the JSON report has all)`] : [];
   const glossary = Object.entries(r.glossary).map(([k, v]) => `  ${k}: ${v}`);
   return [line(head), ...body.map(line), ...more, '', ...summaryLines(r), '', 'columns:', ...glossary].join('\n');
 }
