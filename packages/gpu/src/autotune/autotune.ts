@@ -3,10 +3,12 @@
  * measurement, within a stated share of the caller's time, verify the choice against the
  * float64 reference, and remember it per matrix fingerprint and adapter.
  *
- * Order of work: cheap statistics → candidates (registry × declared values) pruned with
- * reasons → timing in order of predicted promise until the budget is out → verification of the
- * best objective (conversion + upload + expectedProducts · product time), falling back to the
- * next best when the per-row bound fails → cache.
+ * The matrix goes through four stages once, each in its own file:
+ * profile (`profile.ts`: row-length statistics, diagonals, fingerprint) → short-list
+ * (`candidates.ts` assesses every candidate, `shortlist.ts` picks the CSR floor and the few the
+ * model cannot separate) → trials (`trials.ts`: one conversion and one upload each, interleaved
+ * timing rounds within the budget) → decision (`decision.ts`: objective, spread, verification on
+ * the same uploads, the CSR floor when nothing else works). Then the cache.
  * @module
  */
 import type { CsrMatrix } from '@gpusparse/formats';
@@ -14,20 +16,29 @@ import type { GpuContext } from '../device/context';
 import { getKernel, kernels as registry } from '../kernels/registry';
 import type { AnySpmvKernel } from '../kernels/types';
 import { GpuOperator, gpuOperatorFromCsr } from '../operator';
-import { type Candidate, defaultPruneRules, type PruneRules } from './candidates';
-import type { CacheEntry } from './cache';
+import type { CacheEntry, TuneStore } from './cache';
+import { type Candidate, defaultPruneRules, enumerateCandidates, type PruneRules } from './candidates';
+import { ConversionCache, type TuneVectors, tuneVectors } from './conversions';
+import { decide, uncertain } from './decision';
 import { adapterKey, candidateSpaceHash, matrixFingerprint } from './fingerprint';
-import { ConversionCache, type TuneVectors, tuneVectors, verifyProduct } from './measure';
-import { profileMatrix } from './profile';
-import type { Trial, TuningReport } from './report';
-import { timeCandidates } from './search';
+import { type MatrixProfile, profileMatrix } from './profile';
+import { REPORT_GLOSSARY, type Trial, type TuningReport } from './report';
+import { shortList } from './shortlist';
 import { resolveStore } from './store';
+import { admit, interleave, type TrialSession } from './trials';
 import type { AutotuneOptions, AutotuneResult, Held } from './types';
+import { verifyProduct } from './verify';
 
 export { type AutotuneOptions, type AutotuneResult, type TuneProgress, TuningError } from './types';
 
 /** Part of every cache key; bump it when candidate generation or the objective changes meaning. */
-export const TUNER_VERSION = 1;
+export const TUNER_VERSION = 2;
+
+/**
+ * The smallest tuning budget (ms) when no budgetMs is stated: issue 16's overhead target is
+ * "≤ 0.5 s or ≤ 10 % of the work it serves, whichever is larger", so the budget is that larger one.
+ */
+export const MIN_BUDGET_MS = 500;
 
 /** The choice when tuning is off. */
 export const DEFAULT_CHOICE = { kernel: 'csr-vector', params: {} } as const;
@@ -36,11 +47,11 @@ const decade = (v: number) => Math.round(Math.log10(Math.max(1, v)));
 
 /**
  * Choose the SpMV kernel and parameters for `a` on `ctx`'s device. A cache hit times nothing
- * (it only verifies the remembered choice with one product); a miss times candidates in order
- * of predicted promise while the spent time stays within `fraction` of the budget (the first
- * candidate is always timed), then verifies the best by objective.
- * Cost: statistics O(nnz + rows log rows); per timed candidate one conversion (shared between
- * candidates of the same format parameters), one upload and warmup + reps products.
+ * (it only verifies the remembered choice with one product); a miss profiles the matrix, times
+ * the model's short-list (the CSR floor first) in interleaved rounds within the budget, and
+ * verifies the best objective, falling back to the CSR floor — it answers whenever any kernel
+ * can run. Cost: statistics O(nnz + rows log rows); per short-listed candidate one conversion
+ * (shared by candidates of one layout) and one upload; rounds × (warmup + reps) products each.
  * @example
  * const { kernel, params, report } = await autotune(ctx, a, { expectedProducts: 500, cache: false });
  * console.log(reportTable(report));
@@ -49,42 +60,89 @@ export async function autotune(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOpti
   return tuneInternal(ctx, a, opts, {});
 }
 
-async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, held: Held): Promise<AutotuneResult> {
-  const start = performance.now();
-  const warnings: string[] = [];
-  const warn = (m: string) => {
-    warnings.push(m);
-    (opts.warn ?? console.warn)(m);
-  };
+function validate(opts: AutotuneOptions): void {
   const fraction = opts.fraction ?? 0.1;
   if (!(fraction > 0 && fraction <= 1)) throw new RangeError(`autotune: fraction expected in (0, 1], got ${fraction}`);
   for (const f of ['budgetMs', 'expectedProducts'] as const) {
     const v = opts[f];
     if (v !== undefined && !(v > 0)) throw new RangeError(`autotune: ${f} expected a number > 0, got ${v}`);
   }
-  const ks = opts.kernels ?? registry;
-  const rules: PruneRules = { ...defaultPruneRules, ...opts.rules };
-  const nnz = a.rowPtr[a.rows] ?? 0;
-  const report: TuningReport = {
+  for (const f of ['reps', 'rounds', 'maxTimed'] as const) {
+    const v = opts[f];
+    if (v !== undefined && !(Number.isInteger(v) && v >= 1)) throw new RangeError(`autotune: ${f} expected an integer ≥ 1, got ${v}`);
+  }
+}
+
+function newReport(a: CsrMatrix, opts: AutotuneOptions, warnings: string[]): TuningReport {
+  return {
     rows: a.rows,
     cols: a.cols,
-    nnz,
+    nnz: a.rowPtr[a.rows] ?? 0,
     key: '',
     source: 'tuned',
     cacheWhere: 'none',
     expectedProducts: opts.expectedProducts ?? 0,
-    budgetMs: 0,
+    budgetMs: opts.budgetMs !== undefined ? (opts.fraction ?? 0.1) * opts.budgetMs : Number.POSITIVE_INFINITY,
     spentMs: 0,
     statsMs: 0,
+    costs: { statsMs: 0, vectorsMs: 0, conversionMs: 0, uploadMs: 0, timingMs: 0, verifyMs: 0 },
     method: 'none',
     trials: [],
     timed: 0,
     pruned: 0,
+    failed: 0,
     rejected: 0,
     warnings,
+    glossary: REPORT_GLOSSARY,
   };
+}
+
+/** Stage 1: the profile and the cache key. Cost: O(nnz + rows log rows), measured as statsMs. */
+function profileStage(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: readonly AnySpmvKernel[], rules: PruneRules, report: TuningReport): MatrixProfile {
+  const t0 = performance.now();
+  const profile = profileMatrix(a, Math.max(rules.maxDiagonals, 1024));
+  const fp = matrixFingerprint(a, profile.stats, { content: opts.contentHash });
+  const sizing = opts.expectedProducts !== undefined ? `p${decade(opts.expectedProducts)}` : opts.budgetMs !== undefined ? `b${decade(opts.budgetMs)}` : 'p3';
+  (report as { key: string }).key = [fp.key, adapterKey(ctx), `v${TUNER_VERSION}k${candidateSpaceHash(ks)}`, sizing, opts.candidates ? `c${JSON.stringify(opts.candidates)}` : ''].join('/');
+  report.statsMs = report.costs.statsMs = performance.now() - t0;
+  return profile;
+}
+
+/**
+ * Over budget by more than 20 %: which fixed costs did it, and why they could not be skipped.
+ * Undefined when within. O(1).
+ */
+export function budgetNote(r: TuningReport): string | undefined {
+  if (!(r.spentMs > 1.2 * r.budgetMs)) return undefined;
+  const why: Record<string, string> = {
+    statsMs: 'statistics (one host pass over the matrix for row lengths and diagonals)',
+    vectorsMs: 'the tuning vectors (creation and upload)',
+    conversionMs: 'host conversions',
+    uploadMs: 'uploads (the first, of the CSR floor, is needed whatever the budget, and the operator reuses the winner’s)',
+    timingMs: 'timing (at least one round of the first candidate)',
+    verifyMs: 'verification of the winner (one product, its readback and the float64 reference)',
+  };
+  const parts = Object.entries(r.costs)
+    .sort((x, y) => y[1] - x[1])
+    .filter(([, ms]) => ms > 0.05 * r.spentMs)
+    .map(([k, ms]) => `${why[k]} ${ms.toFixed(1)} ms`);
+  return `spent ${r.spentMs.toFixed(1)} ms of a ${r.budgetMs.toFixed(1)} ms budget: the fixed costs that every tuning pays — ${parts.join('; ')} — exceed it`;
+}
+
+async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, held: Held): Promise<AutotuneResult> {
+  const start = performance.now();
+  validate(opts);
+  const warnings: string[] = [];
+  const warn = (m: string) => {
+    warnings.push(m);
+    (opts.warn ?? console.warn)(m);
+  };
+  const ks = opts.kernels ?? registry;
+  const report = newReport(a, opts, warnings);
   const finish = (kernel: string, params: Record<string, number>): AutotuneResult => {
     report.spentMs = performance.now() - start;
+    if (!Number.isFinite(report.budgetMs)) report.budgetMs = 0; // a cache hit or a fixed choice: no budget was set
+    report.budgetNote = report.source === 'tuned' && !opts.exhaustive ? budgetNote(report) : undefined;
     opts.onProgress?.({ phase: 'done', done: report.trials.length, total: report.trials.length, spentMs: report.spentMs, budgetMs: report.budgetMs });
     return { kernel, params, report, operator: () => buildOperator(ctx, a, ks.find((d) => d.id === kernel) ?? getKernel(kernel), params, held) };
   };
@@ -94,35 +152,80 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     report.source = opts.fixed ? 'fixed' : 'off';
     return finish(k.id, { ...k.defaults, ...choice.params });
   }
-
-  const profile = profileMatrix(a, Math.max(rules.maxDiagonals, 1024));
-  const fp = matrixFingerprint(a, profile.stats, { content: opts.contentHash });
-  const sizing = opts.expectedProducts !== undefined ? `p${decade(opts.expectedProducts)}` : opts.budgetMs !== undefined ? `b${decade(opts.budgetMs)}` : 'p3';
-  const key = [fp.key, adapterKey(ctx), `v${TUNER_VERSION}k${candidateSpaceHash(ks)}`, sizing, opts.candidates ? `c${JSON.stringify(opts.candidates)}` : ''].join('/');
-  (report as { key: string }).key = key;
-  report.statsMs = performance.now() - start;
-  opts.onProgress?.({ phase: 'stats', done: 0, total: 0, spentMs: report.statsMs, budgetMs: 0 });
+  const rules: PruneRules = { ...defaultPruneRules, ...opts.rules };
+  const profile = profileStage(ctx, a, opts, ks, rules, report);
+  opts.onProgress?.({ phase: 'stats', done: 0, total: 0, spentMs: report.statsMs, budgetMs: report.budgetMs });
   const store = await resolveStore(opts.cache, warn);
   (report as { cacheWhere: string }).cacheWhere = store?.where ?? 'none';
+  const t0 = performance.now();
   const v = tuneVectors(ctx, a.rows, a.cols);
+  report.costs.vectorsMs = performance.now() - t0;
   try {
-    const hit = store?.get(key);
+    const hit = store?.get(report.key);
     if (hit && ks.some((k) => k.id === hit.kernel)) {
-      const r = await verifyCached(ctx, a, hit, ks, v, held, report);
-      if (r) return finish(hit.kernel, { ...hit.params });
+      if (await verifyCached(ctx, a, hit, ks, v, held, report)) return finish(hit.kernel, { ...hit.params });
       warn(`gpusparse autotune: the cached choice ${hit.kernel} failed verification on this matrix; tuning again`);
     }
     report.source = 'tuned';
-    const win = await timeCandidates(ctx, a, opts, rules, ks, profile, v, report, held, start);
-    if (store) {
-      const entry: CacheEntry = { kernel: win.kernel, params: win.params, productMs: win.ms!, conversionMs: win.conversionMs ?? 0, uploadMs: win.uploadMs ?? 0, method: report.method === 'timestamp' ? 'timestamp' : 'wall', date: new Date().toISOString() };
-      store.set(key, entry);
-    }
+    const win = await search(ctx, a, opts, ks, rules, profile, v, report, held, start);
+    remember(store, report, win);
     return finish(win.kernel, { ...win.params });
   } finally {
     v.dx.dispose();
     v.dy.dispose();
   }
+}
+
+function remember(store: TuneStore | undefined, report: TuningReport, win: Trial): void {
+  if (!store) return;
+  const entry: CacheEntry = { kernel: win.kernel, params: win.params, productMs: win.ms!, conversionMs: win.conversionMs ?? 0, uploadMs: win.uploadMs ?? 0, method: report.method === 'timestamp' ? 'timestamp' : 'wall', date: new Date().toISOString() };
+  store.set(report.key, entry);
+}
+
+/** Stages 2–4: short-list, trials, decision. Returns the accepted trial. */
+async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: readonly AnySpmvKernel[], rules: PruneRules, profile: MatrixProfile, v: TuneVectors, report: TuningReport, held: Held, start: number): Promise<Trial> {
+  const t0 = performance.now();
+  const list = enumerateCandidates(a, profile, ks, rules, opts.expectedProducts ?? 1000, opts.candidates);
+  // the layout estimates (padded slots, block fill) are statistics too: counted with them
+  report.costs.statsMs += performance.now() - t0;
+  report.statsMs = report.costs.statsMs;
+  const trials: Trial[] = list.map((c) => ({ kernel: c.kernel.id, params: c.params, status: c.pruned ? 'pruned' : 'skipped', reason: c.pruned?.reason ?? 'not on the short-list: the model predicts it slower than the candidates timed', predicted: c.predicted, estimatedBytes: c.estimatedBytes }));
+  report.trials.push(...trials);
+  report.pruned = trials.filter((t) => t.status === 'pruned').length;
+  const exhaustive = opts.exhaustive ?? false;
+  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? 5, exhaustive });
+  const pair = (i: number): { c: Candidate; t: Trial } => ({ c: list[i]!, t: trials[i]! });
+  const rounds = opts.rounds ?? 3;
+  const s: TrialSession = {
+    ctx,
+    a,
+    v,
+    conv: new ConversionCache(a, 4 * (12 * report.nnz + 4 * a.rows) + 2 ** 20),
+    report,
+    start,
+    reps: opts.reps ?? 5,
+    warmup: opts.warmup ?? 1,
+    exhaustive,
+    onProgress: opts.onProgress,
+    budgetFrom: (firstMs) => budgetFrom(opts, s, report, firstMs),
+    products: opts.expectedProducts ?? 1000,
+    live: [],
+    convMsPerByte: 0,
+    uploadMsPerByte: 0,
+  };
+  await admit(s, picks.map(pair), rounds);
+  const done = await interleave(s, rounds, () => uncertain(s));
+  return decide(s, done, floor.map(pair), held);
+}
+
+/** The tuning budget once the first product time is known (and the expected products, when not stated). */
+function budgetFrom(opts: AutotuneOptions, s: TrialSession, report: TuningReport, firstMs: number): number {
+  const fraction = opts.fraction ?? 0.1;
+  const products = opts.expectedProducts ?? (opts.budgetMs !== undefined ? Math.max(1, Math.round(opts.budgetMs / firstMs)) : 1000);
+  s.products = products;
+  (report as { expectedProducts: number }).expectedProducts = products;
+  if (opts.budgetMs !== undefined) return fraction * opts.budgetMs;
+  return Math.max(fraction * products * firstMs, opts.minBudgetMs ?? MIN_BUDGET_MS);
 }
 
 /** Verify a cached choice with one product (no timing); records it as the only trial. */
@@ -133,16 +236,17 @@ async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntry, ks: 
   report.trials.push(t);
   report.source = 'cache';
   try {
-    const conv = new ConversionCache(a, 0);
-    const { m } = conv.get(c);
+    const { m } = new ConversionCache(a, 0).get(c);
     const ok = k.supports(m, ctx.limits, c.params);
     if (ok !== true) throw new Error(`unsupported: ${ok}`);
     const handle = k.upload(ctx, m, c.params);
+    const t0 = performance.now();
     const res = await verifyProduct(ctx, a, c, m, handle, v);
-    Object.assign(t, { verified: res.ok, maxErrOverBound: res.maxErrOverBound });
+    report.costs.verifyMs += performance.now() - t0;
+    Object.assign(t, { verified: res.ok, maxErrOverBound: res.maxErrOverBound, verifiedRows: res.rows });
     if (res.ok && held.keep) held.handle = handle;
     else handle.dispose();
-    if (res.ok) report.winner = { kernel: k.id, params: c.params, ms: hit.productMs };
+    if (res.ok) report.winner = { kernel: k.id, params: c.params, ms: hit.productMs, gflops: (2 * report.nnz) / (hit.productMs * 1e6) };
     else Object.assign(t, { status: 'error', error: `cached choice failed verification: error/bound ${res.maxErrOverBound.toExponential(2)} at row ${res.row}` });
     return res.ok;
   } catch (e) {

@@ -95,123 +95,154 @@ export const EXTRA_VALUES: Readonly<Record<string, Readonly<Record<string, reado
 /** Lanes-per-row parameter names of each kernel family. */
 const LANE_PARAM: Record<string, string> = { 'csr-vector': 'lanes', hybrid: 'lanes', sell: 'lanes', axc: 'thw', cmrs: 'lanes' };
 
+/** What a layout stores and costs: slots (value + index each), a kernel factor, a prune reason. */
+interface Terms {
+  slots: number;
+  factor: number;
+  prune?: PruneReason;
+}
+
+/** A soft prune (the first reason wins). */
+const soften = (t: Terms, reason: string): void => {
+  t.prune ??= { reason, hard: false };
+};
+
+/** Prune an ELL-family layout by its padding ratio: soft past maxPadding, hard past maxPaddingHard. */
+function padding(t: Terms, rules: PruneRules, what: string, ratio: number): void {
+  if (ratio > rules.maxPaddingHard) t.prune ??= { reason: `${what} padding ${ratio.toFixed(1)} > ${rules.maxPaddingHard}: explodes`, hard: true };
+  else if (ratio > rules.maxPadding) soften(t, `${what} padding ${ratio.toFixed(1)} > ${rules.maxPadding}`);
+}
+
+/** Idle lanes of the lanes-per-row kernels, and their prunes. */
+function laneTerms(p: MatrixProfile, k: AnySpmvKernel, params: Record<string, number>, t: Terms): void {
+  const s = p.stats;
+  const laneName = LANE_PARAM[k.id];
+  if (laneName === undefined) return;
+  const L = params[laneName]!;
+  const busy = Math.max(1, s.mean);
+  t.factor *= (Math.ceil(busy / L) * L) / busy; // idle lanes in the last step of a row
+  if (L > 2 * Math.max(2, s.p90)) soften(t, `${laneName} = ${L} > 2·max(2, p90 row length ${s.p90}): most lanes idle`);
+  // row-contiguous layouts only: SELL and the hybrid's ELL part are coalesced across rows at any L
+  if (L <= 2 && s.p50 >= 256 && (k.id === 'csr-vector' || k.id === 'cmrs')) soften(t, `${laneName} = ${L} with median row length ${s.p50} ≥ 256: long serial row walks`);
+}
+
+/** DIA/HM (occupied diagonals and their fill) and BCSR (block fill). */
+function structureTerms(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record<string, number>, rules: PruneRules, t: Terms): void {
+  const s = p.stats;
+  const n = Math.max(1, s.rows);
+  const z = Math.max(1, s.nnz);
+  if (k.id === 'bcsr') {
+    const r = params.blockSize!;
+    t.slots = bcsrBlocks(a, p, r) * r * r;
+    const fill = z / Math.max(1, t.slots);
+    t.factor *= 0.7; // one column index per block
+    if (fill < rules.minBlockFill) soften(t, `BCSR ${r}×${r} block fill ${fill.toFixed(2)} < ${rules.minBlockFill}`);
+    return;
+  }
+  const d = p.diagonals;
+  const limit = params.maxDiagonals ?? 1024;
+  if (!d || d.count > limit) {
+    t.prune = { reason: `${s.occupiedDiagonals} occupied diagonals > the kernel's ${limit}`, hard: true };
+    t.slots = n * s.occupiedDiagonals;
+    return;
+  }
+  t.slots = k.id === 'dia' ? d.diaSlots : d.inMatrixSlots;
+  const fill = k.id === 'dia' ? d.fillRatio : d.diagonalFill;
+  t.factor *= k.id === 'dia' ? 0.9 : 0.95; // no column indices: cheaper slots
+  if (d.count > rules.maxDiagonals) soften(t, `${d.count} occupied diagonals > ${rules.maxDiagonals}`);
+  else if (fill < rules.minDiagonalFill) soften(t, `diagonal fill ${fill.toFixed(2)} < ${rules.minDiagonalFill}`);
+}
+
+/** Slots and factor of one kernel family (the CSR family, COO, ELL family, SELL, hybrid, DIA/HM, BCSR, AXC/AXT). */
+function familyTerms(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record<string, number>, rules: PruneRules, t: Terms): void {
+  const s = p.stats;
+  const n = Math.max(1, s.rows);
+  const z = Math.max(1, s.nnz);
+  const imbalance = 1 + s.rsdp / 400;
+  switch (k.id) {
+    case 'csr-scalar':
+      t.factor *= imbalance * (1 + Math.min(s.mean, 32) / 8);
+      if (s.p50 >= 64) soften(t, `thread per row with median row length ${s.p50} ≥ 64: uncoalesced`);
+      break;
+    case 'csr-vector':
+      // lanes of one row read L consecutive 4-byte entries: below 8 lanes a 32-byte sector is
+      // only partly used per load (issue 16, H100: lanes 2 was 2.7× slower than lanes 4 on rows of 27)
+      t.factor *= imbalance * (1 + 0.5 * Math.max(0, 8 / params.lanes! - 1));
+      break;
+    case 'csr-adaptive':
+      t.factor *= 1.1;
+      break;
+    case 'coo':
+      t.slots = 1.5 * z; // row index per entry
+      t.factor *= 1.2;
+      break;
+    case 'cmrs':
+      t.factor *= 1.1 * imbalance;
+      break;
+    case 'ell':
+    case 'ell-r': {
+      t.slots = n * s.max;
+      if (k.id === 'ell-r') t.factor *= (z + 0.1 * t.slots) / t.slots; // reads stop at each row's length
+      padding(t, rules, 'ELL rows·max/nnz', t.slots / z);
+      break;
+    }
+    case 'sliced-ell':
+    case 'sliced-ell-r': {
+      t.slots = paddedSlots(p, params.sliceHeight!, 1);
+      if (k.id === 'sliced-ell-r') t.factor *= (z + 0.1 * t.slots) / t.slots;
+      padding(t, rules, 'sliced-ELL', t.slots / z);
+      break;
+    }
+    case 'sell': {
+      const C = params.C!;
+      const sigma = params.sigmaChunks === 0 ? 1 : C * params.sigmaChunks!;
+      t.slots = paddedSlots(p, C, sigma);
+      padding(t, rules, `SELL-${C}-${sigma}`, t.slots / z);
+      break;
+    }
+    case 'hybrid': {
+      const B = params.boundary! < 0 ? s.p33 : params.boundary!;
+      const inEll = ellPartEntries(p, B);
+      t.slots = n * B + (z - inEll);
+      t.factor *= 1 + (z - inEll) / z; // the CSR part walks its rows with the same lane group
+      if (inEll > 0) padding(t, rules, 'hybrid ELL part rows·B/entries', (n * B) / inEll);
+      break;
+    }
+    case 'dia':
+    case 'hm':
+    case 'bcsr':
+      structureTerms(a, p, k, params, rules, t);
+      break;
+    default:
+      if (k.id.startsWith('ax')) {
+        // AXC/AXT (seed 004): padded bricks/tiles plus a partials pass; TH 4 or 8 and BS 512 or 1024 were best there
+        t.slots = 1.3 * z;
+        t.factor *= 1.15;
+        if (params.th !== undefined && params.th !== 4 && params.th !== 8) t.factor *= 1.1;
+        if (params.bs !== undefined && params.bs !== 512 && params.bs !== 1024) t.factor *= 1.1;
+        if (params.gather === 0) t.factor *= 1.05;
+      }
+  }
+}
+
 /**
  * Estimate, predict and prune one candidate. The predicted cost is traffic bytes (values,
  * indices and x gathers per stored slot, y per row) times a kernel factor (imbalance, idle
  * lanes, uncoalesced threads), plus conversion bytes spread over the expected products.
  */
 function assess(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record<string, number>, rules: PruneRules, products: number): Omit<Candidate, 'kernel' | 'params' | 'conversionKey'> {
-  const s = p.stats;
-  const n = Math.max(1, s.rows);
-  const z = Math.max(1, s.nnz);
-  const csrBytes = 8 * z + 4 * (n + 1);
-  const imbalance = 1 + s.rsdp / 400;
-  let slots = z; // stored slots (value + index each)
-  let factor = 1;
-  let prune: PruneReason | undefined;
-  const soft = (reason: string) => {
-    prune ??= { reason, hard: false };
-  };
-  const padding = (what: string, ratio: number) => {
-    if (ratio > rules.maxPaddingHard) prune ??= { reason: `${what} padding ${ratio.toFixed(1)} > ${rules.maxPaddingHard}: explodes`, hard: true };
-    else if (ratio > rules.maxPadding) soft(`${what} padding ${ratio.toFixed(1)} > ${rules.maxPadding}`);
-  };
-  const laneName = LANE_PARAM[k.id];
-  if (laneName !== undefined) {
-    const L = params[laneName]!;
-    const busy = Math.max(1, s.mean);
-    factor *= (Math.ceil(busy / L) * L) / busy; // idle lanes in the last step of a row
-    if (L > 2 * Math.max(2, s.p90)) soft(`${laneName} = ${L} > 2·max(2, p90 row length ${s.p90}): most lanes idle`);
-    // row-contiguous layouts only: SELL and the hybrid's ELL part are coalesced across rows at any L
-    if (L <= 2 && s.p50 >= 256 && (k.id === 'csr-vector' || k.id === 'cmrs')) soft(`${laneName} = ${L} with median row length ${s.p50} ≥ 256: long serial row walks`);
-  }
-  switch (k.id) {
-    case 'csr-scalar':
-      factor *= imbalance * (1 + Math.min(s.mean, 32) / 8);
-      if (s.p50 >= 64) soft(`thread per row with median row length ${s.p50} ≥ 64: uncoalesced`);
-      break;
-    case 'csr-vector':
-      factor *= imbalance;
-      break;
-    case 'csr-adaptive':
-      factor *= 1.1;
-      break;
-    case 'coo':
-      slots = 1.5 * z; // row index per entry
-      factor *= 1.2;
-      break;
-    case 'cmrs':
-      factor *= 1.1 * imbalance;
-      break;
-    case 'ell':
-    case 'ell-r': {
-      slots = n * s.max;
-      if (k.id === 'ell-r') factor *= (z + 0.1 * slots) / slots; // reads stop at each row's length
-      padding('ELL rows·max/nnz', slots / z);
-      break;
-    }
-    case 'sliced-ell':
-    case 'sliced-ell-r': {
-      slots = paddedSlots(p, params.sliceHeight!, 1);
-      if (k.id === 'sliced-ell-r') factor *= (z + 0.1 * slots) / slots;
-      padding('sliced-ELL', slots / z);
-      break;
-    }
-    case 'sell': {
-      const C = params.C!;
-      const sigma = params.sigmaChunks === 0 ? 1 : C * params.sigmaChunks!;
-      slots = paddedSlots(p, C, sigma);
-      padding(`SELL-${C}-${sigma}`, slots / z);
-      break;
-    }
-    case 'hybrid': {
-      const B = params.boundary! < 0 ? s.p33 : params.boundary!;
-      const inEll = ellPartEntries(p, B);
-      slots = n * B + (z - inEll);
-      factor *= 1 + (z - inEll) / z; // the CSR part walks its rows with the same lane group
-      if (inEll > 0) padding('hybrid ELL part rows·B/entries', (n * B) / inEll);
-      break;
-    }
-    case 'dia':
-    case 'hm': {
-      const d = p.diagonals;
-      const limit = params.maxDiagonals ?? 1024;
-      if (!d || d.count > limit) {
-        prune = { reason: `${s.occupiedDiagonals} occupied diagonals > the kernel's ${limit}`, hard: true };
-        slots = n * s.occupiedDiagonals;
-        break;
-      }
-      slots = k.id === 'dia' ? d.diaSlots : d.inMatrixSlots;
-      const fill = k.id === 'dia' ? d.fillRatio : d.diagonalFill;
-      factor *= k.id === 'dia' ? 0.9 : 0.95; // no column indices: cheaper slots
-      if (d.count > rules.maxDiagonals) soft(`${d.count} occupied diagonals > ${rules.maxDiagonals}`);
-      else if (fill < rules.minDiagonalFill) soft(`diagonal fill ${fill.toFixed(2)} < ${rules.minDiagonalFill}`);
-      break;
-    }
-    case 'bcsr': {
-      const r = params.blockSize!;
-      const blocks = bcsrBlocks(a, p, r);
-      slots = blocks * r * r;
-      const fill = z / Math.max(1, slots);
-      factor *= 0.7; // one column index per block
-      if (fill < rules.minBlockFill) soft(`BCSR ${r}×${r} block fill ${fill.toFixed(2)} < ${rules.minBlockFill}`);
-      break;
-    }
-    default:
-      if (k.id.startsWith('ax')) {
-        // AXC/AXT (seed 004): padded bricks/tiles plus a partials pass; TH 4 or 8 and BS 512 or 1024 were best there
-        slots = 1.3 * z;
-        factor *= 1.15;
-        if (params.th !== undefined && params.th !== 4 && params.th !== 8) factor *= 1.1;
-        if (params.bs !== undefined && params.bs !== 512 && params.bs !== 1024) factor *= 1.1;
-        if (params.gather === 0) factor *= 1.05;
-      }
-  }
-  const estimatedBytes = k.format === 'csr' ? csrBytes : 8 * slots + 4 * (n + 1);
-  if (estimatedBytes > rules.memoryBytes) prune = { reason: `estimated ${(estimatedBytes / 2 ** 20).toFixed(0)} MiB > memory limit ${(rules.memoryBytes / 2 ** 20).toFixed(0)} MiB`, hard: true };
-  const traffic = 12 * slots + 8 * n;
+  const n = Math.max(1, p.stats.rows);
+  const z = Math.max(1, p.stats.nnz);
+  const t: Terms = { slots: z, factor: 1 };
+  laneTerms(p, k, params, t);
+  familyTerms(a, p, k, params, rules, t);
+  const estimatedBytes = k.format === 'csr' ? 8 * z + 4 * (n + 1) : 8 * t.slots + 4 * (n + 1);
+  // the CSR kernels split over bindings and the matrix is already CSR: never pruned for size here
+  // (their `supports` and the upload decide), so that the floor of the search always exists
+  if (estimatedBytes > rules.memoryBytes && k.format !== 'csr') t.prune = { reason: `estimated ${(estimatedBytes / 2 ** 20).toFixed(0)} MiB > memory limit ${(rules.memoryBytes / 2 ** 20).toFixed(0)} MiB`, hard: true };
+  const traffic = 12 * t.slots + 8 * n;
   const conversion = k.format === 'csr' ? 0 : (4 * estimatedBytes) / Math.max(1, products);
-  return { estimatedBytes, predicted: traffic * factor + conversion, work: traffic * factor, pruned: prune };
+  return { estimatedBytes, predicted: traffic * t.factor + conversion, work: traffic * t.factor, pruned: t.prune };
 }
 
 /** A candidate request: a kernel id (all its variants) or a kernel with some parameters fixed. */

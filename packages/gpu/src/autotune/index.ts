@@ -1,14 +1,16 @@
 /**
  * The SpMV autotuner: {@link autotune}, {@link tunedOperator}, the tuning report, the cache
- * stores (memory, localStorage; the file store is loaded dynamically in Node) and the pieces
- * (fingerprint, candidates, profile) for tools that want them.
+ * stores (memory, localStorage; the file store is loaded dynamically in Node) and the stages
+ * (profile, candidates and short-list, trials, decision, verification) for tools that want them.
  * @module
  */
 export * from './autotune';
 export * from './cache';
 export * from './candidates';
+export { ConversionCache, type Converted, type TuneVectors, tuneVector, tuneVectors } from './conversions';
 export * from './fingerprint';
-export { ConversionCache, type Converted, type Measurement, measureCandidate, type TuneVectors, tuneVector, tuneVectors, type Verification, verifyProduct } from './measure';
 export * from './profile';
 export * from './report';
+export { floorKernel, SEPARATION, type ShortList, shortList } from './shortlist';
 export * from './store';
+export { VERIFY_NNZ, type Verification, verifyProduct, verifyRanges } from './verify';

@@ -1,42 +1,79 @@
 /**
  * The tuning report: every candidate with what happened to it (timed, pruned and why, skipped
- * for the budget, failed), the winner, the verification, the timing method and the budget
- * spent; printable as a table and as JSON.
+ * for the budget, failed and why), the decision (winner, runner-up, whether their spreads
+ * overlap), the verification, the time spent by stage against the budget, and a glossary of
+ * every figure; printable as a table and as JSON (the CLI's `tune --json` and the browser page
+ * print this same object).
  * @module
  */
 
 /** What happened to one candidate. */
-export type TrialStatus = 'timed' | 'cached' | 'pruned' | 'budget' | 'error';
+export type TrialStatus = 'timed' | 'cached' | 'pruned' | 'budget' | 'skipped' | 'error';
 
 /** One candidate of a tuning run. */
 export interface Trial {
   readonly kernel: string;
   readonly params: Readonly<Record<string, number>>;
   status: TrialStatus;
-  /** Prune reason (status 'pruned'), or why it was not reached (status 'budget'). */
+  /** Prune reason (status 'pruned'), why the budget left it out (status 'budget', on the short-list), or why it was not short-listed (status 'skipped'). */
   reason?: string;
-  /** Predicted relative cost (the timing order). */
+  /** Predicted relative cost from the matrix statistics (the short-list order; no unit). */
   readonly predicted: number;
   /** Estimated device bytes before conversion. */
   readonly estimatedBytes: number;
-  /** Median product time (ms); for finalists the median over the first measurement and the re-timing rounds. */
+  /** Product time (ms): the median of the round medians of the interleaved trials. */
   ms?: number;
-  /** A finalist's first measurement (ms). */
-  firstMs?: number;
-  minMs?: number;
-  /** 2·nnz / t in GFLOP/s. */
+  /** Smallest and largest round median (ms): the spread of the measurement. */
+  loMs?: number;
+  hiMs?: number;
+  /** Round medians (ms), in round order. */
+  samples?: number[];
+  /** 2·nnz / ms, in GFLOP/s (10^9 floating-point operations per second). */
   gflops?: number;
   /** Storage bytes of the format (float32 values, 32-bit indices). */
   bytes?: number;
   deviceBytes?: number;
+  /** Host conversion from CSR (ms, 0 for CSR kernels; shared by candidates of one layout). */
   conversionMs?: number;
+  /** Upload of the converted matrix including pipeline compilation (ms). */
   uploadMs?: number;
-  /** conversionMs + uploadMs + expectedProducts · ms. */
+  /** Expected total cost to the caller (ms) of choosing this candidate: conversionMs + uploadMs + expectedProducts · ms. */
   objectiveMs?: number;
   /** The verification of this candidate (winners and rejected winners only). */
   verified?: boolean;
   maxErrOverBound?: number;
+  /** Rows the verification compared (all rows up to {@link VERIFY_NNZ} non-zeros; evenly spread row blocks past that). */
+  verifiedRows?: number;
+  /** Why it failed: the stage (conversion, unsupported, upload, timing, verification) and the message. */
   error?: string;
+}
+
+/** Where the tuning time went (ms, wall clock). */
+export interface TuningCosts {
+  /** Row-length statistics, diagonals, fingerprint, and the per-layout estimates of the candidates (padded slots, block fill). */
+  statsMs: number;
+  /** The tuning vectors x and y: creation and upload. */
+  vectorsMs: number;
+  /** Host conversions of the short-listed candidates. */
+  conversionMs: number;
+  /** Uploads (pipeline compilation included) of the short-listed candidates. */
+  uploadMs: number;
+  /** The interleaved timing rounds. */
+  timingMs: number;
+  /** Verification: one product, its readback and the float64 reference on the host. */
+  verifyMs: number;
+}
+
+/** The decision between the timed candidates. */
+export interface TuningDecision {
+  /** Timing rounds run (each round times every live short-listed candidate once, in turn). */
+  rounds: number;
+  /** The runner-up by objective, when there was one. */
+  runnerUp?: { kernel: string; params: Record<string, number>; ms: number; loMs: number; hiMs: number };
+  /** True when the winner's spread overlaps the runner-up's: the two are not separated by the measurement. */
+  uncertain: boolean;
+  /** One sentence on the decision (why, and how sure). */
+  note: string;
 }
 
 /** The full account of one {@link autotune} call. */
@@ -50,65 +87,119 @@ export interface TuningReport {
   source: 'tuned' | 'cache' | 'fixed' | 'off';
   /** Where the cache lives ('none' when disabled). */
   readonly cacheWhere: string;
+  /** Products the caller expects (stated, or budget / first product time, or 1000). */
   readonly expectedProducts: number;
-  /** Tuning budget (ms) = fraction · (stated budget, or expectedProducts · first product time). */
+  /** Tuning budget (ms): fraction · budgetMs when stated, else max(fraction · expectedProducts · first product ms, minBudgetMs). */
   budgetMs: number;
-  /** Wall time the tuning took (statistics, conversions, uploads, timing, verification). */
+  /** Wall time the tuning took, everything included (the sum of `costs` plus bookkeeping). */
   spentMs: number;
-  /** Wall time of the cheap statistics alone. */
+  /** Wall time of the statistics alone (= costs.statsMs). */
   statsMs: number;
+  /** Where the time went, by stage. */
+  readonly costs: TuningCosts;
+  /** Set when spentMs exceeds the budget by more than 20 %: which fixed cost did it, and why. */
+  budgetNote?: string;
+  /** Product time of the first timed candidate (ms): sets the budget when no budgetMs was stated. */
+  firstProductMs?: number;
   /** 'timestamp' (GPU timestamps) or 'wall' (host clock over batched repetitions). */
   method: 'timestamp' | 'wall' | 'none';
   readonly trials: Trial[];
   timed: number;
   pruned: number;
-  winner?: { kernel: string; params: Record<string, number>; ms: number; objectiveMs?: number; gflops?: number };
+  /** Candidates that failed (conversion, refusal, upload, timing), each with its reason. */
+  failed: number;
+  winner?: { kernel: string; params: Record<string, number>; ms: number; loMs?: number; hiMs?: number; objectiveMs?: number; gflops?: number };
+  decision?: TuningDecision;
   /** Winners rejected by verification before the accepted one. */
   rejected: number;
   /** Warnings (cache problems, device errors). */
   readonly warnings: string[];
+  /** What each figure means (the same text as under the table). */
+  readonly glossary: Readonly<Record<string, string>>;
 }
 
-const fmt = (v: number | undefined, d = 3) => (v === undefined || !Number.isFinite(v) ? '' : v.toFixed(d));
+/** The meaning and unit of each figure of the report (also printed under the table). */
+export const REPORT_GLOSSARY: Readonly<Record<string, string>> = {
+  ms: 'time of one product y = A·x in milliseconds: the median over interleaved rounds (each round: the median of a few repetitions)',
+  'lo–hi': 'the smallest and largest round median (ms): the spread; winners whose spreads overlap are flagged uncertain',
+  'GFLOP/s': '2·nnz / product time, in 10^9 floating-point operations per second',
+  MB: 'device storage of the format (float32 values, 32-bit indices), in 10^6 bytes',
+  'conv ms': 'one-time host conversion from CSR (0 for CSR kernels)',
+  'upload ms': 'one-time upload to the device, shader compilation included',
+  'objective ms': 'expected total cost of choosing this candidate: conv ms + upload ms + expected products × ms; the winner has the least',
+  budget: 'the tuning budget: fraction × the stated budget, else max(fraction × expected products × first product ms, minBudgetMs)',
+};
+
+/**
+ * A number for people: fixed decimals from 1 up, significant digits below (so that 0.00042 is
+ * not shown as 0.00). Empty for undefined or non-finite.
+ * @example fmtNumber(0.000421, 2) // '0.000421'
+ */
+export function fmtNumber(v: number | undefined, d = 3): string {
+  if (v === undefined || !Number.isFinite(v)) return '';
+  if (v === 0 || Math.abs(v) >= 1) return v.toFixed(d);
+  return Number(v.toPrecision(3)).toString();
+}
+
 const paramText = (p: Readonly<Record<string, number>>) =>
   Object.entries(p)
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
 
-/**
- * The report as a text table: one line per trial (timed ones first by objective, then pruned
- * and budget-skipped ones with their reasons), then the summary. O(trials log trials).
- * @example console.log(reportTable(result.report));
- */
-export function reportTable(r: TuningReport, opts: { maxRows?: number } = {}): string {
-  const order = { cached: 0, timed: 0, error: 1, budget: 2, pruned: 3 } as const;
-  const rows = [...r.trials].sort((a, b) => order[a.status] - order[b.status] || (a.objectiveMs ?? a.predicted) - (b.objectiveMs ?? b.predicted));
-  const head = ['kernel', 'params', 'status', 'ms', 'GFLOP/s', 'MB', 'conv ms', 'upload ms', 'objective ms', 'note'];
-  const body = rows.slice(0, opts.maxRows ?? rows.length).map((t) => [
+const note = (t: Trial): string => t.error ?? t.reason ?? (t.verified ? `verified (max err/bound ${fmtNumber(t.maxErrOverBound, 2)}${t.verifiedRows !== undefined ? `, ${t.verifiedRows} rows` : ''})` : '');
+
+/** One table row of a trial. */
+function trialRow(t: Trial): string[] {
+  return [
     t.kernel,
     paramText(t.params),
     t.verified === false ? 'rejected' : t.status,
-    fmt(t.ms, 4),
-    fmt(t.gflops, 2),
-    fmt(t.bytes !== undefined ? t.bytes / 1e6 : undefined, 2),
-    fmt(t.conversionMs, 1),
-    fmt(t.uploadMs, 1),
-    fmt(t.objectiveMs, 1),
-    t.error ?? t.reason ?? (t.verified ? `verified (max err/bound ${fmt(t.maxErrOverBound, 2)})` : ''),
-  ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  const w = r.winner;
-  const summary = [
-    `matrix ${r.rows}×${r.cols}, ${r.nnz} nnz; source: ${r.source}; cache: ${r.cacheWhere}`,
-    `timed ${r.timed}, pruned ${r.pruned}, rejected ${r.rejected}; method ${r.method}; spent ${fmt(r.spentMs, 1)} ms of a ${fmt(r.budgetMs, 1)} ms budget (statistics ${fmt(r.statsMs, 1)} ms); expected products ${r.expectedProducts}`,
-    w ? `winner: ${w.kernel}(${paramText(w.params)}) ${fmt(w.ms, 4)} ms${w.gflops !== undefined ? `, ${fmt(w.gflops, 2)} GFLOP/s` : ''}` : 'winner: none',
-    ...r.warnings.map((m) => `warning: ${m}`),
+    fmtNumber(t.ms, 4),
+    t.loMs !== undefined ? `${fmtNumber(t.loMs, 4)}–${fmtNumber(t.hiMs, 4)}` : '',
+    fmtNumber(t.gflops, 2),
+    fmtNumber(t.bytes !== undefined ? t.bytes / 1e6 : undefined, 2),
+    fmtNumber(t.conversionMs, 1),
+    fmtNumber(t.uploadMs, 1),
+    fmtNumber(t.objectiveMs, 1),
+    note(t),
   ];
-  return [line(head), ...body.map(line), '', ...summary].join('\n');
 }
 
-/** The report as JSON text (all trials). O(trials). @example writeFileSync('tune.json', reportJson(r)) */
+/** The summary lines under the table. */
+function summaryLines(r: TuningReport): string[] {
+  const c = r.costs;
+  const w = r.winner;
+  const d = r.decision;
+  return [
+    `matrix ${r.rows}×${r.cols}, ${r.nnz} nnz; source: ${r.source}; cache: ${r.cacheWhere}`,
+    `timed ${r.timed}, pruned ${r.pruned}, failed ${r.failed}, rejected ${r.rejected}; method ${r.method}; expected products ${r.expectedProducts}`,
+    `spent ${fmtNumber(r.spentMs, 1)} ms of a ${fmtNumber(r.budgetMs, 1)} ms budget: statistics ${fmtNumber(c.statsMs, 1)}, vectors ${fmtNumber(c.vectorsMs, 1)}, conversion ${fmtNumber(c.conversionMs, 1)}, upload ${fmtNumber(c.uploadMs, 1)}, timing ${fmtNumber(c.timingMs, 1)}, verification ${fmtNumber(c.verifyMs, 1)} ms`,
+    ...(r.budgetNote ? [`over budget: ${r.budgetNote}`] : []),
+    w ? `winner: ${w.kernel}(${paramText(w.params)}) ${fmtNumber(w.ms, 4)} ms per product${w.gflops !== undefined ? `, ${fmtNumber(w.gflops, 2)} GFLOP/s` : ''}${w.objectiveMs !== undefined ? `, objective ${fmtNumber(w.objectiveMs, 1)} ms for ${r.expectedProducts} products` : ''}` : 'winner: none',
+    ...(d ? [`decision (${d.rounds} round${d.rounds === 1 ? '' : 's'}${d.uncertain ? ', uncertain' : ''}): ${d.note}`] : []),
+    ...r.warnings.map((m) => `warning: ${m}`),
+  ];
+}
+
+/**
+ * The report as a text table: one line per trial (timed ones first by objective, then failures,
+ * budget skips and prunes with their reasons), the summary (time by stage, winner, decision),
+ * and the glossary of the columns. O(trials log trials).
+ * @example console.log(reportTable(result.report));
+ */
+export function reportTable(r: TuningReport, opts: { maxRows?: number } = {}): string {
+  const order = { cached: 0, timed: 0, error: 1, budget: 2, skipped: 3, pruned: 4 } as const;
+  const rows = [...r.trials].sort((a, b) => order[a.status] - order[b.status] || (a.objectiveMs ?? a.predicted) - (b.objectiveMs ?? b.predicted));
+  const head = ['kernel', 'params', 'status', 'ms', 'lo–hi', 'GFLOP/s', 'MB', 'conv ms', 'upload ms', 'objective ms', 'note'];
+  const body = rows.slice(0, opts.maxRows ?? rows.length).map(trialRow);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const more = rows.length > body.length ? [`(${rows.length - body.length} more trials: budget skips, candidates not short-listed, prunes; the JSON report has all)`] : [];
+  const glossary = Object.entries(r.glossary).map(([k, v]) => `  ${k}: ${v}`);
+  return [line(head), ...body.map(line), ...more, '', ...summaryLines(r), '', 'columns:', ...glossary].join('\n');
+}
+
+/** The report as JSON text (all trials, the costs, the decision and the glossary). O(trials). @example writeFileSync('tune.json', reportJson(r)) */
 export function reportJson(r: TuningReport): string {
   return JSON.stringify(r, null, 1);
 }

@@ -9,7 +9,7 @@ import type { TuneStore } from './cache';
 import type { CandidateSpec, PruneRules } from './candidates';
 import type { Trial, TuningReport } from './report';
 
-/** Raised when no candidate could be timed and verified. */
+/** Raised when no kernel at all could run and pass verification (each candidate's reason is in the message). */
 export class TuningError extends GpuSparseError {}
 
 /** Progress of a tuning run. */
@@ -43,11 +43,15 @@ export interface AutotuneOptions {
   readonly contentHash?: boolean;
   /** Time every candidate that can run (soft prunes included), ignoring the budget (benchmarks). */
   readonly exhaustive?: boolean;
-  /** Timed repetitions per candidate (default 10) and untimed warm-up runs (default 2). */
+  /** Timed repetitions per candidate and round (default 5) and untimed warm-up runs before each (default 1). */
   readonly reps?: number;
   readonly warmup?: number;
-  /** How many of the best (by objective) are re-timed in interleaved rounds before choosing (default 3; 0 or 1: none). */
-  readonly finalists?: number;
+  /** Interleaved timing rounds over the short-list (default 3; more, up to 2×, while the decision is uncertain and the budget allows). */
+  readonly rounds?: number;
+  /** Most candidates timed (the short-list: the CSR floor and scouts, then the model's picks; default 5; ignored by `exhaustive`). */
+  readonly maxTimed?: number;
+  /** Smallest tuning budget (ms) when no budgetMs is stated (default 500, `MIN_BUDGET_MS`: the overhead a user accepts whatever the work; below ~100 no alternative to the first kernel could be tried). */
+  readonly minBudgetMs?: number;
   /** Pruning thresholds. */
   readonly rules?: Partial<PruneRules>;
   /** Kernels to choose from (default: the registry). */
@@ -72,11 +76,9 @@ export interface Held {
   handle?: DeviceMatrix;
 }
 
-/** Factor on the calibrated product time of kernels not timed yet (< 1: try them earlier). */
-export const OPTIMISM = 0.6;
-
-/** Scouts: one variant per kernel whose static prediction is at most this factor above the best. */
-export const SCOUT_RANGE = 4;
-
-/** Median of a non-empty list (upper median for even lengths). O(n log n). @example medianOf([3, 1, 2]) // 2 */
-export const medianOf = (v: readonly number[]): number => [...v].sort((x, y) => x - y)[v.length >> 1]!;
+/** Median of a non-empty list (mean of the middle two for even lengths). O(n log n). @example medianOf([3, 1, 2, 4]) // 2.5 */
+export function medianOf(v: readonly number[]): number {
+  const s = [...v].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}

@@ -1,0 +1,80 @@
+/**
+ * Verification of a chosen candidate: one product on the device against the float64 CSR
+ * product of the float32-rounded matrix, row by row with the conformance tier's bound. Past
+ * {@link VERIFY_NNZ} non-zeros only evenly spread blocks of rows are compared, so that the
+ * host reference stays a bounded fixed cost (the report says how many rows were checked).
+ * @module
+ */
+import type { CsrMatrix, SparseMatrix } from '@gpusparse/formats';
+import type { GpuContext } from '../device/context';
+import type { DeviceMatrix } from '../kernels/types';
+import { readF32 } from '../memory/readback';
+import type { Candidate } from './candidates';
+import type { TuneVectors } from './conversions';
+
+/** Non-zeros the host reference covers at most (2^23: tens of ms in JavaScript). */
+export const VERIFY_NNZ = 1 << 23;
+/** Row blocks compared when the matrix has more than {@link VERIFY_NNZ} non-zeros. */
+const VERIFY_BLOCKS = 64;
+
+/** Result of {@link verifyProduct}. */
+export interface Verification {
+  readonly ok: boolean;
+  /** max over the compared rows of |y − y_ref| / bound (≤ 1 passes). */
+  readonly maxErrOverBound: number;
+  /** First failing row, if any. */
+  readonly row?: number;
+  /** Rows compared. */
+  readonly rows: number;
+}
+
+/** Row ranges to compare: all rows, or VERIFY_BLOCKS evenly spread blocks of about VERIFY_NNZ non-zeros in all. O(blocks · log rows). */
+export function verifyRanges(a: CsrMatrix): [number, number][] {
+  const nnz = a.rowPtr[a.rows] ?? 0;
+  if (nnz <= VERIFY_NNZ) return [[0, a.rows]];
+  const per = VERIFY_NNZ / VERIFY_BLOCKS;
+  const out: [number, number][] = [];
+  for (let b = 0; b < VERIFY_BLOCKS; b++) {
+    const lo = Math.floor((b * a.rows) / VERIFY_BLOCKS);
+    let hi = lo;
+    while (hi < a.rows && a.rowPtr[hi]! - a.rowPtr[lo]! < per) hi++;
+    out.push([lo, Math.max(hi, lo + 1)]);
+  }
+  return out;
+}
+
+/**
+ * Run the uploaded candidate once on x and compare with the float64 CSR product of the
+ * float32-rounded matrix: per row |y − y_ref| ≤ 2 · nnz_row · 2^-24 · Σ|a_ij x_j| plus the
+ * kernel's own `errorBound` when it declares one. The matrix is not copied (values are rounded
+ * on the fly). Cost: one product, one readback of y, O(min(nnz, VERIFY_NNZ)) on the host.
+ * @example const v = await verifyProduct(ctx, a, cand, m, handle, vectors); v.ok
+ */
+export async function verifyProduct(ctx: GpuContext, a: CsrMatrix, c: Candidate, m: SparseMatrix | CsrMatrix, handle: DeviceMatrix, v: TuneVectors): Promise<Verification> {
+  c.kernel.encode(ctx, handle, v.dx, v.dy, { alpha: 1, beta: 0 });
+  const y = await readF32(ctx, v.dy, a.rows);
+  const extra = c.kernel.errorBound?.(m, c.params, v.x);
+  let worst = 0;
+  let row: number | undefined;
+  let rows = 0;
+  for (const [lo, hi] of verifyRanges(a)) {
+    for (let i = lo; i < hi; i++) {
+      let s = 0;
+      let ref = 0;
+      for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
+        const p = Math.fround(a.values[k]!) * v.x[a.colIdx[k]!]!;
+        ref += p;
+        s += Math.abs(p);
+      }
+      const bound = 2 * (a.rowPtr[i + 1]! - a.rowPtr[i]!) * 2 ** -24 * s + (extra?.[i] ?? 0);
+      const e = Math.abs(y[i]! - ref);
+      const r = bound > 0 ? e / bound : e > 0 || Number.isNaN(e) ? Number.POSITIVE_INFINITY : 0;
+      if (!(r <= worst)) {
+        worst = Number.isNaN(r) ? Number.POSITIVE_INFINITY : r;
+        if (!(worst <= 1) && row === undefined) row = i;
+      }
+    }
+    rows += hi - lo;
+  }
+  return { ok: worst <= 1, maxErrOverBound: worst, row, rows };
+}

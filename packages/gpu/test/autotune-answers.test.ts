@@ -1,0 +1,216 @@
+/**
+ * The autotuner always answers when some kernel can run (issue 14), with honest figures
+ * (issue 16, issue 23 point 2): failures are recorded per candidate with their stage and the
+ * search goes on in the same context, the CSR floor is taken when nothing on the short-list
+ * works, `TuningError` only when no kernel runs (naming every reason), the report's GFLOP/s,
+ * objective, costs and budget add up, and the timing is interleaved rounds with a spread.
+ */
+import { generators as g } from '@gpusparse/formats';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stencil27 } from '../../../bench/validation-set';
+import {
+  type AnySpmvKernel,
+  autotune,
+  type CandidateSpec,
+  csrScalarKernel,
+  csrVectorKernel,
+  defaultPruneRules,
+  enumerateCandidates,
+  floorKernel,
+  fmtNumber,
+  bcsrBlocks,
+  kernels,
+  paddedSlots,
+  profileMatrix,
+  shortList, REPORT_GLOSSARY,
+  reportJson,
+  reportTable,
+  TuningError,
+  tunedOperator,
+} from '../src/index';
+import { testContext } from './helpers';
+
+const quiet = { warn: () => {} };
+afterAll(async () => (await testContext()).dispose());
+
+/** csr-vector under another id whose upload throws (a resource limit as the kernel would report it). */
+const throwing: AnySpmvKernel = {
+  ...csrVectorKernel,
+  id: 'test-upload-throws',
+  upload: () => {
+    throw new Error('binding of 3 GiB exceeds maxStorageBufferBindingSize');
+  },
+};
+/** csr-vector whose `supports` refuses every matrix. */
+const refusing: AnySpmvKernel = { ...csrVectorKernel, id: 'test-refuses', supports: () => 'refused for the test' };
+/** csr-vector whose upload leaves a WebGPU validation error on the device (a buffer with usage 0). */
+const invalid: AnySpmvKernel = {
+  ...csrVectorKernel,
+  id: 'test-validation',
+  upload: (ctx, m, p, o) => {
+    ctx.device.createBuffer({ size: 16, usage: 0 });
+    return csrVectorKernel.upload(ctx, m, p, o);
+  },
+};
+/** csr-vector run four times over: correct, clearly slower. */
+const slow: AnySpmvKernel = {
+  ...csrVectorKernel,
+  id: 'test-slow',
+  encode: (c, h, x, y, sc) => {
+    for (let r = 0; r < 4; r++) csrVectorKernel.encode(c, h, x, y, sc);
+  },
+};
+
+describe('the short-list (no device)', () => {
+  it('the CSR floor follows the row lengths: csr-vector lanes 4 on a 27-point stencil (issue 16), csr-scalar on short rows, csr-adaptive on power-law rows', () => {
+    const cases: [ReturnType<typeof g.poisson2d>, string, number | undefined][] = [
+      [stencil27(14), 'csr-vector', 4],
+      [g.poisson2d(30), 'csr-scalar', undefined],
+      [g.banded(3000, 4, 4, { seed: 9 }), 'csr-scalar', undefined],
+      [g.powerLaw(3000, 3000, { alpha: 1.8, minLen: 1, maxLen: 2000, seed: 9 }), 'csr-adaptive', undefined],
+    ];
+    expect(floorKernel({ mean: 1000, rsdp: 30 })).toEqual({ kernel: 'csr-vector', lanes: 16 }); // CI rows of ~1000
+    for (const [a, kernel, lanes] of cases) {
+      const p = profileMatrix(a, 1024);
+      expect(floorKernel(p.stats)).toEqual(lanes === undefined ? { kernel } : { kernel, lanes });
+      const list = enumerateCandidates(a, p, kernels, defaultPruneRules, 1000);
+      const { picks, floor } = shortList(list, p.stats, { maxTimed: 5, exhaustive: false });
+      const first = list[picks[0]!]!;
+      expect(first.kernel.id).toBe(kernel);
+      if (lanes !== undefined) expect(first.params.lanes).toBe(lanes);
+      // every CSR kernel is scouted before any other format; at most 5 picks; the rest of CSR is the fallback
+      expect(picks.slice(0, 3).map((i) => list[i]!.kernel.format)).toEqual(['csr', 'csr', 'csr']);
+      expect(new Set(picks.slice(0, 3).map((i) => list[i]!.kernel.id)).size).toBe(3);
+      expect(picks.length).toBeLessThanOrEqual(5);
+      expect(floor.every((i) => list[i]!.kernel.format === 'csr' && !picks.includes(i))).toBe(true);
+    }
+  });
+});
+
+describe('cheap statistics (no device)', () => {
+  it('sampled padded slots and block counts past 2^16 rows are within 3 % of the exact counts, in well under a second', () => {
+    const a = g.powerLaw(80_000, 80_000, { alpha: 2.2, minLen: 2, maxLen: 100, seed: 21 });
+    const p = profileMatrix(a, 1024);
+    let exactSlots = 0; // sliced ELL, slices of 32 rows in row order
+    for (let c = 0; c < a.rows; c += 32) {
+      let m = 0;
+      for (let r = c; r < Math.min(a.rows, c + 32); r++) m = Math.max(m, p.lengths[r]!);
+      exactSlots += 32 * m;
+    }
+    const blocks = new Set<number>();
+    for (let i = 0; i < a.rows; i++) for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) blocks.add(Math.floor(i / 4) * 65536 + Math.floor(a.colIdx[k]! / 4));
+    const t0 = performance.now();
+    const slots = paddedSlots(p, 32, 1);
+    const nb = bcsrBlocks(a, p, 4);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(Math.abs(slots / exactSlots - 1)).toBeLessThan(0.03);
+    expect(Math.abs(nb / blocks.size - 1)).toBeLessThan(0.03);
+  });
+});
+
+describe('autotune always answers', () => {
+  it('a matrix past the memory estimate still gets the CSR floor (was: TuningError, 0 timed, 0 rejected)', async () => {
+    const ctx = await testContext();
+    const a = g.uniformRandom(3000, 3000, 8, 3);
+    // every layout's estimate is over 1 kB: before, all candidates were hard-pruned and the tuner threw
+    const r = await autotune(ctx, a, { cache: false, budgetMs: 1e5, rules: { memoryBytes: 1024 }, candidates: ['csr-vector', 'csr-scalar', 'ell', 'sell'], ...quiet });
+    expect(['csr-vector', 'csr-scalar']).toContain(r.kernel);
+    expect(r.report.trials.filter((t) => t.kernel === 'ell' || t.kernel === 'sell').every((t) => t.status === 'pruned' && /memory limit/.test(t.reason!))).toBe(true);
+    expect(r.report.winner?.kernel).toBe(r.kernel);
+  });
+
+  it('failing candidates (upload error, refusal, validation error) are recorded with their stage and the search goes on in the same context', async () => {
+    const ctx = await testContext();
+    const a = g.poisson2d(40);
+    const kernels = [throwing, refusing, invalid, csrScalarKernel];
+    const cands: CandidateSpec[] = ['test-upload-throws', 'test-refuses', 'test-validation'].map((k) => ({ kernel: k, params: { lanes: 8 } }));
+    cands.push('csr-scalar');
+    const r = await autotune(ctx, a, { cache: false, budgetMs: 1e6, kernels, candidates: cands, maxTimed: 4, ...quiet });
+    const by = (id: string) => r.report.trials.find((t) => t.kernel === id)!;
+    expect(by('test-upload-throws').status).toBe('error');
+    expect(by('test-upload-throws').error).toMatch(/^upload: binding of 3 GiB/);
+    expect(by('test-refuses').error).toBe('unsupported: refused for the test');
+    expect(by('test-validation').error).toMatch(/^upload: .*usage/i);
+    expect(r.report.failed).toBe(3);
+    expect(r.kernel).toBe('csr-scalar');
+    expect(by('csr-scalar').verified).toBe(true);
+    // the context still works after the validation error
+    const op = await tunedOperator(ctx, a, { cache: false, budgetMs: 1e5, candidates: ['csr-vector'], maxTimed: 1, ...quiet });
+    expect(op.tuning.winner?.kernel).toBe('csr-vector');
+    op.dispose();
+  });
+
+  it('when nothing on the short-list runs, the CSR floor is tried and taken', async () => {
+    const ctx = await testContext();
+    const a = g.uniformRandom(2000, 2000, 20, 5);
+    // maxTimed 1: the short-list is the refusing kernel alone (rows of 20: the floor rule asks for csr-vector, the refusing copy is the one); csr-scalar is the floor behind it
+    const r = await autotune(ctx, a, { cache: false, budgetMs: 1e6, kernels: [refusing, csrScalarKernel], candidates: [{ kernel: 'test-refuses', params: { lanes: 8 } }, 'csr-scalar'], maxTimed: 1, ...quiet });
+    expect(r.report.trials.find((t) => t.kernel === 'test-refuses')!.error).toMatch(/unsupported/);
+    expect(r.kernel).toBe('csr-scalar');
+    expect(r.report.decision?.note).toMatch(/CSR floor/);
+    expect(r.report.winner!.gflops).toBeGreaterThan(0);
+  });
+
+  it('TuningError only when no kernel runs, naming every candidate and its reason', async () => {
+    const ctx = await testContext();
+    const a = g.poisson2d(10);
+    const p = autotune(ctx, a, { cache: false, budgetMs: 1e5, kernels: [throwing, refusing], candidates: [{ kernel: 'test-upload-throws', params: { lanes: 8 } }, { kernel: 'test-refuses', params: { lanes: 8 } }], ...quiet });
+    await expect(p).rejects.toThrow(TuningError);
+    await expect(p).rejects.toThrow(/got none \(0 timed, 2 failed, 0 rejected\): test-upload-throws\(lanes=8,workgroupSize=256\): upload: binding of 3 GiB.*; test-refuses\(lanes=8,workgroupSize=256\): unsupported: refused for the test/);
+  });
+});
+
+describe('autotune report figures and timing', () => {
+  it('GFLOP/s, objective, costs and spread add up; the glossary explains every column; small numbers are not shown as 0.00', async () => {
+    const ctx = await testContext();
+    const a = g.poisson2d(50);
+    const r = await autotune(ctx, a, { cache: false, expectedProducts: 300, budgetMs: 1e5, kernels: [csrVectorKernel, csrScalarKernel, slow], candidates: [{ kernel: 'csr-vector', params: { lanes: 8 } }, 'csr-scalar', { kernel: 'test-slow', params: { lanes: 8 } }], maxTimed: 3, rounds: 3, ...quiet });
+    const rep = r.report;
+    const w = rep.winner!;
+    expect(w.gflops).toBeCloseTo((2 * rep.nnz) / (w.ms * 1e6), 9);
+    const timed = rep.trials.filter((t) => t.status === 'timed');
+    expect(timed).toHaveLength(3);
+    for (const t of timed) {
+      // interleaved rounds; after two, a candidate over twice the best median is timed no further
+      expect(t.samples!.length).toBeGreaterThanOrEqual(t.kernel === r.kernel ? 3 : 2);
+      expect(t.loMs!).toBeLessThanOrEqual(t.ms!);
+      expect(t.hiMs!).toBeGreaterThanOrEqual(t.ms!);
+      expect(t.objectiveMs).toBeCloseTo((t.conversionMs ?? 0) + t.uploadMs! + 300 * t.ms!, 9);
+    }
+    expect(w.objectiveMs).toBe(Math.min(...timed.map((t) => t.objectiveMs!)));
+    expect(r.kernel).not.toBe('test-slow');
+    expect(rep.decision!.rounds).toBeGreaterThanOrEqual(3);
+    expect(rep.decision!.runnerUp).toBeDefined();
+    expect(typeof rep.decision!.uncertain).toBe('boolean');
+    const c = rep.costs;
+    const sum = c.statsMs + c.vectorsMs + c.conversionMs + c.uploadMs + c.timingMs + c.verifyMs;
+    expect(sum).toBeLessThanOrEqual(rep.spentMs + 1e-6);
+    expect(c.timingMs).toBeGreaterThan(0);
+    expect(c.verifyMs).toBeGreaterThan(0);
+    const json = JSON.parse(reportJson(rep));
+    expect(Object.keys(json.glossary)).toEqual(Object.keys(REPORT_GLOSSARY));
+    expect(json.glossary['objective ms']).toMatch(/expected products × ms/);
+    const table = reportTable(rep);
+    for (const col of Object.keys(REPORT_GLOSSARY)) expect(table).toContain(`  ${col}: `);
+    expect(table).toMatch(/winner: .* ms per product, .* GFLOP\/s, objective .* ms for 300 products/);
+    expect(table).toMatch(/decision \(\d+ rounds/);
+    expect(fmtNumber(0.000421, 2)).toBe('0.000421');
+    expect(fmtNumber(12.3456, 2)).toBe('12.35');
+  });
+
+  it('the budget is honoured within 20 % or the report names the fixed costs that exceeded it', async () => {
+    const ctx = await testContext();
+    const a = g.uniformRandom(4000, 4000, 12, 9);
+    for (const budgetMs of [2000, 50]) {
+      const r = await autotune(ctx, a, { cache: false, budgetMs, fraction: 1, candidates: ['csr-vector', 'csr-scalar', 'csr-adaptive', 'ell', 'sell'], ...quiet });
+      const rep = r.report;
+      expect(rep.budgetMs).toBe(budgetMs);
+      if (rep.spentMs > 1.2 * budgetMs) expect(rep.budgetNote).toMatch(/fixed costs that every tuning pays — .*\d+\.\d ms/);
+      else expect(rep.budgetNote).toBeUndefined();
+      if (budgetMs === 2000) {
+        expect(rep.spentMs).toBeLessThanOrEqual(1.2 * budgetMs);
+        expect(rep.timed).toBeGreaterThan(1);
+      }
+    }
+  });
+});
