@@ -7,6 +7,7 @@ import { type CiBackend, type CiProgress, ciEnergies, type SpaceSpec } from '@gp
 import type { CsrMatrix } from '@gpusparse/formats';
 import { openBackend, type Backend } from '../util/backend';
 import { type Command, ExitCode, info, numberOption, out, printJson, UsageError } from '../util/context';
+import { intOption } from '../util/int-option';
 import { progressBar } from '../util/progress';
 import { formatTable } from '../util/table';
 
@@ -42,9 +43,11 @@ export const ciCommand: Command = {
   summary: 'configuration-interaction energies from an FCIDUMP',
   usage: [
     'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n]',
-    '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8]',
+    '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8] [--maxit N]',
     '',
     'Energies include the core energy (the FCIDUMP constant line). ⟨S²⟩ is reported per root.',
+    '--tol: absolute residual ‖H v − E v‖ in Eh, judged on the --nroots requested roots only (a guard root',
+    'Davidson adds against skipped states does not hold the verdict). --maxit: most Davidson iterations (an integer ≥ 1, default 200).',
   ].join('\n'),
   options: {
     space: { type: 'string' },
@@ -56,12 +59,14 @@ export const ciCommand: Command = {
     format: { type: 'string' },
     solver: { type: 'string' },
     tol: { type: 'string' },
+    maxit: { type: 'string' },
   },
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`ci: expected one FCIDUMP argument, got ${pos.length}`);
     const space = parseSpace((v.space as string | undefined) ?? 'fci');
     const nroots = numberOption('nroots', v.nroots as string | undefined, 1);
     const solver = ((v.solver as string | undefined) ?? 'auto') as 'davidson' | 'dense' | 'auto';
+    const maxIterations = intOption('maxit', v.maxit as string | undefined, undefined, 1);
     const backend = await openBackend(common.backend);
     if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);
     const bar = progressBar('ci', { enabled: common.progress });
@@ -77,6 +82,7 @@ export const ciCommand: Command = {
         format: (v.format as string | undefined) ?? 'csr',
         backend: ciBackendOf(backend),
         tol: numberOption('tol', v.tol as string | undefined, 1e-8),
+        ...(maxIterations === undefined ? {} : { maxIterations }),
         onProgress,
         ...(v.ms2 === undefined ? {} : { ms2: numberOption('ms2', v.ms2 as string, 0) }),
         ...(v.irrep === undefined ? {} : { irrep: numberOption('irrep', v.irrep as string, 1) }),
