@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { davidson } from '../src/eigen/davidson';
 import { lanczos } from '../src/eigen/lanczos';
 import { lobpcg } from '../src/eigen/lobpcg';
+import { eigsMixed } from '../src/eigen/mixed';
 import { lanczosShiftInvert, NotPositiveDefiniteError } from '../src/eigen/shift-invert';
+import { Float32HostSpace, float32CsrOperator } from './eigen-f32-space';
 import { csrToDense, denseEigenvalues, denseToCsr, randomSymmetric, residualF64 } from './eigen-matrices';
 
 const space = () => new HostVectorSpace();
@@ -47,6 +49,22 @@ describe('relative residual rule (Lanczos, LOBPCG)', () => {
     expect(abs.reason).toBe('max-iterations');
     expect(abs.tolerance?.rule).toMatch(/^absolute/);
     await expect(lanczos(HostOperator.fromCsr(a), space(), { k: 1, atol: -1 })).rejects.toThrow(InvalidParameterError);
+  });
+});
+
+describe('eigsMixed: the polish under the relative rule', () => {
+  it('rtol: a matrix scaled to ‖A‖ ≈ 1e9 converges (the absolute 1e-8 default is out of float64 reach)', async () => {
+    const dense = randomSymmetric(80, 3, { offScale: 0.02, diag: (i) => (10 * i) / 80 }).map((row) => row.map((x) => x * 1e8));
+    const a = denseToCsr(dense);
+    const ref = denseEigenvalues(dense);
+    const common = { method: 'lanczos' as const, k: 2, fastOperator: float32CsrOperator(a), fastSpace: new Float32HostSpace(), hostOperator: HostOperator.fromCsr(a), diagonal: csrDiagonal(a) };
+    const rel = await eigsMixed({ ...common, rtol: 1e-10 });
+    expect(rel.reason, rel.detail).toBe('converged');
+    expect(rel.tolerance?.rule).toMatch(/rtol·‖A‖est/);
+    rel.values.forEach((v, i) => { expect(Math.abs(v - ref[i]!) / 1e9).toBeLessThan(1e-12); });
+    const abs = await eigsMixed({ ...common, polishMaxIterations: 20 });
+    expect(abs.converged).toBe(false); // ‖r‖ < 1e-8 absolute: below ε·‖A‖ ≈ 2e-7
+    await expect(eigsMixed({ ...common, rtol: 1e-10, residualTol: 1 })).rejects.toThrow(/rtol/);
   });
 });
 
