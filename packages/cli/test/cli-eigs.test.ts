@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { readMatrixMarket } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { csrToDense, denseEigenvalues } from '../../solvers/test/eigen-matrices'; // ml-matrix's dense solver
+import { eigsProgress } from '../src/commands/eigs';
 import { main } from '../src/main';
 import { captured, captureOutput } from './capture';
 
@@ -87,5 +88,20 @@ describe('ci: convergence is judged on the requested roots', () => {
     expect(j.energies).toHaveLength(2);
     (j.residualNorms as number[]).forEach((r) => { expect(r).toBeLessThan(1e-8); });
     (j.s2 as number[]).forEach((s) => { expect(Math.abs(s)).toBeLessThan(1e-6); });
+  });
+});
+
+describe.skipIf(Boolean(process.stderr.isTTY))('eigs progress off a terminal', () => {
+  it('one line per interval on stderr: iteration, pairs below the threshold, best and worst residual', () => {
+    const info = { iteration: 12, values: [1, 2], residualNorms: [1e-3, 1e-9], threshold: 1e-8 };
+    const quiet = eigsProgress('lanczos', true); // 5 s interval: nothing in the first seconds
+    quiet.update(info);
+    expect(captured.stderr).toBe('');
+    const p = eigsProgress('lanczos', true, 0);
+    p.update(info);
+    expect(captured.stderr).toMatch(/^eigs lanczos: iter 12, 1\/2 converged, residual best 1\.00e-9 worst 1\.00e-3, \d+ s\n$/);
+    captured.stderr = '';
+    eigsProgress('lanczos', false, 0).update(info); // --no-progress / --json
+    expect(captured.stderr).toBe('');
   });
 });

@@ -41,7 +41,7 @@ export function looksSpd(a: CsrMatrix, storedSymmetric: boolean): boolean {
  * Progress for long solves: the TTY bar, or off a terminal one line every `everyMs`
  * (iteration, pairs below the threshold, best and worst residual, elapsed), so logs are not silent.
  */
-function eigsProgress(method: string, enabled: boolean, everyMs = 5000): { update(info: EigenIterationInfo, note?: string): void; finish(): void } {
+export function eigsProgress(method: string, enabled: boolean, everyMs = 5000): { update(info: EigenIterationInfo, note?: string): void; finish(): void } {
   const bar = progressBar(method, { enabled });
   const tty = Boolean(process.stderr.isTTY);
   const t0 = Date.now();
@@ -211,6 +211,7 @@ function writePlot(path: string, name: string, r: EigenResult<unknown>): void {
     x: r.history.map((h) => h.iteration),
     y: r.history.map((h) => h.residualNorms[j] ?? Number.NaN),
   }));
-  writeFileSync(path, linePlot(series, { title: `${name}: ${r.method}`, xLabel: 'iteration', yLabel: '‖A v − λ v‖', logY: true }));
+  const yLabel = r.method.startsWith('shift-invert') ? '‖A⁻¹v − μv‖ (shift-invert)' : '‖A v − λ v‖';
+  writeFileSync(path, linePlot(series, { title: `${name}: ${r.method}`, xLabel: 'iteration', yLabel, logY: true }));
   info(`residual history written to ${path}`);
 }

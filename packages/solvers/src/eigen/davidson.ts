@@ -4,7 +4,9 @@
  * defaults for FCI: level shift 1e-3, denominators clamped at ±1e-8, subspace of
  * 12 + 4·(k − 1) vectors collapsed onto the current Ritz vectors, convergence when every
  * eigenvalue moved by < tol = 1e-10 between iterations and every residual norm is
- * < residualTol = √tol (1e-5 by default, PySCF's `toloose`).
+ * < residualTol = √tol (1e-5 by default, PySCF's `toloose`). With `rtol` the residual rule is
+ * the relative one of Lanczos and LOBPCG instead (docs/guides/eigen-convergence.md); with
+ * `nConverge` only the lowest roots decide the verdict, the others are guard roots.
  *
  * Memory traffic per iteration (m basis vectors, b new corrections, n rows): b matvecs;
  * the new projected-matrix column entries (b·m dots); the residuals R = A·V·c − θ·V·c
