@@ -1,71 +1,125 @@
 /**
- * CI end to end at scale: assemble and solve a ≥ 10^6-determinant Hamiltonian on the GPU
- * (float32 Davidson on the device + float64 host polish) and on the host-only backend (float64
- * Davidson), same space, same tolerance; prints times and energies, writes JSON to --out.
+ * CI at the sizes that need a GPU: one FCIDUMP (or a generated Hubbard chain) solved end to end
+ * with the chunked device assembly (float32 CSR on the GPU, float64 row blocks on the host for
+ * the Jacobi–Davidson polish), reporting assembly, solve and total seconds, peak host memory
+ * (VmHWM) and peak device memory (bytes the library allocated), next to the estimate made
+ * before anything was allocated.
  *
- * Systems: the 1-D Hubbard chain (open, U/t = 2; the FCIDUMP is generated here — a model
- * Hamiltonian, labelled as such) with L sites and ⌈L/2⌉ α, ⌊L/2⌋ β electrons:
- * L = 13 gives C(13,7)·C(13,6) = 2 944 656 determinants; and FCIDUMP files given on the command
- * line (e.g. H10 STO-6G, 63 504 determinants, 28 M non-zeros).
- *
- *   node .gpukit/app/ci-large.mjs --out $OUT/ci.json [--sites 13] [--no-host | --host-only] [--workers N] [files...]
+ *   node .gpukit/app/ci-large.mjs --fcidump F [--irrep I] [--nroots 6] [--out $OUT/ci.json]
+ *   node .gpukit/app/ci-large.mjs --hubbard 15 --nroots 6 --out $OUT/hubbard15.json
+ * Options: --backend webgpu|host (default webgpu), --assembly chunked|whole|auto (default
+ * chunked on webgpu), --chunk-nnz N, --workers N, --tol 1e-8, --ms2 n, --dry-run (estimate only).
+ * The Hubbard chain (open, U/t = 2, ⌈L/2⌉ α and ⌊L/2⌋ β electrons) is a model Hamiltonian.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { type CiBackend, type CiResult, ciEnergies, hostBackend, parseFcidump } from '../packages/chem/src/index';
-import type { CsrMatrix } from '../packages/formats/src/index';
+import { type CiBackend, ciEnergies, estimateCiEnergies, hostBackend, parseFcidump } from '../packages/chem/src/index';
+import { readFcidump } from '../packages/chem/src/node';
+import { gpuChunkSink } from '../packages/cli/src/util/ci-device';
+import { deviceMemoryOf } from '../packages/cli/src/util/ci-memory';
 import { createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
 import { hubbardFcidump } from './hubbard';
 
 const argv = process.argv.slice(2);
 const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
+const num = (n: string, d: number) => (opt(n) === undefined ? d : Number(opt(n)));
 const out = opt('--out') ?? 'bench/out/ci-large.json';
-const sites = Number(opt('--sites') ?? 13);
-const kernel = opt('--kernel') ?? 'csr-vector';
-const workers = opt('--workers') === undefined ? 'auto' : Number(opt('--workers'));
-const valueArgs = new Set(['--out', '--sites', '--kernel', '--workers'].map(opt).filter(Boolean) as string[]);
-const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
+const nroots = num('--nroots', 6);
+const which = opt('--backend') ?? 'webgpu';
+const assembly = (opt('--assembly') ?? (which === 'webgpu' ? 'chunked' : 'whole')) as 'chunked' | 'whole' | 'auto';
+const workers: number | 'auto' = opt('--workers') === undefined ? 'auto' : Number(opt('--workers'));
+const t0 = performance.now();
+const sec = () => ((performance.now() - t0) / 1000).toFixed(1);
+const log = (s: string) => console.log(`[${sec()}s] ${s}`);
 
-function gpuBackend(ctx: GpuContext): CiBackend<unknown, unknown> {
-  const space = new GpuVectorSpace(ctx);
-  return { space: space as never, operator: (m: CsrMatrix) => gpuOperatorFromCsr(ctx, m, { kernel }) as never };
-}
-
-const summary = (r: CiResult) => ({
-  energies: r.energies,
-  residualNorms: r.residualNorms,
-  s2: r.s2,
-  determinants: r.determinants,
-  nnz: r.nnz,
-  timings: r.timings,
-  solver: r.solver,
-  assembly: r.assembly,
-  notes: r.notes,
-});
-
-const ctx = await createGpuContext();
-console.log(ctx.describeText().split('\n')[0]);
-const systems: [string, string][] = [[`hubbard-L${sites}-U2`, hubbardFcidump(sites)], ...files.map((f) => [f.split('/').pop()!, readFileSync(f, 'utf8')] as [string, string])];
-const results: Record<string, unknown>[] = [];
-for (const [name, text] of systems) {
-  const fd = parseFcidump(text, { file: name });
-  for (const which of argv.includes('--host-only') ? ['host'] : argv.includes('--no-host') ? ['webgpu'] : ['webgpu', 'host']) {
-    const t0 = performance.now();
-    const r = await ciEnergies(fd, {
-      space: 'fci',
-      nroots: 1,
-      solver: 'davidson',
-      workers,
-      backend: which === 'webgpu' ? gpuBackend(ctx) : (hostBackend() as never),
-      onProgress: (p) => {
-        if (p.stage === 'solve' && p.iteration % 10 === 0) console.log(`  ${which} iter ${p.iteration} ${p.values.map((v) => v.toFixed(10)).join(' ')}`);
-      },
-    });
-    const totalMs = performance.now() - t0;
-    console.log(`${name} ${which}: ${r.determinants} dets, nnz ${r.nnz}, assembly ${r.timings.assembly.toFixed(0)} ms (${(r.assembly.rate / 1e6).toFixed(1)} M nnz/s, ${r.assembly.workers} workers), solve ${r.timings.solve.toFixed(0)} ms, total ${totalMs.toFixed(0)} ms; E = ${r.energies.map((e) => e.toFixed(10)).join(', ')}; ${r.solver.method}`);
-    results.push({ system: name, backend: which, totalMs, ...summary(r) });
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), device: ctx.describe(), results }, null, 1));
+/** VmHWM (peak resident set) of this process in bytes, from /proc/self/status. */
+function peakRss(): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m ? Number(m[1]) * 1024 : process.memoryUsage().rss;
+  } catch {
+    return process.memoryUsage().rss;
   }
 }
-ctx.dispose();
+
+/** The Hubbard chain of bench/hubbard.ts with explicit zero h_ii lines (strict FCIDUMP readers want every diagonal). */
+function hubbardText(l: number): string {
+  const text = hubbardFcidump(l);
+  const zeros = Array.from({ length: l }, (_, i) => `0.0 ${i + 1} ${i + 1} 0 0`).join('\n');
+  return text.replace(/^0\.0 0 0 0 0$/m, `${zeros}\n0.0 0 0 0 0`);
+}
+
+const hub = opt('--hubbard') ?? opt('--sites');
+const file = opt('--fcidump');
+if (!hub && !file) throw new Error('ci-large: expected --fcidump FILE or --hubbard L');
+const name = hub ? `hubbard-L${hub}-U2` : file!.split('/').pop()!;
+const fd = hub ? parseFcidump(hubbardText(Number(hub)), { file: name }) : await readFcidump(file!);
+const irrep = opt('--irrep') === undefined ? undefined : Number(opt('--irrep'));
+const common = { nroots, workers, ...(irrep === undefined ? {} : { irrep }), ...(opt('--ms2') === undefined ? {} : { ms2: Number(opt('--ms2')) }) };
+
+let ctx: GpuContext | undefined;
+let peakDevice = 0;
+let backend: CiBackend<unknown, unknown>;
+if (which === 'webgpu') {
+  ctx = await createGpuContext();
+  const c = ctx;
+  const adapter = Object.values(c.describe().adapter).join(' ');
+  console.log(c.describeText().split('\n')[0]);
+  const chunkNnz = opt('--chunk-nnz') === undefined ? undefined : Number(opt('--chunk-nnz'));
+  const deviceMemory = deviceMemoryOf(adapter);
+  backend = {
+    space: new GpuVectorSpace(c) as never,
+    operator: (m) => gpuOperatorFromCsr(c, m, { kernel: 'csr-vector', params: { lanes: 32 } }) as never,
+    chunkSink: (rows, perRow) => gpuChunkSink(c, rows, perRow) as never,
+    ...(deviceMemory ? { deviceMemory } : {}),
+  };
+  if (chunkNnz !== undefined) Object.assign(common, { chunkNnz });
+} else backend = hostBackend() as never;
+
+const est = await estimateCiEnergies(fd, { ...common, backend: which === 'webgpu' ? 'device' : 'host', ...(which === 'webgpu' ? { chunkNnz: num('--chunk-nnz', 2 ** 24) } : {}), ...(backend.deviceMemory ? { deviceMemory: backend.deviceMemory } : {}) });
+const e = est.estimate;
+log(`${name}: ${est.label}: ${e.determinants} determinants, H ≈ ${e.nnz.nnz.toExponential(3)} ± ${e.nnz.stderr.toExponential(1)} non-zeros; estimated peak host ${(e.peakHost / 1e9).toFixed(1)} GB, device ${(e.peakDevice / 1e9).toFixed(1)} GB`);
+const report: Record<string, unknown> = { date: new Date().toISOString(), system: name, space: est.label, backend: which, assembly, estimate: { determinants: e.determinants, nnz: e.nnz, stages: e.stages, peakHost: e.peakHost, peakDevice: e.peakDevice, host: e.host, device: e.device } };
+const save = () => {
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify(report, null, 1));
+};
+save();
+if (!argv.includes('--dry-run')) {
+  const marks: Record<string, number> = {};
+  const r = await ciEnergies(fd, {
+    ...common,
+    solver: 'davidson',
+    backend,
+    assembly,
+    tol: num('--tol', 1e-8),
+    onProgress: (p) => {
+      if (ctx) peakDevice = Math.max(peakDevice, ctx.buffers.allocatedBytes);
+      if (!(p.stage in marks)) {
+        marks[p.stage] = performance.now() - t0;
+        log(`stage ${p.stage}`);
+      }
+      if (p.stage === 'assembly' && p.rowsDone === p.rows) log(`assembly done: ${p.rows} rows`);
+      if ((p.stage === 'solve' || p.stage === 'polish') && p.iteration % 10 === 0) log(`${p.stage} iter ${p.iteration}: ${p.values.slice(0, nroots).map((v) => v.toFixed(8)).join(' ')} max res ${Math.max(...p.residualNorms).toExponential(2)}`);
+    },
+  });
+  if (ctx) peakDevice = Math.max(peakDevice, ctx.buffers.allocatedBytes);
+  const totalS = (performance.now() - t0) / 1000;
+  Object.assign(report, {
+    energies: r.energies,
+    residualNorms: r.residualNorms,
+    s2: r.s2,
+    determinants: r.determinants,
+    nnz: r.nnz,
+    seconds: { read: r.timings.read / 1000, space: r.timings.space / 1000, assembly: r.timings.assembly / 1000, solve: r.timings.solve / 1000, total: totalS },
+    peakHostBytes: peakRss(),
+    peakDeviceBytes: peakDevice,
+    solver: r.solver,
+    assemblyStats: r.assembly,
+    notes: r.notes,
+  });
+  save();
+  log(`${name}: ${r.determinants} dets, nnz ${r.nnz} (estimated ${e.nnz.nnz}); assembly ${(r.timings.assembly / 1000).toFixed(1)} s, solve ${(r.timings.solve / 1000).toFixed(1)} s, total ${totalS.toFixed(1)} s; peak host ${(peakRss() / 1e9).toFixed(2)} GB (estimated ${(e.peakHost / 1e9).toFixed(2)}), device ${(peakDevice / 1e9).toFixed(2)} GB (estimated ${(e.peakDevice / 1e9).toFixed(2)})`);
+  log(`E = ${r.energies.map((x) => x.toFixed(10)).join(', ')}; residuals ${r.residualNorms.map((x) => x.toExponential(1)).join(', ')}; ${r.solver.method}; ${r.solver.converged ? 'converged' : 'NOT converged'}`);
+}
+ctx?.dispose();

@@ -14,6 +14,7 @@
 // ever on those node-only paths. The npm `webgpu` import in the GPU context is a dynamic import
 // of a variable name: esbuild leaves it alone, and a browser never reaches it when
 // `navigator.gpu` exists.
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,5 +75,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const t0 = performance.now();
   const watch = process.argv.includes('--watch');
   await buildBrowserExample({ watch });
-  if (!watch) console.log(`examples/browser: bundle built in ${(performance.now() - t0).toFixed(0)} ms -> examples/browser/dist/main.js`);
+  if (!watch) {
+    const kB = statSync(join(here, 'dist', 'main.js')).size / 1000;
+    console.log(`examples/browser: bundle built in ${(performance.now() - t0).toFixed(0)} ms -> examples/browser/dist/main.js (${kB.toFixed(0)} kB)`);
+  }
 }

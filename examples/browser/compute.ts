@@ -57,7 +57,35 @@ export function makeMatrix(src: MatrixSource): LabelledMatrix {
 }
 
 /** The backend the page runs on: WebGPU, or the float64 host with the reason WebGPU is absent. */
-export type Backend = { readonly kind: 'webgpu'; readonly ctx: GpuContext; readonly adapter: string } | { readonly kind: 'cpu'; readonly reason: string };
+export type Backend =
+  | {
+      readonly kind: 'webgpu';
+      readonly ctx: GpuContext;
+      readonly adapter: string;
+      /** Set when the adapter is a CPU emulation of a GPU: what gave it away (e.g. 'SwiftShader'). */
+      readonly software?: string;
+    }
+  | { readonly kind: 'cpu'; readonly reason: string };
+
+/** Names of software (CPU-emulated) WebGPU/Vulkan adapters, as they show in the adapter info. */
+const SOFTWARE_ADAPTERS: readonly [RegExp, string][] = [
+  [/swiftshader/i, 'SwiftShader'],
+  [/lavapipe/i, 'lavapipe'],
+  [/llvmpipe/i, 'llvmpipe'],
+  [/softpipe/i, 'softpipe'],
+  [/microsoft basic render/i, 'Microsoft Basic Render Driver (WARP)'],
+];
+
+/**
+ * The name of the software renderer behind an adapter, or undefined for a hardware one.
+ * Looks at vendor, architecture, device and description, and at the spec's `isFallbackAdapter`.
+ * @example softwareAdapter({ vendor: 'google', architecture: 'swiftshader' }) // 'SwiftShader'
+ */
+export function softwareAdapter(info: { vendor?: string; architecture?: string; device?: string; description?: string; isFallbackAdapter?: boolean }): string | undefined {
+  const text = [info.vendor, info.architecture, info.device, info.description].filter((s) => s).join(' ');
+  for (const [re, name] of SOFTWARE_ADAPTERS) if (re.test(text)) return name;
+  return info.isFallbackAdapter ? 'a fallback (software) adapter' : undefined;
+}
 
 /**
  * Open WebGPU through `navigator.gpu` (via `createGpuContext`), or return the reason it is not
@@ -72,12 +100,14 @@ export async function openBackend(): Promise<Backend> {
     // Ask once here for a browser-worded reason; createGpuContext's own message speaks of node.
     const probe = await (nav.gpu as GPU).requestAdapter();
     if (!probe) return { kind: 'cpu', reason: 'navigator.gpu.requestAdapter() returned null (WebGPU is disabled or blocked for this GPU; in Chromium try chrome://flags/#enable-unsafe-webgpu or --enable-unsafe-webgpu)' };
+    const fallback = (probe.info as { isFallbackAdapter?: boolean } | undefined)?.isFallbackAdapter === true;
     const ctx = await createGpuContext();
     const d = ctx.describe();
     const a = d.adapter;
     const name = [a.vendor, a.architecture, a.device, a.description].filter((s) => s).join(' / ') || 'unnamed adapter';
     const sub = ctx.caps.subgroups ? `subgroups ${ctx.caps.subgroupMinSize}–${ctx.caps.subgroupMaxSize}` : 'no subgroups';
-    return { kind: 'webgpu', ctx, adapter: `${name}; ${sub}; timestamp-query ${ctx.caps.timestampQuery ? 'yes' : 'no'}` };
+    const software = softwareAdapter({ ...a, isFallbackAdapter: fallback });
+    return { kind: 'webgpu', ctx, adapter: `${name}; ${sub}; timestamp-query ${ctx.caps.timestampQuery ? 'yes' : 'no'}`, ...(software ? { software } : {}) };
   } catch (e) {
     return { kind: 'cpu', reason: (e as Error).message.split('\n')[0]! };
   }
@@ -169,6 +199,8 @@ export interface RunSummary {
   readonly matrix: { label: string; rows: number; cols: number; nnz: number };
   readonly backend: 'webgpu' | 'cpu';
   readonly adapter?: string;
+  /** The software renderer behind the adapter (its timings are CPU timings), when it is one. */
+  readonly software?: string;
   readonly noWebGpuReason?: string;
   readonly tuning?: { winner: string; timed: number; pruned: number; spentMs: number; method: string };
   readonly spmv?: SpmvCheck;
@@ -196,17 +228,52 @@ async function summarise<V, S>(name: string, space: VectorSpace<V, S>, res: Solv
 const maxIterationsFor = (n: number) => Math.min(20_000, Math.max(100, 10 * n));
 
 /**
+ * Products the tuner is told the solve will need: its objective is set-up time + this many
+ * products. The page cannot know CG's iteration count before it runs; 1000 is the tuner's own
+ * default when nothing is known, and the page shows it next to the count CG really needed.
+ */
+export const EXPECTED_PRODUCTS = 1000;
+
+/** What the page is told while a run goes on: the stage's name and the run's share done (0–1). */
+export type Progress = (stage: string, fraction: number) => void;
+
+/** Progress of a CG run as a share of [lo, hi]: how far log ‖r‖/‖b‖ has come towards log rtol. */
+function cgProgress(progress: Progress, stage: string, lo: number, hi: number, rtol: number) {
+  let best = 0; // CG's residual is not monotone; the bar never goes back
+  return (info: { iteration: number; relativeResidual: number }) => {
+    const f = Math.min(1, Math.max(0, Math.log(info.relativeResidual) / Math.log(rtol)));
+    if (Number.isFinite(f)) best = Math.max(best, f);
+    progress(`${stage} (iteration ${info.iteration}, ‖r‖/‖b‖ ${info.relativeResidual.toExponential(1)})`, lo + (hi - lo) * best);
+  };
+}
+
+/**
  * The float64 host CG on A·x = b. Cost: iterations × (one host product + 5 vector passes).
  * @example const s = await hostCg(a, b, 1e-8);
  */
-export async function hostCg(a: CsrMatrix, b: Float64Array, rtol: number): Promise<CgSummary> {
+export async function hostCg(a: CsrMatrix, b: Float64Array, rtol: number, onIteration?: (info: { iteration: number; relativeResidual: number }) => void): Promise<CgSummary> {
   const space = new HostVectorSpace();
-  const res = await cg(space, HostOperator.fromCsr(a), space.fromArray(b), { rtol, maxIterations: maxIterationsFor(a.rows), checkEvery: 1 });
+  const res = await cg(space, HostOperator.fromCsr(a), space.fromArray(b), { rtol, maxIterations: maxIterationsFor(a.rows), checkEvery: 1, ...(onIteration ? { onIteration } : {}) });
   return summarise('host f64', space, res, a, b);
 }
 
-/** What the page is told while a run goes on. */
-export type Progress = (stage: string) => void;
+/** The tuning step: the tuned operator, with the tuner's progress mapped onto [0.05, 0.6]. */
+function tune(ctx: GpuContext, a: CsrMatrix, s: RunSettings, progress: Progress) {
+  return tunedOperator(ctx, a, {
+    budgetMs: s.tuneMs,
+    fraction: 1,
+    expectedProducts: EXPECTED_PRODUCTS,
+    cache: false,
+    reps: 5,
+    warmup: 1,
+    warn: () => {},
+    onProgress: (p) => {
+      const what = p.phase === 'verify' ? 'verifying the winner' : p.phase === 'stats' ? 'matrix statistics' : `candidate ${p.done} of ${p.total}`;
+      const f = p.phase === 'verify' || p.phase === 'done' ? 1 : p.total > 0 ? p.done / p.total : 0;
+      progress(`autotuning the SpMV kernel: ${what} (${p.spentMs.toFixed(0)} of ${p.budgetMs.toFixed(0)} ms budget)`, 0.05 + 0.55 * f);
+    },
+  });
+}
 
 /**
  * The whole demo on a square matrix: autotune the SpMV on WebGPU within `tuneMs`, check one
@@ -218,20 +285,23 @@ export type Progress = (stage: string) => void;
 export async function runDemo(be: Backend, m: LabelledMatrix, s: RunSettings, progress: Progress): Promise<{ summary: RunSummary; report?: TuningReport }> {
   const { a } = m;
   if (a.rows !== a.cols) throw new InvalidParameterError('matrix shape', 'a square matrix (CG solves A·x = b)', `${a.rows}×${a.cols}`);
+  if (!(s.rtol > 0 && s.rtol < 1)) throw new InvalidParameterError('rtol', 'a number in (0, 1), e.g. 1e-5', s.rtol);
+  if (!(Number.isFinite(s.tuneMs) && s.tuneMs >= 1)) throw new InvalidParameterError('tuning budget (ms)', 'a number ≥ 1', s.tuneMs);
   const matrix = { label: m.label, rows: a.rows, cols: a.cols, nnz: a.rowPtr[a.rows]! };
   const b = csrSpmv(a, new Float64Array(a.cols).fill(1)); // b = A·1, so x = 1 solves it
   if (be.kind === 'cpu') {
-    progress('CG on the CPU (float64 host backend)…');
-    return { summary: { matrix, backend: 'cpu', noWebGpuReason: be.reason, hostCg: await hostCg(a, b, s.rtol) } };
+    const stage = 'CG on the CPU (float64 host backend)';
+    progress(stage, 0.05);
+    return { summary: { matrix, backend: 'cpu', noWebGpuReason: be.reason, hostCg: await hostCg(a, b, s.rtol, cgProgress(progress, stage, 0.05, 1, s.rtol)) } };
   }
   const { ctx } = be;
-  progress(`autotuning the SpMV kernel (${s.tuneMs} ms)…`);
-  const op = await tunedOperator(ctx, a, { budgetMs: s.tuneMs, fraction: 1, expectedProducts: maxIterationsFor(a.rows), cache: false, reps: 5, warmup: 1, warn: () => {} });
+  progress(`autotuning the SpMV kernel (budget ${s.tuneMs} ms)`, 0.05);
+  const op = await tune(ctx, a, s, progress);
   const space = new GpuVectorSpace(ctx);
   try {
     const report = op.tuning;
     const tuning = { winner: op.label, timed: report.timed, pruned: report.pruned, spentMs: report.spentMs, method: report.method };
-    progress('checking the tuned product against float64…');
+    progress('checking the tuned product against float64', 0.6);
     const xt = testVector(a.cols);
     const dx = space.fromArray(xt);
     const dy = space.create(a.rows);
@@ -239,18 +309,22 @@ export async function runDemo(be: Backend, m: LabelledMatrix, s: RunSettings, pr
     const spmv = checkProduct(a, xt, await space.toArray(dy));
     space.release(dx);
     space.release(dy);
-    progress('CG on WebGPU (float32)…');
+    const stage = 'CG on WebGPU (float32)';
+    progress(stage, 0.65);
+    const hi = s.hostToo ? 0.9 : 1;
     const db = space.fromArray(b);
-    const res = await cg(space, op, db, { rtol: s.rtol, maxIterations: maxIterationsFor(a.rows), checkEvery: 4 });
+    const res = await cg(space, op, db, { rtol: s.rtol, maxIterations: maxIterationsFor(a.rows), checkEvery: 4, onIteration: cgProgress(progress, stage, 0.65, hi, s.rtol) });
     const gpuCg = await summarise(`webgpu f32, ${op.kernel.id}`, space, res, a, b);
     space.release(res.x);
     space.release(db);
     let host: CgSummary | undefined;
     if (s.hostToo) {
-      progress('CG on the CPU (float64) for comparison…');
-      host = await hostCg(a, b, s.rtol);
+      const hs = 'CG on the CPU (float64) for comparison';
+      progress(hs, 0.9);
+      host = await hostCg(a, b, s.rtol, cgProgress(progress, hs, 0.9, 1, s.rtol));
     }
-    return { summary: { matrix, backend: 'webgpu', adapter: be.adapter, tuning, spmv, gpuCg, ...(host ? { hostCg: host } : {}) }, report };
+    const software = be.software ? { software: be.software } : {};
+    return { summary: { matrix, backend: 'webgpu', adapter: be.adapter, ...software, tuning, spmv, gpuCg, ...(host ? { hostCg: host } : {}) }, report };
   } finally {
     op.dispose();
   }

@@ -1,17 +1,21 @@
 /**
  * The browser page: wire the form of index.html to {@link runDemo} and draw what it returns —
- * the adapter (or why there is none), the autotuner's report table, the SpMV check and the CG
- * convergence plot (inline SVG from the CLI's `linePlot`, plain string code). The finished
- * run is also written as JSON into `#result[data-summary]` with `data-state` = `done` or
- * `error` and `data-run` = the run's number, which the headless test (browser.test.mjs) reads.
+ * the adapter (or why there is none, and a warning when it is a software renderer whose
+ * timings are CPU timings), a progress bar naming the stage, the autotuner's report
+ * (views.ts), the SpMV check, the CG results and the convergence plot (plot.ts, drawn at the
+ * width of its box). A failed run shows its error in the error box and leaves no results of an
+ * earlier run on the page. The finished run is also written as JSON into
+ * `#result[data-summary]` with `data-state` = `done` or `error` and `data-run` = the run's
+ * number, which the headless test (browser.test.mjs) reads.
  *
  * Query parameters: `?autorun=0` waits for the button; `?grid=N` sets the Poisson grid;
  * `?tune=MS` the tuning time.
  * @module
  */
-import { reportTable } from '@gpusparse/gpu';
-import { linePlot, type Series } from '../../packages/cli/src/plots/svg';
+import type { TuningReport } from '@gpusparse/gpu';
 import { type Backend, type CgSummary, type MatrixSource, makeMatrix, openBackend, type RunSummary, runDemo } from './compute';
+import { type Curve, convergencePlot, legendHtml } from './plot';
+import { cgHtml, fmt, tuningHtml } from './views';
 
 const $ = <T extends HTMLElement>(id: string): T => {
   const el = document.getElementById(id);
@@ -31,10 +35,15 @@ const form = {
   run: $<HTMLButtonElement>('run'),
 };
 const out = {
+  progress: $<HTMLProgressElement>('progress'),
+  stage: $('stage'),
   status: $('status'),
+  error: $('error'),
   adapter: $('adapter'),
+  adapterNote: $('adapter-note'),
+  results: $('results'),
   matrix: $('matrix-info'),
-  tune: $('tune-table'),
+  tune: $('tune'),
   spmv: $('spmv'),
   cg: $('cg'),
   plot: $('plot'),
@@ -47,8 +56,8 @@ if (params.has('tune')) form.tune.value = params.get('tune')!;
 
 let backend: Promise<Backend> | undefined;
 let runs = 0;
-/** Rows of the tuning report shown (timed trials come first; the rest are skips and prunes). */
-const TABLE_ROWS = 24;
+/** What the plot was last drawn from, to redraw it at a new width. */
+let lastPlot: { curves: Curve[]; title: string; width: number } | undefined;
 
 /** Show which group of inputs belongs to the chosen matrix kind. */
 function syncKind(): void {
@@ -64,69 +73,123 @@ async function source(): Promise<MatrixSource> {
   return { kind: 'file', name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) };
 }
 
-const e3 = (v: number) => v.toExponential(3);
-
-function cgLine(c: CgSummary): string {
-  const verdict = c.converged ? 'converged' : `did not converge (${c.reason})`;
-  return `${c.backend}: ${verdict} in ${c.iterations} iterations, ${c.ms.toFixed(1)} ms (${c.matvecs} products, ${c.readbacks} readbacks); true ‖b − A·x‖/‖b‖ = ${e3(c.relTrueResidual)} (float64)`;
+/** An error as one line: the class name when it says something ("MatrixMarketError: …"), never "Error: Error: …". */
+export function errorText(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const name = e.name && e.name !== 'Error' && !e.message.startsWith(`${e.name}:`) ? `${e.name}: ` : '';
+  return name + e.message;
 }
 
-function plotOf(s: RunSummary, rtol: number): string {
-  const series: Series[] = [];
-  for (const c of [s.gpuCg, s.hostCg]) {
-    if (c) series.push({ name: c.backend.split(',')[0]!, x: c.history.map((h) => h.iteration), y: c.history.map((h) => h.relative) });
+function showBackend(be: Backend): void {
+  out.adapterNote.hidden = true;
+  if (be.kind === 'cpu') {
+    out.adapter.textContent = `No WebGPU adapter: ${be.reason}. Falling back to the CPU (float64 host backend) for CG; no autotuning.`;
+    out.adapter.className = 'bad';
+    return;
   }
-  series.push({ name: `rtol ${rtol}`, x: [0, Math.max(1, ...series.flatMap((v) => v.x))], y: [rtol, rtol] });
-  return linePlot(series, { title: `CG on ${s.matrix.label}`, xLabel: 'iteration', yLabel: '‖r‖ / ‖b‖', logY: true, width: 760, height: 400 });
+  out.adapter.textContent = `WebGPU adapter: ${be.adapter}`;
+  out.adapter.className = 'ok';
+  if (be.software) {
+    out.adapterNote.textContent = `This adapter is ${be.software}, a software renderer: the GPU is emulated on the CPU. Its timings (ms, GFLOP/s, the WebGPU CG time) are not GPU timings and say nothing about how a real GPU compares with the CPU. The correctness checks (the SpMV check, the residuals) still hold.`;
+    out.adapterNote.hidden = false;
+  }
 }
 
-function show(s: RunSummary, table: string | undefined, rtol: number): void {
-  out.matrix.textContent = `${s.matrix.label}: ${s.matrix.rows}×${s.matrix.cols}, ${s.matrix.nnz} stored entries`;
-  out.tune.textContent = table ?? 'no autotuning: it needs WebGPU';
+function drawPlot(): void {
+  if (!lastPlot) return;
+  const width = out.plot.clientWidth || 600;
+  lastPlot.width = width;
+  const opts = { width, title: lastPlot.title, xLabel: 'iteration', yLabel: '‖r‖ / ‖b‖ (log scale)' };
+  out.plot.innerHTML = convergencePlot(lastPlot.curves, opts) + legendHtml(lastPlot.curves);
+}
+
+function plotCurves(s: RunSummary, rtol: number, rtolText: string): Curve[] {
+  const curves: Curve[] = [];
+  const of = (c: CgSummary) => ({ x: c.history.map((h) => h.iteration), y: c.history.map((h) => h.relative) });
+  if (s.gpuCg) curves.push({ role: 'gpu', name: `CG on WebGPU (float32, ${s.gpuCg.backend.split(', ')[1] ?? 'tuned kernel'})`, ...of(s.gpuCg) });
+  if (s.hostCg) curves.push({ role: 'host', name: 'CG on the CPU (float64)', ...of(s.hostCg) });
+  const xmax = Math.max(1, ...curves.flatMap((c) => c.x));
+  curves.push({ role: 'rtol', name: `rtol = ${rtolText}`, x: [0, xmax], y: [rtol, rtol] });
+  return curves;
+}
+
+function show(s: RunSummary, report: TuningReport | undefined, rtol: number, rtolText: string): void {
+  out.results.hidden = false;
+  out.matrix.textContent = `Matrix ${s.matrix.label}: ${s.matrix.rows} × ${s.matrix.cols}, ${s.matrix.nnz} stored entries (nnz).`;
+  out.tune.innerHTML = report ? tuningHtml(report, s.gpuCg?.matvecs) : '<p>No autotuning: it needs WebGPU.</p>';
   if (s.spmv) {
     const v = s.spmv;
-    out.spmv.textContent = `tuned product ${s.tuning?.winner} vs float64 reference: max |error|/bound = ${v.maxErrOverBound.toFixed(3)} (row ${v.row}), max |error| = ${e3(v.maxAbsErr)} — ${v.ok ? 'OK' : 'FAILED'}`;
+    out.spmv.textContent = `One product of the tuned kernel (${s.tuning?.winner}) against the float64 product on the CPU, row by row: the largest error is ${fmt(v.maxErrOverBound)} × the float32 rounding bound 2·nnzᵢ·ε·Σ|aᵢⱼxⱼ| (row ${v.row}; ≤ 1 passes), largest absolute error ${v.maxAbsErr.toExponential(2)} — ${v.ok ? 'OK' : 'FAILED'}.`;
     out.spmv.className = v.ok ? 'ok' : 'bad';
-  } else out.spmv.textContent = 'no device product to check (CPU fallback)';
-  out.cg.textContent = [s.gpuCg, s.hostCg].filter((c): c is CgSummary => c !== undefined).map(cgLine).join('\n');
-  out.plot.innerHTML = plotOf(s, rtol);
+  } else {
+    out.spmv.textContent = 'No device product to check (CPU fallback).';
+    out.spmv.className = '';
+  }
+  out.cg.innerHTML = cgHtml([s.gpuCg, s.hostCg].filter((c): c is CgSummary => c !== undefined), rtolText);
+  lastPlot = { curves: plotCurves(s, rtol, rtolText), title: `CG on ${s.matrix.label}`, width: 0 };
+  drawPlot();
+}
+
+/** Take every result of an earlier run off the page (and any earlier error). */
+function clearResults(): void {
+  out.results.hidden = true;
+  for (const el of [out.matrix, out.tune, out.spmv, out.cg, out.plot]) el.replaceChildren();
+  lastPlot = undefined;
+  out.error.hidden = true;
+  out.error.replaceChildren();
+  delete out.result.dataset.summary;
+  delete out.result.dataset.error;
+}
+
+function showError(e: unknown): void {
+  const msg = errorText(e);
+  clearResults();
+  const head = document.createElement('strong');
+  head.textContent = 'The run failed:';
+  out.error.append(head, msg);
+  out.error.hidden = false;
+  out.progress.hidden = true;
+  out.stage.textContent = 'stopped by an error';
+  out.status.textContent = '';
+  out.result.dataset.error = msg;
+  out.result.dataset.state = 'error';
+  out.result.textContent = 'error';
+}
+
+function progress(stage: string, fraction: number): void {
+  out.progress.hidden = false;
+  out.progress.value = fraction;
+  out.stage.textContent = `${stage}…`;
 }
 
 async function run(): Promise<void> {
   form.run.disabled = true;
+  clearResults();
   out.result.dataset.run = String(++runs);
   out.result.dataset.state = 'running';
   out.result.textContent = 'running…';
+  out.status.textContent = '';
   const t0 = performance.now();
   try {
+    progress('opening WebGPU', 0);
     backend ??= openBackend();
     const be = await backend;
-    if (be.kind === 'webgpu') {
-      out.adapter.textContent = `WebGPU adapter: ${be.adapter}`;
-      out.adapter.className = 'ok';
-    } else {
-      out.adapter.textContent = `no WebGPU adapter: ${be.reason}. Falling back to the CPU (float64 host backend) for CG; no autotuning.`;
-      out.adapter.className = 'bad';
-    }
-    const rtol = Number(form.rtol.value);
+    showBackend(be);
+    const rtolText = form.rtol.value.trim();
+    const rtol = Number(rtolText);
+    progress('building the matrix', 0.02);
     const m = makeMatrix(await source());
     const settings = { tuneMs: Number(form.tune.value), rtol, hostToo: form.hostToo.checked };
-    const { summary, report } = await runDemo(be, m, settings, (stage) => {
-      out.status.textContent = stage;
-    });
-    const table = report ? reportTable(report, { maxRows: TABLE_ROWS }) : undefined;
-    const more = report && report.trials.length > TABLE_ROWS ? `\n(the table shows the first ${TABLE_ROWS} of ${report.trials.length} trials: timed ones first, then budget-skipped and pruned)` : '';
-    show(summary, table === undefined ? undefined : table + more, rtol);
-    out.status.textContent = `done in ${((performance.now() - t0) / 1000).toFixed(2)} s`;
+    const { summary, report } = await runDemo(be, m, settings, progress);
+    show(summary, report, rtol, rtolText);
+    out.progress.value = 1;
+    out.stage.textContent = 'done';
+    out.status.textContent = `in ${((performance.now() - t0) / 1000).toFixed(2)} s`;
     out.result.dataset.summary = JSON.stringify(summary);
     out.result.dataset.state = 'done';
-    out.result.textContent = summary.backend === 'webgpu' ? 'done on WebGPU' : 'done on the CPU fallback';
+    out.result.textContent = summary.backend === 'webgpu' ? `done on WebGPU${summary.software ? ` (${summary.software}, a software renderer)` : ''}` : 'done on the CPU fallback';
   } catch (e) {
-    const msg = `${(e as Error).name}: ${(e as Error).message}`;
-    out.status.textContent = `error: ${msg}`;
-    out.result.dataset.error = msg;
-    out.result.dataset.state = 'error';
-    out.result.textContent = 'error';
+    showError(e);
   } finally {
     form.run.disabled = false;
   }
@@ -138,5 +201,16 @@ form.file.addEventListener('change', () => {
   syncKind();
 });
 form.run.addEventListener('click', () => void run());
+let resizeQueued = false;
+window.addEventListener('resize', () => {
+  if (resizeQueued) return;
+  resizeQueued = true;
+  requestAnimationFrame(() => {
+    resizeQueued = false;
+    if (lastPlot && out.plot.clientWidth !== lastPlot.width) drawPlot();
+  });
+});
 syncKind();
+out.stage.textContent = 'ready';
+out.progress.hidden = true;
 if (params.get('autorun') !== '0') void run();

@@ -5,7 +5,6 @@
  */
 import {
   type CsrMatrix,
-  csrSpmv,
   generators,
   getFormat,
   HostOperator,
@@ -17,9 +16,12 @@ import {
 } from '@gpusparse/formats';
 import { davidson, davidsonWith, fastCorrector, lowestIndices } from '@gpusparse/solvers';
 import { symmetricEigenDense } from './dense-eigen';
-import { type BuildSpaceOptions, buildCiSpace, type SpaceSpec } from './determinants/build';
+import { type CiMemoryOptions, sizeCiRun } from './ci-estimate';
+import { type BuildSpaceOptions, buildCiSpace, prepareCiSpace, type SpaceSpec } from './determinants/build';
 import type { Fcidump } from './fcidump/types';
-import { assembleHamiltonian } from './hamiltonian/assemble';
+import { assembleForCi } from './ci-assembly';
+import type { ChunkSink } from './hamiltonian/chunked';
+import type { AvailableMemory, CiEstimate } from './memory-estimate';
 import { SpinPenaltyOperator, spinPenaltyMatrix, spinSquaredExpectations, spinSquaredMatrix } from './hamiltonian/spin';
 
 /** Where the matrix lives and how vectors are stored: the host by default, the GPU later. */
@@ -27,6 +29,10 @@ export interface CiBackend<V, S = unknown> {
   readonly space: VectorSpace<V, S>;
   /** An operator over `matrix` stored in format `format` (a name of the format registry). */
   operator(matrix: CsrMatrix, format: string): LinearOperator<V> | Promise<LinearOperator<V>>;
+  /** Device memory the backend can use, when known (checked before assembly). */
+  readonly deviceMemory?: AvailableMemory;
+  /** A sink for H in row chunks (device backends): enables chunked assembly (CiOptions.assembly). */
+  chunkSink?(rows: number, perRow: number): ChunkSink<V> | Promise<ChunkSink<V>>;
 }
 
 /**
@@ -49,8 +55,9 @@ export function hostBackend(): CiBackend<Float64Array> {
 /** A progress event of {@link ciEnergies}. */
 export type CiProgress =
   | { stage: 'read' | 'space' | 'solve-start' }
+  | { stage: 'estimate'; estimate: CiEstimate }
   | { stage: 'assembly'; rowsDone: number; rows: number }
-  | { stage: 'solve'; iteration: number; values: readonly number[]; residualNorms: readonly number[] };
+  | { stage: 'solve' | 'polish'; iteration: number; values: readonly number[]; residualNorms: readonly number[] };
 
 /** Options of {@link ciEnergies}. */
 export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOptions {
@@ -88,6 +95,17 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   symmetry?: 8 | 4 | 'auto';
   onProgress?: (p: CiProgress) => void;
   signal?: AbortSignal;
+  /** Memory limits: the run is sized before the space is built and refused when it cannot fit. */
+  memory?: CiMemoryOptions;
+  /**
+   * 'chunked': H goes to the backend's chunk sink in row chunks (float32 on the device, float64
+   * row blocks kept for the polish), never as one host CSR; 'whole': one float64 CSR, then the
+   * backend's operator; 'auto' (default): chunked when the backend has a sink, the solver is
+   * Davidson, the format is 'csr'/'auto' and H has ≥ 5·10^7 estimated non-zeros.
+   */
+  assembly?: 'auto' | 'chunked' | 'whole';
+  /** Non-zeros per chunk of the chunked assembly (default 2^24). */
+  chunkNnz?: number;
 }
 
 /** Result of {@link ciEnergies}. */
@@ -156,7 +174,22 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   const read = performance.now() - t;
   emit({ stage: 'read' });
   t = performance.now();
-  const { fcidump: fd, space } = buildCiSpace(fd0, options.space ?? 'fci', options);
+  const prepared = prepareCiSpace(fd0, options.space ?? 'fci', options);
+  const backend0 = options.backend ?? (hostBackend() as unknown as CiBackend<V, S>);
+  const sizing = {
+    ...options,
+    backend: backend0.space.precision === 'f32' ? ('device' as const) : ('host' as const),
+    ...(backend0.deviceMemory ? { deviceMemory: backend0.deviceMemory } : {}),
+  };
+  const mode = options.assembly ?? 'auto';
+  if (mode !== 'auto' && mode !== 'chunked' && mode !== 'whole') throw new InvalidParameterError('assembly', "'auto', 'chunked' or 'whole'", mode);
+  const canChunk = backend0.chunkSink !== undefined && options.solver !== 'dense' && (options.format === undefined || options.format === 'csr' || options.format === 'auto');
+  if (mode === 'chunked' && !canChunk) throw new InvalidParameterError('assembly', "'chunked' only with a backend that has a chunk sink, the Davidson solver and format 'csr'", mode);
+  let { estimate } = await sizeCiRun(prepared, { ...sizing, memory: { ...options.memory, check: false } });
+  const chunked = canChunk && (mode === 'chunked' || (mode === 'auto' && estimate.nnz.nnz >= 5e7));
+  ({ estimate } = await sizeCiRun(prepared, { ...sizing, ...(chunked ? { chunkNnz: options.chunkNnz ?? 2 ** 24 } : {}) }));
+  emit({ stage: 'estimate', estimate });
+  const { fcidump: fd, space } = buildCiSpace(fd0, options.space ?? 'fci', options, prepared);
   if (fd !== fd0) notes.push(...fd.notes.slice(fd0.notes.length));
   const spaceMs = performance.now() - t;
   emit({ stage: 'space' });
@@ -180,10 +213,14 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   if (solverName === 'dense' && space.size > DENSE_LIMIT) {
     throw new NotSupportedError(`ciEnergies: the dense solver takes at most ${DENSE_LIMIT} determinants, got ${space.size}; use solver: 'davidson'`);
   }
-  const h = await assembleHamiltonian(fd, space, {
+  const h = await assembleForCi<V>(fd, space, {
+    ...(chunked ? { sink: await backend0.chunkSink!(space.size, estimate.nnz.perRow) } : {}),
+    ...(options.chunkNnz === undefined ? {} : { chunkNnz: options.chunkNnz }),
+    perRow: estimate.nnz.perRow,
     ...(options.workers === undefined ? {} : { workers: options.workers }),
     onProgress: (rowsDone, rows) => emit({ stage: 'assembly', rowsDone, rows }),
   });
+  if (chunked) notes.push(`H assembled in ${h.stats.chunks} row chunks straight to the device (float32); float64 row blocks kept on the host for the polish`);
   const assemblyMs = h.stats.ms;
   // S² as a matrix only for the spin penalty; ⟨S²⟩ of the roots is computed without it
   const penalty = spin?.penalty ?? 0.2;
@@ -197,7 +234,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   if (solverName === 'dense') {
     const n = space.size;
     const a = new Float64Array(n * n);
-    const { rowPtr, colIdx, values: hv } = h.matrix;
+    const { rowPtr, colIdx, values: hv } = h.matrix!;
     for (let i = 0; i < n; i++) for (let k = rowPtr[i]!; k < rowPtr[i + 1]!; k++) a[i * n + colIdx[k]!]! += hv[k]!;
     if (pm) {
       // H + λ(S² − S(S+1))²
@@ -209,8 +246,8 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     solverInfo = { method: 'dense (tred2/tql2)', converged: true, iterations: 1, matvecs: 0 };
     format = 'dense';
   } else {
-    const backend = (options.backend ?? (hostBackend() as unknown as CiBackend<V, S>)) as CiBackend<V, S>;
-    const hop = await backend.operator(h.matrix, format);
+    const backend = backend0;
+    const hop = h.device ? await h.device() : await backend.operator(h.matrix!, format);
     let op: LinearOperator<V> = hop;
     let diagonal = h.diagonal;
     let pdiag = new Float64Array(0);
@@ -256,7 +293,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     solverInfo = { method: res.method, converged: res.converged, iterations: res.iterations, matvecs: res.stats.matvecs };
     if (lowPrecision) {
       const host = hostBackend();
-      const hostH = HostOperator.fromCsr(h.matrix);
+      const hostH = h.host;
       const hostOp: LinearOperator<Float64Array> = pm
         ? new SpinPenaltyOperator(hostH, HostOperator.fromCsr(pm), penalty, h.diagonal, pdiag)
         : hostH;
@@ -274,6 +311,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         maxIterations: options.maxIterations ?? 50,
         maxSubspace: Math.min(space.size, 4 * kSolve + 8),
         name: 'jd-davidson',
+        onIteration: (info) => void emit({ stage: 'polish', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
       values = polish.values.slice(0, nroots);
@@ -299,7 +337,8 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     for (let i = 0; i < c.length; i++) nrm += c[i]! * c[i]!;
     nrm = Math.sqrt(nrm);
     for (let i = 0; i < c.length; i++) c[i]! /= nrm;
-    const hc = csrSpmv(h.matrix, c);
+    const hc = new Float64Array(c.length);
+    h.host.apply(c, hc);
     let e = 0;
     for (let i = 0; i < c.length; i++) e += c[i]! * hc[i]!;
     let res2 = 0;
@@ -321,7 +360,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     s2,
     timings: { read, space: spaceMs, assembly: assemblyMs, solve },
     determinants: space.size,
-    nnz: h.stats.nnz,
+    nnz: h.nnz,
     format,
     space: space.label,
     solver: solverInfo,

@@ -11,3 +11,5 @@ export * from './hamiltonian/index';
 export * from './dense-eigen';
 export * from './ci';
 export * from './synthetic';
+export * from './memory-estimate';
+export * from './ci-estimate';

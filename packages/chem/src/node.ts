@@ -3,5 +3,5 @@
  * or gzip) from disk. The main entry stays free of node:fs so that it bundles for browsers.
  * @module
  */
-export { readFcidump } from './fcidump/node';
+export { availableMemoryBytes, readFcidump } from './fcidump/node';
 export { symmetrizeCsr, writeHamiltonianMatrixMarket } from './hamiltonian/export';

@@ -69,27 +69,28 @@ describe('parseFcidump', () => {
   });
 
   it('accepts "/" terminators, one key per line, missing ISYM, whitespace separators, extra keys', () => {
-    const a = parseFcidump('&FCI\nNORB=2,\nNELEC=2,\nMS2=0,\nUHF=.FALSE.,\nORBSYM=1,1,\n/\n 1.0 1 1 1 1\n');
+    const a = parseFcidump('&FCI\nNORB=2,\nNELEC=2,\nMS2=0,\nUHF=.FALSE.,\nORBSYM=1,1,\n/\n 1.0 1 1 1 1\n 1.0 2 2 2 2\n 0.0 0 0 0 0\n');
     expect([a.norb, a.isym]).toEqual([2, 1]);
     expect(a.header.UHF).toEqual([false]);
-    const b = parseFcidump(' &FCI  NORB= 2 NELEC=  2,MS2= 0,\n  ORBSYM=1,2,\n  ISYM=2 UHF=.FALSE.\n  SYML=-20,-20,\n  SYMLZ= 0, 1,\n &END\n 1.0 1 1 1 1\n');
+    const b = parseFcidump(' &FCI  NORB= 2 NELEC=  2,MS2= 0,\n  ORBSYM=1,2,\n  ISYM=2 UHF=.FALSE.\n  SYML=-20,-20,\n  SYMLZ= 0, 1,\n &END\n 1.0 1 1 1 1\n 1.0 2 2 2 2\n 0.0 0 0 0 0\n');
     expect([b.norb, b.nelec, b.isym]).toEqual([2, 2, 2]);
     expect(b.header.SYML).toEqual([-20, -20]);
     expect(b.symmetry).toBe(4);
     expect(b.notes[0]).toMatch(/4-fold/);
     // 4-fold: (12|11) does not imply (21|11)
-    const c = parseFcidump(' &FCI NORB=2,NELEC=2,MS2=0, SYMLZ=0,1, &END\n 0.3 1 2 1 1\n');
+    const lz = ' &FCI NORB=2,NELEC=2,MS2=0, SYMLZ=0,1, &END\n 0.3 1 2 1 1\n 1.0 1 1 1 1\n 1.0 2 2 2 2\n 0.0 0 0 0 0\n';
+    const c = parseFcidump(lz);
     expect(c.eri[eriIndex(2, 0, 1, 0, 0)]).toBe(0.3);
     expect(c.eri[eriIndex(2, 0, 0, 0, 1)]).toBe(0.3); // (kl|ij)
     expect(c.eri[eriIndex(2, 1, 0, 0, 0)]).toBe(0.3); // (ji|lk)
     expect(c.eri[eriIndex(2, 0, 0, 1, 0)]).toBe(0.3); // (lk|ji)
-    const d = parseFcidump(' &FCI NORB=2,NELEC=2,MS2=0, SYMLZ=0,1, &END\n 0.3 1 2 1 1\n', { symmetry: 8 });
+    const d = parseFcidump(lz, { symmetry: 8 });
     expect(d.eri[eriIndex(2, 0, 0, 1, 0)]).toBe(0.3);
     expect(d.eri[eriIndex(2, 1, 0, 0, 0)]).toBe(0.3);
   });
 
   it('names the file and line of malformed input', () => {
-    expectError(() => parseFcidump('NORB=2\n', { file: 'x.fcidump' }), 1, /x\.fcidump:1: expected a namelist header/);
+    expectError(() => parseFcidump('NORB=2\n', { file: 'x.fcidump' }), 1, /x\.fcidump:1:1: expected a namelist header/);
     expectError(() => parseFcidump(' &FCI NORB=2,NELEC=2,\n 1.0 1 1 1 1\n', { file: 'f' }), 2, /'&END' or '\/'/);
     expectError(() => parseFcidump(' &FCI NELEC=2, &END\n', { file: 'f' }), undefined, /header key NORB/);
     expectError(() => parseFcidump(' &FCI NORB=2,NELEC=2,\n ORBSYM=1, &END\n', { file: 'f' }), 2, /ORBSYM with NORB=2 entries, got 1/);

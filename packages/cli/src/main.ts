@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import { GpuSparseError, ResourceLimitError } from '@gpusparse/formats';
 import { type Command, type CommonOptions, ExitCode, info, UsageError } from './util/context';
+import { asOutputError, OUTPUT_FULL_CODES, OutputSpaceError } from './util/output';
 
 
 // Commands load lazily (the GPU runtime is only imported by the commands that use it).
@@ -70,29 +71,69 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** RangeErrors that V8 throws when an allocation is too large (input-sized, not a logic bug). */
+const ALLOCATION_FAILURES = /^(Invalid typed array length|Array buffer allocation failed|Invalid array length|Invalid string length)/;
+
+/** System error codes that mean "this path cannot be read or written as asked" (bad input, 3). */
+const PATH_ERRORS = new Set(['ENOENT', 'EISDIR', 'EACCES', 'ENOTDIR', 'EPERM', 'EROFS', 'ELOOP', 'ENAMETOOLONG', 'EEXIST']);
+
+/** The exit code of an error (see {@link ExitCode}: 70 is kept for what looks like a bug). */
+export function exitCodeOf(err: Error): number {
+  const code = (err as { code?: unknown }).code;
+  if (err instanceof UsageError || code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    return ExitCode.usage;
+  }
+  if (err instanceof ResourceLimitError || err instanceof OutputSpaceError) return ExitCode.resource;
+  // a disk-full code that escaped the output wrappers (a library writing a file)
+  if (typeof code === 'string' && code in OUTPUT_FULL_CODES) return ExitCode.resource;
+  if (err instanceof RangeError && ALLOCATION_FAILURES.test(err.message)) return ExitCode.resource;
+  if (err.name === 'NoAdapterError' || err.name === 'DeviceLostError') return ExitCode.noGpu;
+  if (err instanceof GpuSparseError || (typeof code === 'string' && PATH_ERRORS.has(code))) return ExitCode.input;
+  return ExitCode.internal;
+}
+
 /** Map an error to a message on stderr and an exit code. */
 export function reportError(e: unknown, debug: boolean): number {
   const err = e instanceof Error ? e : new Error(String(e));
-  const code = (err as { code?: string }).code;
-  let exit: number = ExitCode.internal;
-  if (err instanceof UsageError || code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
-    exit = ExitCode.usage;
-  } else if (err instanceof ResourceLimitError) exit = ExitCode.resource;
-  else if (err.name === 'NoAdapterError' || err.name === 'DeviceLostError') exit = ExitCode.noGpu;
-  else if (err instanceof GpuSparseError || code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES') exit = ExitCode.input;
-  info(`gpusparse: ${err.name === 'Error' || err.name === 'UsageError' ? '' : `${err.name}: `}${err.message}`);
+  const exit = exitCodeOf(err);
+  const plain = err.name === 'Error' || exit === ExitCode.usage || err instanceof OutputSpaceError;
+  const label = plain ? '' : `${err.name}: `;
+  info(`gpusparse: ${label}${err.message}`);
   if (exit === ExitCode.usage) info("run 'gpusparse --help' or 'gpusparse <command> --help'");
+  if (exit === ExitCode.resource && err instanceof RangeError) {
+    info('(an allocation sized by the input failed: the input needs more memory than this process can have; no check caught it before the allocation — please report it)');
+  }
   if (debug && err.stack) info(err.stack);
   else if (exit === ExitCode.internal) info('(this looks like a bug: run again with --debug for the stack trace)');
   return exit;
 }
 
+/**
+ * Standard output that cannot be written (a full disk when redirected to a file, /dev/full) is
+ * reported once with exit code 5 instead of an unhandled 'error' event; a closed pipe ends
+ * quietly.
+ */
+function guardStdout(): { failed: number | undefined } {
+  const state: { failed: number | undefined } = { failed: undefined };
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (state.failed !== undefined) return;
+    if (e.code === 'EPIPE') {
+      state.failed = process.exitCode === undefined ? 0 : Number(process.exitCode);
+      return;
+    }
+    state.failed = reportError(asOutputError('standard output', e), false);
+    process.exitCode = state.failed;
+  });
+  return state;
+}
+
 // Run when executed directly (tsx packages/cli/src/main.ts ...).
 const isMain = process.argv[1] && /(?:^|[/\\])main\.ts$/.test(process.argv[1]);
 if (isMain) {
+  const stdout = guardStdout();
   main(process.argv.slice(2)).then(
     (code) => {
-      process.exitCode = code;
+      process.exitCode = stdout.failed ?? code;
     },
     (e) => {
       process.exitCode = reportError(e, process.argv.includes('--debug'));

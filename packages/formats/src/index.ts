@@ -4,6 +4,7 @@
  * @module
  */
 export * from './core/errors';
+export * from './core/numbers';
 export * from './core/types';
 export * from './operator/interfaces';
 export * from './operator/host';
@@ -33,4 +34,5 @@ export * from './spgemm/index';
 export * as generators from './generators/index';
 export * from './registry';
 export * from './report/format-report';
+export * from './report/estimate';
 export * from './mtx/index';

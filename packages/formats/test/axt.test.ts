@@ -384,9 +384,9 @@ describe('AXT parameter and input errors', () => {
   });
   it('rejects a non-canonical CSR at conversion', () => {
     const unsorted = csr(2, 3, [0, 2, 2], [2, 0], [1, 2], { validate: false });
-    expect(() => axtFromCsr(unsorted, { mode: 'COM', th: 2 })).toThrow(/axtFromCsr: row 0, entry 1: columns not sorted/);
+    expect(() => axtFromCsr(unsorted, { mode: 'COM', th: 2 })).toThrow(/axtFromCsr: CSR colIdx\[1\] = 0 in row 0 after column 2: .*not sorted/);
     const shortPtr = { ...unsorted, rowPtr: Int32Array.from([0, 2]) };
-    expect(() => axtFromCsr(shortPtr)).toThrow(/rowPtr: expected length 3/);
+    expect(() => axtFromCsr(shortPtr)).toThrow(/rowPtr has length 2: expected rows \+ 1 = 3/);
   });
   it('rejects wrong vector lengths and corrupted layouts', () => {
     const m = axtFromCsr(a, { thw: 4, th: 1, mode: 'COM', bs: 8 }) as AxtComMatrix;

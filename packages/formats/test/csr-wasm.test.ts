@@ -255,7 +255,7 @@ describe('WasmCsr memory and views', () => {
   it('rejects malformed input instead of reading foreign memory', () => {
     const bad = csr(2, 3, [0, 1, 2], [0, 3], [1, 1], { validate: false }); // column 3 of 3
     expect(() => WasmCsr.create(bad)).toThrow(InvalidMatrixError);
-    expect(() => WasmCsr.create(bad)).toThrow(/row 1, entry 1: column 3 outside \[0, 3\)/);
+    expect(() => WasmCsr.create(bad)).toThrow(/CSR colIdx\[1\] = 3 in row 1: expected a column in \[0, 3\)/);
     const w = WasmCsr.create(g.uniformRandom(5, 7, 2, 1));
     expect(() => w.multiply(new Float64Array(6))).toThrow(DimensionMismatchError);
     expect(() => w.multiply(new Float64Array(7), new Float64Array(4))).toThrow(DimensionMismatchError);

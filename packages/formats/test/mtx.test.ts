@@ -53,6 +53,7 @@ describe('Matrix Market reader: fields, symmetries, formats', () => {
       declaredEntries: 4,
       actualEntries: 4,
       comments: [' a comment', ''],
+      omittedComments: 0,
     });
     expect(r.warnings).toEqual([]);
   });

@@ -25,3 +25,4 @@ export * from './device/probe';
 export * from './vector-space';
 export * from './operator';
 export * from './autotune/index';
+export * from './df64/index';

@@ -2,8 +2,23 @@
  * The GPU linear operator: any registered SpMV kernel bound to one device matrix.
  * @module
  */
-import { type CsrMatrix, csrDiagonal, csrTranspose, DimensionMismatchError, getFormat, type LinearOperator, NotSupportedError } from '@gpusparse/formats';
+import {
+  type CsrMatrix,
+  csrDiagonal,
+  csrTranspose,
+  DimensionMismatchError,
+  type ExtendedPrecisionResidual,
+  type ExtendedPrecisionSource,
+  getFormat,
+  type LinearOperator,
+  NotSupportedError,
+  ResourceLimitError,
+} from '@gpusparse/formats';
 import { Blas1, imm } from './blas1/ops';
+import { Df64Blas } from './df64/blas';
+import type { SharedCsrArrays } from './df64/csr';
+import { Df64Residual } from './df64/refinement';
+import type { CsrDeviceMatrix } from './kernels/csr/csr-device';
 import type { GpuContext } from './device/context';
 import { getKernel } from './kernels/registry';
 import type { AnySpmvKernel, DeviceMatrix, UploadOptions } from './kernels/types';
@@ -27,12 +42,13 @@ export interface GpuOperatorOptions {
  * const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-adaptive' });
  * op.apply(x, y);
  */
-export class GpuOperator implements LinearOperator<GpuVector> {
+export class GpuOperator implements LinearOperator<GpuVector>, ExtendedPrecisionSource<GpuVector> {
   readonly rows: number;
   readonly cols: number;
   readonly label: string;
   private transposed: GpuOperator | undefined;
   private tmp: GpuVector | undefined;
+  private ext: Promise<Df64Residual | undefined> | undefined;
 
   constructor(
     readonly ctx: GpuContext,
@@ -89,8 +105,42 @@ export class GpuOperator implements LinearOperator<GpuVector> {
     return src ? () => csrDiagonal(src) : undefined;
   }
 
+  /**
+   * df64 residuals r = b − A·x on the device for `refinedSolve` (square operators built from
+   * CSR; undefined otherwise, or when this device fails the df64 self-test). The first call
+   * prepares the df64 matrix: with a single-block CSR kernel it reads this operator's own row
+   * pointers, columns and float32 values and adds only a lo array where some value is not exact
+   * in float32 (0 or 4 bytes per non-zero); other formats get their own CSR copy (8 or 12 bytes
+   * per non-zero plus 4 per row). A matrix whose arrays exceed one storage binding is declined
+   * (undefined), so refinement falls back to the host float64 path.
+   */
+  extendedPrecision(): Promise<ExtendedPrecisionResidual<GpuVector> | undefined> {
+    const src = this.csrSource;
+    if (!src || src.rows !== src.cols) return Promise.resolve(undefined);
+    this.ext ??= Df64Blas.of(this.ctx).then((d) => {
+      if (!d) return undefined;
+      try {
+        return new Df64Residual(d, src, this.sharedCsr());
+      } catch (e) {
+        // a matrix too large for one binding or buffer: no df64 offer, refinement stays on the host
+        if (e instanceof ResourceLimitError || e instanceof RangeError) return undefined;
+        throw e;
+      }
+    });
+    return this.ext;
+  }
+
+  /** The float32 CSR arrays of a single-block CSR upload (the df64 residual reads them too). */
+  private sharedCsr(): SharedCsrArrays | undefined {
+    const parts = (this.handle as Partial<CsrDeviceMatrix>).parts;
+    if (this.kernel.format !== 'csr' || parts?.length !== 1) return undefined;
+    const p = parts[0]!;
+    return p.rowStart === 0 && p.k0 === 0 && p.rows === this.rows ? { rowPtr: p.rowPtr, colIdx: p.colIdx, values: p.values } : undefined;
+  }
+
   /** Return the matrix buffers to the pool. */
   dispose(): void {
+    void this.ext?.then((e) => e?.dispose());
     this.handle.dispose();
     this.tmp?.buf.dispose();
     this.transposed?.dispose();

@@ -50,12 +50,24 @@ export function aufbauReference(fd: Fcidump, ms2: number): ReferenceDeterminant 
   return ms2 >= 0 ? { alpha, beta } : { alpha: beta, beta: alpha };
 }
 
+/** A space resolved from its specification but not built: effective integrals, counts, kind. */
+export interface PreparedSpace {
+  fcidump: Fcidump;
+  nalpha: number;
+  nbeta: number;
+  irrep: number | undefined;
+  kind: 'fci' | 'cas' | 'ci';
+  /** Excitation level for truncated CI. */
+  level?: number;
+  reference: ReferenceDeterminant;
+}
+
 /**
- * Build the determinant space of `spec` for `fd`. Cost O(size) (plus O(norb⁴) for a CAS).
- * @example
- * const { fcidump, space } = buildCiSpace(fd, { kind: 'cisd' }, { irrep: 'isym' });
+ * Resolve `spec` for `fd0` (CAS reduction, electron counts, irrep, reference, level) without
+ * building the determinants, so that the space can be sized first (../memory-estimate.ts).
+ * Cost O(norb⁴) for a CAS, O(norb) otherwise.
  */
-export function buildCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpaceOptions = {}): CiSpace {
+export function prepareCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpaceOptions = {}): PreparedSpace {
   const ms2 = options.ms2 ?? fd0.ms2;
   if (!Number.isInteger(ms2) || Math.abs(ms2) > fd0.nelec || (fd0.nelec + ms2) % 2 !== 0) {
     throw new InvalidParameterError('ms2', `an integer with |ms2| ≤ ${fd0.nelec} and the parity of NELEC`, ms2);
@@ -73,18 +85,31 @@ export function buildCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpaceO
   if (reference.alpha.length !== nalpha || reference.beta.length !== nbeta) {
     throw new InvalidParameterError('reference', `${nalpha} alpha and ${nbeta} beta orbitals`, JSON.stringify(reference));
   }
+  if (kind === 'fci' || kind === 'cas') return { fcidump: fd, nalpha, nbeta, irrep, kind, reference };
+  if (kind === 'cisd' || kind === 'ci') {
+    const s = spec as { level?: number };
+    const level = s.level ?? (kind === 'cisd' ? 2 : undefined);
+    if (level === undefined) throw new InvalidParameterError('space.level', "an excitation level for kind 'ci'", undefined);
+    return { fcidump: fd, nalpha, nbeta, irrep, kind: 'ci', level, reference };
+  }
+  throw new InvalidParameterError('space', "'fci', { kind: 'cisd' | 'ci', level } or { kind: 'cas', electrons, orbitals }", JSON.stringify(spec));
+}
+
+/**
+ * Build the determinant space of `spec` for `fd` (or of a space already prepared by
+ * {@link prepareCiSpace}). Cost O(size) (plus O(norb⁴) for a CAS).
+ * @example
+ * const { fcidump, space } = buildCiSpace(fd, { kind: 'cisd' }, { irrep: 'isym' });
+ */
+export function buildCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpaceOptions = {}, prepared?: PreparedSpace): CiSpace {
+  const { fcidump: fd, nalpha, nbeta, irrep, kind, level, reference } = prepared ?? prepareCiSpace(fd0, spec, options);
   const spaceOpts = irrep === undefined ? {} : { irrep, orbsym: fd.orbsym };
   let space: DeterminantSpace;
   if (kind === 'fci' || kind === 'cas') {
     space = fciSpace(fd.norb, nalpha, nbeta, spaceOpts);
     if (options.referenceLevel !== undefined) space = orderByExcitation(space, reference, options.referenceLevel);
-  } else if (kind === 'cisd' || kind === 'ci') {
-    const s = spec as { level?: number };
-    const level = s.level ?? (kind === 'cisd' ? 2 : undefined);
-    if (level === undefined) throw new InvalidParameterError('space.level', "an excitation level for kind 'ci'", undefined);
-    space = truncatedSpace(fd.norb, level, reference, { ...spaceOpts, ...(options.referenceLevel !== undefined ? { referenceLevel: options.referenceLevel } : {}) });
   } else {
-    throw new InvalidParameterError('space', "'fci', { kind: 'cisd' | 'ci', level } or { kind: 'cas', electrons, orbitals }", JSON.stringify(spec));
+    space = truncatedSpace(fd.norb, level!, reference, { ...spaceOpts, ...(options.referenceLevel !== undefined ? { referenceLevel: options.referenceLevel } : {}) });
   }
   if (space.size === 0) throw new InvalidParameterError('space', 'at least one determinant', `an empty space (${space.label})`);
   return { fcidump: fd, space, reference };

@@ -4,3 +4,4 @@ export * from './pair-hash';
 export * from './strings';
 export * from './space';
 export * from './build';
+export * from './count';

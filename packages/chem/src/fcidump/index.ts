@@ -2,4 +2,7 @@
 export * from './errors';
 export * from './types';
 export * from './parse';
+export * from './reader';
+export { DUPLICATE_RTOL, fcidumpTableBytes } from './tables';
+export { parseIntToken, parseRealToken } from './numbers';
 export * from './active-space';

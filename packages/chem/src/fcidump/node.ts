@@ -1,36 +1,69 @@
 /**
- * Node-only FCIDUMP file reading (plain or gzip). Kept apart from the parser so that
- * browsers can use ./parse.ts alone.
+ * Node-only FCIDUMP file reading (plain or gzip), streamed: the file is read in chunks (and
+ * inflated as a stream) into the chunked reader, so neither the file nor its inflated text is
+ * ever held whole in memory. Kept apart from the parser so that browsers can use ./parse.ts alone.
  * @module
  */
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { freemem } from 'node:os';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
+import { createGunzip } from 'node:zlib';
 import { FcidumpError } from './errors';
-import { type ParseFcidumpOptions, parseFcidump } from './parse';
+import { FcidumpReader, type ParseFcidumpOptions } from './reader';
 import type { Fcidump } from './types';
 
+/** Memory the integral tables may take: free memory, or the cgroup limit when lower. */
+export function availableMemoryBytes(): number {
+  const constrained = (process as { constrainedMemory?: () => number | undefined }).constrainedMemory?.() ?? 0;
+  const free = freemem();
+  return constrained > 0 ? Math.min(free, constrained) : free;
+}
+
+async function isGzip(file: string): Promise<boolean> {
+  let fh: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    fh = await open(file, 'r');
+    const head = Buffer.alloc(2);
+    const { bytesRead } = await fh.read(head, 0, 2, 0);
+    return bytesRead === 2 && head[0] === 0x1f && head[1] === 0x8b;
+  } catch (e) {
+    throw new FcidumpError(file, undefined, 'a readable file', (e as Error).message);
+  } finally {
+    await fh?.close();
+  }
+}
+
 /**
- * Read and parse an FCIDUMP file; `.gz` files (or any file starting with the gzip magic bytes)
- * are inflated with node:zlib. Cost: one file read plus {@link parseFcidump}.
+ * Read and parse an FCIDUMP file; `.gz` files (any file starting with the gzip magic bytes) are
+ * inflated as a stream with node:zlib. The inflated size is bounded by the reader's caps (header
+ * size, line length, lines per NORB), so a decompression bomb is refused early with an
+ * FcidumpError. Cost: one streamed read plus {@link parseFcidump}'s work.
  * @example
  * const fd = await readFcidump('/data/H4.FCIDUMP');
- * const fd2 = await readFcidump(new URL('./H2O.FCIDUMP.gz', import.meta.url));
+ * const fd2 = await readFcidump(new URL('./H2O.FCIDUMP.gz', import.meta.url), { allowMissingCoreEnergy: true });
  */
 export async function readFcidump(path: string | URL, options: Omit<ParseFcidumpOptions, 'file'> = {}): Promise<Fcidump> {
   const file = typeof path === 'string' ? path : fileURLToPath(path);
-  let bytes: Buffer;
+  const gz = await isGzip(file);
+  const reader = new FcidumpReader({ memoryBytes: availableMemoryBytes(), ...options, file });
+  const raw = createReadStream(file);
+  const stream: Readable = gz ? raw.pipe(createGunzip()) : raw;
+  if (gz) raw.on('error', (e) => stream.destroy(e));
+  const decoder = new TextDecoder('utf-8');
   try {
-    bytes = await readFile(file);
+    for await (const chunk of stream) reader.push(decoder.decode(chunk as Buffer, { stream: true }));
+    reader.push(decoder.decode());
   } catch (e) {
-    throw new FcidumpError(file, undefined, 'a readable file', (e as Error).message);
+    if (e instanceof FcidumpError) throw e;
+    const err = e as NodeJS.ErrnoException;
+    if (gz && typeof err.code === 'string' && err.code.startsWith('Z_')) throw new FcidumpError(file, undefined, 'valid gzip data', err.message);
+    if (err.code !== undefined) throw new FcidumpError(file, undefined, 'a readable file', err.message);
+    throw e;
+  } finally {
+    raw.destroy();
+    stream.destroy();
   }
-  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
-    try {
-      bytes = gunzipSync(bytes);
-    } catch (e) {
-      throw new FcidumpError(file, undefined, 'valid gzip data', (e as Error).message);
-    }
-  }
-  return parseFcidump(bytes.toString('utf8'), { ...options, file });
+  return reader.end();
 }

@@ -90,7 +90,8 @@ export function kernelContext(fd: Fcidump, space: DeterminantSpace, dropToleranc
   };
 }
 
-async function defaultWorkers(rows: number): Promise<number> {
+/** Worker threads used for `rows` rows under `workers: 'auto'`. */
+export async function defaultWorkers(rows: number): Promise<number> {
   if (rows < 20_000) return 0;
   try {
     const os = await import('node:os');

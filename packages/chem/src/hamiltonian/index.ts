@@ -6,3 +6,5 @@ export * from './product';
 export * from './assemble';
 export * from './spin';
 export * from './structure';
+export * from './nnz-estimate';
+export * from './chunked';

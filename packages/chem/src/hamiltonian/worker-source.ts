@@ -73,6 +73,14 @@ export interface WorkerPoolJob<T> {
   /** The same computation on the main thread, which then takes ranges too (yielding between them). */
   main?: (start: number, end: number) => T;
   onChunk?: (done: number, total: number) => void;
+  /**
+   * Streaming: each output is handed over in chunk order as soon as it and all before it are
+   * done, and not kept (the pool then resolves to []). At most `maxAhead` chunks (default
+   * 2·(workers + 1)) are in flight or waiting beyond the last one handed over, which bounds memory.
+   * When `onResult` returns a promise, no further chunk is handed over or started until it settles.
+   */
+  onResult?: (index: number, out: T) => void | Promise<void>;
+  maxAhead?: number;
   /** Names the work in errors: `${what} ${start}..${end}: …`. */
   what: string;
 }
@@ -102,18 +110,53 @@ export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | und
     return undefined;
   }
   const results: T[] = new Array(chunks.length);
+  const stream = job.onResult;
+  const maxAhead = job.maxAhead ?? 2 * (job.nworkers + 1);
   let next = 0;
   let done = 0;
+  let delivered = 0;
+  const idle: import('node:worker_threads').Worker[] = [];
+  let blocked = false;
+  let consumed = 0;
   try {
     await new Promise<void>((resolve, reject) => {
+      const canTake = () => !blocked && next < chunks.length && (!stream || next < delivered + maxAhead);
+      const complete = () => {
+        if (done === chunks.length && (!stream || consumed === chunks.length)) resolve();
+      };
+      const deliver = () => {
+        // hand over the contiguous prefix (pausing on a pending promise), then wake parked workers
+        while (!blocked && delivered < chunks.length && results[delivered] !== undefined) {
+          const r = results[delivered]!;
+          results[delivered] = undefined as T;
+          const p = stream!(delivered++, r);
+          if (p && typeof (p as Promise<void>).then === 'function') {
+            blocked = true;
+            (p as Promise<void>).then(() => {
+              blocked = false;
+              consumed++;
+              deliver();
+              complete();
+            }, reject);
+          } else consumed++;
+        }
+        while (idle.length > 0 && canTake()) feed(idle.pop()!);
+      };
+      const store = (id: number, out: T) => {
+        results[id] = out;
+        if (stream) deliver();
+      };
       const finished = () => {
         done++;
         job.onChunk?.(done, chunks.length);
-        if (done === chunks.length) resolve();
+        complete();
         return done === chunks.length;
       };
       const feed = (w: import('node:worker_threads').Worker) => {
-        if (next >= chunks.length) return;
+        if (!canTake()) {
+          if (next < chunks.length) idle.push(w);
+          return;
+        }
         const id = next++;
         w.postMessage({ ...job.extra, type: 'run', id, start: chunks[id]![0], end: chunks[id]![1] });
       };
@@ -124,7 +167,12 @@ export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | und
             reject(new Error(`${job.what} ${chunks[msg.id]!.join('..')}: ${msg.error}`));
             return;
           }
-          results[msg.id] = msg.out!;
+          try {
+            store(msg.id, msg.out!);
+          } catch (e) {
+            reject(e);
+            return;
+          }
           if (!finished()) feed(w);
         });
         w.postMessage({ ...job.init, type: 'init' });
@@ -134,9 +182,13 @@ export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | und
       // finished workers are fed without waiting
       const runMain = () => {
         if (!job.main || next >= chunks.length) return;
+        if (!canTake()) {
+          if (next < chunks.length) setTimeout(runMain, 1);
+          return;
+        }
         const id = next++;
         try {
-          results[id] = job.main(chunks[id]![0], chunks[id]![1]);
+          store(id, job.main(chunks[id]![0], chunks[id]![1]));
         } catch (e) {
           reject(e);
           return;
@@ -148,5 +200,5 @@ export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | und
   } finally {
     await Promise.all(workers.map((w) => w.terminate()));
   }
-  return results;
+  return stream ? [] : results;
 }

@@ -56,3 +56,31 @@ export async function runOnWorkers(
   });
   return outs?.map((out, i) => ({ start: chunks[i]![0], end: chunks[i]![1], out }));
 }
+
+/**
+ * {@link runOnWorkers} streaming: each chunk's output goes to `onResult` in chunk order as soon
+ * as it is ready and is not kept; at most 2·(workers + 1) chunks are in flight or waiting, so
+ * memory stays bounded whatever the matrix size. Resolves to false when worker threads cannot
+ * be created (the caller then runs the chunks on the main thread).
+ */
+export async function streamOnWorkers(
+  ctx: KernelContext | ProductContext,
+  chunks: readonly [number, number][],
+  nworkers: number,
+  onResult: (chunk: RowChunk) => void | Promise<void>,
+  onChunk?: (done: number, total: number) => void,
+  kernel: 'hash' | 'product' = 'hash',
+  mainKernel?: (start: number, end: number) => KernelOutput,
+): Promise<boolean> {
+  const outs = await runWorkerPool<KernelOutput>({
+    code: workerSource(),
+    init: { ctx: shareDeep(ctx), kernel },
+    chunks,
+    nworkers,
+    ...(mainKernel ? { main: mainKernel } : {}),
+    ...(onChunk ? { onChunk } : {}),
+    onResult: (i, out) => onResult({ start: chunks[i]![0], end: chunks[i]![1], out }),
+    what: 'assembly worker failed on rows',
+  });
+  return outs !== undefined;
+}

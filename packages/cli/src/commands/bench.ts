@@ -4,10 +4,11 @@
  * each checked against the float64 reference first; optional SVG bar chart.
  * @module
  */
-import { writeFileSync } from 'node:fs';
 import { csrSpmv, getFormat } from '@gpusparse/formats';
 import { groupedBarChart } from '../plots/svg';
-import { type Command, ExitCode, info, numberOption, out, printJson, UsageError } from '../util/context';
+import { checkKernelIds } from '../util/backend';
+import { type Command, ExitCode, info, integerOption, out, printJson, UsageError } from '../util/context';
+import { writeOutputFile } from '../util/output';
 import { loadMatrix } from '../util/load';
 import { progressBar } from '../util/progress';
 import { formatTable } from '../util/table';
@@ -37,10 +38,11 @@ export const benchCommand: Command = {
     if (pos.length !== 1) throw new UsageError(`bench: expected one matrix argument, got ${pos.length}`);
     if (common.backend === 'cpu') throw new UsageError('bench: measures WebGPU kernels; drop --backend cpu');
     const gpu = await import('@gpusparse/gpu');
+    const reps = integerOption('reps', v.reps as string | undefined, 20, 1);
+    if (typeof v.kernels === 'string') await checkKernelIds(v.kernels.split(','), '--kernels');
     const m = await loadMatrix(pos[0]!);
     const a = m.matrix;
     const nnz = a.rowPtr[a.rows]!;
-    const reps = numberOption('reps', v.reps as string | undefined, 20);
     const ks = typeof v.kernels === 'string' ? v.kernels.split(',').map((id) => gpu.getKernel(id)) : gpu.kernels;
     const ctx = await gpu.createGpuContext();
     const bar = progressBar('bench', { enabled: common.progress });
@@ -87,7 +89,7 @@ export const benchCommand: Command = {
       dy.dispose();
       const timed = rows.filter((r) => r.ms !== undefined).sort((p, q) => p.ms! - q.ms!);
       if (typeof v.plot === 'string') {
-        writeFileSync(v.plot, groupedBarChart([m.name], timed.map((r) => `${r.kernel} ${JSON.stringify(r.params)}`), timed.map((r) => [r.gflops]), { title: `SpMV GFLOP/s on ${m.name}`, yLabel: 'GFLOP/s' }));
+        writeOutputFile(v.plot, groupedBarChart([m.name], timed.map((r) => `${r.kernel} ${JSON.stringify(r.params)}`), timed.map((r) => [r.gflops]), { title: `SpMV GFLOP/s on ${m.name}`, yLabel: 'GFLOP/s' }));
         info(`bar chart written to ${v.plot}`);
       }
       if (common.json) printJson({ matrix: m.name, rows: a.rows, nnz, device: ctx.describe().adapter, results: rows });

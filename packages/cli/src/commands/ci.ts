@@ -3,12 +3,16 @@
  * energies (ground and excited states) from an FCIDUMP file, with ⟨S²⟩ per root.
  * @module
  */
-import { type CiBackend, type CiProgress, ciEnergies, type SpaceSpec } from '@gpusparse/chem';
+import { type ChunkSink, type CiBackend, type CiProgress, ciEnergies, estimateCiEnergies, type SpaceSpec } from '@gpusparse/chem';
+import { readFcidump } from '@gpusparse/chem/node';
+import { formatBytes } from '@gpusparse/formats';
 import type { CsrMatrix } from '@gpusparse/formats';
 import { openBackend, type Backend } from '../util/backend';
-import { type Command, ExitCode, info, numberOption, out, printJson, UsageError } from '../util/context';
+import { type Command, ExitCode, formatNameOption, info, numberOption, out, printJson, UsageError } from '../util/context';
+import { gpuChunkSink } from '../util/ci-device';
+import { deviceMemoryOf, printEstimate } from '../util/ci-memory';
 import { intOption } from '../util/int-option';
-import { progressBar } from '../util/progress';
+import { progressBar, stageLog } from '../util/progress';
 import { formatTable } from '../util/table';
 
 /** Parse --space: fci, cis, cisd, cisdt, ci:<level>, cas:<electrons>,<orbitals>. */
@@ -25,9 +29,13 @@ export function parseSpace(s: string): SpaceSpec {
 
 /** A chem backend over a CLI backend: the format's first registered kernel, or the tuner for 'csr'. */
 // biome-ignore lint/suspicious/noExplicitAny: either backend
-export function ciBackendOf(b: Backend<any, any>): CiBackend<unknown, unknown> {
+export function ciBackendOf(b: Backend<any, any>, deviceMemoryGb?: number): CiBackend<unknown, unknown> {
+  const name = b.ctx ? Object.values(b.ctx.describe().adapter).join(' ') : '';
+  const deviceMemory = b.kind === 'webgpu' ? deviceMemoryOf(name, deviceMemoryGb) : undefined;
   return {
     space: b.space,
+    ...(deviceMemory ? { deviceMemory } : {}),
+    ...(b.kind === 'webgpu' && b.ctx ? { chunkSink: (rows: number, perRow: number) => gpuChunkSink(b.ctx!, rows, perRow) as Promise<ChunkSink<unknown>> } : {}),
     async operator(matrix: CsrMatrix, format: string) {
       if (b.kind === 'cpu') return (await b.operator(matrix)).op;
       if (format === 'csr' || format === 'auto') return (await b.operator(matrix, { expectedProducts: 200 })).op;
@@ -39,13 +47,46 @@ export function ciBackendOf(b: Backend<any, any>): CiBackend<unknown, unknown> {
   };
 }
 
+/** --assembly: how H is built (see CiOptions.assembly). */
+function parseAssembly(s: string): 'auto' | 'chunked' | 'whole' {
+  if (s === 'auto' || s === 'chunked' || s === 'whole') return s;
+  throw new UsageError(`--assembly: expected auto, chunked or whole, got '${s}'`);
+}
+
+/** The progress of a CI run as a bar (TTY) and stage lines (log). */
+function ciProgressHandler(bar: ReturnType<typeof progressBar>, log: ReturnType<typeof stageLog>): (p: CiProgress) => void {
+  return (p) => {
+    if (p.stage === 'read') log.stage('FCIDUMP read');
+    else if (p.stage === 'estimate') {
+      const e = p.estimate;
+      log.stage(`sized: ${e.determinants} determinants, H ≈ ${e.nnz.nnz.toExponential(2)} non-zeros, peak host ${formatBytes(e.peakHost)} of ${formatBytes(e.host.bytes)} available, device ${formatBytes(e.peakDevice)}`);
+    } else if (p.stage === 'space') log.stage('determinant space built');
+    else if (p.stage === 'assembly') {
+      bar.update(p.rowsDone, p.rows, 'assembling H');
+      log.tick('assembly', `assembly: ${p.rowsDone}/${p.rows} rows (${((100 * p.rowsDone) / Math.max(1, p.rows)).toFixed(0)}%)`);
+    } else if (p.stage === 'solve-start') log.stage('H assembled; solving');
+    else if (p.stage === 'solve' || p.stage === 'polish') {
+      const what = p.stage === 'solve' ? 'Davidson' : 'float64 polish';
+      const res = Math.max(...p.residualNorms).toExponential(2);
+      bar.update(p.iteration, p.iteration + 5, `${what} iter ${p.iteration}, max res ${res}`);
+      log.tick(p.stage, `${what}: iteration ${p.iteration}, lowest ${p.values[0]?.toFixed(8)}, max residual ${res}`);
+    }
+  };
+}
+
 export const ciCommand: Command = {
   summary: 'configuration-interaction energies from an FCIDUMP',
   usage: [
     'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n]',
     '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8] [--maxit N]',
+    '                    [--allow-missing-core] [--dry-run] [--host-memory GB] [--device-memory GB] [--assembly auto|chunked|whole] [--chunk-nnz N]',
     '',
     'Energies include the core energy (the FCIDUMP constant line). ⟨S²⟩ is reported per root.',
+    'A file without the constant line is refused (it is what a truncated file looks like);',
+    '--allow-missing-core accepts it and uses 0.',
+    'The run is sized before the space is built (determinants exact, H non-zeros sampled, bytes per stage)',
+    'and refused with exit 5 when it cannot fit; --dry-run prints that estimate and stops.',
+    'Off a terminal, progress is a line per stage on stderr with the elapsed time.',
     '--tol: absolute residual ‖H v − E v‖ in Eh, judged on the --nroots requested roots only (a guard root',
     'Davidson adds against skipped states does not hold the verdict). --maxit: most Davidson iterations (an integer ≥ 1, default 200).',
   ].join('\n'),
@@ -60,6 +101,12 @@ export const ciCommand: Command = {
     solver: { type: 'string' },
     tol: { type: 'string' },
     maxit: { type: 'string' },
+    'allow-missing-core': { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
+    'host-memory': { type: 'string' },
+    'device-memory': { type: 'string' },
+    assembly: { type: 'string' },
+    'chunk-nnz': { type: 'string' },
   },
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`ci: expected one FCIDUMP argument, got ${pos.length}`);
@@ -70,25 +117,47 @@ export const ciCommand: Command = {
     const backend = await openBackend(common.backend);
     if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);
     const bar = progressBar('ci', { enabled: common.progress });
+    const log = stageLog('ci', { enabled: common.progress });
+    log.stage(`reading ${pos[0]}`);
     try {
-      const onProgress = (p: CiProgress) => {
-        if (p.stage === 'assembly') bar.update(p.rowsDone, p.rows, 'assembling H');
-        else if (p.stage === 'solve') bar.update(p.iteration, p.iteration + 5, `Davidson iter ${p.iteration}, max res ${Math.max(...p.residualNorms).toExponential(2)}`);
+      const memory = {
+        ...(v['host-memory'] === undefined ? {} : { hostBytes: numberOption('host-memory', v['host-memory'] as string, 0) * 1e9 }),
       };
-      const r = await ciEnergies(pos[0]!, {
+      // the flag needs a reader option: read here, the driver takes the parsed integrals
+      const input = v['allow-missing-core'] === true ? await readFcidump(pos[0]!, { allowMissingCoreEnergy: true }) : pos[0]!;
+      const deviceGb = v['device-memory'] === undefined ? undefined : numberOption('device-memory', v['device-memory'] as string, 0);
+      const ciBackend = ciBackendOf(backend, deviceGb);
+      const common0 = {
         space,
         nroots,
-        solver,
-        format: (v.format as string | undefined) ?? 'csr',
-        backend: ciBackendOf(backend),
-        tol: numberOption('tol', v.tol as string | undefined, 1e-8),
-        ...(maxIterations === undefined ? {} : { maxIterations }),
-        onProgress,
         ...(v.ms2 === undefined ? {} : { ms2: numberOption('ms2', v.ms2 as string, 0) }),
         ...(v.irrep === undefined ? {} : { irrep: numberOption('irrep', v.irrep as string, 1) }),
         ...(v.multiplicity === undefined ? {} : { spin: { multiplicity: numberOption('multiplicity', v.multiplicity as string, 1), penalty: numberOption('penalty', v.penalty as string | undefined, 0.2) } }),
+        memory,
+      };
+      if (v['dry-run']) {
+        const kind = backend.space.precision === 'f32' ? 'device' : 'host';
+        // on a device the driver assembles in chunks (of 2^24 non-zeros) when H is large
+        const e = await estimateCiEnergies(input, { ...common0, backend: kind, ...(kind === 'device' ? { chunkNnz: 2 ** 24 } : {}), ...(ciBackend.deviceMemory ? { deviceMemory: ciBackend.deviceMemory } : {}) });
+        const fits = e.estimate.peakHost <= e.estimate.host.bytes && (!e.estimate.device || e.estimate.peakDevice <= e.estimate.device.bytes);
+        if (common.json) printJson({ file: pos[0], backend: backend.description, space: e.label, fits, ...e.estimate, plan: e.plan });
+        else printEstimate(pos[0]!, e.label, e.estimate, backend.description);
+        if (!fits) info(`ci --dry-run: this run would be refused (peak host ${formatBytes(e.estimate.peakHost)}, device ${formatBytes(e.estimate.peakDevice)}): see the table`);
+        return fits ? ExitCode.ok : ExitCode.resource;
+      }
+      const r = await ciEnergies(input, {
+        ...common0,
+        solver,
+        format: formatNameOption('format', v.format, 'csr', ['auto']),
+        backend: ciBackend,
+        tol: numberOption('tol', v.tol as string | undefined, 1e-8),
+        ...(maxIterations === undefined ? {} : { maxIterations }),
+        onProgress: ciProgressHandler(bar, log),
+        ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
+        ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: numberOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24) }),
       });
       bar.finish();
+      log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);
       const { vectors: _vectors, ...rest } = r;
       if (common.json) printJson({ file: pos[0], backend: backend.description, ...rest });
       else {

@@ -3,11 +3,11 @@
  * every format; `--spy file.svg` draws a spy plot, with `--overlay hybrid|sell` structure.
  * @module
  */
-import { writeFileSync } from 'node:fs';
-import { type CsrMatrix, csrTranspose, formatReport, formatReportTable, getFormat, rowLengthStats } from '@gpusparse/formats';
+import { availableMemoryBytes, type CsrMatrix, csrTranspose, defaultReportMaxBytes, formatReport, formatReportTable, getFormat, rowLengthStats } from '@gpusparse/formats';
 import { type SpyOverlay, spyPlot } from '../plots/svg';
-import { type Command, type CommonOptions, ExitCode, info, out, printJson, UsageError } from '../util/context';
+import { type Command, type CommonOptions, ExitCode, formatNameOption, info, out, printJson, UsageError } from '../util/context';
 import { loadMatrix } from '../util/load';
+import { writeOutputFile } from '../util/output';
 import { formatTable } from '../util/table';
 
 /** Numerical symmetry of a square matrix: 'symmetric', 'skew-symmetric' or 'general'. */
@@ -52,6 +52,7 @@ export const infoCommand: Command = {
     '',
     'Prints the matrix statistics (seed 004 Table 1: RMIN, RAVE, RMAX, RSD, RSDP) and, for every',
     'storage format, bytes (f32 and f64 values), occupancy beta = nnz/stored, padding and conversion time.',
+    'A format whose storage, estimated from row lengths, exceeds max(64 MiB, 16 × CSR) is listed as not built.',
   ].join('\n'),
   options: { spy: { type: 'string' }, overlay: { type: 'string' }, formats: { type: 'string' }, lenient: { type: 'boolean' } },
   async run(pos: string[], v: Record<string, unknown>, common: CommonOptions): Promise<number> {
@@ -63,10 +64,13 @@ export const infoCommand: Command = {
     const a = m.matrix;
     const stats = rowLengthStats(a);
     const symmetry = detectSymmetry(a);
-    const report = formatReport(a, { formats: typeof v.formats === 'string' ? v.formats.split(',') : undefined });
+    const names = typeof v.formats === 'string' ? v.formats.split(',').map((n) => formatNameOption('formats', n, n)) : undefined;
+    // formats padded past the limit (estimated from row lengths) are listed as not built
+    const maxBytes = Math.min(defaultReportMaxBytes(a), availableMemoryBytes() / 2);
+    const report = formatReport(a, { formats: names, maxBytes });
     if (typeof v.spy === 'string') {
       const svg = spyPlot(a, { title: `${m.name}: ${a.rows}×${a.cols}, nnz ${stats.nnz}`, overlay: typeof v.overlay === 'string' ? overlayFor(a, v.overlay) : undefined });
-      writeFileSync(v.spy, svg);
+      writeOutputFile(v.spy, svg);
       info(`spy plot written to ${v.spy}`);
     }
     if (common.json) {

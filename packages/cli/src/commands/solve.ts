@@ -4,12 +4,12 @@
  * on the CPU (float64), print the result object, optionally plot the convergence history.
  * @module
  */
-import { writeFileSync } from 'node:fs';
 import { type CsrMatrix, csrSpmv, HostOperator, readMatrixMarket } from '@gpusparse/formats';
 import { bicg, bicgstab, cg, gmres, jacobi, refinedSolve, type SolveResult } from '@gpusparse/solvers';
 import { linePlot } from '../plots/svg';
-import { type Command, type CommonOptions, ExitCode, info, numberOption, out, printJson, UsageError } from '../util/context';
-import { openBackend } from '../util/backend';
+import { type Command, type CommonOptions, ExitCode, info, integerOption, numberOption, out, printJson, UsageError } from '../util/context';
+import { checkKernelIds, openBackend } from '../util/backend';
+import { writeOutputFile } from '../util/output';
 import { loadMatrix } from '../util/load';
 import { progressBar } from '../util/progress';
 import { formatTable } from '../util/table';
@@ -55,13 +55,14 @@ export const solveCommand: Command = {
     if (pos.length < 1 || pos.length > 2) throw new UsageError(`solve: expected A and optionally b, got ${pos.length} arguments`);
     const method = ((v.method as string | undefined) ?? 'cg') as Method;
     if (!(method in methods)) throw new UsageError(`--method: expected cg, gmres, bicgstab or bicg, got '${method}'`);
-    const rtol = numberOption('rtol', v.rtol as string | undefined, 1e-8);
-    const atol = numberOption('atol', v.atol as string | undefined, 0);
-    const maxIterations = v.maxit === undefined ? undefined : numberOption('maxit', v.maxit as string, 0);
-    const restart = numberOption('restart', v.restart as string | undefined, 30);
+    const rtol = numberOption('rtol', v.rtol as string | undefined, 1e-8, { min: 0 });
+    const atol = numberOption('atol', v.atol as string | undefined, 0, { min: 0 });
+    const maxIterations = v.maxit === undefined ? undefined : integerOption('maxit', v.maxit as string, 0);
+    const restart = integerOption('restart', v.restart as string | undefined, 30, 1);
     const precond = (v.precond as string | undefined) ?? 'none';
     if (!['none', 'jacobi'].includes(precond)) throw new UsageError(`--precond: expected none or jacobi, got '${precond}'`);
-    const checkEvery = v['check-every'] === undefined ? undefined : numberOption('check-every', v['check-every'] as string, 8);
+    const checkEvery = v['check-every'] === undefined ? undefined : integerOption('check-every', v['check-every'] as string, 8, 1);
+    if (typeof v.kernel === 'string') await checkKernelIds([v.kernel], '--kernel');
 
     const m = await loadMatrix(pos[0]!);
     const a = m.matrix;
@@ -114,7 +115,7 @@ export const solveCommand: Command = {
       }
       const trueRel = Math.sqrt(rn) / (Math.sqrt(bn) || 1);
       if (typeof v.plot === 'string') {
-        writeFileSync(
+        writeOutputFile(
           v.plot,
           linePlot([{ name: `${result.method} (${backend.kind})`, x: result.history.map((h) => h.iteration), y: result.history.map((h) => h.residual / (result.bNorm || 1)) }], {
             title: `${m.name}: ${result.method}`,

@@ -10,7 +10,7 @@ import { ciEnergies } from '@gpusparse/chem';
 import { csrSpmv, generators, HostOperator } from '@gpusparse/formats';
 import { refinedSolve } from '@gpusparse/solvers';
 import { openBackend } from '../util/backend';
-import { type Command, ExitCode, info, numberOption, out, printJson } from '../util/context';
+import { type Command, ExitCode, info, integerOption, out, printJson } from '../util/context';
 import { formatTable } from '../util/table';
 import { ciBackendOf } from './ci';
 
@@ -26,8 +26,9 @@ export const startCommand: Command = {
   usage: 'usage: gpusparse start [--grid 128] [--nroots 4] [--json] [--backend webgpu|cpu|auto]',
   options: { grid: { type: 'string' }, nroots: { type: 'string' } },
   async run(_pos, v, common) {
-    const grid = numberOption('grid', v.grid as string | undefined, 128);
-    const nroots = numberOption('nroots', v.nroots as string | undefined, 4);
+    // grid² rows and ~5·grid² non-zeros must fit 32-bit indices
+    const grid = integerOption('grid', v.grid as string | undefined, 128, 2, 20724);
+    const nroots = integerOption('nroots', v.nroots as string | undefined, 4, 1);
     const tOpen = performance.now();
     const backend = await openBackend(common.backend);
     const openMs = performance.now() - tOpen;

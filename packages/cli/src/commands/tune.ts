@@ -4,7 +4,8 @@
  * cached (a second run is a hit and times nothing) unless --no-cache.
  * @module
  */
-import { type Command, ExitCode, info, numberOption, out, UsageError } from '../util/context';
+import { checkKernelIds } from '../util/backend';
+import { type Command, ExitCode, info, integerOption, numberOption, out, UsageError } from '../util/context';
 import { loadMatrix } from '../util/load';
 import { progressBar } from '../util/progress';
 
@@ -32,15 +33,21 @@ export const tuneCommand: Command = {
     if (pos.length !== 1) throw new UsageError(`tune: expected one matrix argument, got ${pos.length}`);
     if (common.backend === 'cpu') throw new UsageError('tune: the autotuner measures WebGPU kernels; --backend cpu has nothing to tune');
     const gpu = await import('@gpusparse/gpu');
+    const kernelIds = typeof v.kernels === 'string' ? v.kernels.split(',') : undefined;
+    if (kernelIds) await checkKernelIds(kernelIds, '--kernels');
+    const expectedProducts = v.products === undefined ? undefined : integerOption('products', v.products as string, 1000, 1);
+    const budgetMs = v['budget-ms'] === undefined ? undefined : numberOption('budget-ms', v['budget-ms'] as string, 0, { min: 0 });
+    const fraction = numberOption('fraction', v.fraction as string | undefined, 0.1, { min: 0 });
+    const maxRows = integerOption('rows', v.rows as string | undefined, 40, 1);
     const m = await loadMatrix(pos[0]!);
     const ctx = await gpu.createGpuContext();
     const bar = progressBar('tuning', { enabled: common.progress });
     try {
-      const kernels = typeof v.kernels === 'string' ? v.kernels.split(',').map((id) => gpu.getKernel(id)) : undefined;
+      const kernels = kernelIds?.map((id) => gpu.getKernel(id));
       const r = await gpu.autotune(ctx, m.matrix, {
-        expectedProducts: v.products === undefined ? undefined : numberOption('products', v.products as string, 1000),
-        budgetMs: v['budget-ms'] === undefined ? undefined : numberOption('budget-ms', v['budget-ms'] as string, 0),
-        fraction: numberOption('fraction', v.fraction as string | undefined, 0.1),
+        expectedProducts,
+        budgetMs,
+        fraction,
         exhaustive: Boolean(v.exhaustive),
         cache: v['no-cache'] ? false : typeof v.cache === 'string' ? v.cache : true,
         ...(kernels ? { kernels } : {}),
@@ -51,7 +58,7 @@ export const tuneCommand: Command = {
       if (common.json) out(gpu.reportJson(r.report));
       else {
         out(`${m.name}: ${m.matrix.rows}×${m.matrix.cols}, nnz ${m.matrix.rowPtr[m.matrix.rows]} on ${ctx.describe().adapter.device || ctx.describe().adapter.description}`);
-        out(gpu.reportTable(r.report, { maxRows: numberOption('rows', v.rows as string | undefined, 40) }));
+        out(gpu.reportTable(r.report, { maxRows }));
       }
       return ExitCode.ok;
     } finally {

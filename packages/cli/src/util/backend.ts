@@ -5,7 +5,17 @@
  */
 import { type CsrMatrix, HostOperator, type HostScalar, HostVectorSpace, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
 import type { GpuContext, GpuVector } from '@gpusparse/gpu';
-import type { CommonOptions } from './context';
+import { type CommonOptions, info, UsageError } from './context';
+
+/**
+ * Check SpMV kernel ids against the registry of @gpusparse/gpu (importing it loads no GPU):
+ * an unknown id is a usage error listing the valid ones, on every backend.
+ */
+export async function checkKernelIds(ids: readonly string[], option: string): Promise<void> {
+  const { kernels } = await import('@gpusparse/gpu');
+  const known = kernels.map((k) => k.id);
+  for (const id of ids) if (!known.includes(id)) throw new UsageError(`${option}: unknown kernel '${id}': expected one of ${known.join(', ')}`);
+}
 
 /** How to build the device operator: a fixed kernel, or the autotuner. */
 export interface OperatorChoice {
@@ -44,7 +54,11 @@ export function hostBackend(fallbackReason?: string): Backend<Float64Array, Host
     kind: 'cpu',
     description: 'CPU (float64 host backend)',
     space: new HostVectorSpace(),
-    async operator(a) {
+    async operator(a, choice = {}) {
+      if (choice.kernel !== undefined) {
+        await checkKernelIds([choice.kernel], '--kernel');
+        info(`note: --kernel ${choice.kernel} selects a WebGPU kernel; the CPU backend multiplies with float64 host CSR`);
+      }
       return { op: HostOperator.fromCsr(a), label: 'host-csr (float64)' };
     },
     dispose() {},
@@ -74,6 +88,7 @@ export async function gpuBackend(): Promise<Backend<GpuVector, unknown>> {
           tuning: r.winner ? { kernel: r.winner.kernel, params: r.winner.params, spentMs: r.spentMs, cacheHit: r.source === 'cache' } : undefined,
         };
       }
+      if (choice.kernel !== undefined) await checkKernelIds([choice.kernel], '--kernel');
       const op = gpu.gpuOperatorFromCsr(ctx, a, { kernel: choice.kernel ?? 'csr-vector', params: choice.params });
       return { op, label: op.label };
     },

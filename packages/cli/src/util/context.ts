@@ -2,6 +2,7 @@
  * What every command receives: parsed options, output helpers and the exit codes.
  * @module
  */
+import { checkStrictNumber, formats, type StrictNumberRange } from '@gpusparse/formats';
 
 /** Exit codes of the gpusparse command. */
 export const ExitCode = {
@@ -49,28 +50,73 @@ export function info(line = ''): void {
   process.stderr.write(`${line}\n`);
 }
 
-/** Print `value` as pretty JSON on stdout (typed arrays become plain arrays). */
-export function printJson(value: unknown): void {
-  out(
-    JSON.stringify(
-      value,
-      (_k, v) => {
-        if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return Array.from(v as unknown as ArrayLike<number>);
-        if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
-        if (typeof v === 'bigint') return v.toString();
-        return v;
-      },
-      2,
-    ),
+/** A string no JSON text of ours contains: stands for −0 until the text is finished. */
+const NEG_ZERO = '\u0000gpusparse:-0\u0000';
+const NEG_ZERO_JSON = JSON.stringify(NEG_ZERO);
+
+/**
+ * JSON text of `value`: typed arrays become lists, non-finite numbers strings, bigints decimal
+ * strings, and −0 stays `-0` (valid JSON, read back as −0 by JSON.parse; JSON.stringify alone
+ * writes 0, which made a "round trip exact" claim false for matrices holding −0).
+ * @example
+ * jsonText({ v: Float64Array.of(-0, 1) }); // '{"v":[-0,1]}'
+ */
+export function jsonText(value: unknown, indent?: number): string {
+  let sawNegZero = false;
+  const text = JSON.stringify(
+    value,
+    (_k, v) => {
+      if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return Array.from(v as unknown as ArrayLike<number>);
+      if (typeof v === 'number') {
+        if (!Number.isFinite(v)) return String(v);
+        if (Object.is(v, -0)) {
+          sawNegZero = true;
+          return NEG_ZERO;
+        }
+      }
+      if (typeof v === 'bigint') return v.toString();
+      return v;
+    },
+    indent,
   );
+  return sawNegZero ? text.split(NEG_ZERO_JSON).join('-0') : text;
 }
 
-/** Parse a number option or raise a UsageError naming it. */
-export function numberOption(name: string, v: string | undefined, fallback: number): number {
+/** Print `value` as pretty JSON on stdout (see {@link jsonText}). */
+export function printJson(value: unknown): void {
+  out(jsonText(value, 2));
+}
+
+/**
+ * Parse a number option strictly (decimal and exponent forms only: `0x1`, `''`, `1e`, `nan`,
+ * `inf` are refused) or raise a UsageError naming it. `range` adds integer and bounds checks.
+ * @example
+ * numberOption('rtol', '1e-8', 1e-6); // 1e-8
+ * numberOption('maxit', '2.5', 100, { integer: true, min: 0 }); // UsageError "--maxit: expected an integer ≥ 0 ..."
+ */
+export function numberOption(name: string, v: string | undefined, fallback: number, range: StrictNumberRange = {}): number {
   if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw new UsageError(`--${name}: expected a number, got '${v}'`);
-  return n;
+  const r = checkStrictNumber(v, range);
+  if (!r.ok) throw new UsageError(`--${name}: expected ${r.expected}, got '${v}'`);
+  return r.value;
+}
+
+/** {@link numberOption} for counts: a safe integer in [min, max] (default [0, 2^53 − 1]). */
+export function integerOption(name: string, v: string | undefined, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  return numberOption(name, v, fallback, { integer: true, min, max });
+}
+
+/**
+ * A storage-format name option: one of the registry's names or of `extra` (e.g. 'auto'), else a
+ * UsageError listing them. Returns `fallback` when the option is absent.
+ * @example
+ * formatNameOption('format', 'nope', 'csr', ['auto']); // UsageError "--format: unknown format 'nope': expected one of auto, csr, coo, ..."
+ */
+export function formatNameOption(option: string, v: unknown, fallback: string, extra: readonly string[] = []): string {
+  if (v === undefined) return fallback;
+  const names = [...extra, ...formats.map((f) => f.name)];
+  if (typeof v !== 'string' || !names.includes(v)) throw new UsageError(`--${option}: unknown format '${String(v)}': expected one of ${names.join(', ')}`);
+  return v;
 }
 
 /** One command: its help text, its options for parseArgs, and its body. */

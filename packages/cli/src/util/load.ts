@@ -3,9 +3,13 @@
  * `gen:<name>:<args>` so commands can run without a file:
  * `gen:poisson2d:1000` (1000×1000 grid), `gen:poisson3d:64`, `gen:banded:1000000:8`,
  * `gen:uniform:1000000:16`, `gen:powerlaw:1000000`, `gen:cilike:100000`, `gen:laplacian1d:1000`.
+ * A generator's rows and non-zeros must fit 32-bit indices (at most 2^31 − 1 each: e.g.
+ * poisson2d n ≤ 20724) — outside that range the spec is a usage error (exit 2); within it, a
+ * matrix whose arrays cannot fit the memory available is refused before allocation (exit 5).
  * @module
  */
-import { type CsrMatrix, generators, readMatrixMarket } from '@gpusparse/formats';
+import { getHeapStatistics } from 'node:v8';
+import { availableMemoryBytes, type CsrMatrix, checkStrictNumber, generators, readMatrixMarket, ResourceLimitError } from '@gpusparse/formats';
 import { UsageError } from './context';
 
 /** A loaded matrix and where it came from. */
@@ -16,29 +20,70 @@ export interface LoadedMatrix {
   warnings: string[];
 }
 
-const gens: Record<string, (a: number[]) => CsrMatrix> = {
-  poisson2d: ([n = 100]) => generators.poisson2d(n),
-  poisson3d: ([n = 20]) => generators.poisson3d(n),
-  laplacian1d: ([n = 1000]) => generators.laplacian1d(n),
-  banded: ([n = 10000, w = 4]) => generators.banded(n, w, w, { spd: true }),
-  uniform: ([n = 10000, k = 16]) => generators.uniformRandom(n, n, k, 1),
-  powerlaw: ([n = 10000]) => generators.powerLaw(n, n, { seed: 1 }),
-  cilike: ([n = 10000]) => generators.ciLike(n, { maxPerRow: 2000 }),
+const MAX_INT32 = 2147483647;
+
+/** A generator: its argument names and defaults, its size before building, and the builder. */
+interface Generator {
+  args: readonly [string, number][];
+  /** Rows and a lower bound of the stored entries, from the arguments alone. */
+  size(a: number[]): { rows: number; nnz: number };
+  build(a: number[]): CsrMatrix;
+  symmetry: 'symmetric' | 'general';
+}
+
+const gens: Record<string, Generator> = {
+  poisson2d: { args: [['n', 100]], size: ([n = 0]) => ({ rows: n * n, nnz: 5 * n * n - 4 * n }), build: ([n = 100]) => generators.poisson2d(n), symmetry: 'symmetric' },
+  poisson3d: { args: [['n', 20]], size: ([n = 0]) => ({ rows: n ** 3, nnz: 7 * n ** 3 - 6 * n * n }), build: ([n = 20]) => generators.poisson3d(n), symmetry: 'symmetric' },
+  laplacian1d: { args: [['n', 1000]], size: ([n = 0]) => ({ rows: n, nnz: 3 * n - 2 }), build: ([n = 1000]) => generators.laplacian1d(n), symmetry: 'symmetric' },
+  banded: {
+    args: [['n', 10000], ['w', 4]],
+    size: ([n = 0, w = 0]) => ({ rows: n, nnz: n * (2 * Math.min(w, n) + 1) - Math.min(w, n) * (Math.min(w, n) + 1) }),
+    build: ([n = 10000, w = 4]) => generators.banded(n, w, w, { spd: true }),
+    symmetry: 'symmetric',
+  },
+  uniform: { args: [['n', 10000], ['k', 16]], size: ([n = 0, k = 0]) => ({ rows: n, nnz: n * Math.min(k, n) }), build: ([n = 10000, k = 16]) => generators.uniformRandom(n, n, k, 1), symmetry: 'general' },
+  powerlaw: { args: [['n', 10000]], size: ([n = 0]) => ({ rows: n, nnz: n }), build: ([n = 10000]) => generators.powerLaw(n, n, { seed: 1 }), symmetry: 'general' },
+  cilike: { args: [['n', 10000]], size: ([n = 0]) => ({ rows: n, nnz: n }), build: ([n = 10000]) => generators.ciLike(n, { maxPerRow: 2000 }), symmetry: 'general' },
 };
+
+/**
+ * V8 heap the generators keep per row while building (one small typed array per row, measured
+ * at ~250 bytes with garbage; 100 is what stays reachable), on top of the CSR arrays.
+ */
+const HEAP_BYTES_PER_ROW = 100;
+
+/** Parse and check a `gen:` spec, refusing before allocation what cannot be built. */
+function generate(spec: string): LoadedMatrix {
+  const [, name, ...rest] = spec.split(':');
+  const g = gens[name ?? ''];
+  if (!g) throw new UsageError(`unknown generator '${name}' in '${spec}': expected one of ${Object.keys(gens).join(', ')}`);
+  if (rest.length > g.args.length) throw new UsageError(`'${spec}': ${name} takes at most ${g.args.length} argument(s) (${g.args.map(([n]) => n).join(', ')}), got ${rest.length}`);
+  const args = g.args.map(([argName, fallback], k) => {
+    const text = rest[k];
+    if (text === undefined) return fallback;
+    const r = checkStrictNumber(text, { integer: true, min: 0, max: MAX_INT32 });
+    if (!r.ok) throw new UsageError(`generator argument ${argName} '${text}' in '${spec}': expected ${r.expected}`);
+    return r.value;
+  });
+  const { rows, nnz } = g.size(args);
+  if (rows > MAX_INT32 || nnz > MAX_INT32) {
+    throw new UsageError(`'${spec}' has ${rows} rows and ${nnz} non-zeros: expected at most ${MAX_INT32} of each (32-bit indices)`);
+  }
+  const csrBytes = 12 * nnz + 4 * (rows + 1);
+  const avail = availableMemoryBytes();
+  if (csrBytes > avail) throw new ResourceLimitError(`'${spec}' (${rows} rows, ≥ ${nnz} non-zeros, CSR)`, csrBytes, avail, 'choose a smaller size');
+  const heap = getHeapStatistics();
+  const heapNeed = HEAP_BYTES_PER_ROW * rows;
+  const heapFree = heap.heap_size_limit - heap.used_heap_size;
+  if (heapNeed > heapFree) {
+    throw new ResourceLimitError(`'${spec}' (${rows} rows; the generator keeps one small array per row on the V8 heap)`, heapNeed, heapFree, 'choose a smaller size or raise --max-old-space-size');
+  }
+  return { matrix: g.build(args), name: spec, symmetry: g.symmetry, warnings: [] };
+}
 
 /** Load a matrix from a path or a `gen:` spec. */
 export async function loadMatrix(spec: string, opts: { strictCount?: boolean } = {}): Promise<LoadedMatrix> {
-  if (spec.startsWith('gen:')) {
-    const [, name, ...rest] = spec.split(':');
-    const g = gens[name ?? ''];
-    if (!g) throw new UsageError(`unknown generator '${name}' in '${spec}': expected one of ${Object.keys(gens).join(', ')}`);
-    const args = rest.map((s) => {
-      const n = Number(s);
-      if (!Number.isInteger(n) || n < 0) throw new UsageError(`generator argument '${s}' in '${spec}': expected a non-negative integer`);
-      return n;
-    });
-    return { matrix: g(args), name: spec, symmetry: name === 'uniform' || name === 'powerlaw' || name === 'cilike' ? 'general' : 'symmetric', warnings: [] };
-  }
+  if (spec.startsWith('gen:')) return generate(spec);
   const warnings: string[] = [];
   const r = await readMatrixMarket(spec, { strictCount: opts.strictCount ?? true, onWarning: (w) => warnings.push(`${w.file}:${w.line}: ${w.message}`) });
   return { matrix: r.matrix, name: spec, symmetry: r.header.symmetry, warnings };

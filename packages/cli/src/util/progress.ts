@@ -41,3 +41,43 @@ export function progressBar(title: string, opts: { enabled?: boolean; stream?: N
     },
   };
 }
+
+/** Stage lines for logs: what {@link stageLog} returns. */
+export interface StageLog {
+  /** A new stage: always printed. */
+  stage(text: string): void;
+  /** Progress within a stage: the first report of each `key` is printed, then one per interval. */
+  tick(key: string, text: string): void;
+}
+
+/**
+ * Progress as one line per stage with the elapsed time, on `stream` (default process.stderr)
+ * when it is NOT a TTY (a log file or a pipe, where {@link progressBar} draws nothing), so a
+ * user watching a log of a long run sees what it is doing. Ticks within a stage are throttled
+ * to one per `intervalMs` (default 5000, or GPUSPARSE_PROGRESS_INTERVAL_MS).
+ * @example
+ * const log = stageLog('ci');
+ * log.stage('read FCIDUMP'); log.tick('assembly', 'rows 1000/5000');
+ */
+export function stageLog(title: string, opts: { enabled?: boolean; stream?: NodeJS.WriteStream; intervalMs?: number } = {}): StageLog {
+  const stream = opts.stream ?? process.stderr;
+  const enabled = (opts.enabled ?? true) && !stream.isTTY;
+  const envMs = Number(process.env.GPUSPARSE_PROGRESS_INTERVAL_MS);
+  const interval = opts.intervalMs ?? (Number.isFinite(envMs) && envMs >= 0 ? envMs : 5000);
+  const t0 = Date.now();
+  const last = new Map<string, number>();
+  const write = (text: string) => stream.write(`${title} [${((Date.now() - t0) / 1000).toFixed(1)}s] ${text}\n`);
+  return {
+    stage(text) {
+      if (enabled) write(text);
+    },
+    tick(key, text) {
+      if (!enabled) return;
+      const now = Date.now();
+      const prev = last.get(key);
+      if (prev !== undefined && now - prev < interval) return;
+      last.set(key, now);
+      write(text);
+    },
+  };
+}

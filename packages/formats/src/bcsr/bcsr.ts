@@ -12,7 +12,9 @@
  */
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { validateCsr } from '../csr/csr';
+import { InvalidMatrixError } from '../core/errors';
+import { checkNnz, checkPresentMask, isVouched, requireShape, requireTyped, STRUCTURE, vouch } from '../core/validate';
+import { csr, validateCsr } from '../csr/csr';
 import { bitmaskCreate, bitmaskGet, bitmaskSet, checkSlots, checkSpmvArgs, requireInt } from '../dia/common';
 
 /** A matrix in BCSR with r×c blocks. */
@@ -60,6 +62,51 @@ export function bcsrBlockShape(params: Partial<BcsrParams>, defaultSize: number)
   const r = requireInt('blockRows', params.blockRows ?? size, 1, 1024);
   const c = requireInt('blockCols', params.blockCols ?? size, 1, 1024);
   return { r, c };
+}
+
+const bcsrFields = (m: BcsrMatrix): unknown[] => [m.rows, m.cols, m.nnz, m.blockRows, m.blockCols, m.numBlockRows, m.numBlocks, m.rowPtr, m.colIdx, m.values, m.present];
+
+/**
+ * Check a BCSR matrix given as arrays: integer shape; block sizes in [1, 1024]; numBlockRows =
+ * ⌈rows / r⌉; rowPtr (Int32Array, length numBlockRows + 1) from 0, never decreasing, ending at
+ * numBlocks = colIdx.length; block columns in [0, ⌈cols / c⌉), strictly ascending within a block
+ * row; values a Float64Array of numBlocks·r·c slots; a presence mask covering them; nnz in
+ * [0, slots]. O(numBlockRows + numBlocks) the first time, O(1) for the same object afterwards.
+ * Throws InvalidMatrixError naming the first bad index.
+ * @example
+ * validateBcsr(bcsrFromCsr(a)); // passes
+ */
+export function validateBcsr(m: BcsrMatrix, where = 'BCSR'): void {
+  if (isVouched(m, bcsrFields(m), STRUCTURE)) return;
+  requireShape(where, 'BCSR', m.rows, m.cols);
+  const r = m.blockRows;
+  const c = m.blockCols;
+  const okBlock = (v: number) => Number.isInteger(v) && v >= 1 && v <= 1024;
+  if (!okBlock(r) || !okBlock(c)) throw new InvalidMatrixError(where, `BCSR block ${r}x${c}: expected integer block sizes in [1, 1024]`);
+  const nbr = Math.ceil(m.rows / r);
+  if (m.numBlockRows !== nbr) throw new InvalidMatrixError(where, `BCSR numBlockRows = ${m.numBlockRows}: expected ⌈${m.rows} / ${r}⌉ = ${nbr}`);
+  requireTyped(where, 'BCSR rowPtr', m.rowPtr, 'Int32Array');
+  requireTyped(where, 'BCSR colIdx', m.colIdx, 'Int32Array');
+  requireTyped(where, 'BCSR values', m.values, 'Float64Array');
+  const { rowPtr, colIdx } = m;
+  if (rowPtr.length !== nbr + 1 || rowPtr[0] !== 0) throw new InvalidMatrixError(where, `BCSR rowPtr: expected length ${nbr + 1} starting at 0, got length ${rowPtr.length} starting at ${rowPtr[0]}`);
+  if (rowPtr[nbr] !== m.numBlocks || colIdx.length !== m.numBlocks) {
+    throw new InvalidMatrixError(where, `BCSR rowPtr[${nbr}] = ${rowPtr[nbr]}, numBlocks = ${m.numBlocks}, colIdx has ${colIdx.length}: expected all equal`);
+  }
+  const nbc = Math.ceil(m.cols / c);
+  for (let b = 0; b < nbr; b++) {
+    if (rowPtr[b + 1] < rowPtr[b]) throw new InvalidMatrixError(where, `BCSR rowPtr[${b + 1}] = ${rowPtr[b + 1]} < rowPtr[${b}] = ${rowPtr[b]}: block-row pointers must not decrease`);
+    for (let k = rowPtr[b]; k < rowPtr[b + 1]; k++) {
+      const j = colIdx[k];
+      if (!(j >= 0 && j < nbc)) throw new InvalidMatrixError(where, `BCSR colIdx[${k}] = ${j} in block row ${b}: expected a block column in [0, ${nbc})`);
+      if (k > rowPtr[b] && j <= colIdx[k - 1]) throw new InvalidMatrixError(where, `BCSR colIdx[${k}] = ${j} in block row ${b} after ${colIdx[k - 1]}: block columns must be sorted and unique`);
+    }
+  }
+  const slots = m.numBlocks * r * c;
+  if (m.values.length !== slots) throw new InvalidMatrixError(where, `BCSR values has ${m.values.length} slots: expected numBlocks·r·c = ${slots}`);
+  checkPresentMask(where, 'BCSR', m.present, slots);
+  checkNnz(where, 'BCSR', m.nnz, slots);
+  vouch(m, bcsrFields(m), STRUCTURE);
 }
 
 /**
@@ -136,7 +183,8 @@ export function bcsrFromCsr(a: CsrMatrix, params: Partial<BcsrParams> = {}): Bcs
       }
     }
   }
-  return { format: 'bcsr', rows, cols, nnz: arp[rows] ?? 0, blockRows: r, blockCols: c, numBlockRows: nbr, numBlocks, rowPtr, colIdx, values, present };
+  const m: BcsrMatrix = { format: 'bcsr', rows, cols, nnz: arp[rows] ?? 0, blockRows: r, blockCols: c, numBlockRows: nbr, numBlocks, rowPtr, colIdx, values, present };
+  return vouch(m, bcsrFields(m), STRUCTURE); // valid by construction
 }
 
 /**
@@ -145,6 +193,7 @@ export function bcsrFromCsr(a: CsrMatrix, params: Partial<BcsrParams> = {}): Bcs
  * csrEquals(bcsrToCsr(bcsrFromCsr(a)), a); // true
  */
 export function bcsrToCsr(m: BcsrMatrix): CsrMatrix {
+  validateBcsr(m, 'bcsrToCsr');
   const { rows, cols, blockRows: r, blockCols: c, rowPtr: bp, colIdx: bci, values: bv, present } = m;
   const bs = r * c;
   const rowPtr = new Int32Array(rows + 1);
@@ -159,13 +208,24 @@ export function bcsrToCsr(m: BcsrMatrix): CsrMatrix {
       const base = blk * bs + li * c;
       for (let lj = 0; lj < c; lj++) {
         if (!bitmaskGet(present, base + lj)) continue;
-        colIdx[w] = bci[blk] * c + lj;
+        const j = bci[blk] * c + lj;
+        if (j >= cols || w >= m.nnz) throw new InvalidMatrixError('bcsrToCsr', badPresent(m, i, j));
+        colIdx[w] = j;
         values[w++] = bv[base + lj];
       }
     }
     rowPtr[i + 1] = w;
   }
-  return { format: 'csr', rows, cols, rowPtr, colIdx, values };
+  if (w !== m.nnz) throw new InvalidMatrixError('bcsrToCsr', `BCSR nnz = ${m.nnz} but the presence mask marks ${w} entries inside the matrix`);
+  // blocks ascend by block column and slots by column: sorted, unique, in range
+  return csr(rows, cols, rowPtr, colIdx, values, { unchecked: true });
+}
+
+/** Message for a presence bit that cannot stand for a stored entry. */
+function badPresent(m: BcsrMatrix, i: number, j: number): string {
+  return j >= m.cols
+    ? `BCSR presence mask marks (${i}, ${j}), past the last column ${m.cols - 1}: edge padding cannot hold an entry`
+    : `BCSR presence mask marks more than nnz = ${m.nnz} entries (at (${i}, ${j}))`;
 }
 
 /**
@@ -175,6 +235,7 @@ export function bcsrToCsr(m: BcsrMatrix): CsrMatrix {
  * bcsrSpmv(bcsrFromCsr(a, { blockSize: 2 }), x); // equals csrSpmv(a, x) up to rounding
  */
 export function bcsrSpmv(m: BcsrMatrix, x: Float64Array, y?: Float64Array): Float64Array {
+  validateBcsr(m, 'bcsrSpmv');
   const { rows, cols, blockRows: r, blockCols: c, rowPtr, colIdx, values } = m;
   const out = checkSpmvArgs('bcsrSpmv', rows, cols, x, y);
   const bs = r * c;

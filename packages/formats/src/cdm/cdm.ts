@@ -16,6 +16,7 @@
 import { InvalidMatrixError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
+import { checkDiagonalOffsets, checkNnz, checkPresentMask, requireShape, requireTyped } from '../core/validate';
 import { csrFromTriplets, validateCsr } from '../csr/csr';
 import { bitmaskCreate, bitmaskGet, bitmaskSet, checkSpmvArgs, requireInt } from '../dia/common';
 import { checkDiagonalCount } from '../dia/dia';
@@ -43,15 +44,21 @@ export interface CdmParams {
 export const cdmDefaultParams: CdmParams = { maxDiagonals: 1024 };
 
 /**
- * Assemble a CDM matrix of order n for the given compact diagonal indices (any order; stored
- * ascending, duplicates removed), all slots zero and absent. Cost: O(dgX·n).
+ * Assemble a CDM matrix of order n for the given compact diagonal indices (any order, each once,
+ * in [0, n); stored ascending), all slots zero and absent. Throws InvalidMatrixError naming a bad
+ * or repeated index. Cost: O(dgX·n).
  * @example
  * const c = cdmAllocate(4, [0, 1, 3]); // c.values.length === 12
  */
 export function cdmAllocate(n: number, compactIndices: ArrayLike<number>): CdmMatrix {
-  const offsets = Int32Array.from(new Set(Array.from(compactIndices))).sort();
-  for (const k of offsets) {
-    if (!(k >= 0 && k < n)) throw new InvalidMatrixError('cdmAllocate', `compact diagonal index ${k} outside [0, ${n})`);
+  requireShape('cdmAllocate', 'CDM', n, n);
+  for (let d = 0; d < compactIndices.length; d++) {
+    const k = compactIndices[d];
+    if (!(Number.isInteger(k) && k >= 0 && k < n)) throw new InvalidMatrixError('cdmAllocate', `compact diagonal index [${d}] = ${k}: expected an integer in [0, ${n})`);
+  }
+  const offsets = Int32Array.from(compactIndices).sort();
+  for (let d = 1; d < offsets.length; d++) {
+    if (offsets[d] === offsets[d - 1]) throw new InvalidMatrixError('cdmAllocate', `compact diagonal index ${offsets[d]} given twice: expected each once`);
   }
   const slots = offsets.length * n;
   return { format: 'cdm', rows: n, cols: n, nnz: 0, numDiagonals: offsets.length, offsets, values: new Float64Array(slots), present: bitmaskCreate(slots) };
@@ -66,6 +73,33 @@ export function cdmDiagonalLookup(m: CdmMatrix): Int32Array {
   const lookup = new Int32Array(m.rows).fill(-1);
   for (let d = 0; d < m.numDiagonals; d++) lookup[m.offsets[d]] = d;
   return lookup;
+}
+
+/**
+ * Check a CDM matrix given as arrays: square integer shape; numDiagonals = offsets.length;
+ * offsets (Int32Array) compact indices in [0, n), strictly ascending (no duplicates); values a
+ * Float64Array of numDiagonals·n slots; a presence mask covering them; nnz in [0, slots]. O(ndiag).
+ * Throws InvalidMatrixError naming the first bad index.
+ * @example
+ * validateCdm(cdmFromCsr(a)); // passes
+ */
+export function validateCdm(m: CdmMatrix, where = 'CDM'): void {
+  requireShape(where, 'CDM', m.rows, m.cols);
+  if (m.rows !== m.cols) throw new InvalidMatrixError(where, `CDM shape ${m.rows}x${m.cols}: expected a square matrix`);
+  requireTyped(where, 'CDM offsets', m.offsets, 'Int32Array');
+  requireTyped(where, 'CDM values', m.values, 'Float64Array');
+  const n = m.rows;
+  const nd = m.offsets.length;
+  if (m.numDiagonals !== nd) throw new InvalidMatrixError(where, `CDM numDiagonals = ${m.numDiagonals} but offsets has ${nd}: expected them equal`);
+  for (let d = 0; d < nd; d++) {
+    const k = m.offsets[d];
+    if (!(k >= 0 && k < n)) throw new InvalidMatrixError(where, `CDM offsets[${d}] = ${k}: expected a compact diagonal index in [0, ${n})`);
+  }
+  // range checked above (a 1×n shape makes [0, n) the valid range); this checks the order
+  checkDiagonalOffsets(where, 'CDM', m.offsets, 1, n, (k) => k, 'ascending in [0, n)');
+  if (m.values.length !== nd * n) throw new InvalidMatrixError(where, `CDM values has ${m.values.length} slots: expected numDiagonals·n = ${nd}·${n} = ${nd * n}`);
+  checkPresentMask(where, 'CDM', m.present, nd * n);
+  checkNnz(where, 'CDM', m.nnz, nd * n);
 }
 
 /**
@@ -105,6 +139,7 @@ export function cdmFromCsr(a: CsrMatrix, params: Partial<CdmParams> = {}): CdmMa
  * csrEquals(cdmToCsr(cdmFromCsr(a)), a); // true
  */
 export function cdmToCsr(m: CdmMatrix): CsrMatrix {
+  validateCdm(m, 'cdmToCsr');
   const n = m.rows;
   const ri: number[] = [];
   const ci: number[] = [];
@@ -129,6 +164,7 @@ export function cdmToCsr(m: CdmMatrix): CsrMatrix {
  * cdmSpmv(cdmFromCsr(laplacian1d(3)), Float64Array.from([1, 1, 1])); // [1, 0, 1]
  */
 export function cdmSpmv(m: CdmMatrix, x: Float64Array, y?: Float64Array): Float64Array {
+  validateCdm(m, 'cdmSpmv');
   const n = m.rows;
   const out = checkSpmvArgs('cdmSpmv', n, n, x, y);
   const { values } = m;

@@ -80,5 +80,6 @@ export function formatBytes(bytes: number): string {
     v /= 1000;
     u++;
   }
+  if (u === units.length - 1 && Math.abs(v) >= 1000) return `${bytes.toExponential(2)} B`;
   return u === 0 ? `${v} B` : `${v.toFixed(1)} ${units[u]}`;
 }

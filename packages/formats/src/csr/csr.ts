@@ -5,10 +5,29 @@
  */
 import { DimensionMismatchError, InvalidMatrixError } from '../core/errors';
 import type { CsrMatrix } from '../core/types';
+import { CANONICAL, type CheckOptions, checkCompressed, csrFields, isVouchedCsr, requireShape, STRUCTURE, toIndexArray, toValueArray, vouch } from '../core/validate';
+
+export type { CheckOptions } from '../core/validate';
+
+/** Options of {@link csr}. */
+export interface CsrOptions extends CheckOptions {
+  /**
+   * false: build without checking now and without vouching, so that the first function that
+   * receives the matrix checks it (for tests of malformed input). Default true.
+   */
+  readonly validate?: boolean;
+  /**
+   * Require columns sorted and unique within each row (canonical CSR; default true). false accepts
+   * unsorted and repeated columns, which products sum but conversions to other formats refuse.
+   */
+  readonly requireSorted?: boolean;
+}
 
 /**
- * Build a CSR matrix from arrays, validating them (O(nnz)).
- * Throws InvalidMatrixError naming the first bad row.
+ * Build a CSR matrix from arrays, validating them (O(rows + nnz), see {@link validateCsr}).
+ * Plain arrays are converted; an entry that is not an integer index is refused, never truncated.
+ * `{ unchecked: true }` skips the checks for arrays the caller already validated.
+ * Throws InvalidMatrixError naming the first bad index.
  * @example
  * const a = csr(2, 2, [0, 1, 2], [0, 1], [1, 2]); // diag(1, 2)
  */
@@ -18,17 +37,21 @@ export function csr(
   rowPtr: ArrayLike<number>,
   colIdx: ArrayLike<number>,
   values: ArrayLike<number>,
-  options: { validate?: boolean; requireSorted?: boolean } = {},
+  options: CsrOptions = {},
 ): CsrMatrix {
+  const where = 'csr()';
+  requireShape(where, 'CSR', rows, cols);
   const m: CsrMatrix = {
     format: 'csr',
     rows,
     cols,
-    rowPtr: rowPtr instanceof Int32Array ? rowPtr : Int32Array.from(rowPtr),
-    colIdx: colIdx instanceof Int32Array ? colIdx : Int32Array.from(colIdx),
-    values: values instanceof Float64Array ? values : Float64Array.from(values),
+    rowPtr: toIndexArray(where, 'CSR rowPtr', rowPtr),
+    colIdx: toIndexArray(where, 'CSR colIdx', colIdx),
+    values: toValueArray(where, 'CSR values', values),
   };
-  if (options.validate !== false) validateCsr(m, 'csr()', options.requireSorted ?? true);
+  const level = (options.requireSorted ?? true) ? CANONICAL : STRUCTURE;
+  if (options.unchecked) return vouch(m, csrFields(m), level);
+  if (options.validate !== false) checkCsr(m, where, level);
   return m;
 }
 
@@ -38,35 +61,32 @@ export function csrNnz(a: CsrMatrix): number {
 }
 
 /**
- * Check a CSR matrix: shape, monotone row pointers, columns in range and (optionally)
- * sorted unique columns per row. O(nnz). Throws InvalidMatrixError naming the row.
+ * Check `a` at `level` unless the same object with the same arrays passed before (then O(1)).
+ * Throws InvalidMatrixError naming the first bad index. O(rows + nnz).
+ */
+function checkCsr(a: CsrMatrix, where: string, level: number): void {
+  if (a === null || typeof a !== 'object') throw new InvalidMatrixError(where, `expected a CSR matrix object, got ${String(a)}`);
+  if (isVouchedCsr(a, level)) return;
+  requireShape(where, 'CSR', a.rows, a.cols);
+  const c = { label: 'CSR', ptrName: 'rowPtr', idxName: 'colIdx', major: 'row', minor: 'column' } as const;
+  checkCompressed(where, { ...c, majorCount: a.rows, minorCount: a.cols, ptr: a.rowPtr, idx: a.colIdx, values: a.values }, level);
+  vouch(a, csrFields(a), level);
+}
+
+/**
+ * Check a CSR matrix: integer shape, Int32Array indices and Float64Array values, rowPtr of
+ * length rows + 1 with rowPtr[0] = 0, never decreasing, rowPtr[rows] = colIdx.length =
+ * values.length, every column in [0, cols), and (unless `requireSorted` is false) columns
+ * strictly increasing within each row. Values are not checked (NaN and ±Infinity propagate
+ * visibly). O(rows + nnz) the first time; O(1) for the same object and arrays afterwards.
+ * Throws InvalidMatrixError naming the first bad index, e.g.
+ * "CSR rowPtr[7] = 12 < rowPtr[6] = 15: row pointers must not decrease".
+ * @example
+ * validateCsr({ format: 'csr', rows: 1, cols: 2, rowPtr: Int32Array.of(0, 1), colIdx: Int32Array.of(5), values: Float64Array.of(1) });
+ * // throws: CSR colIdx[0] = 5 in row 0: expected a column in [0, 2)
  */
 export function validateCsr(a: CsrMatrix, where = 'CSR', requireSorted = true): void {
-  const { rows, cols, rowPtr, colIdx, values } = a;
-  if (!Number.isInteger(rows) || rows < 0 || !Number.isInteger(cols) || cols < 0) {
-    throw new InvalidMatrixError(where, `expected non-negative integer shape, got ${rows}x${cols}`);
-  }
-  if (rowPtr.length !== rows + 1) throw new DimensionMismatchError(`${where} rowPtr`, rows + 1, rowPtr.length);
-  if (rowPtr[0] !== 0) throw new InvalidMatrixError(where, `rowPtr[0] must be 0, got ${rowPtr[0]}`);
-  const nnz = rowPtr[rows] ?? 0;
-  if (colIdx.length !== nnz) throw new DimensionMismatchError(`${where} colIdx`, nnz, colIdx.length);
-  if (values.length !== nnz) throw new DimensionMismatchError(`${where} values`, nnz, values.length);
-  for (let i = 0; i < rows; i++) {
-    const s = rowPtr[i]!;
-    const e = rowPtr[i + 1]!;
-    if (e < s) throw new InvalidMatrixError(where, `row ${i}: rowPtr decreases (${s} -> ${e})`);
-    let prev = -1;
-    for (let k = s; k < e; k++) {
-      const c = colIdx[k]!;
-      if (c < 0 || c >= cols) {
-        throw new InvalidMatrixError(where, `row ${i}, entry ${k}: column ${c} outside [0, ${cols})`);
-      }
-      if (requireSorted && c <= prev) {
-        throw new InvalidMatrixError(where, `row ${i}, entry ${k}: columns not sorted and unique (${prev} then ${c})`);
-      }
-      prev = c;
-    }
-  }
+  checkCsr(a, where, requireSorted ? CANONICAL : STRUCTURE);
 }
 
 /**
@@ -82,6 +102,7 @@ export function csrFromTriplets(
   ci: ArrayLike<number>,
   v: ArrayLike<number>,
 ): CsrMatrix {
+  requireShape('csrFromTriplets', 'CSR', rows, cols);
   const n = ri.length;
   if (ci.length !== n || v.length !== n) throw new DimensionMismatchError('csrFromTriplets', n, `${ci.length}/${v.length}`);
   // count per column first, then stable-scatter by row: yields rows with sorted columns.
@@ -124,7 +145,8 @@ export function csrFromTriplets(
     }
     rowPtr[r + 1] = w;
   }
-  return { format: 'csr', rows, cols, rowPtr, colIdx: colIdx.slice(0, w), values: values.slice(0, w) };
+  // sorted, unique and in range by construction
+  return csr(rows, cols, rowPtr, colIdx.slice(0, w), values.slice(0, w), { unchecked: true });
 }
 
 /** Dense row-major array → CSR (zeros dropped). For tests and tiny examples. */
@@ -150,6 +172,7 @@ export function csrFromDense(dense: readonly (readonly number[])[], cols?: numbe
 
 /** CSR → dense row-major (number[][]). For tests and tiny examples. */
 export function csrToDense(a: CsrMatrix): number[][] {
+  checkCsr(a, 'csrToDense', STRUCTURE);
   const out: number[][] = [];
   for (let i = 0; i < a.rows; i++) {
     const row = new Array<number>(a.cols).fill(0);
@@ -161,9 +184,12 @@ export function csrToDense(a: CsrMatrix): number[][] {
 
 /**
  * y = A·x in float64, the reference product of CSR and the host backend's kernel.
- * Cost: 2·nnz flops, one pass over the arrays.
+ * Cost: 2·nnz flops, one pass over the arrays; the first call on a matrix object also validates
+ * it (O(rows + nnz), {@link validateCsr} without the sorted-columns rule: unsorted and repeated
+ * columns are summed). Throws InvalidMatrixError for a malformed matrix.
  */
 export function csrSpmv(a: CsrMatrix, x: Float64Array, y?: Float64Array): Float64Array {
+  checkCsr(a, 'csrSpmv', STRUCTURE);
   if (x.length !== a.cols) throw new DimensionMismatchError('csrSpmv x', a.cols, x.length);
   const out = y ?? new Float64Array(a.rows);
   if (out.length !== a.rows) throw new DimensionMismatchError('csrSpmv y', a.rows, out.length);
@@ -199,8 +225,13 @@ export function csrSpmv(a: CsrMatrix, x: Float64Array, y?: Float64Array): Float6
   return out;
 }
 
-/** Transpose (also CSR → CSC of the same matrix). O(nnz + rows + cols). */
+/**
+ * Transpose (also CSR → CSC of the same matrix). O(nnz + rows + cols). Validates `a` (repeated
+ * columns allowed: they stay repeated in the transpose, whose columns come out sorted).
+ */
 export function csrTranspose(a: CsrMatrix): CsrMatrix {
+  checkCsr(a, 'csrTranspose', STRUCTURE);
+  const canonical = isVouchedCsr(a, CANONICAL);
   const nnz = csrNnz(a);
   const rowPtr = new Int32Array(a.cols + 1);
   for (let k = 0; k < nnz; k++) rowPtr[a.colIdx[k]! + 1]!++;
@@ -215,11 +246,13 @@ export function csrTranspose(a: CsrMatrix): CsrMatrix {
       values[p] = a.values[k]!;
     }
   }
-  return { format: 'csr', rows: a.cols, cols: a.rows, rowPtr, colIdx, values };
+  // rows of the transpose are filled in increasing i: sorted, and unique when a's rows are
+  return csr(a.cols, a.rows, rowPtr, colIdx, values, { unchecked: true, requireSorted: canonical });
 }
 
 /** Row lengths (nnz per row). */
 export function csrRowLengths(a: CsrMatrix): Int32Array {
+  checkCsr(a, 'csrRowLengths', STRUCTURE);
   const out = new Int32Array(a.rows);
   for (let i = 0; i < a.rows; i++) out[i] = a.rowPtr[i + 1]! - a.rowPtr[i]!;
   return out;
@@ -227,6 +260,7 @@ export function csrRowLengths(a: CsrMatrix): Int32Array {
 
 /** The main diagonal as a dense vector (zeros where not stored). */
 export function csrDiagonal(a: CsrMatrix): Float64Array {
+  checkCsr(a, 'csrDiagonal', STRUCTURE);
   const n = Math.min(a.rows, a.cols);
   const d = new Float64Array(n);
   for (let i = 0; i < n; i++) {

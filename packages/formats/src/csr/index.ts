@@ -5,7 +5,9 @@
  */
 import type { CsrMatrix, FormatDescriptor, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { csrNnz, csrSpmv } from './csr';
+import { InvalidMatrixError } from '../core/errors';
+import { CANONICAL, csrFields, vouch } from '../core/validate';
+import { csr, csrNnz, csrSpmv, validateCsr } from './csr';
 
 export * from './csr';
 export * from './wasm/index';
@@ -28,18 +30,15 @@ export const csrFormat: FormatDescriptor<CsrFormatMatrix, Record<string, never>>
   source: 'seed 001 §3.1 (hybrid-ell-csr-ci-spmv.md); survey §2.1.4',
   defaultParams: {},
   fromCsr(a) {
-    return {
-      format: 'csr',
-      rows: a.rows,
-      cols: a.cols,
-      nnz: csrNnz(a),
-      rowPtr: a.rowPtr.slice(),
-      colIdx: a.colIdx.slice(),
-      values: a.values.slice(),
-    };
+    validateCsr(a, 'csrFormat.fromCsr');
+    const { rows, cols } = a;
+    const out: CsrFormatMatrix = { format: 'csr', rows, cols, nnz: csrNnz(a), rowPtr: a.rowPtr.slice(), colIdx: a.colIdx.slice(), values: a.values.slice() };
+    return vouch(out, csrFields(out), CANONICAL); // copies of a validated matrix
   },
   toCsr(m) {
-    return { format: 'csr', rows: m.rows, cols: m.cols, rowPtr: m.rowPtr.slice(), colIdx: m.colIdx.slice(), values: m.values.slice() };
+    validateCsr(m, 'csrFormat.toCsr');
+    if (m.nnz !== csrNnz(m)) throw new InvalidMatrixError('csrFormat.toCsr', `nnz = ${m.nnz} but rowPtr[rows] = ${csrNnz(m)}: expected them equal`);
+    return csr(m.rows, m.cols, m.rowPtr.slice(), m.colIdx.slice(), m.values.slice(), { unchecked: true });
   },
   spmvReference: (m, x, y) => csrSpmv(m, x, y),
   storageBytes: csrStorageBytes,

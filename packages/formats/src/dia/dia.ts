@@ -11,10 +11,11 @@
  * Storage: rows·ndiag·sizeof(value) + ndiag·sizeof(index); β = nnz / (rows·ndiag).
  * @module
  */
-import { InvalidParameterError } from '../core/errors';
+import { InvalidMatrixError, InvalidParameterError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
-import { validateCsr } from '../csr/csr';
+import { checkDiagonalOffsets, checkNnz, checkPresentMask, requireShape, requireTyped } from '../core/validate';
+import { csr, validateCsr } from '../csr/csr';
 import { bitmaskCreate, bitmaskGet, bitmaskSet, checkSlots, checkSpmvArgs, requireInt } from './common';
 import { diagonalStats } from './stats';
 
@@ -56,6 +57,28 @@ export function checkDiagonalCount(format: string, count: number, maxDiagonals: 
 }
 
 /**
+ * Check a DIA matrix given as arrays: integer shape; offsets an Int32Array of diagonals inside the
+ * matrix (−rows < k < cols), strictly ascending (no duplicates); data a Float64Array of rows·ndiag
+ * slots; a presence mask covering them; nnz in [0, rows·ndiag]. O(ndiag). Throws
+ * InvalidMatrixError naming the first bad offset, e.g. "DIA offsets[2] = 1000: expected a
+ * diagonal offset inside the 4x4 matrix, in [-3, 3]" (such a diagonal used to be dropped).
+ * @example
+ * validateDia(diaFromCsr(a)); // passes
+ */
+export function validateDia(m: DiaMatrix, where = 'DIA'): void {
+  requireShape(where, 'DIA', m.rows, m.cols);
+  requireTyped(where, 'DIA offsets', m.offsets, 'Int32Array');
+  requireTyped(where, 'DIA data', m.data, 'Float64Array');
+  checkDiagonalOffsets(where, 'DIA', m.offsets, m.rows, m.cols, (k) => k, 'ascending');
+  const slots = m.rows * m.offsets.length;
+  if (m.data.length !== slots) {
+    throw new InvalidMatrixError(where, `DIA data has ${m.data.length} slots: expected rows·ndiag = ${m.rows}·${m.offsets.length} = ${slots}`);
+  }
+  checkPresentMask(where, 'DIA', m.present, slots);
+  checkNnz(where, 'DIA', m.nnz, slots);
+}
+
+/**
  * Convert canonical CSR to DIA. Cost: O(nnz + rows·ndiag) time and memory.
  * Throws InvalidParameterError when the number of occupied diagonals exceeds `maxDiagonals`.
  * @example
@@ -91,12 +114,18 @@ export function diaFromCsr(a: CsrMatrix, params: Partial<DiaParams> = {}): DiaMa
  * csrEquals(diaToCsr(diaFromCsr(a)), a); // true
  */
 export function diaToCsr(m: DiaMatrix): CsrMatrix {
+  validateDia(m, 'diaToCsr');
   const { rows, cols, offsets, data, present } = m;
   const ndiag = offsets.length;
   const rowPtr = new Int32Array(rows + 1);
   for (let i = 0; i < rows; i++) {
     let c = 0;
-    for (let d = 0; d < ndiag; d++) if (bitmaskGet(present, d * rows + i)) c++;
+    for (let d = 0; d < ndiag; d++) {
+      if (!bitmaskGet(present, d * rows + i)) continue;
+      const j = i + offsets[d];
+      if (j < 0 || j >= cols) throw new InvalidMatrixError('diaToCsr', `DIA present bit of slot ${d * rows + i} (row ${i}, offset ${offsets[d]}) marks column ${j}, outside [0, ${cols}): padding cannot hold an entry`);
+      c++;
+    }
     rowPtr[i + 1] = rowPtr[i] + c;
   }
   const nnz = rowPtr[rows];
@@ -112,7 +141,8 @@ export function diaToCsr(m: DiaMatrix): CsrMatrix {
       values[w++] = data[s];
     }
   }
-  return { format: 'csr', rows, cols, rowPtr, colIdx, values };
+  // ascending offsets in range give sorted, unique, in-range columns
+  return csr(rows, cols, rowPtr, colIdx, values, { unchecked: true });
 }
 
 /**
@@ -123,6 +153,7 @@ export function diaToCsr(m: DiaMatrix): CsrMatrix {
  * const y = diaSpmv(diaFromCsr(laplacian1d(3)), Float64Array.from([1, 1, 1])); // [1, 0, 1]
  */
 export function diaSpmv(m: DiaMatrix, x: Float64Array, y?: Float64Array): Float64Array {
+  validateDia(m, 'diaSpmv');
   const { rows, cols, offsets, data } = m;
   const out = checkSpmvArgs('diaSpmv', rows, cols, x, y);
   for (let d = 0; d < offsets.length; d++) {

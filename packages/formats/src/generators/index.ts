@@ -18,6 +18,21 @@ export function rng(seed: number): () => number {
   };
 }
 
+const MAX_INT32 = 2147483647;
+
+/**
+ * Shape checks before anything is allocated: rows and columns must be integers in
+ * [0, 2^31 − 1] (32-bit indices), so `poisson2d(100000)` (10^10 rows) is an
+ * InvalidParameterError naming the size instead of a RangeError from a typed-array allocation.
+ */
+function checkShape(rows: number, cols: number): void {
+  for (const [what, n] of [['rows', rows], ['columns', cols]] as const) {
+    if (!Number.isSafeInteger(n) || n < 0 || n > MAX_INT32) {
+      throw new InvalidParameterError(`generated matrix ${what}`, `an integer in [0, ${MAX_INT32}] (32-bit indices)`, n);
+    }
+  }
+}
+
 /** Build canonical CSR row by row: `rowCols(i)` returns row i's columns (any order, unique). */
 function buildRows(
   rows: number,
@@ -25,6 +40,7 @@ function buildRows(
   rowCols: (i: number) => ArrayLike<number>,
   value: (i: number, j: number) => number,
 ): CsrMatrix {
+  checkShape(rows, cols);
   const rowPtr = new Int32Array(rows + 1);
   const chunks: Int32Array[] = [];
   let nnz = 0;
@@ -32,6 +48,7 @@ function buildRows(
     const c = Int32Array.from(rowCols(i)).sort();
     chunks.push(c);
     nnz += c.length;
+    if (nnz > MAX_INT32) throw new InvalidParameterError('generated matrix non-zeros', `at most ${MAX_INT32} (32-bit indices)`, `more than that by row ${i} of ${rows}`);
     rowPtr[i + 1] = nnz;
   }
   const colIdx = new Int32Array(nnz);

@@ -18,6 +18,8 @@
  */
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
+import { InvalidMatrixError } from '../core/errors';
+import { checkDiagonalOffsets, checkNnz, checkOffsetRange, checkPresentMask, requireShape, requireTyped } from '../core/validate';
 import { csrFromTriplets, validateCsr } from '../csr/csr';
 import { bitmaskCreate, bitmaskGet, bitmaskSet, checkSpmvArgs, requireInt } from '../dia/common';
 import { checkDiagonalCount } from '../dia/dia';
@@ -55,9 +57,11 @@ export const hmDefaultParams: HmParams = { maxDiagonals: 1024 };
  */
 export function hmOrder(offsets: ArrayLike<number>): Int32Array {
   const out = Int32Array.from(offsets);
-  const rank = (k: number) => (k >= 0 ? k : 2 ** 31 - k); // offsets lie in (−2³¹, 2³¹)
-  return out.sort((p, q) => rank(p) - rank(q));
+  return out.sort((p, q) => hmRank(p) - hmRank(q));
 }
+
+/** Position key of the HM order: 0, 1, 2, …, then −1, −2, … (offsets lie in (−2³¹, 2³¹)). */
+const hmRank = (k: number): number => (k >= 0 ? k : 2 ** 31 - k);
 
 /**
  * Assemble an HM matrix for the given diagonal set (any order; stored in HM order), all slots
@@ -67,7 +71,12 @@ export function hmOrder(offsets: ArrayLike<number>): Int32Array {
  * const c = hmAllocate(4, 4, [0, 1, -1]); // c.values.length === 10
  */
 export function hmAllocate(rows: number, cols: number, offsets: ArrayLike<number>): HmMatrix {
+  requireShape('hmAllocate', 'HM', rows, cols);
+  checkOffsetRange('hmAllocate', 'HM', offsets, rows, cols);
   const ordered = hmOrder(offsets);
+  for (let d = 1; d < ordered.length; d++) {
+    if (ordered[d] === ordered[d - 1]) throw new InvalidMatrixError('hmAllocate', `HM offset ${ordered[d]} given twice: expected each diagonal once`);
+  }
   const starts = new Int32Array(ordered.length);
   let total = 0;
   for (let d = 0; d < ordered.length; d++) {
@@ -122,6 +131,36 @@ export function hmIndex(m: HmMatrix, i: number, j: number, lookup?: Int32Array):
 }
 
 /**
+ * Check an HM matrix given as arrays: integer shape; numDiagonals = offsets.length =
+ * starts.length; offsets (Int32Array) inside the matrix, each once, in HM order (0, +1, +2, …,
+ * −1, −2, …); starts (Int32Array) the running sums of the diagonal lengths from 0; values a
+ * Float64Array of exactly Σ|diagonal| slots; a presence mask covering them; nnz in [0, slots].
+ * O(ndiag). Throws InvalidMatrixError naming the first bad index (an offset outside the matrix
+ * used to be stored with length 0 and dropped).
+ * @example
+ * validateHm(hmFromCsr(a)); // passes
+ */
+export function validateHm(m: HmMatrix, where = 'HM'): void {
+  requireShape(where, 'HM', m.rows, m.cols);
+  requireTyped(where, 'HM offsets', m.offsets, 'Int32Array');
+  requireTyped(where, 'HM starts', m.starts, 'Int32Array');
+  requireTyped(where, 'HM values', m.values, 'Float64Array');
+  const nd = m.offsets.length;
+  if (m.numDiagonals !== nd || m.starts.length !== nd) {
+    throw new InvalidMatrixError(where, `HM numDiagonals = ${m.numDiagonals}, offsets ${nd}, starts ${m.starts.length}: expected all equal`);
+  }
+  checkDiagonalOffsets(where, 'HM', m.offsets, m.rows, m.cols, hmRank, 'in HM order 0, +1, +2, …, −1, −2, …');
+  let total = 0;
+  for (let d = 0; d < nd; d++) {
+    if (m.starts[d] !== total) throw new InvalidMatrixError(where, `HM starts[${d}] = ${m.starts[d]}: expected ${total} (the lengths of the diagonals before it)`);
+    total += diagonalLength(m.rows, m.cols, m.offsets[d]);
+  }
+  if (m.values.length !== total) throw new InvalidMatrixError(where, `HM values has ${m.values.length} slots: expected Σ|diagonal| = ${total}`);
+  checkPresentMask(where, 'HM', m.present, total);
+  checkNnz(where, 'HM', m.nnz, total);
+}
+
+/**
  * Convert canonical CSR to HM. Cost: O(nnz + rows + cols + Σ|diagonal|).
  * Throws InvalidParameterError when the occupied diagonals exceed `maxDiagonals`.
  * @example
@@ -152,6 +191,7 @@ export function hmFromCsr(a: CsrMatrix, params: Partial<HmParams> = {}): HmMatri
  * csrEquals(hmToCsr(hmFromCsr(a)), a); // true
  */
 export function hmToCsr(m: HmMatrix): CsrMatrix {
+  validateHm(m, 'hmToCsr');
   const ri: number[] = [];
   const ci: number[] = [];
   const v: number[] = [];
@@ -176,6 +216,7 @@ export function hmToCsr(m: HmMatrix): CsrMatrix {
  * hmSpmv(hmFromCsr(laplacian1d(3)), Float64Array.from([1, 1, 1])); // [1, 0, 1]
  */
 export function hmSpmv(m: HmMatrix, x: Float64Array, y?: Float64Array): Float64Array {
+  validateHm(m, 'hmSpmv');
   const out = checkSpmvArgs('hmSpmv', m.rows, m.cols, x, y);
   const { values } = m;
   for (let d = 0; d < m.numDiagonals; d++) {

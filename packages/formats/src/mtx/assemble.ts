@@ -2,6 +2,7 @@
  * Growable triplet storage for the reader and the final CSR assembly with symmetric expansion.
  * @module
  */
+import { ResourceLimitError } from '../core/errors';
 import { csrFromTriplets } from '../csr/csr';
 import type { CsrMatrix } from '../core/types';
 import type { MatrixMarketSymmetry } from './types';
@@ -33,12 +34,19 @@ export class TripletBuffer {
     this.values = v;
   }
 
-  /** Append one entry (0-based indices). */
-  push(i: number, j: number, v: number): void {
+  /**
+   * Append one entry (0-based indices). Growing past `maxBytes` (the new arrays plus the old
+   * ones being copied) throws ResourceLimitError instead of letting the allocation fail.
+   */
+  push(i: number, j: number, v: number, maxBytes = Number.POSITIVE_INFINITY): void {
     const k = this.length;
     if (k === this.rows.length) {
       if (k >= MAX_INT32) throw new RangeError(`more than ${MAX_INT32} entries`);
-      this.reserve(Math.min(MAX_INT32, k * 2));
+      const cap = Math.min(MAX_INT32, k * 2);
+      if (16 * (cap + k) > maxBytes) {
+        throw new ResourceLimitError(`Matrix Market triplets (${k} entries read, growing to ${cap})`, 16 * (cap + k), maxBytes, 'free memory or use a machine with more');
+      }
+      this.reserve(cap);
     }
     this.rows[k] = i;
     this.cols[k] = j;

@@ -53,6 +53,8 @@ export class MatrixMarketError extends GpuSparseError {
     readonly expected: string,
     /** What it found (already quoted or described). */
     readonly got: string,
+    /** The system error code when reading or writing failed (`ENOENT`, `ENOSPC`, ...). */
+    readonly code?: string,
   ) {
     super(`${file}:${line}: expected ${expected}, got ${got}`);
   }

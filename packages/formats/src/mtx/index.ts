@@ -5,9 +5,10 @@
  */
 export { MatrixMarketError, quoteInput } from './errors';
 export { formatMatrixMarket, formatReal, matrixMarketChunks } from './format';
+export { availableMemoryBytes } from './host-memory';
 export { readMatrixMarket, writeMatrixMarket } from './node';
 export { parseMatrixMarket, parseMatrixMarketStream } from './parse';
-export { MatrixMarketParser } from './parser';
+export { estimateReadBytes, MatrixMarketParser } from './parser';
 export type {
   MatrixMarketField,
   MatrixMarketFormat,

@@ -10,9 +10,11 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { createGunzip, createGzip } from 'node:zlib';
+import { GpuSparseError } from '../core/errors';
 import type { CsrMatrix } from '../core/types';
 import { MatrixMarketError } from './errors';
 import { matrixMarketChunks } from './format';
+import { availableMemoryBytes } from './host-memory';
 import { MatrixMarketParser } from './parser';
 import type { MatrixMarketReadOptions, MatrixMarketReadResult, MatrixMarketWriteOptions } from './types';
 
@@ -24,7 +26,7 @@ function pathText(path: string | URL): string {
 
 function ioError(file: string, line: number, what: string, e: unknown): MatrixMarketError {
   const err = e as { code?: string; message?: string };
-  return new MatrixMarketError(file, line, what, `${err.code ? `${err.code}: ` : ''}${err.message ?? String(e)}`);
+  return new MatrixMarketError(file, line, what, `${err.code ? `${err.code}: ` : ''}${err.message ?? String(e)}`, err.code);
 }
 
 /** True when the file starts with the gzip magic bytes 1f 8b. */
@@ -58,7 +60,7 @@ export async function readMatrixMarket(path: string | URL, opts: MatrixMarketRea
   } catch (e) {
     throw ioError(name, 0, 'a readable Matrix Market file', e);
   }
-  const parser = new MatrixMarketParser({ ...opts, name });
+  const parser = new MatrixMarketParser({ ...opts, name, maxBytes: opts.maxBytes ?? availableMemoryBytes() });
   const input = createReadStream(file, { highWaterMark: CHUNK });
   const gunzip = gz ? createGunzip({ chunkSize: CHUNK }) : null;
   const source = gunzip ? input.pipe(gunzip) : input;
@@ -69,7 +71,7 @@ export async function readMatrixMarket(path: string | URL, opts: MatrixMarketRea
   } catch (e) {
     input.destroy();
     gunzip?.destroy();
-    if (e instanceof MatrixMarketError) throw e;
+    if (e instanceof GpuSparseError) throw e;
     throw ioError(name, parser.line + 1, gz ? 'a valid gzip stream of Matrix Market text' : 'a readable Matrix Market file', e);
   }
   return parser.finish();

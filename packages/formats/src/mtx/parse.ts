@@ -3,6 +3,7 @@
  * browsers; node file reading lives in node.ts).
  * @module
  */
+import { GpuSparseError } from '../core/errors';
 import { MatrixMarketError } from './errors';
 import { MatrixMarketParser } from './parser';
 import type { MatrixMarketReadOptions, MatrixMarketReadResult } from './types';
@@ -64,7 +65,7 @@ export async function parseMatrixMarketStream(
   try {
     for await (const chunk of source) p.push(typeof chunk === 'string' ? enc.encode(chunk) : chunk);
   } catch (e) {
-    if (e instanceof MatrixMarketError) throw e;
+    if (e instanceof GpuSparseError) throw e;
     const err = e as { code?: string; message?: string };
     throw new MatrixMarketError(o.name ?? '<input>', p.line + 1, 'a readable stream of Matrix Market bytes', `${err.code ? `${err.code}: ` : ''}${err.message ?? String(e)}`);
   }

@@ -28,8 +28,13 @@ export interface MatrixMarketHeader {
   readonly declaredEntries: number;
   /** Entry lines actually read (before symmetric expansion). */
   readonly actualEntries: number;
-  /** Comment lines between the banner and the size line, without the leading '%'. */
+  /**
+   * Comment lines between the banner and the size line, without the leading '%': the first
+   * ones only, up to `maxCommentLines` lines and `maxCommentBytes` bytes.
+   */
   readonly comments: readonly string[];
+  /** Header comment lines read but not kept (past the caps). */
+  readonly omittedComments: number;
 }
 
 /** A parsed file: canonical CSR (symmetry expanded, duplicates summed) plus its header. */
@@ -69,6 +74,17 @@ export interface MatrixMarketReadOptions {
    * a number (or Infinity) to read very large, very empty matrices.
    */
   readonly maxDimension?: number;
+  /** Header comment lines kept in `header.comments` (default 1000); later ones are only counted. */
+  readonly maxCommentLines?: number;
+  /** Bytes of header comments kept (default 64 KiB); later ones are only counted. */
+  readonly maxCommentBytes?: number;
+  /**
+   * Memory the reader may use for its arrays, in bytes. A size line whose arrays cannot fit
+   * (estimated before allocation), or triplet storage that would grow past it, throws
+   * ResourceLimitError. Default: unlimited for the in-memory parsers; `readMatrixMarket` in node
+   * uses the memory available to the process.
+   */
+  readonly maxBytes?: number;
 }
 
 /** Options of `formatMatrixMarket` and `writeMatrixMarket`. */

@@ -5,7 +5,8 @@
  */
 import { DimensionMismatchError } from '../core/errors';
 import type { CsrMatrix, FormatDescriptor, SparseMatrix } from '../core/types';
-import { csrDiagonal, csrTranspose } from '../csr/csr';
+import type { CheckOptions } from '../core/validate';
+import { csr, csrDiagonal, csrTranspose, validateCsr } from '../csr/csr';
 import { csrSpmvFast } from '../csr/wasm/wasm-csr';
 import { combineF64, dotF64, multiDotF64, norm2F64 } from './blas1-host';
 import type { LinearOperator, ScalarLike, VectorSpace } from './interfaces';
@@ -161,13 +162,21 @@ export class HostOperator implements LinearOperator<Float64Array> {
   }
 
   /**
-   * Operator over CSR with the fast host kernel; transpose and diagonal available. The product
-   * is `csrSpmvFast`: from 10^4 non-zeros (when WebAssembly is available and the matrix fits its
-   * 4 GiB memory) the first apply copies `a` into wasm memory and later applies run the wasm
-   * kernel, bit-identical to csrSpmv; in-place edits of `a` after the first apply are not seen.
+   * Operator over CSR with the fast host kernel; transpose and diagonal available. `a` is
+   * validated here, at every size (O(rows + nnz), {@link validateCsr} without the sorted-columns
+   * rule: the product sums unsorted or repeated columns); `{ unchecked: true }` skips that for a
+   * matrix the caller validated already. The product is `csrSpmvFast`: from 10^4 non-zeros (when
+   * WebAssembly is available and the matrix fits its 4 GiB memory) the first apply copies `a`
+   * into wasm memory and later applies run the wasm kernel, bit-identical to csrSpmv; in-place
+   * edits of `a` after the first apply are not seen.
+   * @example
+   * const op = HostOperator.fromCsr(csr(2, 2, [0, 1, 2], [0, 1], [1, 2]));
    */
-  static fromCsr(a: CsrMatrix): HostOperator {
-    return new HostOperator((x, y) => csrSpmvFast(a, x, y), a.rows, a.cols, 'host-csr', a);
+  static fromCsr(a: CsrMatrix, options: CheckOptions = {}): HostOperator {
+    let m = a;
+    if (options.unchecked) m = csr(a.rows, a.cols, a.rowPtr, a.colIdx, a.values, { unchecked: true, requireSorted: false });
+    else validateCsr(a, 'HostOperator.fromCsr', false);
+    return new HostOperator((x, y) => csrSpmvFast(m, x, y), m.rows, m.cols, 'host-csr', m);
   }
 
   /** Operator over any format through its float64 reference product. */

@@ -91,3 +91,56 @@ export interface LinearOperator<V> {
   /** Optional label for reports, e.g. 'csr-vector(lanes=4)'. */
   readonly label?: string;
 }
+
+/**
+ * One refinement's extended-precision state on an inner space's backend: x, b and r live there
+ * (on the GPU in df64), and only norms and the final x come back. Made by
+ * {@link ExtendedPrecisionResidual.start}; `refinedSolve` drives it.
+ * @typeParam V - the inner space's vector type (the correction d and its right-hand side)
+ */
+export interface ExtendedRefinement<V> {
+  /** r = b − A·x in extended precision; resolves to ‖r‖₂ (one synchronisation). */
+  residualNorm(): Promise<number>;
+  /** out = scale·r rounded to the inner precision (records only). */
+  correctionRhs(scale: number, out: V): void;
+  /** x = x + alpha·d, accumulated in extended precision (records only). */
+  update(alpha: number, d: V): void;
+  /** Remember the current x as the best one (records only). */
+  saveBest(): void;
+  /** Go back to the remembered x (records only). */
+  restoreBest(): void;
+  /** x as float64 (one synchronisation). */
+  solution(): Promise<Float64Array>;
+  /** Synchronisations (readbacks) so far. */
+  readonly readbacks: number;
+  /** Free the backend's buffers. */
+  dispose(): void;
+}
+
+/**
+ * Capability: extended-precision residuals r = b − A·x on the backend of an inner space, so that
+ * iterative refinement never moves vectors to the host. Solvers ask for it through
+ * {@link extendedPrecisionOf}; the GPU operator built from CSR offers df64 (about 48 bits).
+ */
+export interface ExtendedPrecisionResidual<V> {
+  /** What the extended precision is, e.g. 'df64 (≈48 bits) on webgpu'. */
+  readonly precision: string;
+  readonly rows: number;
+  /** Start a refinement with b and x0 (zero when absent), both float64 on the host. */
+  start(b: ArrayLike<number>, x0?: ArrayLike<number>): ExtendedRefinement<V>;
+}
+
+/** An operator that can hand out an {@link ExtendedPrecisionResidual} (it may decline: undefined). */
+export interface ExtendedPrecisionSource<V> {
+  extendedPrecision(): Promise<ExtendedPrecisionResidual<V> | undefined>;
+}
+
+/**
+ * The operator's extended-precision residual, when it offers one (a GPU operator built from
+ * CSR on a device that passes the df64 self-test); undefined for host and user operators.
+ * @example const ext = await extendedPrecisionOf(gpuOp); // undefined on the CPU backend
+ */
+export async function extendedPrecisionOf<V>(op: LinearOperator<V>): Promise<ExtendedPrecisionResidual<V> | undefined> {
+  const src = op as Partial<ExtendedPrecisionSource<V>>;
+  return typeof src.extendedPrecision === 'function' ? src.extendedPrecision() : undefined;
+}

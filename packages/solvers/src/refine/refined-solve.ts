@@ -1,20 +1,29 @@
 /**
  * Mixed-precision iterative refinement (Wilkinson; Carson & Higham 2018): the residual
- * r = b − A·x and the update x = x + d are computed on the host in float64, the correction
- * equation A·d = r is solved loosely in a (possibly float32, GPU) space by any Krylov solver.
- * Each outer step gains about −log10(inner rtol) digits until the float64 residual reaches
+ * r = b − A·x and the update x = x + d are computed in extended precision — df64 on the device
+ * when the inner operator offers it, else float64 on the host — and the correction equation
+ * A·d = r is solved loosely in a (possibly float32, GPU) space by any Krylov solver.
+ * Each outer step gains about −log10(inner rtol) digits until the residual reaches
  * max(rtol·‖b‖, atol), as long as the inner solver converges (κ(A)·ε_inner < 1 roughly).
  *
- * Per outer iteration: 1 float64 host matvec, one inner solve, one vector upload (r) and one
- * download (d).
+ * Per outer iteration: one extended-precision residual product, one inner solve, and either one
+ * scalar readback (device path) or one upload of r and one download of d (host path).
  * @module
  */
-import { DimensionMismatchError, HostVectorSpace, InvalidParameterError, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
+import {
+  DimensionMismatchError,
+  type ExtendedPrecisionResidual,
+  extendedPrecisionOf,
+  InvalidParameterError,
+  type LinearOperator,
+  type VectorSpace,
+} from '@gpusparse/formats';
 import { bicg } from '../krylov/bicg';
 import { bicgstab } from '../krylov/bicgstab';
 import { cg } from '../krylov/cg';
 import { type GmresOptions, gmres } from '../krylov/gmres';
 import { newStats, type SolveResult, type StopReason } from '../common/result';
+import { HostRefinement, norm64, type OuterState } from './host-refinement';
 
 /** Inner solver choice and its options (its own rtol is the loose inner tolerance; the outer `signal` is passed on). */
 export interface InnerSolveOptions<V> extends Omit<GmresOptions<V>, 'x0' | 'signal' | 'atol'> {
@@ -46,8 +55,17 @@ export interface OuterIterationInfo {
 
 /** Input of {@link refinedSolve}. */
 export interface RefinedSolveOptions<V, S> {
-  /** The float64 operator used for the outer residual (e.g. HostOperator.fromCsr(a)). */
-  hostOperator: LinearOperator<Float64Array>;
+  /**
+   * The float64 operator for the outer residual on the host (e.g. HostOperator.fromCsr(a)).
+   * Optional when the inner operator offers an extended-precision residual (then unused).
+   */
+  hostOperator?: LinearOperator<Float64Array>;
+  /**
+   * Where the outer residual comes from: default, the inner operator's extended-precision
+   * residual when it has one ({@link extendedPrecisionOf}), else the host; `false` forces the
+   * host path; an object uses that capability.
+   */
+  extended?: ExtendedPrecisionResidual<V> | false;
   /** The same matrix in the inner space (e.g. a float32 GPU operator). */
   innerOperator: LinearOperator<V>;
   innerSpace: VectorSpace<V, S>;
@@ -74,28 +92,22 @@ export interface RefinedSolveResult extends SolveResult<Float64Array> {
   innerIterations: number;
   /** One entry per correction solve. */
   inner: { method: string; reason: StopReason; iterations: number; relativeResidual: number }[];
-}
-
-function norm(v: Float64Array): number {
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
-  const r = Math.sqrt(s);
-  if (Number.isFinite(r) && (r > 1e150 || (r < 1e-150 && r > 0))) {
-    let scale = 0;
-    for (let i = 0; i < v.length; i++) scale = Math.max(scale, Math.abs(v[i]!));
-    let t = 0;
-    for (let i = 0; i < v.length; i++) t += (v[i]! / scale) ** 2;
-    return scale * Math.sqrt(t);
-  }
-  return r;
+  /** Where x and r were kept: 'f64 on the host' or the capability's precision (e.g. df64 on webgpu). */
+  outerPrecision: string;
+  /** Float64 products on the host (0 on the device path). */
+  hostMatvecs: number;
 }
 
 /**
  * Solve A·x = b to float64 accuracy with correction solves in a lower-precision space.
- * Stops when ‖b − A·x‖₂ ≤ max(rtol·‖b‖₂, atol) in float64 (rtol down to ~1e-13 is meaningful).
- * When an outer step fails to reduce the residual by 10 % twice in a row, it stops with reason
- * 'breakdown' and returns the best x seen.
- * Cost per outer step: 1 host matvec + 1 inner solve + 2 vector transfers.
+ * Stops when ‖b − A·x‖₂ ≤ max(rtol·‖b‖₂, atol) (rtol down to ~1e-13 is meaningful on the host
+ * path, ~1e-12 with df64 on the device). When an outer step fails to reduce the residual by
+ * 10 % twice in a row, it stops with reason 'breakdown' and returns the best x seen.
+ *
+ * Where the outer residual is computed: when the inner operator offers an extended-precision
+ * residual ({@link extendedPrecisionOf}: a GPU operator built from CSR gives df64), x, b and r
+ * stay on the device and the host reads ‖r‖ once per outer step; otherwise on the host in
+ * float64 with `hostOperator` (1 host product + 1 upload + 1 download per outer step).
  * @example
  * const res = await refinedSolve({
  *   hostOperator: HostOperator.fromCsr(a), innerOperator: gpuOp, innerSpace: gpuSpace, b,
@@ -105,119 +117,128 @@ function norm(v: Float64Array): number {
  */
 export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<RefinedSolveResult> {
   const t0 = performance.now();
-  const A = o.hostOperator;
-  const n = A.rows;
-  if (A.cols !== n) throw new DimensionMismatchError('refinedSolve: square hostOperator, cols', n, A.cols);
-  if (o.innerOperator.rows !== n || o.innerOperator.cols !== n) {
-    throw new DimensionMismatchError('refinedSolve: innerOperator shape', `${n}x${n}`, `${o.innerOperator.rows}x${o.innerOperator.cols}`);
-  }
-  if (o.b.length !== n) throw new DimensionMismatchError('refinedSolve: b', n, o.b.length);
-  if (o.x0 && o.x0.length !== n) throw new DimensionMismatchError('refinedSolve: x0', n, o.x0.length);
+  const n = checkShapes(o);
   const rtol = o.rtol ?? 1e-10;
   const atol = o.atol ?? 0;
   if (!(rtol >= 0) || !(atol >= 0)) throw new InvalidParameterError('refinedSolve rtol/atol', 'numbers ≥ 0', `${rtol}/${atol}`);
-  const maxOuter = o.maxOuterIterations ?? 30;
   const innerOpts = o.inner ?? {};
   const innerMethod = innerOpts.method ?? 'gmres';
   const solver = { cg, gmres, bicgstab, bicg }[innerMethod];
   if (!solver) throw new InvalidParameterError('refinedSolve inner.method', "'cg' | 'gmres' | 'bicgstab' | 'bicg'", innerMethod);
-
+  const ext = o.extended === false ? undefined : (o.extended ?? (await extendedPrecisionOf(o.innerOperator)));
+  if (!ext && !o.hostOperator) {
+    throw new InvalidParameterError('refinedSolve hostOperator', 'a float64 host operator (the inner operator offers no extended-precision residual)', 'none');
+  }
   const b = Float64Array.from(o.b);
-  const x = o.x0 ? o.x0.slice() : new Float64Array(n);
-  const best = x.slice();
-  const r = new Float64Array(n);
-  const d = new Float64Array(n);
-  const stats = newStats();
-  const history: { iteration: number; residual: number }[] = [];
-  const inner: RefinedSolveResult['inner'] = [];
-  const bNorm = norm(b);
-  const tol = Math.max(rtol * bNorm, atol);
-  let innerIterations = 0;
-  let outer = 0;
-
-  const residual = (): number => {
-    stats.matvecs++;
-    A.apply(x, r);
-    for (let i = 0; i < n; i++) r[i] = b[i]! - r[i]!; // r = b − A·x (float64)
-    return norm(r);
+  const bNorm = norm64(b);
+  const base: Omit<RefinedSolveResult, 'x' | 'converged' | 'reason' | 'trueResidual'> = {
+    iterations: 0,
+    bNorm,
+    history: [],
+    stats: newStats(),
+    method: `refined(${innerMethod}, ${o.innerSpace.precision})`,
+    outerIterations: 0,
+    innerIterations: 0,
+    inner: [],
+    outerPrecision: ext ? ext.precision : 'f64 on the host',
+    hostMatvecs: 0,
   };
-  const done = (reason: StopReason, trueResidual: number, detail?: string): RefinedSolveResult => {
-    stats.ms = performance.now() - t0;
-    const res: RefinedSolveResult = {
-      x,
-      converged: reason === 'converged',
-      reason,
-      iterations: outer,
-      trueResidual,
-      bNorm,
-      history,
-      stats,
-      method: `refined(${innerMethod}, ${o.innerSpace.precision})`,
-      outerIterations: outer,
-      innerIterations,
-      inner,
-    };
+  const finish = (x: Float64Array, reason: StopReason, trueResidual: number, detail?: string): RefinedSolveResult => {
+    base.stats.ms = performance.now() - t0;
+    const res: RefinedSolveResult = { ...base, x, converged: reason === 'converged', reason, trueResidual };
     if (detail !== undefined) res.detail = detail;
     return res;
   };
-
-  if (!Number.isFinite(bNorm)) return done('non-finite', Number.NaN, `refinedSolve: b contains non-finite values (‖b‖ = ${bNorm})`);
-  if (bNorm === 0) {
-    x.fill(0);
-    return done('converged', 0, 'b = 0, so x = 0');
+  if (!Number.isFinite(bNorm)) return finish(o.x0?.slice() ?? new Float64Array(n), 'non-finite', Number.NaN, `refinedSolve: b contains non-finite values (‖b‖ = ${bNorm})`);
+  if (bNorm === 0) return finish(new Float64Array(n), 'converged', 0, 'b = 0, so x = 0');
+  const state: OuterState<V> = ext ? ext.start(b, o.x0) : new HostRefinement(o.hostOperator!, b, o.x0, o.innerSpace);
+  try {
+    const out = await outerLoop(o, state, base, { solver, tol: Math.max(rtol * bNorm, atol) });
+    const x = await state.solution();
+    base.stats.readbacks += state.readbacks; // outer-state synchronisations, the final x included
+    base.hostMatvecs = state.hostMatvecs ?? 0;
+    return finish(x, out.reason, out.rn, out.detail);
+  } finally {
+    state.dispose();
   }
-  let rn = bNorm;
-  if (o.x0) rn = residual();
-  else r.set(b); // r = b − A·0
+}
+
+function checkShapes<V, S>(o: RefinedSolveOptions<V, S>): number {
+  const n = o.innerOperator.rows;
+  if (o.innerOperator.cols !== n) throw new DimensionMismatchError('refinedSolve: square innerOperator, cols', n, o.innerOperator.cols);
+  const A = o.hostOperator;
+  if (A && (A.rows !== n || A.cols !== n)) throw new DimensionMismatchError('refinedSolve: hostOperator shape', `${n}x${n}`, `${A.rows}x${A.cols}`);
+  if (o.b.length !== n) throw new DimensionMismatchError('refinedSolve: b', n, o.b.length);
+  if (o.x0 && o.x0.length !== n) throw new DimensionMismatchError('refinedSolve: x0', n, o.x0.length);
+  return n;
+}
+
+type Solver = typeof cg;
+
+/** The outer iteration: correction solves until the residual passes `tol` or a stop rule fires. */
+async function outerLoop<V, S>(
+  o: RefinedSolveOptions<V, S>,
+  state: OuterState<V>,
+  res: Omit<RefinedSolveResult, 'x' | 'converged' | 'reason' | 'trueResidual'>,
+  c: { solver: Solver; tol: number },
+): Promise<{ reason: StopReason; rn: number; detail?: string }> {
+  const space = o.innerSpace;
+  const maxOuter = o.maxOuterIterations ?? 30;
+  const { method: _m, ...rest } = o.inner ?? {};
+  const residual = (): Promise<number> => {
+    res.stats.matvecs++; // r = b − A·x in the outer precision
+    return state.residualNorm();
+  };
+  let rn = o.x0 ? await residual() : res.bNorm;
   let bestRn = rn;
   let slow = 0;
-  history.push({ iteration: 0, residual: rn });
-  const space = new HostVectorSpace();
-  for (;;) {
-    if (!Number.isFinite(rn)) return done('non-finite', rn, `refinedSolve: ‖b − A·x‖ = ${rn} at outer iteration ${outer}`);
-    if (rn <= tol) return done('converged', rn);
-    if (outer >= maxOuter) return done('max-iterations', rn);
-    if (o.signal?.aborted) return done('stopped', rn, 'signal aborted');
-    outer++;
-    // correction equation A·d = r/‖r‖, scaled to unit norm so float32 neither under- nor overflows
-    const rs = o.innerSpace.fromArray(r.map((v) => v / rn));
-    const { method: _m, ...rest } = innerOpts;
-    const res = await solver(o.innerSpace, o.innerOperator, rs, {
-      ...rest,
-      rtol: innerOpts.rtol ?? 1e-6,
-      maxIterations: innerOpts.maxIterations ?? 1000,
-      signal: o.signal,
-    });
-    stats.matvecs += res.stats.matvecs;
-    stats.precondApplies += res.stats.precondApplies;
-    stats.readbacks += res.stats.readbacks + 1;
-    innerIterations += res.iterations;
-    inner.push({ method: res.method, reason: res.reason, iterations: res.iterations, relativeResidual: res.trueResidual / res.bNorm });
-    d.set(await o.innerSpace.toArray(res.x));
-    o.innerSpace.release(rs);
-    o.innerSpace.release(res.x);
-    space.axpby(rn, d, 1, x); // x = x + ‖r‖·d (float64)
-    const rnNew = residual();
-    history.push({ iteration: outer, residual: rnNew });
-    if (!(rnNew < 0.9 * rn)) slow++;
-    else slow = 0;
-    if (rnNew < bestRn) {
-      bestRn = rnNew;
-      best.set(x);
+  res.history.push({ iteration: 0, residual: rn });
+  state.saveBest();
+  const rs = space.create(o.innerOperator.rows);
+  try {
+    for (;;) {
+      if (!Number.isFinite(rn)) return { reason: 'non-finite', rn, detail: `refinedSolve: ‖b − A·x‖ = ${rn} at outer iteration ${res.outerIterations}` };
+      if (rn <= c.tol) return { reason: 'converged', rn };
+      if (res.outerIterations >= maxOuter) return { reason: 'max-iterations', rn };
+      if (o.signal?.aborted) return { reason: 'stopped', rn, detail: 'signal aborted' };
+      const outer = ++res.outerIterations;
+      res.iterations = outer;
+      // correction equation A·d = r/‖r‖, scaled to unit norm so float32 neither under- nor overflows
+      state.correctionRhs(1 / rn, rs);
+      const inner = await c.solver(space as VectorSpace<V, unknown>, o.innerOperator, rs, {
+        ...rest,
+        rtol: o.inner?.rtol ?? 1e-6,
+        maxIterations: o.inner?.maxIterations ?? 1000,
+        signal: o.signal,
+      });
+      res.stats.matvecs += inner.stats.matvecs;
+      res.stats.precondApplies += inner.stats.precondApplies;
+      res.stats.readbacks += inner.stats.readbacks;
+      res.innerIterations += inner.iterations;
+      res.inner.push({ method: inner.method, reason: inner.reason, iterations: inner.iterations, relativeResidual: inner.trueResidual / inner.bNorm });
+      await state.update(rn, inner.x); // x = x + ‖r‖·d
+      space.release(inner.x);
+      const rnNew = await residual();
+      res.history.push({ iteration: outer, residual: rnNew });
+      slow = rnNew < 0.9 * rn ? 0 : slow + 1;
+      if (rnNew < bestRn) {
+        bestRn = rnNew;
+        state.saveBest();
+      }
+      rn = rnNew;
+      const verdict = o.onOuterIteration?.({ outer, residual: rn, relativeResidual: rn / res.bNorm, innerIterations: inner.iterations });
+      if (verdict === false) return { reason: 'stopped', rn, detail: 'onOuterIteration returned false' };
+      if (slow >= 2 && rn > c.tol) {
+        state.restoreBest();
+        const trueBest = await residual();
+        const detail =
+          `refinedSolve: stagnation at outer iteration ${outer}: ‖b − A·x‖ = ${rn.toExponential(2)} did not drop 10 % twice ` +
+          `(last inner solve: ${inner.reason}${inner.detail ? `, ${inner.detail}` : ''}); the inner ${space.precision} solve is too inaccurate ` +
+          'for this matrix: tighten inner.rtol, add a preconditioner, or raise the inner precision';
+        return { reason: 'breakdown', rn: trueBest, detail };
+      }
     }
-    rn = rnNew;
-    const verdict = o.onOuterIteration?.({ outer, residual: rn, relativeResidual: rn / bNorm, innerIterations: res.iterations });
-    if (verdict === false) return done('stopped', rn, 'onOuterIteration returned false');
-    if (slow >= 2 && rn > tol) {
-      x.set(best);
-      const trueBest = residual();
-      return done(
-        'breakdown',
-        trueBest,
-        `refinedSolve: stagnation at outer iteration ${outer}: ‖b − A·x‖ = ${rn.toExponential(2)} did not drop 10 % twice ` +
-          `(last inner solve: ${res.reason}${res.detail ? `, ${res.detail}` : ''}); the inner ${o.innerSpace.precision} solve is too inaccurate ` +
-          'for this matrix: tighten inner.rtol, add a preconditioner, or raise the inner precision',
-      );
-    }
+  } finally {
+    space.release(rs);
   }
 }

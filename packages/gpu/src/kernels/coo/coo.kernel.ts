@@ -16,7 +16,7 @@
  * pieces of whole chunks; each piece runs chunk + carry after the previous one.
  * @module
  */
-import { type CooMatrix, InvalidMatrixError } from '@gpusparse/formats';
+import { type CooMatrix, InvalidMatrixError, validateCoo } from '@gpusparse/formats';
 import type { PipelineEntry } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { Uniforms } from '../../memory/recorder';
@@ -53,6 +53,7 @@ export interface CooDeviceMatrix extends DeviceMatrix {
  * @example checkCooSorted(m, 'coo upload')
  */
 export function checkCooSorted(m: CooMatrix, where: string): void {
+  validateCoo(m, where); // the rules of every COO consumer (types, lengths, ranges); then the order
   const { nnz, rowIdx, colIdx, values } = m;
   if (rowIdx.length !== nnz || colIdx.length !== nnz || values.length !== nnz) {
     throw new InvalidMatrixError(where, `expected ${nnz} rows, columns and values, got ${rowIdx.length}, ${colIdx.length}, ${values.length}`);

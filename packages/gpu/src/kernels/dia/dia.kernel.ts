@@ -12,7 +12,7 @@
  * same rows runs in a later dispatch with beta = 1 (dispatches execute in order).
  * @module
  */
-import { type DiaMatrix, diaDefaultParams, InvalidMatrixError } from '@gpusparse/formats';
+import { type DiaMatrix, diaDefaultParams, InvalidMatrixError, validateDia } from '@gpusparse/formats';
 import type { EllDeviceMatrix } from '../ell/ell-device';
 import type { SpmvKernel } from '../types';
 import { type DiagonalKernelParams, diagonalKernel } from './diagonal-device';
@@ -29,6 +29,7 @@ export const diaKernel: SpmvKernel<DiaMatrix, DiagonalKernelParams, EllDeviceMat
   maxDiagonals: diaDefaultParams.maxDiagonals,
   count: (m) => m.offsets.length,
   layout(m) {
+    validateDia(m, 'dia upload'); // offsets inside the matrix, ascending, once: none dropped silently
     const { rows, cols, offsets, data } = m;
     if (offsets.length * rows !== data.length) throw new InvalidMatrixError('dia upload', `expected data of rows·ndiag = ${rows * offsets.length} slots, got ${data.length}`);
     return { rows, cols, offsets, values: data, base: (d) => d * rows };

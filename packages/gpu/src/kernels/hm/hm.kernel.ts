@@ -10,7 +10,7 @@
  * accumulate later diagonal ranges in later, ordered dispatches (beta = 1).
  * @module
  */
-import { type HmMatrix, hmDefaultParams, InvalidMatrixError } from '@gpusparse/formats';
+import { type HmMatrix, hmDefaultParams, InvalidMatrixError, validateHm } from '@gpusparse/formats';
 import { type DiagonalKernelParams, diagonalKernel } from '../dia/diagonal-device';
 import type { EllDeviceMatrix } from '../ell/ell-device';
 import type { SpmvKernel } from '../types';
@@ -27,6 +27,7 @@ export const hmKernel: SpmvKernel<HmMatrix, DiagonalKernelParams, EllDeviceMatri
   maxDiagonals: hmDefaultParams.maxDiagonals,
   count: (m) => m.numDiagonals,
   layout(m) {
+    validateHm(m, 'hm upload'); // offsets inside the matrix, in HM order, once; starts consistent
     const { rows, cols, offsets, starts, values } = m;
     if (starts.length !== offsets.length) throw new InvalidMatrixError('hm upload', `expected ${offsets.length} diagonal starts, got ${starts.length}`);
     for (let d = 0; d < offsets.length; d++) {

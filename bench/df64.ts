@@ -1,0 +1,169 @@
+/**
+ * Time to a float64-accurate answer with df64 refinement on the device (issue 15): refined CG on
+ * a 27-point stencil (120³ = 1 728 000 rows; built here, the generators have only the 7-point
+ * poisson3d) and refined GMRES(30) on a 10^6-row power-law matrix (made diagonally dominant so
+ * that GMRES converges; values rounded to float32 so that CuPy reads the same numbers), b = A·1,
+ * rtol 1e-8. Timed: the refinedSolve call only (operator tuning, the df64 matrix upload, the
+ * self-test and one warm-up solve are setup). The true relative residual is recomputed in
+ * float64 on the host. With --host-too the same solve with x and r on the host (extended: false)
+ * runs too. Prints one JSON line per run; --dump DIR writes NAME.rowptr/.cols/.vals for CuPy:
+ *
+ *   node .gpukit/app/df64.mjs --out $OUT/df64.json --dump /tmp/m [--grid 120] [--rows 1000000]
+ *     [--inner-rtols 1e-4,1e-5] [--kernel csr-vector] [--host-too] [--only stencil|powerlaw]
+ *   python3 .gpukit/cupy_solvers_anchor.py /tmp/m/stencil27-120.csr --method cg --rtol 1e-8
+ *   python3 .gpukit/cupy_solvers_anchor.py /tmp/m/powerlaw-1000000.csr --method gmres --restart 30 --rtol 1e-8
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { type CsrMatrix, csrSpmv, generators, HostOperator } from '../packages/formats/src/index';
+import { createGpuContext, Df64Residual, type GpuOperator, gpuOperatorFromCsr, GpuVectorSpace, tunedOperator } from '../packages/gpu/src/index';
+import { refinedSolve } from '../packages/solvers/src/index';
+import { dumpCsr } from './dump';
+
+const argv = process.argv.slice(2);
+const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
+const out = opt('--out') ?? 'bench/out/df64.json';
+const grid = Number(opt('--grid') ?? 120);
+const plRows = Number(opt('--rows') ?? 1_000_000);
+const innerRtols = (opt('--inner-rtols') ?? '1e-4,1e-5').split(',').map(Number);
+const kernel = opt('--kernel');
+const dumpDir = opt('--dump');
+const only = opt('--only');
+
+/** 27-point stencil on an n³ grid: 26 on the diagonal, −1 to every neighbour (SPD). */
+function stencil27(n: number): CsrMatrix {
+  const rows = n * n * n;
+  const rowPtr = new Int32Array(rows + 1);
+  const cols: number[] = [];
+  for (let p = 0; p < rows; p++) {
+    const [i, j, k] = [p % n, Math.floor(p / n) % n, Math.floor(p / (n * n))];
+    for (let dk = -1; dk <= 1; dk++)
+      for (let dj = -1; dj <= 1; dj++)
+        for (let di = -1; di <= 1; di++) {
+          const [a, b, c] = [i + di, j + dj, k + dk];
+          if (a >= 0 && a < n && b >= 0 && b < n && c >= 0 && c < n) cols.push(a + n * (b + n * c));
+        }
+    rowPtr[p + 1] = cols.length;
+  }
+  const colIdx = Int32Array.from(cols);
+  const values = new Float64Array(colIdx.length);
+  for (let p = 0; p < rows; p++) for (let q = rowPtr[p]!; q < rowPtr[p + 1]!; q++) values[q] = colIdx[q] === p ? 26 : -1;
+  return { format: 'csr', rows, cols: rows, rowPtr, colIdx, values };
+}
+
+/** Power-law rows, values rounded to float32, the diagonal set to 1 + Σ|off-diagonal| (non-symmetric, dominant). */
+function powerLawDominant(rows: number): CsrMatrix {
+  const a = generators.powerLaw(rows, rows, { alpha: 2.2, minLen: 3, maxLen: 20_000, seed: 3 });
+  return withDiagonal({ ...a, values: a.values.map(Math.fround) });
+}
+
+/** `a` with a diagonal entry in every row (added where missing) equal to fl32(1 + Σ_j≠i |a_ij|). */
+function withDiagonal(a: CsrMatrix): CsrMatrix {
+  const rowPtr = new Int32Array(a.rows + 1);
+  const colIdx: number[] = [];
+  const vals: number[] = [];
+  for (let i = 0; i < a.rows; i++) {
+    let s = 1;
+    let has = false;
+    const start = colIdx.length;
+    for (let q = a.rowPtr[i]!; q < a.rowPtr[i + 1]!; q++) {
+      colIdx.push(a.colIdx[q]!);
+      vals.push(a.values[q]!);
+      if (a.colIdx[q] === i) has = true;
+      else s += Math.abs(a.values[q]!);
+    }
+    if (!has) {
+      colIdx.push(i);
+      vals.push(Math.fround(s));
+    } else for (let q = start; q < colIdx.length; q++) if (colIdx[q] === i) vals[q] = Math.fround(s);
+    rowPtr[i + 1] = colIdx.length;
+  }
+  return { format: 'csr', rows: a.rows, cols: a.cols, rowPtr, colIdx: Int32Array.from(colIdx), values: Float64Array.from(vals) };
+}
+
+const ctx = await createGpuContext();
+const device = ctx.describeText().split('\n')[0];
+const space = new GpuVectorSpace(ctx);
+mkdirSync(dirname(out), { recursive: true });
+
+function trueRelative(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
+  const ax = csrSpmv(a, x);
+  let r = 0;
+  let bb = 0;
+  for (let i = 0; i < b.length; i++) {
+    r += (b[i]! - ax[i]!) ** 2;
+    bb += b[i]! ** 2;
+  }
+  return Math.sqrt(r / bb);
+}
+
+/** Mean ms of one df64 residual + ‖r‖² dot and of one float32 product (20 each, wall clock, after a warm-up). */
+async function kernelTimes(ext: Df64Residual, op: GpuOperator, a: CsrMatrix): Promise<{ df64ResidualMs: number; f32SpmvMs: number }> {
+  const d = ext.d;
+  const [x, b, r] = [d.fromFloat64(new Float64Array(a.cols).fill(1)), d.create(a.rows), d.create(a.rows)];
+  const [xf, yf] = [space.fromArray(new Float64Array(a.cols).fill(1)), space.create(a.rows)];
+  const time = async (f: () => void): Promise<number> => {
+    f();
+    await ctx.finish();
+    const t = performance.now();
+    for (let i = 0; i < 20; i++) f();
+    await ctx.finish();
+    return Number(((performance.now() - t) / 20).toFixed(3));
+  };
+  const df64ResidualMs = await time(() => {
+    ext.matrix.residual(x, b, r);
+    d.dot(r, r, 2);
+  });
+  const f32SpmvMs = await time(() => op.apply(xf, yf));
+  for (const v of [x, b, r]) v.buf.dispose();
+  space.release(xf);
+  space.release(yf);
+  return { df64ResidualMs, f32SpmvMs };
+}
+
+async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres'): Promise<void> {
+  if (dumpDir) dumpCsr(dumpDir, name, a, true);
+  const b = csrSpmv(a, new Float64Array(a.cols).fill(1));
+  const t0 = performance.now();
+  const op: GpuOperator = kernel ? gpuOperatorFromCsr(ctx, a, { kernel }) : await tunedOperator(ctx, a, { expectedProducts: 1000 });
+  const ext = await op.extendedPrecision();
+  const setupMs = performance.now() - t0;
+  const kernelMs = ext instanceof Df64Residual ? await kernelTimes(ext, op, a) : undefined;
+  const host = argv.includes('--host-too') ? HostOperator.fromCsr(a) : undefined;
+  for (const innerRtol of innerRtols) {
+    for (const extended of host ? [undefined, false as const] : [undefined]) {
+      const opts = { hostOperator: host, innerOperator: op, innerSpace: space, b, extended, inner: { method, rtol: innerRtol, restart: 30 } };
+      await refinedSolve({ ...opts, rtol: 1e-8, maxOuterIterations: 1 }); // warm-up: pipelines compiled
+      const t1 = performance.now();
+      const res = await refinedSolve({ ...opts, rtol: 1e-8 });
+      const ms = performance.now() - t1;
+      const rec = {
+        device,
+        matrix: name,
+        rows: a.rows,
+        nnz: a.values.length,
+        method: method === 'gmres' ? 'gmres(30)' : 'cg',
+        operator: op.label,
+        outer: extended === false ? 'host f64' : res.outerPrecision,
+        ...kernelMs,
+        df64ExtraBytesPerNnz: ext instanceof Df64Residual ? Number((ext.matrix.bytes / a.values.length).toFixed(2)) : null,
+        innerRtol,
+        ms: Number(ms.toFixed(1)),
+        setupMs: Number(setupMs.toFixed(0)),
+        reason: res.reason,
+        outerIterations: res.outerIterations,
+        innerIterations: res.innerIterations,
+        readbacks: res.stats.readbacks,
+        hostMatvecs: res.hostMatvecs,
+        trueRelativeResidual: trueRelative(a, res.x, b),
+      };
+      console.log(JSON.stringify(rec));
+      appendFileSync(out, `${JSON.stringify(rec)}\n`);
+    }
+  }
+  op.dispose();
+}
+
+if (only !== 'powerlaw') await run(`stencil27-${grid}`, stencil27(grid), 'cg');
+if (only !== 'stencil') await run(`powerlaw-${plRows}`, powerLawDominant(plRows), 'gmres');
+ctx.dispose();

@@ -1,0 +1,81 @@
+/**
+ * The CI driver's sizing step: from a prepared space and the driver's options to a memory plan,
+ * an estimate, and (unless disabled) a refusal before the space is built. Also the public
+ * `estimateCiEnergies` behind `gpusparse ci --dry-run`.
+ * @module
+ */
+import type { Fcidump } from './fcidump/types';
+import { type BuildSpaceOptions, type PreparedSpace, prepareCiSpace, type SpaceSpec } from './determinants/build';
+import { defaultWorkers } from './hamiltonian/assemble';
+import { type AvailableMemory, type CiEstimate, type CiMemoryPlan, checkCiMemory, estimateCi, hostMemoryAvailable } from './memory-estimate';
+
+/** Memory limits of a CI run. */
+export interface CiMemoryOptions {
+  /** Host bytes the run may use (default: measured by hostMemoryAvailable). */
+  hostBytes?: number;
+  /** Device bytes (default: what the backend declares; not checked when unknown). */
+  deviceBytes?: number;
+  /** false: estimate only, never refuse (default true). */
+  check?: boolean;
+}
+
+/** What the sizing needs from the driver's options. */
+export interface SizingOptions {
+  nroots?: number;
+  extraRoots?: number;
+  workers?: number | 'auto';
+  spin?: { multiplicity: number };
+  memory?: CiMemoryOptions;
+  /** 'host' (float64) or 'device' (float32 + float64 polish). */
+  backend: 'host' | 'device';
+  deviceMemory?: AvailableMemory;
+  /** Non-zeros per chunk when the device path assembles in chunks. */
+  chunkNnz?: number;
+}
+
+/**
+ * Estimate the run and throw ResourceLimitError when it cannot fit. Cost: milliseconds.
+ * @throws ResourceLimitError (needed vs available bytes, and what to change)
+ */
+export async function sizeCiRun(prepared: PreparedSpace, o: SizingOptions): Promise<{ estimate: CiEstimate; plan: CiMemoryPlan }> {
+  const nroots = o.nroots ?? 1;
+  const plan: CiMemoryPlan = {
+    backend: o.backend,
+    kSolve: nroots + (o.extraRoots ?? (nroots > 1 ? 1 : 0)),
+    workers: 0,
+    ...(o.chunkNnz === undefined ? {} : { chunked: { chunkNnz: o.chunkNnz } }),
+    ...(o.spin ? { spinPenalty: true } : {}),
+  };
+  const host: AvailableMemory = o.memory?.hostBytes === undefined ? await hostMemoryAvailable() : { bytes: o.memory.hostBytes, source: `${o.memory.hostBytes} bytes (option)` };
+  const device: AvailableMemory | undefined = o.memory?.deviceBytes === undefined ? o.deviceMemory : { bytes: o.memory.deviceBytes, source: `${o.memory.deviceBytes} bytes (option)` };
+  let estimate = estimateCi(prepared, plan, { host, ...(device ? { device } : {}) });
+  const workers = o.workers === undefined || o.workers === 'auto' ? await defaultWorkers(estimate.determinants) : o.workers;
+  if (workers > 0) {
+    plan.workers = workers;
+    estimate = estimateCi(prepared, plan, { host, ...(device ? { device } : {}) });
+  }
+  if (o.memory?.check !== false) checkCiMemory(estimate, prepared, plan);
+  return { estimate, plan };
+}
+
+/**
+ * Size a CI run without running it: determinants (exact), H's non-zeros (sampled), and the
+ * host and device bytes of each stage. Reads the FCIDUMP (a path is read from disk).
+ * @example
+ * const e = await estimateCiEnergies('N2.FCIDUMP', { irrep: 1, nroots: 6, backend: 'device' });
+ * e.estimate.peakHost; // bytes
+ */
+export async function estimateCiEnergies(
+  input: Fcidump | string | URL,
+  options: BuildSpaceOptions & Omit<SizingOptions, 'memory'> & { space?: SpaceSpec; symmetry?: 8 | 4 | 'auto'; memory?: CiMemoryOptions },
+): Promise<{ label: string; estimate: CiEstimate; plan: CiMemoryPlan }> {
+  let fd: Fcidump;
+  if (typeof input === 'string' || input instanceof URL) {
+    const { readFcidump } = await import('./fcidump/node');
+    fd = await readFcidump(input, options.symmetry === undefined ? {} : { symmetry: options.symmetry });
+  } else fd = input;
+  const prepared = prepareCiSpace(fd, options.space ?? 'fci', options);
+  const { estimate, plan } = await sizeCiRun(prepared, { ...options, memory: { ...options.memory, check: false } });
+  const label = `${prepared.kind.toUpperCase()}${prepared.level === undefined ? '' : `(level ${prepared.level})`}(${prepared.fcidump.norb}o; ${prepared.nalpha}α,${prepared.nbeta}β${prepared.irrep === undefined ? '' : `; irrep ${prepared.irrep}`})`;
+  return { label, estimate, plan };
+}
