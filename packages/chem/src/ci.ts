@@ -81,8 +81,13 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   backend?: CiBackend<V, S>;
   /** 'davidson', 'dense' (all eigenpairs, n ≤ 4000), or 'auto' (default: dense up to 64 determinants, else Davidson). */
   solver?: 'davidson' | 'dense' | 'auto';
-  /** Residual tolerance ‖Hv − λv‖ (default 1e-8). */
+  /**
+   * Residual tolerance ‖Hv − λv‖ in Eh, absolute (default 1e-8): energies are in the user's unit,
+   * so CI keeps PySCF's absolute rule. Judged on the `nroots` requested roots only; extra
+   * (guard) roots do not hold the verdict.
+   */
   tol?: number;
+  /** Most Davidson iterations (default 200; 50 for the float64 polish after a float32 phase). */
   maxIterations?: number;
   /** Worker threads of the assembly (see AssembleOptions.workers). */
   workers?: number | 'auto';
@@ -274,6 +279,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     const lowPrecision = backend.space.precision === 'f32';
     const res = await davidson<V, S>(op, backend.space, {
       k: kSolve,
+      nConverge: nroots, // the guard roots help Davidson but do not hold the verdict
       diagonal,
       initialVectors,
       residualTol: lowPrecision ? Math.max(tol, 1e-4) : tol,
@@ -297,6 +303,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       const jd = fastCorrector(op, backend.space);
       const polish = await davidsonWith(hostOp, host.space, {
         k: kSolve,
+        nConverge: nroots,
         diagonal,
         initialVectors: fastVectors,
         corrector: jd.corrector,

@@ -11,6 +11,7 @@ import { openBackend, type Backend } from '../util/backend';
 import { type Command, ExitCode, formatNameOption, info, numberOption, out, printJson, UsageError } from '../util/context';
 import { gpuChunkSink } from '../util/ci-device';
 import { deviceMemoryOf, printEstimate } from '../util/ci-memory';
+import { intOption } from '../util/int-option';
 import { progressBar, stageLog } from '../util/progress';
 import { formatTable } from '../util/table';
 
@@ -77,7 +78,7 @@ export const ciCommand: Command = {
   summary: 'configuration-interaction energies from an FCIDUMP',
   usage: [
     'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n]',
-    '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8]',
+    '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8] [--maxit N]',
     '                    [--allow-missing-core] [--dry-run] [--host-memory GB] [--device-memory GB] [--assembly auto|chunked|whole] [--chunk-nnz N]',
     '',
     'Energies include the core energy (the FCIDUMP constant line). ⟨S²⟩ is reported per root.',
@@ -86,6 +87,8 @@ export const ciCommand: Command = {
     'The run is sized before the space is built (determinants exact, H non-zeros sampled, bytes per stage)',
     'and refused with exit 5 when it cannot fit; --dry-run prints that estimate and stops.',
     'Off a terminal, progress is a line per stage on stderr with the elapsed time.',
+    '--tol: absolute residual ‖H v − E v‖ in Eh, judged on the --nroots requested roots only (a guard root',
+    'Davidson adds against skipped states does not hold the verdict). --maxit: most Davidson iterations (an integer ≥ 1, default 200).',
   ].join('\n'),
   options: {
     space: { type: 'string' },
@@ -97,6 +100,7 @@ export const ciCommand: Command = {
     format: { type: 'string' },
     solver: { type: 'string' },
     tol: { type: 'string' },
+    maxit: { type: 'string' },
     'allow-missing-core': { type: 'boolean' },
     'dry-run': { type: 'boolean' },
     'host-memory': { type: 'string' },
@@ -109,6 +113,7 @@ export const ciCommand: Command = {
     const space = parseSpace((v.space as string | undefined) ?? 'fci');
     const nroots = numberOption('nroots', v.nroots as string | undefined, 1);
     const solver = ((v.solver as string | undefined) ?? 'auto') as 'davidson' | 'dense' | 'auto';
+    const maxIterations = intOption('maxit', v.maxit as string | undefined, undefined, 1);
     const backend = await openBackend(common.backend);
     if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);
     const bar = progressBar('ci', { enabled: common.progress });
@@ -146,6 +151,7 @@ export const ciCommand: Command = {
         format: formatNameOption('format', v.format, 'csr', ['auto']),
         backend: ciBackend,
         tol: numberOption('tol', v.tol as string | undefined, 1e-8),
+        ...(maxIterations === undefined ? {} : { maxIterations }),
         onProgress: ciProgressHandler(bar, log),
         ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
         ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: numberOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24) }),

@@ -1,112 +1,225 @@
 /**
- * `gpusparse eigs A.mtx --k 4 --method lanczos|davidson|lobpcg [--which smallest|largest]`:
- * extreme eigenpairs of a symmetric matrix. On WebGPU the fast phase runs in float32 and a
- * float64 host polish brings eigenvalues to ~1e-10 relative and residuals to ~1e-8
- * (`eigsMixed`); on the CPU the method runs in float64 directly.
+ * `gpusparse eigs A.mtx --k 4 --method auto|lanczos|davidson|lobpcg [--which smallest|largest]`:
+ * extreme eigenpairs of a symmetric matrix. Convergence is relative to the matrix's scale,
+ * ‖A·v − λ·v‖ ≤ max(tol·‖A‖est, atol) (docs/guides/eigen-convergence.md). The smallest
+ * eigenvalues of a symmetric matrix with a positive diagonal go to shift-invert Lanczos
+ * (Lanczos on A⁻¹ with inner PCG solves, float64 on the host): plain Lanczos needs thousands of
+ * steps for them on a stiff matrix (bcsstk13) and may stop at Ritz values that are not the
+ * smallest. Otherwise, on WebGPU the fast phase runs in float32 and a float64 host polish brings
+ * the residuals to the same rule (`eigsMixed`); on the CPU the method runs in float64 directly.
  * @module
  */
 import { writeFileSync } from 'node:fs';
-import { csrDiagonal, HostOperator, HostVectorSpace } from '@gpusparse/formats';
-import { davidson, type EigenResult, eigsMixed, lanczos, lobpcg } from '@gpusparse/solvers';
+import { type CsrMatrix, csrDiagonal, csrTranspose, HostOperator, HostVectorSpace } from '@gpusparse/formats';
+import { davidson, type EigenIterationInfo, type EigenResult, eigsMixed, lanczos, lanczosShiftInvert, lobpcg, NotPositiveDefiniteError } from '@gpusparse/solvers';
 import { linePlot } from '../plots/svg';
 import { openBackend } from '../util/backend';
 import { type Command, ExitCode, info, numberOption, out, printJson, UsageError } from '../util/context';
+import { intOption } from '../util/int-option';
 import { loadMatrix } from '../util/load';
 import { progressBar } from '../util/progress';
 import { formatTable } from '../util/table';
 
+/** True when a is symmetric (values within 1e-14 relative) and its diagonal is positive: shift-invert at σ = 0 may apply. */
+export function looksSpd(a: CsrMatrix, storedSymmetric: boolean): boolean {
+  const d = csrDiagonal(a);
+  for (let i = 0; i < d.length; i++) if (!(d[i]! > 0)) return false;
+  if (storedSymmetric) return true;
+  const t = csrTranspose(a);
+  for (let i = 0; i < a.rows; i++) {
+    const [s, e] = [a.rowPtr[i]!, a.rowPtr[i + 1]!];
+    if (t.rowPtr[i + 1]! - t.rowPtr[i]! !== e - s) return false;
+    for (let k = s; k < e; k++) {
+      const kt = t.rowPtr[i]! + (k - s); // both sorted by column
+      if (t.colIdx[kt] !== a.colIdx[k] || Math.abs(t.values[kt]! - a.values[k]!) > 1e-14 * Math.abs(a.values[k]!)) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * Progress for long solves: the TTY bar, or off a terminal one line every `everyMs`
+ * (iteration, pairs below the threshold, best and worst residual, elapsed), so logs are not silent.
+ */
+export function eigsProgress(method: string, enabled: boolean, everyMs = 5000): { update(info: EigenIterationInfo, note?: string): void; finish(): void } {
+  const bar = progressBar(method, { enabled });
+  const tty = Boolean(process.stderr.isTTY);
+  const t0 = Date.now();
+  let last = t0;
+  return {
+    update(it, note = '') {
+      const res = it.residualNorms;
+      const best = Math.min(...res);
+      const worst = Math.max(...res);
+      const conv = it.threshold === undefined ? undefined : res.filter((x) => x <= it.threshold!).length;
+      const label = `iter ${it.iteration}${conv === undefined ? '' : `, ${conv}/${res.length} converged`}, residual best ${best.toExponential(2)} worst ${worst.toExponential(2)}${note}`;
+      if (tty) {
+        bar.update(it.iteration, it.iteration + 10, label);
+        return;
+      }
+      const now = Date.now();
+      if (!enabled || now - last < everyMs) return;
+      last = now;
+      info(`eigs ${method}: ${label}, ${((now - t0) / 1000).toFixed(0)} s`);
+    },
+    finish: () => bar.finish(),
+  };
+}
+
 export const eigsCommand: Command = {
   summary: 'extreme eigenpairs of a symmetric matrix',
   usage: [
-    'usage: gpusparse eigs <A.mtx | gen:...> [--k 4] [--method lanczos|davidson|lobpcg] [--which smallest|largest]',
-    '                      [--tol 1e-10] [--residual-tol 1e-8] [--maxit N] [--kernel id] [--plot history.svg]',
+    'usage: gpusparse eigs <A.mtx | gen:...> [--k 4] [--method auto|lanczos|davidson|lobpcg] [--which smallest|largest]',
+    '                      [--tol 1e-8] [--atol 0] [--residual-tol r] [--maxit N] [--shift-invert auto|on|off]',
+    '                      [--kernel id] [--plot history.svg]',
     '',
-    "Davidson uses the diagonal preconditioner. 'largest' is available with lanczos.",
+    'Converged when ‖A v − λ v‖ ≤ max(tol·‖A‖est, atol) for every pair (‖A‖est: the largest |Ritz value| seen);',
+    '--residual-tol replaces that rule by an absolute threshold. --maxit: most outer iterations (an integer ≥ 1).',
+    "--method auto (default) is lanczos. With --which smallest, lanczos on a symmetric matrix with a positive",
+    'diagonal runs shift-invert (Lanczos on A⁻¹, inner PCG(Jacobi) solves in float64 on the host; the rule then',
+    "applies to A⁻¹, which makes the smallest λ accurate relative to themselves); --shift-invert off forces plain",
+    "Lanczos. Davidson uses the diagonal preconditioner. 'largest' is available with lanczos.",
+    'Off a terminal a progress line goes to stderr every 5 s.',
   ].join('\n'),
   options: {
     k: { type: 'string' },
     method: { type: 'string' },
     which: { type: 'string' },
     tol: { type: 'string' },
+    atol: { type: 'string' },
     'residual-tol': { type: 'string' },
     maxit: { type: 'string' },
+    'shift-invert': { type: 'string' },
     kernel: { type: 'string' },
     plot: { type: 'string' },
   },
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`eigs: expected one matrix argument, got ${pos.length}`);
-    const k = numberOption('k', v.k as string | undefined, 4);
-    const method = ((v.method as string | undefined) ?? 'lanczos') as 'lanczos' | 'davidson' | 'lobpcg';
-    if (!['lanczos', 'davidson', 'lobpcg'].includes(method)) throw new UsageError(`--method: expected lanczos, davidson or lobpcg, got '${method}'`);
-    const which = ((v.which as string | undefined) ?? 'smallest') as 'smallest' | 'largest';
-    if (which !== 'smallest' && which !== 'largest') throw new UsageError(`--which: expected smallest or largest, got '${which}'`);
-    if (which === 'largest' && method !== 'lanczos') throw new UsageError(`--which largest: only with --method lanczos`);
-    const tol = numberOption('tol', v.tol as string | undefined, 1e-10);
-    const residualTol = numberOption('residual-tol', v['residual-tol'] as string | undefined, 1e-8);
-    const maxIterations = v.maxit === undefined ? undefined : numberOption('maxit', v.maxit as string, 0);
+    const o = parseEigsOptions(v);
     const m = await loadMatrix(pos[0]!);
     const a = m.matrix;
     if (a.rows !== a.cols) throw new UsageError(`eigs: expected a square (symmetric) matrix, got ${a.rows}×${a.cols}`);
+    if (o.k > a.rows) throw new UsageError(`--k: expected an integer in 1..${a.rows} (the matrix order), got ${o.k}`);
+    const absolute = o.abs.atol !== undefined || o.abs.residualTol !== undefined; // thresholds in A's units: plain methods only
+    const shiftInvert = o.shiftInvert === 'on' || (o.shiftInvert === 'auto' && !absolute && o.which === 'smallest' && o.method === 'lanczos' && looksSpd(a, m.symmetry === 'symmetric'));
     const backend = await openBackend(common.backend);
     if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);
-    const bar = progressBar(method, { enabled: common.progress });
+    const progress = eigsProgress(shiftInvert ? 'shift-invert lanczos' : o.method, common.progress);
     try {
-      const t0 = performance.now();
-      const built = await backend.operator(a, { kernel: v.kernel as string | undefined, expectedProducts: 500 });
-      const setupMs = performance.now() - t0;
-      const diagonal = csrDiagonal(a);
-      const onIteration = (it: { iteration: number; residualNorms: readonly number[] }) => {
-        bar.update(it.iteration, maxIterations ?? it.iteration + 10, `iter ${it.iteration} max res ${Math.max(...it.residualNorms).toExponential(2)}`);
+      // the backend's operator (tuned on WebGPU) only when a plain method runs: shift-invert works on the host CSR
+      let setupMs = 0;
+      let built: { op: unknown; label: string } = { op: undefined, label: 'host CSR (float64) for shift-invert' };
+      const buildOperator = async () => {
+        const t0 = performance.now();
+        built = await backend.operator(a, { kernel: v.kernel as string | undefined, expectedProducts: 500 });
+        setupMs = performance.now() - t0;
+        return built.op;
       };
+      const notes: string[] = [];
+      if (!shiftInvert || v.kernel !== undefined) await buildOperator(); // --kernel is checked even when shift-invert will not use it
+      if (shiftInvert && v.kernel !== undefined) notes.push('--kernel: not used by shift-invert (float64 on the host)');
       const t1 = performance.now();
-      let r: EigenResult<unknown> & { phases?: unknown[] };
-      if (backend.kind === 'webgpu') {
-        r = await eigsMixed({ method, k, which, fastOperator: built.op, fastSpace: backend.space, hostOperator: HostOperator.fromCsr(a), diagonal, tol, residualTol, fastMaxIterations: maxIterations, onIteration });
-      } else {
-        const space = new HostVectorSpace();
-        if (method === 'lanczos') r = await lanczos(built.op, space, { k, which, residualTol, maxIterations, onIteration });
-        else if (method === 'davidson') r = await davidson(built.op, space, { k, diagonal, tol, residualTol, maxIterations, onIteration });
-        else r = await lobpcg(built.op, space, { k, residualTol, maxIterations, onIteration });
+      let r: EigenResult<unknown> & { phases?: unknown[]; inner?: unknown };
+      if (shiftInvert) {
+        if (backend.kind === 'webgpu') notes.push('shift-invert runs in float64 on the host: float32 inner solves cannot resolve stiff matrices');
+        try {
+          r = await lanczosShiftInvert(a, { k: o.k, tol: o.tol, maxIterations: o.maxIterations, onIteration: (it) => progress.update(it, ' (of A⁻¹)') });
+        } catch (e) {
+          if (!(e instanceof NotPositiveDefiniteError)) throw e;
+          notes.push(`shift-invert abandoned: ${e.message}; plain Lanczos instead`);
+          r = await solvePlain(a, await buildOperator(), backend, o, progress);
+        }
+      } else r = await solvePlain(a, built.op, backend, o, progress);
+      const solveMs = performance.now() - t1 - (shiftInvert ? setupMs : 0);
+      progress.finish();
+      if (!r.converged && o.which === 'smallest' && o.method !== 'davidson' && !shiftInvert) {
+        notes.push('the smallest eigenvalues of a stiff matrix converge slowly with plain Lanczos or unpreconditioned LOBPCG: on a symmetric positive definite matrix, --method lanczos with --shift-invert auto (the default) solves with A⁻¹');
       }
-      const solveMs = performance.now() - t1;
-      bar.finish();
-      if (typeof v.plot === 'string') {
-        const series = Array.from({ length: r.values.length }, (_, j) => ({
-          name: `λ${j}`,
-          x: r.history.map((h) => h.iteration),
-          y: r.history.map((h) => h.residualNorms[j] ?? Number.NaN),
-        }));
-        writeFileSync(v.plot, linePlot(series, { title: `${m.name}: ${r.method}`, xLabel: 'iteration', yLabel: '‖A v − λ v‖', logY: true }));
-        info(`residual history written to ${v.plot}`);
-      }
-      const summary = {
-        matrix: m.name,
-        rows: a.rows,
-        nnz: a.rowPtr[a.rows],
-        backend: backend.description,
-        operator: built.label,
-        method: r.method,
-        which,
-        converged: r.converged,
-        reason: r.reason,
-        iterations: r.iterations,
-        values: r.values,
-        residualNorms: r.residualNorms,
-        setupMs,
-        solveMs,
-        stats: r.stats,
-        phases: r.phases,
-      };
+      if (typeof v.plot === 'string') writePlot(v.plot, m.name, r);
+      const summary = { matrix: m.name, rows: a.rows, nnz: a.rowPtr[a.rows], backend: backend.description, operator: built.label, method: r.method, which: o.which, converged: r.converged, reason: r.reason, detail: r.detail, tolerance: r.tolerance, iterations: r.iterations, values: r.values, residualNorms: r.residualNorms, setupMs, solveMs, stats: r.stats, inner: r.inner, phases: r.phases, notes };
       if (common.json) printJson(summary);
       else {
         out(`${m.name}: ${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}; backend: ${backend.description}; operator: ${built.label}`);
         out(`${r.method}: ${r.converged ? 'converged' : `not converged (${r.reason})`} in ${r.iterations} iterations, ${solveMs.toFixed(1)} ms, ${r.stats.matvecs} matvecs`);
+        if (r.tolerance) out(`rule: ${r.tolerance.rule}; threshold ${r.tolerance.threshold.toExponential(3)}${r.tolerance.normEstimate === undefined ? '' : ` (‖·‖est ${r.tolerance.normEstimate.toExponential(3)})`}`);
         out(formatTable(['#', 'eigenvalue', '‖A v − λ v‖'], r.values.map((x, j) => [j, x.toPrecision(15), r.residualNorms[j]!])));
+        if (r.detail) out(`detail: ${r.detail}`);
+        for (const n of notes) out(`note: ${n}`);
       }
       return r.converged ? ExitCode.ok : ExitCode.notConverged;
     } finally {
-      bar.finish();
+      progress.finish();
       backend.dispose();
     }
   },
 };
+
+interface EigsOptions {
+  k: number;
+  method: 'lanczos' | 'davidson' | 'lobpcg';
+  which: 'smallest' | 'largest';
+  tol: number;
+  /** atol (floor) or residualTol (absolute rule), as given. */
+  abs: { atol?: number; residualTol?: number };
+  maxIterations: number | undefined;
+  shiftInvert: 'auto' | 'on' | 'off';
+}
+
+/** Parse and check the options (usage errors name the option, what was expected and what came). */
+export function parseEigsOptions(v: Record<string, unknown>): EigsOptions {
+  const k = intOption('k', v.k as string | undefined, 4, 1);
+  let method = (v.method as string | undefined) ?? 'auto';
+  if (!['auto', 'lanczos', 'davidson', 'lobpcg'].includes(method)) throw new UsageError(`--method: expected auto, lanczos, davidson or lobpcg, got '${method}'`);
+  if (method === 'auto') method = 'lanczos';
+  const which = (v.which as string | undefined) ?? 'smallest';
+  if (which !== 'smallest' && which !== 'largest') throw new UsageError(`--which: expected smallest or largest, got '${which}'`);
+  if (which === 'largest' && method !== 'lanczos') throw new UsageError('--which largest: only with --method lanczos');
+  const shiftInvert = (v['shift-invert'] as string | undefined) ?? 'auto';
+  if (shiftInvert !== 'auto' && shiftInvert !== 'on' && shiftInvert !== 'off') throw new UsageError(`--shift-invert: expected auto, on or off, got '${shiftInvert}'`);
+
+  const positive = (name: string, fallback: number | undefined, min0 = false): number | undefined => {
+    const x = v[name] === undefined ? fallback : numberOption(name, v[name] as string, 0);
+    if (x !== undefined && !(min0 ? x >= 0 : x > 0)) throw new UsageError(`--${name}: expected a number ${min0 ? '≥ 0' : '> 0'}, got ${x}`);
+    return x;
+  };
+  const tol = positive('tol', 1e-8)!;
+  const atol = positive('atol', undefined, true);
+  const residualTol = positive('residual-tol', undefined);
+  if (atol !== undefined && residualTol !== undefined) throw new UsageError('--atol and --residual-tol: give one (--residual-tol replaces the relative rule, --atol is its floor)');
+  const abs = residualTol !== undefined ? { residualTol } : atol !== undefined ? { atol } : {};
+  if (shiftInvert === 'on' && (which !== 'smallest' || method !== 'lanczos' || residualTol !== undefined || atol !== undefined)) {
+    throw new UsageError('--shift-invert on: only with --which smallest, --method lanczos (or auto) and the relative rule (no --atol or --residual-tol: the rule applies to A⁻¹)');
+  }
+  return { k, method: method as EigsOptions['method'], which, tol, abs, maxIterations: intOption('maxit', v.maxit as string | undefined, undefined, 1), shiftInvert };
+}
+
+/** Lanczos, Davidson or LOBPCG on A itself (float64 on the CPU, float32 + float64 polish on WebGPU). */
+// biome-ignore lint/suspicious/noExplicitAny: either backend
+async function solvePlain(a: CsrMatrix, op: any, backend: any, o: EigsOptions, progress: ReturnType<typeof eigsProgress>): Promise<EigenResult<unknown> & { phases?: unknown[] }> {
+  const { k, which, tol, maxIterations } = o;
+  const diagonal = csrDiagonal(a);
+  const onIteration = (it: EigenIterationInfo) => progress.update(it);
+  if (backend.kind === 'webgpu') {
+    const polishRule = o.abs.residualTol !== undefined ? { residualTol: o.abs.residualTol } : { rtol: tol, ...(o.abs.atol === undefined ? {} : { atol: o.abs.atol }) };
+    return eigsMixed({ method: o.method, k, which, fastOperator: op, fastSpace: backend.space, hostOperator: HostOperator.fromCsr(a), diagonal, ...polishRule, fastMaxIterations: maxIterations, onIteration });
+  }
+  const space = new HostVectorSpace();
+  if (o.method === 'lanczos') return lanczos(op, space, { k, which, tol, ...o.abs, maxIterations, onIteration });
+  if (o.method === 'davidson') {
+    const rule = o.abs.residualTol !== undefined ? { residualTol: o.abs.residualTol } : { rtol: tol, ...(o.abs.atol === undefined ? {} : { atol: o.abs.atol }) };
+    return davidson(op, space, { k, diagonal, ...rule, maxIterations, onIteration });
+  }
+  return lobpcg(op, space, { k, tol, ...o.abs, maxIterations, onIteration });
+}
+
+/** The residual history of every pair as an SVG line plot. */
+function writePlot(path: string, name: string, r: EigenResult<unknown>): void {
+  const series = Array.from({ length: r.values.length }, (_, j) => ({
+    name: `λ${j}`,
+    x: r.history.map((h) => h.iteration),
+    y: r.history.map((h) => h.residualNorms[j] ?? Number.NaN),
+  }));
+  const yLabel = r.method.startsWith('shift-invert') ? '‖A⁻¹v − μv‖ (shift-invert)' : '‖A v − λ v‖';
+  writeFileSync(path, linePlot(series, { title: `${name}: ${r.method}`, xLabel: 'iteration', yLabel, logY: true }));
+  info(`residual history written to ${path}`);
+}

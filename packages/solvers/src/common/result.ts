@@ -60,6 +60,29 @@ export interface EigenResult<V> {
   stats: SolverStats;
   method: string;
   detail?: string;
+  /** The convergence rule the verdict was judged by (docs/guides/eigen-convergence.md). */
+  tolerance?: EigenToleranceReport;
+}
+
+/**
+ * How an eigensolver judged convergence: the rule in words and the numbers it used at exit.
+ * The default rule of Lanczos and LOBPCG (and of Davidson given `rtol`) is relative to the
+ * operator's scale, ‖A·v − λ·v‖ ≤ max(tol·‖A‖est, atol) (PRIMME's rule): a pair that passes is
+ * an exact eigenpair of a matrix within tol·‖A‖ of A.
+ */
+export interface EigenToleranceReport {
+  /** The rule, e.g. '‖A·v − λ·v‖ ≤ max(tol·‖A‖est, atol)' or 'absolute: ‖A·v − λ·v‖ ≤ residualTol'. */
+  rule: string;
+  /** Relative residual tolerance (absent under an absolute rule). */
+  tol?: number;
+  /** Absolute floor (0 when none). */
+  atol: number;
+  /** ‖A‖ estimate at exit (largest |Ritz value| seen; absent under an absolute rule). */
+  normEstimate?: number;
+  /** The residual threshold in force at exit. */
+  threshold: number;
+  /** Davidson only: the bound on the eigenvalue change between iterations. */
+  energyTol?: number;
 }
 
 /** A fresh zeroed stats object. */

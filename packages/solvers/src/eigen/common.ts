@@ -5,7 +5,7 @@
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
-import type { EigenResult, SolverStats, StopReason } from '../common/result';
+import type { EigenResult, EigenToleranceReport, SolverStats, StopReason } from '../common/result';
 import { newStats } from '../common/result';
 
 /** What an eigensolver reports to `onIteration` after each outer iteration. */
@@ -16,6 +16,8 @@ export interface EigenIterationInfo {
   values: readonly number[];
   /** Their residual norms (estimated or explicit, in the solver's precision). */
   residualNorms: readonly number[];
+  /** The residual threshold in force at this iteration (a pair below it counts as converged). */
+  threshold?: number;
 }
 
 /** Options every eigensolver accepts. */
@@ -90,7 +92,7 @@ export async function finishEigen<V, S>(
   op: LinearOperator<V>,
   space: VectorSpace<V, S>,
   run: EigenRun,
-  r: { values: number[]; vectors: V[]; reason: StopReason; iterations: number; method: string; detail?: string },
+  r: { values: number[]; vectors: V[]; reason: StopReason; iterations: number; method: string; detail?: string; tolerance?: EigenToleranceReport },
 ): Promise<EigenResult<V>> {
   const norms: S[] = [];
   const n = op.rows;
@@ -122,6 +124,7 @@ export async function finishEigen<V, S>(
     method: r.method,
   };
   if (detail !== undefined) out.detail = detail;
+  if (r.tolerance !== undefined) out.tolerance = r.tolerance;
   return out;
 }
 

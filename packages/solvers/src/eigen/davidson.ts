@@ -4,7 +4,9 @@
  * defaults for FCI: level shift 1e-3, denominators clamped at ±1e-8, subspace of
  * 12 + 4·(k − 1) vectors collapsed onto the current Ritz vectors, convergence when every
  * eigenvalue moved by < tol = 1e-10 between iterations and every residual norm is
- * < residualTol = √tol (1e-5 by default, PySCF's `toloose`).
+ * < residualTol = √tol (1e-5 by default, PySCF's `toloose`). With `rtol` the residual rule is
+ * the relative one of Lanczos and LOBPCG instead (docs/guides/eigen-convergence.md); with
+ * `nConverge` only the lowest roots decide the verdict, the others are guard roots.
  *
  * Memory traffic per iteration (m basis vectors, b new corrections, n rows): b matvecs;
  * the new projected-matrix column entries (b·m dots); the residuals R = A·V·c − θ·V·c
@@ -15,7 +17,8 @@
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
-import type { EigenResult, StopReason } from '../common/result';
+import { eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
+import type { EigenResult, EigenToleranceReport, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
 import { allFinite, checkEigenInput, checkPositive, EigenRun, finishEigen, readAndRelease } from './common';
 import { symmetricEigen } from './dense';
@@ -29,6 +32,21 @@ export interface DavidsonOptions<V> extends EigenBaseOptions {
   tol?: number;
   /** Residual tolerance: ‖A·xᵢ − θᵢ·xᵢ‖ < residualTol for every root (default √tol; 1e-4·max(1, max|dᵢ|) in an f32 space). */
   residualTol?: number;
+  /**
+   * Relative residual tolerance. When given, the residual rule is the one of Lanczos and LOBPCG,
+   * ‖A·xᵢ − θᵢ·xᵢ‖ ≤ max(rtol·‖A‖est, atol) with ‖A‖est = max(max|dᵢ|, largest |Ritz value|),
+   * and the energy rule |Δθᵢ| < tol defaults to rtol·‖A‖est (docs/guides/eigen-convergence.md).
+   * Not together with `residualTol`. Default: none (the absolute PySCF rule above).
+   */
+  rtol?: number;
+  /** Absolute floor of the relative rule (only with `rtol`; default 0). */
+  atol?: number;
+  /**
+   * How many of the k roots decide convergence (the lowest `nConverge`, default k). The others
+   * are guard roots: they are corrected while unconverged and returned, but an unconverged guard
+   * root neither holds the verdict nor keeps the solver running once the wanted roots pass.
+   */
+  nConverge?: number;
   /** Largest subspace before a collapse onto the k Ritz vectors (default 12 + 4·(k − 1)). */
   maxSubspace?: number;
   /** Level shift added to the denominators dᵢ − θ (default 1e-3). */
@@ -128,14 +146,14 @@ export async function davidsonWith<V, S>(op: LinearOperator<V>, space: VectorSpa
   for (let i = 0; i < n; i++) {
     if (!Number.isFinite(d[i]!)) throw new InvalidParameterError(`${name} diagonal[${i}]`, 'a finite number', d[i]);
   }
-  checkPositive('davidson tol', opts.tol);
-  checkPositive('davidson residualTol', opts.residualTol);
   // float32 cannot resolve 1e-10 energy changes: its defaults scale with max|d| (≈ ‖A‖) instead
   let dMax = 0;
   for (let i = 0; i < n; i++) dMax = Math.max(dMax, Math.abs(d[i]!));
   const f32 = space.precision === 'f32';
-  const tol = opts.tol ?? (f32 ? 1e-6 * Math.max(1, dMax) : 1e-10);
-  const residualTol = opts.residualTol ?? (f32 ? 1e-4 * Math.max(1, dMax) : Math.sqrt(tol));
+  const rule = davidsonRule(name, opts, f32, dMax);
+  const nConverge = opts.nConverge ?? k;
+  if (!Number.isInteger(nConverge) || nConverge < 1 || nConverge > k) throw new InvalidParameterError(`${name} nConverge`, `an integer in 1..k = ${k}`, nConverge);
+  let normA = dMax;
   const levelShift = opts.levelShift ?? 1e-3;
   const maxSubspace = Math.min(n, opts.maxSubspace ?? 12 + 4 * (k - 1));
   if (!Number.isInteger(maxSubspace) || (maxSubspace < k + 1 && maxSubspace < n)) {
@@ -233,6 +251,9 @@ export async function davidsonWith<V, S>(op: LinearOperator<V>, space: VectorSpa
     }
     theta = eig.values.slice(0, k);
     coeffs = eig.vectors.slice(0, k);
+    normA = Math.max(normA, Math.abs(eig.values[0]!), Math.abs(eig.values[eig.values.length - 1]!));
+    const residualTol = rule.residual(normA);
+    const tol = rule.energy(normA);
     // 3. residuals r_i = A·V·c_i − θ_i·V·c_i and their norms (one readback)
     const r: V[] = [];
     const rnS: S[] = [];
@@ -246,8 +267,8 @@ export async function davidsonWith<V, S>(op: LinearOperator<V>, space: VectorSpa
     const rn = await readAndRelease(space, rnS, stats);
     const de = theta.map((t, i) => (thetaPrev ? t - thetaPrev[i]! : Number.POSITIVE_INFINITY));
     thetaPrev = theta;
-    const conv = theta.map((_, i) => Math.abs(de[i]!) < tol && rn[i]! < residualTol);
-    const stop = run.record({ iteration: iterations, values: theta, residualNorms: rn });
+    const conv = theta.map((_, i) => Math.abs(de[i]!) < tol && rn[i]! <= residualTol);
+    const stop = run.record({ iteration: iterations, values: theta, residualNorms: rn, threshold: residualTol });
     const release = () => r.forEach((x) => { space.release(x); });
     if (!allFinite(rn)) {
       release();
@@ -255,9 +276,11 @@ export async function davidsonWith<V, S>(op: LinearOperator<V>, space: VectorSpa
       detail = `davidson: non-finite residual at iteration ${iterations}`;
       break;
     }
-    if (conv.every(Boolean)) {
+    if (conv.slice(0, nConverge).every(Boolean)) {
       release();
       reason = 'converged';
+      const guards = conv.map((c, i) => (c ? -1 : i)).filter((i) => i >= 0);
+      if (guards.length > 0) detail = `${name}: the ${nConverge} wanted roots converged; guard root${guards.length > 1 ? 's' : ''} ${guards.join(', ')} not (residual ${guards.map((i) => rn[i]!.toExponential(2)).join(', ')})`;
       break;
     }
     if (stop) {
@@ -326,7 +349,7 @@ export async function davidsonWith<V, S>(op: LinearOperator<V>, space: VectorSpa
     o2.block.slice(newVecs.length).forEach((y) => { space.release(y); });
     if (newVecs.length === 0) {
       // nothing new to add: the subspace is stationary
-      if (rn.every((x) => x < residualTol)) reason = 'converged';
+      if (rn.slice(0, nConverge).every((x) => x <= residualTol)) reason = 'converged';
       else {
         reason = 'breakdown';
         detail = `davidson: every correction was linearly dependent on the subspace at iteration ${iterations} (residuals ${rn.map((x) => x.toExponential(2)).join(', ')})`;
@@ -344,5 +367,29 @@ export async function davidsonWith<V, S>(op: LinearOperator<V>, space: VectorSpa
   }
   v.forEach((y) => { space.release(y); });
   av.forEach((y) => { space.release(y); });
-  return finishEigen(op, space, run, { values: theta, vectors, reason, iterations, method, ...(detail ? { detail } : {}) });
+  return finishEigen(op, space, run, { values: theta, vectors, reason, iterations, method, tolerance: rule.report(normA), ...(detail ? { detail } : {}) });
+}
+
+/** Davidson's two convergence rules: absolute (PySCF) by default, relative with `rtol`. */
+function davidsonRule(name: string, o: Pick<DavidsonCoreOptions<unknown>, 'tol' | 'residualTol' | 'rtol' | 'atol'>, f32: boolean, dMax: number): { residual(normA: number): number; energy(normA: number): number; report(normA: number): EigenToleranceReport } {
+  checkPositive(`${name} tol`, o.tol);
+  if (o.rtol !== undefined) {
+    if (o.residualTol !== undefined) throw new InvalidParameterError(`${name} residualTol`, 'undefined when rtol is given (rtol replaces the absolute rule)', o.residualTol);
+    const t = eigenTolerance(name, { tol: o.rtol, atol: o.atol }, o.rtol);
+    const energy = (normA: number) => o.tol ?? o.rtol! * normA;
+    return {
+      residual: (normA) => residualThreshold(t, normA),
+      energy,
+      report: (normA) => ({ ...toleranceReport(t, normA), rule: '‖A·v − λ·v‖ ≤ max(rtol·‖A‖est, atol) and |Δλ| < energyTol', energyTol: energy(normA) }),
+    };
+  }
+  checkPositive(`${name} residualTol`, o.residualTol);
+  if (o.atol !== undefined) throw new InvalidParameterError(`${name} atol`, 'undefined unless rtol is given (a floor of the relative rule)', o.atol);
+  const tol = o.tol ?? (f32 ? 1e-6 * Math.max(1, dMax) : 1e-10);
+  const residualTol = o.residualTol ?? (f32 ? 1e-4 * Math.max(1, dMax) : Math.sqrt(tol));
+  return {
+    residual: () => residualTol,
+    energy: () => tol,
+    report: () => ({ rule: 'absolute: |Δλ| < energyTol and ‖A·v − λ·v‖ ≤ residualTol', atol: residualTol, threshold: residualTol, energyTol: tol }),
+  };
 }

@@ -17,7 +17,8 @@ import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { InvalidParameterError } from '@gpusparse/formats';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
-import { allFinite, checkEigenInput, checkPositive, EigenRun, finishEigen, randomVector, readAndRelease } from './common';
+import { type EigenTolerance, eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
+import { allFinite, checkEigenInput, EigenRun, finishEigen, randomVector, readAndRelease } from './common';
 import { type DenseEigen, symmetricEigen, zeros } from './dense';
 import { combineColumns, projectOutTwice } from './ortho';
 
@@ -25,9 +26,15 @@ import { combineColumns, projectOutTwice } from './ortho';
 export interface LanczosOptions<V> extends EigenBaseOptions {
   /** Which end of the spectrum (default 'smallest'). */
   which?: 'smallest' | 'largest';
-  /** Converged when ‖A·v − θ·v‖ ≤ tol·‖A‖est (‖A‖est = largest |Ritz value| seen). Default 1e-8 (f64), 1e-5 (f32). */
+  /**
+   * Relative residual tolerance: converged when ‖A·v − θ·v‖ ≤ max(tol·‖A‖est, atol), with
+   * ‖A‖est the largest |Ritz value| seen (docs/guides/eigen-convergence.md). Default 1e-8 (f64),
+   * 1e-5 (f32).
+   */
   tol?: number;
-  /** Absolute residual threshold; replaces tol·‖A‖est when given. */
+  /** Absolute floor of the residual threshold (default 0). */
+  atol?: number;
+  /** Absolute residual threshold; replaces the relative rule when given. */
   residualTol?: number;
   /** Largest basis before a thick restart (default max(20, 2k + 10), at most n). */
   maxBasis?: number;
@@ -56,8 +63,7 @@ interface Ctx<V, S> {
   space: VectorSpace<V, S>;
   run: EigenRun;
   sign: 1 | -1;
-  tol: number;
-  residualTol: number | undefined;
+  tolerance: EigenTolerance;
   maxBasis: number;
   maxIterations: number;
   checkEvery: number;
@@ -73,7 +79,7 @@ interface CoreOut<V> {
   detail?: string;
 }
 
-const threshold = <V, S>(c: Ctx<V, S>): number => c.residualTol ?? c.tol * c.normA;
+const threshold = <V, S>(c: Ctx<V, S>): number => residualThreshold(c.tolerance, c.normA);
 
 /** Indices of the Ritz values in wanted order (ascending for smallest, descending for largest). */
 function wantedOrder(eig: DenseEigen, sign: 1 | -1): number[] {
@@ -203,7 +209,7 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
     const shown = order.slice(0, Math.min(nWant, m));
     const est = shown.map((i) => Math.abs(beta * eig!.vectors[i]![m - 1]!)); // ‖r_i‖ = |β·s_i(m)|
     const thr = threshold(c);
-    if (run.record({ iteration: c.iterations, values: shown.map((i) => eig!.values[i]!), residualNorms: est })) {
+    if (run.record({ iteration: c.iterations, values: shown.map((i) => eig!.values[i]!), residualNorms: est, threshold: thr })) {
       space.release(w);
       return out('stopped');
     }
@@ -279,8 +285,6 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
 export async function lanczos<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: LanczosOptions<V>): Promise<EigenResult<V>> {
   const k = opts.k;
   checkEigenInput('lanczos', op, k);
-  checkPositive('lanczos tol', opts.tol);
-  checkPositive('lanczos residualTol', opts.residualTol);
   const n = op.rows;
   const maxBasis = Math.min(n, opts.maxBasis ?? Math.max(20, 2 * k + 10));
   if (!Number.isInteger(maxBasis) || (maxBasis < k + 2 && maxBasis < n)) {
@@ -289,15 +293,14 @@ export async function lanczos<V, S>(op: LinearOperator<V>, space: VectorSpace<V,
   if (opts.checkEvery !== undefined && !(Number.isInteger(opts.checkEvery) && opts.checkEvery >= 1)) {
     throw new InvalidParameterError('lanczos checkEvery', 'an integer ≥ 1', opts.checkEvery);
   }
-  const run = new EigenRun(opts);
   const f32 = space.precision === 'f32';
+  const run = new EigenRun(opts);
   const c: Ctx<V, S> = {
     op,
     space,
     run,
     sign: opts.which === 'largest' ? -1 : 1,
-    tol: opts.tol ?? (f32 ? 1e-5 : 1e-8),
-    residualTol: opts.residualTol,
+    tolerance: eigenTolerance('lanczos', opts, f32 ? 1e-5 : 1e-8),
     maxBasis,
     maxIterations: opts.maxIterations ?? 5000,
     checkEvery: opts.checkEvery ?? (f32 ? 8 : 1),
@@ -341,5 +344,5 @@ export async function lanczos<V, S>(op: LinearOperator<V>, space: VectorSpace<V,
     values = [...values, Number.NaN];
     vectors = [...vectors, space.create(n)];
   }
-  return finishEigen(op, space, run, { values, vectors, reason, iterations: c.iterations, method: `lanczos(${opts.which ?? 'smallest'}, maxBasis=${maxBasis})`, ...(detail ? { detail } : {}) });
+  return finishEigen(op, space, run, { values, vectors, reason, iterations: c.iterations, method: `lanczos(${opts.which ?? 'smallest'}, maxBasis=${maxBasis})`, tolerance: toleranceReport(c.tolerance, c.normA), ...(detail ? { detail } : {}) });
 }

@@ -17,15 +17,22 @@ import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
-import { EigenRun, allFinite, checkEigenInput, checkPositive, finishEigen, randomVector, readAndRelease } from './common';
+import { eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
+import { EigenRun, allFinite, checkEigenInput, finishEigen, randomVector, readAndRelease } from './common';
 import { symmetricEigen } from './dense';
 import { combineColumns, projectOutTwice, svqb } from './ortho';
 
 /** Options of {@link lobpcg}. */
 export interface LobpcgOptions<V> extends EigenBaseOptions {
-  /** Converged when ‖A·x − θ·x‖ ≤ tol·‖A‖est (largest |Ritz value| seen). Default 1e-8 (f64), 1e-5 (f32). */
+  /**
+   * Relative residual tolerance: converged when ‖A·x − θ·x‖ ≤ max(tol·‖A‖est, atol), with
+   * ‖A‖est the largest |Ritz value| of the [X, W, P] subspaces seen (docs/guides/eigen-convergence.md).
+   * Default 1e-8 (f64), 1e-5 (f32).
+   */
   tol?: number;
-  /** Absolute residual threshold; replaces tol·‖A‖est when given. */
+  /** Absolute floor of the residual threshold (default 0). */
+  atol?: number;
+  /** Absolute residual threshold; replaces the relative rule when given. */
   residualTol?: number;
   /** T ≈ A⁻¹ (or (A − σI)⁻¹), applied to the residuals. */
   preconditioner?: LinearOperator<V>;
@@ -50,8 +57,6 @@ export interface LobpcgOptions<V> extends EigenBaseOptions {
 export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: LobpcgOptions<V>): Promise<EigenResult<V>> {
   const k = opts.k;
   checkEigenInput('lobpcg', op, k);
-  checkPositive('lobpcg tol', opts.tol);
-  checkPositive('lobpcg residualTol', opts.residualTol);
   const n = op.rows;
   const guard = opts.guard ?? 0;
   if (!Number.isInteger(guard) || guard < 0) throw new InvalidParameterError('lobpcg guard', 'an integer ≥ 0', guard);
@@ -59,7 +64,7 @@ export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, 
   const pre = opts.preconditioner;
   if (pre && (pre.rows !== n || pre.cols !== n)) throw new DimensionMismatchError('lobpcg preconditioner', `${n}×${n}`, `${pre.rows}×${pre.cols}`);
   const f32 = space.precision === 'f32';
-  const tol = opts.tol ?? (f32 ? 1e-5 : 1e-8);
+  const tolerance = eigenTolerance('lobpcg', opts, f32 ? 1e-5 : 1e-8);
   const lindep = opts.lindep ?? (f32 ? 1e-8 : 1e-14);
   const maxIterations = opts.maxIterations ?? 1000;
   const run = new EigenRun(opts);
@@ -147,8 +152,8 @@ export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, 
     });
     const rn = await readAndRelease(space, r.map((ri) => space.norm2(ri)), stats);
     iterations++;
-    const thr = opts.residualTol ?? tol * normA;
-    const stop = run.record({ iteration: iterations, values: theta.slice(0, k), residualNorms: rn.slice(0, k) });
+    const thr = residualThreshold(tolerance, normA);
+    const stop = run.record({ iteration: iterations, values: theta.slice(0, k), residualNorms: rn.slice(0, k), threshold: thr });
     const done = (why: StopReason, what?: string) => {
       r.forEach((v) => { space.release(v); });
       reason = why;
@@ -265,5 +270,5 @@ export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, 
   ap.forEach((v) => { v !== undefined && space.release(v); });
   ax.forEach((v) => { space.release(v); });
   x.slice(k).forEach((v) => { space.release(v); });
-  return finishEigen(op, space, run, { values: theta.slice(0, k), vectors: x.slice(0, k), reason, iterations, method, ...(detail ? { detail } : {}) });
+  return finishEigen(op, space, run, { values: theta.slice(0, k), vectors: x.slice(0, k), reason, iterations, method, tolerance: toleranceReport(tolerance, normA), ...(detail ? { detail } : {}) });
 }

@@ -77,8 +77,16 @@ export interface MixedEigenOptions<V, S> {
   innerRtol?: number;
   /** Relative eigenvalue tolerance of the polish: |Δθ| < tol·max|θ| between iterations (default 1e-10). */
   tol?: number;
-  /** Absolute residual tolerance of the polish, ‖A·v − θ·v‖ (default 1e-8). */
+  /** Absolute residual tolerance of the polish, ‖A·v − θ·v‖ (default 1e-8 unless `rtol` is given). */
   residualTol?: number;
+  /**
+   * Relative residual tolerance of the polish: ‖A·v − θ·v‖ ≤ max(rtol·‖A‖est, atol), the rule of
+   * Lanczos and LOBPCG (docs/guides/eigen-convergence.md). Replaces the absolute default; not
+   * together with `residualTol`.
+   */
+  rtol?: number;
+  /** Absolute floor of the relative rule (with `rtol`; default 0). */
+  atol?: number;
   /** Relative residual target of the fast phase, ‖r‖ ≤ fastTol·‖A‖est (default 1e-4 in f32, 1e-8 in f64). */
   fastTol?: number;
   fastMaxIterations?: number;
@@ -162,7 +170,12 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   if (opts.method === 'davidson' && !opts.diagonal) throw new InvalidParameterError('eigsMixed diagonal', "a Float64Array with method 'davidson'", opts.diagonal);
   if (opts.polish === 'davidson' && !opts.diagonal) throw new InvalidParameterError('eigsMixed diagonal', "a Float64Array with polish 'davidson'", opts.diagonal);
   const tol = opts.tol ?? 1e-10;
-  const residualTol = opts.residualTol ?? 1e-8;
+  if (opts.rtol !== undefined && opts.residualTol !== undefined) {
+    throw new InvalidParameterError('eigsMixed residualTol', 'undefined when rtol is given (rtol replaces the absolute rule)', opts.residualTol);
+  }
+  checkPositive('eigsMixed rtol', opts.rtol);
+  // the polish's residual rule: relative with rtol, else absolute (default 1e-8)
+  const rule = opts.rtol !== undefined ? { rtol: opts.rtol, ...(opts.atol === undefined ? {} : { atol: opts.atol }) } : { residualTol: opts.residualTol ?? 1e-8 };
   const fastTol = opts.fastTol ?? (fastSpace.precision === 'f32' ? 1e-4 : 1e-8);
   const hostSpace = opts.hostSpace ?? new HostVectorSpace();
   const t0 = performance.now();
@@ -218,6 +231,7 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
       method: `mixed(${fast.method} → ${polish?.method ?? 'none'})`,
       phases,
     };
+    if (polish?.tolerance) out.tolerance = polish.tolerance;
     const detail = [fast.detail, polish?.detail].filter(Boolean).join('; ');
     if (detail) out.detail = detail;
     return out;
@@ -236,13 +250,13 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   if (polishMethod === 'jd' && !initialVectors) polishMethod = opts.diagonal ? 'davidson' : 'lobpcg';
   if (polishMethod === 'jd') {
     const jd = fastCorrector(sign === 1 ? fastOperator : negatedFast(fastOperator, fastSpace), fastSpace, { innerIterations: opts.innerIterations, innerRtol: opts.innerRtol });
-    polish = await davidsonWith(polishOp, hostSpace, { ...common, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, residualTol, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(hostOperator.rows, 4 * k + 8), name: 'jd-davidson' });
+    polish = await davidsonWith(polishOp, hostSpace, { ...common, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(hostOperator.rows, 4 * k + 8), name: 'jd-davidson' });
     innerMatvecs = jd.stats.matvecs;
   } else if (polishMethod === 'davidson') {
     const d = sign === 1 ? opts.diagonal! : opts.diagonal!.map((x) => -x);
-    polish = await davidson(polishOp, hostSpace, { ...common, onIteration: tag('polish'), diagonal: d, tol: tol * lamScale, residualTol, maxIterations: opts.polishMaxIterations ?? 100, initialVectors });
+    polish = await davidson(polishOp, hostSpace, { ...common, onIteration: tag('polish'), diagonal: d, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 100, initialVectors });
   } else {
-    polish = await lobpcg(polishOp, hostSpace, { ...common, onIteration: tag('polish'), residualTol, maxIterations: opts.polishMaxIterations ?? 300, initialVectors, guard: k > 1 ? 2 : 0 });
+    polish = await lobpcg(polishOp, hostSpace, { ...common, onIteration: tag('polish'), ...('rtol' in rule ? { tol: rule.rtol, ...(rule.atol === undefined ? {} : { atol: rule.atol }) } : rule), maxIterations: opts.polishMaxIterations ?? 300, initialVectors, guard: k > 1 ? 2 : 0 });
   }
   const polishReport = report('polish', hostSpace.name, polish, sign);
   if (innerMatvecs !== undefined) polishReport.innerMatvecs = innerMatvecs;
