@@ -14,7 +14,7 @@
 import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 import { getKernel, kernels as registry } from '../kernels/registry';
-import type { AnySpmvKernel } from '../kernels/types';
+import { type AnySpmvKernel, supportsCsr } from '../kernels/types';
 import { GpuOperator, gpuOperatorFromCsr } from '../operator';
 import type { CacheEntry, TuneStore } from './cache';
 import { type Candidate, defaultPruneRules, enumerateCandidates, type PruneRules } from './candidates';
@@ -236,6 +236,8 @@ async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntry, ks: 
   report.trials.push(t);
   report.source = 'cache';
   try {
+    const pre = supportsCsr(k, a, ctx.limits, c.params);
+    if (pre !== true) throw new Error(`unsupported: ${pre}`);
     const { m } = new ConversionCache(a, 0).get(c);
     const ok = k.supports(m, ctx.limits, c.params);
     if (ok !== true) throw new Error(`unsupported: ${ok}`);

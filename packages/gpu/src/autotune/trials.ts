@@ -10,7 +10,7 @@
  */
 import { type CsrMatrix, InvalidMatrixError, type SparseMatrix, getFormat } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
-import type { DeviceMatrix } from '../kernels/types';
+import { type DeviceMatrix, supportsCsr } from '../kernels/types';
 import { timeGpu } from '../timing/index';
 import type { Candidate } from './candidates';
 import type { ConversionCache, TuneVectors } from './conversions';
@@ -78,9 +78,14 @@ async function drain(ctx: GpuContext): Promise<void> {
  * the matrix itself as invalid rethrows (bad input, not a kernel's limitation).
  */
 export async function prepare(s: TrialSession, c: Candidate, t: Trial): Promise<Live | undefined> {
-  let stage = 'conversion';
+  let stage = 'unsupported';
   let h: DeviceMatrix | undefined;
   try {
+    // refusals that the CSR source already shows (binding limits, padding, diagonals) come
+    // before any conversion: a conversion of 10^7 entries costs seconds
+    const pre = supportsCsr(c.kernel, s.a, s.ctx.limits, c.params);
+    if (pre !== true) throw new Error(pre);
+    stage = 'conversion';
     const conv = s.conv.get(c);
     if (conv.fresh) s.report.costs.conversionMs += conv.ms;
     if (conv.fresh && c.estimatedBytes > 0) s.convMsPerByte = Math.max(s.convMsPerByte, conv.ms / c.estimatedBytes);
