@@ -14,7 +14,7 @@ import {
   truncatedSpace,
 } from '../src/index';
 
-const DATA = new URL('../../../../../shared/data/fcidump/', import.meta.url);
+const DATA = new URL('../../../../shared/data/fcidump/', import.meta.url);
 const file = (name: string) => new URL(name, DATA);
 
 describe('determinant counting without building the space', () => {

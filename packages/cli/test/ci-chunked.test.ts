@@ -10,7 +10,7 @@ import { createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr }
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gpuChunkSink } from '../src/util/ci-device';
 
-const file = (name: string) => new URL(`../../../../../shared/data/fcidump/${name}`, import.meta.url);
+const file = (name: string) => new URL(`../../../../shared/data/fcidump/${name}`, import.meta.url);
 let ctx: GpuContext;
 
 beforeAll(async () => {
