@@ -1,4 +1,8 @@
-/** Shared test setup: a GPU context that FAILS (not skips) when no adapter appears. */
+/**
+ * Shared test setup: the GPU context of a test file. Without an adapter vitest.config.ts skips
+ * this whole tier (scripts/test/gpu-skip-runner.ts) unless GPUSPARSE_REQUIRE_GPU=1 (.ci/run):
+ * then `testContext()` throws NoAdapterError and the files fail.
+ */
 import { createGpuContext, type GpuContext } from '../src/index';
 
 // The deterministic vectors and the float32 helpers live with the conformance tier (also used
