@@ -44,7 +44,7 @@ const pkg = (name: string, extra: Record<string, unknown> = {}) => ({
 });
 
 announceDataTier();
-const skipGpu = gpuTier() === 'skip' ? { runner: resolve(root, 'scripts/test/gpu-skip-runner.ts') } : {};
+const skipGpu = gpuTier() === 'skip' ? { runner: resolve(root, 'scripts/test/gpu-skip-runner.ts'), env: { GPUSPARSE_GPU_TIER: 'skip' } } : {};
 
 export default defineConfig({
   test: {
