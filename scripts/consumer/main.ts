@@ -3,10 +3,12 @@
  * and run with plain `node` outside the workspace (scripts/consumer/run.mjs copies it there).
  * It reads a Matrix Market file, solves with CG on the CPU (float64) and, when an adapter exists,
  * on WebGPU (float32 inner CG refined to float64), checks the true residuals, and runs a small
- * CI calculation from the FCIDUMP that @gpusparse/chem ships. Exit 1 on any wrong answer.
+ * CI calculation from the FCIDUMP that @gpusparse/chem ships, and the one-call API of
+ * @gpusparse/cli (solve, eigsh). Exit 1 on any wrong answer.
  */
 import { readFile } from 'node:fs/promises';
 import { ciEnergies, parseFcidump } from '@gpusparse/chem';
+import { eigsh, solve } from '@gpusparse/cli';
 import { readFcidump } from '@gpusparse/chem/node';
 import { type CsrMatrix, csrSpmv, HostOperator, HostVectorSpace, readMatrixMarket } from '@gpusparse/formats';
 import { createGpuContext, GpuVectorSpace, gpuOperatorFromCsr, NoAdapterError } from '@gpusparse/gpu';
@@ -51,6 +53,14 @@ try {
   if (!(e instanceof NoAdapterError)) throw e;
   console.log(`skip WebGPU: no adapter (${e.message.split('\n')[0]})`);
 }
+
+// the one-call API of @gpusparse/cli: backend picked (WebGPU when an adapter exists), float64 answer
+const one = await solve(mtx, b, { method: 'cg', rtol: 1e-10 });
+check(`solve('${mtx}', b) on ${one.backend}`, one.converged && one.x instanceof Float64Array && relResidual(a, one.x, b) < 1e-8, `${one.reason}, ‖b − Ax‖/‖b‖ = ${relResidual(a, one.x, b).toExponential(2)}`);
+const eig = await eigsh(a, 2, { which: 'largest', backend: 'cpu' });
+const av = csrSpmv(a, eig.vectors[0]!);
+const eigRes = Math.sqrt(av.reduce((s, y, i) => s + (y - eig.values[0]! * eig.vectors[0]![i]!) ** 2, 0));
+check('eigsh(A, 2, { which: largest })', eig.converged && eigRes < 1e-6 * Math.abs(eig.values[0]!), `λ = ${eig.values.map((v) => v.toExponential(6)).join(', ')}, ‖Av − λv‖ = ${eigRes.toExponential(2)}`);
 
 // chem: the same FCIDUMP through the parser and the Node reader, then FCI in A1 (HANDE: −72.786196191345)
 const parsed = parseFcidump(await readFile(fcidump, 'utf8'));

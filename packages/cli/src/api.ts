@@ -190,8 +190,8 @@ export interface EigshOptions {
   which?: 'smallest' | 'largest';
   /** 'lanczos' (default), 'davidson' or 'lobpcg' ('largest' needs lanczos). */
   method?: 'lanczos' | 'davidson' | 'lobpcg';
-  /** Residual ‖A·v − λ·v‖ to reach per pair, in float64 (default 1e-8). */
-  residualTol?: number;
+  /** Relative residual to reach per pair, in float64: ‖A·v − λ·v‖ ≤ tol·‖A‖∞ (default 1e-8, as SciPy's eigsh tol). */
+  tol?: number;
   maxIterations?: number;
   backend?: Backend;
 }
@@ -228,7 +228,13 @@ export async function eigsh(A: MatrixInput, k: number, options: EigshOptions = {
   const which = options.which ?? 'smallest';
   const method = options.method ?? 'lanczos';
   if (which === 'largest' && method !== 'lanczos') throw new InvalidParameterError('method', "lanczos with which: 'largest'", method);
-  const residualTol = options.residualTol ?? 1e-8;
+  let normInf = 0; // ‖A‖∞ ≥ every |λ|: the scale that makes the tolerance relative
+  for (let i = 0; i < a.rows; i++) {
+    let row = 0;
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) row += Math.abs(a.values[k]!);
+    normInf = Math.max(normInf, row);
+  }
+  const residualTol = (options.tol ?? 1e-8) * (normInf || 1);
   const diagonal = csrDiagonal(a);
   const backend = await openBackend(options.backend ?? 'auto');
   try {

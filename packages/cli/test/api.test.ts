@@ -70,6 +70,20 @@ describe('eigsh', () => {
     expect(hi.values.map((v) => Math.abs(v - laplace1d(n, n))).some((d) => d < 1e-9)).toBe(true);
   });
 
+  it('the tolerance is relative to ‖A‖ (bcsstk05: ‖A‖∞ ≈ 1e7): converges and reports residuals below tol·‖A‖∞', async () => {
+    const a = await toCsr(dataFile('matrices', 'bcsstk05.mtx'));
+    const r = await eigsh(a, 2, { which: 'largest', tol: 1e-9, backend: 'cpu' });
+    expect(r.converged).toBe(true);
+    let normInf = 0;
+    for (let i = 0; i < a.rows; i++) normInf = Math.max(normInf, Array.from(a.values.subarray(a.rowPtr[i]!, a.rowPtr[i + 1]!), Math.abs).reduce((x, y) => x + y, 0));
+    expect(normInf).toBeGreaterThan(1e5);
+    for (const [j, v] of r.values.entries()) {
+      const av = csrSpmv(a, r.vectors[j]!);
+      const res = Math.hypot(...Array.from(av, (y, i) => y - v * r.vectors[j]![i]!));
+      expect(res).toBeLessThan(1e-8 * normInf);
+    }
+  });
+
   it('rejects a nonsymmetric matrix (naming the pair) and k out of range', async () => {
     const ns = await toCsr(dataFile('matrices', 'west0067.mtx'));
     await expect(eigsh(ns, 2, { backend: 'cpu' })).rejects.toThrow(InvalidMatrixError);
