@@ -9,8 +9,9 @@ import { buildCiSpace, type SpaceSpec } from '../src/determinants/build';
 import type { BuildSpaceOptions } from '../src/determinants/build';
 import { readFcidump } from '../src/fcidump/node';
 import { type AssembledHamiltonian, assembleHamiltonian, assembleHamiltonianReference } from '../src/hamiltonian/assemble';
+import { dataFile } from '../../../testdata/index';
 
-const data = (f: string) => new URL(`../../../../shared/data/fcidump/${f}`, import.meta.url);
+const data = (f: string) => dataFile('fcidump', f);
 
 /** Entry-by-entry equality; returns the number of stored entries compared. */
 function expectSameMatrix(got: AssembledHamiltonian, ref: AssembledHamiltonian): number {

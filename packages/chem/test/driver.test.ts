@@ -11,8 +11,9 @@ import { readFcidump } from '../src/fcidump/node';
 import { assembleHamiltonian } from '../src/hamiltonian/assemble';
 import { regionStats } from '../src/hamiltonian/structure';
 import { syntheticCiMatrix } from '../src/synthetic';
+import { dataFile } from '../../../testdata/index';
 
-const data = (f: string) => new URL(`../../../../shared/data/fcidump/${f}`, import.meta.url);
+const data = (f: string) => dataFile('fcidump', f);
 
 describe('ciEnergies options', () => {
   it("format 'auto' picks the hybrid format for a reference-ordered space; same energies", async () => {

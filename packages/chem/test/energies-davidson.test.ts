@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { ciEnergies } from '../src/ci';
 import { readFcidump } from '../src/fcidump/node';
+import { dataFile } from '../../../testdata/index';
 
-const data = (f: string) => new URL(`../../../../shared/data/fcidump/${f}`, import.meta.url);
+const data = (f: string) => dataFile('fcidump', f);
 const near = (a: number, b: number) => expect(Math.abs(a - b)).toBeLessThan(1e-8);
 
 describe('CI energies, Davidson', () => {

@@ -9,8 +9,9 @@ import { buildCiSpace } from '../src/determinants/build';
 import { readFcidump } from '../src/fcidump/node';
 import { assembleHamiltonian } from '../src/hamiltonian/assemble';
 import { csrEigenvalues } from './helpers/jacobi';
+import { dataFile } from '../../../testdata/index';
 
-const data = (f: string) => new URL(`../../../../shared/data/fcidump/${f}`, import.meta.url);
+const data = (f: string) => dataFile('fcidump', f);
 
 describe('CI energies of the small files', () => {
   it('H4/STO-6G FCI (36 determinants), Jacobi oracle agrees with tred2/tql2', async () => {

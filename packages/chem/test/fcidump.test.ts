@@ -12,8 +12,9 @@ import { FcidumpError } from '../src/fcidump/errors';
 import { readFcidump } from '../src/fcidump/node';
 import { parseFcidump } from '../src/fcidump/parse';
 import { eriIndex } from '../src/fcidump/types';
+import { dataFile } from '../../../testdata/index';
 
-const data = (f: string) => new URL(`../../../../shared/data/fcidump/${f}`, import.meta.url);
+const data = (f: string) => dataFile('fcidump', f);
 
 const small = ` &FCI NORB=2,NELEC=2,MS2=0,
   ORBSYM=1,5,

@@ -16,8 +16,9 @@ import { assembleHamiltonian, toFormat } from '../src/hamiltonian/assemble';
 import { symmetrizeCsr, writeHamiltonianMatrixMarket } from '../src/hamiltonian/export';
 import { syntheticCiMatrix } from '../src/synthetic';
 import { jacobiEigen } from './helpers/jacobi';
+import { dataFile } from '../../../testdata/index';
 
-const data = (f: string) => new URL(`../../../../shared/data/fcidump/${f}`, import.meta.url);
+const data = (f: string) => dataFile('fcidump', f);
 
 describe('determinant spaces', () => {
   it('FCI sizes, irrep sectors partition the space', () => {

@@ -1,2 +1,2 @@
-/** @gpusparse/cli */
-export {};
+/** @gpusparse/cli: the `gpusparse` command, and the one-call API (solve, eigsh, converters). */
+export * from './api';

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/main';
 import { captured, captureOutput } from './capture';
+import { dataFile } from '../../../testdata/index';
 
-const data = (f: string) => new URL(`../../../../shared/data/matrices/${f}`, import.meta.url).pathname;
+const data = (f: string) => dataFile('matrices', f);
 
 captureOutput();
 

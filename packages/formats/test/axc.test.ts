@@ -7,6 +7,7 @@ import { csr, csrEquals, csrFromTriplets, csrNnz, csrSpmv } from '../src/csr/csr
 import * as gen from '../src/generators/index';
 import { readMatrixMarket } from '../src/mtx/index';
 import { formats } from '../src/registry';
+import { dataFile } from '../../../testdata/index';
 
 /*
  * Fig. 1 of seed 004 is an image that the markdown does not contain; this is the same
@@ -111,7 +112,7 @@ describe('AXC conformance on the generators × HBRs', () => {
   }
   it('real matrices (shared/data/matrices): round trip and product with HBRs = 8 and 32', async () => {
     for (const file of ['west0479.mtx', 'bcsstk08.mtx']) {
-      const { matrix: a } = await readMatrixMarket(new URL(`../../../../shared/data/matrices/${file}`, import.meta.url));
+      const { matrix: a } = await readMatrixMarket(dataFile('matrices', file));
       const x = Float64Array.from({ length: a.cols }, (_, j) => Math.sin(j + 1));
       const ref = csrSpmv(a, x);
       for (const hbrs of [8, 32]) {

@@ -26,6 +26,7 @@ import { csr, csrEquals, csrFromTriplets, csrNnz, csrSpmv } from '../src/csr/csr
 import * as gen from '../src/generators/index';
 import { readMatrixMarket } from '../src/mtx/index';
 import { formats } from '../src/registry';
+import { dataFile } from '../../../testdata/index';
 
 /*
  * Fig. 1 of seed 004 is an image that the markdown does not contain. Reconstructed from the text:
@@ -305,7 +306,7 @@ describe('AXT conformance on the generators × (THW, TH, MODE, BS)', () => {
 describe('AXT on real matrices (shared/data/matrices)', () => {
   for (const file of ['west0479.mtx', 'rajat19.mtx', 'bcsstk08.mtx']) {
     it(`${file}: round trip and product, paper parameters (Tables 2–3)`, async () => {
-      const { matrix: a } = await readMatrixMarket(new URL(`../../../../shared/data/matrices/${file}`, import.meta.url));
+      const { matrix: a } = await readMatrixMarket(dataFile('matrices', file));
       const x = Float64Array.from({ length: a.cols }, (_, j) => Math.sin(j + 1));
       const grid: Partial<AxtParams>[] = [
         { thw: 8, th: 1, mode: 'UNC' },

@@ -1,5 +1,4 @@
 import { readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InvalidMatrixError, NotSupportedError, DimensionMismatchError } from '../src/core/errors';
 import type { CsrMatrix } from '../src/core/types';
@@ -20,6 +19,7 @@ import {
 import * as g from '../src/generators/index';
 import { readMatrixMarket } from '../src/mtx/index';
 import { HostOperator } from '../src/operator/host';
+import { dataDir } from '../../../testdata/index';
 
 const VARIANTS: KernelVariant[] = [
   { simd: false, unroll: 4 },
@@ -181,7 +181,7 @@ describe('wasm CSR SpMV kernel equals csrSpmv bit for bit', () => {
   }
 
   it('real matrices (every file of shared/data/matrices below 200 k non-zeros), all variants', async () => {
-    const dir = fileURLToPath(new URL('../../../../shared/data/matrices/', import.meta.url));
+    const dir = `${dataDir('matrices')}/`;
     const files = ['bcsstk01.mtx', 'west0067.mtx', 'can_1072.mtx', 'Pd.mtx', 'bcsstm25.mtx', 'LFAT5.mtx', 'bcsstk13.mtx'];
     const present = new Set(readdirSync(dir));
     for (const f of files) {

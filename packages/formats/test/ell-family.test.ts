@@ -11,6 +11,7 @@ import { type AnyFormat, getFormat } from '../src/registry';
 import { slicedEllFormat, slicedEllFromCsr, slicedEllSpmv, slicedEllToCsr } from '../src/sliced-ell/index';
 import { slicedEllRFormat, slicedEllRFromCsr, slicedEllRToCsr } from '../src/sliced-ell-r/index';
 import { expectSameCsr, expectSpmvMatches, familyCases, lengthsOf, seedEllDense, surveyEllDense, vectorFor } from './ell-family-cases';
+import { dataFile } from '../../../testdata/index';
 
 const x5 = Float64Array.from([1, 2, 3, 4, 5]);
 
@@ -236,7 +237,7 @@ describe('ELL family on real matrices (shared/data/matrices)', () => {
   it('round trip and product for every ELL-family format', async () => {
     const all = [ellFormat, ellRFormat, slicedEllFormat, slicedEllRFormat, sellFormat, hybridFormat] as unknown as AnyFormat[];
     for (const file of ['bcsstk01.mtx', 'LFAT5.mtx', 'arc130.mtx', '1138_bus.mtx']) {
-      const { matrix: a } = await readMatrixMarket(new URL(`../../../../shared/data/matrices/${file}`, import.meta.url));
+      const { matrix: a } = await readMatrixMarket(dataFile('matrices', file));
       const x = vectorFor(a.cols, 13);
       for (const f of all) {
         const m = f.fromCsr(a);

@@ -11,6 +11,7 @@ import { chunkRowRanges } from '../src/kernels/axt/axt-partials';
 import { blockScanUsesSubgroups } from '../src/kernels/wgsl/scan';
 import { type AnySpmvKernel, createGpuContext, type GpuContext, getKernel, readF32, type UploadOptions, uploadF32 } from '../src/index';
 import { EPS32, f32, randomVector, testContext } from './helpers';
+import { dataFile } from '../../../testdata/index';
 
 let ctx: GpuContext;
 let ctxNoSg: GpuContext;
@@ -183,7 +184,7 @@ describe('AXTCH1: per-row accuracy (issue 14: Eq. (1) cancellation made it WRONG
 describe('AXC/AXT kernels: real matrices (float32, per-row bound + the kernel\'s errorBound)', () => {
   const FILES = ['1138_bus.mtx', 'adder_dcop_05.mtx', 'bcsstk13.mtx'];
   it.each(FILES)('%s', async (file) => {
-    const a0 = (await readMatrixMarket(new URL(`../../../../shared/data/matrices/${file}`, import.meta.url))).matrix;
+    const a0 = (await readMatrixMarket(dataFile('matrices', file))).matrix;
     const a: CsrMatrix = { ...a0, values: f32(a0.values) };
     const x = f32(randomVector(a.cols, 4));
     const want = csrSpmv(a, x);

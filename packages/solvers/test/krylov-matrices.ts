@@ -3,13 +3,13 @@
  * ill-conditioned) and real matrices from /work/shared/data/matrices, plus float64 helpers.
  * @module
  */
-import { fileURLToPath } from 'node:url';
 import { type CsrMatrix, csrFromTriplets, csrSpmv, generators, readMatrixMarket } from '@gpusparse/formats';
 import { LuDecomposition, Matrix } from 'ml-matrix';
+import { dataFile } from '../../../testdata/index';
 
 /** Path of a matrix in the shared data folder. */
 export function sharedMatrixPath(name: string): string {
-  return fileURLToPath(new URL(`../../../../shared/data/matrices/${name}`, import.meta.url));
+  return dataFile('matrices', name);
 }
 
 /** Read a real matrix (Matrix Market) as CSR. */

@@ -1,0 +1,258 @@
+/**
+ * The one-call API, in the habits of SciPy / CuPy users: `solve(A, b, { method, rtol })` and
+ * `eigsh(A, k, { which })`. A may be a CsrMatrix, a Matrix Market path, a mathjs SparseMatrix or
+ * an ml-matrix Matrix. The backend is WebGPU when an adapter exists (autotuned operator, float32
+ * Krylov / eigen iterations refined to float64 on the host), else the float64 CPU backend. The
+ * answer is always float64: `x` (or `vectors`) as Float64Array, plus the solver's result object.
+ * Also the converters to and from mathjs and ml-matrix, without depending on either library (the
+ * caller passes its own instance / class, so versions never clash).
+ * @module
+ */
+import {
+  type CsrMatrix,
+  csrDiagonal,
+  csrFromTriplets,
+  csrSpmv,
+  csrTranspose,
+  DimensionMismatchError,
+  HostOperator,
+  type HostVectorSpace,
+  InvalidMatrixError,
+  InvalidParameterError,
+  readMatrixMarket,
+  validateCsr,
+} from '@gpusparse/formats';
+import { bicg, bicgstab, cg, davidson, type EigenResult, eigsMixed, gmres, jacobi, lanczos, lobpcg, refinedSolve, type SolveResult } from '@gpusparse/solvers';
+import { openBackend } from './util/backend';
+
+/** mathjs' SparseMatrix (`math.sparse(...)`) as far as the converters use it: its JSON form is CSC. */
+export interface MathjsSparseLike {
+  storage(): string;
+  toJSON(): unknown;
+}
+/** What `toMathjs` needs of a mathjs instance: `sparse` (for the type) and `SparseMatrix.fromJSON`. */
+export interface MathjsLike {
+  sparse: (...args: never[]) => unknown;
+}
+type MathjsJson = { mathjs: 'SparseMatrix'; values: number[]; index: number[]; ptr: number[]; size: [number, number]; datatype: string };
+/** ml-matrix' Matrix (or any dense matrix) as far as the converters use it. */
+export interface MlMatrixLike {
+  rows: number;
+  columns: number;
+  get(row: number, column: number): number;
+}
+/** A matrix the one-call API accepts. */
+export type MatrixInput = CsrMatrix | string | MathjsSparseLike | MlMatrixLike;
+export type Backend = 'auto' | 'webgpu' | 'cpu';
+
+/** mathjs SparseMatrix → canonical CSR (float64). Cost O(nnz log nnz). */
+export function fromMathjs(s: MathjsSparseLike): CsrMatrix {
+  if (s.storage() !== 'sparse') throw new InvalidMatrixError('fromMathjs', `expected a SparseMatrix (math.sparse), got ${s.storage()} storage`);
+  const j = s.toJSON() as { values?: unknown[]; index: number[]; ptr: number[]; size: number[] };
+  const [rows, cols] = j.size as [number, number];
+  if (j.size.length !== 2) throw new InvalidMatrixError('fromMathjs', `expected a 2-D SparseMatrix, got size [${j.size.join(', ')}]`);
+  if (!j.values) throw new InvalidMatrixError('fromMathjs', 'expected a SparseMatrix with values, got a pattern matrix');
+  const ri: number[] = [];
+  const ci: number[] = [];
+  const v: number[] = [];
+  for (let c = 0; c < cols; c++) {
+    for (let k = j.ptr[c]!; k < j.ptr[c + 1]!; k++) {
+      const x = j.values[k];
+      if (typeof x !== 'number') throw new InvalidMatrixError('fromMathjs', `expected number entries, got ${typeof x} at (${j.index[k]}, ${c})`);
+      ri.push(j.index[k]!);
+      ci.push(c);
+      v.push(x);
+    }
+  }
+  return csrFromTriplets(rows, cols, ri, ci, v);
+}
+
+/** CSR → a mathjs SparseMatrix of `math` (pass your mathjs instance, e.g. `create(all)`). O(nnz). */
+export function toMathjs<M extends MathjsLike>(a: CsrMatrix, math: M): ReturnType<M['sparse']> {
+  const ctor = (math as unknown as { SparseMatrix?: { fromJSON?: (j: MathjsJson) => unknown } }).SparseMatrix;
+  if (typeof ctor?.fromJSON !== 'function') throw new InvalidParameterError('math', 'a mathjs instance (create(all)) with SparseMatrix.fromJSON', typeof math);
+  const t = csrTranspose(a); // the CSR of Aᵀ is the CSC of A
+  const json: MathjsJson = { mathjs: 'SparseMatrix', values: Array.from(t.values), index: Array.from(t.colIdx), ptr: Array.from(t.rowPtr), size: [a.rows, a.cols], datatype: 'number' };
+  return ctor.fromJSON(json) as ReturnType<M['sparse']>;
+}
+
+/** A dense ml-matrix Matrix (or any `rows`/`columns`/`get`) → CSR of its non-zeros. O(rows·cols). */
+export function fromMlMatrix(m: MlMatrixLike): CsrMatrix {
+  const ri: number[] = [];
+  const ci: number[] = [];
+  const v: number[] = [];
+  for (let i = 0; i < m.rows; i++) {
+    for (let j = 0; j < m.columns; j++) {
+      const x = m.get(i, j);
+      if (x !== 0) {
+        ri.push(i);
+        ci.push(j);
+        v.push(x);
+      }
+    }
+  }
+  return csrFromTriplets(m.rows, m.columns, ri, ci, v);
+}
+
+/** CSR → a dense matrix of the class you pass (ml-matrix' `Matrix`): `toMlMatrix(a, Matrix)`. */
+export function toMlMatrix<T extends { set(row: number, column: number, value: number): unknown }>(a: CsrMatrix, MatrixClass: new (rows: number, columns: number) => T): T {
+  const m = new MatrixClass(a.rows, a.cols);
+  for (let i = 0; i < a.rows; i++) for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) m.set(i, a.colIdx[k]!, a.values[k]!);
+  return m;
+}
+
+/** Any accepted input → canonical CSR; the error names what came when nothing matches. */
+export async function toCsr(a: MatrixInput, where = 'A'): Promise<CsrMatrix> {
+  if (typeof a === 'string') return (await readMatrixMarket(a)).matrix;
+  const o = a as unknown as Record<string, unknown>;
+  if (o && typeof o === 'object') {
+    if ('rowPtr' in o && 'colIdx' in o && 'values' in o) {
+      validateCsr(a as CsrMatrix, where);
+      return a as CsrMatrix;
+    }
+    if (typeof o.storage === 'function' && typeof o.toJSON === 'function') return fromMathjs(a as MathjsSparseLike);
+    if (typeof o.rows === 'number' && typeof o.columns === 'number' && typeof o.get === 'function') return fromMlMatrix(a as MlMatrixLike);
+  }
+  const got = o && typeof o === 'object' ? `an object with keys ${Object.keys(o).slice(0, 6).join(', ')}` : typeof a;
+  throw new InvalidParameterError(where, 'a CsrMatrix, a Matrix Market path, a mathjs SparseMatrix or an ml-matrix Matrix', got);
+}
+
+function relResidual(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
+  const ax = csrSpmv(a, x);
+  let r = 0;
+  let nb = 0;
+  for (let i = 0; i < b.length; i++) {
+    r += (b[i]! - ax[i]!) ** 2;
+    nb += b[i]! ** 2;
+  }
+  return Math.sqrt(r) / (Math.sqrt(nb) || 1);
+}
+
+const krylov = { cg, gmres, bicgstab, bicg } as const;
+
+export interface SolveOptions {
+  /** 'cg' (default; A symmetric positive definite), 'gmres', 'bicgstab' or 'bicg'. */
+  method?: keyof typeof krylov;
+  /** Relative residual ‖b − A·x‖/‖b‖ to reach, in float64 (default 1e-8). */
+  rtol?: number;
+  maxIterations?: number;
+  /** 'jacobi' (default when A's diagonal has no zero) or 'none'. */
+  precond?: 'jacobi' | 'none';
+  backend?: Backend;
+}
+
+export interface OneCallSolveResult extends Omit<SolveResult<unknown>, 'x'> {
+  x: Float64Array;
+  /** ‖b − A·x‖/‖b‖ recomputed in float64 on the host. */
+  relativeResidual: number;
+  backend: string;
+  operator: string;
+  /** True on WebGPU: float32 inner iterations, float64 refinement. */
+  refined: boolean;
+}
+
+/**
+ * Solve A·x = b. On WebGPU the autotuned float32 Krylov method runs inside float64 iterative
+ * refinement, so x is accurate to `rtol` in float64 on either backend.
+ * @example const { x, converged } = await solve('A.mtx', b, { method: 'cg', rtol: 1e-10 });
+ */
+export async function solve(A: MatrixInput, b: ArrayLike<number>, options: SolveOptions = {}): Promise<OneCallSolveResult> {
+  const a = await toCsr(A);
+  const method = options.method ?? 'cg';
+  if (!(method in krylov)) throw new InvalidParameterError('method', 'cg, gmres, bicgstab or bicg', method);
+  if (a.rows !== a.cols) throw new DimensionMismatchError('solve: A must be square; A.cols', a.rows, a.cols);
+  if (b.length !== a.rows) throw new DimensionMismatchError('solve: b', a.rows, b.length);
+  const rhs = Float64Array.from(b);
+  const rtol = options.rtol ?? 1e-8;
+  const diag = csrDiagonal(a);
+  const precond = options.precond ?? (diag.every((d) => d !== 0) ? 'jacobi' : 'none');
+  const backend = await openBackend(options.backend ?? 'auto');
+  try {
+    const built = await backend.operator(a, { expectedProducts: options.maxIterations ?? 1000 });
+    const pre = precond === 'jacobi' ? jacobi(backend.space, diag) : undefined;
+    const base = { backend: backend.description, operator: built.label };
+    if (backend.kind === 'webgpu') {
+      const inner = { method, rtol: 1e-4, preconditioner: pre, maxIterations: options.maxIterations };
+      const r = await refinedSolve({ hostOperator: HostOperator.fromCsr(a), innerOperator: built.op, innerSpace: backend.space, b: rhs, rtol, inner });
+      return { ...r, ...base, relativeResidual: relResidual(a, r.x, rhs), refined: true };
+    }
+    const space = backend.space as HostVectorSpace;
+    const r = await krylov[method](space, built.op as HostOperator, rhs, { rtol, maxIterations: options.maxIterations, preconditioner: pre });
+    const x = await space.toArray(r.x);
+    return { ...r, ...base, x, relativeResidual: relResidual(a, x, rhs), refined: false };
+  } finally {
+    backend.dispose();
+  }
+}
+
+export interface EigshOptions {
+  /** 'smallest' (default) or 'largest' algebraic eigenvalues. */
+  which?: 'smallest' | 'largest';
+  /** 'lanczos' (default), 'davidson' or 'lobpcg' ('largest' needs lanczos). */
+  method?: 'lanczos' | 'davidson' | 'lobpcg';
+  /** Relative residual to reach per pair, in float64: ‖A·v − λ·v‖ ≤ tol·‖A‖∞ (default 1e-8, as SciPy's eigsh tol). */
+  tol?: number;
+  maxIterations?: number;
+  backend?: Backend;
+}
+
+export interface OneCallEigshResult extends Omit<EigenResult<unknown>, 'vectors'> {
+  vectors: Float64Array[];
+  backend: string;
+  operator: string;
+}
+
+/** Throws InvalidMatrixError at the first pair (i, j) where A differs from Aᵀ. */
+function assertSymmetric(a: CsrMatrix): void {
+  const t = csrTranspose(a);
+  let scale = 0;
+  for (const v of a.values) scale = Math.max(scale, Math.abs(v));
+  for (let i = 0; i < a.rows; i++) {
+    const x = new Map<number, number>();
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) x.set(a.colIdx[k]!, a.values[k]!);
+    for (let k = t.rowPtr[i]!; k < t.rowPtr[i + 1]!; k++) x.set(t.colIdx[k]!, (x.get(t.colIdx[k]!) ?? 0) - t.values[k]!);
+    for (const [j, d] of x) if (Math.abs(d) > 1e-12 * scale) throw new InvalidMatrixError('eigsh', `expected a symmetric matrix, got A[${i}][${j}] − A[${j}][${i}] = ${d}`);
+  }
+}
+
+/**
+ * The k smallest (or largest) eigenpairs of a symmetric A. On WebGPU the float32 iterations
+ * are polished in float64 on the host (`eigsMixed`); vectors come back as Float64Array.
+ * @example const { values } = await eigsh(A, 4, { which: 'smallest' });
+ */
+export async function eigsh(A: MatrixInput, k: number, options: EigshOptions = {}): Promise<OneCallEigshResult> {
+  const a = await toCsr(A);
+  if (a.rows !== a.cols) throw new DimensionMismatchError('eigsh: A must be square; A.cols', a.rows, a.cols);
+  if (!Number.isInteger(k) || k < 1 || k > a.rows) throw new InvalidParameterError('k', `an integer in [1, ${a.rows}]`, k);
+  assertSymmetric(a);
+  const which = options.which ?? 'smallest';
+  const method = options.method ?? 'lanczos';
+  if (which === 'largest' && method !== 'lanczos') throw new InvalidParameterError('method', "lanczos with which: 'largest'", method);
+  let normInf = 0; // ‖A‖∞ ≥ every |λ|: the scale that makes the tolerance relative
+  for (let i = 0; i < a.rows; i++) {
+    let row = 0;
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) row += Math.abs(a.values[k]!);
+    normInf = Math.max(normInf, row);
+  }
+  const residualTol = (options.tol ?? 1e-8) * (normInf || 1);
+  const diagonal = csrDiagonal(a);
+  const backend = await openBackend(options.backend ?? 'auto');
+  try {
+    const built = await backend.operator(a, { expectedProducts: 500 });
+    const base = { backend: backend.description, operator: built.label };
+    if (backend.kind === 'webgpu') {
+      const r = await eigsMixed({ method, k, which, fastOperator: built.op, fastSpace: backend.space, hostOperator: HostOperator.fromCsr(a), diagonal, residualTol, fastMaxIterations: options.maxIterations });
+      return { ...r, ...base };
+    }
+    const space = backend.space as HostVectorSpace;
+    const op = built.op as HostOperator;
+    const maxIterations = options.maxIterations;
+    let r: EigenResult<Float64Array>;
+    if (method === 'lanczos') r = await lanczos(op, space, { k, which, residualTol, maxIterations });
+    else if (method === 'davidson') r = await davidson(op, space, { k, diagonal, residualTol, maxIterations });
+    else r = await lobpcg(op, space, { k, residualTol, maxIterations });
+    return { ...r, ...base };
+  } finally {
+    backend.dispose();
+  }
+}
