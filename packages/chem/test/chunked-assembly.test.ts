@@ -2,8 +2,9 @@ import { type CsrMatrix, csrSpmv, generators } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { readFcidump } from '../src/fcidump/node';
 import { assembleChunked, assembleHamiltonian, buildCiSpace, type ChunkSink, rowBlockOperator } from '../src/index';
+import { dataFile } from '../../../testdata/index';
 
-const file = (name: string) => new URL(`../../../../shared/data/fcidump/${name}`, import.meta.url);
+const file = (name: string) => dataFile('fcidump', name);
 
 /** A sink that records the chunks it gets (and checks they come in row order). */
 function recordingSink(slow: boolean) {

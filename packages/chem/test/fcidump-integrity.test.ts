@@ -16,11 +16,12 @@ import { parseIntToken, parseRealToken } from '../src/fcidump/numbers';
 import { parseFcidump } from '../src/fcidump/parse';
 import { maxBodyLines } from '../src/fcidump/reader';
 import { eriIndex } from '../src/fcidump/types';
+import { dataDir } from '../../../testdata/index';
 
 const h2oPath = new URL('../data/H2O_sto2g_hande.FCIDUMP', import.meta.url);
 const h2o = readFileSync(h2oPath, 'utf8');
 const h2oLines = h2o.split('\n'); // 495 lines and a final empty string
-const shared = '/work/shared/data/fcidump/';
+
 
 function fcidumpError(f: () => unknown): FcidumpError {
   try {
@@ -134,6 +135,7 @@ describe('FCIDUMP integrity rules', () => {
   });
 
   it('every FCIDUMP in shared/data and packages/chem/data still parses', async () => {
+    const shared = `${dataDir('fcidump')}/`;
     const files = [...readdirSync(shared).filter((f) => f.includes('FCIDUMP')).map((f) => shared + f), h2oPath.pathname];
     expect(files.length).toBeGreaterThanOrEqual(31);
     for (const f of files) {

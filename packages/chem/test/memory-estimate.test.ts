@@ -1,6 +1,7 @@
 import { ResourceLimitError } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { readFcidump } from '../src/fcidump/node';
+import { dataFile } from '../../../testdata/index';
 import {
   assembleHamiltonian,
   buildCiSpace,
@@ -14,8 +15,7 @@ import {
   truncatedSpace,
 } from '../src/index';
 
-const DATA = new URL('../../../../shared/data/fcidump/', import.meta.url);
-const file = (name: string) => new URL(name, DATA);
+const file = (name: string) => dataFile('fcidump', name);
 
 describe('determinant counting without building the space', () => {
   it('counts FCI sectors exactly, per irrep', () => {

@@ -9,8 +9,9 @@ import { csrSpmv, generators } from '@gpusparse/formats';
 import { createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '@gpusparse/gpu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gpuChunkSink } from '../src/util/ci-device';
+import { dataFile } from '../../../testdata/index';
 
-const file = (name: string) => new URL(`../../../../shared/data/fcidump/${name}`, import.meta.url);
+const file = (name: string) => dataFile('fcidump', name);
 let ctx: GpuContext;
 
 beforeAll(async () => {

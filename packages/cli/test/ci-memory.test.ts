@@ -10,11 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { dataFile } from '../../../testdata/index';
 
 const require = createRequire(import.meta.url);
 const tsxCli = require.resolve('tsx/cli');
 const mainTs = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-const data = (name: string) => fileURLToPath(new URL(`../../../../shared/data/fcidump/${name}`, import.meta.url));
+const data = (name: string) => dataFile('fcidump', name);
 const dir = mkdtempSync(join(tmpdir(), 'gpusparse-ci-mem-'));
 
 /** Run the CLI with a 512 MB V8 heap and stderr piped; returns status, output and seconds. */

@@ -10,8 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { exitCodeOf, main } from '../src/main';
 import { jsonText } from '../src/util/context';
 import { captured, captureOutput } from './capture';
+import { dataFile } from '../../../testdata/index';
 
-const data = (f: string) => new URL(`../../../../shared/data/matrices/${f}`, import.meta.url).pathname;
+const data = (f: string) => dataFile('matrices', f);
 const fcidump = new URL('../../chem/data/H2O_sto2g_hande.FCIDUMP', import.meta.url).pathname;
 
 captureOutput();
