@@ -1,7 +1,7 @@
 import { type CsrMatrix, csrSpmv, generators } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { readFcidump } from '../src/fcidump/node';
-import { assembleChunked, assembleHamiltonian, buildCiSpace, type ChunkSink, rowBlockOperator } from '../src/index';
+import { assembleChunked, assembleHamiltonian, buildCiSpace, type ChunkSink, parallelRowBlockOperator, rowBlockOperator } from '../src/index';
 import { dataFile } from '../../../testdata/index';
 
 const file = (name: string) => dataFile('fcidump', name);
@@ -63,6 +63,18 @@ describe('chunked assembly of H', () => {
       let worst = 0;
       for (let i = 0; i < y.length; i++) worst = Math.max(worst, Math.abs(y[i]! - ref[i]!));
       expect(worst).toBeLessThan(1e-12);
+      // on worker threads over shared memory: bit-identical to the one-thread product, twice
+      const par = await parallelRowBlockOperator(h.blocks, space.size, 3);
+      expect(par).toBeDefined();
+      try {
+        for (let rep = 0; rep < 2; rep++) {
+          const yp = new Float64Array(space.size).fill(Number.NaN);
+          par!.apply(x, yp);
+          expect(Buffer.from(yp.buffer).equals(Buffer.from(y.buffer))).toBe(true);
+        }
+      } finally {
+        par!.dispose();
+      }
     });
   }
 });

@@ -8,3 +8,4 @@ export * from './spin';
 export * from './structure';
 export * from './nnz-estimate';
 export * from './chunked';
+export * from './parallel-product';
