@@ -165,6 +165,9 @@ export function estimateCi(p: PreparedSpace, plan: CiMemoryPlan, opts: { host: A
       // up to 2·(workers + 1) chunks in flight, never more than H itself
       const inflight = 12 * Math.min(2 * plan.chunked.chunkNnz * (plan.workers + 1), z);
       stages.push({ stage: 'assembly', host: base + tables + inflight + hHost, device: dMatrix, what: 'chunks in flight; float32 CSR on the device; float64 row blocks kept for the polish' });
+      // above 2^25 non-zeros the kept blocks are copied into shared memory for the threaded
+      // host product (ci-assembly.ts): both copies exist until the originals are dropped
+      if (z >= 2 ** 25) stages.push({ stage: 'share', host: base + 2 * hHost, device: dMatrix, what: 'float64 row blocks copied to shared memory for the threaded host product' });
     } else {
       stages.push({ stage: 'assembly', host: base + tables + 2 * hHost, device: 0, what: 'row chunks (float64) + their concatenation into CSR' });
       stages.push({ stage: 'upload', host: base + hHost + 4 * z, device: dMatrix, what: 'float64 CSR + float32 copy per binding block' });
