@@ -29,6 +29,7 @@ import { parseFcidump } from '../src/fcidump/parse';
 import { FcidumpReader } from '../src/fcidump/reader';
 import { sameIntegral } from '../src/fcidump/tables';
 import type { Fcidump } from '../src/fcidump/types';
+import { generators } from '@gpusparse/formats';
 
 const BASE = readFileSync(new URL('../data/H2O_sto2g_hande.FCIDUMP', import.meta.url), 'utf8');
 const LINES = BASE.slice(0, -1).split('\n'); // 495 lines; the file ends with a line end
@@ -37,17 +38,8 @@ const REFERENCE = -72.786196191345;
 const FULL = process.env.GPUSPARSE_FUZZ === 'full';
 const FILES = FULL ? 20_000 : 2_000;
 
-/** Deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic generator (mulberry32, the formats package's). */
+const rng = generators.rng;
 type Rand = () => number;
 const int = (r: Rand, n: number) => Math.floor(r() * n);
 const pick = <T>(r: Rand, a: readonly T[]): T => a[int(r, a.length)]!;
