@@ -4,7 +4,7 @@
  * batches); `read`, `readMany` and `toArray` are the only synchronisation points.
  * @module
  */
-import { DimensionMismatchError, type ScalarLike, type VectorSpace } from '@gpusparse/formats';
+import { DimensionMismatchError, InvalidParameterError, type ScalarLike, type VectorSpace } from '@gpusparse/formats';
 import { Blas1, imm, type Operand } from './blas1/ops';
 import type { GpuContext } from './device/context';
 import type { GpuBuf } from './memory/buffers';
@@ -123,6 +123,13 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     // y = alpha·x + beta·y (one dispatch; alpha, beta read on the device)
     this.b1.axpby(this.op(alpha), x.buf, this.op(beta), y.buf, y.n);
   }
+  shiftedDivide(r: GpuVector, d: GpuVector, sigma: number, clamp: number, t: GpuVector): void {
+    this.same('shiftedDivide', r, d);
+    this.same('shiftedDivide', r, t);
+    if (t.buf.id === r.buf.id || t.buf.id === d.buf.id) throw new InvalidParameterError('shiftedDivide t', 'a vector distinct from r and d', 'an alias');
+    this.b1.shiftedDivide(r.buf, d.buf, sigma, clamp, t.buf, t.n);
+  }
+
   multiply(x: GpuVector, y: GpuVector, z: GpuVector): void {
     this.same('multiply', x, y);
     this.same('multiply', x, z);

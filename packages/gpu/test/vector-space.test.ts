@@ -148,3 +148,27 @@ describe('GpuVectorSpace scalar slots', () => {
     }
   });
 });
+
+describe('GpuVectorSpace.shiftedDivide (Davidson preconditioner on the device)', () => {
+  it('t = r / (d − σ) with |d − σ| clamped at c, sign kept, against float64', async () => {
+    const n = 4099;
+    const r = f32(randomVector(n, 7));
+    const d = f32(randomVector(n, 8).map((x) => 10 * x));
+    const sigma = Math.fround(d[17]!); // one exact hit of the clamp (d − σ = 0 → +c)
+    d[18] = Math.fround(sigma - 1e-9); // below the clamp, negative side → −c
+    const c = 1e-3;
+    const [gr, gd, gt] = [gs.fromArray(r), gs.fromArray(d), gs.create(n)];
+    gs.shiftedDivide(gr, gd, sigma, c, gt);
+    const got = await gs.toArray(gt);
+    const want = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      let den = d[i]! - sigma;
+      if (Math.abs(den) < c) den = den < 0 ? -c : c;
+      want[i] = r[i]! / den;
+    }
+    expect(got[17]).toBeCloseTo(r[17]! / c, 0);
+    close(got, want, 4 * EPS32);
+    expect(() => gs.shiftedDivide(gr, gd, sigma, c, gr)).toThrow(/distinct from r and d/);
+    for (const v of [gr, gd, gt]) gs.release(v);
+  });
+});

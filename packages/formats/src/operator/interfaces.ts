@@ -43,6 +43,12 @@ export interface VectorSpace<V, S = unknown> {
   axpby(alpha: ScalarLike<S>, x: V, beta: ScalarLike<S>, y: V): void;
   /** z = x ∘ y (element-wise product; z may alias x or y). */
   multiply(x: V, y: V, z: V): void;
+  /**
+   * Optional: t = r ∘ (d − sigma)⁻¹ with |d_i − sigma| clamped below at `clamp` (sign kept) —
+   * Davidson's diagonal preconditioner without building (d − θ)⁻¹ on the host. Spaces that
+   * provide it spare a host vector and an upload per root and iteration.
+   */
+  shiftedDivide?(r: V, d: V, sigma: number, clamp: number, t: V): void;
   /** x·y. */
   dot(x: V, y: V): S;
   /** ‖x‖₂. */

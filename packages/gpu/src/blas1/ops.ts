@@ -105,6 +105,11 @@ export class Blas1 {
     else this.ew('mul', n, [x, y, z]);
   }
 
+  /** t = r / (d − sigma), |d − sigma| clamped below at `clamp` (sign kept); t distinct from r and d. O(n). */
+  shiftedDivide(r: GpuBuf, d: GpuBuf, sigma: number, clamp: number, t: GpuBuf, n: number): void {
+    this.ew('shiftDiv', n, [r, d, t], imm(sigma), imm(clamp));
+  }
+
   private ensurePartial(count: number): void {
     if (this.partial.bytes >= count * 4) return;
     this.ctx.recorder.flush();

@@ -56,6 +56,15 @@ export const ELEMENTWISE: Record<string, { bindings: WgslBinding[]; body: string
   mulInto: { bindings: [f32arr('sc', 'r'), f32arr('x', 'r'), f32arr('z', 'w')], body: 'z[i] = z[i] * x[i];' },
   // z = z ∘ z
   square: { bindings: [f32arr('sc', 'r'), f32arr('z', 'w')], body: 'z[i] = z[i] * z[i];' },
+  // t = r / (d − σ), |d − σ| clamped below at c with its sign (σ = a, c = b): Davidson's preconditioner
+  shiftDiv: {
+    bindings: [f32arr('sc', 'r'), f32arr('r', 'r'), f32arr('d', 'r'), f32arr('t', 'w')],
+    body: `let sigma = operand(u.a_num, u.a_den, u.a_k);
+  let c = operand(u.b_num, u.b_den, u.b_k);
+  var den = d[i] - sigma;
+  if (abs(den) < c) { den = select(c, -c, den < 0.0); }
+  t[i] = r[i] / den;`,
+  },
 };
 
 /**
