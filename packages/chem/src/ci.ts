@@ -348,6 +348,8 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     residualNorms.push(Math.sqrt(res2));
   }
   s2.push(...spinSquaredExpectations(space, vectors));
+  // the threaded host product holds worker threads and a shared copy of H: free them now
+  (h.host as { dispose?: () => void }).dispose?.();
   if (spin) {
     const target = ((spin.multiplicity - 1) / 2) * ((spin.multiplicity + 1) / 2);
     s2.forEach((x, r) => {
