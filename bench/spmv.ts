@@ -17,13 +17,18 @@
  * Flags: --quick (small sizes), --out FILE, --reps N, --kernels id,id, --only name,name,
  * --no-variants (defaults only; --sweep id,id keeps the variants of those kernels), --dump DIR (write NAME.rowptr/.cols/.vals for .gpukit/cusparse_anchor.py),
  * --max-binding-bytes N (plan bindings of N bytes: exercises splitting on a small device),
- * --powerlaw ROWS:MAXLEN[:MINLEN[:ALPHA]] (add a generated power-law matrix; --only powerlaw-ROWS- runs it alone).
+ * --powerlaw ROWS:MAXLEN[:MINLEN[:ALPHA]] (add a generated power-law matrix; --only powerlaw-ROWS- runs it alone),
+ * --fcidump FILE[:IRREP] (repeatable: add the determinant CI Hamiltonian that packages/chem assembles
+ * from FILE — FCI space, the file's MS2, IRREP 1-based or the file's ISYM — named ci-<file>; with
+ * --dump its raw CSR goes beside the others for cusparse_anchor.py).
  * A kernel that fails is reported with its error (JSON `error`) and the others are still timed.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { type CsrMatrix, csrNnz, csrSpmv, GpuSparseError, generators, getFormat, readMatrixMarket } from '@gpusparse/formats';
 import { Blas1, createGpuContext, type DeviceMatrix, entryArgs, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, supportsCsr, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
+import { assembleHamiltonian, buildCiSpace } from '../packages/chem/src/index';
+import { readFcidump } from '../packages/chem/src/node';
 import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
 
@@ -40,7 +45,8 @@ const kernelFilter = opt('--kernels')?.split(',');
 const onlyFilter = opt('--only')?.split(',');
 const dumpDir = opt('--dump');
 const sweep = opt('--sweep')?.split(',');
-const valueArgs = new Set(['--out', '--reps', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
+const fcidumps = argv.flatMap((a, i) => (a === '--fcidump' && argv[i + 1] ? [argv[i + 1]!] : []));
+const valueArgs = new Set([...fcidumps, ...['--out', '--reps', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw'].flatMap((f) => (opt(f) ? [opt(f)!] : []))]);
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 /** The generated matrix set (shared with bench/tune.ts): name and a thunk (built lazily, one at a time). */
@@ -202,6 +208,23 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
   return { name, rows: a.rows, cols: a.cols, nnz, maxRowLength: maxRow, results: rows };
 }
 
+/** A CI Hamiltonian case: `FILE[:IRREP]` → [name, builder] (float64 CSR from the chem assembly, all cores). */
+function ciCase(spec: string): [string, () => Promise<CsrMatrix>] {
+  const m = /^(.*?)(?::(\d+))?$/.exec(spec)!;
+  const file = m[1]!;
+  const irrep = m[2] ? Number(m[2]) : 'isym';
+  const name = `ci-${basename(file).replace(/\.FCIDUMP(\.gz)?$/i, '')}${m[2] ? `-irrep${m[2]}` : ''}`;
+  return [
+    name,
+    async () => {
+      const fd = await readFcidump(file);
+      const { fcidump, space } = buildCiSpace(fd, 'fci', { irrep });
+      const h = await assembleHamiltonian(fcidump, space, { workers: 'auto' });
+      return h.matrix;
+    },
+  ];
+}
+
 function dump(name: string, a: CsrMatrix): void {
   if (dumpDir) dumpCsr(dumpDir, name, a);
 }
@@ -221,6 +244,7 @@ async function main(): Promise<void> {
     const [rows = 1e6, maxLen = 2000, minLen = 2, alpha = 2.2] = pl.split(':').map(Number);
     set.push([`powerlaw-${rows}-${minLen}..${maxLen}-a${alpha}`, () => generators.powerLaw(rows, rows, { alpha, minLen, maxLen, seed: 3 })]);
   }
+  for (const spec of fcidumps) set.push(ciCase(spec));
   for (const [name, make] of set) {
     if (onlyFilter && !onlyFilter.some((o) => name.startsWith(o))) continue;
     const t0 = performance.now();
