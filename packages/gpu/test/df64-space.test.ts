@@ -5,10 +5,10 @@
  * in the df64 space to 1e-10 relative eigenvalues.
  */
 import { type CsrMatrix, generators, HostOperator, HostVectorSpace } from '@gpusparse/formats';
-import { davidson, lanczos } from '../../solvers/src/index';
+import { davidson, eigsMixed, lanczos } from '../../solvers/src/index';
 import { denseEigenvalues, denseToCsr } from '../../solvers/test/eigen-matrices';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Df64CsrOperator, type Df64Vector, Df64VectorSpace, type GpuContext, GpuVectorSpace } from '../src/index';
+import { Df64CsrOperator, type Df64Vector, Df64VectorSpace, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../src/index';
 import { randomVector, testContext } from './helpers';
 
 let ctx: GpuContext;
@@ -162,6 +162,36 @@ describe('eigensolvers in the df64 space', () => {
       expect(Math.abs(dv.values[j]! - want[j]!) / Math.abs(want[j]!)).toBeLessThan(1e-10);
       expect(Math.abs(lz.values[j]! - want[j]!) / Math.abs(want[j]!)).toBeLessThan(1e-10);
     }
+    op.dispose();
+  });
+});
+
+describe('eigsMixed with the polish on the device', () => {
+  it('float32 Davidson + df64 JD polish agrees with the host polish to 1e-10 relative', async () => {
+    const n = 400;
+    const dense = inexactTridiagonal(n);
+    const a = denseToCsr(dense);
+    const want = denseEigenvalues(dense);
+    const diagonal = Float64Array.from(dense, (row, i) => row[i]!);
+    const f32 = new GpuVectorSpace(ctx);
+    const fastOperator = gpuOperatorFromCsr(ctx, a);
+    const op = Df64CsrOperator.fromCsr(s.d, a);
+    const common = { method: 'davidson' as const, k: 4, fastOperator, fastSpace: f32, diagonal, tol: 1e-12, residualTol: 1e-9 };
+    const dev = await eigsMixed({ ...common, devicePolish: s.polish(op) });
+    const hst = await eigsMixed({ ...common, hostOperator: HostOperator.fromCsr(a) });
+    expect(dev.converged).toBe(true);
+    expect(dev.phases[1]!.space).toBe('webgpu-df64');
+    expect(dev.phases[1]!.innerMatvecs).toBeGreaterThan(0);
+    for (let j = 0; j < 4; j++) {
+      expect(Math.abs(dev.values[j]! - want[j]!) / want[j]!).toBeLessThan(1e-10);
+      expect(Math.abs(dev.values[j]! - hst.values[j]!) / want[j]!).toBeLessThan(1e-10);
+    }
+    // the vectors came back as float64 host arrays: ‖A·v − λ·v‖ on the host
+    const y = new Float64Array(n);
+    HostOperator.fromCsr(a).apply(dev.vectors[0]!, y);
+    let r = 0;
+    for (let i = 0; i < n; i++) r += (y[i]! - dev.values[0]! * dev.vectors[0]![i]!) ** 2;
+    expect(Math.sqrt(r)).toBeLessThan(1e-8);
     op.dispose();
   });
 });

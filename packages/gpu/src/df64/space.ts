@@ -8,7 +8,7 @@
  * stays on the device (`fromGpu`, `toGpu`).
  * @module
  */
-import { DimensionMismatchError, GpuSparseError, InvalidParameterError, type ScalarLike, type VectorSpace } from '@gpusparse/formats';
+import { DimensionMismatchError, GpuSparseError, InvalidParameterError, type LinearOperator, type ScalarLike, type VectorSpace } from '@gpusparse/formats';
 import { fusedGroup } from '../blas1/fused-shaders';
 import type { GpuContext } from '../device/context';
 import { signature } from '../kernels/wgsl/index';
@@ -336,5 +336,14 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
     const out = new GpuVector(this.ctx.buffers.acquire(Math.max(4, x.n * 4), undefined, 'vector'), x.n);
     this.toGpu(x, scale, out);
     return out;
+  }
+
+  /**
+   * The polish pair of eigsMixed's `devicePolish` (and the CI driver's device polish): this
+   * space, `operator` in it, and the f32 hand-over on the device.
+   * @example eigsMixed({ ..., devicePolish: df64.polish(Df64CsrOperator.fromCsr(df64.d, a)) })
+   */
+  polish(operator: LinearOperator<Df64Vector>): { space: Df64VectorSpace; operator: LinearOperator<Df64Vector>; fromFast(v: GpuVector): Df64Vector; toFast(p: Df64Vector, scale: number): GpuVector } {
+    return { space: this, operator, fromFast: (v) => this.fromGpu(v), toFast: (p, scale) => this.toNewGpu(p, scale) };
   }
 }
