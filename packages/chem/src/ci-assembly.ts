@@ -1,8 +1,9 @@
 /**
  * The CI driver's assembly step: the whole float64 CSR (host backends, small matrices), or row
  * chunks streamed to the backend's device sink (./hamiltonian/chunked.ts) with float64 row
- * blocks kept for the host polish. Either way the driver gets the diagonal, nnz and a float64
- * host operator.
+ * blocks kept for the host polish — or none kept when the polish runs on the device (df64:
+ * the sink keeps the low parts there). The driver gets the diagonal, nnz and, unless the
+ * polish is on the device, a float64 host operator.
  * @module
  */
 import { type CsrMatrix, HostOperator, type LinearOperator } from '@gpusparse/formats';
@@ -18,8 +19,8 @@ export interface CiHamiltonian<V> {
   matrix: CsrMatrix | undefined;
   diagonal: Float64Array;
   nnz: number;
-  /** float64 y = H·x on the host (CSR, or the kept row blocks). */
-  host: LinearOperator<Float64Array>;
+  /** float64 y = H·x on the host (CSR, or the kept row blocks); undefined when chunked with keepHost false. */
+  host: LinearOperator<Float64Array> | undefined;
   /** The device operator over the uploaded chunks (chunked assembly only). */
   device: (() => Promise<LinearOperator<V>>) | undefined;
   stats: { ms: number; rate: number; bytesPerNnz: number; workers: number; chunks: number };
@@ -35,6 +36,8 @@ export interface CiAssemblyOptions<V> {
   onProgress?: (rowsDone: number, rows: number) => void;
   /** Threads of the float64 host product over the kept blocks (default: every core above 2^25 non-zeros, else 1). */
   hostThreads?: number;
+  /** Chunked: keep float64 row blocks on the host for a host polish (default true). */
+  keepHost?: boolean;
 }
 
 /** Cores for the host product (at most 16), 1 where node:os is unavailable. */
@@ -49,7 +52,8 @@ async function hostThreadCount(): Promise<number> {
 
 /**
  * Assemble H for the driver. Cost: the assembly; host memory 24 B/nnz at the peak for the
- * whole CSR, or 12 B/nnz (kept blocks) + the chunks in flight when chunked.
+ * whole CSR, or 12 B/nnz (kept blocks; none with keepHost false) + the chunks in flight when
+ * chunked.
  */
 export async function assembleForCi<V>(fd: Fcidump, space: DeterminantSpace, o: CiAssemblyOptions<V>): Promise<CiHamiltonian<V>> {
   const common = { ...(o.workers === undefined ? {} : { workers: o.workers }), ...(o.onProgress ? { onProgress: o.onProgress } : {}) };
@@ -65,7 +69,10 @@ export async function assembleForCi<V>(fd: Fcidump, space: DeterminantSpace, o: 
     };
   }
   const sink = o.sink;
-  const h = await assembleChunked(fd, space, sink, { ...common, perRow: o.perRow, ...(o.chunkNnz === undefined ? {} : { chunkNnz: o.chunkNnz }) });
+  const keepHost = o.keepHost !== false;
+  const h = await assembleChunked(fd, space, sink, { ...common, perRow: o.perRow, keepHost, ...(o.chunkNnz === undefined ? {} : { chunkNnz: o.chunkNnz }) });
+  const stats = { ms: h.stats.ms, rate: h.stats.rate, bytesPerNnz: h.nnz === 0 ? 0 : (keepHost ? 12 : 0) + (4 * (space.size + h.chunks)) / h.nnz, workers: h.stats.workers, chunks: h.chunks };
+  if (!keepHost) return { matrix: undefined, diagonal: h.diagonal, nnz: h.nnz, host: undefined, device: async () => sink.finish(), stats };
   // the float64 polish multiplies by the kept blocks: on every core above 2^25 non-zeros (a
   // 1.4·10^9-non-zero H took seconds per product on one thread); the originals are dropped
   const threads = o.hostThreads ?? (h.nnz >= 2 ** 25 ? await hostThreadCount() : 1);
@@ -77,6 +84,6 @@ export async function assembleForCi<V>(fd: Fcidump, space: DeterminantSpace, o: 
     nnz: h.nnz,
     host: parallel ?? rowBlockOperator(h.blocks, space.size),
     device: async () => sink.finish(),
-    stats: { ms: h.stats.ms, rate: h.stats.rate, bytesPerNnz: h.nnz === 0 ? 0 : 12 + (4 * (space.size + h.chunks)) / h.nnz, workers: h.stats.workers, chunks: h.chunks },
+    stats,
   };
 }

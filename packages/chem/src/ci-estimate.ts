@@ -31,6 +31,8 @@ export interface SizingOptions {
   deviceMemory?: AvailableMemory;
   /** Non-zeros per chunk when the device path assembles in chunks. */
   chunkNnz?: number;
+  /** Device path: where the float64 polish runs ('host' default; 'device': df64 on the GPU). */
+  polish?: 'host' | 'device';
 }
 
 /**
@@ -45,6 +47,7 @@ export async function sizeCiRun(prepared: PreparedSpace, o: SizingOptions): Prom
     workers: 0,
     ...(o.chunkNnz === undefined ? {} : { chunked: { chunkNnz: o.chunkNnz } }),
     ...(o.spin ? { spinPenalty: true } : {}),
+    ...(o.backend === 'device' && o.polish === 'device' ? { polish: 'device' as const } : {}),
   };
   const host: AvailableMemory = o.memory?.hostBytes === undefined ? await hostMemoryAvailable() : { bytes: o.memory.hostBytes, source: `${o.memory.hostBytes} bytes (option)` };
   const device: AvailableMemory | undefined = o.memory?.deviceBytes === undefined ? o.deviceMemory : { bytes: o.memory.deviceBytes, source: `${o.memory.deviceBytes} bytes (option)` };

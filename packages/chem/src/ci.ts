@@ -22,6 +22,7 @@ import type { Fcidump } from './fcidump/types';
 import { assembleForCi } from './ci-assembly';
 import type { ChunkSink } from './hamiltonian/chunked';
 import type { AvailableMemory, CiEstimate } from './memory-estimate';
+import { type CiDevicePolish, type CiPolishOutcome, polishCi } from './ci-polish';
 import { SpinPenaltyOperator, spinPenaltyMatrix, spinSquaredExpectations, spinSquaredMatrix } from './hamiltonian/spin';
 
 /** Where the matrix lives and how vectors are stored: the host by default, the GPU later. */
@@ -31,8 +32,17 @@ export interface CiBackend<V, S = unknown> {
   operator(matrix: CsrMatrix, format: string): LinearOperator<V> | Promise<LinearOperator<V>>;
   /** Device memory the backend can use, when known (checked before assembly). */
   readonly deviceMemory?: AvailableMemory;
-  /** A sink for H in row chunks (device backends): enables chunked assembly (CiOptions.assembly). */
-  chunkSink?(rows: number, perRow: number): ChunkSink<V> | Promise<ChunkSink<V>>;
+  /**
+   * A sink for H in row chunks (device backends): enables chunked assembly (CiOptions.assembly).
+   * `keepLo`: also keep, on the device, the f32 low parts of values not exact in f32 (for the
+   * device polish).
+   */
+  chunkSink?(rows: number, perRow: number, opts?: { keepLo?: boolean }): ChunkSink<V> | Promise<ChunkSink<V>>;
+  /**
+   * A float64-accurate device space for the polish after a float32 solve (df64 on WebGPU), or
+   * undefined when the device fails its self-test; absent on host backends.
+   */
+  devicePolish?(): Promise<CiDevicePolish<V> | undefined>;
 }
 
 /**
@@ -106,6 +116,13 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   assembly?: 'auto' | 'chunked' | 'whole';
   /** Non-zeros per chunk of the chunked assembly (default 2^24). */
   chunkNnz?: number;
+  /**
+   * Where the float64 polish after a float32 backend runs: 'device' (df64 on the GPU: H's
+   * float32 values shared with the solve plus 4 bytes per non-zero not exact in f32; no float64
+   * H on the host), 'host' (float64 on the host), 'auto' (default: 'device' when the backend
+   * offers it and no spin penalty is asked for, else 'host').
+   */
+  polish?: 'auto' | 'device' | 'host';
 }
 
 /** Result of {@link ciEnergies}. */
@@ -116,8 +133,8 @@ export interface CiResult {
   residualNorms: number[];
   /** ⟨S²⟩ per root. */
   s2: number[];
-  /** Milliseconds per stage. */
-  timings: { read: number; space: number; assembly: number; solve: number };
+  /** Milliseconds per stage; `polish`: the float64 phase (part of `solve`; 0 without one). */
+  timings: { read: number; space: number; assembly: number; solve: number; polish: number };
   determinants: number;
   nnz: number;
   /** Format H was stored in for the solve ('dense' for the dense solver). */
@@ -155,6 +172,23 @@ function pickFormat(requested: string | undefined, referenceSize: number): strin
 }
 
 /**
+ * The device polish the run will use (CiOptions.polish), checked before anything is built.
+ * @throws InvalidParameterError for an unknown value; NotSupportedError for 'device' where none is offered
+ */
+async function pickPolish<V, S>(options: CiOptions<V, S>, backend: CiBackend<V, S>): Promise<CiDevicePolish<V> | undefined> {
+  const want = options.polish ?? 'auto';
+  if (want !== 'auto' && want !== 'device' && want !== 'host') throw new InvalidParameterError('polish', "'auto', 'device' or 'host'", want);
+  if (want === 'host' || backend.space.precision !== 'f32' || options.solver === 'dense') return undefined;
+  if (options.spin) {
+    if (want === 'device') throw new NotSupportedError("ciEnergies polish 'device': not with a spin penalty (the S² matrix stays on the host); use polish 'host'");
+    return undefined;
+  }
+  const dp = backend.devicePolish ? await backend.devicePolish() : undefined;
+  if (!dp && want === 'device') throw new NotSupportedError(`ciEnergies polish 'device': the backend (${backend.space.name}) offers no float64-accurate device space (a CPU backend, or a device that fails the df64 self-test)`);
+  return dp;
+}
+
+/**
  * CI energies of an FCIDUMP: the lowest `nroots` eigenvalues of H in the chosen space.
  * Cost: assembly O(nnz) plus the eigensolver's matvecs (Davidson) or O(n³) (dense).
  * @example
@@ -176,9 +210,11 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   t = performance.now();
   const prepared = prepareCiSpace(fd0, options.space ?? 'fci', options);
   const backend0 = options.backend ?? (hostBackend() as unknown as CiBackend<V, S>);
+  const devicePolish = await pickPolish(options, backend0);
   const sizing = {
     ...options,
     backend: backend0.space.precision === 'f32' ? ('device' as const) : ('host' as const),
+    polish: devicePolish ? ('device' as const) : ('host' as const),
     ...(backend0.deviceMemory ? { deviceMemory: backend0.deviceMemory } : {}),
   };
   const mode = options.assembly ?? 'auto';
@@ -213,14 +249,16 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   if (solverName === 'dense' && space.size > DENSE_LIMIT) {
     throw new NotSupportedError(`ciEnergies: the dense solver takes at most ${DENSE_LIMIT} determinants, got ${space.size}; use solver: 'davidson'`);
   }
+  const sink = chunked ? await backend0.chunkSink!(space.size, estimate.nnz.perRow, { keepLo: devicePolish !== undefined }) : undefined;
   const h = await assembleForCi<V>(fd, space, {
-    ...(chunked ? { sink: await backend0.chunkSink!(space.size, estimate.nnz.perRow) } : {}),
+    ...(sink ? { sink } : {}),
+    keepHost: !(chunked && devicePolish),
     ...(options.chunkNnz === undefined ? {} : { chunkNnz: options.chunkNnz }),
     perRow: estimate.nnz.perRow,
     ...(options.workers === undefined ? {} : { workers: options.workers }),
     onProgress: (rowsDone, rows) => emit({ stage: 'assembly', rowsDone, rows }),
   });
-  if (chunked) notes.push(`H assembled in ${h.stats.chunks} row chunks straight to the device (float32); float64 row blocks kept on the host for the polish`);
+  if (chunked) notes.push(`H assembled in ${h.stats.chunks} row chunks straight to the device (float32); ${devicePolish ? 'low parts of inexact values kept on the device for the df64 polish' : 'float64 row blocks kept on the host for the polish'}`);
   const assemblyMs = h.stats.ms;
   // S² as a matrix only for the spin penalty; ⟨S²⟩ of the roots is computed without it
   const penalty = spin?.penalty ?? 0.2;
@@ -231,6 +269,8 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   let values: number[];
   let vectors: Float64Array[];
   let solverInfo: CiResult['solver'];
+  let outcome: CiPolishOutcome | undefined; // the device polish's result, when it ran
+  let polishMs = 0;
   if (solverName === 'dense') {
     const n = space.size;
     const a = new Float64Array(n * n);
@@ -289,11 +329,42 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       ...(options.signal ? { signal: options.signal } : {}),
     });
     values = res.values.slice(0, nroots);
-    let fastVectors = await Promise.all(res.vectors.slice(0, kSolve).map((v) => backend.space.toArray(v)));
     solverInfo = { method: res.method, converged: res.converged, iterations: res.iterations, matvecs: res.stats.matvecs };
-    if (lowPrecision) {
+    if (lowPrecision && devicePolish) {
+      // float64-accurate polish on the device (df64): no float64 H and no vector on the host
+      const pop = await devicePolish.operator(h.matrix, sink);
+      const t0 = performance.now();
+      outcome = await polishCi({
+        fastOp: op,
+        fastSpace: backend.space,
+        fastVectors: res.vectors.slice(0, kSolve),
+        kSolve,
+        nroots,
+        diagonal,
+        tol,
+        maxIterations: options.maxIterations ?? 50,
+        device: devicePolish,
+        operator: pop,
+        onIteration: (info) => void emit({ stage: 'polish', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      (pop as { dispose?: () => void }).dispose?.();
+      const p = outcome.result;
+      values = outcome.values;
+      solverInfo = {
+        method: `${res.method} (float32, ${res.stats.matvecs} matvecs) + ${p.method} ${devicePolish.precision} polish (${p.stats.matvecs} device matvecs, ${outcome.correctionMatvecs} float32 correction matvecs)`,
+        converged: p.converged,
+        iterations: res.iterations + p.iterations,
+        matvecs: res.stats.matvecs + p.stats.matvecs + outcome.correctionMatvecs,
+      };
+      polishMs = performance.now() - t0;
+      notes.push(`float32 backend: ${res.iterations} iterations on ${backend.space.name}, then ${p.iterations} iterations in ${devicePolish.precision} on the device (${(polishMs / 1000).toFixed(2)} s; Jacobi–Davidson corrections on ${backend.space.name})`);
+    }
+    let fastVectors = outcome ? outcome.vectors : await Promise.all(res.vectors.slice(0, kSolve).map((v) => backend.space.toArray(v)));
+    if (lowPrecision && !outcome) {
+      const t0 = performance.now();
       const host = hostBackend();
-      const hostH = h.host;
+      const hostH = h.host!;
       const hostOp: LinearOperator<Float64Array> = pm
         ? new SpinPenaltyOperator(hostH, HostOperator.fromCsr(pm), penalty, h.diagonal, pdiag)
         : hostH;
@@ -322,23 +393,29 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         iterations: res.iterations + polish.iterations,
         matvecs: res.stats.matvecs + polish.stats.matvecs + jd.stats.matvecs,
       };
-      notes.push(`float32 backend: ${res.iterations} iterations on ${backend.space.name}, then ${polish.iterations} float64 host iterations (Jacobi–Davidson corrections on ${backend.space.name})`);
+      polishMs = performance.now() - t0;
+      notes.push(`float32 backend: ${res.iterations} iterations on ${backend.space.name}, then ${polish.iterations} float64 host iterations (${(polishMs / 1000).toFixed(2)} s; Jacobi–Davidson corrections on ${backend.space.name})`);
     }
     vectors = fastVectors.slice(0, nroots);
   }
   const solve = performance.now() - t;
-  // energies, residuals and ⟨S²⟩ recomputed on the host in float64
+  // energies, residuals and ⟨S²⟩ recomputed in float64 (on the host, or by the device polish in df64)
   const energies: number[] = [];
   const residualNorms: number[] = [];
   const s2: number[] = [];
   for (let r = 0; r < vectors.length; r++) {
+    if (outcome) {
+      energies.push(values[r]! + fd.ecore);
+      residualNorms.push(outcome.residualNorms[r]!);
+      continue;
+    }
     const c = vectors[r]!;
     let nrm = 0;
     for (let i = 0; i < c.length; i++) nrm += c[i]! * c[i]!;
     nrm = Math.sqrt(nrm);
     for (let i = 0; i < c.length; i++) c[i]! /= nrm;
     const hc = new Float64Array(c.length);
-    h.host.apply(c, hc);
+    h.host!.apply(c, hc);
     let e = 0;
     for (let i = 0; i < c.length; i++) e += c[i]! * hc[i]!;
     let res2 = 0;
@@ -349,7 +426,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   }
   s2.push(...spinSquaredExpectations(space, vectors));
   // the threaded host product holds worker threads and a shared copy of H: free them now
-  (h.host as { dispose?: () => void }).dispose?.();
+  (h.host as { dispose?: () => void } | undefined)?.dispose?.();
   if (spin) {
     const target = ((spin.multiplicity - 1) / 2) * ((spin.multiplicity + 1) / 2);
     s2.forEach((x, r) => {
@@ -360,7 +437,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     energies,
     residualNorms,
     s2,
-    timings: { read, space: spaceMs, assembly: assemblyMs, solve },
+    timings: { read, space: spaceMs, assembly: assemblyMs, solve, polish: polishMs },
     determinants: space.size,
     nnz: h.nnz,
     format,

@@ -10,6 +10,7 @@ export * from './determinants/index';
 export * from './hamiltonian/index';
 export * from './dense-eigen';
 export * from './ci';
+export * from './ci-polish';
 export * from './synthetic';
 export * from './memory-estimate';
 export * from './ci-estimate';

@@ -15,7 +15,7 @@ import { estimateNnz, type NnzEstimate } from './hamiltonian/nnz-estimate';
 
 /** How the run will hold H and its vectors. */
 export interface CiMemoryPlan {
-  /** 'host': float64 on the host; 'device': float32 on the GPU plus a float64 host polish. */
+  /** 'host': float64 on the host; 'device': float32 on the GPU plus a float64 polish (see `polish`). */
   backend: 'host' | 'device';
   /** Roots Davidson converges (requested + guard roots). */
   kSolve: number;
@@ -25,6 +25,12 @@ export interface CiMemoryPlan {
   chunked?: { chunkNnz: number };
   /** Whether the S² penalty matrix is built (spin.multiplicity). */
   spinPenalty?: boolean;
+  /**
+   * Device path: where the float64 polish runs. 'host' (default): float64 H on the host.
+   * 'device': df64 on the GPU over the float32 H plus 4 bytes per non-zero of low parts (counted
+   * for every non-zero: molecular integrals are rarely exact in f32), df64 vectors of 8 bytes.
+   */
+  polish?: 'host' | 'device';
 }
 
 /** Bytes held during one stage. */
@@ -158,6 +164,8 @@ export function estimateCi(p: PreparedSpace, plan: CiMemoryPlan, opts: { host: A
   if (plan.backend === 'host') {
     stages.push({ stage: 'assembly', host: base + tables + 2 * hHost, device: 0, what: 'row chunks (float64) + their concatenation into CSR' });
     stages.push({ stage: 'solve', host: base + hHost + wasm + spin + (2 * m + 4 * k) * 8 * n, device: 0, what: `float64 CSR (+ its wasm copy) + Davidson (${2 * m + 4 * k} vectors of ${n})` });
+  } else if (plan.polish === 'device') {
+    stages.push(...devicePolishStages(plan, { n, z, m, k, base, tables, hHost }));
   } else {
     const dMatrix = 8 * z + 8 * n;
     const dVectors = (2 * m + 2 * k + 8) * 4 * n;
@@ -187,6 +195,50 @@ export function estimateCi(p: PreparedSpace, plan: CiMemoryPlan, opts: { host: A
     host: opts.host,
     device: opts.device,
   };
+}
+
+/** Sizes {@link estimateCi} passes to the stage builders. */
+interface StageSizes {
+  n: number;
+  z: number;
+  m: number;
+  k: number;
+  base: number;
+  tables: number;
+  hHost: number;
+}
+
+/**
+ * Stages of the device path with the df64 polish on the device: no float64 H on the host when
+ * chunked (only the chunks in flight, the diagonal and the final vectors); on the device the
+ * float32 H (8 B/nnz), its low parts (4 B/nnz) and the polish's df64 vectors (8 B per row each).
+ */
+function devicePolishStages(plan: CiMemoryPlan, s: StageSizes): StageBytes[] {
+  const { n, z, m, k, base, tables, hHost } = s;
+  const dMatrix = 8 * z + 8 * n;
+  const dLo = 4 * z;
+  const dVectors = (2 * m + 2 * k + 8) * 4 * n;
+  const pm = Math.min(n, 4 * k + 8);
+  const out: StageBytes[] = [];
+  // chunked: the host holds the chunks in flight and the diagonal; whole: the float64 CSR
+  const hostH = plan.chunked ? 8 * n : hHost;
+  // whole assembly: the df64 operator is its own upload (col + hi + lo: 12 B/nnz)
+  const dPolishH = plan.chunked ? dLo : 12 * z + 4 * n;
+  if (plan.chunked) {
+    const inflight = 12 * Math.min(2 * plan.chunked.chunkNnz * (plan.workers + 1), z);
+    out.push({ stage: 'assembly', host: base + tables + inflight + hostH, device: dMatrix + dLo, what: 'chunks in flight; float32 CSR + low parts of inexact values on the device (no float64 H on the host)' });
+  } else {
+    out.push({ stage: 'assembly', host: base + tables + 2 * hHost, device: 0, what: 'row chunks (float64) + their concatenation into CSR' });
+    out.push({ stage: 'upload', host: base + hHost + 4 * z, device: dMatrix, what: 'float64 CSR + float32 copy per binding block' });
+  }
+  out.push({ stage: 'solve', host: base + hostH + 2 * k * 8 * n, device: dMatrix + (plan.chunked ? dLo : 0) + dVectors, what: `float32 Davidson (${2 * m + 2 * k} vectors) on the device` });
+  out.push({
+    stage: 'polish',
+    host: base + hostH + k * 8 * n,
+    device: dMatrix + dPolishH + (2 * pm + 3 * k + 2) * 8 * n + (2 * k + 40) * 4 * n,
+    what: `df64 Jacobi–Davidson on the device (${2 * pm + 3 * k + 2} df64 vectors), corrections in float32`,
+  });
+  return out;
 }
 
 /** What to change, in the order that saves most. */

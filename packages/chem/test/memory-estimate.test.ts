@@ -100,6 +100,15 @@ describe('memory sizing and refusal', () => {
     // float32 CSR on the device: 8 bytes per non-zero (+ vectors)
     expect(dev.peakDevice).toBeGreaterThan(8 * 1.2e9);
     expect(dev.peakDevice).toBeLessThan(80e9);
+    // the df64 polish on the device: no float64 H on the host (12 B/nnz less at the peak), and
+    // 4 B/nnz of low parts plus df64 vectors on the device
+    const df = estimateCi(prepareCiSpace(n2, 'fci', { irrep: 1 }), { backend: 'device', kSolve: 7, workers: 0, chunked: { chunkNnz: 1 << 24 }, polish: 'device' }, { host: { bytes: 128e9, source: 'test' }, device: { bytes: 80e9, source: 'test' } });
+    expect(df.peakHost).toBeLessThan(dev.peakHost - 12 * 1.2e9);
+    expect(df.peakHost).toBeLessThan(24e9);
+    expect(df.peakDevice).toBeGreaterThan(12 * 1.2e9);
+    expect(df.peakDevice).toBeLessThan(80e9);
+    expect(df.stages.map((x) => x.stage)).toEqual(['space', 'assembly', 'solve', 'polish']);
+    expect(df.stages.at(-1)!.what).toMatch(/df64/);
   });
 
   it('refuses a run that does not fit before building the space, naming bytes and what to change', async () => {

@@ -3,13 +3,13 @@
  * energies (ground and excited states) from an FCIDUMP file, with ⟨S²⟩ per root.
  * @module
  */
-import { type ChunkSink, type CiBackend, type CiProgress, ciEnergies, estimateCiEnergies, type SpaceSpec } from '@gpusparse/chem';
+import { type ChunkSink, type CiBackend, type CiDevicePolish, type CiProgress, ciEnergies, estimateCiEnergies, type SpaceSpec } from '@gpusparse/chem';
 import { readFcidump } from '@gpusparse/chem/node';
 import { formatBytes } from '@gpusparse/formats';
 import type { CsrMatrix } from '@gpusparse/formats';
 import { openBackend, type Backend } from '../util/backend';
 import { type Command, ExitCode, formatNameOption, info, numberOption, out, printJson, UsageError } from '../util/context';
-import { gpuChunkSink } from '../util/ci-device';
+import { gpuChunkSink, gpuDevicePolish } from '../util/ci-device';
 import { deviceMemoryOf, printEstimate } from '../util/ci-memory';
 import { intOption } from '../util/int-option';
 import { progressBar, stageLog } from '../util/progress';
@@ -35,7 +35,12 @@ export function ciBackendOf(b: Backend<any, any>, deviceMemoryGb?: number): CiBa
   return {
     space: b.space,
     ...(deviceMemory ? { deviceMemory } : {}),
-    ...(b.kind === 'webgpu' && b.ctx ? { chunkSink: (rows: number, perRow: number) => gpuChunkSink(b.ctx!, rows, perRow) as Promise<ChunkSink<unknown>> } : {}),
+    ...(b.kind === 'webgpu' && b.ctx
+      ? {
+          chunkSink: (rows: number, perRow: number, o?: { keepLo?: boolean }) => gpuChunkSink(b.ctx!, rows, perRow, undefined, undefined, o) as Promise<ChunkSink<unknown>>,
+          devicePolish: () => gpuDevicePolish(b.ctx!) as Promise<CiDevicePolish<unknown> | undefined>,
+        }
+      : {}),
     async operator(matrix: CsrMatrix, format: string) {
       if (b.kind === 'cpu') return (await b.operator(matrix)).op;
       if (format === 'csr' || format === 'auto') return (await b.operator(matrix, { expectedProducts: 200 })).op;
@@ -51,6 +56,12 @@ export function ciBackendOf(b: Backend<any, any>, deviceMemoryGb?: number): CiBa
 function parseAssembly(s: string): 'auto' | 'chunked' | 'whole' {
   if (s === 'auto' || s === 'chunked' || s === 'whole') return s;
   throw new UsageError(`--assembly: expected auto, chunked or whole, got '${s}'`);
+}
+
+/** --polish: where the float64 phase runs (see CiOptions.polish). */
+function parsePolish(s: string): 'auto' | 'device' | 'host' {
+  if (s === 'auto' || s === 'device' || s === 'host') return s;
+  throw new UsageError(`--polish: expected auto, device or host, got '${s}'`);
 }
 
 /** The progress of a CI run as a bar (TTY) and stage lines (log). */
@@ -80,6 +91,7 @@ export const ciCommand: Command = {
     'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n]',
     '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8] [--maxit N]',
     '                    [--allow-missing-core] [--dry-run] [--host-memory GB] [--device-memory GB] [--assembly auto|chunked|whole] [--chunk-nnz N]',
+    '                    [--polish auto|device|host]',
     '',
     'Energies include the core energy (the FCIDUMP constant line). ⟨S²⟩ is reported per root.',
     'A file without the constant line is refused (it is what a truncated file looks like);',
@@ -89,6 +101,8 @@ export const ciCommand: Command = {
     'Off a terminal, progress is a line per stage on stderr with the elapsed time.',
     '--tol: absolute residual ‖H v − E v‖ in Eh, judged on the --nroots requested roots only (a guard root',
     'Davidson adds against skipped states does not hold the verdict). --maxit: most Davidson iterations (an integer ≥ 1, default 200).',
+    '--polish: where the float64 phase after the float32 GPU solve runs: device (df64 on the GPU, no float64 H',
+    'on the host), host, or auto (default: device when the GPU passes the df64 self-test and no --multiplicity).',
   ].join('\n'),
   options: {
     space: { type: 'string' },
@@ -106,6 +120,7 @@ export const ciCommand: Command = {
     'host-memory': { type: 'string' },
     'device-memory': { type: 'string' },
     assembly: { type: 'string' },
+    polish: { type: 'string' },
     'chunk-nnz': { type: 'string' },
   },
   async run(pos, v, common) {
@@ -154,6 +169,7 @@ export const ciCommand: Command = {
         ...(maxIterations === undefined ? {} : { maxIterations }),
         onProgress: ciProgressHandler(bar, log),
         ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
+        ...(v.polish === undefined ? {} : { polish: parsePolish(v.polish as string) }),
         ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: numberOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24) }),
       });
       bar.finish();
@@ -163,7 +179,7 @@ export const ciCommand: Command = {
       else {
         out(`${pos[0]}: ${r.space}, ${r.determinants} determinants, H nnz ${r.nnz} (${r.format})`);
         out(`backend: ${backend.description}; solver: ${r.solver.method}, ${r.solver.converged ? 'converged' : 'NOT converged'} in ${r.solver.iterations} iterations`);
-        out(`timings ms: read ${r.timings.read.toFixed(0)}, space ${r.timings.space.toFixed(0)}, assembly ${r.timings.assembly.toFixed(0)} (${(r.assembly.rate / 1e6).toFixed(2)} M nnz/s), solve ${r.timings.solve.toFixed(0)}`);
+        out(`timings ms: read ${r.timings.read.toFixed(0)}, space ${r.timings.space.toFixed(0)}, assembly ${r.timings.assembly.toFixed(0)} (${(r.assembly.rate / 1e6).toFixed(2)} M nnz/s), solve ${r.timings.solve.toFixed(0)}${r.timings.polish > 0 ? ` (float64 phase ${r.timings.polish.toFixed(0)})` : ''}`);
         out(formatTable(['root', 'energy (Eh)', '‖H v − E v‖', '<S^2>'], r.energies.map((e, j) => [j, e.toFixed(10), r.residualNorms[j]!, r.s2[j]!.toFixed(6)])));
         for (const n of r.notes) out(`note: ${n}`);
       }

@@ -4,11 +4,21 @@
  * split over bindings when a chunk exceeds one), and the chunks' binding blocks are joined into
  * one device matrix whose blocks carry their global first row. Every block has its own 32-bit
  * row offsets, so nnz(H) may pass 2^31; the host keeps nothing of a chunk once uploaded.
+ * With `keepLo` (the df64 polish on the device) each binding block also keeps, on the device,
+ * the f32 low parts of its values where some value is not exact in f32 (4 bytes per non-zero
+ * of those blocks), and `df64Operator` gives the df64 product over the same blocks.
  * @module
  */
-import type { ChunkSink } from '@gpusparse/chem';
+import type { ChunkSink, CiDevicePolish } from '@gpusparse/chem';
 import { type CsrMatrix, NotSupportedError } from '@gpusparse/formats';
-import type { CsrDeviceMatrix, GpuContext, GpuVector } from '@gpusparse/gpu';
+import type { CsrDeviceMatrix, Df64Blas, Df64CsrOperator, Df64Vector, GpuBuf, GpuContext, GpuVector } from '@gpusparse/gpu';
+
+/** The sink of {@link gpuChunkSink}. */
+export type GpuChunkSink = ChunkSink<GpuVector> & {
+  readonly deviceBytes: number;
+  /** The df64 operator over the uploaded blocks and their low parts (sink opened with keepLo). */
+  df64Operator(d: Df64Blas): Df64CsrOperator;
+};
 
 /** Lanes per row of csr-vector for rows of about `perRow` entries. */
 function lanesFor(perRow: number): number {
@@ -32,7 +42,8 @@ export async function gpuChunkSink(
   kernelId = 'csr-vector',
   /** A lower binding size (tests: force several binding blocks per chunk). */
   maxBindingBytes?: number,
-): Promise<ChunkSink<GpuVector> & { readonly deviceBytes: number }> {
+  opts: { keepLo?: boolean } = {},
+): Promise<GpuChunkSink> {
   const gpu = await import('@gpusparse/gpu');
   const kernel = gpu.getKernel(kernelId);
   if (kernel.format !== 'csr') throw new NotSupportedError(`chunked CI assembly: expected a CSR kernel, got '${kernelId}' (format ${kernel.format})`);
@@ -41,6 +52,7 @@ export async function gpuChunkSink(
   if (ok !== true) throw new NotSupportedError(`chunked CI assembly with ${kernelId}: ${ok}`);
   const handles: CsrDeviceMatrix[] = [];
   const parts: CsrDeviceMatrix['parts'][number][] = [];
+  const lo: (GpuBuf | undefined)[] = []; // per part, with keepLo
   let nnz = 0;
   let deviceBytes = 0;
   let sinceDrain = 0;
@@ -51,7 +63,14 @@ export async function gpuChunkSink(
     add(chunk: CsrMatrix, rowStart: number) {
       const h = kernel.upload(ctx, chunk, params, maxBindingBytes === undefined ? {} : { maxBindingBytes }) as CsrDeviceMatrix;
       handles.push(h);
-      for (const p of h.parts) parts.push({ ...p, rowStart: p.rowStart + rowStart });
+      for (const p of h.parts) {
+        parts.push({ ...p, rowStart: p.rowStart + rowStart });
+        if (!opts.keepLo) continue;
+        const l = gpu.lowParts(chunk.values, p.k0, p.k1);
+        lo.push(l ? gpu.uploadF32(ctx, l, 'ci-h-lo') : undefined);
+        deviceBytes += l ? l.length * 4 : 0;
+        sinceDrain += l ? l.length * 4 : 0;
+      }
       nnz += h.nnz;
       deviceBytes += h.deviceBytes;
       sinceDrain += h.deviceBytes;
@@ -78,5 +97,33 @@ export async function gpuChunkSink(
       };
       return new gpu.GpuOperator(ctx, kernel, joined, params);
     },
+    df64Operator(d: Df64Blas) {
+      if (!opts.keepLo) throw new NotSupportedError('chunked CI assembly: the df64 operator needs a sink opened with keepLo');
+      // the lo buffers stay the sink's until here; the operator returns them on dispose
+      return gpu.Df64CsrOperator.fromDeviceBlocks(d, rows, rows, parts, lo);
+    },
+  };
+}
+
+/**
+ * The df64 polish of the CI driver on `ctx`, or undefined when the device fails the df64
+ * self-test. H in df64: the chunk sink's blocks (float32 values shared with the solve) plus
+ * their low parts, or an upload of the whole CSR.
+ * @example const dp = await gpuDevicePolish(ctx); // ciEnergies(fd, { backend: { ..., devicePolish: async () => dp } })
+ */
+export async function gpuDevicePolish(ctx: GpuContext): Promise<CiDevicePolish<GpuVector, Df64Vector> | undefined> {
+  const gpu = await import('@gpusparse/gpu');
+  const space = await gpu.Df64VectorSpace.of(ctx);
+  if (!space) return undefined;
+  return {
+    space,
+    precision: `df64 (≈48 bits, TwoProd by ${space.d.mode})`,
+    operator(matrix: CsrMatrix | undefined, sink: ChunkSink<GpuVector> | undefined) {
+      if (sink && 'df64Operator' in sink) return (sink as GpuChunkSink).df64Operator(space.d);
+      if (!matrix) throw new NotSupportedError('CI device polish: expected the whole CSR or a chunk sink opened with keepLo, got neither');
+      return gpu.Df64CsrOperator.fromCsr(space.d, matrix);
+    },
+    fromFast: (v) => space.fromGpu(v),
+    toFast: (p, scale) => space.toNewGpu(p, scale),
   };
 }

@@ -11,3 +11,7 @@ export * from './blas.kernel';
 export * from './csr';
 export * from './residual.kernel';
 export * from './refinement';
+export * from './space';
+export * from './space.kernel';
+export * from './csr-operator';
+export * from './product.kernel';

@@ -20,11 +20,14 @@ export const RESIDUAL_BINDINGS: WgslBinding[] = [
   { name: 'r', type: 'array<vec2<f32>>', access: 'w' },
 ];
 
-/** WGSL of the residual kernel for `lanes` per row, with or without the lo array. */
-export function residualWgsl(mode: TwoProdMode, lanes: number, hasLo: boolean): string {
+/**
+ * The kernel body shared by the df64 CSR kernels: `row` (local to the bound row pointers), and
+ * `t` = Σ_k A[row, k]·x[col[k]] in df64 over `lanes` invocations (valid in lane 0); bindings
+ * row_ptr, col, a_hi, a_lo and x. Followed by `epilogue`, which writes the row.
+ */
+export function dfCsrRowSumWgsl(mode: TwoProdMode, lanes: number, hasLo: boolean, epilogue: string): string {
   const a = hasLo ? 'vec2<f32>(a_hi[k], a_lo[k])' : 'vec2<f32>(a_hi[k], 0.0)';
-  return `${preamble([['n', 'u32'], ['zero', 'u32']], RESIDUAL_BINDINGS)}
-${df64Lib(mode, 'u.zero')}
+  return `${df64Lib(mode, 'u.zero')}
 ${dfSegmentedSum(lanes)}
 @compute @workgroup_size(${DF_WG})
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -38,6 +41,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     }
   }
   let t = red_seg(lid, s);
-  if (row < u.n && lane == 0u) { r[row] = df_sub(b[row], t); }
+  ${epilogue}
 }`;
+}
+
+/** WGSL of the residual kernel for `lanes` per row, with or without the lo array. */
+export function residualWgsl(mode: TwoProdMode, lanes: number, hasLo: boolean): string {
+  return `${preamble([['n', 'u32'], ['zero', 'u32']], RESIDUAL_BINDINGS)}
+${dfCsrRowSumWgsl(mode, lanes, hasLo, 'if (row < u.n && lane == 0u) { r[row] = df_sub(b[row], t); }')}`;
 }

@@ -12,7 +12,9 @@
  * host and converge at their usual rate from the fast phase's accuracy: few iterations on
  * diagonally dominant matrices, hundreds on matrices with tiny relative gaps.
  * Memory traffic between the phases: k vector readbacks; per 'jd' iteration k vector uploads
- * and downloads.
+ * and downloads. With `devicePolish` (a float64-accurate space on the same device, e.g. df64)
+ * the polish runs there instead of on the host: the phases hand vectors over on the device,
+ * each 'jd' iteration reads back a few scalars, and only the final k vectors come back.
  * @module
  */
 import type { HostScalar, LinearOperator, VectorSpace } from '@gpusparse/formats';
@@ -20,7 +22,7 @@ import { HostVectorSpace, InvalidParameterError } from '@gpusparse/formats';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenIterationInfo } from './common';
 import { checkEigenInput, checkPositive } from './common';
-import { fastCorrector } from './correction';
+import { type CorrectorBridge, fastCorrector, hostBridge, spaceBridge } from './correction';
 import { davidson, davidsonWith } from './davidson';
 import { lanczos } from './lanczos';
 import { lobpcg } from './lobpcg';
@@ -48,6 +50,19 @@ export interface MixedEigenResult extends EigenResult<Float64Array> {
   phases: EigenPhaseReport[];
 }
 
+/**
+ * A float64-accurate space on the fast space's device for the polish of {@link eigsMixed}: the
+ * matrix there and the hand-over in both directions (no host round trip).
+ */
+export interface DevicePolish<V, P, PS> {
+  readonly space: VectorSpace<P, PS>;
+  readonly operator: LinearOperator<P>;
+  /** A new polish vector holding the fast vector v. */
+  fromFast(v: V): P;
+  /** A new fast vector fl(scale·p). */
+  toFast(p: P, scale: number): V;
+}
+
 /** Options of {@link eigsMixed}. */
 export interface MixedEigenOptions<V, S> {
   /** Fast-phase method ('davidson' needs `diagonal`). */
@@ -57,8 +72,14 @@ export interface MixedEigenOptions<V, S> {
   which?: 'smallest' | 'largest';
   fastOperator: LinearOperator<V>;
   fastSpace: VectorSpace<V, S>;
-  /** The same matrix in float64 on the host. */
-  hostOperator: LinearOperator<Float64Array>;
+  /** The same matrix in float64 on the host (needed unless `devicePolish` is given). */
+  hostOperator?: LinearOperator<Float64Array>;
+  /**
+   * Polish in a float64-accurate device space (e.g. df64 on the same GPU) instead of the host:
+   * the fast Ritz vectors and the 'jd' corrections move between the spaces on the device, and
+   * only the final k vectors come back. `hostOperator` is then not used.
+   */
+  devicePolish?: DevicePolish<V, unknown, unknown>;
   hostSpace?: VectorSpace<Float64Array, HostScalar>;
   /** The main diagonal (float64): Davidson's preconditioner in both phases. */
   diagonal?: Float64Array;
@@ -112,23 +133,7 @@ function report<V>(phase: 'fast' | 'polish', space: string, r: EigenResult<V>, s
   };
 }
 
-/** −A as an operator (to polish the largest eigenpairs with a lowest-eigenpair method). */
-function negated(a: LinearOperator<Float64Array>): LinearOperator<Float64Array> {
-  return {
-    rows: a.rows,
-    cols: a.cols,
-    label: `-(${a.label ?? 'A'})`,
-    apply(x, y) {
-      a.apply(x, y);
-      for (let i = 0; i < y.length; i++) y[i] = -y[i]!; // y = −A·x
-    },
-    applyScaled(alpha, x, beta, y) {
-      a.applyScaled(-alpha, x, beta, y); // y = −alpha·A·x + beta·y
-    },
-  };
-}
-
-/** −A on the fast space (for the 'jd' polish of the largest eigenpairs). */
+/** −A on a space (to polish the largest eigenpairs with a lowest-eigenpair method). */
 function negatedFast<V, S>(a: LinearOperator<V>, space: VectorSpace<V, S>): LinearOperator<V> {
   return {
     rows: a.rows,
@@ -156,9 +161,11 @@ function negatedFast<V, S>(a: LinearOperator<V>, space: VectorSpace<V, S>): Line
 export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<MixedEigenResult> {
   const { k, fastOperator, fastSpace, hostOperator } = opts;
   checkEigenInput('eigsMixed fastOperator', fastOperator, k);
-  checkEigenInput('eigsMixed hostOperator', hostOperator, k);
-  if (hostOperator.rows !== fastOperator.rows) {
-    throw new InvalidParameterError('eigsMixed hostOperator', `${fastOperator.rows} rows like fastOperator`, hostOperator.rows);
+  const target = opts.devicePolish?.operator ?? hostOperator;
+  if (!target) throw new InvalidParameterError('eigsMixed hostOperator', 'a float64 host operator (or devicePolish)', hostOperator);
+  checkEigenInput(opts.devicePolish ? 'eigsMixed devicePolish.operator' : 'eigsMixed hostOperator', target, k);
+  if (target.rows !== fastOperator.rows) {
+    throw new InvalidParameterError(opts.devicePolish ? 'eigsMixed devicePolish.operator' : 'eigsMixed hostOperator', `${fastOperator.rows} rows like fastOperator`, target.rows);
   }
   checkPositive('eigsMixed tol', opts.tol);
   checkPositive('eigsMixed residualTol', opts.residualTol);
@@ -199,6 +206,23 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
     fast = await lobpcg(fastOperator, fastSpace, { ...common, onIteration: tag('fast'), tol: fastTol, maxIterations: opts.fastMaxIterations, guard: k > 1 ? 2 : 0 });
   }
   const phases = [report('fast', fastSpace.name, fast)];
+  const sign = which === 'largest' ? -1 : 1;
+  if (fast.reason === 'stopped') {
+    const start = await hostStart(fast, fastSpace);
+    return combineMixed(fast, undefined, start, phases, sign, undefined, t0);
+  }
+  const ctx: PolishContext = { k, tol, rule, sign, tag, signal: opts.signal };
+  const polished = opts.devicePolish
+    ? await polishOnDevice(opts, fast, ctx, opts.devicePolish)
+    : await polishIn(opts, fast, ctx, { space: hostSpace, operator: hostOperator!, start: await hostStart(fast, fastSpace), bridge: hostBridge(fastSpace) });
+  const polishReport = report('polish', polished.space, polished.result, sign);
+  if (polished.innerMatvecs !== undefined) polishReport.innerMatvecs = polished.innerMatvecs;
+  phases.push(polishReport);
+  return combineMixed(fast, polished.result, polished.vectors, phases, sign, polished.innerMatvecs, t0);
+}
+
+/** The fast Ritz vectors as float64 host vectors (non-finite or zero ones dropped); releases them. */
+async function hostStart<V, S>(fast: EigenResult<V>, fastSpace: VectorSpace<V, S>): Promise<Float64Array[]> {
   const start: Float64Array[] = [];
   if (fast.reason !== 'non-finite') {
     for (const v of fast.vectors) {
@@ -208,58 +232,106 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
     }
   }
   fast.vectors.forEach((v) => { fastSpace.release(v); });
-  const sign = which === 'largest' ? -1 : 1;
-  const polishOp = sign === 1 ? hostOperator : negated(hostOperator);
-  let innerMatvecs: number | undefined; // fast-space matvecs of the 'jd' polish
-  const combineResult = (polish: EigenResult<Float64Array> | undefined): MixedEigenResult => {
-    const src = polish ?? { ...fast, vectors: start, values: fast.values, residualNorms: fast.residualNorms };
-    const history = [...fast.history, ...(polish?.history ?? []).map((h) => ({ ...h, iteration: h.iteration + fast.iterations, values: h.values.map((x) => sign * x) }))];
-    const out: MixedEigenResult = {
-      values: polish ? polish.values.map((x) => sign * x) : src.values,
-      vectors: src.vectors as Float64Array[],
-      residualNorms: src.residualNorms,
-      converged: polish ? polish.converged : false,
-      reason: polish ? polish.reason : fast.reason,
-      iterations: fast.iterations + (polish?.iterations ?? 0),
-      history,
-      stats: {
-        matvecs: fast.stats.matvecs + (polish?.stats.matvecs ?? 0) + (innerMatvecs ?? 0),
-        precondApplies: fast.stats.precondApplies + (polish?.stats.precondApplies ?? 0),
-        readbacks: fast.stats.readbacks + (polish?.stats.readbacks ?? 0),
-        ms: performance.now() - t0,
-      },
-      method: `mixed(${fast.method} → ${polish?.method ?? 'none'})`,
-      phases,
-    };
-    if (polish?.tolerance) out.tolerance = polish.tolerance;
-    const detail = [fast.detail, polish?.detail].filter(Boolean).join('; ');
-    if (detail) out.detail = detail;
-    return out;
-  };
-  if (fast.reason === 'stopped') return combineResult(undefined);
+  return start;
+}
 
-  // phase 2: float64 polish on the host from the fast Ritz vectors
+/** What the polish needs besides the space: tolerances, the sign of the spectrum end, callbacks. */
+interface PolishContext {
+  k: number;
+  tol: number;
+  rule: { residualTol: number } | { rtol: number; atol?: number };
+  sign: number;
+  tag: (phase: 'fast' | 'polish') => (info: EigenIterationInfo) => unknown;
+  signal: AbortSignal | undefined;
+}
+
+/** The polish in the device space: fast Ritz vectors handed over on the device, k vectors read at the end. */
+async function polishOnDevice<V, S, P, PS>(opts: MixedEigenOptions<V, S>, fast: EigenResult<V>, c: PolishContext, dp: DevicePolish<V, P, PS>) {
+  const start: P[] = [];
+  if (fast.reason !== 'non-finite') {
+    const moved = fast.vectors.map((v) => dp.fromFast(v));
+    const norms = await dp.space.readMany(moved.map((v) => dp.space.norm2(v)));
+    fast.stats.readbacks++;
+    moved.forEach((v, j) => {
+      if (Number.isFinite(norms[j]!) && norms[j]! > 0) start.push(v);
+      else dp.space.release(v);
+    });
+  }
+  fast.vectors.forEach((v) => { opts.fastSpace.release(v); });
+  const bridge = spaceBridge(dp.space, (p: P, scale: number) => dp.toFast(p, scale), (v: V) => dp.fromFast(v));
+  const out = await polishIn(opts, fast, c, { space: dp.space, operator: dp.operator, start, bridge });
+  start.forEach((v) => { dp.space.release(v); });
+  return out;
+}
+
+/**
+ * Phase 2 in (space, operator) from the fast Ritz vectors `start`: 'jd' (corrections in the
+ * fast space through `bridge`), 'davidson' or 'lobpcg'. Returns the result with float64 host
+ * vectors (k readbacks when the space is on the device).
+ */
+async function polishIn<V, S, P, PS>(
+  opts: MixedEigenOptions<V, S>,
+  fast: EigenResult<V>,
+  c: PolishContext,
+  p: { space: VectorSpace<P, PS>; operator: LinearOperator<P>; start: P[]; bridge: CorrectorBridge<P, V> },
+): Promise<{ result: EigenResult<P>; vectors: Float64Array[]; space: string; innerMatvecs: number | undefined }> {
+  const { k, tol, rule, sign, tag } = c;
+  const common = { k, signal: c.signal };
+  const polishOp = sign === 1 ? p.operator : negatedFast(p.operator, p.space);
   // scale of the eigenvalues for the relative energy tolerance: the fast values, else the diagonal, else 1
   let lamScale = Math.max(0, ...fast.values.filter(Number.isFinite).map(Math.abs));
   if (!(lamScale > 0) && opts.diagonal) for (const x of opts.diagonal) lamScale = Math.max(lamScale, Math.abs(x));
   if (!(lamScale > 0)) lamScale = 1;
-  const initialVectors = start.length >= k ? start : undefined;
-  let polish: EigenResult<Float64Array>;
-  if (opts.polish === 'davidson' && !opts.diagonal) throw new InvalidParameterError('eigsMixed diagonal', "a Float64Array with polish 'davidson'", opts.diagonal);
+  const initialVectors = p.start.length >= k ? p.start : undefined;
   let polishMethod = opts.polish ?? 'jd';
   if (polishMethod === 'jd' && !initialVectors) polishMethod = opts.diagonal ? 'davidson' : 'lobpcg';
+  let result: EigenResult<P>;
+  let innerMatvecs: number | undefined;
   if (polishMethod === 'jd') {
-    const jd = fastCorrector(sign === 1 ? fastOperator : negatedFast(fastOperator, fastSpace), fastSpace, { innerIterations: opts.innerIterations, innerRtol: opts.innerRtol });
-    polish = await davidsonWith(polishOp, hostSpace, { ...common, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(hostOperator.rows, 4 * k + 8), name: 'jd-davidson' });
+    const fastOp = sign === 1 ? opts.fastOperator : negatedFast(opts.fastOperator, opts.fastSpace);
+    const jd = fastCorrector(fastOp, opts.fastSpace, { innerIterations: opts.innerIterations, innerRtol: opts.innerRtol }, p.bridge);
+    result = await davidsonWith(polishOp, p.space, { ...common, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(polishOp.rows, 4 * k + 8), name: 'jd-davidson' });
     innerMatvecs = jd.stats.matvecs;
   } else if (polishMethod === 'davidson') {
     const d = sign === 1 ? opts.diagonal! : opts.diagonal!.map((x) => -x);
-    polish = await davidson(polishOp, hostSpace, { ...common, onIteration: tag('polish'), diagonal: d, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 100, initialVectors });
+    result = await davidson(polishOp, p.space, { ...common, onIteration: tag('polish'), diagonal: d, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 100, initialVectors });
   } else {
-    polish = await lobpcg(polishOp, hostSpace, { ...common, onIteration: tag('polish'), ...('rtol' in rule ? { tol: rule.rtol, ...(rule.atol === undefined ? {} : { atol: rule.atol }) } : rule), maxIterations: opts.polishMaxIterations ?? 300, initialVectors, guard: k > 1 ? 2 : 0 });
+    result = await lobpcg(polishOp, p.space, { ...common, onIteration: tag('polish'), ...('rtol' in rule ? { tol: rule.rtol, ...(rule.atol === undefined ? {} : { atol: rule.atol }) } : rule), maxIterations: opts.polishMaxIterations ?? 300, initialVectors, guard: k > 1 ? 2 : 0 });
   }
-  const polishReport = report('polish', hostSpace.name, polish, sign);
-  if (innerMatvecs !== undefined) polishReport.innerMatvecs = innerMatvecs;
-  phases.push(polishReport);
-  return combineResult(polish);
+  const vectors: Float64Array[] = [];
+  for (const v of result.vectors) {
+    if (v instanceof Float64Array) vectors.push(v); // a host space's vectors are the answer
+    else {
+      vectors.push(await p.space.toArray(v));
+      result.stats.readbacks++;
+      p.space.release(v);
+    }
+  }
+  return { result, vectors, space: p.space.name, innerMatvecs };
+}
+
+/** The phases joined into one result (values back to the caller's sign). */
+function combineMixed<V, P>(fast: EigenResult<V>, polish: EigenResult<P> | undefined, vectors: Float64Array[], phases: EigenPhaseReport[], sign: number, innerMatvecs: number | undefined, t0: number): MixedEigenResult {
+  const history = [...fast.history, ...(polish?.history ?? []).map((h) => ({ ...h, iteration: h.iteration + fast.iterations, values: h.values.map((x) => sign * x) }))];
+  const out: MixedEigenResult = {
+    values: polish ? polish.values.map((x) => sign * x) : fast.values,
+    vectors,
+    residualNorms: polish ? polish.residualNorms : fast.residualNorms,
+    converged: polish ? polish.converged : false,
+    reason: polish ? polish.reason : fast.reason,
+    iterations: fast.iterations + (polish?.iterations ?? 0),
+    history,
+    stats: {
+      matvecs: fast.stats.matvecs + (polish?.stats.matvecs ?? 0) + (innerMatvecs ?? 0),
+      precondApplies: fast.stats.precondApplies + (polish?.stats.precondApplies ?? 0),
+      readbacks: fast.stats.readbacks + (polish?.stats.readbacks ?? 0),
+      ms: performance.now() - t0,
+    },
+    method: `mixed(${fast.method} → ${polish?.method ?? 'none'})`,
+    phases,
+  };
+  if (polish?.tolerance) out.tolerance = polish.tolerance;
+  const detail = [fast.detail, polish?.detail].filter(Boolean).join('; ');
+  if (detail) out.detail = detail;
+  return out;
 }

@@ -1,0 +1,152 @@
+/**
+ * A df64 CSR operator y = A·x on df64 vectors (the Df64VectorSpace's LinearOperator): values as
+ * f32 hi plus, only in blocks where some value is not exact in f32, an f32 lo array; 32-bit
+ * columns; the rows split into blocks so that no binding passes maxStorageBufferBindingSize.
+ * Blocks are uploaded from a host CSR, or share the column / row-pointer / value arrays of a
+ * float32 CSR device matrix (the chunked CI Hamiltonian), adding only lo arrays.
+ * Device bytes per non-zero: 8 own (col + hi) or 0 shared, + 4 where lo is needed.
+ * @module
+ */
+import { type CsrMatrix, DimensionMismatchError, GpuSparseError, type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
+import { type CsrDeviceBlock, splitCsrPlan } from '../kernels/csr/csr-device';
+import { signature } from '../kernels/wgsl/index';
+import type { GpuBuf } from '../memory/buffers';
+import { Uniforms } from '../memory/recorder';
+import { uploadF32, uploadU32, validateCsrIndices } from '../memory/upload';
+import type { Df64Blas, Df64Vector } from './blas';
+import { DF_WG } from './blas.kernel';
+import { residualLanes } from './csr';
+import { PRODUCT_BINDINGS, productWgsl } from './product.kernel';
+
+/** One row block of a df64 CSR operator. */
+export interface Df64CsrBlock {
+  /** First global row, row count, and whether the first row continues the previous block's. */
+  readonly rowStart: number;
+  readonly rows: number;
+  readonly cont: boolean;
+  readonly nnz: number;
+  /** Block-local row pointers, global columns, f32 hi values, optional f32 lo values. */
+  readonly rowPtr: GpuBuf;
+  readonly colIdx: GpuBuf;
+  readonly hi: GpuBuf;
+  readonly lo: GpuBuf | undefined;
+}
+
+/**
+ * lo = fl32(v − fl32(v)) of values[k0, k1), or undefined when every value is exact in f32
+ * (then the block needs no lo array). O(k1 − k0).
+ */
+export function lowParts(values: ArrayLike<number>, k0 = 0, k1 = values.length): Float32Array | undefined {
+  let lo: Float32Array | undefined;
+  for (let k = k0; k < k1; k++) {
+    const v = values[k]!;
+    const hi = Math.fround(v);
+    const l = Number.isFinite(hi) ? Math.fround(v - hi) : 0;
+    if (l !== 0) {
+      lo ??= new Float32Array(k1 - k0);
+      lo[k - k0] = l;
+    }
+  }
+  return lo;
+}
+
+/** df64 y = α·A·x + β·y over row blocks (see the module comment). */
+export class Df64CsrOperator implements LinearOperator<Df64Vector> {
+  readonly label: string;
+  /** Device bytes this operator uploaded (shared arrays not counted). */
+  readonly deviceBytes: number;
+
+  /**
+   * An operator over `blocks` (covering rows [0, rows) in order). `owned` are the buffers that
+   * `dispose` returns (the lo arrays, and everything when uploaded by {@link fromCsr}).
+   */
+  constructor(
+    readonly d: Df64Blas,
+    readonly rows: number,
+    readonly cols: number,
+    readonly blocks: readonly Df64CsrBlock[],
+    private readonly owned: readonly GpuBuf[],
+  ) {
+    const limit = d.ctx.limits.maxStorageBufferBindingSize;
+    if (8 * Math.max(rows, cols) > limit) {
+      throw new ResourceLimitError('df64 vector (8 bytes per row)', 8 * Math.max(rows, cols), limit, 'the df64 product binds x and y whole; polish on the host (CPU backend)');
+    }
+    this.deviceBytes = owned.reduce((s, b) => s + b.bytes, 0);
+    const lo = blocks.filter((b) => b.lo).length;
+    this.label = `df64-csr(${blocks.length} block${blocks.length === 1 ? '' : 's'}, lo in ${lo})`;
+  }
+
+  /**
+   * Upload `a` (validated) in blocks of at most one binding: 4·(rows + blocks) + 8·nnz bytes,
+   * + 4 per non-zero of the blocks that need lo. O(rows + nnz) host work.
+   */
+  static fromCsr(d: Df64Blas, a: CsrMatrix, opts: { maxBindingBytes?: number } = {}): Df64CsrOperator {
+    validateCsrIndices(a, 'Df64CsrOperator');
+    const ctx = d.ctx;
+    const cap = Math.floor(Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, ctx.limits.maxStorageBufferBindingSize) / 4);
+    const blocks: Df64CsrBlock[] = [];
+    const owned: GpuBuf[] = [];
+    for (const p of splitCsrPlan(a, cap, cap - 1)) {
+      const local = new Uint32Array(p.rows + 1);
+      for (let i = 0; i <= p.rows; i++) local[i] = Math.min(Math.max(a.rowPtr[p.rowStart + i]!, p.k0), p.k1) - p.k0;
+      const lo = lowParts(a.values, p.k0, p.k1);
+      const b: Df64CsrBlock = {
+        rowStart: p.rowStart,
+        rows: p.rows,
+        cont: p.cont,
+        nnz: p.k1 - p.k0,
+        rowPtr: uploadU32(ctx, local, 'df64-op-rowptr'),
+        colIdx: uploadU32(ctx, a.colIdx.subarray(p.k0, p.k1), 'df64-op-col'),
+        hi: uploadF32(ctx, p.k1 > p.k0 ? Float32Array.from(a.values.subarray(p.k0, p.k1)) : new Float32Array(1), 'df64-op-hi'),
+        lo: lo ? uploadF32(ctx, lo, 'df64-op-lo') : undefined,
+      };
+      blocks.push(b);
+      owned.push(b.rowPtr, b.colIdx, b.hi, ...(b.lo ? [b.lo] : []));
+    }
+    return new Df64CsrOperator(d, a.rows, a.cols, blocks, owned);
+  }
+
+  /**
+   * Share the arrays of float32 CSR device blocks (global `rowStart`s) and add lo arrays:
+   * `lo[i]` for block i (undefined where its values are exact in f32). The lo buffers become
+   * this operator's; the shared ones stay with their owner.
+   */
+  static fromDeviceBlocks(d: Df64Blas, rows: number, cols: number, parts: readonly CsrDeviceBlock[], lo: readonly (GpuBuf | undefined)[]): Df64CsrOperator {
+    if (lo.length !== parts.length) throw new DimensionMismatchError('Df64CsrOperator lo arrays', parts.length, lo.length);
+    const blocks = parts.map((p, i) => ({ rowStart: p.rowStart, rows: p.rows, cont: p.cont, nnz: p.k1 - p.k0, rowPtr: p.rowPtr, colIdx: p.colIdx, hi: p.values, lo: lo[i] }));
+    return new Df64CsrOperator(d, rows, cols, blocks, lo.filter((b): b is GpuBuf => b !== undefined));
+  }
+
+  apply(x: Df64Vector, y: Df64Vector): void {
+    this.applyScaled(1, x, 0, y);
+  }
+
+  /** y = alpha·A·x + beta·y in df64 (beta = 0 ignores y's old content); x and y distinct. */
+  applyScaled(alpha: number, x: Df64Vector, beta: number, y: Df64Vector): void {
+    if (x.n !== this.cols) throw new DimensionMismatchError('df64 product x', this.cols, x.n);
+    if (y.n !== this.rows) throw new DimensionMismatchError('df64 product y', this.rows, y.n);
+    if (x.buf.id === y.buf.id) throw new GpuSparseError('df64 product: expected y distinct from x, got an alias');
+    const { mode } = this.d;
+    const ah = Math.fround(alpha);
+    const bh = Math.fround(beta);
+    for (const b of this.blocks) {
+      const lanes = residualLanes(b.rows, b.nnz);
+      const p = this.d.pipe(`product-${lanes}-${b.lo ? 'lo' : 'hi'}`, () => productWgsl(mode, lanes, b.lo !== undefined), signature(PRODUCT_BINDINGS));
+      const u = new Uniforms();
+      u.u[0] = b.rows;
+      u.u[2] = b.rowStart;
+      u.u[3] = beta === 0 ? 1 : 0;
+      u.u[4] = b.cont ? 1 : 0;
+      u.f[5] = ah;
+      u.f[6] = Math.fround(alpha - ah);
+      u.f[7] = bh;
+      u.f[8] = Math.fround(beta - bh);
+      this.d.ctx.recorder.dispatch(p, [b.rowPtr, b.colIdx, b.hi, b.lo ?? b.hi, x.buf, y.buf], u, Math.ceil(b.rows / (DF_WG / lanes)));
+    }
+  }
+
+  /** Return the buffers this operator uploaded. */
+  dispose(): void {
+    for (const b of this.owned) b.dispose();
+  }
+}
