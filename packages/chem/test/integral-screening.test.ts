@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { buildCiSpace, type BuildSpaceOptions, type SpaceSpec } from '../src/determinants/build';
 import { fciSpace } from '../src/determinants/space';
 import { countSpace } from '../src/determinants/count';
+import { pairHashGet } from '../src/determinants/pair-hash';
 import { readFcidump } from '../src/fcidump/node';
 import { parseFcidump } from '../src/fcidump/parse';
 import type { Fcidump } from '../src/fcidump/types';
@@ -204,6 +205,19 @@ describe('around the screened assembly', () => {
     expect(autoWorkers(4e7, 2)).toBe(1);
     expect(autoWorkers(4e7, 256)).toBe(63);
     expect(autoWorkers(10_000, 16)).toBe(0);
+  });
+
+  it('the determinant hash is built on first use only, and the string kernel never uses it', async () => {
+    const fd = parseFcidump(hubbardText(8));
+    const { fcidump, space } = buildCiSpace(fd, 'fci', {});
+    // a view of the space whose hash must not be touched
+    const noHash = Object.create(space, { detHash: { get: () => expect.fail('detHash read by the string assembly') } }) as typeof space;
+    const h = await assembleHamiltonian(fcidump, noHash, { workers: 0 });
+    expect(h.stats.kernel).toBe('string');
+    expectIdentical(h, await assembleHamiltonian(fcidump, space, { workers: 0, kernel: 'reference' }));
+    const built = space.detHash;
+    expect(space.detHash).toBe(built);
+    for (let i = 0; i < space.size; i++) expect(pairHashGet(built, space.detAlpha[i]!, space.detBeta[i]!)).toBe(i);
   });
 
   it('the sampled nnz estimate matches the screened Hubbard L = 11 Hamiltonian', async () => {

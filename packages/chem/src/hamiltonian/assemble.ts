@@ -89,10 +89,19 @@ export function kernelContext(fd: Fcidump, space: DeterminantSpace, dropToleranc
     jmat,
     detAlpha: space.detAlpha,
     detBeta: space.detBeta,
-    hashMask: space.detHash.mask,
-    hashLo: space.detHash.keyLo,
-    hashHi: space.detHash.keyHi,
-    hashVals: space.detHash.vals,
+    // read on use: only the hash kernel probes the determinant hash (the space builds it lazily)
+    get hashMask() {
+      return space.detHash.mask;
+    },
+    get hashLo() {
+      return space.detHash.keyLo;
+    },
+    get hashHi() {
+      return space.detHash.keyHi;
+    },
+    get hashVals() {
+      return space.detHash.vals;
+    },
     dropTolerance,
     alpha,
     beta,
