@@ -16,6 +16,7 @@ import { parseFcidump } from '../src/fcidump/parse';
 import type { Fcidump } from '../src/fcidump/types';
 import { type AssembledHamiltonian, assembleHamiltonian, autoWorkers } from '../src/hamiltonian/assemble';
 import { estimateNnz } from '../src/hamiltonian/nnz-estimate';
+import { spinSquaredExpectations } from '../src/hamiltonian/spin';
 import { integralScreen, pairClasses } from '../src/hamiltonian/screening';
 import { dataFile } from '../../../testdata/index';
 
@@ -215,7 +216,12 @@ describe('around the screened assembly', () => {
     const h = await assembleHamiltonian(fcidump, noHash, { workers: 0 });
     expect(h.stats.kernel).toBe('string');
     expectIdentical(h, await assembleHamiltonian(fcidump, space, { workers: 0, kernel: 'reference' }));
+    // ⟨S²⟩ of an FCI space looks determinants up arithmetically: no hash either
+    const v = Float64Array.from({ length: space.size }, (_, i) => Math.sin(i + 1));
+    const s2 = spinSquaredExpectations(noHash, [v])[0]!;
+    expect(s2).toBeGreaterThan(0);
     const built = space.detHash;
+    expect(spinSquaredExpectations(space, [v])[0]).toBe(s2);
     expect(space.detHash).toBe(built);
     for (let i = 0; i < space.size; i++) expect(pairHashGet(built, space.detAlpha[i]!, space.detBeta[i]!)).toBe(i);
   });
