@@ -22,7 +22,7 @@ export interface DeterminantSpace {
   readonly detAlpha: Int32Array;
   /** Beta string index of each determinant. */
   readonly detBeta: Int32Array;
-  /** Hash (alpha index, beta index) → determinant index. */
+  /** Hash (alpha index, beta index) → determinant index (built on first access). */
   readonly detHash: PairHash;
   readonly size: number;
   /** The first `referenceSize` determinants form the Reference region (0 when not ordered). */
@@ -72,6 +72,9 @@ function finish(
   if (da.length > MAX_DETERMINANTS) throw new SpaceTooLargeError(`space: expected at most ${MAX_DETERMINANTS} determinants, got ${da.length}`);
   const detAlpha = da instanceof Int32Array ? da : Int32Array.from(da);
   const detBeta = db instanceof Int32Array ? db : Int32Array.from(db);
+  // built on first use: the string-driven assembly (FCI, CAS) never probes it, and at 4·10^7
+  // determinants it costs seconds and 1.6 GB
+  let hash: PairHash | undefined;
   return {
     norb,
     nalpha,
@@ -80,7 +83,10 @@ function finish(
     beta,
     detAlpha,
     detBeta,
-    detHash: buildPairHash(detAlpha, detBeta, detAlpha.length),
+    get detHash(): PairHash {
+      hash ??= buildPairHash(detAlpha, detBeta, detAlpha.length);
+      return hash;
+    },
     size: detAlpha.length,
     referenceSize: extra.referenceSize ?? 0,
     ...(extra.excitation ? { excitation: extra.excitation } : {}),

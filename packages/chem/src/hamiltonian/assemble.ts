@@ -16,8 +16,8 @@ import { type RowChunk, runOnWorkers } from './workers';
 export interface AssembleOptions {
   /**
    * Worker threads: 0 runs on the main thread; 'auto' (default) uses
-   * min(availableParallelism − 1, 8) workers when the space has ≥ 20 000 determinants.
-   * With the string kernel the main thread assembles rows too (workers + 1 threads).
+   * min(availableParallelism − 1, 63) workers when the space has ≥ 20 000 determinants.
+   * With the string kernel the main thread assembles rows too (workers + 1 threads: every core).
    */
   workers?: number | 'auto';
   /** Off-diagonal entries with |value| ≤ dropTolerance are not stored (default 0: exact zeros). */
@@ -30,6 +30,12 @@ export interface AssembleOptions {
    * 'reference': always the hash kernel of ./kernel.ts. Both give the same matrix bit for bit.
    */
   kernel?: 'auto' | 'reference';
+  /**
+   * Integral screening of the string kernel (./screening.ts; default true): singles and
+   * alpha-beta doubles whose elements are sums of exact zeros are never walked. The matrix is
+   * the same bit for bit either way; false is for comparisons and benchmarks.
+   */
+  screen?: boolean;
 }
 
 /** Timings and storage of one assembly. */
@@ -68,6 +74,8 @@ export interface AssembledHamiltonian {
  */
 export function kernelContext(fd: Fcidump, space: DeterminantSpace, dropTolerance = 0): KernelContext {
   if (fd.norb !== space.norb) throw new InvalidParameterError('space.norb', `NORB=${fd.norb} of ${fd.file}`, space.norb);
+  // ≥ 0 keeps exact zeros out, which the integral screen of the string kernel relies on
+  if (!(dropTolerance >= 0 && dropTolerance < Infinity)) throw new InvalidParameterError('dropTolerance', 'a finite number ≥ 0', dropTolerance);
   const n = fd.norb;
   const toSpin = (t: ReturnType<typeof spinTables>): KernelSpin => ({ ...t });
   const alpha = toSpin(spinTables(space.alpha, n, fd.h1, fd.eri));
@@ -76,27 +84,50 @@ export function kernelContext(fd: Fcidump, space: DeterminantSpace, dropToleranc
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) jmat[i * n + j] = fd.eri[((i * n + i) * n + j) * n + j]!;
   return {
     norb: n,
+    h1: fd.h1,
     eri: fd.eri,
     jmat,
     detAlpha: space.detAlpha,
     detBeta: space.detBeta,
-    hashMask: space.detHash.mask,
-    hashLo: space.detHash.keyLo,
-    hashHi: space.detHash.keyHi,
-    hashVals: space.detHash.vals,
+    // read on use: only the hash kernel probes the determinant hash (the space builds it lazily)
+    get hashMask() {
+      return space.detHash.mask;
+    },
+    get hashLo() {
+      return space.detHash.keyLo;
+    },
+    get hashHi() {
+      return space.detHash.keyHi;
+    },
+    get hashVals() {
+      return space.detHash.vals;
+    },
     dropTolerance,
     alpha,
     beta,
   };
 }
 
-/** Worker threads used for `rows` rows under `workers: 'auto'`. */
+/** Most worker threads 'auto' starts (each holds a chunk's output buffers). */
+const MAX_AUTO_WORKERS = 63;
+
+/**
+ * Worker threads for `rows` rows on `cores` cores under `workers: 'auto'`: one per core but
+ * one (the main thread assembles rows too, so every core works), at most 63; none below
+ * 20 000 rows, where starting threads costs more than it saves.
+ * @example autoWorkers(1e6, 16); // 15
+ */
+export function autoWorkers(rows: number, cores: number): number {
+  if (rows < 20_000) return 0;
+  return Math.max(0, Math.min(Math.floor(cores) - 1, MAX_AUTO_WORKERS));
+}
+
+/** {@link autoWorkers} on this machine's cores (availableParallelism; 0 where node:os is missing). */
 export async function defaultWorkers(rows: number): Promise<number> {
   if (rows < 20_000) return 0;
   try {
     const os = await import('node:os');
-    const p = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-    return Math.max(0, Math.min(p - 1, 8));
+    return autoWorkers(rows, typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length);
   } catch {
     return 0;
   }
@@ -115,7 +146,7 @@ export async function assembleHamiltonian(fd: Fcidump, space: DeterminantSpace, 
   const ctx = kernelContext(fd, space, options.dropTolerance ?? 0);
   const kind = options.kernel ?? 'auto';
   if (kind !== 'auto' && kind !== 'reference') throw new InvalidParameterError('kernel', "'auto' or 'reference'", kind);
-  const pctx: ProductContext | undefined = kind === 'auto' ? productContext(ctx, space) : undefined;
+  const pctx: ProductContext | undefined = kind === 'auto' ? productContext(ctx, space, { screen: options.screen !== false }) : undefined;
   const tablesMs = performance.now() - t0;
   const rows = space.size;
   const want = options.workers === undefined || options.workers === 'auto' ? await defaultWorkers(rows) : options.workers;

@@ -15,6 +15,8 @@
 /** Flat inputs of {@link assembleRowsKernel} (all typed arrays, so they can be shared). */
 export interface KernelContext {
   norb: number;
+  /** h[q·norb + p] (not read by this kernel; the string-driven one screens with it). */
+  h1: Float64Array;
   eri: Float64Array;
   /** J[i·norb + j] = (ii|jj). */
   jmat: Float64Array;

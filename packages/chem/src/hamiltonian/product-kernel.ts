@@ -12,6 +12,13 @@
  * sorted as in ./kernel.ts. Each matrix element is computed by the same float64
  * operations, in the same order, as in {@link assembleRowsKernel}: the result is bit for bit
  * the reference kernel's.
+ *
+ * Integral screening (./screening.ts, built into the lists by ./product.ts): singles whose
+ * element is a sum of exact zeros are not in the lists; inside an alpha single p → q only the
+ * beta singles of its pair class (those that can have (qp|ur) ≠ 0) are walked; the other
+ * spin's Σ_k (qp|kk) is skipped when all those integrals are zero, and the diagonal's
+ * Σ J_ij walks the non-zero J only (recomputed in full when the sum is 0, whose sign the
+ * skipped zeros decide). Skipped terms are exact zeros, so the result is unchanged bit for bit.
  * @module
  */
 import type { KernelOutput, KernelSpin } from './kernel';
@@ -20,12 +27,19 @@ import type { KernelOutput, KernelSpin } from './kernel';
 export interface ProductSpin extends KernelSpin {
   /** All connections of string s: entries cOff[s]..cOff[s+1]−1. */
   cOff: Int32Array;
+  /** Singles among the connections of string s (the others: the identity and doubles). */
+  cSingles: Int32Array;
   cTarget: Int32Array;
   /** 0: identity, 1: single (cRef indexes sTarget…), 2: double (cRef indexes dTarget…). */
   cKind: Int32Array;
   cRef: Int32Array;
-  /** Identity and singles only (lOff, lTarget, lRef; lRef = −1 for the identity). */
+  /**
+   * Identity and singles, one list per (string s, pair class c): entries
+   * lOff[s·nClass + c]..lOff[s·nClass + c + 1]−1 (lTarget, lRef; lRef = −1 for the identity).
+   */
   lOff: Int32Array;
+  /** Longest of the nClass lists of string s. */
+  lMax: Int32Array;
   lTarget: Int32Array;
   lRef: Int32Array;
   /** For singles p → q: q·norb + p (−1 for the identity). */
@@ -48,6 +62,18 @@ export interface ProductContext {
   pairIndex: Int32Array;
   /** 1 when pairIndex increases with (a, b) lexicographically (rows come out sorted). */
   monotone: number;
+  /** Class of each alpha pair q·norb + p: its beta partners are in list class pairClass[qp]. */
+  pairClass: Int32Array;
+  nClass: number;
+  /** coulomb[q·norb + p] = 0 when (qp|kk) = 0 for every k (the other spin's sum is skipped). */
+  coulomb: Int32Array;
+  /** Non-zero J per orbital i: j = jIdx[jOff[i]..jOff[i+1]) ascending; used when jSparse = 1. */
+  jOff: Int32Array;
+  jIdx: Int32Array;
+  jSparse: number;
+  /** Occupation bits of the beta strings (orbitals 0–31, 32–63). */
+  betaLo: Uint32Array;
+  betaHi: Uint32Array;
   dropTolerance: number;
   alpha: ProductSpin;
   beta: ProductSpin;
@@ -92,12 +118,12 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
   const bOcc = B.occ;
   const aOcc = A.occ;
   const aCOff = A.cOff;
+  // row bound: the beta connections (alpha identity) + per alpha single its beta list + alpha doubles
   for (let row = rowStart; row < rowEnd; row++) {
     const a = ctx.detAlpha[row]!;
     const b = ctx.detBeta[row]!;
-    const naS = A.sOff[a + 1]! - A.sOff[a]!;
-    const nbS = B.sOff[b + 1]! - B.sOff[b]!;
-    cap += 1 + naS + nbS + (A.dOff[a + 1]! - A.dOff[a]!) + (B.dOff[b + 1]! - B.dOff[b]!) + naS * nbS;
+    const naS = A.cSingles[a]!;
+    cap += B.cOff[b + 1]! - B.cOff[b]! + naS * B.lMax[b]! + (aCOff[a + 1]! - aCOff[a]! - 1 - naS);
   }
   let cols: Int32Array;
   let vals: Float64Array;
@@ -120,25 +146,55 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
   const nelA = A.nel;
   const nelB = B.nel;
   const lOff = B.lOff;
+  const lMax = B.lMax;
+  const pairClass = ctx.pairClass;
+  const nCls = ctx.nClass;
   const lTarget = B.lTarget;
   const lPair = B.lPair;
   const lSign = B.lSign;
   const nn = n * n;
+  const coulomb = ctx.coulomb;
+  const jSparse = ctx.jSparse;
+  const jOff = ctx.jOff;
+  const jIdx = ctx.jIdx;
+  const bLo = ctx.betaLo;
+  const bHi = ctx.betaHi;
   for (let row = rowStart; row < rowEnd; row++) {
     const a = ctx.detAlpha[row]!;
     const b = ctx.detBeta[row]!;
-    const naS = A.sOff[a + 1]! - A.sOff[a]!;
-    const nbS = B.sOff[b + 1]! - B.sOff[b]!;
-    const bound = 1 + naS + nbS + (A.dOff[a + 1]! - A.dOff[a]!) + (B.dOff[b + 1]! - B.dOff[b]!) + naS * nbS;
+    const naS = A.cSingles[a]!;
+    const bound = B.cOff[b + 1]! - B.cOff[b]! + naS * lMax[b]! + (aCOff[a + 1]! - aCOff[a]! - 1 - naS);
     if (bound > SHIFT) throw new RangeError(`row ${row}: ${bound} candidate entries exceed ${SHIFT}`);
     const start = used;
     // diagonal: same-spin parts + Σ_{i∈α, j∈β} (ii|jj)
     let d = A.diag[a]! + B.diag[b]!;
     const oa = a * nelA;
     const ob = b * nelB;
-    for (let x = 0; x < nelA; x++) {
-      const i = aOcc[oa + x]!;
-      for (let y = 0; y < nelB; y++) d += jmat[i * n + bOcc[ob + y]!]!;
+    let full = jSparse !== 1;
+    if (!full) {
+      // only the non-zero J_ij with j in b, in the same order: the same sum unless it is ±0
+      const d0 = d;
+      const lo = bLo[b]!;
+      const hi = bHi[b]!;
+      for (let x = 0; x < nelA; x++) {
+        const i = aOcc[oa + x]!;
+        const jEnd = jOff[i + 1]!;
+        for (let t = jOff[i]!; t < jEnd; t++) {
+          const j = jIdx[t]!;
+          if ((j < 32 ? (lo >>> j) & 1 : (hi >>> (j - 32)) & 1) === 1) d += jmat[i * n + j]!;
+        }
+      }
+      if (d === 0) {
+        // the sign of a zero sum depends on the skipped zeros: recompute with all terms
+        d = d0;
+        full = true;
+      }
+    }
+    if (full) {
+      for (let x = 0; x < nelA; x++) {
+        const i = aOcc[oa + x]!;
+        for (let y = 0; y < nelB; y++) d += jmat[i * n + bOcc[ob + y]!]!;
+      }
     }
     diag[row - rowStart] = d;
     const cEndA = aCOff[a + 1]!;
@@ -163,10 +219,13 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
           if (kb === 1) {
             // beta single p → q: σ(base + Σ_{k∈α} (qp|kk))
             val = B.sBase[f]!;
-            const qp = (B.sTo[f]! * n + B.sFrom[f]!) * n * n;
-            for (let x = 0; x < nelA; x++) {
-              const k = aOcc[oa + x]!;
-              val += eri[qp + k * n + k]!;
+            const pair = B.sTo[f]! * n + B.sFrom[f]!;
+            if (coulomb[pair] === 1) {
+              const qp = pair * nn;
+              for (let x = 0; x < nelA; x++) {
+                const k = aOcc[oa + x]!;
+                val += eri[qp + k * n + k]!;
+              }
             }
             val *= B.sSign[f]!;
           } else val = B.dValue[f]!;
@@ -179,18 +238,24 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
         // alpha single p → q with beta identity or a beta single
         const e = aRef[ca]!;
         const sa = aSign[e]!;
-        const qpBase = (aTo[e]! * n + aFrom[e]!) * nn;
-        const lEnd = lOff[b + 1]!;
-        for (let cb = lOff[b]!; cb < lEnd; cb++) {
+        const aPair = aTo[e]! * n + aFrom[e]!;
+        const qpBase = aPair * nn;
+        const aCoulomb = coulomb[aPair] === 1;
+        // the identity and the beta singles of b that can pair with this one (its class)
+        const li = b * nCls + pairClass[aPair]!;
+        const lEnd = lOff[li + 1]!;
+        for (let cb = lOff[li]!; cb < lEnd; cb++) {
           const ur = lPair[cb]!;
           if (ur < 0) {
             const col = pix[base + b]!;
             if (col < 0) continue;
             // σ(base + Σ_{k∈β} (qp|kk))
             let val = aBase[e]!;
-            for (let y = 0; y < nelB; y++) {
-              const k = bOcc[ob + y]!;
-              val += eri[qpBase + k * n + k]!;
+            if (aCoulomb) {
+              for (let y = 0; y < nelB; y++) {
+                const k = bOcc[ob + y]!;
+                val += eri[qpBase + k * n + k]!;
+              }
             }
             val *= sa;
             if (Math.abs(val) > tol) {
