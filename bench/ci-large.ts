@@ -1,21 +1,23 @@
 /**
  * CI at the sizes that need a GPU: one FCIDUMP (or a generated Hubbard chain) solved end to end
- * with the chunked device assembly (float32 CSR on the GPU, float64 row blocks on the host for
- * the Jacobi–Davidson polish), reporting assembly, solve and total seconds, peak host memory
+ * with the chunked device assembly (float32 CSR on the GPU; the Jacobi–Davidson polish in df64
+ * on the device with the low parts of H there, or with --polish host float64 row blocks on the
+ * host), reporting assembly, solve, float64-phase and total seconds, peak host memory
  * (VmHWM) and peak device memory (bytes the library allocated), next to the estimate made
  * before anything was allocated.
  *
  *   node .gpukit/app/ci-large.mjs --fcidump F [--irrep I] [--nroots 6] [--out $OUT/ci.json]
  *   node .gpukit/app/ci-large.mjs --hubbard 15 --nroots 6 --out $OUT/hubbard15.json
  * Options: --backend webgpu|host (default webgpu), --assembly chunked|whole|auto (default
- * chunked on webgpu), --chunk-nnz N, --workers N, --tol 1e-8, --ms2 n, --dry-run (estimate only).
+ * chunked on webgpu), --chunk-nnz N, --workers N, --tol 1e-8, --ms2 n, --dry-run (estimate only),
+ * --polish auto|device|host (default auto: df64 on the device when the GPU passes its self-test).
  * The Hubbard chain (open, U/t = 2, ⌈L/2⌉ α and ⌊L/2⌋ β electrons) is a model Hamiltonian.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type CiBackend, ciEnergies, estimateCiEnergies, hostBackend, parseFcidump } from '../packages/chem/src/index';
 import { readFcidump } from '../packages/chem/src/node';
-import { gpuChunkSink } from '../packages/cli/src/util/ci-device';
+import { gpuChunkSink, gpuDevicePolish } from '../packages/cli/src/util/ci-device';
 import { deviceMemoryOf } from '../packages/cli/src/util/ci-memory';
 import { createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
 import { hubbardFcidump } from './hubbard';
@@ -70,13 +72,16 @@ if (which === 'webgpu') {
   backend = {
     space: new GpuVectorSpace(c) as never,
     operator: (m) => gpuOperatorFromCsr(c, m, { kernel: 'csr-vector', params: { lanes: 32 } }) as never,
-    chunkSink: (rows, perRow) => gpuChunkSink(c, rows, perRow) as never,
+    chunkSink: (rows, perRow, o) => gpuChunkSink(c, rows, perRow, undefined, undefined, o) as never,
+    devicePolish: () => gpuDevicePolish(c) as never,
     ...(deviceMemory ? { deviceMemory } : {}),
   };
   if (chunkNnz !== undefined) Object.assign(common, { chunkNnz });
 } else backend = hostBackend() as never;
 
-const est = await estimateCiEnergies(fd, { ...common, backend: which === 'webgpu' ? 'device' : 'host', ...(which === 'webgpu' ? { chunkNnz: num('--chunk-nnz', 2 ** 24) } : {}), ...(backend.deviceMemory ? { deviceMemory: backend.deviceMemory } : {}) });
+const polish = (opt('--polish') ?? 'auto') as 'auto' | 'device' | 'host';
+const onDevice = which === 'webgpu' && polish !== 'host' && (await backend.devicePolish?.()) !== undefined;
+const est = await estimateCiEnergies(fd, { ...common, backend: which === 'webgpu' ? 'device' : 'host', polish: onDevice ? 'device' : 'host', ...(which === 'webgpu' ? { chunkNnz: num('--chunk-nnz', 2 ** 24) } : {}), ...(backend.deviceMemory ? { deviceMemory: backend.deviceMemory } : {}) });
 const e = est.estimate;
 log(`${name}: ${est.label}: ${e.determinants} determinants, H ≈ ${e.nnz.nnz.toExponential(3)} ± ${e.nnz.stderr.toExponential(1)} non-zeros; estimated peak host ${(e.peakHost / 1e9).toFixed(1)} GB, device ${(e.peakDevice / 1e9).toFixed(1)} GB`);
 const report: Record<string, unknown> = { date: new Date().toISOString(), system: name, space: est.label, backend: which, assembly, estimate: { determinants: e.determinants, nnz: e.nnz, stages: e.stages, peakHost: e.peakHost, peakDevice: e.peakDevice, host: e.host, device: e.device } };
@@ -92,6 +97,7 @@ if (!argv.includes('--dry-run')) {
     solver: 'davidson',
     backend,
     assembly,
+    polish,
     tol: num('--tol', 1e-8),
     onProgress: (p) => {
       if (ctx) peakDevice = Math.max(peakDevice, ctx.buffers.allocatedBytes);
@@ -111,7 +117,8 @@ if (!argv.includes('--dry-run')) {
     s2: r.s2,
     determinants: r.determinants,
     nnz: r.nnz,
-    seconds: { read: r.timings.read / 1000, space: r.timings.space / 1000, assembly: r.timings.assembly / 1000, solve: r.timings.solve / 1000, total: totalS },
+    seconds: { read: r.timings.read / 1000, space: r.timings.space / 1000, assembly: r.timings.assembly / 1000, solve: r.timings.solve / 1000, float64Phase: r.timings.polish / 1000, total: totalS },
+    float64Share: r.timings.polish / Math.max(1e-9, r.timings.solve),
     peakHostBytes: peakRss(),
     peakDeviceBytes: peakDevice,
     solver: r.solver,
@@ -119,7 +126,7 @@ if (!argv.includes('--dry-run')) {
     notes: r.notes,
   });
   save();
-  log(`${name}: ${r.determinants} dets, nnz ${r.nnz} (estimated ${e.nnz.nnz}); assembly ${(r.timings.assembly / 1000).toFixed(1)} s, solve ${(r.timings.solve / 1000).toFixed(1)} s, total ${totalS.toFixed(1)} s; peak host ${(peakRss() / 1e9).toFixed(2)} GB (estimated ${(e.peakHost / 1e9).toFixed(2)}), device ${(peakDevice / 1e9).toFixed(2)} GB (estimated ${(e.peakDevice / 1e9).toFixed(2)})`);
+  log(`${name}: ${r.determinants} dets, nnz ${r.nnz} (estimated ${e.nnz.nnz}); assembly ${(r.timings.assembly / 1000).toFixed(1)} s, solve ${(r.timings.solve / 1000).toFixed(1)} s (float64 phase ${(r.timings.polish / 1000).toFixed(1)} s = ${((100 * r.timings.polish) / Math.max(1e-9, r.timings.solve)).toFixed(0)} %), total ${totalS.toFixed(1)} s; peak host ${(peakRss() / 1e9).toFixed(2)} GB (estimated ${(e.peakHost / 1e9).toFixed(2)}), device ${(peakDevice / 1e9).toFixed(2)} GB (estimated ${(e.peakDevice / 1e9).toFixed(2)})`);
   log(`E = ${r.energies.map((x) => x.toFixed(10)).join(', ')}; residuals ${r.residualNorms.map((x) => x.toExponential(1)).join(', ')}; ${r.solver.method}; ${r.solver.converged ? 'converged' : 'NOT converged'}`);
 }
 ctx?.dispose();
