@@ -24,6 +24,7 @@ import { cg } from '../krylov/cg';
 import { type GmresOptions, gmres } from '../krylov/gmres';
 import { newStats, type SolveResult, type StopReason } from '../common/result';
 import { HostRefinement, norm64, type OuterState } from './host-refinement';
+import { type ReliableCgHooks, type ReliableCgInput, reliableCg } from './reliable-cg';
 
 /** Inner solver choice and its options (its own rtol is the loose inner tolerance; the outer `signal` is passed on). */
 export interface InnerSolveOptions<V> extends Omit<GmresOptions<V>, 'x0' | 'signal' | 'atol'> {
@@ -41,7 +42,19 @@ export interface InnerSolveOptions<V> extends Omit<GmresOptions<V>, 'x0' | 'sign
    * that stops early still reduces the residual, and the outer loop goes on).
    */
   maxIterations?: number;
+  /**
+   * CG only (default true): one CG recurrence for the whole solve with *reliable updates* — the
+   * residual is replaced by the extended-precision one whenever the recursive residual has fallen
+   * by `rtol` (default 1e-3 here), and the search direction is kept, so CG keeps its Krylov space
+   * across outer steps instead of restarting (see reliable-cg.ts). false: restarted refinement,
+   * one independent CG solve per outer step. `maxIterations` then bounds the CG iterations
+   * between two replacements, and every replacement counts as one outer iteration.
+   */
+  reliable?: boolean;
 }
+
+/** Default reduction of the recursive residual between two replacements of reliable-update CG. */
+export const RELIABLE_CG_DELTA = 1e-3;
 
 /** What {@link refinedSolve} reports after each outer step. */
 export interface OuterIterationInfo {
@@ -153,7 +166,10 @@ export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<
   if (bNorm === 0) return finish(new Float64Array(n), 'converged', 0, 'b = 0, so x = 0');
   const state: OuterState<V> = ext ? ext.start(b, o.x0) : new HostRefinement(o.hostOperator!, b, o.x0, o.innerSpace);
   try {
-    const out = await outerLoop(o, state, base, { solver, tol: Math.max(rtol * bNorm, atol) });
+    const tol = Math.max(rtol * bNorm, atol);
+    const reliable = innerMethod === 'cg' && innerOpts.reliable !== false;
+    if (reliable) base.method = `refined(cg reliable, ${o.innerSpace.precision})`;
+    const out = reliable ? await reliableLoop(o, state, base, tol) : await outerLoop(o, state, base, { solver, tol });
     const x = await state.solution();
     base.stats.readbacks += state.readbacks; // outer-state synchronisations, the final x included
     base.hostMatvecs = state.hostMatvecs ?? 0;
@@ -174,6 +190,51 @@ function checkShapes<V, S>(o: RefinedSolveOptions<V, S>): number {
 }
 
 type Solver = typeof cg;
+type Book = Omit<RefinedSolveResult, 'x' | 'converged' | 'reason' | 'trueResidual'>;
+
+/** CG with reliable updates ({@link reliableCg}): one recurrence, the residual replaced in the outer precision. */
+async function reliableLoop<V, S>(o: RefinedSolveOptions<V, S>, state: OuterState<V>, res: Book, tol: number): Promise<{ reason: StopReason; rn: number; detail?: string }> {
+  const inner = o.inner ?? {};
+  let rn = res.bNorm;
+  if (o.x0) {
+    res.stats.matvecs++;
+    rn = await state.residualNorm();
+  }
+  res.history.push({ iteration: 0, residual: rn });
+  state.saveBest();
+  const hooks: ReliableCgHooks = {
+    count: (kind) => {
+      if (kind === 'matvec') res.stats.matvecs++;
+      else if (kind === 'precond') res.stats.precondApplies++;
+      else res.stats.readbacks++;
+    },
+    onReplacement: (info) => {
+      res.stats.matvecs++; // r = b − A·x in the outer precision
+      res.outerIterations = res.iterations = info.replacement;
+      res.innerIterations += info.iterations;
+      res.history.push({ iteration: info.replacement, residual: info.residual });
+      res.inner.push({ method: 'cg (reliable)', reason: info.reason, iterations: info.iterations, relativeResidual: info.estimate / res.bNorm });
+      return o.onOuterIteration?.({ outer: info.replacement, residual: info.residual, relativeResidual: info.residual / res.bNorm, innerIterations: info.iterations });
+    },
+  };
+  const input: ReliableCgInput<V, S> = {
+    space: o.innerSpace,
+    op: o.innerOperator,
+    state,
+    tol,
+    rn0: rn,
+    delta: inner.rtol ?? RELIABLE_CG_DELTA,
+    checkEvery: inner.checkEvery ?? 32,
+    maxSegment: inner.maxIterations ?? 1000,
+    maxReplacements: o.maxOuterIterations ?? 30,
+  };
+  if (inner.preconditioner) input.preconditioner = inner.preconditioner;
+  if (o.signal) input.signal = o.signal;
+  const out = await reliableCg(input, hooks);
+  const r: { reason: StopReason; rn: number; detail?: string } = { reason: out.reason, rn: out.rn };
+  if (out.detail !== undefined) r.detail = out.detail;
+  return r;
+}
 
 /** The outer iteration: correction solves until the residual passes `tol` or a stop rule fires. */
 async function outerLoop<V, S>(
