@@ -85,6 +85,35 @@ describe('mixed-precision iterative refinement', () => {
     expect(bad.trueResidual).toBeCloseTo(1, 12);
   });
 
+  it('GMRES corrections: one Gram–Schmidt pass per step and one Hessenberg read per restart cycle by default', async () => {
+    class Counting extends Float32HostSpace {
+      multiDots = 0;
+      override multiDot(xs: readonly Float64Array[], y: Float64Array) {
+        this.multiDots++;
+        return super.multiDot(xs, y);
+      }
+    }
+    const a = convectionDiffusion(16, 1.5);
+    const b = rhs(a.rows);
+    const run = async (inner: { orthogonalization?: 'cgs' | 'cgs2'; checkEvery?: number }) => {
+      const space = new Counting();
+      const res = await refinedSolve({ hostOperator: HostOperator.fromCsr(a), innerOperator: f32Operator(a), innerSpace: space, b, rtol: 1e-10, inner: { method: 'gmres', rtol: 1e-4, restart: 10, ...inner } });
+      expect(res.reason, res.detail).toBe('converged');
+      expect(residual64(a, res.x, b).r).toBeLessThanOrEqual(1e-10 * norm(b));
+      return { res, multiDots: space.multiDots };
+    };
+    const dflt = await run({});
+    const cgs2 = await run({ orthogonalization: 'cgs2', checkEvery: 4 });
+    // cgs: one multiDot per step (steps past the passing column included); cgs2: two
+    expect(dflt.multiDots).toBeLessThanOrEqual(dflt.res.innerIterations + 10 * dflt.res.outerIterations);
+    expect(cgs2.multiDots).toBeGreaterThanOrEqual(2 * cgs2.res.innerIterations);
+    // readbacks of each correction solve: ‖b‖, the first step's check, then per cycle one Hessenberg read and one residual
+    const cycles = dflt.res.inner.reduce((s, i) => s + Math.ceil(i.iterations / 10), 0);
+    const innerReadbacks = dflt.res.stats.readbacks - 2 * dflt.res.outerIterations;
+    expect(innerReadbacks).toBeLessThanOrEqual(2 * cycles + 2 * dflt.res.outerIterations);
+    expect(innerReadbacks).toBeLessThan(cgs2.res.stats.readbacks - 2 * cgs2.res.outerIterations);
+  });
+
   it('the same float32 space alone cannot reach 1e-10 (why refinement exists)', async () => {
     const a = generators.poisson2d(12);
     const b = rhs(a.rows);
