@@ -123,8 +123,11 @@ function trueRelative(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
   return Math.sqrt(r / bb);
 }
 
-/** Mean ms of one df64 residual + ‖r‖² dot and of one float32 product (20 each, wall clock, after a warm-up). */
-async function kernelTimes(ext: Df64Residual, op: GpuOperator, a: CsrMatrix): Promise<{ df64ResidualMs: number; f32SpmvMs: number }> {
+/**
+ * Mean ms (20 each, wall clock, after a warm-up) of one df64 residual product, one df64 dot
+ * (‖r‖²), both together (what a replacement records), and one float32 product.
+ */
+async function kernelTimes(ext: Df64Residual, op: GpuOperator, a: CsrMatrix): Promise<Record<string, number>> {
   const d = ext.d;
   const [x, b, r] = [d.fromFloat64(new Float64Array(a.cols).fill(1)), d.create(a.rows), d.create(a.rows)];
   const [xf, yf] = [space.fromArray(new Float64Array(a.cols).fill(1)), space.create(a.rows)];
@@ -136,6 +139,8 @@ async function kernelTimes(ext: Df64Residual, op: GpuOperator, a: CsrMatrix): Pr
     await ctx.finish();
     return Number(((performance.now() - t) / 20).toFixed(3));
   };
+  const df64ResidualOnlyMs = await time(() => ext.matrix.residual(x, b, r));
+  const df64DotMs = await time(() => d.dot(r, r, 2));
   const df64ResidualMs = await time(() => {
     ext.matrix.residual(x, b, r);
     d.dot(r, r, 2);
@@ -144,7 +149,7 @@ async function kernelTimes(ext: Df64Residual, op: GpuOperator, a: CsrMatrix): Pr
   for (const v of [x, b, r]) v.buf.dispose();
   space.release(xf);
   space.release(yf);
-  return { df64ResidualMs, f32SpmvMs };
+  return { df64ResidualMs, df64ResidualOnlyMs, df64DotMs, df64Lanes: ext.matrix.lanes, f32SpmvMs };
 }
 
 interface Row {

@@ -55,6 +55,13 @@ describe('mixed-precision iterative refinement', () => {
       const restarted = await refinedSolve({ ...common, inner: { method: 'cg', checkEvery: 8, rtol: 1e-4, reliable: false } });
       expect(restarted.converged).toBe(true);
       expect(restarted.innerIterations).toBeGreaterThan(reliable.innerIterations);
+      // default checkEvery (32): the next check is planned from the observed rate, so the solve
+      // stops near the float64 count instead of up to 31 iterations late
+      const sparse = await refinedSolve({ ...common, inner: { method: 'cg' } });
+      expect(sparse.converged).toBe(true);
+      expect(sparse.innerIterations).toBeLessThanOrEqual(slack * ref.iterations + 4);
+      expect(sparse.stats.readbacks).toBeLessThan(reliable.stats.readbacks);
+      console.log(`checkEvery 32: ${sparse.innerIterations} iterations, ${sparse.stats.readbacks} readbacks (checkEvery 8: ${reliable.stats.readbacks})`);
       console.log(`n = ${a.rows}: float64 CG ${ref.iterations}, reliable ${reliable.innerIterations} (${reliable.outerIterations} replacements), restarted ${restarted.innerIterations}`);
     }
   });

@@ -113,6 +113,9 @@ export async function reliableCg<V, S>(inp: ReliableCgInput<V, S>, hooks: Reliab
   }
 }
 
+/** Fewest iterations between two checks planned from the observed rate. */
+const MIN_GAP = 2;
+
 /** True/recursive residual ratio above which a replacement also restarts the search direction. */
 const DRIFT = 2;
 
@@ -133,6 +136,11 @@ class Run<V, S> {
   private segmentStart = 0;
   private readonly watched: Watched<S>[] = [];
   private stopAsked = false;
+  /** Iteration of the next check (the first iteration is always checked). */
+  private nextCheck = 1;
+  /** The last check (k, ‖r‖ in units of the scale) and the log-reduction per iteration seen. */
+  private lastCheck = { k: 0, rel: 1 };
+  private rate = 0;
 
   constructor(
     private readonly inp: ReliableCgInput<V, S>,
@@ -156,7 +164,7 @@ class Run<V, S> {
       this.k++;
       const rhoNew = this.step();
       const segment = this.k - this.segmentStart;
-      const isCheck = this.k === 1 || segment % inp.checkEvery === 0 || segment >= inp.maxSegment;
+      const isCheck = this.k >= this.nextCheck || segment >= inp.maxSegment;
       if (!isCheck) {
         this.finishStep(rhoNew);
         continue;
@@ -179,6 +187,7 @@ class Run<V, S> {
       s.copy(w.xc, w.xcSafe);
       const est = check.rel * this.scale;
       if (!(est <= inp.tol || check.rel <= inp.delta || segment >= inp.maxSegment)) {
+        this.nextCheck = this.plan(check.rel);
         this.finishStep(rhoNew);
         continue;
       }
@@ -192,6 +201,26 @@ class Run<V, S> {
       if (rn > DRIFT * est) this.freshDirection();
       else this.afterReplacement(old);
     }
+  }
+
+  /**
+   * The iteration of the next check: `checkEvery` on, or earlier when the reduction rate seen
+   * between the last two checks predicts that the residual reaches δ or the tolerance sooner —
+   * so that the solve stops (or replaces) near where it should instead of up to checkEvery − 1
+   * iterations late. A wrong prediction only costs one more readback.
+   */
+  private plan(rel: number): number {
+    const { inp } = this;
+    const gap = this.k - this.lastCheck.k;
+    if (gap > 0 && rel > 0 && rel < this.lastCheck.rel) this.rate = Math.log(rel / this.lastCheck.rel) / gap;
+    this.lastCheck = { k: this.k, rel };
+    const target = Math.min(inp.delta, inp.tol / this.scale);
+    let n = inp.checkEvery;
+    if (this.rate < 0 && target > 0 && rel > target) {
+      const need = Math.log(target / rel) / this.rate;
+      if (need < n) n = Math.max(MIN_GAP, Math.ceil(need));
+    }
+    return this.k + n;
   }
 
   /** q = A·p, x_c += α·p, r −= α·q, z = M⁻¹·r; returns ρ' = ⟨r, z⟩ (the caller owns it). */
@@ -256,6 +285,8 @@ class Run<V, S> {
     this.replacements++;
     const iterations = this.k - this.segmentStart;
     this.segmentStart = this.k;
+    this.lastCheck = { k: this.k, rel: 1 };
+    this.nextCheck = this.k + 1;
     this.slow = rn < 0.9 * this.bestRn ? 0 : this.slow + 1;
     if (rn < this.bestRn) {
       this.bestRn = rn;
