@@ -8,6 +8,8 @@
  *
  * Per outer iteration: one extended-precision residual product, one inner solve, and either one
  * scalar readback (device path) or one upload of r and one download of d (host path).
+ * With inner method 'cg' the inner solves are one CG recurrence with reliable updates
+ * (reliable-cg.ts): the outer steps are its residual replacements and p is kept across them.
  * @module
  */
 import {
@@ -34,7 +36,10 @@ export interface InnerSolveOptions<V> extends Omit<GmresOptions<V>, 'x0' | 'sign
    * Relative tolerance of each correction solve (default 1e-6: float32 Krylov recurrences reach it
    * by their own residual, and two outer steps then reach 1e-10; measured on an H200, CG on the
    * 2-D Poisson matrix to 1e-10: 10^6 rows 878 → 560 ms, 4·10^6 rows 3056 → 2257 ms against
-   * 1e-4, with 1e-5 in between at 938 / 3156 ms — bench/RESULTS.md).
+   * 1e-4, with 1e-5 in between at 938 / 3156 ms — bench/RESULTS.md). For CG with reliable
+   * updates (the default for 'cg') it is the residual reduction between two replacements,
+   * default {@link RELIABLE_CG_DELTA} (1e-3); values far below 1e-4 gain nothing there, as the
+   * float32 recurrence drifts from the true residual.
    */
   rtol?: number;
   /**
