@@ -210,17 +210,22 @@ class Run<V, S> {
    * iterations late. A wrong prediction only costs one more readback.
    */
   private plan(rel: number): number {
-    const { inp } = this;
     const gap = this.k - this.lastCheck.k;
     if (gap > 0 && rel > 0 && rel < this.lastCheck.rel) this.rate = Math.log(rel / this.lastCheck.rel) / gap;
     this.lastCheck = { k: this.k, rel };
+    return this.k + this.gap(rel);
+  }
+
+  /** Iterations to the next check from a residual `rel` (units of the scale) at the current rate. */
+  private gap(rel: number): number {
+    const { inp } = this;
     const target = Math.min(inp.delta, inp.tol / this.scale);
     let n = inp.checkEvery;
     if (this.rate < 0 && target > 0 && rel > target) {
       const need = Math.log(target / rel) / this.rate;
       if (need < n) n = Math.max(MIN_GAP, Math.ceil(need));
     }
-    return this.k + n;
+    return n;
   }
 
   /** q = A·p, x_c += α·p, r −= α·q, z = M⁻¹·r; returns ρ' = ⟨r, z⟩ (the caller owns it). */
@@ -286,7 +291,6 @@ class Run<V, S> {
     const iterations = this.k - this.segmentStart;
     this.segmentStart = this.k;
     this.lastCheck = { k: this.k, rel: 1 };
-    this.nextCheck = this.k + 1;
     this.slow = rn < 0.9 * this.bestRn ? 0 : this.slow + 1;
     if (rn < this.bestRn) {
       this.bestRn = rn;
@@ -296,6 +300,7 @@ class Run<V, S> {
       this.scale = rn;
       inp.state.correctionRhs(1 / rn, w.r);
     }
+    this.nextCheck = this.k + this.gap(1); // no readback right after a replacement
     this.stopAsked = this.hooks.onReplacement({ replacement: this.replacements, residual: rn, iterations, reason, estimate }) === false;
     return rn;
   }
