@@ -1,21 +1,32 @@
 /**
- * Time to a float64-accurate answer with df64 refinement on the device (issue 15): refined CG on
- * a 27-point stencil (120³ = 1 728 000 rows; built here, the generators have only the 7-point
- * poisson3d) and refined GMRES(30) on a 10^6-row power-law matrix (made diagonally dominant so
- * that GMRES converges; values rounded to float32 so that CuPy reads the same numbers), b = A·1,
- * rtol 1e-8. Timed: the refinedSolve call only (operator tuning, the df64 matrix upload, the
- * self-test and one warm-up solve are setup). The true relative residual is recomputed in
- * float64 on the host. With --host-too the same solve with x and r on the host (extended: false)
- * runs too. Prints one JSON line per run; --dump DIR writes NAME.rowptr/.cols/.vals for CuPy:
+ * Time to a float64-accurate answer with df64 refinement on the device (issue 15), against CuPy's
+ * float64 solvers in the same call: CG on a 27-point stencil (120³ = 1 728 000 rows; built here,
+ * the generators have only the 7-point poisson3d), GMRES(30) on a 10^6-row power-law matrix
+ * (made diagonally dominant so that GMRES converges; values rounded to float32 so that CuPy
+ * reads the same numbers), and any Matrix Market files given with --mtx (float64 values: ours
+ * keeps the lo parts in df64, CuPy reads the same file), b = A·1, rtol 1e-8. Timed: the
+ * refinedSolve call only (operator tuning, the df64 matrix upload, the self-test and one
+ * warm-up solve are setup); CuPy: its solver call only. The true relative residual is
+ * recomputed in float64 on the host (ours) and on the GPU (CuPy).
  *
- *   node .gpukit/app/df64.mjs --out $OUT/df64.json --dump /tmp/m [--grid 120] [--rows 1000000]
- *     [--inner-rtols 1e-4,1e-5] [--kernel csr-vector] [--host-too] [--only stencil|powerlaw]
- *   python3 .gpukit/cupy_solvers_anchor.py /tmp/m/stencil27-120.csr --method cg --rtol 1e-8
- *   python3 .gpukit/cupy_solvers_anchor.py /tmp/m/powerlaw-1000000.csr --method gmres --restart 30 --rtol 1e-8
+ * Variants (--variants, default all): CG 'reliable' (one recurrence, df64 residual replacements
+ * each time the recursive residual fell 1e-3: the default), 'reliable4' (the same at 1e-4: one
+ * df64 residual fewer to 1e-8) and 'restart' (one CG solve per outer step, inner rtol 1e-5: the code before);
+ * GMRES 'default' (cgs, one Hessenberg read per cycle, inner rtol 1e-4) and 'cgs2' (the earlier
+ * inner defaults). With --cupy PATH the CuPy anchor runs after each matrix (generated matrices
+ * are dumped to --dump DIR, default $TMPDIR/df64-bench) and a ratio table is printed at the end.
+ * Prints one JSON line per run:
+ *
+ *   node .gpukit/app/df64.mjs --out $OUT/df64.json --cupy .gpukit/cupy_solvers_anchor.py
+ *     [--mtx .gpukit/data/bcsstk09.mtx:cg,.gpukit/data/ExaSP2_poly_chain.512.mtx:gmres]
+ *     [--grid 120] [--rows 1000000] [--variants reliable,reliable4,restart,default,cgs2] [--kernel csr-vector]
+ *     [--host-too] [--only stencil|powerlaw|mtx]
  */
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { type CsrMatrix, csrSpmv, generators, HostOperator } from '../packages/formats/src/index';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { type CsrMatrix, csrSpmv, generators, HostOperator, readMatrixMarket } from '../packages/formats/src/index';
 import { createGpuContext, Df64Residual, type GpuOperator, gpuOperatorFromCsr, GpuVectorSpace, tunedOperator } from '../packages/gpu/src/index';
 import { refinedSolve } from '../packages/solvers/src/index';
 import { dumpCsr } from './dump';
@@ -25,10 +36,25 @@ const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undef
 const out = opt('--out') ?? 'bench/out/df64.json';
 const grid = Number(opt('--grid') ?? 120);
 const plRows = Number(opt('--rows') ?? 1_000_000);
-const innerRtols = (opt('--inner-rtols') ?? '1e-4,1e-5').split(',').map(Number);
+const variants = new Set((opt('--variants') ?? 'reliable,reliable4,restart,default,cgs2').split(','));
 const kernel = opt('--kernel');
-const dumpDir = opt('--dump');
+const cupy = opt('--cupy');
+const dumpDir = opt('--dump') ?? (cupy ? join(tmpdir(), 'df64-bench') : undefined);
 const only = opt('--only');
+const mtx = (opt('--mtx') ?? '').split(',').filter(Boolean).map((spec) => {
+  const [path, method] = spec.split(':');
+  if (method !== 'cg' && method !== 'gmres') throw new Error(`--mtx ${spec}: expected PATH:cg or PATH:gmres`);
+  return { path: path!, method: method as 'cg' | 'gmres' };
+});
+
+/** The refinedSolve inner options of each variant (CG: reliable / restart; GMRES(30): default / cgs2). */
+const VARIANTS: Record<string, { method: 'cg' | 'gmres'; inner: Record<string, unknown> }> = {
+  reliable: { method: 'cg', inner: { method: 'cg' } },
+  reliable4: { method: 'cg', inner: { method: 'cg', rtol: 1e-4 } },
+  restart: { method: 'cg', inner: { method: 'cg', rtol: 1e-5, reliable: false } },
+  default: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-4, restart: 30 } },
+  cgs2: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-4, restart: 30, orthogonalization: 'cgs2', checkEvery: 32 } },
+};
 
 /** 27-point stencil on an n³ grid: 26 on the diagonal, −1 to every neighbour (SPD). */
 function stencil27(n: number): CsrMatrix {
@@ -97,8 +123,11 @@ function trueRelative(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
   return Math.sqrt(r / bb);
 }
 
-/** Mean ms of one df64 residual + ‖r‖² dot and of one float32 product (20 each, wall clock, after a warm-up). */
-async function kernelTimes(ext: Df64Residual, op: GpuOperator, a: CsrMatrix): Promise<{ df64ResidualMs: number; f32SpmvMs: number }> {
+/**
+ * Mean ms (20 each, wall clock, after a warm-up) of one df64 residual product, one df64 dot
+ * (‖r‖²), both together (what a replacement records), and one float32 product.
+ */
+async function kernelTimes(ext: Df64Residual, op: GpuOperator, a: CsrMatrix): Promise<Record<string, number>> {
   const d = ext.d;
   const [x, b, r] = [d.fromFloat64(new Float64Array(a.cols).fill(1)), d.create(a.rows), d.create(a.rows)];
   const [xf, yf] = [space.fromArray(new Float64Array(a.cols).fill(1)), space.create(a.rows)];
@@ -110,6 +139,8 @@ async function kernelTimes(ext: Df64Residual, op: GpuOperator, a: CsrMatrix): Pr
     await ctx.finish();
     return Number(((performance.now() - t) / 20).toFixed(3));
   };
+  const df64ResidualOnlyMs = await time(() => ext.matrix.residual(x, b, r));
+  const df64DotMs = await time(() => d.dot(r, r, 2));
   const df64ResidualMs = await time(() => {
     ext.matrix.residual(x, b, r);
     d.dot(r, r, 2);
@@ -118,11 +149,26 @@ async function kernelTimes(ext: Df64Residual, op: GpuOperator, a: CsrMatrix): Pr
   for (const v of [x, b, r]) v.buf.dispose();
   space.release(xf);
   space.release(yf);
-  return { df64ResidualMs, f32SpmvMs };
+  return { df64ResidualMs, df64ResidualOnlyMs, df64DotMs, df64Lanes: ext.matrix.lanes, f32SpmvMs };
 }
 
-async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres'): Promise<void> {
-  if (dumpDir) dumpCsr(dumpDir, name, a, true);
+interface Row {
+  matrix: string;
+  method: string;
+  variant: string;
+  ms: number;
+  iters: string;
+  rel: number;
+}
+const table: Row[] = [];
+const cupyRows: Record<string, { ms: number; rel: number; iterations: number }> = {};
+
+async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres', cupySource?: string): Promise<void> {
+  let source = cupySource;
+  if (dumpDir && !source) {
+    dumpCsr(dumpDir, name, a, true);
+    source = join(dumpDir, `${name}.csr`);
+  }
   const b = csrSpmv(a, new Float64Array(a.cols).fill(1));
   const t0 = performance.now();
   const op: GpuOperator = kernel ? gpuOperatorFromCsr(ctx, a, { kernel }) : await tunedOperator(ctx, a, { expectedProducts: 1000 });
@@ -130,9 +176,10 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres'): Promise<
   const setupMs = performance.now() - t0;
   const kernelMs = ext instanceof Df64Residual ? await kernelTimes(ext, op, a) : undefined;
   const host = argv.includes('--host-too') ? HostOperator.fromCsr(a) : undefined;
-  for (const innerRtol of innerRtols) {
+  for (const [variant, v] of Object.entries(VARIANTS)) {
+    if (v.method !== method || !variants.has(variant)) continue;
     for (const extended of host ? [undefined, false as const] : [undefined]) {
-      const opts = { hostOperator: host, innerOperator: op, innerSpace: space, b, extended, inner: { method, rtol: innerRtol, restart: 30 } };
+      const opts = { hostOperator: host, innerOperator: op, innerSpace: space, b, extended, inner: v.inner };
       await refinedSolve({ ...opts, rtol: 1e-8, maxOuterIterations: 1 }); // warm-up: pipelines compiled
       const t1 = performance.now();
       const res = await refinedSolve({ ...opts, rtol: 1e-8 });
@@ -143,11 +190,12 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres'): Promise<
         rows: a.rows,
         nnz: a.values.length,
         method: method === 'gmres' ? 'gmres(30)' : 'cg',
+        variant,
         operator: op.label,
         outer: extended === false ? 'host f64' : res.outerPrecision,
         ...kernelMs,
         df64ExtraBytesPerNnz: ext instanceof Df64Residual ? Number((ext.matrix.bytes / a.values.length).toFixed(2)) : null,
-        innerRtol,
+        inner: v.inner,
         ms: Number(ms.toFixed(1)),
         setupMs: Number(setupMs.toFixed(0)),
         reason: res.reason,
@@ -159,11 +207,52 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres'): Promise<
       };
       console.log(JSON.stringify(rec));
       appendFileSync(out, `${JSON.stringify(rec)}\n`);
+      if (extended !== false) {
+        const iters = `${res.outerIterations} / ${res.innerIterations} / ${res.stats.readbacks}`;
+        table.push({ matrix: name, method: rec.method, variant, ms: rec.ms, iters, rel: rec.trueRelativeResidual });
+      }
     }
   }
   op.dispose();
+  if (cupy && source) runCupy(name, source, method);
 }
 
-if (only !== 'powerlaw') await run(`stencil27-${grid}`, stencil27(grid), 'cg');
-if (only !== 'stencil') await run(`powerlaw-${plRows}`, powerLawDominant(plRows), 'gmres');
+/** CuPy float64 on the same matrix (the anchor script prints one JSON line per dtype). */
+function runCupy(name: string, source: string, method: 'cg' | 'gmres'): void {
+  const args = [cupy!, source, '--method', method, '--rtol', '1e-8', '--restart', '30', '--dtypes', 'float64'];
+  const p = spawnSync('python3', args, { encoding: 'utf8' });
+  const line = (p.stdout ?? '').split('\n').find((l) => l.startsWith('{'));
+  if (p.status !== 0 || !line) {
+    console.log(`CuPy on ${name} failed (status ${p.status}): ${(p.stderr ?? '').slice(-400)}`);
+    return;
+  }
+  const r = JSON.parse(line) as { ms: number; relResidualFloat64: number; callbacks: number };
+  cupyRows[name] = { ms: r.ms, rel: r.relResidualFloat64, iterations: r.callbacks };
+  appendFileSync(out, `${JSON.stringify({ cupy: true, matrix: name, ...r })}\n`);
+  console.log(JSON.stringify({ cupy: true, matrix: name, ...r }));
+}
+
+/** The ratio table (CuPy float64 ms / ours: > 1 means ours is faster). */
+function printTable(): void {
+  const lines = [
+    '| matrix | method | variant | ours ms (outer / inner / readbacks) | CuPy f64 ms (callbacks¹) | CuPy / ours | true rel. residual ours / CuPy |',
+    '|---|---|---|---:|---:|---:|---|',
+  ];
+  for (const r of table) {
+    const c = cupyRows[r.matrix];
+    const ratio = c ? (c.ms / r.ms).toFixed(2) : '—';
+    const cupyCell = c ? `${c.ms.toFixed(1)} (${c.iterations})` : '—';
+    const rel = `${r.rel.toExponential(1)} / ${c ? c.rel.toExponential(1) : '—'}`;
+    lines.push(`| ${r.matrix} | ${r.method} | ${r.variant} | ${r.ms.toFixed(1)} (${r.iters}) | ${cupyCell} | ${ratio} | ${rel} |`);
+  }
+  lines.push('', '¹ CuPy calls the callback once per iteration for cg and once per restart cycle for gmres.');
+  console.log(lines.join('\n'));
+}
+
+if (!only || only === 'stencil') await run(`stencil27-${grid}`, stencil27(grid), 'cg');
+if (!only || only === 'powerlaw') await run(`powerlaw-${plRows}`, powerLawDominant(plRows), 'gmres');
+if (!only || only === 'mtx') {
+  for (const m of mtx) await run(basename(m.path).replace(/\.mtx(\.gz)?$/, ''), (await readMatrixMarket(m.path)).matrix, m.method, m.path);
+}
+printTable();
 ctx.dispose();

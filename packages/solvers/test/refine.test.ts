@@ -1,6 +1,6 @@
 import { csrFromDense, generators, HostOperator, HostVectorSpace } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
-import { cg, refinedSolve } from '../src/index';
+import { cg, jacobi, refinedSolve } from '../src/index';
 import { f32Operator, Float32HostSpace } from './krylov-f32-space';
 import { convectionDiffusion, loadShared, norm, residual64, rhs } from './krylov-matrices';
 
@@ -32,9 +32,94 @@ describe('mixed-precision iterative refinement', () => {
       expect(res.outerIterations).toBeLessThanOrEqual(6);
       expect(res.innerIterations).toBe(res.inner.reduce((s, i) => s + i.iterations, 0));
       expect(res.history.at(-1)!.residual).toBe(res.trueResidual);
-      expect(res.method).toBe(`refined(${method}, f32)`);
+      expect(res.method).toBe(method === 'cg' ? 'refined(cg reliable, f32)' : `refined(${method}, f32)`);
     });
   }
+
+  it('reliable-update CG keeps its Krylov space: float64 CG iteration counts on Poisson, where restarted refinement needs more', async () => {
+    // On matrices of moderate κ the float32 recurrence tracks float64 CG and only the restarts
+    // cost iterations. (On ill-conditioned ones, e.g. bcsstk05/06, float32 rounding in the
+    // recurrence itself delays CG and reliable ≈ restarted: both 1.3–3× float64 CG.)
+    for (const a of [generators.poisson2d(60), generators.poisson3d(20)]) {
+      const slack = 1.1;
+      const b = rhs(a.rows);
+      const host = new HostVectorSpace();
+      const ref = await cg(host, HostOperator.fromCsr(a), host.fromArray(b), { rtol: 1e-8, maxIterations: 5000, checkEvery: 1 });
+      const common = { hostOperator: HostOperator.fromCsr(a), innerOperator: f32Operator(a), innerSpace: space32, b, rtol: 1e-8 };
+      const reliable = await refinedSolve({ ...common, inner: { method: 'cg', checkEvery: 8 } });
+      expect(reliable.reason, reliable.detail).toBe('converged');
+      expect(residual64(a, reliable.x, b).r).toBeLessThanOrEqual(1e-8 * norm(b));
+      expect(reliable.innerIterations).toBeLessThanOrEqual(slack * ref.iterations);
+      expect(reliable.hostMatvecs).toBe(reliable.outerIterations); // one float64 residual per replacement
+      expect(reliable.inner.every((s) => s.method === 'cg (reliable)')).toBe(true);
+      const restarted = await refinedSolve({ ...common, inner: { method: 'cg', checkEvery: 8, rtol: 1e-4, reliable: false } });
+      expect(restarted.converged).toBe(true);
+      expect(restarted.innerIterations).toBeGreaterThan(reliable.innerIterations);
+      // default checkEvery (32): the next check is planned from the observed rate, so the solve
+      // stops near the float64 count instead of up to 31 iterations late
+      const sparse = await refinedSolve({ ...common, inner: { method: 'cg' } });
+      expect(sparse.converged).toBe(true);
+      expect(sparse.innerIterations).toBeLessThanOrEqual(slack * ref.iterations + 4);
+      expect(sparse.stats.readbacks).toBeLessThan(reliable.stats.readbacks);
+      console.log(`checkEvery 32: ${sparse.innerIterations} iterations, ${sparse.stats.readbacks} readbacks (checkEvery 8: ${reliable.stats.readbacks})`);
+      console.log(`n = ${a.rows}: float64 CG ${ref.iterations}, reliable ${reliable.innerIterations} (${reliable.outerIterations} replacements), restarted ${restarted.innerIterations}`);
+    }
+  });
+
+  it('reliable-update CG with a preconditioner, and a vanishing ⟨p, A·p⟩ reported as a breakdown', async () => {
+    const a = await loadShared('bcsstk05.mtx');
+    const b = rhs(a.rows);
+    const pre = await refinedSolve({
+      hostOperator: HostOperator.fromCsr(a),
+      innerOperator: f32Operator(a),
+      innerSpace: space32,
+      b,
+      rtol: 1e-10,
+      inner: { method: 'cg', preconditioner: jacobi(space32, HostOperator.fromCsr(a)) },
+    });
+    expect(pre.reason, pre.detail).toBe('converged');
+    expect(residual64(a, pre.x, b).r).toBeLessThanOrEqual(1e-10 * norm(b));
+    expect(pre.stats.precondApplies).toBeGreaterThanOrEqual(pre.innerIterations);
+    // [[0, 1], [1, 0]] with b = e₁: p = e₁, A·p = e₂, ⟨p, A·p⟩ = 0 at the first iteration
+    const swap = csrFromDense([
+      [0, 1],
+      [1, 0],
+    ]);
+    const bad = await refinedSolve({ hostOperator: HostOperator.fromCsr(swap), innerOperator: f32Operator(swap), innerSpace: space32, b: [1, 0], inner: { method: 'cg' } });
+    expect(bad.reason).toBe('breakdown');
+    expect(bad.detail).toMatch(/⟨p, A·p⟩ = 0 at iteration 1/);
+    expect(Array.from(bad.x).every(Number.isFinite)).toBe(true);
+    expect(bad.trueResidual).toBeCloseTo(1, 12);
+  });
+
+  it('GMRES corrections: one Gram–Schmidt pass per step and one Hessenberg read per restart cycle by default', async () => {
+    class Counting extends Float32HostSpace {
+      multiDots = 0;
+      override multiDot(xs: readonly Float64Array[], y: Float64Array) {
+        this.multiDots++;
+        return super.multiDot(xs, y);
+      }
+    }
+    const a = convectionDiffusion(16, 1.5);
+    const b = rhs(a.rows);
+    const run = async (inner: { orthogonalization?: 'cgs' | 'cgs2'; checkEvery?: number }) => {
+      const space = new Counting();
+      const res = await refinedSolve({ hostOperator: HostOperator.fromCsr(a), innerOperator: f32Operator(a), innerSpace: space, b, rtol: 1e-10, inner: { method: 'gmres', rtol: 1e-4, restart: 10, ...inner } });
+      expect(res.reason, res.detail).toBe('converged');
+      expect(residual64(a, res.x, b).r).toBeLessThanOrEqual(1e-10 * norm(b));
+      return { res, multiDots: space.multiDots };
+    };
+    const dflt = await run({});
+    const cgs2 = await run({ orthogonalization: 'cgs2', checkEvery: 4 });
+    // cgs: one multiDot per step (steps past the passing column included); cgs2: two
+    expect(dflt.multiDots).toBeLessThanOrEqual(dflt.res.innerIterations + 10 * dflt.res.outerIterations);
+    expect(cgs2.multiDots).toBeGreaterThanOrEqual(2 * cgs2.res.innerIterations);
+    // readbacks of each correction solve: ‖b‖, the first step's check, then per cycle one Hessenberg read and one residual
+    const cycles = dflt.res.inner.reduce((s, i) => s + Math.ceil(i.iterations / 10), 0);
+    const innerReadbacks = dflt.res.stats.readbacks - 2 * dflt.res.outerIterations;
+    expect(innerReadbacks).toBeLessThanOrEqual(2 * cycles + 2 * dflt.res.outerIterations);
+    expect(innerReadbacks).toBeLessThan(cgs2.res.stats.readbacks - 2 * cgs2.res.outerIterations);
+  });
 
   it('the same float32 space alone cannot reach 1e-10 (why refinement exists)', async () => {
     const a = generators.poisson2d(12);

@@ -8,6 +8,8 @@
  *
  * Per outer iteration: one extended-precision residual product, one inner solve, and either one
  * scalar readback (device path) or one upload of r and one download of d (host path).
+ * With inner method 'cg' the inner solves are one CG recurrence with reliable updates
+ * (reliable-cg.ts): the outer steps are its residual replacements and p is kept across them.
  * @module
  */
 import {
@@ -24,6 +26,7 @@ import { cg } from '../krylov/cg';
 import { type GmresOptions, gmres } from '../krylov/gmres';
 import { newStats, type SolveResult, type StopReason } from '../common/result';
 import { HostRefinement, norm64, type OuterState } from './host-refinement';
+import { type ReliableCgHooks, type ReliableCgInput, reliableCg } from './reliable-cg';
 
 /** Inner solver choice and its options (its own rtol is the loose inner tolerance; the outer `signal` is passed on). */
 export interface InnerSolveOptions<V> extends Omit<GmresOptions<V>, 'x0' | 'signal' | 'atol'> {
@@ -33,7 +36,10 @@ export interface InnerSolveOptions<V> extends Omit<GmresOptions<V>, 'x0' | 'sign
    * Relative tolerance of each correction solve (default 1e-6: float32 Krylov recurrences reach it
    * by their own residual, and two outer steps then reach 1e-10; measured on an H200, CG on the
    * 2-D Poisson matrix to 1e-10: 10^6 rows 878 → 560 ms, 4·10^6 rows 3056 → 2257 ms against
-   * 1e-4, with 1e-5 in between at 938 / 3156 ms — bench/RESULTS.md).
+   * 1e-4, with 1e-5 in between at 938 / 3156 ms — bench/RESULTS.md). For CG with reliable
+   * updates (the default for 'cg') it is the residual reduction between two replacements,
+   * default {@link RELIABLE_CG_DELTA} (1e-3); values far below 1e-4 gain nothing there, as the
+   * float32 recurrence drifts from the true residual.
    */
   rtol?: number;
   /**
@@ -41,7 +47,19 @@ export interface InnerSolveOptions<V> extends Omit<GmresOptions<V>, 'x0' | 'sign
    * that stops early still reduces the residual, and the outer loop goes on).
    */
   maxIterations?: number;
+  /**
+   * CG only (default true): one CG recurrence for the whole solve with *reliable updates* — the
+   * residual is replaced by the extended-precision one whenever the recursive residual has fallen
+   * by `rtol` (default 1e-3 here), and the search direction is kept, so CG keeps its Krylov space
+   * across outer steps instead of restarting (see reliable-cg.ts). false: restarted refinement,
+   * one independent CG solve per outer step. `maxIterations` then bounds the CG iterations
+   * between two replacements, and every replacement counts as one outer iteration.
+   */
+  reliable?: boolean;
 }
+
+/** Default reduction of the recursive residual between two replacements of reliable-update CG. */
+export const RELIABLE_CG_DELTA = 1e-3;
 
 /** What {@link refinedSolve} reports after each outer step. */
 export interface OuterIterationInfo {
@@ -153,7 +171,10 @@ export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<
   if (bNorm === 0) return finish(new Float64Array(n), 'converged', 0, 'b = 0, so x = 0');
   const state: OuterState<V> = ext ? ext.start(b, o.x0) : new HostRefinement(o.hostOperator!, b, o.x0, o.innerSpace);
   try {
-    const out = await outerLoop(o, state, base, { solver, tol: Math.max(rtol * bNorm, atol) });
+    const tol = Math.max(rtol * bNorm, atol);
+    const reliable = innerMethod === 'cg' && innerOpts.reliable !== false;
+    if (reliable) base.method = `refined(cg reliable, ${o.innerSpace.precision})`;
+    const out = reliable ? await reliableLoop(o, state, base, tol) : await outerLoop(o, state, base, { solver, tol });
     const x = await state.solution();
     base.stats.readbacks += state.readbacks; // outer-state synchronisations, the final x included
     base.hostMatvecs = state.hostMatvecs ?? 0;
@@ -174,6 +195,64 @@ function checkShapes<V, S>(o: RefinedSolveOptions<V, S>): number {
 }
 
 type Solver = typeof cg;
+
+/**
+ * Defaults of the correction solve that differ from the solver's own. GMRES: one Gram–Schmidt
+ * pass ('cgs', half the vector traffic of 'cgs2' — a correction only needs a few digits, and
+ * the outer residual catches what a less orthogonal basis loses; measured with float32
+ * emulation, power law 2·10^4 rows to 1e-8: 352 inner iterations against 351 with 'cgs2' and
+ * 359 for float64 GMRES(30)) and the Hessenberg read once per restart cycle (`checkEvery` = m:
+ * two readbacks per cycle instead of three).
+ */
+function innerDefaults<V>(inner: InnerSolveOptions<V> | undefined): Partial<GmresOptions<V>> {
+  if ((inner?.method ?? 'gmres') !== 'gmres') return {};
+  return { orthogonalization: 'cgs', checkEvery: inner?.restart ?? 30 };
+}
+type Book = Omit<RefinedSolveResult, 'x' | 'converged' | 'reason' | 'trueResidual'>;
+
+/** CG with reliable updates ({@link reliableCg}): one recurrence, the residual replaced in the outer precision. */
+async function reliableLoop<V, S>(o: RefinedSolveOptions<V, S>, state: OuterState<V>, res: Book, tol: number): Promise<{ reason: StopReason; rn: number; detail?: string }> {
+  const inner = o.inner ?? {};
+  let rn = res.bNorm;
+  if (o.x0) {
+    res.stats.matvecs++;
+    rn = await state.residualNorm();
+  }
+  res.history.push({ iteration: 0, residual: rn });
+  state.saveBest();
+  const hooks: ReliableCgHooks = {
+    count: (kind) => {
+      if (kind === 'matvec') res.stats.matvecs++;
+      else if (kind === 'precond') res.stats.precondApplies++;
+      else res.stats.readbacks++;
+    },
+    onReplacement: (info) => {
+      res.stats.matvecs++; // r = b − A·x in the outer precision
+      res.outerIterations = res.iterations = info.replacement;
+      res.innerIterations += info.iterations;
+      res.history.push({ iteration: info.replacement, residual: info.residual });
+      res.inner.push({ method: 'cg (reliable)', reason: info.reason, iterations: info.iterations, relativeResidual: info.estimate / res.bNorm });
+      return o.onOuterIteration?.({ outer: info.replacement, residual: info.residual, relativeResidual: info.residual / res.bNorm, innerIterations: info.iterations });
+    },
+  };
+  const input: ReliableCgInput<V, S> = {
+    space: o.innerSpace,
+    op: o.innerOperator,
+    state,
+    tol,
+    rn0: rn,
+    delta: inner.rtol ?? RELIABLE_CG_DELTA,
+    checkEvery: inner.checkEvery ?? 32,
+    maxSegment: inner.maxIterations ?? 1000,
+    maxReplacements: o.maxOuterIterations ?? 30,
+  };
+  if (inner.preconditioner) input.preconditioner = inner.preconditioner;
+  if (o.signal) input.signal = o.signal;
+  const out = await reliableCg(input, hooks);
+  const r: { reason: StopReason; rn: number; detail?: string } = { reason: out.reason, rn: out.rn };
+  if (out.detail !== undefined) r.detail = out.detail;
+  return r;
+}
 
 /** The outer iteration: correction solves until the residual passes `tol` or a stop rule fires. */
 async function outerLoop<V, S>(
@@ -206,7 +285,8 @@ async function outerLoop<V, S>(
       // correction equation A·d = r/‖r‖, scaled to unit norm so float32 neither under- nor overflows
       state.correctionRhs(1 / rn, rs);
       const inner = await c.solver(space as VectorSpace<V, unknown>, o.innerOperator, rs, {
-        ...rest,
+        ...innerDefaults(o.inner),
+        ...(Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as typeof rest),
         rtol: o.inner?.rtol ?? 1e-6,
         maxIterations: o.inner?.maxIterations ?? 1000,
         signal: o.signal,
