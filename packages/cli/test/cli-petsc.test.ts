@@ -126,6 +126,12 @@ describe.skipIf(!installed && !required)('--engine petsc|slepc with mpiexec -n 2
     expect(d / n).toBeLessThan(1e-6); // cond(1138_bus) ≈ 1e6 × rtol 1e-12
   });
 
+  it('PETSc options pass through and override the mapped ones (--petsc-option=-ksp_type gmres)', async () => {
+    const j = await json(['solve', matrix('bcsstk01.mtx'), '--engine', 'petsc', '--np', '2', '--rtol', '1e-10', '--petsc-option=-ksp_type gmres -ksp_gmres_restart 60']);
+    expect(j).toMatchObject({ converged: true, engine: { ksp: 'gmres', passThrough: ['-ksp_type', 'gmres', '-ksp_gmres_restart', '60'] } });
+    expect(j.relativeResidualFloat64).toBeLessThan(1e-9);
+  });
+
   it('eigs bcsstk01: the lowest 4 eigenvalues from SLEPc (Krylov–Schur, shift-invert, MUMPS on 2 processes) match the built-in float64 ones', async () => {
     const ours = await json(['eigs', matrix('bcsstk01.mtx'), '--backend', 'cpu', '--k', '4', '--tol', '1e-12']);
     const j = await json(['eigs', matrix('bcsstk01.mtx'), '--engine', 'slepc', '--np', '2', '--k', '4', '--shift-invert', 'on', '--tol', '1e-12']);

@@ -66,7 +66,9 @@ async function exportHamiltonian(c: EngineCiInput, path: string) {
     const h = await assembleChunked(fd, space, sink, { perRow: Math.min(space.size, 2000), chunkNnz, keepHost: false });
     const written = await writer.finish();
     await writePetscVectors(diagonalPath(path), [h.diagonal]);
-    return { fd, space, written, chunks: h.chunks, timings: { read, space: spaceMs, assembly: h.stats.ms } };
+    let minDiagonal = Number.POSITIVE_INFINITY;
+    for (const d of h.diagonal) minDiagonal = Math.min(minDiagonal, d);
+    return { fd, space, written, chunks: h.chunks, minDiagonal, timings: { read, space: spaceMs, assembly: h.stats.ms } };
   } catch (e) {
     await writer.abort();
     throw e;
@@ -104,7 +106,9 @@ export async function ciWithEngine(c: EngineCiInput, eo: EngineOptions | undefin
     const path = exportPath ?? join(tmp!, 'H.petsc');
     const x = await exportHamiltonian(c, path);
     info(`ci: H written to ${path} (${x.written.nnz} non-zeros); SLEPc ${epsType} on ${eo.np} process(es)`);
-    const eps = { type: epsType, which: 'smallest', nev: c.nroots, tol, maxit: c.maxIterations ?? 200, vectors: true, shiftInvert: false, conv: 'abs' };
+    // the Davidson preconditioner (D − τ)⁻¹ at τ = min diag(H) − 0.1 Eh: near the ground state (an
+    // upper bound on it, the correlation energy below), never singular
+    const eps = { type: epsType, which: 'smallest', nev: c.nroots, tol, maxit: c.maxIterations ?? 200, vectors: true, shiftInvert: false, conv: 'abs', shift: x.minDiagonal - 0.1 };
     return await runEngine(eo, { task: 'eigs', matrix: { petscFile: path }, eps }, async ({ result: p, dir, wallMs }) => {
       const r = eigenResultOf(p, c.nroots, tol, 'abs');
       const vectors = r.values.length > 0 ? await readPetscVectors(`${dir}/vectors.petsc`) : [];
