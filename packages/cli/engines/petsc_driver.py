@@ -63,11 +63,11 @@ def reason_name(enum_class, code):
 
 def solve(PETSc, comm, A, job, result):
     o = job["ksp"]
+    # vectors of the matrix's kind (CUDA vectors for -mat_type aijcusparse) and layout
+    x, b = A.createVecs()
     viewer = PETSc.Viewer().createBinary(job["rhs"], "r", comm=comm)
-    b = PETSc.Vec().create(comm=comm)
     b.load(viewer)
     viewer.destroy()
-    x = A.createVecRight()
     ksp = PETSc.KSP().create(comm=comm)
     ksp.setOperators(A)
     ksp.setType(o["type"])

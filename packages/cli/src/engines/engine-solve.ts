@@ -26,7 +26,7 @@ export const PC_TYPES = ['none', 'jacobi', 'bjacobi', 'gamg', 'hypre'] as const;
 /** A PETSc reason (KSP or EPS ConvergedReason name) as one of our stop reasons. */
 export function stopReasonOf(name: string, code: number): StopReason {
   if (code > 0) return 'converged';
-  if (name === 'DIVERGED_ITS') return 'max-iterations';
+  if (name === 'DIVERGED_ITS' || name === 'DIVERGED_MAX_IT') return 'max-iterations'; // EPS and KSP spellings
   if (name === 'DIVERGED_NANORINF') return 'non-finite';
   if (/BREAKDOWN|INDEFINITE/.test(name)) return 'breakdown';
   return 'stopped';

@@ -201,7 +201,7 @@ export async function runEngine<T>(o: EngineOptions, job: EngineJob, use: (run: 
       throw new EngineUnavailableError(`--engine ${o.engine}: the driver exited with ${code} and wrote no result (${command}): ${lastLines(stderr, 6)}`);
     }
     const result = JSON.parse(readFileSync(resultPath, 'utf8')) as DriverResult;
-    if (!result.ok) throw new EngineRunError(`--engine ${o.engine}: PETSc failed: ${result.error ?? 'no message'}${result.trace ? `\n${result.trace}` : ''}`);
+    if (!result.ok) throw new EngineRunError(`--engine ${o.engine}: PETSc failed (${command}): ${result.error ?? 'no message'}`);
     return await use({ result, dir, wallMs, writeMs, command });
   } finally {
     rmSync(dir, { recursive: true, force: true });
