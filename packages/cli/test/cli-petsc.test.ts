@@ -77,6 +77,10 @@ describe('gpusparse export and PETSc binary input', () => {
     writeFileSync(tmp('hostile.petsc'), bad);
     expect(await main(['info', tmp('hostile.petsc')])).toBe(3);
     expect(captured.stderr).toContain(`${tmp('hostile.petsc')}, byte 16: expected 4·rows + 12·nz`);
+    // a .petsc name with a foreign first word: named as a PETSc class-id problem
+    writeFileSync(tmp('text.petsc'), '%%MatrixMarket matrix coordinate real general\n1 1 0\n');
+    expect(await main(['info', tmp('text.petsc')])).toBe(3);
+    expect(captured.stderr).toContain(`${tmp('text.petsc')}, byte 0: expected 1211216 (MAT_FILE_CLASSID) or 1211214 (VEC_FILE_CLASSID)`);
   });
 
   it('engine options are usage errors without --engine, or with the wrong engine', async () => {

@@ -85,8 +85,9 @@ function generate(spec: string): LoadedMatrix {
 export async function loadMatrix(spec: string, opts: { strictCount?: boolean } = {}): Promise<LoadedMatrix> {
   if (spec.startsWith('gen:')) return generate(spec);
   const warnings: string[] = [];
-  // PETSc binary (gpusparse export, MatView), recognised by its class id whatever the extension
-  if (await isPetscBinaryFile(spec)) {
+  // PETSc binary (gpusparse export, MatView): by its class id whatever the name, or by the name
+  // (then a wrong class id is reported as such, not as a missing Matrix Market banner)
+  if (/\.petsc$/i.test(spec) || (await isPetscBinaryFile(spec))) {
     const p = await readPetscMatrix(spec);
     if (p.sortedRows > 0) warnings.push(`${spec}: ${p.sortedRows} row(s) stored with unsorted columns, sorted on reading`);
     return { matrix: p.matrix, name: spec, symmetry: 'general', warnings };
