@@ -138,7 +138,8 @@ describe.skipIf(!installed && !required)('--engine petsc|slepc with mpiexec -n 2
 
   it('eigs bcsstk01: the lowest 4 eigenvalues from SLEPc (Krylov–Schur, shift-invert, MUMPS on 2 processes) match the built-in float64 ones', async () => {
     const ours = await json(['eigs', matrix('bcsstk01.mtx'), '--backend', 'cpu', '--k', '4', '--tol', '1e-12']);
-    const j = await json(['eigs', matrix('bcsstk01.mtx'), '--engine', 'slepc', '--np', '2', '--k', '4', '--shift-invert', 'on', '--tol', '1e-12']);
+    const j = await json(['eigs', matrix('bcsstk01.mtx'), '--engine', 'slepc', '--np', '2', '--k', '4', '--shift-invert', 'on', '--tol', '1e-12', '--plot', tmp('slepc.svg')]);
+    expect(readFileSync(tmp('slepc.svg'), 'utf8')).toContain('<svg');
     expect(j).toMatchObject({ converged: true, engine: { name: 'slepc', np: 2, eps: 'krylovschur', st: 'sinvert' } });
     for (const [i, x] of (j.values as number[]).entries()) expect(Math.abs(x - ours.values[i]) / ours.values[i]).toBeLessThan(1e-9);
     for (const r of j.residualNorms as number[]) expect(r).toBeLessThan(1e-12 * j.tolerance.normEstimate);

@@ -105,7 +105,7 @@ export const eigsCommand: Command = {
     if (a.rows !== a.cols) throw new UsageError(`eigs: expected a square (symmetric) matrix, got ${a.rows}×${a.cols}`);
     if (o.k > a.rows) throw new UsageError(`--k: expected an integer in 1..${a.rows} (the matrix order), got ${o.k}`);
     // --engine slepc: SLEPc's EPS under mpiexec, same result table and JSON (docs/guides/scaling-out.md)
-    if (engine) return eigsWithEngine({ name: m.name, a, ...o, epsType: v['eps-type'] as string | undefined }, engine, common);
+    if (engine) return eigsWithEngine({ name: m.name, a, ...o, epsType: v['eps-type'] as string | undefined, plot: v.plot as string | undefined }, engine, common);
     const absolute = o.abs.atol !== undefined || o.abs.residualTol !== undefined; // thresholds in A's units: plain methods only
     const shiftInvert = o.shiftInvert === 'on' || (o.shiftInvert === 'auto' && !absolute && o.which === 'smallest' && o.method === 'lanczos' && looksSpd(a, m.symmetry === 'symmetric'));
     const backend = await openBackend(common.backend);

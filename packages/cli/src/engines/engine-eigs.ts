@@ -6,7 +6,9 @@
  */
 import type { CsrMatrix } from '@gpusparse/formats';
 import type { EigenResult } from '@gpusparse/solvers';
-import { type CommonOptions, ExitCode, out, printJson, UsageError } from '../util/context';
+import { linePlot } from '../plots/svg';
+import { type CommonOptions, ExitCode, info, out, printJson, UsageError } from '../util/context';
+import { writeOutputFile } from '../util/output';
 import { formatTable } from '../util/table';
 import { stopReasonOf } from './engine-solve';
 import { type DriverResult, engineArgOptions, type EngineOptions, runEngine } from './petsc-engine';
@@ -35,6 +37,8 @@ export interface EngineEigsInput {
   shiftInvert: string;
   /** --eps-type, when given (else from the method). */
   epsType: string | undefined;
+  /** --plot: the residual history of every pair (SLEPc's monitor) as SVG. */
+  plot: string | undefined;
   /** --residual-tol (SLEPc's absolute test) or --atol (no SLEPc equivalent: refused). */
   abs: { atol?: number; residualTol?: number };
 }
@@ -80,6 +84,11 @@ export async function eigsWithEngine(e: EngineEigsInput, eo: EngineOptions, comm
   const eps = { type: epsTypeOf(e), which: e.which, nev: e.k, tol, maxit: e.maxIterations ?? 10000, vectors: false, shiftInvert: e.shiftInvert === 'on', conv };
   return runEngine(eo, { task: 'eigs', matrix: e.a, eps }, async ({ result: p, wallMs, writeMs }) => {
     const r = eigenResultOf(p, e.k, tol, conv);
+    if (e.plot) {
+      const series = Array.from({ length: e.k }, (_, j) => ({ name: `λ${j}`, x: r.history.map((h) => h.iteration), y: r.history.map((h) => h.residualNorms[j] ?? Number.NaN) }));
+      writeOutputFile(e.plot, linePlot(series, { title: `${e.name}: ${r.method}`, xLabel: 'iteration', yLabel: 'SLEPc error estimate', logY: true }));
+      info(`residual history written to ${e.plot}`);
+    }
     const backend = `SLEPc ${p.slepc} / PETSc ${p.petsc} over MPI, ${p.np} process${p.np === 1 ? '' : 'es'}`;
     const setupMs = writeMs + p.loadSeconds * 1000;
     const solveMs = r.stats.ms;
