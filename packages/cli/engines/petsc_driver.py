@@ -74,7 +74,10 @@ def solve(PETSc, comm, A, job, result):
     if o["type"] == "gmres":
         ksp.setGMRESRestart(o["restart"])
     pc = ksp.getPC()
-    pc.setType(o["pc"])
+    try:
+        pc.setType(o["pc"])
+    except PETSc.Error as e:
+        raise RuntimeError(f"--pc {o['pc']}: this PETSc build does not have it (hypre needs a PETSc configured with hypre, as Debian's is); --pc gamg is always there") from e
     if o["pc"] == "hypre":
         pc.setHYPREType("boomeramg")
     # gpusparse's rule, ‖b − A x‖ ≤ max(rtol·‖b‖, atol): the unpreconditioned residual, which
