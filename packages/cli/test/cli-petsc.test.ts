@@ -85,10 +85,11 @@ describe('gpusparse export and PETSc binary input', () => {
 
   it('engine options are usage errors without --engine, or with the wrong engine', async () => {
     expect(await main(['solve', matrix('bcsstk01.mtx'), '--np', '2'])).toBe(2);
-    expect(captured.stderr).toContain('--np: only with --engine petsc');
+    expect(captured.stderr).toContain('--np: only with --engine petsc or slepc');
     expect(await main(['solve', matrix('bcsstk01.mtx'), '--pc', 'gamg'])).toBe(2);
-    expect(await main(['solve', matrix('bcsstk01.mtx'), '--engine', 'slepc'])).toBe(2);
-    expect(captured.stderr).toContain("--engine: expected builtin or petsc, got 'slepc'");
+    expect(await main(['solve', matrix('bcsstk01.mtx'), '--engine', 'trilinos'])).toBe(2);
+    expect(captured.stderr).toContain("--engine: expected builtin or petsc or slepc, got 'trilinos'");
+    expect(await main(['solve', matrix('bcsstk01.mtx'), '--engine', 'petsc', '--np', '0'])).toBe(2);
     expect(await main(['eigs', matrix('bcsstk01.mtx'), '--engine', 'slepc', '--petsc-option', '--malicious'])).toBe(2);
   });
 

@@ -119,7 +119,7 @@ export const ciCommand: Command = {
     const solver = ((v.solver as string | undefined) ?? 'auto') as 'davidson' | 'dense' | 'auto';
     const maxIterations = intOption('maxit', v.maxit as string | undefined, undefined, 1);
     // --export-petsc H.petsc and --engine slepc: H streamed to PETSc binary, SLEPc under mpiexec (docs/guides/scaling-out.md)
-    const engine = parseEngineOptions(v, ['slepc']);
+    const engine = parseEngineOptions(v, ['slepc', 'petsc']);
     if (engine || v['export-petsc'] !== undefined) return ciWithEngine({ file: pos[0]!, space, nroots, maxIterations, v }, engine, common);
     const backend = await openBackend(common.backend);
     if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);

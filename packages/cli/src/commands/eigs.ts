@@ -99,7 +99,7 @@ export const eigsCommand: Command = {
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`eigs: expected one matrix argument, got ${pos.length}`);
     const o = parseEigsOptions(v);
-    const engine = parseEngineOptions(v, ['slepc']);
+    const engine = parseEngineOptions(v, ['slepc', 'petsc']);
     const m = await loadMatrix(pos[0]!);
     const a = m.matrix;
     if (a.rows !== a.cols) throw new UsageError(`eigs: expected a square (symmetric) matrix, got ${a.rows}×${a.cols}`);

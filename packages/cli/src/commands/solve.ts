@@ -67,7 +67,7 @@ export const solveCommand: Command = {
     const checkEvery = v['check-every'] === undefined ? undefined : integerOption('check-every', v['check-every'] as string, 8, 1);
     if (typeof v.kernel === 'string') await checkKernelIds([v.kernel], '--kernel');
 
-    const engine = parseEngineOptions(v, ['petsc']);
+    const engine = parseEngineOptions(v, ['petsc', 'slepc']);
 
     const m = await loadMatrix(pos[0]!);
     const a = m.matrix;

@@ -109,7 +109,7 @@ export async function ciWithEngine(c: EngineCiInput, eo: EngineOptions | undefin
     // the Davidson preconditioner (D − τ)⁻¹ at τ = min diag(H) − 0.1 Eh: near the ground state (an
     // upper bound on it, the correlation energy below), never singular
     const eps = { type: epsType, which: 'smallest', nev: c.nroots, tol, maxit: c.maxIterations ?? 200, vectors: true, shiftInvert: false, conv: 'abs', shift: x.minDiagonal - 0.1 };
-    return await runEngine(eo, { task: 'eigs', matrix: { petscFile: path }, eps }, async ({ result: p, dir, wallMs }) => {
+    return await runEngine({ ...eo, engine: 'slepc' }, { task: 'eigs', matrix: { petscFile: path }, eps }, async ({ result: p, dir, wallMs }) => {
       const r = eigenResultOf(p, c.nroots, tol, 'abs');
       const vectors = r.values.length > 0 ? await readPetscVectors(`${dir}/vectors.petsc`) : [];
       const result: CiResult = {

@@ -77,12 +77,12 @@ function epsTypeOf(e: EngineEigsInput): string {
 
 /** Solve through SLEPc and print like `eigs` does; returns the exit code. */
 export async function eigsWithEngine(e: EngineEigsInput, eo: EngineOptions, common: CommonOptions): Promise<number> {
-  if (eo.engine !== 'slepc') throw new UsageError(`eigs --engine: expected slepc (PETSc alone has no eigensolvers), got '${eo.engine}'`);
   if (e.abs.atol !== undefined) throw new UsageError('--atol with --engine slepc: SLEPc has no floor on its relative test; use --tol, or --residual-tol for an absolute threshold');
   const conv = e.abs.residualTol === undefined ? 'norm' : 'abs';
   const tol = e.abs.residualTol ?? e.tol;
   const eps = { type: epsTypeOf(e), which: e.which, nev: e.k, tol, maxit: e.maxIterations ?? 10000, vectors: false, shiftInvert: e.shiftInvert === 'on', conv };
-  return runEngine(eo, { task: 'eigs', matrix: e.a, eps }, async ({ result: p, wallMs, writeMs }) => {
+  // eigensolvers are SLEPc's, whichever name was given
+  return runEngine({ ...eo, engine: 'slepc' }, { task: 'eigs', matrix: e.a, eps }, async ({ result: p, wallMs, writeMs }) => {
     const r = eigenResultOf(p, e.k, tol, conv);
     if (e.plot) {
       const series = Array.from({ length: e.k }, (_, j) => ({ name: `λ${j}`, x: r.history.map((h) => h.iteration), y: r.history.map((h) => h.residualNorms[j] ?? Number.NaN) }));

@@ -10,7 +10,7 @@ import { linePlot } from '../plots/svg';
 import { type CommonOptions, ExitCode, info, out, printJson, UsageError } from '../util/context';
 import { writeOutputFile } from '../util/output';
 import { formatTable } from '../util/table';
-import { engineArgOptions, type EngineOptions, runEngine } from './petsc-engine';
+import { engineArgOptions, type EngineOptions, EngineRunError, runEngine } from './petsc-engine';
 
 export { parseEngineOptions } from './petsc-engine';
 
@@ -65,12 +65,11 @@ function relativeResidual(a: CsrMatrix, x: Float64Array, b: Float64Array): { rel
  * converge).
  */
 export async function solveWithEngine(s: EngineSolveInput, eo: EngineOptions, common: CommonOptions): Promise<number> {
-  if (eo.engine !== 'petsc') throw new UsageError(`solve --engine: expected petsc (SLEPc is for eigs and ci), got '${eo.engine}'`);
   if (!(PC_TYPES as readonly string[]).includes(s.pc)) throw new UsageError(`--pc: expected one of ${PC_TYPES.join(', ')}, got '${s.pc}'`);
   const ksp = { type: KSP_TYPES[s.method]!, pc: s.pc, rtol: s.rtol, atol: s.atol, maxit: s.maxIterations ?? 10000, restart: s.restart };
-  return runEngine(eo, { task: 'solve', matrix: s.a, rhs: s.b, ksp }, async ({ result: p, dir, wallMs, writeMs }) => {
+  return runEngine({ ...eo, engine: 'petsc' }, { task: 'solve', matrix: s.a, rhs: s.b, ksp }, async ({ result: p, dir, wallMs, writeMs }) => {
     const [x] = await readPetscVectors(`${dir}/x.petsc`);
-    if (x!.length !== s.a.rows) throw new UsageError(`PETSc returned x of length ${x!.length}, expected ${s.a.rows}`);
+    if (x!.length !== s.a.rows) throw new EngineRunError(`--engine petsc: PETSc returned x of length ${x!.length}, expected ${s.a.rows}`);
     const check = relativeResidual(s.a, x!, s.b);
     const history = (p.history as [number, number][]).map(([iteration, residual]) => ({ iteration, residual }));
     const result: SolveResult<Float64Array> = {
