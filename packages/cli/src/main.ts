@@ -20,6 +20,7 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
   solve: { summary: 'solve A x = b (cg, gmres, bicgstab, bicg)', load: async () => (await import('./commands/solve')).solveCommand },
   eigs: { summary: 'lowest/highest eigenpairs (lanczos, davidson, lobpcg)', load: async () => (await import('./commands/eigs')).eigsCommand },
   ci: { summary: 'configuration-interaction energies from an FCIDUMP', load: async () => (await import('./commands/ci')).ciCommand },
+  export: { summary: 'write a matrix in PETSc binary format (MatLoad), or a PETSc matrix as Matrix Market', load: async () => (await import('./commands/export')).exportCommand },
   start: { summary: 'the main job: CI energies of a shipped molecule and a Poisson solve', load: async () => (await import('./commands/start')).startCommand },
 };
 
@@ -87,7 +88,7 @@ export function exitCodeOf(err: Error): number {
   // a disk-full code that escaped the output wrappers (a library writing a file)
   if (typeof code === 'string' && code in OUTPUT_FULL_CODES) return ExitCode.resource;
   if (err instanceof RangeError && ALLOCATION_FAILURES.test(err.message)) return ExitCode.resource;
-  if (err.name === 'NoAdapterError' || err.name === 'DeviceLostError') return ExitCode.noGpu;
+  if (err.name === 'NoAdapterError' || err.name === 'DeviceLostError' || err.name === 'EngineUnavailableError') return ExitCode.noGpu;
   if (err instanceof GpuSparseError || (typeof code === 'string' && PATH_ERRORS.has(code))) return ExitCode.input;
   return ExitCode.internal;
 }

@@ -36,3 +36,4 @@ export * from './registry';
 export * from './report/format-report';
 export * from './report/estimate';
 export * from './mtx/index';
+export * from './petsc/index';

@@ -7,6 +7,7 @@ import { type ChunkSink, type CiBackend, type CiDevicePolish, type CiProgress, c
 import { readFcidump } from '@gpusparse/chem/node';
 import { formatBytes } from '@gpusparse/formats';
 import type { CsrMatrix } from '@gpusparse/formats';
+import { ciWithEngine, engineCiOptions, parseEngineOptions } from '../engines/engine-ci';
 import { openBackend, type Backend } from '../util/backend';
 import { type Command, ExitCode, formatNameOption, info, numberOption, out, printJson, UsageError } from '../util/context';
 import { gpuChunkSink, gpuDevicePolish } from '../util/ci-device';
@@ -103,6 +104,8 @@ export const ciCommand: Command = {
     'Davidson adds against skipped states does not hold the verdict). --maxit: most Davidson iterations (an integer ≥ 1, default 200).',
     '--polish: where the float64 phase after the float32 GPU solve runs: device (df64 on the GPU, no float64 H',
     'on the host), host, or auto (default: device when the GPU passes the df64 self-test and no --multiplicity).',
+    '--export-petsc H.petsc: write H (streamed in row chunks) and its diagonal (H.diag.petsc) in PETSc binary and stop;',
+    'with --engine slepc --np N [--eps-type gd|jd|krylovschur] SLEPc solves it under mpiexec (docs/guides/scaling-out.md).',
   ].join('\n'),
   options: {
     space: { type: 'string' },
@@ -122,6 +125,7 @@ export const ciCommand: Command = {
     assembly: { type: 'string' },
     polish: { type: 'string' },
     'chunk-nnz': { type: 'string' },
+    ...engineCiOptions,
   },
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`ci: expected one FCIDUMP argument, got ${pos.length}`);
@@ -129,6 +133,9 @@ export const ciCommand: Command = {
     const nroots = numberOption('nroots', v.nroots as string | undefined, 1);
     const solver = ((v.solver as string | undefined) ?? 'auto') as 'davidson' | 'dense' | 'auto';
     const maxIterations = intOption('maxit', v.maxit as string | undefined, undefined, 1);
+    // --export-petsc H.petsc and --engine slepc: H streamed to PETSc binary, SLEPc under mpiexec (docs/guides/scaling-out.md)
+    const engine = parseEngineOptions(v, ['slepc', 'petsc']);
+    if (engine || v['export-petsc'] !== undefined) return ciWithEngine({ file: pos[0]!, space, nroots, maxIterations, v }, engine, common);
     const backend = await openBackend(common.backend);
     if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);
     const bar = progressBar('ci', { enabled: common.progress });

@@ -12,6 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import { type CsrMatrix, csrDiagonal, csrTranspose, HostOperator, HostVectorSpace } from '@gpusparse/formats';
 import { davidson, type EigenIterationInfo, type EigenResult, eigsMixed, lanczos, lanczosShiftInvert, lobpcg, NotPositiveDefiniteError } from '@gpusparse/solvers';
+import { eigsWithEngine, engineEigsOptions, parseEngineOptions } from '../engines/engine-eigs';
 import { linePlot } from '../plots/svg';
 import { openBackend } from '../util/backend';
 import { type Command, ExitCode, info, numberOption, out, printJson, UsageError } from '../util/context';
@@ -80,6 +81,7 @@ export const eigsCommand: Command = {
     "applies to A⁻¹, which makes the smallest λ accurate relative to themselves); --shift-invert off forces plain",
     "Lanczos. Davidson uses the diagonal preconditioner. 'largest' is available with lanczos.",
     'Off a terminal a progress line goes to stderr every 5 s.',
+    '--engine slepc --np N [--eps-type krylovschur|gd|jd|lobpcg|lanczos] [--petsc-option "-eps_..."]: SLEPc under mpiexec (docs/guides/scaling-out.md).',
   ].join('\n'),
   options: {
     k: { type: 'string' },
@@ -92,14 +94,18 @@ export const eigsCommand: Command = {
     'shift-invert': { type: 'string' },
     kernel: { type: 'string' },
     plot: { type: 'string' },
+    ...engineEigsOptions,
   },
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`eigs: expected one matrix argument, got ${pos.length}`);
     const o = parseEigsOptions(v);
+    const engine = parseEngineOptions(v, ['slepc', 'petsc']);
     const m = await loadMatrix(pos[0]!);
     const a = m.matrix;
     if (a.rows !== a.cols) throw new UsageError(`eigs: expected a square (symmetric) matrix, got ${a.rows}×${a.cols}`);
     if (o.k > a.rows) throw new UsageError(`--k: expected an integer in 1..${a.rows} (the matrix order), got ${o.k}`);
+    // --engine slepc: SLEPc's EPS under mpiexec, same result table and JSON (docs/guides/scaling-out.md)
+    if (engine) return eigsWithEngine({ name: m.name, a, ...o, epsType: v['eps-type'] as string | undefined, plot: v.plot as string | undefined }, engine, common);
     const absolute = o.abs.atol !== undefined || o.abs.residualTol !== undefined; // thresholds in A's units: plain methods only
     const shiftInvert = o.shiftInvert === 'on' || (o.shiftInvert === 'auto' && !absolute && o.which === 'smallest' && o.method === 'lanczos' && looksSpd(a, m.symmetry === 'symmetric'));
     const backend = await openBackend(common.backend);

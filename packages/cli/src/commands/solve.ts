@@ -6,6 +6,7 @@
  */
 import { type CsrMatrix, csrSpmv, HostOperator, readMatrixMarket } from '@gpusparse/formats';
 import { bicg, bicgstab, cg, gmres, jacobi, refinedSolve, type SolveResult } from '@gpusparse/solvers';
+import { engineSolveOptions, parseEngineOptions, solveWithEngine } from '../engines/engine-solve';
 import { linePlot } from '../plots/svg';
 import { type Command, type CommonOptions, ExitCode, info, integerOption, numberOption, out, printJson, UsageError } from '../util/context';
 import { checkKernelIds, openBackend } from '../util/backend';
@@ -37,6 +38,7 @@ export const solveCommand: Command = {
     'Without b, solves A x = A·1. On WebGPU the Krylov loop runs in float32 with scalars on the device;',
     '--refine (default when rtol < 1e-6 on WebGPU) wraps it in float64 iterative refinement.',
     'Exit code 1 when the solve does not converge.',
+    '--engine petsc --np N [--pc none|jacobi|bjacobi|gamg|hypre] [--petsc-option "-ksp_..."]: PETSc KSP under mpiexec (docs/guides/scaling-out.md).',
   ].join('\n'),
   options: {
     method: { type: 'string' },
@@ -50,6 +52,7 @@ export const solveCommand: Command = {
     kernel: { type: 'string' },
     plot: { type: 'string' },
     'check-every': { type: 'string' },
+    ...engineSolveOptions,
   },
   async run(pos, v, common: CommonOptions) {
     if (pos.length < 1 || pos.length > 2) throw new UsageError(`solve: expected A and optionally b, got ${pos.length} arguments`);
@@ -64,10 +67,14 @@ export const solveCommand: Command = {
     const checkEvery = v['check-every'] === undefined ? undefined : integerOption('check-every', v['check-every'] as string, 8, 1);
     if (typeof v.kernel === 'string') await checkKernelIds([v.kernel], '--kernel');
 
+    const engine = parseEngineOptions(v, ['petsc', 'slepc']);
+
     const m = await loadMatrix(pos[0]!);
     const a = m.matrix;
     if (a.rows !== a.cols) throw new UsageError(`solve: expected a square matrix, got ${a.rows}×${a.cols}`);
     const { b, source } = await loadRhs(a, pos[1]);
+    // --engine petsc: PETSc's KSP under mpiexec, same result table and JSON (docs/guides/scaling-out.md)
+    if (engine) return solveWithEngine({ name: m.name, a, b, source, method, rtol, atol, maxIterations, restart, pc: (v.pc as string | undefined) ?? precond, plot: v.plot as string | undefined }, engine, common);
     const backend = await openBackend(common.backend);
     if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);
     const bar = progressBar(`${method}`, { enabled: common.progress });

@@ -13,7 +13,7 @@ export const ExitCode = {
   usage: 2,
   /** Bad input: unreadable or malformed file, invalid parameter. */
   input: 3,
-  /** A WebGPU backend was required but none could be had. */
+  /** A WebGPU backend was required but none could be had (or the PETSc/SLEPc engine asked for is not installed). */
   noGpu: 4,
   /**
    * The work does not fit: host or device memory, a GPU binding or a 32-bit index

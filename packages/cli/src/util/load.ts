@@ -9,7 +9,7 @@
  * @module
  */
 import { getHeapStatistics } from 'node:v8';
-import { availableMemoryBytes, type CsrMatrix, checkStrictNumber, generators, readMatrixMarket, ResourceLimitError } from '@gpusparse/formats';
+import { availableMemoryBytes, type CsrMatrix, checkStrictNumber, generators, isPetscBinaryFile, readMatrixMarket, readPetscMatrix, ResourceLimitError } from '@gpusparse/formats';
 import { UsageError } from './context';
 
 /** A loaded matrix and where it came from. */
@@ -85,6 +85,13 @@ function generate(spec: string): LoadedMatrix {
 export async function loadMatrix(spec: string, opts: { strictCount?: boolean } = {}): Promise<LoadedMatrix> {
   if (spec.startsWith('gen:')) return generate(spec);
   const warnings: string[] = [];
+  // PETSc binary (gpusparse export, MatView): by its class id whatever the name, or by the name
+  // (then a wrong class id is reported as such, not as a missing Matrix Market banner)
+  if (/\.petsc$/i.test(spec) || (await isPetscBinaryFile(spec))) {
+    const p = await readPetscMatrix(spec);
+    if (p.sortedRows > 0) warnings.push(`${spec}: ${p.sortedRows} row(s) stored with unsorted columns, sorted on reading`);
+    return { matrix: p.matrix, name: spec, symmetry: 'general', warnings };
+  }
   const r = await readMatrixMarket(spec, { strictCount: opts.strictCount ?? true, onWarning: (w) => warnings.push(`${w.file}:${w.line}: ${w.message}`) });
   return { matrix: r.matrix, name: spec, symmetry: r.header.symmetry, warnings };
 }
