@@ -1,0 +1,5 @@
+/** The direct (matrix-free) σ = H·c for FCI and CAS spaces: string tables, kernel, threads, operator. @module */
+export * from './tables';
+export * from './kernel';
+export * from './threads';
+export * from './operator';

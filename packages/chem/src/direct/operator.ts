@@ -1,0 +1,110 @@
+/**
+ * The direct σ as a `LinearOperator<Float64Array>`: y = H·x without storing H, for FCI and CAS
+ * spaces (./tables.ts, ./kernel.ts), on the calling thread or on worker threads over blocks of
+ * α strings (./threads.ts). Davidson runs on it unchanged; the CI driver takes it through
+ * {@link directHamiltonian}.
+ * @module
+ */
+import { DimensionMismatchError, HostOperator, InvalidParameterError, type LinearOperator } from '@gpusparse/formats';
+import type { DeterminantSpace } from '../determinants/space';
+import type { Fcidump } from '../fcidump/types';
+import { sigmaRows, sigmaScratch } from './kernel';
+import { directContext, type DirectContext, type DirectLayout } from './tables';
+import { sigmaThreadPool, type SigmaThreadPool } from './threads';
+
+/** Options of {@link directSigmaOperator}. */
+export interface DirectSigmaOptions {
+  /** Worker threads over α-string blocks (default 1: the calling thread); 'auto': every core (at most 16). */
+  threads?: number | 'auto';
+}
+
+/** The direct operator: a float64 host operator with its diagonal, its memory and a dispose. */
+export interface DirectSigmaOperator extends LinearOperator<Float64Array> {
+  diagonal(): Float64Array;
+  /** Threads that compute σ (1: the calling thread). */
+  readonly threads: number;
+  /** Bytes held: strings, replacement lists, same-spin rows, scratch, shared vectors, diagonal (integrals not counted). */
+  readonly bytes: number;
+  /** Stops the worker threads (no-op on one thread). */
+  dispose(): void;
+}
+
+function contextBytes(ctx: DirectContext): number {
+  let total = 0;
+  for (const v of Object.values(ctx)) if (ArrayBuffer.isView(v) && v !== ctx.eri) total += v.byteLength;
+  return total;
+}
+
+async function threadCount(t: number | 'auto' | undefined): Promise<number> {
+  if (t === undefined) return 1;
+  if (t === 'auto') {
+    try {
+      const os = await import('node:os');
+      return Math.min(16, typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length);
+    } catch {
+      return 1;
+    }
+  }
+  if (!Number.isInteger(t) || t < 1 || t > 256) throw new InvalidParameterError('threads', "an integer in 1..256 or 'auto'", t);
+  return t;
+}
+
+/** x in the space's order → the direct layout (and back for y). */
+function permuted(layout: DirectLayout, run: (x: Float64Array, y: Float64Array) => void, n: number): (x: Float64Array, y: Float64Array) => void {
+  const perm = layout.perm;
+  if (!perm) return run;
+  const xp = new Float64Array(n);
+  const yp = new Float64Array(n);
+  return (x, y) => {
+    for (let k = 0; k < n; k++) xp[perm[k]!] = x[k]!;
+    run(xp, yp);
+    for (let k = 0; k < n; k++) y[k] = yp[perm[k]!]!;
+  };
+}
+
+/**
+ * σ = H·c for `space` over the integrals of `fd` (the effective, CAS-reduced FCIDUMP when the
+ * space is a CAS), without storing H. Throws NotSupportedError for spaces that are not FCI or
+ * CAS blocks. Cost per product: O(size · (conn_α + conn_β + mA·mB/n_irreps)) float64 work;
+ * memory: the string tables (bytes) and, threaded, two shared vectors of `size` doubles.
+ * @example
+ * const op = await directSigmaOperator(fd, space, { threads: 2 });
+ * op.apply(c, sigma);
+ * op.dispose();
+ */
+export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, options: DirectSigmaOptions = {}): Promise<DirectSigmaOperator> {
+  const { ctx, layout, diagonal } = directContext(fd, space);
+  const n = space.size;
+  const nthreads = Math.min(await threadCount(options.threads), Math.max(1, ctx.nA));
+  let pool: SigmaThreadPool | undefined;
+  if (nthreads > 1) pool = await sigmaThreadPool(ctx, n, nthreads);
+  let run: (x: Float64Array, y: Float64Array) => void;
+  let extra = 0;
+  if (pool) {
+    const p = pool;
+    run = (x, y) => p.run(x, y);
+    extra = 16 * n + p.threads * 8 * (sigmaScratch(ctx).x.length + sigmaScratch(ctx).k.length);
+  } else {
+    const scratch = sigmaScratch(ctx);
+    run = (x, y) => sigmaRows(ctx, x, y, 0, ctx.nA, scratch);
+    extra = scratch.x.byteLength + scratch.k.byteLength;
+  }
+  const product = permuted(layout, run, n);
+  const label = `direct-sigma(${pool ? `${pool.threads} threads` : '1 thread'})`;
+  const host = HostOperator.fromFunction(n, n, product, label);
+  const bytes = contextBytes(ctx) + extra + 8 * n + (layout.perm ? 20 * n : 0);
+  return {
+    rows: n,
+    cols: n,
+    label,
+    threads: pool?.threads ?? 1,
+    bytes,
+    apply(x, y) {
+      if (x.length !== n) throw new DimensionMismatchError(`${label} apply x`, n, x.length);
+      host.apply(x, y);
+    },
+    applyScaled: (alpha, x, beta, y) => host.applyScaled(alpha, x, beta, y),
+    diagonal: () => diagonal,
+    dispose: () => pool?.dispose(),
+  };
+}
