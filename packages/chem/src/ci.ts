@@ -19,7 +19,9 @@ import { symmetricEigenDense } from './dense-eigen';
 import { type CiMemoryOptions, sizeCiRun } from './ci-estimate';
 import { type BuildSpaceOptions, buildCiSpace, prepareCiSpace, type SpaceSpec } from './determinants/build';
 import type { Fcidump } from './fcidump/types';
-import { assembleForCi } from './ci-assembly';
+import { assembleForCi, type CiHamiltonian } from './ci-assembly';
+import type { DeterminantSpace } from './determinants/space';
+import { denseColumnsCsr } from './direct/ci';
 import type { ChunkSink } from './hamiltonian/chunked';
 import type { AvailableMemory, CiEstimate } from './memory-estimate';
 import { SpinPenaltyOperator, spinPenaltyMatrix, spinSquaredExpectations, spinSquaredMatrix } from './hamiltonian/spin';
@@ -106,6 +108,11 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   assembly?: 'auto' | 'chunked' | 'whole';
   /** Non-zeros per chunk of the chunked assembly (default 2^24). */
   chunkNnz?: number;
+  /**
+   * Build H's operator instead of assembling H, e.g. `directHamiltonian()` (the matrix-free σ of
+   * ./direct): no stored matrix, so no memory check on H's non-zeros; float64 host backends only.
+   */
+  hamiltonian?: (fd: Fcidump, space: DeterminantSpace) => Promise<CiHamiltonian<V>>;
 }
 
 /** Result of {@link ciEnergies}. */
@@ -180,7 +187,9 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     ...options,
     backend: backend0.space.precision === 'f32' ? ('device' as const) : ('host' as const),
     ...(backend0.deviceMemory ? { deviceMemory: backend0.deviceMemory } : {}),
+    ...(options.hamiltonian ? { memory: { ...options.memory, check: false } } : {}),
   };
+  if (options.hamiltonian && backend0.space.precision === 'f32') throw new NotSupportedError('ciEnergies: options.hamiltonian (an operator instead of a stored H) needs a float64 host backend');
   const mode = options.assembly ?? 'auto';
   if (mode !== 'auto' && mode !== 'chunked' && mode !== 'whole') throw new InvalidParameterError('assembly', "'auto', 'chunked' or 'whole'", mode);
   const canChunk = backend0.chunkSink !== undefined && options.solver !== 'dense' && (options.format === undefined || options.format === 'csr' || options.format === 'auto');
@@ -213,7 +222,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   if (solverName === 'dense' && space.size > DENSE_LIMIT) {
     throw new NotSupportedError(`ciEnergies: the dense solver takes at most ${DENSE_LIMIT} determinants, got ${space.size}; use solver: 'davidson'`);
   }
-  const h = await assembleForCi<V>(fd, space, {
+  const h = options.hamiltonian ? await options.hamiltonian(fd, space) : await assembleForCi<V>(fd, space, {
     ...(chunked ? { sink: await backend0.chunkSink!(space.size, estimate.nnz.perRow) } : {}),
     ...(options.chunkNnz === undefined ? {} : { chunkNnz: options.chunkNnz }),
     perRow: estimate.nnz.perRow,
@@ -221,6 +230,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     onProgress: (rowsDone, rows) => emit({ stage: 'assembly', rowsDone, rows }),
   });
   if (chunked) notes.push(`H assembled in ${h.stats.chunks} row chunks straight to the device (float32); float64 row blocks kept on the host for the polish`);
+  if (!h.matrix && !h.device) notes.push(`H not stored: σ = H·c by ${h.host.label ?? 'an operator'}`);
   const assemblyMs = h.stats.ms;
   // S² as a matrix only for the spin penalty; ⟨S²⟩ of the roots is computed without it
   const penalty = spin?.penalty ?? 0.2;
@@ -234,7 +244,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   if (solverName === 'dense') {
     const n = space.size;
     const a = new Float64Array(n * n);
-    const { rowPtr, colIdx, values: hv } = h.matrix!;
+    const { rowPtr, colIdx, values: hv } = h.matrix ?? denseColumnsCsr(h.host, n);
     for (let i = 0; i < n; i++) for (let k = rowPtr[i]!; k < rowPtr[i + 1]!; k++) a[i * n + colIdx[k]!]! += hv[k]!;
     if (pm) {
       // H + λ(S² − S(S+1))²
@@ -247,7 +257,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     format = 'dense';
   } else {
     const backend = backend0;
-    const hop = h.device ? await h.device() : await backend.operator(h.matrix!, format);
+    const hop = h.device ? await h.device() : h.matrix ? await backend.operator(h.matrix, format) : (h.host as unknown as LinearOperator<V>);
     let op: LinearOperator<V> = hop;
     let diagonal = h.diagonal;
     let pdiag = new Float64Array(0);
@@ -261,6 +271,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       op = pop;
       diagonal = pop.diagonal();
     }
+    if (!h.matrix && !h.device) format = h.host.label ?? 'operator'; // after the penalty's operator, which takes a registry format
     // Guard roots against symmetry: ask for a few extra roots and start from the lowest
     // diagonal unit vectors plus a small seeded random part, so that states orthogonal to
     // every unit-vector guess (other spin or spatial symmetry) are still reachable.

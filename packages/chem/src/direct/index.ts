@@ -3,3 +3,4 @@ export * from './tables';
 export * from './kernel';
 export * from './threads';
 export * from './operator';
+export * from './ci';

@@ -1,0 +1,50 @@
+/**
+ * The direct σ in the CI driver: `ciEnergies(fd, { hamiltonian: directHamiltonian() })` solves
+ * with the matrix-free operator instead of an assembled H (no stored matrix: the run holds
+ * strings, integrals and Davidson's vectors).
+ * @module
+ */
+import type { CsrMatrix, LinearOperator } from '@gpusparse/formats';
+import type { CiHamiltonian } from '../ci-assembly';
+import type { DeterminantSpace } from '../determinants/space';
+import type { Fcidump } from '../fcidump/types';
+import { type DirectSigmaOptions, directSigmaOperator } from './operator';
+
+/**
+ * A `CiOptions.hamiltonian` factory: the direct σ operator of the space, its diagonal, no
+ * matrix. Stats: `ms` is the time to build the string tables, `workers` the σ threads.
+ * @example
+ * const r = await ciEnergies(fd, { irrep: 1, hamiltonian: directHamiltonian({ threads: 2 }) });
+ */
+export function directHamiltonian(options: DirectSigmaOptions = {}): (fd: Fcidump, space: DeterminantSpace) => Promise<CiHamiltonian<Float64Array>> {
+  return async (fd, space) => {
+    const t0 = performance.now();
+    const op = await directSigmaOperator(fd, space, options);
+    return {
+      matrix: undefined,
+      diagonal: op.diagonal(),
+      nnz: 0,
+      host: op,
+      device: undefined,
+      stats: { ms: performance.now() - t0, rate: 0, bytesPerNnz: 0, workers: op.threads, chunks: 0 },
+    };
+  };
+}
+
+/**
+ * A small operator as a dense CSR (columns H·e_j), for the dense solver when H is not stored.
+ * Cost n products, 8n² bytes.
+ * @example const { rowPtr, colIdx, values } = denseColumnsCsr(op, 36);
+ */
+export function denseColumnsCsr(op: LinearOperator<Float64Array>, n: number): Pick<CsrMatrix, 'rowPtr' | 'colIdx' | 'values'> {
+  const values = new Float64Array(n * n);
+  const e = new Float64Array(n);
+  const col = new Float64Array(n);
+  for (let j = 0; j < n; j++) {
+    e.fill(0);
+    e[j] = 1;
+    op.apply(e, col);
+    for (let i = 0; i < n; i++) values[i * n + j] = col[i]!;
+  }
+  return { rowPtr: Int32Array.from({ length: n + 1 }, (_, i) => i * n), colIdx: Int32Array.from({ length: n * n }, (_, k) => k % n), values };
+}
