@@ -52,4 +52,5 @@ describe('CI energies with the direct σ', () => {
   it('truncated CI with the direct factory is refused before any solve', async () => {
     await expect(ciEnergies(data('H8_sto6g_R1.8_block2.FCIDUMP'), { space: { kind: 'cisd' }, hamiltonian: directHamiltonian() })).rejects.toThrow(/explicit Hamiltonian/);
   });
+
 });

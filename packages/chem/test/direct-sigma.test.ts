@@ -127,6 +127,71 @@ describe('direct σ = explicit H·c', () => {
   });
 });
 
+/** σ of the time-reversed operator on a vector of parity s against explicit H·c. */
+async function compareTimeReversed(fd: Fcidump, opts: { irrep?: number; referenceLevel?: number }, parity: 'even' | 'odd', threads = 1) {
+  const { fcidump, space } = buildCiSpace(fd, 'fci', opts);
+  const h = await assembleHamiltonian(fcidump, space, { workers: 0 });
+  const explicit = HostOperator.fromCsr(h.matrix);
+  const op = await directSigmaOperator(fcidump, space, { timeReversal: parity, threads });
+  try {
+    const s = parity === 'even' ? 1 : -1;
+    const r = randomVector(space.size, 3);
+    const c = new Float64Array(space.size);
+    // c(I, J) = (r(I, J) + s·r(J, I)) / 2 through the space's own (α, β) → index hash
+    const index = new Map<string, number>();
+    for (let k = 0; k < space.size; k++) index.set(`${space.detAlpha[k]},${space.detBeta[k]}`, k);
+    for (let k = 0; k < space.size; k++) c[k] = 0.5 * (r[k]! + s * r[index.get(`${space.detBeta[k]},${space.detAlpha[k]}`)!]!);
+    const a = new Float64Array(space.size);
+    const b = new Float64Array(space.size);
+    explicit.apply(c, a);
+    op.apply(c, b);
+    let scale = 0;
+    let diff = 0;
+    for (let i = 0; i < a.length; i++) {
+      scale = Math.max(scale, Math.abs(a[i]!));
+      diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
+    }
+    return diff / scale;
+  } finally {
+    op.dispose();
+  }
+}
+
+describe('direct σ with MS2 = 0 time-reversal symmetry (half the rows)', () => {
+  it.each([
+    ['even', 1],
+    ['odd', 1],
+    ['even', 6],
+    ['odd', 6],
+  ] as const)('N2/STO-3G, %s spins, irrep %i: σ = H·c on vectors of that parity', async (parity, irrep) => {
+    const fd = await readFcidump(data('N2_sto3g_R1.1A_block2.FCIDUMP'));
+    expect(await compareTimeReversed(fd, { irrep }, parity)).toBeLessThan(1e-12);
+  });
+
+  it('O2 CAS(12e,8o) C1 permuted by excitation level, on two threads', async () => {
+    const fd = await readFcidump(data('O2_cas12e8o_C1_dice.FCIDUMP'));
+    expect(await compareTimeReversed(fd, { referenceLevel: 2 }, 'odd', 2)).toBeLessThan(1e-12);
+    expect(await compareTimeReversed(fd, {}, 'even', 2)).toBeLessThan(1e-12);
+  });
+
+  it('project() maps a vector onto the chosen parity (the start vectors of a parity-restricted solve)', async () => {
+    const fd = await readFcidump(data('O2_cas12e8o_C1_dice.FCIDUMP'));
+    const { fcidump, space } = buildCiSpace(fd, 'fci', { referenceLevel: 1 });
+    const op = await directSigmaOperator(fcidump, space, { timeReversal: 'odd' });
+    const v = randomVector(space.size, 5);
+    op.project!(v);
+    const index = new Map<string, number>();
+    for (let k = 0; k < space.size; k++) index.set(`${space.detAlpha[k]},${space.detBeta[k]}`, k);
+    for (let k = 0; k < space.size; k++) expect(v[index.get(`${space.detBeta[k]},${space.detAlpha[k]}`)!]! + v[k]!).toBe(0);
+  });
+
+  it('MS2 ≠ 0 is refused', async () => {
+    const fd = await readFcidump(data('O2_cas12e8o_C1_dice.FCIDUMP'));
+    const { fcidump, space } = buildCiSpace(fd, 'fci', { ms2: 2 });
+    await expect(directSigmaOperator(fcidump, space, { timeReversal: 'even' })).rejects.toThrow(/MS2 = 0/);
+  });
+});
+
 describe('direct σ refusals', () => {
   it('truncated CI (not the full string structure) is refused with NotSupportedError', async () => {
     const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));

@@ -4,3 +4,4 @@ export * from './kernel';
 export * from './threads';
 export * from './operator';
 export * from './ci';
+export * from './time-reversal';

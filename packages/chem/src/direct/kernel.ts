@@ -38,67 +38,82 @@ export function sigmaScratch(ctx: DirectContext): SigmaScratch {
  * @example sigmaRows(ctx, c, sigma, 0, ctx.nA, sigmaScratch(ctx));
  */
 export function sigmaRows(ctx: DirectContext, c: Float64Array, sigma: Float64Array, aStart: number, aEnd: number, scratch: SigmaScratch): void {
-  const { norb, mA, mB, target, rowStart, rowLen, irrepA, betaSorted, betaStart, eri } = ctx;
+  const { norb, mA, mB, target, rowStart, rowLen, rowCompute, irrepA, betaSorted, betaStart, eri } = ctx;
+  const { hAOff, hATarget, hAValue, hBOff, hBTarget, hBValue, aTarget, aPair, aSign, aGroup } = ctx;
+  const { bK, bX, bSign, bGroup, pairSorted, pairStart } = ctx;
   const n2 = norb * norb;
   const X = scratch.x;
   const K = scratch.k;
+  // per α string: where each pair irrep's replacements start (t0) and end (t1)
+  const gLo = new Int32Array(8);
+  const gHi = new Int32Array(8);
   for (let ia = aStart; ia < aEnd; ia++) {
-    const r0 = rowStart[ia];
-    const nb = rowLen[ia];
+    const r0 = rowStart[ia]!;
+    const nb = rowCompute[ia]!; // the first nb entries of the row (all of it unless time reversal halves the work)
     if (nb === 0) continue;
-    for (let b = 0; b < nb; b++) sigma[r0 + b] = 0;
     // 1. α–α (diagonal of H_α included)
-    for (let e = ctx.hAOff[ia]; e < ctx.hAOff[ia + 1]; e++) {
-      const v = ctx.hAValue[e];
-      const j0 = rowStart[ctx.hATarget[e]];
-      for (let b = 0; b < nb; b++) sigma[r0 + b] += v * c[j0 + b];
+    const h0 = hAOff[ia]!;
+    const h1 = hAOff[ia + 1]!;
+    for (let b = 0; b < nb; b++) sigma[r0 + b] = 0;
+    for (let e = h0; e < h1; e++) {
+      const v = hAValue[e]!;
+      const j0 = rowStart[hATarget[e]!]!;
+      for (let b = 0; b < nb; b++) sigma[r0 + b] += v * c[j0 + b]!;
     }
     // 2. β–β
-    const gb = irrepA[ia] ^ target;
-    const bList = betaStart[gb];
+    const bList = betaStart[irrepA[ia]! ^ target]!;
     for (let b = 0; b < nb; b++) {
-      const ib = betaSorted[bList + b];
+      const ib = betaSorted[bList + b]!;
+      const e1 = hBOff[ib + 1]!;
       let s = 0;
-      for (let e = ctx.hBOff[ib]; e < ctx.hBOff[ib + 1]; e++) s += ctx.hBValue[e] * c[r0 + ctx.hBTarget[e]];
+      for (let e = hBOff[ib]!; e < e1; e++) s += hBValue[e]! * c[r0 + hBTarget[e]!]!;
       sigma[r0 + b] += s;
     }
     if (mA === 0 || mB === 0) continue;
     // 3a. gather X[b'][t]
     const a0 = ia * mA;
     for (let t = 0; t < mA; t++) {
-      const ja = ctx.aTarget[a0 + t];
-      const sg = ctx.aSign[a0 + t];
-      const j0 = rowStart[ja];
-      const nj = rowLen[ja];
-      for (let b = 0; b < nj; b++) X[b * mA + t] = sg * c[j0 + b];
+      const ja = aTarget[a0 + t]!;
+      const sg = aSign[a0 + t]!;
+      const j0 = rowStart[ja]!;
+      const nj = rowLen[ja]!;
+      for (let b = 0, xb = t; b < nj; b++, xb += mA) X[xb] = sg * c[j0 + b]!;
     }
     // 3b. K[rs][t] = (p_t q_t | rs) for rs of t's pair irrep
     const g0 = ia * 9;
     for (let g = 0; g < 8; g++) {
-      const t0 = ctx.aGroup[g0 + g];
-      const t1 = ctx.aGroup[g0 + g + 1];
+      const t0 = a0 + aGroup[g0 + g]!;
+      const t1 = a0 + aGroup[g0 + g + 1]!;
+      gLo[g] = t0 - a0;
+      gHi[g] = t1 - a0;
       if (t0 === t1) continue;
-      for (let x = ctx.pairStart[g]; x < ctx.pairStart[g + 1]; x++) {
-        const rs = ctx.pairSorted[x];
-        const kr = rs * mA;
-        for (let t = t0; t < t1; t++) K[kr + t] = eri[ctx.aPair[a0 + t] * n2 + rs];
+      for (let x = pairStart[g]!; x < pairStart[g + 1]!; x++) {
+        const rs = pairSorted[x]!;
+        const kr = rs * mA - a0;
+        for (let t = t0; t < t1; t++) K[kr + t] = eri[aPair[t]! * n2 + rs]!;
       }
     }
-    // 3c. scatter through the β replacements
+    // 3c. scatter through the β replacements (bK, bX: the K and X row offsets of each entry)
     for (let b = 0; b < nb; b++) {
-      const ib = betaSorted[bList + b];
-      const e0 = ib * mB;
+      const e0 = betaSorted[bList + b]! * mB;
+      const e1 = e0 + mB;
       let s = 0;
-      for (let e = e0; e < e0 + mB; e++) {
-        const g = ctx.bGroup[e];
-        const t0 = ctx.aGroup[g0 + g];
-        const t1 = ctx.aGroup[g0 + g + 1];
+      for (let e = e0; e < e1; e++) {
+        const g = bGroup[e]!;
+        const t0 = gLo[g]!;
+        const t1 = gHi[g]!;
         if (t0 === t1) continue;
-        const kr = ctx.bPair[e] * mA;
-        const xr = ctx.bTarget[e] * mA;
-        let d = 0;
-        for (let t = t0; t < t1; t++) d += K[kr + t] * X[xr + t];
-        s += ctx.bSign[e] * d;
+        const kr = bK[e]!;
+        const xr = bX[e]!;
+        let d0 = 0;
+        let d1 = 0;
+        let t = t0;
+        for (; t + 1 < t1; t += 2) {
+          d0 += K[kr + t]! * X[xr + t]!;
+          d1 += K[kr + t + 1]! * X[xr + t + 1]!;
+        }
+        if (t < t1) d0 += K[kr + t]! * X[xr + t]!;
+        s += bSign[e]! * (d0 + d1);
       }
       sigma[r0 + b] += s;
     }

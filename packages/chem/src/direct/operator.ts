@@ -11,11 +11,18 @@ import type { Fcidump } from '../fcidump/types';
 import { sigmaRows, sigmaScratch } from './kernel';
 import { directContext, type DirectContext, type DirectLayout } from './tables';
 import { sigmaThreadPool, type SigmaThreadPool } from './threads';
+import { projectParity, timeReversalPairs, timeReversedProduct } from './time-reversal';
 
 /** Options of {@link directSigmaOperator}. */
 export interface DirectSigmaOptions {
   /** Worker threads over α-string blocks (default 1: the calling thread); 'auto': every core (at most 16). */
   threads?: number | 'auto';
+  /**
+   * MS2 = 0 only: keep the states of even spin (S = 0, 2, …: 'even') or odd spin (S = 1, 3, …:
+   * 'odd') through the α↔β swap symmetry, computing half of σ (./time-reversal.ts). States of the
+   * other parity are moved above max diag(H), out of the lowest roots.
+   */
+  timeReversal?: 'even' | 'odd';
 }
 
 /** The direct operator: a float64 host operator with its diagonal, its memory and a dispose. */
@@ -27,6 +34,8 @@ export interface DirectSigmaOperator extends LinearOperator<Float64Array> {
   readonly bytes: number;
   /** Stops the worker threads (no-op on one thread). */
   dispose(): void;
+  /** With time reversal: v ← P v, the projection onto the chosen spin parity (start vectors). */
+  project?(v: Float64Array): void;
 }
 
 function contextBytes(ctx: DirectContext): number {
@@ -73,8 +82,12 @@ function permuted(layout: DirectLayout, run: (x: Float64Array, y: Float64Array) 
  * op.dispose();
  */
 export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, options: DirectSigmaOptions = {}): Promise<DirectSigmaOperator> {
-  const { ctx, layout, diagonal } = directContext(fd, space);
+  const { ctx: full, layout, diagonal } = directContext(fd, space);
   const n = space.size;
+  const tro = options.timeReversal;
+  if (tro !== undefined && tro !== 'even' && tro !== 'odd') throw new InvalidParameterError('timeReversal', "'even' or 'odd'", tro);
+  const tr = tro === undefined ? undefined : timeReversalPairs(space, full, tro === 'even' ? 1 : -1);
+  const ctx: DirectContext = tr ? { ...full, rowCompute: tr.rowCompute } : full;
   const nthreads = Math.min(await threadCount(options.threads), Math.max(1, ctx.nA));
   let pool: SigmaThreadPool | undefined;
   if (nthreads > 1) pool = await sigmaThreadPool(ctx, n, nthreads);
@@ -89,10 +102,12 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
     run = (x, y) => sigmaRows(ctx, x, y, 0, ctx.nA, scratch);
     extra = scratch.x.byteLength + scratch.k.byteLength;
   }
-  const product = permuted(layout, run, n);
-  const label = `direct-sigma(${pool ? `${pool.threads} threads` : '1 thread'})`;
+  let shift = 1;
+  for (let i = 0; i < n; i++) shift = Math.max(shift, diagonal[i]! + 1);
+  const product = permuted(layout, tr ? timeReversedProduct(tr, n, shift, run) : run, n);
+  const label = `direct-sigma(${pool ? `${pool.threads} threads` : '1 thread'}${tro ? `, time reversal: ${tro} S` : ''})`;
   const host = HostOperator.fromFunction(n, n, product, label);
-  const bytes = contextBytes(ctx) + extra + 8 * n + (layout.perm ? 20 * n : 0);
+  const bytes = contextBytes(ctx) + extra + 8 * n + (layout.perm ? 20 * n : 0) + (tr ? 16 * n + 4 * (tr.lower.length + tr.upper.length + tr.diagonal.length) : 0);
   return {
     rows: n,
     cols: n,
@@ -106,5 +121,6 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
     applyScaled: (alpha, x, beta, y) => host.applyScaled(alpha, x, beta, y),
     diagonal: () => diagonal,
     dispose: () => pool?.dispose(),
+    ...(tr ? { project: (v: Float64Array) => projectParity(tr, layout, v) } : {}),
   };
 }

@@ -33,6 +33,8 @@ export interface DirectContext {
   /** Start of each α string's row in the direct layout, and its length (β strings of the matching irrep). */
   rowStart: Int32Array;
   rowLen: Int32Array;
+  /** Entries of each row the kernel computes (its first ones): rowLen, or fewer under time reversal (./time-reversal.ts). */
+  rowCompute: Int32Array;
   /** Irrep of each α string. */
   irrepA: Int32Array;
   /** β strings sorted by irrep (stable), and where each irrep starts (9 entries). */
@@ -57,6 +59,9 @@ export interface DirectContext {
   bPair: Int32Array;
   bSign: Float64Array;
   bGroup: Int32Array;
+  /** Per β replacement: bPair·mA (its row of the contraction table) and bTarget·mA (its row of the gathered block). */
+  bK: Int32Array;
+  bX: Int32Array;
   /** Orbital pairs sorted by pair irrep, and where each irrep starts (9 entries). */
   pairSorted: Int32Array;
   pairStart: Int32Array;
@@ -233,6 +238,7 @@ export function directContext(fd: Fcidump, space: DeterminantSpace): { ctx: Dire
     target,
     rowStart,
     rowLen,
+    rowCompute: rowLen,
     irrepA: gA,
     betaSorted,
     betaStart,
@@ -250,6 +256,8 @@ export function directContext(fd: Fcidump, space: DeterminantSpace): { ctx: Dire
     bPair: b.pair,
     bSign: b.sign,
     bGroup,
+    bK: b.pair.map((x) => x * a.m),
+    bX: b.target.map((x) => x * a.m),
     pairSorted,
     pairStart,
     eri: fd.eri,

@@ -49,13 +49,15 @@ export interface SigmaThreadPool {
 }
 
 /** Cut the α strings into about 8 blocks per thread of equal determinant counts. */
-function alphaBlocks(ctx: DirectContext, size: number, threads: number): Int32Array {
+function alphaBlocks(ctx: DirectContext, threads: number): Int32Array {
   const want = Math.min(ctx.nA, 8 * threads);
   const cuts: number[] = [0];
+  let total = 0;
+  for (let i = 0; i < ctx.nA; i++) total += ctx.rowCompute[i]!;
   let acc = 0;
   for (let i = 0; i < ctx.nA; i++) {
-    acc += ctx.rowLen[i]!;
-    if (acc >= (cuts.length * size) / want && i + 1 < ctx.nA) cuts.push(i + 1);
+    acc += ctx.rowCompute[i]!;
+    if (acc >= (cuts.length * total) / want && i + 1 < ctx.nA) cuts.push(i + 1);
   }
   cuts.push(ctx.nA);
   return Int32Array.from(cuts);
@@ -81,7 +83,7 @@ export async function sigmaThreadPool(ctx: DirectContext, size: number, threads:
   const ctrl = new Int32Array(ctrlBuf);
   const xs = new Float64Array(new SharedArrayBuffer(8 * Math.max(1, size)));
   const ys = new Float64Array(new SharedArrayBuffer(8 * Math.max(1, size)));
-  const blocks = alphaBlocks(ctx, size, threads);
+  const blocks = alphaBlocks(ctx, threads);
   const nblocks = blocks.length - 1;
   const code = workerSource();
   const workers = Array.from({ length: threads - 1 }, () => {
