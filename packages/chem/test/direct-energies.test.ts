@@ -53,4 +53,23 @@ describe('CI energies with the direct σ', () => {
     await expect(ciEnergies(data('H8_sto6g_R1.8_block2.FCIDUMP'), { space: { kind: 'cisd' }, hamiltonian: directHamiltonian() })).rejects.toThrow(/explicit Hamiltonian/);
   });
 
+
+  it('O2 CAS(12e,8o), MS2 = 0: time reversal finds the singlet (even S) or the triplet (odd S) without a penalty', async () => {
+    const fd = await readFcidump(data('O2_cas12e8o_C1_dice.FCIDUMP'));
+    const even = await ciEnergies(fd, { hamiltonian: directHamiltonian({ timeReversal: 'even' }) });
+    expect(even.solver.converged).toBe(true);
+    near(even.energies[0]!, -149.67760156282918); // Dice's singlet; the triplet lies 0.027 Eh lower
+    expect(even.s2[0]).toBeCloseTo(0, 6);
+    const penalty = await ciEnergies(fd, { spin: { multiplicity: 1 } });
+    expect(even.solver.iterations).toBeLessThan(penalty.solver.iterations);
+    const odd = await ciEnergies(fd, { hamiltonian: directHamiltonian({ timeReversal: 'odd' }) });
+    near(odd.energies[0]!, -149.7049316931);
+    expect(odd.s2[0]).toBeCloseTo(2, 6);
+  });
+
+  it('N2/STO-3G ¹B2g through time reversal (even S) in one D2h block', async () => {
+    const r = await ciEnergies(data('N2_sto3g_R1.1A_block2.FCIDUMP'), { irrep: 6, hamiltonian: directHamiltonian({ timeReversal: 'even', threads: 2 }) });
+    near(r.energies[0]!, -107.306744734756);
+    expect(r.s2[0]).toBeCloseTo(0, 6);
+  });
 });

@@ -6,10 +6,11 @@
  * symmetry when c has, and only the determinants (I, J) with J ≤ I need computing (half the work);
  * the others are copied with the sign s.
  *
- * The operator is P H P + shift·(1 − P), P the projector onto the s-symmetric vectors: on that
- * subspace it is H (same eigenpairs), and the other parity is pushed to `shift` (above every wanted
- * root: shift > max diag H ≥ the lowest eigenvalues), so Davidson finds only states of the chosen
- * spin parity, without a penalty term and from any start vector.
+ * The operator is P H P + (1 − P) D (1 − P), P the projector onto the s-symmetric vectors and D
+ * a diagonal (diag H): on the s-symmetric subspace it is H (same eigenpairs). Started from
+ * projected vectors, Davidson stays in that subspace (H, P and the diagonal preconditioner all
+ * keep the parity; D on the other parity makes the preconditioner return rounding errors there
+ * unamplified), so it finds only states of the chosen spin parity, without a penalty term.
  * @module
  */
 import { NotSupportedError } from '@gpusparse/formats';
@@ -70,10 +71,10 @@ export function timeReversalPairs(space: DeterminantSpace, ctx: DirectContext, p
 }
 
 /**
- * y = P H P x + shift·(1 − P) x in the direct layout, with `half(xs, ys)` computing the rows of
+ * y = P H P x + other ∘ (1 − P) x in the direct layout, with `half(xs, ys)` computing the rows of
  * `ys` = H·xs up to the diagonal. Cost O(size) besides `half`; scratch: two vectors.
  */
-export function timeReversedProduct(tr: TimeReversalPairs, n: number, shift: number, half: (x: Float64Array, y: Float64Array) => void): (x: Float64Array, y: Float64Array) => void {
+export function timeReversedProduct(tr: TimeReversalPairs, n: number, other: Float64Array, half: (x: Float64Array, y: Float64Array) => void): (x: Float64Array, y: Float64Array) => void {
   const xs = new Float64Array(n);
   const ys = new Float64Array(n);
   const { lower, upper, diagonal } = tr;
@@ -92,7 +93,7 @@ export function timeReversedProduct(tr: TimeReversalPairs, n: number, shift: num
       y[upper[k]!] = s * v;
     }
     for (let k = 0; k < diagonal.length; k++) y[diagonal[k]!] = s > 0 ? ys[diagonal[k]!]! : 0;
-    for (let i = 0; i < n; i++) y[i] += shift * (x[i]! - xs[i]!);
+    for (let i = 0; i < n; i++) y[i] += other[i]! * (x[i]! - xs[i]!);
   };
 }
 
