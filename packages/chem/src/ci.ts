@@ -230,6 +230,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     onProgress: (rowsDone, rows) => emit({ stage: 'assembly', rowsDone, rows }),
   });
   if (chunked) notes.push(`H assembled in ${h.stats.chunks} row chunks straight to the device (float32); float64 row blocks kept on the host for the polish`);
+  notes.push(...((h as { notes?: string[] }).notes ?? [])); // e.g. why an operator factory chose its path
   if (!h.matrix && !h.device) notes.push(`H not stored: σ = H·c by ${h.host.label ?? 'an operator'}`);
   const assemblyMs = h.stats.ms;
   // S² as a matrix only for the spin penalty; ⟨S²⟩ of the roots is computed without it

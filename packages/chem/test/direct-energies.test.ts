@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ciEnergies } from '../src/ci';
+import { autoHamiltonian, chooseSigma } from '../src/direct/choose';
 import { directHamiltonian } from '../src/direct/ci';
+import { buildCiSpace } from '../src/determinants/build';
 import { readFcidump } from '../src/fcidump/node';
 import { dataFile } from '../../../testdata/index';
 
@@ -71,5 +73,31 @@ describe('CI energies with the direct σ', () => {
     const r = await ciEnergies(data('N2_sto3g_R1.1A_block2.FCIDUMP'), { irrep: 6, hamiltonian: directHamiltonian({ timeReversal: 'even', threads: 2 }) });
     near(r.energies[0]!, -107.306744734756);
     expect(r.s2[0]).toBeCloseTo(0, 6);
+  });
+});
+
+describe('explicit or direct: the cost model', () => {
+  it('direct when the explicit H would not fit, explicit for a truncated space or many products', async () => {
+    const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
+    const { fcidump, space } = buildCiSpace(fd, 'fci', { irrep: 1 });
+    const tight = chooseSigma(fcidump, space, { products: 1000, hostBytes: 1e6 });
+    expect(tight.sigma).toBe('direct');
+    expect(tight.reason).toMatch(/would need .* GB at assembly/);
+    expect(chooseSigma(fcidump, space, { products: 1000, hostBytes: 1e12 }).sigma).toBe('explicit');
+    const few = chooseSigma(fcidump, space, { products: 5, hostBytes: 1e12 });
+    expect(few.sigma).toBe('direct');
+    expect(few.directMs).toBeLessThan(few.explicitMs);
+    const cisd = buildCiSpace(fd, { kind: 'cisd' }, {});
+    expect(chooseSigma(cisd.fcidump, cisd.space, { products: 5, hostBytes: 1e6 }).reason).toMatch(/not an FCI\/CAS space/);
+  });
+
+  it('autoHamiltonian in ciEnergies: the choice and its reason in the notes, the reference energy either way', async () => {
+    const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
+    for (const products of [5, 5000]) {
+      const r = await ciEnergies(fd, { irrep: 1, hamiltonian: autoHamiltonian({ products }) });
+      expect(r.notes.join('\n')).toMatch(products === 5 ? /sigma auto: direct/ : /sigma auto: explicit/);
+      expect(r.nnz === 0).toBe(products === 5);
+      near(r.energies[0]!, -4.3450794027);
+    }
   });
 });

@@ -5,3 +5,4 @@ export * from './threads';
 export * from './operator';
 export * from './ci';
 export * from './time-reversal';
+export * from './choose';

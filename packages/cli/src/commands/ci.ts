@@ -3,7 +3,7 @@
  * energies (ground and excited states) from an FCIDUMP file, with ⟨S²⟩ per root.
  * @module
  */
-import { type ChunkSink, type CiBackend, type CiProgress, ciEnergies, estimateCiEnergies, type SpaceSpec } from '@gpusparse/chem';
+import { autoHamiltonian, type ChunkSink, type CiBackend, type CiProgress, ciEnergies, directHamiltonian, estimateCiEnergies, type SpaceSpec } from '@gpusparse/chem';
 import { readFcidump } from '@gpusparse/chem/node';
 import { formatBytes } from '@gpusparse/formats';
 import type { CsrMatrix } from '@gpusparse/formats';
@@ -53,6 +53,14 @@ function parseAssembly(s: string): 'auto' | 'chunked' | 'whole' {
   throw new UsageError(`--assembly: expected auto, chunked or whole, got '${s}'`);
 }
 
+/** --sigma: explicit H (default), the direct σ (host float64, FCI/CAS), or the cost model's choice (docs/guides/ci-direct.md). */
+function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<unknown, unknown>) {
+  if (s === undefined || s === 'explicit') return {};
+  if (s !== 'direct' && s !== 'auto') throw new UsageError(`--sigma: expected explicit, direct or auto, got '${s}'`);
+  if (backend.space.precision === 'f32') return s === 'auto' ? {} : { hamiltonian: directHamiltonian({ threads: 'auto' }) }; // direct: the driver refuses a float32 backend
+  return { hamiltonian: s === 'direct' ? directHamiltonian({ threads: 'auto' }) : autoHamiltonian({ threads: 'auto', products: 20 * (nroots + (nroots > 1 ? 1 : 0)) }) };
+}
+
 /** The progress of a CI run as a bar (TTY) and stage lines (log). */
 function ciProgressHandler(bar: ReturnType<typeof progressBar>, log: ReturnType<typeof stageLog>): (p: CiProgress) => void {
   return (p) => {
@@ -80,6 +88,7 @@ export const ciCommand: Command = {
     'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n]',
     '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8] [--maxit N]',
     '                    [--allow-missing-core] [--dry-run] [--host-memory GB] [--device-memory GB] [--assembly auto|chunked|whole] [--chunk-nnz N]',
+    '                    [--sigma explicit|direct|auto]',
     '',
     'Energies include the core energy (the FCIDUMP constant line). ⟨S²⟩ is reported per root.',
     'A file without the constant line is refused (it is what a truncated file looks like);',
@@ -107,6 +116,7 @@ export const ciCommand: Command = {
     'device-memory': { type: 'string' },
     assembly: { type: 'string' },
     'chunk-nnz': { type: 'string' },
+    sigma: { type: 'string' },
   },
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`ci: expected one FCIDUMP argument, got ${pos.length}`);
@@ -155,6 +165,7 @@ export const ciCommand: Command = {
         onProgress: ciProgressHandler(bar, log),
         ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
         ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: numberOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24) }),
+        ...sigmaOptions(v.sigma as string | undefined, nroots, backend),
       });
       bar.finish();
       log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);
