@@ -17,7 +17,7 @@ import { directHamiltonian } from './ci';
 import type { DirectSigmaOptions } from './operator';
 
 /**
- * Host rates, ns of CPU per unit (2-core Xeon, node 20, bench/ci-direct.ts on H2O/6-31G
+ * Host rates, ns of CPU per unit (2-core AMD EPYC VM, node 20, bench/ci-direct.ts on H2O/6-31G
  * CAS(8e,12o), 25·10^6 non-zeros, 2026-11-25, a loaded machine): explicit assembly per stored
  * non-zero, explicit product per non-zero (wasm CSR), direct σ per non-zero of the H it does
  * not store (its multiply–adds are ≈ 1.3 per non-zero); time reversal halves the direct figure.
