@@ -51,6 +51,12 @@ describe('CI energies with the direct σ', () => {
     near(o2.energies[0]!, -149.7049316931);
   });
 
+  it('a space whose vectors would not fit is refused with ResourceLimitError before anything is built', async () => {
+    await expect(ciEnergies(data('H8_sto6g_R1.8_block2.FCIDUMP'), { hamiltonian: directHamiltonian({ hostBytes: 1e6 }) })).rejects.toThrow(
+      /direct CI over 4900 determinants .*: needs .* available — use point-group symmetry/,
+    );
+  });
+
   it('truncated CI with the direct factory is refused before any solve', async () => {
     await expect(ciEnergies(data('H8_sto6g_R1.8_block2.FCIDUMP'), { space: { kind: 'cisd' }, hamiltonian: directHamiltonian() })).rejects.toThrow(/explicit Hamiltonian/);
   });
