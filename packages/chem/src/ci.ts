@@ -19,7 +19,9 @@ import { symmetricEigenDense } from './dense-eigen';
 import { type CiMemoryOptions, sizeCiRun } from './ci-estimate';
 import { type BuildSpaceOptions, buildCiSpace, prepareCiSpace, type SpaceSpec } from './determinants/build';
 import type { Fcidump } from './fcidump/types';
-import { assembleForCi } from './ci-assembly';
+import { assembleForCi, type CiHamiltonian } from './ci-assembly';
+import type { DeterminantSpace } from './determinants/space';
+import { denseColumnsCsr } from './direct/ci';
 import type { ChunkSink } from './hamiltonian/chunked';
 import type { AvailableMemory, CiEstimate } from './memory-estimate';
 import { type CiDevicePolish, type CiPolishOutcome, polishCi } from './ci-polish';
@@ -123,6 +125,11 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
    * offers it and no spin penalty is asked for, else 'host').
    */
   polish?: 'auto' | 'device' | 'host';
+  /**
+   * Build H's operator instead of assembling H, e.g. `directHamiltonian()` (the matrix-free σ of
+   * ./direct): no stored matrix, so no memory check on H's non-zeros; float64 host backends only.
+   */
+  hamiltonian?: (fd: Fcidump, space: DeterminantSpace) => Promise<CiHamiltonian<V>>;
 }
 
 /** Result of {@link ciEnergies}. */
@@ -216,7 +223,9 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     backend: backend0.space.precision === 'f32' ? ('device' as const) : ('host' as const),
     polish: devicePolish ? ('device' as const) : ('host' as const),
     ...(backend0.deviceMemory ? { deviceMemory: backend0.deviceMemory } : {}),
+    ...(options.hamiltonian ? { memory: { ...options.memory, check: false } } : {}),
   };
+  if (options.hamiltonian && backend0.space.precision === 'f32') throw new NotSupportedError('ciEnergies: options.hamiltonian (an operator instead of a stored H) needs a float64 host backend');
   const mode = options.assembly ?? 'auto';
   if (mode !== 'auto' && mode !== 'chunked' && mode !== 'whole') throw new InvalidParameterError('assembly', "'auto', 'chunked' or 'whole'", mode);
   const canChunk = backend0.chunkSink !== undefined && options.solver !== 'dense' && (options.format === undefined || options.format === 'csr' || options.format === 'auto');
@@ -249,8 +258,8 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   if (solverName === 'dense' && space.size > DENSE_LIMIT) {
     throw new NotSupportedError(`ciEnergies: the dense solver takes at most ${DENSE_LIMIT} determinants, got ${space.size}; use solver: 'davidson'`);
   }
-  const sink = chunked ? await backend0.chunkSink!(space.size, estimate.nnz.perRow, { keepLo: devicePolish !== undefined }) : undefined;
-  const h = await assembleForCi<V>(fd, space, {
+  const sink = chunked && !options.hamiltonian ? await backend0.chunkSink!(space.size, estimate.nnz.perRow, { keepLo: devicePolish !== undefined }) : undefined;
+  const h = options.hamiltonian ? await options.hamiltonian(fd, space) : await assembleForCi<V>(fd, space, {
     ...(sink ? { sink } : {}),
     keepHost: !(chunked && devicePolish),
     ...(options.chunkNnz === undefined ? {} : { chunkNnz: options.chunkNnz }),
@@ -259,6 +268,8 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     onProgress: (rowsDone, rows) => emit({ stage: 'assembly', rowsDone, rows }),
   });
   if (chunked) notes.push(`H assembled in ${h.stats.chunks} row chunks straight to the device (float32); ${devicePolish ? 'low parts of inexact values kept on the device for the df64 polish' : 'float64 row blocks kept on the host for the polish'}`);
+  notes.push(...((h as { notes?: string[] }).notes ?? [])); // e.g. why an operator factory chose its path
+  if (!h.matrix && !h.device) notes.push(`H not stored: σ = H·c by ${h.host?.label ?? 'an operator'}`);
   const assemblyMs = h.stats.ms;
   // S² as a matrix only for the spin penalty; ⟨S²⟩ of the roots is computed without it
   const penalty = spin?.penalty ?? 0.2;
@@ -274,7 +285,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   if (solverName === 'dense') {
     const n = space.size;
     const a = new Float64Array(n * n);
-    const { rowPtr, colIdx, values: hv } = h.matrix!;
+    const { rowPtr, colIdx, values: hv } = h.matrix ?? denseColumnsCsr(h.host!, n); // the dense solver never chunks, so a host operator exists
     for (let i = 0; i < n; i++) for (let k = rowPtr[i]!; k < rowPtr[i + 1]!; k++) a[i * n + colIdx[k]!]! += hv[k]!;
     if (pm) {
       // H + λ(S² − S(S+1))²
@@ -287,7 +298,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     format = 'dense';
   } else {
     const backend = backend0;
-    const hop = h.device ? await h.device() : await backend.operator(h.matrix!, format);
+    const hop = h.device ? await h.device() : h.matrix ? await backend.operator(h.matrix, format) : (h.host as unknown as LinearOperator<V>);
     let op: LinearOperator<V> = hop;
     let diagonal = h.diagonal;
     let pdiag = new Float64Array(0);
@@ -301,6 +312,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       op = pop;
       diagonal = pop.diagonal();
     }
+    if (!h.matrix && !h.device) format = h.host?.label ?? 'operator'; // after the penalty's operator, which takes a registry format
     // Guard roots against symmetry: ask for a few extra roots and start from the lowest
     // diagonal unit vectors plus a small seeded random part, so that states orthogonal to
     // every unit-vector guess (other spin or spatial symmetry) are still reachable.
@@ -311,6 +323,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       const g = new Float64Array(space.size);
       for (let j = 0; j < g.length; j++) g[j] = (rand() - 0.5) * 1e-3;
       g[i] = 1;
+      (h.host as { project?: (v: Float64Array) => void }).project?.(g); // e.g. onto one spin parity (direct σ with time reversal)
       return backend.space.fromArray(g);
     });
     // A float32 backend (WebGPU) cannot reach 1e-8 Eh residuals by itself: it converges to

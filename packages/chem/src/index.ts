@@ -8,6 +8,7 @@ export * from './fcidump/index';
 // readFcidump (node:fs) is exported from ./node (package subpath "@gpusparse/chem/node").
 export * from './determinants/index';
 export * from './hamiltonian/index';
+export * from './direct/index';
 export * from './dense-eigen';
 export * from './ci';
 export * from './ci-polish';

@@ -3,7 +3,7 @@
  * energies (ground and excited states) from an FCIDUMP file, with ⟨S²⟩ per root.
  * @module
  */
-import { type ChunkSink, type CiBackend, type CiDevicePolish, type CiProgress, ciEnergies, estimateCiEnergies, type SpaceSpec } from '@gpusparse/chem';
+import { autoHamiltonian, type ChunkSink, type CiBackend, type CiDevicePolish, type CiProgress, ciEnergies, directHamiltonian, estimateCiEnergies, type SpaceSpec } from '@gpusparse/chem';
 import { readFcidump } from '@gpusparse/chem/node';
 import { formatBytes } from '@gpusparse/formats';
 import type { CsrMatrix } from '@gpusparse/formats';
@@ -65,6 +65,14 @@ function parsePolish(s: string): 'auto' | 'device' | 'host' {
   throw new UsageError(`--polish: expected auto, device or host, got '${s}'`);
 }
 
+/** --sigma: explicit H (default), the direct σ (host float64, FCI/CAS), or the cost model's choice (docs/guides/ci-direct.md). */
+function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<unknown, unknown>) {
+  if (s === undefined || s === 'explicit') return {};
+  if (s !== 'direct' && s !== 'auto') throw new UsageError(`--sigma: expected explicit, direct or auto, got '${s}'`);
+  if (backend.space.precision === 'f32') return s === 'auto' ? {} : { hamiltonian: directHamiltonian({ threads: 'auto' }) }; // direct: the driver refuses a float32 backend
+  return { hamiltonian: s === 'direct' ? directHamiltonian({ threads: 'auto' }) : autoHamiltonian({ threads: 'auto', products: 20 * (nroots + (nroots > 1 ? 1 : 0)) }) };
+}
+
 /** The progress of a CI run as a bar (TTY) and stage lines (log). */
 function ciProgressHandler(bar: ReturnType<typeof progressBar>, log: ReturnType<typeof stageLog>): (p: CiProgress) => void {
   return (p) => {
@@ -93,6 +101,7 @@ export const ciCommand: Command = {
     '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8] [--maxit N]',
     '                    [--allow-missing-core] [--dry-run] [--host-memory GB] [--device-memory GB] [--assembly auto|chunked|whole] [--chunk-nnz N]',
     '                    [--polish auto|device|host]',
+    '                    [--sigma explicit|direct|auto]',
     '',
     'Energies include the core energy (the FCIDUMP constant line). ⟨S²⟩ is reported per root.',
     'A file without the constant line is refused (it is what a truncated file looks like);',
@@ -126,6 +135,7 @@ export const ciCommand: Command = {
     polish: { type: 'string' },
     'chunk-nnz': { type: 'string' },
     ...engineCiOptions,
+    sigma: { type: 'string' },
   },
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`ci: expected one FCIDUMP argument, got ${pos.length}`);
@@ -178,6 +188,7 @@ export const ciCommand: Command = {
         ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
         ...(v.polish === undefined ? {} : { polish: parsePolish(v.polish as string) }),
         ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: numberOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24) }),
+        ...sigmaOptions(v.sigma as string | undefined, nroots, backend),
       });
       bar.finish();
       log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);

@@ -116,7 +116,7 @@ export async function ciWithEngine(c: EngineCiInput, eo: EngineOptions | undefin
         energies: r.values.map((e) => e + x.fd.ecore),
         residualNorms: r.residualNorms,
         s2: spinSquaredExpectations(x.space, vectors),
-        timings: { ...x.timings, solve: r.stats.ms },
+        timings: { ...x.timings, solve: r.stats.ms, polish: 0 },
         determinants: x.space.size,
         nnz: x.written.nnz,
         format: 'PETSc aij',

@@ -1,0 +1,121 @@
+/**
+ * The direct σ kernel: σ rows of a range of α strings from c, both in the direct layout of
+ * ./tables.ts. It runs on the main thread and, as source text (`sigmaRows.toString()`), inside
+ * worker threads: it must stay SELF-CONTAINED — no imports, no closures over module variables,
+ * no nested named functions.
+ *
+ * For one α string I (one row of σ, the β coefficients of the matching irrep):
+ * 1. α–α: σ(I,·) += Σ_J H_α(I,J) c(J,·) — axpys of whole rows (same irrep ⇒ same β list);
+ * 2. β–β: σ(I,b) += Σ_b' H_β(b,b') c(I,b') — sparse rows against the contiguous row c(I,·);
+ * 3. α–β, gather: X[b'][t] = sign_t · c(J_t, b') for the mA single replacements t of I
+ *    (J_t = E_qp I, diagonal p = q included), grouped by the pair irrep Γ(pq);
+ *    contraction table: K[rs][t] = (p_t q_t|rs) for the pairs rs of t's irrep;
+ *    scatter: σ(I,b) += Σ_{(rs, b', s) ∈ β replacements of b} s · Σ_{t ∈ Γ(rs)} K[rs][t] X[b'][t].
+ * Every row is written by one call only, so α ranges can run on separate threads and the
+ * result does not depend on how the rows were split.
+ * @module
+ */
+import type { DirectContext } from './tables';
+
+/** Scratch of one thread: X (maxRow · mA) and K (norb² · mA). */
+export interface SigmaScratch {
+  x: Float64Array;
+  k: Float64Array;
+}
+
+/**
+ * Scratch arrays for `ctx`. Memory 8·mA·(maxRow + norb²) bytes.
+ * @example const scratch = sigmaScratch(ctx);
+ */
+export function sigmaScratch(ctx: DirectContext): SigmaScratch {
+  return { x: new Float64Array(Math.max(1, ctx.maxRow * ctx.mA)), k: new Float64Array(Math.max(1, ctx.norb * ctx.norb * ctx.mA)) };
+}
+
+/**
+ * σ rows of α strings [aStart, aEnd): σ(I,·) = (H c)(I,·), overwritten. Cost per row:
+ * O(conn_α·row + row·conn_β + mA·row + mB·row·mA/n_irreps + norb²·mA/n_irreps).
+ * Self-contained (see the module comment).
+ * @example sigmaRows(ctx, c, sigma, 0, ctx.nA, sigmaScratch(ctx));
+ */
+export function sigmaRows(ctx: DirectContext, c: Float64Array, sigma: Float64Array, aStart: number, aEnd: number, scratch: SigmaScratch): void {
+  const { norb, mA, mB, target, rowStart, rowLen, rowCompute, irrepA, betaSorted, betaStart, eri } = ctx;
+  const { hAOff, hATarget, hAValue, hBOff, hBTarget, hBValue, aTarget, aPair, aSign, aGroup } = ctx;
+  const { bK, bX, bSign, bGroup, pairSorted, pairStart } = ctx;
+  const n2 = norb * norb;
+  const X = scratch.x;
+  const K = scratch.k;
+  // per α string: where each pair irrep's replacements start (t0) and end (t1)
+  const gLo = new Int32Array(8);
+  const gHi = new Int32Array(8);
+  for (let ia = aStart; ia < aEnd; ia++) {
+    const r0 = rowStart[ia]!;
+    const nb = rowCompute[ia]!; // the first nb entries of the row (all of it unless time reversal halves the work)
+    if (nb === 0) continue;
+    // 1. α–α (diagonal of H_α included)
+    const h0 = hAOff[ia]!;
+    const h1 = hAOff[ia + 1]!;
+    for (let b = 0; b < nb; b++) sigma[r0 + b] = 0;
+    for (let e = h0; e < h1; e++) {
+      const v = hAValue[e]!;
+      const j0 = rowStart[hATarget[e]!]!;
+      for (let b = 0; b < nb; b++) sigma[r0 + b] += v * c[j0 + b]!;
+    }
+    // 2. β–β
+    const bList = betaStart[irrepA[ia]! ^ target]!;
+    for (let b = 0; b < nb; b++) {
+      const ib = betaSorted[bList + b]!;
+      const e1 = hBOff[ib + 1]!;
+      let s = 0;
+      for (let e = hBOff[ib]!; e < e1; e++) s += hBValue[e]! * c[r0 + hBTarget[e]!]!;
+      sigma[r0 + b] += s;
+    }
+    if (mA === 0 || mB === 0) continue;
+    // 3a. gather X[b'][t]
+    const a0 = ia * mA;
+    for (let t = 0; t < mA; t++) {
+      const ja = aTarget[a0 + t]!;
+      const sg = aSign[a0 + t]!;
+      const j0 = rowStart[ja]!;
+      const nj = rowLen[ja]!;
+      for (let b = 0, xb = t; b < nj; b++, xb += mA) X[xb] = sg * c[j0 + b]!;
+    }
+    // 3b. K[rs][t] = (p_t q_t | rs) for rs of t's pair irrep
+    const g0 = ia * 9;
+    for (let g = 0; g < 8; g++) {
+      const t0 = a0 + aGroup[g0 + g]!;
+      const t1 = a0 + aGroup[g0 + g + 1]!;
+      gLo[g] = t0 - a0;
+      gHi[g] = t1 - a0;
+      if (t0 === t1) continue;
+      for (let x = pairStart[g]!; x < pairStart[g + 1]!; x++) {
+        const rs = pairSorted[x]!;
+        const kr = rs * mA - a0;
+        for (let t = t0; t < t1; t++) K[kr + t] = eri[aPair[t]! * n2 + rs]!;
+      }
+    }
+    // 3c. scatter through the β replacements (bK, bX: the K and X row offsets of each entry)
+    for (let b = 0; b < nb; b++) {
+      const e0 = betaSorted[bList + b]! * mB;
+      const e1 = e0 + mB;
+      let s = 0;
+      for (let e = e0; e < e1; e++) {
+        const g = bGroup[e]!;
+        const t0 = gLo[g]!;
+        const t1 = gHi[g]!;
+        if (t0 === t1) continue;
+        const kr = bK[e]!;
+        const xr = bX[e]!;
+        let d0 = 0;
+        let d1 = 0;
+        let t = t0;
+        for (; t + 1 < t1; t += 2) {
+          d0 += K[kr + t]! * X[xr + t]!;
+          d1 += K[kr + t + 1]! * X[xr + t + 1]!;
+        }
+        if (t < t1) d0 += K[kr + t]! * X[xr + t]!;
+        s += bSign[e]! * (d0 + d1);
+      }
+      sigma[r0 + b] += s;
+    }
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * MS2 = 0 time-reversal symmetry of the direct σ. Swapping every α and β spin maps a state of
+ * spin S to (−1)^S times itself, so with the same α and β strings the coefficients of a state
+ * satisfy c(I, J) = s·c(J, I), s = (−1)^S: s = +1 holds the even spins (singlet, quintet, …),
+ * s = −1 the odd ones (triplet, septet, …). H commutes with the swap, so σ = H·c has the same
+ * symmetry when c has, and only the determinants (I, J) with J ≤ I need computing (half the work);
+ * the others are copied with the sign s.
+ *
+ * The operator is P H P + (1 − P) D (1 − P), P the projector onto the s-symmetric vectors and D
+ * a diagonal (diag H): on the s-symmetric subspace it is H (same eigenpairs). Started from
+ * projected vectors, Davidson stays in that subspace (H, P and the diagonal preconditioner all
+ * keep the parity; D on the other parity makes the preconditioner return rounding errors there
+ * unamplified), so it finds only states of the chosen spin parity, without a penalty term.
+ * @module
+ */
+import { NotSupportedError } from '@gpusparse/formats';
+import type { DeterminantSpace } from '../determinants/space';
+import type { DirectContext, DirectLayout } from './tables';
+
+/** The determinant pairs of the swap in the direct layout. */
+export interface TimeReversalPairs {
+  parity: 1 | -1;
+  /** Rows computed up to the diagonal: (I, J) with J ≤ I. */
+  rowCompute: Int32Array;
+  /** lower[k] = position of (I, J), J < I; upper[k] = position of (J, I). */
+  lower: Int32Array;
+  upper: Int32Array;
+  /** Positions of (I, I). */
+  diagonal: Int32Array;
+}
+
+function sameStrings(space: DeterminantSpace): boolean {
+  const a = space.alpha;
+  const b = space.beta;
+  if (a.count !== b.count) return false;
+  for (let i = 0; i < a.count; i++) if (a.lo[i] !== b.lo[i] || a.hi[i] !== b.hi[i]) return false;
+  return true;
+}
+
+/**
+ * The swap's pairs for `ctx` (a context of ./tables.ts over `space`). Throws NotSupportedError
+ * unless MS2 = 0 with one string list for both spins (FCI and CAS spaces). Cost O(size).
+ * @example const tr = timeReversalPairs(space, ctx, 1);
+ */
+export function timeReversalPairs(space: DeterminantSpace, ctx: DirectContext, parity: 1 | -1): TimeReversalPairs {
+  if (space.nalpha !== space.nbeta || !sameStrings(space)) {
+    throw new NotSupportedError(`direct σ: time-reversal symmetry needs MS2 = 0 (as many α as β electrons) and one string list for both spins; ${space.label} has ${space.nalpha}α, ${space.nbeta}β`);
+  }
+  const { nA, rowStart, rowLen, irrepA, betaSorted, betaStart, target } = ctx;
+  const pos = new Int32Array(nA); // position of string i inside its irrep's list
+  for (let g = 0; g < 8; g++) for (let x = betaStart[g]!; x < betaStart[g + 1]!; x++) pos[betaSorted[x]!] = x - betaStart[g]!;
+  const rowCompute = new Int32Array(nA);
+  const lower: number[] = [];
+  const upper: number[] = [];
+  const diagonal: number[] = [];
+  for (let i = 0; i < nA; i++) {
+    const list = betaStart[irrepA[i]! ^ target]!;
+    let b = 0;
+    for (; b < rowLen[i]!; b++) {
+      const j = betaSorted[list + b]!;
+      if (j > i) break;
+      if (j === i) diagonal.push(rowStart[i]! + b);
+      else {
+        lower.push(rowStart[i]! + b);
+        upper.push(rowStart[j]! + pos[i]!);
+      }
+    }
+    rowCompute[i] = b;
+  }
+  return { parity, rowCompute, lower: Int32Array.from(lower), upper: Int32Array.from(upper), diagonal: Int32Array.from(diagonal) };
+}
+
+/**
+ * y = P H P x + other ∘ (1 − P) x in the direct layout, with `half(xs, ys)` computing the rows of
+ * `ys` = H·xs up to the diagonal. Cost O(size) besides `half`; scratch: two vectors.
+ */
+export function timeReversedProduct(tr: TimeReversalPairs, n: number, other: Float64Array, half: (x: Float64Array, y: Float64Array) => void): (x: Float64Array, y: Float64Array) => void {
+  const xs = new Float64Array(n);
+  const ys = new Float64Array(n);
+  const { lower, upper, diagonal } = tr;
+  const s = tr.parity;
+  return (x, y) => {
+    for (let k = 0; k < lower.length; k++) {
+      const a = 0.5 * (x[lower[k]!]! + s * x[upper[k]!]!);
+      xs[lower[k]!] = a;
+      xs[upper[k]!] = s * a;
+    }
+    for (let k = 0; k < diagonal.length; k++) xs[diagonal[k]!] = s > 0 ? x[diagonal[k]!]! : 0;
+    half(xs, ys);
+    for (let k = 0; k < lower.length; k++) {
+      const v = ys[lower[k]!]!;
+      y[lower[k]!] = v;
+      y[upper[k]!] = s * v;
+    }
+    for (let k = 0; k < diagonal.length; k++) y[diagonal[k]!] = s > 0 ? ys[diagonal[k]!]! : 0;
+    for (let i = 0; i < n; i++) y[i] += other[i]! * (x[i]! - xs[i]!);
+  };
+}
+
+/**
+ * v ← P v in place (v in the space's order; `layout` maps it to the direct one). O(size).
+ * @example projectParity(tr, layout, v);
+ */
+export function projectParity(tr: TimeReversalPairs, layout: DirectLayout, v: Float64Array): void {
+  const at = (k: number) => (layout.perm ? layout.perm : undefined)?.[k] ?? k;
+  // positions are in the direct layout: map back through the inverse permutation
+  const inv = layout.perm ? new Int32Array(layout.size) : undefined;
+  if (inv) for (let k = 0; k < layout.size; k++) inv[at(k)] = k;
+  const idx = (p: number) => (inv ? inv[p]! : p);
+  const s = tr.parity;
+  for (let k = 0; k < tr.lower.length; k++) {
+    const a = 0.5 * (v[idx(tr.lower[k]!)]! + s * v[idx(tr.upper[k]!)]!);
+    v[idx(tr.lower[k]!)] = a;
+    v[idx(tr.upper[k]!)] = s * a;
+  }
+  if (s < 0) for (let k = 0; k < tr.diagonal.length; k++) v[idx(tr.diagonal[k]!)] = 0;
+}
