@@ -323,7 +323,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       const g = new Float64Array(space.size);
       for (let j = 0; j < g.length; j++) g[j] = (rand() - 0.5) * 1e-3;
       g[i] = 1;
-      (h.host as { project?: (v: Float64Array) => void }).project?.(g); // e.g. onto one spin parity (direct σ with time reversal)
+      (h.host as { project?: (v: Float64Array) => void } | undefined)?.project?.(g); // e.g. onto one spin parity (direct σ with time reversal)
       return backend.space.fromArray(g);
     });
     // A float32 backend (WebGPU) cannot reach 1e-8 Eh residuals by itself: it converges to
