@@ -75,7 +75,7 @@ function projectedShifted<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>,
  * Jacobi–Davidson correction equation solved by GMRES in (fastOp, fastSpace).
  * @example
  * const jd = fastCorrector(gpuOp, gpuSpace);
- * await davidsonWith(hostOp, new HostVectorSpace(), { k: 4, initialVectors: x0, corrector: jd.corrector });
+ * await davidsonWith(new HostVectorSpace(), hostOp, { k: 4, initialVectors: x0, corrector: jd.corrector });
  * jd.stats.matvecs; // fast-space matvecs spent on corrections
  */
 export function fastCorrector<V, S>(
