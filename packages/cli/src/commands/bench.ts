@@ -6,7 +6,7 @@
  */
 import { csrSpmv, getFormat } from '@gpusparse/formats';
 import { groupedBarChart } from '../plots/svg';
-import { checkKernelIds } from '../util/backend';
+import { checkKernelIds, openGpuContext } from '../util/backend';
 import { type Command, ExitCode, info, integerOption, out, printJson, UsageError } from '../util/context';
 import { writeOutputFile } from '../util/output';
 import { loadMatrix } from '../util/load';
@@ -44,7 +44,7 @@ export const benchCommand: Command = {
     const a = m.matrix;
     const nnz = a.rowPtr[a.rows]!;
     const ks = typeof v.kernels === 'string' ? v.kernels.split(',').map((id) => gpu.getKernel(id)) : gpu.kernels;
-    const ctx = await gpu.createGpuContext();
+    const ctx = await openGpuContext();
     const bar = progressBar('bench', { enabled: common.progress });
     const rows: BenchRow[] = [];
     try {

@@ -4,7 +4,7 @@
  * cached (a second run is a hit and times nothing) unless --no-cache.
  * @module
  */
-import { checkKernelIds } from '../util/backend';
+import { checkKernelIds, openGpuContext } from '../util/backend';
 import { type Command, ExitCode, info, integerOption, numberOption, out, UsageError } from '../util/context';
 import { loadMatrix } from '../util/load';
 import { progressBar } from '../util/progress';
@@ -40,7 +40,7 @@ export const tuneCommand: Command = {
     const fraction = numberOption('fraction', v.fraction as string | undefined, 0.1, { min: 0 });
     const maxRows = integerOption('rows', v.rows as string | undefined, 40, 1);
     const m = await loadMatrix(pos[0]!);
-    const ctx = await gpu.createGpuContext();
+    const ctx = await openGpuContext();
     const bar = progressBar('tuning', { enabled: common.progress });
     try {
       const kernels = kernelIds?.map((id) => gpu.getKernel(id));
