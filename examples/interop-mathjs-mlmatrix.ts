@@ -68,7 +68,7 @@ const op = HostOperator.fromFunction(30, 30, (xv, yv) => {
   const r = sym.mmul(Matrix.columnVector(Array.from(xv)));
   for (let i = 0; i < 30; i++) yv[i] = r.get(i, 0);
 });
-const ev = await lanczos(op, space, { k: 3, which: 'smallest' });
+const ev = await lanczos(space, op, { k: 3, which: 'smallest' });
 const dense = new EigenvalueDecomposition(sym, { assumeSymmetric: true }).realEigenvalues.sort((p, q) => p - q);
 console.log(`ml-matrix operator, Lanczos k=3: ${ev.values.map((v) => v.toFixed(12)).join(', ')}`);
 console.log(`ml-matrix dense eigensolver:      ${dense.slice(0, 3).map((v) => v.toFixed(12)).join(', ')}`);

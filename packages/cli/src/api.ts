@@ -248,9 +248,9 @@ export async function eigsh(A: MatrixInput, k: number, options: EigshOptions = {
     const op = built.op as HostOperator;
     const maxIterations = options.maxIterations;
     let r: EigenResult<Float64Array>;
-    if (method === 'lanczos') r = await lanczos(op, space, { k, which, residualTol, maxIterations });
-    else if (method === 'davidson') r = await davidson(op, space, { k, diagonal, residualTol, maxIterations });
-    else r = await lobpcg(op, space, { k, residualTol, maxIterations });
+    if (method === 'lanczos') r = await lanczos(space, op, { k, which, residualTol, maxIterations });
+    else if (method === 'davidson') r = await davidson(space, op, { k, diagonal, residualTol, maxIterations });
+    else r = await lobpcg(space, op, { k, residualTol, maxIterations });
     return { ...r, ...base };
   } finally {
     backend.dispose();

@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import { GpuSparseError, ResourceLimitError } from '@gpusparse/formats';
 import { type Command, type CommonOptions, ExitCode, info, UsageError } from './util/context';
+import { setQuietNativeNotices } from './util/backend';
 import { asOutputError, OUTPUT_FULL_CODES, OutputSpaceError } from './util/output';
 
 
@@ -58,6 +59,7 @@ export async function main(argv: string[]): Promise<number> {
       return ExitCode.ok;
     }
     debug = Boolean(v.debug);
+    setQuietNativeNotices(!debug);
     const backend = (v.backend as string | undefined) ?? 'auto';
     if (!['webgpu', 'cpu', 'auto'].includes(backend)) throw new UsageError(`--backend: expected webgpu, cpu or auto, got '${backend}'`);
     const common: CommonOptions = {

@@ -5,6 +5,7 @@
  */
 export * from './core/errors';
 export * from './core/numbers';
+export * from './core/random';
 export * from './core/types';
 export * from './operator/interfaces';
 export * from './operator/host';

@@ -20,3 +20,4 @@ export * from './eigen/lobpcg';
 export * from './eigen/mixed';
 export * from './eigen/correction';
 export * from './eigen/shift-invert';
+export { type DenseEigenpairs, denseSymmetricEigen } from './eigen/dense';

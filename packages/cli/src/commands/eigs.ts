@@ -210,12 +210,12 @@ async function solvePlain(a: CsrMatrix, op: any, backend: any, o: EigsOptions, p
     return eigsMixed({ method: o.method, k, which, fastOperator: op, fastSpace: backend.space, hostOperator: HostOperator.fromCsr(a), diagonal, ...polishRule, fastMaxIterations: maxIterations, onIteration });
   }
   const space = new HostVectorSpace();
-  if (o.method === 'lanczos') return lanczos(op, space, { k, which, tol, ...o.abs, maxIterations, onIteration });
+  if (o.method === 'lanczos') return lanczos(space, op, { k, which, tol, ...o.abs, maxIterations, onIteration });
   if (o.method === 'davidson') {
     const rule = o.abs.residualTol !== undefined ? { residualTol: o.abs.residualTol } : { rtol: tol, ...(o.abs.atol === undefined ? {} : { atol: o.abs.atol }) };
-    return davidson(op, space, { k, diagonal, ...rule, maxIterations, onIteration });
+    return davidson(space, op, { k, diagonal, ...rule, maxIterations, onIteration });
   }
-  return lobpcg(op, space, { k, tol, ...o.abs, maxIterations, onIteration });
+  return lobpcg(space, op, { k, tol, ...o.abs, maxIterations, onIteration });
 }
 
 /** The residual history of every pair as an SVG line plot. */

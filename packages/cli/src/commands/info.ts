@@ -50,8 +50,11 @@ export const infoCommand: Command = {
   usage: [
     'usage: gpusparse info <A.mtx | gen:name:args> [--spy out.svg [--overlay hybrid|sell]] [--formats csr,ell,...] [--json]',
     '',
-    'Prints the matrix statistics (seed 004 Table 1: RMIN, RAVE, RMAX, RSD, RSDP) and, for every',
-    'storage format, bytes (f32 and f64 values), occupancy beta = nnz/stored, padding and conversion time.',
+    'Prints the row-length statistics — RMIN, RAVE, RMAX: shortest, mean and longest row (non-zeros);',
+    'RSD: their standard deviation; RSDP: RSD as a percentage of RAVE (how irregular the rows are);',
+    'p33/p50/p90/p99: row-length percentiles — and, for every storage format, bytes (f32 and f64 values),',
+    'occupancy beta = nnz/stored, padding and conversion time. --spy draws the pattern (rows × columns, with',
+    'axes and a legend); --overlay hybrid marks where each row\'s ELL part ends, --overlay sell the SELL-C-σ chunks.',
     'A format whose storage, estimated from row lengths, exceeds max(64 MiB, 16 × CSR) is listed as not built.',
   ].join('\n'),
   options: { spy: { type: 'string' }, overlay: { type: 'string' }, formats: { type: 'string' }, lenient: { type: 'boolean' } },

@@ -14,6 +14,7 @@ import { writeOutputFile } from '../util/output';
 import { loadMatrix } from '../util/load';
 import { progressBar } from '../util/progress';
 import { formatTable } from '../util/table';
+import { firstNonFinite, writeVectorMatrixMarket } from '../util/vector-output';
 
 const methods = { cg, gmres, bicgstab, bicg } as const;
 type Method = keyof typeof methods;
@@ -34,10 +35,12 @@ export const solveCommand: Command = {
   usage: [
     'usage: gpusparse solve <A.mtx | gen:...> [b.mtx] [--method cg|gmres|bicgstab|bicg] [--rtol 1e-8] [--atol 0]',
     '                       [--maxit N] [--restart 30] [--precond none|jacobi] [--refine] [--kernel id] [--plot conv.svg]',
+    '                       [-o x.mtx] [--json [--with-x]]',
     '',
     'Without b, solves A x = A·1. On WebGPU the Krylov loop runs in float32 with scalars on the device;',
     '--refine (default when rtol < 1e-6 on WebGPU) wraps it in float64 iterative refinement.',
-    'Exit code 1 when the solve does not converge.',
+    '-o x.mtx writes x (float64) as a Matrix Market array file (n × 1); --with-x adds x to the --json output.',
+    'Exit code 1 when the solve does not converge (x is still written when finite).',
     '--engine petsc --np N [--pc none|jacobi|bjacobi|gamg|hypre] [--petsc-option "-ksp_..."]: PETSc KSP under mpiexec (docs/guides/scaling-out.md).',
   ].join('\n'),
   options: {
@@ -53,6 +56,8 @@ export const solveCommand: Command = {
     plot: { type: 'string' },
     'check-every': { type: 'string' },
     ...engineSolveOptions,
+    output: { type: 'string', short: 'o' },
+    'with-x': { type: 'boolean' },
   },
   async run(pos, v, common: CommonOptions) {
     if (pos.length < 1 || pos.length > 2) throw new UsageError(`solve: expected A and optionally b, got ${pos.length} arguments`);
@@ -66,6 +71,7 @@ export const solveCommand: Command = {
     if (!['none', 'jacobi'].includes(precond)) throw new UsageError(`--precond: expected none or jacobi, got '${precond}'`);
     const checkEvery = v['check-every'] === undefined ? undefined : integerOption('check-every', v['check-every'] as string, 8, 1);
     if (typeof v.kernel === 'string') await checkKernelIds([v.kernel], '--kernel');
+    if (v['with-x'] && !common.json) throw new UsageError('--with-x: adds x to the --json output; give --json too (or -o x.mtx for a file)');
 
     const engine = parseEngineOptions(v, ['petsc', 'slepc']);
 
@@ -153,7 +159,8 @@ export const solveCommand: Command = {
         stats: result.stats,
         detail: result.detail,
       };
-      if (common.json) printJson({ ...summary, history: result.history });
+      const xFile = typeof v.output === 'string' ? await writeSolution(v.output, xHost, `${m.name}: ${result.method}, relative residual (float64) ${trueRel.toExponential(3)}`) : undefined;
+      if (common.json) printJson({ ...summary, ...(xFile ? { xFile } : {}), history: result.history, ...(v['with-x'] ? { x: Array.from(xHost) } : {}) });
       else {
         out(`${m.name}: ${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}, b = ${source}`);
         out(`backend: ${backend.description}; operator: ${built.label}${built.tuning ? ` (tuned in ${built.tuning.spentMs.toFixed(0)} ms${built.tuning.cacheHit ? ', cache hit' : ''})` : ''}`);
@@ -164,6 +171,7 @@ export const solveCommand: Command = {
           ),
         );
         if (result.detail) out(`detail: ${result.detail}`);
+        if (xFile) out(`x written to ${xFile}`);
       }
       return result.converged ? ExitCode.ok : ExitCode.notConverged;
     } finally {
@@ -172,3 +180,14 @@ export const solveCommand: Command = {
     }
   },
 };
+
+/** Write x to `path` (Matrix Market array); returns the path, or undefined when x is not finite (said on stderr). */
+async function writeSolution(path: string, x: Float64Array, comment: string): Promise<string | undefined> {
+  const bad = firstNonFinite(x);
+  if (bad >= 0) {
+    info(`x not written to ${path}: x[${bad}] = ${x[bad]} (the solve diverged)`);
+    return undefined;
+  }
+  await writeVectorMatrixMarket(path, x, [` x from gpusparse solve — ${comment}`]);
+  return path;
+}

@@ -4,7 +4,8 @@
  * cached (a second run is a hit and times nothing) unless --no-cache.
  * @module
  */
-import { checkKernelIds } from '../util/backend';
+import type { TuningReport } from '@gpusparse/gpu';
+import { checkKernelIds, openGpuContext } from '../util/backend';
 import { type Command, ExitCode, info, integerOption, numberOption, out, UsageError } from '../util/context';
 import { loadMatrix } from '../util/load';
 import { progressBar } from '../util/progress';
@@ -13,11 +14,13 @@ export const tuneCommand: Command = {
   summary: 'pick the best format and parameters by measurement',
   usage: [
     'usage: gpusparse tune <A.mtx | gen:...> [--products 1000] [--budget-ms N] [--fraction 0.1] [--kernels id,id]',
-    '                      [--exhaustive] [--no-cache] [--cache path] [--rows 40] [--json]',
+    '                      [--exhaustive] [--no-cache] [--cache path] [--rows 40] [--all] [--json]',
     '',
     'Prunes candidates with cheap statistics (row lengths, RSDP, diagonals, padding), times the',
     'survivors within a budget (a fraction of the expected products · product time), verifies the',
     'winner against the float64 reference, and caches the choice per matrix fingerprint and adapter.',
+    'The table lists the candidates that were measured (at most --rows) and counts the others by reason;',
+    '--all lists every candidate with its reason, --json holds the whole report.',
   ].join('\n'),
   options: {
     products: { type: 'string' },
@@ -28,6 +31,7 @@ export const tuneCommand: Command = {
     'no-cache': { type: 'boolean' },
     cache: { type: 'string' },
     rows: { type: 'string' },
+    all: { type: 'boolean' },
   },
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`tune: expected one matrix argument, got ${pos.length}`);
@@ -40,7 +44,7 @@ export const tuneCommand: Command = {
     const fraction = numberOption('fraction', v.fraction as string | undefined, 0.1, { min: 0 });
     const maxRows = integerOption('rows', v.rows as string | undefined, 40, 1);
     const m = await loadMatrix(pos[0]!);
-    const ctx = await gpu.createGpuContext();
+    const ctx = await openGpuContext();
     const bar = progressBar('tuning', { enabled: common.progress });
     try {
       const kernels = kernelIds?.map((id) => gpu.getKernel(id));
@@ -58,7 +62,7 @@ export const tuneCommand: Command = {
       if (common.json) out(gpu.reportJson(r.report));
       else {
         out(`${m.name}: ${m.matrix.rows}×${m.matrix.cols}, nnz ${m.matrix.rowPtr[m.matrix.rows]} on ${ctx.describe().adapter.device || ctx.describe().adapter.description}`);
-        out(gpu.reportTable(r.report, { maxRows }));
+        out(v.all ? gpu.reportTable(r.report) : measuredTable(gpu, r.report, maxRows));
       }
       return ExitCode.ok;
     } finally {
@@ -67,3 +71,27 @@ export const tuneCommand: Command = {
     }
   },
 };
+
+/** Why candidates were not timed, in words, by trial status. */
+const NOT_TIMED: Record<string, string> = {
+  budget: 'short-listed but left out by the budget',
+  skipped: 'not short-listed (the model predicts them slower)',
+  pruned: 'pruned by statistics (padding, diagonals, bindings)',
+};
+
+/**
+ * The report's table with only the measured candidates (timed, cached, failed), then one line
+ * counting the others by reason instead of a row each (what --all shows).
+ */
+export function measuredTable(gpu: typeof import('@gpusparse/gpu'), report: TuningReport, maxRows: number): string {
+  const measured = report.trials.filter((t) => !(t.status in NOT_TIMED));
+  const text = gpu.reportTable({ ...report, trials: measured }, { maxRows });
+  const counts = Object.keys(NOT_TIMED)
+    .map((s) => [s, report.trials.filter((t) => t.status === s).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([s, n]) => `${n} ${NOT_TIMED[s]}`);
+  if (counts.length === 0) return text;
+  const cut = text.indexOf('\n\n');
+  const line = `not timed: ${counts.join('; ')} (--all lists them with their reasons)`;
+  return cut < 0 ? `${text}\n${line}` : `${text.slice(0, cut)}\n${line}${text.slice(cut)}`;
+}

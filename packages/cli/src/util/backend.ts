@@ -66,10 +66,24 @@ export function hostBackend(fallbackReason?: string): Backend<Float64Array, Host
   };
 }
 
+// Dawn's native limit notices on stderr: dropped unless --debug (main() sets this per run).
+let quietNativeNotices = false;
+
+/** Whether the GPU contexts the CLI opens drop Dawn's native limit notices (true unless --debug). */
+export function setQuietNativeNotices(quiet: boolean): void {
+  quietNativeNotices = quiet;
+}
+
+/** A GPU context as every CLI command opens it (Dawn's limit notices quiet unless --debug). */
+export async function openGpuContext(): Promise<GpuContext> {
+  const gpu = await import('@gpusparse/gpu');
+  return gpu.createGpuContext({ quietNativeNotices });
+}
+
 /** Open the WebGPU backend; throws NoAdapterError when there is no adapter. */
 export async function gpuBackend(): Promise<Backend<GpuVector, unknown>> {
   const gpu = await import('@gpusparse/gpu');
-  const ctx = await gpu.createGpuContext();
+  const ctx = await openGpuContext();
   const d = ctx.describe();
   const space = new gpu.GpuVectorSpace(ctx);
   return {

@@ -4,19 +4,11 @@
  * @module
  */
 import { InvalidParameterError } from '../core/errors';
+import { mulberry32 } from '../core/random';
 import type { CsrMatrix } from '../core/types';
 
-/** A small, fast, seedable PRNG (mulberry32). Returns floats in [0, 1). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small, fast, seedable PRNG (mulberry32, core/random.ts). Returns floats in [0, 1). */
+export const rng: (seed: number) => () => number = mulberry32;
 
 const MAX_INT32 = 2147483647;
 

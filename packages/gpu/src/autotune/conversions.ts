@@ -3,7 +3,7 @@
  * shared by candidates of the same format parameters) and the device vectors x and y.
  * @module
  */
-import { type CsrMatrix, getFormat, type SparseMatrix } from '@gpusparse/formats';
+import { type CsrMatrix, getFormat, mulberry32, type SparseMatrix } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 import type { GpuBuf } from '../memory/buffers';
 import { uploadF32 } from '../memory/upload';
@@ -76,14 +76,9 @@ export interface TuneVectors {
 
 /** Deterministic x in [-1, 1), float32-representable (mulberry32). O(n). */
 export function tuneVector(n: number, seed = 12345): Float64Array {
-  let s = seed >>> 0;
+  const r = mulberry32(seed);
   const x = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), s | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    x[i] = Math.fround((((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1);
-  }
+  for (let i = 0; i < n; i++) x[i] = Math.fround(r() * 2 - 1);
   return x;
 }
 

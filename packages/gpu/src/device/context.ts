@@ -46,6 +46,12 @@ export interface GpuContextOptions {
   /** Disable robustness and allow unsafe APIs (faster; indices are validated on upload). Default false. */
   readonly unsafe?: boolean;
   readonly powerPreference?: 'low-power' | 'high-performance';
+  /**
+   * Node only: drop Dawn's "max…BuffersPerPipelineLayout artificially reduced" notices, which it
+   * prints from native code on adapter discovery; other native stderr output of that call is
+   * re-emitted after it (see device/native-stderr.ts). Default false; the CLI sets it unless --debug.
+   */
+  readonly quietNativeNotices?: boolean;
   /** Extra Dawn toggles (Node only), e.g. 'enable-dawn-features=dump_shaders'. */
   readonly toggles?: readonly string[];
   /** Use this GPU object instead of navigator.gpu / npm `webgpu` (tests, custom setups). */
@@ -127,7 +133,8 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   }
   let adapter: GPUAdapter | null = null;
   try {
-    adapter = await gpu.requestAdapter({ powerPreference: opts.powerPreference ?? 'high-performance' });
+    const request = () => gpu.requestAdapter({ powerPreference: opts.powerPreference ?? 'high-performance' });
+    adapter = await (inNode && opts.quietNativeNotices ? (await import('./native-stderr')).captureNativeStderr(request) : request());
   } catch (e) {
     throw new NoAdapterError(`requestAdapter threw: ${(e as Error).message}`);
   }

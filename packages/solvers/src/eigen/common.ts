@@ -4,7 +4,7 @@
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
-import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
+import { DimensionMismatchError, InvalidParameterError, mulberry32 } from '@gpusparse/formats';
 import type { EigenResult, EigenToleranceReport, SolverStats, StopReason } from '../common/result';
 import { newStats } from '../common/result';
 
@@ -159,14 +159,8 @@ export function allFinite(xs: ArrayLike<number>): boolean {
  * const v0 = randomVector(space, 100, 7);
  */
 export function randomVector<V, S>(space: VectorSpace<V, S>, n: number, seed: number): V {
-  let a = seed >>> 0;
+  const r = mulberry32(seed);
   const out = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  }
+  for (let i = 0; i < n; i++) out[i] = r() * 2 - 1;
   return space.fromArray(out);
 }

@@ -128,7 +128,7 @@ export function spaceBridge<P, S, V>(outer: VectorSpace<P, S>, toFast: (p: P, sc
  * in (fastOp, fastSpace).
  * @example
  * const jd = fastCorrector(gpuOp, gpuSpace);
- * await davidsonWith(hostOp, new HostVectorSpace(), { k: 4, initialVectors: x0, corrector: jd.corrector });
+ * await davidsonWith(new HostVectorSpace(), hostOp, { k: 4, initialVectors: x0, corrector: jd.corrector });
  * jd.stats.matvecs; // fast-space matvecs spent on corrections
  */
 export function fastCorrector<V, S>(fastOp: LinearOperator<V>, fastSpace: VectorSpace<V, S>, opts?: FastCorrectorOptions): { corrector: DavidsonCorrector<Float64Array>; stats: CorrectorStats };

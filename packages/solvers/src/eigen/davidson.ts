@@ -17,6 +17,7 @@
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
+import { spaceAndOperator } from '../common/argument-order';
 import { eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
 import type { EigenResult, EigenToleranceReport, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
@@ -118,12 +119,20 @@ export interface DavidsonCoreOptions<V> extends Omit<DavidsonOptions<V>, 'diagon
  * near-dependent corrections (CGS2 + SVQB with dropping). Cost per iteration: ≤ k matvecs,
  * O(m·n·k) vector work, 4 readbacks; see the module notes.
  * @example
- * const r = await davidson(op, space, { k: 3, diagonal: op.diagonal!() });
+ * const r = await davidson(space, op, { k: 3, diagonal: op.diagonal!() });
  * r.values; // three lowest eigenvalues (e.g. CI energies), ascending
  */
-export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: DavidsonOptions<V>): Promise<EigenResult<V>> {
+export function davidson<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: DavidsonOptions<V>): Promise<EigenResult<V>>;
+/** @deprecated operator-first order: call `davidson(space, op, opts)` (same behaviour). */
+export function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: DavidsonOptions<V>): Promise<EigenResult<V>>;
+export async function davidson<V, S>(
+  spaceOrOp: VectorSpace<V, S> | LinearOperator<V>,
+  opOrSpace: VectorSpace<V, S> | LinearOperator<V>,
+  opts: DavidsonOptions<V>,
+): Promise<EigenResult<V>> {
+  const [space, op] = spaceAndOperator('davidson', spaceOrOp, opOrSpace);
   if (!(opts.diagonal instanceof Float64Array)) throw new InvalidParameterError('davidson diagonal', 'a Float64Array', opts.diagonal);
-  return davidsonWith(op, space, opts);
+  return davidsonWith(space, op, opts);
 }
 
 /**
@@ -131,9 +140,17 @@ export async function davidson<V, S>(op: LinearOperator<V>, space: VectorSpace<V
  * preconditioner or a caller's `corrector` (e.g. a correction equation solved in another
  * space, see eigsMixed's 'jd' polish). Cost: as davidson plus the corrector's.
  * @example
- * const r = await davidsonWith(op, space, { k: 2, initialVectors: x0, corrector: myCorrector });
+ * const r = await davidsonWith(space, op, { k: 2, initialVectors: x0, corrector: myCorrector });
  */
-export async function davidsonWith<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: DavidsonCoreOptions<V>): Promise<EigenResult<V>> {
+export function davidsonWith<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: DavidsonCoreOptions<V>): Promise<EigenResult<V>>;
+/** @deprecated operator-first order: call `davidsonWith(space, op, opts)` (same behaviour). */
+export function davidsonWith<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: DavidsonCoreOptions<V>): Promise<EigenResult<V>>;
+export async function davidsonWith<V, S>(
+  spaceOrOp: VectorSpace<V, S> | LinearOperator<V>,
+  opOrSpace: VectorSpace<V, S> | LinearOperator<V>,
+  opts: DavidsonCoreOptions<V>,
+): Promise<EigenResult<V>> {
+  const [space, op] = spaceAndOperator('davidsonWith', spaceOrOp, opOrSpace);
   const k = opts.k;
   const name = opts.name ?? 'davidson';
   checkEigenInput(name, op, k);

@@ -15,6 +15,7 @@
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { InvalidParameterError } from '@gpusparse/formats';
+import { spaceAndOperator } from '../common/argument-order';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
 import { type EigenTolerance, eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
@@ -279,10 +280,18 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
  * (m = current basis size ≤ maxBasis); one readback per `checkEvery` iterations and per
  * restart; memory maxBasis + 2 vectors.
  * @example
- * const r = await lanczos(HostOperator.fromCsr(a), new HostVectorSpace(), { k: 4, which: 'smallest' });
+ * const r = await lanczos(new HostVectorSpace(), HostOperator.fromCsr(a), { k: 4, which: 'smallest' });
  * r.values; // 4 smallest eigenvalues, ascending
  */
-export async function lanczos<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: LanczosOptions<V>): Promise<EigenResult<V>> {
+export function lanczos<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: LanczosOptions<V>): Promise<EigenResult<V>>;
+/** @deprecated operator-first order: call `lanczos(space, op, opts)` (same behaviour). */
+export function lanczos<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: LanczosOptions<V>): Promise<EigenResult<V>>;
+export async function lanczos<V, S>(
+  spaceOrOp: VectorSpace<V, S> | LinearOperator<V>,
+  opOrSpace: VectorSpace<V, S> | LinearOperator<V>,
+  opts: LanczosOptions<V>,
+): Promise<EigenResult<V>> {
+  const [space, op] = spaceAndOperator('lanczos', spaceOrOp, opOrSpace);
   const k = opts.k;
   checkEigenInput('lanczos', op, k);
   const n = op.rows;

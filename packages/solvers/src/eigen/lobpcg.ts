@@ -15,6 +15,7 @@
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
+import { spaceAndOperator } from '../common/argument-order';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
 import { eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
@@ -51,10 +52,18 @@ export interface LobpcgOptions<V> extends EigenBaseOptions {
  * Cost per iteration: ≤ k + guard matvecs and preconditioner applications, O(b²·n) vector work,
  * 6 readbacks.
  * @example
- * const r = await lobpcg(op, space, { k: 4, preconditioner: jacobi });
+ * const r = await lobpcg(space, op, { k: 4, preconditioner: jacobi });
  * r.values; // 4 smallest eigenvalues, ascending
  */
-export async function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: LobpcgOptions<V>): Promise<EigenResult<V>> {
+export function lobpcg<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: LobpcgOptions<V>): Promise<EigenResult<V>>;
+/** @deprecated operator-first order: call `lobpcg(space, op, opts)` (same behaviour). */
+export function lobpcg<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, opts: LobpcgOptions<V>): Promise<EigenResult<V>>;
+export async function lobpcg<V, S>(
+  spaceOrOp: VectorSpace<V, S> | LinearOperator<V>,
+  opOrSpace: VectorSpace<V, S> | LinearOperator<V>,
+  opts: LobpcgOptions<V>,
+): Promise<EigenResult<V>> {
+  const [space, op] = spaceAndOperator('lobpcg', spaceOrOp, opOrSpace);
   const k = opts.k;
   checkEigenInput('lobpcg', op, k);
   const n = op.rows;

@@ -173,7 +173,7 @@ export async function lanczosShiftInvert(a: CsrMatrix, opts: ShiftInvertOptions)
   const user = opts.onIteration;
   // the callback sees λ = σ + 1/μ; residuals and threshold stay those of (A − σI)⁻¹
   const onIteration = user && ((info: EigenIterationInfo) => user({ ...info, values: info.values.map((mu) => sigma + 1 / mu) }));
-  const r = await lanczos(b, new HostVectorSpace(), { ...lanczosOpts, tol, which: 'largest', ...(onIteration ? { onIteration } : {}) });
+  const r = await lanczos(new HostVectorSpace(), b, { ...lanczosOpts, tol, which: 'largest', ...(onIteration ? { onIteration } : {}) });
   // back to A: λ = σ + 1/μ (ascending, since μ comes descending), residuals with A itself
   const values = r.values.map((mu) => sigma + 1 / mu);
   const op = HostOperator.fromCsr(a);
