@@ -349,6 +349,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         ...(options.signal ? { signal: options.signal } : {}),
       });
       (pop as { dispose?: () => void }).dispose?.();
+      for (const v of res.vectors) backend.space.release(v); // handed over to the polish on the device
       const p = outcome.result;
       values = outcome.values;
       solverInfo = {
