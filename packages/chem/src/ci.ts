@@ -345,8 +345,8 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     solverInfo = { method: res.method, converged: res.converged, iterations: res.iterations, matvecs: res.stats.matvecs };
     if (lowPrecision && devicePolish) {
       // float64-accurate polish on the device (df64): no float64 H and no vector on the host
+      const t0 = performance.now(); // the phase includes building H in df64 (an upload on the whole path)
       const pop = await devicePolish.operator(h.matrix, sink);
-      const t0 = performance.now();
       outcome = await polishCi({
         fastOp: op,
         fastSpace: backend.space,
@@ -362,6 +362,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         ...(options.signal ? { signal: options.signal } : {}),
       });
       (pop as { dispose?: () => void }).dispose?.();
+      for (const v of res.vectors) backend.space.release(v); // handed over to the polish on the device
       const p = outcome.result;
       values = outcome.values;
       solverInfo = {

@@ -170,7 +170,9 @@ export const ciCommand: Command = {
       if (v['dry-run']) {
         const kind = backend.space.precision === 'f32' ? 'device' : 'host';
         // on a device the driver assembles in chunks (of 2^24 non-zeros) when H is large
-        const e = await estimateCiEnergies(input, { ...common0, backend: kind, ...(kind === 'device' ? { chunkNnz: 2 ** 24 } : {}), ...(ciBackend.deviceMemory ? { deviceMemory: ciBackend.deviceMemory } : {}) });
+        // the float64 polish runs on the device (df64) unless --polish host, a spin penalty or a device without df64
+        const devicePolish = kind === 'device' && (v.polish === undefined ? 'auto' : parsePolish(v.polish as string)) !== 'host' && v.multiplicity === undefined && (await ciBackend.devicePolish?.()) !== undefined;
+        const e = await estimateCiEnergies(input, { ...common0, backend: kind, polish: devicePolish ? 'device' : 'host', ...(kind === 'device' ? { chunkNnz: 2 ** 24 } : {}), ...(ciBackend.deviceMemory ? { deviceMemory: ciBackend.deviceMemory } : {}) });
         const fits = e.estimate.peakHost <= e.estimate.host.bytes && (!e.estimate.device || e.estimate.peakDevice <= e.estimate.device.bytes);
         if (common.json) printJson({ file: pos[0], backend: backend.description, space: e.label, fits, ...e.estimate, plan: e.plan });
         else printEstimate(pos[0]!, e.label, e.estimate, backend.description);

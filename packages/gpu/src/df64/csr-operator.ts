@@ -7,7 +7,7 @@
  * Device bytes per non-zero: 8 own (col + hi) or 0 shared, + 4 where lo is needed.
  * @module
  */
-import { type CsrMatrix, DimensionMismatchError, GpuSparseError, type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
+import { type CsrMatrix, csrDiagonal, DimensionMismatchError, GpuSparseError, type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
 import { type CsrDeviceBlock, splitCsrPlan } from '../kernels/csr/csr-device';
 import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
@@ -55,6 +55,8 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
   readonly label: string;
   /** Device bytes this operator uploaded (shared arrays not counted). */
   readonly deviceBytes: number;
+  /** The main diagonal in float64 (present when known: built from a host CSR, or given). */
+  readonly diagonal?: () => Float64Array;
 
   /**
    * An operator over `blocks` (covering rows [0, rows) in order). `owned` are the buffers that
@@ -66,7 +68,12 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     readonly cols: number,
     readonly blocks: readonly Df64CsrBlock[],
     private readonly owned: readonly GpuBuf[],
+    diagonal?: Float64Array,
   ) {
+    if (diagonal) {
+      if (diagonal.length !== Math.min(rows, cols)) throw new DimensionMismatchError('Df64CsrOperator diagonal', Math.min(rows, cols), diagonal.length);
+      this.diagonal = () => diagonal;
+    }
     const limit = d.ctx.limits.maxStorageBufferBindingSize;
     if (8 * Math.max(rows, cols) > limit) {
       throw new ResourceLimitError('df64 vector (8 bytes per row)', 8 * Math.max(rows, cols), limit, 'the df64 product binds x and y whole; polish on the host (CPU backend)');
@@ -103,7 +110,7 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
       blocks.push(b);
       owned.push(b.rowPtr, b.colIdx, b.hi, ...(b.lo ? [b.lo] : []));
     }
-    return new Df64CsrOperator(d, a.rows, a.cols, blocks, owned);
+    return new Df64CsrOperator(d, a.rows, a.cols, blocks, owned, csrDiagonal(a));
   }
 
   /**
