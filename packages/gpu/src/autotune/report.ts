@@ -50,13 +50,13 @@ export interface Trial {
 
 /** Where the tuning time went (ms, wall clock). */
 export interface TuningCosts {
-  /** Row-length statistics, diagonals, fingerprint, and the per-layout estimates of the candidates (padded slots, block fill). */
+  /** Row-length statistics, diagonals, fingerprint (on the device from the shared CSR upload, or on the host), and the per-layout estimates of the candidates (padded slots, block fill). */
   statsMs: number;
   /** The tuning vectors x and y: creation and upload. */
   vectorsMs: number;
   /** Host conversions of the short-listed candidates. */
   conversionMs: number;
-  /** Uploads (pipeline compilation included) of the short-listed candidates. */
+  /** Uploads: the CSR arrays once (validation included; shared by the statistics, every CSR candidate and the final operator), plus each other short-listed format's own (pipeline compilation included). */
   uploadMs: number;
   /** The interleaved timing rounds. */
   timingMs: number;
@@ -95,6 +95,10 @@ export interface TuningReport {
   spentMs: number;
   /** Wall time of the statistics alone (= costs.statsMs). */
   statsMs: number;
+  /** Where the statistics were computed: 'device', or 'host (why the device path declined)'. */
+  statsWhere?: string;
+  /** The one CSR upload the statistics, the CSR candidates and (when a CSR kernel wins) the operator share (ms, validation included). */
+  csrUploadMs?: number;
   /** Where the time went, by stage. */
   readonly costs: TuningCosts;
   /** Set when spentMs exceeds the budget by more than 20 %: which fixed cost did it, and why. */
@@ -173,7 +177,7 @@ function summaryLines(r: TuningReport): string[] {
   return [
     `matrix ${r.rows}×${r.cols}, ${r.nnz} nnz; source: ${r.source}; cache: ${r.cacheWhere}`,
     `timed ${r.timed}, pruned ${r.pruned}, failed ${r.failed}, rejected ${r.rejected}; method ${r.method}; expected products ${r.expectedProducts}`,
-    `spent ${fmtNumber(r.spentMs, 1)} ms of a ${fmtNumber(r.budgetMs, 1)} ms budget: statistics ${fmtNumber(c.statsMs, 1)}, vectors ${fmtNumber(c.vectorsMs, 1)}, conversion ${fmtNumber(c.conversionMs, 1)}, upload ${fmtNumber(c.uploadMs, 1)}, timing ${fmtNumber(c.timingMs, 1)}, verification ${fmtNumber(c.verifyMs, 1)} ms`,
+    `spent ${fmtNumber(r.spentMs, 1)} ms of a ${fmtNumber(r.budgetMs, 1)} ms budget: statistics ${fmtNumber(c.statsMs, 1)}${r.statsWhere ? ` (${r.statsWhere})` : ''}, vectors ${fmtNumber(c.vectorsMs, 1)}, conversion ${fmtNumber(c.conversionMs, 1)}, upload ${fmtNumber(c.uploadMs, 1)}${r.csrUploadMs !== undefined ? ` (the shared CSR ${fmtNumber(r.csrUploadMs, 1)})` : ''}, timing ${fmtNumber(c.timingMs, 1)}, verification ${fmtNumber(c.verifyMs, 1)} ms`,
     ...(r.budgetNote ? [`over budget: ${r.budgetNote}`] : []),
     w ? `winner: ${w.kernel}(${paramText(w.params)}) ${fmtNumber(w.ms, 4)} ms per product${w.gflops !== undefined ? `, ${fmtNumber(w.gflops, 2)} GFLOP/s` : ''}${w.objectiveMs !== undefined ? `, objective ${fmtNumber(w.objectiveMs, 1)} ms for ${r.expectedProducts} products` : ''}` : 'winner: none',
     ...(d ? [`decision (${d.rounds} round${d.rounds === 1 ? '' : 's'}${d.uncertain ? ', uncertain' : ''}): ${d.note}`] : []),

@@ -1,7 +1,8 @@
 /**
  * Stage 3 of a tuning run, the trials: each short-listed candidate is converted (once per
  * layout), checked by its kernel's `supports`, uploaded (once: the same device matrix serves
- * the timing, the verification and, for the winner, the operator), then all live candidates are
+ * the timing, the verification and, for the winner, the operator; CSR kernels add only their
+ * own tables to the CSR arrays uploaded once for the whole run), then all live candidates are
  * timed in interleaved rounds (A B C, B C A, C A B …) so that a load change on the device or the
  * host cannot decide by itself. A candidate that fails at any step is recorded with the step and
  * the reason, and the run goes on. Admission of each further candidate and each further round is
@@ -10,6 +11,7 @@
  */
 import { type CsrMatrix, InvalidMatrixError, type SparseMatrix, getFormat } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
+import type { SharedCsrUpload } from '../kernels/csr/csr-device';
 import { type DeviceMatrix, supportsCsr } from '../kernels/types';
 import { timeGpu } from '../timing/index';
 import type { Candidate } from './candidates';
@@ -45,6 +47,8 @@ export interface TrialSession {
   /** Expected products (known after the first product time). */
   products: number;
   readonly live: Live[];
+  /** The CSR arrays on the device, uploaded once: every CSR candidate's upload reads them. */
+  readonly shared: SharedCsrUpload;
   /** Measured rates for the admission estimates (ms per estimated byte). */
   convMsPerByte: number;
   uploadMsPerByte: number;
@@ -94,12 +98,14 @@ export async function prepare(s: TrialSession, c: Candidate, t: Trial): Promise<
     if (ok !== true) throw new Error(ok);
     stage = 'upload';
     const t0 = performance.now();
-    const handle: DeviceMatrix = c.kernel.upload(s.ctx, conv.m, c.params);
+    const csr = c.kernel.format === 'csr';
+    // a CSR kernel adds only its own tables to the shared arrays (no validation, no transfer)
+    const handle: DeviceMatrix = c.kernel.upload(s.ctx, conv.m, c.params, csr ? { sharedCsr: s.shared } : undefined);
     h = handle;
     await s.ctx.finish();
     const uploadMs = performance.now() - t0;
     s.report.costs.uploadMs += uploadMs;
-    if (c.estimatedBytes > 0) s.uploadMsPerByte = uploadMs / c.estimatedBytes;
+    if (c.estimatedBytes > 0 && !csr) s.uploadMsPerByte = uploadMs / c.estimatedBytes;
     Object.assign(t, { conversionMs: conv.ms, uploadMs, bytes: storageBytes(c, conv.m), deviceBytes: handle.deviceBytes });
     return { c, t, m: conv.m, h: handle, samples: [] };
   } catch (e) {
@@ -148,7 +154,7 @@ function summarise(s: TrialSession, f: Live): void {
 /** Estimated cost (ms) of admitting candidate `c`: its conversion (unless shared), upload and timing rounds. */
 function admissionCost(s: TrialSession, c: Candidate, rounds: number, seen: ReadonlySet<string>): { ms: number; text: string } {
   const conv = c.kernel.format === 'csr' || seen.has(c.conversionKey) ? 0 : c.estimatedBytes * (s.convMsPerByte || CONVERSION_MS_PER_BYTE);
-  const upload = c.estimatedBytes * s.uploadMsPerByte;
+  const upload = c.kernel.format === 'csr' ? 0 : c.estimatedBytes * s.uploadMsPerByte;
   const first = s.live[0];
   const productMs = first ? medianOf(first.samples) * Math.max(0.25, c.predicted / Math.max(1e-12, first.c.predicted)) : 0;
   const timing = rounds * (s.warmup + s.reps) * productMs;
