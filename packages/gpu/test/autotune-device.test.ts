@@ -74,4 +74,20 @@ describe('tuning on the device', () => {
       expect(columns[0]!.buf.isDisposed).toBe(true);
     }
   });
+
+  it('the budget covers the overhead: spent less the one CSR upload, named apart in a tiny budget’s note', async () => {
+    const ctx = await testContext();
+    const a = g.poisson2d(80);
+    const big = await tunedOperator(ctx, a, { ...quiet, cache: false, budgetMs: 1e5, fraction: 0.01, candidates: CSR_ONLY });
+    const r = big.tuning;
+    expect(r.csrUploadMs).toBeGreaterThan(0);
+    expect(r.overheadMs).toBeCloseTo(r.spentMs - r.csrUploadMs!, 6);
+    expect(r.overheadMs!).toBeLessThanOrEqual(1.2 * r.budgetMs);
+    expect(r.budgetNote).toBeUndefined();
+    big.dispose();
+    const tiny = await tunedOperator(ctx, a, { ...quiet, cache: false, budgetMs: 0.5, fraction: 1, candidates: CSR_ONLY });
+    expect(tiny.tuning.timed).toBe(1); // the floor only
+    expect(tiny.tuning.budgetNote).toMatch(/plus the CSR upload, \d+\.\d ms, that the operator reuses/);
+    tiny.dispose();
+  });
 });
