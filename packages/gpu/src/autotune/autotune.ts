@@ -23,7 +23,8 @@ import { GpuOperator, gpuOperatorFromCsr } from '../operator';
 import type { CacheEntry, TuneStore } from './cache';
 import { type Candidate, defaultPruneRules, enumerateCandidates, type PruneRules } from './candidates';
 import { ConversionCache, type TuneVectors, tuneVectors } from './conversions';
-import { decide, uncertain } from './decision';
+import { decide, deferToSolve, uncertain } from './decision';
+import { InSolveOperator } from './in-solve';
 import { adapterKey, candidateSpaceHash, matrixFingerprint } from './fingerprint';
 import { type MatrixProfile, profileFromDevice, profileMatrix } from './profile';
 import { REPORT_GLOSSARY, type Trial, type TuningReport } from './report';
@@ -170,7 +171,7 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     if (!Number.isFinite(report.budgetMs)) report.budgetMs = 0; // a cache hit or a fixed choice: no budget was set
     report.budgetNote = report.source === 'tuned' && !opts.exhaustive ? budgetNote(report) : undefined;
     opts.onProgress?.({ phase: 'done', done: report.trials.length, total: report.trials.length, spentMs: report.spentMs, budgetMs: report.budgetMs });
-    return { kernel, params, report, operator: () => buildOperator(ctx, a, ks.find((d) => d.id === kernel) ?? getKernel(kernel), params, held) };
+    return { kernel, params, report, operator: () => buildOperator(ctx, a, ks.find((d) => d.id === kernel) ?? getKernel(kernel), params, held, report, opts) };
   };
   if (opts.fixed || opts.tune === false) {
     const choice = opts.fixed ?? DEFAULT_CHOICE;
@@ -197,7 +198,8 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     report.source = 'tuned';
     // the budget covers the tuning overhead: everything but the one upload any operator needs
     const win = await search(ctx, a, opts, ks, rules, profile, v, shared, report, held, start + (report.csrUploadMs ?? 0));
-    remember(store, report, win);
+    if (held.inSolve) held.remember = (t) => remember(store, report, t);
+    else remember(store, report, win);
     return finish(win.kernel, { ...win.params });
   } finally {
     v?.dx.dispose();
@@ -256,6 +258,7 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
     uploadMsPerByte: (report.csrUploadMs ?? 0) / Math.max(1, 8 * report.nnz + 4 * a.rows),
   };
   await admit(s, picks.map(pair), rounds);
+  if (opts.inSolve && held.keep && ctx.caps.timestampQuery && s.live.length > 1) return deferToSolve(s, floor.map(pair), held);
   const done = await interleave(s, rounds, () => uncertain(s));
   return decide(s, done, floor.map(pair), held);
 }
@@ -306,7 +309,10 @@ function csrUploadOptions(k: AnySpmvKernel, shared: SharedCsrUpload): UploadOpti
 }
 
 /** Build the operator of a choice, reusing the verified upload once when it was kept. */
-function buildOperator(ctx: GpuContext, a: CsrMatrix, k: AnySpmvKernel, params: Record<string, number>, held: Held): GpuOperator {
+function buildOperator(ctx: GpuContext, a: CsrMatrix, k: AnySpmvKernel, params: Record<string, number>, held: Held, report: TuningReport, opts: AutotuneOptions): GpuOperator {
+  const cands = held.inSolve;
+  held.inSolve = undefined;
+  if (cands) return new InSolveOperator(ctx, cands, a, report, { rounds: typeof opts.inSolve === 'object' ? opts.inSolve.rounds : undefined, onDecided: held.remember });
   const handle = held.handle;
   held.handle = undefined;
   if (handle) return new GpuOperator(ctx, k, handle, { ...k.defaults, ...params }, a);
@@ -333,5 +339,6 @@ export async function tunedOperator(ctx: GpuContext, a: CsrMatrix, opts: TunedOp
     return Object.assign(op, { tuning: r.report });
   } finally {
     held.handle?.dispose();
+    for (const c of held.inSolve ?? []) c.handle.dispose();
   }
 }
