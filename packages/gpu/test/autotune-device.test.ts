@@ -7,7 +7,7 @@
 import { type CsrMatrix, generators as g, readMatrixMarket } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dataFile } from '../../../testdata/index';
-import { type CsrDeviceMatrix, deviceMatrixStats, ellPartEntries, type GpuBuf, MemoryTuneStore, matrixFingerprint, paddedSlots, profileFromDevice, profileMatrix, tunedOperator, uploadCsrArrays } from '../src/index';
+import { type AnySpmvKernel, autotune, type CsrDeviceMatrix, csrScalarKernel, csrVectorKernel, deviceMatrixStats, ellPartEntries, type GpuBuf, MemoryTuneStore, matrixFingerprint, paddedSlots, profileFromDevice, profileMatrix, tunedOperator, uploadCsrArrays } from '../src/index';
 import { testContext } from './helpers';
 
 afterAll(async () => (await testContext()).dispose());
@@ -89,5 +89,24 @@ describe('tuning on the device', () => {
     expect(tiny.tuning.timed).toBe(1); // the floor only
     expect(tiny.tuning.budgetNote).toMatch(/plus the CSR upload, \d+\.\d ms, that the operator reuses/);
     tiny.dispose();
+  });
+
+  it('a candidate far slower than the floor is probed with one product and not timed further when its rounds would not fit', async () => {
+    const ctx = await testContext();
+    const crawl: AnySpmvKernel = {
+      ...csrVectorKernel,
+      id: 'test-crawl',
+      encode: (c, h, x, y, sc) => {
+        for (let r = 0; r < 400; r++) csrVectorKernel.encode(c, h, x, y, sc);
+      },
+    };
+    const a = g.poisson2d(60);
+    const r = await autotune(ctx, a, { ...quiet, cache: false, budgetMs: 400, fraction: 1, kernels: [csrScalarKernel, crawl], candidates: ['csr-scalar', { kernel: 'test-crawl', params: { lanes: 4, workgroupSize: 256 } }] });
+    const t = r.report.trials.find((x) => x.kernel === 'test-crawl')!;
+    expect(r.kernel).toBe('csr-scalar');
+    expect(t.status).toBe('timed');
+    expect(t.samples).toHaveLength(1);
+    // the probe was its only timing: one product's time, where one round of warm-up + 5 repetitions took 6
+    expect(r.report.costs.timingMs).toBeLessThan(3 * t.ms!);
   });
 });
