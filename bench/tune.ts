@@ -19,7 +19,8 @@
  * `bash .gpukit/enter.sh node .gpukit/app/tune.mjs --validation --out $OUT/tune-validation.json`.
  * Flags: --validation, --quick (small sizes), --out FILE, --products N (default: the CLI's rule
  * with --validation, else 10^5; quick 10^4), --fraction F (default 0.1), --reps N (head to head),
- * --only name,name, --kernels id,id (restrict candidates), --max-per-kernel N (cap parameter
+ * --scale S (matrix sizes × S, e.g. 0.1 so that the exhaustive sweeps fit a 10-minute device
+ * call; --quick is 0.01), --only name,name, --kernels id,id (restrict candidates), --max-per-kernel N (cap parameter
  * combinations per kernel), --no-exhaustive, --verbose, --unsafe,
  * --dump DIR (CSR triples for .gpukit/cusparse_anchor.py: the tuned format's ratio to cuSPARSE),
  * --in-solve (per symmetric matrix — the stencils and Poisson matrices: CG of --solve-iters
@@ -46,6 +47,7 @@ const opt = (name: string): string | undefined => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 const quick = flag('--quick');
+const scale = opt('--scale') ? Number(opt('--scale')) : undefined;
 const validation = flag('--validation');
 const out = opt('--out') ?? 'bench/out/tune.json';
 const products: number | undefined = opt('--products') ? Number(opt('--products')) : validation ? undefined : quick ? 1e4 : 1e5;
@@ -57,7 +59,7 @@ const maxPerKernel = opt('--max-per-kernel') ? Number(opt('--max-per-kernel')) :
 const dumpDir = opt('--dump');
 const inSolve = flag('--in-solve');
 const solveIters = Number(opt('--solve-iters') ?? 300);
-const valueArgs = new Set(['--out', '--products', '--fraction', '--reps', '--only', '--kernels', '--max-per-kernel', '--dump', '--solve-iters'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
+const valueArgs = new Set(['--scale', '--out', '--products', '--fraction', '--reps', '--only', '--kernels', '--max-per-kernel', '--dump', '--solve-iters'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 const same = (t: Trial, kernel: string, params: Record<string, number>) => t.kernel === kernel && JSON.stringify(t.params) === JSON.stringify(params);
@@ -225,7 +227,7 @@ async function inSolveMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promi
 async function main(): Promise<void> {
   const ctx = await createGpuContext({ unsafe: flag('--unsafe') });
   console.log(ctx.describeText());
-  const set: [string, () => Promise<CsrMatrix> | CsrMatrix][] = validation ? validationMatrixSet(quick) : benchMatrixSet(quick);
+  const set: [string, () => Promise<CsrMatrix> | CsrMatrix][] = validation ? validationMatrixSet(scale ?? quick) : benchMatrixSet(scale ?? quick);
   for (const f of files) set.push([basename(f).replace(/\.mtx(\.gz)?$/, ''), async () => (await readMatrixMarket(f, { strictCount: false })).matrix]);
   const results: Record<string, unknown>[] = [];
   for (const [name, make] of set) {

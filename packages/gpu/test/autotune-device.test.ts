@@ -40,7 +40,7 @@ describe('tuning on the device', () => {
     const mats: CsrMatrix[] = [g.poisson2d(40), g.banded(4000, 3, 5, { seed: 4 }), g.powerLaw(3000, 3000, { alpha: 2, minLen: 1, maxLen: 400, seed: 8 }), (await readMatrixMarket(dataFile('matrices', 'bcsstk05.mtx'))).matrix];
     for (const a of mats) {
       const shared = uploadCsrArrays(ctx, a, 'test');
-      const d = await deviceMatrixStats(ctx, shared, [8, 32]);
+      const d = await deviceMatrixStats(ctx, shared, [8, 32], [{ C: 32, sigma: 128 }, { C: 8, sigma: 128 }]);
       shared.release();
       if (typeof d === 'string') throw new Error(d);
       const dev = profileFromDevice(a, d, 1024);
@@ -50,6 +50,7 @@ describe('tuning on the device', () => {
       const hostDiag = host.diagonals && { ...host.diagonals, nnzPerDiagonal: undefined };
       expect(dev.diagonals && { ...dev.diagonals, nnzPerDiagonal: undefined }).toEqual(hostDiag);
       for (const C of [8, 32]) expect(paddedSlots(dev, C, 1)).toBe(paddedSlots(host, C, 1));
+      for (const C of [8, 32]) expect(paddedSlots(dev, C, 128)).toBe(paddedSlots(host, C, 128));
       for (const B of [0, 2, 7, 100]) expect(ellPartEntries(dev, B)).toBe(ellPartEntries(host, B));
       expect(matrixFingerprint(a, dev.stats, { histogram: dev.histogram }).key).toBe(matrixFingerprint(a, host.stats).key);
     }

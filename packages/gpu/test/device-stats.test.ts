@@ -24,11 +24,30 @@ function hostSlices(a: CsrMatrix, C: number): number {
   return s;
 }
 
+const SELL = [
+  { C: 8, sigma: 32 },
+  { C: 32, sigma: 128 },
+  { C: 32, sigma: 512 },
+  { C: 64, sigma: 1024 },
+];
+
+/** Host SELL-C-σ slots: rows sorted by length (descending) inside windows of σ rows, chunks of C. */
+function hostSell(a: CsrMatrix, C: number, sigma: number): number {
+  let s = 0;
+  for (let w = 0; w < a.rows; w += sigma) {
+    const lens: number[] = [];
+    for (let r = w; r < Math.min(a.rows, w + sigma); r++) lens.push(a.rowPtr[r + 1]! - a.rowPtr[r]!);
+    lens.sort((x, y) => y - x);
+    for (let c = 0; c < lens.length; c += C) s += C * lens[c]!;
+  }
+  return s;
+}
+
 async function check(a: CsrMatrix, maxBindingBytes?: number): Promise<DeviceMatrixStats> {
   const ctx = await testContext();
   const csr = uploadCsrArrays(ctx, a, 'test', { maxBindingBytes });
   try {
-    const d = await deviceMatrixStats(ctx, csr, [1, 8, 32]);
+    const d = await deviceMatrixStats(ctx, csr, [1, 8, 32], SELL);
     if (typeof d === 'string') throw new Error(d);
     const { rsd, rsdp, ...exact } = rowLengthStats(a);
     const { rsd: drsd, rsdp: drsdp, ...dexact } = d.stats;
@@ -37,6 +56,7 @@ async function check(a: CsrMatrix, maxBindingBytes?: number): Promise<DeviceMatr
     expect(drsdp).toBeCloseTo(rsdp, 8);
     expect([...d.offsets]).toEqual([...diagonalStats(a).offsets]);
     for (const C of [1, 8, 32]) expect(d.sliceSlots.get(C)).toBe(hostSlices(a, C));
+    for (const { C, sigma } of SELL) expect(d.sellSlots.get(`${C}:${sigma}`)).toBe(hostSell(a, C, sigma));
     return d;
   } finally {
     csr.release();

@@ -18,7 +18,7 @@ import type { GpuContext } from '../device/context';
 import { getKernel, kernels as registry } from '../kernels/registry';
 import { type SharedCsrUpload, uploadCsrArrays } from '../kernels/csr/csr-device';
 import { type AnySpmvKernel, supportsCsr, type UploadOptions } from '../kernels/types';
-import { deviceMatrixStats } from '../profile/device-stats';
+import { deviceMatrixStats, type SellLayout } from '../profile/device-stats';
 import { GpuOperator, gpuOperatorFromCsr } from '../operator';
 import type { CacheEntry, TuneStore } from './cache';
 import { type Candidate, defaultPruneRules, enumerateCandidates, type PruneRules } from './candidates';
@@ -111,6 +111,16 @@ function sliceHeights(ks: readonly AnySpmvKernel[]): number[] {
   return [...out];
 }
 
+/** SELL-C-σ layouts (σ = C · sigmaChunks > C) among `ks`: their padding is summed on the device. */
+function sellLayouts(ks: readonly AnySpmvKernel[]): SellLayout[] {
+  const out: SellLayout[] = [];
+  for (const k of ks) {
+    const p = k.params as Record<string, { values: readonly number[] } | undefined>;
+    for (const C of p.C?.values ?? []) for (const n of p.sigmaChunks?.values ?? []) if (n > 1 && !out.some((l) => l.C === C && l.sigma === C * n)) out.push({ C, sigma: C * n });
+  }
+  return out;
+}
+
 /**
  * Stage 1: the profile (on the device from the shared CSR upload; on the host when the device
  * path declines) and the cache key. Cost on the device: a few passes over the row pointers and
@@ -119,7 +129,9 @@ function sliceHeights(ks: readonly AnySpmvKernel[]): number[] {
 async function profileStage(ctx: GpuContext, a: CsrMatrix, shared: SharedCsrUpload, opts: AutotuneOptions, ks: readonly AnySpmvKernel[], rules: PruneRules, report: TuningReport): Promise<MatrixProfile> {
   const t0 = performance.now();
   const limit = Math.max(rules.maxDiagonals, 1024);
-  const d = await deviceMatrixStats(ctx, shared, sliceHeights(ks));
+  // a software adapter (lavapipe) runs the window sorts on the CPU, slower than the host's sampled estimate
+  const software = /llvmpipe|lavapipe|swiftshader|software/i.test(Object.values(ctx.adapterInfo).join(' '));
+  const d = await deviceMatrixStats(ctx, shared, sliceHeights(ks), software ? [] : sellLayouts(ks));
   const profile = typeof d === 'string' ? profileMatrix(a, limit) : profileFromDevice(a, d, limit);
   report.statsWhere = typeof d === 'string' ? `host: ${d}` : 'device';
   const fp = matrixFingerprint(a, profile.stats, { content: opts.contentHash, histogram: profile.histogram });

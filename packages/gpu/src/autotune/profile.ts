@@ -75,6 +75,7 @@ export function profileFromDevice(a: CsrMatrix, d: DeviceMatrixStats, diagonalLi
   }
   const slotMemo = new Map<string, number>();
   for (const [C, slots] of d.sliceSlots) slotMemo.set(`${C}:1`, slots);
+  for (const [key, slots] of d.sellSlots) slotMemo.set(key, slots);
   return { stats: s, diagonals, lengths: rowLengths(a), histogram: d.histogram, where: 'device', slotMemo, blockMemo: new Map() };
 }
 

@@ -15,7 +15,7 @@ import type { GpuBuf } from '../memory/buffers';
 import { readRanges } from '../memory/readback';
 import { Uniforms } from '../memory/recorder';
 import { writeData } from '../memory/upload';
-import { CHUNK_BINDINGS, chunksWgsl, HIST_BINDINGS, histWgsl, SCAN_BINDINGS, STATS_WG, scanWgsl } from './matrix-stats.kernel';
+import { CHUNK_BINDINGS, chunksWgsl, HIST_BINDINGS, histWgsl, MAX_SIGMA_WINDOW, SCAN_BINDINGS, STATS_WG, scanWgsl, sigmaWgsl } from './matrix-stats.kernel';
 
 /** Histogram bins at most (longest row + 1); past this the host statistics are used. */
 export const MAX_HIST_BINS = 1 << 24;
@@ -30,17 +30,28 @@ export interface DeviceMatrixStats {
   readonly offsets: Int32Array;
   /** Sliced-ELL slots per chunk height asked for (chunks of C consecutive rows, the last padded to C). */
   readonly sliceSlots: ReadonlyMap<number, number>;
+  /** SELL-C-σ slots per `${C}:${σ}` asked for (rows sorted by length inside windows of max(C, σ) rows). */
+  readonly sellSlots: ReadonlyMap<string, number>;
 }
 
-type Kind = 'scan' | 'hist' | 'chunks';
+/** A SELL-C-σ layout whose padding the device sums (σ > C; σ ≤ C sorts nothing inside a chunk). */
+export interface SellLayout {
+  readonly C: number;
+  readonly sigma: number;
+}
+
+const isPow2 = (v: number): boolean => v > 0 && (v & (v - 1)) === 0;
+
+type Kind = 'scan' | 'hist' | 'chunks' | 'sigma';
 const SOURCES: Record<Kind, { wgsl: () => string; bindings: string }> = {
   scan: { wgsl: scanWgsl, bindings: signature(SCAN_BINDINGS) },
   hist: { wgsl: histWgsl, bindings: signature(HIST_BINDINGS) },
   chunks: { wgsl: chunksWgsl, bindings: signature(CHUNK_BINDINGS) },
+  sigma: { wgsl: sigmaWgsl, bindings: signature(CHUNK_BINDINGS) },
 };
 
-/** Record one stats kernel over every block of the shared upload. */
-function dispatchAll(ctx: GpuContext, kind: Kind, csr: SharedCsrUpload, bufs: (b: SharedCsrUpload['blocks'][number]) => GpuBuf[], param: number, perRow = 1): void {
+/** Record one stats kernel over every block of the shared upload (`perRow` rows per invocation; `window` for `sigma`). */
+function dispatchAll(ctx: GpuContext, kind: Kind, csr: SharedCsrUpload, bufs: (b: SharedCsrUpload['blocks'][number]) => GpuBuf[], param: number, perRow = 1, window = 0): void {
   const text = SOURCES[kind].wgsl();
   const pipe = ctx.pipelines.get({ key: text, label: `matrix-stats-${kind}`, bindings: SOURCES[kind].bindings, wgsl: () => text });
   for (const b of csr.blocks) {
@@ -49,6 +60,7 @@ function dispatchAll(ctx: GpuContext, kind: Kind, csr: SharedCsrUpload, bufs: (b
     u.u[1] = b.rowStart;
     u.u[2] = csr.source.rows;
     u.u[3] = param;
+    u.u[4] = window;
     ctx.recorder.dispatch(pipe, bufs(b), u, Math.ceil(b.rows / perRow / STATS_WG));
   }
 }
@@ -67,7 +79,7 @@ function zeroed(ctx: GpuContext, words: number, label: string): GpuBuf {
  * over the columns on the device, two readbacks, O(max row + (rows + cols) / 32) on the host.
  * @example const d = await deviceMatrixStats(ctx, uploadCsrArrays(ctx, a), [8, 32]); d.stats.p50
  */
-export async function deviceMatrixStats(ctx: GpuContext, csr: SharedCsrUpload, sliceHeights: readonly number[] = []): Promise<DeviceMatrixStats | string> {
+export async function deviceMatrixStats(ctx: GpuContext, csr: SharedCsrUpload, sliceHeights: readonly number[] = [], sell: readonly SellLayout[] = []): Promise<DeviceMatrixStats | string> {
   const a = csr.source;
   if (csr.blocks.some((b) => b.cont)) return 'a row longer than one storage binding is split over blocks';
   const words = Math.ceil(Math.max(1, a.rows + a.cols - 1) / 32);
@@ -90,11 +102,19 @@ export async function deviceMatrixStats(ctx: GpuContext, csr: SharedCsrUpload, s
       dispatchAll(ctx, 'chunks', csr, (b) => [b.rowPtr, s], C, C);
       return s;
     });
-    const out = await readRanges(ctx, [{ buf: hist, offset: 0, bytes: 4 * (max + 1) }, { buf: bits, offset: 0, bytes: 4 * words }, ...sums.map((s) => ({ buf: s, offset: 0, bytes: 8 }))]);
+    const layouts = sell.filter(({ C, sigma }) => sigma > C && isPow2(sigma) && sigma <= MAX_SIGMA_WINDOW && sigma * max < 2 ** 32);
+    const sellSums = layouts.map(({ C, sigma }) => {
+      const s = zeroed(ctx, 2, `stats-sell-${C}-${sigma}`);
+      temps.push(s);
+      dispatchAll(ctx, 'sigma', csr, (b) => [b.rowPtr, s], C, sigma / STATS_WG, sigma);
+      return s;
+    });
+    const out = await readRanges(ctx, [{ buf: hist, offset: 0, bytes: 4 * (max + 1) }, { buf: bits, offset: 0, bytes: 4 * words }, ...[...sums, ...sellSums].map((s) => ({ buf: s, offset: 0, bytes: 8 }))]);
     const histogram = new Uint32Array(out[0]!);
     const offsets = bitmapOffsets(new Uint32Array(out[1]!), a.rows, a.cols);
     const sliceSlots = new Map(heights.map((C, i) => [C, sliceTotal(new Uint32Array(out[2 + i]!))]));
-    return { stats: statsFromHistogram(a.rows, a.cols, a.rowPtr[a.rows] ?? 0, histogram, offsets), histogram, offsets, sliceSlots };
+    const sellSlots = new Map(layouts.map(({ C, sigma }, i) => [`${C}:${sigma}`, sliceTotal(new Uint32Array(out[2 + heights.length + i]!))]));
+    return { stats: statsFromHistogram(a.rows, a.cols, a.rowPtr[a.rows] ?? 0, histogram, offsets), histogram, offsets, sliceSlots, sellSlots };
   } finally {
     for (const t of temps) t.dispose();
   }

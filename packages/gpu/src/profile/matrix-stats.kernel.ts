@@ -11,7 +11,10 @@
  *   workgroup instead of one per row);
  * - `chunks`: Σ over chunks of C consecutive rows of C · (longest row in the chunk) — the slots
  *   of sliced ELL with chunk height C — reduced per workgroup in 64 bits (two u32 words with
- *   carry) and added to a 64-bit accumulator.
+ *   carry) and added to a 64-bit accumulator;
+ * - `sigma`: the slots of SELL-C-σ — one workgroup per window of W = σ rows sorts the window's
+ *   row lengths in workgroup memory (bitonic, descending) and adds C · (the length at each
+ *   chunk's first position), which is each chunk's longest row after sorting.
  *
  * Integer atomics only: the results are exact and independent of the order of execution.
  * @module
@@ -29,7 +32,11 @@ export const STATS_UNIFORMS = [
   ['row_start', 'u32'],
   ['all_rows', 'u32'],
   ['param', 'u32'],
+  ['window', 'u32'],
 ] as const;
+
+/** Largest sorting window of the `sigma` kernel (rows sorted in workgroup memory). */
+export const MAX_SIGMA_WINDOW = 1024;
 
 const ROW_PTR: WgslBinding = { name: 'row_ptr', type: 'array<u32>', access: 'r' };
 const COL_IDX: WgslBinding = { name: 'col_idx', type: 'array<u32>', access: 'r' };
@@ -113,6 +120,60 @@ fn main(${entryArgs()}) {
     let v = part[0];
     let old = atomicAdd(&acc[0], v.x);
     atomicAdd(&acc[1], v.y + select(0u, 1u, old + v.x < old));
+  }
+}`;
+}
+
+const ADD64 = `fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let lo = a.x + b.x;
+  return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}`;
+
+/** SELL-C-σ slots: per window of u.window rows (a power of two ≤ MAX_SIGMA_WINDOW), sorted descending, Σ C · keys[j·C]. */
+export function sigmaWgsl(): string {
+  return `${preamble(STATS_UNIFORMS, CHUNK_BINDINGS)}
+var<workgroup> keys: array<u32, ${MAX_SIGMA_WINDOW}>;
+var<workgroup> part: array<vec2<u32>, ${STATS_WG}>;
+${ADD64}
+@compute @workgroup_size(${STATS_WG})
+fn main(${entryArgs()}) {
+  let W = u.window;
+  let C = u.param;
+  let first = wg_linear(wid, nwg) * W;
+  for (var t = lid; t < W; t += ${STATS_WG}u) {
+    let r = first + t;
+    keys[t] = select(0u, row_ptr[r + 1u] - row_ptr[r], r < u.rows);
+  }
+  workgroupBarrier();
+  for (var k = 2u; k <= W; k = k << 1u) {
+    for (var j = k >> 1u; j > 0u; j = j >> 1u) {
+      for (var t = lid; t < W; t += ${STATS_WG}u) {
+        let o = t ^ j;
+        if (o > t) {
+          let a = keys[t];
+          let b = keys[o];
+          // descending where (t & k) == 0: the last merge (k = W) sorts the whole window descending
+          if (select(a > b, a < b, (t & k) == 0u)) {
+            keys[t] = b;
+            keys[o] = a;
+          }
+        }
+      }
+      workgroupBarrier();
+    }
+  }
+  var v = vec2<u32>(0u, 0u);
+  for (var j = lid; j * C < W; j += ${STATS_WG}u) { v = add64(v, vec2<u32>(keys[j * C] * C, 0u)); }
+  part[lid] = v;
+  workgroupBarrier();
+  for (var off = ${STATS_WG / 2}u; off > 0u; off = off >> 1u) {
+    if (lid < off) { part[lid] = add64(part[lid], part[lid + off]); }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+    let s = part[0];
+    let old = atomicAdd(&acc[0], s.x);
+    atomicAdd(&acc[1], s.y + select(0u, 1u, old + s.x < old));
   }
 }`;
 }
