@@ -14,7 +14,7 @@ export function benchMatrixSet(quick: boolean | number): [string, () => CsrMatri
   const s = typeof quick === 'number' ? quick : quick ? 0.01 : 1;
   const n2 = Math.round(2000 * Math.sqrt(s));
   const n3 = Math.round(160 * Math.cbrt(s));
-  const ci = Math.round(s < 0.05 ? 4000 : 60_000 * Math.sqrt(s));
+  const ci = Math.round(s < 0.05 ? 4000 : 60_000 * s);
   return [
     [`banded-${2e6 * s}-b9`, () => g.banded(2e6 * s, 4, 4, { seed: 1 })],
     [`stencil2d-${n2}x${n2}`, () => g.poisson2d(n2)],

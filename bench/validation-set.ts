@@ -55,7 +55,7 @@ export function validationMatrixSet(quick: boolean | number): [string, () => Csr
   const r = (n: number) => Math.max(64, Math.round(n * s));
   const c3 = (n: number) => Math.max(4, Math.round(n * Math.cbrt(s)));
   const c2 = (n: number) => Math.max(8, Math.round(n * Math.sqrt(s)));
-  const ci = s < 0.05 ? 3000 : Math.round(40_000 * Math.sqrt(s));
+  const ci = s < 0.05 ? 3000 : Math.round(40_000 * s);
   return [
     [`stencil27-${c3(120)}^3`, () => stencil27(c3(120))],
     [`stencil9-${c2(1200)}^2`, () => stencil9(c2(1200))],
