@@ -4,12 +4,13 @@
  * generated ones (power law, empty rows, rectangular, split over bindings), and the shared CSR
  * upload they read is reference-counted.
  */
-import { type CsrMatrix, csrFromDense, diagonalStats, generators as g, readMatrixMarket, rowLengthStats } from '@gpusparse/formats';
+import { type CsrMatrix, csrFromDense, csrSpmv, diagonalStats, generators as g, readMatrixMarket, rowLengthStats } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dataFile } from '../../../testdata/index';
 import { uploadCsrArrays } from '../src/kernels/csr/csr-device';
+import { csrAdaptiveKernel, csrScalarKernel, csrVectorKernel, readF32, uploadF32 } from '../src/index';
 import { type DeviceMatrixStats, deviceMatrixStats } from '../src/profile/device-stats';
-import { testContext } from './helpers';
+import { f32, randomVector, testContext } from './helpers';
 
 afterAll(async () => (await testContext()).dispose());
 
@@ -90,5 +91,32 @@ describe('device matrix statistics', () => {
     expect(csr.holders).toBe(1);
     csr.release();
     expect(() => csr.retain()).toThrow(/still held/);
+  });
+
+  it('every CSR kernel runs on one shared upload split over several bindings, and matches the reference', async () => {
+    const ctx = await testContext();
+    const a = g.powerLaw(3000, 3000, { alpha: 2, minLen: 1, maxLen: 300, seed: 12 });
+    const opts = { maxBindingBytes: 2048 * 4 };
+    const shared = uploadCsrArrays(ctx, a, 'test', opts);
+    expect(shared.blocks.length).toBeGreaterThan(3);
+    const x = f32(randomVector(a.cols, 3));
+    const ref = csrSpmv({ ...a, values: f32(a.values) }, x);
+    const dx = uploadF32(ctx, x);
+    const dy = ctx.buffers.acquire(a.rows * 4);
+    for (const k of [csrScalarKernel, csrVectorKernel, csrAdaptiveKernel]) {
+      const h = k.upload(ctx, a, {}, { ...opts, sharedCsr: shared });
+      expect(h.parts.map((p) => p.colIdx)).toEqual(shared.blocks.map((b) => b.colIdx));
+      k.encode(ctx, h, dx, dy);
+      const y = await readF32(ctx, dy, a.rows);
+      let worst = 0;
+      for (let i = 0; i < a.rows; i++) worst = Math.max(worst, Math.abs(y[i]! - ref[i]!) / (1e-5 * (1 + Math.abs(ref[i]!))));
+      expect(worst, k.id).toBeLessThanOrEqual(1);
+      h.dispose();
+    }
+    expect(shared.holders).toBe(1);
+    expect(() => csrScalarKernel.upload(ctx, g.poisson2d(5), {}, { sharedCsr: shared })).toThrow(/shared upload of another/);
+    shared.release();
+    dx.dispose();
+    dy.dispose();
   });
 });
