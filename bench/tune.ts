@@ -94,23 +94,11 @@ async function headToHead(ctx: GpuContext, a: CsrMatrix, choices: { kernel: stri
   return samples.map((s) => [...s].sort((x, y) => x - y)[s.length >> 1]!);
 }
 
-async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<Record<string, unknown>> {
-  const base: AutotuneOptions = {
-    cache: false,
-    expectedProducts: products,
-    fraction,
-    candidates: kernelFilter,
-    rules: maxPerKernel ? { maxPerKernel } : undefined,
-    warn: (m) => console.log(`  warning: ${m}`),
-  };
-  const t0 = performance.now();
-  const tuned = await autotune(ctx, a, base);
-  const tuneWall = performance.now() - t0;
+/** The JSON row of one tuned run (before the exhaustive comparison). */
+function tunedRow(name: string, a: CsrMatrix, tuned: Awaited<ReturnType<typeof autotune>>, tuneWall: number): Record<string, unknown> {
   const tr = tuned.report;
   const mine = tr.trials.find((t) => t.verified);
-  console.log(`  tuned: ${label(tuned.kernel, tuned.params)} ${mine?.ms?.toFixed(4)} ms; timed ${tr.timed}, pruned ${tr.pruned}; spent ${tr.spentMs.toFixed(0)} ms (overhead ${tr.overheadMs?.toFixed(0)} ms without the shared CSR upload ${tr.csrUploadMs?.toFixed(0)} ms; statistics on the ${tr.statsWhere}) of ${tr.budgetMs.toFixed(0)} ms (${Object.entries(tr.costs).map(([k, v]) => `${k.replace(/Ms$/, '')} ${v.toFixed(0)}`).join(', ')}); ${tr.decision?.note ?? ''}`);
-  if (flag('--verbose')) console.log(reportTable(tr, { maxRows: 30 }));
-  const row: Record<string, unknown> = {
+  return {
     name,
     rows: a.rows,
     cols: a.cols,
@@ -131,6 +119,25 @@ async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<
     method: tr.method,
     tunedReport: tr,
   };
+}
+
+async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<Record<string, unknown>> {
+  const base: AutotuneOptions = {
+    cache: false,
+    expectedProducts: products,
+    fraction,
+    candidates: kernelFilter,
+    rules: maxPerKernel ? { maxPerKernel } : undefined,
+    warn: (m) => console.log(`  warning: ${m}`),
+  };
+  const t0 = performance.now();
+  const tuned = await autotune(ctx, a, base);
+  const tuneWall = performance.now() - t0;
+  const tr = tuned.report;
+  const mine = tr.trials.find((t) => t.verified);
+  console.log(`  tuned: ${label(tuned.kernel, tuned.params)} ${mine?.ms?.toFixed(4)} ms; timed ${tr.timed}, pruned ${tr.pruned}; spent ${tr.spentMs.toFixed(0)} ms (overhead ${tr.overheadMs?.toFixed(0)} ms without the shared CSR upload ${tr.csrUploadMs?.toFixed(0)} ms; statistics on the ${tr.statsWhere}) of ${tr.budgetMs.toFixed(0)} ms (${Object.entries(tr.costs).map(([k, v]) => `${k.replace(/Ms$/, '')} ${v.toFixed(0)}`).join(', ')}); ${tr.decision?.note ?? ''}`);
+  if (flag('--verbose')) console.log(reportTable(tr, { maxRows: 30 }));
+  const row = tunedRow(name, a, tuned, tuneWall);
   if (flag('--no-exhaustive')) return row;
   const t1 = performance.now();
   const ex = await autotune(ctx, a, { ...base, exhaustive: true, rounds: 1 });
