@@ -49,12 +49,13 @@ export function stencil9(nx: number, ny = nx): CsrMatrix {
  * thunk runs.
  * @example for (const [name, make] of validationMatrixSet(true)) console.log(name, make().rows);
  */
-export function validationMatrixSet(quick: boolean): [string, () => CsrMatrix][] {
-  const s = quick ? 0.01 : 1;
+export function validationMatrixSet(quick: boolean | number): [string, () => CsrMatrix][] {
+  // a number is the scale itself (bench/tune.ts --scale): 0.01 is --quick, 1 the full sizes
+  const s = typeof quick === 'number' ? quick : quick ? 0.01 : 1;
   const r = (n: number) => Math.max(64, Math.round(n * s));
   const c3 = (n: number) => Math.max(4, Math.round(n * Math.cbrt(s)));
   const c2 = (n: number) => Math.max(8, Math.round(n * Math.sqrt(s)));
-  const ci = quick ? 3000 : 40_000;
+  const ci = s < 0.05 ? 3000 : Math.round(40_000 * s);
   return [
     [`stencil27-${c3(120)}^3`, () => stencil27(c3(120))],
     [`stencil9-${c2(1200)}^2`, () => stencil9(c2(1200))],
@@ -62,7 +63,7 @@ export function validationMatrixSet(quick: boolean): [string, () => CsrMatrix][]
     [`banded-${r(1.5e6)}-b5`, () => g.banded(r(1.5e6), 2, 2, { seed: 101 })],
     [`banded-${r(5e5)}-b33`, () => g.banded(r(5e5), 16, 16, { seed: 102 })],
     [`banded-${r(1e6)}-lower1-upper7`, () => g.banded(r(1e6), 1, 7, { seed: 103 })],
-    [`powerlaw-a1.8-${r(1e6)}`, () => g.powerLaw(r(1e6), r(1e6), { alpha: 1.8, minLen: 1, maxLen: quick ? 1000 : 5000, seed: 104 })],
+    [`powerlaw-a1.8-${r(1e6)}`, () => g.powerLaw(r(1e6), r(1e6), { alpha: 1.8, minLen: 1, maxLen: s < 0.05 ? 1000 : 5000, seed: 104 })],
     [`powerlaw-a2.6-${r(1.5e6)}`, () => g.powerLaw(r(1.5e6), r(1.5e6), { alpha: 2.6, minLen: 3, maxLen: 500, seed: 105 })],
     [`uniform-${r(2e6)}-5`, () => g.uniformRandom(r(2e6), r(2e6), 5, 106)],
     [`uniform-${r(5e5)}-48`, () => g.uniformRandom(r(5e5), r(5e5), 48, 107)],

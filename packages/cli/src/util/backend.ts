@@ -25,6 +25,8 @@ export interface OperatorChoice {
   expectedProducts?: number;
   /** Autotune (default true when no kernel is given). */
   tune?: boolean;
+  /** Tune inside the solve (default true): its first products run the short-listed kernels in turn, then the fastest (gpu `tunedOperator` option `inSolve`). */
+  inSolve?: boolean;
 }
 
 /** A built operator with a label saying what runs it. */
@@ -94,7 +96,7 @@ export async function gpuBackend(): Promise<Backend<GpuVector, unknown>> {
     async operator(a, choice = {}) {
       const tune = choice.tune ?? choice.kernel === undefined;
       if (tune) {
-        const op = await gpu.tunedOperator(ctx, a, { expectedProducts: choice.expectedProducts ?? 100, warn: () => {} });
+        const op = await gpu.tunedOperator(ctx, a, { expectedProducts: choice.expectedProducts ?? 100, inSolve: choice.inSolve ?? true, warn: () => {} });
         const r = op.tuning;
         return {
           op,

@@ -129,3 +129,26 @@ export async function decide(s: TrialSession, rounds: number, floor: readonly { 
   s.report.winner = { kernel: t.kernel, params: { ...t.params }, ms: t.ms!, loMs: t.loMs, hiMs: t.hiMs, objectiveMs: t.objectiveMs, gflops: t.gflops };
   return t;
 }
+
+/**
+ * In-solve tuning: verify every live candidate on its own upload (rejecting failures), keep the
+ * verified ones in `held.inSolve` for the solve to time (the first, the timed CSR floor, is the
+ * provisional winner), and dispose the rest. Falls back to {@link decide} when fewer than two
+ * verify. Cost: one verification per live candidate.
+ */
+export async function deferToSolve(s: TrialSession, floor: readonly { c: Candidate; t: Trial }[], held: Held): Promise<Trial> {
+  const ok: Live[] = [];
+  for (const f of s.live) {
+    if (f.h && (await verified(s, f))) ok.push(f);
+    else if (f.h) s.report.rejected++;
+  }
+  if (ok.length < 2) return decide(s, 1, floor, held);
+  for (const f of s.live) if (!ok.includes(f)) f.h?.dispose();
+  s.conv.clear();
+  held.inSolve = ok.map((f) => ({ kernel: f.c.kernel, handle: f.h!, params: { ...f.c.kernel.defaults, ...f.c.params }, trial: f.t }));
+  for (const f of ok.slice(1)) f.t.reason = 'verified; timed in the first products of the solve';
+  const t = ok[0]!.t;
+  s.report.winner = { kernel: t.kernel, params: { ...t.params }, ms: t.ms!, gflops: t.gflops };
+  s.report.decision = { rounds: 0, uncertain: true, note: `in-solve: ${ok.length} verified candidates will run the first products of the solve in turn; ${label(t)} until the timestamps are read` };
+  return t;
+}

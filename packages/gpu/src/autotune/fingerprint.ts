@@ -40,6 +40,23 @@ export function fnv1aString(s: string, h = FNV_OFFSET): number {
 const bytesOf = (a: ArrayBufferView): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 const hex = (h: number): string => h.toString(16).padStart(8, '0');
 
+/** (length, rows) pairs of the row-length histogram, ascending length, from the row pointers. O(rows). */
+function rowLengthPairs(a: CsrMatrix): [number, number][] {
+  const counts = new Map<number, number>();
+  for (let i = 0; i < a.rows; i++) {
+    const len = a.rowPtr[i + 1]! - a.rowPtr[i]!;
+    counts.set(len, (counts.get(len) ?? 0) + 1);
+  }
+  return [...counts.entries()].sort((p, q) => p[0] - q[0]);
+}
+
+/** The same pairs from a histogram indexed by length (the device statistics'). O(bins). */
+function histogramPairs(h: Uint32Array): [number, number][] {
+  const out: [number, number][] = [];
+  for (let len = 0; len < h.length; len++) if (h[len]) out.push([len, h[len]!]);
+  return out;
+}
+
 /** What {@link matrixFingerprint} returns: the parts and their joined key. */
 export interface MatrixFingerprint {
   readonly rows: number;
@@ -59,17 +76,12 @@ export interface MatrixFingerprint {
  * Fingerprint of a CSR matrix for the tuning cache. Without `content` two matrices with the
  * same shape, row-length histogram, diagonal count and bandwidth share a key (the tuning choice
  * depends on the structure, not on the values); with `content` any change of an index or value
- * changes it. Cost: O(rows) (histogram; the statistics are passed in), plus O(bytes of the
+ * changes it. Cost: O(rows) (histogram; O(max row) when `opts.histogram` is the device one; the statistics are passed in), plus O(bytes of the
  * arrays) with `content`.
  * @example matrixFingerprint(a, rowLengthStats(a), { content: true }).key
  */
-export function matrixFingerprint(a: CsrMatrix, stats: RowLengthStats, opts: { content?: boolean } = {}): MatrixFingerprint {
-  const counts = new Map<number, number>();
-  for (let i = 0; i < a.rows; i++) {
-    const len = a.rowPtr[i + 1]! - a.rowPtr[i]!;
-    counts.set(len, (counts.get(len) ?? 0) + 1);
-  }
-  const pairs = [...counts.entries()].sort((p, q) => p[0] - q[0]);
+export function matrixFingerprint(a: CsrMatrix, stats: RowLengthStats, opts: { content?: boolean; histogram?: Uint32Array } = {}): MatrixFingerprint {
+  const pairs = opts.histogram ? histogramPairs(opts.histogram) : rowLengthPairs(a);
   const flat = new Float64Array(pairs.length * 2);
   pairs.forEach(([len, c], k) => {
     flat[2 * k] = len;

@@ -14,3 +14,5 @@ export * from './report';
 export { floorKernel, SEPARATION, type ShortList, shortList } from './shortlist';
 export * from './store';
 export { VERIFY_NNZ, type Verification, verifyProduct, verifyRanges } from './verify';
+export { type DeviceMatrixStats, deviceMatrixStats, MAX_HIST_BINS, statsFromHistogram } from '../profile/device-stats';
+export { InSolveOperator, type InSolveCandidate, type InSolveOptions } from './in-solve';

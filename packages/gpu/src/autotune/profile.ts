@@ -1,10 +1,14 @@
 /**
- * Cheap structural estimates the autotuner prunes and orders candidates with: row-length
- * statistics (seed 004 Table 1), diagonal occupancy, padded slot counts of the ELL family for a
- * given chunk height and sorting window, and the block fill of BCSR — all without converting.
+ * Stage 1 of a tuning run, the profile: cheap structural estimates the autotuner prunes and
+ * orders candidates with — row-length statistics (seed 004 Table 1), diagonal occupancy, padded
+ * slot counts of the ELL family for a given chunk height and sorting window, and the block fill
+ * of BCSR — all without converting. {@link profileFromDevice} takes the statistics computed on
+ * the device from the shared CSR upload (`profile/device-stats.ts`: no host pass over the
+ * non-zeros); {@link profileMatrix} computes them on the host (fallback and tests).
  * @module
  */
-import { type CsrMatrix, type DiagonalStats, diagonalStats, type RowLengthStats, rowLengthStats, sellRowOrder } from '@gpusparse/formats';
+import { type CsrMatrix, type DiagonalStats, diagonalLength, diagonalStats, type RowLengthStats, rowLengthStats, sellRowOrder } from '@gpusparse/formats';
+import type { DeviceMatrixStats } from '../profile/device-stats';
 
 /**
  * Rows one padded-slot or block-fill estimate looks at, at most: past this, evenly spaced windows
@@ -14,13 +18,20 @@ import { type CsrMatrix, type DiagonalStats, diagonalStats, type RowLengthStats,
  */
 const SAMPLE_ROWS = 1 << 16;
 
+/** What DIA and HM would store: the diagonal statistics without the per-diagonal counts. */
+export type DiagonalSummary = Omit<DiagonalStats, 'nnzPerDiagonal'>;
+
 /** What the tuner knows about a matrix before it converts anything. */
 export interface MatrixProfile {
   readonly stats: RowLengthStats;
   /** Diagonal statistics, computed only when the diagonals are few enough for DIA/HM to matter. */
-  readonly diagonals?: DiagonalStats;
+  readonly diagonals?: DiagonalSummary;
   /** Row lengths in row order. */
   readonly lengths: Int32Array;
+  /** Rows of each length 0 … max, when the statistics came from the device. */
+  readonly histogram?: Uint32Array;
+  /** Where the statistics were computed. */
+  readonly where: 'device' | 'host';
   /** Memoised {@link paddedSlots} results. */
   readonly slotMemo: Map<string, number>;
   /** Memoised {@link bcsrBlocks} results. */
@@ -34,10 +45,38 @@ export interface MatrixProfile {
  */
 export function profileMatrix(a: CsrMatrix, diagonalLimit: number): MatrixProfile {
   const stats = rowLengthStats(a);
+  const lengths = rowLengths(a);
+  const diagonals = stats.occupiedDiagonals <= diagonalLimit ? diagonalStats(a) : undefined;
+  return { stats, diagonals, lengths, where: 'host', slotMemo: new Map(), blockMemo: new Map() };
+}
+
+/** Row lengths in row order from the row pointers. O(rows), no pass over the non-zeros. */
+function rowLengths(a: CsrMatrix): Int32Array {
   const lengths = new Int32Array(a.rows);
   for (let i = 0; i < a.rows; i++) lengths[i] = a.rowPtr[i + 1]! - a.rowPtr[i]!;
-  const diagonals = stats.occupiedDiagonals <= diagonalLimit ? diagonalStats(a) : undefined;
-  return { stats, diagonals, lengths, slotMemo: new Map(), blockMemo: new Map() };
+  return lengths;
+}
+
+/**
+ * The profile from statistics computed on the device: the same numbers as {@link profileMatrix}
+ * (DIA/HM slots from the occupied offsets), the sliced-ELL slot counts the device summed
+ * (memoised for {@link paddedSlots} with σ = 1), and the row-length histogram.
+ * Cost: O(rows + diagonals) on the host.
+ * @example const p = profileFromDevice(a, await deviceMatrixStats(ctx, shared, [8, 32]), 1024);
+ */
+export function profileFromDevice(a: CsrMatrix, d: DeviceMatrixStats, diagonalLimit: number): MatrixProfile {
+  const s = d.stats;
+  let diagonals: DiagonalSummary | undefined;
+  if (s.occupiedDiagonals <= diagonalLimit) {
+    let inMatrixSlots = 0;
+    for (const o of d.offsets) inMatrixSlots += diagonalLength(a.rows, a.cols, o);
+    const diaSlots = a.rows * d.offsets.length;
+    diagonals = { count: d.offsets.length, offsets: d.offsets, nnz: s.nnz, inMatrixSlots, diaSlots, fillRatio: diaSlots === 0 ? 1 : s.nnz / diaSlots, diagonalFill: inMatrixSlots === 0 ? 1 : s.nnz / inMatrixSlots };
+  }
+  const slotMemo = new Map<string, number>();
+  for (const [C, slots] of d.sliceSlots) slotMemo.set(`${C}:1`, slots);
+  for (const [key, slots] of d.sellSlots) slotMemo.set(key, slots);
+  return { stats: s, diagonals, lengths: rowLengths(a), histogram: d.histogram, where: 'device', slotMemo, blockMemo: new Map() };
 }
 
 /** Padded slots of the chunks [w0, w1) of one sorting window (rows order given). */
@@ -126,9 +165,13 @@ export function bcsrBlocks(a: CsrMatrix, p: MatrixProfile, r: number): number {
   return blocks;
 }
 
-/** Sum over rows of min(length, B): the entries the ELL part of a hybrid holds. O(rows). */
+/** Sum over rows of min(length, B): the entries the ELL part of a hybrid holds. O(max row) from the histogram, else O(rows). */
 export function ellPartEntries(p: MatrixProfile, B: number): number {
   let s = 0;
+  if (p.histogram) {
+    for (let len = 0; len < p.histogram.length; len++) s += p.histogram[len]! * Math.min(len, B);
+    return s;
+  }
   for (let i = 0; i < p.lengths.length; i++) s += Math.min(p.lengths[i]!, B);
   return s;
 }

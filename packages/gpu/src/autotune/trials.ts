@@ -1,7 +1,8 @@
 /**
  * Stage 3 of a tuning run, the trials: each short-listed candidate is converted (once per
  * layout), checked by its kernel's `supports`, uploaded (once: the same device matrix serves
- * the timing, the verification and, for the winner, the operator), then all live candidates are
+ * the timing, the verification and, for the winner, the operator; CSR kernels add only their
+ * own tables to the CSR arrays uploaded once for the whole run), then all live candidates are
  * timed in interleaved rounds (A B C, B C A, C A B …) so that a load change on the device or the
  * host cannot decide by itself. A candidate that fails at any step is recorded with the step and
  * the reason, and the run goes on. Admission of each further candidate and each further round is
@@ -10,6 +11,7 @@
  */
 import { type CsrMatrix, InvalidMatrixError, type SparseMatrix, getFormat } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
+import type { SharedCsrUpload } from '../kernels/csr/csr-device';
 import { type DeviceMatrix, supportsCsr } from '../kernels/types';
 import { timeGpu } from '../timing/index';
 import type { Candidate } from './candidates';
@@ -45,6 +47,8 @@ export interface TrialSession {
   /** Expected products (known after the first product time). */
   products: number;
   readonly live: Live[];
+  /** The CSR arrays on the device, uploaded once: every CSR candidate's upload reads them. */
+  readonly shared: SharedCsrUpload;
   /** Measured rates for the admission estimates (ms per estimated byte). */
   convMsPerByte: number;
   uploadMsPerByte: number;
@@ -94,12 +98,14 @@ export async function prepare(s: TrialSession, c: Candidate, t: Trial): Promise<
     if (ok !== true) throw new Error(ok);
     stage = 'upload';
     const t0 = performance.now();
-    const handle: DeviceMatrix = c.kernel.upload(s.ctx, conv.m, c.params);
+    const csr = c.kernel.format === 'csr';
+    // a CSR kernel adds only its own tables to the shared arrays (no validation, no transfer)
+    const handle: DeviceMatrix = c.kernel.upload(s.ctx, conv.m, c.params, csr ? { sharedCsr: s.shared } : undefined);
     h = handle;
     await s.ctx.finish();
     const uploadMs = performance.now() - t0;
     s.report.costs.uploadMs += uploadMs;
-    if (c.estimatedBytes > 0) s.uploadMsPerByte = uploadMs / c.estimatedBytes;
+    if (c.estimatedBytes > 0 && !csr) s.uploadMsPerByte = uploadMs / c.estimatedBytes;
     Object.assign(t, { conversionMs: conv.ms, uploadMs, bytes: storageBytes(c, conv.m), deviceBytes: handle.deviceBytes });
     return { c, t, m: conv.m, h: handle, samples: [] };
   } catch (e) {
@@ -118,11 +124,26 @@ function storageBytes(c: Candidate, m: SparseMatrix | CsrMatrix): number {
   return getFormat(c.kernel.format).storageBytes(c.kernel.format === 'csr' ? { ...(m as CsrMatrix), nnz } : m, { valueBytes: 4, indexBytes: 4 }).bytes;
 }
 
-/** Time one live candidate once (warmup + reps products; the median is one sample). False when it failed (then disposed). */
+/**
+ * Time one live candidate once (warmup + reps products; the median is one sample). A candidate
+ * not yet timed is first probed with one product: when warmup + reps of those would not fit in
+ * what is left of the budget, the probe is its only sample (a kernel 30× slower than the floor
+ * on a power-law matrix cost 2 s of a 1 s budget before). False when it failed (then disposed).
+ */
 export async function sample(s: TrialSession, f: Live): Promise<boolean> {
   const t0 = performance.now();
+  const encode = () => f.c.kernel.encode(s.ctx, f.h!, s.v.dx, s.v.dy);
   try {
-    const tm = await timeGpu(s.ctx, () => f.c.kernel.encode(s.ctx, f.h!, s.v.dx, s.v.dy), { reps: s.reps, warmup: s.warmup });
+    if (f.samples.length === 0 && !s.exhaustive && Number.isFinite(s.report.budgetMs)) {
+      const probe = await timeGpu(s.ctx, encode, { reps: 1, warmup: 0, batches: 1 });
+      if (probe.medianMs * (s.warmup + s.reps) > s.report.budgetMs - spent(s)) {
+        f.samples.push(probe.medianMs);
+        s.report.method = probe.method;
+        summarise(s, f);
+        return true;
+      }
+    }
+    const tm = await timeGpu(s.ctx, encode, { reps: s.reps, warmup: s.warmup });
     f.samples.push(tm.medianMs);
     s.report.method = tm.method;
     summarise(s, f);
@@ -148,7 +169,7 @@ function summarise(s: TrialSession, f: Live): void {
 /** Estimated cost (ms) of admitting candidate `c`: its conversion (unless shared), upload and timing rounds. */
 function admissionCost(s: TrialSession, c: Candidate, rounds: number, seen: ReadonlySet<string>): { ms: number; text: string } {
   const conv = c.kernel.format === 'csr' || seen.has(c.conversionKey) ? 0 : c.estimatedBytes * (s.convMsPerByte || CONVERSION_MS_PER_BYTE);
-  const upload = c.estimatedBytes * s.uploadMsPerByte;
+  const upload = c.kernel.format === 'csr' ? 0 : c.estimatedBytes * s.uploadMsPerByte;
   const first = s.live[0];
   const productMs = first ? medianOf(first.samples) * Math.max(0.25, c.predicted / Math.max(1e-12, first.c.predicted)) : 0;
   const timing = rounds * (s.warmup + s.reps) * productMs;

@@ -7,6 +7,7 @@ import type { AnySpmvKernel, DeviceMatrix } from '../kernels/types';
 import type { GpuOperator } from '../operator';
 import type { TuneStore } from './cache';
 import type { CandidateSpec, PruneRules } from './candidates';
+import type { InSolveCandidate } from './in-solve';
 import type { Trial, TuningReport } from './report';
 
 /** Raised when no kernel at all could run and pass verification (each candidate's reason is in the message). */
@@ -52,6 +53,13 @@ export interface AutotuneOptions {
   readonly maxTimed?: number;
   /** Smallest tuning budget (ms) when no budgetMs is stated (default 500, `MIN_BUDGET_MS`: the overhead a user accepts whatever the work; below ~100 no alternative to the first kernel could be tried). */
   readonly minBudgetMs?: number;
+  /**
+   * Tune inside the solve ({@link tunedOperator} only, on devices with timestamp queries): the
+   * short-listed candidates are uploaded and verified, then run the first products of the
+   * caller's solve in turn (`rounds` each, default 3) and the operator switches to the fastest —
+   * no product is spent on tuning alone. Default false (timed trials before the solve).
+   */
+  readonly inSolve?: boolean | { readonly rounds?: number };
   /** Pruning thresholds. */
   readonly rules?: Partial<PruneRules>;
   /** Kernels to choose from (default: the registry). */
@@ -74,6 +82,10 @@ export interface AutotuneResult {
 export interface Held {
   keep?: boolean;
   handle?: DeviceMatrix;
+  /** Verified candidates left for the solve to time (in-solve tuning), the provisional winner first. */
+  inSolve?: InSolveCandidate[];
+  /** Caches the in-solve winner once the operator has decided. */
+  remember?: (winner: Trial) => void;
 }
 
 /** Median of a non-empty list (mean of the middle two for even lengths). O(n log n). @example medianOf([3, 1, 2, 4]) // 2.5 */

@@ -9,6 +9,7 @@
 import type { CsrMatrix, SparseMatrix } from '@gpusparse/formats';
 import type { GpuCaps, GpuContext, GpuLimits } from '../device/context';
 import type { GpuBuf } from '../memory/buffers';
+import type { SharedCsrUpload } from './csr/csr-device';
 
 /** What every matrix a kernel consumes has: a shape (CSR lacks `nnz`; other formats have it). */
 export interface MatrixShape {
@@ -37,6 +38,12 @@ export interface UploadOptions {
    * row blocks, never rejected. Tests lower it to exercise splitting on small matrices.
    */
   readonly maxBindingBytes?: number;
+  /**
+   * CSR kernels only: the matrix's arrays already on the device ({@link uploadCsrArrays}); the
+   * upload then adds only the kernel's own tables (no validation, no transfer of the arrays).
+   * The autotuner shares one such upload between every CSR candidate and the final operator.
+   */
+  readonly sharedCsr?: SharedCsrUpload;
 }
 
 /** A matrix resident on the device, ready for `encode`. */

@@ -4,7 +4,7 @@
  * into y in a later, ordered dispatch — deterministic, no atomics), and the per-block encode.
  * @module
  */
-import { type CsrMatrix, csrNnz } from '@gpusparse/formats';
+import { type CsrMatrix, csrNnz, InvalidParameterError } from '@gpusparse/formats';
 import type { GpuContext } from '../../device/context';
 import type { PipelineEntry } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
@@ -63,15 +63,100 @@ export interface CsrDeviceBlock extends CsrBlockPlan {
 export interface CsrDeviceMatrix extends DeviceMatrix {
   readonly parts: readonly CsrDeviceBlock[];
   readonly pipeline: PipelineEntry;
+  /** The matrix arrays this handle reads, when uploaded by {@link uploadCsr} (possibly shared with other CSR handles). */
+  readonly sharedCsr?: SharedCsrUpload;
 }
 
 /** What a CSR kernel adds per block: its workgroup count and optional extra table. */
 export type CsrBlockExtra = (localRowPtr: Int32Array | Uint32Array, rows: number) => { groups: number; count?: number; extra?: Uint32Array };
 
+/** The device arrays of one binding block of a {@link SharedCsrUpload}. */
+export interface SharedCsrBlock extends CsrBlockPlan {
+  readonly rowPtr: GpuBuf;
+  readonly colIdx: GpuBuf;
+  readonly values: GpuBuf;
+}
+
 /**
- * Validate `a`, split it over bindings and upload each block. Cost O(rows + nnz) host work
- * plus the transfer of 8·nnz + 4·rows bytes.
+ * The CSR arrays of one matrix on the device, split over bindings, shared by the uploads of
+ * several CSR kernels (reference-counted: the buffers go back to the pool when the last holder
+ * releases). The autotuner uploads the matrix once this way; every CSR candidate, the device
+ * statistics and the final operator read the same buffers.
+ */
+export interface SharedCsrUpload {
+  /** The host matrix these arrays were uploaded from (an upload of another matrix is refused). */
+  readonly source: CsrMatrix;
+  /** Entries per binding block at most (the split was planned with it). */
+  readonly capElems: number;
+  readonly blocks: readonly SharedCsrBlock[];
+  readonly deviceBytes: number;
+  /** Holders so far (1 after creation). */
+  readonly holders: number;
+  retain(): void;
+  release(): void;
+}
+
+const bindingCap = (ctx: GpuContext, opts: UploadOptions): number => Math.floor(Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, ctx.limits.maxStorageBufferBindingSize) / 4);
+
+/** Block-local row pointers of plan block `b` (the matrix's own array when there is one block). */
+function localRowPtr(a: CsrMatrix, b: CsrBlockPlan, single: boolean): Int32Array | Uint32Array {
+  if (single) return a.rowPtr;
+  const local = new Uint32Array(b.rows + 1);
+  for (let i = 0; i <= b.rows; i++) local[i] = Math.min(Math.max(a.rowPtr[b.rowStart + i]!, b.k0), b.k1) - b.k0;
+  return local;
+}
+
+/**
+ * Validate `a`, split it over bindings and upload row pointers, columns and float32 values of
+ * each block, once, for any number of CSR kernels (pass it as `UploadOptions.sharedCsr`).
+ * Cost O(rows + nnz) host work plus the transfer of 8·nnz + 4·rows bytes.
  * @throws InvalidMatrixError naming the first bad row
+ * @example const s = uploadCsrArrays(ctx, a); const h = csrScalarKernel.upload(ctx, a, {}, { sharedCsr: s }); s.release();
+ */
+export function uploadCsrArrays(ctx: GpuContext, a: CsrMatrix, where = 'csr upload', opts: UploadOptions = {}): SharedCsrUpload {
+  validateCsrIndices(a, where);
+  const capElems = bindingCap(ctx, opts);
+  const plan = splitCsrPlan(a, capElems, capElems - 1);
+  const blocks: SharedCsrBlock[] = [];
+  let deviceBytes = 0;
+  try {
+    for (const b of plan) {
+      const rowPtr = uploadU32(ctx, localRowPtr(a, b, plan.length === 1), `${where}-rowptr`);
+      const colIdx = uploadU32(ctx, a.colIdx.subarray(b.k0, b.k1), `${where}-colidx`);
+      const values = ctx.buffers.acquire((b.k1 - b.k0) * 4, undefined, `${where}-values`);
+      blocks.push({ ...b, rowPtr, colIdx, values });
+      writeData(ctx, values, Float32Array.from(a.values.subarray(b.k0, b.k1)));
+      deviceBytes += rowPtr.bytes + colIdx.bytes + values.bytes;
+    }
+  } catch (e) {
+    for (const p of blocks) for (const buf of [p.rowPtr, p.colIdx, p.values]) buf.dispose();
+    throw e;
+  }
+  let holders = 1;
+  return {
+    source: a,
+    capElems,
+    blocks,
+    deviceBytes,
+    get holders() {
+      return holders;
+    },
+    retain() {
+      if (holders <= 0) throw new InvalidParameterError('sharedCsr', 'a shared CSR upload still held', 'one already released');
+      holders++;
+    },
+    release() {
+      if (--holders === 0) for (const p of blocks) for (const buf of [p.rowPtr, p.colIdx, p.values]) buf.dispose();
+    },
+  };
+}
+
+/**
+ * Upload `a` for one CSR kernel: its arrays (or the shared ones of `opts.sharedCsr`, which this
+ * handle then holds until disposed) plus the kernel's per-block table. Cost O(rows + nnz) host
+ * work plus the transfer of 8·nnz + 4·rows bytes; with a shared upload only the kernel's tables.
+ * @throws InvalidMatrixError naming the first bad row
+ * @throws InvalidParameterError when `opts.sharedCsr` holds another matrix or another split
  */
 export function uploadCsr(
   ctx: GpuContext,
@@ -81,26 +166,26 @@ export function uploadCsr(
   perBlock: CsrBlockExtra,
   opts: UploadOptions = {},
 ): CsrDeviceMatrix {
-  validateCsrIndices(a, kernelId);
-  const cap = Math.floor(Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, ctx.limits.maxStorageBufferBindingSize) / 4);
-  const plan = splitCsrPlan(a, cap, cap - 1);
+  let arrays = opts.sharedCsr;
+  if (arrays) {
+    if (arrays.source !== a) throw new InvalidParameterError(`${kernelId} upload sharedCsr`, 'the arrays of the matrix being uploaded', `a shared upload of another ${arrays.source.rows}×${arrays.source.cols} matrix`);
+    if (arrays.capElems !== bindingCap(ctx, opts)) throw new InvalidParameterError(`${kernelId} upload sharedCsr`, `a split with ${bindingCap(ctx, opts)} entries per binding`, arrays.capElems);
+    arrays.retain();
+  } else arrays = uploadCsrArrays(ctx, a, kernelId, opts);
+  const shared = arrays;
   const parts: CsrDeviceBlock[] = [];
-  let deviceBytes = 0;
-  for (const b of plan) {
-    let local: Int32Array | Uint32Array;
-    if (plan.length === 1) local = a.rowPtr;
-    else {
-      local = new Uint32Array(b.rows + 1);
-      for (let i = 0; i <= b.rows; i++) local[i] = Math.min(Math.max(a.rowPtr[b.rowStart + i]!, b.k0), b.k1) - b.k0;
+  let deviceBytes = shared.deviceBytes;
+  try {
+    for (const b of shared.blocks) {
+      const x = perBlock(localRowPtr(a, b, shared.blocks.length === 1), b.rows);
+      const extra = x.extra ? uploadU32(ctx, x.extra, `${kernelId}-extra`) : undefined;
+      deviceBytes += extra?.bytes ?? 0;
+      parts.push({ ...b, extra, groups: x.groups, count: x.count ?? 0 });
     }
-    const x = perBlock(local, b.rows);
-    const rowPtr = uploadU32(ctx, local, `${kernelId}-rowptr`);
-    const colIdx = uploadU32(ctx, a.colIdx.subarray(b.k0, b.k1), `${kernelId}-colidx`);
-    const values = ctx.buffers.acquire((b.k1 - b.k0) * 4, undefined, `${kernelId}-values`);
-    writeData(ctx, values, Float32Array.from(a.values.subarray(b.k0, b.k1)));
-    const extra = x.extra ? uploadU32(ctx, x.extra, `${kernelId}-extra`) : undefined;
-    deviceBytes += rowPtr.bytes + colIdx.bytes + values.bytes + (extra?.bytes ?? 0);
-    parts.push({ ...b, rowPtr, colIdx, values, extra, groups: x.groups, count: x.count ?? 0 });
+  } catch (e) {
+    for (const p of parts) p.extra?.dispose();
+    shared.release();
+    throw e;
   }
   return {
     kernelId,
@@ -111,8 +196,10 @@ export function uploadCsr(
     blocks: parts.length,
     parts,
     pipeline,
+    sharedCsr: shared,
     dispose() {
-      for (const p of parts) for (const b of [p.rowPtr, p.colIdx, p.values, p.extra]) b?.dispose();
+      for (const p of parts) p.extra?.dispose();
+      shared.release();
     },
   };
 }

@@ -1,0 +1,188 @@
+/**
+ * Tuning inside the solve: instead of timing the short-listed kernels on throw-away products,
+ * the operator runs the first products of the caller's solve on them in turn (A B C A B C …,
+ * each product timed by GPU timestamps around its own compute pass, no wait), then reads the
+ * timestamps back without blocking the solve and switches to the fastest. Every product is
+ * useful work: each candidate was verified against the float64 reference before the solve, so
+ * the products differ only by float32 rounding (summation order). What tuning costs the solve
+ * is the extra time of the slower candidates' products, plus their verification and upload.
+ *
+ * Used by `tunedOperator(…, { inSolve: true })` when the device has timestamp queries.
+ * @module
+ */
+import type { CsrMatrix } from '@gpusparse/formats';
+import type { GpuContext } from '../device/context';
+import type { AnySpmvKernel, DeviceMatrix } from '../kernels/types';
+import { readRanges } from '../memory/readback';
+import { GpuOperator } from '../operator';
+import type { GpuVector } from '../vector-space';
+import type { Trial, TuningReport } from './report';
+import { medianOf } from './types';
+
+/** One verified candidate on the device. */
+export interface InSolveCandidate {
+  readonly kernel: AnySpmvKernel;
+  readonly handle: DeviceMatrix;
+  readonly params: Record<string, number>;
+  readonly trial: Trial;
+}
+
+/** Options of {@link InSolveOperator}. */
+export interface InSolveOptions {
+  /** Products per candidate during the solve (default 3; the first of each is a warm-up when there are 3 or more). */
+  readonly rounds?: number;
+  /** Called once with the winner when the operator has switched (the tuner caches it). */
+  readonly onDecided?: (winner: Trial) => void;
+}
+
+const QUERY_RESOLVE = 0x200;
+const COPY_SRC = 0x04;
+
+/**
+ * A GPU operator that runs its first `rounds × candidates` products on the candidates in turn,
+ * timed by GPU timestamps, and then every product on the fastest. It is the first candidate's
+ * operator (transpose, diagonal, df64 residual come from it); `decided` resolves once it has
+ * switched. Cost: no wait and no extra product; one timestamp pair per tuning product and one
+ * non-blocking readback after the last.
+ * @example
+ * const op = await tunedOperator(ctx, a, { inSolve: true }); // then solve with op
+ * await op.decided; op.activeLabel // the winner
+ */
+export class InSolveOperator extends GpuOperator {
+  private readonly others: GpuOperator[];
+  private readonly rounds: number;
+  private readonly total: number;
+  private issued = 0;
+  private active = 0;
+  private disposed = false;
+  /** Indices (into `others`) of the operators not yet freed. */
+  private readonly alive = new Set<number>();
+  private querySet: GPUQuerySet | undefined;
+  private resolveDecided!: () => void;
+  /** Resolves when the timestamps are read and the operator runs the winner. */
+  readonly decided: Promise<void>;
+
+  constructor(
+    ctx: GpuContext,
+    private readonly candidates: readonly InSolveCandidate[],
+    a: CsrMatrix,
+    private readonly report: TuningReport,
+    private readonly opts: InSolveOptions = {},
+  ) {
+    const first = candidates[0]!;
+    super(ctx, first.kernel, first.handle, first.params, a);
+    this.others = candidates.slice(1).map((c) => new GpuOperator(ctx, c.kernel, c.handle, c.params, a));
+    for (let i = 0; i < this.others.length; i++) this.alive.add(i);
+    this.rounds = Math.max(1, opts.rounds ?? 3);
+    this.total = candidates.length > 1 && ctx.caps.timestampQuery ? this.rounds * candidates.length : 0;
+    this.decided = new Promise((resolve) => {
+      this.resolveDecided = resolve;
+    });
+    if (this.total > 0) this.querySet = ctx.device.createQuerySet({ type: 'timestamp', count: 2 * this.total });
+    else this.resolveDecided();
+  }
+
+  /** The label of the kernel the products run on now. */
+  get activeLabel(): string {
+    return this.active === 0 ? this.label : this.others[this.active - 1]!.label;
+  }
+
+  /** y = A·x. */
+  override apply(x: GpuVector, y: GpuVector): void {
+    this.product(1, x, 0, y);
+  }
+
+  /** y = alpha·A·x + beta·y. */
+  override applyScaled(alpha: number, x: GpuVector, beta: number, y: GpuVector): void {
+    this.product(alpha, x, beta, y);
+  }
+
+  private on(i: number, alpha: number, x: GpuVector, beta: number, y: GpuVector): void {
+    if (i === 0) super.applyScaled(alpha, x, beta, y);
+    else this.others[i - 1]!.applyScaled(alpha, x, beta, y);
+  }
+
+  private product(alpha: number, x: GpuVector, beta: number, y: GpuVector): void {
+    if (this.issued >= this.total || !this.querySet) {
+      this.on(this.active, alpha, x, beta, y);
+      return;
+    }
+    const k = this.issued;
+    const rec = this.ctx.recorder;
+    rec.computePass({ timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 2 * k, endOfPassWriteIndex: 2 * k + 1 } });
+    try {
+      this.on(k % this.candidates.length, alpha, x, beta, y);
+    } finally {
+      rec.endPass();
+    }
+    this.issued++;
+    if (this.issued === this.total) this.collect();
+  }
+
+  /** Resolve the timestamps and read them back without blocking; then decide. */
+  private collect(): void {
+    const qs = this.querySet!;
+    const bytes = 16 * this.total;
+    const buf = this.ctx.buffers.acquire(bytes, QUERY_RESOLVE | COPY_SRC, 'in-solve-timestamps');
+    this.ctx.recorder.commandEncoder().resolveQuerySet(qs, 0, 2 * this.total, buf.buffer, 0);
+    readRanges(this.ctx, [{ buf, offset: 0, bytes }])
+      .then(([data]) => this.decide(new BigUint64Array(data!)))
+      .catch((e: unknown) => this.report.warnings.push(`in-solve tuning: the timestamps could not be read (${(e as Error).message}); the first candidate stays`))
+      .finally(() => {
+        buf.dispose();
+        qs.destroy();
+        this.querySet = undefined;
+        this.resolveDecided();
+      });
+  }
+
+  /** Per candidate: samples, median (the first product of each dropped as warm-up when 3 or more), the winner, the report. */
+  private decide(t: BigUint64Array): void {
+    if (this.disposed) return;
+    const n = this.candidates.length;
+    const samples: number[][] = this.candidates.map(() => []);
+    for (let k = 0; k < this.total; k++) samples[k % n]!.push(Number(t[2 * k + 1]! - t[2 * k]!) / 1e6);
+    const med = samples.map((s) => medianOf(s.length >= 3 ? s.slice(1) : s));
+    const order = med.map((m, i) => [m, i] as const).sort((p, q) => p[0] - q[0]);
+    this.candidates.forEach((c, i) => {
+      const kept = samples[i]!.length >= 3 ? samples[i]!.slice(1) : samples[i]!;
+      Object.assign(c.trial, { status: 'timed', ms: med[i], loMs: Math.min(...kept), hiMs: Math.max(...kept), samples: kept, gflops: (2 * this.report.nnz) / (med[i]! * 1e6), reason: 'timed in the solve' });
+    });
+    this.switchTo(order[0]![1], order[1]?.[1]);
+  }
+
+  private switchTo(w: number, r: number | undefined): void {
+    this.active = w;
+    // the first candidate backs this operator (transpose, diagonal, df64): only the others are freed
+    for (const i of [...this.alive]) {
+      if (i + 1 === w) continue;
+      this.others[i]!.dispose();
+      this.alive.delete(i);
+    }
+    const win = this.candidates[w]!.trial;
+    const run = r !== undefined ? this.candidates[r]!.trial : undefined;
+    const overlap = run !== undefined && win.hiMs! >= run.loMs!;
+    const label = (t: Trial) => `${t.kernel}(${Object.entries(t.params).map(([k, v]) => `${k}=${v}`).join(',')})`;
+    this.report.winner = { kernel: win.kernel, params: { ...win.params }, ms: win.ms!, loMs: win.loMs, hiMs: win.hiMs, gflops: win.gflops };
+    this.report.timed = this.candidates.length;
+    this.report.decision = {
+      rounds: this.rounds,
+      uncertain: overlap,
+      note: `in-solve: ${this.candidates.length} verified candidates ran ${this.total} products of the solve in turn; ${label(win)} ${win.ms!.toPrecision(3)} ms${run ? ` vs ${label(run)} ${run.ms!.toPrecision(3)} ms${overlap ? ' (spreads overlap: either is sound)' : ''}` : ''}`,
+      runnerUp: run ? { kernel: run.kernel, params: { ...run.params }, ms: run.ms!, loMs: run.loMs!, hiMs: run.hiMs! } : undefined,
+    };
+    this.opts.onDecided?.(win);
+  }
+
+  /** Return every candidate's buffers. */
+  override dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    // a query set still waiting for its readback is destroyed by the readback's own cleanup
+    if (this.issued < this.total) this.querySet?.destroy();
+    for (const i of this.alive) this.others[i]!.dispose();
+    this.alive.clear();
+    super.dispose();
+    if (this.issued < this.total) this.resolveDecided(); // never switched: nothing to wait for
+  }
+}
