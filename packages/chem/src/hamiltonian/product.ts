@@ -160,8 +160,11 @@ export function productContext(ctx: KernelContext, space: DeterminantSpace, opti
   const pairIndex = new Int32Array(cells).fill(-1);
   let monotone = 1;
   let prev = -1;
-  for (let i = 0; i < space.size; i++) {
-    const cell = space.detAlpha[i]! * nB + space.detBeta[i]!;
+  const da = space.detAlpha;
+  const db = space.detBeta;
+  const size = space.size;
+  for (let i = 0; i < size; i++) {
+    const cell = da[i]! * nB + db[i]!;
     pairIndex[cell] = i;
     if (cell <= prev) monotone = 0;
     prev = cell;
