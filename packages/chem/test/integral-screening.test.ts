@@ -17,7 +17,8 @@ import { applySingle, spinTables } from '../src/hamiltonian/tables';
 import { readFcidump } from '../src/fcidump/node';
 import { parseFcidump } from '../src/fcidump/parse';
 import type { Fcidump } from '../src/fcidump/types';
-import { type AssembledHamiltonian, assembleHamiltonian, autoWorkers } from '../src/hamiltonian/assemble';
+import { type AssembledHamiltonian, assembleHamiltonian, autoWorkers, kernelContext } from '../src/hamiltonian/assemble';
+import { productContext } from '../src/hamiltonian/product';
 import { estimateNnz } from '../src/hamiltonian/nnz-estimate';
 import { spinSquaredExpectations } from '../src/hamiltonian/spin';
 import { integralScreen, pairClasses } from '../src/hamiltonian/screening';
@@ -185,6 +186,17 @@ describe('screened assembly equals the unscreened one bit for bit', () => {
     const hub0 = parseFcidump(hubbardText(8, 0));
     const z = await compareAll(hub0, 'fci', {});
     expect(Array.from(z.diagonal).every((d) => Object.is(d, 0))).toBe(true);
+  });
+
+  it('FCI spaces need no (α, β) table (index = a·nβ + b); an irrep sector keeps its table', async () => {
+    const hub = buildCiSpace(parseFcidump(hubbardText(8)), 'fci', {});
+    const p = productContext(kernelContext(hub.fcidump, hub.space), hub.space)!;
+    expect(p.full).toBe(1);
+    expect(p.pairIndex.length).toBe(0);
+    const n2 = buildCiSpace(await readFcidump(data('N2_sto3g_R1.1A_block2.FCIDUMP')), 'fci', { irrep: 'isym' });
+    const q = productContext(kernelContext(n2.fcidump, n2.space), n2.space)!;
+    expect(q.full).toBe(0);
+    expect(q.pairIndex.length).toBe(n2.space.alpha.count * n2.space.beta.count);
   });
 
   it('on a worker thread too (Hubbard L = 9)', async () => {
