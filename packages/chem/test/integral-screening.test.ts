@@ -10,11 +10,15 @@ import { describe, expect, it } from 'vitest';
 import { buildCiSpace, type BuildSpaceOptions, type SpaceSpec } from '../src/determinants/build';
 import { fciSpace } from '../src/determinants/space';
 import { countSpace } from '../src/determinants/count';
+import { occupiedOrbitals } from '../src/determinants/index';
 import { pairHashGet } from '../src/determinants/pair-hash';
+import { type StringList, stringIndex } from '../src/determinants/strings';
+import { applySingle, spinTables } from '../src/hamiltonian/tables';
 import { readFcidump } from '../src/fcidump/node';
 import { parseFcidump } from '../src/fcidump/parse';
 import type { Fcidump } from '../src/fcidump/types';
-import { type AssembledHamiltonian, assembleHamiltonian, autoWorkers } from '../src/hamiltonian/assemble';
+import { type AssembledHamiltonian, assembleHamiltonian, autoWorkers, kernelContext } from '../src/hamiltonian/assemble';
+import { productContext } from '../src/hamiltonian/product';
 import { estimateNnz } from '../src/hamiltonian/nnz-estimate';
 import { spinSquaredExpectations } from '../src/hamiltonian/spin';
 import { integralScreen, pairClasses } from '../src/hamiltonian/screening';
@@ -184,6 +188,17 @@ describe('screened assembly equals the unscreened one bit for bit', () => {
     expect(Array.from(z.diagonal).every((d) => Object.is(d, 0))).toBe(true);
   });
 
+  it('FCI spaces need no (α, β) table (index = a·nβ + b); an irrep sector keeps its table', async () => {
+    const hub = buildCiSpace(parseFcidump(hubbardText(8)), 'fci', {});
+    const p = productContext(kernelContext(hub.fcidump, hub.space), hub.space)!;
+    expect(p.full).toBe(1);
+    expect(p.pairIndex.length).toBe(0);
+    const n2 = buildCiSpace(await readFcidump(data('N2_sto3g_R1.1A_block2.FCIDUMP')), 'fci', { irrep: 'isym' });
+    const q = productContext(kernelContext(n2.fcidump, n2.space), n2.space)!;
+    expect(q.full).toBe(0);
+    expect(q.pairIndex.length).toBe(n2.space.alpha.count * n2.space.beta.count);
+  });
+
   it('on a worker thread too (Hubbard L = 9)', async () => {
     const fd = parseFcidump(hubbardText(9));
     const { fcidump, space } = buildCiSpace(fd, 'fci', {});
@@ -197,6 +212,52 @@ describe('screened assembly equals the unscreened one bit for bit', () => {
     const { fcidump, space } = buildCiSpace(fd, 'fci', {});
     await expect(assembleHamiltonian(fcidump, space, { dropTolerance: -1 })).rejects.toThrow(/dropTolerance.*finite number ≥ 0/);
     await expect(assembleHamiltonian(fcidump, space, { dropTolerance: Number.NaN })).rejects.toThrow(/dropTolerance/);
+  });
+});
+
+/** Same-spin doubles of a string list as spinTables built them before screening: every p<q → r<u. */
+function referenceDoubles(list: StringList, n: number, eri: Float64Array): { dOff: number[]; dTarget: number[]; dValue: number[] } {
+  const g = (i: number, j: number, k: number, l: number) => eri[((i * n + j) * n + k) * n + l]!;
+  const dOff = [0];
+  const dTarget: number[] = [];
+  const dValue: number[] = [];
+  for (let str = 0; str < list.count; str++) {
+    const occ = occupiedOrbitals(list.lo[str]!, list.hi[str]!);
+    const virt = [...Array(n).keys()].filter((o) => !occ.includes(o));
+    for (let x = 0; x < occ.length; x++) {
+      for (let y = x + 1; y < occ.length; y++) {
+        for (let v = 0; v < virt.length; v++) {
+          const [s1, a1, b1] = applySingle(list.lo[str]!, list.hi[str]!, occ[x]!, virt[v]!);
+          for (let w = v + 1; w < virt.length; w++) {
+            const [s2, a2, b2] = applySingle(a1, b1, occ[y]!, virt[w]!);
+            const t = stringIndex(list, a2, b2);
+            if (t < 0) continue;
+            const val = s1 * s2 * (g(virt[v]!, occ[x]!, virt[w]!, occ[y]!) - g(virt[v]!, occ[y]!, virt[w]!, occ[x]!));
+            if (val === 0) continue;
+            dTarget.push(t);
+            dValue.push(val);
+          }
+        }
+      }
+    }
+    dOff.push(dTarget.length);
+  }
+  return { dOff, dTarget, dValue };
+}
+
+describe('same-spin double tables', () => {
+  it('skip zero integral differences before the string lookup: the same lists, bit for bit', async () => {
+    const fds = [parseFcidump(hubbardText(9)), await readFcidump(data('N2_sto3g_R1.1A_block2.FCIDUMP')), await readFcidump(data('O2_cas12e8o_C1_dice.FCIDUMP'))];
+    for (const fd0 of fds) {
+      const { fcidump, space } = buildCiSpace(fd0, 'fci', {});
+      for (const list of [space.alpha, space.beta]) {
+        const got = spinTables(list, fcidump.norb, fcidump.h1, fcidump.eri);
+        const ref = referenceDoubles(list, fcidump.norb, fcidump.eri);
+        expect(Array.from(got.dOff)).toEqual(ref.dOff);
+        expect(Array.from(got.dTarget)).toEqual(ref.dTarget);
+        expect(Array.from(got.dValue).every((v, k) => Object.is(v, ref.dValue[k]))).toBe(true);
+      }
+    }
   });
 });
 

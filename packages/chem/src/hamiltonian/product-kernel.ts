@@ -58,8 +58,10 @@ export interface ProductContext {
   detBeta: Int32Array;
   /** Number of beta strings (row length of pairIndex). */
   nBeta: number;
-  /** pairIndex[a·nBeta + b] = determinant index of (a, b), or −1. */
+  /** pairIndex[a·nBeta + b] = determinant index of (a, b), or −1 (empty when `full`). */
   pairIndex: Int32Array;
+  /** 1 when every (a, b) is in the space in alpha-major order (FCI, CAS): index = a·nBeta + b. */
+  full: number;
   /** 1 when pairIndex increases with (a, b) lexicographically (rows come out sorted). */
   monotone: number;
   /** Class of each alpha pair q·norb + p: its beta partners are in list class pairClass[qp]. */
@@ -100,6 +102,7 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
   const B = ctx.beta;
   const nB = ctx.nBeta;
   const pix = ctx.pairIndex;
+  const full = ctx.full === 1;
   const tol = ctx.dropTolerance;
   const sorted = ctx.monotone === 1;
   const nrows = rowEnd - rowStart;
@@ -170,8 +173,8 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
     let d = A.diag[a]! + B.diag[b]!;
     const oa = a * nelA;
     const ob = b * nelB;
-    let full = jSparse !== 1;
-    if (!full) {
+    let allJ = jSparse !== 1;
+    if (!allJ) {
       // only the non-zero J_ij with j in b, in the same order: the same sum unless it is ±0
       const d0 = d;
       const lo = bLo[b]!;
@@ -187,10 +190,10 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
       if (d === 0) {
         // the sign of a zero sum depends on the skipped zeros: recompute with all terms
         d = d0;
-        full = true;
+        allJ = true;
       }
     }
-    if (full) {
+    if (allJ) {
       for (let x = 0; x < nelA; x++) {
         const i = aOcc[oa + x]!;
         for (let y = 0; y < nelB; y++) d += jmat[i * n + bOcc[ob + y]!]!;
@@ -212,7 +215,7 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
             vals[used++] = d;
             continue;
           }
-          const col = pix[base + B.cTarget[cb]!]!;
+          const col = full ? base + B.cTarget[cb]! : pix[base + B.cTarget[cb]!]!;
           if (col < 0) continue;
           const f = B.cRef[cb]!;
           let val: number;
@@ -247,7 +250,7 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
         for (let cb = lOff[li]!; cb < lEnd; cb++) {
           const ur = lPair[cb]!;
           if (ur < 0) {
-            const col = pix[base + b]!;
+            const col = full ? base + b : pix[base + b]!;
             if (col < 0) continue;
             // σ(base + Σ_{k∈β} (qp|kk))
             let val = aBase[e]!;
@@ -267,14 +270,14 @@ export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEn
           // alpha-beta double: σα σβ (qp|ur)
           const val = sa * lSign[cb]! * eri[qpBase + ur]!;
           if (!(Math.abs(val) > tol)) continue;
-          const col = pix[base + lTarget[cb]!]!;
+          const col = full ? base + lTarget[cb]! : pix[base + lTarget[cb]!]!;
           if (col < 0) continue;
           cols[used] = col;
           vals[used++] = val;
         }
       } else {
         // alpha-alpha double, beta fixed
-        const col = pix[base + b]!;
+        const col = full ? base + b : pix[base + b]!;
         if (col < 0) continue;
         const val = aDValue[aRef[ca]!]!;
         if (Math.abs(val) > tol) {

@@ -157,14 +157,22 @@ export function productContext(ctx: KernelContext, space: DeterminantSpace, opti
   const nB = space.beta.count;
   const cells = nA * nB;
   if (cells > MAX_TABLE || cells > 16 * space.size + 65536) return undefined;
-  const pairIndex = new Int32Array(cells).fill(-1);
+  const da = space.detAlpha;
+  const db = space.detBeta;
+  const size = space.size;
+  // a full alpha-major product (FCI, CAS) needs no table: index = a·nB + b
+  let full = size === cells ? 1 : 0;
+  for (let i = 0; i < size && full === 1; i++) if (da[i]! * nB + db[i]! !== i) full = 0;
+  const pairIndex = full === 1 ? new Int32Array(0) : new Int32Array(cells).fill(-1);
   let monotone = 1;
-  let prev = -1;
-  for (let i = 0; i < space.size; i++) {
-    const cell = space.detAlpha[i]! * nB + space.detBeta[i]!;
-    pairIndex[cell] = i;
-    if (cell <= prev) monotone = 0;
-    prev = cell;
+  if (full === 0) {
+    let prev = -1;
+    for (let i = 0; i < size; i++) {
+      const cell = da[i]! * nB + db[i]!;
+      pairIndex[cell] = i;
+      if (cell <= prev) monotone = 0;
+      prev = cell;
+    }
   }
   const n = ctx.norb;
   // at most one class per 4 singles of a beta string: the class lists then take at most
@@ -193,6 +201,7 @@ export function productContext(ctx: KernelContext, space: DeterminantSpace, opti
     detBeta: ctx.detBeta,
     nBeta: nB,
     pairIndex,
+    full,
     monotone,
     dropTolerance: ctx.dropTolerance,
     alpha,

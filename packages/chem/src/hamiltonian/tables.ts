@@ -126,10 +126,13 @@ export function spinTables(list: StringList, norb: number, h1: Float64Array, eri
           const [s1, a1, b1] = applySingle(lo, hi, p, r);
           for (let w = v + 1; w < nv; w++) {
             const u = virt[w]!;
+            // a zero integral difference gives ±0, which is not stored: skip the string lookup
+            const x = g(r, p, u, q) - g(r, q, u, p);
+            if (x === 0) continue;
             const [s2, a2, b2] = applySingle(a1, b1, q, u);
             const t = stringIndex(list, a2, b2);
             if (t < 0) continue;
-            const val = s1 * s2 * (g(r, p, u, q) - g(r, q, u, p));
+            const val = s1 * s2 * x;
             if (val === 0) continue;
             dTarget.push(t);
             dValue.push(val);
