@@ -31,7 +31,7 @@ const arg = (f: string) => (argv.includes(f) ? argv[argv.indexOf(f) + 1] : undef
 const quick = flag('--quick');
 const reps = Number(arg('--reps') ?? (quick ? 1 : 3));
 const only = arg('--only');
-const python = arg('--python') ?? '/usr/bin/python3';
+const python = arg('--python') ?? 'python3';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const dataDir = resolve(process.env.GPUSPARSE_DATA ?? resolve(here, '..', '..', 'shared', 'data'), 'matrices');
 
@@ -81,7 +81,6 @@ function cases(): Case[] {
     { name: `powerlaw-${n}-dominant`, method: 'gmres', make: () => dominant(g.powerLaw(n, n, { alpha: 2.2, minLen: 2, maxLen: 2000, seed: 3 })), maxiter: 2000 },
     { name: `uniform-${n}-16-dominant`, method: 'gmres', make: () => dominant(g.uniformRandom(n, n, 16, 2)), maxiter: 2000 },
     { name: `banded-${n}-b9-dominant`, method: 'gmres', make: () => dominant(g.banded(n, 4, 4, { seed: 1 })), maxiter: 2000 },
-    { name: 'cilike-4000-1000', method: 'eigsh', make: () => g.ciLike(4000, { refFraction: 0.1, refDensity: (0.8 * 1000) / (0.1 * 4000), expDensity: (0.2 * 1000) / (0.9 * 4000), seed: 4 }), maxiter: 5000 },
   ];
   if (existsSync(dataDir)) {
     const files = ['SiH4.mtx.gz', 'ExaSP2_trpcage_8K.mtx.gz', ...(flag('--full') ? ['ExaSP2_poly_chain.1024.mtx.gz'] : [])];

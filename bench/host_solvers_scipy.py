@@ -1,7 +1,7 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """SciPy side of bench/host-solvers.ts: whole solves, timed in the same run.
 
-Usage: /usr/bin/python3 bench/host_solvers_scipy.py MANIFEST.json OUT.json
+Usage: python3 bench/host_solvers_scipy.py MANIFEST.json OUT.json
 
 MANIFEST.json (written by host-solvers.ts) lists cases: name, method ('cg', 'gmres', 'eigsh'),
 the CSR arrays as raw little-endian files (rowPtr int32, colIdx int32, values float64), rows,

@@ -32,12 +32,14 @@ export interface WasmSpaceOptions {
 }
 
 /**
- * Vector operations shorter than this run on one thread: waking a worker and waiting for it
- * costs ≈ 10–30 µs here (2-core Xeon, node 20), the time of a 2·10^5-element axpy.
+ * Vector operations shorter than this run on one thread. Measured (2-core Xeon, node 20, load
+ * average ≈ 16 from other jobs, medians of 7): axpy 1 thread / 2 threads = 23 / 159 µs at 5·10^4,
+ * 200 / 455 µs at 2·10^5, 1 489 / 821 µs at 10^6 — waking a worker costs ≈ 0.1 ms on a busy
+ * machine, so only vectors of several 10^5 elements gain.
  */
-export const PAR_MIN_N = 200_000;
-/** Products with fewer non-zeros run on one thread (≈ 0.2 ms of product, see {@link PAR_MIN_N}). */
-export const PAR_MIN_NNZ = 200_000;
+export const PAR_MIN_N = 500_000;
+/** Products with fewer non-zeros run on one thread (≈ 0.5 ms of product; see {@link PAR_MIN_N}). */
+export const PAR_MIN_NNZ = 500_000;
 
 const val = (s: ScalarLike<HostScalar>): number => (typeof s === 'number' ? s : s.value);
 const box = (value: number): HostScalar => ({ value });
