@@ -87,6 +87,8 @@ def main():
             r = run_eigsh(a, case) if case["method"] == "eigsh" else run_linear(a, case)
         except Exception as e:  # a non-converging ARPACK run raises: record it, keep going
             r = {"times": [], "iterations": 0, "residual": float("nan"), "converged": False, "error": str(e)[:200]}
+        print(f"SciPy {case['method']} {case['name']}: {[round(t * 1e3) for t in r['times']]} ms, {r['iterations']} it, "
+              f"residual {r['residual']:.1e}", file=sys.stderr, flush=True)
         r["name"] = case["name"]
         r["method"] = case["method"]
         out["results"].append(r)
