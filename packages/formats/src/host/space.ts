@@ -130,9 +130,12 @@ export class WasmVectorSpace extends HostVectorSpace {
     return true;
   }
 
-  /** Parts of [0, n) for the threads, cut at DOT_BLOCK multiples (1 part below the threshold). */
-  parts(n: number): number[] {
-    const t = this.pool && n >= this.parMinN ? this.threads : 1;
+  /**
+   * Parts of [0, n) for the threads, cut at DOT_BLOCK multiples; one part when the elements
+   * touched (`work`: n per vector, k·n for a k-vector multiDot/combine) are below the threshold.
+   */
+  parts(n: number, work = n): number[] {
+    const t = this.pool && work >= this.parMinN ? this.threads : 1;
     const blocks = Math.ceil(n / DOT_BLOCK);
     const cuts = [0];
     for (let i = 1; i < t; i++) cuts.push(Math.min(n, Math.round((blocks * i) / t) * DOT_BLOCK));
@@ -227,7 +230,7 @@ export class WasmVectorSpace extends HostVectorSpace {
     for (let j = 0; j < k; j++) t[j] = xs[j]!.byteOffset;
     const out = this.partials.get(8 * k * blocks);
     const yp = y.byteOffset;
-    this.runParts('multiDotBlocks', this.parts(n), (lo, hi) => [k, table, 8 * lo, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, blocks, DOT_BLOCK]);
+    this.runParts('multiDotBlocks', this.parts(n, (k + 1) * n), (lo, hi) => [k, table, 8 * lo, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, blocks, DOT_BLOCK]);
     const p = this.heap.f64View(out, k * blocks);
     const res: HostScalar[] = [];
     for (let j = 0; j < k; j++) {
@@ -258,7 +261,7 @@ export class WasmVectorSpace extends HostVectorSpace {
     }
     const mode = b === 0 ? 0 : b === 1 ? 1 : 2;
     const yp = y.byteOffset;
-    this.runParts('combine', this.parts(y.length), (lo, hi) => [k, table, coefs, 8 * lo, b, mode, yp + 8 * lo, hi - lo, COMBINE_BLOCK]);
+    this.runParts('combine', this.parts(y.length, (k + 1) * y.length), (lo, hi) => [k, table, coefs, 8 * lo, b, mode, yp + 8 * lo, hi - lo, COMBINE_BLOCK]);
   }
 }
 
