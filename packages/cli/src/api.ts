@@ -139,6 +139,8 @@ export interface SolveOptions {
   /** 'jacobi' (default when A's diagonal has no zero) or 'none'. */
   precond?: 'jacobi' | 'none';
   backend?: Backend;
+  /** Threads of the CPU backend (default: GPUSPARSE_THREADS, else the cores, at most 8); results are the same for any count. */
+  threads?: number;
 }
 
 export interface OneCallSolveResult extends Omit<SolveResult<unknown>, 'x'> {
@@ -166,7 +168,7 @@ export async function solve(A: MatrixInput, b: ArrayLike<number>, options: Solve
   const rtol = options.rtol ?? 1e-8;
   const diag = csrDiagonal(a);
   const precond = options.precond ?? (diag.every((d) => d !== 0) ? 'jacobi' : 'none');
-  const backend = await openBackend(options.backend ?? 'auto');
+  const backend = await openBackend(options.backend ?? 'auto', options.threads);
   try {
     const built = await backend.operator(a, { expectedProducts: options.maxIterations ?? 1000 });
     const pre = precond === 'jacobi' ? jacobi(backend.space, diag) : undefined;
@@ -177,7 +179,8 @@ export async function solve(A: MatrixInput, b: ArrayLike<number>, options: Solve
       return { ...r, ...base, relativeResidual: relResidual(a, r.x, rhs), refined: true };
     }
     const space = backend.space as HostVectorSpace;
-    const r = await krylov[method](space, built.op as HostOperator, rhs, { rtol, maxIterations: options.maxIterations, preconditioner: pre });
+    // b converted at the boundary: into the backend's space (wasm memory on the CPU backend)
+    const r = await krylov[method](space, built.op as HostOperator, space.fromArray(rhs), { rtol, maxIterations: options.maxIterations, preconditioner: pre });
     const x = await space.toArray(r.x);
     return { ...r, ...base, x, relativeResidual: relResidual(a, x, rhs), refined: false };
   } finally {
@@ -194,6 +197,8 @@ export interface EigshOptions {
   tol?: number;
   maxIterations?: number;
   backend?: Backend;
+  /** Threads of the CPU backend (as in solve). */
+  threads?: number;
 }
 
 export interface OneCallEigshResult extends Omit<EigenResult<unknown>, 'vectors'> {
@@ -236,7 +241,7 @@ export async function eigsh(A: MatrixInput, k: number, options: EigshOptions = {
   }
   const residualTol = (options.tol ?? 1e-8) * (normInf || 1);
   const diagonal = csrDiagonal(a);
-  const backend = await openBackend(options.backend ?? 'auto');
+  const backend = await openBackend(options.backend ?? 'auto', options.threads);
   try {
     const built = await backend.operator(a, { expectedProducts: 500 });
     const base = { backend: backend.description, operator: built.label };
@@ -251,7 +256,9 @@ export async function eigsh(A: MatrixInput, k: number, options: EigshOptions = {
     if (method === 'lanczos') r = await lanczos(space, op, { k, which, residualTol, maxIterations });
     else if (method === 'davidson') r = await davidson(space, op, { k, diagonal, residualTol, maxIterations });
     else r = await lobpcg(space, op, { k, residualTol, maxIterations });
-    return { ...r, ...base };
+    // plain arrays at the boundary (the CPU backend's vectors are views on its wasm memory)
+    const vectors = await Promise.all(r.vectors.map((v) => space.toArray(v)));
+    return { ...r, vectors, ...base };
   } finally {
     backend.dispose();
   }

@@ -9,6 +9,7 @@ export * from './core/random';
 export * from './core/types';
 export * from './operator/interfaces';
 export * from './operator/host';
+export * from './host/index';
 export * from './csr/index';
 export * from './coo/index';
 export * from './csc/index';

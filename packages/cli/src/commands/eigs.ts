@@ -10,7 +10,7 @@
  * @module
  */
 import { writeFileSync } from 'node:fs';
-import { type CsrMatrix, csrDiagonal, csrTranspose, HostOperator, HostVectorSpace } from '@gpusparse/formats';
+import { type CsrMatrix, csrDiagonal, csrTranspose, HostOperator } from '@gpusparse/formats';
 import { davidson, type EigenIterationInfo, type EigenResult, eigsMixed, lanczos, lanczosShiftInvert, lobpcg, NotPositiveDefiniteError } from '@gpusparse/solvers';
 import { eigsWithEngine, engineEigsOptions, parseEngineOptions } from '../engines/engine-eigs';
 import { linePlot } from '../plots/svg';
@@ -209,7 +209,7 @@ async function solvePlain(a: CsrMatrix, op: any, backend: any, o: EigsOptions, p
     const polishRule = o.abs.residualTol !== undefined ? { residualTol: o.abs.residualTol } : { rtol: tol, ...(o.abs.atol === undefined ? {} : { atol: o.abs.atol }) };
     return eigsMixed({ method: o.method, k, which, fastOperator: op, fastSpace: backend.space, hostOperator: HostOperator.fromCsr(a), diagonal, ...polishRule, fastMaxIterations: maxIterations, onIteration });
   }
-  const space = new HostVectorSpace();
+  const space = backend.space; // the CPU backend's space: vectors where its operator's product runs
   if (o.method === 'lanczos') return lanczos(space, op, { k, which, tol, ...o.abs, maxIterations, onIteration });
   if (o.method === 'davidson') {
     const rule = o.abs.residualTol !== undefined ? { residualTol: o.abs.residualTol } : { rtol: tol, ...(o.abs.atol === undefined ? {} : { atol: o.abs.atol }) };

@@ -3,7 +3,8 @@
  * otherwise the float64 host backend — always saying which.
  * @module
  */
-import { type CsrMatrix, HostOperator, type HostScalar, HostVectorSpace, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
+import { availableParallelism } from 'node:os';
+import { type CsrMatrix, HostOperator, type HostScalar, HostVectorSpace, type LinearOperator, type VectorSpace, WasmVectorSpace } from '@gpusparse/formats';
 import type { GpuContext, GpuVector } from '@gpusparse/gpu';
 import { type CommonOptions, info, UsageError } from './context';
 
@@ -50,20 +51,36 @@ export interface Backend<V, S> {
   ctx?: GpuContext;
 }
 
-/** The host float64 backend. */
-export function hostBackend(fallbackReason?: string): Backend<Float64Array, HostScalar> {
+/**
+ * Threads of the CPU backend: `threads` when given, else GPUSPARSE_THREADS, else the cores this
+ * process may use (at most 8). Results do not depend on it (bit-identical for any count).
+ */
+export function hostThreads(threads?: number): number {
+  const env = Number(process.env.GPUSPARSE_THREADS);
+  return threads ?? (Number.isInteger(env) && env >= 1 ? env : Math.min(8, availableParallelism()));
+}
+
+/**
+ * The host float64 backend: vectors in WebAssembly memory with SIMD kernels and worker threads
+ * (WasmVectorSpace), or the plain-array HostVectorSpace where the engine lacks wasm SIMD or
+ * shared memory.
+ */
+export function hostBackend(fallbackReason?: string, threads?: number): Backend<Float64Array, HostScalar> {
+  const wasm = WasmVectorSpace.create({ threads: hostThreads(threads) });
   return {
     kind: 'cpu',
-    description: 'CPU (float64 host backend)',
-    space: new HostVectorSpace(),
+    description: wasm ? `CPU (float64 host backend, WebAssembly SIMD, ${wasm.threads} thread${wasm.threads > 1 ? 's' : ''})` : 'CPU (float64 host backend)',
+    space: wasm ?? new HostVectorSpace(),
     async operator(a, choice = {}) {
       if (choice.kernel !== undefined) {
         await checkKernelIds([choice.kernel], '--kernel');
         info(`note: --kernel ${choice.kernel} selects a WebGPU kernel; the CPU backend multiplies with float64 host CSR`);
       }
-      return { op: HostOperator.fromCsr(a), label: 'host-csr (float64)' };
+      return wasm ? { op: wasm.csrOperator(a), label: 'host-wasm-csr (float64)' } : { op: HostOperator.fromCsr(a), label: 'host-csr (float64)' };
     },
-    dispose() {},
+    dispose() {
+      wasm?.dispose();
+    },
     fallbackReason,
   };
 }
@@ -119,12 +136,12 @@ export async function gpuBackend(): Promise<Backend<GpuVector, unknown>> {
  * (WebGPU when an adapter exists, else the CPU, with the reason recorded).
  */
 // biome-ignore lint/suspicious/noExplicitAny: the two backends have different vector types
-export async function openBackend(choice: CommonOptions['backend']): Promise<Backend<any, any>> {
-  if (choice === 'cpu') return hostBackend();
+export async function openBackend(choice: CommonOptions['backend'], threads?: number): Promise<Backend<any, any>> {
+  if (choice === 'cpu') return hostBackend(undefined, threads);
   try {
     return await gpuBackend();
   } catch (e) {
     if (choice === 'webgpu') throw e;
-    return hostBackend(e instanceof Error ? e.message.split('\n')[0] : String(e));
+    return hostBackend(e instanceof Error ? e.message.split('\n')[0] : String(e), threads);
   }
 }

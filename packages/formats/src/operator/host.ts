@@ -31,7 +31,7 @@ function checkLen(where: string, a: Float64Array, b: Float64Array): void {
  * await s.read(s.norm2(x)); // 5
  */
 export class HostVectorSpace implements VectorSpace<Float64Array, HostScalar> {
-  readonly name = 'host-f64';
+  readonly name: string = 'host-f64';
   readonly precision = 'f64' as const;
   create(n: number): Float64Array {
     return new Float64Array(n);

@@ -178,7 +178,10 @@ export interface FunctionSpec {
 
 /**
  * Assemble a module with one memory (exported as `memory`) and the given exported functions.
- * Sections in order: type (1), function (3), memory (5), export (7), code (10).
+ * Sections in order: type (1), import (2, only for an imported memory `env.memory`), function
+ * (3), memory (5, only when not imported), export (7), code (10). `shared` marks the memory as
+ * shared (limits flag 3, a maximum required): one memory for the instances of several threads.
+ * Functions may call each other by index (`call`, opcode 0x10) in the order given.
  * Cost: linear in the size of the bodies.
  * @example
  * const body = new CodeBuilder().localGet(0).localGet(1).op(Op.i32Add);
@@ -187,13 +190,18 @@ export interface FunctionSpec {
  */
 export function buildModule(
   funcs: readonly FunctionSpec[],
-  memory: { minPages: number; maxPages?: number },
+  memory: { minPages: number; maxPages?: number; shared?: boolean; imported?: boolean },
 ): Uint8Array<ArrayBuffer> {
+  if (memory.shared && memory.maxPages === undefined) throw new InvalidParameterError('buildModule memory.maxPages', 'a maximum for a shared memory', 'undefined');
   const types = funcs.map((f) => [0x60, ...vec(f.params.map((t) => [t])), ...vec(f.results.map((t) => [t]))]);
   const limits =
     memory.maxPages === undefined
       ? [0x00, ...uleb128(memory.minPages)]
-      : [0x01, ...uleb128(memory.minPages), ...uleb128(memory.maxPages)];
+      : [memory.shared ? 0x03 : 0x01, ...uleb128(memory.minPages), ...uleb128(memory.maxPages)];
+  // an imported memory ("env" "memory") lets several instances (worker threads) share one
+  const memorySections = memory.imported
+    ? encodeSection(2, vec([[...encodeName('env'), ...encodeName('memory'), 0x02, ...limits]]))
+    : [];
   const exports = [
     [...encodeName('memory'), 0x02, 0x00],
     ...funcs.map((f, i) => [...encodeName(f.name), 0x00, ...uleb128(i)]),
@@ -213,8 +221,9 @@ export function buildModule(
     0x00, 0x61, 0x73, 0x6d, // magic "\0asm"
     0x01, 0x00, 0x00, 0x00, // version 1
     ...encodeSection(1, vec(types)),
+    ...memorySections,
     ...encodeSection(3, vec(funcs.map((_, i) => uleb128(i)))),
-    ...encodeSection(5, vec([limits])),
+    ...(memory.imported ? [] : encodeSection(5, vec([limits]))),
     ...encodeSection(7, vec(exports)),
     ...encodeSection(10, vec(codes)),
   ]);

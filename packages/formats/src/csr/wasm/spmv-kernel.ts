@@ -13,7 +13,7 @@
  * Memory traffic per product: 12·nnz + 4·(rows + 1) bytes of matrix, ≤ 8·nnz of x, 8·rows of y.
  * @module
  */
-import { buildModule, CodeBuilder, Op, SimdOp, ValType } from './module-bytes';
+import { buildModule, CodeBuilder, type FunctionSpec, Op, SimdOp, ValType } from './module-bytes';
 
 /** Kernel variants: scalar or f64x2 SIMD, and 4 or 8 entries per loop iteration. */
 export interface KernelVariant {
@@ -82,9 +82,11 @@ function left(c: CodeBuilder): void {
 /** The function body of one variant. */
 function kernelBody(v: KernelVariant): CodeBuilder {
   const c = new CodeBuilder();
-  // rpEnd = rp + 4·rows; pc = ci
+  // rpEnd = rp + 4·rows; pc = ci + 4·rowPtr[i0], va += 8·rowPtr[i0]: rp may point into the middle
+  // of rowPtr (a row range of a threaded product; rowPtr[0] = 0 for a whole matrix)
   c.localGet(RP).localGet(ROWS).i32Const(2).op(Op.i32Shl, Op.i32Add).localSet(RP_END);
-  c.localGet(CI).localSet(PC);
+  c.localGet(CI).localGet(RP).i32Load(0).i32Const(2).op(Op.i32Shl, Op.i32Add).localSet(PC);
+  c.localGet(VA).localGet(RP).i32Load(0).i32Const(3).op(Op.i32Shl, Op.i32Add).localSet(VA);
   c.block().loop(); // rows
   c.localGet(RP).localGet(RP_END).op(Op.i32GeU).brIf(1);
   // endc = ci + 4·rowPtr[i + 1]
@@ -142,13 +144,19 @@ function kernelBody(v: KernelVariant): CodeBuilder {
  * WebAssembly.validate(bytes); // true
  */
 export function csrSpmvModuleBytes(v: KernelVariant): Uint8Array<ArrayBuffer> {
+  return buildModule([csrSpmvFunction(v)], { minPages: 1 });
+}
+
+/**
+ * The kernel as one function of a larger module (the host kernels of ../../host put it beside
+ * the vector operations, in one shared memory). `rowPtr` may point at rowPtr[i0] with `y` at
+ * y[i0] and `rows` = i1 − i0: the product of rows [i0, i1) (colIdx and values stay the bases).
+ */
+export function csrSpmvFunction(v: KernelVariant, name = 'spmv'): FunctionSpec {
   const i32 = ValType.i32;
   const f64 = ValType.f64;
   const locals = [i32, i32, i32, f64, f64, f64, f64, ...(v.simd ? [ValType.v128, ValType.v128] : [])];
-  return buildModule(
-    [{ name: 'spmv', params: [i32, i32, i32, i32, i32, i32], results: [], locals, body: kernelBody(v) }],
-    { minPages: 1 },
-  );
+  return { name, params: [i32, i32, i32, i32, i32, i32], results: [], locals, body: kernelBody(v) };
 }
 
 const compiled = new Map<string, WebAssembly.Module | null>();

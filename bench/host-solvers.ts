@@ -1,0 +1,277 @@
+/**
+ * Whole host solves against SciPy, in one run: time to a float64 relative residual of 1e-8 for
+ * CG (SPD) and GMRES(30) (non-symmetric), and to the 4 lowest eigenvalues (tol 1e-8) for SciPy's
+ * `eigsh` against our Lanczos and LOBPCG. Ours runs on {@link WasmVectorSpace} (vectors in wasm
+ * memory, wasm SIMD kernels) with 1 and 2 threads; `--before` adds the JavaScript
+ * HostVectorSpace + HostOperator as it was (one repetition).
+ *
+ * Run: `pnpm tsx bench/host-solvers.ts [--quick] [--reps N] [--only NAME] [--full] [--write]`.
+ * Matrices: generated ones scaled from the bench set (bench/matrix-set.ts; 10^5–5·10^5 rows so a
+ * SciPy solve takes 0.1–10 s on a 2-core machine) and the real matrices of the data tier
+ * (`GPUSPARSE_DATA`, default ../shared/data) with ≥ 10^5 non-zeros. `--full` adds
+ * ExaSP2_poly_chain.1024 (GMRES and eigsh take ≈ 90 s each in SciPy). b = A·1.
+ * The CSR arrays are written raw to a temporary folder and read by bench/host_solvers_scipy.py,
+ * so both sides solve the same matrices. Rounds alternate: ours (1 thread, 2 threads), then
+ * SciPy, `reps` times each (GMRES: `maxiter` iterations for us, maxiter/30 restart cycles for SciPy); the table gives medians and the spread (min–max).
+ * Timing covers the solve call only (ours: solver call with b already in the space; the matrix
+ * copy into wasm memory is reported apart, as SciPy's csr_matrix construction is not timed).
+ * `--write` appends the table as a new section at the end of bench/RESULTS.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type CsrMatrix, csrSpmv, generators as g, HostOperator, HostVectorSpace, type LinearOperator, readMatrixMarket, WasmVectorSpace } from '@gpusparse/formats';
+import { cg, gmres, lanczos, lobpcg } from '@gpusparse/solvers';
+
+const argv = process.argv;
+const flag = (f: string) => argv.includes(f);
+const arg = (f: string) => (argv.includes(f) ? argv[argv.indexOf(f) + 1] : undefined);
+const quick = flag('--quick');
+const reps = Number(arg('--reps') ?? (quick ? 1 : 3));
+const only = arg('--only');
+const python = arg('--python') ?? 'python3';
+const here = fileURLToPath(new URL('.', import.meta.url));
+const dataDir = resolve(process.env.GPUSPARSE_DATA ?? resolve(here, '..', '..', 'shared', 'data'), 'matrices');
+
+type Method = 'cg' | 'gmres' | 'eigsh';
+interface Case {
+  name: string;
+  method: Method;
+  make: () => CsrMatrix | Promise<CsrMatrix>;
+  maxiter: number;
+}
+
+/** The diagonal set to 1 + Σ|off-diagonal| of its row (added where missing): non-symmetric, dominant. */
+function dominant(a: CsrMatrix): CsrMatrix {
+  const rowPtr = new Int32Array(a.rows + 1);
+  const cols: number[] = [];
+  const vals: number[] = [];
+  for (let i = 0; i < a.rows; i++) {
+    let s = 1;
+    let diag = -1;
+    for (let q = a.rowPtr[i]!; q < a.rowPtr[i + 1]!; q++) {
+      if (a.colIdx[q] === i) diag = cols.length;
+      else s += Math.abs(a.values[q]!);
+      cols.push(a.colIdx[q]!);
+      vals.push(a.values[q]!);
+    }
+    if (diag < 0) {
+      cols.push(i);
+      vals.push(s);
+    } else vals[diag] = s;
+    rowPtr[i + 1] = cols.length;
+  }
+  return { format: 'csr', rows: a.rows, cols: a.cols, rowPtr, colIdx: Int32Array.from(cols), values: Float64Array.from(vals) } as CsrMatrix;
+}
+
+async function real(file: string): Promise<CsrMatrix> {
+  return (await readMatrixMarket(join(dataDir, file), { strictCount: false })).matrix;
+}
+
+function cases(): Case[] {
+  const s = quick ? 0.1 : 1;
+  const n = Math.round(2e5 * s);
+  const list: Case[] = [
+    { name: 'stencil2d-300^2', method: 'cg', make: () => g.poisson2d(300), maxiter: 20_000 },
+    { name: 'stencil3d-40^3', method: 'cg', make: () => g.poisson3d(40), maxiter: 20_000 },
+    { name: `stencil3d-${quick ? 40 : 80}^3`, method: 'cg', make: () => g.poisson3d(quick ? 40 : 80), maxiter: 20_000 },
+    { name: `banded-spd-${n}-b9`, method: 'cg', make: () => g.banded(n, 4, 4, { seed: 1, spd: true }), maxiter: 20_000 },
+    { name: `powerlaw-${n}-dominant`, method: 'gmres', make: () => dominant(g.powerLaw(n, n, { alpha: 2.2, minLen: 2, maxLen: 2000, seed: 3 })), maxiter: 2000 },
+    { name: `uniform-${n}-16-dominant`, method: 'gmres', make: () => dominant(g.uniformRandom(n, n, 16, 2)), maxiter: 2000 },
+    { name: `banded-${n}-b9-dominant`, method: 'gmres', make: () => dominant(g.banded(n, 4, 4, { seed: 1 })), maxiter: 2000 },
+  ];
+  if (existsSync(dataDir)) {
+    const files = ['SiH4.mtx.gz', 'ExaSP2_trpcage_8K.mtx.gz', ...(flag('--full') ? ['ExaSP2_poly_chain.1024.mtx.gz'] : [])];
+    for (const f of files) {
+      const name = f.replace(/\.mtx(\.gz)?$/, '');
+      // the real matrices with ≥ 10^5 non-zeros are all symmetric and indefinite: GMRES and eigsh
+      list.push({ name, method: 'gmres', make: () => real(f), maxiter: 3000 });
+      list.push({ name, method: 'eigsh', make: () => real(f), maxiter: 5000 });
+    }
+  } else console.error(`data tier not found (${dataDir}): real matrices skipped; set GPUSPARSE_DATA`);
+  return only ? list.filter((c) => c.name.includes(only)) : list;
+}
+
+interface OurRun {
+  ms: number[];
+  iterations: number;
+  residual: number;
+  values?: number[];
+  converged: boolean;
+}
+
+function relResidual(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
+  const ax = csrSpmv(a, x, new Float64Array(a.rows));
+  let r = 0;
+  let nb = 0;
+  for (let i = 0; i < b.length; i++) {
+    r += (b[i]! - ax[i]!) ** 2;
+    nb += b[i]! ** 2;
+  }
+  return Math.sqrt(r / nb);
+}
+
+function normInf(a: CsrMatrix): number {
+  let m = 0;
+  for (let i = 0; i < a.rows; i++) {
+    let s = 0;
+    for (let q = a.rowPtr[i]!; q < a.rowPtr[i + 1]!; q++) s += Math.abs(a.values[q]!);
+    m = Math.max(m, s);
+  }
+  return m;
+}
+
+/** One timed solve of `c` with the given space/operator; returns ms and the checks. */
+async function solveOnce(c: Case, a: CsrMatrix, space: HostVectorSpace, op: LinearOperator<Float64Array>, eig: 'lanczos' | 'lobpcg'): Promise<OurRun & { t: number }> {
+  if (c.method === 'eigsh') {
+    const t0 = performance.now();
+    const r =
+      eig === 'lanczos'
+        ? await lanczos(op, space, { k: 4, which: 'smallest', tol: 1e-8, checkMultiplicity: false, maxIterations: c.maxiter })
+        : await lobpcg(op, space, { k: 4, tol: 1e-8, maxIterations: c.maxiter });
+    const t = performance.now() - t0;
+    let res = 0;
+    for (let j = 0; j < r.values.length; j++) {
+      const v = await space.toArray(r.vectors[j]!);
+      const av = csrSpmv(a, v, new Float64Array(a.rows));
+      let s = 0;
+      for (let i = 0; i < v.length; i++) s += (av[i]! - r.values[j]! * v[i]!) ** 2;
+      res = Math.max(res, Math.sqrt(s));
+    }
+    return { t, ms: [], iterations: r.stats.matvecs, residual: res / normInf(a), values: Array.from(r.values), converged: r.converged };
+  }
+  const b = csrSpmv(a, new Float64Array(a.cols).fill(1), new Float64Array(a.rows));
+  const bs = space.fromArray(b);
+  const t0 = performance.now();
+  const r = c.method === 'cg' ? await cg(space, op, bs, { rtol: 1e-8, maxIterations: c.maxiter }) : await gmres(space, op, bs, { rtol: 1e-8, restart: 30, maxIterations: c.maxiter });
+  const t = performance.now() - t0;
+  const x = await space.toArray(r.x);
+  space.release(bs);
+  space.release(r.x);
+  return { t, ms: [], iterations: r.iterations, residual: relResidual(a, x, b), converged: r.reason === 'converged' };
+}
+
+type Variant = 'wasm1' | 'wasm2' | 'js';
+
+async function ours(c: Case, a: CsrMatrix, variant: Variant, eig: 'lanczos' | 'lobpcg', n: number, acc: Map<string, OurRun>): Promise<void> {
+  const key = `${variant}/${eig}`;
+  const run = acc.get(key) ?? { ms: [], iterations: 0, residual: 0, converged: true };
+  const space = variant === 'js' ? new HostVectorSpace() : WasmVectorSpace.create({ threads: variant === 'wasm2' ? 2 : 1 });
+  if (!space) throw new Error('WasmVectorSpace unavailable (no WebAssembly SIMD / shared memory)');
+  const op = space instanceof WasmVectorSpace ? space.csrOperator(a) : HostOperator.fromCsr(a);
+  try {
+    for (let r = 0; r < n; r++) {
+      const o = await solveOnce(c, a, space, op, eig);
+      console.error(`ours ${variant} ${c.method}${c.method === 'eigsh' ? `/${eig}` : ''} ${c.name}: ${o.t.toFixed(0)} ms, ${o.iterations} it, residual ${o.residual.toExponential(1)}${o.converged ? '' : ' (not converged)'}`);
+      run.ms.push(o.t);
+      Object.assign(run, { iterations: o.iterations, residual: o.residual, values: o.values, converged: o.converged });
+    }
+  } finally {
+    if (space instanceof WasmVectorSpace) space.dispose();
+  }
+  acc.set(key, run);
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((p, q) => p - q);
+  return s.length === 0 ? Number.NaN : s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const spread = (xs: number[]) => (xs.length ? `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}` : '–');
+
+interface Row {
+  name: string;
+  method: Method;
+  rows: number;
+  nnz: number;
+  ours: Map<string, OurRun>;
+  scipy: { times: number[]; iterations: number; residual: number; values?: number[]; converged: boolean; error?: string };
+}
+
+async function main(): Promise<void> {
+  const load0 = loadavg();
+  const tmp = mkdtempSync(join(tmpdir(), 'gpusparse-host-solvers-'));
+  const rows: Row[] = [];
+  let scipyVersion = '';
+  try {
+    const list = cases();
+    const mats = new Map<string, CsrMatrix>();
+    const manifest = { cases: [] as object[] };
+    for (const c of list) {
+      const a = mats.get(c.name) ?? (await c.make());
+      mats.set(c.name, a);
+      const base = join(tmp, c.name.replace(/[^A-Za-z0-9._-]/g, '_'));
+      if (!existsSync(`${base}.rp`)) {
+        writeFileSync(`${base}.rp`, new Uint8Array(a.rowPtr.buffer, a.rowPtr.byteOffset, a.rowPtr.byteLength));
+        writeFileSync(`${base}.ci`, new Uint8Array(a.colIdx.buffer, a.colIdx.byteOffset, 4 * a.rowPtr[a.rows]!));
+        writeFileSync(`${base}.va`, new Uint8Array(a.values.buffer, a.values.byteOffset, 8 * a.rowPtr[a.rows]!));
+      }
+      manifest.cases.push({ name: c.name, method: c.method, rows: a.rows, nnz: a.rowPtr[a.rows], rowPtr: `${base}.rp`, colIdx: `${base}.ci`, values: `${base}.va`, tol: 1e-8, k: 4, restart: 30, maxiter: c.method === 'gmres' ? Math.ceil(c.maxiter / 30) : c.maxiter, reps: 1 });
+      rows.push({ name: c.name, method: c.method, rows: a.rows, nnz: a.rowPtr[a.rows]!, ours: new Map(), scipy: { times: [], iterations: 0, residual: 0, converged: true } });
+    }
+    writeFileSync(join(tmp, 'manifest.json'), JSON.stringify(manifest));
+    for (let round = 0; round < reps; round++) {
+      for (let i = 0; i < list.length; i++) {
+        const c = list[i]!;
+        const a = mats.get(c.name)!;
+        const eigs: ('lanczos' | 'lobpcg')[] = c.method === 'eigsh' ? ['lanczos', 'lobpcg'] : ['lanczos'];
+        for (const eig of eigs) {
+          for (const v of ['wasm1', 'wasm2'] as const) await ours(c, a, v, eig, 1, rows[i]!.ours);
+          if (round === 0 && flag('--before')) await ours(c, a, 'js', eig, 1, rows[i]!.ours);
+        }
+        console.error(`round ${round + 1}: ours ${c.method} ${c.name} done`);
+      }
+      execFileSync(python, [join(here, 'host_solvers_scipy.py'), join(tmp, 'manifest.json'), join(tmp, 'scipy.json')], { stdio: ['ignore', 'inherit', 'inherit'] });
+      const out = JSON.parse(readFileSync(join(tmp, 'scipy.json'), 'utf8'));
+      scipyVersion = `SciPy ${out.scipy}, NumPy ${out.numpy}`;
+      out.results.forEach((r: Row['scipy'] & { times: number[] }, i: number) => {
+        const s = rows[i]!.scipy;
+        s.times.push(...r.times.map((t: number) => t * 1e3));
+        Object.assign(s, { iterations: r.iterations, residual: r.residual, values: r.values, converged: r.converged, error: r.error });
+      });
+      console.error(`round ${round + 1}: SciPy done`);
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  const md = table(rows, scipyVersion, load0, loadavg());
+  console.log(md);
+  if (flag('--write')) appendFileSync(join(here, 'RESULTS.md'), `\n${md}`);
+}
+
+function table(rows: Row[], scipyVersion: string, load0: number[], load1: number[]): string {
+  const lines = [
+    `## Host solvers vs SciPy (WasmVectorSpace, ${new Date().toISOString().slice(0, 10)})`,
+    '',
+    `Machine: ${cpus().length}× ${cpus()[0]?.model ?? '?'}, node ${process.version}, ${scipyVersion}; load average ${load0[0]!.toFixed(1)} at start, ${load1[0]!.toFixed(1)} at the end (the machine is shared: medians of ${reps} alternating rounds, spread min–max).`,
+    'Ours: WasmVectorSpace + its CSR operator with 1 and 2 threads (`threads` option); SciPy with its own threads (its sparse kernels are single-threaded). Time of the solve call only, ms. b = A·1; CG and GMRES(30) to ‖b − A·x‖/‖b‖ ≤ 1e-8 (true residual shown); eigsh: 4 smallest, tol 1e-8 (ARPACK: ‖r‖ ≤ tol·|λ|; ours: ‖r‖ ≤ tol·‖A‖est), residual shown as max‖A·v − λ·v‖/‖A‖∞. speed-up = SciPy median / ours median (> 1: ours faster).',
+    '',
+    '| matrix | method | rows | nnz | SciPy ms | ours 1T ms | ours 2T ms | speed-up 1T | speed-up 2T | iters SciPy / ours | residual SciPy / ours |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+  ];
+  const ratios: number[] = [];
+  for (const r of rows) {
+    const sp = median(r.scipy.times);
+    for (const eig of r.method === 'eigsh' ? ['lanczos', 'lobpcg'] : ['lanczos']) {
+      const o1 = r.ours.get(`wasm1/${eig}`)!;
+      const o2 = r.ours.get(`wasm2/${eig}`)!;
+      const js = r.ours.get(`js/${eig}`);
+      const m1 = median(o1.ms);
+      const m2 = median(o2.ms);
+      const best = Math.min(m1, m2);
+      if (Number.isFinite(sp) && o1.converged) ratios.push(sp / best);
+      const method = r.method === 'eigsh' ? `eigsh vs ${eig}` : r.method === 'gmres' ? 'GMRES(30)' : 'CG';
+      const before = js ? ` (before: ${js.ms[0]!.toFixed(0)} ms)` : '';
+      const conv = `${o1.converged ? '' : ' not converged'}${r.scipy.error ? ` SciPy: ${r.scipy.error}` : ''}`;
+      lines.push(
+        `| ${r.name} | ${method} | ${r.rows} | ${r.nnz} | ${sp.toFixed(0)} (${spread(r.scipy.times)}) | ${m1.toFixed(0)} (${spread(o1.ms)})${before} | ${m2.toFixed(0)} (${spread(o2.ms)}) | ${(sp / m1).toFixed(2)}× | ${(sp / m2).toFixed(2)}× | ${r.scipy.iterations} / ${o1.iterations} | ${r.scipy.residual.toExponential(1)} / ${o1.residual.toExponential(1)}${conv} |`,
+      );
+    }
+  }
+  const gm = Math.exp(ratios.reduce((s, x) => s + Math.log(x), 0) / Math.max(1, ratios.length));
+  lines.push('', `Geometric mean of SciPy / ours (best of 1T, 2T): ${gm.toFixed(2)}× over ${ratios.length} rows; lowest ${Math.min(...ratios).toFixed(2)}×.`);
+  return lines.join('\n');
+}
+
+await main();

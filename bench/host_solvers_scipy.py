@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""SciPy side of bench/host-solvers.ts: whole solves, timed in the same run.
+
+Usage: python3 bench/host_solvers_scipy.py MANIFEST.json OUT.json
+
+MANIFEST.json (written by host-solvers.ts) lists cases: name, method ('cg', 'gmres', 'eigsh'),
+the CSR arrays as raw little-endian files (rowPtr int32, colIdx int32, values float64), rows,
+nnz, tol, k, restart, maxiter, reps. b = A @ 1 for the linear systems. For each case this script
+runs the solve `reps` times and records every wall time (perf_counter, the solve call only),
+the iterations (callback count; for eigsh ARPACK's operator applications), the true relative
+residual ||b - A x|| / ||b|| (linear) or max_j ||A v_j - l_j v_j|| / ||A||_inf (eigsh), and the
+eigenvalues. SciPy runs with its own default threads (its sparse kernels are single-threaded).
+"""
+import json
+import sys
+import time
+
+import numpy as np
+import scipy
+import scipy.sparse as sp
+import scipy.sparse.linalg as sla
+
+
+class Counter:
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, *_):
+        self.n += 1
+
+
+def load(case):
+    rows = case["rows"]
+    rp = np.fromfile(case["rowPtr"], dtype="<i4")
+    ci = np.fromfile(case["colIdx"], dtype="<i4")
+    va = np.fromfile(case["values"], dtype="<f8")
+    return sp.csr_matrix((va, ci, rp), shape=(rows, rows))
+
+
+def run_linear(a, case):
+    b = a @ np.ones(a.shape[0])
+    nb = np.linalg.norm(b)
+    times, its, res = [], 0, 0.0
+    for _ in range(case["reps"]):
+        c = Counter()
+        t0 = time.perf_counter()
+        if case["method"] == "cg":
+            x, info = sla.cg(a, b, rtol=case["tol"], maxiter=case["maxiter"], callback=c)
+        else:
+            x, info = sla.gmres(a, b, rtol=case["tol"], restart=case["restart"], maxiter=case["maxiter"],
+                                callback=c, callback_type="pr_norm")
+        times.append(time.perf_counter() - t0)
+        its = c.n
+        res = float(np.linalg.norm(b - a @ x) / nb)
+    return {"times": times, "iterations": its, "residual": res, "converged": bool(info == 0)}
+
+
+def run_eigsh(a, case):
+    norm_inf = float(abs(a).sum(axis=1).max())
+    times, res, vals, nops = [], 0.0, [], 0
+    for _ in range(case["reps"]):
+        ops = Counter()
+
+        def mv(v, ops=ops):
+            ops()
+            return a @ v
+
+        op = sla.LinearOperator(a.shape, matvec=mv, dtype=np.float64)
+        v0 = np.ones(a.shape[0]) / np.sqrt(a.shape[0])
+        t0 = time.perf_counter()
+        w, v = sla.eigsh(op, k=case["k"], which="SA", tol=case["tol"], v0=v0, maxiter=case["maxiter"])
+        times.append(time.perf_counter() - t0)
+        nops = ops.n
+        order = np.argsort(w)
+        w, v = w[order], v[:, order]
+        res = float(max(np.linalg.norm(a @ v[:, j] - w[j] * v[:, j]) for j in range(len(w))) / norm_inf)
+        vals = [float(x) for x in w]
+    return {"times": times, "iterations": nops, "residual": res, "values": vals, "converged": True}
+
+
+def main():
+    manifest = json.load(open(sys.argv[1]))
+    out = {"scipy": scipy.__version__, "numpy": np.__version__, "results": []}
+    for case in manifest["cases"]:
+        a = load(case)
+        try:
+            r = run_eigsh(a, case) if case["method"] == "eigsh" else run_linear(a, case)
+        except Exception as e:  # a non-converging ARPACK run raises: record it, keep going
+            r = {"times": [], "iterations": 0, "residual": float("nan"), "converged": False, "error": str(e)[:200]}
+        print(f"SciPy {case['method']} {case['name']}: {[round(t * 1e3) for t in r['times']]} ms, {r['iterations']} it, "
+              f"residual {r['residual']:.1e}", file=sys.stderr, flush=True)
+        r["name"] = case["name"]
+        r["method"] = case["method"]
+        out["results"].append(r)
+    json.dump(out, open(sys.argv[2], "w"))
+
+
+if __name__ == "__main__":
+    main()

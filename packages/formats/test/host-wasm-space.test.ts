@@ -1,0 +1,176 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { DimensionMismatchError, InvalidParameterError } from '../src/core/errors';
+import { csrSpmv, csrTranspose } from '../src/csr/csr';
+import * as g from '../src/generators/index';
+import { balancedRowCuts, DOT_BLOCK, WasmVectorSpace } from '../src/host/index';
+import { hostKernelModuleBytes } from '../src/host/kernels';
+import { HostVectorSpace } from '../src/operator/host';
+
+/** Deterministic pseudo-random values in [-1, 1) with some exact zeros and a wide exponent range. */
+function values(n: number, seed: number): Float64Array {
+  const v = new Float64Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    v[i] = i % 17 === 3 ? 0 : ((s / 2 ** 32) * 2 - 1) * 2 ** ((s % 13) - 6);
+  }
+  return v;
+}
+
+const bits = (a: Float64Array) => Array.from(new BigUint64Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength)));
+
+const spaces: WasmVectorSpace[] = [];
+function space(threads: number, small = false): WasmVectorSpace {
+  // small thresholds: split even short vectors and small matrices over the threads
+  const s = WasmVectorSpace.create({ threads, ...(small ? { parallelMinLength: 1, parallelMinNnz: 1 } : {}) });
+  if (!s) throw new Error('WebAssembly SIMD with shared memory is expected in node 20');
+  spaces.push(s);
+  return s;
+}
+afterAll(() => {
+  for (const s of spaces) s.dispose();
+});
+
+describe('wasm host kernels', () => {
+  it('the module validates (SIMD, shared imported memory)', () => {
+    expect(WebAssembly.validate(hostKernelModuleBytes())).toBe(true);
+  });
+});
+
+describe('WasmVectorSpace against HostVectorSpace', () => {
+  const host = new HostVectorSpace();
+  const w = space(1);
+  const lengths = [0, 1, 2, 3, 5, 31, 4096, 4097, 3 * DOT_BLOCK + 123];
+
+  it('axpby (β = 0, 1, other), multiply and combine are bit-identical', () => {
+    for (const n of lengths) {
+      const [x, y] = [values(n, 1), values(n, 2)];
+      for (const [a, b] of [[0.75, 0], [-1.25, 1], [3, -0.5]] as const) {
+        const hy = y.slice();
+        host.axpby(a, x, b, hy);
+        const wy = w.fromArray(y);
+        w.axpby(a, w.fromArray(x), b, wy);
+        expect(bits(wy)).toEqual(bits(hy));
+      }
+      const hz = new Float64Array(n);
+      host.multiply(x, y, hz);
+      const wz = w.create(n);
+      w.multiply(w.fromArray(x), w.fromArray(y), wz);
+      expect(bits(wz)).toEqual(bits(hz));
+      for (const k of [0, 1, 2, 5, 9]) {
+        const xs = Array.from({ length: k }, (_, j) => values(n, 10 + j));
+        const cs = Array.from({ length: k }, (_, j) => (j % 2 ? -1 : 1) * (0.3 + j));
+        for (const beta of [0, 1, 0.6]) {
+          const hy = y.slice();
+          host.combine(cs, xs, beta, hy);
+          const wy = w.fromArray(y);
+          w.combine(cs, xs.map((v) => w.fromArray(v)), beta, wy);
+          expect(bits(wy)).toEqual(bits(hy));
+        }
+      }
+    }
+  });
+
+  it('dot, norm2 and multiDot agree with HostVectorSpace to rounding; multiDot[j] is dot(xs[j], y) bit for bit', () => {
+    for (const n of lengths) {
+      const y = values(n, 3);
+      const xs = Array.from({ length: 6 }, (_, j) => values(n, 20 + j));
+      const wy = w.fromArray(y);
+      const wxs = xs.map((v) => w.fromArray(v));
+      const md = w.multiDot(wxs, wy).map((s) => s.value);
+      for (let j = 0; j < 6; j++) {
+        const d = w.dot(wxs[j]!, wy).value;
+        expect(Object.is(md[j], d)).toBe(true);
+        const ref = host.dot(xs[j]!, y).value;
+        let scale = 0;
+        for (let i = 0; i < n; i++) scale += Math.abs(xs[j]![i]! * y[i]!);
+        expect(Math.abs(d - ref)).toBeLessThanOrEqual(1e-15 * n * scale + 0);
+      }
+      if (n > 0) expect(w.norm2(wy).value / host.norm2(y).value).toBeCloseTo(1, 13);
+      else expect(w.norm2(wy).value).toBe(0);
+    }
+    const huge = w.fromArray([3e200, 4e200]);
+    expect(w.norm2(huge).value).toBeCloseTo(5e200, -190); // the scaled pass, no overflow
+    const tiny = w.fromArray([3e-200, 4e-200]);
+    expect(w.norm2(tiny).value / 5e-200).toBeCloseTo(1, 14);
+  });
+
+  it('falls back to the JavaScript kernels for arrays outside the heap, and checks lengths', () => {
+    const x = values(100, 5);
+    const wy = w.fromArray(values(100, 6));
+    const hy = values(100, 6);
+    w.axpby(2, x, 1, wy); // x is a plain array
+    host.axpby(2, x, 1, hy);
+    expect(bits(wy)).toEqual(bits(hy));
+    expect(() => w.dot(w.create(3), w.create(4))).toThrow(DimensionMismatchError);
+    expect(() => WasmVectorSpace.create({ threads: 0 })).toThrow(InvalidParameterError);
+  });
+
+  it('release returns memory to the heap: the next vector of that size reuses it', () => {
+    const a = w.create(10_000);
+    const addr = a.byteOffset;
+    w.release(a);
+    w.release(a); // a second release is a no-op
+    const b = w.create(10_000);
+    expect(b.byteOffset).toBe(addr);
+    expect(b.every((v) => v === 0)).toBe(true); // create zeroes reused memory
+  });
+});
+
+describe('WasmCsrOperator', () => {
+  const w = space(1);
+  it('apply is bit-identical to csrSpmv, on heap vectors and on plain arrays; transpose and diagonal', () => {
+    const a = g.powerLaw(3000, 2500, { alpha: 2.2, minLen: 1, maxLen: 300, seed: 7 });
+    const x = values(a.cols, 8);
+    const ref = csrSpmv(a, x, new Float64Array(a.rows));
+    const op = w.csrOperator(a);
+    const wy = w.create(a.rows);
+    op.apply(w.fromArray(x), wy);
+    expect(bits(wy)).toEqual(bits(ref));
+    const py = new Float64Array(a.rows);
+    op.apply(x, py); // copied through the heap
+    expect(bits(py)).toEqual(bits(ref));
+    const xt = values(a.rows, 9);
+    const yt = w.create(a.cols);
+    op.applyTranspose(w.fromArray(xt), yt);
+    expect(bits(yt)).toEqual(bits(csrSpmv(csrTranspose(a), xt, new Float64Array(a.cols))));
+    expect(() => op.apply(w.create(a.cols + 1), wy)).toThrow(DimensionMismatchError);
+  });
+
+  it('balancedRowCuts splits entries evenly and covers every row once', () => {
+    const a = g.powerLaw(5000, 5000, { alpha: 2.2, minLen: 1, maxLen: 2000, seed: 2 });
+    const cuts = balancedRowCuts(a.rowPtr, 3);
+    expect(cuts[0]).toBe(0);
+    expect(cuts[3]).toBe(a.rows);
+    for (let t = 0; t < 3; t++) expect(cuts[t + 1]!).toBeGreaterThanOrEqual(cuts[t]!);
+  });
+});
+
+describe('threads: the same bits for 1 and 2 threads', () => {
+  const one = space(1);
+  const two = space(2, true);
+  it('dot, norm2, multiDot, axpby, combine and the product', () => {
+    const n = 5 * DOT_BLOCK + 77;
+    const a = g.banded(n, 3, 5, { seed: 4 });
+    const y = values(n, 30);
+    const xs = Array.from({ length: 5 }, (_, j) => values(n, 40 + j));
+    const run = (s: WasmVectorSpace) => {
+      const wy = s.fromArray(y);
+      const wxs = xs.map((v) => s.fromArray(v));
+      const dots = [s.dot(wxs[0]!, wy).value, s.norm2(wy).value, ...s.multiDot(wxs, wy).map((v) => v.value)];
+      s.axpby(0.5, wxs[0]!, -2, wy);
+      s.combine([1, -2, 3, 0.25, 7], wxs, 0.9, wy);
+      const op = s.csrOperator(a);
+      const ay = s.create(n);
+      op.apply(wy, ay);
+      return { dots, y: bits(wy), ay: bits(ay), threads: op.threads };
+    };
+    const r1 = run(one);
+    const r2 = run(two);
+    expect(r2.threads).toBe(2);
+    expect(r1.threads).toBe(1);
+    expect(r2.dots).toEqual(r1.dots);
+    expect(r2.y).toEqual(r1.y);
+    expect(r2.ay).toEqual(r1.ay);
+  });
+});
