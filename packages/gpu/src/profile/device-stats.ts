@@ -114,7 +114,7 @@ export async function deviceMatrixStats(ctx: GpuContext, csr: SharedCsrUpload, s
     const offsets = bitmapOffsets(new Uint32Array(out[1]!), a.rows, a.cols);
     const sliceSlots = new Map(heights.map((C, i) => [C, sliceTotal(new Uint32Array(out[2 + i]!))]));
     const sellSlots = new Map(layouts.map(({ C, sigma }, i) => [`${C}:${sigma}`, sliceTotal(new Uint32Array(out[2 + heights.length + i]!))]));
-    return { stats: statsFromHistogram(a.rows, a.cols, a.rowPtr[a.rows] ?? 0, histogram, offsets), histogram, offsets, sliceSlots, sellSlots };
+    return { stats: statsFromHistogram(a.rows, a.cols, a.nnz, histogram, offsets), histogram, offsets, sliceSlots, sellSlots };
   } finally {
     for (const t of temps) t.dispose();
   }

@@ -84,8 +84,14 @@ export interface SharedCsrBlock extends CsrBlockPlan {
  * statistics and the final operator read the same buffers.
  */
 export interface SharedCsrUpload {
-  /** The host matrix these arrays were uploaded from (an upload of another matrix is refused). */
-  readonly source: CsrMatrix;
+  /** The shape of the host matrix these arrays were uploaded from. */
+  readonly source: { readonly rows: number; readonly cols: number; readonly nnz: number };
+  /**
+   * Whether `a` is the matrix these arrays came from (an upload of another matrix is refused).
+   * Held weakly: a shared upload must not keep the host matrix alive (the chunked CI assembly
+   * uploads 10^9 non-zeros chunk by chunk and drops each host chunk once it is on the device).
+   */
+  isSourceOf(a: CsrMatrix): boolean;
   /** Entries per binding block at most (the split was planned with it). */
   readonly capElems: number;
   readonly blocks: readonly SharedCsrBlock[];
@@ -133,8 +139,10 @@ export function uploadCsrArrays(ctx: GpuContext, a: CsrMatrix, where = 'csr uplo
     throw e;
   }
   let holders = 1;
+  const ref = new WeakRef(a);
   return {
-    source: a,
+    source: { rows: a.rows, cols: a.cols, nnz: a.rowPtr[a.rows] ?? 0 },
+    isSourceOf: (m) => ref.deref() === m,
     capElems,
     blocks,
     deviceBytes,
@@ -168,7 +176,7 @@ export function uploadCsr(
 ): CsrDeviceMatrix {
   let arrays = opts.sharedCsr;
   if (arrays) {
-    if (arrays.source !== a) throw new InvalidParameterError(`${kernelId} upload sharedCsr`, 'the arrays of the matrix being uploaded', `a shared upload of another ${arrays.source.rows}×${arrays.source.cols} matrix`);
+    if (!arrays.isSourceOf(a)) throw new InvalidParameterError(`${kernelId} upload sharedCsr`, 'the arrays of the matrix being uploaded', `a shared upload of another ${arrays.source.rows}×${arrays.source.cols} matrix`);
     if (arrays.capElems !== bindingCap(ctx, opts)) throw new InvalidParameterError(`${kernelId} upload sharedCsr`, `a split with ${bindingCap(ctx, opts)} entries per binding`, arrays.capElems);
     arrays.retain();
   } else arrays = uploadCsrArrays(ctx, a, kernelId, opts);
