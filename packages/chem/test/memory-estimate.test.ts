@@ -109,6 +109,10 @@ describe('memory sizing and refusal', () => {
     expect(df.peakDevice).toBeLessThan(80e9);
     expect(df.stages.map((x) => x.stage)).toEqual(['space', 'assembly', 'solve', 'polish']);
     expect(df.stages.at(-1)!.what).toMatch(/df64/);
+    // measured on the H100 (2026-11-25, 15 workers + the main thread, 2^24-non-zero chunks): peak
+    // resident 10.7 GB; the estimate must not be below what the run used
+    const h100 = estimateCi(prepareCiSpace(n2, 'fci', { irrep: 1 }), { backend: 'device', kSolve: 7, workers: 15, chunked: { chunkNnz: 1 << 24 }, polish: 'device' }, { host: { bytes: 128e9, source: 'test' }, device: { bytes: 80e9, source: 'test' } });
+    expect(h100.peakHost).toBeGreaterThan(10.7e9);
   });
 
   it('refuses a run that does not fit before building the space, naming bytes and what to change', async () => {
