@@ -17,10 +17,25 @@
  */
 import type { DirectContext } from './tables';
 
-/** Scratch of one thread: X (maxRow · mA) and K (norb² · mA). */
+/**
+ * Scratch of one thread: X (maxRow · mA) and K (norb² · mA); with the wasm scatter
+ * (./scatter.kernel.ts) these are views of the thread's wasm memory, and `wasm` holds the
+ * kernel, its group table G, its output OUT and the byte addresses it takes.
+ */
 export interface SigmaScratch {
   x: Float64Array;
   k: Float64Array;
+  wasm?: { scatter: (bp: number, nb: number, mB: number, outp: number) => void; g: Int32Array; out: Float64Array; base: number; outAddr: number };
+}
+
+/** Byte offsets of a thread's wasm memory (./scatter.kernel.ts `scatterLayout`). */
+export interface ScatterMemory {
+  g: number;
+  out: number;
+  x: number;
+  k: number;
+  base: number;
+  rec: number;
 }
 
 /**
@@ -29,6 +44,40 @@ export interface SigmaScratch {
  */
 export function sigmaScratch(ctx: DirectContext): SigmaScratch {
   return { x: new Float64Array(Math.max(1, ctx.maxRow * ctx.mA)), k: new Float64Array(Math.max(1, ctx.norb * ctx.norb * ctx.mA)) };
+}
+
+/**
+ * Scratch on a new instance of the wasm scatter module (`bytes`, laid out as `mem`): copies the
+ * β replacement records (K-row, X-row and G-entry addresses, sign) into its memory. Runs on
+ * worker threads as source text: SELF-CONTAINED like {@link sigmaRows}. Memory: 24·nB·mB bytes
+ * plus the scratch.
+ * @example const scratch = wasmSigmaScratch(ctx, scatterModuleBytes(ctx)!, scatterLayout(ctx));
+ */
+export function wasmSigmaScratch(ctx: DirectContext, bytes: Uint8Array<ArrayBuffer>, mem: ScatterMemory): SigmaScratch {
+  const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
+  const buf = (inst.exports.memory as WebAssembly.Memory).buffer;
+  const { nB, mB, mA, betaSorted, bK, bX, bGroup, bSign } = ctx;
+  const base = new Int32Array(buf, mem.base, Math.max(1, nB));
+  for (let j = 0; j < nB; j++) base[j] = mem.rec + 24 * mB * betaSorted[j]!;
+  const ri = new Int32Array(buf, mem.rec, 6 * Math.max(1, nB * mB));
+  const rf = new Float64Array(buf, mem.rec, 3 * Math.max(1, nB * mB));
+  for (let e = 0; e < nB * mB; e++) {
+    ri[6 * e] = mem.k + 8 * bK[e]!;
+    ri[6 * e + 1] = mem.x + 8 * bX[e]!;
+    ri[6 * e + 2] = mem.g + 8 * bGroup[e]!;
+    rf[3 * e + 2] = bSign[e]!;
+  }
+  return {
+    x: new Float64Array(buf, mem.x, Math.max(1, ctx.maxRow * mA)),
+    k: new Float64Array(buf, mem.k, Math.max(1, ctx.norb * ctx.norb * mA)),
+    wasm: {
+      scatter: inst.exports.scatter as (bp: number, nb: number, mB: number, outp: number) => void,
+      g: new Int32Array(buf, mem.g, 16),
+      out: new Float64Array(buf, mem.out, Math.max(1, ctx.maxRow)),
+      base: mem.base,
+      outAddr: mem.out,
+    },
+  };
 }
 
 /**
@@ -44,6 +93,7 @@ export function sigmaRows(ctx: DirectContext, c: Float64Array, sigma: Float64Arr
   const n2 = norb * norb;
   const X = scratch.x;
   const K = scratch.k;
+  const wasm = scratch.wasm;
   // per α string: where each pair irrep's replacements start (t0) and end (t1)
   const gLo = new Int32Array(8);
   const gHi = new Int32Array(8);
@@ -86,6 +136,10 @@ export function sigmaRows(ctx: DirectContext, c: Float64Array, sigma: Float64Arr
       const t1 = a0 + aGroup[g0 + g + 1]!;
       gLo[g] = t0 - a0;
       gHi[g] = t1 - a0;
+      if (wasm) {
+        wasm.g[2 * g] = 8 * (t0 - a0);
+        wasm.g[2 * g + 1] = 8 * (t1 - a0);
+      }
       if (t0 === t1) continue;
       for (let x = pairStart[g]!; x < pairStart[g + 1]!; x++) {
         const rs = pairSorted[x]!;
@@ -94,6 +148,12 @@ export function sigmaRows(ctx: DirectContext, c: Float64Array, sigma: Float64Arr
       }
     }
     // 3c. scatter through the β replacements (bK, bX: the K and X row offsets of each entry)
+    if (wasm) {
+      wasm.scatter(wasm.base + 4 * bList, nb, mB, wasm.outAddr);
+      const out = wasm.out;
+      for (let b = 0; b < nb; b++) sigma[r0 + b] += out[b]!;
+      continue;
+    }
     for (let b = 0; b < nb; b++) {
       const e0 = betaSorted[bList + b]! * mB;
       const e1 = e0 + mB;

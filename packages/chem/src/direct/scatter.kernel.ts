@@ -1,0 +1,124 @@
+/**
+ * The α–β scatter of the direct σ (./kernel.ts step 3c) as a WebAssembly f64x2 SIMD kernel,
+ * written with the project's module writer (no toolchain). It is the hottest loop of the direct
+ * σ: mB · row · mA / n_irreps multiply–adds per α string against O(mA · row) for the gather.
+ *
+ * Each thread owns one instance and its memory (the tables below are small: 24 B per β
+ * replacement). The kernel's scratch X and K live in that memory, so the JavaScript gather and
+ * contraction-table steps write straight into it; c and σ stay in JavaScript arrays.
+ *
+ * Memory layout (byte offsets): G (8 pair irreps × (lo, hi) byte offsets of the current α
+ * string's replacement groups), OUT (maxRow doubles: the scatter's sums), X, K, BASE (per β
+ * string, in irrep-sorted order: the address of its first record), REC (per β replacement:
+ * K-row address, X-row address, G-entry address, pad, sign as f64).
+ *
+ * Summation order is exactly the JavaScript kernel's: per replacement, lane 0 of the f64x2
+ * accumulator takes the even terms (d0), lane 1 the odd ones (d1), a last odd term goes to d0,
+ * and s ← s + sign · (d0 + d1). WebAssembly has no fused multiply–add, so σ is bit-identical to
+ * the JavaScript kernel whatever the thread count.
+ * @module
+ */
+import { buildModule, CodeBuilder, Op, SimdOp, ValType } from '@gpusparse/formats';
+import type { DirectContext } from './tables';
+
+/** Bytes of one β replacement record in wasm memory. */
+export const SCATTER_RECORD_BYTES = 24;
+
+// parameters and locals of `scatter(bp, nb, mB, outp)`
+const BP = 0; // running pointer into BASE
+const NB = 1;
+const MB = 2;
+const OUTP = 3; // running pointer into OUT
+const BEND = 4;
+const RP = 5; // running record pointer
+const REND = 6;
+const GA = 7;
+const LO = 8;
+const HI = 9;
+const KP = 10;
+const XP = 11;
+const KEND = 12;
+const S = 13; // f64
+const D0 = 14; // f64
+const ACC = 15; // v128
+
+const I32_EQ = 0x46;
+const I32_GT_U = 0x4b;
+const I32_MUL = 0x6c;
+
+/** acc ← acc + K[kp..kp+1] ⊙ X[xp..xp+1] while two terms are left; then kp, xp point at the tail. */
+function pairLoop(c: CodeBuilder): void {
+  c.block().loop();
+  c.localGet(KP).i32Const(16).op(Op.i32Add).localGet(KEND).op(I32_GT_U).brIf(1);
+  c.localGet(ACC).localGet(KP).v128Load(0).localGet(XP).v128Load(0).simd(SimdOp.f64x2Mul).simd(SimdOp.f64x2Add).localSet(ACC);
+  c.localGet(KP).i32Const(16).op(Op.i32Add).localSet(KP);
+  c.localGet(XP).i32Const(16).op(Op.i32Add).localSet(XP);
+  c.br(0).end().end();
+}
+
+/** One β replacement record at RP: s ← s + sign · Σ_t K[kr + t] X[xr + t] over its group's t. */
+function recordTerm(c: CodeBuilder): void {
+  c.localGet(RP).i32Load(8).localTee(GA).i32Load(0).localSet(LO);
+  c.localGet(GA).i32Load(4).localSet(HI);
+  c.block();
+  c.localGet(LO).localGet(HI).op(I32_EQ).brIf(0);
+  c.localGet(RP).i32Load(0).localGet(LO).op(Op.i32Add).localSet(KP);
+  c.localGet(RP).i32Load(0).localGet(HI).op(Op.i32Add).localSet(KEND);
+  c.localGet(RP).i32Load(4).localGet(LO).op(Op.i32Add).localSet(XP);
+  c.simd(SimdOp.v128Const, ...new Array<number>(16).fill(0)).localSet(ACC);
+  pairLoop(c);
+  c.localGet(ACC).f64x2ExtractLane(0).localSet(D0);
+  c.localGet(KP).localGet(KEND).op(Op.i32LtU).if();
+  c.localGet(D0).localGet(KP).f64Load(0).localGet(XP).f64Load(0).op(Op.f64Mul, Op.f64Add).localSet(D0);
+  c.end();
+  c.localGet(S).localGet(RP).f64Load(16).localGet(D0).localGet(ACC).f64x2ExtractLane(1).op(Op.f64Add, Op.f64Mul, Op.f64Add).localSet(S);
+  c.end();
+}
+
+/** Body of `scatter(bp, nb, mB, outp)`: OUT[b] = Σ over b's records (b < nb). */
+function scatterBody(): CodeBuilder {
+  const c = new CodeBuilder();
+  c.localGet(BP).localGet(NB).i32Const(2).op(Op.i32Shl, Op.i32Add).localSet(BEND);
+  c.block().loop();
+  c.localGet(BP).localGet(BEND).op(Op.i32GeU).brIf(1);
+  c.localGet(BP).i32Load(0).localTee(RP).localGet(MB).i32Const(SCATTER_RECORD_BYTES).op(I32_MUL, Op.i32Add).localSet(REND);
+  c.f64Const(0).localSet(S);
+  c.block().loop();
+  c.localGet(RP).localGet(REND).op(Op.i32GeU).brIf(1);
+  recordTerm(c);
+  c.localGet(RP).i32Const(SCATTER_RECORD_BYTES).op(Op.i32Add).localSet(RP);
+  c.br(0).end().end();
+  c.localGet(OUTP).localGet(S).f64Store(0);
+  c.localGet(OUTP).i32Const(8).op(Op.i32Add).localSet(OUTP);
+  c.localGet(BP).i32Const(4).op(Op.i32Add).localSet(BP);
+  c.br(0).end().end();
+  return c;
+}
+
+/** Byte offsets of the regions of one thread's wasm memory for `ctx`, and its page count. */
+export function scatterLayout(ctx: DirectContext): { g: number; out: number; x: number; k: number; base: number; rec: number; pages: number } {
+  const up16 = (v: number) => Math.ceil(v / 16) * 16;
+  const g = 0;
+  const out = 64;
+  const x = up16(out + 8 * Math.max(1, ctx.maxRow));
+  const k = up16(x + 8 * Math.max(1, ctx.maxRow * ctx.mA));
+  const base = up16(k + 8 * Math.max(1, ctx.norb * ctx.norb * ctx.mA));
+  const rec = up16(base + 4 * Math.max(1, ctx.nB));
+  const end = rec + SCATTER_RECORD_BYTES * Math.max(1, ctx.nB * ctx.mB) + 16;
+  return { g, out, x, k, base, rec, pages: Math.ceil(end / 65536) };
+}
+
+/**
+ * The scatter module's bytes for `ctx` (its memory sized by {@link scatterLayout}), or
+ * undefined where WebAssembly or its SIMD is unavailable or the memory would exceed 1 GiB.
+ * @example const bytes = scatterModuleBytes(ctx);
+ */
+export function scatterModuleBytes(ctx: DirectContext): Uint8Array<ArrayBuffer> | undefined {
+  if (typeof WebAssembly !== 'object') return undefined;
+  const { pages } = scatterLayout(ctx);
+  if (pages > 16384) return undefined;
+  const i32 = ValType.i32;
+  const locals = [i32, i32, i32, i32, i32, i32, i32, i32, i32, ValType.f64, ValType.f64, ValType.v128];
+  const bytes = buildModule([{ name: 'scatter', params: [i32, i32, i32, i32], results: [], locals, body: scatterBody() }], { minPages: pages, maxPages: pages });
+  return WebAssembly.validate(bytes) ? bytes : undefined;
+}
