@@ -1,7 +1,8 @@
 /**
- * The wasm f64x2 scatter of the direct σ (packages/chem/src/direct/scatter.kernel.ts): the same
- * σ, bit for bit, as the JavaScript kernel on one and two threads (point-group blocks with odd
- * replacement groups, MS2 ≠ 0, time reversal), the module validates, and the option is checked.
+ * The wasm f64x2 kernels of the direct σ (packages/chem/src/direct/scatter.kernel.ts: same-spin
+ * rows and α–β scatter): the same σ, bit for bit, as the JavaScript kernel on one and two threads
+ * (point-group blocks with odd replacement groups, MS2 ≠ 0 down to no β electron, time
+ * reversal), the module validates, and the option is checked.
  */
 import { InvalidParameterError } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
@@ -45,11 +46,13 @@ async function sigmas(file: string, spec: SpaceSpec, opts: { irrep?: number; ms2
 
 const bitsEqual = (a: Float64Array, b: Float64Array) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
 
-describe('wasm scatter of the direct σ', () => {
+describe('wasm kernels of the direct σ', () => {
   it.each([
     ['N2_sto3g_R1.1A_block2.FCIDUMP', 'fci', { irrep: 6 }],
     ['C4_sto3g_cas8e12o_spin3_dice.FCIDUMP', 'fci', { irrep: 2 }],
     ['O2_cas12e8o_C1_dice.FCIDUMP', 'fci', { ms2: 2 }],
+    ['H8_sto6g_R1.8_block2.FCIDUMP', 'fci', { ms2: 6 }],
+    ['H2_ccpvtz_Lz_hande.FCIDUMP', 'fci', { ms2: 2 }],
   ] as const)('%s %s %o: wasm (1 and 2 threads) = js, bit for bit', async (file, spec, opts) => {
     const [js, w1, w2] = await sigmas(file, spec, opts, [{ kernel: 'js' }, {}, { threads: 2 }]);
     expect(js!.kernel).toBe('js');

@@ -25,7 +25,23 @@ import type { DirectContext } from './tables';
 export interface SigmaScratch {
   x: Float64Array;
   k: Float64Array;
-  wasm?: { scatter: (bp: number, nb: number, mB: number, outp: number) => void; g: Int32Array; out: Float64Array; base: number; outAddr: number };
+  wasm?: SigmaWasm;
+}
+
+/** The wasm kernels of one thread and the addresses they take (./scatter.kernel.ts). */
+export interface SigmaWasm {
+  scatter: (bp: number, nb: number, mB: number, outp: number) => void;
+  same: (ha: number, haEnd: number, row: number, nb: number, hbp: number, outp: number) => void;
+  /** G table, OUT row, and this thread's copy of c (set by {@link loadSigmaInput} before each product). */
+  g: Int32Array;
+  out: Float64Array;
+  c: Float64Array;
+  base: number;
+  outAddr: number;
+  cAddr: number;
+  hbs: number;
+  /** Per α string (nA + 1): byte address of its first same-spin record. */
+  haAddr: Int32Array;
 }
 
 /** Byte offsets of a thread's wasm memory (./scatter.kernel.ts `scatterLayout`). */
@@ -36,6 +52,10 @@ export interface ScatterMemory {
   k: number;
   base: number;
   rec: number;
+  c: number;
+  ha: number;
+  hbs: number;
+  hb: number;
 }
 
 /**
@@ -56,7 +76,7 @@ export function sigmaScratch(ctx: DirectContext): SigmaScratch {
 export function wasmSigmaScratch(ctx: DirectContext, bytes: Uint8Array<ArrayBuffer>, mem: ScatterMemory): SigmaScratch {
   const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
   const buf = (inst.exports.memory as WebAssembly.Memory).buffer;
-  const { nB, mB, mA, betaSorted, bK, bX, bGroup, bSign } = ctx;
+  const { nA, nB, mB, mA, betaSorted, bK, bX, bGroup, bSign, rowStart, hAOff, hATarget, hAValue, hBOff, hBTarget, hBValue } = ctx;
   const base = new Int32Array(buf, mem.base, Math.max(1, nB));
   for (let j = 0; j < nB; j++) base[j] = mem.rec + 24 * mB * betaSorted[j]!;
   const ri = new Int32Array(buf, mem.rec, 6 * Math.max(1, nB * mB));
@@ -67,17 +87,52 @@ export function wasmSigmaScratch(ctx: DirectContext, bytes: Uint8Array<ArrayBuff
     ri[6 * e + 2] = mem.g + 8 * bGroup[e]!;
     rf[3 * e + 2] = bSign[e]!;
   }
+  // same-spin records: (address of the target's row in C or offset inside the row, value)
+  const na = hAOff[nA]!;
+  const ai = new Int32Array(buf, mem.ha, 4 * Math.max(1, na));
+  const af = new Float64Array(buf, mem.ha, 2 * Math.max(1, na));
+  for (let e = 0; e < na; e++) {
+    ai[4 * e] = mem.c + 8 * rowStart[hATarget[e]!]!;
+    af[2 * e + 1] = hAValue[e]!;
+  }
+  const nbr = hBOff[nB]!;
+  const bi = new Int32Array(buf, mem.hb, 4 * Math.max(1, nbr));
+  const bf = new Float64Array(buf, mem.hb, 2 * Math.max(1, nbr));
+  for (let e = 0; e < nbr; e++) {
+    bi[4 * e] = 8 * hBTarget[e]!;
+    bf[2 * e + 1] = hBValue[e]!;
+  }
+  const hbs = new Int32Array(buf, mem.hbs, 2 * Math.max(1, nB));
+  for (let j = 0; j < nB; j++) {
+    hbs[2 * j] = mem.hb + 16 * hBOff[betaSorted[j]!]!;
+    hbs[2 * j + 1] = mem.hb + 16 * hBOff[betaSorted[j]! + 1]!;
+  }
+  const size = nA === 0 ? 0 : rowStart[nA - 1]! + ctx.rowLen[nA - 1]!;
   return {
     x: new Float64Array(buf, mem.x, Math.max(1, ctx.maxRow * mA)),
     k: new Float64Array(buf, mem.k, Math.max(1, ctx.norb * ctx.norb * mA)),
     wasm: {
-      scatter: inst.exports.scatter as (bp: number, nb: number, mB: number, outp: number) => void,
+      scatter: inst.exports.scatter as SigmaWasm['scatter'],
+      same: inst.exports.same as SigmaWasm['same'],
       g: new Int32Array(buf, mem.g, 16),
       out: new Float64Array(buf, mem.out, Math.max(1, ctx.maxRow)),
+      c: new Float64Array(buf, mem.c, size),
       base: mem.base,
       outAddr: mem.out,
+      cAddr: mem.c,
+      hbs: mem.hbs,
+      haAddr: Int32Array.from({ length: nA + 1 }, (_, i) => mem.ha + 16 * hAOff[i]!),
     },
   };
+}
+
+/**
+ * Before a product: copy c into the thread's wasm memory (its same-spin kernel reads it there;
+ * O(size), against O(size · connections) for σ). No-op for the JavaScript kernel.
+ * @example loadSigmaInput(scratch, c); sigmaRows(ctx, c, sigma, 0, ctx.nA, scratch);
+ */
+export function loadSigmaInput(scratch: SigmaScratch, c: Float64Array): void {
+  if (scratch.wasm) scratch.wasm.c.set(c);
 }
 
 /**
@@ -101,25 +156,34 @@ export function sigmaRows(ctx: DirectContext, c: Float64Array, sigma: Float64Arr
     const r0 = rowStart[ia]!;
     const nb = rowCompute[ia]!; // the first nb entries of the row (all of it unless time reversal halves the work)
     if (nb === 0) continue;
-    // 1. α–α (diagonal of H_α included)
-    const h0 = hAOff[ia]!;
-    const h1 = hAOff[ia + 1]!;
-    for (let b = 0; b < nb; b++) sigma[r0 + b] = 0;
-    for (let e = h0; e < h1; e++) {
-      const v = hAValue[e]!;
-      const j0 = rowStart[hATarget[e]!]!;
-      for (let b = 0; b < nb; b++) sigma[r0 + b] += v * c[j0 + b]!;
-    }
-    // 2. β–β
     const bList = betaStart[irrepA[ia]! ^ target]!;
-    for (let b = 0; b < nb; b++) {
-      const ib = betaSorted[bList + b]!;
-      const e1 = hBOff[ib + 1]!;
-      let s = 0;
-      for (let e = hBOff[ib]!; e < e1; e++) s += hBValue[e]! * c[r0 + hBTarget[e]!]!;
-      sigma[r0 + b] += s;
+    if (wasm) {
+      // 1–2 in wasm, into OUT (c read from the thread's copy)
+      wasm.same(wasm.haAddr[ia]!, wasm.haAddr[ia + 1]!, wasm.cAddr + 8 * r0, nb, wasm.hbs + 8 * bList, wasm.outAddr);
+      if (mA === 0 || mB === 0) {
+        for (let b = 0; b < nb; b++) sigma[r0 + b] = wasm.out[b]!;
+        continue;
+      }
+    } else {
+      // 1. α–α (diagonal of H_α included)
+      const h0 = hAOff[ia]!;
+      const h1 = hAOff[ia + 1]!;
+      for (let b = 0; b < nb; b++) sigma[r0 + b] = 0;
+      for (let e = h0; e < h1; e++) {
+        const v = hAValue[e]!;
+        const j0 = rowStart[hATarget[e]!]!;
+        for (let b = 0; b < nb; b++) sigma[r0 + b] += v * c[j0 + b]!;
+      }
+      // 2. β–β
+      for (let b = 0; b < nb; b++) {
+        const ib = betaSorted[bList + b]!;
+        const e1 = hBOff[ib + 1]!;
+        let s = 0;
+        for (let e = hBOff[ib]!; e < e1; e++) s += hBValue[e]! * c[r0 + hBTarget[e]!]!;
+        sigma[r0 + b] += s;
+      }
+      if (mA === 0 || mB === 0) continue;
     }
-    if (mA === 0 || mB === 0) continue;
     // 3a. gather X[b'][t]
     const a0 = ia * mA;
     for (let t = 0; t < mA; t++) {
@@ -151,7 +215,7 @@ export function sigmaRows(ctx: DirectContext, c: Float64Array, sigma: Float64Arr
     if (wasm) {
       wasm.scatter(wasm.base + 4 * bList, nb, mB, wasm.outAddr);
       const out = wasm.out;
-      for (let b = 0; b < nb; b++) sigma[r0 + b] += out[b]!;
+      for (let b = 0; b < nb; b++) sigma[r0 + b] = out[b]!;
       continue;
     }
     for (let b = 0; b < nb; b++) {

@@ -8,7 +8,7 @@
 import { DimensionMismatchError, HostOperator, InvalidParameterError, type LinearOperator } from '@gpusparse/formats';
 import type { DeterminantSpace } from '../determinants/space';
 import type { Fcidump } from '../fcidump/types';
-import { sigmaRows, sigmaScratch, wasmSigmaScratch } from './kernel';
+import { loadSigmaInput, sigmaRows, sigmaScratch, wasmSigmaScratch } from './kernel';
 import { scatterLayout, scatterModuleBytes } from './scatter.kernel';
 import { directContext, type DirectContext, type DirectLayout } from './tables';
 import { sigmaThreadPool, type SigmaThreadPool } from './threads';
@@ -127,7 +127,10 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
     extra = 16 * n + p.threads * perThread;
   } else {
     const scratch = wasm ? wasmSigmaScratch(ctx, wasm.bytes, wasm.mem) : sigmaScratch(ctx);
-    run = (x, y) => sigmaRows(ctx, x, y, 0, ctx.nA, scratch);
+    run = (x, y) => {
+      loadSigmaInput(scratch, x);
+      sigmaRows(ctx, x, y, 0, ctx.nA, scratch);
+    };
     extra = perThread;
   }
   const product = permuted(layout, tr ? timeReversedProduct(tr, n, otherParity(diagonal, layout), run) : run, n);

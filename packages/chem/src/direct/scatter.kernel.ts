@@ -19,6 +19,7 @@
  * @module
  */
 import { buildModule, CodeBuilder, Op, SimdOp, ValType } from '@gpusparse/formats';
+import type { ScatterMemory } from './kernel';
 import type { DirectContext } from './tables';
 
 /** Bytes of one β replacement record in wasm memory. */
@@ -75,7 +76,7 @@ function recordTerm(c: CodeBuilder): void {
   c.end();
 }
 
-/** Body of `scatter(bp, nb, mB, outp)`: OUT[b] = Σ over b's records (b < nb). */
+/** Body of `scatter(bp, nb, mB, outp)`: OUT[b] += Σ over b's records (b < nb). */
 function scatterBody(): CodeBuilder {
   const c = new CodeBuilder();
   c.localGet(BP).localGet(NB).i32Const(2).op(Op.i32Shl, Op.i32Add).localSet(BEND);
@@ -88,15 +89,88 @@ function scatterBody(): CodeBuilder {
   recordTerm(c);
   c.localGet(RP).i32Const(SCATTER_RECORD_BYTES).op(Op.i32Add).localSet(RP);
   c.br(0).end().end();
-  c.localGet(OUTP).localGet(S).f64Store(0);
+  c.localGet(OUTP).localGet(OUTP).f64Load(0).localGet(S).op(Op.f64Add).f64Store(0);
   c.localGet(OUTP).i32Const(8).op(Op.i32Add).localSet(OUTP);
   c.localGet(BP).i32Const(4).op(Op.i32Add).localSet(BP);
   c.br(0).end().end();
   return c;
 }
 
+// parameters and locals of `same(ha, haEnd, row, nb, hbp, outp)`
+const HA = 0; // running pointer to α records (C-row address i32, pad, value f64)
+const HA_END = 1;
+const ROW = 2; // address of c(I, 0) in C
+const SNB = 3;
+const HBP = 4; // running pointer into HBS ((start, end) record addresses per β string of the row)
+const SOUT = 5;
+const OEND = 6;
+const OP = 7;
+const JP = 8;
+const E = 9;
+const EEND = 10;
+const V = 11; // f64
+const SS = 12; // f64
+const VV = 13; // v128
+
+const V128_STORE = 0x0b;
+
+/** OUT[0..nb) ← Σ_e v_e · c(J_e, ·): f64x2 axpys of whole rows (element-wise: order as in JavaScript). */
+function alphaAlpha(c: CodeBuilder): void {
+  c.block().loop();
+  c.localGet(HA).localGet(HA_END).op(Op.i32GeU).brIf(1);
+  c.localGet(HA).i32Load(0).localSet(JP);
+  c.localGet(HA).f64Load(8).localSet(V);
+  c.localGet(HA).v128Load64Splat(8).localSet(VV);
+  c.localGet(SOUT).localSet(OP);
+  c.block().loop();
+  c.localGet(OP).i32Const(16).op(Op.i32Add).localGet(OEND).op(I32_GT_U).brIf(1);
+  c.localGet(OP).localGet(OP).v128Load(0).localGet(VV).localGet(JP).v128Load(0).simd(SimdOp.f64x2Mul).simd(SimdOp.f64x2Add).simd(V128_STORE, 3, 0);
+  c.localGet(OP).i32Const(16).op(Op.i32Add).localSet(OP);
+  c.localGet(JP).i32Const(16).op(Op.i32Add).localSet(JP);
+  c.br(0).end().end();
+  c.localGet(OP).localGet(OEND).op(Op.i32LtU).if();
+  c.localGet(OP).localGet(OP).f64Load(0).localGet(V).localGet(JP).f64Load(0).op(Op.f64Mul, Op.f64Add).f64Store(0);
+  c.end();
+  c.localGet(HA).i32Const(16).op(Op.i32Add).localSet(HA);
+  c.br(0).end().end();
+}
+
+/** OUT[b] += Σ_e v_e · c(I, b'_e) for each b of the row (sequential sums, as in JavaScript). */
+function betaBeta(c: CodeBuilder): void {
+  c.localGet(SOUT).localSet(OP);
+  c.block().loop();
+  c.localGet(OP).localGet(OEND).op(Op.i32GeU).brIf(1);
+  c.localGet(HBP).i32Load(0).localSet(E);
+  c.localGet(HBP).i32Load(4).localSet(EEND);
+  c.f64Const(0).localSet(SS);
+  c.block().loop();
+  c.localGet(E).localGet(EEND).op(Op.i32GeU).brIf(1);
+  c.localGet(SS).localGet(E).f64Load(8).localGet(ROW).localGet(E).i32Load(0).op(Op.i32Add).f64Load(0).op(Op.f64Mul, Op.f64Add).localSet(SS);
+  c.localGet(E).i32Const(16).op(Op.i32Add).localSet(E);
+  c.br(0).end().end();
+  c.localGet(OP).localGet(OP).f64Load(0).localGet(SS).op(Op.f64Add).f64Store(0);
+  c.localGet(OP).i32Const(8).op(Op.i32Add).localSet(OP);
+  c.localGet(HBP).i32Const(8).op(Op.i32Add).localSet(HBP);
+  c.br(0).end().end();
+}
+
+/** Body of `same(ha, haEnd, row, nb, hbp, outp)`: OUT[0..nb) = (H_α ⊗ 1 + 1 ⊗ H_β) rows of c. */
+function sameBody(): CodeBuilder {
+  const c = new CodeBuilder();
+  c.localGet(SOUT).localGet(SNB).i32Const(3).op(Op.i32Shl, Op.i32Add).localSet(OEND);
+  c.localGet(SOUT).localSet(OP);
+  c.block().loop();
+  c.localGet(OP).localGet(OEND).op(Op.i32GeU).brIf(1);
+  c.localGet(OP).f64Const(0).f64Store(0);
+  c.localGet(OP).i32Const(8).op(Op.i32Add).localSet(OP);
+  c.br(0).end().end();
+  alphaAlpha(c);
+  betaBeta(c);
+  return c;
+}
+
 /** Byte offsets of the regions of one thread's wasm memory for `ctx`, and its page count. */
-export function scatterLayout(ctx: DirectContext): { g: number; out: number; x: number; k: number; base: number; rec: number; pages: number } {
+export function scatterLayout(ctx: DirectContext): ScatterMemory & { pages: number } {
   const up16 = (v: number) => Math.ceil(v / 16) * 16;
   const g = 0;
   const out = 64;
@@ -104,8 +178,13 @@ export function scatterLayout(ctx: DirectContext): { g: number; out: number; x: 
   const k = up16(x + 8 * Math.max(1, ctx.maxRow * ctx.mA));
   const base = up16(k + 8 * Math.max(1, ctx.norb * ctx.norb * ctx.mA));
   const rec = up16(base + 4 * Math.max(1, ctx.nB));
-  const end = rec + SCATTER_RECORD_BYTES * Math.max(1, ctx.nB * ctx.mB) + 16;
-  return { g, out, x, k, base, rec, pages: Math.ceil(end / 65536) };
+  const size = ctx.nA === 0 ? 0 : ctx.rowStart[ctx.nA - 1]! + ctx.rowLen[ctx.nA - 1]!;
+  const cv = up16(rec + SCATTER_RECORD_BYTES * Math.max(1, ctx.nB * ctx.mB));
+  const ha = up16(cv + 8 * Math.max(1, size));
+  const hbs = up16(ha + 16 * Math.max(1, ctx.hAOff[ctx.nA]!));
+  const hb = up16(hbs + 8 * Math.max(1, ctx.nB));
+  const end = hb + 16 * Math.max(1, ctx.hBOff[ctx.nB]!) + 16;
+  return { g, out, x, k, base, rec, c: cv, ha, hbs, hb, pages: Math.ceil(end / 65536) };
 }
 
 /**
@@ -119,6 +198,13 @@ export function scatterModuleBytes(ctx: DirectContext): Uint8Array<ArrayBuffer> 
   if (pages > 16384) return undefined;
   const i32 = ValType.i32;
   const locals = [i32, i32, i32, i32, i32, i32, i32, i32, i32, ValType.f64, ValType.f64, ValType.v128];
-  const bytes = buildModule([{ name: 'scatter', params: [i32, i32, i32, i32], results: [], locals, body: scatterBody() }], { minPages: pages, maxPages: pages });
+  const sameLocals = [i32, i32, i32, i32, i32, ValType.f64, ValType.f64, ValType.v128];
+  const bytes = buildModule(
+    [
+      { name: 'scatter', params: [i32, i32, i32, i32], results: [], locals, body: scatterBody() },
+      { name: 'same', params: [i32, i32, i32, i32, i32, i32], results: [], locals: sameLocals, body: sameBody() },
+    ],
+    { minPages: pages, maxPages: pages },
+  );
   return WebAssembly.validate(bytes) ? bytes : undefined;
 }

@@ -8,7 +8,7 @@
  * @module
  */
 import { shareDeep } from '../hamiltonian/worker-source';
-import { type ScatterMemory, type SigmaScratch, sigmaRows, sigmaScratch, wasmSigmaScratch } from './kernel';
+import { loadSigmaInput, type ScatterMemory, type SigmaScratch, sigmaRows, sigmaScratch, wasmSigmaScratch } from './kernel';
 import type { DirectContext } from './tables';
 
 /** The wasm scatter for every thread: the module's bytes and its memory layout (./scatter.kernel.ts). */
@@ -36,6 +36,7 @@ for (;;) {
   gen = Atomics.load(ctrl, 0);
   if (gen < 0) break;
   try {
+    if (scratch.wasm) scratch.wasm.c.set(x);
     for (let b = Atomics.add(ctrl, 2, 1); b < nblocks; b = Atomics.add(ctrl, 2, 1)) sigmaRows(ctx, x, y, blocks[b], blocks[b + 1], scratch);
   } catch (e) {
     Atomics.store(ctrl, 3, 1);
@@ -117,6 +118,7 @@ export async function sigmaThreadPool(ctx: DirectContext, size: number, threads:
       Atomics.store(ctrl, 2, 0);
       Atomics.add(ctrl, 0, 1); // a new generation: every worker takes blocks
       Atomics.notify(ctrl, 0);
+      loadSigmaInput(scratch, xs);
       for (let b = Atomics.add(ctrl, 2, 1); b < nblocks; b = Atomics.add(ctrl, 2, 1)) sigmaRows(shared, xs, ys, blocks[b]!, blocks[b + 1]!, scratch);
       for (let done = Atomics.load(ctrl, 1); done < workers.length; done = Atomics.load(ctrl, 1)) {
         Atomics.wait(ctrl, 1, done, 60_000);
