@@ -32,6 +32,7 @@ export interface SigmaScratch {
 export interface SigmaWasm {
   scatter: (bp: number, nb: number, mB: number, outp: number) => void;
   same: (ha: number, haEnd: number, row: number, nb: number, hbp: number, outp: number) => void;
+  gather: (ap: number, apEnd: number, xp: number, stride: number) => void;
   /** G table, OUT row, and this thread's copy of c (set by {@link loadSigmaInput} before each product). */
   g: Int32Array;
   out: Float64Array;
@@ -40,6 +41,8 @@ export interface SigmaWasm {
   outAddr: number;
   cAddr: number;
   hbs: number;
+  xAddr: number;
+  arec: number;
   /** Per α string (nA + 1): byte address of its first same-spin record. */
   haAddr: Int32Array;
 }
@@ -56,6 +59,7 @@ export interface ScatterMemory {
   ha: number;
   hbs: number;
   hb: number;
+  arec: number;
 }
 
 /**
@@ -107,6 +111,14 @@ export function wasmSigmaScratch(ctx: DirectContext, bytes: Uint8Array<ArrayBuff
     hbs[2 * j] = mem.hb + 16 * hBOff[betaSorted[j]!]!;
     hbs[2 * j + 1] = mem.hb + 16 * hBOff[betaSorted[j]! + 1]!;
   }
+  // α replacement records: (address of c(J_t, 0) in C, row length of J_t, sign)
+  const gi = new Int32Array(buf, mem.arec, 4 * Math.max(1, nA * mA));
+  const gf = new Float64Array(buf, mem.arec, 2 * Math.max(1, nA * mA));
+  for (let e = 0; e < nA * mA; e++) {
+    gi[4 * e] = mem.c + 8 * rowStart[ctx.aTarget[e]!]!;
+    gi[4 * e + 1] = ctx.rowLen[ctx.aTarget[e]!]!;
+    gf[2 * e + 1] = ctx.aSign[e]!;
+  }
   const size = nA === 0 ? 0 : rowStart[nA - 1]! + ctx.rowLen[nA - 1]!;
   return {
     x: new Float64Array(buf, mem.x, Math.max(1, ctx.maxRow * mA)),
@@ -114,6 +126,7 @@ export function wasmSigmaScratch(ctx: DirectContext, bytes: Uint8Array<ArrayBuff
     wasm: {
       scatter: inst.exports.scatter as SigmaWasm['scatter'],
       same: inst.exports.same as SigmaWasm['same'],
+      gather: inst.exports.gather as SigmaWasm['gather'],
       g: new Int32Array(buf, mem.g, 16),
       out: new Float64Array(buf, mem.out, Math.max(1, ctx.maxRow)),
       c: new Float64Array(buf, mem.c, size),
@@ -121,6 +134,8 @@ export function wasmSigmaScratch(ctx: DirectContext, bytes: Uint8Array<ArrayBuff
       outAddr: mem.out,
       cAddr: mem.c,
       hbs: mem.hbs,
+      xAddr: mem.x,
+      arec: mem.arec,
       haAddr: Int32Array.from({ length: nA + 1 }, (_, i) => mem.ha + 16 * hAOff[i]!),
     },
   };
@@ -186,12 +201,16 @@ export function sigmaRows(ctx: DirectContext, c: Float64Array, sigma: Float64Arr
     }
     // 3a. gather X[b'][t]
     const a0 = ia * mA;
-    for (let t = 0; t < mA; t++) {
-      const ja = aTarget[a0 + t]!;
-      const sg = aSign[a0 + t]!;
-      const j0 = rowStart[ja]!;
-      const nj = rowLen[ja]!;
-      for (let b = 0, xb = t; b < nj; b++, xb += mA) X[xb] = sg * c[j0 + b]!;
+    if (wasm) {
+      wasm.gather(wasm.arec + 16 * a0, wasm.arec + 16 * (a0 + mA), wasm.xAddr, 8 * mA);
+    } else {
+      for (let t = 0; t < mA; t++) {
+        const ja = aTarget[a0 + t]!;
+        const sg = aSign[a0 + t]!;
+        const j0 = rowStart[ja]!;
+        const nj = rowLen[ja]!;
+        for (let b = 0, xb = t; b < nj; b++, xb += mA) X[xb] = sg * c[j0 + b]!;
+      }
     }
     // 3b. K[rs][t] = (p_t q_t | rs) for rs of t's pair irrep
     const g0 = ia * 9;

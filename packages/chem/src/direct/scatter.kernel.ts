@@ -169,6 +169,36 @@ function sameBody(): CodeBuilder {
   return c;
 }
 
+// parameters and locals of `gather(ap, apEnd, xp, stride)`
+const AP = 0; // running pointer to α replacement records (C-row address i32, row length i32, sign f64)
+const AP_END = 1;
+const GXP = 2; // X[0][t] address
+const STRIDE = 3; // 8·mA
+const GX = 4;
+const GC = 5;
+const GC_END = 6;
+const SG = 7; // f64
+
+/** Body of `gather(ap, apEnd, xp, stride)`: X[b][t] = sign_t · c(J_t, b) for the mA replacements of one α string. */
+function gatherBody(): CodeBuilder {
+  const c = new CodeBuilder();
+  c.block().loop();
+  c.localGet(AP).localGet(AP_END).op(Op.i32GeU).brIf(1);
+  c.localGet(AP).i32Load(0).localTee(GC).localGet(AP).i32Load(4).i32Const(3).op(Op.i32Shl, Op.i32Add).localSet(GC_END);
+  c.localGet(AP).f64Load(8).localSet(SG);
+  c.localGet(GXP).localSet(GX);
+  c.block().loop();
+  c.localGet(GC).localGet(GC_END).op(Op.i32GeU).brIf(1);
+  c.localGet(GX).localGet(SG).localGet(GC).f64Load(0).op(Op.f64Mul).f64Store(0);
+  c.localGet(GX).localGet(STRIDE).op(Op.i32Add).localSet(GX);
+  c.localGet(GC).i32Const(8).op(Op.i32Add).localSet(GC);
+  c.br(0).end().end();
+  c.localGet(GXP).i32Const(8).op(Op.i32Add).localSet(GXP);
+  c.localGet(AP).i32Const(16).op(Op.i32Add).localSet(AP);
+  c.br(0).end().end();
+  return c;
+}
+
 /** Byte offsets of the regions of one thread's wasm memory for `ctx`, and its page count. */
 export function scatterLayout(ctx: DirectContext): ScatterMemory & { pages: number } {
   const up16 = (v: number) => Math.ceil(v / 16) * 16;
@@ -183,8 +213,9 @@ export function scatterLayout(ctx: DirectContext): ScatterMemory & { pages: numb
   const ha = up16(cv + 8 * Math.max(1, size));
   const hbs = up16(ha + 16 * Math.max(1, ctx.hAOff[ctx.nA]!));
   const hb = up16(hbs + 8 * Math.max(1, ctx.nB));
-  const end = hb + 16 * Math.max(1, ctx.hBOff[ctx.nB]!) + 16;
-  return { g, out, x, k, base, rec, c: cv, ha, hbs, hb, pages: Math.ceil(end / 65536) };
+  const arec = up16(hb + 16 * Math.max(1, ctx.hBOff[ctx.nB]!));
+  const end = arec + 16 * Math.max(1, ctx.nA * ctx.mA) + 16;
+  return { g, out, x, k, base, rec, c: cv, ha, hbs, hb, arec, pages: Math.ceil(end / 65536) };
 }
 
 /**
@@ -203,6 +234,7 @@ export function scatterModuleBytes(ctx: DirectContext): Uint8Array<ArrayBuffer> 
     [
       { name: 'scatter', params: [i32, i32, i32, i32], results: [], locals, body: scatterBody() },
       { name: 'same', params: [i32, i32, i32, i32, i32, i32], results: [], locals: sameLocals, body: sameBody() },
+      { name: 'gather', params: [i32, i32, i32, i32], results: [], locals: [i32, i32, i32, ValType.f64], body: gatherBody() },
     ],
     { minPages: pages, maxPages: pages },
   );
