@@ -45,16 +45,27 @@ const ACC = 15; // v128
 
 const I32_EQ = 0x46;
 const I32_GT_U = 0x4b;
+const I32_LE_U = 0x4d;
 const I32_MUL = 0x6c;
 
-/** acc ← acc + K[kp..kp+1] ⊙ X[xp..xp+1] while two terms are left; then kp, xp point at the tail. */
+/** acc ← acc + K[kp + 2j..] ⊙ X[xp + 2j..] for j < `pairs`, in order (the JavaScript order). */
+function pairTerms(c: CodeBuilder, pairs: number): void {
+  for (let j = 0; j < pairs; j++) {
+    c.localGet(ACC).localGet(KP).v128Load(16 * j).localGet(XP).v128Load(16 * j).simd(SimdOp.f64x2Mul).simd(SimdOp.f64x2Add).localSet(ACC);
+  }
+  c.localGet(KP).i32Const(16 * pairs).op(Op.i32Add).localSet(KP);
+  c.localGet(XP).i32Const(16 * pairs).op(Op.i32Add).localSet(XP);
+}
+
+/** acc takes the terms two pairs at a time, then one pair, while two terms are left; kp, xp then point at the tail. */
 function pairLoop(c: CodeBuilder): void {
   c.block().loop();
-  c.localGet(KP).i32Const(16).op(Op.i32Add).localGet(KEND).op(I32_GT_U).brIf(1);
-  c.localGet(ACC).localGet(KP).v128Load(0).localGet(XP).v128Load(0).simd(SimdOp.f64x2Mul).simd(SimdOp.f64x2Add).localSet(ACC);
-  c.localGet(KP).i32Const(16).op(Op.i32Add).localSet(KP);
-  c.localGet(XP).i32Const(16).op(Op.i32Add).localSet(XP);
+  c.localGet(KP).i32Const(32).op(Op.i32Add).localGet(KEND).op(I32_GT_U).brIf(1);
+  pairTerms(c, 2);
   c.br(0).end().end();
+  c.localGet(KP).i32Const(16).op(Op.i32Add).localGet(KEND).op(I32_LE_U).if();
+  pairTerms(c, 1);
+  c.end();
 }
 
 /** One β replacement record at RP: s ← s + sign · Σ_t K[kr + t] X[xr + t] over its group's t. */
