@@ -7,6 +7,7 @@
 import { InvalidParameterError } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { buildCiSpace, type SpaceSpec } from '../src/determinants/build';
+import { chooseSigma } from '../src/direct/choose';
 import { type DirectSigmaOptions, directSigmaOperator } from '../src/direct/operator';
 import { scatterLayout, scatterModuleBytes } from '../src/direct/scatter.kernel';
 import { directContext } from '../src/direct/tables';
@@ -82,6 +83,13 @@ describe('wasm kernels of the direct σ', () => {
     expect(WebAssembly.validate(bytes!)).toBe(true);
     const mem = scatterLayout(ctx);
     expect(mem.pages * 65536).toBeGreaterThanOrEqual(mem.rec + 24 * ctx.nB * ctx.mB);
+  });
+
+  it('the cost model uses the wasm rate: direct up to ≈ 500 products of an H that fits', async () => {
+    const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
+    const { fcidump, space } = buildCiSpace(fd, 'fci', { irrep: 1 });
+    expect(chooseSigma(fcidump, space, { products: 400, hostBytes: 1e12 }).sigma).toBe('direct');
+    expect(chooseSigma(fcidump, space, { products: 1000, hostBytes: 1e12 }).sigma).toBe('explicit');
   });
 
   it('an unknown kernel name is refused', async () => {
