@@ -33,6 +33,7 @@ export interface SigmaWasm {
   scatter: (bp: number, nb: number, mB: number, outp: number) => void;
   same: (ha: number, haEnd: number, row: number, nb: number, hbp: number, outp: number) => void;
   gather: (ap: number, apEnd: number, xp: number, stride: number) => void;
+  kbuild: (ap: number, gp: number, ps: number) => void;
   /** G table, OUT row, and this thread's copy of c (set by {@link loadSigmaInput} before each product). */
   g: Int32Array;
   out: Float64Array;
@@ -43,6 +44,9 @@ export interface SigmaWasm {
   hbs: number;
   xAddr: number;
   arec: number;
+  apair: number;
+  gAddr: number;
+  pstart: number;
   /** Per α string (nA + 1): byte address of its first same-spin record. */
   haAddr: Int32Array;
 }
@@ -60,6 +64,10 @@ export interface ScatterMemory {
   hbs: number;
   hb: number;
   arec: number;
+  eri: number;
+  apair: number;
+  pstart: number;
+  pairs: number;
 }
 
 /**
@@ -119,6 +127,18 @@ export function wasmSigmaScratch(ctx: DirectContext, bytes: Uint8Array<ArrayBuff
     gi[4 * e + 1] = ctx.rowLen[ctx.aTarget[e]!]!;
     gf[2 * e + 1] = ctx.aSign[e]!;
   }
+  // integrals, per replacement the address of its (pq|··) block, pairs by irrep as (K row, ERI offset)
+  const n2 = ctx.norb * ctx.norb;
+  new Float64Array(buf, mem.eri, ctx.eri.length).set(ctx.eri);
+  const ap = new Int32Array(buf, mem.apair, Math.max(1, nA * mA));
+  for (let e = 0; e < nA * mA; e++) ap[e] = mem.eri + 8 * n2 * ctx.aPair[e]!;
+  const ps = new Int32Array(buf, mem.pstart, 9);
+  for (let g = 0; g < 9; g++) ps[g] = mem.pairs + 8 * ctx.pairStart[g]!;
+  const pr = new Int32Array(buf, mem.pairs, 2 * Math.max(1, n2));
+  for (let x = 0; x < n2; x++) {
+    pr[2 * x] = mem.k + 8 * mA * ctx.pairSorted[x]!;
+    pr[2 * x + 1] = 8 * ctx.pairSorted[x]!;
+  }
   const size = nA === 0 ? 0 : rowStart[nA - 1]! + ctx.rowLen[nA - 1]!;
   return {
     x: new Float64Array(buf, mem.x, Math.max(1, ctx.maxRow * mA)),
@@ -127,6 +147,7 @@ export function wasmSigmaScratch(ctx: DirectContext, bytes: Uint8Array<ArrayBuff
       scatter: inst.exports.scatter as SigmaWasm['scatter'],
       same: inst.exports.same as SigmaWasm['same'],
       gather: inst.exports.gather as SigmaWasm['gather'],
+      kbuild: inst.exports.kbuild as SigmaWasm['kbuild'],
       g: new Int32Array(buf, mem.g, 16),
       out: new Float64Array(buf, mem.out, Math.max(1, ctx.maxRow)),
       c: new Float64Array(buf, mem.c, size),
@@ -136,6 +157,9 @@ export function wasmSigmaScratch(ctx: DirectContext, bytes: Uint8Array<ArrayBuff
       hbs: mem.hbs,
       xAddr: mem.x,
       arec: mem.arec,
+      apair: mem.apair,
+      gAddr: mem.g,
+      pstart: mem.pstart,
       haAddr: Int32Array.from({ length: nA + 1 }, (_, i) => mem.ha + 16 * hAOff[i]!),
     },
   };
@@ -223,13 +247,14 @@ export function sigmaRows(ctx: DirectContext, c: Float64Array, sigma: Float64Arr
         wasm.g[2 * g] = 8 * (t0 - a0);
         wasm.g[2 * g + 1] = 8 * (t1 - a0);
       }
-      if (t0 === t1) continue;
+      if (t0 === t1 || wasm) continue;
       for (let x = pairStart[g]!; x < pairStart[g + 1]!; x++) {
         const rs = pairSorted[x]!;
         const kr = rs * mA - a0;
         for (let t = t0; t < t1; t++) K[kr + t] = eri[aPair[t]! * n2 + rs]!;
       }
     }
+    if (wasm) wasm.kbuild(wasm.apair + 4 * a0, wasm.gAddr, wasm.pstart);
     // 3c. scatter through the β replacements (bK, bX: the K and X row offsets of each entry)
     if (wasm) {
       wasm.scatter(wasm.base + 4 * bList, nb, mB, wasm.outAddr);

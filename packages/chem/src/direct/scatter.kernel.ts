@@ -210,6 +210,51 @@ function gatherBody(): CodeBuilder {
   return c;
 }
 
+// parameters and locals of `kbuild(ap, gp, ps)`
+const KAP = 0; // APAIR + 4·a0: per replacement t, the address of (p_t q_t | 00) in ERI
+const KGP = 1; // running pointer into G
+const KPS = 2; // running pointer into PSTART (9 byte addresses into PAIRS)
+const KG_END = 3;
+const KLO = 4;
+const KHI = 5;
+const KPP = 6;
+const KPP_END = 7;
+const KROW = 8;
+const KEO = 9;
+const KT = 10;
+const I32_SHR_U = 0x76;
+
+/** K[rs][t] = (p_t q_t | rs) for the pairs rs of each group's irrep and its t (G: byte offsets 8·t). */
+function kbuildBody(): CodeBuilder {
+  const c = new CodeBuilder();
+  c.localGet(KGP).i32Const(64).op(Op.i32Add).localSet(KG_END);
+  c.block().loop();
+  c.localGet(KGP).localGet(KG_END).op(Op.i32GeU).brIf(1);
+  c.localGet(KGP).i32Load(0).localSet(KLO);
+  c.localGet(KGP).i32Load(4).localSet(KHI);
+  c.localGet(KPS).i32Load(0).localSet(KPP);
+  c.localGet(KPS).i32Load(4).localSet(KPP_END);
+  c.block().loop();
+  c.localGet(KLO).localGet(KHI).op(Op.i32GeU).brIf(1);
+  c.localGet(KPP).localGet(KPP_END).op(Op.i32GeU).brIf(1);
+  c.localGet(KPP).i32Load(0).localSet(KROW);
+  c.localGet(KPP).i32Load(4).localSet(KEO);
+  c.localGet(KLO).localSet(KT);
+  c.block().loop();
+  c.localGet(KT).localGet(KHI).op(Op.i32GeU).brIf(1);
+  c.localGet(KROW).localGet(KT).op(Op.i32Add);
+  c.localGet(KAP).localGet(KT).i32Const(1).op(I32_SHR_U, Op.i32Add).i32Load(0).localGet(KEO).op(Op.i32Add).f64Load(0);
+  c.f64Store(0);
+  c.localGet(KT).i32Const(8).op(Op.i32Add).localSet(KT);
+  c.br(0).end().end();
+  c.localGet(KPP).i32Const(8).op(Op.i32Add).localSet(KPP);
+  c.br(0).end().end();
+  c.localGet(KGP).i32Const(8).op(Op.i32Add).localSet(KGP);
+  c.localGet(KPS).i32Const(4).op(Op.i32Add).localSet(KPS);
+  c.br(0).end().end();
+  return c;
+}
+
 /** Byte offsets of the regions of one thread's wasm memory for `ctx`, and its page count. */
 export function scatterLayout(ctx: DirectContext): ScatterMemory & { pages: number } {
   const up16 = (v: number) => Math.ceil(v / 16) * 16;
@@ -225,8 +270,12 @@ export function scatterLayout(ctx: DirectContext): ScatterMemory & { pages: numb
   const hbs = up16(ha + 16 * Math.max(1, ctx.hAOff[ctx.nA]!));
   const hb = up16(hbs + 8 * Math.max(1, ctx.nB));
   const arec = up16(hb + 16 * Math.max(1, ctx.hBOff[ctx.nB]!));
-  const end = arec + 16 * Math.max(1, ctx.nA * ctx.mA) + 16;
-  return { g, out, x, k, base, rec, c: cv, ha, hbs, hb, arec, pages: Math.ceil(end / 65536) };
+  const eri = up16(arec + 16 * Math.max(1, ctx.nA * ctx.mA));
+  const apair = up16(eri + 8 * Math.max(1, ctx.eri.length));
+  const pstart = up16(apair + 4 * Math.max(1, ctx.nA * ctx.mA));
+  const pairs = up16(pstart + 4 * 9);
+  const end = pairs + 8 * Math.max(1, ctx.norb * ctx.norb) + 16;
+  return { g, out, x, k, base, rec, c: cv, ha, hbs, hb, arec, eri, apair, pstart, pairs, pages: Math.ceil(end / 65536) };
 }
 
 /**
@@ -246,6 +295,7 @@ export function scatterModuleBytes(ctx: DirectContext): Uint8Array<ArrayBuffer> 
       { name: 'scatter', params: [i32, i32, i32, i32], results: [], locals, body: scatterBody() },
       { name: 'same', params: [i32, i32, i32, i32, i32, i32], results: [], locals: sameLocals, body: sameBody() },
       { name: 'gather', params: [i32, i32, i32, i32], results: [], locals: [i32, i32, i32, ValType.f64], body: gatherBody() },
+      { name: 'kbuild', params: [i32, i32, i32], results: [], locals: [i32, i32, i32, i32, i32, i32, i32, i32], body: kbuildBody() },
     ],
     { minPages: pages, maxPages: pages },
   );
