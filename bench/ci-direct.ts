@@ -3,7 +3,7 @@
  *
  *   pnpm -s tsx bench/ci-direct.ts FCIDUMP [--irrep 1] [--ms2 n] [--cas E,O] [--threads 1,2]
  *       [--products 5] [--solve direct|explicit|both|none] [--nroots 1] [--time-reversal even|odd]
- *       [--explicit-products] [--out file.json]
+ *       [--explicit-products] [--kernel wasm|js] [--out file.json]
  *
  * Prints one JSON object: determinants; per thread count, the direct operator's table-build time,
  * the median σ time over `--products` products and its bytes (held tables, scratch, shared
@@ -12,7 +12,8 @@
  * `none` and no `--explicit-products`); with `--solve`, whole `ciEnergies` runs (energies,
  * iterations, wall and CPU seconds — CPU time of every thread, the robust figure on a shared
  * machine) and the process's peak resident memory (VmHWM) after each, so run one
- * solve per process when comparing memory.
+ * solve per process when comparing memory. `--kernel js` times the JavaScript inner loops instead
+ * of the wasm f64x2 kernels (the default; both give the same σ bit for bit).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { HostOperator } from '../packages/formats/src/index';
@@ -34,7 +35,8 @@ const products = Number(opt('--products') ?? 5);
 const solve = opt('--solve') ?? 'none';
 const nroots = Number(opt('--nroots') ?? 1);
 const tr = opt('--time-reversal') as 'even' | 'odd' | undefined;
-const trOpt = tr ? { timeReversal: tr } : {};
+const kernel = (opt('--kernel') ?? 'wasm') as 'wasm' | 'js';
+const trOpt = { kernel, ...(tr ? { timeReversal: tr } : {}) };
 const explicitProducts = argv.includes('--explicit-products') || solve === 'explicit' || solve === 'both';
 const spec: SpaceSpec = cas ? { kind: 'cas', electrons: cas[0]!, orbitals: cas[1]! } : 'fci';
 const spaceOpts = { ...(irrep === undefined ? {} : { irrep }), ...(ms2 === undefined ? {} : { ms2 }) };
@@ -64,7 +66,7 @@ for (const t of threads) {
     cpu.push(cpuMs(process.cpuUsage(u)));
     times.push(performance.now() - s);
   }
-  direct.push({ threads: op.threads, buildMs, sigmaMs: median(times), sigmaCpuMs: median(cpu), minSigmaMs: Math.min(...times), minSigmaCpuMs: Math.min(...cpu), bytes: op.bytes, bytesPerDet: op.bytes / n });
+  direct.push({ threads: op.threads, kernel: op.kernel, buildMs, sigmaMs: median(times), sigmaCpuMs: median(cpu), minSigmaMs: Math.min(...times), minSigmaCpuMs: Math.min(...cpu), bytes: op.bytes, bytesPerDet: op.bytes / n });
   op.dispose();
 }
 out.direct = direct;

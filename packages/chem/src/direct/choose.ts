@@ -20,9 +20,10 @@ import type { DirectSigmaOptions } from './operator';
  * Host rates, ns of CPU per unit (2-core AMD EPYC VM, node 20, bench/ci-direct.ts on H2O/6-31G
  * CAS(8e,12o), 25·10^6 non-zeros, 2026-11-25, a loaded machine): explicit assembly per stored
  * non-zero, explicit product per non-zero (wasm CSR), direct σ per non-zero of the H it does
- * not store (its multiply–adds are ≈ 1.3 per non-zero); time reversal halves the direct figure.
+ * not store (its multiply–adds are ≈ 1.3 per non-zero; wasm f64x2 kernels: 22 ms CPU per σ,
+ * one thread, was 4.3 ns with the JavaScript loops); time reversal halves the direct figure.
  */
-export const SIGMA_RATES = { assemblyNs: 100, productNs: 0.7, directNs: 4.3 } as const;
+export const SIGMA_RATES = { assemblyNs: 100, productNs: 0.7, directNs: 0.9 } as const;
 
 /** Peak host bytes per non-zero of the whole-CSR assembly (chunks plus the final CSR). */
 const ASSEMBLY_BYTES_PER_NNZ = 24;

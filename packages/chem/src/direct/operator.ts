@@ -8,7 +8,8 @@
 import { DimensionMismatchError, HostOperator, InvalidParameterError, type LinearOperator } from '@gpusparse/formats';
 import type { DeterminantSpace } from '../determinants/space';
 import type { Fcidump } from '../fcidump/types';
-import { sigmaRows, sigmaScratch } from './kernel';
+import { loadSigmaInput, sigmaRows, sigmaScratch, wasmSigmaScratch } from './kernel';
+import { scatterLayout, scatterModuleBytes } from './scatter.kernel';
 import { directContext, type DirectContext, type DirectLayout } from './tables';
 import { sigmaThreadPool, type SigmaThreadPool } from './threads';
 import { projectParity, timeReversalPairs, timeReversedProduct } from './time-reversal';
@@ -24,6 +25,11 @@ export interface DirectSigmaOptions {
    * `project()` (ciEnergies does), so that the other parity never enters the search space.
    */
   timeReversal?: 'even' | 'odd';
+  /**
+   * The α–β scatter, the hottest loop: 'wasm' (default; f64x2 SIMD, ./scatter.kernel.ts, falls
+   * back to 'js' where WebAssembly SIMD is unavailable) or 'js'. Both give bit-identical σ.
+   */
+  kernel?: 'wasm' | 'js';
 }
 
 /** The direct operator: a float64 host operator with its diagonal, its memory and a dispose. */
@@ -33,6 +39,8 @@ export interface DirectSigmaOperator extends LinearOperator<Float64Array> {
   readonly threads: number;
   /** Bytes held: strings, replacement lists, same-spin rows, scratch, shared vectors, diagonal (integrals not counted). */
   readonly bytes: number;
+  /** The scatter kernel in use ('js' where wasm was asked for but is unavailable). */
+  readonly kernel: 'wasm' | 'js';
   /** Stops the worker threads (no-op on one thread). */
   dispose(): void;
   /** With time reversal: v ← P v, the projection onto the chosen spin parity (start vectors). */
@@ -103,18 +111,27 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
   const tr = tro === undefined ? undefined : timeReversalPairs(space, full, tro === 'even' ? 1 : -1);
   const ctx: DirectContext = tr ? { ...full, rowCompute: tr.rowCompute } : full;
   const nthreads = Math.min(await threadCount(options.threads), Math.max(1, ctx.nA));
+  const kernel = options.kernel ?? 'wasm';
+  if (kernel !== 'wasm' && kernel !== 'js') throw new InvalidParameterError('kernel', "'wasm' or 'js'", kernel);
+  const bytesW = kernel === 'wasm' ? scatterModuleBytes(ctx) : undefined;
+  const wasm = bytesW ? { bytes: bytesW, mem: scatterLayout(ctx) } : undefined;
+  // per thread: the JS scratch, or the whole wasm memory (scratch and β records)
+  const perThread = wasm ? 65536 * scatterLayout(ctx).pages : 8 * (sigmaScratch(ctx).x.length + sigmaScratch(ctx).k.length);
   let pool: SigmaThreadPool | undefined;
-  if (nthreads > 1) pool = await sigmaThreadPool(ctx, n, nthreads);
+  if (nthreads > 1) pool = await sigmaThreadPool(ctx, n, nthreads, wasm);
   let run: (x: Float64Array, y: Float64Array) => void;
   let extra = 0;
   if (pool) {
     const p = pool;
     run = (x, y) => p.run(x, y);
-    extra = 16 * n + p.threads * 8 * (sigmaScratch(ctx).x.length + sigmaScratch(ctx).k.length);
+    extra = 16 * n + p.threads * perThread;
   } else {
-    const scratch = sigmaScratch(ctx);
-    run = (x, y) => sigmaRows(ctx, x, y, 0, ctx.nA, scratch);
-    extra = scratch.x.byteLength + scratch.k.byteLength;
+    const scratch = wasm ? wasmSigmaScratch(ctx, wasm.bytes, wasm.mem) : sigmaScratch(ctx);
+    run = (x, y) => {
+      loadSigmaInput(scratch, x);
+      sigmaRows(ctx, x, y, 0, ctx.nA, scratch);
+    };
+    extra = perThread;
   }
   const product = permuted(layout, tr ? timeReversedProduct(tr, n, otherParity(diagonal, layout), run) : run, n);
   const label = `direct-sigma(${pool ? `${pool.threads} threads` : '1 thread'}${tro ? `, time reversal: ${tro} S` : ''})`;
@@ -125,6 +142,7 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
     cols: n,
     label,
     threads: pool?.threads ?? 1,
+    kernel: wasm ? 'wasm' : 'js',
     bytes,
     apply(x, y) {
       if (x.length !== n) throw new DimensionMismatchError(`${label} apply x`, n, x.length);

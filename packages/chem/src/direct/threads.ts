@@ -8,8 +8,14 @@
  * @module
  */
 import { shareDeep } from '../hamiltonian/worker-source';
-import { sigmaRows, sigmaScratch } from './kernel';
+import { loadSigmaInput, type ScatterMemory, type SigmaScratch, sigmaRows, sigmaScratch, wasmSigmaScratch } from './kernel';
 import type { DirectContext } from './tables';
+
+/** The wasm scatter for every thread: the module's bytes and its memory layout (./scatter.kernel.ts). */
+export interface ScatterWasm {
+  bytes: Uint8Array<ArrayBuffer>;
+  mem: ScatterMemory;
+}
 
 /** Worker body: waits for a new generation, takes α blocks until none is left, counts itself done. */
 function workerSource(): string {
@@ -17,11 +23,12 @@ function workerSource(): string {
 var __name = function (f) { return f; };
 const { parentPort, workerData } = require('node:worker_threads');
 const sigmaRows = (${sigmaRows.toString()});
-const { ctx, ctrl: ctrlBuf, x: xBuf, y: yBuf, blocks } = workerData;
+const wasmSigmaScratch = (${wasmSigmaScratch.toString()});
+const { ctx, ctrl: ctrlBuf, x: xBuf, y: yBuf, blocks, wasm } = workerData;
 const ctrl = new Int32Array(ctrlBuf);
 const x = new Float64Array(xBuf);
 const y = new Float64Array(yBuf);
-const scratch = { x: new Float64Array(Math.max(1, ctx.maxRow * ctx.mA)), k: new Float64Array(Math.max(1, ctx.norb * ctx.norb * ctx.mA)) };
+const scratch = wasm ? wasmSigmaScratch(ctx, wasm.bytes, wasm.mem) : { x: new Float64Array(Math.max(1, ctx.maxRow * ctx.mA)), k: new Float64Array(Math.max(1, ctx.norb * ctx.norb * ctx.mA)) };
 const nblocks = blocks.length - 1;
 let gen = 0;
 for (;;) {
@@ -29,6 +36,7 @@ for (;;) {
   gen = Atomics.load(ctrl, 0);
   if (gen < 0) break;
   try {
+    if (scratch.wasm) scratch.wasm.c.set(x);
     for (let b = Atomics.add(ctrl, 2, 1); b < nblocks; b = Atomics.add(ctrl, 2, 1)) sigmaRows(ctx, x, y, blocks[b], blocks[b + 1], scratch);
   } catch (e) {
     Atomics.store(ctrl, 3, 1);
@@ -64,12 +72,13 @@ function alphaBlocks(ctx: DirectContext, threads: number): Int32Array {
 }
 
 /**
- * Start `threads − 1` workers (the calling thread is the last one), or resolve to undefined
+ * Start `threads − 1` workers (the calling thread is the last one), each with its own instance of
+ * the wasm scatter when `wasm` is given, or resolve to undefined
  * where worker threads or shared memory are unavailable (a browser). Workers are unref'd: they
  * never keep the process alive; `dispose()` stops them.
  * @example const pool = await sigmaThreadPool(ctx, size, 2); pool?.run(x, y);
  */
-export async function sigmaThreadPool(ctx: DirectContext, size: number, threads: number): Promise<SigmaThreadPool | undefined> {
+export async function sigmaThreadPool(ctx: DirectContext, size: number, threads: number, wasm?: ScatterWasm): Promise<SigmaThreadPool | undefined> {
   if (typeof SharedArrayBuffer !== 'function' || typeof Atomics?.wait !== 'function' || threads < 2) return undefined;
   let wt: typeof import('node:worker_threads');
   try {
@@ -87,7 +96,7 @@ export async function sigmaThreadPool(ctx: DirectContext, size: number, threads:
   const nblocks = blocks.length - 1;
   const code = workerSource();
   const workers = Array.from({ length: threads - 1 }, () => {
-    const w = new wt.Worker(code, { eval: true, workerData: { ctx: shared, ctrl: ctrlBuf, x: xs.buffer, y: ys.buffer, blocks } });
+    const w = new wt.Worker(code, { eval: true, workerData: { ctx: shared, ctrl: ctrlBuf, x: xs.buffer, y: ys.buffer, blocks, wasm } });
     w.unref();
     return w;
   });
@@ -99,7 +108,7 @@ export async function sigmaThreadPool(ctx: DirectContext, size: number, threads:
   const check = (): void => {
     if (state.failed || Atomics.load(ctrl, 3) !== 0) throw new Error(`direct σ: a worker thread failed: ${state.failed ?? 'see its message'}`);
   };
-  const scratch = sigmaScratch(shared);
+  const scratch: SigmaScratch = wasm ? wasmSigmaScratch(shared, wasm.bytes, wasm.mem) : sigmaScratch(shared);
   return {
     threads,
     run(x, y) {
@@ -109,6 +118,7 @@ export async function sigmaThreadPool(ctx: DirectContext, size: number, threads:
       Atomics.store(ctrl, 2, 0);
       Atomics.add(ctrl, 0, 1); // a new generation: every worker takes blocks
       Atomics.notify(ctrl, 0);
+      loadSigmaInput(scratch, xs);
       for (let b = Atomics.add(ctrl, 2, 1); b < nblocks; b = Atomics.add(ctrl, 2, 1)) sigmaRows(shared, xs, ys, blocks[b]!, blocks[b + 1]!, scratch);
       for (let done = Atomics.load(ctrl, 1); done < workers.length; done = Atomics.load(ctrl, 1)) {
         Atomics.wait(ctrl, 1, done, 60_000);

@@ -17,3 +17,4 @@ export {
   wasmCsrLayout,
   WasmMemoryLimitError,
 } from './wasm-csr';
+export { buildModule, CodeBuilder, Op, SimdOp, ValType } from './module-bytes';
