@@ -8,7 +8,7 @@
  * @module
  */
 import type { CsrMatrix, LinearOperator, VectorSpace } from '@gpusparse/formats';
-import { type DavidsonCorrector, davidsonWith, type EigenIterationInfo, type EigenResult, fastCorrector, spaceBridge } from '@gpusparse/solvers';
+import { type DavidsonCorrector, davidsonWith, type EigenIterationInfo, type EigenResult, type FastCorrectorOptions, fastCorrector, spaceBridge } from '@gpusparse/solvers';
 import type { ChunkSink } from './hamiltonian/chunked';
 
 /**
@@ -63,6 +63,17 @@ export interface CiPolishOptions<V, P> {
 }
 
 /**
+ * The correction equations' settings of the CI polish (host or device): each root's inner
+ * tolerance tied to its residual against the target `tol` (a root already below it gets no
+ * correction, so the polish ends when every wanted root passes), and no correction for the
+ * guard roots. H10/STO-6G-like cases: one correction round of ≈ 30 float32 products per root
+ * instead of two or three rounds of 26 for every root.
+ */
+export function polishCorrection(tol: number, nroots: number): FastCorrectorOptions {
+  return { targetResidual: tol, guardFrom: nroots };
+}
+
+/**
  * Jacobi–Davidson polish in the device space from the float32 Ritz vectors (handed over on the
  * device), then E = v·Hv and ‖Hv − Ev‖ per root in the same space, and the normalised vectors
  * read back once. Host memory: the nroots vectors at the end; no float64 H on the host.
@@ -75,7 +86,7 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
     (p: P, s: number) => o.device.toFast(p, s),
     (v: V) => o.device.fromFast(v),
   );
-  const jd = fastCorrector(o.fastOp, o.fastSpace, {}, bridge);
+  const jd = fastCorrector(o.fastOp, o.fastSpace, polishCorrection(o.tol, o.nroots), bridge);
   const n = o.operator.rows;
   const result = await davidsonWith(o.operator, space, {
     k: o.kSolve,
