@@ -66,11 +66,12 @@ export interface CiPolishOptions<V, P> {
  * The correction equations' settings of the CI polish (host or device): each root's inner
  * tolerance tied to its residual against the target `tol` (a root already below it gets no
  * correction, so the polish ends when every wanted root passes), and no correction for the
- * guard roots. H10/STO-6G-like cases: one correction round of ≈ 30 float32 products per root
- * instead of two or three rounds of 26 for every root.
+ * guard roots; GMRES right-preconditioned by the diagonal (CI Hamiltonians are diagonally
+ * dominant). A CI-like test case: one round of 14 float32 products per wanted root instead of
+ * two rounds of 26 for every root (docs/guides/precision.md).
  */
-export function polishCorrection(tol: number, nroots: number): FastCorrectorOptions {
-  return { targetResidual: tol, guardFrom: nroots };
+export function polishCorrection(tol: number, nroots: number, diagonal: Float64Array): FastCorrectorOptions {
+  return { targetResidual: tol, guardFrom: nroots, diagonal };
 }
 
 /**
@@ -86,7 +87,7 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
     (p: P, s: number) => o.device.toFast(p, s),
     (v: V) => o.device.fromFast(v),
   );
-  const jd = fastCorrector(o.fastOp, o.fastSpace, polishCorrection(o.tol, o.nroots), bridge);
+  const jd = fastCorrector(o.fastOp, o.fastSpace, polishCorrection(o.tol, o.nroots, o.diagonal), bridge);
   const n = o.operator.rows;
   const result = await davidsonWith(o.operator, space, {
     k: o.kSolve,
@@ -101,6 +102,7 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
     onIteration: o.onIteration,
     ...(o.signal ? { signal: o.signal } : {}),
   });
+  jd.dispose();
   for (const v of start) space.release(v);
   const check = await rayleighCheck(space, o.operator, result.vectors.slice(0, o.nroots));
   for (const v of result.vectors) space.release(v);

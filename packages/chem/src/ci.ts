@@ -385,7 +385,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       // Jacobi–Davidson polish: float64 residuals on the host, correction equations solved by
       // GMRES on the float32 backend, so the host does a few matvecs instead of a whole
       // Davidson run at the diagonal preconditioner's rate (docs/guides/precision.md)
-      const jd = fastCorrector(op, backend.space, polishCorrection(tol, nroots));
+      const jd = fastCorrector(op, backend.space, polishCorrection(tol, nroots, diagonal));
       const polish = await davidsonWith(hostOp, host.space, {
         k: kSolve,
         nConverge: nroots,
@@ -399,6 +399,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         onIteration: (info) => void emit({ stage: 'polish', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
+      jd.dispose();
       values = polish.values.slice(0, nroots);
       fastVectors = polish.vectors;
       solverInfo = {

@@ -62,6 +62,12 @@ export interface FastCorrectorOptions {
    * costs one small readback (the Hessenberg column), a step one product.
    */
   checkEvery?: number;
+  /**
+   * The operator's main diagonal (float64). When given, the inner GMRES is right-preconditioned
+   * by (I − XXᵀ)(D − θ + 10⁻³)⁻¹ (Davidson's level-shifted, clamped diagonal, then back into
+   * X⊥): on diagonally dominant matrices (CI Hamiltonians) far fewer inner steps per solve.
+   */
+  diagonal?: Float64Array;
 }
 
 /** Inner relative tolerance of one correction: loose when ‖r‖ is near the target (see options). */
@@ -99,6 +105,46 @@ function projectedShifted<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>,
     dispose() {
       if (tmp) space.release(tmp);
       tmp = undefined;
+    },
+  };
+}
+
+/**
+ * M⁻¹·u = (I − XXᵀ)·(D − θ + shift)⁻¹·u on the fast space (u ∈ X⊥ in GMRES's Krylov space).
+ * One shiftedDivide kernel where the space has it (d uploaded once), else a host-built inverse.
+ */
+function diagonalPreconditioner<V, S>(space: VectorSpace<V, S>, d: { host: Float64Array; fast?: V }, x: readonly V[], theta: number): LinearOperator<V> & { dispose(): void } {
+  const n = d.host.length;
+  const shift = 1e-3;
+  const clamp = 1e-8;
+  let dinv: V | undefined;
+  if (!space.shiftedDivide) {
+    const inv = new Float64Array(n);
+    for (let j = 0; j < n; j++) {
+      let den = d.host[j]! - theta + shift;
+      if (Math.abs(den) < clamp) den = den < 0 ? -clamp : clamp;
+      inv[j] = 1 / den;
+    }
+    dinv = space.fromArray(inv);
+  } else d.fast ??= space.fromArray(d.host);
+  const apply = (u: V, y: V): void => {
+    if (dinv) space.multiply(u, dinv, y);
+    else space.shiftedDivide!(u, d.fast!, theta - shift, clamp, y); // y = u ∘ (d − θ + shift)⁻¹
+    projectOutTwice(space, x, y);
+  };
+  return {
+    rows: n,
+    cols: n,
+    label: `diag-jd(${theta.toPrecision(6)})`,
+    apply,
+    applyScaled(alpha, u, beta, y) {
+      const t = space.create(n);
+      apply(u, t);
+      space.axpby(alpha, t, beta, y);
+      space.release(t);
+    },
+    dispose() {
+      if (dinv) space.release(dinv);
     },
   };
 }
@@ -164,14 +210,14 @@ export function spaceBridge<P, S, V>(outer: VectorSpace<P, S>, toFast: (p: P, sc
  * await davidsonWith(new HostVectorSpace(), hostOp, { k: 4, initialVectors: x0, corrector: jd.corrector });
  * jd.stats.matvecs; // fast-space matvecs spent on corrections
  */
-export function fastCorrector<V, S>(fastOp: LinearOperator<V>, fastSpace: VectorSpace<V, S>, opts?: FastCorrectorOptions): { corrector: DavidsonCorrector<Float64Array>; stats: CorrectorStats };
-export function fastCorrector<V, S, P>(fastOp: LinearOperator<V>, fastSpace: VectorSpace<V, S>, opts: FastCorrectorOptions, bridge: CorrectorBridge<P, V>): { corrector: DavidsonCorrector<P>; stats: CorrectorStats };
+export function fastCorrector<V, S>(fastOp: LinearOperator<V>, fastSpace: VectorSpace<V, S>, opts?: FastCorrectorOptions): { corrector: DavidsonCorrector<Float64Array>; stats: CorrectorStats; dispose(): void };
+export function fastCorrector<V, S, P>(fastOp: LinearOperator<V>, fastSpace: VectorSpace<V, S>, opts: FastCorrectorOptions, bridge: CorrectorBridge<P, V>): { corrector: DavidsonCorrector<P>; stats: CorrectorStats; dispose(): void };
 export function fastCorrector<V, S, P>(
   fastOp: LinearOperator<V>,
   fastSpace: VectorSpace<V, S>,
   opts: FastCorrectorOptions = {},
   bridge?: CorrectorBridge<P, V>,
-): { corrector: DavidsonCorrector<P>; stats: CorrectorStats } {
+): { corrector: DavidsonCorrector<P>; stats: CorrectorStats; dispose(): void } {
   const stats: CorrectorStats = { matvecs: 0, solves: 0, readbacks: 0 };
   const targeted = opts.targetResidual !== undefined;
   const inner = opts.innerIterations ?? (targeted ? 40 : 25);
@@ -179,6 +225,7 @@ export function fastCorrector<V, S, P>(
   const br = bridge ?? (hostBridge(fastSpace) as unknown as CorrectorBridge<P, V>);
   const guardFrom = opts.guardFrom ?? Number.POSITIVE_INFINITY;
   const checkEvery = opts.checkEvery ?? 4;
+  const diag = opts.diagonal ? { host: opts.diagonal } as { host: Float64Array; fast?: V } : undefined;
   const corrector: DavidsonCorrector<P> = async ({ residuals, roots, theta, ritzVectors }) => {
     const rns = await br.norms(residuals);
     // guard roots, roots already below the target and zero or non-finite residuals: no solve
@@ -191,7 +238,9 @@ export function fastCorrector<V, S, P>(
       const b = br.toFast(residuals[j]!, -1 / rn); // b = −r/‖r‖
       projectOutTwice(fastSpace, x, b); // b ⟂ X
       const a = projectedShifted(fastOp, fastSpace, x, theta[roots[j]!]!);
-      const res = await gmres(fastSpace, a, b, { rtol: innerTolerance(rtol, rn, opts.targetResidual), restart: inner, maxIterations: inner, checkEvery });
+      const m = diag ? diagonalPreconditioner(fastSpace, diag, x, theta[roots[j]!]!) : undefined;
+      const res = await gmres(fastSpace, a, b, { rtol: innerTolerance(rtol, rn, opts.targetResidual), restart: inner, maxIterations: inner, checkEvery, ...(m ? { preconditioner: m } : {}) });
+      m?.dispose();
       stats.matvecs += res.stats.matvecs;
       stats.readbacks += res.stats.readbacks + 1;
       stats.solves++;
@@ -207,5 +256,10 @@ export function fastCorrector<V, S, P>(
     for (const v of x) fastSpace.release(v);
     return out;
   };
-  return { corrector, stats };
+  // the diagonal's fast copy lives as long as the corrector
+  const dispose = () => {
+    if (diag?.fast !== undefined) fastSpace.release(diag.fast);
+    if (diag) delete diag.fast;
+  };
+  return { corrector, stats, dispose };
 }
