@@ -99,6 +99,7 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
     maxIterations: o.maxIterations,
     maxSubspace: Math.min(n, 4 * o.kSolve + 8),
     name: 'jd-davidson',
+    recomputeResiduals: false, // recomputed below from the normalised vectors
     onIteration: o.onIteration,
     ...(o.signal ? { signal: o.signal } : {}),
   });

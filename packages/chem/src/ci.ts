@@ -396,6 +396,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         maxIterations: options.maxIterations ?? 50,
         maxSubspace: Math.min(space.size, 4 * kSolve + 8),
         name: 'jd-davidson',
+        recomputeResiduals: false, // recomputed below from the normalised vectors
         onIteration: (info) => void emit({ stage: 'polish', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
