@@ -8,7 +8,7 @@
  * @module
  */
 import type { CsrMatrix, LinearOperator, VectorSpace } from '@gpusparse/formats';
-import { type DavidsonCorrector, davidsonWith, type EigenIterationInfo, type EigenResult, fastCorrector, spaceBridge } from '@gpusparse/solvers';
+import { type DavidsonCorrector, davidsonWith, type EigenIterationInfo, type EigenResult, type FastCorrectorOptions, fastCorrector, spaceBridge } from '@gpusparse/solvers';
 import type { ChunkSink } from './hamiltonian/chunked';
 
 /**
@@ -63,6 +63,18 @@ export interface CiPolishOptions<V, P> {
 }
 
 /**
+ * The correction equations' settings of the CI polish (host or device): each root's inner
+ * tolerance tied to its residual against the target `tol` (a root already below it gets no
+ * correction, so the polish ends when every wanted root passes), and no correction for the
+ * guard roots; GMRES right-preconditioned by the diagonal (CI Hamiltonians are diagonally
+ * dominant). A CI-like test case: one round of 14 float32 products per wanted root instead of
+ * two rounds of 26 for every root (docs/guides/precision.md).
+ */
+export function polishCorrection(tol: number, nroots: number, diagonal: Float64Array): FastCorrectorOptions {
+  return { targetResidual: tol, guardFrom: nroots, diagonal };
+}
+
+/**
  * Jacobi–Davidson polish in the device space from the float32 Ritz vectors (handed over on the
  * device), then E = v·Hv and ‖Hv − Ev‖ per root in the same space, and the normalised vectors
  * read back once. Host memory: the nroots vectors at the end; no float64 H on the host.
@@ -75,7 +87,7 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
     (p: P, s: number) => o.device.toFast(p, s),
     (v: V) => o.device.fromFast(v),
   );
-  const jd = fastCorrector(o.fastOp, o.fastSpace, {}, bridge);
+  const jd = fastCorrector(o.fastOp, o.fastSpace, polishCorrection(o.tol, o.nroots, o.diagonal), bridge);
   const n = o.operator.rows;
   const result = await davidsonWith(o.operator, space, {
     k: o.kSolve,
@@ -87,9 +99,11 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
     maxIterations: o.maxIterations,
     maxSubspace: Math.min(n, 4 * o.kSolve + 8),
     name: 'jd-davidson',
+    recomputeResiduals: false, // recomputed below from the normalised vectors
     onIteration: o.onIteration,
     ...(o.signal ? { signal: o.signal } : {}),
   });
+  jd.dispose();
   for (const v of start) space.release(v);
   const check = await rayleighCheck(space, o.operator, result.vectors.slice(0, o.nroots));
   for (const v of result.vectors) space.release(v);

@@ -24,7 +24,7 @@ import type { DeterminantSpace } from './determinants/space';
 import { denseColumnsCsr } from './direct/ci';
 import type { ChunkSink } from './hamiltonian/chunked';
 import type { AvailableMemory, CiEstimate } from './memory-estimate';
-import { type CiDevicePolish, type CiPolishOutcome, polishCi } from './ci-polish';
+import { type CiDevicePolish, type CiPolishOutcome, polishCi, polishCorrection } from './ci-polish';
 import { SpinPenaltyOperator, spinPenaltyMatrix, spinSquaredExpectations, spinSquaredMatrix } from './hamiltonian/spin';
 
 /** Where the matrix lives and how vectors are stored: the host by default, the GPU later. */
@@ -385,7 +385,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       // Jacobi–Davidson polish: float64 residuals on the host, correction equations solved by
       // GMRES on the float32 backend, so the host does a few matvecs instead of a whole
       // Davidson run at the diagonal preconditioner's rate (docs/guides/precision.md)
-      const jd = fastCorrector(op, backend.space);
+      const jd = fastCorrector(op, backend.space, polishCorrection(tol, nroots, diagonal));
       const polish = await davidsonWith(hostOp, host.space, {
         k: kSolve,
         nConverge: nroots,
@@ -396,9 +396,11 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         maxIterations: options.maxIterations ?? 50,
         maxSubspace: Math.min(space.size, 4 * kSolve + 8),
         name: 'jd-davidson',
+        recomputeResiduals: false, // recomputed below from the normalised vectors
         onIteration: (info) => void emit({ stage: 'polish', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
+      jd.dispose();
       values = polish.values.slice(0, nroots);
       fastVectors = polish.vectors;
       solverInfo = {

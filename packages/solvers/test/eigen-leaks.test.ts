@@ -1,7 +1,8 @@
 import type { HostScalar, ScalarLike } from '@gpusparse/formats';
 import { HostOperator, HostVectorSpace, csrDiagonal, generators } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
-import { davidson } from '../src/eigen/davidson';
+import { fastCorrector } from '../src/eigen/correction';
+import { davidson, davidsonWith } from '../src/eigen/davidson';
 import { lanczos } from '../src/eigen/lanczos';
 import { lobpcg } from '../src/eigen/lobpcg';
 import { eigsMixed } from '../src/eigen/mixed';
@@ -45,6 +46,17 @@ class CountingSpace extends HostVectorSpace {
   }
 }
 
+/** CountingSpace with the device's t = r ∘ (d − σ)⁻¹ kernel (clamped like the GPU space). */
+class DividingSpace extends CountingSpace {
+  shiftedDivide(r: Float64Array, d: Float64Array, sigma: number, clamp: number, t: Float64Array): void {
+    for (let i = 0; i < r.length; i++) {
+      let den = d[i]! - sigma;
+      if (Math.abs(den) < clamp) den = den < 0 ? -clamp : clamp;
+      t[i] = r[i]! / den;
+    }
+  }
+}
+
 describe('eigensolvers release device scalars and vectors', () => {
   const a = generators.poisson2d(12);
   const cases = {
@@ -71,4 +83,16 @@ describe('eigensolvers release device scalars and vectors', () => {
       expect(s.vectors.size).toBe(0);
     });
   }
+  for (const Space of [CountingSpace, DividingSpace]) it(`fastCorrector with the diagonal preconditioner (${Space.name}): the fast space ends with nothing live after dispose()`, async () => {
+    const s = new Space();
+    const d = csrDiagonal(a);
+    const start = await davidson(HostOperator.fromCsr(a), new HostVectorSpace(), { k: 3, diagonal: d, residualTol: 1e-3 });
+    const jd = fastCorrector(HostOperator.fromCsr(a), s, { targetResidual: 1e-8, guardFrom: 2, diagonal: d });
+    const r = await davidsonWith(new HostVectorSpace(), HostOperator.fromCsr(a), { k: 3, nConverge: 2, diagonal: d, initialVectors: start.vectors, corrector: jd.corrector, residualTol: 1e-8 });
+    jd.dispose();
+    expect(r.reason, r.detail).toBe('converged');
+    expect(jd.stats.solves).toBeGreaterThan(0);
+    expect(s.scalars.size).toBe(0);
+    expect(s.vectors.size).toBe(0);
+  });
 });

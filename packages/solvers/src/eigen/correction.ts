@@ -31,10 +31,49 @@ export interface CorrectorStats {
 
 /** Options of {@link fastCorrector}. */
 export interface FastCorrectorOptions {
-  /** Most inner GMRES steps per correction (default 25, one restart cycle). */
+  /** Most inner GMRES steps per correction (default 25, one restart cycle; 40 with `targetResidual`). */
   innerIterations?: number;
-  /** Relative residual of the inner solve (default 1e-3, reachable in float32). */
+  /**
+   * Relative residual of the inner solve (default 1e-3, reachable in float32; 1e-4 with
+   * `targetResidual`, so that one correction round takes a 1e-4 float32 residual past 1e-8). With
+   * `targetResidual` this is the tightest inner tolerance; each root's own is looser when its
+   * outer residual is already close to the target.
+   */
   innerRtol?: number;
+  /**
+   * The outer loop's residual target ‖A·v − θ·v‖ (absolute). When given, root i's inner solve
+   * stops at max(innerRtol, 0.1·targetResidual/‖rᵢ‖) (at most 0.5): one Jacobi–Davidson step
+   * shrinks the residual by about the inner tolerance, so a root needs no more accuracy than
+   * that to pass next iteration, and a root near the target costs a few steps, not 25. A root
+   * whose residual is already ≤ targetResidual gets no correction: when no root gets one,
+   * Davidson stops with the residual rule met (the energy-change rule is not waited for; the
+   * energy's error is then ≲ ‖r‖²/gap, far below ‖r‖).
+   */
+  targetResidual?: number;
+  /**
+   * Roots with index ≥ guardFrom are guard roots (Davidson's nConverge): they get no correction
+   * equation (the subspace keeps their Ritz vectors; they only keep the wanted roots apart),
+   * which saves a whole inner solve per guard root and iteration. Default: none.
+   */
+  guardFrom?: number;
+  /**
+   * Inner GMRES steps between two convergence checks (default 4). GMRES's own default (32)
+   * exceeds the 25 inner steps, so every solve ran all of them whatever its tolerance; a check
+   * costs one small readback (the Hessenberg column), a step one product.
+   */
+  checkEvery?: number;
+  /**
+   * The operator's main diagonal (float64). When given, the inner GMRES is right-preconditioned
+   * by (I − XXᵀ)(D − θ + 10⁻³)⁻¹ (Davidson's level-shifted, clamped diagonal, then back into
+   * X⊥): on diagonally dominant matrices (CI Hamiltonians) far fewer inner steps per solve.
+   */
+  diagonal?: Float64Array;
+}
+
+/** Inner relative tolerance of one correction: loose when ‖r‖ is near the target (see options). */
+export function innerTolerance(rtol: number, rn: number, targetResidual: number | undefined): number {
+  if (targetResidual === undefined) return rtol;
+  return Math.min(0.5, Math.max(rtol, (0.1 * targetResidual) / rn));
 }
 
 /**
@@ -66,6 +105,46 @@ function projectedShifted<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>,
     dispose() {
       if (tmp) space.release(tmp);
       tmp = undefined;
+    },
+  };
+}
+
+/**
+ * M⁻¹·u = (I − XXᵀ)·(D − θ + shift)⁻¹·u on the fast space (u ∈ X⊥ in GMRES's Krylov space).
+ * One shiftedDivide kernel where the space has it (d uploaded once), else a host-built inverse.
+ */
+function diagonalPreconditioner<V, S>(space: VectorSpace<V, S>, d: { host: Float64Array; fast?: V }, x: readonly V[], theta: number): LinearOperator<V> & { dispose(): void } {
+  const n = d.host.length;
+  const shift = 1e-3;
+  const clamp = 1e-8;
+  let dinv: V | undefined;
+  if (!space.shiftedDivide) {
+    const inv = new Float64Array(n);
+    for (let j = 0; j < n; j++) {
+      let den = d.host[j]! - theta + shift;
+      if (Math.abs(den) < clamp) den = den < 0 ? -clamp : clamp;
+      inv[j] = 1 / den;
+    }
+    dinv = space.fromArray(inv);
+  } else d.fast ??= space.fromArray(d.host);
+  const apply = (u: V, y: V): void => {
+    if (dinv) space.multiply(u, dinv, y);
+    else space.shiftedDivide!(u, d.fast!, theta - shift, clamp, y); // y = u ∘ (d − θ + shift)⁻¹
+    projectOutTwice(space, x, y);
+  };
+  return {
+    rows: n,
+    cols: n,
+    label: `diag-jd(${theta.toPrecision(6)})`,
+    apply,
+    applyScaled(alpha, u, beta, y) {
+      const t = space.create(n);
+      apply(u, t);
+      space.axpby(alpha, t, beta, y);
+      space.release(t);
+    },
+    dispose() {
+      if (dinv) space.release(dinv);
     },
   };
 }
@@ -131,29 +210,37 @@ export function spaceBridge<P, S, V>(outer: VectorSpace<P, S>, toFast: (p: P, sc
  * await davidsonWith(new HostVectorSpace(), hostOp, { k: 4, initialVectors: x0, corrector: jd.corrector });
  * jd.stats.matvecs; // fast-space matvecs spent on corrections
  */
-export function fastCorrector<V, S>(fastOp: LinearOperator<V>, fastSpace: VectorSpace<V, S>, opts?: FastCorrectorOptions): { corrector: DavidsonCorrector<Float64Array>; stats: CorrectorStats };
-export function fastCorrector<V, S, P>(fastOp: LinearOperator<V>, fastSpace: VectorSpace<V, S>, opts: FastCorrectorOptions, bridge: CorrectorBridge<P, V>): { corrector: DavidsonCorrector<P>; stats: CorrectorStats };
+export function fastCorrector<V, S>(fastOp: LinearOperator<V>, fastSpace: VectorSpace<V, S>, opts?: FastCorrectorOptions): { corrector: DavidsonCorrector<Float64Array>; stats: CorrectorStats; dispose(): void };
+export function fastCorrector<V, S, P>(fastOp: LinearOperator<V>, fastSpace: VectorSpace<V, S>, opts: FastCorrectorOptions, bridge: CorrectorBridge<P, V>): { corrector: DavidsonCorrector<P>; stats: CorrectorStats; dispose(): void };
 export function fastCorrector<V, S, P>(
   fastOp: LinearOperator<V>,
   fastSpace: VectorSpace<V, S>,
   opts: FastCorrectorOptions = {},
   bridge?: CorrectorBridge<P, V>,
-): { corrector: DavidsonCorrector<P>; stats: CorrectorStats } {
+): { corrector: DavidsonCorrector<P>; stats: CorrectorStats; dispose(): void } {
   const stats: CorrectorStats = { matvecs: 0, solves: 0, readbacks: 0 };
-  const inner = opts.innerIterations ?? 25;
-  const rtol = opts.innerRtol ?? 1e-3;
+  const targeted = opts.targetResidual !== undefined;
+  const inner = opts.innerIterations ?? (targeted ? 40 : 25);
+  const rtol = opts.innerRtol ?? (targeted ? 1e-4 : 1e-3);
   const br = bridge ?? (hostBridge(fastSpace) as unknown as CorrectorBridge<P, V>);
+  const guardFrom = opts.guardFrom ?? Number.POSITIVE_INFINITY;
+  const checkEvery = opts.checkEvery ?? 4;
+  const diag = opts.diagonal ? { host: opts.diagonal } as { host: Float64Array; fast?: V } : undefined;
   const corrector: DavidsonCorrector<P> = async ({ residuals, roots, theta, ritzVectors }) => {
-    const x = ritzVectors().map((v) => br.toFast(v, 1)); // X in the fast space
     const rns = await br.norms(residuals);
+    // guard roots, roots already below the target and zero or non-finite residuals: no solve
+    const todo = rns.map((rn, j) => (rn > 0 && Number.isFinite(rn) && roots[j]! < guardFrom && !(targeted && rn <= opts.targetResidual!) ? j : -1)).filter((j) => j >= 0);
     const out: P[] = [];
-    for (let j = 0; j < residuals.length; j++) {
+    if (todo.length === 0) return out;
+    const x = ritzVectors().map((v) => br.toFast(v, 1)); // X in the fast space
+    for (const j of todo) {
       const rn = rns[j]!;
-      if (!(rn > 0) || !Number.isFinite(rn)) continue;
       const b = br.toFast(residuals[j]!, -1 / rn); // b = −r/‖r‖
       projectOutTwice(fastSpace, x, b); // b ⟂ X
       const a = projectedShifted(fastOp, fastSpace, x, theta[roots[j]!]!);
-      const res = await gmres(fastSpace, a, b, { rtol, restart: inner, maxIterations: inner });
+      const m = diag ? diagonalPreconditioner(fastSpace, diag, x, theta[roots[j]!]!) : undefined;
+      const res = await gmres(fastSpace, a, b, { rtol: innerTolerance(rtol, rn, opts.targetResidual), restart: inner, maxIterations: inner, checkEvery, ...(m ? { preconditioner: m } : {}) });
+      m?.dispose();
       stats.matvecs += res.stats.matvecs;
       stats.readbacks += res.stats.readbacks + 1;
       stats.solves++;
@@ -169,5 +256,10 @@ export function fastCorrector<V, S, P>(
     for (const v of x) fastSpace.release(v);
     return out;
   };
-  return { corrector, stats };
+  // the diagonal's fast copy lives as long as the corrector
+  const dispose = () => {
+    if (diag?.fast !== undefined) fastSpace.release(diag.fast);
+    if (diag) delete diag.fast;
+  };
+  return { corrector, stats, dispose };
 }

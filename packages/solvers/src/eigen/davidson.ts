@@ -111,6 +111,13 @@ export interface DavidsonCoreOptions<V> extends Omit<DavidsonOptions<V>, 'diagon
   corrector?: DavidsonCorrector<V>;
   /** Method name in the result (default 'davidson'). */
   name?: string;
+  /**
+   * Recompute ‖A·v − θ·v‖ from the returned vectors at exit (default true: k more products).
+   * false: a converged run reports the residual norms of its last iteration instead (formed from
+   * the subspace in the same precision) — for callers that recompute them anyway, like the CI
+   * polish, where the k exit products were a third of its float64 products.
+   */
+  recomputeResiduals?: boolean;
 }
 
 /**
@@ -229,6 +236,7 @@ export async function davidsonWith<V, S>(
   let detail: string | undefined;
   let coeffs: number[][] = [];
   let theta: number[] = [];
+  let lastRn: number[] = [];
 
   for (;;) {
     if (run.aborted()) {
@@ -283,6 +291,7 @@ export async function davidsonWith<V, S>(
       rnS.push(space.norm2(ri));
     }
     const rn = await readAndRelease(space, rnS, stats);
+    lastRn = rn;
     const de = theta.map((t, i) => (thetaPrev ? t - thetaPrev[i]! : Number.POSITIVE_INFINITY));
     thetaPrev = theta;
     const conv = theta.map((_, i) => Math.abs(de[i]!) < tol && rn[i]! <= residualTol);
@@ -396,7 +405,12 @@ export async function davidsonWith<V, S>(
   v.forEach((y) => { space.release(y); });
   av.forEach((y) => { space.release(y); });
   if (dSpace !== undefined) space.release(dSpace);
-  return finishEigen(op, space, run, { values: theta, vectors, reason, iterations, method, tolerance: rule.report(normA), ...(detail ? { detail } : {}) });
+  const exit = { values: theta, reason, iterations, method, tolerance: rule.report(normA), ...(detail ? { detail } : {}) };
+  if (opts.recomputeResiduals === false && reason === 'converged' && lastRn.length === k && allFinite(lastRn)) {
+    // the last iteration's residuals belong to these very Ritz vectors (no products at exit)
+    return { ...(await finishEigen(op, space, run, { ...exit, vectors: [] })), vectors, residualNorms: lastRn };
+  }
+  return finishEigen(op, space, run, { ...exit, vectors });
 }
 
 /** Davidson's two convergence rules: absolute (PySCF) by default, relative with `rtol`. */
