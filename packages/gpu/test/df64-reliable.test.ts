@@ -66,4 +66,5 @@ describe('reliable-update CG with df64 replacements on the device', () => {
     expect(trueRelative(a, res.x, b)).toBeLessThanOrEqual(1e-10);
     op.dispose();
   });
+
 });

@@ -174,7 +174,16 @@ export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<
     const tol = Math.max(rtol * bNorm, atol);
     const reliable = innerMethod === 'cg' && innerOpts.reliable !== false;
     if (reliable) base.method = `refined(cg reliable, ${o.innerSpace.precision})`;
-    const out = reliable ? await reliableLoop(o, state, base, tol) : await outerLoop(o, state, base, { solver, tol });
+    let out = reliable ? await reliableLoop(o, state, base, tol) : await outerLoop(o, state, base, { solver, tol });
+    if (reliable && out.reason === 'breakdown' && !o.signal?.aborted) {
+      // the one float32 recurrence stagnated (too inaccurate for this matrix, e.g. bcsstk01 at
+      // 1e-10): go on from the best x with restarted refinement, whose fresh inner solves do not
+      // carry the recurrence's drift
+      const why = out.detail;
+      base.method = `refined(cg reliable → restarted, ${o.innerSpace.precision})`;
+      out = await outerLoop(o, state, base, { solver, tol, resume: true });
+      if (out.reason !== 'converged' && why) out.detail = `${out.detail ? `${out.detail}; ` : ''}before: ${why}`;
+    }
     const x = await state.solution();
     base.stats.readbacks += state.readbacks; // outer-state synchronisations, the final x included
     base.hostMatvecs = state.hostMatvecs ?? 0;
@@ -259,7 +268,8 @@ async function outerLoop<V, S>(
   o: RefinedSolveOptions<V, S>,
   state: OuterState<V>,
   res: Omit<RefinedSolveResult, 'x' | 'converged' | 'reason' | 'trueResidual'>,
-  c: { solver: Solver; tol: number },
+  /** resume: go on from the state's current x (after reliable CG), counting outer steps on. */
+  c: { solver: Solver; tol: number; resume?: boolean },
 ): Promise<{ reason: StopReason; rn: number; detail?: string }> {
   const space = o.innerSpace;
   const maxOuter = o.maxOuterIterations ?? 30;
@@ -268,10 +278,10 @@ async function outerLoop<V, S>(
     res.stats.matvecs++; // r = b − A·x in the outer precision
     return state.residualNorm();
   };
-  let rn = o.x0 ? await residual() : res.bNorm;
+  let rn = o.x0 || c.resume ? await residual() : res.bNorm;
   let bestRn = rn;
   let slow = 0;
-  res.history.push({ iteration: 0, residual: rn });
+  res.history.push({ iteration: res.outerIterations, residual: rn });
   state.saveBest();
   const rs = space.create(o.innerOperator.rows);
   try {
