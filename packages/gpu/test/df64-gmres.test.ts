@@ -9,23 +9,13 @@ import { type CsrMatrix, csrSpmv, generators } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { refinedSolve } from '../../solvers/src/index';
 import { type GpuContext, gpuOperatorFromCsr, GpuVectorSpace } from '../src/index';
-import { testContext } from './helpers';
+import { testContext, trueRelative } from './helpers';
 
 let ctx: GpuContext;
 beforeAll(async () => {
   ctx = await testContext();
 });
 
-function trueRelative(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
-  const ax = csrSpmv(a, x);
-  let r = 0;
-  let bb = 0;
-  for (let i = 0; i < b.length; i++) {
-    r += (b[i]! - ax[i]!) ** 2;
-    bb += b[i]! ** 2;
-  }
-  return Math.sqrt(r / bb);
-}
 
 /** Solve A·x = A·1 to `rtol` with df64 refinement and GMRES(30) corrections; counts dispatches. */
 async function solve(a: CsrMatrix, rtol: number, inner: Record<string, unknown> = {}) {

@@ -7,7 +7,7 @@ import { type CsrMatrix, csrSpmv, generators, HostOperator } from '@gpusparse/fo
 import { beforeAll, describe, expect, it } from 'vitest';
 import { refinedSolve } from '../../solvers/src/index';
 import { Df64Residual, type GpuContext, gpuOperatorFromCsr, GpuVectorSpace } from '../src/index';
-import { testContext } from './helpers';
+import { testContext, trueRelative } from './helpers';
 
 let ctx: GpuContext;
 beforeAll(async () => {
@@ -15,16 +15,6 @@ beforeAll(async () => {
 });
 
 /** ‖b − A·x‖ / ‖b‖ in float64 on the host. */
-function trueRelative(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
-  const ax = csrSpmv(a, x);
-  let r = 0;
-  let bb = 0;
-  for (let i = 0; i < b.length; i++) {
-    r += (b[i]! - ax[i]!) ** 2;
-    bb += b[i]! ** 2;
-  }
-  return Math.sqrt(r / bb);
-}
 
 /** b = A·1 + a float64 perturbation (values not exact in f32). */
 function rhsOf(a: CsrMatrix): Float64Array {

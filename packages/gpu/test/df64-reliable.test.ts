@@ -4,27 +4,17 @@
  * Checked on lavapipe against float64 CG on the host: iteration counts and the true float64
  * relative residual recomputed on the host.
  */
-import { type CsrMatrix, csrSpmv, generators, HostOperator, HostVectorSpace } from '@gpusparse/formats';
+import { csrSpmv, generators, HostOperator, HostVectorSpace } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cg, refinedSolve } from '../../solvers/src/index';
 import { type GpuContext, gpuOperatorFromCsr, GpuVectorSpace } from '../src/index';
-import { testContext } from './helpers';
+import { testContext, trueRelative } from './helpers';
 
 let ctx: GpuContext;
 beforeAll(async () => {
   ctx = await testContext();
 });
 
-function trueRelative(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
-  const ax = csrSpmv(a, x);
-  let r = 0;
-  let bb = 0;
-  for (let i = 0; i < b.length; i++) {
-    r += (b[i]! - ax[i]!) ** 2;
-    bb += b[i]! ** 2;
-  }
-  return Math.sqrt(r / bb);
-}
 
 describe('reliable-update CG with df64 replacements on the device', () => {
   it('3-D Poisson 16³: float64 CG iteration count, 1e-10, no host product, one readback per check or replacement', async () => {

@@ -3,6 +3,7 @@
  * this whole tier (scripts/test/gpu-skip-runner.ts) unless GPUSPARSE_REQUIRE_GPU=1 (.ci/run):
  * then `testContext()` throws NoAdapterError and the files fail.
  */
+import { type CsrMatrix, csrSpmv } from '@gpusparse/formats';
 import { createGpuContext, type GpuContext } from '../src/index';
 
 // The deterministic vectors and the float32 helpers live with the conformance tier (also used
@@ -31,4 +32,16 @@ function skippedTierContext(): GpuContext {
       throw new Error(`GPU tier skipped (no WebGPU adapter): the test context has no '${String(key)}'`);
     },
   });
+}
+
+/** The true float64 relative residual ‖b − A·x‖ / ‖b‖, recomputed on the host. */
+export function trueRelative(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
+  const ax = csrSpmv(a, x);
+  let r = 0;
+  let bb = 0;
+  for (let i = 0; i < b.length; i++) {
+    r += (b[i]! - ax[i]!) ** 2;
+    bb += b[i]! ** 2;
+  }
+  return Math.sqrt(r / bb);
 }
