@@ -67,6 +67,30 @@ describe('gpusparse export and PETSc binary input', () => {
     expect((await json(['export', tmp('west.petsc'), '-o', tmp('west.mtx')])).format).toBe('Matrix Market (general)');
   });
 
+  it('solve uses the vector stored after the matrix as b (said in the output), a b file overrides it, and b may be a PETSc vector file', async () => {
+    const a = (await readMatrixMarket(matrix('west0067.mtx'))).matrix;
+    const xTrue = Float64Array.from({ length: 67 }, (_, i) => 1 + (i % 5));
+    const b = csrSpmv(a, xTrue);
+    await json(['export', matrix('west0067.mtx'), '-o', tmp('sys.mtx')]);
+    writeFileSync(tmp('b.mtx'), `%%MatrixMarket matrix array real general\n67 1\n${Array.from(b).join('\n')}\n`);
+    await json(['export', tmp('sys.mtx'), '-o', tmp('sys.petsc'), '--rhs', tmp('b.mtx')]);
+    const j = await json(['solve', tmp('sys.petsc'), '--backend', 'cpu', '--method', 'gmres', '--restart', '67', '--rtol', '1e-12', '--with-x']);
+    expect(j.rhs).toBe(`the vector stored after A in ${tmp('sys.petsc')}`);
+    expect(j.converged).toBe(true);
+    for (let i = 0; i < 67; i++) expect(j.x[i]).toBeCloseTo(xTrue[i]!, 6);
+    // an explicit b (here a PETSc vector file) wins over the stored one
+    const { writePetscVectors } = await import('@gpusparse/formats');
+    await writePetscVectors(tmp('ones-b.petsc'), [csrSpmv(a, new Float64Array(67).fill(1))]);
+    const k = await json(['solve', tmp('sys.petsc'), tmp('ones-b.petsc'), '--backend', 'cpu', '--method', 'gmres', '--restart', '67', '--rtol', '1e-12', '--with-x']);
+    expect(k.rhs).toBe(tmp('ones-b.petsc'));
+    for (let i = 0; i < 67; i++) expect(k.x[i]).toBeCloseTo(1, 6);
+    // a b of the wrong length is a usage error naming the file and both lengths
+    await writePetscVectors(tmp('short.petsc'), [new Float64Array(5)]);
+    captured.stderr = '';
+    expect(await main(['solve', tmp('sys.petsc'), tmp('short.petsc'), '--backend', 'cpu'])).toBe(2);
+    expect(captured.stderr).toMatch(/short\.petsc.*expected a vector of 67 entries.*got a PETSc vector of 5/);
+  });
+
   it('a hostile PETSc file is bad input (exit 3) naming the file and the byte offset', async () => {
     const bad = new Uint8Array(24);
     const dv = new DataView(bad.buffer);
@@ -129,6 +153,17 @@ describe.skipIf(!installed && !required)('--engine petsc|slepc with mpiexec -n 2
       n = Math.max(n, Math.abs(ours.x[i]!));
     }
     expect(d / n).toBeLessThan(1e-6); // cond(1138_bus) ≈ 1e6 × rtol 1e-12
+  });
+
+  it('solve --engine petsc honours -o x.mtx and --with-x like the built-in backends', async () => {
+    const j = await json(['solve', matrix('bcsstk01.mtx'), '--engine', 'petsc', '--np', '2', '--rtol', '1e-12', '-o', tmp('x-petsc.mtx'), '--with-x']);
+    expect(j.xFile).toBe(tmp('x-petsc.mtx'));
+    const x = (await readMatrixMarket(tmp('x-petsc.mtx'))).matrix;
+    expect(x.rows).toBe(48);
+    for (let i = 0; i < 48; i++) {
+      expect(x.values[i]).toBeCloseTo(1, 6);
+      expect(j.x[i]).toBe(x.values[i]);
+    }
   });
 
   it('PETSc options pass through and override the mapped ones (--petsc-option=-ksp_type gmres)', async () => {

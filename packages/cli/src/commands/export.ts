@@ -7,20 +7,11 @@
  * @module
  */
 import { open, rm, stat } from 'node:fs/promises';
-import { type CsrMatrix, csrEquals, csrSpmv, csrTranspose, readMatrixMarket, writeMatrixMarket, writePetscMatrix, writePetscVectors } from '@gpusparse/formats';
+import { type CsrMatrix, csrEquals, csrTranspose, writeMatrixMarket, writePetscMatrix, writePetscVectors } from '@gpusparse/formats';
 import { type Command, ExitCode, out, printJson, UsageError } from '../util/context';
 import { loadMatrix } from '../util/load';
+import { onesRhs, readRhsFile } from '../util/rhs';
 import { asOutputError } from '../util/output';
-
-/** b from `ones` (A·1, as `solve` without b) or a Matrix Market column vector. */
-async function loadRhs(a: CsrMatrix, spec: string): Promise<Float64Array> {
-  if (spec === 'ones') return csrSpmv(a, new Float64Array(a.cols).fill(1));
-  const m = (await readMatrixMarket(spec)).matrix;
-  if (m.cols !== 1 || m.rows !== a.rows) throw new UsageError(`--rhs: expected a ${a.rows}×1 vector in ${spec}, got ${m.rows}×${m.cols}`);
-  const b = new Float64Array(m.rows);
-  for (let i = 0; i < m.rows; i++) for (let k = m.rowPtr[i]!; k < m.rowPtr[i + 1]!; k++) b[i] = m.values[k]!;
-  return b;
-}
 
 /** Append `more` (a file's bytes) to `path`. */
 async function append(path: string, more: string): Promise<void> {
@@ -67,7 +58,7 @@ export const exportCommand: Command = {
     const a = m.matrix;
     const toMtx = /\.mtx(\.gz)?$/.test(output);
     if (toMtx && v.rhs !== undefined) throw new UsageError('--rhs: only with PETSc binary output');
-    const b = v.rhs === undefined ? undefined : await loadRhs(a, v.rhs as string);
+    const b = v.rhs === undefined ? undefined : v.rhs === 'ones' ? onesRhs(a).b : await readRhsFile(a, v.rhs as string, '--rhs');
     const t0 = performance.now();
     let bytes: number;
     let symmetry = 'general';

@@ -4,7 +4,7 @@
  * on the CPU (float64), print the result object, optionally plot the convergence history.
  * @module
  */
-import { type CsrMatrix, csrSpmv, HostOperator, readMatrixMarket } from '@gpusparse/formats';
+import { HostOperator } from '@gpusparse/formats';
 import { bicg, bicgstab, cg, gmres, jacobi, refinedSolve, type SolveResult } from '@gpusparse/solvers';
 import { engineSolveOptions, parseEngineOptions, solveWithEngine } from '../engines/engine-solve';
 import { linePlot } from '../plots/svg';
@@ -13,22 +13,12 @@ import { checkKernelIds, openBackend } from '../util/backend';
 import { writeOutputFile } from '../util/output';
 import { loadMatrix } from '../util/load';
 import { progressBar } from '../util/progress';
+import { relativeResidual, solveRhs } from '../util/rhs';
 import { formatTable } from '../util/table';
-import { firstNonFinite, writeVectorMatrixMarket } from '../util/vector-output';
+import { writeSolution } from '../util/vector-output';
 
 const methods = { cg, gmres, bicgstab, bicg } as const;
 type Method = keyof typeof methods;
-
-/** b from a file (a column vector in Matrix Market, coordinate or array), or A·1 when absent. */
-async function loadRhs(a: CsrMatrix, path: string | undefined): Promise<{ b: Float64Array; source: string }> {
-  if (!path) return { b: csrSpmv(a, new Float64Array(a.cols).fill(1)), source: 'A·1 (so x = 1)' };
-  const r = await readMatrixMarket(path);
-  const m = r.matrix;
-  if (m.cols !== 1 || m.rows !== a.rows) throw new UsageError(`b: expected a ${a.rows}×1 vector in ${path}, got ${m.rows}×${m.cols}`);
-  const b = new Float64Array(m.rows);
-  for (let i = 0; i < m.rows; i++) for (let k = m.rowPtr[i]!; k < m.rowPtr[i + 1]!; k++) b[i] = m.values[k]!;
-  return { b, source: path };
-}
 
 export const solveCommand: Command = {
   summary: 'solve A x = b',
@@ -78,9 +68,10 @@ export const solveCommand: Command = {
     const m = await loadMatrix(pos[0]!);
     const a = m.matrix;
     if (a.rows !== a.cols) throw new UsageError(`solve: expected a square matrix, got ${a.rows}×${a.cols}`);
-    const { b, source } = await loadRhs(a, pos[1]);
+    for (const w of m.warnings) info(`warning: ${w}`);
+    const { b, source } = await solveRhs(a, pos[1], m.rhs);
     // --engine petsc: PETSc's KSP under mpiexec, same result table and JSON (docs/guides/scaling-out.md)
-    if (engine) return solveWithEngine({ name: m.name, a, b, source, method, rtol, atol, maxIterations, restart, pc: (v.pc as string | undefined) ?? precond, plot: v.plot as string | undefined }, engine, common);
+    if (engine) return solveWithEngine({ name: m.name, a, b, source, method, rtol, atol, maxIterations, restart, pc: (v.pc as string | undefined) ?? precond, plot: v.plot as string | undefined, output: v.output as string | undefined, withX: Boolean(v['with-x']) }, engine, common);
     const backend = await openBackend(common.backend);
     if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);
     const bar = progressBar(`${method}`, { enabled: common.progress });
@@ -119,14 +110,7 @@ export const solveCommand: Command = {
       const solveMs = performance.now() - t1;
       bar.finish();
       // the true residual in float64 on the host, whatever the backend
-      const r64 = csrSpmv(a, xHost);
-      let rn = 0;
-      let bn = 0;
-      for (let i = 0; i < b.length; i++) {
-        rn += (b[i]! - r64[i]!) ** 2;
-        bn += b[i]! ** 2;
-      }
-      const trueRel = Math.sqrt(rn) / (Math.sqrt(bn) || 1);
+      const trueRel = relativeResidual(a, xHost, b).rel;
       if (typeof v.plot === 'string') {
         writeOutputFile(
           v.plot,
@@ -180,14 +164,3 @@ export const solveCommand: Command = {
     }
   },
 };
-
-/** Write x to `path` (Matrix Market array); returns the path, or undefined when x is not finite (said on stderr). */
-async function writeSolution(path: string, x: Float64Array, comment: string): Promise<string | undefined> {
-  const bad = firstNonFinite(x);
-  if (bad >= 0) {
-    info(`x not written to ${path}: x[${bad}] = ${x[bad]} (the solve diverged)`);
-    return undefined;
-  }
-  await writeVectorMatrixMarket(path, x, [` x from gpusparse solve — ${comment}`]);
-  return path;
-}

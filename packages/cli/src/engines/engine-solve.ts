@@ -4,12 +4,14 @@
  * iteration count and converged reason, and the true residual recomputed here in float64).
  * @module
  */
-import { type CsrMatrix, csrSpmv, readPetscVectors } from '@gpusparse/formats';
+import { type CsrMatrix, readPetscVectors } from '@gpusparse/formats';
 import type { SolveResult, StopReason } from '@gpusparse/solvers';
 import { linePlot } from '../plots/svg';
 import { type CommonOptions, ExitCode, info, out, printJson, UsageError } from '../util/context';
 import { writeOutputFile } from '../util/output';
+import { relativeResidual } from '../util/rhs';
 import { formatTable } from '../util/table';
+import { writeSolution } from '../util/vector-output';
 import { engineArgOptions, type EngineOptions, EngineRunError, runEngine } from './petsc-engine';
 
 export { parseEngineOptions } from './petsc-engine';
@@ -46,18 +48,10 @@ export interface EngineSolveInput {
   /** --pc, else --precond (none|jacobi). */
   pc: string;
   plot: string | undefined;
-}
-
-/** ‖b − A x‖ / ‖b‖ in float64. */
-function relativeResidual(a: CsrMatrix, x: Float64Array, b: Float64Array): { rel: number; r: number; bNorm: number } {
-  const ax = csrSpmv(a, x);
-  let rn = 0;
-  let bn = 0;
-  for (let i = 0; i < b.length; i++) {
-    rn += (b[i]! - ax[i]!) ** 2;
-    bn += b[i]! ** 2;
-  }
-  return { rel: Math.sqrt(rn) / (Math.sqrt(bn) || 1), r: Math.sqrt(rn), bNorm: Math.sqrt(bn) };
+  /** -o x.mtx: write x (Matrix Market array). */
+  output?: string | undefined;
+  /** --with-x: x in the JSON output. */
+  withX?: boolean;
 }
 
 /**
@@ -93,7 +87,8 @@ export async function solveWithEngine(s: EngineSolveInput, eo: EngineOptions, co
     }
     const nnz = s.a.rowPtr[s.a.rows];
     const summary = { matrix: s.name, rows: s.a.rows, nnz, rhs: s.source, backend, operator: `PETSc ${p.matType}`, method: result.method, refined: false, converged: result.converged, reason: result.reason, iterations: result.iterations, relativeResidualFloat64: check.rel, setupMs, solveMs: result.stats.ms, stats: result.stats, detail: result.detail, engine };
-    if (common.json) printJson({ ...summary, history });
+    const xFile = s.output ? await writeSolution(s.output, x!, `${s.name}: ${result.method}, relative residual (float64) ${check.rel.toExponential(3)}`) : undefined;
+    if (common.json) printJson({ ...summary, ...(xFile ? { xFile } : {}), history, ...(s.withX ? { x: Array.from(x!) } : {}) });
     else {
       out(`${s.name}: ${s.a.rows}×${s.a.cols}, nnz ${nnz}, b = ${s.source}`);
       out(`backend: ${backend}; operator: PETSc ${p.matType}, pc ${p.pcType}`);
@@ -104,6 +99,7 @@ export async function solveWithEngine(s: EngineSolveInput, eo: EngineOptions, co
         ),
       );
       out(`detail: ${result.detail}; mpiexec wall ${wallMs.toFixed(0)} ms`);
+      if (xFile) out(`x written to ${xFile}`);
     }
     return result.converged ? ExitCode.ok : ExitCode.notConverged;
   });

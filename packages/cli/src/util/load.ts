@@ -9,7 +9,7 @@
  * @module
  */
 import { getHeapStatistics } from 'node:v8';
-import { availableMemoryBytes, type CsrMatrix, checkStrictNumber, generators, isPetscBinaryFile, readMatrixMarket, readPetscMatrix, ResourceLimitError } from '@gpusparse/formats';
+import { availableMemoryBytes, type CsrMatrix, checkStrictNumber, generators, isPetscBinaryFile, PetscBinaryError, readMatrixMarket, readPetscFile, ResourceLimitError } from '@gpusparse/formats';
 import { UsageError } from './context';
 
 /** A loaded matrix and where it came from. */
@@ -18,6 +18,8 @@ export interface LoadedMatrix {
   name: string;
   symmetry: string;
   warnings: string[];
+  /** A vector stored with the matrix (PETSc binary: the first vector after it), used as b by `solve`. */
+  rhs?: { values: Float64Array; file: string };
 }
 
 const MAX_INT32 = 2147483647;
@@ -88,9 +90,14 @@ export async function loadMatrix(spec: string, opts: { strictCount?: boolean } =
   // PETSc binary (gpusparse export, MatView): by its class id whatever the name, or by the name
   // (then a wrong class id is reported as such, not as a missing Matrix Market banner)
   if (/\.petsc$/i.test(spec) || (await isPetscBinaryFile(spec))) {
-    const p = await readPetscMatrix(spec);
-    if (p.sortedRows > 0) warnings.push(`${spec}: ${p.sortedRows} row(s) stored with unsorted columns, sorted on reading`);
-    return { matrix: p.matrix, name: spec, symmetry: 'general', warnings };
+    const objs = await readPetscFile(spec);
+    const at = objs.findIndex((o) => o.kind === 'matrix');
+    const mat = objs[at];
+    if (mat?.kind !== 'matrix') throw new PetscBinaryError(spec, 0, 'a matrix (class id 1211216)', `${objs.length} vector(s) and no matrix`);
+    if (mat.sortedRows > 0) warnings.push(`${spec}: ${mat.sortedRows} row(s) stored with unsorted columns, sorted on reading`);
+    const vec = objs.slice(at + 1).find((o) => o.kind === 'vector');
+    if (objs.length > 2 || (objs.length === 2 && !vec)) warnings.push(`${spec}: ${objs.length} objects; using the first matrix${vec ? ' and the vector after it' : ''}`);
+    return { matrix: mat.matrix, name: spec, symmetry: 'general', warnings, ...(vec?.kind === 'vector' ? { rhs: { values: vec.values, file: spec } } : {}) };
   }
   const r = await readMatrixMarket(spec, { strictCount: opts.strictCount ?? true, onWarning: (w) => warnings.push(`${w.file}:${w.line}: ${w.message}`) });
   return { matrix: r.matrix, name: spec, symmetry: r.header.symmetry, warnings };

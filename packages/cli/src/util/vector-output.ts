@@ -5,6 +5,7 @@
  * @module
  */
 import { type CsrMatrix, MatrixMarketError, writeMatrixMarket } from '@gpusparse/formats';
+import { info } from './context';
 import { asOutputError } from './output';
 
 /** x as an n × 1 CSR matrix with every entry stored (zeros included: an array file has them all). */
@@ -32,4 +33,18 @@ export async function writeVectorMatrixMarket(path: string, x: Float64Array, com
   } catch (e) {
     throw e instanceof MatrixMarketError && e.code ? asOutputError(path, e) : e;
   }
+}
+
+/**
+ * Write x to `path` for `solve -o` (Matrix Market array, `comment` in the header); returns the
+ * path, or undefined when x is not finite (said on stderr: a diverged solve writes no file).
+ */
+export async function writeSolution(path: string, x: Float64Array, comment: string): Promise<string | undefined> {
+  const bad = firstNonFinite(x);
+  if (bad >= 0) {
+    info(`x not written to ${path}: x[${bad}] = ${x[bad]} (the solve diverged)`);
+    return undefined;
+  }
+  await writeVectorMatrixMarket(path, x, [` x from gpusparse solve — ${comment}`]);
+  return path;
 }
