@@ -11,7 +11,6 @@
  */
 import { DimensionMismatchError, InvalidParameterError } from '../core/errors';
 import { diagonalLength } from '../dia/stats';
-import { hmOrder } from '../hm/hm';
 
 /** What the symbolic phase needs of an operand: format, shape and its diagonal offsets. */
 export interface DiagonalStructure {
@@ -64,43 +63,64 @@ export function spgemmSymbolic(a: DiagonalStructure, b: DiagonalStructure, maxDi
   if (a.cols !== b.rows) throw new DimensionMismatchError('spgemm: rows of B (= columns of A)', a.cols, b.rows);
   const cdm = a.format === 'cdm';
   const [m, inner, n] = [a.rows, a.cols, b.cols];
+  const na = a.offsets.length;
+  const nb = b.offsets.length;
   // A's diagonals by ascending offset: the summation order of every C entry
-  const orderA = Array.from({ length: a.offsets.length }, (_, u) => u).sort((p, q) => a.offsets[p]! - a.offsets[q]!);
-  const keys: number[] = [];
-  const pa: number[] = [];
-  const pb: number[] = [];
-  const work: number[] = [];
+  const orderA = Int32Array.from({ length: na }, (_, u) => u).sort((p, q) => a.offsets[p]! - a.offsets[q]!);
+  // storage rank of a C offset: HM order 0, 1, …, n − 1, then −1, −2, … ; CDM ascending
+  const rank = (k: number): number => (cdm || k >= 0 ? k : n - k);
+  const keys = new Int32Array(na * nb);
+  const pa = new Int32Array(na * nb);
+  const pb = new Int32Array(na * nb);
+  let np = 0;
+  let multiplyAdds = 0;
   for (const u of orderA) {
     const kA = a.offsets[u]!;
-    for (let v = 0; v < b.offsets.length; v++) {
+    for (let v = 0; v < nb; v++) {
       const kB = b.offsets[v]!;
       const len = cdm ? m : overlap(kA, kB, m, inner, n);
       if (len === 0) continue;
-      keys.push(cdm ? (kA + kB) % m : kA + kB);
-      pa.push(u);
-      pb.push(v);
-      work.push(len);
+      keys[np] = rank(cdm ? (kA + kB) % m : kA + kB);
+      pa[np] = u;
+      pb[np++] = v;
+      multiplyAdds += len;
     }
   }
-  const distinct = [...new Set(keys)];
-  const offsets = cdm ? Int32Array.from(distinct).sort() : hmOrder(distinct);
-  if (offsets.length > maxDiagonals) throw new InvalidParameterError('maxDiagonals', `at least ${offsets.length} (C = A·B has ${offsets.length} diagonals)`, maxDiagonals);
-  const index = new Map<number, number>();
-  for (let d = 0; d < offsets.length; d++) index.set(offsets[d]!, d);
-  // counting sort of the pairs by C diagonal (stable: ascending kA kept)
-  const pairStart = new Int32Array(offsets.length + 1);
-  for (const k of keys) pairStart[index.get(k)! + 1]!++;
-  for (let d = 0; d < offsets.length; d++) pairStart[d + 1]! += pairStart[d]!;
-  const fillAt = pairStart.slice(0, offsets.length);
-  const pairA = new Int32Array(keys.length);
-  const pairB = new Int32Array(keys.length);
-  let multiplyAdds = 0;
-  keys.forEach((k, t) => {
-    const at = fillAt[index.get(k)!]!++;
+  const ranks = keys.slice(0, np).sort();
+  let dgC = 0;
+  for (let t = 0; t < np; t++) if (t === 0 || ranks[t] !== ranks[t - 1]) ranks[dgC++] = ranks[t]!;
+  const distinct = ranks.subarray(0, dgC);
+  if (dgC > maxDiagonals) throw new InvalidParameterError('maxDiagonals', `at least ${dgC} (C = A·B has ${dgC} diagonals)`, maxDiagonals);
+  // counting sort of the pairs by C diagonal (stable: ascending kA kept); index by binary search
+  const where = new Int32Array(np);
+  const pairStart = new Int32Array(dgC + 1);
+  for (let t = 0; t < np; t++) {
+    const d = lowerBound(distinct, keys[t]!);
+    where[t] = d;
+    pairStart[d + 1]!++;
+  }
+  for (let d = 0; d < dgC; d++) pairStart[d + 1]! += pairStart[d]!;
+  const fillAt = pairStart.slice(0, dgC);
+  const pairA = new Int32Array(np);
+  const pairB = new Int32Array(np);
+  for (let t = 0; t < np; t++) {
+    const at = fillAt[where[t]!]!++;
     pairA[at] = pa[t]!;
     pairB[at] = pb[t]!;
-    multiplyAdds += work[t]!;
-  });
+  }
+  const offsets = Int32Array.from(distinct, (r) => (r < n || cdm ? r : n - r));
   const lengths = Int32Array.from(offsets, (k) => (cdm ? m : diagonalLength(m, n, k)));
   return { format: a.format, rows: m, inner, cols: n, offsets, lengths, pairStart, pairA, pairB, multiplyAdds };
+}
+
+/** First index of `sorted` holding a value ≥ x. O(log length). */
+function lowerBound(sorted: Int32Array, x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

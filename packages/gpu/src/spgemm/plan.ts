@@ -69,67 +69,102 @@ function checkSame(which: 'A' | 'B', planned: DiagonalLayout, got: DiagonalLayou
   }
 }
 
-/** Pair words for C diagonal dc restricted to A chunks of group ga and B chunks of group gb. */
-function pairWords(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayout, dc: number, keep: (pa: number, pb: number) => boolean, slot: (x: 'a' | 'b', chunk: number) => number): number[] {
-  const out: number[] = [];
-  for (let t = s.pairStart[dc]!; t < s.pairStart[dc + 1]!; t++) {
-    const u = s.pairA[t]!;
-    const v = s.pairB[t]!;
-    if (!keep(u, v)) continue;
-    const kA = a.offsets[u]!;
-    const kB = b.offsets[v]!;
-    const hm = s.format === 'hm';
-    // HM bases: a_ij at start + min(i, j) = start + min(kA, 0) + i
-    const aBase = a.start[u]! + (hm ? Math.min(kA, 0) : 0);
-    const bBase = b.start[v]! + (hm ? Math.min(kB, 0) : 0);
-    out.push(slot('a', a.chunk[u]!) | (slot('b', b.chunk[v]!) << 8), aBase >>> 0, kA >>> 0, bBase >>> 0);
-  }
-  return out;
-}
-
 /** Split 0 … count−1 into consecutive groups of `size`. */
 const groupsOf = (count: number, size: number): number[][] => Array.from({ length: Math.ceil(count / size) }, (_, g) => Array.from({ length: Math.min(size, count - g * size) }, (_, q) => g * size + q));
 
-/** The dispatch list and the table, for every (A group, B group, C buffer) with work. O(pairs + dgC). */
+/** Slot of each chunk inside `group`, −1 outside it. */
+function slotsOf(chunks: number, group: readonly number[]): Int32Array {
+  const out = new Int32Array(chunks).fill(-1);
+  group.forEach((q, k) => {
+    out[q] = k;
+  });
+  return out;
+}
+
+/** Writes the table: jobs then their pairs, per dispatch. */
+class TableWriter {
+  readonly words: Uint32Array;
+  length = 0;
+  constructor(capacity: number) {
+    this.words = new Uint32Array(Math.max(1, capacity));
+  }
+  /** Append the pair words of C diagonal dc kept by the slot maps; returns how many. */
+  pairs(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayout, dc: number, sa: Int32Array, sb: Int32Array): number {
+    const hm = s.format === 'hm';
+    let count = 0;
+    for (let t = s.pairStart[dc]!; t < s.pairStart[dc + 1]!; t++) {
+      const u = s.pairA[t]!;
+      const v = s.pairB[t]!;
+      const qa = sa[a.chunk[u]!]!;
+      const qb = sb[b.chunk[v]!]!;
+      if (qa < 0 || qb < 0) continue;
+      const kA = a.offsets[u]!;
+      const kB = b.offsets[v]!;
+      const w = this.words;
+      const at = this.length;
+      w[at] = qa | (qb << 8);
+      // HM bases: a_ij at start + min(i, j) = start + min(kA, 0) + i
+      w[at + 1] = (a.start[u]! + (hm ? Math.min(kA, 0) : 0)) >>> 0;
+      w[at + 2] = kA >>> 0;
+      w[at + 3] = (b.start[v]! + (hm ? Math.min(kB, 0) : 0)) >>> 0;
+      this.length += PAIR_WORDS;
+      count++;
+    }
+    return count;
+  }
+}
+
+/** The dispatch list and the table, for every (A group, B group, C buffer) with work. O(pairs + passes·dgC). */
 function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayout, c: DiagonalLayout, slots: number, wg: number): { list: Dispatch[]; table: Uint32Array } {
-  const words: number[] = [];
-  const list: Dispatch[] = [];
-  const touched = new Set<number>();
   const aGroups = groupsOf(a.chunkElems.length, slots);
   const bGroups = groupsOf(b.chunkElems.length, slots);
   const passes = aGroups.length * bGroups.length;
+  const dgC = c.offsets.length;
+  const tw = new TableWriter(passes * JOB_WORDS * dgC + PAIR_WORDS * s.pairA.length);
+  const list: Dispatch[] = [];
+  const touched = new Uint8Array(c.chunkElems.length);
+  // C's diagonals are packed in order: buffer cq holds the contiguous range [cFirst[cq], cFirst[cq + 1])
+  const cFirst = new Int32Array(c.chunkElems.length + 1).fill(dgC);
+  for (let d = dgC - 1; d >= 0; d--) cFirst[c.chunk[d]!] = d;
   for (const ag of aGroups) {
+    const sa = slotsOf(a.chunkElems.length, ag);
     for (const bg of bGroups) {
-      const keep = (u: number, v: number) => ag.includes(a.chunk[u]!) && bg.includes(b.chunk[v]!);
-      const slot = (x: 'a' | 'b', q: number) => (x === 'a' ? ag : bg).indexOf(q);
+      const sb = slotsOf(b.chunkElems.length, bg);
       for (let cq = 0; cq < c.chunkElems.length; cq++) {
-        const first = !touched.has(cq);
-        const jobs: number[][] = [];
+        // the first dispatch into a buffer fed by several passes writes all its diagonals (0 where no pair here)
+        const writeAll = touched[cq] === 0 && passes > 1;
+        const jobBase = tw.length;
+        const d0 = cFirst[cq]!;
+        const d1 = cq + 1 < c.chunkElems.length ? cFirst[cq + 1]! : dgC;
+        tw.length += JOB_WORDS * (d1 - d0); // room for the jobs; pairs follow
+        let jobs = 0;
         let maxLen = 0;
-        for (let dc = 0; dc < c.offsets.length; dc++) {
-          if (c.chunk[dc] !== cq) continue;
-          const pw = pairWords(s, a, b, dc, keep, slot);
-          // the first dispatch into a buffer writes all its diagonals (0 where no pair here)
-          if (pw.length === 0 && !(first && passes > 1)) continue;
-          jobs.push(pw);
+        for (let dc = d0; dc < d1; dc++) {
+          const first = tw.length;
+          const count = tw.pairs(s, a, b, dc, sa, sb);
+          if (count === 0 && !writeAll) continue;
+          tw.words.set([c.start[dc]!, c.lengths[dc]!, c.offsets[dc]! >>> 0, first, count], jobBase + JOB_WORDS * jobs++);
           maxLen = Math.max(maxLen, c.lengths[dc]!);
-          jobs[jobs.length - 1]!.unshift(c.start[dc]!, c.lengths[dc]!, c.offsets[dc]! >>> 0);
         }
-        if (jobs.length === 0) continue;
-        touched.add(cq);
-        const jobBase = words.length;
-        let pairWord = jobBase + JOB_WORDS * jobs.length;
-        for (const j of jobs) {
-          const count = (j.length - 3) / PAIR_WORDS;
-          words.push(j[0]!, j[1]!, j[2]!, pairWord, count);
-          pairWord += count * PAIR_WORDS;
+        if (jobs === 0) {
+          tw.length = jobBase;
+          continue;
         }
-        for (const j of jobs) for (let k = 3; k < j.length; k++) words.push(j[k]!);
-        list.push({ cq, aChunks: ag, bChunks: bg, jobs: jobs.length, jobBase, groups: jobs.length * Math.ceil(maxLen / wg), mode: first ? 0 : 1 });
+        list.push({ cq, aChunks: ag, bChunks: bg, jobs, jobBase, groups: jobs * Math.ceil(maxLen / wg), mode: touched[cq] === 0 ? 0 : 1 });
+        touched[cq] = 1;
       }
     }
   }
-  return { list, table: Uint32Array.from(words) };
+  return { list, table: tw.words.subarray(0, tw.length) };
+}
+
+/** Shader text per shape, built once per process (the pipeline cache is keyed by it). */
+const shaderText = new Map<string, string>();
+function gatherText(shape: GatherShape): string {
+  const key = `${shape.format}:${shape.sa}:${shape.sb}:${shape.wg}`;
+  let t = shaderText.get(key);
+  if (t === undefined) shaderText.set(key, (t = gatherWgsl(shape)));
+  return t;
 }
 
 /**
@@ -156,7 +191,7 @@ export function planSpgemm(ctx: GpuContext, a: DeviceDiagonalMatrix, b: DeviceDi
   const pipes = new Map<string, PipelineEntry>();
   const pipeline = (d: Dispatch): PipelineEntry => {
     const shape: GatherShape = { format: s.format, sa: d.aChunks.length, sb: d.bChunks.length, wg };
-    const text = gatherWgsl(shape);
+    const text = gatherText(shape);
     let p = pipes.get(text);
     if (!p) pipes.set(text, (p = ctx.pipelines.get({ key: text, label: `spgemm-gather(${s.format}, ${shape.sa}x${shape.sb})`, bindings: signature(gatherBindings(shape)), wgsl: () => text })));
     return p;
