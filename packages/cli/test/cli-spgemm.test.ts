@@ -2,7 +2,7 @@
  * `gpusparse spgemm`: the product on the device (lavapipe) written as Matrix Market and as JSON,
  * the float64 check, the host product (--backend cpu), and usage / input errors with their exit codes.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { csrSpgemmReference, generators, readMatrixMarket, spgemmMaxRelError } from '@gpusparse/formats';
@@ -24,6 +24,17 @@ describe('gpusparse spgemm', () => {
     const c = (await readMatrixMarket(out)).matrix;
     const ref = csrSpgemmReference(generators.poisson2d(12), generators.laplacian1d(144));
     expect(spgemmMaxRelError(c, ref)).toBeLessThanOrEqual(summary.check.bound);
+  });
+
+  it('--check passes for values that float32 cannot hold exactly (a diagonal matrix of 0.1 … 2.0)', async () => {
+    const lines = ['%%MatrixMarket matrix coordinate real general', '20 20 20'];
+    for (let i = 1; i <= 20; i++) lines.push(`${i} ${i} ${(0.1 * i).toFixed(1)}`);
+    const path = join(dir, 'd.mtx');
+    writeFileSync(path, `${lines.join('\n')}\n`);
+    expect(await main(['spgemm', path, path, '-o', join(dir, 'd2.mtx'), '--check', '--json'])).toBe(0);
+    const check = JSON.parse(captured.stdout).check;
+    expect(check.maxRelError).toBeGreaterThan(0); // the operands' float32 rounding shows
+    expect(check.pass).toBe(true);
   });
 
   it('--format hm writes the HM arrays as JSON; the text summary names the phases', async () => {

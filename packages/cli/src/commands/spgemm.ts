@@ -57,7 +57,7 @@ export const spgemmCommand: Command = {
     '(auto), or the format given. .mtx output is C in CSR (Matrix Market); other output is JSON of C in',
     'the --format storage (csr arrays, or the hm / cdm diagonal arrays). Values are float32 on the device.',
     '--check   recompute C in float64 on the host and report max |c - c_ref| / sum|a*b| (the float32',
-    '          bound is 2 * diagonals(A) * 2^-24; exceeding it exits 70).',
+    '          bound is (2 * diagonals(A) + 2) * 2^-24; exceeding it exits 70).',
     '--backend cpu (or auto without a GPU) writes the float64 host product instead.',
   ].join('\n'),
   options: {
@@ -78,7 +78,8 @@ export const spgemmCommand: Command = {
     const r = dev.result;
     const c = r ? r.c : ref!.c;
     const maxRelError = r && ref ? spgemmMaxRelError(c, ref) : ref ? 0 : null;
-    const bound = r ? 2 * Math.max(1, r.stats.diagonalsA) * 2 ** -24 : 0;
+    // float32 rounding of a and b (2u), then one rounding per product and per addition (≤ 2·dgA·u)
+    const bound = r ? (2 * Math.max(1, r.stats.diagonalsA) + 2) * 2 ** -24 : 0;
     t = performance.now();
     await writeC(v.output, c, r?.diagonal, format);
     const writeMs = performance.now() - t;
