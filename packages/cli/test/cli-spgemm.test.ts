@@ -60,5 +60,18 @@ describe('gpusparse spgemm', () => {
     expect(captured.stderr).toMatch(/expected one of auto, hm, cdm, csr, got 'ell'/);
     expect(await main(['spgemm', 'gen:laplacian1d:10', 'gen:laplacian1d:11', '-o', join(dir, 'x.mtx')])).toBe(3);
     expect(captured.stderr).toMatch(/rows of B/);
+    // CDM forced on rectangular operands: bad input, named
+    const rect = join(dir, 'r.mtx');
+    writeFileSync(rect, '%%MatrixMarket matrix coordinate real general\n3 4 2\n1 1 1.5\n3 4 2\n');
+    const rectT = join(dir, 'rt.mtx');
+    writeFileSync(rectT, '%%MatrixMarket matrix coordinate real general\n4 3 2\n1 1 1.5\n4 3 2\n');
+    expect(await main(['spgemm', rect, rectT, '-o', join(dir, 'x.mtx'), '--format', 'cdm'])).toBe(3);
+    expect(captured.stderr).toMatch(/square/);
+    expect(await main(['spgemm', rect, rectT, '-o', join(dir, 'x.mtx')])).toBe(0); // auto: HM
+  });
+
+  it('an operand with more than 4096 occupied diagonals is refused (exit 3), whatever the format', async () => {
+    expect(await main(['spgemm', 'gen:uniform:6000:8', 'gen:laplacian1d:6000', '-o', join(dir, 'x.mtx'), '--format', 'hm'])).toBe(3);
+    expect(captured.stderr).toMatch(/occupied diagonals.*at most 4096/);
   });
 });

@@ -7,7 +7,7 @@
  * With `--backend cpu` (or auto without an adapter) C is the float64 host product itself.
  * @module
  */
-import { type CsrMatrix, csrSpgemmReference, MatrixMarketError, spgemmMaxRelError, writeMatrixMarket } from '@gpusparse/formats';
+import { availableMemoryBytes, type CsrMatrix, csrSpgemmReference, diagonalFootprint, MatrixMarketError, ResourceLimitError, spgemmMaxRelError, writeMatrixMarket } from '@gpusparse/formats';
 import { openGpuContext } from '../util/backend';
 import { type Command, type CommonOptions, ExitCode, info, jsonText, out, printJson, UsageError } from '../util/context';
 import { loadMatrix } from '../util/load';
@@ -32,6 +32,24 @@ async function deviceProduct(a: CsrMatrix, b: CsrMatrix, format: Format, backend
     return { result: r };
   } finally {
     ctx.dispose();
+  }
+}
+
+/**
+ * Refuse, before converting, operands whose diagonal storage cannot fit host memory: the host
+ * holds each operand's float64 slots and its float32 staging copy (12 bytes a slot); C's slots
+ * come on top, so this is a floor, not a promise.
+ */
+function checkOperandsFit(a: CsrMatrix, b: CsrMatrix, format: Format): void {
+  let slots = 0;
+  for (const m of [a, b]) {
+    const f = diagonalFootprint(m);
+    // a non-square operand forced to CDM is refused by the conversion (InvalidMatrixError)
+    slots += format === 'cdm' && Number.isFinite(f.cdmSlots) ? f.cdmSlots : Math.min(f.hmSlots, f.cdmSlots);
+  }
+  const avail = availableMemoryBytes();
+  if (12 * slots > avail) {
+    throw new ResourceLimitError(`spgemm: A and B in ${format === 'cdm' ? 'CDM' : 'diagonal'} storage (${slots} slots)`, 12 * slots, avail, 'diagonal storage suits matrices with few diagonals: use fewer diagonals or a smaller matrix');
   }
 }
 
@@ -71,6 +89,7 @@ export const spgemmCommand: Command = {
     const format = (v.format ?? 'auto') as Format;
     if (!FORMATS.includes(format)) throw new UsageError(`spgemm --format: expected one of ${FORMATS.join(', ')}, got '${String(v.format)}'`);
     const [ma, mb] = [await loadMatrix(pos[0]!), await loadMatrix(pos[1]!)];
+    if (common.backend !== 'cpu') checkOperandsFit(ma.matrix, mb.matrix, format);
     const dev = await deviceProduct(ma.matrix, mb.matrix, format, common.backend);
     let t = performance.now();
     const ref = dev.result === undefined || v.check ? csrSpgemmReference(ma.matrix, mb.matrix) : undefined;

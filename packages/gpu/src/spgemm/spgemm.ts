@@ -69,15 +69,18 @@ export async function downloadDiagonal(ctx: GpuContext, m: DeviceDiagonalMatrix)
 
 /**
  * C = A·B on the device through HM or CDM storage. Throws DimensionMismatchError (inner
- * dimensions), InvalidParameterError (bad format; CDM asked for non-square operands; too many
- * diagonals), ResourceLimitError (a diagonal longer than one binding, device memory).
+ * dimensions), InvalidParameterError (bad format; an operand with more than maxDiagonals,
+ * default 4096, occupied diagonals; too many C diagonals), InvalidMatrixError (CDM asked for a
+ * non-square operand), ResourceLimitError (a diagonal longer than one binding, device memory).
  * Cost: O(nnz) host conversion and upload, O(dgA·dgB) planning, the kernel, O(slots of C) readback.
  * @example const { c, format } = await spgemmCsr(ctx, a, b); // c ≈ A·B
  */
 export async function spgemmCsr(ctx: GpuContext, a: CsrMatrix, b: CsrMatrix, opts: SpgemmCsrOptions = {}): Promise<SpgemmCsrResult> {
   const want = opts.format ?? 'auto';
   if (!['auto', 'hm', 'cdm'].includes(want)) throw new InvalidParameterError('format', "one of 'auto', 'hm', 'cdm'", want);
-  const format = want === 'auto' ? chooseSpgemmFormat(a, b, opts.maxDiagonals) : want;
+  // auto picks the format; a forced one still refuses operands past maxDiagonals (default 4096)
+  const chosen = chooseSpgemmFormat(a, b, opts.maxDiagonals);
+  const format = want === 'auto' ? chosen : want;
   const limit = { maxDiagonals: Math.max(a.rows + a.cols, b.rows + b.cols) };
   let t = performance.now();
   const ha = format === 'hm' ? hmFromCsr(a, limit) : cdmFromCsr(a, limit);
