@@ -52,6 +52,17 @@ describe('spgemmSymbolic', () => {
     expect(s.multiplyAdds).toBe(45);
   });
 
+  it('costs O(diagonals), not O(n): n = 2·10^9 structures plan as fast as small ones', () => {
+    const n = 2_000_000_000;
+    const t0 = performance.now();
+    const s = spgemmSymbolic(hm(n, n, [-n / 2, -3, 0, 7]), hm(n, n, [-5, 0, 1, n / 4]));
+    const cdm = spgemmSymbolic({ format: 'cdm', rows: n, cols: n, offsets: [0, 1, n - 1] }, { format: 'cdm', rows: n, cols: n, offsets: [0, n - 2] });
+    expect(performance.now() - t0).toBeLessThan(200); // an O(n) array or loop would take seconds
+    expect(s.offsets.length).toBe(16);
+    expect(s.lengths[0]).toBe(n);
+    expect(Array.from(cdm.offsets)).toEqual([0, 1, n - 3, n - 2, n - 1]);
+  });
+
   it('refuses mismatched dimensions, mixed formats and too many diagonals', () => {
     expect(() => spgemmSymbolic(hm(3, 4, [0]), hm(3, 3, [0]))).toThrow(DimensionMismatchError);
     expect(() => spgemmSymbolic(hm(3, 3, [0]), { format: 'cdm', rows: 3, cols: 3, offsets: [0] })).toThrow(InvalidParameterError);

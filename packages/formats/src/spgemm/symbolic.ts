@@ -69,7 +69,8 @@ export function spgemmSymbolic(a: DiagonalStructure, b: DiagonalStructure, maxDi
   const orderA = Int32Array.from({ length: na }, (_, u) => u).sort((p, q) => a.offsets[p]! - a.offsets[q]!);
   // storage rank of a C offset: HM order 0, 1, …, n − 1, then −1, −2, … ; CDM ascending
   const rank = (k: number): number => (cdm || k >= 0 ? k : n - k);
-  const keys = new Int32Array(na * nb);
+  // ranks reach rows + cols: float64 holds them exactly where int32 would wrap (n ≥ 2^30)
+  const keys = new Float64Array(na * nb);
   const pa = new Int32Array(na * nb);
   const pb = new Int32Array(na * nb);
   let np = 0;
@@ -114,7 +115,7 @@ export function spgemmSymbolic(a: DiagonalStructure, b: DiagonalStructure, maxDi
 }
 
 /** First index of `sorted` holding a value ≥ x. O(log length). */
-function lowerBound(sorted: Int32Array, x: number): number {
+function lowerBound(sorted: Float64Array, x: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
