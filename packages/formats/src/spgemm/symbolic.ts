@@ -66,11 +66,13 @@ export function spgemmSymbolic(a: DiagonalStructure, b: DiagonalStructure, maxDi
   const na = a.offsets.length;
   const nb = b.offsets.length;
   // A's diagonals by ascending offset: the summation order of every C entry
-  const orderA = Int32Array.from({ length: na }, (_, u) => u).sort((p, q) => a.offsets[p]! - a.offsets[q]!);
+  const orderA = new Int32Array(na);
+  for (let u = 0; u < na; u++) orderA[u] = u;
+  orderA.sort((p, q) => a.offsets[p]! - a.offsets[q]!);
   // storage rank of a C offset: HM order 0, 1, …, n − 1, then −1, −2, … ; CDM ascending
   const rank = (k: number): number => (cdm || k >= 0 ? k : n - k);
-  // ranks reach rows + cols: float64 holds them exactly where int32 would wrap (n ≥ 2^30)
-  const keys = new Float64Array(na * nb);
+  // ranks reach rows + cols: int32 when that fits (its sort is twice as fast), else float64
+  const keys = m + n < 2 ** 31 ? new Int32Array(na * nb) : new Float64Array(na * nb);
   const pa = new Int32Array(na * nb);
   const pb = new Int32Array(na * nb);
   let np = 0;
@@ -109,13 +111,19 @@ export function spgemmSymbolic(a: DiagonalStructure, b: DiagonalStructure, maxDi
     pairA[at] = pa[t]!;
     pairB[at] = pb[t]!;
   }
-  const offsets = Int32Array.from(distinct, (r) => (r < n || cdm ? r : n - r));
-  const lengths = Int32Array.from(offsets, (k) => (cdm ? m : diagonalLength(m, n, k)));
+  // plain loops: TypedArray.from with a map function is ~15x slower in V8
+  const offsets = new Int32Array(dgC);
+  const lengths = new Int32Array(dgC);
+  for (let d = 0; d < dgC; d++) {
+    const r = distinct[d]!;
+    offsets[d] = r < n || cdm ? r : n - r;
+    lengths[d] = cdm ? m : diagonalLength(m, n, offsets[d]!);
+  }
   return { format: a.format, rows: m, inner, cols: n, offsets, lengths, pairStart, pairA, pairB, multiplyAdds };
 }
 
 /** First index of `sorted` holding a value ≥ x. O(log length). */
-function lowerBound(sorted: Float64Array, x: number): number {
+function lowerBound(sorted: Int32Array | Float64Array, x: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {

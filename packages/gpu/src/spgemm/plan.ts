@@ -143,7 +143,13 @@ function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayou
           const first = tw.length;
           const count = tw.pairs(s, a, b, dc, sa, sb);
           if (count === 0 && !writeAll) continue;
-          tw.words.set([c.start[dc]!, c.lengths[dc]!, c.offsets[dc]! >>> 0, first, count], jobBase + JOB_WORDS * jobs++);
+          const e = jobBase + JOB_WORDS * jobs++;
+          const w = tw.words;
+          w[e] = c.start[dc]!;
+          w[e + 1] = c.lengths[dc]!;
+          w[e + 2] = c.offsets[dc]! >>> 0;
+          w[e + 3] = first;
+          w[e + 4] = count;
           maxLen = Math.max(maxLen, c.lengths[dc]!);
         }
         if (jobs === 0) {
