@@ -208,7 +208,8 @@ async function runCase(ctx: GpuContext, c: Case, cus: Map<string, Record<string,
   const s = plan!.symbolic;
   const key = `${c.kind}:${c.n}:${c.dgA}:${c.dgB}:${c.family}`;
   const cu = cus.get(key);
-  const cuMs = typeof cu?.cusparse_f32_median_ms === 'number' ? cu.cusparse_f32_median_ms : null;
+  // a cuSPARSE time with an error beside it (e.g. an empty C returned) is no time to compare with
+  const cuMs = typeof cu?.cusparse_f32_median_ms === 'number' && !cu.cusparse_f32_error ? cu.cusparse_f32_median_ms : null;
   const row = {
     kind: c.kind,
     family: c.family,
