@@ -2,12 +2,14 @@
 """cuSPARSE side of bench/spgemm.ts: C = A @ B with cupyx.scipy.sparse CSR operands (cuSPARSE
 SpGEMM) on the same matrices as the TypeScript benchmark (seed 002's shapes).
 
-  python3 bench/spgemm_cupy.py [--quick] [--only hm|cdm] [--reps N] [--out FILE] [--dry]
+  python3 bench/spgemm_cupy.py [--quick] [--only table|banded|structured|hm|cdm] [--max-n N] [--reps N] [--out FILE] [--dry]
 
 Matrices (identical to bench/spgemm.ts, same LCG):
 - hm: structured sparse, n x n, dg whole diagonals at distinct random offsets in [-n/4, n/4]
   (Tables 1 and 2 of seed 002: n = 1000 ... 10 000, 5 ... 600 diagonals);
-- cdm: banded, n = 1024 ... 10 240, bandwidths 5, 10, 15, 20 (offsets -floor((w-1)/2) ...).
+- cdm: banded, n = 1024 ... 10 240, bandwidths 5, 10, 15, 20 (offsets -floor((w-1)/2) ...);
+- banded: n = 10^5, 10^6, 10^7, bandwidths 5, 10, 20; structured: n = 10^5 (10 and 30
+  diagonals), 10^6 (10 and 20 diagonals) — the issue-22 sizes (reps capped at 5 for n >= 10^6).
 Values 1 + ((7i + 13j) mod 17)/16 (never zero). Per case and dtype (float32, float64): median ms of
 A @ B over `reps` runs after 2 warm-ups, timed with CUDA events (the product includes cuSPARSE's
 symbolic and numeric phases and C's allocation, as a user calling A @ B sees), and nnz(C) to
@@ -58,18 +60,40 @@ def triplets(n, offsets):
 
 
 def cases(quick, only):
+    """The cases of bench/spgemm.ts, in the same order (family: table, banded, structured)."""
+    out = []
+
+    def hm(family, n, da, db):
+        out.append(dict(kind='hm', family=family, n=n, dgA=da, dgB=db, offA=random_offsets(n, da, n + da), offB=random_offsets(n, db, 7 * n + db)))
+
+    def band(family, n, w):
+        out.append(dict(kind='cdm', family=family, n=n, dgA=w, dgB=w, offA=band_offsets(w), offB=band_offsets(w), bandwidth=w))
+
     t1 = [(1000, 9, 5), (2000, 9, 15), (3000, 29, 15), (4000, 29, 35), (5000, 59, 35),
           (6000, 89, 75), (7000, 99, 75), (8000, 109, 35), (9000, 59, 75), (10000, 109, 35)]
     t2 = [(200, 200), (300, 300), (400, 200), (500, 500), (600, 600)]
-    hm = [(n // 4, a, b) for n, a, b in t1[:3]] if quick else t1 + [(10000, a, b) for a, b in t2]
-    out = []
-    for n, da, db in hm:
-        out.append(dict(kind='hm', n=n, dgA=da, dgB=db, offA=random_offsets(n, da, n + da), offB=random_offsets(n, db, 7 * n + db)))
-    ns = [256, 1024] if quick else [1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192, 9216, 10240]
-    for n in ns:
-        for w in (5, 10, 15, 20):
-            out.append(dict(kind='cdm', n=n, dgA=w, dgB=w, offA=band_offsets(w), offB=band_offsets(w), bandwidth=w))
-    return [c for c in out if only is None or c['kind'] == only]
+    if quick:
+        for n, a, b in t1[:3]:
+            hm('table', n // 4, a, b)
+        for n in (256, 1024):
+            for w in (5, 20):
+                band('table', n, w)
+        band('banded', 20000, 10)
+        hm('structured', 20000, 10, 10)
+    else:
+        for n, a, b in t1:
+            hm('table', n, a, b)
+        for a, b in t2:
+            hm('table', 10000, a, b)
+        for n in range(1024, 10241, 1024):
+            for w in (5, 10, 15, 20):
+                band('table', n, w)
+        for n in (10**5, 10**6, 10**7):
+            for w in (5, 10, 20):
+                band('banded', n, w)
+        for n, a, b in ((10**5, 10, 10), (10**5, 30, 30), (10**6, 10, 10), (10**6, 20, 20)):
+            hm('structured', n, a, b)
+    return [c for c in out if only is None or c['family'] == only or c['kind'] == only]
 
 
 def time_product(cp, csp, n, ta, tb, dt, reps):
@@ -99,17 +123,20 @@ def main(argv):
         import cupy as cp
         import cupyx.scipy.sparse as csp
         dev = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)['name'].decode()
+    max_n = float(opt('--max-n', 'inf'))
     for c in cases(quick, opt('--only')):
         n = c['n']
+        if n > max_n:
+            continue
         ia, ja, va = triplets(n, c['offA'])
         ib, jb, vb = triplets(n, c['offB'])
-        row = dict(kind=c['kind'], n=n, bandwidth=c.get('bandwidth'), dgA=c['dgA'], nzA=int(len(va)), dgB=c['dgB'], nzB=int(len(vb)))
+        row = dict(kind=c['kind'], family=c['family'], n=n, bandwidth=c.get('bandwidth'), dgA=c['dgA'], nzA=int(len(va)), dgB=c['dgB'], nzB=int(len(vb)))
         if not dry:
             row['device'] = dev
             for dt in (np.float32, np.float64):
                 name = 'f32' if dt == np.float32 else 'f64'
                 try:
-                    ms, nzc = time_product(cp, csp, n, (ia, ja, va), (ib, jb, vb), dt, reps)
+                    ms, nzc = time_product(cp, csp, n, (ia, ja, va), (ib, jb, vb), dt, reps if n < 10**6 else min(reps, 5))
                     row[f'cusparse_{name}_median_ms'], row[f'cusparse_{name}_min_ms'] = ms[len(ms) // 2], ms[0]
                     row['nzC'] = nzc
                     if nzc == 0:  # positive operands whose diagonals meet: C cannot be empty

@@ -21,6 +21,7 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
   solve: { summary: 'solve A x = b (cg, gmres, bicgstab, bicg)', load: async () => (await import('./commands/solve')).solveCommand },
   eigs: { summary: 'lowest/highest eigenpairs (lanczos, davidson, lobpcg)', load: async () => (await import('./commands/eigs')).eigsCommand },
   ci: { summary: 'configuration-interaction energies from an FCIDUMP', load: async () => (await import('./commands/ci')).ciCommand },
+  spgemm: { summary: 'sparse matrix product C = A·B through diagonal storage (HM / CDM) on the GPU', load: async () => (await import('./commands/spgemm')).spgemmCommand },
   export: { summary: 'write a matrix in PETSc binary format (MatLoad), or a PETSc matrix as Matrix Market', load: async () => (await import('./commands/export')).exportCommand },
   start: { summary: 'the main job: CI energies of a shipped molecule and a Poisson solve', load: async () => (await import('./commands/start')).startCommand },
 };

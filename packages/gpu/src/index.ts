@@ -26,3 +26,4 @@ export * from './vector-space';
 export * from './operator';
 export * from './autotune/index';
 export * from './df64/index';
+export * from './spgemm/index';

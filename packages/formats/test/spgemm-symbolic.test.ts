@@ -1,0 +1,109 @@
+/**
+ * The O(diagonals) symbolic phase of the diagonal SpGEMM (C's offsets and pair lists), the
+ * format choice, and the float64 CSR product with its error measure — against hand-worked
+ * examples and the HM/CDM references.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  cdmFromCsr,
+  cdmSpgemm,
+  cdmToCsr,
+  chooseSpgemmFormat,
+  csrFromTriplets,
+  csrSpgemmReference,
+  DimensionMismatchError,
+  generators as g,
+  hmFromCsr,
+  hmSpgemm,
+  hmSpgemmDiagonals,
+  hmToCsr,
+  InvalidParameterError,
+  spgemmMaxRelError,
+  spgemmSymbolic,
+} from '../src/index';
+
+const hm = (rows: number, cols: number, offsets: number[]) => ({ format: 'hm' as const, rows, cols, offsets });
+
+describe('spgemmSymbolic', () => {
+  it('tridiagonal squared: offsets in HM order, pairs grouped by C diagonal, ascending kA', () => {
+    const s = spgemmSymbolic(hm(6, 6, [0, 1, -1]), hm(6, 6, [0, 1, -1]));
+    expect(Array.from(s.offsets)).toEqual([0, 1, 2, -1, -2]);
+    // C diagonal 0 gets (−1, +1), (0, 0), (+1, −1): A indices 2, 0, 1
+    const d0 = [s.pairStart[0]!, s.pairStart[1]!];
+    expect(Array.from(s.pairA.slice(d0[0], d0[1]))).toEqual([2, 0, 1]);
+    expect(Array.from(s.pairB.slice(d0[0], d0[1]))).toEqual([1, 0, 2]);
+    expect(s.pairA.length).toBe(9);
+    // shared inner indices j: (0,0): 6; (0,±1), (±1,0), (1,−1), (−1,1): 5 each; (1,1), (−1,−1): 4 each
+    expect(s.multiplyAdds).toBe(6 + 6 * 5 + 2 * 4);
+  });
+
+  it('HM offsets equal the reference diagonal set on a rectangular product; missed pairs dropped', () => {
+    const ha = hmFromCsr(csrFromTriplets(5, 9, [0, 4, 0, 2], [0, 8, 7, 3], [1, 1, 1, 1]));
+    const hb = hmFromCsr(csrFromTriplets(9, 4, [0, 8, 3, 7], [0, 3, 1, 0], [1, 1, 1, 1]));
+    const s = spgemmSymbolic(hm(5, 9, Array.from(ha.offsets)), hm(9, 4, Array.from(hb.offsets)));
+    expect(Array.from(s.offsets).sort((p, q) => p - q)).toEqual(Array.from(hmSpgemmDiagonals(ha, hb)));
+  });
+
+  it('CDM: (kA + kB) mod n, ascending, every pair kept', () => {
+    const c = { format: 'cdm' as const, rows: 5, cols: 5, offsets: [0, 1, 4] };
+    const s = spgemmSymbolic(c, c);
+    expect(Array.from(s.offsets)).toEqual([0, 1, 2, 3, 4]);
+    expect(s.pairA.length).toBe(9);
+    expect(s.multiplyAdds).toBe(45);
+  });
+
+  it('costs O(diagonals), not O(n): n = 2·10^9 structures plan as fast as small ones', () => {
+    const n = 2_000_000_000;
+    const t0 = performance.now();
+    const s = spgemmSymbolic(hm(n, n, [-n / 2, -3, 0, 7]), hm(n, n, [-5, 0, 1, n / 4]));
+    const cdm = spgemmSymbolic({ format: 'cdm', rows: n, cols: n, offsets: [0, 1, n - 1] }, { format: 'cdm', rows: n, cols: n, offsets: [0, n - 2] });
+    expect(performance.now() - t0).toBeLessThan(200); // an O(n) array or loop would take seconds
+    expect(s.offsets.length).toBe(16);
+    expect(s.lengths[0]).toBe(n);
+    expect(Array.from(cdm.offsets)).toEqual([0, 1, n - 3, n - 2, n - 1]);
+  });
+
+  it('refuses mismatched dimensions, mixed formats and too many diagonals', () => {
+    expect(() => spgemmSymbolic(hm(3, 4, [0]), hm(3, 3, [0]))).toThrow(DimensionMismatchError);
+    expect(() => spgemmSymbolic(hm(3, 3, [0]), { format: 'cdm', rows: 3, cols: 3, offsets: [0] })).toThrow(InvalidParameterError);
+    expect(() => spgemmSymbolic(hm(9, 9, [0, 1, 2]), hm(9, 9, [0, 3]), 5)).toThrow(InvalidParameterError);
+  });
+});
+
+describe('csrSpgemmReference and spgemmMaxRelError', () => {
+  it('a 2×2 product by hand; a perturbed C is measured against Σ|a·b|', () => {
+    const a = csrFromTriplets(2, 2, [0, 0, 1], [0, 1, 1], [1, 2, 3]);
+    const b = csrFromTriplets(2, 2, [0, 1, 1], [0, 0, 1], [4, 5, -6]);
+    const ref = csrSpgemmReference(a, b);
+    // [[1,2],[0,3]]·[[4,0],[5,−6]] = [[14,−12],[15,−18]]
+    expect(Array.from(ref.c.values)).toEqual([14, -12, 15, -18]);
+    expect(Array.from(ref.absSum)).toEqual([14, 12, 15, 18]);
+    expect(spgemmMaxRelError(ref.c, ref)).toBe(0);
+    const off = { ...ref.c, values: Float64Array.of(14, -12, 15, -18 + 0.018) };
+    expect(spgemmMaxRelError(off, ref)).toBeCloseTo(0.001, 12);
+    const missing = csrFromTriplets(2, 2, [0, 1, 1], [0, 0, 1], [14, 15, -18]);
+    expect(spgemmMaxRelError(missing, ref)).toBe(1);
+  });
+
+  it('agrees with the HM and CDM float64 references', () => {
+    const a = g.banded(40, 3, 2);
+    const b = g.banded(40, 2, 4);
+    const ref = csrSpgemmReference(a, b);
+    const viaHm = hmSpgemm(hmFromCsr(a), hmFromCsr(b));
+    const viaCdm = cdmSpgemm(cdmFromCsr(a), cdmFromCsr(b));
+    for (const c of [hmToCsr(viaHm), cdmToCsr(viaCdm)]) {
+      expect(c.values.length).toBe(ref.c.values.length);
+      expect(spgemmMaxRelError(c, ref)).toBeLessThan(1e-15);
+    }
+  });
+});
+
+describe('chooseSpgemmFormat', () => {
+  it('CDM for a narrow square band, HM for far diagonals or rectangles, refusal past the limit', () => {
+    expect(chooseSpgemmFormat(g.banded(500, 3, 7), g.banded(500, 2, 8))).toBe('cdm');
+    const far = csrFromTriplets(100, 100, [0, 0], [0, 60], [1, 1]);
+    expect(chooseSpgemmFormat(far, far)).toBe('hm');
+    expect(chooseSpgemmFormat(csrFromTriplets(3, 4, [0], [0], [1]), csrFromTriplets(4, 3, [0], [0], [1]))).toBe('hm');
+    expect(() => chooseSpgemmFormat(g.banded(50, 3, 1), g.banded(50, 3, 1), 4)).toThrow(InvalidParameterError);
+  });
+});

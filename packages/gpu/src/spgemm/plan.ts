@@ -1,0 +1,227 @@
+/**
+ * A reusable plan for C = A·B with A, B and C in HM or CDM storage on the device (seed 002).
+ *
+ * `planSpgemm(ctx, A, B)` is the symbolic phase, all of it O(number of diagonals): C's
+ * diagonal set and the pair lists ({@link spgemmSymbolic}), C's storage layout (split over
+ * buffers where one binding cannot hold it), the dispatch tables (one small u32 array, uploaded
+ * once) and C's buffers. `plan.execute(A, B)` is the numeric phase: one gather dispatch per C
+ * buffer ({@link gatherWgsl}), recorded without waiting; C stays on the device. A plan is reused
+ * for every product of operands with the same structure (time stepping, repeated powers):
+ * `execute` checks the structure (O(diagonals)) and records the dispatches again.
+ *
+ * Operands split over more buffers than one dispatch binds (maxStorageBuffersPerShaderStage)
+ * are handled in passes: pass (g, h) binds A's buffer group g and B's group h; a C buffer fed
+ * by several passes is written by the first and added to by the others (still one writer per
+ * entry per dispatch, no atomics).
+ * @module
+ */
+import { InvalidParameterError, type SymbolicProduct, spgemmSymbolic } from '@gpusparse/formats';
+import type { GpuContext } from '../device/context';
+import type { PipelineEntry } from '../device/pipelines';
+import type { GpuBuf } from '../memory/buffers';
+import { uploadU32 } from '../memory/upload';
+import { allocateDiagonal, type DeviceDiagonalMatrix, type DiagonalLayout, diagonalLayout, type SplitOptions, splitElems } from './device-diagonal';
+import { type GatherShape, gatherWgsl, gatherBindings, JOB_WORDS, PAIR_WORDS } from './gather.kernel';
+import { uniformWords } from './common';
+import { signature } from '../kernels/wgsl/index';
+
+/** Options of {@link planSpgemm}. */
+export interface SpgemmPlanOptions extends SplitOptions {
+  /** Invocations per workgroup of the gather kernel. Default 256. */
+  readonly workgroupSize?: number;
+  /** Refuse when C would have more diagonals than this. Default 2^20. */
+  readonly maxDiagonals?: number;
+  /** Most A (and B) buffers bound per dispatch; default from maxStorageBuffersPerShaderStage. */
+  readonly slotsPerOperand?: number;
+}
+
+/** One recorded dispatch of the numeric phase. */
+interface Dispatch {
+  readonly cq: number;
+  readonly aChunks: readonly number[];
+  readonly bChunks: readonly number[];
+  readonly jobs: number;
+  readonly jobBase: number;
+  readonly groups: number;
+  readonly mode: 0 | 1;
+}
+
+/** A planned product: symbolic phase done, numeric phase on call. */
+export interface SpgemmPlan {
+  readonly symbolic: SymbolicProduct;
+  /** C on the device, filled by {@link SpgemmPlan.execute}. */
+  readonly c: DeviceDiagonalMatrix;
+  /** Dispatches per execute. */
+  readonly dispatches: number;
+  /** Host milliseconds of the symbolic phase (structure, tables, uploads recorded). */
+  readonly planMs: number;
+  /** Record C = A·B (A, B with the planned structure); returns C. No wait. */
+  execute(a: DeviceDiagonalMatrix, b: DeviceDiagonalMatrix): DeviceDiagonalMatrix;
+  /** Free C and the tables. */
+  dispose(): void;
+}
+
+/** The same structure and split as planned, or InvalidParameterError naming the difference. O(dg). */
+function checkSame(which: 'A' | 'B', planned: DiagonalLayout, got: DiagonalLayout): void {
+  const same = (p: ArrayLike<number>, q: ArrayLike<number>) => p.length === q.length && Array.prototype.every.call(p, (x: number, k: number) => x === q[k]);
+  if (planned.format !== got.format || planned.rows !== got.rows || planned.cols !== got.cols || !same(planned.offsets, got.offsets) || !same(planned.chunk, got.chunk) || !same(planned.start, got.start)) {
+    throw new InvalidParameterError(`execute: ${which}`, `the ${planned.format.toUpperCase()} ${planned.rows}x${planned.cols} structure and split the plan was made for (${planned.offsets.length} diagonals)`, `${got.format.toUpperCase()} ${got.rows}x${got.cols} with ${got.offsets.length} diagonals or another split`);
+  }
+}
+
+/** Split 0 … count−1 into consecutive groups of `size`. */
+const groupsOf = (count: number, size: number): number[][] => Array.from({ length: Math.ceil(count / size) }, (_, g) => Array.from({ length: Math.min(size, count - g * size) }, (_, q) => g * size + q));
+
+/** Slot of each chunk inside `group`, −1 outside it. */
+function slotsOf(chunks: number, group: readonly number[]): Int32Array {
+  const out = new Int32Array(chunks).fill(-1);
+  group.forEach((q, k) => {
+    out[q] = k;
+  });
+  return out;
+}
+
+/** Writes the table: jobs then their pairs, per dispatch. */
+class TableWriter {
+  readonly words: Uint32Array;
+  length = 0;
+  constructor(capacity: number) {
+    this.words = new Uint32Array(Math.max(1, capacity));
+  }
+  /** Append the pair words of C diagonal dc kept by the slot maps; returns how many. */
+  pairs(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayout, dc: number, sa: Int32Array, sb: Int32Array): number {
+    const hm = s.format === 'hm';
+    let count = 0;
+    for (let t = s.pairStart[dc]!; t < s.pairStart[dc + 1]!; t++) {
+      const u = s.pairA[t]!;
+      const v = s.pairB[t]!;
+      const qa = sa[a.chunk[u]!]!;
+      const qb = sb[b.chunk[v]!]!;
+      if (qa < 0 || qb < 0) continue;
+      const kA = a.offsets[u]!;
+      const kB = b.offsets[v]!;
+      const w = this.words;
+      const at = this.length;
+      w[at] = qa | (qb << 8);
+      // HM bases: a_ij at start + min(i, j) = start + min(kA, 0) + i
+      w[at + 1] = (a.start[u]! + (hm ? Math.min(kA, 0) : 0)) >>> 0;
+      w[at + 2] = kA >>> 0;
+      w[at + 3] = (b.start[v]! + (hm ? Math.min(kB, 0) : 0)) >>> 0;
+      this.length += PAIR_WORDS;
+      count++;
+    }
+    return count;
+  }
+}
+
+/** The dispatch list and the table, for every (A group, B group, C buffer) with work. O(pairs + passes·dgC). */
+function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayout, c: DiagonalLayout, slots: number, wg: number): { list: Dispatch[]; table: Uint32Array } {
+  const aGroups = groupsOf(a.chunkElems.length, slots);
+  const bGroups = groupsOf(b.chunkElems.length, slots);
+  const passes = aGroups.length * bGroups.length;
+  const dgC = c.offsets.length;
+  const tw = new TableWriter(passes * JOB_WORDS * dgC + PAIR_WORDS * s.pairA.length);
+  const list: Dispatch[] = [];
+  const touched = new Uint8Array(c.chunkElems.length);
+  // C's diagonals are packed in order: buffer cq holds the contiguous range [cFirst[cq], cFirst[cq + 1])
+  const cFirst = new Int32Array(c.chunkElems.length + 1).fill(dgC);
+  for (let d = dgC - 1; d >= 0; d--) cFirst[c.chunk[d]!] = d;
+  for (const ag of aGroups) {
+    const sa = slotsOf(a.chunkElems.length, ag);
+    for (const bg of bGroups) {
+      const sb = slotsOf(b.chunkElems.length, bg);
+      for (let cq = 0; cq < c.chunkElems.length; cq++) {
+        // the first dispatch into a buffer fed by several passes writes all its diagonals (0 where no pair here)
+        const writeAll = touched[cq] === 0 && passes > 1;
+        const jobBase = tw.length;
+        const d0 = cFirst[cq]!;
+        const d1 = cq + 1 < c.chunkElems.length ? cFirst[cq + 1]! : dgC;
+        tw.length += JOB_WORDS * (d1 - d0); // room for the jobs; pairs follow
+        let jobs = 0;
+        let maxLen = 0;
+        for (let dc = d0; dc < d1; dc++) {
+          const first = tw.length;
+          const count = tw.pairs(s, a, b, dc, sa, sb);
+          if (count === 0 && !writeAll) continue;
+          const e = jobBase + JOB_WORDS * jobs++;
+          const w = tw.words;
+          w[e] = c.start[dc]!;
+          w[e + 1] = c.lengths[dc]!;
+          w[e + 2] = c.offsets[dc]! >>> 0;
+          w[e + 3] = first;
+          w[e + 4] = count;
+          maxLen = Math.max(maxLen, c.lengths[dc]!);
+        }
+        if (jobs === 0) {
+          tw.length = jobBase;
+          continue;
+        }
+        list.push({ cq, aChunks: ag, bChunks: bg, jobs, jobBase, groups: jobs * Math.ceil(maxLen / wg), mode: touched[cq] === 0 ? 0 : 1 });
+        touched[cq] = 1;
+      }
+    }
+  }
+  return { list, table: tw.words.subarray(0, tw.length) };
+}
+
+/** Shader text per shape, built once per process (the pipeline cache is keyed by it). */
+const shaderText = new Map<string, string>();
+function gatherText(shape: GatherShape): string {
+  const key = `${shape.format}:${shape.sa}:${shape.sb}:${shape.wg}`;
+  let t = shaderText.get(key);
+  if (t === undefined) shaderText.set(key, (t = gatherWgsl(shape)));
+  return t;
+}
+
+/**
+ * Plan C = A·B for device operands in the same diagonal format (the symbolic phase).
+ * Throws DimensionMismatchError (inner dimensions), InvalidParameterError (formats differ, bad
+ * option, too many C diagonals), ResourceLimitError (a C diagonal longer than one binding).
+ * Cost: O(dgA·dgB + dgC log dgC) host work, the table upload and C's allocation; no wait.
+ * @example
+ * const plan = planSpgemm(ctx, da, db); const c = plan.execute(da, db); await ctx.finish();
+ */
+export function planSpgemm(ctx: GpuContext, a: DeviceDiagonalMatrix, b: DeviceDiagonalMatrix, opts: SpgemmPlanOptions = {}): SpgemmPlan {
+  const t0 = performance.now();
+  const wg = opts.workgroupSize ?? 256;
+  if (![64, 128, 256].includes(wg)) throw new InvalidParameterError('workgroupSize', 'one of 64, 128, 256', wg);
+  const slots = opts.slotsPerOperand ?? Math.min(4, Math.floor((ctx.limits.maxStorageBuffersPerShaderStage - 2) / 2));
+  if (!(Number.isInteger(slots) && slots >= 1 && 2 * slots + 2 <= ctx.limits.maxStorageBuffersPerShaderStage)) {
+    throw new InvalidParameterError('slotsPerOperand', `an integer in [1, ${Math.floor((ctx.limits.maxStorageBuffersPerShaderStage - 2) / 2)}]`, slots);
+  }
+  const s = spgemmSymbolic(a, b, opts.maxDiagonals ?? 1 << 20);
+  const cLayout = diagonalLayout(s.format, s.rows, s.cols, s.offsets, s.lengths, splitElems(ctx, opts));
+  const { list, table } = buildDispatches(s, a, b, cLayout, slots, wg);
+  const tab = uploadU32(ctx, table.length > 0 ? table : new Uint32Array(1), 'spgemm-table');
+  const c = allocateDiagonal(ctx, cLayout, 'spgemm-c');
+  const pipes = new Map<string, PipelineEntry>();
+  const pipeline = (d: Dispatch): PipelineEntry => {
+    const shape: GatherShape = { format: s.format, sa: d.aChunks.length, sb: d.bChunks.length, wg };
+    const text = gatherText(shape);
+    let p = pipes.get(text);
+    if (!p) pipes.set(text, (p = ctx.pipelines.get({ key: text, label: `spgemm-gather(${s.format}, ${shape.sa}x${shape.sb})`, bindings: signature(gatherBindings(shape)), wgsl: () => text })));
+    return p;
+  };
+  const pipeOf = list.map(pipeline); // compiled at plan time, not on the first execute
+  const planned = { a: a as DiagonalLayout, b: b as DiagonalLayout };
+  const extent = s.format === 'hm' ? s.inner : s.rows;
+  return {
+    symbolic: s,
+    c,
+    dispatches: list.length,
+    planMs: performance.now() - t0,
+    execute(x, y) {
+      checkSame('A', planned.a, x);
+      checkSame('B', planned.b, y);
+      list.forEach((d, k) => {
+        const refs: GpuBuf[] = [tab, ...d.aChunks.map((q) => x.buffers[q]!), ...d.bChunks.map((q) => y.buffers[q]!), c.buffers[d.cq]!];
+        ctx.recorder.dispatch(pipeOf[k]!, refs, uniformWords([d.jobs, d.jobBase, d.groups, extent, d.mode]), d.groups);
+      });
+      return c;
+    },
+    dispose() {
+      tab.dispose();
+      c.dispose();
+    },
+  };
+}
