@@ -1,7 +1,8 @@
 /**
  * CSR with every row padded to a whole number of quads (4 entries), so that a kernel reads
  * values as vec4<f32> and column indices as vec4<u32> (or, with 16-bit columns, as
- * vec2<u32> holding four offsets from a per-row base) from 16-byte aligned addresses. The
+ * vec2<u32> holding four offsets from a per-row base; with 16-bit value indices, the values
+ * as vec2<u32> of four indices into the matrix's table of distinct values) from aligned addresses. The
  * padding of a row's last quad repeats a column of the row with value 0 and is masked out
  * in the kernel (the pad count travels in the top two bits of the quad pointer that ends the
  * row), so 0·Inf never enters a sum. Split over bindings like CSR: row blocks of at most one
@@ -13,7 +14,7 @@ import { type CsrMatrix, csrNnz, InvalidParameterError, ResourceLimitError } fro
 import type { GpuContext } from '../../device/context';
 import type { PipelineEntry } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
-import { uploadU32, validateCsrIndices, writeData } from '../../memory/upload';
+import { uploadF32, uploadU32, validateCsrIndices, writeData } from '../../memory/upload';
 import { blockUniforms, type CsrBlockPlan, splitCsrPlan } from '../csr/csr-device';
 import type { DeviceMatrix, SpmvScale, UploadOptions } from '../types';
 
@@ -53,6 +54,28 @@ export function rowSpansFit16(a: CsrMatrix): true | string {
   return true;
 }
 
+/**
+ * The distinct float32 values of `a` (by bit pattern: −0 and NaN payloads kept) and each
+ * entry's index into them, or why they do not fit 16-bit indices (more than 65 536 distinct).
+ * CSR-VI's value indexing (Kourtis, Goumas and Koziris, 2008): a CI Hamiltonian repeats a few
+ * thousand integral combinations over 10^7–10^9 entries. O(nnz).
+ */
+export function valueTable(a: CsrMatrix): { table: Float32Array; index: Uint16Array } | string {
+  const bits = new Uint32Array(Float32Array.from(a.values).buffer);
+  const seen = new Map<number, number>();
+  const index = new Uint16Array(bits.length);
+  for (let k = 0; k < bits.length; k++) {
+    let i = seen.get(bits[k]!);
+    if (i === undefined) {
+      if (seen.size === 65536) return `more than 65 536 distinct float32 values (at entry ${k}): 16-bit value indices do not fit`;
+      seen.set(bits[k]!, (i = seen.size));
+    }
+    index[k] = i;
+  }
+  const table = new Float32Array(new Uint32Array([...seen.keys()]).buffer);
+  return { table, index };
+}
+
 /** One uploaded block of a quad matrix. */
 export interface QuadDeviceBlock extends CsrBlockPlan {
   readonly rowQuad: GpuBuf;
@@ -67,16 +90,23 @@ export interface QuadDeviceBlock extends CsrBlockPlan {
 export interface QuadDeviceMatrix extends DeviceMatrix {
   readonly quadBlocks: readonly QuadDeviceBlock[];
   readonly pipeline: PipelineEntry;
-  readonly idx16: boolean;
+  /** 0: f32 values, u32 columns; 1: f32 values, 16-bit column offsets; 2: 16-bit value indices and column offsets. */
+  readonly pack: number;
+  /** The distinct values (pack 2). */
+  readonly table?: GpuBuf;
 }
 
-/** Host arrays of one block: quad pointers with pad bits, values, packed columns, bases. */
-function packBlock(a: CsrMatrix, q: Int32Array, b: CsrBlockPlan, idx16: boolean): { rowQuad: Uint32Array; vals: Float32Array; cols: Uint32Array; base?: Uint32Array } {
+/** Host arrays of one block: quad pointers with pad bits, values (or value indices), packed columns, bases. */
+function packBlock(a: CsrMatrix, q: Int32Array, b: CsrBlockPlan, pack: number, vidx?: Uint16Array): { rowQuad: Uint32Array; vals: Float32Array | Uint32Array; cols: Uint32Array; base?: Uint32Array } {
   const nq = b.k1 - b.k0;
   const rowQuad = new Uint32Array(b.rows + 1);
-  const vals = new Float32Array(4 * nq);
-  const cols = new Uint32Array(idx16 ? 2 * nq : 4 * nq);
-  const base = idx16 ? new Uint32Array(b.rows) : undefined;
+  const vals = vidx ? new Uint32Array(2 * nq) : new Float32Array(4 * nq);
+  const cols = new Uint32Array(pack >= 1 ? 2 * nq : 4 * nq);
+  const base = pack >= 1 ? new Uint32Array(b.rows) : undefined;
+  // 16-bit halves: entry `local` goes to the low (even) or high (odd) half of word local >> 1
+  const put16 = (arr: Uint32Array, local: number, v: number) => {
+    arr[local >> 1] = local & 1 ? (arr[local >> 1]! | (v << 16)) >>> 0 : v;
+  };
   for (let i = 0; i < b.rows; i++) {
     const r = b.rowStart + i;
     const s = a.rowPtr[r]!;
@@ -95,9 +125,10 @@ function packBlock(a: CsrMatrix, q: Int32Array, b: CsrBlockPlan, idx16: boolean)
     for (let e = 4 * q0; e < 4 * q1; e++) {
       const j = e - 4 * q[r]!; // position in the padded row
       const local = e - 4 * b.k0;
-      vals[local] = j < len ? a.values[s + j]! : 0;
+      if (vidx) put16(vals as Uint32Array, local, j < len ? vidx[s + j]! : 0);
+      else vals[local] = j < len ? a.values[s + j]! : 0;
       const c = j < len ? a.colIdx[s + j]! : pad;
-      if (idx16) cols[local >> 1] = local & 1 ? (cols[local >> 1]! | ((c - lo) << 16)) >>> 0 : c - lo;
+      if (base) put16(cols, local, c - lo);
       else cols[local] = c;
     }
   }
@@ -115,25 +146,29 @@ export type QuadGroups = (rows: number) => number;
  * @throws InvalidMatrixError naming the first bad row
  * @throws InvalidParameterError when 16-bit columns are asked for a row spanning 2^16 columns or more
  */
-export function uploadQuad(ctx: GpuContext, kernelId: string, a: CsrMatrix, idx16: boolean, pipeline: PipelineEntry, groups: QuadGroups, opts: UploadOptions = {}): QuadDeviceMatrix {
+export function uploadQuad(ctx: GpuContext, kernelId: string, a: CsrMatrix, pack: number, pipeline: PipelineEntry, groups: QuadGroups, opts: UploadOptions = {}): QuadDeviceMatrix {
   validateCsrIndices(a, kernelId);
-  if (idx16) {
+  if (pack >= 1) {
     const fit = rowSpansFit16(a);
-    if (fit !== true) throw new InvalidParameterError(`${kernelId} upload idx16`, 'rows spanning fewer than 65 536 columns', fit);
+    if (fit !== true) throw new InvalidParameterError(`${kernelId} upload pack ${pack}`, 'rows spanning fewer than 65 536 columns', fit);
   }
+  const vt = pack === 2 ? valueTable(a) : undefined;
+  if (typeof vt === 'string') throw new InvalidParameterError(`${kernelId} upload pack 2`, 'at most 65 536 distinct values', vt);
   const q = quadPointers(a);
   const capElems = Math.floor(Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, ctx.limits.maxStorageBufferBindingSize) / 4);
   const capQuads = Math.max(1, Math.min(QUAD_MASK, Math.floor(capElems / 4)));
   // the planner reads only rows and rowPtr: quad pointers plan quad-aligned blocks and pieces
   const plan = splitCsrPlan({ ...a, rowPtr: q }, capQuads, capElems - 1);
   const blocks: QuadDeviceBlock[] = [];
-  let deviceBytes = 0;
-  const release = (bs: readonly QuadDeviceBlock[]) => {
-    for (const p of bs) for (const buf of [p.rowQuad, p.values, p.cols, p.base]) buf?.dispose();
+  const table = vt && uploadF32(ctx, vt.table, `${kernelId}-values`);
+  let deviceBytes = table?.bytes ?? 0;
+  const release = () => {
+    table?.dispose();
+    for (const p of blocks) for (const buf of [p.rowQuad, p.values, p.cols, p.base]) buf?.dispose();
   };
   try {
     for (const b of plan) {
-      const h = packBlock(a, q, b, idx16);
+      const h = packBlock(a, q, b, pack, vt?.index);
       const values = ctx.buffers.acquire(h.vals.length * 4, undefined, `${kernelId}-values`);
       writeData(ctx, values, h.vals);
       const blk: QuadDeviceBlock = { ...b, rowQuad: uploadU32(ctx, h.rowQuad, `${kernelId}-rowquad`), values, cols: uploadU32(ctx, h.cols, `${kernelId}-cols`), base: h.base && uploadU32(ctx, h.base, `${kernelId}-base`), groups: groups(b.rows) };
@@ -141,10 +176,10 @@ export function uploadQuad(ctx: GpuContext, kernelId: string, a: CsrMatrix, idx1
       deviceBytes += blk.rowQuad.bytes + values.bytes + blk.cols.bytes + (blk.base?.bytes ?? 0);
     }
   } catch (e) {
-    release(blocks);
+    release();
     throw e;
   }
-  return { kernelId, rows: a.rows, cols: a.cols, nnz: csrNnz(a), deviceBytes, blocks: blocks.length, quadBlocks: blocks, pipeline, idx16, dispose: () => release(blocks) };
+  return { kernelId, rows: a.rows, cols: a.cols, nnz: csrNnz(a), deviceBytes, blocks: blocks.length, quadBlocks: blocks, pipeline, pack, table, dispose: release };
 }
 
 /** Record y = alpha·A·x + beta·y block by block (in order: continued rows accumulate). */
@@ -152,18 +187,20 @@ export function encodeQuad(ctx: GpuContext, h: QuadDeviceMatrix, x: GpuBuf, y: G
   for (const p of h.quadBlocks) {
     const refs = [p.rowQuad, p.values, p.cols, x, y];
     if (p.base) refs.push(p.base);
+    if (h.table) refs.push(h.table);
     ctx.recorder.dispatch(h.pipeline, refs, blockUniforms(p, scale, 0), p.groups);
   }
 }
 
-/** The storage bindings of the quad kernels (16-bit mode: packed column pairs and row bases). */
-export function quadBindings(idx16: boolean) {
+/** The storage bindings of the quad kernels for `pack` 0, 1 or 2 (see {@link QuadDeviceMatrix.pack}). */
+export function quadBindings(pack: number) {
   return [
     { name: 'rowq', type: 'array<u32>', access: 'r' as const },
-    { name: 'vals', type: 'array<vec4<f32>>', access: 'r' as const },
-    { name: 'cols', type: idx16 ? 'array<vec2<u32>>' : 'array<vec4<u32>>', access: 'r' as const },
+    { name: 'vals', type: pack === 2 ? 'array<vec2<u32>>' : 'array<vec4<f32>>', access: 'r' as const },
+    { name: 'cols', type: pack >= 1 ? 'array<vec2<u32>>' : 'array<vec4<u32>>', access: 'r' as const },
     { name: 'x', type: 'array<f32>', access: 'r' as const },
     { name: 'y', type: 'array<f32>', access: 'w' as const },
-    ...(idx16 ? [{ name: 'rbase', type: 'array<u32>', access: 'r' as const }] : []),
+    ...(pack >= 1 ? [{ name: 'rbase', type: 'array<u32>', access: 'r' as const }] : []),
+    ...(pack === 2 ? [{ name: 'vtab', type: 'array<f32>', access: 'r' as const }] : []),
   ];
 }
