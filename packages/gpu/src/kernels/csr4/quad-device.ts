@@ -55,6 +55,22 @@ export function rowSpansFit16(a: CsrMatrix): true | string {
 }
 
 /**
+ * Whether `a` has at most 65 536 distinct float32 values (by bit pattern), the condition of
+ * 16-bit value indices. O(nnz) time, O(distinct) memory; stops at the 65 537th.
+ */
+export function distinctValuesFit16(a: CsrMatrix): true | string {
+  const f = new Float32Array(1);
+  const bits = new Uint32Array(f.buffer);
+  const seen = new Set<number>();
+  for (let k = 0; k < a.values.length; k++) {
+    f[0] = a.values[k]!;
+    seen.add(bits[0]!);
+    if (seen.size > 65536) return `more than 65 536 distinct float32 values (at entry ${k}): 16-bit value indices do not fit`;
+  }
+  return true;
+}
+
+/**
  * The distinct float32 values of `a` (by bit pattern: −0 and NaN payloads kept) and each
  * entry's index into them, or why they do not fit 16-bit indices (more than 65 536 distinct).
  * CSR-VI's value indexing (Kourtis, Goumas and Koziris, 2008): a CI Hamiltonian repeats a few

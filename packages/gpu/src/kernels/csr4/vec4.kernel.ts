@@ -22,7 +22,7 @@ import { groupSum, groupSumMode, groupSumNeedsSubgroups } from '../wgsl/group';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, signature } from '../wgsl/index';
 import { laneRow } from '../wgsl/lanes';
 import { csrVectorsFit } from '../csr/csr-device';
-import { encodeQuad, QUAD_MASK, type QuadDeviceMatrix, quadBindings, rowSpansFit16, uploadQuad, valueTable } from './quad-device';
+import { distinctValuesFit16, encodeQuad, QUAD_MASK, type QuadDeviceMatrix, quadBindings, rowSpansFit16, uploadQuad } from './quad-device';
 
 /** Parameters of {@link csrVec4Kernel}. */
 export type CsrVec4Params = { lanes: number; pack: number; workgroupSize: number };
@@ -101,9 +101,7 @@ export const csrVec4Kernel: SpmvKernel<CsrMatrix, CsrVec4Params, QuadDeviceMatri
     const fit = csrVectorsFit(a, limits.maxStorageBufferBindingSize);
     if (fit !== true || p.pack === 0) return fit;
     const span = rowSpansFit16(a);
-    if (span !== true || p.pack !== 2) return span;
-    const vt = valueTable(a);
-    return typeof vt === 'string' ? vt : true;
+    return span !== true || p.pack !== 2 ? span : distinctValuesFit16(a);
   },
   wgsl(p, caps) {
     if (!LANES.includes(p.lanes) || p.workgroupSize % p.lanes !== 0) throw new RangeError(`csr-vec4: lanes expected one of ${LANES.join(', ')} dividing ${p.workgroupSize}, got ${p.lanes}`);
