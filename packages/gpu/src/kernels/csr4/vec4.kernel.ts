@@ -88,14 +88,14 @@ export const csrVec4Kernel: SpmvKernel<CsrMatrix, CsrVec4Params, QuadDeviceMatri
   format: 'csr',
   title: 'CSR vec4: rows padded to quads, lanes per row with vec4 value/column loads (optionally 16-bit columns) and subgroup reduction',
   params: {
-    lanes: { description: 'invocations per row (power of two 1..256; a row of n entries gives each lane ⌈n/4/lanes⌉ quads)', values: [32, 1, 2, 4, 8, 16, 64] },
+    lanes: { description: 'invocations per row (power of two 1..256; a row of n entries gives each lane ⌈n/4/lanes⌉ quads)', values: [8, 1, 2, 4, 16, 32, 64] },
     pack: {
       description: '0: f32 values and u32 columns (8 bytes per entry); 1: 16-bit column offsets from each row’s smallest column (6 bytes; rows must span < 65 536 columns); 2: 16-bit column offsets and 16-bit indices into the table of distinct values (4 bytes; also ≤ 65 536 distinct values)',
       values: [0, 1, 2],
     },
     workgroupSize: { description: 'invocations per workgroup', values: [256] },
   },
-  defaults: { lanes: 32, pack: 0, workgroupSize: 256 },
+  defaults: { lanes: 8, pack: 0, workgroupSize: 256 },
   supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
   precheck(a, limits, p) {
     const fit = csrVectorsFit(a, limits.maxStorageBufferBindingSize);
