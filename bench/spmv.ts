@@ -14,7 +14,10 @@
  * Run locally (lavapipe): `pnpm tsx bench/spmv.ts --quick --out bench/out/spmv-quick.json`.
  * Run on an H100: bundle with esbuild (webgpu external), carry `.gpukit`, then
  * `bash .gpukit/enter.sh node .gpukit/app/spmv.mjs --out $OUT/spmv.json [files.mtx ...]`.
- * Flags: --quick (small sizes), --out FILE, --reps N, --kernels id,id, --only name,name,
+ * Each (kernel, params) runs `--rounds` times (default 2; each round a fresh upload, the other
+ * kernels in between) and the spread between rounds is reported; each matrix also times the vec4
+ * copy of its CSR product's bytes (fractionOfCopySameBytes: that copy's time over the kernel's).
+ * Flags: --quick (small sizes), --out FILE, --reps N, --rounds N, --kernels id,id, --only name,name,
  * --no-variants (defaults only; --sweep id,id keeps the variants of those kernels), --dump DIR (write NAME.rowptr/.cols/.vals for .gpukit/cusparse_anchor.py),
  * --max-binding-bytes N (plan bindings of N bytes: exercises splitting on a small device),
  * --powerlaw ROWS:MAXLEN[:MINLEN[:ALPHA]] (add a generated power-law matrix; --only powerlaw-ROWS- runs it alone),
@@ -26,7 +29,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { type CsrMatrix, csrNnz, csrSpmv, GpuSparseError, generators, getFormat, readMatrixMarket } from '@gpusparse/formats';
-import { Blas1, createGpuContext, type DeviceMatrix, entryArgs, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, supportsCsr, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
+import { type AnySpmvKernel, Blas1, createGpuContext, type DeviceMatrix, entryArgs, type GpuBuf, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, supportsCsr, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
 import { assembleHamiltonian, buildCiSpace } from '../packages/chem/src/index';
 import { readFcidump } from '../packages/chem/src/node';
 import { dumpCsr } from './dump';
@@ -41,12 +44,13 @@ const opt = (name: string): string | undefined => {
 const quick = flag('--quick');
 const out = opt('--out') ?? 'bench/out/spmv.json';
 const reps = Number(opt('--reps') ?? (quick ? 5 : 30));
+const rounds = Math.max(1, Number(opt('--rounds') ?? 2));
 const kernelFilter = opt('--kernels')?.split(',');
 const onlyFilter = opt('--only')?.split(',');
 const dumpDir = opt('--dump');
 const sweep = opt('--sweep')?.split(',');
 const fcidumps = argv.flatMap((a, i) => (a === '--fcidump' && argv[i + 1] ? [argv[i + 1]!] : []));
-const valueArgs = new Set([...fcidumps, ...['--out', '--reps', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw'].flatMap((f) => (opt(f) ? [opt(f)!] : []))]);
+const valueArgs = new Set([...fcidumps, ...['--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw'].flatMap((f) => (opt(f) ? [opt(f)!] : []))]);
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 /** The generated matrix set (shared with bench/tune.ts): name and a thunk (built lazily, one at a time). */
@@ -71,6 +75,29 @@ fn main(${entryArgs()}) {
   });
 }
 
+/** Median ms of the vec4 WGSL copy of `n` floats (n a multiple of 4): 8·n bytes moved. */
+async function timeCopyVec4(ctx: GpuContext, n: number, a: GpuBuf, b: GpuBuf) {
+  const pipe = copyVec4(ctx);
+  const u = new Uniforms();
+  u.u[0] = n / 4;
+  return timeGpu(ctx, () => ctx.recorder.dispatch(pipe, [a, b], u, Math.ceil(n / 4 / 256)), { reps });
+}
+
+/**
+ * The vec4 copy of as many bytes as the CSR product of this matrix moves at least (8·nnz +
+ * 4·rows + x + y, read + written): the bandwidth a kernel can reach at this size, launch and
+ * ramp included (at 10^8 bytes these are not negligible next to the 1 GiB copy above).
+ */
+async function copySameBytes(ctx: GpuContext, traffic: number): Promise<{ ms: number; gbs: number }> {
+  const n = Math.max(4, Math.min(Math.floor(ctx.limits.maxStorageBufferBindingSize / 16) * 4, Math.ceil(traffic / 32) * 4));
+  const a = ctx.buffers.acquire(n * 4);
+  const b = ctx.buffers.acquire(n * 4);
+  const t = await timeCopyVec4(ctx, n, a, b);
+  a.dispose();
+  b.dispose();
+  return { ms: t.medianMs, gbs: (8 * n) / (t.medianMs * 1e6) };
+}
+
 /** Copy bandwidth (GB/s, bytes read + written): the better of the f32 and vec4 WGSL copy kernels. */
 async function copyBandwidth(ctx: GpuContext): Promise<{ gbs: number; bytes: number; ms: number; method: string; kernel: string }> {
   const n = Math.min(quick ? 1 << 22 : 1 << 27, Math.floor(ctx.limits.maxStorageBufferBindingSize / 16) * 4);
@@ -78,10 +105,7 @@ async function copyBandwidth(ctx: GpuContext): Promise<{ gbs: number; bytes: num
   const b = ctx.buffers.acquire(n * 4);
   const b1 = Blas1.of(ctx);
   const t1 = await timeGpu(ctx, () => b1.copy(a, b, n), { reps });
-  const pipe = copyVec4(ctx);
-  const u = new Uniforms();
-  u.u[0] = n / 4;
-  const t4 = await timeGpu(ctx, () => ctx.recorder.dispatch(pipe, [a, b], u, Math.ceil(n / 4 / 256)), { reps });
+  const t4 = await timeCopyVec4(ctx, n, a, b);
   a.dispose();
   b.dispose();
   const best = t4.medianMs < t1.medianMs ? { t: t4, kernel: 'vec4<f32>' } : { t: t1, kernel: 'f32' };
@@ -92,13 +116,19 @@ async function copyBandwidth(ctx: GpuContext): Promise<{ gbs: number; bytes: num
 interface Row {
   kernel: string;
   params: Record<string, number>;
+  /** Median of the per-round medians (rounds: --rounds, each a fresh upload, other kernels in between). */
   medianMs?: number;
+  /** Each round's median, in order; spread = max / min − 1. */
+  roundMs?: number[];
+  spread?: number;
   minMs?: number;
   meanMs?: number;
   method?: string;
   gflops?: number;
   gbs?: number;
   fractionOfCopy?: number;
+  /** The vec4 copy of the CSR product's bytes (8·nnz + 8·rows + 4·cols) over this kernel's time. */
+  fractionOfCopySameBytes?: number;
   bytesStored?: number;
   deviceBytes?: number;
   bindingBlocks?: number;
@@ -111,7 +141,99 @@ interface Row {
   error?: string;
 }
 
-async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs: number): Promise<Record<string, unknown>> {
+/** What every variant of one matrix is checked and timed against. */
+interface Case {
+  a32: CsrMatrix;
+  nnz: number;
+  x: Float64Array;
+  ref: Float64Array;
+  bound: Float64Array;
+  dx: GpuBuf;
+  dy: GpuBuf;
+  copyGbs: number;
+  copySameMs: number;
+}
+
+/** Convert `c.a32` for kernel `k` (or say why it cannot run); the matrix to upload or the reason. */
+function convertFor(ctx: GpuContext, k: AnySpmvKernel, params: Record<string, number>, a32: CsrMatrix): { m: unknown } | { skipped: string } {
+  const pre = supportsCsr(k, a32, ctx.limits, params); // before any conversion
+  if (pre !== true) return { skipped: pre };
+  let m: unknown;
+  try {
+    m = k.format === 'csr' ? a32 : getFormat(k.format).fromCsr(a32, k.formatParams?.(params));
+  } catch (e) {
+    if (!(e instanceof GpuSparseError)) throw e; // a bug, reported as a failure by the caller
+    // the format itself refuses this matrix (e.g. too many diagonals): unsupported, not a kernel failure
+    return { skipped: `conversion refused: ${(e as Error).message}` };
+  }
+  const ok = k.supports(m, ctx.limits, params);
+  return ok === true ? { m } : { skipped: ok };
+}
+
+/** Worst |y − ref| / bound over the rows (∞ where the bound is 0 and the error is not). */
+function worstRatio(y: ArrayLike<number>, c: Case, extra?: Float64Array): number {
+  let worst = 0;
+  for (let i = 0; i < y.length; i++) {
+    const e = Math.abs(y[i]! - c.ref[i]!);
+    const b = c.bound[i]! + (extra?.[i] ?? 0);
+    worst = Math.max(worst, b > 0 ? e / b : e > 0 ? Number.POSITIVE_INFINITY : 0);
+  }
+  return worst;
+}
+
+/** One round of one variant: upload, (first round) check against the reference, time. */
+async function runVariant(ctx: GpuContext, k: AnySpmvKernel, row: Row, c: Case, first: boolean): Promise<void> {
+  const conv = convertFor(ctx, k, row.params, c.a32);
+  if ('skipped' in conv) {
+    row.skipped = conv.skipped;
+    console.log(`  ${k.id} ${JSON.stringify(row.params)}: unsupported: ${conv.skipped}`);
+    return;
+  }
+  const fmt = getFormat(k.format);
+  row.bytesStored = fmt.storageBytes(k.format === 'csr' ? { ...c.a32, nnz: c.nnz } : conv.m, { valueBytes: 4, indexBytes: 4 }).bytes;
+  const t0 = performance.now();
+  const h: DeviceMatrix = k.upload(ctx, conv.m, row.params);
+  try {
+    await ctx.finish();
+    if (first) {
+      row.uploadMs = performance.now() - t0;
+      row.deviceBytes = h.deviceBytes;
+      row.bindingBlocks = h.blocks;
+      k.encode(ctx, h, c.dx, c.dy);
+      row.maxErrOverBound = worstRatio(await readF32(ctx, c.dy, c.a32.rows), c, k.errorBound?.(conv.m, row.params, c.x));
+      row.correct = row.maxErrOverBound <= 1;
+    }
+    const t = await timeGpu(ctx, () => k.encode(ctx, h, c.dx, c.dy), { reps });
+    (row.roundMs ??= []).push(t.medianMs);
+    row.minMs = Math.min(row.minMs ?? Number.POSITIVE_INFINITY, t.minMs);
+    row.meanMs = t.meanMs;
+    row.method = t.method;
+  } finally {
+    h.dispose();
+  }
+}
+
+/** Fill the derived figures of a timed row from its rounds; print it. */
+function summarize(row: Row, c: Case, rows: number, cols: number): void {
+  const ms = [...row.roundMs!].sort((p, q) => p - q);
+  const med = ms.length % 2 ? ms[(ms.length - 1) / 2]! : (ms[ms.length / 2 - 1]! + ms[ms.length / 2]!) / 2;
+  const traffic = row.deviceBytes! + 4 * cols + 4 * rows;
+  Object.assign(row, {
+    medianMs: med,
+    spread: ms[ms.length - 1]! / ms[0]! - 1,
+    gflops: (2 * c.nnz) / (med * 1e6),
+    gbs: traffic / (med * 1e6),
+    fractionOfCopy: traffic / (med * 1e6) / c.copyGbs,
+    fractionOfCopySameBytes: c.copySameMs / med,
+  });
+  const rounds = row.roundMs!.map((t) => t.toFixed(3)).join(' / ');
+  console.log(
+    `  ${row.kernel} ${JSON.stringify(row.params)}: ${med.toFixed(3)} ms (rounds ${rounds}, spread ${(100 * row.spread!).toFixed(0)} %), ${row.gflops!.toFixed(1)} GFLOP/s, ${row.gbs!.toFixed(0)} GB/s (${(100 * row.fractionOfCopy!).toFixed(0)} % of copy; CSR bytes copied in ${(100 * row.fractionOfCopySameBytes!).toFixed(0)} % of this time)${row.correct ? '' : ` WRONG (max error ${row.maxErrOverBound!.toPrecision(3)}× the bound)`}`,
+  );
+}
+
+/** Build the reference, bounds and device vectors of one matrix. */
+async function makeCase(ctx: GpuContext, a: CsrMatrix, copyGbs: number): Promise<Case> {
   const nnz = csrNnz(a);
   const x = Float64Array.from({ length: a.cols }, (_, i) => Math.fround(Math.sin(i + 1)));
   const a32 = { ...a, values: Float64Array.from(Float32Array.from(a.values)) };
@@ -122,90 +244,50 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
     for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) s += Math.abs(a32.values[k]! * x[a.colIdx[k]!]!);
     bound[i] = 2 * (a.rowPtr[i + 1]! - a.rowPtr[i]!) * 2 ** -24 * s;
   }
-  const dx = uploadF32(ctx, x);
-  const dy = ctx.buffers.acquire(a.rows * 4);
+  const same = await copySameBytes(ctx, 8 * nnz + 8 * a.rows + 4 * a.cols);
+  console.log(`  vec4 copy of the CSR product's ${((8 * nnz + 8 * a.rows + 4 * a.cols) / 1e6).toFixed(0)} MB: ${same.ms.toFixed(3)} ms (${same.gbs.toFixed(0)} GB/s)`);
+  return { a32, nnz, x, ref, bound, dx: uploadF32(ctx, x), dy: ctx.buffers.acquire(a.rows * 4), copyGbs, copySameMs: same.ms };
+}
+
+/**
+ * Every selected (kernel, params) on `a`, `rounds` times: round 1 checks and times each in turn,
+ * later rounds upload and time them again in the same order (so each case runs twice, other
+ * kernels in between, and the spread between its rounds is reported).
+ */
+async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs: number): Promise<Record<string, unknown>> {
+  const c = await makeCase(ctx, a, copyGbs);
   const rows: Row[] = [];
+  const work: [AnySpmvKernel, Row][] = [];
   for (const k of kernels) {
     if (kernelFilter && !kernelFilter.includes(k.id)) continue;
     const variants = flag('--no-variants') && !sweep?.includes(k.id) ? [{ ...k.defaults }] : kernelVariants(k);
-    for (const params of variants) {
-      const row: Row = { kernel: k.id, params };
-      rows.push(row);
-      let h: DeviceMatrix | undefined;
+    for (const params of variants) work.push([k, { kernel: k.id, params }]);
+  }
+  for (let round = 0; round < rounds; round++) {
+    if (round > 0) console.log(`  round ${round + 1} of ${rounds}`);
+    for (const [k, row] of work) {
+      if (round === 0) rows.push(row);
+      else if (row.skipped || row.error || !row.roundMs) continue;
       try {
-        const pre = supportsCsr(k, a32, ctx.limits, params); // before any conversion
-        if (pre !== true) {
-          row.skipped = pre;
-          console.log(`  ${k.id} ${JSON.stringify(params)}: unsupported: ${pre}`);
-          continue;
-        }
-        const fmt = getFormat(k.format);
-        let m: unknown;
-        try {
-          m = k.format === 'csr' ? a32 : fmt.fromCsr(a32, k.formatParams?.(params));
-        } catch (e) {
-          if (!(e instanceof GpuSparseError)) throw e; // a bug, reported as a failure below
-          // the format itself refuses this matrix (e.g. too many diagonals): unsupported, not a kernel failure
-          row.skipped = `conversion refused: ${(e as Error).message}`;
-          console.log(`  ${k.id} ${JSON.stringify(params)}: unsupported: ${row.skipped}`);
-          continue;
-        }
-        const ok = k.supports(m, ctx.limits, params);
-        if (ok !== true) {
-          row.skipped = ok;
-          console.log(`  ${k.id} ${JSON.stringify(params)}: unsupported: ${ok}`);
-          continue;
-        }
-        row.bytesStored = fmt.storageBytes(k.format === 'csr' ? { ...a32, nnz } : m, { valueBytes: 4, indexBytes: 4 }).bytes;
-        const t0 = performance.now();
-        const hm: DeviceMatrix = k.upload(ctx, m, params);
-        h = hm;
-        await ctx.finish();
-        row.uploadMs = performance.now() - t0;
-        row.deviceBytes = hm.deviceBytes;
-        row.bindingBlocks = hm.blocks;
-        k.encode(ctx, hm, dx, dy);
-        const y = await readF32(ctx, dy, a.rows);
-        const extra = k.errorBound?.(m, params, x); // a kernel's own allowance, as in the conformance tier
-        let worst = 0;
-        for (let i = 0; i < a.rows; i++) {
-          const e = Math.abs(y[i]! - ref[i]!);
-          const b = bound[i]! + (extra?.[i] ?? 0);
-          worst = Math.max(worst, b > 0 ? e / b : e > 0 ? Number.POSITIVE_INFINITY : 0);
-        }
-        row.maxErrOverBound = worst;
-        row.correct = worst <= 1;
-        const t = await timeGpu(ctx, () => k.encode(ctx, hm, dx, dy), { reps });
-        const traffic = hm.deviceBytes + 4 * a.cols + 4 * a.rows;
-        Object.assign(row, {
-          medianMs: t.medianMs,
-          minMs: t.minMs,
-          meanMs: t.meanMs,
-          method: t.method,
-          gflops: (2 * nnz) / (t.medianMs * 1e6),
-          gbs: traffic / (t.medianMs * 1e6),
-          fractionOfCopy: traffic / (t.medianMs * 1e6) / copyGbs,
-        });
-        console.log(`  ${k.id} ${JSON.stringify(params)}: ${t.medianMs.toFixed(3)} ms, ${row.gflops!.toFixed(1)} GFLOP/s, ${row.gbs!.toFixed(0)} GB/s (${(100 * row.fractionOfCopy!).toFixed(0)} % of copy)${row.correct ? '' : ` WRONG (max error ${worst.toPrecision(3)}× the bound)`}`);
+        await runVariant(ctx, k, row, c, round === 0);
       } catch (e) {
         // report the failing kernel and go on: the context drops everything the failure touched
         row.error = `${(e as Error).name}: ${(e as Error).message}`;
-        console.log(`  ${k.id} ${JSON.stringify(params)}: FAILED ${row.error}`);
+        console.log(`  ${k.id} ${JSON.stringify(row.params)}: FAILED ${row.error}`);
         const rest = await ctx.finish().then(
           () => '',
           (e2: unknown) => `${(e2 as Error).name}: ${(e2 as Error).message}`,
         );
         if (rest) row.error += ` (then: ${rest})`;
-      } finally {
-        h?.dispose();
       }
     }
   }
-  dx.dispose();
-  dy.dispose();
+  for (const row of rows) if (row.roundMs && !row.error) summarize(row, c, a.rows, a.cols);
+  c.dx.dispose();
+  c.dy.dispose();
   let maxRow = 0;
   for (let i = 0; i < a.rows; i++) maxRow = Math.max(maxRow, a.rowPtr[i + 1]! - a.rowPtr[i]!);
-  return { name, rows: a.rows, cols: a.cols, nnz, maxRowLength: maxRow, results: rows };
+  return { name, rows: a.rows, cols: a.cols, nnz: c.nnz, maxRowLength: maxRow, copySameBytesMs: c.copySameMs, results: rows };
 }
 
 /** A CI Hamiltonian case: `FILE[:IRREP]` → [name, builder] (float64 CSR from the chem assembly, all cores). */

@@ -93,7 +93,7 @@ export function boundaryCandidates(p: MatrixProfile, declared: readonly number[]
 export const EXTRA_VALUES: Readonly<Record<string, Readonly<Record<string, readonly number[]>>>> = { axtuh: { th: [8] }, axtch: { th: [8] } };
 
 /** Lanes-per-row parameter names of each kernel family. */
-const LANE_PARAM: Record<string, string> = { 'csr-vector': 'lanes', hybrid: 'lanes', sell: 'lanes', axc: 'thw', cmrs: 'lanes' };
+const LANE_PARAM: Record<string, string> = { 'csr-vector': 'lanes', 'csr-vec4': 'lanes', hybrid: 'lanes', sell: 'lanes', axc: 'thw', cmrs: 'lanes' };
 
 /** What a layout stores and costs: slots (value + index each), a kernel factor, a prune reason. */
 interface Terms {

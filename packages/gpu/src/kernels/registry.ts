@@ -7,6 +7,8 @@
 import { csrAdaptiveKernel } from './csr/adaptive.kernel';
 import { csrScalarKernel } from './csr/scalar.kernel';
 import { csrVectorKernel } from './csr/vector.kernel';
+import { csrVec4Kernel } from './csr4/vec4.kernel';
+import { csrBalancedKernel } from './csrb/balanced.kernel';
 import { ellKernel } from './ell/ell.kernel';
 import { ellRKernel } from './ell/ell-r.kernel';
 import { slicedEllKernel } from './ell/sliced-ell.kernel';
@@ -30,6 +32,8 @@ export const kernels: readonly AnySpmvKernel[] = [
   csrScalarKernel,
   csrVectorKernel,
   csrAdaptiveKernel,
+  csrVec4Kernel,
+  csrBalancedKernel,
   // -- other formats' kernels: one line each --
   axcKernel,
   axtuh1Kernel,

@@ -16,9 +16,8 @@ import { type AxcMatrix, type CsrMatrix, DimensionMismatchError, InvalidMatrixEr
 import type { GpuCaps } from '../../device/context';
 import type { PipelineEntry } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
-import { Uniforms } from '../../memory/recorder';
 import { uploadU32 } from '../../memory/upload';
-import { type CsrBlockPlan, splitCsrPlan } from '../csr/csr-device';
+import { blockUniforms, type CsrBlockPlan, splitCsrPlan } from '../csr/csr-device';
 import { useSubgroupPath } from '../csr/vector.kernel';
 import type { DeviceMatrix, SpmvKernel } from '../types';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, segmentedSum } from '../wgsl/index';
@@ -141,13 +140,7 @@ fn main(${entryArgs()}) {
   encode(ctx, h, x, y, scale = { alpha: 1, beta: 0 }) {
     for (const q of h.parts) {
       if (h.gatherPipe) encodeGather(ctx, h.gatherPipe, q.chunk, x, h.cols);
-      const u = new Uniforms();
-      u.u[0] = q.rows;
-      u.u[1] = q.rowStart;
-      u.u[2] = q.cont ? 1 : 0;
-      u.f[3] = scale.alpha;
-      u.f[4] = scale.beta;
-      u.u[5] = q.k1 - q.k0;
+      const u = blockUniforms(q, scale, q.k1 - q.k0);
       u.u[6] = h.cols;
       ctx.recorder.dispatch(h.product, [q.chunk.ax, q.chunk.xIdx, x, q.bsp, y], u, Math.ceil(q.rows / h.rowsPerGroup));
     }

@@ -12,7 +12,9 @@
  * @module
  */
 import type { CsrMatrix } from '@gpusparse/formats';
-import type { SpmvKernel } from '../types';
+import type { GpuContext } from '../../device/context';
+import type { PipelineEntry } from '../../device/pipelines';
+import type { SpmvKernel, UploadOptions } from '../types';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, signature, type WgslBinding, workgroupSum } from '../wgsl/index';
 import { CSR_BINDINGS, type CsrDeviceMatrix, csrVectorsFit, encodeCsr, uploadCsr } from './csr-device';
 
@@ -43,6 +45,37 @@ export function adaptiveRowBlocks(rp: Int32Array | Uint32Array, rows: number, ca
   return Uint32Array.from(out);
 }
 
+/** Module-scope WGSL of a row-block kernel: the staged block bounds. */
+export const ROW_BLOCK_VARS = 'var<workgroup> bounds: array<u32, 2>;';
+
+/**
+ * WGSL statements opening `main` of a row-block kernel: the workgroup's row block g (past
+ * u.count the whole workgroup returns) and its bounds `b` (uniform), first row `r0`. Needs
+ * {@link ROW_BLOCK_VARS} and the `blk` binding.
+ */
+export const ROW_BLOCK_BOUNDS = `let g = wg_linear(wid, nwg);
+  if (g >= u.count) { return; } // uniform: whole workgroup
+  if (lid == 0u) { bounds[0] = blk[g]; bounds[1] = blk[g + 1u]; }
+  let b = workgroupUniformLoad(&bounds);
+  let r0 = b[0];`;
+
+/** The workgroup-size parameter of the row-block kernels (a block has at most this many rows). */
+export const ROW_BLOCK_WORKGROUP = { description: 'invocations per workgroup (also the most rows per block)', values: [256] } as const;
+
+/**
+ * Upload `a` for a kernel with one workgroup per row block ({@link adaptiveRowBlocks} with
+ * `cap` entries and `maxRows` rows per block): the CSR arrays plus each binding block's table of
+ * row-block boundaries, its length − 1 passed as the uniform `count`. Cost O(rows + nnz).
+ * @example uploadRowBlocked(ctx, 'csr-adaptive', a, pipe, 1024, 256)
+ */
+export function uploadRowBlocked(ctx: GpuContext, kernelId: string, a: CsrMatrix, pipe: PipelineEntry, cap: number, maxRows: number, opts?: UploadOptions): CsrDeviceMatrix {
+  const perBlock = (rp: Int32Array | Uint32Array, rows: number) => {
+    const blk = adaptiveRowBlocks(rp, rows, cap, maxRows);
+    return { groups: blk.length - 1, count: blk.length - 1, extra: blk };
+  };
+  return uploadCsr(ctx, kernelId, a, pipe, perBlock, opts);
+}
+
 /**
  * Row-block adaptive CSR SpMV. Cost per apply: one dispatch per binding block, one workgroup
  * per row block; the block table adds 4·(blocks + 1) bytes.
@@ -54,7 +87,7 @@ export const csrAdaptiveKernel: SpmvKernel<CsrMatrix, CsrAdaptiveParams, CsrDevi
   title: 'CSR adaptive: short rows batched per workgroup through workgroup memory, long rows per workgroup (seed 003 ACSR / CSR-Adaptive)',
   params: {
     nnzPerGroup: { description: 'entries staged in workgroup memory per row block', values: [1024, 512, 2048] },
-    workgroupSize: { description: 'invocations per workgroup (also the most rows per block)', values: [256] },
+    workgroupSize: ROW_BLOCK_WORKGROUP,
   },
   defaults: { nnzPerGroup: 1024, workgroupSize: 256 },
   supports(m, limits, params) {
@@ -67,15 +100,11 @@ export const csrAdaptiveKernel: SpmvKernel<CsrMatrix, CsrAdaptiveParams, CsrDevi
     return `${preamble(SPMV_UNIFORMS, BINDINGS)}
 ${SPMV_STORE}
 ${workgroupSum('red', wg)}
+${ROW_BLOCK_VARS}
 var<workgroup> prod: array<f32, ${cap}>;
-var<workgroup> bounds: array<u32, 2>;
 @compute @workgroup_size(${wg})
 fn main(${entryArgs()}) {
-  let g = wg_linear(wid, nwg);
-  if (g >= u.count) { return; } // uniform: whole workgroup
-  if (lid == 0u) { bounds[0] = blk[g]; bounds[1] = blk[g + 1u]; }
-  let b = workgroupUniformLoad(&bounds);
-  let r0 = b[0];
+  ${ROW_BLOCK_BOUNDS}
   let r1 = b[1];
   if (r1 - r0 == 1u) {
     // one (long) row: the whole workgroup, strided sums + tree
@@ -116,17 +145,7 @@ fn main(${entryArgs()}) {
     const p = { ...this.defaults, ...params };
     const text = this.wgsl(p, ctx.caps);
     const pipe = ctx.pipelines.get({ key: text, label: `${this.id}(nnz=${p.nnzPerGroup})`, bindings: signature(BINDINGS), wgsl: () => text });
-    return uploadCsr(
-      ctx,
-      this.id,
-      m,
-      pipe,
-      (rp, rows) => {
-        const blk = adaptiveRowBlocks(rp, rows, p.nnzPerGroup, p.workgroupSize);
-        return { groups: blk.length - 1, count: blk.length - 1, extra: blk };
-      },
-      opts,
-    );
+    return uploadRowBlocked(ctx, this.id, m, pipe, p.nnzPerGroup, p.workgroupSize, opts);
   },
   encode: (ctx, h, x, y, scale) => encodeCsr(ctx, h, x, y, scale),
 };

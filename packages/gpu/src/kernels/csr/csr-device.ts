@@ -212,16 +212,25 @@ export function uploadCsr(
   };
 }
 
+/**
+ * The {@link SPMV_UNIFORMS} block of one row block: rows, first row, `cont`, alpha, beta, count.
+ * @example ctx.recorder.dispatch(pipe, refs, blockUniforms(p, { alpha: 1, beta: 0 }, 0), groups);
+ */
+export function blockUniforms(p: Pick<CsrBlockPlan, 'rows' | 'rowStart' | 'cont'>, scale: SpmvScale, count: number): Uniforms {
+  const u = new Uniforms();
+  u.u[0] = p.rows;
+  u.u[1] = p.rowStart;
+  u.u[2] = p.cont ? 1 : 0;
+  u.f[3] = scale.alpha;
+  u.f[4] = scale.beta;
+  u.u[5] = count;
+  return u;
+}
+
 /** Record y = alpha·A·x + beta·y block by block (blocks in order: continued rows accumulate). */
 export function encodeCsr(ctx: GpuContext, h: CsrDeviceMatrix, x: GpuBuf, y: GpuBuf, scale: SpmvScale = { alpha: 1, beta: 0 }): void {
   for (const p of h.parts) {
-    const u = new Uniforms();
-    u.u[0] = p.rows;
-    u.u[1] = p.rowStart;
-    u.u[2] = p.cont ? 1 : 0;
-    u.f[3] = scale.alpha;
-    u.f[4] = scale.beta;
-    u.u[5] = p.count;
+    const u = blockUniforms(p, scale, p.count);
     const refs = [p.rowPtr, p.colIdx, p.values, x, y];
     if (p.extra) refs.push(p.extra);
     ctx.recorder.dispatch(h.pipeline, refs, u, p.groups);
