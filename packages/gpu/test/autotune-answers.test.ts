@@ -16,6 +16,7 @@ import {
   csrVectorKernel,
   defaultPruneRules,
   enumerateCandidates,
+  familyOf,
   floorKernel,
   fmtNumber,
   bcsrBlocks,
@@ -84,6 +85,29 @@ describe('the short-list (no device)', () => {
       expect(picks.length).toBeLessThanOrEqual(5);
       expect(floor.every((i) => list[i]!.kernel.format === 'csr' && !picks.includes(i))).toBe(true);
     }
+  });
+});
+
+describe('the short-list takes one of each family (no device)', () => {
+  it('short-lists the kernels that won the H100 sweeps outside CSR — ELL on banded rows, AXT-CH1 on a power law, AXC on CI-like rows — each family once before any second variant', () => {
+    // the bench set's shapes with other seeds; before the family rule the two non-CSR slots went to two DIA, SELL or AXT-UH1 variants
+    const cases: [ReturnType<typeof g.banded>, string, Record<string, number>][] = [
+      [g.banded(20_000, 4, 4, { seed: 7 }), 'ell', {}],
+      [g.powerLaw(20_000, 20_000, { alpha: 2.0, minLen: 2, maxLen: 2000, seed: 7 }), 'axtch1', { bs: 1024, gather: 1 }],
+      [g.ciLike(2000, { refFraction: 0.1, refDensity: 0.9, expDensity: 0.1, seed: 7 }), 'axc', { gather: 0 }],
+    ];
+    for (const [a, winner, params] of cases) {
+      const p = profileMatrix(a, 1024);
+      const list = enumerateCandidates(a, p, kernels, { ...defaultPruneRules, maxPerKernel: 3 }, 1e5);
+      const { picks } = shortList(list, p.stats, { maxTimed: 6, exhaustive: false });
+      const others = picks.map((i) => list[i]!).filter((c) => c.kernel.format !== 'csr');
+      expect(others.length).toBeGreaterThanOrEqual(3);
+      expect(new Set(others.map((c) => familyOf(c.kernel.id))).size).toBe(others.length);
+      const hit = others.find((c) => c.kernel.id === winner);
+      expect(hit, `${winner} on the short-list of a ${a.rows}-row matrix: ${others.map((c) => c.kernel.id).join(', ')}`).toBeDefined();
+      for (const [k, v] of Object.entries(params)) expect(hit!.params[k]).toBe(v);
+    }
+    expect([familyOf('sliced-ell-r'), familyOf('hm'), familyOf('axtuh'), familyOf('csr-adaptive'), familyOf('sell')]).toEqual(['ell', 'diagonal', 'ax', 'csr', 'sell']);
   });
 });
 
