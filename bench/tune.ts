@@ -108,6 +108,7 @@ function tunedRow(name: string, a: CsrMatrix, tuned: Awaited<ReturnType<typeof a
     overheadMs: tr.overheadMs,
     csrUploadMs: tr.csrUploadMs,
     statsWhere: tr.statsWhere,
+    statsSplit: tr.statsSplit,
     tuningWallMs: tuneWall,
     costs: tr.costs,
     budgetNote: tr.budgetNote,
@@ -135,7 +136,7 @@ async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<
   const tuneWall = performance.now() - t0;
   const tr = tuned.report;
   const mine = tr.trials.find((t) => t.verified);
-  console.log(`  tuned: ${label(tuned.kernel, tuned.params)} ${mine?.ms?.toFixed(4)} ms; timed ${tr.timed}, pruned ${tr.pruned}; spent ${tr.spentMs.toFixed(0)} ms (overhead ${tr.overheadMs?.toFixed(0)} ms without the shared CSR upload ${tr.csrUploadMs?.toFixed(0)} ms; statistics on the ${tr.statsWhere}) of ${tr.budgetMs.toFixed(0)} ms (${Object.entries(tr.costs).map(([k, v]) => `${k.replace(/Ms$/, '')} ${v.toFixed(0)}`).join(', ')}); ${tr.decision?.note ?? ''}`);
+  console.log(`  tuned: ${label(tuned.kernel, tuned.params)} ${mine?.ms?.toFixed(4)} ms; timed ${tr.timed}, pruned ${tr.pruned}; spent ${tr.spentMs.toFixed(0)} ms (overhead ${tr.overheadMs?.toFixed(0)} ms without the shared CSR upload ${tr.csrUploadMs?.toFixed(0)} ms; statistics on the ${tr.statsWhere}${tr.statsSplit ? `: passes ${tr.statsSplit.deviceMs.toFixed(0)}, estimates ${tr.statsSplit.estimatesMs.toFixed(0)} ms; ${tr.statsSplit.compiled} pipelines compiled in the run` : ''}) of ${tr.budgetMs.toFixed(0)} ms (${Object.entries(tr.costs).map(([k, v]) => `${k.replace(/Ms$/, '')} ${v.toFixed(0)}`).join(', ')}); ${tr.decision?.note ?? ''}`);
   if (flag('--verbose')) console.log(reportTable(tr, { maxRows: 30 }));
   const row = tunedRow(name, a, tuned, tuneWall);
   if (flag('--no-exhaustive')) return row;
