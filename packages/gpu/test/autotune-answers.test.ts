@@ -160,6 +160,9 @@ describe('cheap statistics (no device)', () => {
     expect(performance.now() - t0).toBeLessThan(1000);
     expect(Math.abs(slots / exactSlots - 1)).toBeLessThan(0.03);
     expect(Math.abs(nb / blocks.size - 1)).toBeLessThan(0.03);
+    // SELL with σ ≤ C sorts inside one chunk: the same slots as σ = 1, from the memo (no second walk)
+    expect(paddedSlots(p, 32, 32)).toBe(slots);
+    expect(p.slotMemo.has('32:32')).toBe(false);
   });
 });
 
