@@ -113,6 +113,17 @@ describe('the short-list takes one of each family (no device)', () => {
     }
     expect([familyOf('sliced-ell-r'), familyOf('hm'), familyOf('axtuh'), familyOf('csr-adaptive'), familyOf('sell')]).toEqual(['ell', 'diagonal', 'ax', 'csr', 'sell']);
   });
+
+  it('times csr-vector at half and twice the floor lanes after three families, when the cap allows (issue 16: the model misjudged lanes 2 vs 4 by 2.7×)', () => {
+    const a = stencil27(14);
+    const p = profileMatrix(a, 1024);
+    const list = enumerateCandidates(a, p, kernels, defaultPruneRules, 1000);
+    const lanesOf = (picks: number[]) => picks.map((i) => list[i]!).filter((c) => c.kernel.id === 'csr-vector').map((c) => c.params.lanes);
+    const wide = shortList(list, p.stats, { maxTimed: 8, exhaustive: false }).picks;
+    expect(lanesOf(wide)).toEqual([4, 2, 8]);
+    expect(wide.slice(3, 6).every((i) => list[i]!.kernel.format !== 'csr')).toBe(true); // three families before the neighbours
+    expect(lanesOf(shortList(list, p.stats, { maxTimed: 6, exhaustive: false }).picks)).toEqual([4]);
+  });
 });
 
 describe('the decision (no device)', () => {

@@ -14,7 +14,8 @@
  *    {@link SEPARATION} × the best dropped, the best family always offered), then further
  *    variants within {@link SEPARATION}, at most {@link PER_KERNEL} per kernel;
  *
- * at most `maxTimed` in all. The other CSR candidates are kept as the fallback floor: if nothing
+ * with csr-vector at half and twice its scout's lanes after the first {@link FAMILY_SLOTS} families
+ * (timing only, no conversion); at most `maxTimed` in all. The other CSR candidates are kept as the fallback floor: if nothing
  * on the short-list runs and verifies, they are tried in turn.
  *
  * Why families first: on the H100 bench set (bench/RESULTS.md, issue 16) the winners outside CSR
@@ -72,6 +73,27 @@ export function floorKernel(s: Pick<RowLengthStats, 'mean' | 'rsdp'>): { kernel:
 
 type Indexed = { c: Candidate; i: number };
 
+/** Families timed before the csr-vector lane neighbours (the rest of the room goes to more families after them). */
+const FAMILY_SLOTS = 3;
+
+/**
+ * csr-vector at half and twice the lanes of its scout, when declared and not pruned: the static
+ * model misjudged lanes by up to 2.7× (issue 16: lanes 2 vs 4 on the H100) and the best lanes
+ * differ by adapter (subgroups of 8 on lavapipe, 32 on NVIDIA); a CSR variant costs no conversion
+ * and no upload, only its timing. O(csr).
+ */
+function laneNeighbours(csr: readonly Indexed[], scouts: readonly Indexed[]): number[] {
+  const scout = scouts.find(({ c }) => c.kernel.id === 'csr-vector');
+  const lanes = scout?.c.params.lanes;
+  if (!scout || lanes === undefined) return [];
+  const out: number[] = [];
+  for (const want of [lanes / 2, lanes * 2]) {
+    const x = csr.find(({ c }) => c.kernel.id === 'csr-vector' && !c.pruned && c.params.lanes === want && Object.entries(scout.c.params).every(([k, v]) => k === 'lanes' || c.params[k] === v));
+    if (x) out.push(x.i);
+  }
+  return out;
+}
+
 /** Timeable: not pruned, or soft-pruned in an exhaustive sweep. CSR candidates are never hard-pruned for size (see candidates.ts). */
 const timeable = (c: Candidate, exhaustive: boolean): boolean => !c.pruned || (exhaustive && !c.pruned.hard);
 
@@ -107,7 +129,12 @@ export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats
   const picks = (opts.exhaustive ? scouts : scouts.slice(0, cap)).map(({ i }) => i);
   const rest = all.filter(({ c, i }) => timeable(c, opts.exhaustive) && !picks.includes(i) && (opts.exhaustive || c.kernel.format !== 'csr'));
   if (opts.exhaustive) picks.push(...rest.map(({ i }) => i));
-  else picks.push(...byFamily(rest, cap - picks.length));
+  else {
+    // families first (a conversion each), then the csr-vector lane neighbours (timing only), then more families and variants
+    const others = byFamily(rest, Number.POSITIVE_INFINITY);
+    const order = [...others.slice(0, FAMILY_SLOTS), ...laneNeighbours(csr, scouts), ...others.slice(FAMILY_SLOTS)];
+    picks.push(...order.slice(0, Math.max(0, cap - picks.length)));
+  }
   const chosen = new Set(picks);
   return { picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i) };
 }
