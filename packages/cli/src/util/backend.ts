@@ -26,7 +26,12 @@ export interface OperatorChoice {
   expectedProducts?: number;
   /** Autotune (default true when no kernel is given). */
   tune?: boolean;
-  /** Tune inside the solve (default true): its first products run the short-listed kernels in turn, then the fastest (gpu `tunedOperator` option `inSolve`). */
+  /**
+   * Tune inside the solve: its first products run the short-listed kernels in turn, then the
+   * fastest (gpu `tunedOperator` option `inSolve`). Default false: on the H100 an in-solve tuned
+   * CG of 300 iterations took 1.61× and 1.88× the solve with the winner fixed, no less than
+   * tuning before the solve (1.45× and 1.87×; bench/RESULTS.md, issue 16), so the CLI tunes before.
+   */
   inSolve?: boolean;
 }
 
@@ -113,7 +118,7 @@ export async function gpuBackend(): Promise<Backend<GpuVector, unknown>> {
     async operator(a, choice = {}) {
       const tune = choice.tune ?? choice.kernel === undefined;
       if (tune) {
-        const op = await gpu.tunedOperator(ctx, a, { expectedProducts: choice.expectedProducts ?? 100, inSolve: choice.inSolve ?? true, warn: () => {} });
+        const op = await gpu.tunedOperator(ctx, a, { expectedProducts: choice.expectedProducts ?? 100, inSolve: choice.inSolve ?? false, warn: () => {} });
         const r = op.tuning;
         return {
           op,

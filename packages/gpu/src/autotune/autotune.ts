@@ -138,6 +138,7 @@ async function profileStage(ctx: GpuContext, a: CsrMatrix, shared: SharedCsrUplo
   const sizing = opts.expectedProducts !== undefined ? `p${decade(opts.expectedProducts)}` : opts.budgetMs !== undefined ? `b${decade(opts.budgetMs)}` : 'p3';
   (report as { key: string }).key = [fp.key, adapterKey(ctx), `v${TUNER_VERSION}k${candidateSpaceHash(ks)}`, sizing, opts.candidates ? `c${JSON.stringify(opts.candidates)}` : ''].join('/');
   report.statsMs = report.costs.statsMs = performance.now() - t0;
+  report.statsSplit = { deviceMs: report.statsMs, estimatesMs: 0, compiled: 0 };
   return profile;
 }
 
@@ -167,6 +168,7 @@ export function budgetNote(r: TuningReport): string | undefined {
 
 async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, held: Held): Promise<AutotuneResult> {
   const start = performance.now();
+  const compiled0 = ctx.pipelines.compiled;
   validate(opts);
   const warnings: string[] = [];
   const warn = (m: string) => {
@@ -180,6 +182,7 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     // the CSR upload is the operator's own when a CSR kernel wins, and stands in for the
     // winner's upload otherwise: a call without tuning pays one upload too
     report.overheadMs = report.spentMs - (report.csrUploadMs ?? 0);
+    if (report.statsSplit) report.statsSplit.compiled = ctx.pipelines.compiled - compiled0;
     if (!Number.isFinite(report.budgetMs)) report.budgetMs = 0; // a cache hit or a fixed choice: no budget was set
     report.budgetNote = report.source === 'tuned' && !opts.exhaustive ? budgetNote(report) : undefined;
     opts.onProgress?.({ phase: 'done', done: report.trials.length, total: report.trials.length, spentMs: report.spentMs, budgetMs: report.budgetMs });
@@ -241,13 +244,15 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
   const t0 = performance.now();
   const list = enumerateCandidates(a, profile, ks, rules, opts.expectedProducts ?? 1000, opts.candidates);
   // the layout estimates (padded slots, block fill) are statistics too: counted with them
-  report.costs.statsMs += performance.now() - t0;
+  const estimatesMs = performance.now() - t0;
+  report.costs.statsMs += estimatesMs;
   report.statsMs = report.costs.statsMs;
+  if (report.statsSplit) report.statsSplit.estimatesMs = estimatesMs;
   const trials: Trial[] = list.map((c) => ({ kernel: c.kernel.id, params: c.params, status: c.pruned ? 'pruned' : 'skipped', reason: c.pruned?.reason ?? 'not on the short-list: the model predicts it slower than the candidates timed', predicted: c.predicted, estimatedBytes: c.estimatedBytes }));
   report.trials.push(...trials);
   report.pruned = trials.filter((t) => t.status === 'pruned').length;
   const exhaustive = opts.exhaustive ?? false;
-  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? 5, exhaustive });
+  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? 8, exhaustive });
   const pair = (i: number): { c: Candidate; t: Trial } => ({ c: list[i]!, t: trials[i]! });
   const rounds = opts.rounds ?? 3;
   const s: TrialSession = {

@@ -27,10 +27,15 @@ export function ranked(s: TrialSession): Live[] {
   return out.sort((x, y) => x.t.objectiveMs! - y.t.objectiveMs!);
 }
 
-/** True when the best two objectives overlap over their product-time spreads (the measurement does not separate them). */
+/**
+ * True when the best two objectives overlap over their product-time spreads (the measurement does
+ * not separate them), or when the leader has a single sample (a one-product probe or one round:
+ * no spread to compare; on a loaded machine one product varied 50× between rounds).
+ */
 export function uncertain(s: TrialSession): boolean {
   const [w, r] = ranked(s);
   if (!w || !r) return false;
+  if (w.samples.length < 2) return true;
   return objectiveAt(w.t, s.products, Math.max(...w.samples)) >= objectiveAt(r.t, s.products, Math.min(...r.samples));
 }
 
@@ -44,8 +49,9 @@ function describe(s: TrialSession, order: Live[], rounds: number): TuningDecisio
   const un = uncertain(s);
   const gain = r.t.objectiveMs! / w.t.objectiveMs! - 1;
   const spread = (t: Trial) => `${t.loMs!.toPrecision(3)}–${t.hiMs!.toPrecision(3)} ms`;
+  const why = w.samples.length < 2 ? `${label(w.t)} was timed once (no second round fitted the budget), so its spread is unknown` : `product spreads ${spread(w.t)} vs ${spread(r.t)} overlap`;
   const note = un
-    ? `${label(w.t)} and ${label(r.t)} are not separated: product spreads ${spread(w.t)} vs ${spread(r.t)} overlap (objectives differ by ${(100 * gain).toFixed(1)} %); either is a sound choice`
+    ? `${label(w.t)} and ${label(r.t)} are not separated: ${why} (objectives differ by ${(100 * gain).toFixed(1)} %); either is a sound choice`
     : `${label(w.t)} beats ${label(r.t)} by ${(100 * gain).toFixed(1)} % in objective, spreads ${spread(w.t)} vs ${spread(r.t)} apart`;
   return { rounds, uncertain: un, note, runnerUp: { kernel: r.t.kernel, params: { ...r.t.params }, ms: r.t.ms!, loMs: r.t.loMs!, hiMs: r.t.hiMs! } };
 }

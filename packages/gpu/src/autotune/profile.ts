@@ -18,6 +18,14 @@ import type { DeviceMatrixStats } from '../profile/device-stats';
  */
 const SAMPLE_ROWS = 1 << 16;
 
+/**
+ * Rows a BCSR block-count estimate walks at most (their non-zeros, for each of the three block
+ * sizes): 2^14 — the block fill only orders and soft-prunes BCSR, which never won on the bench
+ * set, and at 2^16 the three estimates were the largest host cost of the statistics (160–250 ms
+ * of a loaded 2-core machine on 2–5·10^6 non-zeros).
+ */
+const BLOCK_SAMPLE_ROWS = 1 << 14;
+
 /** What DIA and HM would store: the diagonal statistics without the per-diagonal counts. */
 export type DiagonalSummary = Omit<DiagonalStats, 'nnzPerDiagonal'>;
 
@@ -99,6 +107,8 @@ function windowSlots(lengths: Int32Array, order: Int32Array, C: number): number 
  * @example paddedSlots(profile, 32, 128) / profile.stats.nnz // SELL-32-128 padding ratio
  */
 export function paddedSlots(p: MatrixProfile, C: number, sigma: number): number {
+  // sorting inside windows of at most C rows leaves each chunk's longest row where it was
+  if (sigma > 1 && sigma <= C) return paddedSlots(p, C, 1);
   const key = `${C}:${sigma}`;
   const memo = p.slotMemo.get(key);
   if (memo !== undefined) return memo;
@@ -130,8 +140,8 @@ export function paddedSlots(p: MatrixProfile, C: number, sigma: number): number 
 }
 
 /**
- * Non-empty r×r blocks of a CSR matrix (what BCSR stores, r² slots each). Exact up to 2^16
- * rows; past that, the mean over evenly spaced block rows covering about 2^16 rows, scaled up.
+ * Non-empty r×r blocks of a CSR matrix (what BCSR stores, r² slots each). Exact up to 2^14
+ * rows; past that, the mean over evenly spaced block rows covering about 2^14 rows, scaled up.
  * Cost: O(non-zeros of the sampled rows) + O(cols / r) memory.
  * @example bcsrBlocks(a, profile, 4) * 16 / profile.stats.nnz // 1 / block fill
  */
@@ -152,7 +162,7 @@ export function bcsrBlocks(a: CsrMatrix, p: MatrixProfile, r: number): number {
     }
     return n;
   };
-  const samples = Math.max(1, Math.ceil(SAMPLE_ROWS / r));
+  const samples = Math.max(1, Math.ceil(BLOCK_SAMPLE_ROWS / r));
   let blocks = 0;
   if (blockRows <= samples) {
     for (let br = 0; br < blockRows; br++) blocks += countRow(br);

@@ -103,6 +103,13 @@ export interface TuningReport {
   statsMs: number;
   /** Where the statistics were computed: 'device', or 'host (why the device path declined)'. */
   statsWhere?: string;
+  /**
+   * The statistics split: `deviceMs` the device passes with their readbacks (or the host pass when
+   * the device path declined), `estimatesMs` the host's candidate estimates (padded slots, block
+   * fill, predictions), `compiled` the pipelines compiled for the first time during the whole run
+   * (each a fixed cost of tens of ms on a fresh process; none on a warm one).
+   */
+  statsSplit?: { deviceMs: number; estimatesMs: number; compiled: number };
   /** The one CSR upload the statistics, the CSR candidates and (when a CSR kernel wins) the operator share (ms, validation included). */
   csrUploadMs?: number;
   /** Where the time went, by stage. */

@@ -8,11 +8,20 @@
  * 2. one variant of each other CSR kernel (no conversion: only an upload each) — on the bench
  *    set the static model ranked the CSR kernels wrongly (csr-adaptive first on stencils where
  *    csr-scalar was 1.5–2× faster on an H100), so each is measured when the budget allows;
- * 3. the other formats the model cannot separate from its best (predicted within
- *    {@link SEPARATION}), at most two per kernel;
+ * 3. the other formats by **family** (kernels that share a layout idea: the ELL family, SELL,
+ *    the hybrid, DIA/HM, the AXC/AXT family, BCSR, CMRS, COO — {@link familyOf}): first the
+ *    model's best variant of each family, families in predicted order (those predicted past
+ *    {@link SEPARATION} × the best dropped, the best family always offered), then further
+ *    variants within {@link SEPARATION}, at most {@link PER_KERNEL} per kernel;
  *
- * at most `maxTimed` in all. The other CSR candidates are kept as the fallback floor: if nothing
+ * with csr-vector at half and twice its scout's lanes after the first {@link FAMILY_SLOTS} families
+ * (timing only, no conversion); at most `maxTimed` in all. The other CSR candidates are kept as the fallback floor: if nothing
  * on the short-list runs and verifies, they are tried in turn.
+ *
+ * Why families first: on the H100 bench set (bench/RESULTS.md, issue 16) the winners outside CSR
+ * were ELL (banded, stencils, uniform rows), AXT-CH1 (power law) and AXC (CI-like rows) — three
+ * families — while the old rule spent both non-CSR slots on two DIA variants or two SELL
+ * variants that the static model ranked first and never timed the family that won.
  * @module
  */
 import type { RowLengthStats } from '@gpusparse/formats';
@@ -24,8 +33,22 @@ import type { Candidate } from './candidates';
  * csr-vector lanes 2 vs 4), so anything within 2× of the predicted best is timed.
  */
 export const SEPARATION = 2;
-/** Variants of one kernel on the short-list at most (kernel diversity first). */
+/** Variants of one kernel on the short-list at most (family diversity first). */
 const PER_KERNEL = 2;
+
+/** Kernel id → family (kernels of one family are alternatives the static model ranks poorly against each other). */
+const FAMILIES: Readonly<Record<string, string>> = { ell: 'ell', 'ell-r': 'ell', 'sliced-ell': 'ell', 'sliced-ell-r': 'ell', dia: 'diagonal', hm: 'diagonal' };
+
+/**
+ * The family of a kernel id: 'csr' for the CSR kernels, 'ell' for ELL, ELL-R and sliced ELL(-R),
+ * 'diagonal' for DIA and HM, 'ax' for AXC and the AXT kernels, else the id itself. O(1).
+ * @example familyOf('axtch1') // 'ax'
+ */
+export function familyOf(id: string): string {
+  if (id.startsWith('csr-')) return 'csr';
+  if (id.startsWith('ax')) return 'ax';
+  return FAMILIES[id] ?? id;
+}
 
 /** The short-list (indices into the candidate list, in timing order) and the fallback floor. */
 export interface ShortList {
@@ -49,6 +72,27 @@ export function floorKernel(s: Pick<RowLengthStats, 'mean' | 'rsdp'>): { kernel:
 }
 
 type Indexed = { c: Candidate; i: number };
+
+/** Families timed before the csr-vector lane neighbours (the rest of the room goes to more families after them). */
+const FAMILY_SLOTS = 3;
+
+/**
+ * csr-vector at half and twice the lanes of its scout, when declared and not pruned: the static
+ * model misjudged lanes by up to 2.7× (issue 16: lanes 2 vs 4 on the H100) and the best lanes
+ * differ by adapter (subgroups of 8 on lavapipe, 32 on NVIDIA); a CSR variant costs no conversion
+ * and no upload, only its timing. O(csr).
+ */
+function laneNeighbours(csr: readonly Indexed[], scouts: readonly Indexed[]): number[] {
+  const scout = scouts.find(({ c }) => c.kernel.id === 'csr-vector');
+  const lanes = scout?.c.params.lanes;
+  if (!scout || lanes === undefined) return [];
+  const out: number[] = [];
+  for (const want of [lanes / 2, lanes * 2]) {
+    const x = csr.find(({ c }) => c.kernel.id === 'csr-vector' && !c.pruned && c.params.lanes === want && Object.entries(scout.c.params).every(([k, v]) => k === 'lanes' || c.params[k] === v));
+    if (x) out.push(x.i);
+  }
+  return out;
+}
 
 /** Timeable: not pruned, or soft-pruned in an exhaustive sweep. CSR candidates are never hard-pruned for size (see candidates.ts). */
 const timeable = (c: Candidate, exhaustive: boolean): boolean => !c.pruned || (exhaustive && !c.pruned.hard);
@@ -86,17 +130,40 @@ export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats
   const rest = all.filter(({ c, i }) => timeable(c, opts.exhaustive) && !picks.includes(i) && (opts.exhaustive || c.kernel.format !== 'csr'));
   if (opts.exhaustive) picks.push(...rest.map(({ i }) => i));
   else {
-    const best = rest.length ? Math.min(...rest.map(({ c }) => c.predicted)) : 0;
-    const perKernel = new Map<string, number>();
-    for (const { c, i } of rest) {
-      if (picks.length >= cap) break;
-      const n = perKernel.get(c.kernel.id) ?? 0;
-      // the model's best other format is always offered (one comparison across formats at least)
-      if (n >= PER_KERNEL || (perKernel.size > 0 && c.predicted > SEPARATION * best)) continue;
-      perKernel.set(c.kernel.id, n + 1);
-      picks.push(i);
-    }
+    // families first (a conversion each), then the csr-vector lane neighbours (timing only), then more families and variants
+    const others = byFamily(rest, Number.POSITIVE_INFINITY);
+    const order = [...others.slice(0, FAMILY_SLOTS), ...laneNeighbours(csr, scouts), ...others.slice(FAMILY_SLOTS)];
+    picks.push(...order.slice(0, Math.max(0, cap - picks.length)));
   }
   const chosen = new Set(picks);
   return { picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i) };
+}
+
+/**
+ * Up to `room` of the other formats (`rest` in predicted order): the best variant of each family
+ * first, then further variants, all within {@link SEPARATION} × the best prediction (the best
+ * family always). O(rest).
+ */
+function byFamily(rest: readonly Indexed[], room: number): number[] {
+  if (room <= 0 || rest.length === 0) return [];
+  const best = Math.min(...rest.map(({ c }) => c.predicted));
+  const near = rest.filter(({ c }, k) => k === 0 || c.predicted <= SEPARATION * best);
+  const out: number[] = [];
+  const families = new Set<string>();
+  for (const { c, i } of near) {
+    if (out.length >= room) return out;
+    if (families.has(familyOf(c.kernel.id))) continue;
+    families.add(familyOf(c.kernel.id));
+    out.push(i);
+  }
+  const perKernel = new Map<string, number>();
+  for (const i of out) perKernel.set(rest.find((x) => x.i === i)!.c.kernel.id, 1);
+  for (const { c, i } of near) {
+    if (out.length >= room) break;
+    const n = perKernel.get(c.kernel.id) ?? 0;
+    if (out.includes(i) || n >= PER_KERNEL) continue;
+    perKernel.set(c.kernel.id, n + 1);
+    out.push(i);
+  }
+  return out;
 }
