@@ -175,6 +175,19 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       y.n,
     );
   }
+  /**
+   * CG's update, fused (not part of VectorSpace: solvers look for it): x += α·p, r −= α·q, and
+   * ⟨r, r⟩ of the updated r. Two dispatches instead of four; the same arithmetic as
+   * axpby(α, p, 1, x), axpby(−α, q, 1, r), dot(r, r). p, q, x, r distinct, all of one length.
+   * @example const rr = space.cgUpdate(alpha, p, q, x, r);
+   */
+  cgUpdate(alpha: ScalarLike<GpuScalar>, p: GpuVector, q: GpuVector, x: GpuVector, r: GpuVector): GpuScalar {
+    for (const v of [q, x, r]) this.same('cgUpdate', p, v);
+    if (new Set([p.buf.id, q.buf.id, x.buf.id, r.buf.id]).size < 4) throw new InvalidParameterError('cgUpdate p, q, x, r', 'four distinct vectors', 'an alias');
+    const s = this.slot();
+    this.b1.cgUpdate(this.op(alpha), p.buf, q.buf, x.buf, r.buf, p.n, s.num);
+    return s;
+  }
   scalar(value: number): GpuScalar {
     const s = this.slot();
     this.b1.scalarOp('set', imm(value), imm(0), s.num);

@@ -6,7 +6,7 @@
  * `shaders.ts`, so a one-vector multiDot equals dot bit for bit.
  * @module
  */
-import { entryArgs, preamble, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
+import { entryArgs, preamble, SCALAR_OPERAND, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
 import { DOT_CHUNK, DOT_ITEMS, elementKernelWgsl, f32arr, WG } from './shaders';
 
 /**
@@ -135,5 +135,50 @@ ${slots}
     default: { slot = u.slot0; }
   }
   if (lid == 0u) { sc[slot] = select(t, sqrt(t), u.mode == 1u); }
+}`;
+}
+
+/** CG update bindings: scalar slots, p, q, x, r, partials. */
+export const CG_UPDATE_BINDINGS: WgslBinding[] = [f32arr('sc', 'r'), f32arr('p', 'r'), f32arr('q', 'r'), f32arr('x', 'w'), f32arr('r', 'w'), f32arr('partial', 'w')];
+
+/**
+ * CG's update in one pass: x += α·p, r −= α·q (as axpby: a·x[i] + 1·y[i] with a = α and −α),
+ * and partial[out + g] = Σ over chunk g of r_new[i]² in dot stage 1's order, so that dot
+ * stage 2 completes ⟨r, r⟩. One read of p, q, x, r and one write of x, r per element, where the
+ * unfused form (two axpby and a dot) reads r twice more and costs two dispatches more.
+ */
+export function cgUpdateWgsl(): string {
+  return `${preamble(
+    [
+      ['n', 'u32'],
+      ['groups', 'u32'],
+      ['out', 'u32'],
+      ['a_num', 'i32'],
+      ['a_den', 'i32'],
+      ['a_k', 'f32'],
+    ],
+    CG_UPDATE_BINDINGS,
+  )}
+${SCALAR_OPERAND}
+${workgroupSum('red', WG)}
+@compute @workgroup_size(${WG})
+fn main(${entryArgs()}) {
+  let g = wg_linear(wid, nwg);
+  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
+  let a = operand(u.a_num, u.a_den, u.a_k);
+  let na = -a;
+  var s = 0.0;
+  let base = g * ${DOT_CHUNK}u + lid;
+  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
+    let i = base + k * ${WG}u;
+    if (i < u.n) {
+      x[i] = a * p[i] + 1.0 * x[i];
+      let ri = na * q[i] + 1.0 * r[i];
+      r[i] = ri;
+      s = s + ri * ri;
+    }
+  }
+  let t = red_sum(lid, s);
+  if (lid == 0u) { partial[u.out + g] = t; }
 }`;
 }

@@ -8,7 +8,7 @@ import type { PipelineEntry } from '../device/pipelines';
 import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { Uniforms } from '../memory/recorder';
-import { combineBindings, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl } from './fused-shaders';
+import { CG_UPDATE_BINDINGS, cgUpdateWgsl, combineBindings, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl } from './fused-shaders';
 import { ScalarPool } from './scalar-pool';
 import {
   DOT_CHUNK,
@@ -214,6 +214,33 @@ export class Blas1 {
       for (let j = 0; j < m; j++) u.u[4 + j] = slots[first + j]!;
       this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u, m);
     }
+  }
+
+  /**
+   * CG's update x += a·p, r −= a·q and s[slot] = ⟨r, r⟩ of the updated r: two dispatches (the
+   * fused update with dot stage 1, then dot stage 2) where axpby, axpby and dot take four.
+   * p, q, x, r distinct. O(n): reads p, q, x, r once, writes x, r.
+   * @example b1.cgUpdate({ num: rho, den: pq, k: 1 }, p, q, x, r, n, slot);
+   */
+  cgUpdate(a: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, slot: number): void {
+    const groups = Math.ceil(n / DOT_CHUNK);
+    this.ensurePartial(Math.max(1, groups));
+    const p1 = this.pipe('cg-update', cgUpdateWgsl, signature(CG_UPDATE_BINDINGS));
+    const p2 = this.pipe('dot2', dotStage2Wgsl, signature(DOT_STAGE2_BINDINGS));
+    const u = new Uniforms();
+    u.u[0] = n;
+    u.u[1] = groups;
+    u.u[2] = 0;
+    u.i[3] = a.num;
+    u.i[4] = a.den;
+    u.f[5] = a.k;
+    this.ctx.recorder.dispatch(p1, [this.scalars.buf, p, q, x, r, this.partial], u, groups);
+    const u2 = new Uniforms();
+    u2.u[0] = groups;
+    u2.u[1] = slot;
+    u2.u[2] = 0;
+    u2.u[3] = 0;
+    this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u2, 1);
   }
 
   /** s[out] = op(A, B) on the device (one single-invocation dispatch). */

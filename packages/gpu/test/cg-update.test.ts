@@ -1,0 +1,71 @@
+/**
+ * The fused CG update of GpuVectorSpace (x += α·p, r −= α·q, ⟨r, r⟩ in two dispatches): results
+ * against a float64 host reference with float32 error bounds, against the unfused axpby / axpby
+ * / dot sequence, the dispatch count, and the alias check.
+ */
+import { InvalidParameterError } from '@gpusparse/formats';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type GpuContext, GpuVectorSpace } from '../src/index';
+import { EPS32, f32, randomVector, testContext } from './helpers';
+
+let ctx: GpuContext;
+let s: GpuVectorSpace;
+beforeAll(async () => {
+  ctx = await testContext();
+  s = new GpuVectorSpace(ctx);
+});
+
+describe.each([1, 2047, 2049, 100_003])('cgUpdate on n = %i', (n) => {
+  it('x += α·p, r −= α·q within one float32 rounding of float64; ⟨r, r⟩ within the dot bound; same as the unfused sequence', async () => {
+    const [ph, qh, xh, rh] = [11, 12, 13, 14].map((seed) => f32(randomVector(n, seed)));
+    // α = ρ / π as the device keeps it: a ratio of two slots (no dispatch), as CG's α
+    const rho = s.scalar(0.8125);
+    const pi = s.scalar(1.3);
+    const alpha = s.div(rho, pi);
+    const a = await s.read(alpha); // the float32 α the kernel computes
+    const [p, q, x, r] = [ph, qh, xh, rh].map((v) => s.fromArray(v));
+    const before = ctx.recorder.dispatches;
+    const rr = s.cgUpdate(alpha, p, q, x, r);
+    expect(ctx.recorder.dispatches - before).toBe(2);
+    const [gx, gr, grr] = [await s.toArray(x), await s.toArray(r), await s.read(rr)];
+    let rrRef = 0;
+    let bad = -1;
+    for (let i = 0; i < n; i++) {
+      const wantX = xh[i]! + a * ph[i]!;
+      const wantR = rh[i]! - a * qh[i]!;
+      // one product and one sum in float32 (fused or not): ≤ 2ε·(|a·p| + |x|)
+      const okX = Math.abs(gx[i]! - wantX) <= 2 * EPS32 * (Math.abs(a * ph[i]!) + Math.abs(xh[i]!));
+      const okR = Math.abs(gr[i]! - wantR) <= 2 * EPS32 * (Math.abs(a * qh[i]!) + Math.abs(rh[i]!));
+      if (bad < 0 && !(okX && okR)) bad = i;
+      rrRef += gr[i]! * gr[i]!;
+    }
+    expect(bad).toBe(-1);
+    const rrAbs = rrRef;
+    // the float32 tree order of dot: (8 + ⌈p/256⌉ + 16)·ε·Σ r_i² with p partials
+    const partials = Math.ceil(n / 2048);
+    expect(Math.abs(grr - rrRef)).toBeLessThanOrEqual((8 + Math.ceil(partials / 256) + 16) * EPS32 * rrAbs);
+    // the unfused sequence on copies: the same arithmetic, so the same values to rounding
+    const [x2, r2] = [xh, rh].map((v) => s.fromArray(v));
+    s.axpby(alpha, p, 1, x2);
+    s.axpby(s.neg(alpha), q, 1, r2);
+    const rr2 = await s.read(s.dot(r2, r2));
+    const [ux, ur] = [await s.toArray(x2), await s.toArray(r2)];
+    let diff = -1;
+    for (let i = 0; i < n && diff < 0; i++) {
+      if (!(Math.abs(ux[i]! - gx[i]!) <= EPS32 * Math.abs(gx[i]!) && Math.abs(ur[i]! - gr[i]!) <= EPS32 * Math.abs(gr[i]!))) diff = i;
+    }
+    expect(diff).toBe(-1);
+    expect(Math.abs(rr2 - grr)).toBeLessThanOrEqual(4 * EPS32 * grr);
+    for (const v of [p, q, x, r, x2, r2]) s.release(v);
+  });
+});
+
+describe('cgUpdate arguments', () => {
+  it('refuses aliased vectors and mismatched lengths', () => {
+    const [a, b, c] = [s.create(8), s.create(8), s.create(8)];
+    const short = s.create(7);
+    expect(() => s.cgUpdate(1, a, b, c, a)).toThrow(InvalidParameterError);
+    expect(() => s.cgUpdate(1, a, b, c, short)).toThrow(/cgUpdate/);
+    for (const v of [a, b, c, short]) s.release(v);
+  });
+});
