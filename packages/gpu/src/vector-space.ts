@@ -230,9 +230,8 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   }
   async readMany(s: readonly ScalarLike<GpuScalar>[]): Promise<number[]> {
     const slots = [...new Set(s.flatMap((x) => (typeof x === 'number' ? [] : [x.num, x.den].filter((i) => i >= 0))))];
-    const bytes = slots.length ? await readRanges(this.ctx, slots.map((i) => ({ buf: this.b1.scalars.buf, offset: i * 4, bytes: 4 }))) : [];
     if (!slots.length) await this.ctx.finish();
-    const val = new Map(slots.map((i, k) => [i, new Float32Array(bytes[k]!)[0]!]));
+    const val = slots.length ? await this.readSlots(slots) : new Map<number, number>();
     return s.map((x) => {
       if (typeof x === 'number') return x;
       // the fused kernels' operand(): k·s[num], then / s[den], in float32
@@ -242,6 +241,23 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       return v;
     });
   }
+  /**
+   * The values of scalar slots with one readback and one copy: the span from the lowest to the
+   * highest slot (at most the 256 KiB slot buffer), where a copy per slot put hundreds of
+   * 4-byte copy commands into every Hessenberg read of GMRES(30).
+   */
+  private async readSlots(slots: readonly number[]): Promise<Map<number, number>> {
+    let lo = slots[0]!;
+    let hi = lo;
+    for (const i of slots) {
+      lo = Math.min(lo, i);
+      hi = Math.max(hi, i);
+    }
+    const [bytes] = await readRanges(this.ctx, [{ buf: this.b1.scalars.buf, offset: lo * 4, bytes: (hi - lo + 1) * 4 }]);
+    const f = new Float32Array(bytes!);
+    return new Map(slots.map((i) => [i, f[i - lo]!]));
+  }
+
   release(x: GpuVector | GpuScalar): void {
     if (x instanceof GpuVector) x.buf.dispose();
     else if (!x.released) {

@@ -46,7 +46,8 @@ export class Blas1 {
 
   private constructor(readonly ctx: GpuContext) {
     this.scalars = new ScalarPool(ctx);
-    this.group = fusedGroup(ctx.limits.maxStorageBuffersPerShaderStage);
+    // multiDot stage 1 keeps one float per vector and invocation in workgroup memory
+    this.group = Math.max(1, Math.min(fusedGroup(ctx.limits.maxStorageBuffersPerShaderStage), Math.floor(ctx.limits.maxComputeWorkgroupStorageSize / (4 * WG))));
     this.partial = ctx.buffers.acquire(4096 * 4, undefined, 'dot-partials');
   }
 
