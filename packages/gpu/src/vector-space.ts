@@ -188,6 +188,31 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     this.b1.cgUpdate(this.op(alpha), p.buf, q.buf, x.buf, r.buf, p.n, s.num);
     return s;
   }
+  /**
+   * y = β·y + Σ_j c_j·x_j and ‖y‖ after it, fused (not part of VectorSpace: solvers look for
+   * it): GMRES's w −= V·h with h_{j+1,j} = ‖w‖ in one pass over w, one dispatch fewer than
+   * combine + norm2. No x may alias y.
+   * @example const hn = space.combineNorm(h, vs, -1, w);
+   */
+  combineNorm(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[], beta: ScalarLike<GpuScalar>, y: GpuVector): GpuScalar {
+    if (coeffs.length !== xs.length) throw new DimensionMismatchError('combineNorm coeffs', xs.length, coeffs.length);
+    for (const x of xs) this.same('combineNorm', x, y);
+    if (xs.some((x) => x.buf.id === y.buf.id)) throw new InvalidParameterError('combineNorm xs', 'vectors distinct from y', 'an alias of y');
+    if (xs.length === 0) {
+      this.combine([], [], beta, y);
+      return this.norm2(y);
+    }
+    const s = this.slot();
+    this.b1.combineNorm(
+      coeffs.map((c) => this.op(c)),
+      xs.map((x) => x.buf),
+      this.op(beta),
+      y.buf,
+      y.n,
+      s.num,
+    );
+    return s;
+  }
   scalar(value: number): GpuScalar {
     const s = this.slot();
     this.b1.scalarOp('set', imm(value), imm(0), s.num);

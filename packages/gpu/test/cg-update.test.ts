@@ -1,11 +1,12 @@
 /**
- * The fused CG update of GpuVectorSpace (x += α·p, r −= α·q, ⟨r, r⟩ in two dispatches): results
- * against a float64 host reference with float32 error bounds, against the unfused axpby / axpby
- * / dot sequence, the dispatch count, and the alias check.
+ * The fused Krylov updates of GpuVectorSpace: CG's (x += α·p, r −= α·q, ⟨r, r⟩ in two
+ * dispatches) and GMRES's (w = β·w + Σ c_j·v_j with ‖w‖ in one pass): results against float64
+ * host references with float32 error bounds, against the unfused sequences, the dispatch
+ * counts, and the alias checks.
  */
 import { InvalidParameterError } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type GpuContext, GpuVectorSpace } from '../src/index';
+import { Blas1, type GpuContext, type GpuScalar, GpuVectorSpace } from '../src/index';
 import { EPS32, f32, randomVector, testContext } from './helpers';
 
 let ctx: GpuContext;
@@ -67,5 +68,60 @@ describe('cgUpdate arguments', () => {
     expect(() => s.cgUpdate(1, a, b, c, a)).toThrow(InvalidParameterError);
     expect(() => s.cgUpdate(1, a, b, c, short)).toThrow(/cgUpdate/);
     for (const v of [a, b, c, short]) s.release(v);
+  });
+});
+
+describe.each([1, 2049, 100_003])('combineNorm on n = %i', (n) => {
+  it.each([1, 5, 12, 13, 14, 27, 30])('%i vectors: y within the float32 bound of float64, ‖y‖ within the dot bound, one dispatch fewer than combine + norm2', async (k) => {
+    const xh = Array.from({ length: k }, (_, j) => f32(randomVector(n, 200 + j)));
+    const yh = f32(randomVector(n, 300));
+    const xs = xh.map((v) => s.fromArray(v));
+    // coefficients as GMRES has them: device slots (dot products), β = −1
+    const cs: GpuScalar[] = xh.map((_, j) => s.scalar(Math.cos(j + 0.25)));
+    const c = await s.readMany(cs);
+    const y = s.fromArray(yh);
+    const before = ctx.recorder.dispatches;
+    const hn = s.combineNorm(cs, xs, -1, y);
+    const fused = ctx.recorder.dispatches - before;
+    const [gy, gn] = [await s.toArray(y), await s.read(hn)];
+    let bad = -1;
+    let ss = 0;
+    for (let i = 0; i < n; i++) {
+      let want = -yh[i]!;
+      let abs = Math.abs(yh[i]!);
+      for (let j = 0; j < k; j++) {
+        want += c[j]! * xh[j]![i]!;
+        abs += Math.abs(c[j]! * xh[j]![i]!);
+      }
+      // k + 1 products and sums in float32, each rounding ≤ ε of a partial sum ≤ abs
+      if (bad < 0 && !(Math.abs(gy[i]! - want) <= 2 * (k + 2) * EPS32 * abs)) bad = i;
+      ss += gy[i]! * gy[i]!;
+    }
+    expect(bad).toBe(-1);
+    const partials = Math.ceil(n / 2048);
+    expect(Math.abs(gn - Math.sqrt(ss))).toBeLessThanOrEqual((8 + Math.ceil(partials / 256) + 16 + 1) * EPS32 * Math.sqrt(ss));
+    // the unfused pair on a copy of y
+    const y2 = s.fromArray(yh);
+    const b2 = ctx.recorder.dispatches;
+    s.combine(cs, xs, -1, y2);
+    const n2 = await s.read(s.norm2(y2));
+    const unfused = ctx.recorder.dispatches - b2;
+    expect(Math.abs(n2 - gn)).toBeLessThanOrEqual(4 * (k + 2) * EPS32 * gn);
+    const G = Blas1.of(ctx).group;
+    // combine groups by G from the front; combineNorm puts the last G − 1 vectors in the fused pass
+    expect(fused).toBe(Math.ceil(Math.max(0, k - (G - 1)) / G) + 2);
+    if (k <= G - 1) expect(fused).toBe(unfused - 1);
+    for (const v of [...xs, y, y2]) s.release(v);
+  });
+});
+
+describe('combineNorm arguments', () => {
+  it('refuses y among the x, mismatched coefficient counts and lengths; no vectors gives |β|·‖y‖', async () => {
+    const [a, b] = [s.fromArray([3, 4]), s.create(2)];
+    expect(() => s.combineNorm([1], [a], 1, a)).toThrow(InvalidParameterError);
+    expect(() => s.combineNorm([1, 2], [a], 1, b)).toThrow(/combineNorm coeffs/);
+    expect(() => s.combineNorm([1], [s.create(3)], 1, b)).toThrow(/combineNorm/);
+    expect(await s.read(s.combineNorm([], [], -2, a))).toBeCloseTo(10, 5);
+    for (const v of [a, b]) s.release(v);
   });
 });

@@ -201,3 +201,43 @@ fn main(${entryArgs()}) {
   if (lid == 0u) { partial[u.out + g] = t; }
 }`;
 }
+
+/** Combine-and-norm bindings: scalar slots, x0…x(g−1), y, partials (one more than combine). */
+export function combineNormBindings(g: number): WgslBinding[] {
+  return [f32arr('sc', 'r'), ...xBindings(g), f32arr('y', 'w'), f32arr('partial', 'w')];
+}
+
+/**
+ * y[i] = β·y[i] + Σ_{j<m} c_j·x_j[i] (as {@link combineWgsl}) and partial[out + g] = Σ over chunk
+ * g of y_new[i]² in dot stage 1's order (8 elements per invocation, then the workgroup tree), so
+ * that dot stage 2 completes ‖y‖: GMRES's w −= V·h and h_{j+1,j} = ‖w‖ in one pass over w.
+ */
+export function combineNormWgsl(g: number): string {
+  const terms = range(g)
+    .map((j) => `      if (u.m > ${j}u) { acc = acc + operand(u.c${j}_num, u.c${j}_den, u.c${j}_k) * x${j}[i]; }`)
+    .join('\n');
+  const uniforms = [...combineUniforms(g), ['groups', 'u32'], ['out', 'u32']] as [string, 'u32' | 'i32' | 'f32'][];
+  return `${preamble(uniforms, combineNormBindings(g))}
+${SCALAR_OPERAND}
+${workgroupSum('red', WG)}
+@compute @workgroup_size(${WG})
+fn main(${entryArgs()}) {
+  let g = wg_linear(wid, nwg);
+  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
+  let b = operand(u.b_num, u.b_den, u.b_k);
+  var s = 0.0;
+  let base = g * ${DOT_CHUNK}u + lid;
+  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
+    let i = base + k * ${WG}u;
+    if (i < u.n) {
+      var acc = 0.0;
+      if (b != 0.0) { acc = b * y[i]; }
+${terms}
+      y[i] = acc;
+      s = s + acc * acc;
+    }
+  }
+  let t = red_sum(lid, s);
+  if (lid == 0u) { partial[u.out + g] = t; }
+}`;
+}

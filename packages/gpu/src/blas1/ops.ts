@@ -8,7 +8,7 @@ import type { PipelineEntry } from '../device/pipelines';
 import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { Uniforms } from '../memory/recorder';
-import { CG_UPDATE_BINDINGS, cgUpdateWgsl, combineBindings, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl } from './fused-shaders';
+import { CG_UPDATE_BINDINGS, cgUpdateWgsl, combineBindings, combineNormBindings, combineNormWgsl, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl } from './fused-shaders';
 import { ScalarPool } from './scalar-pool';
 import {
   DOT_CHUNK,
@@ -180,6 +180,49 @@ export class Blas1 {
       }
       this.ctx.recorder.dispatch(p, [this.scalars.buf, ...bufs, y], u, Math.ceil(n / WG));
     }
+  }
+
+  /**
+   * y = β·y + Σ_j c_j·x_j, then s[slot] = ‖y‖: the last group of up to {@link Blas1.group} − 1
+   * vectors (one binding goes to the partials) is combined in the same pass that squares and
+   * sums y, then dot stage 2 takes the square root; vectors before it go through
+   * {@link Blas1.combine}. One dispatch fewer and one read of y less than combine + norm2.
+   * No x may alias y; at least one vector. O(k·n).
+   * @example b1.combineNorm([h0, h1], [v0, v1], imm(-1), w, n, slot); // w = v0·h0 + v1·h1 − w, s = ‖w‖
+   */
+  combineNorm(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, y: GpuBuf, n: number, slot: number): void {
+    const G = Math.max(1, this.group - 1);
+    const lead = Math.max(0, xs.length - G);
+    if (lead > 0) this.combine(coeffs.slice(0, lead), xs.slice(0, lead), beta, y, n);
+    const b = lead > 0 ? imm(1) : beta;
+    const m = xs.length - lead;
+    const groups = Math.ceil(n / DOT_CHUNK);
+    this.ensurePartial(Math.max(1, groups));
+    const p1 = this.pipe(`combine-norm${G}`, () => combineNormWgsl(G), signature(combineNormBindings(G)));
+    const u = new Uniforms();
+    u.u[0] = n;
+    u.u[1] = m;
+    u.i[2] = b.num;
+    u.i[3] = b.den;
+    u.f[4] = b.k;
+    const bufs: GpuBuf[] = [];
+    for (let j = 0; j < G; j++) {
+      const c = j < m ? coeffs[lead + j]! : imm(0);
+      u.i[5 + 3 * j] = c.num;
+      u.i[6 + 3 * j] = c.den;
+      u.f[7 + 3 * j] = c.k;
+      bufs.push(xs[lead + Math.min(j, m - 1)]!); // unused bindings: any readable buffer
+    }
+    u.u[5 + 3 * G] = groups;
+    u.u[6 + 3 * G] = 0;
+    this.ctx.recorder.dispatch(p1, [this.scalars.buf, ...bufs, y, this.partial], u, groups);
+    const p2 = this.pipe('dot2', dotStage2Wgsl, signature(DOT_STAGE2_BINDINGS));
+    const u2 = new Uniforms();
+    u2.u[0] = groups;
+    u2.u[1] = slot;
+    u2.u[2] = 1; // sqrt
+    u2.u[3] = 0;
+    this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u2, 1);
   }
 
   /**

@@ -24,3 +24,20 @@ export function cgUpdate<V, S>(space: VectorSpace<V, S>, alpha: S, p: V, q: V, x
   space.release(minusAlpha);
   return space.dot(r, r);
 }
+
+/** y = β·y + Σ c_j·x_j and ‖y‖ after it, in one pass over y. */
+export interface CombineNormSpace<V, S> {
+  combineNorm(coeffs: readonly ScalarLike<S>[], xs: readonly V[], beta: ScalarLike<S>, y: V): S;
+}
+
+/**
+ * y = β·y + Σ c_j·x_j, returning ‖y‖: fused when the space offers `combineNorm` (the WebGPU
+ * space: one dispatch and one read of y fewer), else combine and norm2. No x may alias y.
+ * @example const hn = combineNorm(space, h, vs, -1, w);
+ */
+export function combineNorm<V, S>(space: VectorSpace<V, S>, coeffs: readonly ScalarLike<S>[], xs: readonly V[], beta: ScalarLike<S>, y: V): S {
+  const f = (space as Partial<CombineNormSpace<V, S>>).combineNorm;
+  if (typeof f === 'function') return f.call(space, coeffs, xs, beta, y);
+  space.combine(coeffs, xs, beta, y);
+  return space.norm2(y);
+}
