@@ -189,6 +189,21 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     return s;
   }
   /**
+   * A CG step after q = A·p, fused (not part of VectorSpace: solvers look for it): ⟨p, q⟩,
+   * α = ρ / ⟨p, q⟩, x += α·p, r −= α·q and ⟨r, r⟩ of the updated r in three dispatches, where
+   * dot, axpby, axpby and dot take six; the same arithmetic. p, q, x, r distinct.
+   * @example const { pq, rr } = space.cgStep(rho, p, q, x, r);
+   */
+  cgStep(rho: ScalarLike<GpuScalar>, p: GpuVector, q: GpuVector, x: GpuVector, r: GpuVector): { pq: GpuScalar; rr: GpuScalar } {
+    for (const v of [q, x, r]) this.same('cgStep', p, v);
+    if (new Set([p.buf.id, q.buf.id, x.buf.id, r.buf.id]).size < 4) throw new InvalidParameterError('cgStep p, q, x, r', 'four distinct vectors', 'an alias');
+    const pq = this.slot();
+    const rr = this.slot();
+    this.b1.cgStep(this.op(rho), p.buf, q.buf, x.buf, r.buf, p.n, pq.num, rr.num);
+    return { pq, rr };
+  }
+
+  /**
    * y = β·y + Σ_j c_j·x_j and ‖y‖ after it, fused (not part of VectorSpace: solvers look for
    * it): GMRES's w −= V·h with h_{j+1,j} = ‖w‖ in one pass over w, one dispatch fewer than
    * combine + norm2. No x may alias y.

@@ -61,12 +61,39 @@ describe.each([1, 2047, 2049, 100_003])('cgUpdate on n = %i', (n) => {
   });
 });
 
+describe.each([1, 2049, 100_003])('cgStep on n = %i', (n) => {
+  it('⟨p, q⟩, α = ρ/⟨p, q⟩, x, r and ⟨r, r⟩ in 3 dispatches, bit for bit as dot + div + cgUpdate', async () => {
+    const [ph, qh, xh, rh] = [21, 22, 23, 24].map((seed) => f32(randomVector(n, seed)));
+    const rho = s.mul(s.dot(s.fromArray(rh), s.fromArray(rh)), 0.75); // a derived scalar, as after a replacement
+    const [p, q, x, r, x2, r2] = [ph, qh, xh, rh, xh, rh].map((v) => s.fromArray(v));
+    const before = ctx.recorder.dispatches;
+    const { pq, rr } = s.cgStep(rho, p, q, x, r);
+    expect(ctx.recorder.dispatches - before).toBe(3);
+    const pq2 = s.dot(p, q);
+    const rr2 = s.cgUpdate(s.div(rho, pq2), p, q, x2, r2);
+    const [a, b] = [await s.readMany([pq, rr]), await s.readMany([pq2, rr2])];
+    expect(a).toEqual(b);
+    expect(Array.from(await s.toArray(x))).toEqual(Array.from(await s.toArray(x2)));
+    expect(Array.from(await s.toArray(r))).toEqual(Array.from(await s.toArray(r2)));
+    let dot = 0;
+    let abs = 0;
+    for (let i = 0; i < n; i++) {
+      dot += ph[i]! * qh[i]!;
+      abs += Math.abs(ph[i]! * qh[i]!);
+    }
+    expect(Math.abs(a[0]! - dot)).toBeLessThanOrEqual((8 + 1 + 16) * EPS32 * abs);
+    for (const v of [p, q, x, r, x2, r2]) s.release(v);
+  });
+});
+
 describe('cgUpdate arguments', () => {
   it('refuses aliased vectors and mismatched lengths', () => {
     const [a, b, c] = [s.create(8), s.create(8), s.create(8)];
     const short = s.create(7);
     expect(() => s.cgUpdate(1, a, b, c, a)).toThrow(InvalidParameterError);
     expect(() => s.cgUpdate(1, a, b, c, short)).toThrow(/cgUpdate/);
+    expect(() => s.cgStep(1, a, b, a, c)).toThrow(InvalidParameterError);
+    expect(() => s.cgStep(1, a, b, c, short)).toThrow(/cgStep/);
     for (const v of [a, b, c, short]) s.release(v);
   });
 });

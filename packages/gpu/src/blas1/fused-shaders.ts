@@ -158,13 +158,16 @@ ${slots}
 }
 
 /** CG update bindings: scalar slots, p, q, x, r, partials. */
-export const CG_UPDATE_BINDINGS: WgslBinding[] = [f32arr('sc', 'r'), f32arr('p', 'r'), f32arr('q', 'r'), f32arr('x', 'w'), f32arr('r', 'w'), f32arr('partial', 'w')];
+export const CG_UPDATE_BINDINGS: WgslBinding[] = [f32arr('sc', 'w'), f32arr('p', 'r'), f32arr('q', 'r'), f32arr('x', 'w'), f32arr('r', 'w'), f32arr('partial', 'w')];
 
 /**
  * CG's update in one pass: x += α·p, r −= α·q (as axpby: a·x[i] + 1·y[i] with a = α and −α),
  * and partial[out + g] = Σ over chunk g of r_new[i]² in dot stage 1's order, so that dot
  * stage 2 completes ⟨r, r⟩. One read of p, q, x, r and one write of x, r per element, where the
  * unfused form (two axpby and a dot) reads r twice more and costs two dispatches more.
+ * With `ownPq` (mode 1) α = A / ⟨p, q⟩ where A is the operand and ⟨p, q⟩ is summed by every
+ * workgroup from dot stage 1's partials at `pq_first`, in dot stage 2's order (the same bits as
+ * the dot, so no stage-2 dispatch); workgroup 0 stores it in slot `pq_slot`.
  */
 export function cgUpdateWgsl(): string {
   return `${preamble(
@@ -175,6 +178,9 @@ export function cgUpdateWgsl(): string {
       ['a_num', 'i32'],
       ['a_den', 'i32'],
       ['a_k', 'f32'],
+      ['mode', 'u32'],
+      ['pq_first', 'u32'],
+      ['pq_slot', 'u32'],
     ],
     CG_UPDATE_BINDINGS,
   )}
@@ -184,7 +190,14 @@ ${workgroupSum('red', WG)}
 fn main(${entryArgs()}) {
   let g = wg_linear(wid, nwg);
   if (g >= u.groups) { return; } // whole workgroup exits together: uniform
-  let a = operand(u.a_num, u.a_den, u.a_k);
+  var a = operand(u.a_num, u.a_den, u.a_k);
+  if (u.mode == 1u) {
+    var ps = 0.0;
+    for (var k = lid; k < u.groups; k += ${WG}u) { ps = ps + partial[u.pq_first + k]; }
+    let pq = red_sum(lid, ps);
+    if (g == 0u && lid == 0u) { sc[u.pq_slot] = pq; }
+    a = a / pq;
+  }
   let na = -a;
   var s = 0.0;
   let base = g * ${DOT_CHUNK}u + lid;

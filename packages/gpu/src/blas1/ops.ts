@@ -267,23 +267,51 @@ export class Blas1 {
    * @example b1.cgUpdate({ num: rho, den: pq, k: 1 }, p, q, x, r, n, slot);
    */
   cgUpdate(a: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, slot: number): void {
+    this.ensurePartial(2 * Math.max(1, Math.ceil(n / DOT_CHUNK)));
+    this.cgFused(a, p, q, x, r, n, slot, -1);
+  }
+
+  /**
+   * A whole CG step after the product q = A·p: s[pqSlot] = ⟨p, q⟩, α = rho / ⟨p, q⟩,
+   * x += α·p, r −= α·q, s[rrSlot] = ⟨r, r⟩ — three dispatches (dot stage 1, the fused update
+   * that also completes ⟨p, q⟩ in every workgroup, dot stage 2) where dot, axpby, axpby and dot
+   * take six. The same arithmetic as those (⟨p, q⟩ in dot stage 2's order, α as the scalar
+   * kernel's division). p, q, x, r distinct. O(n).
+   * @example b1.cgStep({ num: rho, den: -1, k: 1 }, p, q, x, r, n, pqSlot, rrSlot);
+   */
+  cgStep(rho: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, pqSlot: number, rrSlot: number): void {
     const groups = Math.ceil(n / DOT_CHUNK);
-    this.ensurePartial(Math.max(1, groups));
+    this.ensurePartial(2 * Math.max(1, groups)); // before dot stage 1: the buffer must not change between the two
+    const p1 = this.pipe('dot1', dotStage1Wgsl, signature(DOT_STAGE1_BINDINGS));
+    const u = new Uniforms();
+    u.u[0] = n;
+    u.u[1] = groups;
+    u.u[2] = 0;
+    this.ctx.recorder.dispatch(p1, [p, q, this.partial], u, groups);
+    this.cgFused(rho, p, q, x, r, n, rrSlot, pqSlot);
+  }
+
+  /** The fused update (α = a, or a / ⟨p, q⟩ from partials [0, groups) when pqSlot ≥ 0) and ⟨r, r⟩ stage 2. */
+  private cgFused(a: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, slot: number, pqSlot: number): void {
+    const groups = Math.ceil(n / DOT_CHUNK);
     const p1 = this.pipe('cg-update', cgUpdateWgsl, signature(CG_UPDATE_BINDINGS));
     const p2 = this.pipe('dot2', dotStage2Wgsl, signature(DOT_STAGE2_BINDINGS));
     const u = new Uniforms();
     u.u[0] = n;
     u.u[1] = groups;
-    u.u[2] = 0;
+    u.u[2] = groups; // ⟨r, r⟩ partials after the ⟨p, q⟩ ones
     u.i[3] = a.num;
     u.i[4] = a.den;
     u.f[5] = a.k;
+    u.u[6] = pqSlot >= 0 ? 1 : 0;
+    u.u[7] = 0;
+    u.u[8] = Math.max(0, pqSlot);
     this.ctx.recorder.dispatch(p1, [this.scalars.buf, p, q, x, r, this.partial], u, groups);
     const u2 = new Uniforms();
     u2.u[0] = groups;
     u2.u[1] = slot;
     u2.u[2] = 0;
-    u2.u[3] = 0;
+    u2.u[3] = groups;
     this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u2, 1);
   }
 

@@ -10,6 +10,28 @@ export interface CgUpdateSpace<V, S> {
   cgUpdate(alpha: ScalarLike<S>, p: V, q: V, x: V, r: V): S;
 }
 
+/** A CG step after q = A·p: ⟨p, q⟩, α = ρ/⟨p, q⟩, x += α·p, r −= α·q and ⟨r, r⟩ in one pass. */
+export interface CgStepSpace<V, S> {
+  cgStep(rho: ScalarLike<S>, p: V, q: V, x: V, r: V): { pq: S; rr: S };
+}
+
+/**
+ * After q = A·p: π = ⟨p, q⟩, α = ρ/π, x += α·p, r −= α·q; returns π and ⟨r, r⟩ (the caller
+ * owns both). Fused when the space offers `cgStep` (WebGPU: three dispatches instead of six),
+ * else dot, div and {@link cgUpdate}. The update is recorded whatever π is: a caller that
+ * must not update on a vanishing π checks it first with dot and cgUpdate instead.
+ * @example const { pq, rr } = cgStep(space, rho, p, q, x, r);
+ */
+export function cgStep<V, S>(space: VectorSpace<V, S>, rho: S, p: V, q: V, x: V, r: V): { pq: S; rr: S } {
+  const f = (space as Partial<CgStepSpace<V, S>>).cgStep;
+  if (typeof f === 'function') return f.call(space, rho, p, q, x, r);
+  const pq = space.dot(p, q);
+  const alpha = space.div(rho, pq);
+  const rr = cgUpdate(space, alpha, p, q, x, r);
+  space.release(alpha);
+  return { pq, rr };
+}
+
 /**
  * x += α·p, r −= α·q and ⟨r, r⟩: fused when the space offers `cgUpdate` (the WebGPU space: two
  * dispatches instead of four), else two axpby and a dot. p, q, x, r distinct.
