@@ -276,6 +276,11 @@ const rec = {
   counts: c,
   perIteration,
   phases: Object.fromEntries([...phases.entries()].map(([k, e]) => [k, { calls: e.n, ms: Number(e.ms.toFixed(2)) }])),
+  // the host's own time: wall minus the timed phases (readbacks wait for the GPU, start / solution
+  // convert and transfer); what is left is recording (JS + Dawn calls per dispatch) and the
+  // solver's host logic. When it exceeds the GPU time, the GPU waits on the host.
+  hostRecordingMs: Number((wallMs - [...phases.values()].reduce((t, e) => t + e.ms, 0)).toFixed(2)),
+  hostUsPerDispatch: Number(((1000 * (wallMs - [...phases.values()].reduce((t, e) => t + e.ms, 0))) / Math.max(1, c.dispatch)).toFixed(2)),
   reference: { spmvMs: Number(spmv.medianMs.toFixed(4)), spmvMethod: spmv.method, df64ResidualMs: residual, scalarReadbackMs: Number(readbackMs.toFixed(3)), finishRoundTripMs: Number(roundTripMs.toFixed(3)) },
   gpuMsAllKernels: gpuMs,
   kernels,
