@@ -19,16 +19,17 @@
  *
  *   node .gpukit/app/df64.mjs --out $OUT/df64.json --cupy .gpukit/cupy_solvers_anchor.py
  *     [--mtx .gpukit/data/bcsstk09.mtx:cg,.gpukit/data/ExaSP2_poly_chain.512.mtx:gmres]
- *     [--grid 120] [--rows 1000000] [--variants reliable,reliable4,restart,default,cgs2] [--kernel csr-vector]
+ *     [--grid 120] [--rows 1000000] [--variants reliable,reliable4,restart,default,cgs2] [--kernel csr-vector [--params lanes=4]]
  *     [--host-too] [--only stencil|powerlaw|mtx]
  */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { type CsrMatrix, csrSpmv, generators, HostOperator, readMatrixMarket } from '../packages/formats/src/index';
+import { type CsrMatrix, csrSpmv, HostOperator, readMatrixMarket } from '../packages/formats/src/index';
 import { createGpuContext, Df64Residual, type GpuOperator, gpuOperatorFromCsr, GpuVectorSpace, tunedOperator } from '../packages/gpu/src/index';
 import { refinedSolve } from '../packages/solvers/src/index';
+import { powerLawDominant, stencil27 } from './df64-matrices';
 import { dumpCsr } from './dump';
 
 const argv = process.argv.slice(2);
@@ -38,6 +39,8 @@ const grid = Number(opt('--grid') ?? 120);
 const plRows = Number(opt('--rows') ?? 1_000_000);
 const variants = new Set((opt('--variants') ?? 'reliable,reliable4,restart,default,cgs2').split(','));
 const kernel = opt('--kernel');
+/** Kernel parameters for --kernel, e.g. lanes=4 (the tuner's choice on the stencil). */
+const kernelParams = Object.fromEntries((opt('--params') ?? '').split(',').filter(Boolean).map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]));
 const cupy = opt('--cupy');
 const dumpDir = opt('--dump') ?? (cupy ? join(tmpdir(), 'df64-bench') : undefined);
 const only = opt('--only');
@@ -55,57 +58,6 @@ const VARIANTS: Record<string, { method: 'cg' | 'gmres'; inner: Record<string, u
   default: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-4, restart: 30 } },
   cgs2: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-4, restart: 30, orthogonalization: 'cgs2', checkEvery: 32 } },
 };
-
-/** 27-point stencil on an n³ grid: 26 on the diagonal, −1 to every neighbour (SPD). */
-function stencil27(n: number): CsrMatrix {
-  const rows = n * n * n;
-  const rowPtr = new Int32Array(rows + 1);
-  const cols: number[] = [];
-  for (let p = 0; p < rows; p++) {
-    const [i, j, k] = [p % n, Math.floor(p / n) % n, Math.floor(p / (n * n))];
-    for (let dk = -1; dk <= 1; dk++)
-      for (let dj = -1; dj <= 1; dj++)
-        for (let di = -1; di <= 1; di++) {
-          const [a, b, c] = [i + di, j + dj, k + dk];
-          if (a >= 0 && a < n && b >= 0 && b < n && c >= 0 && c < n) cols.push(a + n * (b + n * c));
-        }
-    rowPtr[p + 1] = cols.length;
-  }
-  const colIdx = Int32Array.from(cols);
-  const values = new Float64Array(colIdx.length);
-  for (let p = 0; p < rows; p++) for (let q = rowPtr[p]!; q < rowPtr[p + 1]!; q++) values[q] = colIdx[q] === p ? 26 : -1;
-  return { format: 'csr', rows, cols: rows, rowPtr, colIdx, values };
-}
-
-/** Power-law rows, values rounded to float32, the diagonal set to 1 + Σ|off-diagonal| (non-symmetric, dominant). */
-function powerLawDominant(rows: number): CsrMatrix {
-  const a = generators.powerLaw(rows, rows, { alpha: 2.2, minLen: 3, maxLen: 20_000, seed: 3 });
-  return withDiagonal({ ...a, values: a.values.map(Math.fround) });
-}
-
-/** `a` with a diagonal entry in every row (added where missing) equal to fl32(1 + Σ_j≠i |a_ij|). */
-function withDiagonal(a: CsrMatrix): CsrMatrix {
-  const rowPtr = new Int32Array(a.rows + 1);
-  const colIdx: number[] = [];
-  const vals: number[] = [];
-  for (let i = 0; i < a.rows; i++) {
-    let s = 1;
-    let has = false;
-    const start = colIdx.length;
-    for (let q = a.rowPtr[i]!; q < a.rowPtr[i + 1]!; q++) {
-      colIdx.push(a.colIdx[q]!);
-      vals.push(a.values[q]!);
-      if (a.colIdx[q] === i) has = true;
-      else s += Math.abs(a.values[q]!);
-    }
-    if (!has) {
-      colIdx.push(i);
-      vals.push(Math.fround(s));
-    } else for (let q = start; q < colIdx.length; q++) if (colIdx[q] === i) vals[q] = Math.fround(s);
-    rowPtr[i + 1] = colIdx.length;
-  }
-  return { format: 'csr', rows: a.rows, cols: a.cols, rowPtr, colIdx: Int32Array.from(colIdx), values: Float64Array.from(vals) };
-}
 
 const ctx = await createGpuContext();
 const device = ctx.describeText().split('\n')[0];
@@ -171,7 +123,7 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres', cupySourc
   }
   const b = csrSpmv(a, new Float64Array(a.cols).fill(1));
   const t0 = performance.now();
-  const op: GpuOperator = kernel ? gpuOperatorFromCsr(ctx, a, { kernel }) : await tunedOperator(ctx, a, { expectedProducts: 1000 });
+  const op: GpuOperator = kernel ? gpuOperatorFromCsr(ctx, a, { kernel, params: kernelParams }) : await tunedOperator(ctx, a, { expectedProducts: 1000 });
   const ext = await op.extendedPrecision();
   const setupMs = performance.now() - t0;
   const kernelMs = ext instanceof Df64Residual ? await kernelTimes(ext, op, a) : undefined;

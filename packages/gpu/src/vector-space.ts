@@ -175,6 +175,59 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       y.n,
     );
   }
+  /**
+   * CG's update, fused (not part of VectorSpace: solvers look for it): x += α·p, r −= α·q, and
+   * ⟨r, r⟩ of the updated r. Two dispatches instead of four; the same arithmetic as
+   * axpby(α, p, 1, x), axpby(−α, q, 1, r), dot(r, r). p, q, x, r distinct, all of one length.
+   * @example const rr = space.cgUpdate(alpha, p, q, x, r);
+   */
+  cgUpdate(alpha: ScalarLike<GpuScalar>, p: GpuVector, q: GpuVector, x: GpuVector, r: GpuVector): GpuScalar {
+    for (const v of [q, x, r]) this.same('cgUpdate', p, v);
+    if (new Set([p.buf.id, q.buf.id, x.buf.id, r.buf.id]).size < 4) throw new InvalidParameterError('cgUpdate p, q, x, r', 'four distinct vectors', 'an alias');
+    const s = this.slot();
+    this.b1.cgUpdate(this.op(alpha), p.buf, q.buf, x.buf, r.buf, p.n, s.num);
+    return s;
+  }
+  /**
+   * A CG step after q = A·p, fused (not part of VectorSpace: solvers look for it): ⟨p, q⟩,
+   * α = ρ / ⟨p, q⟩, x += α·p, r −= α·q and ⟨r, r⟩ of the updated r in three dispatches, where
+   * dot, axpby, axpby and dot take six; the same arithmetic. p, q, x, r distinct.
+   * @example const { pq, rr } = space.cgStep(rho, p, q, x, r);
+   */
+  cgStep(rho: ScalarLike<GpuScalar>, p: GpuVector, q: GpuVector, x: GpuVector, r: GpuVector): { pq: GpuScalar; rr: GpuScalar } {
+    for (const v of [q, x, r]) this.same('cgStep', p, v);
+    if (new Set([p.buf.id, q.buf.id, x.buf.id, r.buf.id]).size < 4) throw new InvalidParameterError('cgStep p, q, x, r', 'four distinct vectors', 'an alias');
+    const pq = this.slot();
+    const rr = this.slot();
+    this.b1.cgStep(this.op(rho), p.buf, q.buf, x.buf, r.buf, p.n, pq.num, rr.num);
+    return { pq, rr };
+  }
+
+  /**
+   * y = β·y + Σ_j c_j·x_j and ‖y‖ after it, fused (not part of VectorSpace: solvers look for
+   * it): GMRES's w −= V·h with h_{j+1,j} = ‖w‖ in one pass over w, one dispatch fewer than
+   * combine + norm2. No x may alias y.
+   * @example const hn = space.combineNorm(h, vs, -1, w);
+   */
+  combineNorm(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[], beta: ScalarLike<GpuScalar>, y: GpuVector): GpuScalar {
+    if (coeffs.length !== xs.length) throw new DimensionMismatchError('combineNorm coeffs', xs.length, coeffs.length);
+    for (const x of xs) this.same('combineNorm', x, y);
+    if (xs.some((x) => x.buf.id === y.buf.id)) throw new InvalidParameterError('combineNorm xs', 'vectors distinct from y', 'an alias of y');
+    if (xs.length === 0) {
+      this.combine([], [], beta, y);
+      return this.norm2(y);
+    }
+    const s = this.slot();
+    this.b1.combineNorm(
+      coeffs.map((c) => this.op(c)),
+      xs.map((x) => x.buf),
+      this.op(beta),
+      y.buf,
+      y.n,
+      s.num,
+    );
+    return s;
+  }
   scalar(value: number): GpuScalar {
     const s = this.slot();
     this.b1.scalarOp('set', imm(value), imm(0), s.num);
@@ -217,9 +270,8 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   }
   async readMany(s: readonly ScalarLike<GpuScalar>[]): Promise<number[]> {
     const slots = [...new Set(s.flatMap((x) => (typeof x === 'number' ? [] : [x.num, x.den].filter((i) => i >= 0))))];
-    const bytes = slots.length ? await readRanges(this.ctx, slots.map((i) => ({ buf: this.b1.scalars.buf, offset: i * 4, bytes: 4 }))) : [];
     if (!slots.length) await this.ctx.finish();
-    const val = new Map(slots.map((i, k) => [i, new Float32Array(bytes[k]!)[0]!]));
+    const val = slots.length ? await this.readSlots(slots) : new Map<number, number>();
     return s.map((x) => {
       if (typeof x === 'number') return x;
       // the fused kernels' operand(): k·s[num], then / s[den], in float32
@@ -229,6 +281,23 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       return v;
     });
   }
+  /**
+   * The values of scalar slots with one readback and one copy: the span from the lowest to the
+   * highest slot (at most the 256 KiB slot buffer), where a copy per slot put hundreds of
+   * 4-byte copy commands into every Hessenberg read of GMRES(30).
+   */
+  private async readSlots(slots: readonly number[]): Promise<Map<number, number>> {
+    let lo = slots[0]!;
+    let hi = lo;
+    for (const i of slots) {
+      lo = Math.min(lo, i);
+      hi = Math.max(hi, i);
+    }
+    const [bytes] = await readRanges(this.ctx, [{ buf: this.b1.scalars.buf, offset: lo * 4, bytes: (hi - lo + 1) * 4 }]);
+    const f = new Float32Array(bytes!);
+    return new Map(slots.map((i) => [i, f[i - lo]!]));
+  }
+
   release(x: GpuVector | GpuScalar): void {
     if (x instanceof GpuVector) x.buf.dispose();
     else if (!x.released) {

@@ -152,6 +152,7 @@ describe('df64 CSR residual r = b − A·x', () => {
     ['poisson3d 20³ (values exact in f32: no lo array)', generators.poisson3d(20)],
     ['uniform random 5000×5000, 24/row (float64 values: hi + lo)', generators.uniformRandom(5000, 5000, 24, 3)],
     ['power law 20 000 rows (long rows)', generators.powerLaw(20_000, 20_000, { seed: 5, maxLen: 3000 })],
+    ['uniform random 1500×1500, 600/row (32 lanes per row: the full df64 tree)', generators.uniformRandom(1500, 1500, 600, 4)],
   ];
   it.each(cases)('%s: |r − r_ref| ≤ 2^-44·(|b| + Σ|a_ij x_j|) per row', async (_name, a) => {
     const xv = randomVector(a.cols, 8).map((v) => v * 10 + 1 / 3);
@@ -180,6 +181,17 @@ describe('df64 CSR residual r = b − A·x', () => {
     console.log(`${_name}: worst row error ${worst.toExponential(2)} (${(-Math.log2(worst || 2 ** -60)).toFixed(1)} bits) of Σ|a x|, vs raw float64 ${worstRaw.toExponential(2)}; ${m.bytes / a.values.length} B/nnz, lanes ${m.lanes}`);
     m.dispose();
     for (const v of [x, b, r]) v.buf.dispose();
+  });
+});
+
+describe('df64 residual lanes per row', () => {
+  it('4–8 non-zeros per invocation, a power of two in 1 … 32 (27-point stencil: 4, not 32)', () => {
+    expect(residualLanes(1_728_000, 27 * 1_728_000)).toBe(4);
+    expect(residualLanes(1000, 7000)).toBe(1);
+    expect(residualLanes(1000, 24_000)).toBe(4);
+    expect(residualLanes(1000, 15_000)).toBe(2);
+    expect(residualLanes(1000, 876_000)).toBe(32);
+    expect(residualLanes(0, 0)).toBe(1);
   });
 });
 

@@ -6,7 +6,7 @@
  * `shaders.ts`, so a one-vector multiDot equals dot bit for bit.
  * @module
  */
-import { entryArgs, preamble, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
+import { entryArgs, preamble, SCALAR_OPERAND, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
 import { DOT_CHUNK, DOT_ITEMS, elementKernelWgsl, f32arr, WG } from './shaders';
 
 /**
@@ -72,7 +72,10 @@ export function multiDot1Bindings(g: number): WgslBinding[] {
 
 /**
  * partial[out + j·groups + g] = Σ over chunk g of x_j[i]·y[i] for j < m: each workgroup reads
- * its chunk of y once and of each x_j once; same order as dot stage 1.
+ * its chunk of y once and of each x_j once; the same per-invocation order and the same tree as
+ * dot stage 1, but the m trees run together (one barrier per level for all of them, in
+ * 4·g·WG bytes of workgroup memory), where m trees one after the other cost m·9 barriers: on
+ * lavapipe a 14-vector stage 1 took 11× a single dot's.
  */
 export function multiDot1Wgsl(g: number = FUSED_G): string {
   const decl = range(g)
@@ -81,11 +84,17 @@ export function multiDot1Wgsl(g: number = FUSED_G): string {
   const acc = range(g)
     .map((j) => `      if (u.m > ${j}u) { s${j} = s${j} + x${j}[i] * yi; }`)
     .join('\n');
-  const red = range(g)
-    .map((j) => `  if (u.m > ${j}u) {\n    let t${j} = red_sum(lid, s${j});\n    if (lid == 0u) { partial[u.out + ${j}u * u.groups + g] = t${j}; }\n  }`)
+  const store = range(g)
+    .map((j) => `  if (u.m > ${j}u) { red[${j * WG}u + lid] = s${j}; }`)
+    .join('\n');
+  const level = range(g)
+    .map((j) => `      if (u.m > ${j}u) { red[${j * WG}u + lid] = red[${j * WG}u + lid] + red[${j * WG}u + lid + off]; }`)
+    .join('\n');
+  const write = range(g)
+    .map((j) => `    if (u.m > ${j}u) { partial[u.out + ${j}u * u.groups + g] = red[${j * WG}u]; }`)
     .join('\n');
   return `${preamble([['n', 'u32'], ['groups', 'u32'], ['out', 'u32'], ['m', 'u32']], multiDot1Bindings(g))}
-${workgroupSum('red', WG)}
+var<workgroup> red: array<f32, ${g * WG}>;
 @compute @workgroup_size(${WG})
 fn main(${entryArgs()}) {
   let g = wg_linear(wid, nwg);
@@ -99,7 +108,17 @@ ${decl}
 ${acc}
     }
   }
-${red}
+${store}
+  workgroupBarrier();
+  for (var off = ${WG / 2}u; off > 0u; off = off >> 1u) {
+    if (lid < off) {
+${level}
+    }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+${write}
+  }
 }`;
 }
 
@@ -135,5 +154,103 @@ ${slots}
     default: { slot = u.slot0; }
   }
   if (lid == 0u) { sc[slot] = select(t, sqrt(t), u.mode == 1u); }
+}`;
+}
+
+/** CG update bindings: scalar slots, p, q, x, r, partials. */
+export const CG_UPDATE_BINDINGS: WgslBinding[] = [f32arr('sc', 'w'), f32arr('p', 'r'), f32arr('q', 'r'), f32arr('x', 'w'), f32arr('r', 'w'), f32arr('partial', 'w')];
+
+/**
+ * CG's update in one pass: x += α·p, r −= α·q (as axpby: a·x[i] + 1·y[i] with a = α and −α),
+ * and partial[out + g] = Σ over chunk g of r_new[i]² in dot stage 1's order, so that dot
+ * stage 2 completes ⟨r, r⟩. One read of p, q, x, r and one write of x, r per element, where the
+ * unfused form (two axpby and a dot) reads r twice more and costs two dispatches more.
+ * With `ownPq` (mode 1) α = A / ⟨p, q⟩ where A is the operand and ⟨p, q⟩ is summed by every
+ * workgroup from dot stage 1's partials at `pq_first`, in dot stage 2's order (the same bits as
+ * the dot, so no stage-2 dispatch); workgroup 0 stores it in slot `pq_slot`.
+ */
+export function cgUpdateWgsl(): string {
+  return `${preamble(
+    [
+      ['n', 'u32'],
+      ['groups', 'u32'],
+      ['out', 'u32'],
+      ['a_num', 'i32'],
+      ['a_den', 'i32'],
+      ['a_k', 'f32'],
+      ['mode', 'u32'],
+      ['pq_first', 'u32'],
+      ['pq_slot', 'u32'],
+    ],
+    CG_UPDATE_BINDINGS,
+  )}
+${SCALAR_OPERAND}
+${workgroupSum('red', WG)}
+@compute @workgroup_size(${WG})
+fn main(${entryArgs()}) {
+  let g = wg_linear(wid, nwg);
+  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
+  var a = operand(u.a_num, u.a_den, u.a_k);
+  if (u.mode == 1u) {
+    var ps = 0.0;
+    for (var k = lid; k < u.groups; k += ${WG}u) { ps = ps + partial[u.pq_first + k]; }
+    let pq = red_sum(lid, ps);
+    if (g == 0u && lid == 0u) { sc[u.pq_slot] = pq; }
+    a = a / pq;
+  }
+  let na = -a;
+  var s = 0.0;
+  let base = g * ${DOT_CHUNK}u + lid;
+  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
+    let i = base + k * ${WG}u;
+    if (i < u.n) {
+      x[i] = a * p[i] + 1.0 * x[i];
+      let ri = na * q[i] + 1.0 * r[i];
+      r[i] = ri;
+      s = s + ri * ri;
+    }
+  }
+  let t = red_sum(lid, s);
+  if (lid == 0u) { partial[u.out + g] = t; }
+}`;
+}
+
+/** Combine-and-norm bindings: scalar slots, x0…x(g−1), y, partials (one more than combine). */
+export function combineNormBindings(g: number): WgslBinding[] {
+  return [f32arr('sc', 'r'), ...xBindings(g), f32arr('y', 'w'), f32arr('partial', 'w')];
+}
+
+/**
+ * y[i] = β·y[i] + Σ_{j<m} c_j·x_j[i] (as {@link combineWgsl}) and partial[out + g] = Σ over chunk
+ * g of y_new[i]² in dot stage 1's order (8 elements per invocation, then the workgroup tree), so
+ * that dot stage 2 completes ‖y‖: GMRES's w −= V·h and h_{j+1,j} = ‖w‖ in one pass over w.
+ */
+export function combineNormWgsl(g: number): string {
+  const terms = range(g)
+    .map((j) => `      if (u.m > ${j}u) { acc = acc + operand(u.c${j}_num, u.c${j}_den, u.c${j}_k) * x${j}[i]; }`)
+    .join('\n');
+  const uniforms = [...combineUniforms(g), ['groups', 'u32'], ['out', 'u32']] as [string, 'u32' | 'i32' | 'f32'][];
+  return `${preamble(uniforms, combineNormBindings(g))}
+${SCALAR_OPERAND}
+${workgroupSum('red', WG)}
+@compute @workgroup_size(${WG})
+fn main(${entryArgs()}) {
+  let g = wg_linear(wid, nwg);
+  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
+  let b = operand(u.b_num, u.b_den, u.b_k);
+  var s = 0.0;
+  let base = g * ${DOT_CHUNK}u + lid;
+  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
+    let i = base + k * ${WG}u;
+    if (i < u.n) {
+      var acc = 0.0;
+      if (b != 0.0) { acc = b * y[i]; }
+${terms}
+      y[i] = acc;
+      s = s + acc * acc;
+    }
+  }
+  let t = red_sum(lid, s);
+  if (lid == 0u) { partial[u.out + g] = t; }
 }`;
 }

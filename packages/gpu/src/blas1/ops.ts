@@ -8,7 +8,7 @@ import type { PipelineEntry } from '../device/pipelines';
 import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { Uniforms } from '../memory/recorder';
-import { combineBindings, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl } from './fused-shaders';
+import { CG_UPDATE_BINDINGS, cgUpdateWgsl, combineBindings, combineNormBindings, combineNormWgsl, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl } from './fused-shaders';
 import { ScalarPool } from './scalar-pool';
 import {
   DOT_CHUNK,
@@ -46,7 +46,8 @@ export class Blas1 {
 
   private constructor(readonly ctx: GpuContext) {
     this.scalars = new ScalarPool(ctx);
-    this.group = fusedGroup(ctx.limits.maxStorageBuffersPerShaderStage);
+    // multiDot stage 1 keeps one float per vector and invocation in workgroup memory
+    this.group = Math.max(1, Math.min(fusedGroup(ctx.limits.maxStorageBuffersPerShaderStage), Math.floor(ctx.limits.maxComputeWorkgroupStorageSize / (4 * WG))));
     this.partial = ctx.buffers.acquire(4096 * 4, undefined, 'dot-partials');
   }
 
@@ -182,6 +183,49 @@ export class Blas1 {
   }
 
   /**
+   * y = β·y + Σ_j c_j·x_j, then s[slot] = ‖y‖: the last group of up to {@link Blas1.group} − 1
+   * vectors (one binding goes to the partials) is combined in the same pass that squares and
+   * sums y, then dot stage 2 takes the square root; vectors before it go through
+   * {@link Blas1.combine}. One dispatch fewer and one read of y less than combine + norm2.
+   * No x may alias y; at least one vector. O(k·n).
+   * @example b1.combineNorm([h0, h1], [v0, v1], imm(-1), w, n, slot); // w = v0·h0 + v1·h1 − w, s = ‖w‖
+   */
+  combineNorm(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, y: GpuBuf, n: number, slot: number): void {
+    const G = Math.max(1, this.group - 1);
+    const lead = Math.max(0, xs.length - G);
+    if (lead > 0) this.combine(coeffs.slice(0, lead), xs.slice(0, lead), beta, y, n);
+    const b = lead > 0 ? imm(1) : beta;
+    const m = xs.length - lead;
+    const groups = Math.ceil(n / DOT_CHUNK);
+    this.ensurePartial(Math.max(1, groups));
+    const p1 = this.pipe(`combine-norm${G}`, () => combineNormWgsl(G), signature(combineNormBindings(G)));
+    const u = new Uniforms();
+    u.u[0] = n;
+    u.u[1] = m;
+    u.i[2] = b.num;
+    u.i[3] = b.den;
+    u.f[4] = b.k;
+    const bufs: GpuBuf[] = [];
+    for (let j = 0; j < G; j++) {
+      const c = j < m ? coeffs[lead + j]! : imm(0);
+      u.i[5 + 3 * j] = c.num;
+      u.i[6 + 3 * j] = c.den;
+      u.f[7 + 3 * j] = c.k;
+      bufs.push(xs[lead + Math.min(j, m - 1)]!); // unused bindings: any readable buffer
+    }
+    u.u[5 + 3 * G] = groups;
+    u.u[6 + 3 * G] = 0;
+    this.ctx.recorder.dispatch(p1, [this.scalars.buf, ...bufs, y, this.partial], u, groups);
+    const p2 = this.pipe('dot2', dotStage2Wgsl, signature(DOT_STAGE2_BINDINGS));
+    const u2 = new Uniforms();
+    u2.u[0] = groups;
+    u2.u[1] = slot;
+    u2.u[2] = 1; // sqrt
+    u2.u[3] = 0;
+    this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u2, 1);
+  }
+
+  /**
    * s[slot_j] = xs[j]·y for each j (sqrt of it when `sqrt`), fused: per group of up to
    * {@link Blas1.group} vectors one stage-1 dispatch (each workgroup reads its chunk of y once) and
    * one stage-2 dispatch; the same orders as {@link Blas1.dots}, so a single vector gives the
@@ -214,6 +258,61 @@ export class Blas1 {
       for (let j = 0; j < m; j++) u.u[4 + j] = slots[first + j]!;
       this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u, m);
     }
+  }
+
+  /**
+   * CG's update x += a·p, r −= a·q and s[slot] = ⟨r, r⟩ of the updated r: two dispatches (the
+   * fused update with dot stage 1, then dot stage 2) where axpby, axpby and dot take four.
+   * p, q, x, r distinct. O(n): reads p, q, x, r once, writes x, r.
+   * @example b1.cgUpdate({ num: rho, den: pq, k: 1 }, p, q, x, r, n, slot);
+   */
+  cgUpdate(a: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, slot: number): void {
+    this.ensurePartial(2 * Math.max(1, Math.ceil(n / DOT_CHUNK)));
+    this.cgFused(a, p, q, x, r, n, slot, -1);
+  }
+
+  /**
+   * A whole CG step after the product q = A·p: s[pqSlot] = ⟨p, q⟩, α = rho / ⟨p, q⟩,
+   * x += α·p, r −= α·q, s[rrSlot] = ⟨r, r⟩ — three dispatches (dot stage 1, the fused update
+   * that also completes ⟨p, q⟩ in every workgroup, dot stage 2) where dot, axpby, axpby and dot
+   * take six. The same arithmetic as those (⟨p, q⟩ in dot stage 2's order, α as the scalar
+   * kernel's division). p, q, x, r distinct. O(n).
+   * @example b1.cgStep({ num: rho, den: -1, k: 1 }, p, q, x, r, n, pqSlot, rrSlot);
+   */
+  cgStep(rho: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, pqSlot: number, rrSlot: number): void {
+    const groups = Math.ceil(n / DOT_CHUNK);
+    this.ensurePartial(2 * Math.max(1, groups)); // before dot stage 1: the buffer must not change between the two
+    const p1 = this.pipe('dot1', dotStage1Wgsl, signature(DOT_STAGE1_BINDINGS));
+    const u = new Uniforms();
+    u.u[0] = n;
+    u.u[1] = groups;
+    u.u[2] = 0;
+    this.ctx.recorder.dispatch(p1, [p, q, this.partial], u, groups);
+    this.cgFused(rho, p, q, x, r, n, rrSlot, pqSlot);
+  }
+
+  /** The fused update (α = a, or a / ⟨p, q⟩ from partials [0, groups) when pqSlot ≥ 0) and ⟨r, r⟩ stage 2. */
+  private cgFused(a: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, slot: number, pqSlot: number): void {
+    const groups = Math.ceil(n / DOT_CHUNK);
+    const p1 = this.pipe('cg-update', cgUpdateWgsl, signature(CG_UPDATE_BINDINGS));
+    const p2 = this.pipe('dot2', dotStage2Wgsl, signature(DOT_STAGE2_BINDINGS));
+    const u = new Uniforms();
+    u.u[0] = n;
+    u.u[1] = groups;
+    u.u[2] = groups; // ⟨r, r⟩ partials after the ⟨p, q⟩ ones
+    u.i[3] = a.num;
+    u.i[4] = a.den;
+    u.f[5] = a.k;
+    u.u[6] = pqSlot >= 0 ? 1 : 0;
+    u.u[7] = 0;
+    u.u[8] = Math.max(0, pqSlot);
+    this.ctx.recorder.dispatch(p1, [this.scalars.buf, p, q, x, r, this.partial], u, groups);
+    const u2 = new Uniforms();
+    u2.u[0] = groups;
+    u2.u[1] = slot;
+    u2.u[2] = 0;
+    u2.u[3] = groups;
+    this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u2, 1);
   }
 
   /** s[out] = op(A, B) on the device (one single-invocation dispatch). */

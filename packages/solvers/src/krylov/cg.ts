@@ -13,6 +13,7 @@ import { SolveContext } from '../common/context';
 import { resolveOptions, type SolveOptions } from '../common/options';
 import { type RecurrenceMethod, release, runRecurrence, type Watch } from '../common/recurrence';
 import type { SolveResult } from '../common/result';
+import { cgUpdate } from './fused-update';
 
 class CgMethod<V, S> implements RecurrenceMethod<V, S> {
   readonly x: V;
@@ -70,12 +71,18 @@ class CgMethod<V, S> implements RecurrenceMethod<V, S> {
     const pq = s.dot(p, q);
     if (!(await w.ok('⟨p, A·p⟩', pq))) return;
     const alpha = s.div(this.rho!, pq); // α = ρ / ⟨p, q⟩
-    const minusAlpha = s.neg(alpha);
-    s.axpby(alpha, p, 1, x); // x = x + α·p
-    s.axpby(minusAlpha, q, 1, r); // r = r − α·q
-    release(s, pq, alpha, minusAlpha);
-    if (hasM) ctx.precond(r, z); // z = M⁻¹·r
-    const rhoNew = s.dot(r, z); // ρ' = ⟨r, z⟩
+    let rhoNew: S;
+    if (hasM) {
+      const minusAlpha = s.neg(alpha);
+      s.axpby(alpha, p, 1, x); // x = x + α·p
+      s.axpby(minusAlpha, q, 1, r); // r = r − α·q
+      release(s, minusAlpha);
+      ctx.precond(r, z); // z = M⁻¹·r
+      rhoNew = s.dot(r, z); // ρ' = ⟨r, z⟩
+    } else {
+      rhoNew = cgUpdate(s, alpha, p, q, x, r); // x += α·p, r −= α·q, ρ' = ⟨r, r⟩ (fused where the space can)
+    }
+    release(s, pq, alpha);
     if (!(await w.ok('ρ = ⟨r, z⟩', rhoNew))) {
       this.setRho(rhoNew);
       return;

@@ -19,6 +19,7 @@ import { SolveContext } from '../common/context';
 import { resolveOptions, type SolveOptions } from '../common/options';
 import type { SolveResult, StopReason } from '../common/result';
 import { GivensLeastSquares } from './givens';
+import { combineNorm } from './fused-update';
 
 /** Options of {@link gmres}. */
 export interface GmresOptions<V> extends SolveOptions<V> {
@@ -143,8 +144,7 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
         pending.push({ s: [...h, ...h2, hn], col: (v) => [...v.slice(0, j + 1).map((hi, i) => hi - v[j + 1 + i]!), v[2 * j + 2]!] });
       } else if (ortho === 'cgs') {
         const h = space.multiDot(vs, w); // h = Vᵀ·w
-        space.combine(h, vs, -1, w); // w' = V·h − w = −(w − V·h)
-        const hn = space.norm2(w); // h_{j+1,j} = ‖w'‖
+        const hn = combineNorm(space, h, vs, -1, w); // w' = V·h − w = −(w − V·h); h_{j+1,j} = ‖w'‖ (one pass where the space fuses it)
         const inv = space.div(-1, hn);
         space.axpby(inv, w, 0, basis(j + 1)); // v_{j+1} = −w' / h_{j+1,j}
         space.release(inv);

@@ -1,0 +1,65 @@
+/**
+ * Optional fused kernels a vector space may offer beyond {@link VectorSpace}: solvers look for
+ * them at run time and fall back to the plain operations (same arithmetic) when absent.
+ * @module
+ */
+import type { ScalarLike, VectorSpace } from '@gpusparse/formats';
+
+/** CG's update in one pass: x += α·p, r −= α·q, returning ⟨r, r⟩ of the updated r. */
+export interface CgUpdateSpace<V, S> {
+  cgUpdate(alpha: ScalarLike<S>, p: V, q: V, x: V, r: V): S;
+}
+
+/** A CG step after q = A·p: ⟨p, q⟩, α = ρ/⟨p, q⟩, x += α·p, r −= α·q and ⟨r, r⟩ in one pass. */
+export interface CgStepSpace<V, S> {
+  cgStep(rho: ScalarLike<S>, p: V, q: V, x: V, r: V): { pq: S; rr: S };
+}
+
+/**
+ * After q = A·p: π = ⟨p, q⟩, α = ρ/π, x += α·p, r −= α·q; returns π and ⟨r, r⟩ (the caller
+ * owns both). Fused when the space offers `cgStep` (WebGPU: three dispatches instead of six),
+ * else dot, div and {@link cgUpdate}. The update is recorded whatever π is: a caller that
+ * must not update on a vanishing π checks it first with dot and cgUpdate instead.
+ * @example const { pq, rr } = cgStep(space, rho, p, q, x, r);
+ */
+export function cgStep<V, S>(space: VectorSpace<V, S>, rho: S, p: V, q: V, x: V, r: V): { pq: S; rr: S } {
+  const f = (space as Partial<CgStepSpace<V, S>>).cgStep;
+  if (typeof f === 'function') return f.call(space, rho, p, q, x, r);
+  const pq = space.dot(p, q);
+  const alpha = space.div(rho, pq);
+  const rr = cgUpdate(space, alpha, p, q, x, r);
+  space.release(alpha);
+  return { pq, rr };
+}
+
+/**
+ * x += α·p, r −= α·q and ⟨r, r⟩: fused when the space offers `cgUpdate` (the WebGPU space: two
+ * dispatches instead of four), else two axpby and a dot. p, q, x, r distinct.
+ * @example const rr = cgUpdate(space, alpha, p, q, x, r);
+ */
+export function cgUpdate<V, S>(space: VectorSpace<V, S>, alpha: S, p: V, q: V, x: V, r: V): S {
+  const f = (space as Partial<CgUpdateSpace<V, S>>).cgUpdate;
+  if (typeof f === 'function') return f.call(space, alpha, p, q, x, r);
+  const minusAlpha = space.neg(alpha);
+  space.axpby(alpha, p, 1, x);
+  space.axpby(minusAlpha, q, 1, r);
+  space.release(minusAlpha);
+  return space.dot(r, r);
+}
+
+/** y = β·y + Σ c_j·x_j and ‖y‖ after it, in one pass over y. */
+export interface CombineNormSpace<V, S> {
+  combineNorm(coeffs: readonly ScalarLike<S>[], xs: readonly V[], beta: ScalarLike<S>, y: V): S;
+}
+
+/**
+ * y = β·y + Σ c_j·x_j, returning ‖y‖: fused when the space offers `combineNorm` (the WebGPU
+ * space: one dispatch and one read of y fewer), else combine and norm2. No x may alias y.
+ * @example const hn = combineNorm(space, h, vs, -1, w);
+ */
+export function combineNorm<V, S>(space: VectorSpace<V, S>, coeffs: readonly ScalarLike<S>[], xs: readonly V[], beta: ScalarLike<S>, y: V): S {
+  const f = (space as Partial<CombineNormSpace<V, S>>).combineNorm;
+  if (typeof f === 'function') return f.call(space, coeffs, xs, beta, y);
+  space.combine(coeffs, xs, beta, y);
+  return space.norm2(y);
+}
