@@ -346,7 +346,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     if (lowPrecision && devicePolish) {
       // float64-accurate polish on the device (df64): no float64 H and no vector on the host
       const t0 = performance.now(); // the phase includes building H in df64 (an upload on the whole path)
-      const pop = await devicePolish.operator(h.matrix, sink);
+      const pop = await devicePolish.operator(h.matrix, sink, hop); // hop: its float32 arrays can be shared
       outcome = await polishCi({
         fastOp: op,
         fastSpace: backend.space,
@@ -373,6 +373,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       };
       polishMs = performance.now() - t0;
       notes.push(`float32 backend: ${res.iterations} iterations on ${backend.space.name}, then ${p.iterations} iterations in ${devicePolish.precision} on the device (${(polishMs / 1000).toFixed(2)} s; Jacobi–Davidson corrections on ${backend.space.name})`);
+      notes.push(`device polish: roots accepted by ${outcome.bounds.acceptedBy.join(', ')}; certified bounds ${outcome.bounds.bound.map((b) => b.toExponential(1)).join(' ')}; Eh (0 ≤ E − λ ≤ bound, docs/guides/precision.md)`);
     }
     let fastVectors = outcome ? outcome.vectors : await Promise.all(res.vectors.slice(0, kSolve).map((v) => backend.space.toArray(v)));
     if (lowPrecision && !outcome) {

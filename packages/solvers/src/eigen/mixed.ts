@@ -154,6 +154,11 @@ export interface MixedEigenOptions<V, S> {
   fastTol?: number;
   fastMaxIterations?: number;
   polishMaxIterations?: number;
+  /**
+   * Lanczos fast phase: look for missed copies of multiple eigenvalues (default true; false is
+   * CuPy's / ARPACK's algorithm and about halves the fast phase's products, see `lanczos`).
+   */
+  fastCheckMultiplicity?: boolean;
   /** Lanczos basis / Davidson subspace size of the fast phase. */
   maxBasis?: number;
   onIteration?: (info: EigenIterationInfo & { phase: 'fast' | 'polish' }) => unknown;
@@ -251,7 +256,7 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
     scale = scale > 0 ? scale : 1;
     fast = await davidson(fastOperator, fastSpace, { ...common, nConverge: k, onIteration: tag('fast'), diagonal: d, tol: fastTol * scale, residualTol: fastTol * scale, maxIterations: opts.fastMaxIterations, maxSubspace: opts.maxBasis });
   } else if (opts.method === 'lanczos') {
-    fast = await lanczos(fastOperator, fastSpace, { ...common, onIteration: tag('fast'), which, tol: fastTol, maxIterations: opts.fastMaxIterations, maxBasis: opts.maxBasis });
+    fast = await lanczos(fastOperator, fastSpace, { ...common, onIteration: tag('fast'), which, tol: fastTol, maxIterations: opts.fastMaxIterations, maxBasis: opts.maxBasis, ...(opts.fastCheckMultiplicity === undefined ? {} : { checkMultiplicity: opts.fastCheckMultiplicity }) });
   } else {
     fast = await lobpcg(fastOperator, fastSpace, { ...common, onIteration: tag('fast'), tol: fastTol, maxIterations: opts.fastMaxIterations, guard: k > 1 ? 2 : 0 });
   }
