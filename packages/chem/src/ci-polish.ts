@@ -68,6 +68,13 @@ export interface CiPolishOptions<V, P> {
   signal?: AbortSignal;
   device: CiDevicePolish<V, P>;
   operator: LinearOperator<P>;
+  /**
+   * 'residual' (default): every wanted root to ‖r‖ ≤ tol. 'bound': a root is also accepted when
+   * its certified energy bound (eigen/bounds.ts) is ≤ tol, so the corrections aim at
+   * ‖r‖ ≈ √(tol·gap) instead of tol and often no correction runs (energies to tol, vectors less
+   * converged).
+   */
+  accept?: 'residual' | 'bound';
 }
 
 /**
@@ -95,8 +102,9 @@ export function boundTarget(tol: number, nroots: number): (theta: readonly numbe
 }
 
 /**
- * Davidson's per-root verdict for the CI polish: the certified bound (ε²/gap plus a rounding
- * allowance of 64·u·‖H‖est) ≤ tol, or the residual rule ‖r‖ ≤ tol; guard roots never decide.
+ * Davidson's per-root verdict for the CI polish with accept 'bound': the certified bound (ε²/gap
+ * plus a rounding allowance of 64·u·‖H‖est) ≤ tol, or the residual rule ‖r‖ ≤ tol; guard roots
+ * never decide. Its report (bounds, how each root passes) is given in both modes.
  */
 function ciJudge(tol: number, nroots: number, unitRoundoff: number) {
   let normA = 0;
@@ -130,7 +138,8 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
   );
   // roots settle on the certified bound (a looser residual than tol) or on the residual rule
   const judge = ciJudge(o.tol, o.nroots, o.device.unitRoundoff ?? 2 ** -44);
-  const jd = fastCorrector(o.fastOp, o.fastSpace, { ...polishCorrection(o.tol, o.nroots, o.diagonal), targetResidualOf: boundTarget(o.tol, o.nroots) }, bridge);
+  const byBound = o.accept === 'bound';
+  const jd = fastCorrector(o.fastOp, o.fastSpace, { ...polishCorrection(o.tol, o.nroots, o.diagonal), ...(byBound ? { targetResidualOf: boundTarget(o.tol, o.nroots) } : {}) }, bridge);
   const n = o.operator.rows;
   const result = await davidsonWith(o.operator, space, {
     k: o.kSolve,
@@ -143,7 +152,7 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
     maxSubspace: Math.min(n, 4 * o.kSolve + 8),
     name: 'jd-davidson',
     recomputeResiduals: false, // recomputed below from the normalised vectors
-    acceptRoots: judge.accept,
+    ...(byBound ? { acceptRoots: judge.accept } : {}),
     onIteration: o.onIteration,
     ...(o.signal ? { signal: o.signal } : {}),
   });

@@ -8,7 +8,7 @@ import { HostOperator, HostVectorSpace, type LinearOperator } from '@gpusparse/f
 import { describe, expect, it } from 'vitest';
 import { Float32HostSpace, float32CsrOperator } from '../../solvers/test/eigen-f32-space';
 import { dataFile } from '../../../testdata/index';
-import { type CiBackend, type CiDevicePolish, ciEnergies } from '../src/index';
+import { boundTarget, type CiBackend, type CiDevicePolish, ciEnergies } from '../src/index';
 import { readFcidump } from '../src/node';
 
 /** Counts the polish space's products. */
@@ -42,11 +42,11 @@ function hostPolish(n: { products: number; shared: number }): CiDevicePolish<Flo
 }
 
 describe('CI device polish with bound acceptance', () => {
-  it('H8 FCI, 4 roots: energies to 1e-8 Eh, most roots certified by the bound, fewer correction products than the residual rule', async () => {
+  it('H8 FCI, 4 roots: energies to 1e-8 Eh, every root certified by the bound, no correction solve', async () => {
     const fd = await readFcidump(dataFile('fcidump', 'H8_sto6g_R1.8_block2.FCIDUMP'));
     const n = { products: 0, shared: 0 };
     const backend: CiBackend<Float64Array> = { space: new Float32HostSpace(), operator: (m) => float32CsrOperator(m), devicePolish: async () => hostPolish(n) };
-    const r = await ciEnergies(fd, { nroots: 4, workers: 0, solver: 'davidson', backend, assembly: 'whole', tol: 1e-8 });
+    const r = await ciEnergies(fd, { nroots: 4, workers: 0, solver: 'davidson', backend, assembly: 'whole', tol: 1e-8, accept: 'bound' });
     expect(r.solver.converged, r.solver.method).toBe(true);
     expect(Math.abs(r.energies[0]! - -4.3450794027)).toBeLessThan(1e-8); // FCI-exact DMRG (testdata README)
     const m = /polish \((\d+) device matvecs, (\d+) float32 correction matvecs\)/.exec(r.solver.method);
@@ -58,10 +58,25 @@ describe('CI device polish with bound acceptance', () => {
     const bounds = /bounds ([^;]+);/.exec(note!)![1]!.split(' ').map(Number);
     expect(note).toContain('accepted by bound, bound, bound, bound');
     bounds.forEach((b, i) => { expect(b, `root ${i}`).toBeLessThanOrEqual(1e-8); });
-    // the residual rule: 9 float64 + 64 float32 correction products (ci-polish-cost.test.ts);
-    // the bound: 8 + 31 here (lavapipe-independent counts), + the 4 products of the final check
-    expect([Number(m![1]), Number(m![2])]).toEqual([8, 31]);
-    expect(n.products).toBe(8 + 4);
+    // the residual rule: 72 float32 products, then 9 float64 + 64 float32 correction products
+    // (ci-polish-cost.test.ts); the bound: the float32 phase to 0.3·√tol = 3e-5 (more float32
+    // products), then one Rayleigh–Ritz step (5 products) and no correction; + 4 in the final check
+    const f32 = /float32, (\d+) matvecs/.exec(r.solver.method);
+    expect(Number(f32![1])).toBeGreaterThan(72);
+    expect([Number(m![1]), Number(m![2])]).toEqual([5, 0]);
+    expect(n.products).toBe(5 + 4);
     expect(n.shared).toBe(1);
+  });
+
+  it('the corrections aim at the residual where the bound meets tol: ½·√(tol·gap/nroots), never below tol', () => {
+    const t = boundTarget(1e-8, 2);
+    expect(t([-2, -1.5, -1.1])).toBeCloseTo(0.5 * Math.sqrt((1e-8 * 0.4) / 2), 15); // gap to the guard 0.4
+    expect(t([-2, -1.5, -1.5])).toBe(1e-8); // degenerate with the guard: the residual rule's tol
+    expect(t([-2, -1.5])).toBe(1e-8); // no guard
+  });
+
+  it("rejects an unknown accept value", async () => {
+    const fd = await readFcidump(dataFile('fcidump', 'H4_sto6g_R1.8_block2.FCIDUMP'));
+    await expect(ciEnergies(fd, { nroots: 1, workers: 0, accept: 'energy' as never })).rejects.toThrow(/accept/);
   });
 });
