@@ -199,6 +199,7 @@ async function mixedOnDevice(name: string, a: CsrMatrix, op: GpuOperator): Promi
     // (the polish then starts from what it has, and its corrections make up the difference)
     { label: 'bound, no multiplicity check (cold)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
     { label: 'bound, no multiplicity check', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
+    { label: 'bound, no multiplicity check, values only (vectors stay on the device, as CuPy)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000, returnVectors: false } },
     { label: 'bound', o: { accept: 'bound', fastMaxIterations: 1000 } },
     { label: 'residual rule (session 4)', o: {} },
   ];

@@ -4,8 +4,9 @@
  * the float64 host product, over one and several binding blocks; other formats are declined.
  */
 import { type CsrMatrix, generators, HostOperator } from '@gpusparse/formats';
+import { eigsMixed } from '../../solvers/src/index';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Df64CsrOperator, Df64VectorSpace, type GpuContext, gpuOperatorFromCsr } from '../src/index';
+import { Df64CsrOperator, Df64VectorSpace, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../src/index';
 import { randomVector, testContext } from './helpers';
 
 let ctx: GpuContext;
@@ -64,6 +65,31 @@ describe('Df64CsrOperator.fromGpuOperator', () => {
     const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-scalar' });
     const other = generators.poisson2d(10);
     expect(Df64CsrOperator.fromGpuOperator(s.d, op, other)).toBeUndefined();
+    op.dispose();
+  });
+});
+
+describe("eigsMixed accept 'bound' with the df64 polish on the device", () => {
+  it('shifted 2-D Laplacian 20×20 (a double eigenvalue among the wanted): every root certified, no correction, values to 1e-10', async () => {
+    const lap = generators.poisson2d(20);
+    // A = L + 10·I: eigenvalues 10 + 4 − 2cos(iπ/21) − 2cos(jπ/21), relative 1e-10 within reach of df64
+    const a: CsrMatrix = { ...lap, values: Float64Array.from(lap.values) };
+    for (let i = 0; i < a.rows; i++) for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) if (a.colIdx[k] === i) a.values[k] = a.values[k]! + 10;
+    const ref: number[] = [];
+    for (let i = 1; i <= 20; i++) for (let j = 1; j <= 20; j++) ref.push(14 - 2 * Math.cos((i * Math.PI) / 21) - 2 * Math.cos((j * Math.PI) / 21));
+    ref.sort((x, y) => x - y);
+    const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-scalar' });
+    const dop = Df64CsrOperator.fromGpuOperator(s.d, op, a)!;
+    const r = await eigsMixed({ method: 'lanczos', k: 4, fastOperator: op, fastSpace: new GpuVectorSpace(ctx), devicePolish: s.polish(dop), accept: 'bound' });
+    expect(r.reason, r.detail).toBe('converged');
+    expect(r.phases[1]!.space).toBe('webgpu-df64');
+    expect(r.bounds!.acceptedBy).toEqual(['bound', 'bound', 'bound', 'bound']);
+    expect(r.phases[1]!.innerMatvecs).toBe(0);
+    r.values.forEach((v, i) => {
+      expect(Math.abs(v - ref[i]!), `root ${i}`).toBeLessThanOrEqual(r.bounds!.bound[i]!);
+      expect(Math.abs(v - ref[i]!) / ref[i]!, `root ${i}`).toBeLessThan(1e-10);
+    });
+    dop.dispose();
     op.dispose();
   });
 });

@@ -152,6 +152,10 @@ describe("eigsMixed accept 'bound': eigenvalues certified without correction sol
     expect(r.bounds!.guardValues).toHaveLength(1);
     // the residual rule would have needed corrections: the returned residuals are float32-level
     expect(Math.max(...r.residualNorms)).toBeGreaterThan(1e-8);
+    // values only: the same values, no vectors
+    const v = await eigsMixed({ method: 'lanczos', k: 4, fastOperator: float32CsrOperator(a), fastSpace: new Float32HostSpace(), hostOperator: HostOperator.fromCsr(a), accept: 'bound', returnVectors: false });
+    expect(v.vectors).toEqual([]);
+    expect(v.values).toEqual(r.values);
   });
 
   it('a near-degenerate wanted/guard pair (gap 2e-6): the bound fails, corrections run, the answer still meets tol', async () => {

@@ -129,6 +129,12 @@ export interface MixedEigenOptions<V, S> {
    * rule accepted each. 'bound' needs a Davidson-based polish ('jd' or 'davidson').
    */
   accept?: 'residual' | 'bound';
+  /**
+   * Read the k eigenvectors back (default true). false: `vectors` is empty and a device polish
+   * ends without k vector readbacks (values, bounds and residual norms only; CuPy's `eigsh`
+   * leaves its vectors on the GPU, which this matches for timing).
+   */
+  returnVectors?: boolean;
   /** Guard pairs with `accept: 'bound'` (default 1; they bound the gap of the wanted roots). */
   guard?: number;
   /** Inner GMRES steps per correction of the 'jd' polish (default 25). */
@@ -370,7 +376,9 @@ async function polishIn<V, S, P, PS>(
   result = { ...result, values: result.values.slice(0, k), vectors: result.vectors.slice(0, k), residualNorms: result.residualNorms.slice(0, k) };
   const vectors: Float64Array[] = [];
   for (const v of result.vectors) {
-    if (v instanceof Float64Array) vectors.push(v); // a host space's vectors are the answer
+    if (opts.returnVectors === false) {
+      if (!(v instanceof Float64Array)) p.space.release(v);
+    } else if (v instanceof Float64Array) vectors.push(v); // a host space's vectors are the answer
     else {
       vectors.push(await p.space.toArray(v));
       result.stats.readbacks++;
