@@ -10,7 +10,9 @@
  *   node .gpukit/app/ci-large.mjs --hubbard 15 --nroots 6 --out $OUT/hubbard15.json
  * Options: --backend webgpu|host (default webgpu), --assembly chunked|whole|auto (default
  * chunked on webgpu), --chunk-nnz N, --workers N, --tol 1e-8, --ms2 n, --dry-run (estimate only),
- * --polish auto|device|host (default auto: df64 on the device when the GPU passes its self-test).
+ * --polish auto|device|host (default auto: df64 on the device when the GPU passes its self-test),
+ * --accept residual|bound (default residual: every root to ‖r‖ ≤ tol; bound: a root is also
+ * accepted when its certified energy bound is ≤ tol Eh — docs/guides/precision.md).
  * The Hubbard chain (open, U/t = 2, ⌈L/2⌉ α and ⌊L/2⌋ β electrons) is a model Hamiltonian.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -99,6 +101,7 @@ if (!argv.includes('--dry-run')) {
     assembly,
     polish,
     tol: num('--tol', 1e-8),
+    accept: (opt('--accept') ?? 'residual') as 'residual' | 'bound',
     onProgress: (p) => {
       if (ctx) peakDevice = Math.max(peakDevice, ctx.buffers.allocatedBytes);
       if (!(p.stage in marks)) {
@@ -128,5 +131,6 @@ if (!argv.includes('--dry-run')) {
   save();
   log(`${name}: ${r.determinants} dets, nnz ${r.nnz} (estimated ${e.nnz.nnz}); assembly ${(r.timings.assembly / 1000).toFixed(1)} s, solve ${(r.timings.solve / 1000).toFixed(1)} s (float64 phase ${(r.timings.polish / 1000).toFixed(1)} s = ${((100 * r.timings.polish) / Math.max(1e-9, r.timings.solve)).toFixed(0)} %), total ${totalS.toFixed(1)} s; peak host ${(peakRss() / 1e9).toFixed(2)} GB (estimated ${(e.peakHost / 1e9).toFixed(2)}), device ${(peakDevice / 1e9).toFixed(2)} GB (estimated ${(e.peakDevice / 1e9).toFixed(2)})`);
   log(`E = ${r.energies.map((x) => x.toFixed(10)).join(', ')}; residuals ${r.residualNorms.map((x) => x.toExponential(1)).join(', ')}; ${r.solver.method}; ${r.solver.converged ? 'converged' : 'NOT converged'}`);
+  for (const n of r.notes.filter((x) => x.startsWith('device polish') || x.startsWith('float32 backend'))) log(n);
 }
 ctx?.dispose();

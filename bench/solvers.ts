@@ -7,23 +7,24 @@
  *   time to a float64 answer with rtol 1e-10 (mixed-precision refinement, inner GMRES in float32).
  * - Lanczos: the k lowest eigenpairs of the FCI Hamiltonian of the open Hubbard chain (a model
  *   Hamiltonian: L sites, U/t = 2; bench/hubbard.ts), float32 to tol 1e-5 (time, matvecs), and
- *   float64-accurate eigenvalues (1e-10 relative, residuals 1e-8) with `eigsMixed`
- *   (Lanczos in float32, then the float64 'jd' polish).
+ *   float64-accurate eigenvalues (1e-10 relative) with `eigsMixed` (Lanczos in float32 on the
+ *   tuned operator, then the df64 polish on the device: eigenvalues accepted by the certified
+ *   bound of eigen/bounds.ts, or by the session-4 residual rule, for comparison).
  *
  * `--dump DIR` writes each matrix as NAME.rowptr/.cols/.vals (int32, int32, float32 — exact for
  * these matrices) for the CuPy script.
  *
  *   node .gpukit/app/solvers.mjs --out $OUT/solvers.json [--cd 1000,2000] [--hubbard 12] [--k 4]
  *     [--gmres-iters 300] [--restart 30] [--kernel csr-scalar] [--dump DIR] [--refine-max-rows N]
- *     [--blas 1000000,4000000] [--ortho cgs2,cgs] [--unsafe]
+ *     [--blas 1000000,4000000] [--ortho cgs2,cgs] [--eig-kernel tuned|csr-scalar|…] [--host-polish] [--unsafe]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { buildCiSpace } from '../packages/chem/src/determinants/build';
 import { assembleHamiltonian, parseFcidump } from '../packages/chem/src/index';
 import { type CsrMatrix, csrSpmv, generators, HostOperator } from '../packages/formats/src/index';
-import { createGpuContext, Df64CsrOperator, Df64VectorSpace, type GpuOperator, GpuVectorSpace, gpuOperatorFromCsr, timeGpu } from '../packages/gpu/src/index';
-import { eigsMixed, gmres, lanczos, refinedSolve } from '../packages/solvers/src/index';
+import { createGpuContext, Df64CsrOperator, Df64VectorSpace, type GpuOperator, type GpuVector, GpuVectorSpace, gpuOperatorFromCsr, timeGpu, tunedOperator } from '../packages/gpu/src/index';
+import { eigsMixed, gmres, lanczos, type MixedEigenOptions, type MixedEigenResult, refinedSolve } from '../packages/solvers/src/index';
 import { dumpCsr } from './dump';
 import { hubbardFcidump } from './hubbard';
 
@@ -38,6 +39,10 @@ const restart = Number(opt('--restart') ?? 30);
 /** Gram–Schmidt variants of the timed GMRES runs ('cgs2' is the default; 'cgs' is CuPy's). */
 const orthos = (opt('--ortho') ?? 'cgs2,cgs').split(',') as ('cgs2' | 'cgs' | 'mgs')[];
 const kernel = opt('--kernel') ?? 'csr-scalar';
+/** Float32 operator of the eigen part: 'tuned' (default: the autotuner, as the CLI) or a kernel id. */
+const eigKernel = opt('--eig-kernel') ?? 'tuned';
+/** Also run eigsMixed with the float64 host polish (slow: 3.7 s at L = 12). */
+const hostPolish = argv.includes('--host-polish');
 const dumpDir = opt('--dump');
 /** Vector lengths of the BLAS-1 breakdown (GPU time by timestamps and wall time per call). */
 const blasSizes = (opt('--blas') ?? '').split(',').filter(Boolean).map(Number);
@@ -133,7 +138,13 @@ for (const l of hubbard) {
   const a = h.matrix;
   dump(name, a);
   console.log(`${name}: ${a.rows} determinants, ${a.rowPtr[a.rows]} non-zeros, assembled in ${h.stats.ms.toFixed(0)} ms`);
-  const op = gpuOperatorFromCsr(ctx, a, { kernel });
+  // the project's tuned operator (the CLI's path) unless --eig-kernel names a fixed kernel
+  const tb = performance.now();
+  const op: GpuOperator = eigKernel === 'tuned' ? await tunedOperator(ctx, a, { expectedProducts: 300 }) : gpuOperatorFromCsr(ctx, a, { kernel: eigKernel });
+  await ctx.finish();
+  const buildMs = performance.now() - tb;
+  console.log(`${name}: float32 operator ${op.label} (${eigKernel === 'tuned' ? 'tuned' : 'fixed'}), built in ${buildMs.toFixed(0)} ms`);
+  rows.push({ problem: name, kind: 'eig-operator', kernel: op.label, tuned: eigKernel === 'tuned', buildMs });
   const warm = await lanczos(op, space, { k, tol: 1e-3, maxIterations: 40 });
   warm.vectors.forEach((v) => { space.release(v); });
   await ctx.finish();
@@ -148,33 +159,62 @@ for (const l of hubbard) {
     rows.push({ problem: name, solver, precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), values: r.values.map((x) => x + fd.ecore), residualNorms: r.residualNorms, reason: r.reason });
     console.log(`${name} ${solver} k=${k} f32 tol 1e-5: ${r.reason}, ${r.stats.matvecs} matvecs, ${ms.toFixed(0)} ms (${(ms / Math.max(1, r.stats.matvecs)).toFixed(3)} ms/matvec); ${r.values.map((v) => v.toFixed(7)).join(' ')}`);
   }
-  const t1 = performance.now();
-  const m = await eigsMixed({ method: 'lanczos', k, fastOperator: op, fastSpace: space, hostOperator: HostOperator.fromCsr(a) });
-  const msMixed = performance.now() - t1;
-  rows.push({ problem: name, solver: 'eigsMixed(lanczos → jd)', precision: 'f64 answer', k, rows: a.rows, ms: msMixed, converged: m.converged, reason: m.reason, values: m.values, residualNorms: m.residualNorms, phases: m.phases });
-  console.log(`${name} eigsMixed(lanczos → jd) k=${k}: ${m.reason}, ${msMixed.toFixed(0)} ms; ${m.values.map((v) => v.toFixed(12)).join(' ')}; max residual ${Math.max(...m.residualNorms).toExponential(2)}; phases ${m.phases.map((p) => `${p.phase} ${p.method} ${p.matvecs} matvecs${p.innerMatvecs ? ` + ${p.innerMatvecs} fast` : ''} ${p.ms.toFixed(0)} ms`).join(', ')}`);
-  await mixedOnDevice(name, a, op, m.values);
+  if (hostPolish) {
+    const t1 = performance.now();
+    const m = await eigsMixed({ method: 'lanczos', k, fastOperator: op, fastSpace: space, hostOperator: HostOperator.fromCsr(a) });
+    const msMixed = performance.now() - t1;
+    rows.push({ problem: name, solver: 'eigsMixed(lanczos → jd)', precision: 'f64 answer', k, rows: a.rows, kernel: op.label, ms: msMixed, converged: m.converged, reason: m.reason, values: m.values, residualNorms: m.residualNorms, phases: m.phases });
+    console.log(`${name} eigsMixed(lanczos → jd, host polish) k=${k}: ${m.reason}, ${msMixed.toFixed(0)} ms; ${m.values.map((v) => v.toFixed(12)).join(' ')}; ${phaseText(m)}`);
+  }
+  await mixedOnDevice(name, a, op);
   op.dispose();
   save();
 }
+
+/** The phases of an eigsMixed result in one line (products per space, readbacks, ms). */
+function phaseText(m: MixedEigenResult): string {
+  return `phases ${m.phases.map((p) => `${p.phase} ${p.method} ${p.matvecs} products${p.innerMatvecs !== undefined ? ` + ${p.innerMatvecs} f32 correction products` : ''}, ${p.readbacks} readbacks, ${p.ms.toFixed(0)} ms`).join('; ')}`;
+}
+
 /**
- * eigsMixed with the polish in df64 on the device (its own df64 CSR upload: 8 B/nnz, + 4 where
- * values are not exact in f32), timed like the host-polish run; agreement with it reported.
+ * eigsMixed with the polish in df64 on the device over the float32 operator's own CSR arrays
+ * (Df64CsrOperator.fromGpuOperator: + lo arrays only where values are not exact in f32; 0 bytes
+ * per non-zero on Hubbard), in three settings: the residual rule of session 4, and the bound
+ * acceptance (eigen/bounds.ts) with and without Lanczos's multiplicity check. The first bound
+ * run is reported as 'cold' (df64 pipelines compiled in it); every timed run after a warm one.
  */
-async function mixedOnDevice(name: string, a: CsrMatrix, op: GpuOperator, hostValues: number[]): Promise<void> {
+async function mixedOnDevice(name: string, a: CsrMatrix, op: GpuOperator): Promise<void> {
   const df = await Df64VectorSpace.of(ctx);
   if (!df) {
     console.log(`${name} eigsMixed df64 polish: skipped (the device fails the df64 self-test)`);
     return;
   }
-  const dop = Df64CsrOperator.fromCsr(df.d, a);
+  const tb = performance.now();
+  const shared = Df64CsrOperator.fromGpuOperator(df.d, op, a);
+  const dop = shared ?? Df64CsrOperator.fromCsr(df.d, a);
   await ctx.finish();
-  const t = performance.now();
-  const m = await eigsMixed({ method: 'lanczos', k, fastOperator: op, fastSpace: space, devicePolish: df.polish(dop) });
-  const ms = performance.now() - t;
-  const agree = Math.max(...m.values.map((v, j) => Math.abs(v - hostValues[j]!) / Math.abs(hostValues[j]!)));
-  rows.push({ problem: name, solver: 'eigsMixed(lanczos → jd, df64 polish on the device)', precision: 'f64 answer (df64)', k, rows: a.rows, ms, converged: m.converged, reason: m.reason, values: m.values, residualNorms: m.residualNorms, phases: m.phases, relDiffToHostPolish: agree });
-  console.log(`${name} eigsMixed(lanczos → jd, df64 on device) k=${k}: ${m.reason}, ${ms.toFixed(0)} ms; ${m.values.map((v) => v.toFixed(12)).join(' ')}; max residual ${Math.max(...m.residualNorms).toExponential(2)}; vs host polish ${agree.toExponential(1)} relative; phases ${m.phases.map((p) => `${p.phase} ${p.method} ${p.matvecs} matvecs${p.innerMatvecs ? ` + ${p.innerMatvecs} fast` : ''} ${p.ms.toFixed(0)} ms`).join(', ')}`);
+  console.log(`${name} df64 operator: ${shared ? 'shares the float32 upload' : 'own copy'}, ${dop.deviceBytes} device bytes added (${(dop.deviceBytes / a.rowPtr[a.rows]!).toFixed(2)} B/nnz), ${(performance.now() - tb).toFixed(0)} ms`);
+  const variants: { label: string; o: Partial<MixedEigenOptions<GpuVector, unknown>> }[] = [
+    // the float32 Lanczos to 1e-6 relative: capped at 1000 steps in case float32 cannot get there
+    // (the polish then starts from what it has, and its corrections make up the difference)
+    { label: 'bound, no multiplicity check (cold)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
+    { label: 'bound, no multiplicity check', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
+    { label: 'bound, no multiplicity check, values only (vectors stay on the device, as CuPy)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000, returnVectors: false } },
+    { label: 'bound', o: { accept: 'bound', fastMaxIterations: 1000 } },
+    { label: 'residual rule (session 4)', o: {} },
+  ];
+  let ref: number[] | undefined;
+  for (const v of variants) {
+    await ctx.finish();
+    const t = performance.now();
+    const m = await eigsMixed({ method: 'lanczos', k, fastOperator: op, fastSpace: space, devicePolish: df.polish(dop), ...v.o });
+    const ms = performance.now() - t;
+    ref ??= m.values;
+    const agree = Math.max(...m.values.map((x, j) => Math.abs(x - ref![j]!) / Math.abs(ref![j]!)));
+    const b = m.bounds;
+    rows.push({ problem: name, solver: `eigsMixed(lanczos → jd, df64 polish on the device; ${v.label})`, precision: 'f64 answer (df64)', k, rows: a.rows, kernel: op.label, df64Operator: shared ? 'shared' : 'own', ms, converged: m.converged, reason: m.reason, values: m.values, residualNorms: m.residualNorms, bounds: b, phases: m.phases, readbacks: m.stats.readbacks, relDiffToFirst: agree });
+    console.log(`${name} eigsMixed df64 (${v.label}) k=${k}: ${m.reason}, ${ms.toFixed(0)} ms; ${m.values.map((x) => x.toFixed(12)).join(' ')}; bounds ${b ? b.bound.map((x) => x.toExponential(1)).join(' ') : '-'} (accepted by ${b ? b.acceptedBy.join(',') : '-'}); max residual ${Math.max(...m.residualNorms).toExponential(2)}; vs first ${agree.toExponential(1)}; ${phaseText(m)}`);
+  }
   dop.dispose();
 }
 

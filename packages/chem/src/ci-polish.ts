@@ -8,7 +8,7 @@
  * @module
  */
 import type { CsrMatrix, LinearOperator, VectorSpace } from '@gpusparse/formats';
-import { type DavidsonCorrector, davidsonWith, type EigenIterationInfo, type EigenResult, type FastCorrectorOptions, fastCorrector, spaceBridge } from '@gpusparse/solvers';
+import { type DavidsonCorrector, davidsonWith, type EigenIterationInfo, type EigenResult, type FastCorrectorOptions, fastCorrector, ritzValueBounds, spaceBridge } from '@gpusparse/solvers';
 import type { ChunkSink } from './hamiltonian/chunked';
 
 /**
@@ -24,7 +24,9 @@ export interface CiDevicePolish<V, P = unknown> {
    * Electronic H in the polish space: from the chunk sink's device blocks (chunked assembly;
    * the sink was opened with `keepLo`), else uploaded from the whole host CSR.
    */
-  operator(matrix: CsrMatrix | undefined, sink: ChunkSink<V> | undefined): LinearOperator<P> | Promise<LinearOperator<P>>;
+  operator(matrix: CsrMatrix | undefined, sink: ChunkSink<V> | undefined, fast?: LinearOperator<V>): LinearOperator<P> | Promise<LinearOperator<P>>;
+  /** Unit roundoff of the polish arithmetic, for the bounds' rounding allowance (default 2⁻⁴⁴, df64). */
+  readonly unitRoundoff?: number;
   /** A new polish vector holding the fast vector v (on the device). */
   fromFast(v: V): P;
   /** A new fast vector fl(scale·p) (on the device). */
@@ -43,6 +45,12 @@ export interface CiPolishOutcome {
   result: EigenResult<unknown>;
   /** float32 matvecs of the correction equations. */
   correctionMatvecs: number;
+  /**
+   * Certified bounds 0 ≤ Eᵢ − λᵢ ≤ bound[i] (Eh; eigen/bounds.ts, from the last iteration's df64
+   * residuals and the gap to the guard root) and how each root was accepted: 'bound' (≤ tol),
+   * 'residual' (‖r‖ ≤ tol) or 'none'.
+   */
+  bounds: { bound: number[]; acceptedBy: ('bound' | 'residual' | 'none')[] };
 }
 
 /** Options of {@link polishCi}. */
@@ -60,6 +68,13 @@ export interface CiPolishOptions<V, P> {
   signal?: AbortSignal;
   device: CiDevicePolish<V, P>;
   operator: LinearOperator<P>;
+  /**
+   * 'residual' (default): every wanted root to ‖r‖ ≤ tol. 'bound': a root is also accepted when
+   * its certified energy bound (eigen/bounds.ts) is ≤ tol, so the corrections aim at
+   * ‖r‖ ≈ √(tol·gap) instead of tol and often no correction runs (energies to tol, vectors less
+   * converged).
+   */
+  accept?: 'residual' | 'bound';
 }
 
 /**
@@ -75,6 +90,40 @@ export function polishCorrection(tol: number, nroots: number, diagonal: Float64A
 }
 
 /**
+ * The device polish's correction target when roots are accepted by the bound: a residual at
+ * which ε² = Σ‖rᵢ‖² ≤ ¼·tol·gap over the nroots wanted roots, so ε²/gap ≤ tol with room for the
+ * guard's own residual (gap = θ_guard − θ_{nroots−1}); never below the residual rule's tol.
+ */
+export function boundTarget(tol: number, nroots: number): (theta: readonly number[]) => number {
+  return (theta) => {
+    const gap = theta.length > nroots ? theta[nroots]! - theta[nroots - 1]! : 0;
+    return gap > 0 && Number.isFinite(gap) ? Math.max(tol, 0.5 * Math.sqrt((tol * gap) / nroots)) : tol;
+  };
+}
+
+/**
+ * Davidson's per-root verdict for the CI polish with accept 'bound': the certified bound (ε²/gap
+ * plus a rounding allowance of 64·u·‖H‖est) ≤ tol, or the residual rule ‖r‖ ≤ tol; guard roots
+ * never decide. Its report (bounds, how each root passes) is given in both modes.
+ */
+function ciJudge(tol: number, nroots: number, unitRoundoff: number) {
+  let normA = 0;
+  const verdict = (theta: readonly number[], rn: readonly number[]) => {
+    for (const t of theta) if (Number.isFinite(t)) normA = Math.max(normA, Math.abs(t));
+    const b = ritzValueBounds(theta, rn, 64 * unitRoundoff * normA);
+    const how = theta.map((_, i): 'bound' | 'residual' | 'none' => (i >= nroots ? 'none' : b.bound[i]! <= tol ? 'bound' : rn[i]! <= tol ? 'residual' : 'none'));
+    return { bound: b.bound.slice(0, nroots), how };
+  };
+  return {
+    accept: (theta: readonly number[], rn: readonly number[]) => verdict(theta, rn).how.map((h) => h !== 'none'),
+    report: (theta: readonly number[], rn: readonly number[]) => {
+      const v = verdict(theta, rn);
+      return { bound: v.bound, acceptedBy: v.how.slice(0, nroots) };
+    },
+  };
+}
+
+/**
  * Jacobi–Davidson polish in the device space from the float32 Ritz vectors (handed over on the
  * device), then E = v·Hv and ‖Hv − Ev‖ per root in the same space, and the normalised vectors
  * read back once. Host memory: the nroots vectors at the end; no float64 H on the host.
@@ -87,7 +136,10 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
     (p: P, s: number) => o.device.toFast(p, s),
     (v: V) => o.device.fromFast(v),
   );
-  const jd = fastCorrector(o.fastOp, o.fastSpace, polishCorrection(o.tol, o.nroots, o.diagonal), bridge);
+  // roots settle on the certified bound (a looser residual than tol) or on the residual rule
+  const judge = ciJudge(o.tol, o.nroots, o.device.unitRoundoff ?? 2 ** -44);
+  const byBound = o.accept === 'bound';
+  const jd = fastCorrector(o.fastOp, o.fastSpace, { ...polishCorrection(o.tol, o.nroots, o.diagonal), ...(byBound ? { targetResidualOf: boundTarget(o.tol, o.nroots) } : {}) }, bridge);
   const n = o.operator.rows;
   const result = await davidsonWith(o.operator, space, {
     k: o.kSolve,
@@ -100,36 +152,45 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
     maxSubspace: Math.min(n, 4 * o.kSolve + 8),
     name: 'jd-davidson',
     recomputeResiduals: false, // recomputed below from the normalised vectors
+    ...(byBound ? { acceptRoots: judge.accept } : {}),
     onIteration: o.onIteration,
     ...(o.signal ? { signal: o.signal } : {}),
   });
   jd.dispose();
   for (const v of start) space.release(v);
+  const bounds = judge.report(result.values, result.residualNorms);
   const check = await rayleighCheck(space, o.operator, result.vectors.slice(0, o.nroots));
   for (const v of result.vectors) space.release(v);
-  return { values: result.values.slice(0, o.nroots), ...check, result: result as EigenResult<unknown>, correctionMatvecs: jd.stats.matvecs };
+  return { values: result.values.slice(0, o.nroots), ...check, result: result as EigenResult<unknown>, correctionMatvecs: jd.stats.matvecs, bounds };
 }
 
 /**
- * Per vector c: c ← c/‖c‖, E = c·Hc, ‖Hc − E·c‖, all in `space` (two synchronisations per
- * vector), then c read back as float64.
+ * Per vector c: c ← c/‖c‖, E = c·Hc, ‖Hc − E·c‖, all in `space` — one product per vector and
+ * three synchronisations in all (norms, then energies, then residual norms, each batched) —
+ * then c read back as float64.
  */
 export async function rayleighCheck<P, S>(space: VectorSpace<P, S>, op: LinearOperator<P>, vs: readonly P[]): Promise<{ vectors: Float64Array[]; residualNorms: number[]; rayleigh: number[] }> {
-  const out = { vectors: [] as Float64Array[], residualNorms: [] as number[], rayleigh: [] as number[] };
-  const hc = space.create(op.rows);
-  for (const v of vs) {
-    const c = space.create(op.rows);
-    const [nrm] = await space.readMany([space.norm2(v)]);
-    space.axpby(1 / nrm!, v, 0, c); // c = v/‖v‖
-    op.apply(c, hc);
-    const [e] = await space.readMany([space.dot(c, hc)]);
-    space.axpby(-e!, c, 1, hc); // hc ← Hc − E·c
-    const [res] = await space.readMany([space.norm2(hc)]);
-    out.rayleigh.push(e!);
-    out.residualNorms.push(res!);
-    out.vectors.push(await space.toArray(c));
-    space.release(c);
-  }
-  space.release(hc);
-  return out;
+  const read = async (xs: S[]) => {
+    const got = await space.readMany(xs);
+    for (const x of xs) space.release(x); // device scalar slots back to the pool
+    return got;
+  };
+  const norms = await read(vs.map((v) => space.norm2(v)));
+  const c = vs.map((v, j) => {
+    const u = space.create(op.rows);
+    space.axpby(1 / norms[j]!, v, 0, u); // c = v/‖v‖
+    return u;
+  });
+  const hc = c.map((u) => {
+    const y = space.create(op.rows);
+    op.apply(u, y);
+    return y;
+  });
+  const rayleigh = await read(c.map((u, j) => space.dot(u, hc[j]!)));
+  hc.forEach((y, j) => { space.axpby(-rayleigh[j]!, c[j]!, 1, y); }); // hc ← Hc − E·c
+  const residualNorms = await read(hc.map((y) => space.norm2(y)));
+  const vectors: Float64Array[] = [];
+  for (const u of c) vectors.push(await space.toArray(u));
+  for (const u of [...c, ...hc]) space.release(u);
+  return { vectors, residualNorms, rayleigh };
 }

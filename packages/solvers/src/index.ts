@@ -18,6 +18,7 @@ export * from './eigen/lanczos';
 export * from './eigen/davidson';
 export * from './eigen/lobpcg';
 export * from './eigen/mixed';
+export * from './eigen/bounds';
 export * from './eigen/correction';
 export * from './eigen/shift-invert';
 export { type DenseEigenpairs, denseSymmetricEigen } from './eigen/dense';

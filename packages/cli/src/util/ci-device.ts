@@ -10,7 +10,7 @@
  * @module
  */
 import type { ChunkSink, CiDevicePolish } from '@gpusparse/chem';
-import { type CsrMatrix, NotSupportedError } from '@gpusparse/formats';
+import { type CsrMatrix, type LinearOperator, NotSupportedError } from '@gpusparse/formats';
 import type { CsrDeviceMatrix, Df64Blas, Df64CsrOperator, Df64Vector, GpuBuf, GpuContext, GpuVector } from '@gpusparse/gpu';
 
 /** The sink of {@link gpuChunkSink}. */
@@ -118,11 +118,14 @@ export async function gpuDevicePolish(ctx: GpuContext): Promise<CiDevicePolish<G
   return {
     space,
     precision: `df64 (≈48 bits, TwoProd by ${space.d.mode})`,
-    operator(matrix: CsrMatrix | undefined, sink: ChunkSink<GpuVector> | undefined) {
+    operator(matrix: CsrMatrix | undefined, sink: ChunkSink<GpuVector> | undefined, fast?: LinearOperator<GpuVector>) {
       if (sink && 'df64Operator' in sink) return (sink as GpuChunkSink).df64Operator(space.d);
       if (!matrix) throw new NotSupportedError('CI device polish: expected the whole CSR or a chunk sink opened with keepLo, got neither');
-      return gpu.Df64CsrOperator.fromCsr(space.d, matrix);
+      // the float32 operator's CSR arrays when it has them (+ lo parts only), else an own copy
+      const shared = fast instanceof gpu.GpuOperator ? gpu.Df64CsrOperator.fromGpuOperator(space.d, fast, matrix) : undefined;
+      return shared ?? gpu.Df64CsrOperator.fromCsr(space.d, matrix);
     },
+    unitRoundoff: 2 ** -44,
     fromFast: (v) => space.fromGpu(v),
     toFast: (p, scale) => space.toNewGpu(p, scale),
   };

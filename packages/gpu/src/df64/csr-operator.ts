@@ -124,6 +124,34 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     return new Df64CsrOperator(d, rows, cols, blocks, lo.filter((b): b is GpuBuf => b !== undefined));
   }
 
+  /**
+   * Share the float32 upload of a CSR-family GPU operator (`csr-scalar`, `csr-vector`,
+   * `csr-adaptive`, … built from `a`) and add only lo arrays where its values are not exact in
+   * f32: 0 device bytes per non-zero for integer-valued or f32-exact matrices (Hubbard), 4
+   * otherwise, instead of 8–12 for {@link fromCsr}'s own copy. Undefined when `op` holds another
+   * format or its blocks do not cover `a` (then use fromCsr). O(nnz) host work for the lo scan.
+   * @example const dop = Df64CsrOperator.fromGpuOperator(df64.d, gpuOp, a) ?? Df64CsrOperator.fromCsr(df64.d, a);
+   */
+  static fromGpuOperator(d: Df64Blas, op: { readonly kernel: { readonly format: string }; readonly handle: unknown; readonly rows: number; readonly cols: number }, a: CsrMatrix): Df64CsrOperator | undefined {
+    const parts = (op.handle as { parts?: readonly CsrDeviceBlock[] }).parts;
+    if (op.kernel.format !== 'csr' || !parts || parts.length === 0 || op.rows !== a.rows || op.cols !== a.cols) return undefined;
+    // the blocks must cover a's rows and non-zeros in order
+    let row = 0;
+    let k = 0;
+    for (const p of parts) {
+      if (p.rowStart !== (p.cont ? row - 1 : row) || p.k0 !== k) return undefined;
+      row = p.rowStart + p.rows;
+      k = p.k1;
+    }
+    if (row !== a.rows || k !== a.rowPtr[a.rows]) return undefined;
+    const lo = parts.map((p) => {
+      const l = lowParts(a.values, p.k0, p.k1);
+      return l ? uploadF32(d.ctx, l, 'df64-op-lo') : undefined;
+    });
+    const blocks = parts.map((p, i) => ({ rowStart: p.rowStart, rows: p.rows, cont: p.cont, nnz: p.k1 - p.k0, rowPtr: p.rowPtr, colIdx: p.colIdx, hi: p.values, lo: lo[i] }));
+    return new Df64CsrOperator(d, a.rows, a.cols, blocks, lo.filter((b): b is GpuBuf => b !== undefined), csrDiagonal(a));
+  }
+
   apply(x: Df64Vector, y: Df64Vector): void {
     this.applyScaled(1, x, 0, y);
   }

@@ -51,6 +51,12 @@ export interface FastCorrectorOptions {
    */
   targetResidual?: number;
   /**
+   * The target as a function of the current Ritz values (all roots, guards included), replacing
+   * `targetResidual` per call: e.g. the residual at which a certified eigenvalue bound
+   * (eigen/bounds.ts) meets its tolerance, √(tol·gap), far looser than a 1e-8 residual rule.
+   */
+  targetResidualOf?: (theta: readonly number[]) => number;
+  /**
    * Roots with index ≥ guardFrom are guard roots (Davidson's nConverge): they get no correction
    * equation (the subspace keeps their Ritz vectors; they only keep the wanted roots apart),
    * which saves a whole inner solve per guard root and iteration. Default: none.
@@ -219,7 +225,7 @@ export function fastCorrector<V, S, P>(
   bridge?: CorrectorBridge<P, V>,
 ): { corrector: DavidsonCorrector<P>; stats: CorrectorStats; dispose(): void } {
   const stats: CorrectorStats = { matvecs: 0, solves: 0, readbacks: 0 };
-  const targeted = opts.targetResidual !== undefined;
+  const targeted = opts.targetResidual !== undefined || opts.targetResidualOf !== undefined;
   const inner = opts.innerIterations ?? (targeted ? 40 : 25);
   const rtol = opts.innerRtol ?? (targeted ? 1e-4 : 1e-3);
   const br = bridge ?? (hostBridge(fastSpace) as unknown as CorrectorBridge<P, V>);
@@ -228,8 +234,9 @@ export function fastCorrector<V, S, P>(
   const diag = opts.diagonal ? { host: opts.diagonal } as { host: Float64Array; fast?: V } : undefined;
   const corrector: DavidsonCorrector<P> = async ({ residuals, roots, theta, ritzVectors }) => {
     const rns = await br.norms(residuals);
+    const target = opts.targetResidualOf ? opts.targetResidualOf(theta) : opts.targetResidual;
     // guard roots, roots already below the target and zero or non-finite residuals: no solve
-    const todo = rns.map((rn, j) => (rn > 0 && Number.isFinite(rn) && roots[j]! < guardFrom && !(targeted && rn <= opts.targetResidual!) ? j : -1)).filter((j) => j >= 0);
+    const todo = rns.map((rn, j) => (rn > 0 && Number.isFinite(rn) && roots[j]! < guardFrom && !(target !== undefined && rn <= target) ? j : -1)).filter((j) => j >= 0);
     const out: P[] = [];
     if (todo.length === 0) return out;
     const x = ritzVectors().map((v) => br.toFast(v, 1)); // X in the fast space
@@ -239,7 +246,7 @@ export function fastCorrector<V, S, P>(
       projectOutTwice(fastSpace, x, b); // b ⟂ X
       const a = projectedShifted(fastOp, fastSpace, x, theta[roots[j]!]!);
       const m = diag ? diagonalPreconditioner(fastSpace, diag, x, theta[roots[j]!]!) : undefined;
-      const res = await gmres(fastSpace, a, b, { rtol: innerTolerance(rtol, rn, opts.targetResidual), restart: inner, maxIterations: inner, checkEvery, ...(m ? { preconditioner: m } : {}) });
+      const res = await gmres(fastSpace, a, b, { rtol: innerTolerance(rtol, rn, target), restart: inner, maxIterations: inner, checkEvery, ...(m ? { preconditioner: m } : {}) });
       m?.dispose();
       stats.matvecs += res.stats.matvecs;
       stats.readbacks += res.stats.readbacks + 1;

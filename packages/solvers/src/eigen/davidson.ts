@@ -118,6 +118,14 @@ export interface DavidsonCoreOptions<V> extends Omit<DavidsonOptions<V>, 'diagon
    * polish, where the k exit products were a third of its float64 products.
    */
   recomputeResiduals?: boolean;
+  /**
+   * Replaces the per-root convergence test (|Δθ| < tol and ‖r‖ ≤ residualTol): given this
+   * iteration's Ritz values and residual norms (all k), which roots count as converged. A
+   * converged root gets no correction; the run ends when the first nConverge are. Used by
+   * eigsMixed's bound acceptance (eigen/bounds.ts), where the first iteration over the fast
+   * Ritz vectors often settles every root without a correction.
+   */
+  acceptRoots?: (theta: readonly number[], residualNorms: readonly number[], previous: readonly number[] | undefined) => boolean[];
 }
 
 /**
@@ -293,8 +301,8 @@ export async function davidsonWith<V, S>(
     const rn = await readAndRelease(space, rnS, stats);
     lastRn = rn;
     const de = theta.map((t, i) => (thetaPrev ? t - thetaPrev[i]! : Number.POSITIVE_INFINITY));
+    const conv = opts.acceptRoots ? opts.acceptRoots(theta, rn, thetaPrev) : theta.map((_, i) => Math.abs(de[i]!) < tol && rn[i]! <= residualTol);
     thetaPrev = theta;
-    const conv = theta.map((_, i) => Math.abs(de[i]!) < tol && rn[i]! <= residualTol);
     const stop = run.record({ iteration: iterations, values: theta, residualNorms: rn, threshold: residualTol });
     const release = () => r.forEach((x) => { space.release(x); });
     if (!allFinite(rn)) {

@@ -21,6 +21,7 @@ import type { HostScalar, LinearOperator, VectorSpace } from '@gpusparse/formats
 import { HostVectorSpace, InvalidParameterError } from '@gpusparse/formats';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenIterationInfo } from './common';
+import { ritzValueBounds } from './bounds';
 import { checkEigenInput, checkPositive } from './common';
 import { type CorrectorBridge, fastCorrector, hostBridge, spaceBridge } from './correction';
 import { davidson, davidsonWith } from './davidson';
@@ -45,9 +46,32 @@ export interface EigenPhaseReport {
   innerMatvecs?: number;
 }
 
+/**
+ * How each eigenvalue of {@link eigsMixed} was accepted, and its certified error bound
+ * (eigen/bounds.ts; docs/guides/precision.md, "Accepting eigenvalues by a bound").
+ */
+export interface EigenvalueBoundReport {
+  /** 0 ≤ θᵢ − λᵢ ≤ bound[i] (Infinity where no guard Ritz value certifies root i). */
+  bound: number[];
+  /**
+   * 'bound': bound[i] ≤ tol·|θᵢ| (no residual rule needed); 'residual': the residual and
+   * energy-change rules (the bound alone did not reach tol); 'none': not converged.
+   */
+  acceptedBy: ('bound' | 'residual' | 'none')[];
+  /** The relative tolerance the bound was held to. */
+  tol: number;
+  /** Guard Ritz values (and their residual norms) that gave the gaps. */
+  guardValues: number[];
+  guardResidualNorms: number[];
+  /** Rounding allowance added to every residual and bound (64·u·‖A‖est). */
+  allowance: number;
+}
+
 /** Result of {@link eigsMixed}: float64 host vectors, plus the per-phase report. */
 export interface MixedEigenResult extends EigenResult<Float64Array> {
   phases: EigenPhaseReport[];
+  /** Error bounds of the eigenvalues and how each was accepted (absent after a stopped fast phase). */
+  bounds?: EigenvalueBoundReport;
 }
 
 /**
@@ -61,6 +85,8 @@ export interface DevicePolish<V, P, PS> {
   fromFast(v: V): P;
   /** A new fast vector fl(scale·p). */
   toFast(p: P, scale: number): V;
+  /** Unit roundoff of the polish space's arithmetic (default 2⁻⁴⁴, conservative for df64). */
+  readonly unitRoundoff?: number;
 }
 
 /** Options of {@link eigsMixed}. */
@@ -92,6 +118,25 @@ export interface MixedEigenOptions<V, S> {
    * phase) 'jd' falls back to 'davidson' when a diagonal is given, else 'lobpcg'.
    */
   polish?: 'jd' | 'davidson' | 'lobpcg';
+  /**
+   * How the polish accepts an eigenvalue (default 'residual'). 'residual': the energy-change and
+   * residual rules below, for every root (eigenpairs to `residualTol`). 'bound': the fast phase
+   * also finds `guard` more pairs, and a root is accepted as soon as its certified bound
+   * 0 ≤ θ − λ ≤ ε²/(σ − θ) (eigen/bounds.ts, from the polish-precision residuals and the gap σ
+   * to the guard) is ≤ tol·|θ|: often every root after the first Rayleigh–Ritz step, without a
+   * correction solve. Roots the bound cannot settle (e.g. a wanted eigenvalue degenerate with
+   * the guard) are corrected and fall back to the residual rules; `bounds.acceptedBy` says which
+   * rule accepted each. 'bound' needs a Davidson-based polish ('jd' or 'davidson').
+   */
+  accept?: 'residual' | 'bound';
+  /**
+   * Read the k eigenvectors back (default true). false: `vectors` is empty and a device polish
+   * ends without k vector readbacks (values, bounds and residual norms only; CuPy's `eigsh`
+   * leaves its vectors on the GPU, which this matches for timing).
+   */
+  returnVectors?: boolean;
+  /** Guard pairs with `accept: 'bound'` (default 1; they bound the gap of the wanted roots). */
+  guard?: number;
   /** Inner GMRES steps per correction of the 'jd' polish (default 25). */
   innerIterations?: number;
   /** Inner relative tolerance of the 'jd' polish (default 1e-3). */
@@ -108,10 +153,18 @@ export interface MixedEigenOptions<V, S> {
   rtol?: number;
   /** Absolute floor of the relative rule (with `rtol`; default 0). */
   atol?: number;
-  /** Relative residual target of the fast phase, ‖r‖ ≤ fastTol·‖A‖est (default 1e-4 in f32, 1e-8 in f64). */
+  /**
+   * Relative residual target of the fast phase, ‖r‖ ≤ fastTol·‖A‖est (default 1e-4 in f32,
+   * 1e-8 in f64; with `accept: 'bound'` 1e-6 in f32: the bound is quadratic in the residual).
+   */
   fastTol?: number;
   fastMaxIterations?: number;
   polishMaxIterations?: number;
+  /**
+   * Lanczos fast phase: look for missed copies of multiple eigenvalues (default true; false is
+   * CuPy's / ARPACK's algorithm and about halves the fast phase's products, see `lanczos`).
+   */
+  fastCheckMultiplicity?: boolean;
   /** Lanczos basis / Davidson subspace size of the fast phase. */
   maxBasis?: number;
   onIteration?: (info: EigenIterationInfo & { phase: 'fast' | 'polish' }) => unknown;
@@ -183,14 +236,22 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   checkPositive('eigsMixed rtol', opts.rtol);
   // the polish's residual rule: relative with rtol, else absolute (default 1e-8)
   const rule = opts.rtol !== undefined ? { rtol: opts.rtol, ...(opts.atol === undefined ? {} : { atol: opts.atol }) } : { residualTol: opts.residualTol ?? 1e-8 };
-  const fastTol = opts.fastTol ?? (fastSpace.precision === 'f32' ? 1e-4 : 1e-8);
+  const accept = opts.accept ?? 'residual';
+  if (accept !== 'residual' && accept !== 'bound') throw new InvalidParameterError('eigsMixed accept', "'residual' or 'bound'", accept);
+  if (accept === 'bound' && opts.polish === 'lobpcg') throw new InvalidParameterError('eigsMixed polish', "'jd' or 'davidson' with accept 'bound' (a Davidson-based polish)", opts.polish);
+  const guard = opts.guard ?? 1;
+  if (!(Number.isInteger(guard) && guard >= 1)) throw new InvalidParameterError('eigsMixed guard', 'an integer ≥ 1', opts.guard);
+  // with the bound, the fast phase also finds the guard pairs (they bound the wanted roots' gap)
+  const kFast = accept === 'bound' ? Math.min(fastOperator.rows, k + guard) : k;
+  const f32 = fastSpace.precision === 'f32';
+  const fastTol = opts.fastTol ?? (f32 ? (accept === 'bound' ? 1e-6 : 1e-4) : 1e-8);
   const hostSpace = opts.hostSpace ?? new HostVectorSpace();
   const t0 = performance.now();
   const tag =
     (phase: 'fast' | 'polish') =>
     (info: EigenIterationInfo): unknown =>
       opts.onIteration?.({ ...info, phase });
-  const common = { k, signal: opts.signal };
+  const common = { k: kFast, signal: opts.signal };
 
   // phase 1: fast space
   let fast: EigenResult<V>;
@@ -199,9 +260,9 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
     let scale = 0;
     for (let i = 0; i < d.length; i++) scale = Math.max(scale, Math.abs(d[i]!));
     scale = scale > 0 ? scale : 1;
-    fast = await davidson(fastOperator, fastSpace, { ...common, onIteration: tag('fast'), diagonal: d, tol: fastTol * scale, residualTol: fastTol * scale, maxIterations: opts.fastMaxIterations, maxSubspace: opts.maxBasis });
+    fast = await davidson(fastOperator, fastSpace, { ...common, nConverge: k, onIteration: tag('fast'), diagonal: d, tol: fastTol * scale, residualTol: fastTol * scale, maxIterations: opts.fastMaxIterations, maxSubspace: opts.maxBasis });
   } else if (opts.method === 'lanczos') {
-    fast = await lanczos(fastOperator, fastSpace, { ...common, onIteration: tag('fast'), which, tol: fastTol, maxIterations: opts.fastMaxIterations, maxBasis: opts.maxBasis });
+    fast = await lanczos(fastOperator, fastSpace, { ...common, onIteration: tag('fast'), which, tol: fastTol, maxIterations: opts.fastMaxIterations, maxBasis: opts.maxBasis, ...(opts.fastCheckMultiplicity === undefined ? {} : { checkMultiplicity: opts.fastCheckMultiplicity }) });
   } else {
     fast = await lobpcg(fastOperator, fastSpace, { ...common, onIteration: tag('fast'), tol: fastTol, maxIterations: opts.fastMaxIterations, guard: k > 1 ? 2 : 0 });
   }
@@ -209,16 +270,19 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   const sign = which === 'largest' ? -1 : 1;
   if (fast.reason === 'stopped') {
     const start = await hostStart(fast, fastSpace);
-    return combineMixed(fast, undefined, start, phases, sign, undefined, t0);
+    return combineMixed(fast, undefined, start, phases, sign, undefined, t0, k);
   }
-  const ctx: PolishContext = { k, tol, rule, sign, tag, signal: opts.signal };
+  const unitRoundoff = opts.devicePolish ? (opts.devicePolish.unitRoundoff ?? 2 ** -44) : 2 ** -53;
+  const ctx: PolishContext = { k, kSolve: kFast, tol, rule, sign, tag, signal: opts.signal, accept, unitRoundoff };
   const polished = opts.devicePolish
     ? await polishOnDevice(opts, fast, ctx, opts.devicePolish)
     : await polishIn(opts, fast, ctx, { space: hostSpace, operator: hostOperator!, start: await hostStart(fast, fastSpace), bridge: hostBridge(fastSpace) });
   const polishReport = report('polish', polished.space, polished.result, sign);
   if (polished.innerMatvecs !== undefined) polishReport.innerMatvecs = polished.innerMatvecs;
   phases.push(polishReport);
-  return combineMixed(fast, polished.result, polished.vectors, phases, sign, polished.innerMatvecs, t0);
+  const out = combineMixed(fast, polished.result, polished.vectors, phases, sign, polished.innerMatvecs, t0, k);
+  out.bounds = polished.bounds;
+  return out;
 }
 
 /** The fast Ritz vectors as float64 host vectors (non-finite or zero ones dropped); releases them. */
@@ -238,6 +302,11 @@ async function hostStart<V, S>(fast: EigenResult<V>, fastSpace: VectorSpace<V, S
 /** What the polish needs besides the space: tolerances, the sign of the spectrum end, callbacks. */
 interface PolishContext {
   k: number;
+  /** Roots the polish solves: k, plus the guards with accept 'bound'. */
+  kSolve: number;
+  accept: 'residual' | 'bound';
+  /** Unit roundoff of the polish space (for the bounds' rounding allowance). */
+  unitRoundoff: number;
   tol: number;
   rule: { residualTol: number } | { rtol: number; atol?: number };
   sign: number;
@@ -274,49 +343,91 @@ async function polishIn<V, S, P, PS>(
   fast: EigenResult<V>,
   c: PolishContext,
   p: { space: VectorSpace<P, PS>; operator: LinearOperator<P>; start: P[]; bridge: CorrectorBridge<P, V> },
-): Promise<{ result: EigenResult<P>; vectors: Float64Array[]; space: string; innerMatvecs: number | undefined }> {
-  const { k, tol, rule, sign, tag } = c;
-  const common = { k, signal: c.signal };
+): Promise<{ result: EigenResult<P>; vectors: Float64Array[]; space: string; innerMatvecs: number | undefined; bounds: EigenvalueBoundReport }> {
+  const { k, kSolve, tol, rule, sign, tag } = c;
+  const common = { k: kSolve, signal: c.signal };
   const polishOp = sign === 1 ? p.operator : negatedFast(p.operator, p.space);
   // scale of the eigenvalues for the relative energy tolerance: the fast values, else the diagonal, else 1
   let lamScale = Math.max(0, ...fast.values.filter(Number.isFinite).map(Math.abs));
   if (!(lamScale > 0) && opts.diagonal) for (const x of opts.diagonal) lamScale = Math.max(lamScale, Math.abs(x));
   if (!(lamScale > 0)) lamScale = 1;
-  const initialVectors = p.start.length >= k ? p.start : undefined;
+  const judge = rootJudge(c, lamScale);
+  const initialVectors = p.start.length >= kSolve ? p.start : undefined;
   let polishMethod = opts.polish ?? 'jd';
   if (polishMethod === 'jd' && !initialVectors) polishMethod = opts.diagonal ? 'davidson' : 'lobpcg';
+  // accept 'bound': roots settle on the certified bound (or, failing it, the residual rules); guards never decide
+  const byBound = c.accept === 'bound' ? { nConverge: k, acceptRoots: judge.accept, recomputeResiduals: false } : {};
   let result: EigenResult<P>;
   let innerMatvecs: number | undefined;
   if (polishMethod === 'jd') {
     const fastOp = sign === 1 ? opts.fastOperator : negatedFast(opts.fastOperator, opts.fastSpace);
-    const jd = fastCorrector(fastOp, opts.fastSpace, { innerIterations: opts.innerIterations, innerRtol: opts.innerRtol }, p.bridge);
-    result = await davidsonWith(polishOp, p.space, { ...common, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(polishOp.rows, 4 * k + 8), name: 'jd-davidson' });
+    const jd = fastCorrector(fastOp, opts.fastSpace, { innerIterations: opts.innerIterations, innerRtol: opts.innerRtol, ...(kSolve > k ? { guardFrom: k } : {}) }, p.bridge);
+    result = await davidsonWith(polishOp, p.space, { ...common, ...byBound, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(polishOp.rows, 4 * kSolve + 8), name: 'jd-davidson' });
     innerMatvecs = jd.stats.matvecs;
   } else if (polishMethod === 'davidson') {
     const d = sign === 1 ? opts.diagonal! : opts.diagonal!.map((x) => -x);
-    result = await davidson(polishOp, p.space, { ...common, onIteration: tag('polish'), diagonal: d, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 100, initialVectors });
+    result = await davidson(polishOp, p.space, { ...common, ...byBound, onIteration: tag('polish'), diagonal: d, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 100, initialVectors });
   } else {
     result = await lobpcg(polishOp, p.space, { ...common, onIteration: tag('polish'), ...('rtol' in rule ? { tol: rule.rtol, ...(rule.atol === undefined ? {} : { atol: rule.atol }) } : rule), maxIterations: opts.polishMaxIterations ?? 300, initialVectors, guard: k > 1 ? 2 : 0 });
   }
+  const bounds = judge.report(result.values, result.residualNorms, result.converged);
+  // the wanted k pairs only (the guards bounded their gap)
+  for (const v of result.vectors.slice(k)) if (!(v instanceof Float64Array)) p.space.release(v);
+  result = { ...result, values: result.values.slice(0, k), vectors: result.vectors.slice(0, k), residualNorms: result.residualNorms.slice(0, k) };
   const vectors: Float64Array[] = [];
   for (const v of result.vectors) {
-    if (v instanceof Float64Array) vectors.push(v); // a host space's vectors are the answer
+    if (opts.returnVectors === false) {
+      if (!(v instanceof Float64Array)) p.space.release(v);
+    } else if (v instanceof Float64Array) vectors.push(v); // a host space's vectors are the answer
     else {
       vectors.push(await p.space.toArray(v));
       result.stats.readbacks++;
       p.space.release(v);
     }
   }
-  return { result, vectors, space: p.space.name, innerMatvecs };
+  return { result, vectors, space: p.space.name, innerMatvecs, bounds };
+}
+
+/**
+ * The per-root verdict of the polish with accept 'bound' (certified bound ≤ tol·|θ|, else the
+ * residual and energy-change rules), and the bound report at exit. Values in the polish's sign.
+ */
+function rootJudge(c: PolishContext, lamScale: number) {
+  const { k, tol, rule } = c;
+  let normA = lamScale;
+  const allowance = () => 64 * c.unitRoundoff * normA;
+  const residualOk = (rn: number) => rn <= ('residualTol' in rule ? rule.residualTol : Math.max(rule.rtol * normA, rule.atol ?? 0));
+  const byBound = (theta: readonly number[], rn: readonly number[]) => {
+    for (const t of theta) if (Number.isFinite(t)) normA = Math.max(normA, Math.abs(t));
+    const b = ritzValueBounds(theta, rn, allowance());
+    return { b, ok: theta.map((t, i) => i < k && b.bound[i]! <= tol * Math.abs(t)) };
+  };
+  return {
+    accept(theta: readonly number[], rn: readonly number[], previous: readonly number[] | undefined): boolean[] {
+      const { ok } = byBound(theta, rn);
+      return theta.map((t, i) => ok[i]! || (previous !== undefined && Math.abs(t - previous[i]!) < tol * lamScale && residualOk(rn[i]!)));
+    },
+    report(theta: readonly number[], rn: readonly number[], converged: boolean): EigenvalueBoundReport {
+      const { b, ok } = byBound(theta, rn);
+      return {
+        bound: b.bound.slice(0, k),
+        acceptedBy: ok.slice(0, k).map((o, i) => (o ? 'bound' : converged && residualOk(rn[i]!) ? 'residual' : 'none')),
+        tol,
+        guardValues: theta.slice(k).map((t) => c.sign * t),
+        guardResidualNorms: rn.slice(k),
+        allowance: allowance(),
+      };
+    },
+  };
 }
 
 /** The phases joined into one result (values back to the caller's sign). */
-function combineMixed<V, P>(fast: EigenResult<V>, polish: EigenResult<P> | undefined, vectors: Float64Array[], phases: EigenPhaseReport[], sign: number, innerMatvecs: number | undefined, t0: number): MixedEigenResult {
+function combineMixed<V, P>(fast: EigenResult<V>, polish: EigenResult<P> | undefined, vectors: Float64Array[], phases: EigenPhaseReport[], sign: number, innerMatvecs: number | undefined, t0: number, k: number): MixedEigenResult {
   const history = [...fast.history, ...(polish?.history ?? []).map((h) => ({ ...h, iteration: h.iteration + fast.iterations, values: h.values.map((x) => sign * x) }))];
   const out: MixedEigenResult = {
-    values: polish ? polish.values.map((x) => sign * x) : fast.values,
-    vectors,
-    residualNorms: polish ? polish.residualNorms : fast.residualNorms,
+    values: polish ? polish.values.map((x) => sign * x) : fast.values.slice(0, k),
+    vectors: vectors.slice(0, k),
+    residualNorms: polish ? polish.residualNorms : fast.residualNorms.slice(0, k),
     converged: polish ? polish.converged : false,
     reason: polish ? polish.reason : fast.reason,
     iterations: fast.iterations + (polish?.iterations ?? 0),
