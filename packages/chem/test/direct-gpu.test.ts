@@ -1,0 +1,140 @@
+/**
+ * The device direct σ (packages/chem/src/direct/gpu, float32 WGSL on lavapipe here) against the
+ * host float64 direct σ and the explicit H: σ vectors equal to float32 rounding on FCI and CAS
+ * spaces, D2h and C2v irreps, MS2 = 0, 2 and 3, permuted layouts, in-place and scaled products.
+ */
+import { HostOperator } from '@gpusparse/formats';
+import { createGpuContext, type GpuContext, GpuVectorSpace } from '@gpusparse/gpu';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCiSpace, type SpaceSpec } from '../src/determinants/build';
+import { gpuDirectSigmaOperator } from '../src/direct/gpu/operator';
+import { directSigmaOperator } from '../src/direct/operator';
+import { readFcidump } from '../src/fcidump/node';
+import type { Fcidump } from '../src/fcidump/types';
+import { assembleHamiltonian } from '../src/hamiltonian/assemble';
+import { dataFile } from '../../../testdata/index';
+
+const data = (f: string) => dataFile('fcidump', f);
+// part of the GPU tier (vitest.config.ts): skipped with it when no adapter appears
+const gpuTierSkipped = process.env.GPUSPARSE_GPU_TIER === 'skip' && process.env.GPUSPARSE_REQUIRE_GPU !== '1';
+let ctx: GpuContext;
+let vs: GpuVectorSpace;
+
+beforeAll(async () => {
+  if (gpuTierSkipped) return;
+  ctx = await createGpuContext();
+  vs = new GpuVectorSpace(ctx);
+});
+afterAll(() => ctx?.dispose());
+
+function randomVector(n: number, seed: number): Float64Array {
+  let s = seed >>> 0;
+  const v = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    v[i] = s / 2 ** 32 - 0.5;
+  }
+  return v;
+}
+
+/** max |a − b| / max |b|. */
+function relDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let scale = 0;
+  let diff = 0;
+  for (let i = 0; i < b.length; i++) {
+    scale = Math.max(scale, Math.abs(b[i]!));
+    diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
+  }
+  return diff / scale;
+}
+
+/** Device σ vs host float64 direct σ (and, small spaces, the explicit H) on a random vector. */
+async function compare(fd: Fcidump, spec: SpaceSpec, opts: { irrep?: number; ms2?: number; referenceLevel?: number }, explicit = false) {
+  const { fcidump, space } = buildCiSpace(fd, spec, opts);
+  const host = await directSigmaOperator(fcidump, space);
+  const dev = gpuDirectSigmaOperator(ctx, fcidump, space);
+  try {
+    const c = randomVector(space.size, 11);
+    const want = new Float64Array(space.size);
+    host.apply(c, want);
+    const x = vs.fromArray(c);
+    const y = vs.create(space.size);
+    dev.apply(x, y);
+    const got = await vs.toArray(y);
+    vs.release(x);
+    vs.release(y);
+    let rel = relDiff(got, want);
+    if (explicit) {
+      const h = await assembleHamiltonian(fcidump, space, { workers: 0 });
+      const e = new Float64Array(space.size);
+      HostOperator.fromCsr(h.matrix).apply(c, e);
+      rel = Math.max(rel, relDiff(got, e));
+    }
+    const d = dev.diagonal();
+    const hd = host.diagonal();
+    return { size: space.size, rel, diagSame: d.every((v, i) => v === hd[i]), label: dev.label };
+  } finally {
+    host.dispose();
+    dev.dispose();
+  }
+}
+
+describe.skipIf(gpuTierSkipped)('device direct σ (float32) = host float64 direct σ', () => {
+  it('H8/STO-6G FCI (4900 dets): no symmetry and the Ag block; also the explicit H', async () => {
+    const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
+    const all = await compare(fd, 'fci', {}, true);
+    expect(all.size).toBe(4900);
+    expect(all.rel).toBeLessThan(2e-6);
+    expect(all.diagSame).toBe(true);
+    const ag = await compare(fd, 'fci', { irrep: 1 });
+    expect(ag.size).toBeLessThan(4900);
+    expect(ag.rel).toBeLessThan(2e-6);
+  });
+
+  it.each([1, 4, 6, 8])('N2/STO-3G FCI, D2h irrep %i (MS2 = 0)', async (irrep) => {
+    const fd = await readFcidump(data('N2_sto3g_R1.1A_block2.FCIDUMP'));
+    const r = await compare(fd, 'fci', { irrep });
+    expect(r.rel).toBeLessThan(2e-6);
+  });
+
+  it('O2 CAS(12e,8o) C1: MS2 = 2, and MS2 = 0 with the space permuted by excitation level', async () => {
+    const fd = await readFcidump(data('O2_cas12e8o_C1_dice.FCIDUMP'));
+    const t = await compare(fd, 'fci', { ms2: 2 }, true);
+    expect(t.rel).toBeLessThan(2e-6);
+    const p = await compare(fd, 'fci', { referenceLevel: 2 });
+    expect(p.size).toBe(784);
+    expect(p.label).toMatch(/permuted/);
+    expect(p.rel).toBeLessThan(2e-6);
+  });
+
+  it('C4 CAS(8e,12o) MS2 = 3 (B3u block) and N2 CAS(6e,6o) in a frozen-core FCIDUMP, MS2 = 2', async () => {
+    const c4 = await readFcidump(data('C4_sto3g_cas8e12o_spin3_dice.FCIDUMP'));
+    expect((await compare(c4, 'fci', { irrep: 2 })).rel).toBeLessThan(2e-6);
+    const n2 = await readFcidump(data('N2_sto3g_R2.06bohr_chemps2.FCIDUMP'));
+    expect((await compare(n2, { kind: 'cas', electrons: 6, orbitals: 6 }, { ms2: 2 }, true)).rel).toBeLessThan(2e-6);
+  });
+
+  it('applyScaled (y = α·H·x + β·y) and in place (x is y) agree with apply', async () => {
+    const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
+    for (const opts of [{ irrep: 1 }, { referenceLevel: 2 }]) {
+      const { fcidump, space } = buildCiSpace(fd, 'fci', opts);
+      const dev = gpuDirectSigmaOperator(ctx, fcidump, space);
+      const n = space.size;
+      const c = randomVector(n, 3);
+      const y0 = randomVector(n, 5);
+      const x = vs.fromArray(c);
+      const hx = vs.create(n);
+      dev.apply(x, hx);
+      const h = await vs.toArray(hx);
+      const y = vs.fromArray(y0);
+      dev.applyScaled(-0.5, x, 2, y);
+      const scaled = await vs.toArray(y);
+      const want = h.map((v, i) => -0.5 * v + 2 * y0[i]!);
+      expect(relDiff(scaled, want)).toBeLessThan(1e-6);
+      dev.applyScaled(1, x, 0, x); // x ← H·x
+      expect(relDiff(await vs.toArray(x), h)).toBeLessThan(1e-7);
+      for (const v of [x, hx, y]) vs.release(v);
+      dev.dispose();
+    }
+  });
+});
