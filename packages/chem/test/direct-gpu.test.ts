@@ -3,10 +3,13 @@
  * host float64 direct σ and the explicit H: σ vectors equal to float32 rounding on FCI and CAS
  * spaces, D2h and C2v irreps, MS2 = 0, 2 and 3, permuted layouts, in-place and scaled products.
  */
-import { HostOperator } from '@gpusparse/formats';
-import { createGpuContext, type GpuContext, GpuVectorSpace } from '@gpusparse/gpu';
+import { HostOperator, NotSupportedError } from '@gpusparse/formats';
+import { createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '@gpusparse/gpu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CiBackend, ciEnergies } from '../src/ci';
 import { buildCiSpace, type SpaceSpec } from '../src/determinants/build';
+import { directHamiltonian } from '../src/direct/ci';
+import { gpuDirectHamiltonian } from '../src/direct/gpu/ci';
 import { gpuDirectSigmaOperator } from '../src/direct/gpu/operator';
 import { directSigmaOperator } from '../src/direct/operator';
 import { readFcidump } from '../src/fcidump/node';
@@ -136,5 +139,47 @@ describe.skipIf(gpuTierSkipped)('device direct σ (float32) = host float64 direc
       for (const v of [x, hx, y]) vs.release(v);
       dev.dispose();
     }
+  });
+});
+
+function gpuBackend(withPolish = false): CiBackend<unknown, unknown> {
+  return {
+    space: vs as never,
+    operator: (m) => gpuOperatorFromCsr(ctx, m, { kernel: 'csr-vector' }) as never,
+    // a device polish the direct operator cannot use (it has no df64 product): the driver must say so
+    ...(withPolish ? { devicePolish: async () => ({ precision: 'df64 (test)' }) as never } : {}),
+  };
+}
+
+describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
+  it('H8 Ag (3 roots) and O2 CAS(12e,8o) MS2 = 2 (2 roots): energies equal the host direct σ to 1e-8 Eh after the float64 polish', async () => {
+    const cases = [
+      { file: 'H8_sto6g_R1.8_block2.FCIDUMP', opts: { irrep: 1, nroots: 3 } },
+      { file: 'O2_cas12e8o_C1_dice.FCIDUMP', opts: { ms2: 2, nroots: 2 } },
+    ];
+    for (const { file, opts } of cases) {
+      const fd = await readFcidump(data(file));
+      const common = { ...opts, solver: 'davidson' as const, workers: 0 };
+      const host = await ciEnergies(fd, { ...common, hamiltonian: directHamiltonian() });
+      const dev = await ciEnergies(fd, { ...common, backend: gpuBackend(true) as never, hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never });
+      expect(dev.solver.converged).toBe(true);
+      expect(dev.solver.method).toMatch(/float32.*float64 polish/);
+      expect(dev.format).toMatch(/direct-sigma/);
+      expect(dev.notes.join('\n')).toMatch(/direct σ on the device .* B per determinant/);
+      expect(dev.notes.join('\n')).toMatch(/float64 polish on the host: the operator of options.hamiltonian has no df64 product/);
+      for (let r = 0; r < opts.nroots; r++) {
+        expect(Math.abs(dev.energies[r]! - host.energies[r]!)).toBeLessThan(1e-8);
+        expect(dev.residualNorms[r]).toBeLessThan(1e-8);
+        expect(Math.abs(dev.s2[r]! - host.s2[r]!)).toBeLessThan(1e-6);
+      }
+    }
+  });
+
+  it("refuses polish 'device' (no df64 direct product) and a factory without a host operator", async () => {
+    const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
+    const opts = { irrep: 1, nroots: 1, solver: 'davidson' as const, workers: 0 };
+    await expect(ciEnergies(fd, { ...opts, backend: gpuBackend(true) as never, polish: 'device', hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never })).rejects.toThrow(/no df64 product/);
+    const deviceOnly = async (f: Fcidump, s: Parameters<ReturnType<typeof gpuDirectHamiltonian>>[1]) => ({ ...(await gpuDirectHamiltonian(ctx, { threads: 1 })(f, s)), host: undefined });
+    await expect(ciEnergies(fd, { ...opts, backend: gpuBackend() as never, hamiltonian: deviceOnly as never })).rejects.toThrow(NotSupportedError);
   });
 });
