@@ -117,6 +117,21 @@ describe.skipIf(gpuTierSkipped)('device direct σ (float32) = host float64 direc
     expect((await compare(n2, { kind: 'cas', electrons: 6, orbitals: 6 }, { ms2: 2 }, true)).rel).toBeLessThan(2e-6);
   });
 
+  it('a full product space of D2h orbitals groups the α–β work by pair irrep; labels the integrals break fall back to one group', async () => {
+    const fd = await readFcidump(data('N2_sto3g_R1.1A_block2.FCIDUMP'));
+    const all = await compare(fd, 'fci', {});
+    expect(all.label).toMatch(/pairs by irrep/);
+    expect(all.rel).toBeLessThan(2e-6);
+    // the same integrals under labels they do not obey: every pair in one group, the same σ
+    const wrong = { ...fd, orbsym: fd.orbsym.map((g, i) => (i === 0 ? (g === 1 ? 2 : 1) : g)) } as Fcidump;
+    const one = await compare(wrong, 'fci', {});
+    expect(one.label).toMatch(/one pair group/);
+    expect(one.rel).toBeLessThan(2e-6);
+    const lz = await compare(await readFcidump(data('H2_ccpvtz_Lz_hande.FCIDUMP')), 'fci', {});
+    expect(lz.size).toBe(784);
+    expect(lz.rel).toBeLessThan(2e-6);
+  });
+
   it('applyScaled (y = α·H·x + β·y) and in place (x is y) agree with apply', async () => {
     const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
     for (const opts of [{ irrep: 1 }, { referenceLevel: 2 }]) {

@@ -57,6 +57,7 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
   constructor(
     readonly ctx: GpuContext,
     dctx: DirectContext,
+    orbsym: ArrayLike<number>,
     layout: DirectLayout,
     private readonly diag: Float64Array,
     readonly buildMs: number,
@@ -71,7 +72,7 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     if (4 * n > ctx.limits.maxStorageBufferBindingSize) {
       throw new ResourceLimitError('device direct σ: a CI vector in one storage binding', 4 * n, ctx.limits.maxStorageBufferBindingSize, 'use point-group symmetry (irrep) or the host direct σ (--backend cpu)');
     }
-    const t = packSigmaTables(dctx, ctx.limits.maxStorageBufferBindingSize);
+    const t = packSigmaTables(dctx, orbsym, ctx.limits.maxStorageBufferBindingSize);
     this.bufs = {
       work: uploadU32(ctx, t.work, 'direct-work'),
       info: uploadU32(ctx, t.info, 'direct-info'),
@@ -83,7 +84,7 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     this.perm = uploadPermutation(ctx, layout);
     const permBytes = this.perm ? 16 * n : 0;
     this.deviceBytes = Object.values(this.bufs).reduce((s, b) => s + b.bytes, 0) + permBytes;
-    this.label = `direct-sigma-gpu(f32, mA=${dctx.mA}, mB=${dctx.mB}${this.perm ? ', permuted' : ''})`;
+    this.label = `direct-sigma-gpu(f32, mA=${dctx.mA}, mB=${dctx.mB}, ${t.pairIrreps ? 'pairs by irrep' : 'one pair group'}${this.perm ? ', permuted' : ''})`;
   }
 
   private sigmaPipe() {
@@ -166,5 +167,5 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
 export function gpuDirectSigmaOperator(ctx: GpuContext, fd: Fcidump, space: DeterminantSpace): GpuDirectSigmaOperator {
   const t0 = performance.now();
   const { ctx: dctx, layout, diagonal } = directContext(fd, space);
-  return new GpuDirectSigma(ctx, dctx, layout, diagonal, performance.now() - t0);
+  return new GpuDirectSigma(ctx, dctx, fd.orbsym, layout, diagonal, performance.now() - t0);
 }

@@ -16,7 +16,7 @@
  * - `eri`: (pq|rs) as f32, norb⁴.
  * @module
  */
-import { ResourceLimitError } from '@gpusparse/formats';
+import { InvalidParameterError, ResourceLimitError } from '@gpusparse/formats';
 import type { DirectContext } from '../tables';
 
 /** Invocations per workgroup of the σ kernel: one determinant each, a chunk of one α row. */
@@ -37,13 +37,23 @@ export interface PackedSigmaTables {
   betaRep: number;
   /** Workgroups of one σ. */
   groups: number;
+  /** Replacements grouped by the orbitals' pair irreps (false: one group, see pairSymmetry). */
+  pairIrreps: boolean;
 }
 
 const SIGN = 0x80000000;
 
-function alphaPart(ctx: DirectContext, info: Uint32Array, rep: Uint32Array, hA: number): void {
-  const { nA, mA, rowStart, rowLen, irrepA, betaStart, target, hAOff, aTarget, aPair, aSign, aGroup } = ctx;
-  const n2 = ctx.norb * ctx.norb;
+/**
+ * α part: per string, its replacements counting-sorted by the pair irrep Γ(p)⊗Γ(q) of the
+ * orbitals (`orb`, 0-based XOR numbering) — also in a space without a point-group block, where
+ * the host tables keep one group: (pq|rs) vanishes unless Γ(pq) = Γ(rs), so the kernel skips
+ * the other groups (7/8 of the α–β work of a D2h molecule run without symmetry).
+ */
+function alphaPart(ctx: DirectContext, orb: Int32Array, info: Uint32Array, rep: Uint32Array, hA: number): void {
+  const { nA, mA, norb, rowStart, rowLen, irrepA, betaStart, target, hAOff, aTarget, aPair, aSign } = ctx;
+  const n2 = norb * norb;
+  const start = new Int32Array(9);
+  const g = new Int32Array(mA);
   for (let i = 0; i < nA; i++) {
     const w = i * ALPHA_WORDS;
     info[w] = rowStart[i]!;
@@ -51,16 +61,25 @@ function alphaPart(ctx: DirectContext, info: Uint32Array, rep: Uint32Array, hA: 
     info[w + 2] = betaStart[irrepA[i]! ^ target]!;
     info[w + 3] = hA + hAOff[i]!;
     info[w + 4] = hA + hAOff[i + 1]!;
-    for (let g = 0; g < 9; g++) info[w + 5 + g] = aGroup[i * 9 + g]!;
-  }
-  for (let e = 0; e < nA * mA; e++) {
-    rep[2 * e] = rowStart[aTarget[e]!]!;
-    rep[2 * e + 1] = (aPair[e]! * n2) | (aSign[e]! < 0 ? SIGN : 0);
+    start.fill(0);
+    const a0 = i * mA;
+    for (let t = 0; t < mA; t++) {
+      const pq = aPair[a0 + t]!;
+      g[t] = orb[Math.floor(pq / norb)]! ^ orb[pq % norb]!;
+      start[g[t]! + 1]!++;
+    }
+    for (let x = 0; x < 8; x++) start[x + 1]! += start[x]!;
+    for (let x = 0; x < 9; x++) info[w + 5 + x] = start[x]!;
+    for (let t = 0; t < mA; t++) {
+      const at = a0 + start[g[t]!]!++;
+      rep[2 * at] = rowStart[aTarget[a0 + t]!]!;
+      rep[2 * at + 1] = (aPair[a0 + t]! * n2) | (aSign[a0 + t]! < 0 ? SIGN : 0);
+    }
   }
 }
 
-function betaPart(ctx: DirectContext, info: Uint32Array, rep: Uint32Array, hB: number, at: { info: number; rep: number }): void {
-  const { nB, mB, betaSorted, hBOff, bTarget, bPair, bSign, bGroup } = ctx;
+function betaPart(ctx: DirectContext, orb: Int32Array, info: Uint32Array, rep: Uint32Array, hB: number, at: { info: number; rep: number }): void {
+  const { nB, mB, norb, betaSorted, hBOff, bTarget, bPair, bSign } = ctx;
   for (let q = 0; q < nB; q++) {
     const ib = betaSorted[q]!;
     const w = at.info + q * BETA_WORDS;
@@ -69,8 +88,10 @@ function betaPart(ctx: DirectContext, info: Uint32Array, rep: Uint32Array, hB: n
     info[w + 2] = at.rep + 2 * ib * mB;
   }
   for (let e = 0; e < nB * mB; e++) {
+    const rs = bPair[e]!;
+    const g = orb[Math.floor(rs / norb)]! ^ orb[rs % norb]!;
     rep[at.rep + 2 * e] = bTarget[e]!;
-    rep[at.rep + 2 * e + 1] = bPair[e]! | (bGroup[e]! << 16) | (bSign[e]! < 0 ? SIGN : 0);
+    rep[at.rep + 2 * e + 1] = rs | (g << 16) | (bSign[e]! < 0 ? SIGN : 0);
   }
 }
 
@@ -105,12 +126,34 @@ function workList(ctx: DirectContext): Uint32Array {
 }
 
 /**
- * Pack `ctx` (../tables.ts, without time reversal) for the device σ kernel. Throws
+ * Orbital irreps (0-based) to group replacements by, when the integrals obey them: every
+ * (pq|rs) with Γ(pq) ≠ Γ(rs) exactly zero. Otherwise (labels outside 1..8, e.g. Lz labels, or
+ * integrals that break the labels) one group for all: never a dropped integral. O(norb⁴).
+ */
+function pairSymmetry(orbsym: ArrayLike<number>, eri: Float64Array, n: number): Int32Array {
+  const orb = Int32Array.from(orbsym, (s) => s - 1);
+  const none = new Int32Array(n);
+  if (orb.some((g) => !(g >= 0 && g < 8))) return none;
+  const n2 = n * n;
+  for (let pq = 0; pq < n2; pq++) {
+    const g = orb[Math.floor(pq / n)]! ^ orb[pq % n]!;
+    for (let rs = 0; rs < n2; rs++) {
+      if ((orb[Math.floor(rs / n)]! ^ orb[rs % n]!) !== g && eri[pq * n2 + rs] !== 0) return none;
+    }
+  }
+  return orb;
+}
+
+/**
+ * Pack `ctx` (../tables.ts, without time reversal) for the device σ kernel; `orbsym`: the
+ * FCIDUMP's orbital irreps (1-based), which group the replacements by pair irrep. Throws
  * ResourceLimitError when a table exceeds `maxBindingBytes` (one storage binding each), or
  * when the pair index does not fit 16 bits (norb > 255). O(strings · replacements) host work.
- * @example const t = packSigmaTables(ctx, device.limits.maxStorageBufferBindingSize);
+ * @example const t = packSigmaTables(ctx, fd.orbsym, device.limits.maxStorageBufferBindingSize);
  */
-export function packSigmaTables(ctx: DirectContext, maxBindingBytes: number): PackedSigmaTables {
+export function packSigmaTables(ctx: DirectContext, orbsym: ArrayLike<number>, maxBindingBytes: number): PackedSigmaTables {
+  if (orbsym.length !== ctx.norb) throw new InvalidParameterError('orbsym', `${ctx.norb} orbital irreps (NORB)`, orbsym.length);
+  const orb = pairSymmetry(orbsym, ctx.eri, ctx.norb);
   if (ctx.norb > 255) throw new ResourceLimitError(`device direct σ: orbital pairs of norb = ${ctx.norb} as 16-bit indices`, ctx.norb * ctx.norb, 65536, 'use the host direct σ (--backend cpu)');
   const hA = 0;
   const hB = ctx.hAOff[ctx.nA]!;
@@ -118,9 +161,9 @@ export function packSigmaTables(ctx: DirectContext, maxBindingBytes: number): Pa
   const betaRep = 2 * ctx.nA * ctx.mA;
   const info = new Uint32Array(Math.max(1, betaInfo + ctx.nB * BETA_WORDS));
   const rep = new Uint32Array(Math.max(1, betaRep + 2 * ctx.nB * ctx.mB));
-  alphaPart(ctx, info, rep, hA);
-  betaPart(ctx, info, rep, hB, { info: betaInfo, rep: betaRep });
-  const t: PackedSigmaTables = { work: workList(ctx), info, rep, hrec: sameSpinRecords(ctx), eri: Float32Array.from(ctx.eri), betaInfo, betaRep, groups: 0 };
+  alphaPart(ctx, orb, info, rep, hA);
+  betaPart(ctx, orb, info, rep, hB, { info: betaInfo, rep: betaRep });
+  const t: PackedSigmaTables = { work: workList(ctx), info, rep, hrec: sameSpinRecords(ctx), eri: Float32Array.from(ctx.eri), betaInfo, betaRep, groups: 0, pairIrreps: orb.some((g) => g !== 0) };
   t.groups = t.work.length / 2;
   if (ctx.nA === 0 || ctx.rowLen.every((l) => l === 0)) t.groups = 0;
   for (const [name, a] of [['work list', t.work], ['string records', t.info], ['replacement lists', t.rep], ['same-spin rows', t.hrec], ['integrals', t.eri]] as const) {
