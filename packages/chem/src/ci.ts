@@ -129,7 +129,8 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
    * Build H's operator instead of assembling H, e.g. `directHamiltonian()` (the matrix-free σ of
    * ./direct): no stored matrix, so no memory check on H's non-zeros. On a float32 backend the
    * factory must give a device operator (Davidson) and a float64 host operator (the polish), e.g.
-   * `gpuDirectHamiltonian(ctx)`. The factory may push notes, or decline (resolve undefined: H is
+   * `gpuDirectHamiltonian(ctx)`; a `polishOperator(space)` on its result gives H in the device
+   * polish's space (else the polish runs on the host). The factory may push notes, or decline (resolve undefined: H is
    * then assembled as without it — a cost model that chose the explicit H).
    */
   hamiltonian?: (fd: Fcidump, space: DeterminantSpace, notes: string[]) => Promise<CiHamiltonian<V> | undefined>;
@@ -273,13 +274,16 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   });
   if (sink) notes.push(`H assembled in ${h.stats.chunks} row chunks straight to the device (float32); ${devicePolish ? 'low parts of inexact values kept on the device for the df64 polish' : 'float64 row blocks kept on the host for the polish'}`);
   notes.push(...((h as { notes?: string[] }).notes ?? [])); // e.g. why an operator factory chose its path
+  let polishOp: LinearOperator<unknown> | undefined;
   if (custom && backend0.space.precision === 'f32') {
     // an operator factory on a float32 backend: its device operator runs Davidson, its host operator the float64 polish
     if (!h.device || !h.host) throw new NotSupportedError('ciEnergies: options.hamiltonian on a float32 backend must give a device operator and a float64 host operator (e.g. gpuDirectHamiltonian); this one gave ' + (h.device ? 'no host operator' : 'no device operator'));
-    if (devicePolish) {
-      if (options.polish === 'device') throw new NotSupportedError("ciEnergies polish 'device': the operator of options.hamiltonian has no df64 product; use polish 'host' (or 'auto')");
+    // its own operator in the device polish's space (e.g. the direct σ in df64), or the host polish
+    polishOp = devicePolish ? (custom as { polishOperator?: (s: unknown) => LinearOperator<unknown> | undefined }).polishOperator?.(devicePolish.space) : undefined;
+    if (devicePolish && !polishOp) {
+      if (options.polish === 'device') throw new NotSupportedError(`ciEnergies polish 'device': the operator of options.hamiltonian has no product in the device polish's space (${devicePolish.precision}); use polish 'host' (or 'auto')`);
       devicePolish = undefined;
-      notes.push('float64 polish on the host: the operator of options.hamiltonian has no df64 product on the device');
+      notes.push(`float64 polish on the host: the operator of options.hamiltonian has no product in the device polish's space`);
     }
   }
   if (!h.matrix && !h.device) notes.push(`H not stored: σ = H·c by ${h.host?.label ?? 'an operator'}`);
@@ -359,7 +363,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     if (lowPrecision && devicePolish) {
       // float64-accurate polish on the device (df64): no float64 H and no vector on the host
       const t0 = performance.now(); // the phase includes building H in df64 (an upload on the whole path)
-      const pop = await devicePolish.operator(h.matrix, sink);
+      const pop = polishOp ?? (await devicePolish.operator(h.matrix, sink));
       outcome = await polishCi({
         fastOp: op,
         fastSpace: backend.space,

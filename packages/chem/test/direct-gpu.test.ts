@@ -4,7 +4,7 @@
  * spaces, D2h and C2v irreps, MS2 = 0, 2 and 3, permuted layouts, in-place and scaled products.
  */
 import { HostOperator, NotSupportedError } from '@gpusparse/formats';
-import { createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '@gpusparse/gpu';
+import { createGpuContext, Df64Blas, Df64VectorSpace, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '@gpusparse/gpu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CiBackend, ciEnergies } from '../src/ci';
 import { buildCiSpace, type SpaceSpec } from '../src/determinants/build';
@@ -157,17 +157,56 @@ describe.skipIf(gpuTierSkipped)('device direct σ (float32) = host float64 direc
   });
 });
 
-function gpuBackend(withPolish = false): CiBackend<unknown, unknown> {
+function gpuBackend(polish: 'none' | 'foreign' | 'df64' = 'none'): CiBackend<unknown, unknown> {
+  const df64 = async () => {
+    const space = (await Df64VectorSpace.of(ctx))!;
+    return { space, precision: 'df64 (test)', operator: () => { throw new Error('the direct path must bring its own df64 operator'); }, fromFast: (v: never) => space.fromGpu(v), toFast: (p: never, sc: number) => space.toNewGpu(p, sc) };
+  };
   return {
     space: vs as never,
     operator: (m) => gpuOperatorFromCsr(ctx, m, { kernel: 'csr-vector' }) as never,
-    // a device polish the direct operator cannot use (it has no df64 product): the driver must say so
-    ...(withPolish ? { devicePolish: async () => ({ precision: 'df64 (test)' }) as never } : {}),
+    // 'foreign': a device polish space the direct operator has no product in; the driver must say so
+    ...(polish === 'foreign' ? { devicePolish: async () => ({ precision: 'foreign (test)', space: {} }) as never } : {}),
+    ...(polish === 'df64' ? { devicePolish: df64 as never } : {}),
   };
 }
 
+describe.skipIf(gpuTierSkipped)('device direct σ in df64 = host float64 direct σ', () => {
+  it.each([
+    ['H8 Ag', 'H8_sto6g_R1.8_block2.FCIDUMP', { irrep: 1 }],
+    ['O2 CAS(12e,8o) MS2 = 2', 'O2_cas12e8o_C1_dice.FCIDUMP', { ms2: 2 }],
+    ['O2 permuted layout', 'O2_cas12e8o_C1_dice.FCIDUMP', { referenceLevel: 2 }],
+  ] as const)('%s: σ to 1e-12 relative, and α·H·x + β·y', async (_name, file, opts) => {
+    const fd = await readFcidump(data(file));
+    const { fcidump, space } = buildCiSpace(fd, 'fci', opts);
+    const d = await Df64Blas.of(ctx);
+    expect(d).toBeDefined(); // lavapipe passes the df64 self-test
+    const f32 = gpuDirectSigmaOperator(ctx, fcidump, space);
+    const op = f32.df64(d!);
+    const host = await directSigmaOperator(fcidump, space);
+    const n = space.size;
+    const c = randomVector(n, 17);
+    const y0 = randomVector(n, 19);
+    const want = new Float64Array(n);
+    host.apply(c, want);
+    const x = d!.fromFloat64(c);
+    const y = d!.create(n);
+    op.apply(x, y);
+    expect(relDiff(await d!.toFloat64(y), want)).toBeLessThan(1e-12);
+    d!.write(y, y0);
+    op.applyScaled(0.75, x, -1.5, y);
+    expect(relDiff(await d!.toFloat64(y), want.map((v, i) => 0.75 * v - 1.5 * y0[i]!))).toBeLessThan(1e-12);
+    expect(op.diagonal()).toBe(f32.diagonal());
+    x.buf.dispose();
+    y.buf.dispose();
+    op.dispose();
+    f32.dispose();
+    host.dispose();
+  });
+});
+
 describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
-  it('H8 Ag (3 roots) and O2 CAS(12e,8o) MS2 = 2 (2 roots): energies equal the host direct σ to 1e-8 Eh after the float64 polish', async () => {
+  it('H8 Ag (3 roots) and O2 CAS(12e,8o) MS2 = 2 (2 roots): energies equal the host direct σ to 1e-8 Eh after the df64 device polish and after the host polish', async () => {
     const cases = [
       { file: 'H8_sto6g_R1.8_block2.FCIDUMP', opts: { irrep: 1, nroots: 3 } },
       { file: 'O2_cas12e8o_C1_dice.FCIDUMP', opts: { ms2: 2, nroots: 2 } },
@@ -176,13 +215,19 @@ describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
       const fd = await readFcidump(data(file));
       const common = { ...opts, solver: 'davidson' as const, workers: 0 };
       const host = await ciEnergies(fd, { ...common, hamiltonian: directHamiltonian() });
-      const dev = await ciEnergies(fd, { ...common, backend: gpuBackend(true) as never, hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never });
+      const dev = await ciEnergies(fd, { ...common, backend: gpuBackend('foreign') as never, hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never });
+      const df = await ciEnergies(fd, { ...common, backend: gpuBackend('df64') as never, hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never });
+      expect(df.solver.converged).toBe(true);
+      expect(df.solver.method).toMatch(/float32.*df64 \(test\) polish/);
       expect(dev.solver.converged).toBe(true);
       expect(dev.solver.method).toMatch(/float32.*float64 polish/);
       expect(dev.format).toMatch(/direct-sigma/);
       expect(dev.notes.join('\n')).toMatch(/direct σ on the device .* B per determinant/);
-      expect(dev.notes.join('\n')).toMatch(/float64 polish on the host: the operator of options.hamiltonian has no df64 product/);
+      expect(dev.notes.join('\n')).toMatch(/float64 polish on the host: the operator of options.hamiltonian has no product in the device polish's space/);
       for (let r = 0; r < opts.nroots; r++) {
+        expect(Math.abs(df.energies[r]! - host.energies[r]!)).toBeLessThan(1e-8);
+        expect(df.residualNorms[r]).toBeLessThan(1e-8);
+        expect(Math.abs(df.s2[r]! - host.s2[r]!)).toBeLessThan(1e-6);
         expect(Math.abs(dev.energies[r]! - host.energies[r]!)).toBeLessThan(1e-8);
         expect(dev.residualNorms[r]).toBeLessThan(1e-8);
         expect(Math.abs(dev.s2[r]! - host.s2[r]!)).toBeLessThan(1e-6);
@@ -190,10 +235,10 @@ describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
     }
   });
 
-  it("refuses polish 'device' (no df64 direct product) and a factory without a host operator", async () => {
+  it("refuses polish 'device' in a space the operator has no product in, and a factory without a host operator", async () => {
     const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
     const opts = { irrep: 1, nroots: 1, solver: 'davidson' as const, workers: 0 };
-    await expect(ciEnergies(fd, { ...opts, backend: gpuBackend(true) as never, polish: 'device', hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never })).rejects.toThrow(/no df64 product/);
+    await expect(ciEnergies(fd, { ...opts, backend: gpuBackend('foreign') as never, polish: 'device', hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never })).rejects.toThrow(/no product in the device polish's space/);
     const deviceOnly = async (f: Fcidump, s: Parameters<ReturnType<typeof gpuDirectHamiltonian>>[1]) => ({ ...(await gpuDirectHamiltonian(ctx, { threads: 1 })(f, s)), host: undefined });
     await expect(ciEnergies(fd, { ...opts, backend: gpuBackend() as never, hamiltonian: deviceOnly as never })).rejects.toThrow(NotSupportedError);
   });

@@ -6,12 +6,11 @@
  * @module
  */
 import { InvalidParameterError } from '@gpusparse/formats';
-import { type GpuContext, type GpuVector, GpuVector as Vec, writeData } from '@gpusparse/gpu';
-import type { CiHamiltonian } from '../../ci-assembly';
+import { type GpuContext, GpuVector, writeData } from '@gpusparse/gpu';
 import type { DeterminantSpace } from '../../determinants/space';
 import type { Fcidump } from '../../fcidump/types';
 import { explicitSize } from '../choose';
-import { checkGpuDirectFits, gpuDirectParts, type GpuDirectHamiltonianOptions } from './ci';
+import { checkGpuDirectFits, type GpuDirectCiHamiltonian, gpuDirectParts, type GpuDirectHamiltonianOptions } from './ci';
 import { type GpuDirectSigmaOperator, gpuDirectSigmaOperator } from './operator';
 
 /**
@@ -38,8 +37,8 @@ export interface GpuAutoOptions extends GpuDirectHamiltonianOptions {
  */
 export async function timeDeviceProduct(ctx: GpuContext, op: GpuDirectSigmaOperator, reps = 3): Promise<number> {
   const n = op.rows;
-  const x: GpuVector = new Vec(ctx.buffers.acquire(4 * Math.max(1, n), undefined, 'direct-time-x'), n);
-  const y: GpuVector = new Vec(ctx.buffers.acquire(4 * Math.max(1, n), undefined, 'direct-time-y'), n);
+  const x = new GpuVector(ctx.buffers.acquire(4 * Math.max(1, n), undefined, 'direct-time-x'), n);
+  const y = new GpuVector(ctx.buffers.acquire(4 * Math.max(1, n), undefined, 'direct-time-y'), n);
   try {
     writeData(ctx, x.buf, Float32Array.from({ length: n }, (_, i) => Math.sin(i + 1)));
     op.apply(x, y);
@@ -72,7 +71,7 @@ async function coreCount(c: number | undefined): Promise<number> {
  * Cost of deciding: the nnz sample, the device tables, 4 σ products.
  * @example ciEnergies(fd, { backend, hamiltonian: gpuAutoHamiltonian(ctx, { products: 300 }) });
  */
-export function gpuAutoHamiltonian(ctx: GpuContext, options: GpuAutoOptions): (fd: Fcidump, space: DeterminantSpace, notes: string[]) => Promise<(CiHamiltonian<GpuVector> & { notes: string[] }) | undefined> {
+export function gpuAutoHamiltonian(ctx: GpuContext, options: GpuAutoOptions): (fd: Fcidump, space: DeterminantSpace, notes: string[]) => Promise<GpuDirectCiHamiltonian | undefined> {
   if (!(options.products > 0)) throw new InvalidParameterError('products', 'a positive number of expected products', options.products);
   return async (fd, space, notes) => {
     const t0 = performance.now();

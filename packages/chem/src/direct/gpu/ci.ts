@@ -6,7 +6,7 @@
  * @module
  */
 import { type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
-import type { GpuContext, GpuVector } from '@gpusparse/gpu';
+import { type Df64Vector, Df64VectorSpace, type GpuContext, type GpuVector } from '@gpusparse/gpu';
 import type { CiHamiltonian } from '../../ci-assembly';
 import type { DeterminantSpace } from '../../determinants/space';
 import type { Fcidump } from '../../fcidump/types';
@@ -21,6 +21,13 @@ import { type GpuDirectSigmaOperator, gpuDirectSigmaOperator } from './operator'
  * vectors and the correction solver's (≈ 16 more).
  */
 export const GPU_DIRECT_BYTES_PER_DETERMINANT = 4 * (2 * 24 + 16);
+
+/** What {@link gpuDirectHamiltonian} gives the CI driver. */
+export type GpuDirectCiHamiltonian = CiHamiltonian<GpuVector> & {
+  notes: string[];
+  /** H in the device polish's space: the df64 direct σ for a Df64VectorSpace of the same context, else undefined. */
+  polishOperator(space: unknown): LinearOperator<Df64Vector> | undefined;
+};
 
 /** Options of {@link gpuDirectHamiltonian}. */
 export interface GpuDirectHamiltonianOptions {
@@ -48,7 +55,7 @@ export async function checkGpuDirectFits(fd: Fcidump, space: DeterminantSpace, o
  * for the polish (worker threads) and the notes. Disposing the host operator (the driver does,
  * at the end) releases the device tables too.
  */
-export async function gpuDirectParts(dev: GpuDirectSigmaOperator, fd: Fcidump, space: DeterminantSpace, options: GpuDirectHamiltonianOptions, t0: number): Promise<CiHamiltonian<GpuVector> & { notes: string[] }> {
+export async function gpuDirectParts(dev: GpuDirectSigmaOperator, fd: Fcidump, space: DeterminantSpace, options: GpuDirectHamiltonianOptions, t0: number): Promise<GpuDirectCiHamiltonian> {
   let hostOp: Awaited<ReturnType<typeof directSigmaOperator>>;
   try {
     hostOp = await directSigmaOperator(fd, space, { threads: options.threads ?? 'auto' });
@@ -58,7 +65,7 @@ export async function gpuDirectParts(dev: GpuDirectSigmaOperator, fd: Fcidump, s
   }
   const perDet = (dev.deviceBytes / Math.max(1, space.size)).toFixed(1);
   const notes = [
-    `direct σ on the device (float32, ${dev.label}): tables ${(dev.deviceBytes / 1e6).toFixed(1)} MB (${perDet} B per determinant) + integrals; float64 polish with the host direct σ (${hostOp.threads} thread${hostOp.threads === 1 ? '' : 's'})`,
+    `direct σ on the device (float32, ${dev.label}): tables ${(dev.deviceBytes / 1e6).toFixed(1)} MB (${perDet} B per determinant) + integrals; float64 polish: the df64 direct σ on the device where the backend offers df64, else the host direct σ (${hostOp.threads} thread${hostOp.threads === 1 ? '' : 's'})`,
   ];
   const host: LinearOperator<Float64Array> & { dispose(): void } = {
     rows: hostOp.rows,
@@ -78,6 +85,8 @@ export async function gpuDirectParts(dev: GpuDirectSigmaOperator, fd: Fcidump, s
     nnz: 0,
     host,
     device: async () => dev,
+    // the CI driver's device polish (df64 on WebGPU): the same σ in df64 over these tables
+    polishOperator: (s: unknown) => (s instanceof Df64VectorSpace && s.ctx === dev.ctx ? dev.df64(s.d) : undefined),
     stats: { ms: performance.now() - t0, rate: 0, bytesPerNnz: 0, workers: hostOp.threads, chunks: 0 },
     notes,
   };
@@ -90,7 +99,7 @@ export async function gpuDirectParts(dev: GpuDirectSigmaOperator, fd: Fcidump, s
  * @example
  * const r = await ciEnergies(fd, { irrep: 1, backend, hamiltonian: gpuDirectHamiltonian(ctx) });
  */
-export function gpuDirectHamiltonian(ctx: GpuContext, options: GpuDirectHamiltonianOptions = {}): (fd: Fcidump, space: DeterminantSpace) => Promise<CiHamiltonian<GpuVector> & { notes: string[] }> {
+export function gpuDirectHamiltonian(ctx: GpuContext, options: GpuDirectHamiltonianOptions = {}): (fd: Fcidump, space: DeterminantSpace) => Promise<GpuDirectCiHamiltonian> {
   return async (fd, space) => {
     const t0 = performance.now();
     await checkGpuDirectFits(fd, space, options);

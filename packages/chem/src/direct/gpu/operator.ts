@@ -5,21 +5,29 @@
  * order; when the direct layout differs, two permutation gathers wrap the kernel.
  * @module
  */
-import { DimensionMismatchError, type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
-import { Blas1, type GpuBuf, type GpuContext, type GpuVector, signature, imm, Uniforms, uploadF32, uploadU32 } from '@gpusparse/gpu';
+import { DimensionMismatchError, InvalidParameterError, type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
+import { Blas1, type Df64Blas, type GpuBuf, type GpuContext, type GpuVector, signature, imm, Uniforms, uploadF32, uploadU32 } from '@gpusparse/gpu';
 import type { DeterminantSpace } from '../../determinants/space';
 import type { Fcidump } from '../../fcidump/types';
 import { directContext, type DirectContext, type DirectLayout } from '../tables';
+import { Df64DirectSigma } from './operator-df64';
 import { GATHER_BINDINGS, gatherWgsl, SIGMA_BINDINGS, sigmaWgsl, sigmaWorkgroupBytes } from './sigma.kernel';
 import { packSigmaTables } from './tables';
 
 /** The device direct operator: float32 products, its float64 diagonal, device bytes, dispose. */
 export interface GpuDirectSigmaOperator extends LinearOperator<GpuVector> {
+  readonly ctx: GpuContext;
   diagonal(): Float64Array;
   /** Device bytes held: tables, integrals, and (permuted layouts) the permutation and two scratch vectors. */
   readonly deviceBytes: number;
   /** Host milliseconds to build and upload the tables. */
   readonly buildMs: number;
+  /**
+   * The same σ in df64 on the same device (the polish's space), sharing these tables; it adds
+   * 8·norb⁴ + 4·(same-spin records) bytes (and 16 per determinant when the layout is permuted).
+   * Dispose it before this operator.
+   */
+  df64(d: Df64Blas): Df64DirectSigma;
   dispose(): void;
 }
 
@@ -53,6 +61,8 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
   private readonly uni: { groups: number; mA: number; mB: number; betaInfo: number; betaRep: number };
   private readonly perm: Permutation | undefined;
   private tmp: GpuBuf | undefined;
+  /** float64 values the df64 operator needs (same-spin records, integrals). */
+  private readonly f64: { sameSpin: Float64Array; eri: Float64Array };
 
   constructor(
     readonly ctx: GpuContext,
@@ -82,6 +92,10 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     };
     this.uni = { groups: t.groups, mA: dctx.mA, mB: dctx.mB, betaInfo: t.betaInfo, betaRep: t.betaRep };
     this.perm = uploadPermutation(ctx, layout);
+    const sameSpin = new Float64Array(dctx.hAValue.length + dctx.hBValue.length);
+    sameSpin.set(dctx.hAValue);
+    sameSpin.set(dctx.hBValue, dctx.hAValue.length);
+    this.f64 = { sameSpin, eri: dctx.eri };
     const permBytes = this.perm ? 16 * n : 0;
     this.deviceBytes = Object.values(this.bufs).reduce((s, b) => s + b.bytes, 0) + permBytes;
     this.label = `direct-sigma-gpu(f32, mA=${dctx.mA}, mB=${dctx.mB}, ${t.pairIrreps ? 'pairs by irrep' : 'one pair group'}${this.perm ? ', permuted' : ''})`;
@@ -145,6 +159,13 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
 
   diagonal(): Float64Array {
     return this.diag;
+  }
+
+  df64(d: Df64Blas): Df64DirectSigma {
+    if (d.ctx !== this.ctx) throw new InvalidParameterError('df64 blas', 'the df64 BLAS of the operator’s own GPU context', 'another context');
+    const b = this.bufs;
+    const perm = this.perm ? { toDirect: this.perm.toDirect, toSpace: this.perm.toSpace } : undefined;
+    return new Df64DirectSigma(d, { rows: this.rows, work: b.work, info: b.info, rep: b.rep, hrec: b.hrec, uni: this.uni, perm, ...this.f64 }, this.diag);
   }
 
   dispose(): void {
