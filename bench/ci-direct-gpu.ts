@@ -23,6 +23,8 @@ export interface GpuBenchInput {
   solve: string;
   nroots: number;
   check: boolean;
+  /** Where the float64 polish runs (CiOptions.polish). */
+  polish: 'auto' | 'device' | 'host';
 }
 
 /** Time the device σ and, with solve 'direct', run ciEnergies on it; returns the report's fields. */
@@ -91,6 +93,7 @@ async function solveDirect(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs
     nroots: o.nroots,
     tol: 1e-8,
     solver: 'davidson',
+    polish: o.polish,
     backend,
     hamiltonian: gpuDirectHamiltonian(ctx, { threads: 'auto' }) as never,
     onProgress: (p) => {
