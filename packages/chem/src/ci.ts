@@ -130,8 +130,9 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
    * ./direct): no stored matrix, so no memory check on H's non-zeros. On a float32 backend the
    * factory must give a device operator (Davidson) and a float64 host operator (the polish), e.g.
    * `gpuDirectHamiltonian(ctx)`; a `polishOperator(space)` on its result gives H in the device
-   * polish's space (else the polish runs on the host). The factory may push notes, or decline (resolve undefined: H is
-   * then assembled as without it — a cost model that chose the explicit H).
+   * polish's space (else the polish runs on the host). The factory may push notes, or decline
+   * (resolve undefined: H is then assembled as without it, e.g. a cost model that chose the
+   * explicit H — still without the memory check, which `hamiltonian` turns off).
    */
   hamiltonian?: (fd: Fcidump, space: DeterminantSpace, notes: string[]) => Promise<CiHamiltonian<V> | undefined>;
 }
@@ -277,7 +278,9 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   let polishOp: LinearOperator<unknown> | undefined;
   if (custom && backend0.space.precision === 'f32') {
     // an operator factory on a float32 backend: its device operator runs Davidson, its host operator the float64 polish
-    if (!h.device || !h.host) throw new NotSupportedError('ciEnergies: options.hamiltonian on a float32 backend must give a device operator and a float64 host operator (e.g. gpuDirectHamiltonian); this one gave ' + (h.device ? 'no host operator' : 'no device operator'));
+    if (!h.device || !h.host) {
+      throw new NotSupportedError(`ciEnergies: options.hamiltonian on a float32 backend must give a device operator and a float64 host operator (e.g. gpuDirectHamiltonian); this one gave ${h.device ? 'no host operator' : 'no device operator'}`);
+    }
     // its own operator in the device polish's space (e.g. the direct σ in df64), or the host polish
     polishOp = devicePolish ? (custom as { polishOperator?: (s: unknown) => LinearOperator<unknown> | undefined }).polishOperator?.(devicePolish.space) : undefined;
     if (devicePolish && !polishOp) {
