@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CiBackend, ciEnergies } from '../src/ci';
 import { buildCiSpace, type SpaceSpec } from '../src/determinants/build';
 import { directHamiltonian } from '../src/direct/ci';
-import { gpuDirectHamiltonian } from '../src/direct/gpu/ci';
+import { gpuAutoHamiltonian } from '../src/direct/gpu/auto';
+import { GPU_DIRECT_BYTES_PER_DETERMINANT, gpuDirectHamiltonian } from '../src/direct/gpu/ci';
 import { gpuDirectSigmaOperator } from '../src/direct/gpu/operator';
 import { directSigmaOperator } from '../src/direct/operator';
 import { readFcidump } from '../src/fcidump/node';
@@ -233,6 +234,24 @@ describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
         expect(Math.abs(dev.s2[r]! - host.s2[r]!)).toBeLessThan(1e-6);
       }
     }
+  });
+
+  it('sigma auto on the device: explicit when the timed σ loses to the modelled assembly, direct when the explicit H would not fit', async () => {
+    const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
+    const opts = { irrep: 1, nroots: 1, solver: 'davidson' as const, workers: 0, backend: gpuBackend() as never };
+    const ref = -4.3450794027;
+    // 10^6 products: the measured σ times 10^6 exceeds any assembly of this small H
+    const explicit = await ciEnergies(fd, { ...opts, hamiltonian: gpuAutoHamiltonian(ctx, { products: 1e6, threads: 1 }) as never });
+    expect(explicit.notes.join('\n')).toMatch(/sigma auto: explicit — σ measured [\d.]+ ms on the device × 1000000 products/);
+    expect(explicit.nnz).toBeGreaterThan(0);
+    expect(Math.abs(explicit.energies[0]! - ref)).toBeLessThan(1e-8);
+    // a device just large enough for the direct run: the explicit H (12 B per non-zero) would not fit
+    const { space } = buildCiSpace(fd, 'fci', { irrep: 1 });
+    const deviceBytes = 2 * (GPU_DIRECT_BYTES_PER_DETERMINANT * space.size + 4 * fd.norb ** 4);
+    const direct = await ciEnergies(fd, { ...opts, hamiltonian: gpuAutoHamiltonian(ctx, { products: 1e6, threads: 1, deviceBytes }) as never });
+    expect(direct.notes.join('\n')).toMatch(/sigma auto: direct — the explicit H would need .* GB of the device's/);
+    expect(direct.nnz).toBe(0);
+    expect(Math.abs(direct.energies[0]! - ref)).toBeLessThan(1e-8);
   });
 
   it("refuses polish 'device' in a space the operator has no product in, and a factory without a host operator", async () => {
