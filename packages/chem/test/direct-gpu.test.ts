@@ -14,6 +14,7 @@ import { GPU_DIRECT_BYTES_PER_DETERMINANT, gpuDirectHamiltonian } from '../src/d
 import { gpuDirectSigmaOperator } from '../src/direct/gpu/operator';
 import { directSigmaOperator } from '../src/direct/operator';
 import { readFcidump } from '../src/fcidump/node';
+import { parseFcidump } from '../src/fcidump/parse';
 import type { Fcidump } from '../src/fcidump/types';
 import { assembleHamiltonian } from '../src/hamiltonian/assemble';
 import { dataFile } from '../../../testdata/index';
@@ -39,6 +40,35 @@ function randomVector(n: number, seed: number): Float64Array {
     v[i] = s / 2 ** 32 - 0.5;
   }
   return v;
+}
+
+/**
+ * An FCIDUMP of random integrals that obey D2h selection rules for orbital irreps `orbsym`
+ * (1-based, XOR numbering): (ij|kl) ≠ 0 only when Γi⊗Γj⊗Γk⊗Γl = Ag, h_ij only when Γi = Γj.
+ */
+function randomD2hFcidump(orbsym: number[], nelec: number, seed: number): Fcidump {
+  const n = orbsym.length;
+  const g = orbsym.map((x) => x - 1);
+  let s = seed >>> 0;
+  const rnd = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32 - 0.5;
+  };
+  const lines = [`&FCI NORB=${n},NELEC=${nelec},MS2=0,`, `ORBSYM=${orbsym.join(',')},`, 'ISYM=1,', '&END'];
+  for (let i = 1; i <= n; i++) {
+    for (let j = 1; j <= i; j++) {
+      for (let k = 1; k <= n; k++) {
+        for (let l = 1; l <= k; l++) {
+          if ((i - 1) * n + (j - 1) < (k - 1) * n + (l - 1)) continue; // 8-fold unique: ij ≥ kl
+          if ((g[i - 1]! ^ g[j - 1]! ^ g[k - 1]! ^ g[l - 1]!) !== 0) continue;
+          lines.push(`${(i === j && k === l ? 0.5 + 0.2 * rnd() : 0.1 * rnd()).toExponential(12)} ${i} ${j} ${k} ${l}`);
+        }
+      }
+    }
+  }
+  for (let i = 1; i <= n; i++) for (let j = 1; j <= i; j++) if (g[i - 1] === g[j - 1]) lines.push(`${(i === j ? -2 + 0.3 * i : 0.2 * rnd()).toExponential(12)} ${i} ${j} 0 0`);
+  lines.push('1.5 0 0 0 0');
+  return parseFcidump(lines.join('\n'), { file: 'random-d2h' });
 }
 
 /** max |a − b| / max |b|. */
@@ -131,6 +161,19 @@ describe.skipIf(gpuTierSkipped)('device direct σ (float32) = host float64 direc
     const lz = await compare(await readFcidump(data('H2_ccpvtz_Lz_hande.FCIDUMP')), 'fci', {});
     expect(lz.size).toBe(784);
     expect(lz.rel).toBeLessThan(2e-6);
+  });
+
+  it.each([
+    [0, [1, 3, 6]],
+    [2, [2, 5]],
+    [4, [8]],
+  ] as const)('random D2h integrals (7 orbitals, 6 electrons), MS2 = %i, irreps %j: equal to the explicit H', async (ms2, irreps) => {
+    const fd = randomD2hFcidump([1, 2, 3, 4, 1, 5, 8], 6, 99 + ms2);
+    for (const irrep of irreps) {
+      const r = await compare(fd, 'fci', { ms2, irrep }, true);
+      expect(r.size).toBeGreaterThan(0);
+      expect(r.rel).toBeLessThan(2e-6);
+    }
   });
 
   it('applyScaled (y = α·H·x + β·y) and in place (x is y) agree with apply', async () => {
