@@ -15,7 +15,7 @@ export interface SharedSigmaTables {
   info: GpuBuf;
   rep: GpuBuf;
   hrec: GpuBuf;
-  uni: { groups: number; mA: number; mB: number; betaInfo: number; betaRep: number };
+  uni: { groups: number; mA: number; mB: number; betaInfo: number; betaRep: number; kmax: number; pairsAt: number; pstartAt: number };
   /** Permutation gathers (space order ↔ direct layout), when the layout is not the space's. */
   perm: { toDirect: GpuBuf; toSpace: GpuBuf } | undefined;
   /** float64 same-spin values in `hrec` order, and the integrals (norb⁴). */
@@ -85,7 +85,7 @@ export class Df64DirectSigma implements LinearOperator<Df64Vector> {
 
   private sigma(x: GpuBuf, y: GpuBuf, alpha: number, beta: number): void {
     const { uni: s, work, info, rep, hrec } = this.t;
-    const pipe = this.d.pipe(`chem-direct-sigma:${s.mA}`, () => sigmaDf64Wgsl(s.mA, this.d.mode), signature(SIGMA_DF64_BINDINGS));
+    const pipe = this.d.pipe(`chem-direct-sigma:${s.mA}:${s.kmax}`, () => sigmaDf64Wgsl(s.mA, this.d.mode, s.kmax), signature(SIGMA_DF64_BINDINGS));
     const u = new Uniforms();
     u.u[0] = s.groups;
     u.u[1] = s.mA;
@@ -96,6 +96,8 @@ export class Df64DirectSigma implements LinearOperator<Df64Vector> {
     u.u[6] = 0; // the df64 library's run-time zero
     [u.f[7], u.f[8]] = pair(alpha);
     [u.f[9], u.f[10]] = pair(beta);
+    u.u[11] = s.pairsAt;
+    u.u[12] = s.pstartAt;
     this.d.ctx.recorder.dispatch(pipe, [work, info, rep, hrec, this.hlo, this.eri, x, y], u, s.groups);
   }
 

@@ -10,7 +10,7 @@ import { Blas1, type Df64Blas, type GpuBuf, type GpuContext, type GpuVector, sig
 import type { DeterminantSpace } from '../../determinants/space';
 import type { Fcidump } from '../../fcidump/types';
 import { directContext, type DirectContext, type DirectLayout } from '../tables';
-import { Df64DirectSigma } from './operator-df64';
+import { Df64DirectSigma, type SharedSigmaTables } from './operator-df64';
 import { GATHER_BINDINGS, gatherWgsl, SIGMA_BINDINGS, sigmaWgsl, sigmaWorkgroupBytes } from './sigma.kernel';
 import { packSigmaTables } from './tables';
 
@@ -58,7 +58,7 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
   readonly label: string;
   readonly deviceBytes: number;
   private readonly bufs: { work: GpuBuf; info: GpuBuf; rep: GpuBuf; hrec: GpuBuf; eri: GpuBuf };
-  private readonly uni: { groups: number; mA: number; mB: number; betaInfo: number; betaRep: number };
+  private readonly uni: SharedSigmaTables['uni'];
   private readonly perm: Permutation | undefined;
   private tmp: GpuBuf | undefined;
   /** float64 values the df64 operator needs (same-spin records, integrals). */
@@ -71,18 +71,21 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     layout: DirectLayout,
     private readonly diag: Float64Array,
     readonly buildMs: number,
+    stage: boolean,
   ) {
     const n = layout.size;
     this.rows = n;
     this.cols = n;
+    const wgLimit = ctx.limits.maxComputeWorkgroupStorageSize;
+    // df64 needs 8 more bytes per replacement record pair and per staged entry: check the larger
     const wgBytes = sigmaWorkgroupBytes(dctx.mA);
-    if (wgBytes > ctx.limits.maxComputeWorkgroupStorageSize) {
-      throw new ResourceLimitError(`device direct σ: ${dctx.mA} α replacements per string in workgroup memory`, wgBytes, ctx.limits.maxComputeWorkgroupStorageSize, 'use the host direct σ (--backend cpu)');
+    if (wgBytes > wgLimit) {
+      throw new ResourceLimitError(`device direct σ: ${dctx.mA} α replacements per string in workgroup memory`, wgBytes, wgLimit, 'use the host direct σ (--backend cpu)');
     }
     if (4 * n > ctx.limits.maxStorageBufferBindingSize) {
       throw new ResourceLimitError('device direct σ: a CI vector in one storage binding', 4 * n, ctx.limits.maxStorageBufferBindingSize, 'use point-group symmetry (irrep) or the host direct σ (--backend cpu)');
     }
-    const t = packSigmaTables(dctx, orbsym, ctx.limits.maxStorageBufferBindingSize);
+    const t = packSigmaTables(dctx, orbsym, ctx.limits.maxStorageBufferBindingSize, stage ? wgLimit : 0);
     this.bufs = {
       work: uploadU32(ctx, t.work, 'direct-work'),
       info: uploadU32(ctx, t.info, 'direct-info'),
@@ -90,7 +93,7 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
       hrec: uploadU32(ctx, t.hrec, 'direct-hrec'),
       eri: uploadF32(ctx, t.eri, 'direct-eri'),
     };
-    this.uni = { groups: t.groups, mA: dctx.mA, mB: dctx.mB, betaInfo: t.betaInfo, betaRep: t.betaRep };
+    this.uni = { groups: t.groups, mA: dctx.mA, mB: dctx.mB, betaInfo: t.betaInfo, betaRep: t.betaRep, kmax: t.kmax, pairsAt: t.pairsAt, pstartAt: t.pstartAt };
     this.perm = uploadPermutation(ctx, layout);
     const sameSpin = new Float64Array(dctx.hAValue.length + dctx.hBValue.length);
     sameSpin.set(dctx.hAValue);
@@ -98,12 +101,12 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     this.f64 = { sameSpin, eri: dctx.eri };
     const permBytes = this.perm ? 16 * n : 0;
     this.deviceBytes = Object.values(this.bufs).reduce((s, b) => s + b.bytes, 0) + permBytes;
-    this.label = `direct-sigma-gpu(f32, mA=${dctx.mA}, mB=${dctx.mB}, ${t.pairIrreps ? 'pairs by irrep' : 'one pair group'}${this.perm ? ', permuted' : ''})`;
+    this.label = `direct-sigma-gpu(f32, mA=${dctx.mA}, mB=${dctx.mB}, ${t.pairIrreps ? 'pairs by irrep' : 'one pair group'}${t.kmax > 0 ? `, integrals staged (${t.kmax})` : ''}${this.perm ? ', permuted' : ''})`;
   }
 
   private sigmaPipe() {
-    const mA = this.uni.mA;
-    return this.ctx.pipelines.get({ key: `chem-direct-sigma:${mA}`, label: `direct-sigma(mA=${mA})`, bindings: signature(SIGMA_BINDINGS), wgsl: () => sigmaWgsl(mA) });
+    const { mA, kmax } = this.uni;
+    return this.ctx.pipelines.get({ key: `chem-direct-sigma:${mA}:${kmax}`, label: `direct-sigma(mA=${mA}, kmax=${kmax})`, bindings: signature(SIGMA_BINDINGS), wgsl: () => sigmaWgsl(mA, kmax) });
   }
 
   private sigma(x: GpuBuf, y: GpuBuf, alpha: number, beta: number): void {
@@ -117,6 +120,8 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     u.u[5] = beta === 0 ? 1 : 0;
     u.f[6] = alpha;
     u.f[7] = beta;
+    u.u[8] = s.pairsAt;
+    u.u[9] = s.pstartAt;
     const b = this.bufs;
     this.ctx.recorder.dispatch(this.sigmaPipe(), [b.work, b.info, b.rep, b.hrec, b.eri, x, y], u, s.groups);
   }
@@ -178,15 +183,17 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
 /**
  * The direct σ of `space` over `fd` on the device of `ctx`, float32. Throws NotSupportedError
  * for spaces that are not FCI or CAS blocks (../tables.ts) and ResourceLimitError where a table
- * or a vector exceeds one storage binding. Cost per product: O(size · (conn_α + conn_β +
+ * or a vector exceeds one storage binding. `stageIntegrals` (default true): stage each α
+ * string's integral block in workgroup memory where it fits (false: read the integrals'
+ * buffer; tests compare both). Cost per product: O(size · (conn_α + conn_β +
  * mA·mB/n_irreps)) float32 multiply–adds on the device; memory: the string tables (a few
  * words per string and replacement), the integrals (4·norb⁴ bytes), no H.
  * @example
  * const op = gpuDirectSigmaOperator(ctx, fd, space);
  * op.apply(x, y); // GpuVector in, GpuVector out
  */
-export function gpuDirectSigmaOperator(ctx: GpuContext, fd: Fcidump, space: DeterminantSpace): GpuDirectSigmaOperator {
+export function gpuDirectSigmaOperator(ctx: GpuContext, fd: Fcidump, space: DeterminantSpace, options: { stageIntegrals?: boolean } = {}): GpuDirectSigmaOperator {
   const t0 = performance.now();
   const { ctx: dctx, layout, diagonal } = directContext(fd, space);
-  return new GpuDirectSigma(ctx, dctx, fd.orbsym, layout, diagonal, performance.now() - t0);
+  return new GpuDirectSigma(ctx, dctx, fd.orbsym, layout, diagonal, performance.now() - t0, options.stageIntegrals !== false);
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { df64Lib, preamble, type TwoProdMode, type WgslBinding } from '@gpusparse/gpu';
+import { stageBlockWgsl } from './sigma.kernel';
 import { ALPHA_WORDS, BETA_WORDS, SIGMA_WG } from './tables';
 
 /** Bindings: the float32 kernel's tables, the lo parts of the same-spin values, (hi, lo) integrals, df64 x and y. */
@@ -33,32 +34,14 @@ export const SIGMA_DF64_UNIFORMS = [
   ['al_l', 'f32'],
   ['be_h', 'f32'],
   ['be_l', 'f32'],
+  ['pairs_at', 'u32'],
+  ['pstart_at', 'u32'],
 ] as const;
 
-/** WGSL of the df64 σ kernel for `mA` α replacements per string. */
-export function sigmaDf64Wgsl(mA: number, mode: TwoProdMode): string {
-  const ma = Math.max(1, mA);
-  return `${preamble(SIGMA_DF64_UNIFORMS, SIGMA_DF64_BINDINGS)}
-${df64Lib(mode, 'u.zero')}
-var<workgroup> wrow: array<u32, ${ma}>;
-var<workgroup> wkey: array<u32, ${ma}>;
-var<workgroup> grp: array<u32, 9>;
-const SIGN: u32 = 0x80000000u;
-
-fn same_spin(ai: u32, bi: u32, r0: u32, b: u32) -> vec2<f32> {
-  var s = vec2<f32>(0.0, 0.0);
-  for (var e = info[ai + 3u]; e < info[ai + 4u]; e++) {
-    let h = hrec[e];
-    s = df_add(s, df_mul(vec2<f32>(bitcast<f32>(h.y), hlo[e]), x[h.x + b]));
-  }
-  for (var e = info[bi]; e < info[bi + 1u]; e++) {
-    let h = hrec[e];
-    s = df_add(s, df_mul(vec2<f32>(bitcast<f32>(h.y), hlo[e]), x[r0 + h.x]));
-  }
-  return s;
-}
-
-fn alpha_beta(e0: u32) -> vec2<f32> {
+/** The df64 α–β sum: from the staged block (kmax > 0) or from the integrals' buffer. */
+function alphaBetaDf64Wgsl(kmax: number): string {
+  if (kmax === 0) {
+    return `fn alpha_beta(e0: u32) -> vec2<f32> {
   var s = vec2<f32>(0.0, 0.0);
   for (var e = 0u; e < u.mb; e++) {
     let bp = rep[e0 + 2u * e];
@@ -74,7 +57,51 @@ fn alpha_beta(e0: u32) -> vec2<f32> {
     s = df_add(s, select(d, -d, (w & SIGN) != 0u));
   }
   return s;
+}`;
+  }
+  return `fn alpha_beta(e0: u32) -> vec2<f32> {
+  var s = vec2<f32>(0.0, 0.0);
+  for (var e = 0u; e < u.mb; e++) {
+    let bp = rep[e0 + 2u * e];
+    let w = rep[e0 + 2u * e + 1u];
+    let g = (w >> 16u) & 7u;
+    let t0 = grp[g];
+    let sz = grp[g + 1u] - t0;
+    let kb = koff[g] + (w & 0xffffu) * sz;
+    var d = vec2<f32>(0.0, 0.0);
+    for (var j = 0u; j < sz; j++) { d = df_add(d, df_mul(kblk[kb + j], x[wrow[t0 + j] + bp])); }
+    s = df_add(s, select(d, -d, (w & SIGN) != 0u));
+  }
+  return s;
+}`;
 }
+
+/** WGSL of the df64 σ kernel for `mA` α replacements per string. */
+export function sigmaDf64Wgsl(mA: number, mode: TwoProdMode, kmax = 0): string {
+  const ma = Math.max(1, mA);
+  return `${preamble(SIGMA_DF64_UNIFORMS, SIGMA_DF64_BINDINGS)}
+${df64Lib(mode, 'u.zero')}
+var<workgroup> wrow: array<u32, ${ma}>;
+var<workgroup> wkey: array<u32, ${ma}>;
+var<workgroup> grp: array<u32, 9>;
+var<workgroup> koff: array<u32, 9>;
+${kmax > 0 ? `var<workgroup> kblk: array<vec2<f32>, ${kmax}>;` : ''}
+const SIGN: u32 = 0x80000000u;
+
+fn same_spin(ai: u32, bi: u32, r0: u32, b: u32) -> vec2<f32> {
+  var s = vec2<f32>(0.0, 0.0);
+  for (var e = info[ai + 3u]; e < info[ai + 4u]; e++) {
+    let h = hrec[e];
+    s = df_add(s, df_mul(vec2<f32>(bitcast<f32>(h.y), hlo[e]), x[h.x + b]));
+  }
+  for (var e = info[bi]; e < info[bi + 1u]; e++) {
+    let h = hrec[e];
+    s = df_add(s, df_mul(vec2<f32>(bitcast<f32>(h.y), hlo[e]), x[r0 + h.x]));
+  }
+  return s;
+}
+
+${alphaBetaDf64Wgsl(kmax)}
 
 @compute @workgroup_size(${SIGMA_WG})
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -90,6 +117,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   }
   if (lid < 9u) { grp[lid] = info[ai + 5u + lid]; }
   workgroupBarrier();
+${kmax > 0 ? stageBlockWgsl() : ''}
   if (b >= info[ai + 1u]) { return; }
   let r0 = info[ai];
   let bi = u.beta_info + ${BETA_WORDS}u * (info[ai + 2u] + b);

@@ -39,6 +39,51 @@ export interface PackedSigmaTables {
   groups: number;
   /** Replacements grouped by the orbitals' pair irreps (false: one group, see pairSymmetry). */
   pairIrreps: boolean;
+  /**
+   * Entries of the largest per-string integral block K[rs][t] (pairs rs of each group's irrep ×
+   * its replacements t) when the kernels stage it in workgroup memory; 0: they read the
+   * integrals from the storage buffer instead. With staging, β replacement words carry the
+   * pair's position inside its irrep's list, not the pair.
+   */
+  kmax: number;
+  /** Word offsets in `info` of the pairs sorted by irrep (norb² words) and of their 9 starts. */
+  pairsAt: number;
+  pstartAt: number;
+}
+
+/** Workgroup bytes of the kernels besides the staged block: replacement records, groups, offsets. */
+export function workgroupBaseBytes(mA: number): number {
+  return 8 * Math.max(1, mA) + 8 * 9;
+}
+
+/** Pairs sorted by irrep (stable), where each irrep starts, and each pair's position in its irrep. */
+function pairLists(orb: Int32Array, n: number): { plist: Int32Array; pstart: Int32Array; local: Int32Array } {
+  const n2 = n * n;
+  const pstart = new Int32Array(9);
+  const gOf = (x: number) => orb[Math.floor(x / n)]! ^ orb[x % n]!;
+  for (let x = 0; x < n2; x++) pstart[gOf(x) + 1]!++;
+  for (let g = 0; g < 8; g++) pstart[g + 1]! += pstart[g]!;
+  const fill = pstart.slice(0, 8);
+  const plist = new Int32Array(n2);
+  const local = new Int32Array(n2);
+  for (let x = 0; x < n2; x++) {
+    const g = gOf(x);
+    local[x] = fill[g]! - pstart[g]!;
+    plist[fill[g]!++] = x;
+  }
+  return { plist, pstart, local };
+}
+
+/** Largest Σ_g |pairs of irrep g| · |replacements of string I in group g| over α strings I. */
+function largestBlock(ctx: DirectContext, info: Uint32Array, pstart: Int32Array): number {
+  let kmax = 0;
+  for (let i = 0; i < ctx.nA; i++) {
+    const w = i * ALPHA_WORDS + 5;
+    let k = 0;
+    for (let g = 0; g < 8; g++) k += (pstart[g + 1]! - pstart[g]!) * (info[w + g + 1]! - info[w + g]!);
+    kmax = Math.max(kmax, k);
+  }
+  return kmax;
 }
 
 const SIGN = 0x80000000;
@@ -78,7 +123,7 @@ function alphaPart(ctx: DirectContext, orb: Int32Array, info: Uint32Array, rep: 
   }
 }
 
-function betaPart(ctx: DirectContext, orb: Int32Array, info: Uint32Array, rep: Uint32Array, hB: number, at: { info: number; rep: number }): void {
+function betaPart(ctx: DirectContext, orb: Int32Array, pairIndex: Int32Array, info: Uint32Array, rep: Uint32Array, hB: number, at: { info: number; rep: number }): void {
   const { nB, mB, norb, betaSorted, hBOff, bTarget, bPair, bSign } = ctx;
   for (let q = 0; q < nB; q++) {
     const ib = betaSorted[q]!;
@@ -91,7 +136,7 @@ function betaPart(ctx: DirectContext, orb: Int32Array, info: Uint32Array, rep: U
     const rs = bPair[e]!;
     const g = orb[Math.floor(rs / norb)]! ^ orb[rs % norb]!;
     rep[at.rep + 2 * e] = bTarget[e]!;
-    rep[at.rep + 2 * e + 1] = rs | (g << 16) | (bSign[e]! < 0 ? SIGN : 0);
+    rep[at.rep + 2 * e + 1] = pairIndex[rs]! | (g << 16) | (bSign[e]! < 0 ? SIGN : 0);
   }
 }
 
@@ -148,10 +193,12 @@ function pairSymmetry(orbsym: ArrayLike<number>, eri: Float64Array, n: number): 
  * Pack `ctx` (../tables.ts, without time reversal) for the device σ kernel; `orbsym`: the
  * FCIDUMP's orbital irreps (1-based), which group the replacements by pair irrep. Throws
  * ResourceLimitError when a table exceeds `maxBindingBytes` (one storage binding each), or
- * when the pair index does not fit 16 bits (norb > 255). O(strings · replacements) host work.
+ * when the pair index does not fit 16 bits (norb > 255). `workgroupBytes`: the device's
+ * workgroup memory; the per-string integral block is staged there when it fits (`kmax`; 0
+ * never stages). O(strings · replacements) host work.
  * @example const t = packSigmaTables(ctx, fd.orbsym, device.limits.maxStorageBufferBindingSize);
  */
-export function packSigmaTables(ctx: DirectContext, orbsym: ArrayLike<number>, maxBindingBytes: number): PackedSigmaTables {
+export function packSigmaTables(ctx: DirectContext, orbsym: ArrayLike<number>, maxBindingBytes: number, workgroupBytes = 0): PackedSigmaTables {
   if (orbsym.length !== ctx.norb) throw new InvalidParameterError('orbsym', `${ctx.norb} orbital irreps (NORB)`, orbsym.length);
   const orb = pairSymmetry(orbsym, ctx.eri, ctx.norb);
   if (ctx.norb > 255) throw new ResourceLimitError(`device direct σ: orbital pairs of norb = ${ctx.norb} as 16-bit indices`, ctx.norb * ctx.norb, 65536, 'use the host direct σ (--backend cpu)');
@@ -159,11 +206,24 @@ export function packSigmaTables(ctx: DirectContext, orbsym: ArrayLike<number>, m
   const hB = ctx.hAOff[ctx.nA]!;
   const betaInfo = ctx.nA * ALPHA_WORDS;
   const betaRep = 2 * ctx.nA * ctx.mA;
-  const info = new Uint32Array(Math.max(1, betaInfo + ctx.nB * BETA_WORDS));
+  const n2 = ctx.norb * ctx.norb;
+  const pairsAt = betaInfo + ctx.nB * BETA_WORDS;
+  const pstartAt = pairsAt + n2;
+  const info = new Uint32Array(pstartAt + 9);
   const rep = new Uint32Array(Math.max(1, betaRep + 2 * ctx.nB * ctx.mB));
   alphaPart(ctx, orb, info, rep, hA);
-  betaPart(ctx, orb, info, rep, hB, { info: betaInfo, rep: betaRep });
-  const t: PackedSigmaTables = { work: workList(ctx), info, rep, hrec: sameSpinRecords(ctx), eri: Float32Array.from(ctx.eri), betaInfo, betaRep, groups: 0, pairIrreps: orb.some((g) => g !== 0) };
+  const { plist, pstart, local } = pairLists(orb, ctx.norb);
+  info.set(plist, pairsAt);
+  info.set(pstart, pstartAt);
+  // stage K in workgroup memory when the df64 kernel's block (8 B per entry) fits too
+  // the block size is part of the kernels' text: rounded up to a power of two (fewer pipelines to compile)
+  const block = largestBlock(ctx, info, pstart);
+  const fits = (k: number) => k > 0 && 8 * k + workgroupBaseBytes(ctx.mA) <= workgroupBytes;
+  const rounded = 2 ** Math.ceil(Math.log2(Math.max(64, block)));
+  const kmax = fits(rounded) ? rounded : fits(block) ? block : 0;
+  betaPart(ctx, orb, kmax > 0 ? local : Int32Array.from({ length: n2 }, (_, x) => x), info, rep, hB, { info: betaInfo, rep: betaRep });
+  const pairIrreps = orb.some((g) => g !== 0);
+  const t: PackedSigmaTables = { work: workList(ctx), info, rep, hrec: sameSpinRecords(ctx), eri: Float32Array.from(ctx.eri), betaInfo, betaRep, groups: 0, pairIrreps, kmax, pairsAt, pstartAt };
   t.groups = t.work.length / 2;
   if (ctx.nA === 0 || ctx.rowLen.every((l) => l === 0)) t.groups = 0;
   for (const [name, a] of [['work list', t.work], ['string records', t.info], ['replacement lists', t.rep], ['same-spin rows', t.hrec], ['integrals', t.eri]] as const) {
