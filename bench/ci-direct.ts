@@ -14,11 +14,23 @@
  * machine) and the process's peak resident memory (VmHWM) after each, so run one
  * solve per process when comparing memory. `--kernel js` times the JavaScript inner loops instead
  * of the wasm f64x2 kernels (the default; both give the same σ bit for bit).
+ *
+ * `--backend webgpu`: the device direct σ (float32 WGSL, packages/chem/src/direct/gpu) instead:
+ * table-build time, median σ time over `--products` products (each between two device
+ * synchronisations), device bytes of the tables per determinant, the largest deviation from the
+ * host float64 direct σ (relative to max |σ|; skipped with `--no-check`); with `--solve direct`
+ * a whole `ciEnergies` run (float32 Davidson on the device; the float64 polish in df64 on the
+ * device, or with `--polish host` on the host with the host direct σ on every core): energies,
+ * residuals, ⟨S²⟩, seconds per stage, peak host and device bytes. On the GPU machine (packed
+ * by ../shared/gpukit/pack.sh):
+ *   node .gpukit/app/ci-direct.mjs .gpukit/data/N2_631g_fc_cas10e16o_D2h.FCIDUMP --irrep 1
+ *       --backend webgpu --products 5 --solve direct --nroots 6 --out $OUT/n2-direct.json
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { HostOperator } from '../packages/formats/src/index';
 import { assembleHamiltonian, buildCiSpace, ciEnergies, directHamiltonian, directSigmaOperator, type SpaceSpec } from '../packages/chem/src/index';
 import { readFcidump } from '../packages/chem/src/node';
+import { gpuDirectBench } from './ci-direct-gpu';
 
 const argv = process.argv.slice(2);
 const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
@@ -50,6 +62,13 @@ const { fcidump, space } = buildCiSpace(fd, spec, spaceOpts);
 const n = space.size;
 const c = new Float64Array(n).map((_, i) => Math.sin(i + 1));
 const out: Record<string, unknown> = { file, space: space.label, determinants: n, norb: fcidump.norb, timeReversal: tr ?? 'off', node: process.version };
+
+if (opt('--backend') === 'webgpu') {
+  const text = JSON.stringify({ ...out, ...(await gpuDirectBench({ fd, fcidump, space, spec, spaceOpts, products, solve, nroots, check: !argv.includes('--no-check'), polish: (opt('--polish') ?? 'auto') as 'auto' | 'device' | 'host' })), peakRssBytes: peakRss() }, null, 1);
+  if (opt('--out')) writeFileSync(opt('--out')!, text);
+  process.stdout.write(`${text}\n`);
+  process.exit(0);
+}
 
 const direct: unknown[] = [];
 for (const t of threads) {

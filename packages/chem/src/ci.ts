@@ -134,9 +134,14 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   polish?: 'auto' | 'device' | 'host';
   /**
    * Build H's operator instead of assembling H, e.g. `directHamiltonian()` (the matrix-free σ of
-   * ./direct): no stored matrix, so no memory check on H's non-zeros; float64 host backends only.
+   * ./direct): no stored matrix, so no memory check on H's non-zeros. On a float32 backend the
+   * factory must give a device operator (Davidson) and a float64 host operator (the polish), e.g.
+   * `gpuDirectHamiltonian(ctx)`; a `polishOperator(space)` on its result gives H in the device
+   * polish's space (else the polish runs on the host). The factory may push notes, or decline
+   * (resolve undefined: H is then assembled as without it, e.g. a cost model that chose the
+   * explicit H — still without the memory check, which `hamiltonian` turns off).
    */
-  hamiltonian?: (fd: Fcidump, space: DeterminantSpace) => Promise<CiHamiltonian<V>>;
+  hamiltonian?: (fd: Fcidump, space: DeterminantSpace, notes: string[]) => Promise<CiHamiltonian<V> | undefined>;
 }
 
 /** Result of {@link ciEnergies}. */
@@ -224,7 +229,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   t = performance.now();
   const prepared = prepareCiSpace(fd0, options.space ?? 'fci', options);
   const backend0 = options.backend ?? (hostBackend() as unknown as CiBackend<V, S>);
-  const devicePolish = await pickPolish(options, backend0);
+  let devicePolish = await pickPolish(options, backend0);
   const sizing = {
     ...options,
     backend: backend0.space.precision === 'f32' ? ('device' as const) : ('host' as const),
@@ -232,7 +237,6 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     ...(backend0.deviceMemory ? { deviceMemory: backend0.deviceMemory } : {}),
     ...(options.hamiltonian ? { memory: { ...options.memory, check: false } } : {}),
   };
-  if (options.hamiltonian && backend0.space.precision === 'f32') throw new NotSupportedError('ciEnergies: options.hamiltonian (an operator instead of a stored H) needs a float64 host backend');
   const mode = options.assembly ?? 'auto';
   if (mode !== 'auto' && mode !== 'chunked' && mode !== 'whole') throw new InvalidParameterError('assembly', "'auto', 'chunked' or 'whole'", mode);
   const canChunk = backend0.chunkSink !== undefined && options.solver !== 'dense' && (options.format === undefined || options.format === 'csr' || options.format === 'auto');
@@ -265,8 +269,10 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   if (solverName === 'dense' && space.size > DENSE_LIMIT) {
     throw new NotSupportedError(`ciEnergies: the dense solver takes at most ${DENSE_LIMIT} determinants, got ${space.size}; use solver: 'davidson'`);
   }
-  const sink = chunked && !options.hamiltonian ? await backend0.chunkSink!(space.size, estimate.nnz.perRow, { keepLo: devicePolish !== undefined }) : undefined;
-  const h = options.hamiltonian ? await options.hamiltonian(fd, space) : await assembleForCi<V>(fd, space, {
+  // an operator factory may decline (e.g. its cost model chose the explicit H): then H is assembled as without one
+  const custom = options.hamiltonian ? await options.hamiltonian(fd, space, notes) : undefined;
+  const sink = chunked && !custom ? await backend0.chunkSink!(space.size, estimate.nnz.perRow, { keepLo: devicePolish !== undefined }) : undefined;
+  const h = custom ?? await assembleForCi<V>(fd, space, {
     ...(sink ? { sink } : {}),
     keepHost: !(chunked && devicePolish),
     ...(options.chunkNnz === undefined ? {} : { chunkNnz: options.chunkNnz }),
@@ -274,8 +280,22 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     ...(options.workers === undefined ? {} : { workers: options.workers }),
     onProgress: (rowsDone, rows) => emit({ stage: 'assembly', rowsDone, rows }),
   });
-  if (chunked) notes.push(`H assembled in ${h.stats.chunks} row chunks straight to the device (float32); ${devicePolish ? 'low parts of inexact values kept on the device for the df64 polish' : 'float64 row blocks kept on the host for the polish'}`);
+  if (sink) notes.push(`H assembled in ${h.stats.chunks} row chunks straight to the device (float32); ${devicePolish ? 'low parts of inexact values kept on the device for the df64 polish' : 'float64 row blocks kept on the host for the polish'}`);
   notes.push(...((h as { notes?: string[] }).notes ?? [])); // e.g. why an operator factory chose its path
+  let polishOp: LinearOperator<unknown> | undefined;
+  if (custom && backend0.space.precision === 'f32') {
+    // an operator factory on a float32 backend: its device operator runs Davidson, its host operator the float64 polish
+    if (!h.device || !h.host) {
+      throw new NotSupportedError(`ciEnergies: options.hamiltonian on a float32 backend must give a device operator and a float64 host operator (e.g. gpuDirectHamiltonian); this one gave ${h.device ? 'no host operator' : 'no device operator'}`);
+    }
+    // its own operator in the device polish's space (e.g. the direct σ in df64), or the host polish
+    polishOp = devicePolish ? (custom as { polishOperator?: (s: unknown) => LinearOperator<unknown> | undefined }).polishOperator?.(devicePolish.space) : undefined;
+    if (devicePolish && !polishOp) {
+      if (options.polish === 'device') throw new NotSupportedError(`ciEnergies polish 'device': the operator of options.hamiltonian has no product in the device polish's space (${devicePolish.precision}); use polish 'host' (or 'auto')`);
+      devicePolish = undefined;
+      notes.push(`float64 polish on the host: the operator of options.hamiltonian has no product in the device polish's space`);
+    }
+  }
   if (!h.matrix && !h.device) notes.push(`H not stored: σ = H·c by ${h.host?.label ?? 'an operator'}`);
   const assemblyMs = h.stats.ms;
   // S² as a matrix only for the spin penalty; ⟨S²⟩ of the roots is computed without it
@@ -320,7 +340,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       op = pop;
       diagonal = pop.diagonal();
     }
-    if (!h.matrix && !h.device) format = h.host?.label ?? 'operator'; // after the penalty's operator, which takes a registry format
+    if (!h.matrix && !sink) format = hop.label ?? h.host?.label ?? 'operator'; // after the penalty's operator, which takes a registry format
     // Guard roots against symmetry: ask for a few extra roots and start from the lowest
     // diagonal unit vectors plus a small seeded random part, so that states orthogonal to
     // every unit-vector guess (other spin or spatial symmetry) are still reachable.
@@ -355,7 +375,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     if (lowPrecision && devicePolish) {
       // float64-accurate polish on the device (df64): no float64 H and no vector on the host
       const t0 = performance.now(); // the phase includes building H in df64 (an upload on the whole path)
-      const pop = await devicePolish.operator(h.matrix, sink, hop); // hop: its float32 arrays can be shared
+      const pop = polishOp ?? (await devicePolish.operator(h.matrix, sink, hop)); // hop: its float32 arrays can be shared
       outcome = await polishCi({
         fastOp: op,
         fastSpace: backend.space,

@@ -36,6 +36,21 @@ function blockIrrep(fd: Fcidump, space: DeterminantSpace): number {
   return (ga ^ gb) + 1;
 }
 
+/**
+ * Whether `space` has every string of each spin (an FCI or CAS space: the direct σ applies),
+ * and, if so, the sampled number of non-zeros of its explicit H (0 otherwise). Cost: the nnz
+ * sample (milliseconds).
+ * @example const { full, nnz } = explicitSize(fd, space);
+ */
+export function explicitSize(fd: Fcidump, space: DeterminantSpace): { full: boolean; nnz: number } {
+  const full = space.alpha.count === binomial(space.norb, space.nalpha) && space.beta.count === binomial(space.norb, space.nbeta);
+  if (!full) return { full, nnz: 0 };
+  // the block's irrep (Molpro numbering) from its first determinant, none for the whole product
+  const irrep = space.size === space.alpha.count * space.beta.count ? undefined : blockIrrep(fd, space);
+  const prepared = prepareCiSpace(fd, 'fci', { ms2: space.nalpha - space.nbeta, ...(irrep === undefined ? {} : { irrep }) });
+  return { full, nnz: estimateNnz(fd, countPrepared(prepared)).nnz };
+}
+
 /** What {@link chooseSigma} decided and why. */
 export interface SigmaChoice {
   sigma: 'direct' | 'explicit';
@@ -54,11 +69,7 @@ export interface SigmaChoice {
  */
 export function chooseSigma(fd: Fcidump, space: DeterminantSpace, o: { products: number; hostBytes: number; timeReversal?: boolean }): SigmaChoice {
   if (!(o.products > 0)) throw new InvalidParameterError('products', 'a positive number of expected products', o.products);
-  const full = space.alpha.count === binomial(space.norb, space.nalpha) && space.beta.count === binomial(space.norb, space.nbeta);
-  // the block's irrep (Molpro numbering) from its first determinant, none for the whole product
-  const irrep = space.size === space.alpha.count * space.beta.count ? undefined : blockIrrep(fd, space);
-  const prepared = prepareCiSpace(fd, 'fci', { ms2: space.nalpha - space.nbeta, ...(irrep === undefined ? {} : { irrep }) });
-  const nnz = full ? estimateNnz(fd, countPrepared(prepared)).nnz : 0;
+  const { full, nnz } = explicitSize(fd, space);
   const r = SIGMA_RATES;
   const explicitMs = (nnz * (r.assemblyNs + o.products * r.productNs)) / 1e6;
   const directMs = (nnz * o.products * r.directNs * (o.timeReversal ? 0.5 : 1)) / 1e6;

@@ -7,3 +7,4 @@ export * from './operator';
 export * from './ci';
 export * from './time-reversal';
 export * from './choose';
+export * from './gpu/index';

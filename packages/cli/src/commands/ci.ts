@@ -3,7 +3,7 @@
  * energies (ground and excited states) from an FCIDUMP file, with ⟨S²⟩ per root.
  * @module
  */
-import { autoHamiltonian, type ChunkSink, type CiBackend, type CiDevicePolish, type CiProgress, ciEnergies, directHamiltonian, estimateCiEnergies, type SpaceSpec } from '@gpusparse/chem';
+import { autoHamiltonian, type ChunkSink, type CiBackend, type CiDevicePolish, type CiProgress, ciEnergies, directHamiltonian, estimateCiEnergies, gpuAutoHamiltonian, gpuDirectHamiltonian, type SpaceSpec } from '@gpusparse/chem';
 import { readFcidump } from '@gpusparse/chem/node';
 import { formatBytes } from '@gpusparse/formats';
 import type { CsrMatrix } from '@gpusparse/formats';
@@ -65,11 +65,18 @@ function parsePolish(s: string): 'auto' | 'device' | 'host' {
   throw new UsageError(`--polish: expected auto, device or host, got '${s}'`);
 }
 
-/** --sigma: explicit H (default), the direct σ (host float64, FCI/CAS), or the cost model's choice (docs/guides/ci-direct.md). */
-function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<unknown, unknown>) {
+/**
+ * --sigma: explicit H (default), the direct σ (FCI/CAS: float32 on the GPU with a host float64
+ * polish, or float64 on the host), or the cost model's choice (docs/guides/ci-direct.md).
+ */
+function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<unknown, unknown>, deviceBytes: number | undefined) {
   if (s === undefined || s === 'explicit') return {};
   if (s !== 'direct' && s !== 'auto') throw new UsageError(`--sigma: expected explicit, direct or auto, got '${s}'`);
-  if (backend.space.precision === 'f32') return s === 'auto' ? {} : { hamiltonian: directHamiltonian({ threads: 'auto' }) }; // direct: the driver refuses a float32 backend
+  if (backend.space.precision === 'f32' && backend.ctx) {
+    // float32 products: Davidson's and the polish's corrections, ≈ 50 per root solved (N2 CAS(10e,16o): 203 + 106 for 7)
+    const o = { threads: 'auto' as const, ...(deviceBytes === undefined ? {} : { deviceBytes }) };
+    return { hamiltonian: s === 'direct' ? gpuDirectHamiltonian(backend.ctx, o) : gpuAutoHamiltonian(backend.ctx, { ...o, products: 50 * (nroots + (nroots > 1 ? 1 : 0)) }) };
+  }
   return { hamiltonian: s === 'direct' ? directHamiltonian({ threads: 'auto' }) : autoHamiltonian({ threads: 'auto', products: 20 * (nroots + (nroots > 1 ? 1 : 0)) }) };
 }
 
@@ -190,7 +197,7 @@ export const ciCommand: Command = {
         ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
         ...(v.polish === undefined ? {} : { polish: parsePolish(v.polish as string) }),
         ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: numberOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24) }),
-        ...sigmaOptions(v.sigma as string | undefined, nroots, backend),
+        ...sigmaOptions(v.sigma as string | undefined, nroots, backend, ciBackend.deviceMemory?.bytes),
       });
       bar.finish();
       log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);

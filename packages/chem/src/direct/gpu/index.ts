@@ -1,0 +1,6 @@
+/** The direct σ on the GPU (float32 WGSL): packed tables, kernel, operator, CI factory. @module */
+export * from './tables';
+export * from './sigma.kernel';
+export * from './operator';
+export * from './ci';
+export * from './auto';

@@ -1,0 +1,199 @@
+/**
+ * The direct σ on the GPU as a `LinearOperator<GpuVector>`: y = H·x in float32 without storing
+ * H, for FCI and CAS spaces (the host's string tables, ../tables.ts, packed once by
+ * ./tables.ts; one gather kernel, ./sigma.kernel.ts). Vectors are in the space's determinant
+ * order; when the direct layout differs, two permutation gathers wrap the kernel.
+ * @module
+ */
+import { DimensionMismatchError, InvalidParameterError, type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
+import { Blas1, type Df64Blas, type GpuBuf, type GpuContext, type GpuVector, signature, imm, Uniforms, uploadF32, uploadU32 } from '@gpusparse/gpu';
+import type { DeterminantSpace } from '../../determinants/space';
+import type { Fcidump } from '../../fcidump/types';
+import { directContext, type DirectContext, type DirectLayout } from '../tables';
+import { Df64DirectSigma, type SharedSigmaTables } from './operator-df64';
+import { GATHER_BINDINGS, gatherWgsl, SIGMA_BINDINGS, sigmaWgsl, sigmaWorkgroupBytes } from './sigma.kernel';
+import { packSigmaTables } from './tables';
+
+/** The device direct operator: float32 products, its float64 diagonal, device bytes, dispose. */
+export interface GpuDirectSigmaOperator extends LinearOperator<GpuVector> {
+  readonly ctx: GpuContext;
+  diagonal(): Float64Array;
+  /** Device bytes held: tables, integrals, and (permuted layouts) the permutation and two scratch vectors. */
+  readonly deviceBytes: number;
+  /** Host milliseconds to build and upload the tables. */
+  readonly buildMs: number;
+  /**
+   * The same σ in df64 on the same device (the polish's space), sharing these tables; it adds
+   * 8·norb⁴ + 4·(same-spin records) bytes (and 16 per determinant when the layout is permuted).
+   * Dispose it before this operator.
+   */
+  df64(d: Df64Blas): Df64DirectSigma;
+  dispose(): void;
+}
+
+interface Permutation {
+  /** toDirect[j] = space index of direct position j; toSpace[k] = direct position of space index k. */
+  toDirect: GpuBuf;
+  toSpace: GpuBuf;
+  xp: GpuBuf;
+  yp: GpuBuf;
+}
+
+function uploadPermutation(ctx: GpuContext, layout: DirectLayout): Permutation | undefined {
+  const perm = layout.perm;
+  if (!perm) return undefined;
+  const inv = new Uint32Array(perm.length);
+  for (let k = 0; k < perm.length; k++) inv[perm[k]!] = k;
+  return {
+    toDirect: uploadU32(ctx, inv, 'direct-perm-inv'),
+    toSpace: uploadU32(ctx, perm, 'direct-perm'),
+    xp: ctx.buffers.acquire(4 * Math.max(1, perm.length), undefined, 'direct-xp'),
+    yp: ctx.buffers.acquire(4 * Math.max(1, perm.length), undefined, 'direct-yp'),
+  };
+}
+
+class GpuDirectSigma implements GpuDirectSigmaOperator {
+  readonly rows: number;
+  readonly cols: number;
+  readonly label: string;
+  readonly deviceBytes: number;
+  private readonly bufs: { work: GpuBuf; info: GpuBuf; rep: GpuBuf; hrec: GpuBuf; eri: GpuBuf };
+  private readonly uni: SharedSigmaTables['uni'];
+  private readonly perm: Permutation | undefined;
+  private tmp: GpuBuf | undefined;
+  /** float64 values the df64 operator needs (same-spin records, integrals). */
+  private readonly f64: { sameSpin: Float64Array; eri: Float64Array };
+
+  constructor(
+    readonly ctx: GpuContext,
+    dctx: DirectContext,
+    orbsym: ArrayLike<number>,
+    layout: DirectLayout,
+    private readonly diag: Float64Array,
+    readonly buildMs: number,
+    stage: boolean,
+  ) {
+    const n = layout.size;
+    this.rows = n;
+    this.cols = n;
+    const wgLimit = ctx.limits.maxComputeWorkgroupStorageSize;
+    // df64 needs 8 more bytes per replacement record pair and per staged entry: check the larger
+    const wgBytes = sigmaWorkgroupBytes(dctx.mA);
+    if (wgBytes > wgLimit) {
+      throw new ResourceLimitError(`device direct σ: ${dctx.mA} α replacements per string in workgroup memory`, wgBytes, wgLimit, 'use the host direct σ (--backend cpu)');
+    }
+    if (4 * n > ctx.limits.maxStorageBufferBindingSize) {
+      throw new ResourceLimitError('device direct σ: a CI vector in one storage binding', 4 * n, ctx.limits.maxStorageBufferBindingSize, 'use point-group symmetry (irrep) or the host direct σ (--backend cpu)');
+    }
+    const t = packSigmaTables(dctx, orbsym, ctx.limits.maxStorageBufferBindingSize, stage ? wgLimit : 0);
+    this.bufs = {
+      work: uploadU32(ctx, t.work, 'direct-work'),
+      info: uploadU32(ctx, t.info, 'direct-info'),
+      rep: uploadU32(ctx, t.rep, 'direct-rep'),
+      hrec: uploadU32(ctx, t.hrec, 'direct-hrec'),
+      eri: uploadF32(ctx, t.eri, 'direct-eri'),
+    };
+    this.uni = { groups: t.groups, mA: dctx.mA, mB: dctx.mB, betaInfo: t.betaInfo, betaRep: t.betaRep, kmax: t.kmax, pairsAt: t.pairsAt, pstartAt: t.pstartAt };
+    this.perm = uploadPermutation(ctx, layout);
+    const sameSpin = new Float64Array(dctx.hAValue.length + dctx.hBValue.length);
+    sameSpin.set(dctx.hAValue);
+    sameSpin.set(dctx.hBValue, dctx.hAValue.length);
+    this.f64 = { sameSpin, eri: dctx.eri };
+    const permBytes = this.perm ? 16 * n : 0;
+    this.deviceBytes = Object.values(this.bufs).reduce((s, b) => s + b.bytes, 0) + permBytes;
+    this.label = `direct-sigma-gpu(f32, mA=${dctx.mA}, mB=${dctx.mB}, ${t.pairIrreps ? 'pairs by irrep' : 'one pair group'}${t.kmax > 0 ? `, integrals staged (${t.kmax})` : ''}${this.perm ? ', permuted' : ''})`;
+  }
+
+  private sigmaPipe() {
+    const { mA, kmax } = this.uni;
+    return this.ctx.pipelines.get({ key: `chem-direct-sigma:${mA}:${kmax}`, label: `direct-sigma(mA=${mA}, kmax=${kmax})`, bindings: signature(SIGMA_BINDINGS), wgsl: () => sigmaWgsl(mA, kmax) });
+  }
+
+  private sigma(x: GpuBuf, y: GpuBuf, alpha: number, beta: number): void {
+    const u = new Uniforms();
+    const s = this.uni;
+    u.u[0] = s.groups;
+    u.u[1] = s.mA;
+    u.u[2] = s.mB;
+    u.u[3] = s.betaInfo;
+    u.u[4] = s.betaRep;
+    u.u[5] = beta === 0 ? 1 : 0;
+    u.f[6] = alpha;
+    u.f[7] = beta;
+    u.u[8] = s.pairsAt;
+    u.u[9] = s.pstartAt;
+    const b = this.bufs;
+    this.ctx.recorder.dispatch(this.sigmaPipe(), [b.work, b.info, b.rep, b.hrec, b.eri, x, y], u, s.groups);
+  }
+
+  private gather(idx: GpuBuf, src: GpuBuf, dst: GpuBuf, alpha: number, beta: number): void {
+    const p = this.ctx.pipelines.get({ key: 'chem-direct-gather', label: 'direct-gather', bindings: signature(GATHER_BINDINGS), wgsl: gatherWgsl });
+    const u = new Uniforms();
+    u.u[0] = this.rows;
+    u.u[1] = beta === 0 ? 1 : 0;
+    u.f[2] = alpha;
+    u.f[3] = beta;
+    this.ctx.recorder.dispatch(p, [idx, src, dst], u, Math.ceil(this.rows / 256));
+  }
+
+  apply(x: GpuVector, y: GpuVector): void {
+    this.applyScaled(1, x, 0, y);
+  }
+
+  /** y = α·H·x + β·y (β = 0: y's old content ignored); x may alias y. Records only. */
+  applyScaled(alpha: number, x: GpuVector, beta: number, y: GpuVector): void {
+    if (x.n !== this.cols) throw new DimensionMismatchError(`${this.label} x`, this.cols, x.n);
+    if (y.n !== this.rows) throw new DimensionMismatchError(`${this.label} y`, this.rows, y.n);
+    if (this.rows === 0) return;
+    const p = this.perm;
+    if (p) {
+      this.gather(p.toDirect, x.buf, p.xp, 1, 0);
+      this.sigma(p.xp, p.yp, 1, 0);
+      this.gather(p.toSpace, p.yp, y.buf, alpha, beta);
+      return;
+    }
+    if (x.buf.id !== y.buf.id) {
+      this.sigma(x.buf, y.buf, alpha, beta);
+      return;
+    }
+    // in place (x is y): σ into scratch, then y = α·t + β·y
+    this.tmp ??= this.ctx.buffers.acquire(4 * this.rows, undefined, 'direct-scratch');
+    this.sigma(x.buf, this.tmp, 1, 0);
+    Blas1.of(this.ctx).axpby(imm(alpha), this.tmp, imm(beta), y.buf, this.rows);
+  }
+
+  diagonal(): Float64Array {
+    return this.diag;
+  }
+
+  df64(d: Df64Blas): Df64DirectSigma {
+    if (d.ctx !== this.ctx) throw new InvalidParameterError('df64 blas', 'the df64 BLAS of the operator’s own GPU context', 'another context');
+    const b = this.bufs;
+    const perm = this.perm ? { toDirect: this.perm.toDirect, toSpace: this.perm.toSpace } : undefined;
+    return new Df64DirectSigma(d, { rows: this.rows, work: b.work, info: b.info, rep: b.rep, hrec: b.hrec, uni: this.uni, perm, ...this.f64 }, this.diag);
+  }
+
+  dispose(): void {
+    for (const b of Object.values(this.bufs)) b.dispose();
+    if (this.perm) for (const b of Object.values(this.perm)) b.dispose();
+    this.tmp?.dispose();
+  }
+}
+
+/**
+ * The direct σ of `space` over `fd` on the device of `ctx`, float32. Throws NotSupportedError
+ * for spaces that are not FCI or CAS blocks (../tables.ts) and ResourceLimitError where a table
+ * or a vector exceeds one storage binding. `stageIntegrals` (default true): stage each α
+ * string's integral block in workgroup memory where it fits (false: read the integrals'
+ * buffer; tests compare both). Cost per product: O(size · (conn_α + conn_β +
+ * mA·mB/n_irreps)) float32 multiply–adds on the device; memory: the string tables (a few
+ * words per string and replacement), the integrals (4·norb⁴ bytes), no H.
+ * @example
+ * const op = gpuDirectSigmaOperator(ctx, fd, space);
+ * op.apply(x, y); // GpuVector in, GpuVector out
+ */
+export function gpuDirectSigmaOperator(ctx: GpuContext, fd: Fcidump, space: DeterminantSpace, options: { stageIntegrals?: boolean } = {}): GpuDirectSigmaOperator {
+  const t0 = performance.now();
+  const { ctx: dctx, layout, diagonal } = directContext(fd, space);
+  return new GpuDirectSigma(ctx, dctx, fd.orbsym, layout, diagonal, performance.now() - t0, options.stageIntegrals !== false);
+}
