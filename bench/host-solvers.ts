@@ -5,14 +5,14 @@
  * memory, wasm SIMD kernels) with 1 and 2 threads; `--before` adds the JavaScript
  * HostVectorSpace + HostOperator as it was (one repetition).
  *
- * Run: `pnpm tsx bench/host-solvers.ts [--quick] [--reps N] [--only NAME] [--full] [--write]`.
+ * Run: `pnpm tsx bench/host-solvers.ts [--quick] [--reps N] [--only NAME[,NAME…]] [--methods cg,gmres,eigsh] [--scipy-threads N] [--full] [--write]`.
  * Matrices: generated ones scaled from the bench set (bench/matrix-set.ts; 10^5–5·10^5 rows so a
  * SciPy solve takes 0.1–10 s on a 2-core machine) and the real matrices of the data tier
  * (`GPUSPARSE_DATA`, default ../shared/data) with ≥ 10^5 non-zeros. `--full` adds
  * ExaSP2_poly_chain.1024 (GMRES and eigsh take ≈ 90 s each in SciPy). b = A·1.
  * The CSR arrays are written raw to a temporary folder and read by bench/host_solvers_scipy.py,
- * so both sides solve the same matrices. Rounds alternate: ours (1 thread, 2 threads), then
- * SciPy, `reps` times each (GMRES: `maxiter` iterations for us, maxiter/30 restart cycles for SciPy); the table gives medians and the spread (min–max).
+ * so both sides solve the same matrices. Rounds alternate case by case: ours (1 thread,
+ * 2 threads), then SciPy on the same case, `reps` rounds (GMRES: `maxiter` iterations for us, maxiter/30 restart cycles for SciPy); the table gives medians and the spread (min–max).
  * Timing covers the solve call only (ours: solver call with b already in the space; the matrix
  * copy into wasm memory is reported apart, as SciPy's csr_matrix construction is not timed).
  * `--write` appends the table as a new section at the end of bench/RESULTS.md.
@@ -32,6 +32,9 @@ const quick = flag('--quick');
 const reps = Number(arg('--reps') ?? (quick ? 1 : 3));
 const only = arg('--only');
 const python = arg('--python') ?? 'python3';
+const scipyThreads = arg('--scipy-threads');
+// SciPy's dense BLAS-1 (NumPy's BLAS) threads: its own default, or a fixed count
+const scipyEnv = scipyThreads ? { ...process.env, OPENBLAS_NUM_THREADS: scipyThreads, OMP_NUM_THREADS: scipyThreads, MKL_NUM_THREADS: scipyThreads } : process.env;
 const here = fileURLToPath(new URL('.', import.meta.url));
 const dataDir = resolve(process.env.GPUSPARSE_DATA ?? resolve(here, '..', '..', 'shared', 'data'), 'matrices');
 
@@ -91,7 +94,9 @@ function cases(): Case[] {
       list.push({ name, method: 'eigsh', make: () => real(f), maxiter: 5000 });
     }
   } else console.error(`data tier not found (${dataDir}): real matrices skipped; set GPUSPARSE_DATA`);
-  return only ? list.filter((c) => c.name.includes(only)) : list;
+  const names = only?.split(',');
+  const methods = arg('--methods')?.split(',');
+  return list.filter((c) => (!names || names.some((o) => c.name.includes(o))) && (!methods || methods.includes(c.method)));
 }
 
 interface OurRun {
@@ -210,7 +215,6 @@ async function main(): Promise<void> {
       manifest.cases.push({ name: c.name, method: c.method, rows: a.rows, nnz: a.rowPtr[a.rows], rowPtr: `${base}.rp`, colIdx: `${base}.ci`, values: `${base}.va`, tol: 1e-8, k: 4, restart: 30, maxiter: c.method === 'gmres' ? Math.ceil(c.maxiter / 30) : c.maxiter, reps: 1 });
       rows.push({ name: c.name, method: c.method, rows: a.rows, nnz: a.rowPtr[a.rows]!, ours: new Map(), scipy: { times: [], iterations: 0, residual: 0, converged: true } });
     }
-    writeFileSync(join(tmp, 'manifest.json'), JSON.stringify(manifest));
     for (let round = 0; round < reps; round++) {
       for (let i = 0; i < list.length; i++) {
         const c = list[i]!;
@@ -220,17 +224,17 @@ async function main(): Promise<void> {
           for (const v of ['wasm1', 'wasm2'] as const) await ours(c, a, v, eig, 1, rows[i]!.ours);
           if (round === 0 && flag('--before')) await ours(c, a, 'js', eig, 1, rows[i]!.ours);
         }
-        console.error(`round ${round + 1}: ours ${c.method} ${c.name} done`);
+        // SciPy on the same case right after ours (a one-case manifest), so both see the same load
+        writeFileSync(join(tmp, 'manifest.json'), JSON.stringify({ cases: [manifest.cases[i]] }));
+        execFileSync(python, [join(here, 'host_solvers_scipy.py'), join(tmp, 'manifest.json'), join(tmp, 'scipy.json')], { stdio: ['ignore', 'inherit', 'inherit'], env: scipyEnv });
+        const out = JSON.parse(readFileSync(join(tmp, 'scipy.json'), 'utf8'));
+        scipyVersion = `SciPy ${out.scipy}, NumPy ${out.numpy}`;
+        const r = out.results[0] as Row['scipy'];
+        const sc = rows[i]!.scipy;
+        sc.times.push(...r.times.map((t: number) => t * 1e3));
+        Object.assign(sc, { iterations: r.iterations, residual: r.residual, values: r.values, converged: r.converged, error: r.error });
+        console.error(`round ${round + 1}: ${c.method} ${c.name} done (load ${loadavg()[0]!.toFixed(1)})`);
       }
-      execFileSync(python, [join(here, 'host_solvers_scipy.py'), join(tmp, 'manifest.json'), join(tmp, 'scipy.json')], { stdio: ['ignore', 'inherit', 'inherit'] });
-      const out = JSON.parse(readFileSync(join(tmp, 'scipy.json'), 'utf8'));
-      scipyVersion = `SciPy ${out.scipy}, NumPy ${out.numpy}`;
-      out.results.forEach((r: Row['scipy'] & { times: number[] }, i: number) => {
-        const s = rows[i]!.scipy;
-        s.times.push(...r.times.map((t: number) => t * 1e3));
-        Object.assign(s, { iterations: r.iterations, residual: r.residual, values: r.values, converged: r.converged, error: r.error });
-      });
-      console.error(`round ${round + 1}: SciPy done`);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -244,7 +248,7 @@ function table(rows: Row[], scipyVersion: string, load0: number[], load1: number
   const lines = [
     `## Host solvers vs SciPy (WasmVectorSpace, ${new Date().toISOString().slice(0, 10)})`,
     '',
-    `Machine: ${cpus().length}× ${cpus()[0]?.model ?? '?'}, node ${process.version}, ${scipyVersion}; load average ${load0[0]!.toFixed(1)} at start, ${load1[0]!.toFixed(1)} at the end (the machine is shared: medians of ${reps} alternating rounds, spread min–max).`,
+    `Machine: ${cpus().length}× ${cpus()[0]?.model ?? '?'}, node ${process.version}, ${scipyVersion}; load average ${load0[0]!.toFixed(1)} at start, ${load1[0]!.toFixed(1)} at the end (the machine is shared: medians of ${reps} rounds, each case ours then SciPy, spread min–max); SciPy's BLAS threads: ${scipyThreads ?? 'its default'}.`,
     'Ours: WasmVectorSpace + its CSR operator with 1 and 2 threads (`threads` option); SciPy with its own threads (its sparse kernels are single-threaded). Time of the solve call only, ms. b = A·1; CG and GMRES(30) to ‖b − A·x‖/‖b‖ ≤ 1e-8 (true residual shown); eigsh: 4 smallest, tol 1e-8 (ARPACK: ‖r‖ ≤ tol·|λ|; ours: ‖r‖ ≤ tol·‖A‖est), residual shown as max‖A·v − λ·v‖/‖A‖∞. speed-up = SciPy median / ours median (> 1: ours faster).',
     '',
     '| matrix | method | rows | nnz | SciPy ms | ours 1T ms | ours 2T ms | speed-up 1T | speed-up 2T | iters SciPy / ours | residual SciPy / ours |',
