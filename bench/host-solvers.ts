@@ -3,16 +3,18 @@
  * CG (SPD) and GMRES(30) (non-symmetric), and to the 4 lowest eigenvalues (tol 1e-8) for SciPy's
  * `eigsh` against our Lanczos and LOBPCG. Ours runs on {@link WasmVectorSpace} (vectors in wasm
  * memory, wasm SIMD kernels) with 1 and 2 threads; `--before` adds the JavaScript
- * HostVectorSpace + HostOperator as it was (one repetition).
+ * HostVectorSpace + HostOperator as it was (one repetition); `--before-tree DIR` adds, in every
+ * round, the same solve with the solvers and WasmVectorSpace of another checkout (1 thread),
+ * e.g. `git worktree add /tmp/before <commit>` with this checkout's node_modules linked in.
  *
- * Run: `pnpm tsx bench/host-solvers.ts [--quick] [--reps N] [--only NAME] [--full] [--write]`.
+ * Run: `pnpm tsx bench/host-solvers.ts [--quick] [--reps N] [--only NAME[,NAME…]] [--methods cg,gmres,eigsh] [--scipy-threads N] [--full] [--write]`.
  * Matrices: generated ones scaled from the bench set (bench/matrix-set.ts; 10^5–5·10^5 rows so a
  * SciPy solve takes 0.1–10 s on a 2-core machine) and the real matrices of the data tier
  * (`GPUSPARSE_DATA`, default ../shared/data) with ≥ 10^5 non-zeros. `--full` adds
  * ExaSP2_poly_chain.1024 (GMRES and eigsh take ≈ 90 s each in SciPy). b = A·1.
  * The CSR arrays are written raw to a temporary folder and read by bench/host_solvers_scipy.py,
- * so both sides solve the same matrices. Rounds alternate: ours (1 thread, 2 threads), then
- * SciPy, `reps` times each (GMRES: `maxiter` iterations for us, maxiter/30 restart cycles for SciPy); the table gives medians and the spread (min–max).
+ * so both sides solve the same matrices. Rounds alternate case by case: ours (1 thread,
+ * 2 threads), then SciPy on the same case, `reps` rounds (GMRES: `maxiter` iterations for us, maxiter/30 restart cycles for SciPy); the table gives medians and the spread (min–max).
  * Timing covers the solve call only (ours: solver call with b already in the space; the matrix
  * copy into wasm memory is reported apart, as SciPy's csr_matrix construction is not timed).
  * `--write` appends the table as a new section at the end of bench/RESULTS.md.
@@ -32,6 +34,9 @@ const quick = flag('--quick');
 const reps = Number(arg('--reps') ?? (quick ? 1 : 3));
 const only = arg('--only');
 const python = arg('--python') ?? 'python3';
+const scipyThreads = arg('--scipy-threads');
+// SciPy's dense BLAS-1 (NumPy's BLAS) threads: its own default, or a fixed count
+const scipyEnv = scipyThreads ? { ...process.env, OPENBLAS_NUM_THREADS: scipyThreads, OMP_NUM_THREADS: scipyThreads, MKL_NUM_THREADS: scipyThreads } : process.env;
 const here = fileURLToPath(new URL('.', import.meta.url));
 const dataDir = resolve(process.env.GPUSPARSE_DATA ?? resolve(here, '..', '..', 'shared', 'data'), 'matrices');
 
@@ -91,7 +96,9 @@ function cases(): Case[] {
       list.push({ name, method: 'eigsh', make: () => real(f), maxiter: 5000 });
     }
   } else console.error(`data tier not found (${dataDir}): real matrices skipped; set GPUSPARSE_DATA`);
-  return only ? list.filter((c) => c.name.includes(only)) : list;
+  const names = only?.split(',');
+  const methods = arg('--methods')?.split(',');
+  return list.filter((c) => (!names || names.some((o) => c.name.includes(o))) && (!methods || methods.includes(c.method)));
 }
 
 interface OurRun {
@@ -124,7 +131,22 @@ function normInf(a: CsrMatrix): number {
 }
 
 /** One timed solve of `c` with the given space/operator; returns ms and the checks. */
-async function solveOnce(c: Case, a: CsrMatrix, space: HostVectorSpace, op: LinearOperator<Float64Array>, eig: 'lanczos' | 'lobpcg'): Promise<OurRun & { t: number }> {
+/** The solvers and WasmVectorSpace of another checkout (`--before-tree DIR`: the code before a change, same run). */
+interface Impl {
+  cg: typeof cg;
+  gmres: typeof gmres;
+  lanczos: typeof lanczos;
+  lobpcg: typeof lobpcg;
+  WasmVectorSpace: typeof WasmVectorSpace;
+}
+const current: Impl = { cg, gmres, lanczos, lobpcg, WasmVectorSpace };
+const beforeTree = arg('--before-tree');
+const before: Impl | undefined = beforeTree
+  ? { ...((await import(resolve(beforeTree, 'packages/solvers/src/index.ts'))) as Impl), WasmVectorSpace: ((await import(resolve(beforeTree, 'packages/formats/src/index.ts'))) as Impl).WasmVectorSpace }
+  : undefined;
+
+async function solveOnce(c: Case, a: CsrMatrix, space: HostVectorSpace, op: LinearOperator<Float64Array>, eig: 'lanczos' | 'lobpcg', impl: Impl): Promise<OurRun & { t: number }> {
+  const { cg, gmres, lanczos, lobpcg } = impl;
   if (c.method === 'eigsh') {
     const t0 = performance.now();
     const r =
@@ -153,23 +175,24 @@ async function solveOnce(c: Case, a: CsrMatrix, space: HostVectorSpace, op: Line
   return { t, ms: [], iterations: r.iterations, residual: relResidual(a, x, b), converged: r.reason === 'converged' };
 }
 
-type Variant = 'wasm1' | 'wasm2' | 'js';
+type Variant = 'wasm1' | 'wasm2' | 'js' | 'old1';
 
 async function ours(c: Case, a: CsrMatrix, variant: Variant, eig: 'lanczos' | 'lobpcg', n: number, acc: Map<string, OurRun>): Promise<void> {
   const key = `${variant}/${eig}`;
   const run = acc.get(key) ?? { ms: [], iterations: 0, residual: 0, converged: true };
-  const space = variant === 'js' ? new HostVectorSpace() : WasmVectorSpace.create({ threads: variant === 'wasm2' ? 2 : 1 });
+  const impl = variant === 'old1' ? before! : current;
+  const space = variant === 'js' ? new HostVectorSpace() : impl.WasmVectorSpace.create({ threads: variant === 'wasm2' ? 2 : 1 });
   if (!space) throw new Error('WasmVectorSpace unavailable (no WebAssembly SIMD / shared memory)');
-  const op = space instanceof WasmVectorSpace ? space.csrOperator(a) : HostOperator.fromCsr(a);
+  const op = space instanceof impl.WasmVectorSpace ? space.csrOperator(a) : HostOperator.fromCsr(a);
   try {
     for (let r = 0; r < n; r++) {
-      const o = await solveOnce(c, a, space, op, eig);
+      const o = await solveOnce(c, a, space, op, eig, impl);
       console.error(`ours ${variant} ${c.method}${c.method === 'eigsh' ? `/${eig}` : ''} ${c.name}: ${o.t.toFixed(0)} ms, ${o.iterations} it, residual ${o.residual.toExponential(1)}${o.converged ? '' : ' (not converged)'}`);
       run.ms.push(o.t);
       Object.assign(run, { iterations: o.iterations, residual: o.residual, values: o.values, converged: o.converged });
     }
   } finally {
-    if (space instanceof WasmVectorSpace) space.dispose();
+    if (space instanceof impl.WasmVectorSpace) space.dispose();
   }
   acc.set(key, run);
 }
@@ -210,27 +233,26 @@ async function main(): Promise<void> {
       manifest.cases.push({ name: c.name, method: c.method, rows: a.rows, nnz: a.rowPtr[a.rows], rowPtr: `${base}.rp`, colIdx: `${base}.ci`, values: `${base}.va`, tol: 1e-8, k: 4, restart: 30, maxiter: c.method === 'gmres' ? Math.ceil(c.maxiter / 30) : c.maxiter, reps: 1 });
       rows.push({ name: c.name, method: c.method, rows: a.rows, nnz: a.rowPtr[a.rows]!, ours: new Map(), scipy: { times: [], iterations: 0, residual: 0, converged: true } });
     }
-    writeFileSync(join(tmp, 'manifest.json'), JSON.stringify(manifest));
     for (let round = 0; round < reps; round++) {
       for (let i = 0; i < list.length; i++) {
         const c = list[i]!;
         const a = mats.get(c.name)!;
         const eigs: ('lanczos' | 'lobpcg')[] = c.method === 'eigsh' ? ['lanczos', 'lobpcg'] : ['lanczos'];
         for (const eig of eigs) {
-          for (const v of ['wasm1', 'wasm2'] as const) await ours(c, a, v, eig, 1, rows[i]!.ours);
+          for (const v of before ? (['old1', 'wasm1', 'wasm2'] as const) : (['wasm1', 'wasm2'] as const)) await ours(c, a, v, eig, 1, rows[i]!.ours);
           if (round === 0 && flag('--before')) await ours(c, a, 'js', eig, 1, rows[i]!.ours);
         }
-        console.error(`round ${round + 1}: ours ${c.method} ${c.name} done`);
+        // SciPy on the same case right after ours (a one-case manifest), so both see the same load
+        writeFileSync(join(tmp, 'manifest.json'), JSON.stringify({ cases: [manifest.cases[i]] }));
+        execFileSync(python, [join(here, 'host_solvers_scipy.py'), join(tmp, 'manifest.json'), join(tmp, 'scipy.json')], { stdio: ['ignore', 'inherit', 'inherit'], env: scipyEnv });
+        const out = JSON.parse(readFileSync(join(tmp, 'scipy.json'), 'utf8'));
+        scipyVersion = `SciPy ${out.scipy}, NumPy ${out.numpy}`;
+        const r = out.results[0] as Row['scipy'];
+        const sc = rows[i]!.scipy;
+        sc.times.push(...r.times.map((t: number) => t * 1e3));
+        Object.assign(sc, { iterations: r.iterations, residual: r.residual, values: r.values, converged: r.converged, error: r.error });
+        console.error(`round ${round + 1}: ${c.method} ${c.name} done (load ${loadavg()[0]!.toFixed(1)})`);
       }
-      execFileSync(python, [join(here, 'host_solvers_scipy.py'), join(tmp, 'manifest.json'), join(tmp, 'scipy.json')], { stdio: ['ignore', 'inherit', 'inherit'] });
-      const out = JSON.parse(readFileSync(join(tmp, 'scipy.json'), 'utf8'));
-      scipyVersion = `SciPy ${out.scipy}, NumPy ${out.numpy}`;
-      out.results.forEach((r: Row['scipy'] & { times: number[] }, i: number) => {
-        const s = rows[i]!.scipy;
-        s.times.push(...r.times.map((t: number) => t * 1e3));
-        Object.assign(s, { iterations: r.iterations, residual: r.residual, values: r.values, converged: r.converged, error: r.error });
-      });
-      console.error(`round ${round + 1}: SciPy done`);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -241,36 +263,46 @@ async function main(): Promise<void> {
 }
 
 function table(rows: Row[], scipyVersion: string, load0: number[], load1: number[]): string {
+  const hasOld = before !== undefined;
   const lines = [
     `## Host solvers vs SciPy (WasmVectorSpace, ${new Date().toISOString().slice(0, 10)})`,
     '',
-    `Machine: ${cpus().length}× ${cpus()[0]?.model ?? '?'}, node ${process.version}, ${scipyVersion}; load average ${load0[0]!.toFixed(1)} at start, ${load1[0]!.toFixed(1)} at the end (the machine is shared: medians of ${reps} alternating rounds, spread min–max).`,
-    'Ours: WasmVectorSpace + its CSR operator with 1 and 2 threads (`threads` option); SciPy with its own threads (its sparse kernels are single-threaded). Time of the solve call only, ms. b = A·1; CG and GMRES(30) to ‖b − A·x‖/‖b‖ ≤ 1e-8 (true residual shown); eigsh: 4 smallest, tol 1e-8 (ARPACK: ‖r‖ ≤ tol·|λ|; ours: ‖r‖ ≤ tol·‖A‖est), residual shown as max‖A·v − λ·v‖/‖A‖∞. speed-up = SciPy median / ours median (> 1: ours faster).',
+    `Machine: ${cpus().length}× ${cpus()[0]?.model ?? '?'}, node ${process.version}, ${scipyVersion}; load average ${load0[0]!.toFixed(1)} at start, ${load1[0]!.toFixed(1)} at the end (the machine is shared: medians of ${reps} rounds, each case ours then SciPy, spread min–max); SciPy's BLAS threads: ${scipyThreads ?? 'its default'}.`,
+    `Ours: WasmVectorSpace + its CSR operator with 1 and 2 threads (\`threads\` option)${hasOld ? '; "before": the same solve on the checkout given by --before-tree, 1 thread, in the same rounds' : ''}. Time of the solve call only, ms. b = A·1; CG and GMRES(30) to ‖b − A·x‖/‖b‖ ≤ 1e-8 (true residual shown); eigsh: 4 smallest, tol 1e-8 (ARPACK: ‖r‖ ≤ tol·|λ|; ours: ‖r‖ ≤ tol·‖A‖est), residual shown as max‖A·v − λ·v‖/‖A‖∞. vs SciPy = SciPy median / ours median, best of 1T and 2T; min/min = SciPy's fastest run / our fastest (> 1: ours faster).`,
     '',
-    '| matrix | method | rows | nnz | SciPy ms | ours 1T ms | ours 2T ms | speed-up 1T | speed-up 2T | iters SciPy / ours | residual SciPy / ours |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+    `| matrix | method | rows | nnz | SciPy ms | ${hasOld ? 'before 1T ms | ' : ''}ours 1T ms | ours 2T ms | ${hasOld ? 'after / before 1T | ' : ''}vs SciPy | min/min | iters SciPy / ours | residual SciPy / ours |`,
+    `|---|---|---:|---:|---:|${hasOld ? '---:|' : ''}---:|---:|${hasOld ? '---:|' : ''}---:|---:|---|---|`,
   ];
   const ratios: number[] = [];
+  const minRatios: number[] = [];
   for (const r of rows) {
     const sp = median(r.scipy.times);
     for (const eig of r.method === 'eigsh' ? ['lanczos', 'lobpcg'] : ['lanczos']) {
       const o1 = r.ours.get(`wasm1/${eig}`)!;
       const o2 = r.ours.get(`wasm2/${eig}`)!;
+      const old = r.ours.get(`old1/${eig}`);
       const js = r.ours.get(`js/${eig}`);
       const m1 = median(o1.ms);
       const m2 = median(o2.ms);
       const best = Math.min(m1, m2);
-      if (Number.isFinite(sp) && o1.converged) ratios.push(sp / best);
+      const minRatio = Math.min(...r.scipy.times) / Math.min(...o1.ms, ...o2.ms);
+      if (Number.isFinite(sp) && o1.converged) {
+        ratios.push(sp / best);
+        minRatios.push(minRatio);
+      }
       const method = r.method === 'eigsh' ? `eigsh vs ${eig}` : r.method === 'gmres' ? 'GMRES(30)' : 'CG';
-      const before = js ? ` (before: ${js.ms[0]!.toFixed(0)} ms)` : '';
+      const jsBefore = js ? ` (JS space: ${js.ms[0]!.toFixed(0)} ms)` : '';
       const conv = `${o1.converged ? '' : ' not converged'}${r.scipy.error ? ` SciPy: ${r.scipy.error}` : ''}`;
+      const oldCells = old ? `${median(old.ms).toFixed(0)} (${spread(old.ms)}) | ` : hasOld ? '– | ' : '';
+      const gain = old ? `${(median(old.ms) / m1).toFixed(2)}× | ` : hasOld ? '– | ' : '';
+      const its = `${r.scipy.iterations} / ${o1.iterations}${old && old.iterations !== o1.iterations ? ` (before ${old.iterations})` : ''}`;
       lines.push(
-        `| ${r.name} | ${method} | ${r.rows} | ${r.nnz} | ${sp.toFixed(0)} (${spread(r.scipy.times)}) | ${m1.toFixed(0)} (${spread(o1.ms)})${before} | ${m2.toFixed(0)} (${spread(o2.ms)}) | ${(sp / m1).toFixed(2)}× | ${(sp / m2).toFixed(2)}× | ${r.scipy.iterations} / ${o1.iterations} | ${r.scipy.residual.toExponential(1)} / ${o1.residual.toExponential(1)}${conv} |`,
+        `| ${r.name} | ${method} | ${r.rows} | ${r.nnz} | ${sp.toFixed(0)} (${spread(r.scipy.times)}) | ${oldCells}${m1.toFixed(0)} (${spread(o1.ms)})${jsBefore} | ${m2.toFixed(0)} (${spread(o2.ms)}) | ${gain}${(sp / best).toFixed(2)}× | ${minRatio.toFixed(2)}× | ${its} | ${r.scipy.residual.toExponential(1)} / ${o1.residual.toExponential(1)}${conv} |`,
       );
     }
   }
-  const gm = Math.exp(ratios.reduce((s, x) => s + Math.log(x), 0) / Math.max(1, ratios.length));
-  lines.push('', `Geometric mean of SciPy / ours (best of 1T, 2T): ${gm.toFixed(2)}× over ${ratios.length} rows; lowest ${Math.min(...ratios).toFixed(2)}×.`);
+  const geo = (xs: number[]) => Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / Math.max(1, xs.length));
+  lines.push('', `Geometric mean of SciPy / ours (best of 1T, 2T): medians ${geo(ratios).toFixed(2)}× (lowest ${Math.min(...ratios).toFixed(2)}×), fastest runs ${geo(minRatios).toFixed(2)}× (lowest ${Math.min(...minRatios).toFixed(2)}×) over ${ratios.length} rows.`);
   return lines.join('\n');
 }
 

@@ -174,3 +174,56 @@ describe('threads: the same bits for 1 and 2 threads', () => {
     expect(r2.ay).toEqual(r1.ay);
   });
 });
+
+describe('WasmVectorSpace fill, copy and create (wasm kernels, not TypedArray methods on shared memory)', () => {
+  it('fill and copy match plain float64 JavaScript at every length and alignment; copy leaves the neighbours alone', () => {
+    const s = space(1);
+    for (const n of [0, 1, 2, 3, 4, 5, 7, 8, 9, 33, 4097]) {
+      for (const value of [0, -1.5, 2 ** -1070, Number.POSITIVE_INFINITY]) {
+        const guard = s.create(n + 2); // elements 1..n: odd addresses (8 mod 16) exercise the single-element tail
+        const v = guard.subarray(1, n + 1);
+        guard.set(values(n + 2, n + 5));
+        const before = guard.slice();
+        s.fill(v, value);
+        const want = before.slice();
+        want.fill(value, 1, n + 1);
+        expect(bits(guard)).toEqual(bits(want));
+        s.release(guard);
+      }
+      const src = s.fromArray(values(n, 11));
+      const dst = s.create(n + 2);
+      dst.set(values(n + 2, 12));
+      const want = dst.slice();
+      want.set(src, 1);
+      s.copy(src, dst.subarray(1, n + 1));
+      expect(bits(dst)).toEqual(bits(want));
+      s.release(src);
+      s.release(dst);
+    }
+  });
+
+  it('create hands out zeros even where a released, written vector lay; fill NaN gives NaN', () => {
+    const s = space(1);
+    const a = s.create(1001);
+    a.set(values(1001, 3));
+    a[5] = Number.NaN;
+    const addr = a.byteOffset;
+    s.release(a);
+    const b = s.create(1001);
+    expect(b.byteOffset).toBe(addr); // the freed block is reused
+    expect(b.every((x) => x === 0 && !Object.is(x, -0))).toBe(true);
+    s.fill(b, Number.NaN);
+    expect(b.every((x) => Number.isNaN(x))).toBe(true);
+    s.release(b);
+  });
+
+  it('copy of different lengths throws DimensionMismatchError; arrays outside the heap still work', () => {
+    const s = space(1);
+    expect(() => s.copy(s.create(3), s.create(4))).toThrow(DimensionMismatchError);
+    const plain = new Float64Array(3);
+    s.copy(s.fromArray([1, 2, 3]), plain);
+    expect(Array.from(plain)).toEqual([1, 2, 3]);
+    s.fill(plain, 7);
+    expect(Array.from(plain)).toEqual([7, 7, 7]);
+  });
+});

@@ -150,7 +150,7 @@ export class WasmHeap {
   allocF64(n: number, what?: string): Float64Array {
     const addr = this.alloc(8 * n, what);
     const v = new Float64Array(this.memory.buffer, addr, n);
-    v.fill(0);
+    this.kernels.fill(0, addr, n); // TypedArray.fill on shared memory is V8's slow path
     this.registry.register(v, addr, v);
     return v;
   }

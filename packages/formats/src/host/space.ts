@@ -176,6 +176,25 @@ export class WasmVectorSpace extends HostVectorSpace {
     else this.runParts('axpby2', cuts, (lo, hi) => [a, xp + 8 * lo, b, yp + 8 * lo, hi - lo]);
   }
 
+  /** dst = src by memory.copy (one thread: a copy is cheaper than waking a worker up to ~10^6). */
+  override copy(src: Float64Array, dst: Float64Array): void {
+    if (!this.inHeap(src, dst)) {
+      super.copy(src, dst);
+      return;
+    }
+    checkLen('copy', src, dst);
+    this.heap.kernels.copy(dst.byteOffset, src.byteOffset, dst.length);
+  }
+
+  /** v[i] = value, by a wasm kernel. */
+  override fill(v: Float64Array, value: number): void {
+    if (!this.inHeap(v)) {
+      super.fill(v, value);
+      return;
+    }
+    this.heap.kernels.fill(value, v.byteOffset, v.length);
+  }
+
   override multiply(x: Float64Array, y: Float64Array, z: Float64Array): void {
     if (!this.inHeap(x, y, z)) {
       super.multiply(x, y, z);

@@ -7,6 +7,10 @@
  * 2·m + 1 scalars (the only synchronisation). A restart forms the kept Ritz vectors
  * (nKeep·m axpys). The projected matrix H = QᵀAQ (arrowhead + tridiagonal after a restart) is
  * built from the reorthogonalisation coefficients and solved on the host each iteration.
+ * On host spaces checked every step (checkEvery 1, their default) the step is one Gram–Schmidt
+ * pass (≈ 2·m·n values read), the second only when the loss-of-orthogonality bound of
+ * ../common/icgs would pass √u; the bound is re-measured after each thick restart (a Gram
+ * matrix of the kept vectors), where the recombined basis usually proves far more orthogonal.
  *
  * Single-vector Lanczos sees one copy of each multiple eigenvalue in exact arithmetic; unless
  * `checkMultiplicity` is false, a converged run is followed by deflated runs from fresh random
@@ -21,6 +25,7 @@ import type { EigenBaseOptions } from './common';
 import { type EigenTolerance, eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
 import { allFinite, checkEigenInput, EigenRun, finishEigen, randomVector, readAndRelease } from './common';
 import { type DenseEigen, symmetricEigen, zeros } from './dense';
+import { IcgsBasis } from '../common/icgs';
 import { combineColumns, projectOutTwice } from './ortho';
 
 /** Options of {@link lanczos}. */
@@ -71,6 +76,8 @@ interface Ctx<V, S> {
   iterations: number;
   normA: number;
   eps: number;
+  /** One-pass Gram–Schmidt with the loss test (host spaces checked every step), else CGS2 batched. */
+  icgs?: IcgsBasis<V, S>;
 }
 
 interface CoreOut<V> {
@@ -142,7 +149,8 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
   // Steps are recorded without waiting: each step's projections and ‖w‖ stay device scalars,
   // q_{j+1} = w/‖w‖ is normalised on the device, and the host reads a batch of steps back every
   // `checkEvery` steps, before a restart and at the iteration limit (one readback per batch).
-  const pending: { j: number; s: S[]; nb: number }[] = [];
+  const pending: { j: number; s: S[]; nb: number; vals?: number[] }[] = [];
+  c.icgs?.reset(); // [L, q₀]: q₀ was orthogonalised twice against L
   for (;;) {
     if (pending.length === 0) {
       if (c.iterations >= c.maxIterations) return out('max-iterations');
@@ -154,13 +162,20 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
       op.apply(q[j]!, w); // w = A·q_j
       run.stats.matvecs++;
       const basis = [...locked, ...q];
-      const { h1, h2 } = projectOutTwice(space, basis, w, undefined, true); // w ← w − [L Q]·([L Q]ᵀ·w), twice
-      const hn = space.norm2(w);
-      pending.push({ j, s: [...h1, ...h2, hn], nb: basis.length });
+      if (c.icgs) {
+        // one pass, a second when the loss bound says so; the scalars are read now (free here)
+        const st = await c.icgs.step(basis, w);
+        pending.push({ j, s: [], nb: basis.length, vals: [...st.h, ...new Array<number>(basis.length).fill(0), st.norm] });
+        space.axpby(st.sign / st.norm, w, 0, w); // provisional q_{j+1} = w' / ‖w'‖
+      } else {
+        const { h1, h2 } = projectOutTwice(space, basis, w, undefined, true); // w ← w − [L Q]·([L Q]ᵀ·w), twice
+        const hn = space.norm2(w);
+        pending.push({ j, s: [...h1, ...h2, hn], nb: basis.length });
+        const inv = space.div(1, hn);
+        space.axpby(inv, w, 0, w); // provisional q_{j+1} = w / ‖w‖ (replaced when ‖w‖ turns out negligible)
+        space.release(inv);
+      }
       c.iterations++;
-      const inv = space.div(1, hn);
-      space.axpby(inv, w, 0, w); // provisional q_{j+1} = w / ‖w‖ (replaced when ‖w‖ turns out negligible)
-      space.release(inv);
       q.push(w);
       const full = j + 1 >= mMax || j + 1 >= free;
       if (!(full || pending.length >= c.checkEvery || c.iterations >= c.maxIterations || run.aborted())) continue;
@@ -172,8 +187,8 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
     let last = -1;
     let bad = false;
     for (const p of pending) {
-      const vals = got.slice(off, off + 2 * p.nb + 1);
-      off += 2 * p.nb + 1;
+      const vals = p.vals ?? got.slice(off, off + 2 * p.nb + 1);
+      if (!p.vals) off += 2 * p.nb + 1;
       if (!allFinite(vals)) {
         bad = true;
         break;
@@ -260,6 +275,8 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
     const y = combineColumns(space, q, keep.map((i) => eig!.vectors[i]!)); // y_i = Q·s_i
     for (const v of q) space.release(v);
     q = [...y, next];
+    // the bound of the old basis passes to y = Q·S; measured, it is usually far lower
+    if (c.icgs && locked.length === 0) await c.icgs.remeasure(q);
     h = zeros(mMax);
     keep.forEach((i, r) => {
       h[r]![r] = eig!.values[i]!; // H = diag(θ) ...
@@ -317,6 +334,8 @@ export async function lanczos<V, S>(
     normA: 0,
     eps: f32 ? 2 ** -23 : 2 ** -52,
   };
+  // host spaces read scalars for free: one Gram–Schmidt pass per step, two only when needed
+  if (c.checkEvery === 1 && space.name.startsWith('host')) c.icgs = new IcgsBasis(space, undefined, () => run.stats.readbacks++);
   const seed = opts.seed ?? 1;
   let start: V;
   if (opts.v0) {

@@ -8,6 +8,10 @@
  *   ‖w‖ (1 read), v_{j+1} = w/‖w‖ (1 read + 1 write): ≈ 4j + 10 reads, 3 writes, 6 kernels, and only
  *   one scalar op (1/‖w‖): the minus signs ride on combine's β = −1
  * - 'mgs': the same data volume in 2·(j+1) separate dot/axpby passes (slow on the GPU)
+ * - 'icgs' (the default on host spaces): one multiDot pass that also gives ‖w‖², one combine,
+ *   ‖w'‖, v_{j+1} = ±w'/‖w'‖: ≈ 2j + 7 reads, 2 writes; the second pass of 'cgs2' only when the
+ *   loss-of-orthogonality bound of ../common/icgs passes √u. It reads its scalars every step
+ *   (free on the host).
  * - per cycle: x update (k + 1 reads + 1 write), r = b − A·x (1 matvec)
  * - storage: m + 1 basis vectors + x, w (+ z with M)
  * Hessenberg entries stay on the device and are read in one batch every `checkEvery` steps;
@@ -18,8 +22,12 @@ import { InvalidParameterError, type LinearOperator, type VectorSpace } from '@g
 import { SolveContext } from '../common/context';
 import { resolveOptions, type SolveOptions } from '../common/options';
 import type { SolveResult, StopReason } from '../common/result';
+import { IcgsBasis } from '../common/icgs';
 import { GivensLeastSquares } from './givens';
 import { combineNorm } from './fused-update';
+
+type Ortho = 'cgs2' | 'cgs' | 'mgs' | 'icgs';
+const ORTHO: readonly Ortho[] = ['cgs2', 'cgs', 'mgs', 'icgs'];
 
 /** Options of {@link gmres}. */
 export interface GmresOptions<V> extends SolveOptions<V> {
@@ -32,8 +40,13 @@ export interface GmresOptions<V> extends SolveOptions<V> {
    * 'cgs2' (what CuPy's and SciPy's gmres do); the basis can lose orthogonality on hard
    * problems, which GMRES tolerates less well than 'cgs2'.
    * 'mgs': modified Gram–Schmidt — 2·(j+1) dependent passes per step.
+   * 'icgs': classical Gram–Schmidt once, and a second time only when the step could have
+   * cost orthogonality: the bound on the basis' loss (grown by the norm drop ‖w‖/‖w'‖ of each
+   * step) would pass √u (semi-orthogonality; see ../common/icgs). About the cost of 'cgs'
+   * with the safety of 'cgs2'. It reads its scalars every step: the default on host spaces
+   * when every step is checked (`checkEvery` 1, their default), 'cgs2' elsewhere.
    */
-  orthogonalization?: 'cgs2' | 'cgs' | 'mgs';
+  orthogonalization?: 'cgs2' | 'cgs' | 'mgs' | 'icgs';
 }
 
 /**
@@ -56,10 +69,11 @@ export async function gmres<V, S>(
 ): Promise<SolveResult<V>> {
   const m = options.restart ?? 30;
   if (!Number.isInteger(m) || m < 1) throw new InvalidParameterError('gmres restart', 'an integer ≥ 1', m);
-  const ortho = options.orthogonalization ?? 'cgs2';
-  if (ortho !== 'cgs2' && ortho !== 'cgs' && ortho !== 'mgs') throw new InvalidParameterError('gmres orthogonalization', "'cgs2', 'cgs' or 'mgs'", ortho);
   const method = `gmres(${m})`;
   const opts = resolveOptions(method, space, op, b, options);
+  // reads are free on host spaces ('host-…'): there the per-step test of 'icgs' costs nothing
+  const ortho = options.orthogonalization ?? (space.name.startsWith('host') && opts.checkEvery === 1 ? 'icgs' : 'cgs2');
+  if (!ORTHO.includes(ortho)) throw new InvalidParameterError('gmres orthogonalization', "'cgs2', 'cgs', 'mgs' or 'icgs'", ortho);
   const ctx = new SolveContext(method, space, op, b, opts);
   const n = ctx.n;
   const hasM = opts.preconditioner !== undefined;
@@ -86,11 +100,12 @@ export async function gmres<V, S>(
 }
 
 /** The restart cycles of {@link gmres} (V, w, z are work vectors owned by the caller). */
-async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m: number, ortho: 'cgs2' | 'cgs' | 'mgs'): Promise<SolveResult<V>> {
+async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m: number, ortho: Ortho): Promise<SolveResult<V>> {
   const { space, opts, b, method, n, bNorm } = ctx;
   const hasM = opts.preconditioner !== undefined;
   const basis = (i: number): V => V[i] ?? (V[i] = space.create(n));
   let k = 0;
+  const icgs = new IcgsBasis(space, undefined, () => ctx.stats.readbacks++);
 
   // r = b − A·x into w; its norm is the true residual (in the space's precision)
   const trueResidual = async (): Promise<number> => {
@@ -132,7 +147,13 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
       const vs = V.slice(0, j + 1);
       // Signs are folded into the passes (combine with β = −1 flips w) so that no scalar op is
       // recorded per coefficient; the Hessenberg column is assembled on the host after the read.
-      if (ortho === 'cgs2') {
+      if (ortho === 'icgs') {
+        if (j === 0) icgs.reset(); // v₀ alone is orthonormal
+        const st = await icgs.step(vs, w); // sign·w ⟂ V: one pass, two when the loss bound says so
+        space.axpby(st.sign / st.norm, w, 0, basis(j + 1)); // v_{j+1} = w' / h_{j+1,j}
+        const col = [...st.h, st.norm];
+        pending.push({ s: [], col: () => col });
+      } else if (ortho === 'cgs2') {
         const h = space.multiDot(vs, w); // h = Vᵀ·w
         space.combine(h, vs, -1, w); // w' = V·h − w = −(w − V·h)
         const h2 = space.multiDot(vs, w); // h₂' = Vᵀ·w' = −h₂ (re-orthogonalisation)
