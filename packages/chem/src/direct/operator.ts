@@ -26,6 +26,12 @@ export interface DirectSigmaOptions {
    */
   timeReversal?: 'even' | 'odd';
   /**
+   * The multiplicity 2S + 1 the caller targets: at MS2 = 0 without `timeReversal`, picks the
+   * parity (−1)^S ('even' for singlets, quintets; 'odd' for triplets); ignored at MS2 ≠ 0. The
+   * CI driver then needs no spin penalty (CiOptions.spin).
+   */
+  multiplicity?: number;
+  /**
    * The α–β scatter, the hottest loop: 'wasm' (default; f64x2 SIMD, ./scatter.kernel.ts, falls
    * back to 'js' where WebAssembly SIMD is unavailable) or 'js'. Both give bit-identical σ.
    */
@@ -124,7 +130,10 @@ function otherParity(diagonal: Float64Array, layout: DirectLayout): Float64Array
 export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, options: DirectSigmaOptions = {}): Promise<DirectSigmaOperator> {
   const { ctx: full, layout, diagonal } = directContext(fd, space);
   const n = space.size;
-  const tro = options.timeReversal;
+  const m = options.multiplicity;
+  if (m !== undefined && !(Number.isInteger(m) && m >= 1)) throw new InvalidParameterError('multiplicity', 'an integer 2S + 1 ≥ 1', m);
+  const byM = m !== undefined && m % 2 === 1 && space.nalpha === space.nbeta ? (((m - 1) / 2) % 2 === 0 ? 'even' : 'odd') : undefined;
+  const tro = options.timeReversal ?? byM;
   if (tro !== undefined && tro !== 'even' && tro !== 'odd') throw new InvalidParameterError('timeReversal', "'even' or 'odd'", tro);
   const tr = tro === undefined ? undefined : timeReversalPairs(space, full, tro === 'even' ? 1 : -1);
   const ctx: DirectContext = tr ? { ...full, rowCompute: tr.rowCompute } : full;

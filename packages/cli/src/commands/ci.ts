@@ -66,11 +66,13 @@ function parsePolish(s: string): 'auto' | 'device' | 'host' {
 }
 
 /** --sigma: explicit H (default), the direct σ (host float64, FCI/CAS), or the cost model's choice (docs/guides/ci-direct.md). */
-function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<unknown, unknown>) {
+function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<unknown, unknown>, multiplicity?: number) {
   if (s === undefined || s === 'explicit') return {};
   if (s !== 'direct' && s !== 'auto') throw new UsageError(`--sigma: expected explicit, direct or auto, got '${s}'`);
-  if (backend.space.precision === 'f32') return s === 'auto' ? {} : { hamiltonian: directHamiltonian({ threads: 'auto' }) }; // direct: the driver refuses a float32 backend
-  return { hamiltonian: s === 'direct' ? directHamiltonian({ threads: 'auto' }) : autoHamiltonian({ threads: 'auto', products: 20 * (nroots + (nroots > 1 ? 1 : 0)) }) };
+  // --multiplicity at MS2 = 0: the direct σ keeps that spin parity (time reversal) instead of a penalty
+  const d = { threads: 'auto' as const, ...(multiplicity === undefined ? {} : { multiplicity }) };
+  if (backend.space.precision === 'f32') return s === 'auto' ? {} : { hamiltonian: directHamiltonian(d) }; // direct: the driver refuses a float32 backend
+  return { hamiltonian: s === 'direct' ? directHamiltonian(d) : autoHamiltonian({ ...d, products: 20 * (nroots + (nroots > 1 ? 1 : 0)) }) };
 }
 
 /** The progress of a CI run as a bar (TTY) and stage lines (log). */
@@ -190,7 +192,7 @@ export const ciCommand: Command = {
         ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
         ...(v.polish === undefined ? {} : { polish: parsePolish(v.polish as string) }),
         ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: numberOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24) }),
-        ...sigmaOptions(v.sigma as string | undefined, nroots, backend),
+        ...sigmaOptions(v.sigma as string | undefined, nroots, backend, v.multiplicity === undefined ? undefined : numberOption('multiplicity', v.multiplicity as string, 1)),
       });
       bar.finish();
       log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);
