@@ -79,6 +79,37 @@ function configurationS2(dets: [number, number, number, number][], open: number[
 }
 
 /**
+ * (α index, β index) → determinant index, or −1. FCI and CAS spaces list their determinants by
+ * α string with ascending β strings: then by binary search in the α string's block (no hash of
+ * the whole space, which costs seconds at 10^7 determinants); otherwise the space's hash.
+ */
+function determinantLookup(space: DeterminantSpace): (ia: number, ib: number) => number {
+  const { detAlpha, detBeta, size } = space;
+  let sorted = true;
+  for (let k = 1; k < size && sorted; k++) {
+    const da = detAlpha[k]! - detAlpha[k - 1]!;
+    sorted = da > 0 || (da === 0 && detBeta[k]! > detBeta[k - 1]!);
+  }
+  if (!sorted) return (ia, ib) => pairHashGet(space.detHash, ia, ib);
+  const start = new Int32Array(space.alpha.count + 1).fill(-1);
+  for (let k = size - 1; k >= 0; k--) start[detAlpha[k]!] = k;
+  start[space.alpha.count] = size;
+  for (let i = space.alpha.count - 1; i >= 0; i--) if (start[i]! < 0) start[i] = start[i + 1]!;
+  return (ia, ib) => {
+    let lo = start[ia]!;
+    let hi = start[ia + 1]! - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const b = detBeta[mid]!;
+      if (b === ib) return mid;
+      if (b < ib) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  };
+}
+
+/**
  * Up to `k` unit start vectors of multiplicity `multiplicity` (2S + 1), from the configurations
  * of the determinants of lowest `diagonal` (diag H) upwards: each configuration's S² eigenvectors
  * of eigenvalue S(S + 1). Configurations with determinants outside the space (truncated spaces)
@@ -98,6 +129,7 @@ export function spinAdaptedGuess(space: DeterminantSpace, diagonal: Float64Array
   const seen = new Set<string>();
   const used = new Set<number>();
   const out: SparseGuess[] = [];
+  const lookup = determinantLookup(space);
   for (const c of candidates) {
     if (out.length >= k) break;
     const ia = space.detAlpha[c]!;
@@ -118,7 +150,7 @@ export function spinAdaptedGuess(space: DeterminantSpace, diagonal: Float64Array
     const index = dets.map(([a0, a1, b0, b1]) => {
       const x = stringIndex(space.alpha, a0, a1);
       const y = stringIndex(space.beta, b0, b1);
-      return x < 0 || y < 0 ? -1 : pairHashGet(space.detHash, x, y);
+      return x < 0 || y < 0 ? -1 : lookup(x, y);
     });
     if (index.some((i) => i < 0)) continue; // part of the configuration is outside the space
     const eig = symmetricEigenDense(configurationS2(dets, open, space.nalpha, space.nbeta), dets.length);
