@@ -234,7 +234,8 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   if (mode === 'chunked' && !canChunk) throw new InvalidParameterError('assembly', "'chunked' only with a backend that has a chunk sink, the Davidson solver and format 'csr'", mode);
   let { estimate } = await sizeCiRun(prepared, { ...sizing, memory: { ...options.memory, check: false } });
   const chunked = canChunk && (mode === 'chunked' || (mode === 'auto' && estimate.nnz.nnz >= 5e7));
-  ({ estimate } = await sizeCiRun(prepared, { ...sizing, ...(chunked ? { chunkNnz: options.chunkNnz ?? 2 ** 24 } : {}) }));
+  // with an operator factory the memory check is off: the first estimate is the same (≈ 0.16 s of nnz sampling saved)
+  if (!options.hamiltonian) ({ estimate } = await sizeCiRun(prepared, { ...sizing, ...(chunked ? { chunkNnz: options.chunkNnz ?? 2 ** 24 } : {}) }));
   emit({ stage: 'estimate', estimate });
   const { fcidump: fd, space } = buildCiSpace(fd0, options.space ?? 'fci', options, prepared);
   if (fd !== fd0) notes.push(...fd.notes.slice(fd0.notes.length));

@@ -63,7 +63,7 @@ export interface DirectSigmaOperator extends LinearOperator<Float64Array> {
  * unchanged; `expand` gives the full vector of an eigenvector.
  */
 export interface HalfSpaceOperator extends LinearOperator<Float64Array> {
-  /** diag(H) at each half coordinate's (I, J) (the preconditioner's diagonal). */
+  /** diag(Qᵀ H Q): diag(H) at (I, J) plus s·⟨(I, J)|H|(J, I)⟩ (the preconditioner's diagonal). */
   diagonal(): Float64Array;
   /** Q u: the full vector in the space's determinant order. */
   expand(u: Float64Array): Float64Array;
@@ -188,7 +188,7 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
 function halfSpaceOperator(tr: TimeReversalPairs, layout: DirectLayout, n: number, run: (x: Float64Array, y: Float64Array) => void, diag: Float64Array, label: string): HalfSpaceOperator {
   const m = tr.half.length;
   const host = HostOperator.fromFunction(m, m, halfProduct(tr, n, run), label);
-  const d = Float64Array.from(tr.half, (p) => diag[p]!);
+  const d = Float64Array.from(tr.half, (p, k) => diag[p]! + tr.parity * tr.coupling[k]!);
   const perm = layout.perm;
   return {
     rows: m,

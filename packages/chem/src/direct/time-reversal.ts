@@ -33,6 +33,12 @@ export interface TimeReversalPairs {
    */
   half: Int32Array;
   mirror: Int32Array;
+  /**
+   * Per half coordinate: ⟨(I, J)|H|(J, I)⟩, non-zero only when the strings I and J differ by one
+   * orbital p ↔ q (then (pq|qp), both string signs equal): the diagonal of Qᵀ H Q is
+   * diag(H) + s·coupling, the open-shell singlet/triplet splitting the preconditioner should see.
+   */
+  coupling: Float64Array;
 }
 
 function sameStrings(space: DeterminantSpace): boolean {
@@ -41,6 +47,26 @@ function sameStrings(space: DeterminantSpace): boolean {
   if (a.count !== b.count) return false;
   for (let i = 0; i < a.count; i++) if (a.lo[i] !== b.lo[i] || a.hi[i] !== b.hi[i]) return false;
   return true;
+}
+
+/** (pq|qp) when the strings (lo, hi) of I and J differ by one orbital (p in I, q in J), else 0. */
+function exchange(iLo: number, iHi: number, jLo: number, jHi: number, n: number, eri: Float64Array): number {
+  const dl = (iLo ^ jLo) >>> 0;
+  const dh = (iHi ^ jHi) >>> 0;
+  let p = -1;
+  let q = -1;
+  for (let x = 0; x < n; x++) {
+    if (!(x < 32 ? (dl >>> x) & 1 : (dh >>> (x - 32)) & 1)) continue;
+    const inI = x < 32 ? (iLo >>> x) & 1 : (iHi >>> (x - 32)) & 1;
+    if (inI) {
+      if (p >= 0) return 0;
+      p = x;
+    } else {
+      if (q >= 0) return 0;
+      q = x;
+    }
+  }
+  return p < 0 || q < 0 ? 0 : eri[((p * n + q) * n + q) * n + p]!;
 }
 
 /**
@@ -61,6 +87,9 @@ export function timeReversalPairs(space: DeterminantSpace, ctx: DirectContext, p
   const diagonal: number[] = [];
   const half: number[] = [];
   const mirror: number[] = [];
+  const coupling: number[] = [];
+  const n = ctx.norb;
+  const { lo, hi } = space.alpha;
   for (let i = 0; i < nA; i++) {
     const list = betaStart[irrepA[i]! ^ target]!;
     let b = 0;
@@ -72,12 +101,14 @@ export function timeReversalPairs(space: DeterminantSpace, ctx: DirectContext, p
         if (parity > 0) {
           half.push(rowStart[i]! + b);
           mirror.push(-1);
+          coupling.push(0);
         }
       } else {
         lower.push(rowStart[i]! + b);
         upper.push(rowStart[j]! + pos[i]!);
         half.push(rowStart[i]! + b);
         mirror.push(rowStart[j]! + pos[i]!);
+        coupling.push(exchange(lo[i]!, hi[i]!, lo[j]!, hi[j]!, n, ctx.eri));
       }
     }
     rowCompute[i] = b;
@@ -90,6 +121,7 @@ export function timeReversalPairs(space: DeterminantSpace, ctx: DirectContext, p
     diagonal: Int32Array.from(diagonal),
     half: Int32Array.from(half),
     mirror: Int32Array.from(mirror),
+    coupling: Float64Array.from(coupling),
   };
 }
 
