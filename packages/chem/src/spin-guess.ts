@@ -188,11 +188,11 @@ export interface SpinFilterOptions {
  * lowest singlets. Checks ⟨S²⟩ of the first solve's roots; while a root of another spin sits
  * among the lowest `nroots` of the wanted one, shifts it out of the way (H + shift·|q⟩⟨q|, q an
  * eigenvector to the solver's tolerance) and solves again from the roots of the right spin.
- * Returns the roots of the wanted spin first (values, vectors in half coordinates) and the
- * iterations and products of every round. Costs nothing beyond one ⟨S²⟩ pass when the first
+ * Returns the roots of the wanted spin first (values, vectors in half coordinates, their ⟨S²⟩)
+ * and the iterations and products of every round. Costs nothing beyond one ⟨S²⟩ pass when the first
  * solve is right.
  */
-export async function solveSpinFiltered(first: EigenResult<Float64Array>, o: SpinFilterOptions): Promise<EigenResult<Float64Array> & { deflated: number }> {
+export async function solveSpinFiltered(first: EigenResult<Float64Array>, o: SpinFilterOptions): Promise<EigenResult<Float64Array> & { deflated: number; s2: number[] }> {
   const target = ((o.multiplicity - 1) / 2) * ((o.multiplicity + 1) / 2);
   const d = o.half.diagonal();
   let lo = Infinity;
@@ -213,7 +213,7 @@ export async function solveSpinFiltered(first: EigenResult<Float64Array>, o: Spi
     for (let r = 0; r < res.values.length && good.length < o.nroots; r++) (Math.abs(s2[r]! - target) < 1e-3 ? good : bad).push(r);
     const order = [...good, ...res.values.map((_, r) => r).filter((r) => !good.includes(r))];
     const sorted = { ...res, values: order.map((r) => res.values[r]!), vectors: order.map((r) => res.vectors[r]!), residualNorms: order.map((r) => res.residualNorms[r]!) };
-    if (bad.length === 0 || round >= (o.rounds ?? 4)) return { ...sorted, iterations, stats: { ...res.stats, matvecs }, deflated: wrong.length };
+    if (bad.length === 0 || round >= (o.rounds ?? 4)) return { ...sorted, iterations, stats: { ...res.stats, matvecs }, deflated: wrong.length, s2: order.map((r) => s2[r]!) };
     for (const r of bad) wrong.push(res.vectors[r]!);
     const base = o.half;
     const op: LinearOperator<Float64Array> = {
