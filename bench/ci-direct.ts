@@ -3,7 +3,7 @@
  *
  *   pnpm -s tsx bench/ci-direct.ts FCIDUMP [--irrep 1] [--ms2 n] [--cas E,O] [--threads 1,2]
  *       [--products 5] [--solve direct|explicit|both|none] [--nroots 1] [--time-reversal even|odd]
- *       [--explicit-products] [--kernel wasm|js] [--out file.json]
+ *       [--explicit-products] [--kernel wasm|js] [--multiplicity m] [--out file.json]
  *
  * Prints one JSON object: determinants; per thread count, the direct operator's table-build time,
  * the median σ time over `--products` products and its bytes (held tables, scratch, shared
@@ -13,7 +13,9 @@
  * iterations, wall and CPU seconds — CPU time of every thread, the robust figure on a shared
  * machine) and the process's peak resident memory (VmHWM) after each, so run one
  * solve per process when comparing memory. `--kernel js` times the JavaScript inner loops instead
- * of the wasm f64x2 kernels (the default; both give the same σ bit for bit).
+ * of the wasm f64x2 kernels (the default; both give the same σ bit for bit). `--multiplicity m`
+ * solves for that multiplicity: the direct path by time-reversal parity and spin-adapted starts
+ * (no penalty), the explicit path with the ⟨S²⟩ penalty.
  *
  * `--backend webgpu`: the device direct σ (float32 WGSL, packages/chem/src/direct/gpu) instead:
  * table-build time, median σ time over `--products` products (each between two device
@@ -48,6 +50,7 @@ const solve = opt('--solve') ?? 'none';
 const nroots = Number(opt('--nroots') ?? 1);
 const tr = opt('--time-reversal') as 'even' | 'odd' | undefined;
 const kernel = (opt('--kernel') ?? 'wasm') as 'wasm' | 'js';
+const multiplicity = opt('--multiplicity') === undefined ? undefined : Number(opt('--multiplicity'));
 const trOpt = { kernel, ...(tr ? { timeReversal: tr } : {}) };
 const explicitProducts = argv.includes('--explicit-products') || solve === 'explicit' || solve === 'both';
 const spec: SpaceSpec = cas ? { kind: 'cas', electrons: cas[0]!, orbitals: cas[1]! } : 'fci';
@@ -117,12 +120,14 @@ for (const which of solve === 'both' ? ['explicit', 'direct'] : solve === 'none'
     space: spec,
     ...spaceOpts,
     nroots,
-    tol: 1e-8,
-    ...(which === 'direct' ? { hamiltonian: directHamiltonian({ threads: Math.max(...threads), ...trOpt }) } : { workers: 'auto' as const }),
+    tol: Number(opt('--tol') ?? 1e-8),
+    ...(multiplicity === undefined ? {} : { spin: { multiplicity } }),
+    ...(which === 'direct' ? { hamiltonian: directHamiltonian({ threads: Math.max(...threads), ...trOpt, ...(multiplicity === undefined ? {} : { multiplicity }) }) } : { workers: 'auto' as const }),
   });
   runs.push({
     sigma: which,
     s2: r.s2,
+    notes: r.notes,
     format: r.format,
     energies: r.energies,
     residuals: r.residualNorms,

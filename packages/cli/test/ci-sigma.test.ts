@@ -23,6 +23,15 @@ describe('ci --sigma', () => {
     expect(Math.abs(j.energies[0] - -4.3450794027)).toBeLessThan(1e-8);
   });
 
+  it('direct --multiplicity 3 at MS2 = 0: the odd spin parity (time reversal), no penalty, ⟨S²⟩ = 2', async () => {
+    expect(await main(['ci', data('N2_sto3g_R1.1A_block2.FCIDUMP'), '--irrep', '6', '--backend', 'cpu', '--sigma', 'direct', '--multiplicity', '3', '--json'])).toBe(0);
+    const j = JSON.parse(captured.stdout);
+    expect(j.format).toMatch(/time reversal: odd S/);
+    expect(j.notes.join('\n')).toMatch(/multiplicity 3 by time-reversal parity .*no penalty/);
+    expect(Math.abs(j.energies[0] - -107.356943001688)).toBeLessThan(1e-8);
+    expect(Math.abs(j.s2[0] - 2)).toBeLessThan(1e-8);
+  });
+
   it('a bad value is a usage error (exit 2)', async () => {
     expect(await main(['ci', data('H4_sto6g_R1.8_block2.FCIDUMP'), '--backend', 'cpu', '--sigma', 'fast'])).toBe(2);
     expect(captured.stderr).toMatch(/--sigma: expected explicit, direct or auto, got 'fast'/);

@@ -12,7 +12,7 @@ import { loadSigmaInput, sigmaRows, sigmaScratch, wasmSigmaScratch } from './ker
 import { scatterLayout, scatterModuleBytes } from './scatter.kernel';
 import { directContext, type DirectContext, type DirectLayout } from './tables';
 import { sigmaThreadPool, type SigmaThreadPool } from './threads';
-import { projectParity, timeReversalPairs, timeReversedProduct } from './time-reversal';
+import { compressHalf, expandHalf, halfProduct, projectParity, type TimeReversalPairs, timeReversalPairs, timeReversedProduct } from './time-reversal';
 
 /** Options of {@link directSigmaOperator}. */
 export interface DirectSigmaOptions {
@@ -25,6 +25,12 @@ export interface DirectSigmaOptions {
    * `project()` (ciEnergies does), so that the other parity never enters the search space.
    */
   timeReversal?: 'even' | 'odd';
+  /**
+   * The multiplicity 2S + 1 the caller targets: at MS2 = 0 without `timeReversal`, picks the
+   * parity (−1)^S ('even' for singlets, quintets; 'odd' for triplets); ignored at MS2 ≠ 0. The
+   * CI driver then needs no spin penalty (CiOptions.spin).
+   */
+  multiplicity?: number;
   /**
    * The α–β scatter, the hottest loop: 'wasm' (default; f64x2 SIMD, ./scatter.kernel.ts, falls
    * back to 'js' where WebAssembly SIMD is unavailable) or 'js'. Both give bit-identical σ.
@@ -45,6 +51,24 @@ export interface DirectSigmaOperator extends LinearOperator<Float64Array> {
   dispose(): void;
   /** With time reversal: v ← P v, the projection onto the chosen spin parity (start vectors). */
   project?(v: Float64Array): void;
+  /** With time reversal: the parity s = (−1)^S of the states it keeps (+1: S = 0, 2, …; −1: S = 1, 3, …). */
+  readonly parity?: 1 | -1;
+  /** With time reversal: the same H on the half space of the parity (./time-reversal.ts), for an eigensolver. */
+  readonly half?: HalfSpaceOperator;
+}
+
+/**
+ * H restricted to one spin parity in the half-space coordinates (Qᵀ H Q, Q an isometry): the
+ * same eigenvalues as H on that parity, vectors of about half the length. Davidson runs on it
+ * unchanged; `expand` gives the full vector of an eigenvector.
+ */
+export interface HalfSpaceOperator extends LinearOperator<Float64Array> {
+  /** diag(Qᵀ H Q): diag(H) at (I, J) plus s·⟨(I, J)|H|(J, I)⟩ (the preconditioner's diagonal). */
+  diagonal(): Float64Array;
+  /** Q u: the full vector in the space's determinant order. */
+  expand(u: Float64Array): Float64Array;
+  /** Qᵀ x for x in the space's order (projects onto the parity). */
+  compress(x: Float64Array): Float64Array;
 }
 
 function contextBytes(ctx: DirectContext): number {
@@ -106,7 +130,10 @@ function otherParity(diagonal: Float64Array, layout: DirectLayout): Float64Array
 export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, options: DirectSigmaOptions = {}): Promise<DirectSigmaOperator> {
   const { ctx: full, layout, diagonal } = directContext(fd, space);
   const n = space.size;
-  const tro = options.timeReversal;
+  const m = options.multiplicity;
+  if (m !== undefined && !(Number.isInteger(m) && m >= 1)) throw new InvalidParameterError('multiplicity', 'an integer 2S + 1 ≥ 1', m);
+  const byM = m !== undefined && m % 2 === 1 && space.nalpha === space.nbeta ? (((m - 1) / 2) % 2 === 0 ? 'even' : 'odd') : undefined;
+  const tro = options.timeReversal ?? byM;
   if (tro !== undefined && tro !== 'even' && tro !== 'odd') throw new InvalidParameterError('timeReversal', "'even' or 'odd'", tro);
   const tr = tro === undefined ? undefined : timeReversalPairs(space, full, tro === 'even' ? 1 : -1);
   const ctx: DirectContext = tr ? { ...full, rowCompute: tr.rowCompute } : full;
@@ -135,6 +162,7 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
   }
   const product = permuted(layout, tr ? timeReversedProduct(tr, n, otherParity(diagonal, layout), run) : run, n);
   const label = `direct-sigma(${pool ? `${pool.threads} threads` : '1 thread'}${tro ? `, time reversal: ${tro} S` : ''})`;
+  const half = tr ? halfSpaceOperator(tr, layout, n, run, otherParity(diagonal, layout), `${label} on the half space`) : undefined;
   const host = HostOperator.fromFunction(n, n, product, label);
   const bytes = contextBytes(ctx) + extra + 8 * n + (layout.perm ? 20 * n : 0) + (tr ? 16 * n + 4 * (tr.lower.length + tr.upper.length + tr.diagonal.length) : 0);
   return {
@@ -151,6 +179,43 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
     applyScaled: (alpha, x, beta, y) => host.applyScaled(alpha, x, beta, y),
     diagonal: () => diagonal,
     dispose: () => pool?.dispose(),
-    ...(tr ? { project: (v: Float64Array) => projectParity(tr, layout, v) } : {}),
+    ...(tr ? { project: (v: Float64Array) => projectParity(tr, layout, v), parity: tr.parity } : {}),
+    ...(half ? { half } : {}),
+  };
+}
+
+/** The half-space operator of `tr` over the kernel `run` (direct layout); `diag`: diag(H) in the direct layout. */
+function halfSpaceOperator(tr: TimeReversalPairs, layout: DirectLayout, n: number, run: (x: Float64Array, y: Float64Array) => void, diag: Float64Array, label: string): HalfSpaceOperator {
+  const m = tr.half.length;
+  const host = HostOperator.fromFunction(m, m, halfProduct(tr, n, run), label);
+  const d = Float64Array.from(tr.half, (p, k) => diag[p]! + tr.parity * tr.coupling[k]!);
+  const perm = layout.perm;
+  return {
+    rows: m,
+    cols: m,
+    label,
+    apply(x, y) {
+      if (x.length !== m) throw new DimensionMismatchError(`${label} apply x`, m, x.length);
+      host.apply(x, y);
+    },
+    applyScaled: (alpha, x, beta, y) => host.applyScaled(alpha, x, beta, y),
+    diagonal: () => d,
+    expand(u) {
+      if (u.length !== m) throw new DimensionMismatchError(`${label} expand u`, m, u.length);
+      const x = new Float64Array(n);
+      expandHalf(tr, u, x);
+      return perm ? Float64Array.from(perm, (p) => x[p]!) : x;
+    },
+    compress(x) {
+      if (x.length !== n) throw new DimensionMismatchError(`${label} compress x`, n, x.length);
+      let xd = x;
+      if (perm) {
+        xd = new Float64Array(n);
+        for (let k = 0; k < n; k++) xd[perm[k]!] = x[k]!;
+      }
+      const u = new Float64Array(m);
+      compressHalf(tr, xd, u);
+      return u;
+    },
   };
 }

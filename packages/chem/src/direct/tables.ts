@@ -223,11 +223,13 @@ export function directContext(fd: Fcidump, space: DeterminantSpace): { ctx: Dire
   }
   const layout = spaceLayout(space, rowStart, posB);
   const a = replacements(space.alpha, norb, orb, (t) => t);
-  const b = replacements(space.beta, norb, orb, (t) => posB[t]!);
+  // MS2 = 0 (one string list for both spins): the β tables are the α ones with targets renumbered
+  const same = sameStringList(space);
+  const b = same ? { ...a, target: a.target.map((t) => posB[t]!) } : replacements(space.beta, norb, orb, (t) => posB[t]!);
   const bGroup = new Int32Array(b.target.length);
   for (let e = 0; e < bGroup.length; e++) bGroup[e] = orb[Math.floor(b.pair[e]! / norb)]! ^ orb[b.pair[e]! % norb]!;
   const hA = sameSpinRows(space.alpha, fd, gA, (t) => t);
-  const hB = sameSpinRows(space.beta, fd, gB, (t) => posB[t]!);
+  const hB = same ? { ...hA, target: hA.target.map((t) => posB[t]!) } : sameSpinRows(space.beta, fd, gB, (t) => posB[t]!);
   const { pairSorted, pairStart } = pairsByIrrep(norb, orb);
   const ctx: DirectContext = {
     norb,
@@ -266,6 +268,16 @@ export function directContext(fd: Fcidump, space: DeterminantSpace): { ctx: Dire
   return { ctx, layout, diagonal: directDiagonal(fd, space, hA.diag, hB.diag) };
 }
 
+/** Whether α and β use one string list (same count, same strings in the same order). */
+function sameStringList(space: DeterminantSpace): boolean {
+  const a = space.alpha;
+  const b = space.beta;
+  if (a === b) return true;
+  if (a.count !== b.count || a.electrons !== b.electrons) return false;
+  for (let i = 0; i < a.count; i++) if (a.lo[i] !== b.lo[i] || a.hi[i] !== b.hi[i]) return false;
+  return true;
+}
+
 function pairsByIrrep(norb: number, orb: Int32Array): { pairSorted: Int32Array; pairStart: Int32Array } {
   const n2 = norb * norb;
   const pairStart = new Int32Array(9);
@@ -292,26 +304,44 @@ function spaceLayout(space: DeterminantSpace, rowStart: Int32Array, posB: Int32A
   return { perm: identity ? undefined : perm, size: space.size };
 }
 
-/** diag(H) in the space's order: same-spin diagonals plus Σ_{i∈α, j∈β} (ii|jj). */
+/**
+ * diag(H) in the space's order: same-spin diagonals plus Σ_{p∈α, q∈β} (pp|qq), the latter as
+ * Σ_{q∈β} J_α[q] with J_α[q] = Σ_{p∈α} (pp|qq) computed once per α string (O(size · nβ)).
+ */
 function directDiagonal(fd: Fcidump, space: DeterminantSpace, dA: Float64Array, dB: Float64Array): Float64Array {
   const n = fd.norb;
   const out = new Float64Array(space.size);
-  const occB = new Int32Array(space.nbeta);
+  const occ = (list: DeterminantSpace['alpha'], s: number, into: Int32Array) => {
+    let k = 0;
+    const lo = list.lo[s]!;
+    const hi = list.hi[s]!;
+    for (let q = 0; q < n; q++) if (q < 32 ? (lo >>> q) & 1 : (hi >>> (q - 32)) & 1) into[k++] = q;
+    return k;
+  };
+  const nb = space.nbeta;
+  const occB = new Int32Array(Math.max(1, space.beta.count * nb));
+  const one = new Int32Array(n);
+  for (let s = 0; s < space.beta.count; s++) {
+    occ(space.beta, s, one);
+    occB.set(one.subarray(0, nb), s * nb);
+  }
+  const jA = new Float64Array(n);
+  let last = -1;
   for (let k = 0; k < space.size; k++) {
     const ia = space.detAlpha[k]!;
     const ib = space.detBeta[k]!;
-    let e = dA[ia]! + dB[ib]!;
-    let nb = 0;
-    const blo = space.beta.lo[ib]!;
-    const bhi = space.beta.hi[ib]!;
-    for (let q = 0; q < n; q++) if (q < 32 ? (blo >>> q) & 1 : (bhi >>> (q - 32)) & 1) occB[nb++] = q;
-    const alo = space.alpha.lo[ia]!;
-    const ahi = space.alpha.hi[ia]!;
-    for (let p = 0; p < n; p++) {
-      if (!(p < 32 ? (alo >>> p) & 1 : (ahi >>> (p - 32)) & 1)) continue;
-      const base = (p * n + p) * n * n;
-      for (let y = 0; y < nb; y++) e += fd.eri[base + occB[y]! * n + occB[y]!]!;
+    if (ia !== last) {
+      // J_α of this string (determinants come grouped by α string in FCI/CAS spaces; recomputed otherwise)
+      jA.fill(0);
+      const na = occ(space.alpha, ia, one);
+      for (let x = 0; x < na; x++) {
+        const base = (one[x]! * n + one[x]!) * n * n;
+        for (let q = 0; q < n; q++) jA[q]! += fd.eri[base + q * n + q]!;
+      }
+      last = ia;
     }
+    let e = dA[ia]! + dB[ib]!;
+    for (let y = 0; y < nb; y++) e += jA[occB[ib * nb + y]!]!;
     out[k] = e;
   }
   return out;

@@ -27,6 +27,18 @@ export interface TimeReversalPairs {
   upper: Int32Array;
   /** Positions of (I, I). */
   diagonal: Int32Array;
+  /**
+   * The half space, in direct-layout order: half[k] = position of (I, J), J ≤ I (J = I only for
+   * even parity: odd vectors vanish there); mirror[k] = position of (J, I), or −1 when J = I.
+   */
+  half: Int32Array;
+  mirror: Int32Array;
+  /**
+   * Per half coordinate: ⟨(I, J)|H|(J, I)⟩, non-zero only when the strings I and J differ by one
+   * orbital p ↔ q (then (pq|qp), both string signs equal): the diagonal of Qᵀ H Q is
+   * diag(H) + s·coupling, the open-shell singlet/triplet splitting the preconditioner should see.
+   */
+  coupling: Float64Array;
 }
 
 function sameStrings(space: DeterminantSpace): boolean {
@@ -35,6 +47,26 @@ function sameStrings(space: DeterminantSpace): boolean {
   if (a.count !== b.count) return false;
   for (let i = 0; i < a.count; i++) if (a.lo[i] !== b.lo[i] || a.hi[i] !== b.hi[i]) return false;
   return true;
+}
+
+/** (pq|qp) when the strings (lo, hi) of I and J differ by one orbital (p in I, q in J), else 0. */
+function exchange(iLo: number, iHi: number, jLo: number, jHi: number, n: number, eri: Float64Array): number {
+  const dl = (iLo ^ jLo) >>> 0;
+  const dh = (iHi ^ jHi) >>> 0;
+  let p = -1;
+  let q = -1;
+  for (let x = 0; x < n; x++) {
+    if (!(x < 32 ? (dl >>> x) & 1 : (dh >>> (x - 32)) & 1)) continue;
+    const inI = x < 32 ? (iLo >>> x) & 1 : (iHi >>> (x - 32)) & 1;
+    if (inI) {
+      if (p >= 0) return 0;
+      p = x;
+    } else {
+      if (q >= 0) return 0;
+      q = x;
+    }
+  }
+  return p < 0 || q < 0 ? 0 : eri[((p * n + q) * n + q) * n + p]!;
 }
 
 /**
@@ -53,21 +85,44 @@ export function timeReversalPairs(space: DeterminantSpace, ctx: DirectContext, p
   const lower: number[] = [];
   const upper: number[] = [];
   const diagonal: number[] = [];
+  const half: number[] = [];
+  const mirror: number[] = [];
+  const coupling: number[] = [];
+  const n = ctx.norb;
+  const { lo, hi } = space.alpha;
   for (let i = 0; i < nA; i++) {
     const list = betaStart[irrepA[i]! ^ target]!;
     let b = 0;
     for (; b < rowLen[i]!; b++) {
       const j = betaSorted[list + b]!;
       if (j > i) break;
-      if (j === i) diagonal.push(rowStart[i]! + b);
-      else {
+      if (j === i) {
+        diagonal.push(rowStart[i]! + b);
+        if (parity > 0) {
+          half.push(rowStart[i]! + b);
+          mirror.push(-1);
+          coupling.push(0);
+        }
+      } else {
         lower.push(rowStart[i]! + b);
         upper.push(rowStart[j]! + pos[i]!);
+        half.push(rowStart[i]! + b);
+        mirror.push(rowStart[j]! + pos[i]!);
+        coupling.push(exchange(lo[i]!, hi[i]!, lo[j]!, hi[j]!, n, ctx.eri));
       }
     }
     rowCompute[i] = b;
   }
-  return { parity, rowCompute, lower: Int32Array.from(lower), upper: Int32Array.from(upper), diagonal: Int32Array.from(diagonal) };
+  return {
+    parity,
+    rowCompute,
+    lower: Int32Array.from(lower),
+    upper: Int32Array.from(upper),
+    diagonal: Int32Array.from(diagonal),
+    half: Int32Array.from(half),
+    mirror: Int32Array.from(mirror),
+    coupling: Float64Array.from(coupling),
+  };
 }
 
 /**
@@ -114,4 +169,55 @@ export function projectParity(tr: TimeReversalPairs, layout: DirectLayout, v: Fl
     v[idx(tr.upper[k]!)] = s * a;
   }
   if (s < 0) for (let k = 0; k < tr.diagonal.length; k++) v[idx(tr.diagonal[k]!)] = 0;
+}
+
+/**
+ * Coordinates of the half space: u[k] = √2·x(I, J) for a pair (J < I), u[k] = x(I, I) on the
+ * diagonal. The map u ↦ x (x(J, I) = s·x(I, J)) is an isometry onto the s-symmetric vectors, so
+ * Davidson on the half operator Qᵀ H Q sees the same eigenpairs with half the vector length and
+ * none of the other parity. Writes x in the direct layout (every position). O(size).
+ * @example expandHalf(tr, u, x);
+ */
+export function expandHalf(tr: TimeReversalPairs, u: Float64Array, x: Float64Array): void {
+  const { half, mirror } = tr;
+  const s = tr.parity * Math.SQRT1_2;
+  if (tr.parity < 0) for (let k = 0; k < tr.diagonal.length; k++) x[tr.diagonal[k]!] = 0;
+  for (let k = 0; k < half.length; k++) {
+    const m = mirror[k]!;
+    if (m < 0) x[half[k]!] = u[k]!;
+    else {
+      x[half[k]!] = Math.SQRT1_2 * u[k]!;
+      x[m] = s * u[k]!;
+    }
+  }
+}
+
+/**
+ * u = Qᵀ x for x in the direct layout: (x(I, J) + s·x(J, I))/√2 per pair, x(I, I) on the diagonal
+ * (projection and change of coordinates in one pass). O(size).
+ * @example compressHalf(tr, x, u);
+ */
+export function compressHalf(tr: TimeReversalPairs, x: Float64Array, u: Float64Array): void {
+  const { half, mirror } = tr;
+  const s = tr.parity;
+  for (let k = 0; k < half.length; k++) {
+    const m = mirror[k]!;
+    u[k] = m < 0 ? x[half[k]!]! : Math.SQRT1_2 * (x[half[k]!]! + s * x[m]!);
+  }
+}
+
+/**
+ * v = Qᵀ H Q u with `rows(xs, ys)` computing the rows of ys = H·xs up to the diagonal (direct
+ * layout): H Q u is s-symmetric, so Qᵀ of it is √2 times its lower entries. O(size) besides
+ * `rows`; scratch: two vectors of the full size.
+ */
+export function halfProduct(tr: TimeReversalPairs, n: number, rows: (x: Float64Array, y: Float64Array) => void): (u: Float64Array, v: Float64Array) => void {
+  const xs = new Float64Array(n);
+  const ys = new Float64Array(n);
+  const { half, mirror } = tr;
+  return (u, v) => {
+    expandHalf(tr, u, xs);
+    rows(xs, ys);
+    for (let k = 0; k < half.length; k++) v[k] = mirror[k]! < 0 ? ys[half[k]!]! : Math.SQRT2 * ys[half[k]!]!;
+  };
 }

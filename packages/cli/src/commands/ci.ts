@@ -66,10 +66,12 @@ function parsePolish(s: string): 'auto' | 'device' | 'host' {
 }
 
 /**
- * --sigma: explicit H (default), the direct σ (FCI/CAS: float32 on the GPU with a host float64
+ * --sigma: explicit H (default), the direct σ (FCI/CAS: float32 on the GPU with a float64
  * polish, or float64 on the host), or the cost model's choice (docs/guides/ci-direct.md).
+ * --multiplicity at MS2 = 0: the host direct σ keeps that spin parity (time reversal) instead of
+ * a penalty.
  */
-function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<unknown, unknown>, deviceBytes: number | undefined) {
+function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<unknown, unknown>, deviceBytes: number | undefined, multiplicity?: number) {
   if (s === undefined || s === 'explicit') return {};
   if (s !== 'direct' && s !== 'auto') throw new UsageError(`--sigma: expected explicit, direct or auto, got '${s}'`);
   if (backend.space.precision === 'f32' && backend.ctx) {
@@ -77,7 +79,8 @@ function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<un
     const o = { threads: 'auto' as const, ...(deviceBytes === undefined ? {} : { deviceBytes }) };
     return { hamiltonian: s === 'direct' ? gpuDirectHamiltonian(backend.ctx, o) : gpuAutoHamiltonian(backend.ctx, { ...o, products: 50 * (nroots + (nroots > 1 ? 1 : 0)) }) };
   }
-  return { hamiltonian: s === 'direct' ? directHamiltonian({ threads: 'auto' }) : autoHamiltonian({ threads: 'auto', products: 20 * (nroots + (nroots > 1 ? 1 : 0)) }) };
+  const d = { threads: 'auto' as const, ...(multiplicity === undefined ? {} : { multiplicity }) };
+  return { hamiltonian: s === 'direct' ? directHamiltonian(d) : autoHamiltonian({ ...d, products: 20 * (nroots + (nroots > 1 ? 1 : 0)) }) };
 }
 
 /** The progress of a CI run as a bar (TTY) and stage lines (log). */
@@ -197,7 +200,7 @@ export const ciCommand: Command = {
         ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
         ...(v.polish === undefined ? {} : { polish: parsePolish(v.polish as string) }),
         ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: numberOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24) }),
-        ...sigmaOptions(v.sigma as string | undefined, nroots, backend, ciBackend.deviceMemory?.bytes),
+        ...sigmaOptions(v.sigma as string | undefined, nroots, backend, ciBackend.deviceMemory?.bytes, v.multiplicity === undefined ? undefined : numberOption('multiplicity', v.multiplicity as string, 1)),
       });
       bar.finish();
       log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);
