@@ -6,7 +6,10 @@
  * against the basis (2·m dots + 2·m axpys: ≈ 8·m·n values read), one norm, one readMany of
  * 2·m + 1 scalars (the only synchronisation). A restart forms the kept Ritz vectors
  * (nKeep·m axpys). The projected matrix H = QᵀAQ (arrowhead + tridiagonal after a restart) is
- * built from the reorthogonalisation coefficients and solved on the host each iteration.
+ * built from the reorthogonalisation coefficients; each iteration takes its eigenvalues and the
+ * last components of its eigenvectors (the residual estimates) from ./ritz-estimates, a few µs,
+ * and the full eigenvectors (ml-matrix, ≈ 170 µs at m = 20) only when Ritz vectors are formed:
+ * at a restart, a convergence check or the end.
  * On host spaces checked every step (checkEvery 1, their default) the step is one Gram–Schmidt
  * pass (≈ 2·m·n values read), the second only when the loss-of-orthogonality bound of
  * ../common/icgs would pass √u; the bound is re-measured after each thick restart (a Gram
@@ -26,6 +29,7 @@ import { type EigenTolerance, eigenTolerance, residualThreshold, toleranceReport
 import { allFinite, checkEigenInput, EigenRun, finishEigen, randomVector, readAndRelease } from './common';
 import { type DenseEigen, symmetricEigen, zeros } from './dense';
 import { IcgsBasis } from '../common/icgs';
+import { type RitzEstimates, ritzEstimates } from './ritz-estimates';
 import { combineColumns, projectOutTwice } from './ortho';
 
 /** Options of {@link lanczos}. */
@@ -90,8 +94,8 @@ interface CoreOut<V> {
 const threshold = <V, S>(c: Ctx<V, S>): number => residualThreshold(c.tolerance, c.normA);
 
 /** Indices of the Ritz values in wanted order (ascending for smallest, descending for largest). */
-function wantedOrder(eig: DenseEigen, sign: 1 | -1): number[] {
-  const idx = eig.values.map((_, i) => i);
+function wantedOrder(values: readonly number[], sign: 1 | -1): number[] {
+  const idx = values.map((_, i) => i);
   return sign === 1 ? idx : idx.reverse();
 }
 
@@ -134,12 +138,19 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
   if (!q0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
   let q: V[] = [q0];
   let h = zeros(mMax);
+  // eigenpairs of the projected matrix, decomposed fully only when Ritz vectors are formed
   let eig: DenseEigen | undefined;
+  let hm: number[][] | undefined; // the projected matrix whose decomposition `eig` is, while stale
+  const fullEig = (): DenseEigen | undefined => {
+    if (!eig && hm) eig = symmetricEigen(hm);
+    return eig;
+  };
   let recheck = true;
   const ritz = (count: number): { values: number[]; vectors: V[] } => {
-    if (!eig) return { values: [], vectors: [] };
-    const order = wantedOrder(eig, c.sign).slice(0, count);
-    return { values: order.map((i) => eig!.values[i]!), vectors: combineColumns(space, q, order.map((i) => eig!.vectors[i]!)) };
+    const e = fullEig();
+    if (!e) return { values: [], vectors: [] };
+    const order = wantedOrder(e.values, c.sign).slice(0, count);
+    return { values: order.map((i) => e.values[i]!), vectors: combineColumns(space, q, order.map((i) => e.vectors[i]!)) };
   };
   const out = (reason: StopReason, detail?: string): CoreOut<V> => {
     const r = ritz(nWant);
@@ -214,18 +225,19 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
       return out('non-finite', `lanczos: non-finite projection at iteration ${c.iterations}`);
     }
     const m = last + 1;
-    const e = symmetricEigen(h.slice(0, m).map((row) => row.slice(0, m)));
-    if (!e) {
+    const hNow = h.slice(0, m).map((row) => row.slice(0, m));
+    const fast = estimates(hNow, m);
+    if (!fast) {
       space.release(w);
       return out('non-finite', 'lanczos: non-finite projected matrix');
     }
-    eig = e;
-    c.normA = Math.max(c.normA, Math.abs(eig.values[0]!), Math.abs(eig.values[m - 1]!));
-    const order = wantedOrder(eig, c.sign);
-    const shown = order.slice(0, Math.min(nWant, m));
-    const est = shown.map((i) => Math.abs(beta * eig!.vectors[i]![m - 1]!)); // ‖r_i‖ = |β·s_i(m)|
+    eig = fast.full;
+    hm = hNow;
+    c.normA = Math.max(c.normA, Math.abs(fast.values[0]!), Math.abs(fast.values[m - 1]!));
+    const shown = wantedOrder(fast.values, c.sign).slice(0, Math.min(nWant, m));
+    const est = shown.map((i) => Math.abs(beta * fast.last[i]!)); // ‖r_i‖ = |β·s_i(m)|
     const thr = threshold(c);
-    if (run.record({ iteration: c.iterations, values: shown.map((i) => eig!.values[i]!), residualNorms: est, threshold: thr })) {
+    if (run.record({ iteration: c.iterations, values: shown.map((i) => fast.values[i]!), residualNorms: est, threshold: thr })) {
       space.release(w);
       return out('stopped');
     }
@@ -270,6 +282,11 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
       continue;
     }
     // thick restart (Wu–Simon): keep nKeep Ritz vectors, continue with q_{m+1}
+    if (!fullEig()) {
+      space.release(next);
+      return out('non-finite', 'lanczos: non-finite eigenvectors of the projected matrix');
+    }
+    const order = wantedOrder(eig!.values, c.sign);
     const nKeep = Math.max(nWant, Math.min(mMax - 1, nWant + Math.floor((mMax - nWant) / 2)));
     const keep = order.slice(0, nKeep);
     const y = combineColumns(space, q, keep.map((i) => eig!.vectors[i]!)); // y_i = Q·s_i
@@ -287,8 +304,20 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
     // Ritz pairs in the new basis: θ_r with unit coefficient vectors e_r (ascending θ)
     const kept = keep.map((i, r) => ({ theta: eig!.values[i]!, r })).sort((a, b) => a.theta - b.theta);
     eig = { values: kept.map((x) => x.theta), vectors: kept.map((x) => Array.from({ length: nKeep }, (_, t) => (t === x.r ? 1 : 0))) };
+    hm = undefined;
     recheck = true;
   }
+}
+
+/**
+ * Ritz values and last eigenvector components of the m×m projected matrix (./ritz-estimates);
+ * from a full decomposition, returned too, when the QL sweeps there do not converge.
+ */
+function estimates(h: number[][], m: number): (RitzEstimates & { full?: DenseEigen }) | undefined {
+  const fast = ritzEstimates(h, m);
+  if (fast) return fast;
+  const full = symmetricEigen(h);
+  return full && { values: full.values, last: full.vectors.map((v) => v[m - 1]!), full };
 }
 
 /**

@@ -10,7 +10,8 @@
  * a preconditioner applications, residuals (b axpys), CGS2 of W against X and of P against
  * [X, W] (with the same combinations on A·P), SVQB passes, the 3b×3b projected matrix
  * ((3b)²/2 dots), the new X, A·X, P, A·P (≈ 4·b·3b axpys). Readbacks per iteration: residual
- * norms, 2 SVQB for W, 2 for P, 1 projected matrix. Memory ≈ 8·b vectors.
+ * norms, 1 SVQB for W, 1 for P (2 each when the first SVQB finds the block ill-conditioned,
+ * and always in float32), 1 projected matrix. Memory ≈ 8·b vectors.
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
@@ -48,6 +49,40 @@ export interface LobpcgOptions<V> extends EigenBaseOptions {
 }
 
 /**
+ * Conditioning (λmin/λmax of the SVQB Gram matrix scaled by the norms before projection) above
+ * which one CGS2 + SVQB pass is kept in float64: SVQB's loss of orthonormality is ≈ u/λmin
+ * (≤ 2e-12 here) and CGS2 has already made the block orthogonal to the earlier ones.
+ */
+const SECOND_PASS_BELOW = 1e-4;
+
+/**
+ * `block` (and its `mirror` A·block, transformed alike) made orthonormal and orthogonal to
+ * `against`: CGS2 + SVQB, repeated once when the first SVQB reports conditioning below
+ * `secondBelow` (then a second pass is needed for orthonormality to working precision).
+ * `dropped` counts directions dropped as dependent over both passes.
+ */
+async function orthonormalAgainst<V, S>(
+  space: VectorSpace<V, S>,
+  against: readonly V[],
+  againstMirror: readonly V[] | undefined,
+  block: V[],
+  mirror: V[] | undefined,
+  o: { lindep: number; secondBelow: number; stats: EigenRun['stats'] },
+): Promise<{ block: V[]; mirror: V[]; dropped: number; nonFinite: boolean }> {
+  const project = (b: readonly V[], m: readonly V[] | undefined) =>
+    b.forEach((v, t) => {
+      projectOutTwice(space, against, v, m && againstMirror ? { q: againstMirror, w: m[t]! } : undefined); // v ← (I − SSᵀ)²·v, same on A·v
+    });
+  const refNorms = block.map((v) => space.norm2(v));
+  project(block, mirror);
+  const first = await svqb(space, block, { dropTol: o.lindep, refNorms, ...(mirror ? { mirror } : {}) }, o.stats);
+  if (first.nonFinite || first.conditioning >= o.secondBelow) return first;
+  project(first.block, mirror ? first.mirror : undefined);
+  const second = await svqb(space, first.block, { dropTol: o.lindep, ...(mirror ? { mirror: first.mirror } : {}) }, o.stats);
+  return { ...second, dropped: first.dropped + second.dropped };
+}
+
+/**
  * The k smallest eigenpairs of a symmetric operator by LOBPCG with stabilised Rayleigh–Ritz.
  * Cost per iteration: ≤ k + guard matvecs and preconditioner applications, O(b²·n) vector work,
  * 6 readbacks.
@@ -75,6 +110,8 @@ export async function lobpcg<V, S>(
   const f32 = space.precision === 'f32';
   const tolerance = eigenTolerance('lobpcg', opts, f32 ? 1e-5 : 1e-8);
   const lindep = opts.lindep ?? (f32 ? 1e-8 : 1e-14);
+  // a second CGS2 + SVQB pass when the first SVQB's block had λmin/λmax below this (f32: always)
+  const secondBelow = f32 ? Infinity : SECOND_PASS_BELOW;
   const maxIterations = opts.maxIterations ?? 1000;
   const run = new EigenRun(opts);
   const stats = run.stats;
@@ -196,13 +233,9 @@ export async function lobpcg<V, S>(
     r.forEach((v, i) => {
       if (pre || !active.includes(i)) space.release(v);
     });
-    const wNorms = w.map((wi) => space.norm2(wi));
-    for (const wi of w) projectOutTwice(space, x, wi); // w ← (I − XXᵀ)²·w
-    const w1 = await svqb(space, w, { dropTol: lindep, refNorms: wNorms }, stats);
-    for (const wi of w1.block) projectOutTwice(space, x, wi);
-    const w2 = await svqb(space, w1.block, { dropTol: lindep }, stats);
-    w = w2.block;
-    if (w1.nonFinite || w2.nonFinite) {
+    const wo = await orthonormalAgainst(space, x, undefined, w, undefined, { lindep, secondBelow, stats });
+    w = wo.block;
+    if (wo.nonFinite) {
       reason = 'non-finite';
       detail = `lobpcg: non-finite search directions at iteration ${iterations}`;
       break;
@@ -236,19 +269,15 @@ export async function lobpcg<V, S>(
     if (pb.length > 0) {
       const xw = [...x, ...w];
       const axw = [...ax, ...aw];
-      const pNorms = pb.map((v) => space.norm2(v));
-      pb.forEach((pi, t) => { projectOutTwice(space, xw, pi, { q: axw, w: apb[t]! }); }); // p ← (I − SSᵀ)²·p, same on A·p
-      const p1 = await svqb(space, pb, { dropTol: lindep, refNorms: pNorms, mirror: apb }, stats);
-      p1.block.forEach((pi, t) => { projectOutTwice(space, xw, pi, { q: axw, w: p1.mirror[t]! }); });
-      const p2 = await svqb(space, p1.block, { dropTol: lindep, mirror: p1.mirror }, stats);
-      if (p1.nonFinite || p2.nonFinite || p1.dropped > 0 || p2.dropped > 0) {
-        p2.block.forEach((v) => { space.release(v); }); // ill-conditioned: restart without P
-        p2.mirror.forEach((v) => { space.release(v); });
+      const po = await orthonormalAgainst(space, xw, axw, pb, apb, { lindep, secondBelow, stats });
+      if (po.nonFinite || po.dropped > 0) {
+        po.block.forEach((v) => { space.release(v); }); // ill-conditioned: restart without P
+        po.mirror.forEach((v) => { space.release(v); });
         pb = [];
         apb = [];
       } else {
-        pb = p2.block;
-        apb = p2.mirror;
+        pb = po.block;
+        apb = po.mirror;
       }
     }
     // Rayleigh–Ritz on S = [X, W, P] (orthonormal: a standard symmetric problem)
