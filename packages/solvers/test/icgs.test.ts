@@ -143,10 +143,10 @@ describe("gmres 'icgs' and lanczos on host spaces", () => {
     await expect(gmres(space, op, space.fromArray(b), { orthogonalization: 'twice' as 'icgs' })).rejects.toThrow(/'icgs'/);
   });
 
-  it('lanczos: the one-pass path (checkEvery 1) finds the eigenpairs of the batched CGS2 path', async () => {
+  it("lanczos: the opt-in one-pass path (orthogonalization 'icgs', checkEvery 1) finds the eigenpairs of the batched CGS2 path", async () => {
     const a = g.poisson2d(30);
     const op = HostOperator.fromCsr(a);
-    const one = await lanczos(space, op, { k: 4, tol: 1e-10, checkMultiplicity: false });
+    const one = await lanczos(space, op, { k: 4, tol: 1e-10, checkMultiplicity: false, orthogonalization: 'icgs' });
     const two = await lanczos(space, op, { k: 4, tol: 1e-10, checkMultiplicity: false, checkEvery: 2 });
     expect(one.converged && two.converged).toBe(true);
     for (let i = 0; i < 4; i++) expect(Math.abs(one.values[i]! - two.values[i]!)).toBeLessThan(1e-9);
@@ -156,5 +156,12 @@ describe("gmres 'icgs' and lanczos on host spaces", () => {
       const av = csrSpmv(a, v, new Float64Array(a.rows));
       expect(nrm(av.map((x, i) => x - one.values[j]! * v[i]!))).toBeLessThan(1e-9 * 8);
     }
+  });
+
+  it("lanczos: CGS2 stays the default (a 1-D Laplacian of 40 points converges to 1e-10; the one-pass path stalled there), a bad orthogonalization is refused", async () => {
+    const op = HostOperator.fromCsr(g.laplacian1d(40));
+    const r = await lanczos(space, op, { k: 3, which: 'smallest', tol: 1e-10 });
+    expect(r.converged).toBe(true);
+    await expect(lanczos(space, op, { k: 3, orthogonalization: 'mgs' as 'cgs2' })).rejects.toThrow(/orthogonalization/);
   });
 });
