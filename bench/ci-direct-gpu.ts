@@ -39,6 +39,15 @@ export async function gpuDirectBench(o: GpuBenchInput): Promise<Record<string, u
   out.deviceEstimate = { ...estimate, bytesPerDet: estimate.total / Math.max(1, o.space.size), available: memory ?? 'unknown (not checked)' };
   log(`device estimate ${(estimate.total / 1e9).toFixed(2)} GB for ${o.space.size} determinants, k = ${roots}; available ${memory ? `${(memory.bytes / 1e9).toFixed(0)} GB (${memory.source})` : 'unknown'}`);
   const vs = new GpuVectorSpace(ctx);
+  // --products 0: no separate σ timing (its own table build), straight to the solve
+  if (o.products > 0) out.gpu = await timeSigma(ctx, vs, o);
+  if (o.solve === 'direct') out.solve = await solveDirect(ctx, vs, o, { roots, ...(memory ? { deviceBytes: memory.bytes } : {}) });
+  ctx.dispose();
+  return out;
+}
+
+/** Build the device tables, time `products` σ products, and compare one with the host float64 σ. */
+async function timeSigma(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs: GpuVectorSpace, o: GpuBenchInput): Promise<Record<string, unknown>> {
   const n = o.space.size;
   const t0 = performance.now();
   const op = gpuDirectSigmaOperator(ctx, o.fcidump, o.space);
@@ -80,10 +89,7 @@ export async function gpuDirectBench(o: GpuBenchInput): Promise<Record<string, u
   vs.release(x);
   vs.release(y);
   op.dispose();
-  out.gpu = gpu;
-  if (o.solve === 'direct') out.solve = await solveDirect(ctx, vs, o, { roots, ...(memory ? { deviceBytes: memory.bytes } : {}) });
-  ctx.dispose();
-  return out;
+  return gpu;
 }
 
 async function solveDirect(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs: GpuVectorSpace, o: GpuBenchInput, sizing: { roots: number; deviceBytes?: number }): Promise<Record<string, unknown>> {
