@@ -4,7 +4,8 @@
  * with it (see the usage there).
  */
 import { readFileSync } from 'node:fs';
-import { type CiBackend, ciEnergies, type DeterminantSpace, directSigmaOperator, type Fcidump, gpuDirectHamiltonian, gpuDirectSigmaOperator, type SpaceSpec } from '../packages/chem/src/index';
+import { type CiBackend, ciEnergies, type DeterminantSpace, directSigmaOperator, estimateGpuDirectBytes, type Fcidump, gpuDirectHamiltonian, gpuDirectSigmaOperator, type SpaceSpec } from '../packages/chem/src/index';
+import { deviceMemoryOf } from '../packages/cli/src/util/ci-memory';
 import { gpuDevicePolish } from '../packages/cli/src/util/ci-device';
 import { createGpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
 
@@ -31,7 +32,22 @@ export interface GpuBenchInput {
 export async function gpuDirectBench(o: GpuBenchInput): Promise<Record<string, unknown>> {
   const ctx = await createGpuContext();
   const out: Record<string, unknown> = { device: ctx.describeText().split('\n')[0] };
+  // the driver's k: nroots plus one guard root above one root
+  const roots = o.nroots + (o.nroots > 1 ? 1 : 0);
+  const memory = deviceMemoryOf(Object.values(ctx.describe().adapter).join(' '));
+  const estimate = estimateGpuDirectBytes(o.fcidump, o.space, roots);
+  out.deviceEstimate = { ...estimate, bytesPerDet: estimate.total / Math.max(1, o.space.size), available: memory ?? 'unknown (not checked)' };
+  log(`device estimate ${(estimate.total / 1e9).toFixed(2)} GB for ${o.space.size} determinants, k = ${roots}; available ${memory ? `${(memory.bytes / 1e9).toFixed(0)} GB (${memory.source})` : 'unknown'}`);
   const vs = new GpuVectorSpace(ctx);
+  // --products 0: no separate σ timing (its own table build), straight to the solve
+  if (o.products > 0) out.gpu = await timeSigma(ctx, vs, o);
+  if (o.solve === 'direct') out.solve = await solveDirect(ctx, vs, o, { roots, ...(memory ? { deviceBytes: memory.bytes } : {}) });
+  ctx.dispose();
+  return out;
+}
+
+/** Build the device tables, time `products` σ products, and compare one with the host float64 σ. */
+async function timeSigma(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs: GpuVectorSpace, o: GpuBenchInput): Promise<Record<string, unknown>> {
   const n = o.space.size;
   const t0 = performance.now();
   const op = gpuDirectSigmaOperator(ctx, o.fcidump, o.space);
@@ -73,13 +89,10 @@ export async function gpuDirectBench(o: GpuBenchInput): Promise<Record<string, u
   vs.release(x);
   vs.release(y);
   op.dispose();
-  out.gpu = gpu;
-  if (o.solve === 'direct') out.solve = await solveDirect(ctx, vs, o);
-  ctx.dispose();
-  return out;
+  return gpu;
 }
 
-async function solveDirect(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs: GpuVectorSpace, o: GpuBenchInput): Promise<Record<string, unknown>> {
+async function solveDirect(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs: GpuVectorSpace, o: GpuBenchInput, sizing: { roots: number; deviceBytes?: number }): Promise<Record<string, unknown>> {
   const backend: CiBackend<unknown, unknown> = {
     space: vs as never,
     operator: (m) => gpuOperatorFromCsr(ctx, m, { kernel: 'csr-vector' }) as never,
@@ -95,7 +108,7 @@ async function solveDirect(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs
     solver: 'davidson',
     polish: o.polish,
     backend,
-    hamiltonian: gpuDirectHamiltonian(ctx, { threads: 'auto' }) as never,
+    hamiltonian: gpuDirectHamiltonian(ctx, { threads: 'auto', ...sizing }) as never,
     onProgress: (p) => {
       peakDevice = Math.max(peakDevice, ctx.buffers.allocatedBytes);
       if ((p.stage === 'solve' || p.stage === 'polish') && p.iteration % 5 === 0) log(`${p.stage} iter ${p.iteration}: max res ${Math.max(...p.residualNorms).toExponential(2)}`);

@@ -23,7 +23,9 @@
  * host float64 direct σ (relative to max |σ|; skipped with `--no-check`); with `--solve direct`
  * a whole `ciEnergies` run (float32 Davidson on the device; the float64 polish in df64 on the
  * device, or with `--polish host` on the host with the host direct σ on every core): energies,
- * residuals, ⟨S²⟩, seconds per stage, peak host and device bytes. On the GPU machine (packed
+ * residuals, ⟨S²⟩, seconds per stage, peak host and device bytes, and the device memory
+ * estimate checked before the build (`--products 0` skips the separate σ timing and its own
+ * table build: for the largest spaces). On the GPU machine (packed
  * by ../shared/gpukit/pack.sh):
  *   node .gpukit/app/ci-direct.mjs .gpukit/data/N2_631g_fc_cas10e16o_D2h.FCIDUMP --irrep 1
  *       --backend webgpu --products 5 --solve direct --nroots 6 --out $OUT/n2-direct.json

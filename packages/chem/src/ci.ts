@@ -317,7 +317,10 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   let outcome: CiPolishOutcome | undefined; // the device polish's result, when it ran
   let polishMs = 0;
   let knownS2: number[] | undefined; // ⟨S²⟩ of the roots when the spin filter already computed them
+  // an operator factory may build its float64 host product on demand (e.g. the device direct σ): only where it is used
+  const prepareHost = async () => (h as { prepareHost?: () => Promise<void> }).prepareHost?.();
   if (solverName === 'dense') {
+    await prepareHost();
     const n = space.size;
     const a = new Float64Array(n * n);
     const { rowPtr, colIdx, values: hv } = h.matrix ?? denseColumnsCsr(h.host!, n); // the dense solver never chunks, so a host operator exists
@@ -434,6 +437,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       notes.push(`device polish: roots accepted by ${outcome.bounds.acceptedBy.join(', ')}; certified bounds ${outcome.bounds.bound.map((b) => b.toExponential(1)).join(' ')}; Eh (0 ≤ E − λ ≤ bound, docs/guides/precision.md)`);
     }
     let fastVectors = outcome ? outcome.vectors : await Promise.all(res.vectors.slice(0, kSolve).map(async (v) => (half ? half.expand(await backend.space.toArray(v)) : backend.space.toArray(v))));
+    if (!outcome) await prepareHost(); // the host polish and the float64 energies below
     if (lowPrecision && !outcome) {
       const t0 = performance.now();
       const host = hostBackend();

@@ -3,14 +3,14 @@
  * host float64 direct σ and the explicit H: σ vectors equal to float32 rounding on FCI and CAS
  * spaces, D2h and C2v irreps, MS2 = 0, 2 and 3, permuted layouts, in-place and scaled products.
  */
-import { HostOperator, NotSupportedError } from '@gpusparse/formats';
+import { GpuSparseError, HostOperator, NotSupportedError, ResourceLimitError } from '@gpusparse/formats';
 import { createGpuContext, Df64Blas, Df64VectorSpace, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '@gpusparse/gpu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CiBackend, ciEnergies } from '../src/ci';
 import { buildCiSpace, type SpaceSpec } from '../src/determinants/build';
 import { directHamiltonian } from '../src/direct/ci';
 import { gpuAutoHamiltonian } from '../src/direct/gpu/auto';
-import { GPU_DIRECT_BYTES_PER_DETERMINANT, gpuDirectHamiltonian } from '../src/direct/gpu/ci';
+import { checkGpuDirectFits, estimateGpuDirectBytes, type GpuDirectCiHamiltonian, gpuDirectHamiltonian } from '../src/direct/gpu/ci';
 import { gpuDirectSigmaOperator } from '../src/direct/gpu/operator';
 import { directSigmaOperator } from '../src/direct/operator';
 import { readFcidump } from '../src/fcidump/node';
@@ -297,7 +297,7 @@ describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
     expect(Math.abs(explicit.energies[0]! - ref)).toBeLessThan(1e-8);
     // a device just large enough for the direct run: the explicit H (12 B per non-zero) would not fit
     const { space } = buildCiSpace(fd, 'fci', { irrep: 1 });
-    const deviceBytes = 2 * (GPU_DIRECT_BYTES_PER_DETERMINANT * space.size + 4 * fd.norb ** 4);
+    const deviceBytes = 2 * estimateGpuDirectBytes(fd, space, 1).total;
     const direct = await ciEnergies(fd, { ...opts, hamiltonian: gpuAutoHamiltonian(ctx, { products: 1e6, threads: 1, deviceBytes }) as never });
     expect(direct.notes.join('\n')).toMatch(/sigma auto: direct — the explicit H would need .* GB of the device's/);
     expect(direct.nnz).toBe(0);
@@ -310,5 +310,66 @@ describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
     await expect(ciEnergies(fd, { ...opts, backend: gpuBackend('foreign') as never, polish: 'device', hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never })).rejects.toThrow(/no product in the device polish's space/);
     const deviceOnly = async (f: Fcidump, s: Parameters<ReturnType<typeof gpuDirectHamiltonian>>[1]) => ({ ...(await gpuDirectHamiltonian(ctx, { threads: 1 })(f, s)), host: undefined });
     await expect(ciEnergies(fd, { ...opts, backend: gpuBackend() as never, hamiltonian: deviceOnly as never })).rejects.toThrow(NotSupportedError);
+  });
+
+  it('builds the host float64 direct σ only for a host polish, not when the df64 polish runs', async () => {
+    const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
+    const opts = { irrep: 1, nroots: 2, solver: 'davidson' as const, workers: 0 };
+    const made: GpuDirectCiHamiltonian[] = [];
+    const factory = gpuDirectHamiltonian(ctx, { threads: 1, roots: 3 });
+    const keep = async (f: Fcidump, s: Parameters<typeof factory>[1], notes: string[]) => {
+      const h = await factory(f, s, notes);
+      made.push(h);
+      return h;
+    };
+    const df = await ciEnergies(fd, { ...opts, backend: gpuBackend('df64') as never, hamiltonian: keep as never });
+    expect(df.solver.method).toMatch(/df64 \(test\) polish/);
+    expect(made[0]!.hostBuilt).toBe(false);
+    expect(df.notes.join('\n')).not.toMatch(/host float64 direct σ built/);
+    expect(df.notes.join('\n')).toMatch(/device memory estimate: [\d.]+ GB \(\d+ B per determinant\)/);
+    const host = await ciEnergies(fd, { ...opts, backend: gpuBackend('foreign') as never, hamiltonian: keep as never });
+    expect(made[1]!.hostBuilt).toBe(true);
+    expect(host.notes.join('\n')).toMatch(/host float64 direct σ built for the polish in [\d.]+ s \(1 thread\)/);
+    for (let r = 0; r < 2; r++) expect(Math.abs(df.energies[r]! - host.energies[r]!)).toBeLessThan(1e-8);
+    // used before it is built: a named error, not a silent zero product
+    const { fcidump, space } = buildCiSpace(fd, 'fci', { irrep: 1 });
+    const h = await factory(fcidump, space);
+    expect(() => h.host!.apply(new Float64Array(space.size), new Float64Array(space.size))).toThrow(GpuSparseError);
+    (h.host as unknown as { dispose(): void }).dispose();
+  });
+
+  it('refuses a space whose device estimate or one df64 vector does not fit, naming the bytes', async () => {
+    const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
+    const { fcidump, space } = buildCiSpace(fd, 'fci', { irrep: 1 });
+    const e = estimateGpuDirectBytes(fcidump, space, 3);
+    const small = gpuDirectHamiltonian(ctx, { threads: 1, roots: 3, deviceBytes: e.total - 1 });
+    const err = await small(fcidump, space).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(ResourceLimitError);
+    expect((err as ResourceLimitError).bytesNeeded).toBe(e.total);
+    expect((err as Error).message).toMatch(/device memory estimate: .* float32 Davidson .* df64 polish/);
+    const fits = await gpuDirectHamiltonian(ctx, { threads: 1, roots: 3, deviceBytes: e.total })(fcidump, space);
+    (fits.host as unknown as { dispose(): void }).dispose();
+    const tiny = { limits: { maxStorageBufferBindingSize: 8 * space.size - 8, maxBufferSize: 2 ** 30 } } as GpuContext;
+    await expect(checkGpuDirectFits(tiny, fcidump, space, { hostBytes: 2 ** 40 })).rejects.toThrow(/one df64 vector \(8 B per determinant\) in one storage binding/);
+    await expect(checkGpuDirectFits(ctx, fcidump, space, { hostBytes: 1000 })).rejects.toThrow(ResourceLimitError);
+  });
+});
+
+describe('device direct σ memory estimate', () => {
+  it('N2 6-31G CAS(10e,16o) without point-group symmetry (C(16,5)² = 19 079 424 determinants) fits one 80 GB GPU; per-part bytes add up', () => {
+    const strings = { count: 4368 };
+    const space = { size: 4368 * 4368, alpha: strings, beta: strings, nalpha: 5, nbeta: 5 } as unknown as Parameters<typeof estimateGpuDirectBytes>[1];
+    const fd = { norb: 16 } as Fcidump;
+    for (const k of [1, 3, 7]) {
+      const e = estimateGpuDirectBytes(fd, space, k);
+      expect(e.determinants).toBe(19_079_424);
+      expect(e.total).toBe(e.tables + e.integrals + Math.max(e.davidson, e.polish));
+      // float32 Davidson: 2·(12 + 4(k − 1)) + 2k vectors of 4 B
+      expect(e.davidson).toBe(4 * e.determinants * (2 * (12 + 4 * (k - 1)) + 2 * k));
+      expect(e.largestBuffer).toBe(8 * e.determinants);
+      expect(e.total).toBeLessThan(80e9);
+    }
+    // the 6-root run (k = 7) needs the most: about 17 GB, under a quarter of an H100
+    expect(estimateGpuDirectBytes(fd, space, 7).total).toBeLessThan(20e9);
   });
 });

@@ -76,7 +76,7 @@ function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<un
   if (s !== 'direct' && s !== 'auto') throw new UsageError(`--sigma: expected explicit, direct or auto, got '${s}'`);
   if (backend.space.precision === 'f32' && backend.ctx) {
     // float32 products: Davidson's and the polish's corrections, ≈ 50 per root solved (N2 CAS(10e,16o): 203 + 106 for 7)
-    const o = { threads: 'auto' as const, ...(deviceBytes === undefined ? {} : { deviceBytes }) };
+    const o = { threads: 'auto' as const, roots: nroots + (nroots > 1 ? 1 : 0), ...(deviceBytes === undefined ? {} : { deviceBytes }) };
     return { hamiltonian: s === 'direct' ? gpuDirectHamiltonian(backend.ctx, o) : gpuAutoHamiltonian(backend.ctx, { ...o, products: 50 * (nroots + (nroots > 1 ? 1 : 0)) }) };
   }
   const d = { threads: 'auto' as const, ...(multiplicity === undefined ? {} : { multiplicity }) };

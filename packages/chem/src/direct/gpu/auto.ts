@@ -80,7 +80,7 @@ export function gpuAutoHamiltonian(ctx: GpuContext, options: GpuAutoOptions): (f
       notes.push('sigma auto: explicit — not an FCI/CAS space (the direct σ needs every string of each spin)');
       return undefined;
     }
-    await checkGpuDirectFits(fd, space, options);
+    const estimate = await checkGpuDirectFits(ctx, fd, space, options);
     const dev = gpuDirectSigmaOperator(ctx, fd, space);
     const sigmaMs = await timeDeviceProduct(ctx, dev);
     const r = GPU_EXPLICIT_RATES;
@@ -92,11 +92,11 @@ export function gpuAutoHamiltonian(ctx: GpuContext, options: GpuAutoOptions): (f
     const model = `σ measured ${sigmaMs.toFixed(2)} ms on the device × ${options.products} products = ${s(directMs)} direct vs ${s(explicitMs)} explicit (assembly of ≈ ${nnz.toExponential(2)} non-zeros on ${cores} cores + products, modelled)`;
     if (options.deviceBytes !== undefined && explicitBytes > 0.8 * options.deviceBytes) {
       notes.push(`sigma auto: direct — the explicit H would need ${(explicitBytes / 1e9).toFixed(1)} GB of the device's ${(options.deviceBytes / 1e9).toFixed(1)} GB; ${model}`);
-      return gpuDirectParts(dev, fd, space, options, t0);
+      return gpuDirectParts(dev, fd, space, options, t0, estimate, notes);
     }
     if (directMs < explicitMs) {
       notes.push(`sigma auto: direct — ${model}`);
-      return gpuDirectParts(dev, fd, space, options, t0);
+      return gpuDirectParts(dev, fd, space, options, t0, estimate, notes);
     }
     dev.dispose();
     notes.push(`sigma auto: explicit — ${model}`);
