@@ -104,14 +104,17 @@ export function boundTarget(tol: number, nroots: number): (theta: readonly numbe
 /**
  * Davidson's per-root verdict for the CI polish with accept 'bound': the certified bound (ε²/gap
  * plus a rounding allowance of 64·u·‖H‖est) ≤ tol, or the residual rule ‖r‖ ≤ tol; guard roots
- * never decide. Its report (bounds, how each root passes) is given in both modes.
+ * never decide. Its report (bounds, how each root passes) is given in both modes; with
+ * `byBound` false (accept 'residual') a root counts as accepted by the residual rule only, its
+ * bound is reported for information. Used by the device polish (polishCi) and the host float64
+ * polish of ci.ts (u = 2⁻⁵³ there).
  */
-function ciJudge(tol: number, nroots: number, unitRoundoff: number) {
+export function ciJudge(tol: number, nroots: number, unitRoundoff: number, byBound = true) {
   let normA = 0;
   const verdict = (theta: readonly number[], rn: readonly number[]) => {
     for (const t of theta) if (Number.isFinite(t)) normA = Math.max(normA, Math.abs(t));
     const b = ritzValueBounds(theta, rn, 64 * unitRoundoff * normA);
-    const how = theta.map((_, i): 'bound' | 'residual' | 'none' => (i >= nroots ? 'none' : b.bound[i]! <= tol ? 'bound' : rn[i]! <= tol ? 'residual' : 'none'));
+    const how = theta.map((_, i): 'bound' | 'residual' | 'none' => (i >= nroots ? 'none' : byBound && b.bound[i]! <= tol ? 'bound' : rn[i]! <= tol ? 'residual' : 'none'));
     return { bound: b.bound.slice(0, nroots), how };
   };
   return {
@@ -137,8 +140,8 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
     (v: V) => o.device.fromFast(v),
   );
   // roots settle on the certified bound (a looser residual than tol) or on the residual rule
-  const judge = ciJudge(o.tol, o.nroots, o.device.unitRoundoff ?? 2 ** -44);
   const byBound = o.accept === 'bound';
+  const judge = ciJudge(o.tol, o.nroots, o.device.unitRoundoff ?? 2 ** -44, byBound);
   const jd = fastCorrector(o.fastOp, o.fastSpace, { ...polishCorrection(o.tol, o.nroots, o.diagonal), ...(byBound ? { targetResidualOf: boundTarget(o.tol, o.nroots) } : {}) }, bridge);
   const n = o.operator.rows;
   const result = await davidsonWith(o.operator, space, {

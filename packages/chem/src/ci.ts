@@ -24,7 +24,7 @@ import type { DeterminantSpace } from './determinants/space';
 import { denseColumnsCsr } from './direct/ci';
 import type { ChunkSink } from './hamiltonian/chunked';
 import type { AvailableMemory, CiEstimate } from './memory-estimate';
-import { type CiDevicePolish, type CiPolishOutcome, polishCi, polishCorrection } from './ci-polish';
+import { boundTarget, type CiDevicePolish, type CiPolishOutcome, ciJudge, polishCi, polishCorrection } from './ci-polish';
 import { SpinPenaltyOperator, spinPenaltyMatrix, spinSquaredExpectations, spinSquaredMatrix } from './hamiltonian/spin';
 import type { HalfSpaceOperator } from './direct/operator';
 import { solveSpinFiltered, spinAdaptedGuess } from './spin-guess';
@@ -102,10 +102,13 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
    */
   tol?: number;
   /**
-   * How the float64 polish after a float32 solve accepts a root (device polish only; default
+   * How the float64 polish after a float32 solve (device or host) accepts a root (default
    * 'residual'): 'residual' — ‖Hv − Ev‖ ≤ tol; 'bound' — also when the certified bound
    * 0 ≤ E − λ ≤ ε²/gap (docs/guides/precision.md, "Accepting eigenvalues by a bound") is ≤ tol
    * Eh, so energies are certified to tol with fewer corrections and residuals may stay above tol.
+   * The bound assumes Davidson missed no eigenvalue below its guard root (docs/guides/ci.md, why
+   * 'residual' stays the default). Not with a spin penalty (the polish then uses the residual
+   * rule and says so in `notes`); no effect on a float64 backend (no polish).
    */
   accept?: 'residual' | 'bound';
   /** Most Davidson iterations (default 200; 50 for the float64 polish after a float32 phase). */
@@ -168,6 +171,12 @@ export interface CiResult {
   assembly: { rate: number; bytesPerNnz: number; workers: number };
   /** Host eigenvectors (float64), one per root. */
   vectors: Float64Array[];
+  /**
+   * After a float64 polish (float32 backend): how it accepted each requested root and the
+   * certified bounds 0 ≤ E − λ ≤ bound[i] Eh (Infinity where no guard root gives one; valid
+   * only if no eigenvalue was missed below the guard). Absent without a polish.
+   */
+  bounds?: { accept: 'residual' | 'bound'; bound: number[]; acceptedBy: ('bound' | 'residual' | 'none')[] };
   notes: string[];
 }
 
@@ -319,6 +328,9 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   let knownS2: number[] | undefined; // ⟨S²⟩ of the roots when the spin filter already computed them
   // an operator factory may build its float64 host product on demand (e.g. the device direct σ): only where it is used
   const prepareHost = async () => (h as { prepareHost?: () => Promise<void> }).prepareHost?.();
+  let bounds: CiResult['bounds']; // after a float64 polish
+  if (options.accept === 'bound' && (solverName === 'dense' || backend0.space.precision !== 'f32')) notes.push(`accept 'bound': no float32 phase to polish (${solverName === 'dense' ? 'dense solver' : 'float64 backend'}): roots judged by the residual rule`);
+  else if (options.accept === 'bound' && pm) notes.push("accept 'bound': not with a spin penalty (the energies are ⟨H⟩, not the penalised eigenvalues the bound would certify): roots judged by the residual rule");
   if (solverName === 'dense') {
     await prepareHost();
     const n = space.size;
@@ -354,7 +366,9 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     // Guard roots against symmetry: ask for a few extra roots and start from the lowest
     // diagonal unit vectors plus a small seeded random part, so that states orthogonal to
     // every unit-vector guess (other spin or spatial symmetry) are still reachable.
-    const kSolve = Math.min(space.size, nroots + (options.extraRoots ?? (nroots > 1 ? 1 : 0)));
+    // accept 'bound' needs a guard root above the wanted ones (it gives the gap), even for one root
+    const byBound = options.accept === 'bound' && backend.space.precision === 'f32' && !pm;
+    const kSolve = Math.min(space.size, nroots + (options.extraRoots ?? (nroots > 1 || byBound ? 1 : 0)));
     // A float32 backend (WebGPU) cannot reach 1e-8 Eh residuals by itself: it converges to
     // what float32 allows, then a float64 Davidson on the host polishes from its Ritz vectors
     // (docs/guides/precision.md). A float64 backend solves to `tol` directly.
@@ -387,7 +401,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         diagonal,
         initialVectors: starts,
         // accept 'bound': to 0.3·√tol (3e-5 at 1e-8), where ε²/gap usually meets tol with no correction
-        residualTol: lowPrecision ? Math.max(tol, options.accept === 'bound' && devicePolish ? Math.min(1e-4, 0.3 * Math.sqrt(tol)) : 1e-4) : tol,
+        residualTol: lowPrecision ? Math.max(tol, byBound ? Math.min(1e-4, 0.3 * Math.sqrt(tol)) : 1e-4) : tol,
         ...(lowPrecision ? { tol: 1e-6 } : {}),
         ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }),
         onIteration: (info) => void emit({ stage: 'solve', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
@@ -418,7 +432,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         maxIterations: options.maxIterations ?? 50,
         device: devicePolish,
         operator: pop,
-        ...(options.accept ? { accept: options.accept } : {}),
+        ...(byBound ? { accept: 'bound' as const } : {}),
         onIteration: (info) => void emit({ stage: 'polish', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
@@ -434,6 +448,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       };
       polishMs = performance.now() - t0;
       notes.push(`float32 backend: ${res.iterations} iterations on ${backend.space.name}, then ${p.iterations} iterations in ${devicePolish.precision} on the device (${(polishMs / 1000).toFixed(2)} s; Jacobi–Davidson corrections on ${backend.space.name})`);
+      bounds = { accept: byBound ? 'bound' : 'residual', ...outcome.bounds };
       notes.push(`device polish: roots accepted by ${outcome.bounds.acceptedBy.join(', ')}; certified bounds ${outcome.bounds.bound.map((b) => b.toExponential(1)).join(' ')}; Eh (0 ≤ E − λ ≤ bound, docs/guides/precision.md)`);
     }
     let fastVectors = outcome ? outcome.vectors : await Promise.all(res.vectors.slice(0, kSolve).map(async (v) => (half ? half.expand(await backend.space.toArray(v)) : backend.space.toArray(v))));
@@ -448,8 +463,10 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       // Jacobi–Davidson polish: float64 residuals on the host, correction equations solved by
       // GMRES on the float32 backend, so the host does a few matvecs instead of a whole
       // Davidson run at the diagonal preconditioner's rate (docs/guides/precision.md)
-      const jd = fastCorrector(op, backend.space, polishCorrection(tol, nroots, diagonal));
+      const judge = ciJudge(tol, nroots, 2 ** -53, byBound); // accept 'bound': as the device polish, float64 rounding
+      const jd = fastCorrector(op, backend.space, { ...polishCorrection(tol, nroots, diagonal), ...(byBound ? { targetResidualOf: boundTarget(tol, nroots) } : {}) });
       const polish = await davidsonWith(hostOp, host.space, {
+        ...(byBound ? { acceptRoots: judge.accept } : {}),
         k: kSolve,
         nConverge: nroots,
         diagonal,
@@ -473,6 +490,8 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         matvecs: res.stats.matvecs + polish.stats.matvecs + jd.stats.matvecs,
       };
       polishMs = performance.now() - t0;
+      bounds = { accept: byBound ? 'bound' : 'residual', ...judge.report(polish.values, polish.residualNorms) };
+      notes.push(`host polish: roots accepted by ${bounds.acceptedBy.join(', ')}; certified bounds ${bounds.bound.map((b) => b.toExponential(1)).join(' ')} Eh (0 ≤ E − λ ≤ bound${pm ? ' of H + spin penalty' : ''}, docs/guides/precision.md)`);
       notes.push(`float32 backend: ${res.iterations} iterations on ${backend.space.name}, then ${polish.iterations} float64 host iterations (${(polishMs / 1000).toFixed(2)} s; Jacobi–Davidson corrections on ${backend.space.name})`);
     }
     vectors = fastVectors.slice(0, nroots);
@@ -525,5 +544,6 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     assembly: { rate: h.stats.rate, bytesPerNnz: h.stats.bytesPerNnz, workers: h.stats.workers },
     vectors,
     notes,
+    ...(bounds ? { bounds } : {}),
   };
 }

@@ -22,7 +22,7 @@ import {
   readMatrixMarket,
   validateCsr,
 } from '@gpusparse/formats';
-import { bicg, bicgstab, cg, davidson, type EigenResult, eigsMixed, gmres, jacobi, lanczos, lobpcg, refinedSolve, type SolveResult } from '@gpusparse/solvers';
+import { bicg, bicgstab, cg, davidson, type EigenResult, type EigenvalueBoundReport, eigsMixed, gmres, jacobi, lanczos, lobpcg, refinedSolve, type SolveResult } from '@gpusparse/solvers';
 import { openBackend } from './util/backend';
 
 /** mathjs' SparseMatrix (`math.sparse(...)`) as far as the converters use it: its JSON form is CSC. */
@@ -199,10 +199,19 @@ export interface EigshOptions {
   backend?: Backend;
   /** Threads of the CPU backend (as in solve). */
   threads?: number;
+  /**
+   * How the float64 polish after the float32 phase (WebGPU) accepts a pair: 'residual' (default,
+   * the tol rule) or 'bound': also when its certified bound 0 ≤ λ̃ − λ ≤ ε²/gap is ≤ 1e-10·|λ̃|
+   * (assumes no eigenvalue missed below the guard pair; docs/guides/precision.md). No effect on
+   * the CPU backend (float64 throughout).
+   */
+  accept?: 'residual' | 'bound';
 }
 
 export interface OneCallEigshResult extends Omit<EigenResult<unknown>, 'vectors'> {
   vectors: Float64Array[];
+  /** WebGPU: per pair, how the polish accepted it and its certified bound (eigsMixed's report). */
+  bounds?: EigenvalueBoundReport;
   backend: string;
   operator: string;
 }
@@ -232,6 +241,8 @@ export async function eigsh(A: MatrixInput, k: number, options: EigshOptions = {
   assertSymmetric(a);
   const which = options.which ?? 'smallest';
   const method = options.method ?? 'lanczos';
+  const accept = options.accept ?? 'residual';
+  if (accept !== 'residual' && accept !== 'bound') throw new InvalidParameterError('accept', "'residual' or 'bound'", accept);
   if (which === 'largest' && method !== 'lanczos') throw new InvalidParameterError('method', "lanczos with which: 'largest'", method);
   let normInf = 0; // ‖A‖∞ ≥ every |λ|: the scale that makes the tolerance relative
   for (let i = 0; i < a.rows; i++) {
@@ -246,7 +257,7 @@ export async function eigsh(A: MatrixInput, k: number, options: EigshOptions = {
     const built = await backend.operator(a, { expectedProducts: 500 });
     const base = { backend: backend.description, operator: built.label };
     if (backend.kind === 'webgpu') {
-      const r = await eigsMixed({ method, k, which, fastOperator: built.op, fastSpace: backend.space, hostOperator: HostOperator.fromCsr(a), diagonal, residualTol, fastMaxIterations: options.maxIterations });
+      const r = await eigsMixed({ method, k, which, fastOperator: built.op, fastSpace: backend.space, hostOperator: HostOperator.fromCsr(a), diagonal, residualTol, accept, fastMaxIterations: options.maxIterations });
       return { ...r, ...base };
     }
     const space = backend.space as HostVectorSpace;

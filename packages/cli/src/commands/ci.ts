@@ -12,6 +12,7 @@ import { openBackend, type Backend } from '../util/backend';
 import { type Command, ExitCode, formatNameOption, info, numberOption, out, printJson, UsageError } from '../util/context';
 import { gpuChunkSink, gpuDevicePolish } from '../util/ci-device';
 import { deviceMemoryOf, printEstimate } from '../util/ci-memory';
+import { acceptColumns, parseAccept } from '../util/accept';
 import { intOption } from '../util/int-option';
 import { progressBar, stageLog } from '../util/progress';
 import { formatTable } from '../util/table';
@@ -110,7 +111,7 @@ export const ciCommand: Command = {
     'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n]',
     '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8] [--maxit N]',
     '                    [--allow-missing-core] [--dry-run] [--host-memory GB] [--device-memory GB] [--assembly auto|chunked|whole] [--chunk-nnz N]',
-    '                    [--polish auto|device|host]',
+    '                    [--polish auto|device|host] [--accept residual|bound]',
     '                    [--sigma explicit|direct|auto]',
     '',
     'Energies include the core energy (the FCIDUMP constant line). ⟨S²⟩ is reported per root.',
@@ -123,6 +124,10 @@ export const ciCommand: Command = {
     'Davidson adds against skipped states does not hold the verdict). --maxit: most Davidson iterations (an integer ≥ 1, default 200).',
     '--polish: where the float64 phase after the float32 GPU solve runs: device (df64 on the GPU, no float64 H',
     'on the host), host, or auto (default: device when the GPU passes the df64 self-test and no --multiplicity).',
+    '--accept: how that float64 phase accepts a root: residual (default: ‖H v − E v‖ ≤ --tol) or bound (also when the',
+    'certified bound 0 ≤ E − λ ≤ ε²/gap is ≤ --tol Eh: usually no correction solve, residuals stay ≈ 1e-5 and are',
+    'reported as they are). The bound assumes Davidson missed no state below its guard root (docs/guides/ci.md).',
+    'The table and JSON (bounds) say per root how it was accepted and its bound; no effect on the CPU backend.',
     '--export-petsc H.petsc: write H (streamed in row chunks) and its diagonal (H.diag.petsc) in PETSc binary and stop;',
     'with --engine slepc --np N [--eps-type gd|jd|krylovschur] SLEPc solves it under mpiexec (docs/guides/scaling-out.md).',
   ].join('\n'),
@@ -143,6 +148,7 @@ export const ciCommand: Command = {
     'device-memory': { type: 'string' },
     assembly: { type: 'string' },
     polish: { type: 'string' },
+    accept: { type: 'string' },
     'chunk-nnz': { type: 'string' },
     ...engineCiOptions,
     sigma: { type: 'string' },
@@ -153,6 +159,7 @@ export const ciCommand: Command = {
     const nroots = numberOption('nroots', v.nroots as string | undefined, 1);
     const solver = ((v.solver as string | undefined) ?? 'auto') as 'davidson' | 'dense' | 'auto';
     const maxIterations = intOption('maxit', v.maxit as string | undefined, undefined, 1);
+    const accept = parseAccept(v.accept as string | undefined);
     // --export-petsc H.petsc and --engine slepc: H streamed to PETSc binary, SLEPc under mpiexec (docs/guides/scaling-out.md)
     const engine = parseEngineOptions(v, ['slepc', 'petsc']);
     if (engine || v['export-petsc'] !== undefined) return ciWithEngine({ file: pos[0]!, space, nroots, maxIterations, v }, engine, common);
@@ -195,6 +202,7 @@ export const ciCommand: Command = {
         format: formatNameOption('format', v.format, 'csr', ['auto']),
         backend: ciBackend,
         tol: numberOption('tol', v.tol as string | undefined, 1e-8),
+        accept,
         ...(maxIterations === undefined ? {} : { maxIterations }),
         onProgress: ciProgressHandler(bar, log),
         ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
@@ -205,12 +213,14 @@ export const ciCommand: Command = {
       bar.finish();
       log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);
       const { vectors: _vectors, ...rest } = r;
-      if (common.json) printJson({ file: pos[0], backend: backend.description, ...rest });
+      if (common.json) printJson({ file: pos[0], backend: backend.description, accept, ...rest });
       else {
         out(`${pos[0]}: ${r.space}, ${r.determinants} determinants, H nnz ${r.nnz} (${r.format})`);
         out(`backend: ${backend.description}; solver: ${r.solver.method}, ${r.solver.converged ? 'converged' : 'NOT converged'} in ${r.solver.iterations} iterations`);
         out(`timings ms: read ${r.timings.read.toFixed(0)}, space ${r.timings.space.toFixed(0)}, assembly ${r.timings.assembly.toFixed(0)} (${(r.assembly.rate / 1e6).toFixed(2)} M nnz/s), solve ${r.timings.solve.toFixed(0)}${r.timings.polish > 0 ? ` (float64 phase ${r.timings.polish.toFixed(0)})` : ''}`);
-        out(formatTable(['root', 'energy (Eh)', '‖H v − E v‖', '<S^2>'], r.energies.map((e, j) => [j, e.toFixed(10), r.residualNorms[j]!, r.s2[j]!.toFixed(6)])));
+        // after a float64 polish: how each root was accepted and its certified bound (--accept)
+        const extra = r.bounds ? ['accepted by', 'bound (Eh)'] : [];
+        out(formatTable(['root', 'energy (Eh)', '‖H v − E v‖', '<S^2>', ...extra], r.energies.map((e, j) => [j, e.toFixed(10), r.residualNorms[j]!, r.s2[j]!.toFixed(6), ...(r.bounds ? acceptColumns(r.bounds, j) : [])])));
         for (const n of r.notes) out(`note: ${n}`);
       }
       return r.solver.converged ? ExitCode.ok : ExitCode.notConverged;

@@ -11,7 +11,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { type CsrMatrix, csrDiagonal, csrTranspose, HostOperator } from '@gpusparse/formats';
-import { davidson, type EigenIterationInfo, type EigenResult, eigsMixed, lanczos, lanczosShiftInvert, lobpcg, NotPositiveDefiniteError } from '@gpusparse/solvers';
+import { davidson, type EigenIterationInfo, type EigenvalueBoundReport, type EigenResult, eigsMixed, lanczos, lanczosShiftInvert, lobpcg, NotPositiveDefiniteError } from '@gpusparse/solvers';
 import { eigsWithEngine, engineEigsOptions, parseEngineOptions } from '../engines/engine-eigs';
 import { linePlot } from '../plots/svg';
 import { openBackend } from '../util/backend';
@@ -19,6 +19,7 @@ import { type Command, ExitCode, info, numberOption, out, printJson, UsageError 
 import { intOption } from '../util/int-option';
 import { loadMatrix } from '../util/load';
 import { progressBar } from '../util/progress';
+import { acceptColumns, parseAccept } from '../util/accept';
 import { formatTable } from '../util/table';
 
 /** True when a is symmetric (values within 1e-14 relative) and its diagonal is positive: shift-invert at σ = 0 may apply. */
@@ -72,7 +73,7 @@ export const eigsCommand: Command = {
   usage: [
     'usage: gpusparse eigs <A.mtx | gen:...> [--k 4] [--method auto|lanczos|davidson|lobpcg] [--which smallest|largest]',
     '                      [--tol 1e-8] [--atol 0] [--residual-tol r] [--maxit N] [--shift-invert auto|on|off]',
-    '                      [--kernel id] [--plot history.svg]',
+    '                      [--kernel id] [--plot history.svg] [--accept residual|bound]',
     '',
     'Converged when ‖A v − λ v‖ ≤ max(tol·‖A‖est, atol) for every pair (‖A‖est: the largest |Ritz value| seen);',
     '--residual-tol replaces that rule by an absolute threshold. --maxit: most outer iterations (an integer ≥ 1).',
@@ -80,6 +81,11 @@ export const eigsCommand: Command = {
     'diagonal runs shift-invert (Lanczos on A⁻¹, inner PCG(Jacobi) solves in float64 on the host; the rule then',
     "applies to A⁻¹, which makes the smallest λ accurate relative to themselves); --shift-invert off forces plain",
     "Lanczos. Davidson uses the diagonal preconditioner. 'largest' is available with lanczos.",
+    '--accept (WebGPU: the float64 polish after the float32 phase): residual (default, the rule above) or bound: a pair',
+    'is also accepted when its certified bound 0 ≤ λ̃ − λ ≤ ε²/gap (from a guard Ritz value above the wanted ones) is',
+    '≤ 1e-10·|λ̃|: eigenvalues certified, often with no correction solve; residuals are reported as they are (≈ 1e-6·‖A‖).',
+    'The bound assumes no eigenvalue was missed below the guard (docs/guides/precision.md). The table and JSON (bounds)',
+    'show per pair how it was accepted and its bound. No effect on the CPU backend or shift-invert (a note says so).',
     'Off a terminal a progress line goes to stderr every 5 s.',
     '--engine slepc --np N [--eps-type krylovschur|gd|jd|lobpcg|lanczos] [--petsc-option "-eps_..."]: SLEPc under mpiexec (docs/guides/scaling-out.md).',
   ].join('\n'),
@@ -94,6 +100,7 @@ export const eigsCommand: Command = {
     'shift-invert': { type: 'string' },
     kernel: { type: 'string' },
     plot: { type: 'string' },
+    accept: { type: 'string' },
     ...engineEigsOptions,
   },
   async run(pos, v, common) {
@@ -124,6 +131,7 @@ export const eigsCommand: Command = {
       const notes: string[] = [];
       if (!shiftInvert || v.kernel !== undefined) await buildOperator(); // --kernel is checked even when shift-invert will not use it
       if (shiftInvert && v.kernel !== undefined) notes.push('--kernel: not used by shift-invert (float64 on the host)');
+      if (o.accept === 'bound' && (shiftInvert || backend.kind !== 'webgpu')) notes.push(`--accept bound: applies to the float64 polish after a float32 phase (WebGPU); ${shiftInvert ? 'shift-invert' : 'the CPU backend'} runs in float64 to the residual rule`);
       const t1 = performance.now();
       let r: EigenResult<unknown> & { phases?: unknown[]; inner?: unknown };
       if (shiftInvert) {
@@ -142,13 +150,15 @@ export const eigsCommand: Command = {
         notes.push('the smallest eigenvalues of a stiff matrix converge slowly with plain Lanczos or unpreconditioned LOBPCG: on a symmetric positive definite matrix, --method lanczos with --shift-invert auto (the default) solves with A⁻¹');
       }
       if (typeof v.plot === 'string') writePlot(v.plot, m.name, r);
-      const summary = { matrix: m.name, rows: a.rows, nnz: a.rowPtr[a.rows], backend: backend.description, operator: built.label, method: r.method, which: o.which, converged: r.converged, reason: r.reason, detail: r.detail, tolerance: r.tolerance, iterations: r.iterations, values: r.values, residualNorms: r.residualNorms, setupMs, solveMs, stats: r.stats, inner: r.inner, phases: r.phases, notes };
+      const bounds = (r as { bounds?: EigenvalueBoundReport }).bounds; // eigsMixed's polish: how each pair was accepted
+      const summary = { matrix: m.name, rows: a.rows, nnz: a.rowPtr[a.rows], backend: backend.description, operator: built.label, method: r.method, which: o.which, converged: r.converged, reason: r.reason, detail: r.detail, tolerance: r.tolerance, iterations: r.iterations, values: r.values, residualNorms: r.residualNorms, accept: o.accept, bounds, setupMs, solveMs, stats: r.stats, inner: r.inner, phases: r.phases, notes };
       if (common.json) printJson(summary);
       else {
         out(`${m.name}: ${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}; backend: ${backend.description}; operator: ${built.label}`);
         out(`${r.method}: ${r.converged ? 'converged' : `not converged (${r.reason})`} in ${r.iterations} iterations, ${solveMs.toFixed(1)} ms, ${r.stats.matvecs} matvecs`);
         if (r.tolerance) out(`rule: ${r.tolerance.rule}; threshold ${r.tolerance.threshold.toExponential(3)}${r.tolerance.normEstimate === undefined ? '' : ` (‖·‖est ${r.tolerance.normEstimate.toExponential(3)})`}`);
-        out(formatTable(['#', 'eigenvalue', '‖A v − λ v‖'], r.values.map((x, j) => [j, x.toPrecision(15), r.residualNorms[j]!])));
+        const extra = bounds ? ['accepted by', 'bound'] : [];
+        out(formatTable(['#', 'eigenvalue', '‖A v − λ v‖', ...extra], r.values.map((x, j) => [j, x.toPrecision(15), r.residualNorms[j]!, ...(bounds ? acceptColumns(bounds, j) : [])])));
         if (r.detail) out(`detail: ${r.detail}`);
         for (const n of notes) out(`note: ${n}`);
       }
@@ -169,6 +179,8 @@ interface EigsOptions {
   abs: { atol?: number; residualTol?: number };
   maxIterations: number | undefined;
   shiftInvert: 'auto' | 'on' | 'off';
+  /** How the float64 polish accepts a pair (eigsMixed accept). */
+  accept: 'residual' | 'bound';
 }
 
 /** Parse and check the options (usage errors name the option, what was expected and what came). */
@@ -196,7 +208,7 @@ export function parseEigsOptions(v: Record<string, unknown>): EigsOptions {
   if (shiftInvert === 'on' && (which !== 'smallest' || method !== 'lanczos' || residualTol !== undefined || atol !== undefined)) {
     throw new UsageError('--shift-invert on: only with --which smallest, --method lanczos (or auto) and the relative rule (no --atol or --residual-tol: the rule applies to A⁻¹)');
   }
-  return { k, method: method as EigsOptions['method'], which, tol, abs, maxIterations: intOption('maxit', v.maxit as string | undefined, undefined, 1), shiftInvert };
+  return { k, method: method as EigsOptions['method'], which, tol, abs, maxIterations: intOption('maxit', v.maxit as string | undefined, undefined, 1), shiftInvert, accept: parseAccept(v.accept as string | undefined) };
 }
 
 /** Lanczos, Davidson or LOBPCG on A itself (float64 on the CPU, float32 + float64 polish on WebGPU). */
@@ -207,7 +219,7 @@ async function solvePlain(a: CsrMatrix, op: any, backend: any, o: EigsOptions, p
   const onIteration = (it: EigenIterationInfo) => progress.update(it);
   if (backend.kind === 'webgpu') {
     const polishRule = o.abs.residualTol !== undefined ? { residualTol: o.abs.residualTol } : { rtol: tol, ...(o.abs.atol === undefined ? {} : { atol: o.abs.atol }) };
-    return eigsMixed({ method: o.method, k, which, fastOperator: op, fastSpace: backend.space, hostOperator: HostOperator.fromCsr(a), diagonal, ...polishRule, fastMaxIterations: maxIterations, onIteration });
+    return eigsMixed({ method: o.method, k, which, fastOperator: op, fastSpace: backend.space, hostOperator: HostOperator.fromCsr(a), diagonal, ...polishRule, accept: o.accept, fastMaxIterations: maxIterations, onIteration });
   }
   const space = backend.space; // the CPU backend's space: vectors where its operator's product runs
   if (o.method === 'lanczos') return lanczos(space, op, { k, which, tol, ...o.abs, maxIterations, onIteration });
