@@ -7,6 +7,9 @@ import { readFileSync } from 'node:fs';
 import { type CiBackend, ciEnergies, type DeterminantSpace, directSigmaOperator, estimateGpuDirectBytes, type Fcidump, gpuDirectHamiltonian, gpuDirectSigmaOperator, type SpaceSpec } from '../packages/chem/src/index';
 import { deviceMemoryOf } from '../packages/cli/src/util/ci-memory';
 import { gpuDevicePolish } from '../packages/cli/src/util/ci-device';
+
+/** `--stage`: stage the integral blocks in workgroup memory (off by default: slower on the H100). */
+const STAGE = process.argv.includes('--stage');
 import { createGpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
 
 const peakRss = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024;
@@ -50,7 +53,7 @@ export async function gpuDirectBench(o: GpuBenchInput): Promise<Record<string, u
 async function timeSigma(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs: GpuVectorSpace, o: GpuBenchInput): Promise<Record<string, unknown>> {
   const n = o.space.size;
   const t0 = performance.now();
-  const op = gpuDirectSigmaOperator(ctx, o.fcidump, o.space);
+  const op = gpuDirectSigmaOperator(ctx, o.fcidump, o.space, { stageIntegrals: STAGE });
   await ctx.finish();
   const buildMs = performance.now() - t0;
   log(`device tables built in ${buildMs.toFixed(0)} ms (${(op.deviceBytes / 1e6).toFixed(1)} MB)`);
@@ -108,7 +111,7 @@ async function solveDirect(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs
     solver: 'davidson',
     polish: o.polish,
     backend,
-    hamiltonian: gpuDirectHamiltonian(ctx, { threads: 'auto', ...sizing }) as never,
+    hamiltonian: gpuDirectHamiltonian(ctx, { threads: 'auto', stageIntegrals: STAGE, ...sizing }) as never,
     onProgress: (p) => {
       peakDevice = Math.max(peakDevice, ctx.buffers.allocatedBytes);
       if ((p.stage === 'solve' || p.stage === 'polish') && p.iteration % 5 === 0) log(`${p.stage} iter ${p.iteration}: max res ${Math.max(...p.residualNorms).toExponential(2)}`);

@@ -86,8 +86,8 @@ function relDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
 async function compare(fd: Fcidump, spec: SpaceSpec, opts: { irrep?: number; ms2?: number; referenceLevel?: number }, explicit = false) {
   const { fcidump, space } = buildCiSpace(fd, spec, opts);
   const host = await directSigmaOperator(fcidump, space);
-  const dev = gpuDirectSigmaOperator(ctx, fcidump, space);
-  const unstaged = gpuDirectSigmaOperator(ctx, fcidump, space, { stageIntegrals: false });
+  const dev = gpuDirectSigmaOperator(ctx, fcidump, space, { stageIntegrals: true });
+  const unstaged = gpuDirectSigmaOperator(ctx, fcidump, space);
   try {
     const c = randomVector(space.size, 11);
     const want = new Float64Array(space.size);

@@ -44,6 +44,8 @@ export interface GpuDirectHamiltonianOptions {
   deviceBytes?: number;
   /** Roots the driver solves for (nroots + guard roots; default 2): sizes Davidson's vectors. */
   roots?: number;
+  /** Stage integral blocks in workgroup memory (default false; see gpuDirectSigmaOperator). */
+  stageIntegrals?: boolean;
 }
 
 /** Device bytes of a device direct run, by part (see {@link estimateGpuDirectBytes}). */
@@ -208,6 +210,6 @@ export function gpuDirectHamiltonian(ctx: GpuContext, options: GpuDirectHamilton
   return async (fd, space, driverNotes) => {
     const t0 = performance.now();
     const estimate = await checkGpuDirectFits(ctx, fd, space, options);
-    return gpuDirectParts(gpuDirectSigmaOperator(ctx, fd, space), fd, space, options, t0, estimate, driverNotes);
+    return gpuDirectParts(gpuDirectSigmaOperator(ctx, fd, space, { stageIntegrals: options.stageIntegrals === true }), fd, space, options, t0, estimate, driverNotes);
   };
 }

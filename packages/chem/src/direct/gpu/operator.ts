@@ -183,9 +183,11 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
 /**
  * The direct σ of `space` over `fd` on the device of `ctx`, float32. Throws NotSupportedError
  * for spaces that are not FCI or CAS blocks (../tables.ts) and ResourceLimitError where a table
- * or a vector exceeds one storage binding. `stageIntegrals` (default true): stage each α
+ * or a vector exceeds one storage binding. `stageIntegrals` (default false): stage each α
  * string's integral block in workgroup memory where it fits (false: read the integrals'
- * buffer; tests compare both). Cost per product: O(size · (conn_α + conn_β +
+ * buffer; tests compare both). Off by default because on an H100 (2026-11-25, N2 6-31G
+ * CAS(10e,16o) D2h) the Davidson ran 25 iterations in 5.1 s with the staged kernel against
+ * 1.6 s without it (the staged block cuts occupancy); on lavapipe staging was 2× faster. Cost per product: O(size · (conn_α + conn_β +
  * mA·mB/n_irreps)) float32 multiply–adds on the device; memory: the string tables (a few
  * words per string and replacement), the integrals (4·norb⁴ bytes), no H.
  * @example
@@ -195,5 +197,5 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
 export function gpuDirectSigmaOperator(ctx: GpuContext, fd: Fcidump, space: DeterminantSpace, options: { stageIntegrals?: boolean } = {}): GpuDirectSigmaOperator {
   const t0 = performance.now();
   const { ctx: dctx, layout, diagonal } = directContext(fd, space);
-  return new GpuDirectSigma(ctx, dctx, fd.orbsym, layout, diagonal, performance.now() - t0, options.stageIntegrals !== false);
+  return new GpuDirectSigma(ctx, dctx, fd.orbsym, layout, diagonal, performance.now() - t0, options.stageIntegrals === true);
 }
