@@ -37,7 +37,7 @@ import { verifyProduct } from './verify';
 export { type AutotuneOptions, type AutotuneResult, type TuneProgress, TuningError } from './types';
 
 /** Part of every cache key; bump it when candidate generation or the objective changes meaning. */
-export const TUNER_VERSION = 2;
+export const TUNER_VERSION = 3; // 3: csr-vec4 preparation as a conversion, csr-balanced on power-law rows only
 
 /**
  * The smallest tuning budget (ms) when no budgetMs is stated: issue 16's overhead target is
