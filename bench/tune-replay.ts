@@ -4,7 +4,8 @@
  * 0.01, matched by name), short-list with the current model and say whether the sweep's best
  * (exact variant, and kernel) is on it — and what the recorded tuner did with it. No device
  * needed: this checks model and short-list changes against GPU sweeps already paid for.
- * Run: `pnpm tsx bench/tune-replay.ts tune-bench.json [--max-timed 6]`.
+ * Run: `pnpm tsx bench/tune-replay.ts tune-bench.json [--max-timed 6] [--products N]`
+ * (`--products` replaces the recorded expected products of the short-list; the sweep's objectives stay as recorded).
  */
 import { readFileSync } from 'node:fs';
 import type { CsrMatrix } from '@gpusparse/formats';
@@ -13,8 +14,17 @@ import { kernels } from '../packages/gpu/src/kernels/registry';
 import { benchMatrixSet } from './matrix-set';
 import { validationMatrixSet } from './validation-set';
 
+interface SweepTrial {
+  kernel: string;
+  params: Record<string, number>;
+  status: string;
+  ms?: number;
+  objectiveMs?: number;
+}
+
 interface Row {
   name: string;
+  exhaustiveReport?: { trials: SweepTrial[] };
   expectedProducts: number;
   ratio?: number;
   exhaustive?: { kernel: string; params: Record<string, number> };
@@ -22,21 +32,35 @@ interface Row {
 }
 
 const file = process.argv[2];
-if (!file) throw new Error('usage: pnpm tsx bench/tune-replay.ts <tune.json> [--max-timed N]');
+if (!file) throw new Error('usage: pnpm tsx bench/tune-replay.ts <tune.json> [--max-timed N] [--products N]');
 const i = process.argv.indexOf('--max-timed');
 const maxTimed = i > 0 ? Number(process.argv[i + 1]) : 6;
+const j = process.argv.indexOf('--products');
+const productsOverride = j > 0 ? Number(process.argv[j + 1]) : undefined;
 const rows = (JSON.parse(readFileSync(file, 'utf8')) as { matrices: Row[] }).matrices;
 const sets: [string, () => Promise<CsrMatrix> | CsrMatrix][] = [1, 0.1, 0.01].flatMap((s) => [...benchMatrixSet(s), ...validationMatrixSet(s)]);
 const same = (c: Candidate, k: string, q: Record<string, number>) => c.kernel.id === k && JSON.stringify(c.params) === JSON.stringify(q);
 let exact = 0;
 let kernel = 0;
 let n = 0;
+let within = 0;
+let withinObjective = 0;
+/** The fastest (and best-objective) short-listed candidate in the recorded sweep over the sweep's best: what the tuner would reach if it timed its whole short-list as the sweep did. */
+function fromSweep(m: Row, list: Candidate[], picks: number[]): { ratio: number; objective: number } | undefined {
+  const timed = (m.exhaustiveReport?.trials ?? []).filter((t) => t.status === 'timed' && t.ms !== undefined);
+  if (timed.length === 0) return undefined;
+  const listed = timed.filter((t) => picks.some((k) => same(list[k]!, t.kernel, t.params)));
+  if (listed.length === 0) return undefined;
+  const min = (ts: SweepTrial[], f: (t: SweepTrial) => number) => Math.min(...ts.map(f));
+  const obj = (t: SweepTrial) => t.objectiveMs ?? Number.POSITIVE_INFINITY;
+  return { ratio: min(listed, (t) => t.ms!) / min(timed, (t) => t.ms!), objective: min(listed, obj) / min(timed, obj) };
+}
 for (const m of rows) {
   const make = sets.find(([name]) => name === m.name)?.[1];
   if (!make || !m.exhaustive) continue;
   const a = await make();
   const p = profileMatrix(a, 1024);
-  const list = enumerateCandidates(a, p, kernels, { ...defaultPruneRules, maxPerKernel: 3 }, m.expectedProducts);
+  const list = enumerateCandidates(a, p, kernels, { ...defaultPruneRules, maxPerKernel: 3 }, productsOverride ?? m.expectedProducts);
   const { picks } = shortList(list, p.stats, { maxTimed, exhaustive: false });
   const best = m.exhaustive;
   const hit = picks.some((k) => same(list[k]!, best.kernel, best.params));
@@ -45,6 +69,11 @@ for (const m of rows) {
   exact += hit ? 1 : 0;
   kernel += fam ? 1 : 0;
   const recorded = m.ratio === 1 ? 'chosen' : (m.exhaustiveBestInTuner?.status ?? '?');
-  console.log(`${m.name.padEnd(26)} best ${best.kernel}${JSON.stringify(best.params)}; recorded tuner: ${recorded}; now on the short-list: ${hit ? 'yes' : fam ? 'its kernel' : 'no'} (${picks.map((k) => list[k]!.kernel.id).join(', ')})`);
+  const sw = fromSweep(m, list, picks);
+  within += sw && sw.ratio <= 1.1 ? 1 : 0;
+  withinObjective += sw && sw.objective <= 1.1 ? 1 : 0;
+  const swText = sw ? `; in the sweep: short-list best ${sw.ratio.toFixed(3)}× product, ${sw.objective.toFixed(3)}× objective` : '';
+  console.log(`${m.name.padEnd(26)} best ${best.kernel}${JSON.stringify(best.params)}; recorded tuner: ${recorded}; now on the short-list: ${hit ? 'yes' : fam ? 'its kernel' : 'no'} (${picks.map((k) => `${list[k]!.kernel.id}${list[k]!.kernel.id === 'csr-vec4' ? `/${list[k]!.params.lanes}` : ''}`).join(', ')})${swText}`);
 }
 console.log(`exhaustive best on the current short-list: ${exact}/${n} (its kernel: ${kernel}/${n})`);
+console.log(`fastest short-listed within 10 % of the sweep's best (recorded sweep times): product ${within}/${n}, objective ${withinObjective}/${n}`);

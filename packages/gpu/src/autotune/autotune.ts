@@ -37,7 +37,7 @@ import { verifyProduct } from './verify';
 export { type AutotuneOptions, type AutotuneResult, type TuneProgress, TuningError } from './types';
 
 /** Part of every cache key; bump it when candidate generation or the objective changes meaning. */
-export const TUNER_VERSION = 2;
+export const TUNER_VERSION = 3; // 3: csr-vec4 preparation as a conversion, csr-balanced on power-law rows only
 
 /**
  * The smallest tuning budget (ms) when no budgetMs is stated: issue 16's overhead target is
@@ -293,7 +293,7 @@ function budgetFrom(opts: AutotuneOptions, s: TrialSession, report: TuningReport
 /** Verify a cached choice with one product (no timing); records it as the only trial. */
 async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntry, ks: readonly AnySpmvKernel[], v: TuneVectors, shared: SharedCsrUpload, held: Held, report: TuningReport): Promise<boolean> {
   const k = ks.find((d) => d.id === hit.kernel)!;
-  const c: Candidate = { kernel: k, params: { ...k.defaults, ...hit.params }, conversionKey: 'cached', estimatedBytes: 0, predicted: 0, work: 0 };
+  const c: Candidate = { kernel: k, params: { ...k.defaults, ...hit.params }, conversionKey: 'cached', estimatedBytes: 0, predicted: 0, work: 0, prepBytes: 0 };
   const t: Trial = { kernel: k.id, params: c.params, status: 'cached', reason: 'cache hit (not timed)', predicted: 0, estimatedBytes: 0, ms: hit.productMs, conversionMs: hit.conversionMs, uploadMs: hit.uploadMs };
   report.trials.push(t);
   report.source = 'cache';

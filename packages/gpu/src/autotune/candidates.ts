@@ -30,6 +30,12 @@ export interface Candidate {
   readonly predicted: number;
   /** Predicted product work: traffic bytes × kernel factor (the tuner calibrates ms per unit). */
   readonly work: number;
+  /**
+   * Host bytes prepared before the upload (a conversion): the converted layout of another
+   * format, the quad-padded arrays of csr-vec4, the row-block tables of csr-adaptive and
+   * csr-balanced; 0 for the kernels that read the shared CSR arrays as they are.
+   */
+  readonly prepBytes: number;
   readonly pruned?: PruneReason;
 }
 
@@ -93,7 +99,56 @@ export function boundaryCandidates(p: MatrixProfile, declared: readonly number[]
 export const EXTRA_VALUES: Readonly<Record<string, Readonly<Record<string, readonly number[]>>>> = { axtuh: { th: [8] }, axtch: { th: [8] } };
 
 /** Lanes-per-row parameter names of each kernel family. */
-const LANE_PARAM: Record<string, string> = { 'csr-vector': 'lanes', 'csr-vec4': 'lanes', hybrid: 'lanes', sell: 'lanes', axc: 'thw', cmrs: 'lanes' };
+const LANE_PARAM: Record<string, string> = { 'csr-vector': 'lanes', hybrid: 'lanes', sell: 'lanes', axc: 'thw', cmrs: 'lanes' };
+
+/**
+ * CSR kernels that re-lay the matrix out on the host at upload instead of reading the shared CSR
+ * arrays (csr-vec4 pads every row to quads in JavaScript): their upload is a conversion.
+ */
+export const CSR_RELAYOUT: ReadonlySet<string> = new Set(['csr-vec4']);
+
+/** CSR kernels that add a row-block table (one O(rows) host pass) to the shared CSR arrays. */
+const CSR_ROW_BLOCKS: ReadonlySet<string> = new Set(['csr-adaptive', 'csr-balanced']);
+
+/**
+ * Traffic units (bytes × factor) one host-prepared byte costs, so that a preparation spread
+ * over the expected products enters the predicted cost in product units. From the H100
+ * (issue 16, bench/out/h100: never the validation set): products ran ≈ 4·10^-10 ms per unit
+ * (csr-adaptive on stencil3d-160³, 0.166 ms), csr-vec4's padding and transfer ≈ 5·10^-6 ms per
+ * host byte (the full-size 27-point stencil's upload grew by ≈ 1.5 s for ≈ 3.9·10^8 padded
+ * bytes; power law 0.65 s) — about 200 MB/s, like the other JavaScript conversions.
+ */
+export const PREP_UNITS_PER_BYTE = 12500;
+
+/** Padded entries of csr-vec4 (Σ 4·⌈len/4⌉), cached per matrix: one O(rows) pass. */
+const quadEntries = new WeakMap<CsrMatrix, number>();
+function paddedQuadEntries(a: CsrMatrix): number {
+  let n = quadEntries.get(a);
+  if (n === undefined) {
+    n = 0;
+    for (let r = 0; r < a.rows; r++) n += 4 * Math.ceil((a.rowPtr[r + 1]! - a.rowPtr[r]!) / 4);
+    quadEntries.set(a, n);
+  }
+  return n;
+}
+
+/**
+ * Host bytes kernel `k` prepares before its upload: csr-vec4 its padded quads (8, 6 or 4 bytes
+ * per padded entry by `pack`, quad pointers, per-row bases) plus, for the 16-bit modes, the
+ * O(nnz) span check (and the value table); the row-block kernels one table pass over the rows;
+ * the other CSR kernels nothing. Other formats: the converted layout (`estimatedBytes`).
+ */
+export function hostPrepBytes(a: CsrMatrix, k: AnySpmvKernel, params: Record<string, number>, estimatedBytes: number): number {
+  const n = a.rows;
+  const z = a.rowPtr[n]!;
+  if (k.format !== 'csr') return estimatedBytes;
+  if (CSR_ROW_BLOCKS.has(k.id)) return 4 * (n + 1);
+  if (!CSR_RELAYOUT.has(k.id)) return 0;
+  const pack = params.pack ?? 0;
+  const perEntry = pack === 2 ? 4 : pack === 1 ? 6 : 8;
+  const checks = pack === 0 ? 0 : pack === 1 ? 4 * z : 12 * z;
+  return perEntry * paddedQuadEntries(a) + 4 * (n + 1) + (pack >= 1 ? 4 * n : 0) + checks;
+}
 
 /** What a layout stores and costs: slots (value + index each), a kernel factor, a prune reason. */
 interface Terms {
@@ -168,6 +223,8 @@ function familyTerms(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: R
       // within 5 % of ELL at rows of 5 and 7); longer rows walk uncoalesced
       t.factor *= imbalance * (1 + Math.max(0, Math.min(s.mean, 40) - 8) / 8);
       if (s.p50 >= 64) soften(t, `thread per row with median row length ${s.p50} ≥ 64: uncoalesced`);
+      // power-law rows: a warp waits on its longest row (H100 bench class powerlaw-2000000: 9.3 ms, csr-adaptive 0.26 ms)
+      if (s.rsdp > 150) soften(t, `thread per row with row-length RSD ${s.rsdp.toFixed(0)} % > 150 %: warps wait on the longest row`);
       break;
     case 'csr-vector':
       // lanes of one row read L consecutive 4-byte entries: below 8 lanes a 32-byte sector is
@@ -176,6 +233,14 @@ function familyTerms(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: R
       break;
     case 'csr-adaptive':
       t.factor *= 1.1;
+      break;
+    case 'csr-vec4':
+      vec4Terms(a, p, params, t);
+      break;
+    case 'csr-balanced':
+      // equal entry slices: no row imbalance, but on the H100 it never won (bench classes:
+      // 2.7–7× csr-adaptive on banded, stencil, uniform and power-law rows)
+      t.factor *= 2.5;
       break;
     case 'coo':
       t.slots = 1.5 * z; // row index per entry
@@ -207,6 +272,39 @@ function familyTerms(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: R
     default:
       if (k.id.startsWith('ax')) axTerms(p, k, params, t);
   }
+}
+
+/**
+ * csr-vec4: padded quads (8, 6 or 4 bytes per entry by `pack`, plus the gather), lanes over
+ * quads. Factors from the H100 bench classes and the cilike / H10 CI runs (bench/out/h100,
+ * issue 16; never the validation set): on long rows (≥ 64) 0.61–0.79× the best csr-vector;
+ * on short rows about 1.2× csr-adaptive per padded slot (stencils 1.4–1.8× csr-adaptive, the
+ * banded b9 0.83×), far worse on irregular rows (power law 2.2×).
+ */
+function vec4Terms(a: CsrMatrix, p: MatrixProfile, params: Record<string, number>, t: Terms): void {
+  const s = p.stats;
+  const padded = paddedQuadEntries(a);
+  const pack = params.pack ?? 0;
+  t.slots = (padded * (pack === 2 ? 8 : pack === 1 ? 10 : 12)) / 12; // traffic per slot is 12 bytes below
+  t.factor *= s.mean >= 64 ? 0.7 : 1.2;
+  if (s.rsdp > 100) t.factor *= 1 + s.rsdp / 100;
+  // lanes walk quads: idle lanes in a row's last step above, serial walks below the lanes the
+  // H100 preferred (≈ quads / 2, at most 32: 1 on rows of 5–9, 2 on rows of 16, 8–32 on rows of ~10^3)
+  const L = params.lanes ?? 8;
+  const quads = Math.max(1, s.mean / 4);
+  t.factor *= (Math.ceil(quads / L) * L) / quads;
+  const want = vec4LanesFor(s.mean);
+  if (L < want) t.factor *= 1 + 0.25 * Math.log2(want / L);
+  if (L > 2 * Math.max(2, Math.ceil(s.p90 / 4))) soften(t, `lanes = ${L} > 2·max(2, p90 quads per row ${Math.ceil(s.p90 / 4)}): most lanes idle`);
+}
+
+/**
+ * The csr-vec4 lanes the H100 preferred for rows of `mean` entries: ≈ quads / 2 as a power of
+ * two, 1 to 32 (bench classes and CI runs, issue 16). O(1).
+ * @example vec4LanesFor(16) // 2
+ */
+export function vec4LanesFor(mean: number): number {
+  return Math.min(32, Math.max(1, 2 ** Math.floor(Math.log2(Math.max(1, mean / 8)))));
 }
 
 /**
@@ -267,8 +365,11 @@ function assess(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record
   // (their `supports` and the upload decide), so that the floor of the search always exists
   if (estimatedBytes > rules.memoryBytes && k.format !== 'csr') t.prune = { reason: `estimated ${(estimatedBytes / 2 ** 20).toFixed(0)} MiB > memory limit ${(rules.memoryBytes / 2 ** 20).toFixed(0)} MiB`, hard: true };
   const traffic = 12 * t.slots + 8 * n;
-  const conversion = k.format === 'csr' ? 0 : (4 * estimatedBytes) / Math.max(1, products);
-  return { estimatedBytes, predicted: traffic * t.factor + conversion, work: traffic * t.factor, pruned: t.prune };
+  const prepBytes = hostPrepBytes(a, k, params, estimatedBytes);
+  // other formats keep the earlier light weight (4 units per converted byte: the timing order
+  // only); the CSR kernels' own preparation weighs what it costs on the H100 against the products
+  const conversion = ((k.format === 'csr' ? PREP_UNITS_PER_BYTE : 4) * prepBytes) / Math.max(1, products);
+  return { estimatedBytes, predicted: traffic * t.factor + conversion, work: traffic * t.factor, prepBytes, pruned: t.prune };
 }
 
 /** A candidate request: a kernel id (all its variants) or a kernel with some parameters fixed. */

@@ -25,7 +25,7 @@
  * @module
  */
 import type { RowLengthStats } from '@gpusparse/formats';
-import type { Candidate } from './candidates';
+import { type Candidate, CSR_RELAYOUT, vec4LanesFor } from './candidates';
 
 /**
  * The model's prediction is trusted to separate candidates only past this factor: the static
@@ -97,8 +97,30 @@ function laneNeighbours(csr: readonly Indexed[], scouts: readonly Indexed[]): nu
 /** Timeable: not pruned, or soft-pruned in an exhaustive sweep. CSR candidates are never hard-pruned for size (see candidates.ts). */
 const timeable = (c: Candidate, exhaustive: boolean): boolean => !c.pruned || (exhaustive && !c.pruned.hard);
 
-/** The floor first, then the best variant of each other CSR kernel (the rule's lanes for csr-vector). */
-function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rsdp'>): Indexed[] {
+/**
+ * Rows irregular enough for csr-balanced (RSD > 150 % of the mean, the power-law rule of
+ * {@link floorKernel}): on the H100 it never won (2.7–7× csr-adaptive on the bench classes),
+ * so it is scouted only where its equal entry slices could matter.
+ */
+const POWER_LAW_RSD = 150;
+
+/**
+ * Whether a scout is worth timing next to the floor: csr-balanced only on power-law-like rows;
+ * a kernel that re-lays the matrix out on the host (csr-vec4) only when its predicted cost with
+ * the preparation spread over the expected products (`predicted`) beats the floor's — its
+ * predicted gain pays for the conversion. O(1).
+ */
+function scoutPays(x: Indexed, first: Indexed, s: Pick<RowLengthStats, 'rsdp'>): boolean {
+  if (x.c.kernel.id === 'csr-balanced' && s.rsdp <= POWER_LAW_RSD) return false;
+  if (CSR_RELAYOUT.has(x.c.kernel.id)) return x.c.predicted < first.c.predicted;
+  return true;
+}
+
+/**
+ * The floor first, then the best variant of each other CSR kernel (the rule's lanes for
+ * csr-vector and csr-vec4) that {@link scoutPays}; all of them in an exhaustive sweep.
+ */
+function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rsdp'>, exhaustive = false): Indexed[] {
   const rule = floorKernel(s);
   const usable = csr.filter(({ c }) => !c.pruned);
   const pool = usable.length ? usable : csr;
@@ -107,12 +129,15 @@ function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rs
   const out: Indexed[] = [];
   const first = pool.find((x) => fits(x, rule.kernel, rule.lanes)) ?? pool.find((x) => fits(x, rule.kernel)) ?? pool[0];
   if (first) out.push(first);
+  const v4Lanes = vec4LanesFor(s.mean);
   for (const x of pool) {
     if (out.some((o) => o.c.kernel.id === x.c.kernel.id)) continue;
-    const preferred = x.c.kernel.id === 'csr-vector' ? pool.find((y) => fits(y, 'csr-vector', vectorLanes)) : undefined;
-    out.push(preferred ?? x);
+    const preferred = x.c.kernel.id === 'csr-vector' ? pool.find((y) => fits(y, 'csr-vector', vectorLanes)) : x.c.kernel.id === 'csr-vec4' ? pool.find((y) => fits(y, 'csr-vec4', v4Lanes) && !y.c.params.pack) : undefined;
+    const pick = preferred ?? x;
+    if (exhaustive || !first || scoutPays(pick, first, s)) out.push(pick);
+    else out.push({ ...pick, i: -1 }); // marks the kernel as seen; dropped below
   }
-  return out;
+  return out.filter(({ i }) => i >= 0);
 }
 
 /**
@@ -125,7 +150,7 @@ export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats
   const all = list.map((c, i) => ({ c, i }));
   const csr = all.filter(({ c }) => c.kernel.format === 'csr' && !c.pruned?.hard);
   const cap = Math.max(1, Math.floor(opts.maxTimed));
-  const scouts = csrScouts(csr, stats);
+  const scouts = csrScouts(csr, stats, opts.exhaustive);
   const picks = (opts.exhaustive ? scouts : scouts.slice(0, cap)).map(({ i }) => i);
   const rest = all.filter(({ c, i }) => timeable(c, opts.exhaustive) && !picks.includes(i) && (opts.exhaustive || c.kernel.format !== 'csr'));
   if (opts.exhaustive) picks.push(...rest.map(({ i }) => i));

@@ -14,7 +14,7 @@ import type { GpuContext } from '../device/context';
 import type { SharedCsrUpload } from '../kernels/csr/csr-device';
 import { type DeviceMatrix, supportsCsr } from '../kernels/types';
 import { timeGpu } from '../timing/index';
-import type { Candidate } from './candidates';
+import { type Candidate, CSR_RELAYOUT } from './candidates';
 import type { ConversionCache, TuneVectors } from './conversions';
 import type { Trial, TuningReport } from './report';
 import { medianOf, type TuneProgress } from './types';
@@ -103,10 +103,18 @@ export async function prepare(s: TrialSession, c: Candidate, t: Trial): Promise<
     const handle: DeviceMatrix = c.kernel.upload(s.ctx, conv.m, c.params, csr ? { sharedCsr: s.shared } : undefined);
     h = handle;
     await s.ctx.finish();
-    const uploadMs = performance.now() - t0;
+    const ms = performance.now() - t0;
+    // csr-vec4 pads the rows on the host inside its upload: the whole call is its conversion
+    const relayout = CSR_RELAYOUT.has(c.kernel.id);
+    const uploadMs = relayout ? 0 : ms;
+    const conversionMs = relayout ? ms : conv.ms;
     s.report.costs.uploadMs += uploadMs;
+    if (relayout) {
+      s.report.costs.conversionMs += ms;
+      if (c.prepBytes > 0) s.convMsPerByte = Math.max(s.convMsPerByte, ms / c.prepBytes);
+    }
     if (c.estimatedBytes > 0 && !csr) s.uploadMsPerByte = uploadMs / c.estimatedBytes;
-    Object.assign(t, { conversionMs: conv.ms, uploadMs, bytes: storageBytes(c, conv.m), deviceBytes: handle.deviceBytes });
+    Object.assign(t, { conversionMs, uploadMs, bytes: storageBytes(c, conv.m), deviceBytes: handle.deviceBytes });
     return { c, t, m: conv.m, h: handle, samples: [] };
   } catch (e) {
     h?.dispose();
@@ -166,9 +174,33 @@ function summarise(s: TrialSession, f: Live): void {
   Object.assign(f.t, { status: 'timed', ms, loMs: Math.min(...f.samples), hiMs: Math.max(...f.samples), samples: [...f.samples], gflops: (2 * s.report.nnz) / (ms * 1e6) });
 }
 
+/** Host preparation (ms) of candidate `c` before its upload: a conversion of another format (unless shared) or csr-vec4's padding. */
+function prepEstimateMs(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): number {
+  const rate = s.convMsPerByte || CONVERSION_MS_PER_BYTE;
+  if (CSR_RELAYOUT.has(c.kernel.id)) return c.prepBytes * rate;
+  return c.kernel.format === 'csr' || seen.has(c.conversionKey) ? 0 : c.estimatedBytes * rate;
+}
+
+/**
+ * Why a CSR kernel that re-lays the matrix out (csr-vec4) is not worth its preparation, or
+ * undefined: its predicted gain over the first timed candidate (that one's measured product
+ * time scaled by the model's work ratio) times the expected products must exceed the
+ * estimated preparation. O(1).
+ */
+export function prepDoesNotPay(s: Pick<TrialSession, 'live' | 'products' | 'convMsPerByte'>, c: Candidate): string | undefined {
+  const first = s.live[0];
+  if (!first || !CSR_RELAYOUT.has(c.kernel.id)) return undefined;
+  const firstMs = medianOf(first.samples);
+  const predictedMs = firstMs * (c.work / Math.max(1e-12, first.c.work));
+  const gainMs = s.products * (firstMs - predictedMs);
+  const prepMs = c.prepBytes * (s.convMsPerByte || CONVERSION_MS_PER_BYTE);
+  if (gainMs > prepMs) return undefined;
+  return `conversion does not pay: host preparation ~${prepMs.toFixed(1)} ms > predicted gain ${Math.max(0, gainMs).toFixed(1)} ms over ${s.products} products`;
+}
+
 /** Estimated cost (ms) of admitting candidate `c`: its conversion (unless shared), upload and timing rounds. */
 function admissionCost(s: TrialSession, c: Candidate, rounds: number, seen: ReadonlySet<string>): { ms: number; text: string } {
-  const conv = c.kernel.format === 'csr' || seen.has(c.conversionKey) ? 0 : c.estimatedBytes * (s.convMsPerByte || CONVERSION_MS_PER_BYTE);
+  const conv = prepEstimateMs(s, c, seen);
   const upload = c.kernel.format === 'csr' ? 0 : c.estimatedBytes * s.uploadMsPerByte;
   const first = s.live[0];
   const productMs = first ? medianOf(first.samples) * Math.max(0.25, c.predicted / Math.max(1e-12, first.c.predicted)) : 0;
@@ -199,6 +231,12 @@ export async function admit(s: TrialSession, picks: readonly { c: Candidate; t: 
   const seen = new Set<string>();
   for (const { c, t } of picks) {
     if (s.live.length > 0 && !s.exhaustive) {
+      const unpaid = prepDoesNotPay(s, c);
+      if (unpaid) {
+        t.status = 'budget';
+        t.reason = unpaid;
+        continue;
+      }
       const need = admissionCost(s, c, rounds, seen);
       const left = s.report.budgetMs - spent(s) - verifyEstimateMs(s.report.nnz);
       if (need.ms > left) {

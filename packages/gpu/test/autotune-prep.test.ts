@@ -1,0 +1,120 @@
+/**
+ * The CSR kernels' host preparation in the tuner's model (issue 16): csr-vec4 pads every row to
+ * quads in JavaScript at upload (≈ 1.5 s on the H100 host for a 4.6·10^7-entry stencil, counted
+ * as upload and never modelled before), so it is a conversion: in the predicted cost, in the
+ * short-list's and the admission's pay-off test, and in the trial's and report's costs.
+ * csr-balanced, which never won on the H100, is scouted only on power-law rows.
+ */
+import { type CsrMatrix, generators as g } from '@gpusparse/formats';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type Candidate, type CsrDeviceMatrix, CSR_RELAYOUT, uploadCsrArrays, PREP_UNITS_PER_BYTE, autotune, defaultPruneRules, enumerateCandidates, hostPrepBytes, kernels, profileMatrix, shortList, vec4LanesFor } from '../src/index';
+import { prepDoesNotPay } from '../src/autotune/trials';
+import { testContext } from './helpers';
+
+const csrKernels = kernels.filter((k) => k.format === 'csr');
+const quiet = { onProgress: undefined } as const;
+
+/** Σ 4·⌈len/4⌉ by a plain loop (the test's own count). */
+function padded(a: CsrMatrix): number {
+  let n = 0;
+  for (let r = 0; r < a.rows; r++) n += 4 * Math.ceil((a.rowPtr[r + 1]! - a.rowPtr[r]!) / 4);
+  return n;
+}
+
+/** CI-like rows of a few hundred entries: csr-vec4's best case on the H100 (0.61–0.79× the best csr-vector). */
+const longRows = g.ciLike(3000, { refFraction: 0.1, refDensity: 0.9, expDensity: 0.05, seed: 21 });
+
+afterAll(async () => (await testContext()).dispose());
+
+describe('csr-vec4 preparation is a conversion (no device)', () => {
+  it('its padded quads are its preparation bytes and enter the predicted cost spread over the products; plain CSR kernels prepare nothing, row-block kernels one table', () => {
+    const a = g.banded(5000, 3, 3, { seed: 4 }); // rows of 7: one pad entry per row
+    const p = profileMatrix(a, 1024);
+    const list = enumerateCandidates(a, p, csrKernels, defaultPruneRules, 1000);
+    const v4 = list.find((c) => c.kernel.id === 'csr-vec4' && c.params.pack === 0)!;
+    expect(CSR_RELAYOUT.has('csr-vec4')).toBe(true);
+    expect(v4.prepBytes).toBe(8 * padded(a) + 4 * (a.rows + 1));
+    expect(v4.predicted - v4.work).toBeCloseTo((PREP_UNITS_PER_BYTE * v4.prepBytes) / 1000, 3);
+    const packed = list.find((c) => c.kernel.id === 'csr-vec4' && c.params.pack === 1)!;
+    expect(packed.prepBytes).toBeGreaterThan(6 * padded(a)); // 6 bytes per padded entry plus the O(nnz) span check
+    for (const c of list.filter((x) => x.kernel.id === 'csr-vector' || x.kernel.id === 'csr-scalar')) expect(c.prepBytes).toBe(0);
+    for (const c of list.filter((x) => x.kernel.id === 'csr-adaptive' || x.kernel.id === 'csr-balanced')) expect(c.prepBytes).toBe(4 * (a.rows + 1));
+    expect(hostPrepBytes(a, v4.kernel, { pack: 2 }, 0)).toBe(4 * padded(a) + 4 * (a.rows + 1) + 4 * a.rows + 12 * a.rowPtr[a.rows]!);
+  });
+
+  it('at 10^3 products csr-vec4 (predicted gain ≈ 20 % on long rows) is not short-listed; at 10^7 products it is, at the lanes the H100 preferred', () => {
+    const p = profileMatrix(longRows, 1024);
+    expect(p.stats.mean).toBeGreaterThan(64);
+    const at = (products: number) => {
+      const list = enumerateCandidates(longRows, p, csrKernels, defaultPruneRules, products);
+      return list.filter((_, i) => shortList(list, p.stats, { maxTimed: 8, exhaustive: false }).picks.includes(i));
+    };
+    const few = at(1000);
+    expect(few.map((c) => c.kernel.id)).not.toContain('csr-vec4');
+    const many = at(1e7).filter((c) => c.kernel.id === 'csr-vec4');
+    expect(many).toHaveLength(1);
+    expect(many[0]!.params.pack).toBe(0);
+    expect(many[0]!.params.lanes).toBe(vec4LanesFor(p.stats.mean)); // ≈ quads per row / 2, at most 32
+    expect(vec4LanesFor(p.stats.mean)).toBeGreaterThanOrEqual(8);
+    expect([5, 9, 16, 48, 1000].map(vec4LanesFor)).toEqual([1, 1, 2, 4, 32]); // H100: 1 on stencils and b9, 2 on rows of 16, 32 on cilike
+    // an exhaustive sweep still times it
+    const list = enumerateCandidates(longRows, p, csrKernels, defaultPruneRules, 1000);
+    expect(shortList(list, p.stats, { maxTimed: 8, exhaustive: true }).picks.some((i) => list[i]!.kernel.id === 'csr-vec4')).toBe(true);
+  });
+
+  it('admission: a csr-vec4 candidate whose predicted gain over the measured floor does not pay for its preparation is not timed at 10^3 products on a large matrix', () => {
+    // a 4.6·10^7-entry matrix: the floor measured 0.17 ms per product; csr-vec4 predicted 10 % faster
+    const floor = { kernel: kernels.find((k) => k.id === 'csr-vector')!, work: 5.6e8 } as Candidate;
+    const vec4 = { kernel: kernels.find((k) => k.id === 'csr-vec4')!, work: 0.9 * 5.6e8, prepBytes: 3.9e8 } as Candidate;
+    const live = [{ c: floor, samples: [0.17] }] as never;
+    const reason = prepDoesNotPay({ live, products: 1000, convMsPerByte: 0 }, vec4);
+    expect(reason).toMatch(/conversion does not pay: host preparation ~1950\.0 ms > predicted gain 17\.0 ms over 1000 products/);
+    expect(prepDoesNotPay({ live, products: 1e6, convMsPerByte: 0 }, vec4)).toBeUndefined(); // 17 s of gain
+    expect(prepDoesNotPay({ live, products: 1000, convMsPerByte: 0 }, floor)).toBeUndefined(); // shared CSR arrays: no test
+  });
+});
+
+describe('csr-balanced only on power-law rows (no device)', () => {
+  it('is not a scout on banded, stencil or CI-like rows, is one on a power law', () => {
+    const scouted = (a: CsrMatrix) => {
+      const p = profileMatrix(a, 1024);
+      const list = enumerateCandidates(a, p, csrKernels, defaultPruneRules, 1000);
+      return shortList(list, p.stats, { maxTimed: 8, exhaustive: false }).picks.some((i) => list[i]!.kernel.id === 'csr-balanced');
+    };
+    expect(scouted(g.banded(4000, 4, 4, { seed: 2 }))).toBe(false);
+    expect(scouted(g.poisson2d(40))).toBe(false);
+    expect(scouted(longRows)).toBe(false);
+    expect(scouted(g.powerLaw(4000, 4000, { alpha: 1.8, minLen: 1, maxLen: 2000, seed: 2 }))).toBe(true);
+  });
+});
+
+describe('csr-vec4 preparation in a tuning run (device)', () => {
+  it('its upload time is reported as conversion (trial and costs); csr-adaptive\'s is not', async () => {
+    const ctx = await testContext();
+    const a = g.banded(2000, 5, 5, { seed: 8 });
+    const r = await autotune(ctx, a, { cache: false, exhaustive: true, candidates: [{ kernel: 'csr-vec4', params: { lanes: 2, pack: 0 } }, { kernel: 'csr-adaptive', params: { nnzPerGroup: 1024 } }], reps: 2, ...quiet });
+    const t = r.report.trials.find((x) => x.kernel === 'csr-vec4')!;
+    expect(t.status).toBe('timed');
+    expect(t.conversionMs!).toBeGreaterThan(0);
+    expect(t.uploadMs).toBe(0);
+    expect(r.report.costs.conversionMs).toBeGreaterThanOrEqual(t.conversionMs!);
+    const ad = r.report.trials.find((x) => x.kernel === 'csr-adaptive')!;
+    expect(ad.conversionMs).toBe(0);
+  });
+
+  it('every CSR kernel but csr-vec4 (padded quads) holds the shared CSR arrays instead of uploading its own', async () => {
+    const ctx = await testContext();
+    const a = g.banded(1000, 2, 2, { seed: 5 });
+    const shared = uploadCsrArrays(ctx, a, 'test');
+    try {
+      for (const k of csrKernels.filter((x) => !CSR_RELAYOUT.has(x.id))) {
+        const h = k.upload(ctx, a, {}, { sharedCsr: shared }) as CsrDeviceMatrix;
+        expect(h.sharedCsr, k.id).toBe(shared);
+        h.dispose();
+      }
+      expect(csrKernels.map((k) => k.id).sort()).toEqual(['csr-adaptive', 'csr-balanced', 'csr-scalar', 'csr-vec4', 'csr-vector']);
+    } finally {
+      shared.release();
+    }
+  });
+});
