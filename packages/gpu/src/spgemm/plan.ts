@@ -22,7 +22,7 @@ import type { GpuBuf } from '../memory/buffers';
 import { uploadU32 } from '../memory/upload';
 import { allocateDiagonal, type DeviceDiagonalMatrix, type DiagonalLayout, diagonalLayout, type SplitOptions, splitElems } from './device-diagonal';
 import { type GatherShape, gatherWgsl, gatherBindings, JOB_WORDS, PAIR_WORDS } from './gather.kernel';
-import { uniformWords } from './common';
+import { Uniforms } from '../memory/recorder';
 import { signature } from '../kernels/wgsl/index';
 
 /** Options of {@link planSpgemm}. */
@@ -61,10 +61,17 @@ export interface SpgemmPlan {
   dispose(): void;
 }
 
+/** Equal element by element (plain loop: no closure per element). O(length). */
+function sameArray(p: ArrayLike<number>, q: ArrayLike<number>): boolean {
+  if (p.length !== q.length) return false;
+  for (let k = 0; k < p.length; k++) if (p[k] !== q[k]) return false;
+  return true;
+}
+
 /** The same structure and split as planned, or InvalidParameterError naming the difference. O(dg). */
 function checkSame(which: 'A' | 'B', planned: DiagonalLayout, got: DiagonalLayout): void {
-  const same = (p: ArrayLike<number>, q: ArrayLike<number>) => p.length === q.length && Array.prototype.every.call(p, (x: number, k: number) => x === q[k]);
-  if (planned.format !== got.format || planned.rows !== got.rows || planned.cols !== got.cols || !same(planned.offsets, got.offsets) || !same(planned.chunk, got.chunk) || !same(planned.start, got.start)) {
+  if (got === planned) return; // the operand the plan was made from: its layout is read-only
+  if (planned.format !== got.format || planned.rows !== got.rows || planned.cols !== got.cols || !sameArray(planned.offsets, got.offsets) || !sameArray(planned.chunk, got.chunk) || !sameArray(planned.start, got.start)) {
     throw new InvalidParameterError(`execute: ${which}`, `the ${planned.format.toUpperCase()} ${planned.rows}x${planned.cols} structure and split the plan was made for (${planned.offsets.length} diagonals)`, `${got.format.toUpperCase()} ${got.rows}x${got.cols} with ${got.offsets.length} diagonals or another split`);
   }
 }
@@ -164,13 +171,26 @@ function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayou
   return { list, table: tw.words.subarray(0, tw.length) };
 }
 
-/** Shader text per shape, built once per process (the pipeline cache is keyed by it). */
-const shaderText = new Map<string, string>();
-function gatherText(shape: GatherShape): string {
+/** Shader text and binding signature per shape, built once per process. */
+const shapes = new Map<string, { readonly text: string; readonly bindings: string; readonly label: string }>();
+function gatherShape(shape: GatherShape): { readonly text: string; readonly bindings: string; readonly label: string } {
   const key = `${shape.format}:${shape.sa}:${shape.sb}:${shape.wg}`;
-  let t = shaderText.get(key);
-  if (t === undefined) shaderText.set(key, (t = gatherWgsl(shape)));
+  let t = shapes.get(key);
+  if (t === undefined) shapes.set(key, (t = { text: gatherWgsl(shape), bindings: signature(gatherBindings(shape)), label: `spgemm-gather(${shape.format}, ${shape.sa}x${shape.sb})` }));
   return t;
+}
+
+/** The context's pipeline for a dispatch (the context caches it by text: a hit is one lookup). */
+function gatherPipeline(ctx: GpuContext, format: 'hm' | 'cdm', d: Dispatch, wg: number): PipelineEntry {
+  const t = gatherShape({ format, sa: d.aChunks.length, sb: d.bChunks.length, wg });
+  return ctx.pipelines.get({ key: t.text, label: t.label, bindings: t.bindings, wgsl: () => t.text });
+}
+
+/** A uniform block holding `words` from word 0. */
+function uniformsOf(words: readonly number[]): Uniforms {
+  const u = new Uniforms();
+  for (let k = 0; k < words.length; k++) u.u[k] = words[k]!;
+  return u;
 }
 
 /**
@@ -194,29 +214,21 @@ export function planSpgemm(ctx: GpuContext, a: DeviceDiagonalMatrix, b: DeviceDi
   const { list, table } = buildDispatches(s, a, b, cLayout, slots, wg);
   const tab = uploadU32(ctx, table.length > 0 ? table : new Uint32Array(1), 'spgemm-table');
   const c = allocateDiagonal(ctx, cLayout, 'spgemm-c');
-  const pipes = new Map<string, PipelineEntry>();
-  const pipeline = (d: Dispatch): PipelineEntry => {
-    const shape: GatherShape = { format: s.format, sa: d.aChunks.length, sb: d.bChunks.length, wg };
-    const text = gatherText(shape);
-    let p = pipes.get(text);
-    if (!p) pipes.set(text, (p = ctx.pipelines.get({ key: text, label: `spgemm-gather(${s.format}, ${shape.sa}x${shape.sb})`, bindings: signature(gatherBindings(shape)), wgsl: () => text })));
-    return p;
-  };
-  const pipeOf = list.map(pipeline); // compiled at plan time, not on the first execute
-  const planned = { a: a as DiagonalLayout, b: b as DiagonalLayout };
+  const pipeOf = list.map((d) => gatherPipeline(ctx, s.format, d, wg)); // compiled at plan time, not on the first execute
   const extent = s.format === 'hm' ? s.inner : s.rows;
+  const words = list.map((d) => [d.jobs, d.jobBase, d.groups, extent, d.mode]);
+  const refsOf = (x: DeviceDiagonalMatrix, y: DeviceDiagonalMatrix): GpuBuf[][] => list.map((d) => [tab, ...d.aChunks.map((q) => x.buffers[q]!), ...d.bChunks.map((q) => y.buffers[q]!), c.buffers[d.cq]!]);
+  const plannedRefs = refsOf(a, b); // the operands of the plan are the usual ones: bindings built once
   return {
     symbolic: s,
     c,
     dispatches: list.length,
     planMs: performance.now() - t0,
     execute(x, y) {
-      checkSame('A', planned.a, x);
-      checkSame('B', planned.b, y);
-      list.forEach((d, k) => {
-        const refs: GpuBuf[] = [tab, ...d.aChunks.map((q) => x.buffers[q]!), ...d.bChunks.map((q) => y.buffers[q]!), c.buffers[d.cq]!];
-        ctx.recorder.dispatch(pipeOf[k]!, refs, uniformWords([d.jobs, d.jobBase, d.groups, extent, d.mode]), d.groups);
-      });
+      checkSame('A', a, x);
+      checkSame('B', b, y);
+      const refs = x === a && y === b ? plannedRefs : refsOf(x, y);
+      for (let k = 0; k < list.length; k++) ctx.recorder.dispatch(pipeOf[k]!, refs[k]!, uniformsOf(words[k]!), list[k]!.groups);
       return c;
     },
     dispose() {
