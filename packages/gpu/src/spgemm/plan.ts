@@ -90,35 +90,55 @@ function slotsOf(chunks: number, group: readonly number[]): Int32Array {
   return out;
 }
 
+/** Per-diagonal words of a pair that depend on one operand only: base (HM: start + min(k, 0)) and offset. O(dg). */
+function operandWords(m: DiagonalLayout): { readonly base: Uint32Array; readonly off: Uint32Array } {
+  const hm = m.format === 'hm';
+  const base = new Uint32Array(m.offsets.length);
+  const off = new Uint32Array(m.offsets.length);
+  for (let d = 0; d < m.offsets.length; d++) {
+    const k = m.offsets[d]!;
+    // HM bases: a_ij at start + min(i, j) = start + min(k, 0) + i
+    base[d] = (m.start[d]! + (hm && k < 0 ? k : 0)) >>> 0;
+    off[d] = k >>> 0;
+  }
+  return { base, off };
+}
+
 /** Writes the table: jobs then their pairs, per dispatch. */
 class TableWriter {
   readonly words: Uint32Array;
   length = 0;
-  constructor(capacity: number) {
+  private readonly aw: { readonly base: Uint32Array; readonly off: Uint32Array };
+  private readonly bw: { readonly base: Uint32Array; readonly off: Uint32Array };
+  constructor(capacity: number, private readonly a: DiagonalLayout, private readonly b: DiagonalLayout) {
     this.words = new Uint32Array(Math.max(1, capacity));
+    this.aw = operandWords(a);
+    this.bw = operandWords(b);
   }
   /** Append the pair words of C diagonal dc kept by the slot maps; returns how many. */
-  pairs(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayout, dc: number, sa: Int32Array, sb: Int32Array): number {
-    const hm = s.format === 'hm';
-    let count = 0;
-    for (let t = s.pairStart[dc]!; t < s.pairStart[dc + 1]!; t++) {
-      const u = s.pairA[t]!;
-      const v = s.pairB[t]!;
-      const qa = sa[a.chunk[u]!]!;
-      const qb = sb[b.chunk[v]!]!;
+  pairs(s: SymbolicProduct, dc: number, sa: Int32Array, sb: Int32Array): number {
+    const { pairA, pairB } = s;
+    const aChunk = this.a.chunk;
+    const bChunk = this.b.chunk;
+    const { base: aBase, off: aOff } = this.aw;
+    const bBase = this.bw.base;
+    const w = this.words;
+    let at = this.length;
+    const end = s.pairStart[dc + 1]!;
+    for (let t = s.pairStart[dc]!; t < end; t++) {
+      const u = pairA[t]!;
+      const v = pairB[t]!;
+      const qa = sa[aChunk[u]!]!;
+      const qb = sb[bChunk[v]!]!;
       if (qa < 0 || qb < 0) continue;
-      const kA = a.offsets[u]!;
-      const kB = b.offsets[v]!;
-      const w = this.words;
-      const at = this.length;
       w[at] = qa | (qb << 8);
-      // HM bases: a_ij at start + min(i, j) = start + min(kA, 0) + i
-      w[at + 1] = (a.start[u]! + (hm ? Math.min(kA, 0) : 0)) >>> 0;
-      w[at + 2] = kA >>> 0;
-      w[at + 3] = (b.start[v]! + (hm ? Math.min(kB, 0) : 0)) >>> 0;
-      this.length += PAIR_WORDS;
-      count++;
+      w[at + 1] = aBase[u]!;
+      w[at + 2] = aOff[u]!;
+      w[at + 3] = bBase[v]!;
+      at += PAIR_WORDS;
     }
+    const count = (at - this.length) / PAIR_WORDS;
+    this.length = at;
     return count;
   }
 }
@@ -129,7 +149,7 @@ function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayou
   const bGroups = groupsOf(b.chunkElems.length, slots);
   const passes = aGroups.length * bGroups.length;
   const dgC = c.offsets.length;
-  const tw = new TableWriter(passes * JOB_WORDS * dgC + PAIR_WORDS * s.pairA.length);
+  const tw = new TableWriter(passes * JOB_WORDS * dgC + PAIR_WORDS * s.pairA.length, a, b);
   const list: Dispatch[] = [];
   const touched = new Uint8Array(c.chunkElems.length);
   // C's diagonals are packed in order: buffer cq holds the contiguous range [cFirst[cq], cFirst[cq + 1])
@@ -150,7 +170,7 @@ function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayou
         let maxLen = 0;
         for (let dc = d0; dc < d1; dc++) {
           const first = tw.length;
-          const count = tw.pairs(s, a, b, dc, sa, sb);
+          const count = tw.pairs(s, dc, sa, sb);
           if (count === 0 && !writeAll) continue;
           const e = jobBase + JOB_WORDS * jobs++;
           const w = tw.words;
