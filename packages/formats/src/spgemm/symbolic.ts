@@ -54,14 +54,16 @@ export function spgemmSymbolic(a: DiagonalStructure, b: DiagonalStructure, maxDi
   const { np, ranks, pa, pb, multiplyAdds } = enumeratePairs(a, b);
   const m = a.rows;
   const n = b.cols;
-  const g = groupByMerge(ranks, np, pa, pb);
+  // ranks reach rows + cols; rank·np + t is exact in float64 below 2^53 (always, unless n·pairs is astronomical)
+  const g = (m + n + 1) * Math.max(1, np) < 2 ** 53 ? groupByCompositeKey(ranks, np, pa, pb) : groupByCounting(ranks, np, pa, pb);
   const dgC = g.distinct.length;
   if (dgC > maxDiagonals) throw new InvalidParameterError('maxDiagonals', `at least ${dgC} (C = A·B has ${dgC} diagonals)`, maxDiagonals);
   const cdm = a.format === 'cdm';
   const offsets = new Int32Array(dgC);
   const lengths = new Int32Array(dgC);
   for (let d = 0; d < dgC; d++) {
-    offsets[d] = g.distinct[d]!;
+    const r = g.distinct[d]!;
+    offsets[d] = r < n || cdm ? r : n - r;
     lengths[d] = cdm ? m : diagonalLength(m, n, offsets[d]!);
   }
   return { format: a.format, rows: m, inner: a.cols, cols: n, offsets, lengths, pairStart: g.pairStart, pairA: g.pairA, pairB: g.pairB, multiplyAdds };
@@ -70,7 +72,7 @@ export function spgemmSymbolic(a: DiagonalStructure, b: DiagonalStructure, maxDi
 /** Pairs in emission order (ascending kA, then B's order): C storage rank, A and B index. */
 interface PairList {
   readonly np: number;
-  /** Offset of each pair's C diagonal: HM kA + kB, CDM (kA + kB) mod n. Ascending within each A. */
+  /** Storage rank of each pair's C diagonal: HM k ≥ 0 → k, k < 0 → cols − k; CDM the compact index. */
   readonly ranks: Float64Array;
   readonly pa: Int32Array;
   readonly pb: Int32Array;
@@ -89,8 +91,6 @@ function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
   const offA = Float64Array.from(a.offsets);
   const offB = Float64Array.from(b.offsets);
   const orderA = ascendingOrder(offA);
-  // B by ascending offset: each A's C offsets then ascend (CDM: ascend, wrap once, ascend)
-  const orderB = ascendingOrder(offB);
   const ranks = new Float64Array(na * nb);
   const pa = new Int32Array(na * nb);
   const pb = new Int32Array(na * nb);
@@ -102,8 +102,7 @@ function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
     // HM: columns of A's diagonal kA = rows of B it meets: [max(0, kA), min(inner, m + kA))
     const aLo = Math.max(kA, 0);
     const aHi = Math.min(inner, m + kA);
-    for (let w = 0; w < nb; w++) {
-      const v = orderB[w]!;
+    for (let v = 0; v < nb; v++) {
       const kB = offB[v]!;
       let len = m;
       let r: number;
@@ -112,7 +111,8 @@ function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
         // rows j of B's diagonal kB: [max(0, −kB), min(inner, n − kB)); shared j with A's range
         len = Math.min(aHi, Math.min(inner, n - kB)) - Math.max(aLo, kB < 0 ? -kB : 0);
         if (len <= 0) continue;
-        r = kA + kB;
+        const k = kA + kB;
+        r = k >= 0 ? k : n - k;
       }
       ranks[np] = r;
       pa[np] = u;
@@ -136,7 +136,7 @@ function ascendingOrder(values: Float64Array): Int32Array {
   return order;
 }
 
-/** C's offsets in storage order and the pairs grouped by them, emission order kept inside a group. */
+/** C's distinct ranks ascending and the pairs grouped by them, emission order kept inside a group. */
 interface Grouped {
   readonly distinct: Float64Array;
   readonly pairStart: Int32Array;
@@ -145,87 +145,71 @@ interface Grouped {
 }
 
 /**
- * Stable sort of the pairs by C offset, as a bottom-up merge of the ascending runs the emission
- * already holds (one or two per A diagonal): about log2(2·dgA) linear passes, no comparison
- * sort of all pairs (V8's typed-array sort costs ~90 ns per element). Ties keep emission order
- * (ascending kA). Then the groups in storage order: offsets ≥ 0 ascending, then < 0 descending.
- * O(np log dgA).
+ * Group by one native sort of the composite key rank·np + t (t = emission index: the sort is
+ * stable by construction), then one pass. Needs (max rank + 1)·np < 2^53. O(np log np).
  */
-export function groupByMerge(keys: Float64Array, np: number, pa: Int32Array, pb: Int32Array): Grouped {
-  let key = keys.slice(0, np);
-  let idx = new Int32Array(np);
-  for (let t = 0; t < np; t++) idx[t] = t;
-  // run starts: where the key drops
-  const runs = new Int32Array(np + 1);
-  let nr = 0;
-  for (let t = 0; t < np; t++) if (t === 0 || key[t]! < key[t - 1]!) runs[nr++] = t;
-  runs[nr] = np;
-  let key2 = new Float64Array(np);
-  let idx2 = new Int32Array(np);
-  while (nr > 1) {
-    let out = 0;
-    for (let r = 0; r < nr; r += 2) {
-      const lo = runs[r]!;
-      const mid = runs[Math.min(r + 1, nr)]!;
-      const hi = runs[Math.min(r + 2, nr)]!;
-      mergeInto(key, idx, lo, mid, hi, key2, idx2);
-      runs[out++] = lo;
-    }
-    runs[out] = np;
-    nr = out;
-    [key, key2] = [key2, key];
-    [idx, idx2] = [idx2, idx];
-  }
-  return storageGroups(key, idx, np, pa, pb);
-}
-
-/** Merge sorted [lo, mid) and [mid, hi) of (key, idx) into the same range of the outputs; ties from the left. */
-function mergeInto(key: Float64Array, idx: Int32Array, lo: number, mid: number, hi: number, ko: Float64Array, io: Int32Array): void {
-  let i = lo;
-  let j = mid;
-  let o = lo;
-  while (i < mid && j < hi) {
-    if (key[j]! < key[i]!) {
-      ko[o] = key[j]!;
-      io[o++] = idx[j++]!;
-    } else {
-      ko[o] = key[i]!;
-      io[o++] = idx[i++]!;
-    }
-  }
-  while (i < mid) {
-    ko[o] = key[i]!;
-    io[o++] = idx[i++]!;
-  }
-  while (j < hi) {
-    ko[o] = key[j]!;
-    io[o++] = idx[j++]!;
-  }
-}
-
-/** Sorted (key, idx) to groups in storage order (offsets ≥ 0 ascending, then < 0 descending). O(np). */
-function storageGroups(key: Float64Array, idx: Int32Array, np: number, pa: Int32Array, pb: Int32Array): Grouped {
-  const gStart = new Int32Array(np + 1);
-  let ng = 0;
-  for (let s = 0; s < np; s++) if (s === 0 || key[s] !== key[s - 1]) gStart[ng++] = s;
-  gStart[ng] = np;
-  let firstNonNeg = 0;
-  while (firstNonNeg < ng && key[gStart[firstNonNeg]!]! < 0) firstNonNeg++;
-  const distinct = new Float64Array(ng);
-  const pairStart = new Int32Array(ng + 1);
+export function groupByCompositeKey(ranks: Float64Array, np: number, pa: Int32Array, pb: Int32Array): Grouped {
+  const keys = new Float64Array(np);
+  for (let t = 0; t < np; t++) keys[t] = ranks[t]! * np + t;
+  keys.sort();
   const pairA = new Int32Array(np);
   const pairB = new Int32Array(np);
-  let at = 0;
-  for (let q = 0; q < ng; q++) {
-    const grp = q < ng - firstNonNeg ? firstNonNeg + q : ng - 1 - q; // then firstNonNeg − 1 down to 0
-    distinct[q] = key[gStart[grp]!]!;
-    pairStart[q] = at;
-    for (let s = gStart[grp]!; s < gStart[grp + 1]!; s++) {
-      const t = idx[s]!;
-      pairA[at] = pa[t]!;
-      pairB[at++] = pb[t]!;
+  const distinct = new Float64Array(np);
+  const starts = new Int32Array(np + 1);
+  let dgC = 0;
+  let prev = -1;
+  for (let s = 0; s < np; s++) {
+    const key = keys[s]!;
+    const t = key % np;
+    const r = (key - t) / np;
+    if (r !== prev) {
+      starts[dgC] = s;
+      distinct[dgC++] = r;
+      prev = r;
     }
+    pairA[s] = pa[t]!;
+    pairB[s] = pb[t]!;
   }
-  pairStart[ng] = np;
+  starts[dgC] = np;
+  return { distinct: distinct.slice(0, dgC), pairStart: starts.slice(0, dgC + 1), pairA, pairB };
+}
+
+/**
+ * Group by sorting the distinct ranks, a binary search per pair and a stable counting sort: no
+ * bound on rank·np (the fallback of {@link groupByCompositeKey}). O(np log np).
+ */
+export function groupByCounting(ranks: Float64Array, np: number, pa: Int32Array, pb: Int32Array): Grouped {
+  const sorted = ranks.slice(0, np).sort();
+  let dgC = 0;
+  for (let t = 0; t < np; t++) if (t === 0 || sorted[t] !== sorted[t - 1]) sorted[dgC++] = sorted[t]!;
+  const distinct = sorted.slice(0, dgC);
+  const where = new Int32Array(np);
+  const pairStart = new Int32Array(dgC + 1);
+  for (let t = 0; t < np; t++) {
+    const d = lowerBound(distinct, ranks[t]!);
+    where[t] = d;
+    pairStart[d + 1]!++;
+  }
+  for (let d = 0; d < dgC; d++) pairStart[d + 1]! += pairStart[d]!;
+  const fillAt = pairStart.slice(0, dgC);
+  const pairA = new Int32Array(np);
+  const pairB = new Int32Array(np);
+  for (let t = 0; t < np; t++) {
+    const at = fillAt[where[t]!]!++;
+    pairA[at] = pa[t]!;
+    pairB[at] = pb[t]!;
+  }
   return { distinct, pairStart, pairA, pairB };
+}
+
+/** First index of `sorted` holding a value ≥ x. O(log length). */
+function lowerBound(sorted: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
