@@ -7,7 +7,9 @@
  *   C's allocation (from the buffer pool, as CuPy's memory pool serves cuSPARSE), the numeric
  *   kernel(s), and the wait (submit + onSubmittedWorkDone). Wall clock, median of reps.
  * - kernel: the numeric phase alone (`plan.execute`), GPU timestamps when available.
- * - symbolic: the host part of planning.
+ * - symbolic: the host part of planning (`planMs`), split in the JSON into symbolicOnlyMs (C's
+ *   diagonals and pair lists), tablesMs, uploadAllocMs (table upload, C, pipelines), then recordMs
+ *   (`execute`) and submitWaitMs (submit + onSubmittedWorkDone) of the end-to-end time.
  * cuSPARSE's time (the python script) is `A @ B` on device CSR operands, symbolic + numeric + C's
  * allocation, CUDA events. `--cusparse FILE` joins its JSON and prints both ratios.
  *
@@ -137,14 +139,17 @@ function operand(ctx: GpuContext, c: Case, offsets: number[], label: string): De
 
 const median = (v: number[]): number => [...v].sort((p, q) => p - q)[Math.floor(v.length / 2)]!;
 
-/** Wall ms from A, B on the device to C on the device (plan + execute + wait); the plan is returned. */
-async function endToEnd(ctx: GpuContext, a: DeviceDiagonalMatrix, b: DeviceDiagonalMatrix): Promise<[number, SpgemmPlan]> {
+/** Wall ms from A, B on the device to C on the device (plan + execute + wait), the record and wait parts; the plan is returned. */
+async function endToEnd(ctx: GpuContext, a: DeviceDiagonalMatrix, b: DeviceDiagonalMatrix): Promise<[number, SpgemmPlan, number, number]> {
   const t0 = performance.now();
   const plan = planSpgemm(ctx, a, b, { splitBytes });
+  const t1 = performance.now();
   plan.execute(a, b);
+  const t2 = performance.now();
   ctx.recorder.flush();
   await ctx.device.queue.onSubmittedWorkDone();
-  return [performance.now() - t0, plan];
+  const t3 = performance.now();
+  return [t3 - t0, plan, t2 - t1, t3 - t2];
 }
 
 /** Max relative error of C against float64 over all rows or sampled rows; nzC counted on those rows. */
@@ -194,12 +199,19 @@ async function runCase(ctx: GpuContext, c: Case, cus: Map<string, Record<string,
   warm.dispose();
   const e2e: number[] = [];
   const sym: number[] = [];
+  // where the end-to-end time goes: symbolic proper, tables, upload + C + pipelines, recording, submit + wait
+  const parts: Record<'symbolicOnlyMs' | 'tablesMs' | 'uploadAllocMs' | 'recordMs' | 'submitWaitMs', number[]> = { symbolicOnlyMs: [], tablesMs: [], uploadAllocMs: [], recordMs: [], submitWaitMs: [] };
   let plan: SpgemmPlan | undefined;
   for (let r = 0; r < reps; r++) {
     plan?.dispose();
-    const [ms, p] = await endToEnd(ctx, a, b);
+    const [ms, p, recordMs, waitMs] = await endToEnd(ctx, a, b);
     e2e.push(ms);
     sym.push(p.planMs);
+    parts.symbolicOnlyMs.push(p.planParts.symbolicMs);
+    parts.tablesMs.push(p.planParts.tablesMs);
+    parts.uploadAllocMs.push(p.planParts.uploadMs);
+    parts.recordMs.push(recordMs);
+    parts.submitWaitMs.push(waitMs);
     plan = p;
   }
   await ctx.finish();
@@ -224,6 +236,7 @@ async function runCase(ctx: GpuContext, c: Case, cus: Map<string, Record<string,
     dispatches: plan!.dispatches,
     nzC: chk.nzC,
     symbolicMs: median(sym),
+    ...Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, median(v)])),
     kernelMs: kernel.medianMs,
     kernelMinMs: kernel.minMs,
     timing: kernel.method,

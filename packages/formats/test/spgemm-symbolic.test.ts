@@ -21,6 +21,7 @@ import {
   spgemmMaxRelError,
   spgemmSymbolic,
 } from '../src/index';
+import { groupByCompositeKey, groupByCounting } from '../src/spgemm/symbolic';
 
 const hm = (rows: number, cols: number, offsets: number[]) => ({ format: 'hm' as const, rows, cols, offsets });
 
@@ -61,6 +62,60 @@ describe('spgemmSymbolic', () => {
     expect(s.offsets.length).toBe(16);
     expect(s.lengths[0]).toBe(n);
     expect(Array.from(cdm.offsets)).toEqual([0, 1, n - 3, n - 2, n - 1]);
+  });
+
+  it('matches a brute-force enumeration on random HM and CDM structures (offsets in any order)', () => {
+    let seed = 11;
+    const rnd = () => ((seed = (Math.imul(1664525, seed) + 1013904223) >>> 0) / 2 ** 32);
+    for (let it = 0; it < 300; it++) {
+      const cdm = it % 3 === 0;
+      const [m, inner] = [1 + Math.floor(rnd() * 40), 1 + Math.floor(rnd() * 40)];
+      const [k, n] = cdm ? [m, m] : [inner, 1 + Math.floor(rnd() * 40)];
+      const pick = (r: number, c: number) => [...new Set(Array.from({ length: Math.floor(rnd() * 9) }, () => (cdm ? Math.floor(rnd() * r) : Math.floor(rnd() * (r + c - 1)) - (r - 1))))];
+      const a = { format: cdm ? ('cdm' as const) : ('hm' as const), rows: m, cols: k, offsets: pick(m, k) };
+      const b = { format: a.format, rows: k, cols: n, offsets: pick(k, n) };
+      const s = spgemmSymbolic(a, b);
+      // brute force: for each C diagonal in storage order, the pairs with kA ascending
+      const groups = new Map<number, [number, number][]>();
+      let mads = 0;
+      const byA = a.offsets.map((kA, u) => [kA, u] as const).sort((p, q) => p[0] - q[0]);
+      for (const [kA, u] of byA) {
+        b.offsets.forEach((kB, v) => {
+          let len = m;
+          if (!cdm) {
+            len = 0; // shared inner indices j: a_(j−kA, j) and b_(j, j+kB) both inside
+            for (let j = 0; j < k; j++) if (j - kA >= 0 && j - kA < m && j + kB >= 0 && j + kB < n) len++;
+          }
+          if (len === 0) return;
+          mads += len;
+          const kc = cdm ? (kA + kB) % m : kA + kB;
+          if (!groups.has(kc)) groups.set(kc, []);
+          groups.get(kc)!.push([u, v]);
+        });
+      }
+      const rank = (x: number) => (cdm || x >= 0 ? x : n - x);
+      const order = [...groups.keys()].sort((p, q) => rank(p) - rank(q));
+      expect(Array.from(s.offsets)).toEqual(order);
+      expect(Array.from(s.pairA)).toEqual(order.flatMap((kc) => groups.get(kc)!.map((p) => p[0])));
+      expect(Array.from(s.pairB)).toEqual(order.flatMap((kc) => groups.get(kc)!.map((p) => p[1])));
+      expect(Array.from(s.pairStart)).toEqual([0, ...order.map((_, d) => order.slice(0, d + 1).reduce((t, kc) => t + groups.get(kc)!.length, 0))]);
+      expect(s.multiplyAdds).toBe(mads);
+    }
+  });
+
+  it('the composite-key grouping and its counting fallback agree (ties keep emission order)', () => {
+    let seed = 5;
+    const rnd = () => ((seed = (Math.imul(1664525, seed) + 1013904223) >>> 0) / 2 ** 32);
+    for (const np of [0, 1, 7, 500]) {
+      const ranks = Float64Array.from({ length: np }, () => Math.floor(rnd() * 20) * 1e6);
+      const pa = Int32Array.from({ length: np }, (_, t) => t);
+      const pb = Int32Array.from({ length: np }, () => Math.floor(rnd() * 9));
+      const x = groupByCompositeKey(ranks, np, pa, pb);
+      const y = groupByCounting(ranks, np, pa, pb);
+      for (const key of ['distinct', 'pairStart', 'pairA', 'pairB'] as const) expect(Array.from(x[key])).toEqual(Array.from(y[key]));
+      // inside a group the emission indices ascend
+      for (let d = 0; d + 1 < x.pairStart.length; d++) for (let s = x.pairStart[d]! + 1; s < x.pairStart[d + 1]!; s++) expect(x.pairA[s]!).toBeGreaterThan(x.pairA[s - 1]!);
+    }
   });
 
   it('refuses mismatched dimensions, mixed formats and too many diagonals', () => {

@@ -112,6 +112,28 @@ describe('planned diagonal SpGEMM', () => {
     db.dispose();
   });
 
+  it('execute binds the buffers of the operands it is given; a second plan of the same shape compiles nothing', async () => {
+    const a = diagonals(200, 200, [-6, 0, 5], 21);
+    const b = diagonals(200, 200, [-2, 0, 7], 22);
+    const a2 = diagonals(200, 200, [-6, 0, 5], 23);
+    const da = uploadDiagonal(ctx, hmFromCsr(a));
+    const db = uploadDiagonal(ctx, hmFromCsr(b));
+    const plan = planSpgemm(ctx, da, db);
+    // another object with the planned structure (new buffers): its values, not the planned operand's, are read
+    const da2 = uploadDiagonal(ctx, hmFromCsr(a2));
+    plan.execute(da2, db);
+    let c = hmToCsr((await downloadDiagonal(ctx, plan.c)) as never);
+    expect(spgemmMaxRelError(c, csrSpgemmReference(a2, b))).toBeLessThanOrEqual(bound(3));
+    plan.execute(da, db);
+    c = hmToCsr((await downloadDiagonal(ctx, plan.c)) as never);
+    expect(spgemmMaxRelError(c, csrSpgemmReference(a, b))).toBeLessThanOrEqual(bound(3));
+    const compiled = ctx.pipelines.compiled;
+    const again = planSpgemm(ctx, da2, db);
+    expect(ctx.pipelines.compiled).toBe(compiled);
+    expect(Array.from(again.symbolic.pairA)).toEqual(Array.from(plan.symbolic.pairA));
+    for (const x of [again, plan, da, da2, db]) x.dispose();
+  });
+
   it('empty operands give an empty C; errors name what was expected', async () => {
     const empty = csrFromTriplets(50, 50, [], [], []);
     const r = await spgemmCsr(ctx, empty, diagonals(50, 50, [0, 1], 1), { format: 'hm' });

@@ -2,7 +2,7 @@
  * The symbolic phase of C = A·B in diagonal storage (seed 002), from the diagonal offsets alone:
  * C's diagonal set {kA + kB} (HM; CDM: (kA + kB) mod n), and for each diagonal of C the list of
  * (A diagonal, B diagonal) pairs that feed it, in ascending kA. Host work and memory are
- * O(dgA·dgB + dgC log dgC) — never O(n) or O(non-zeros) — so it stays cheap at n = 10^7.
+ * O(dgA·dgB log(dgA·dgB)) — never O(n) or O(non-zeros) — so it stays cheap at n = 10^7.
  *
  * HM keeps a pair only when the two diagonals share an inner index j (their index ranges meet),
  * so every C diagonal holds at least one product of in-matrix slots; CDM keeps every pair (all
@@ -41,64 +41,152 @@ export interface SymbolicProduct {
   readonly multiplyAdds: number;
 }
 
-/** Columns j that diagonal k of a rows × cols matrix reaches: [lo, hi). O(1). */
-const colSpan = (k: number, rows: number, cols: number): [number, number] => [Math.max(0, k), Math.min(cols, rows + k)];
-
-/** Shared inner indices of A diagonal kA and B diagonal kB (HM): count, 0 when they miss. O(1). */
-function overlap(kA: number, kB: number, m: number, inner: number, n: number): number {
-  const [aLo, aHi] = colSpan(kA, m, inner); // columns of A = rows of B
-  const bLo = Math.max(0, -kB);
-  const bHi = Math.min(inner, n - kB);
-  return Math.max(0, Math.min(aHi, bHi) - Math.max(aLo, bLo));
-}
-
 /**
  * The symbolic product of A and B (same format). Throws DimensionMismatchError when the inner
  * dimensions (CDM: the orders) differ, InvalidParameterError when C would have more than
- * `maxDiagonals` diagonals. Cost: O(dgA·dgB + dgC log dgC) host work.
+ * `maxDiagonals` diagonals. Cost: O(dgA·dgB log(dgA·dgB)) host work in one native sort and
+ * plain typed-array loops (no per-pair allocation or closure: small products plan in µs).
  * @example spgemmSymbolic({ format: 'hm', rows: 6, cols: 6, offsets: [0, 1, -1] }, same).offsets // [0, 1, 2, -1, -2]
  */
 export function spgemmSymbolic(a: DiagonalStructure, b: DiagonalStructure, maxDiagonals = 1 << 20): SymbolicProduct {
   if (a.format !== b.format) throw new InvalidParameterError('B format', `'${a.format}' (the format of A)`, b.format);
   if (a.cols !== b.rows) throw new DimensionMismatchError('spgemm: rows of B (= columns of A)', a.cols, b.rows);
+  const { np, ranks, pa, pb, multiplyAdds } = enumeratePairs(a, b);
+  const m = a.rows;
+  const n = b.cols;
+  // ranks reach rows + cols; rank·np + t is exact in float64 below 2^53 (always, unless n·pairs is astronomical)
+  const g = (m + n + 1) * Math.max(1, np) < 2 ** 53 ? groupByCompositeKey(ranks, np, pa, pb) : groupByCounting(ranks, np, pa, pb);
+  const dgC = g.distinct.length;
+  if (dgC > maxDiagonals) throw new InvalidParameterError('maxDiagonals', `at least ${dgC} (C = A·B has ${dgC} diagonals)`, maxDiagonals);
+  const cdm = a.format === 'cdm';
+  const offsets = new Int32Array(dgC);
+  const lengths = new Int32Array(dgC);
+  for (let d = 0; d < dgC; d++) {
+    const r = g.distinct[d]!;
+    offsets[d] = r < n || cdm ? r : n - r;
+    lengths[d] = cdm ? m : diagonalLength(m, n, offsets[d]!);
+  }
+  return { format: a.format, rows: m, inner: a.cols, cols: n, offsets, lengths, pairStart: g.pairStart, pairA: g.pairA, pairB: g.pairB, multiplyAdds };
+}
+
+/** Pairs in emission order (ascending kA, then B's order): C storage rank, A and B index. */
+interface PairList {
+  readonly np: number;
+  /** Storage rank of each pair's C diagonal: HM k ≥ 0 → k, k < 0 → cols − k; CDM the compact index. */
+  readonly ranks: Float64Array;
+  readonly pa: Int32Array;
+  readonly pb: Int32Array;
+  readonly multiplyAdds: number;
+}
+
+/**
+ * Every (A diagonal, B diagonal) pair that contributes (HM: their inner index ranges meet; CDM:
+ * all), A's diagonals taken by ascending offset — the summation order of every C entry. O(dgA·dgB).
+ */
+function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
   const cdm = a.format === 'cdm';
   const [m, inner, n] = [a.rows, a.cols, b.cols];
   const na = a.offsets.length;
   const nb = b.offsets.length;
-  // A's diagonals by ascending offset: the summation order of every C entry
-  const orderA = new Int32Array(na);
-  for (let u = 0; u < na; u++) orderA[u] = u;
-  orderA.sort((p, q) => a.offsets[p]! - a.offsets[q]!);
-  // storage rank of a C offset: HM order 0, 1, …, n − 1, then −1, −2, … ; CDM ascending
-  const rank = (k: number): number => (cdm || k >= 0 ? k : n - k);
-  // ranks reach rows + cols: int32 when that fits (its sort is twice as fast), else float64
-  const keys = m + n < 2 ** 31 ? new Int32Array(na * nb) : new Float64Array(na * nb);
+  const offA = Float64Array.from(a.offsets);
+  const offB = Float64Array.from(b.offsets);
+  const orderA = ascendingOrder(offA);
+  const ranks = new Float64Array(na * nb);
   const pa = new Int32Array(na * nb);
   const pb = new Int32Array(na * nb);
   let np = 0;
   let multiplyAdds = 0;
-  for (const u of orderA) {
-    const kA = a.offsets[u]!;
+  for (let q = 0; q < na; q++) {
+    const u = orderA[q]!;
+    const kA = offA[u]!;
+    // HM: columns of A's diagonal kA = rows of B it meets: [max(0, kA), min(inner, m + kA))
+    const aLo = Math.max(kA, 0);
+    const aHi = Math.min(inner, m + kA);
     for (let v = 0; v < nb; v++) {
-      const kB = b.offsets[v]!;
-      const len = cdm ? m : overlap(kA, kB, m, inner, n);
-      if (len === 0) continue;
-      keys[np] = rank(cdm ? (kA + kB) % m : kA + kB);
+      const kB = offB[v]!;
+      let len = m;
+      let r: number;
+      if (cdm) r = (kA + kB) % m;
+      else {
+        // rows j of B's diagonal kB: [max(0, −kB), min(inner, n − kB)); shared j with A's range
+        len = Math.min(aHi, Math.min(inner, n - kB)) - Math.max(aLo, kB < 0 ? -kB : 0);
+        if (len <= 0) continue;
+        const k = kA + kB;
+        r = k >= 0 ? k : n - k;
+      }
+      ranks[np] = r;
       pa[np] = u;
       pb[np++] = v;
       multiplyAdds += len;
     }
   }
-  const ranks = keys.slice(0, np).sort();
+  return { np, ranks, pa, pb, multiplyAdds };
+}
+
+/** Indices 0 … length−1 by ascending value (offsets are distinct). One native sort of rank·len + index. */
+function ascendingOrder(values: Float64Array): Int32Array {
+  let lo = 0;
+  for (let u = 0; u < values.length; u++) lo = Math.min(lo, values[u]!);
+  const len = values.length;
+  const keys = new Float64Array(len);
+  for (let u = 0; u < len; u++) keys[u] = (values[u]! - lo) * len + u;
+  keys.sort();
+  const order = new Int32Array(len);
+  for (let q = 0; q < len; q++) order[q] = keys[q]! % len;
+  return order;
+}
+
+/** C's distinct ranks ascending and the pairs grouped by them, emission order kept inside a group. */
+interface Grouped {
+  readonly distinct: Float64Array;
+  readonly pairStart: Int32Array;
+  readonly pairA: Int32Array;
+  readonly pairB: Int32Array;
+}
+
+/**
+ * Group by one native sort of the composite key rank·np + t (t = emission index: the sort is
+ * stable by construction), then one pass. Needs (max rank + 1)·np < 2^53. O(np log np).
+ */
+export function groupByCompositeKey(ranks: Float64Array, np: number, pa: Int32Array, pb: Int32Array): Grouped {
+  const keys = new Float64Array(np);
+  for (let t = 0; t < np; t++) keys[t] = ranks[t]! * np + t;
+  keys.sort();
+  const pairA = new Int32Array(np);
+  const pairB = new Int32Array(np);
+  const distinct = new Float64Array(np);
+  const starts = new Int32Array(np + 1);
   let dgC = 0;
-  for (let t = 0; t < np; t++) if (t === 0 || ranks[t] !== ranks[t - 1]) ranks[dgC++] = ranks[t]!;
-  const distinct = ranks.subarray(0, dgC);
-  if (dgC > maxDiagonals) throw new InvalidParameterError('maxDiagonals', `at least ${dgC} (C = A·B has ${dgC} diagonals)`, maxDiagonals);
-  // counting sort of the pairs by C diagonal (stable: ascending kA kept); index by binary search
+  let prev = -1;
+  for (let s = 0; s < np; s++) {
+    const key = keys[s]!;
+    const t = key % np;
+    const r = (key - t) / np;
+    if (r !== prev) {
+      starts[dgC] = s;
+      distinct[dgC++] = r;
+      prev = r;
+    }
+    pairA[s] = pa[t]!;
+    pairB[s] = pb[t]!;
+  }
+  starts[dgC] = np;
+  return { distinct: distinct.slice(0, dgC), pairStart: starts.slice(0, dgC + 1), pairA, pairB };
+}
+
+/**
+ * Group by sorting the distinct ranks, a binary search per pair and a stable counting sort: no
+ * bound on rank·np (the fallback of {@link groupByCompositeKey}). O(np log np).
+ */
+export function groupByCounting(ranks: Float64Array, np: number, pa: Int32Array, pb: Int32Array): Grouped {
+  const sorted = ranks.slice(0, np).sort();
+  let dgC = 0;
+  for (let t = 0; t < np; t++) if (t === 0 || sorted[t] !== sorted[t - 1]) sorted[dgC++] = sorted[t]!;
+  const distinct = sorted.slice(0, dgC);
   const where = new Int32Array(np);
   const pairStart = new Int32Array(dgC + 1);
   for (let t = 0; t < np; t++) {
-    const d = lowerBound(distinct, keys[t]!);
+    const d = lowerBound(distinct, ranks[t]!);
     where[t] = d;
     pairStart[d + 1]!++;
   }
@@ -111,19 +199,11 @@ export function spgemmSymbolic(a: DiagonalStructure, b: DiagonalStructure, maxDi
     pairA[at] = pa[t]!;
     pairB[at] = pb[t]!;
   }
-  // plain loops: TypedArray.from with a map function is ~15x slower in V8
-  const offsets = new Int32Array(dgC);
-  const lengths = new Int32Array(dgC);
-  for (let d = 0; d < dgC; d++) {
-    const r = distinct[d]!;
-    offsets[d] = r < n || cdm ? r : n - r;
-    lengths[d] = cdm ? m : diagonalLength(m, n, offsets[d]!);
-  }
-  return { format: a.format, rows: m, inner, cols: n, offsets, lengths, pairStart, pairA, pairB, multiplyAdds };
+  return { distinct, pairStart, pairA, pairB };
 }
 
 /** First index of `sorted` holding a value ≥ x. O(log length). */
-function lowerBound(sorted: Int32Array | Float64Array, x: number): number {
+function lowerBound(sorted: Float64Array, x: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {

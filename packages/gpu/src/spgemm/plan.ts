@@ -22,7 +22,7 @@ import type { GpuBuf } from '../memory/buffers';
 import { uploadU32 } from '../memory/upload';
 import { allocateDiagonal, type DeviceDiagonalMatrix, type DiagonalLayout, diagonalLayout, type SplitOptions, splitElems } from './device-diagonal';
 import { type GatherShape, gatherWgsl, gatherBindings, JOB_WORDS, PAIR_WORDS } from './gather.kernel';
-import { uniformWords } from './common';
+import { Uniforms } from '../memory/recorder';
 import { signature } from '../kernels/wgsl/index';
 
 /** Options of {@link planSpgemm}. */
@@ -55,16 +55,25 @@ export interface SpgemmPlan {
   readonly dispatches: number;
   /** Host milliseconds of the symbolic phase (structure, tables, uploads recorded). */
   readonly planMs: number;
+  /** planMs in parts: C's structure and pair lists; layout and tables; table upload, C allocation and pipelines. */
+  readonly planParts: { readonly symbolicMs: number; readonly tablesMs: number; readonly uploadMs: number };
   /** Record C = A·B (A, B with the planned structure); returns C. No wait. */
   execute(a: DeviceDiagonalMatrix, b: DeviceDiagonalMatrix): DeviceDiagonalMatrix;
   /** Free C and the tables. */
   dispose(): void;
 }
 
+/** Equal element by element (plain loop: no closure per element). O(length). */
+function sameArray(p: ArrayLike<number>, q: ArrayLike<number>): boolean {
+  if (p.length !== q.length) return false;
+  for (let k = 0; k < p.length; k++) if (p[k] !== q[k]) return false;
+  return true;
+}
+
 /** The same structure and split as planned, or InvalidParameterError naming the difference. O(dg). */
 function checkSame(which: 'A' | 'B', planned: DiagonalLayout, got: DiagonalLayout): void {
-  const same = (p: ArrayLike<number>, q: ArrayLike<number>) => p.length === q.length && Array.prototype.every.call(p, (x: number, k: number) => x === q[k]);
-  if (planned.format !== got.format || planned.rows !== got.rows || planned.cols !== got.cols || !same(planned.offsets, got.offsets) || !same(planned.chunk, got.chunk) || !same(planned.start, got.start)) {
+  if (got === planned) return; // the operand the plan was made from: its layout is read-only
+  if (planned.format !== got.format || planned.rows !== got.rows || planned.cols !== got.cols || !sameArray(planned.offsets, got.offsets) || !sameArray(planned.chunk, got.chunk) || !sameArray(planned.start, got.start)) {
     throw new InvalidParameterError(`execute: ${which}`, `the ${planned.format.toUpperCase()} ${planned.rows}x${planned.cols} structure and split the plan was made for (${planned.offsets.length} diagonals)`, `${got.format.toUpperCase()} ${got.rows}x${got.cols} with ${got.offsets.length} diagonals or another split`);
   }
 }
@@ -81,35 +90,55 @@ function slotsOf(chunks: number, group: readonly number[]): Int32Array {
   return out;
 }
 
+/** Per-diagonal words of a pair that depend on one operand only: base (HM: start + min(k, 0)) and offset. O(dg). */
+function operandWords(m: DiagonalLayout): { readonly base: Uint32Array; readonly off: Uint32Array } {
+  const hm = m.format === 'hm';
+  const base = new Uint32Array(m.offsets.length);
+  const off = new Uint32Array(m.offsets.length);
+  for (let d = 0; d < m.offsets.length; d++) {
+    const k = m.offsets[d]!;
+    // HM bases: a_ij at start + min(i, j) = start + min(k, 0) + i
+    base[d] = (m.start[d]! + (hm && k < 0 ? k : 0)) >>> 0;
+    off[d] = k >>> 0;
+  }
+  return { base, off };
+}
+
 /** Writes the table: jobs then their pairs, per dispatch. */
 class TableWriter {
   readonly words: Uint32Array;
   length = 0;
-  constructor(capacity: number) {
+  private readonly aw: { readonly base: Uint32Array; readonly off: Uint32Array };
+  private readonly bw: { readonly base: Uint32Array; readonly off: Uint32Array };
+  constructor(capacity: number, private readonly a: DiagonalLayout, private readonly b: DiagonalLayout) {
     this.words = new Uint32Array(Math.max(1, capacity));
+    this.aw = operandWords(a);
+    this.bw = operandWords(b);
   }
   /** Append the pair words of C diagonal dc kept by the slot maps; returns how many. */
-  pairs(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayout, dc: number, sa: Int32Array, sb: Int32Array): number {
-    const hm = s.format === 'hm';
-    let count = 0;
-    for (let t = s.pairStart[dc]!; t < s.pairStart[dc + 1]!; t++) {
-      const u = s.pairA[t]!;
-      const v = s.pairB[t]!;
-      const qa = sa[a.chunk[u]!]!;
-      const qb = sb[b.chunk[v]!]!;
+  pairs(s: SymbolicProduct, dc: number, sa: Int32Array, sb: Int32Array): number {
+    const { pairA, pairB } = s;
+    const aChunk = this.a.chunk;
+    const bChunk = this.b.chunk;
+    const { base: aBase, off: aOff } = this.aw;
+    const bBase = this.bw.base;
+    const w = this.words;
+    let at = this.length;
+    const end = s.pairStart[dc + 1]!;
+    for (let t = s.pairStart[dc]!; t < end; t++) {
+      const u = pairA[t]!;
+      const v = pairB[t]!;
+      const qa = sa[aChunk[u]!]!;
+      const qb = sb[bChunk[v]!]!;
       if (qa < 0 || qb < 0) continue;
-      const kA = a.offsets[u]!;
-      const kB = b.offsets[v]!;
-      const w = this.words;
-      const at = this.length;
       w[at] = qa | (qb << 8);
-      // HM bases: a_ij at start + min(i, j) = start + min(kA, 0) + i
-      w[at + 1] = (a.start[u]! + (hm ? Math.min(kA, 0) : 0)) >>> 0;
-      w[at + 2] = kA >>> 0;
-      w[at + 3] = (b.start[v]! + (hm ? Math.min(kB, 0) : 0)) >>> 0;
-      this.length += PAIR_WORDS;
-      count++;
+      w[at + 1] = aBase[u]!;
+      w[at + 2] = aOff[u]!;
+      w[at + 3] = bBase[v]!;
+      at += PAIR_WORDS;
     }
+    const count = (at - this.length) / PAIR_WORDS;
+    this.length = at;
     return count;
   }
 }
@@ -120,7 +149,7 @@ function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayou
   const bGroups = groupsOf(b.chunkElems.length, slots);
   const passes = aGroups.length * bGroups.length;
   const dgC = c.offsets.length;
-  const tw = new TableWriter(passes * JOB_WORDS * dgC + PAIR_WORDS * s.pairA.length);
+  const tw = new TableWriter(passes * JOB_WORDS * dgC + PAIR_WORDS * s.pairA.length, a, b);
   const list: Dispatch[] = [];
   const touched = new Uint8Array(c.chunkElems.length);
   // C's diagonals are packed in order: buffer cq holds the contiguous range [cFirst[cq], cFirst[cq + 1])
@@ -141,7 +170,7 @@ function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayou
         let maxLen = 0;
         for (let dc = d0; dc < d1; dc++) {
           const first = tw.length;
-          const count = tw.pairs(s, a, b, dc, sa, sb);
+          const count = tw.pairs(s, dc, sa, sb);
           if (count === 0 && !writeAll) continue;
           const e = jobBase + JOB_WORDS * jobs++;
           const w = tw.words;
@@ -164,13 +193,26 @@ function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayou
   return { list, table: tw.words.subarray(0, tw.length) };
 }
 
-/** Shader text per shape, built once per process (the pipeline cache is keyed by it). */
-const shaderText = new Map<string, string>();
-function gatherText(shape: GatherShape): string {
+/** Shader text and binding signature per shape, built once per process. */
+const shapes = new Map<string, { readonly text: string; readonly bindings: string; readonly label: string }>();
+function gatherShape(shape: GatherShape): { readonly text: string; readonly bindings: string; readonly label: string } {
   const key = `${shape.format}:${shape.sa}:${shape.sb}:${shape.wg}`;
-  let t = shaderText.get(key);
-  if (t === undefined) shaderText.set(key, (t = gatherWgsl(shape)));
+  let t = shapes.get(key);
+  if (t === undefined) shapes.set(key, (t = { text: gatherWgsl(shape), bindings: signature(gatherBindings(shape)), label: `spgemm-gather(${shape.format}, ${shape.sa}x${shape.sb})` }));
   return t;
+}
+
+/** The context's pipeline for a dispatch (the context caches it by text: a hit is one lookup). */
+function gatherPipeline(ctx: GpuContext, format: 'hm' | 'cdm', d: Dispatch, wg: number): PipelineEntry {
+  const t = gatherShape({ format, sa: d.aChunks.length, sb: d.bChunks.length, wg });
+  return ctx.pipelines.get({ key: t.text, label: t.label, bindings: t.bindings, wgsl: () => t.text });
+}
+
+/** A uniform block holding `words` from word 0. */
+function uniformsOf(words: readonly number[]): Uniforms {
+  const u = new Uniforms();
+  for (let k = 0; k < words.length; k++) u.u[k] = words[k]!;
+  return u;
 }
 
 /**
@@ -190,33 +232,29 @@ export function planSpgemm(ctx: GpuContext, a: DeviceDiagonalMatrix, b: DeviceDi
     throw new InvalidParameterError('slotsPerOperand', `an integer in [1, ${Math.floor((ctx.limits.maxStorageBuffersPerShaderStage - 2) / 2)}]`, slots);
   }
   const s = spgemmSymbolic(a, b, opts.maxDiagonals ?? 1 << 20);
+  const t1 = performance.now();
   const cLayout = diagonalLayout(s.format, s.rows, s.cols, s.offsets, s.lengths, splitElems(ctx, opts));
   const { list, table } = buildDispatches(s, a, b, cLayout, slots, wg);
+  const t2 = performance.now();
   const tab = uploadU32(ctx, table.length > 0 ? table : new Uint32Array(1), 'spgemm-table');
   const c = allocateDiagonal(ctx, cLayout, 'spgemm-c');
-  const pipes = new Map<string, PipelineEntry>();
-  const pipeline = (d: Dispatch): PipelineEntry => {
-    const shape: GatherShape = { format: s.format, sa: d.aChunks.length, sb: d.bChunks.length, wg };
-    const text = gatherText(shape);
-    let p = pipes.get(text);
-    if (!p) pipes.set(text, (p = ctx.pipelines.get({ key: text, label: `spgemm-gather(${s.format}, ${shape.sa}x${shape.sb})`, bindings: signature(gatherBindings(shape)), wgsl: () => text })));
-    return p;
-  };
-  const pipeOf = list.map(pipeline); // compiled at plan time, not on the first execute
-  const planned = { a: a as DiagonalLayout, b: b as DiagonalLayout };
+  const pipeOf = list.map((d) => gatherPipeline(ctx, s.format, d, wg)); // compiled at plan time, not on the first execute
   const extent = s.format === 'hm' ? s.inner : s.rows;
+  const words = list.map((d) => [d.jobs, d.jobBase, d.groups, extent, d.mode]);
+  const refsOf = (x: DeviceDiagonalMatrix, y: DeviceDiagonalMatrix): GpuBuf[][] => list.map((d) => [tab, ...d.aChunks.map((q) => x.buffers[q]!), ...d.bChunks.map((q) => y.buffers[q]!), c.buffers[d.cq]!]);
+  const plannedRefs = refsOf(a, b); // the operands of the plan are the usual ones: bindings built once
+  const t3 = performance.now();
   return {
     symbolic: s,
     c,
     dispatches: list.length,
-    planMs: performance.now() - t0,
+    planMs: t3 - t0,
+    planParts: { symbolicMs: t1 - t0, tablesMs: t2 - t1, uploadMs: t3 - t2 },
     execute(x, y) {
-      checkSame('A', planned.a, x);
-      checkSame('B', planned.b, y);
-      list.forEach((d, k) => {
-        const refs: GpuBuf[] = [tab, ...d.aChunks.map((q) => x.buffers[q]!), ...d.bChunks.map((q) => y.buffers[q]!), c.buffers[d.cq]!];
-        ctx.recorder.dispatch(pipeOf[k]!, refs, uniformWords([d.jobs, d.jobBase, d.groups, extent, d.mode]), d.groups);
-      });
+      checkSame('A', a, x);
+      checkSame('B', b, y);
+      const refs = x === a && y === b ? plannedRefs : refsOf(x, y);
+      for (let k = 0; k < list.length; k++) ctx.recorder.dispatch(pipeOf[k]!, refs[k]!, uniformsOf(words[k]!), list[k]!.groups);
       return c;
     },
     dispose() {
