@@ -3,10 +3,17 @@
  * the same kernel costs 0.43–0.47 ms inside and beside the CG solve (issue 15)? One process, one
  * matrix, every way of timing the product that the tuner and the solve use, side by side:
  *
+ *   tuner-encode-first  tuner-encode timed once, first thing in the process after the upload
+ *   tuner-report        what tunedOperator (cache off) recorded for the trials it timed
  *   tuner-encode        kernel.encode(ctx, h, dx, dy) on the tuner's vectors (tuneVectors: x
  *                       uniform in [-1, 1), y never written) and the tuner's upload (the shared
  *                       CSR arrays), timed with timeGpu as trials.ts `sample` does (warmup 1, reps 5)
- *   tuner-encode-ones   the same with x = 1
+ *   tuner-probe         kernel.encode timed as trials.ts `sample` probes a candidate not yet timed
+ *                       (timeGpu reps 1, warmup 0, after the queue drained; median of 5 such); once
+ *                       the budget is spent, that probe is the candidate's only sample
+ *   tuner-probe-warm    the same after one untimed product
+ *   op-probe            op-apply timed the same way
+ *   tuner-encode-ones   the same as tuner-encode with x = 1
  *   tuner-encode-r20    the same as tuner-encode with warmup 2, reps 20 (cg-profile's reference)
  *   op-apply            GpuOperator.apply from gpuOperatorFromCsr (its own upload), x = 1
  *   op-apply-rand       the same operator, the tuner's x values
@@ -82,6 +89,14 @@ async function onePass(ctx: GpuContext, encode: () => void, n: number): Promise<
   return { medianMs: ms, minMs: ms, meanMs: ms, samples: 1, method: 'timestamp' };
 }
 
+/** Median of 5 single-pass timings, each after the queue drained (what the tuner's probe takes once). */
+async function isolated(one: () => Promise<Timing>): Promise<Timing> {
+  const ms: number[] = [];
+  for (let i = 0; i < 5; i++) ms.push((await one()).medianMs);
+  const sorted = [...ms].sort((p, q) => p - q);
+  return { medianMs: sorted[2]!, minMs: sorted[0]!, meanMs: ms.reduce((p, q) => p + q, 0) / 5, samples: 5, method: 'timestamp' };
+}
+
 /** Largest |y_dev − y_host| / (|y_host| + Σ|a_ij x_j| · 2^-20) over all rows (float32 products of O(27) terms: ≲ 1e-5). */
 function maxRelErr(a: CsrMatrix, x: Float64Array, yDev: Float64Array): number {
   const ref = csrSpmv(a, x);
@@ -94,21 +109,35 @@ function maxRelErr(a: CsrMatrix, x: Float64Array, yDev: Float64Array): number {
   return worst;
 }
 
-function variants(ctx: GpuContext, a: CsrMatrix, kernel: AnySpmvKernel, op: GpuOperator, tuned: GpuOperator): Variant[] {
-  const ones = new Float64Array(a.cols).fill(1);
+/** The tuner's state: tuneVectors (x uploaded, y acquired and never written) and one shared CSR upload holding the kernel's handle. */
+interface TunerState {
+  readonly h: DeviceMatrix;
+  readonly dx: GpuBuf;
+  readonly dy: GpuBuf;
+  readonly rand: Float64Array;
+}
+
+function tunerState(ctx: GpuContext, a: CsrMatrix, kernel: AnySpmvKernel): TunerState {
   const rand = tuneVector(a.cols);
-  // the tuner's state: tuneVectors (x uploaded, y acquired and never written) and one shared CSR upload
   const shared = uploadCsrArrays(ctx, a, 'spmv-gap');
-  const h: DeviceMatrix = kernel.upload(ctx, a, { ...kernel.defaults, ...params }, { sharedCsr: shared });
+  const h = kernel.upload(ctx, a, { ...kernel.defaults, ...params }, { sharedCsr: shared });
   shared.release(); // h holds the arrays
-  const [dx, dxOnes] = [uploadF32(ctx, rand, 'tune-x'), uploadF32(ctx, ones, 'tune-x1')];
-  const dy = ctx.buffers.acquire(a.rows * 4, undefined, 'tune-y');
+  return { h, dx: uploadF32(ctx, rand, 'tune-x'), dy: ctx.buffers.acquire(a.rows * 4, undefined, 'tune-y'), rand };
+}
+
+function variants(ctx: GpuContext, a: CsrMatrix, kernel: AnySpmvKernel, st: TunerState, op: GpuOperator, tuned: GpuOperator): Variant[] {
+  const ones = new Float64Array(a.cols).fill(1);
+  const { h, dx, dy, rand } = st;
+  const dxOnes = uploadF32(ctx, ones, 'tune-x1');
   const vec = (x: Float64Array) => new GpuVector(uploadF32(ctx, x, 'vector'), x.length);
   const [x1, xr, y1, yr, yt] = [vec(ones), vec(rand), vec(new Float64Array(a.rows)), vec(new Float64Array(a.rows)), vec(new Float64Array(a.rows))];
   const enc = (x: GpuBuf) => () => kernel.encode(ctx, h, x, dy);
   const apply = () => op.apply(x1, y1);
   return [
     { name: 'tuner-encode', note: 'kernel.encode, tuner vectors (x in [-1,1)), shared upload, warmup 1 reps 5 (trials.ts sample)', time: () => timeGpu(ctx, enc(dx), { reps: 5, warmup: 1 }), y: dy, x: rand },
+    { name: 'tuner-probe', note: 'kernel.encode, tuner vectors, timeGpu reps 1 warmup 0 (trials.ts sample: the probe, the only sample of every candidate after the first once the budget is spent)', time: () => isolated(() => timeGpu(ctx, enc(dx), { reps: 1, warmup: 0, batches: 1 })), y: dy, x: rand },
+    { name: 'tuner-probe-warm', note: 'as tuner-probe after one untimed product (warmup 1)', time: () => isolated(() => timeGpu(ctx, enc(dx), { reps: 1, warmup: 1, batches: 1 })), y: dy, x: rand },
+    { name: 'op-probe', note: 'op-apply timed alone as the probe is (reps 1 warmup 0), x = 1', time: () => isolated(() => timeGpu(ctx, apply, { reps: 1, warmup: 0, batches: 1 })), y: y1.buf, x: ones },
     { name: 'tuner-encode-ones', note: 'as tuner-encode with x = 1', time: () => timeGpu(ctx, enc(dxOnes), { reps: 5, warmup: 1 }), y: dy, x: ones },
     { name: 'tuner-encode-r20', note: 'as tuner-encode, warmup 2 reps 20', time: () => timeGpu(ctx, enc(dx), { reps: 20, warmup: 2 }), y: dy, x: rand },
     { name: 'op-apply', note: `gpuOperatorFromCsr ${op.label}, x = 1, warmup 2 reps 20`, time: () => timeGpu(ctx, apply, { reps: 20 }), y: y1.buf, x: ones },
@@ -126,11 +155,18 @@ async function main(): Promise<void> {
   const nnz = a.rowPtr[a.rows]!;
   console.log(JSON.stringify({ device: ctx.describeText().split('\n')[0], timestampQuery: ctx.caps.timestampQuery, subgroupSize: ctx.caps.subgroupSize, matrix: `stencil27-${grid}^3`, rows: a.rows, nnz, kernel: kernelId, params }));
   const kernel = getKernel(kernelId);
+  // first, as the tuner does it: timed at once after the upload (a state effect would show here only)
+  const st = tunerState(ctx, a, kernel);
+  await ctx.finish();
+  const first = await timeGpu(ctx, () => kernel.encode(ctx, st.h, st.dx, st.dy), { reps: 5, warmup: 1 });
+  const firstErr = maxRelErr(a, st.rand, await readF32(ctx, st.dy, a.rows));
+  console.log(JSON.stringify({ variant: 'tuner-encode-first', ms: Number(first.medianMs.toFixed(4)), reps: [first.minMs, first.medianMs, first.meanMs].map((m) => Number(m.toFixed(4))), maxRelErr: Number(firstErr.toExponential(2)), note: 'tuner-encode timed once, first thing after the upload (min, median, mean of 5)' }));
   const op = gpuOperatorFromCsr(ctx, a, { kernel, params });
   const tuned = await tunedOperator(ctx, a, { cache: false, expectedProducts: 1000 });
   const win = tuned.tuning.trials.find((t) => t.verified);
-  console.log(JSON.stringify({ variant: 'tuner-report', kernel: tuned.label, ms: win?.ms, samples: win?.samples, method: tuned.tuning.method }));
-  const vs = variants(ctx, a, kernel, op, tuned);
+  const timed = tuned.tuning.trials.filter((t) => t.status === 'timed').map((t) => ({ kernel: t.kernel, params: t.params, ms: t.ms, samples: t.samples }));
+  console.log(JSON.stringify({ variant: 'tuner-report', kernel: tuned.label, ms: win?.ms, samples: win?.samples, method: tuned.tuning.method, timed }));
+  const vs = variants(ctx, a, kernel, st, op, tuned);
   const seen = new Map<string, number[]>();
   const errs = new Map<string, number>();
   for (let r = 0; r < rounds; r++) {
