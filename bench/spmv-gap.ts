@@ -8,11 +8,14 @@
  *   tuner-encode        kernel.encode(ctx, h, dx, dy) on the tuner's vectors (tuneVectors: x
  *                       uniform in [-1, 1), y never written) and the tuner's upload (the shared
  *                       CSR arrays), timed with timeGpu as trials.ts `sample` does (warmup 1, reps 5)
- *   tuner-probe         kernel.encode timed as trials.ts `sample` probes a candidate not yet timed
- *                       (timeGpu reps 1, warmup 0, after the queue drained; median of 5 such); once
- *                       the budget is spent, that probe is the candidate's only sample
- *   tuner-probe-warm    the same after one untimed product
- *   op-probe            op-apply timed the same way
+ *   tuner-probe-old     kernel.encode timed as trials.ts `sample` probed a candidate before the timeGpu
+ *                       lead repetition (reps 1, warmup 0, one pass on an idle GPU after a drained
+ *                       queue; median of 5 such); once the budget is spent that probe is the
+ *                       candidate's only sample
+ *   tuner-probe-old-warm  the same after one untimed product and a drained queue
+ *   tuner-probe         the probe now (one untimed product before the timed pass, same submission)
+ *   op-probe-old        op-apply timed as tuner-probe-old
+ *   pass-each-nolead    op-apply, 20 passes, the first on an idle GPU (timeGpu before the lead)
  *   tuner-encode-ones   the same as tuner-encode with x = 1
  *   tuner-encode-r20    the same as tuner-encode with warmup 2, reps 20 (cg-profile's reference)
  *   op-apply            GpuOperator.apply from gpuOperatorFromCsr (its own upload), x = 1
@@ -135,9 +138,11 @@ function variants(ctx: GpuContext, a: CsrMatrix, kernel: AnySpmvKernel, st: Tune
   const apply = () => op.apply(x1, y1);
   return [
     { name: 'tuner-encode', note: 'kernel.encode, tuner vectors (x in [-1,1)), shared upload, warmup 1 reps 5 (trials.ts sample)', time: () => timeGpu(ctx, enc(dx), { reps: 5, warmup: 1 }), y: dy, x: rand },
-    { name: 'tuner-probe', note: 'kernel.encode, tuner vectors, timeGpu reps 1 warmup 0 (trials.ts sample: the probe, the only sample of every candidate after the first once the budget is spent)', time: () => isolated(() => timeGpu(ctx, enc(dx), { reps: 1, warmup: 0, batches: 1 })), y: dy, x: rand },
-    { name: 'tuner-probe-warm', note: 'as tuner-probe after one untimed product (warmup 1)', time: () => isolated(() => timeGpu(ctx, enc(dx), { reps: 1, warmup: 1, batches: 1 })), y: dy, x: rand },
-    { name: 'op-probe', note: 'op-apply timed alone as the probe is (reps 1 warmup 0), x = 1', time: () => isolated(() => timeGpu(ctx, apply, { reps: 1, warmup: 0, batches: 1 })), y: y1.buf, x: ones },
+    { name: 'tuner-probe-old', note: 'kernel.encode, tuner vectors, reps 1 warmup 0 without the lead repetition: the probe of trials.ts sample before this fix (a candidate\'s only sample once the budget is spent), its pass starting on an idle GPU', time: () => isolated(() => timeGpu(ctx, enc(dx), { reps: 1, warmup: 0, batches: 1, lead: false })), y: dy, x: rand },
+    { name: 'tuner-probe-old-warm', note: 'as tuner-probe-old after one untimed product and a drained queue (warmup 1)', time: () => isolated(() => timeGpu(ctx, enc(dx), { reps: 1, warmup: 1, batches: 1, lead: false })), y: dy, x: rand },
+    { name: 'tuner-probe', note: 'the probe now: reps 1 warmup 0 after one untimed product in the same submission (timeGpu lead)', time: () => isolated(() => timeGpu(ctx, enc(dx), { reps: 1, warmup: 0, batches: 1 })), y: dy, x: rand },
+    { name: 'op-probe-old', note: 'op-apply timed as tuner-probe-old, x = 1', time: () => isolated(() => timeGpu(ctx, apply, { reps: 1, warmup: 0, batches: 1, lead: false })), y: y1.buf, x: ones },
+    { name: 'pass-each-nolead', note: 'op-apply 20×, one timestamped pass each, the first on an idle GPU (timeGpu before this fix)', time: () => timeGpu(ctx, apply, { reps: 20, warmup: 2, lead: false }), y: y1.buf, x: ones },
     { name: 'tuner-encode-ones', note: 'as tuner-encode with x = 1', time: () => timeGpu(ctx, enc(dxOnes), { reps: 5, warmup: 1 }), y: dy, x: ones },
     { name: 'tuner-encode-r20', note: 'as tuner-encode, warmup 2 reps 20', time: () => timeGpu(ctx, enc(dx), { reps: 20, warmup: 2 }), y: dy, x: rand },
     { name: 'op-apply', note: `gpuOperatorFromCsr ${op.label}, x = 1, warmup 2 reps 20`, time: () => timeGpu(ctx, apply, { reps: 20 }), y: y1.buf, x: ones },

@@ -28,6 +28,15 @@ function stats(ms: number[], method: Timing['method']): Timing {
  * `reps` timed ones. With timestamps each repetition is its own compute pass bracketed by
  * timestamps; without, `reps` repetitions are submitted together `batches` times and the host
  * clock is divided by `reps`. Cost: one readback (timestamps) or `batches` waits (wall).
+ *
+ * `lead` (default true; timestamps only): record one more untimed repetition right before the
+ * first timed pass, in the same submission. Without it the first timed pass starts on an idle GPU
+ * after the drained queue and every later pass starts behind the previous one, so a timing of
+ * one repetition (the autotuner's probe, which is a candidate's only sample once the tuning
+ * budget is spent) measured another case than the medians of several passes it was ranked
+ * against. Issue 15: csr-vector lanes=4 on the 27-point stencil 120³ was recorded by the tuner at
+ * 0.17 ms, by timeGpu medians at 0.40–0.47 ms and by the wall clock at ~0.49 ms per product on
+ * the H100; bench/spmv-gap.ts times the cases side by side.
  * `encode` must only record dispatches (no copies) and fewer than ~1000 per repetition, so that
  * the recorder's uniform arena does not flush in the middle of a timestamped pass.
  * @example const t = await timeGpu(ctx, () => op.apply(x, y), { reps: 20 });
@@ -35,7 +44,7 @@ function stats(ms: number[], method: Timing['method']): Timing {
 export async function timeGpu(
   ctx: GpuContext,
   encode: () => void,
-  opts: { reps?: number; warmup?: number; batches?: number; forceWall?: boolean } = {},
+  opts: { reps?: number; warmup?: number; batches?: number; forceWall?: boolean; lead?: boolean } = {},
 ): Promise<Timing> {
   const reps = Math.max(1, opts.reps ?? 20);
   for (let i = 0; i < (opts.warmup ?? 2); i++) encode();
@@ -43,6 +52,7 @@ export async function timeGpu(
   const rec = ctx.recorder;
   if (ctx.caps.timestampQuery && !opts.forceWall) {
     const qs = ctx.device.createQuerySet({ type: 'timestamp', count: 2 * reps });
+    if (opts.lead ?? true) encode();
     for (let r = 0; r < reps; r++) {
       rec.computePass({ timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 } });
       encode();
