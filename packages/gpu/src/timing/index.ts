@@ -30,13 +30,13 @@ function stats(ms: number[], method: Timing['method']): Timing {
  * clock is divided by `reps`. Cost: one readback (timestamps) or `batches` waits (wall).
  *
  * `lead` (default true; timestamps only): record one more untimed repetition right before the
- * first timed pass, in the same submission. Without it the first timed pass starts on an idle GPU
- * after the drained queue and every later pass starts behind the previous one, so a timing of
- * one repetition (the autotuner's probe, which is a candidate's only sample once the tuning
- * budget is spent) measured another case than the medians of several passes it was ranked
- * against. Issue 15: csr-vector lanes=4 on the 27-point stencil 120³ was recorded by the tuner at
- * 0.17 ms, by timeGpu medians at 0.40–0.47 ms and by the wall clock at ~0.49 ms per product on
- * the H100; bench/spmv-gap.ts times the cases side by side.
+ * first timed pass, in the same submission. Dawn's Vulkan backend writes a pass's beginning
+ * timestamp at top-of-pipe, before the barrier that orders the pass's first dispatch after the
+ * previous pass, so a pass that follows GPU work is stamped differently from one that starts on
+ * an idle GPU. Without the lead the first timed pass starts idle and the others behind their
+ * predecessor; a one-repetition timing (the autotuner's probe, a candidate's only sample once the
+ * tuning budget is spent) then measured only the idle case while it was ranked against medians
+ * of the other. With it every timed pass follows a repetition. bench/spmv-gap.ts times both.
  * `encode` must only record dispatches (no copies) and fewer than ~1000 per repetition, so that
  * the recorder's uniform arena does not flush in the middle of a timestamped pass.
  * @example const t = await timeGpu(ctx, () => op.apply(x, y), { reps: 20 });
