@@ -28,6 +28,15 @@ function stats(ms: number[], method: Timing['method']): Timing {
  * `reps` timed ones. With timestamps each repetition is its own compute pass bracketed by
  * timestamps; without, `reps` repetitions are submitted together `batches` times and the host
  * clock is divided by `reps`. Cost: one readback (timestamps) or `batches` waits (wall).
+ *
+ * `lead` (default true; timestamps only): record one more untimed repetition right before the
+ * first timed pass, in the same submission. Dawn's Vulkan backend writes a pass's beginning
+ * timestamp at top-of-pipe, before the barrier that orders the pass's first dispatch after the
+ * previous pass, so a pass that follows GPU work is stamped differently from one that starts on
+ * an idle GPU. Without the lead the first timed pass starts idle and the others behind their
+ * predecessor; a one-repetition timing (the autotuner's probe, a candidate's only sample once the
+ * tuning budget is spent) then measured only the idle case while it was ranked against medians
+ * of the other. With it every timed pass follows a repetition. bench/spmv-gap.ts times both.
  * `encode` must only record dispatches (no copies) and fewer than ~1000 per repetition, so that
  * the recorder's uniform arena does not flush in the middle of a timestamped pass.
  * @example const t = await timeGpu(ctx, () => op.apply(x, y), { reps: 20 });
@@ -35,7 +44,7 @@ function stats(ms: number[], method: Timing['method']): Timing {
 export async function timeGpu(
   ctx: GpuContext,
   encode: () => void,
-  opts: { reps?: number; warmup?: number; batches?: number; forceWall?: boolean } = {},
+  opts: { reps?: number; warmup?: number; batches?: number; forceWall?: boolean; lead?: boolean } = {},
 ): Promise<Timing> {
   const reps = Math.max(1, opts.reps ?? 20);
   for (let i = 0; i < (opts.warmup ?? 2); i++) encode();
@@ -43,6 +52,7 @@ export async function timeGpu(
   const rec = ctx.recorder;
   if (ctx.caps.timestampQuery && !opts.forceWall) {
     const qs = ctx.device.createQuerySet({ type: 'timestamp', count: 2 * reps });
+    if (opts.lead ?? true) encode();
     for (let r = 0; r < reps; r++) {
       rec.computePass({ timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 } });
       encode();
