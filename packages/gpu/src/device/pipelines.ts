@@ -133,13 +133,13 @@ export class PipelineCache {
       const layout = this.layout(spec.bindings);
       const job = (async () => {
         try {
+          // a shader error here is swallowed (own scope): the blocking get() reports it with its label
+          device.pushErrorScope('validation');
           const module = device.createShaderModule({ code: spec.wgsl(), label: spec.label });
-          const pipeline = await device.createComputePipelineAsync({
-            label: spec.label,
-            layout: device.createPipelineLayout({ bindGroupLayouts: [layout], label: spec.label }),
-            compute: { module, entryPoint: 'main' },
-          });
-          if (this.pipelines.has(spec.key)) return; // compiled blocking meanwhile
+          const pl = device.createPipelineLayout({ bindGroupLayouts: [layout], label: spec.label });
+          const invalid = device.popErrorScope();
+          const pipeline = await device.createComputePipelineAsync({ label: spec.label, layout: pl, compute: { module, entryPoint: 'main' } });
+          if ((await invalid) || this.pipelines.has(spec.key)) return; // failed, or compiled blocking meanwhile
           this.pipelines.set(spec.key, { pipeline, layout, bindings: spec.bindings, label: spec.label, key: spec.key });
           this.compiled++;
           this.log.push({ key: spec.key, mode: 'async', ms: performance.now() - t0 });
