@@ -2,7 +2,7 @@
  * PipelineCache.prewarm: pipelines compiled ahead of time without blocking are found by a later
  * get() (no blocking compile), a bad shader in a prewarm neither rejects nor poisons the
  * context (the blocking get reports it), and the df64 space's prewarm covers what a df64 dot,
- * combine and hand-over use.
+ * combine and hand-over use; Df64VectorSpace.toArrays.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGpuContext, Df64VectorSpace, type GpuContext, GpuValidationError, GpuVector, uploadF32 } from '../src/index';
@@ -60,6 +60,11 @@ describe('pipeline prewarm', () => {
     const f = s.toNewGpu(y, 0.5);
     expect(await s.read(d)).toBeCloseTo((2 * 100 * 101 * 201) / 6, 6);
     expect(ctx.pipelines.log.slice(mark).filter((e) => e.mode === 'sync')).toEqual([]);
+    // toArrays: every vector with one readback, as toArray one by one
+    const [xa, ya, empty] = await s.toArrays([x, y, s.create(0)]);
+    expect(Array.from(xa!)).toEqual(Array.from(await s.toArray(x)));
+    expect(Array.from(ya!)).toEqual(Array.from({ length: 100 }, (_, i) => 2 * (i + 1)));
+    expect(empty).toHaveLength(0);
     for (const b of [v.buf, x.buf, y.buf, f.buf]) b.dispose();
   });
 });
