@@ -67,4 +67,15 @@ describe('pipeline prewarm', () => {
     expect(empty).toHaveLength(0);
     for (const b of [v.buf, x.buf, y.buf, f.buf]) b.dispose();
   });
+
+  it('df64 space prewarm pools its vectors: the phase allocates no new buffer for them', async () => {
+    const s = (await Df64VectorSpace.of(ctx))!;
+    await s.prewarm({ rows: 3000, vectors: 3 }); // 24 000 bytes each: a size class nothing else here uses
+    const held = ctx.buffers.allocatedBytes;
+    const vs = [s.create(3000), s.create(3000), s.create(3000)];
+    expect(ctx.buffers.allocatedBytes).toBe(held);
+    vs.push(s.create(3000)); // past the pooled ones: a new buffer
+    expect(ctx.buffers.allocatedBytes).toBeGreaterThan(held);
+    for (const v of vs) s.release(v);
+  });
 });

@@ -48,6 +48,9 @@ export class Df64Scalar {
 /** Live df64 scalars a space holds at most. */
 export const DF64_SPACE_SLOTS = 8192;
 
+/** Most bytes of df64 vectors {@link Df64VectorSpace.prewarm} puts in the buffer pool ahead of time. */
+export const PREWARM_POOL_BYTES = 64 * 2 ** 20;
+
 /** A float64 number as the (hi, lo) f32 pair of a uniform block. */
 function pair(v: number): [number, number] {
   const hi = Math.fround(v);
@@ -140,11 +143,13 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
    * Get ready for a df64 phase over vectors of `rows` elements while other GPU work runs:
    * compile {@link prewarmSpecs} without blocking (createComputePipelineAsync) and put
    * `vectors` df64 vectors of that length in the buffer pool (allocated now, not inside the
-   * phase). Resolves when the compiles are done; never rejects.
+   * phase; at most {@link PREWARM_POOL_BYTES} of them). Resolves when the compiles are done; never rejects.
    * @example void df64.prewarm({ rows: n, nnz, vectors: 4 * k + 16 }); // then the float32 solve
    */
   prewarm(o: { rows: number; nnz?: number; vectors?: number }): Promise<void> {
-    const bufs = Array.from({ length: o.vectors ?? 0 }, () => this.vec(o.rows));
+    // at most PREWARM_POOL_BYTES: the pool keeps them, and they add to the device peak of the work they overlap
+    const count = Math.min(o.vectors ?? 0, Math.floor(PREWARM_POOL_BYTES / Math.max(8, o.rows * 8)));
+    const bufs = Array.from({ length: count }, () => this.vec(o.rows));
     for (const v of bufs) v.buf.dispose(); // to the pool, kept for the phase's create()
     return this.ctx.pipelines.prewarm(this.prewarmSpecs(o.nnz === undefined ? undefined : { rows: o.rows, nnz: o.nnz }));
   }
