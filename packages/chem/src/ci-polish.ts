@@ -27,6 +27,12 @@ export interface CiDevicePolish<V, P = unknown> {
   operator(matrix: CsrMatrix | undefined, sink: ChunkSink<V> | undefined, fast?: LinearOperator<V>): LinearOperator<P> | Promise<LinearOperator<P>>;
   /** Unit roundoff of the polish arithmetic, for the bounds' rounding allowance (default 2⁻⁴⁴, df64). */
   readonly unitRoundoff?: number;
+  /**
+   * Optional: get ready for a polish over `rows` rows (H with `nnz` non-zeros) while the float32
+   * solve runs — compile the polish's pipelines without blocking and pool `vectors` polish
+   * vectors — so that the float64 phase compiles and allocates (almost) nothing. Never rejects.
+   */
+  prewarm?(o: { rows: number; nnz: number; vectors: number }): Promise<void>;
   /** A new polish vector holding the fast vector v (on the device). */
   fromFast(v: V): P;
   /** A new fast vector fl(scale·p) (on the device). */
@@ -38,6 +44,8 @@ export interface CiPolishOutcome {
   values: number[];
   /** Normalised float64 host vectors, one per requested root. */
   vectors: Float64Array[];
+  /** Milliseconds of the polish's Davidson (hand-over included) and of the final check. */
+  stages: { davidson: number; check: number };
   /** ‖H·v − E·v‖ per root, recomputed (in the polish precision) after the polish. */
   residualNorms: number[];
   /** Rayleigh quotients v·H·v per root (electronic). */
@@ -133,6 +141,7 @@ export function ciJudge(tol: number, nroots: number, unitRoundoff: number, byBou
  */
 export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolishOutcome> {
   const { space } = o.device;
+  const t0 = performance.now();
   const start = o.fastVectors.map((v) => o.device.fromFast(v));
   const bridge = spaceBridge(
     space,
@@ -161,27 +170,28 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
   });
   jd.dispose();
   for (const v of start) space.release(v);
+  const t1 = performance.now();
   const bounds = judge.report(result.values, result.residualNorms);
   const check = await rayleighCheck(space, o.operator, result.vectors.slice(0, o.nroots));
   for (const v of result.vectors) space.release(v);
-  return { values: result.values.slice(0, o.nroots), ...check, result: result as EigenResult<unknown>, correctionMatvecs: jd.stats.matvecs, bounds };
+  const stages = { davidson: t1 - t0, check: performance.now() - t1 };
+  return { values: result.values.slice(0, o.nroots), ...check, result: result as EigenResult<unknown>, correctionMatvecs: jd.stats.matvecs, bounds, stages };
 }
 
 /**
- * Per vector c: c ← c/‖c‖, E = c·Hc, ‖Hc − E·c‖, all in `space` — one product per vector and
- * three synchronisations in all (norms, then energies, then residual norms, each batched) —
- * then c read back as float64.
+ * Per vector c: c ← c/‖c‖, E = c·Hc, ‖Hc − E·c‖, all in `space` with the scalars kept there
+ * (one product per vector), then one scalar readback for all energies and residual norms and
+ * one for the vectors as float64 (`toArrays` when the space has it, else one per vector).
  */
-export async function rayleighCheck<P, S>(space: VectorSpace<P, S>, op: LinearOperator<P>, vs: readonly P[]): Promise<{ vectors: Float64Array[]; residualNorms: number[]; rayleigh: number[] }> {
-  const read = async (xs: S[]) => {
-    const got = await space.readMany(xs);
-    for (const x of xs) space.release(x); // device scalar slots back to the pool
-    return got;
+export async function rayleighCheck<P, S>(space: VectorSpace<P, S> & { toArrays?(vs: readonly P[]): Promise<Float64Array[]> }, op: LinearOperator<P>, vs: readonly P[]): Promise<{ vectors: Float64Array[]; residualNorms: number[]; rayleigh: number[] }> {
+  const temps: S[] = [];
+  const keep = (x: S) => {
+    temps.push(x);
+    return x;
   };
-  const norms = await read(vs.map((v) => space.norm2(v)));
-  const c = vs.map((v, j) => {
+  const c = vs.map((v) => {
     const u = space.create(op.rows);
-    space.axpby(1 / norms[j]!, v, 0, u); // c = v/‖v‖
+    space.axpby(keep(space.div(1, keep(space.norm2(v)))), v, 0, u); // c = v/‖v‖
     return u;
   });
   const hc = c.map((u) => {
@@ -189,11 +199,12 @@ export async function rayleighCheck<P, S>(space: VectorSpace<P, S>, op: LinearOp
     op.apply(u, y);
     return y;
   });
-  const rayleigh = await read(c.map((u, j) => space.dot(u, hc[j]!)));
-  hc.forEach((y, j) => { space.axpby(-rayleigh[j]!, c[j]!, 1, y); }); // hc ← Hc − E·c
-  const residualNorms = await read(hc.map((y) => space.norm2(y)));
-  const vectors: Float64Array[] = [];
-  for (const u of c) vectors.push(await space.toArray(u));
+  const e = c.map((u, j) => keep(space.dot(u, hc[j]!)));
+  hc.forEach((y, j) => { space.axpby(keep(space.neg(e[j]!)), c[j]!, 1, y); }); // hc ← Hc − E·c
+  const rn = hc.map((y) => keep(space.norm2(y)));
+  const got = await space.readMany([...e, ...rn]);
+  for (const x of temps) space.release(x); // device scalar slots back to the pool
+  const vectors = space.toArrays ? await space.toArrays(c) : await Promise.all(c.map((u) => space.toArray(u)));
   for (const u of [...c, ...hc]) space.release(u);
-  return { vectors, residualNorms, rayleigh };
+  return { vectors, residualNorms: got.slice(vs.length), rayleigh: got.slice(0, vs.length) };
 }

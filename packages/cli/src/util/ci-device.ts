@@ -126,6 +126,7 @@ export async function gpuDevicePolish(ctx: GpuContext): Promise<CiDevicePolish<G
       return shared ?? gpu.Df64CsrOperator.fromCsr(space.d, matrix);
     },
     unitRoundoff: 2 ** -44,
+    prewarm: (o) => space.prewarm(o),
     fromFast: (v) => space.fromGpu(v),
     toFast: (p, scale) => space.toNewGpu(p, scale),
   };

@@ -54,6 +54,13 @@ export class PipelineCache {
   private readonly groups = new Map<string, GPUBindGroup>();
   /** Number of pipelines compiled so far (tests check the cache key discipline). */
   compiled = 0;
+  /**
+   * Every compile in order: key, whether it ran blocking (`get` on a miss) or ahead of time
+   * ({@link prewarm}), and its milliseconds (for async ones: from request to ready, overlapped
+   * with other work). Lets a caller count the blocking compiles of a phase.
+   */
+  readonly log: { key: string; mode: 'sync' | 'async'; ms: number }[] = [];
+  private readonly pending = new Map<string, Promise<void>>();
 
   constructor(private readonly ctx: GpuContext) {}
 
@@ -79,6 +86,7 @@ export class PipelineCache {
   get(spec: PipelineSpec): PipelineEntry {
     const hit = this.pipelines.get(spec.key);
     if (hit) return hit;
+    const t0 = performance.now();
     const device = this.ctx.device;
     const layout = this.layout(spec.bindings);
     // a failed compile is reported once for this key and dropped, so nothing later reuses it
@@ -93,7 +101,58 @@ export class PipelineCache {
     const e: PipelineEntry = { pipeline, layout, bindings: spec.bindings, label: spec.label, key: spec.key };
     this.pipelines.set(spec.key, e);
     this.compiled++;
+    this.log.push({ key: spec.key, mode: 'sync', ms: performance.now() - t0 });
     return e;
+  }
+
+  /** Whether `key` is compiled (not merely requested by {@link prewarm}). */
+  has(key: string): boolean {
+    return this.pipelines.has(key);
+  }
+
+  /**
+   * Compile `specs` ahead of time without blocking (createComputePipelineAsync), so that a
+   * later phase finds them in the cache instead of compiling on first use. Keys already
+   * compiled or requested are skipped; a `get` before an async compile is ready compiles
+   * blocking as before (the async result is then dropped). A failed async compile is not
+   * cached (the later `get` reports it with its label). The promise resolves when all are
+   * settled and never rejects.
+   * @example void ctx.pipelines.prewarm(df64Space.prewarmSpecs()); // while float32 work runs
+   */
+  prewarm(specs: readonly PipelineSpec[]): Promise<void> {
+    const device = this.ctx.device;
+    const jobs: Promise<void>[] = [];
+    for (const spec of specs) {
+      if (this.pipelines.has(spec.key)) continue;
+      const running = this.pending.get(spec.key);
+      if (running) {
+        jobs.push(running);
+        continue;
+      }
+      const t0 = performance.now();
+      const layout = this.layout(spec.bindings);
+      const job = (async () => {
+        try {
+          // a shader error here is swallowed (own scope): the blocking get() reports it with its label
+          device.pushErrorScope('validation');
+          const module = device.createShaderModule({ code: spec.wgsl(), label: spec.label });
+          const pl = device.createPipelineLayout({ bindGroupLayouts: [layout], label: spec.label });
+          const invalid = device.popErrorScope();
+          const pipeline = await device.createComputePipelineAsync({ label: spec.label, layout: pl, compute: { module, entryPoint: 'main' } });
+          if ((await invalid) || this.pipelines.has(spec.key)) return; // failed, or compiled blocking meanwhile
+          this.pipelines.set(spec.key, { pipeline, layout, bindings: spec.bindings, label: spec.label, key: spec.key });
+          this.compiled++;
+          this.log.push({ key: spec.key, mode: 'async', ms: performance.now() - t0 });
+        } catch {
+          // not cached: the first get() compiles it blocking and reports the error there
+        } finally {
+          this.pending.delete(spec.key);
+        }
+      })();
+      this.pending.set(spec.key, job);
+      jobs.push(job);
+    }
+    return Promise.all(jobs).then(() => undefined);
   }
 
   /** A bind group for `entry` over the uniform arena and `refs` (cached by buffer ids and ranges). */

@@ -7,7 +7,7 @@
  */
 import { DimensionMismatchError, GpuSparseError } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
-import type { PipelineEntry } from '../device/pipelines';
+import type { PipelineEntry, PipelineSpec } from '../device/pipelines';
 import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { readRanges } from '../memory/readback';
@@ -70,7 +70,17 @@ export class Df64Blas {
 
   /** A compiled df64 pipeline (key includes the TwoProd form). */
   pipe(name: string, wgsl: () => string, bindings: string): PipelineEntry {
-    return this.ctx.pipelines.get({ key: `df64:${name}:${this.mode}`, label: `df64-${name}`, bindings, wgsl });
+    return this.ctx.pipelines.get(this.spec(name, wgsl, bindings));
+  }
+
+  /** The spec {@link pipe} compiles (for ahead-of-time compiles: PipelineCache.prewarm). */
+  spec(name: string, wgsl: () => string, bindings: string): PipelineSpec {
+    return { key: `df64:${name}:${this.mode}`, label: `df64-${name}`, bindings, wgsl };
+  }
+
+  /** The spec of the element-wise kernel `name` (fromF32, toF32, axpy, …). */
+  ewSpec(name: string): PipelineSpec {
+    return this.spec(name, () => dfElementwiseWgsl(name, this.mode), signature(DF_ELEMENTWISE[name]!.bindings));
   }
 
   /** A new zero df64 vector. */
@@ -107,7 +117,7 @@ export class Df64Blas {
   }
 
   private ew(name: string, n: number, refs: GpuBuf[], alpha = 0): void {
-    const p = this.pipe(name, () => dfElementwiseWgsl(name, this.mode), signature(DF_ELEMENTWISE[name]!.bindings));
+    const p = this.ctx.pipelines.get(this.ewSpec(name));
     const u = new Uniforms();
     u.u[0] = n;
     [u.f[2], u.f[3]] = pair(alpha);

@@ -8,6 +8,7 @@
  * @module
  */
 import { type CsrMatrix, csrDiagonal, DimensionMismatchError, GpuSparseError, type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
+import type { PipelineSpec } from '../device/pipelines';
 import { type CsrDeviceBlock, splitCsrPlan } from '../kernels/csr/csr-device';
 import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
@@ -48,6 +49,11 @@ export function lowParts(values: ArrayLike<number>, k0 = 0, k1 = values.length):
     }
   }
   return lo;
+}
+
+/** The df64 product pipeline with `lanes` lanes per row, reading lo arrays or not. */
+function productSpec(d: Df64Blas, lanes: number, lo: boolean): PipelineSpec {
+  return d.spec(`product-${lanes}-${lo ? 'lo' : 'hi'}`, () => productWgsl(d.mode, lanes, lo), signature(PRODUCT_BINDINGS));
 }
 
 /** df64 y = α·A·x + β·y over row blocks (see the module comment). */
@@ -152,6 +158,16 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     return new Df64CsrOperator(d, a.rows, a.cols, blocks, lo.filter((b): b is GpuBuf => b !== undefined), csrDiagonal(a));
   }
 
+  /**
+   * The product pipelines an operator of `rows` rows and `nnz` non-zeros will most likely use
+   * (lanes from the mean row length, with and without lo), for PipelineCache.prewarm before
+   * the operator exists. Blocks whose own mean row length differs compile on first use.
+   */
+  static prewarmSpecs(d: Df64Blas, rows: number, nnz: number): PipelineSpec[] {
+    const lanes = residualLanes(rows, nnz);
+    return [true, false].map((lo) => productSpec(d, lanes, lo));
+  }
+
   apply(x: Df64Vector, y: Df64Vector): void {
     this.applyScaled(1, x, 0, y);
   }
@@ -161,12 +177,11 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     if (x.n !== this.cols) throw new DimensionMismatchError('df64 product x', this.cols, x.n);
     if (y.n !== this.rows) throw new DimensionMismatchError('df64 product y', this.rows, y.n);
     if (x.buf.id === y.buf.id) throw new GpuSparseError('df64 product: expected y distinct from x, got an alias');
-    const { mode } = this.d;
     const ah = Math.fround(alpha);
     const bh = Math.fround(beta);
     for (const b of this.blocks) {
       const lanes = residualLanes(b.rows, b.nnz);
-      const p = this.d.pipe(`product-${lanes}-${b.lo ? 'lo' : 'hi'}`, () => productWgsl(mode, lanes, b.lo !== undefined), signature(PRODUCT_BINDINGS));
+      const p = this.d.ctx.pipelines.get(productSpec(this.d, lanes, b.lo !== undefined));
       const u = new Uniforms();
       u.u[0] = b.rows;
       u.u[2] = b.rowStart;

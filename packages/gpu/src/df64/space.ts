@@ -11,12 +11,15 @@
 import { DimensionMismatchError, GpuSparseError, InvalidParameterError, type LinearOperator, type ScalarLike, type VectorSpace } from '@gpusparse/formats';
 import { fusedGroup } from '../blas1/fused-shaders';
 import type { GpuContext } from '../device/context';
+import type { PipelineSpec } from '../device/pipelines';
 import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { readRanges } from '../memory/readback';
 import { Uniforms } from '../memory/recorder';
 import { GpuVector } from '../vector-space';
 import { Df64Blas, Df64Vector } from './blas';
+import { joinF64 } from './host';
+import { Df64CsrOperator } from './csr-operator';
 import { DF_DOT_CHUNK, DF_DOT2_BINDINGS, DF_WG, dfDot2Wgsl } from './blas.kernel';
 import {
   AXPBY_BINDINGS,
@@ -44,6 +47,9 @@ export class Df64Scalar {
 
 /** Live df64 scalars a space holds at most. */
 export const DF64_SPACE_SLOTS = 8192;
+
+/** Most bytes of df64 vectors {@link Df64VectorSpace.prewarm} puts in the buffer pool ahead of time. */
+export const PREWARM_POOL_BYTES = 64 * 2 ** 20;
 
 /** A float64 number as the (hi, lo) f32 pair of a uniform block. */
 function pair(v: number): [number, number] {
@@ -110,6 +116,44 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
     if (a.n !== b.n) throw new DimensionMismatchError(where, a.n, b.n);
   }
 
+  /**
+   * The pipelines of this space's vector and scalar operations and of the f32 hand-over (and,
+   * given `rows`/`nnz`, of a Df64CsrOperator of that shape): what a df64 Davidson or
+   * Jacobi–Davidson polish compiles on first use.
+   */
+  prewarmSpecs(shape?: { rows: number; nnz: number }): PipelineSpec[] {
+    const { d, group: g } = this;
+    const m = d.mode;
+    return [
+      d.spec('space-scale', () => dfScaleWgsl(m), signature(SCALE_BINDINGS)),
+      d.spec('space-axpby', () => dfAxpbyWgsl(m), signature(AXPBY_BINDINGS)),
+      d.spec('space-multiply', () => dfMultiplyWgsl(m), signature(MULTIPLY_BINDINGS)),
+      d.spec('space-shifted-divide', () => dfShiftedDivideWgsl(m), signature(SHIFTED_DIVIDE_BINDINGS)),
+      d.spec(`space-mdot1-${g}`, () => dfMultiDot1Wgsl(m, g), signature(multiDotBindings(g))),
+      d.spec('dot2', () => dfDot2Wgsl(m), signature(DF_DOT2_BINDINGS)),
+      d.spec(`space-combine-${g}`, () => dfCombineWgsl(m, g), signature(combineBindings(g))),
+      d.spec('space-scalar', () => dfScalarWgsl(m), signature(SCALAR_BINDINGS)),
+      d.ewSpec('fromF32'),
+      d.ewSpec('toF32'),
+      ...(shape ? Df64CsrOperator.prewarmSpecs(d, shape.rows, shape.nnz) : []),
+    ];
+  }
+
+  /**
+   * Get ready for a df64 phase over vectors of `rows` elements while other GPU work runs:
+   * compile {@link prewarmSpecs} without blocking (createComputePipelineAsync) and put
+   * `vectors` df64 vectors of that length in the buffer pool (allocated now, not inside the
+   * phase; at most {@link PREWARM_POOL_BYTES} of them). Resolves when the compiles are done; never rejects.
+   * @example void df64.prewarm({ rows: n, nnz, vectors: 4 * k + 16 }); // then the float32 solve
+   */
+  prewarm(o: { rows: number; nnz?: number; vectors?: number }): Promise<void> {
+    // at most PREWARM_POOL_BYTES: the pool keeps them, and they add to the device peak of the work they overlap
+    const count = Math.min(o.vectors ?? 0, Math.floor(PREWARM_POOL_BYTES / Math.max(8, o.rows * 8)));
+    const bufs = Array.from({ length: count }, () => this.vec(o.rows));
+    for (const v of bufs) v.buf.dispose(); // to the pool, kept for the phase's create()
+    return this.ctx.pipelines.prewarm(this.prewarmSpecs(o.nnz === undefined ? undefined : { rows: o.rows, nnz: o.nnz }));
+  }
+
   private run(name: string, wgsl: () => string, bindings: string, refs: GpuBuf[], u: Uniforms, groups: number): void {
     this.ctx.recorder.dispatch(this.d.pipe(name, wgsl, bindings), refs, u, groups);
   }
@@ -128,6 +172,13 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
   }
   toArray(v: Df64Vector): Promise<Float64Array> {
     return this.d.toFloat64(v);
+  }
+  /** The vectors as float64, with one readback for all (one synchronisation). */
+  async toArrays(vs: readonly Df64Vector[]): Promise<Float64Array[]> {
+    const live = vs.filter((v) => v.n > 0);
+    const bytes = live.length ? await readRanges(this.ctx, live.map((v) => ({ buf: v.buf, offset: 0, bytes: v.n * 8 }))) : [];
+    let k = 0;
+    return vs.map((v) => (v.n > 0 ? joinF64(new Float32Array(bytes[k++]!), v.n) : new Float64Array(0)));
   }
   write(v: Df64Vector, values: ArrayLike<number>): void {
     this.d.write(v, values);
