@@ -6,8 +6,7 @@
  * @module
  */
 import { df64Lib, preamble, type TwoProdMode, type WgslBinding } from '@gpusparse/gpu';
-import { stageBlockWgsl } from './sigma.kernel';
-import { ALPHA_WORDS, BETA_WORDS, SIGMA_WG } from './tables';
+import { sigmaMainHeadWgsl } from './sigma.kernel';
 
 /** Bindings: the float32 kernel's tables, the lo parts of the same-spin values, (hi, lo) integrals, df64 x and y. */
 export const SIGMA_DF64_BINDINGS: WgslBinding[] = [
@@ -103,25 +102,7 @@ fn same_spin(ai: u32, bi: u32, r0: u32, b: u32) -> vec2<f32> {
 
 ${alphaBetaDf64Wgsl(kmax)}
 
-@compute @workgroup_size(${SIGMA_WG})
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let w = wg_linear(wid, nwg);
-  if (w >= u.groups) { return; }
-  let ia = work[2u * w];
-  let b = work[2u * w + 1u] + lid;
-  let ai = ia * ${ALPHA_WORDS}u;
-  let a0 = 2u * ia * u.ma;
-  for (var t = lid; t < u.ma; t += ${SIGMA_WG}u) {
-    wrow[t] = rep[a0 + 2u * t];
-    wkey[t] = rep[a0 + 2u * t + 1u];
-  }
-  if (lid < 9u) { grp[lid] = info[ai + 5u + lid]; }
-  workgroupBarrier();
-${kmax > 0 ? stageBlockWgsl() : ''}
-  if (b >= info[ai + 1u]) { return; }
-  let r0 = info[ai];
-  let bi = u.beta_info + ${BETA_WORDS}u * (info[ai + 2u] + b);
-  let s = df_add(same_spin(ai, bi, r0, b), alpha_beta(info[bi + 2u]));
+${sigmaMainHeadWgsl(kmax)}  let s = df_add(same_spin(ai, bi, r0, b), alpha_beta(info[bi + 2u]));
   let k = r0 + b;
   var v = df_mul(vec2<f32>(u.al_h, u.al_l), s);
   if (u.bz == 0u) { v = df_add(v, df_mul(vec2<f32>(u.be_h, u.be_l), y[k])); }

@@ -68,6 +68,34 @@ export function stageBlockWgsl(): string {
   workgroupBarrier();`;
 }
 
+/**
+ * WGSL of the σ kernels' entry point up to the sums, shared by the float32 and df64 kernels: the
+ * workgroup's (α string, β block) from `work`, its α replacements into workgroup memory, the
+ * staged integral block when `kmax` > 0, and the row start `r0` and β info `bi` of this
+ * invocation's determinant (invocations past the block's β count return).
+ */
+export function sigmaMainHeadWgsl(kmax: number): string {
+  return `@compute @workgroup_size(${SIGMA_WG})
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let w = wg_linear(wid, nwg);
+  if (w >= u.groups) { return; }
+  let ia = work[2u * w];
+  let b = work[2u * w + 1u] + lid;
+  let ai = ia * ${ALPHA_WORDS}u;
+  let a0 = 2u * ia * u.ma;
+  for (var t = lid; t < u.ma; t += ${SIGMA_WG}u) {
+    wrow[t] = rep[a0 + 2u * t];
+    wkey[t] = rep[a0 + 2u * t + 1u];
+  }
+  if (lid < 9u) { grp[lid] = info[ai + 5u + lid]; }
+  workgroupBarrier();
+${kmax > 0 ? stageBlockWgsl() : ''}
+  if (b >= info[ai + 1u]) { return; }
+  let r0 = info[ai];
+  let bi = u.beta_info + ${BETA_WORDS}u * (info[ai + 2u] + b);
+`;
+}
+
 /** Workgroup bytes of the float32 kernel for `mA` α replacements per string and a staged block of `kmax` entries. */
 export function sigmaWorkgroupBytes(mA: number, kmax = 0): number {
   return workgroupBaseBytes(mA) + 4 * kmax;
@@ -140,25 +168,7 @@ fn same_spin(ai: u32, bi: u32, r0: u32, b: u32) -> f32 {
 
 ${alphaBetaWgsl(kmax)}
 
-@compute @workgroup_size(${SIGMA_WG})
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let w = wg_linear(wid, nwg);
-  if (w >= u.groups) { return; }
-  let ia = work[2u * w];
-  let b = work[2u * w + 1u] + lid;
-  let ai = ia * ${ALPHA_WORDS}u;
-  let a0 = 2u * ia * u.ma;
-  for (var t = lid; t < u.ma; t += ${SIGMA_WG}u) {
-    wrow[t] = rep[a0 + 2u * t];
-    wkey[t] = rep[a0 + 2u * t + 1u];
-  }
-  if (lid < 9u) { grp[lid] = info[ai + 5u + lid]; }
-  workgroupBarrier();
-${kmax > 0 ? stageBlockWgsl() : ''}
-  if (b >= info[ai + 1u]) { return; }
-  let r0 = info[ai];
-  let bi = u.beta_info + ${BETA_WORDS}u * (info[ai + 2u] + b);
-  let s = same_spin(ai, bi, r0, b) + alpha_beta(info[bi + 2u]);
+${sigmaMainHeadWgsl(kmax)}  let s = same_spin(ai, bi, r0, b) + alpha_beta(info[bi + 2u]);
   let k = r0 + b;
   if (u.bz == 1u) { y[k] = u.alpha * s; } else { y[k] = u.alpha * s + u.beta * y[k]; }
 }`;
