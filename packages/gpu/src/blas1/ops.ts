@@ -164,20 +164,7 @@ export class Blas1 {
     for (let first = 0; first < xs.length; first += G) {
       const m = Math.min(G, xs.length - first);
       const b = first === 0 ? beta : imm(1);
-      const u = new Uniforms();
-      u.u[0] = n;
-      u.u[1] = m;
-      u.i[2] = b.num;
-      u.i[3] = b.den;
-      u.f[4] = b.k;
-      const bufs: GpuBuf[] = [];
-      for (let j = 0; j < G; j++) {
-        const c = j < m ? coeffs[first + j]! : imm(0);
-        u.i[5 + 3 * j] = c.num;
-        u.i[6 + 3 * j] = c.den;
-        u.f[7 + 3 * j] = c.k;
-        bufs.push(xs[first + Math.min(j, m - 1)]!); // unused bindings: any readable buffer
-      }
+      const { u, bufs } = combineUniforms(coeffs, xs, b, first, m, G, n);
       this.ctx.recorder.dispatch(p, [this.scalars.buf, ...bufs, y], u, Math.ceil(n / WG));
     }
   }
@@ -199,20 +186,7 @@ export class Blas1 {
     const groups = Math.ceil(n / DOT_CHUNK);
     this.ensurePartial(Math.max(1, groups));
     const p1 = this.pipe(`combine-norm${G}`, () => combineNormWgsl(G), signature(combineNormBindings(G)));
-    const u = new Uniforms();
-    u.u[0] = n;
-    u.u[1] = m;
-    u.i[2] = b.num;
-    u.i[3] = b.den;
-    u.f[4] = b.k;
-    const bufs: GpuBuf[] = [];
-    for (let j = 0; j < G; j++) {
-      const c = j < m ? coeffs[lead + j]! : imm(0);
-      u.i[5 + 3 * j] = c.num;
-      u.i[6 + 3 * j] = c.den;
-      u.f[7 + 3 * j] = c.k;
-      bufs.push(xs[lead + Math.min(j, m - 1)]!); // unused bindings: any readable buffer
-    }
+    const { u, bufs } = combineUniforms(coeffs, xs, b, lead, m, G, n);
     u.u[5 + 3 * G] = groups;
     u.u[6 + 3 * G] = 0;
     this.ctx.recorder.dispatch(p1, [this.scalars.buf, ...bufs, y, this.partial], u, groups);
@@ -329,4 +303,27 @@ export class Blas1 {
     u.u[7] = out;
     this.ctx.recorder.dispatch(p, [this.scalars.buf], u, 1);
   }
+}
+
+/**
+ * Uniforms and bindings of a combine-type pass over xs[first … first + m) (G binding slots):
+ * n, m, β, then (num, den, k) per coefficient (0 past m), and the vectors (unused slots bind the
+ * last one: any readable buffer).
+ */
+function combineUniforms(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, first: number, m: number, G: number, n: number): { u: Uniforms; bufs: GpuBuf[] } {
+  const u = new Uniforms();
+  u.u[0] = n;
+  u.u[1] = m;
+  u.i[2] = beta.num;
+  u.i[3] = beta.den;
+  u.f[4] = beta.k;
+  const bufs: GpuBuf[] = [];
+  for (let j = 0; j < G; j++) {
+    const c = j < m ? coeffs[first + j]! : imm(0);
+    u.i[5 + 3 * j] = c.num;
+    u.i[6 + 3 * j] = c.den;
+    u.f[7 + 3 * j] = c.k;
+    bufs.push(xs[first + Math.min(j, m - 1)]!);
+  }
+  return { u, bufs };
 }
