@@ -3,182 +3,21 @@
  * eigenpairs (Davidson from @gpusparse/solvers, or a dense solve) → energies, residuals, ⟨S²⟩.
  * @module
  */
-import {
-  type CsrMatrix,
-  generators,
-  getFormat,
-  HostOperator,
-  HostVectorSpace,
-  InvalidParameterError,
-  type LinearOperator,
-  NotSupportedError,
-  type VectorSpace,
-} from '@gpusparse/formats';
-import { davidson, davidsonWith, type EigenResult, fastCorrector, lowestIndices } from '@gpusparse/solvers';
-import { symmetricEigenDense } from './dense-eigen';
-import { type CiMemoryOptions, sizeCiRun } from './ci-estimate';
-import { type BuildSpaceOptions, buildCiSpace, prepareCiSpace, type SpaceSpec } from './determinants/build';
+import { generators, getFormat, HostOperator, InvalidParameterError, type LinearOperator, NotSupportedError } from '@gpusparse/formats';
+import { davidson, type EigenResult, lowestIndices } from '@gpusparse/solvers';
+import { sizeCiRun } from './ci-estimate';
+import { buildCiSpace, prepareCiSpace } from './determinants/build';
 import type { Fcidump } from './fcidump/types';
-import { assembleForCi, type CiHamiltonian } from './ci-assembly';
-import type { DeterminantSpace } from './determinants/space';
+import { assembleForCi } from './ci-assembly';
 import { denseColumnsCsr } from './direct/ci';
-import type { ChunkSink } from './hamiltonian/chunked';
-import type { AvailableMemory, CiEstimate } from './memory-estimate';
-import { boundTarget, type CiDevicePolish, type CiPolishOutcome, ciJudge, polishCi, polishCorrection } from './ci-polish';
+import { type CiDevicePolish, type CiPolishOutcome, polishCi } from './ci-polish';
 import { SpinPenaltyOperator, spinPenaltyMatrix, spinSquaredExpectations, spinSquaredMatrix } from './hamiltonian/spin';
 import type { HalfSpaceOperator } from './direct/operator';
 import { solveSpinFiltered, spinAdaptedGuess } from './spin-guess';
+import { denseCiSolve, float64Energies, hostJdPolish } from './ci-phases';
+import { type CiBackend, type CiOptions, type CiResult, hostBackend } from './ci-types';
 
-/** Where the matrix lives and how vectors are stored: the host by default, the GPU later. */
-export interface CiBackend<V, S = unknown> {
-  readonly space: VectorSpace<V, S>;
-  /** An operator over `matrix` stored in format `format` (a name of the format registry). */
-  operator(matrix: CsrMatrix, format: string): LinearOperator<V> | Promise<LinearOperator<V>>;
-  /** Device memory the backend can use, when known (checked before assembly). */
-  readonly deviceMemory?: AvailableMemory;
-  /**
-   * A sink for H in row chunks (device backends): enables chunked assembly (CiOptions.assembly).
-   * `keepLo`: also keep, on the device, the f32 low parts of values not exact in f32 (for the
-   * device polish).
-   */
-  chunkSink?(rows: number, perRow: number, opts?: { keepLo?: boolean }): ChunkSink<V> | Promise<ChunkSink<V>>;
-  /**
-   * A float64-accurate device space for the polish after a float32 solve (df64 on WebGPU), or
-   * undefined when the device fails its self-test; absent on host backends.
-   */
-  devicePolish?(): Promise<CiDevicePolish<V> | undefined>;
-}
-
-/**
- * The float64 host backend: HostVectorSpace and HostOperator (CSR fast path, other formats by
- * reference product). Cost: a copy of H when the format is not CSR.
- * @example
- * const r = await ciEnergies(fd, { backend: hostBackend(), format: 'sell' });
- */
-export function hostBackend(): CiBackend<Float64Array> {
-  return {
-    space: new HostVectorSpace(),
-    operator(matrix, format) {
-      if (format === 'csr') return HostOperator.fromCsr(matrix);
-      const desc = getFormat(format);
-      return HostOperator.fromFormat(desc, desc.fromCsr(matrix));
-    },
-  };
-}
-
-/** A progress event of {@link ciEnergies}. */
-export type CiProgress =
-  | { stage: 'read' | 'space' | 'solve-start' }
-  | { stage: 'estimate'; estimate: CiEstimate }
-  | { stage: 'assembly'; rowsDone: number; rows: number }
-  | { stage: 'solve' | 'polish'; iteration: number; values: readonly number[]; residualNorms: readonly number[] };
-
-/** Options of {@link ciEnergies}. */
-export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOptions {
-  /** Determinant space (default 'fci'). */
-  space?: SpaceSpec;
-  /** Number of roots (lowest eigenvalues), default 1. */
-  nroots?: number;
-  /**
-   * Extra roots Davidson converges and drops, against skipped roots (default 1 when
-   * nroots > 1, else 0; the start vectors carry a small random part in any case).
-   */
-  extraRoots?: number;
-  /**
-   * Only states of this multiplicity: H + penalty·(S² − S(S+1))² (penalty default 0.2 Eh, as
-   * PySCF's fix_spin; larger values slow Davidson's diagonal preconditioner down).
-   */
-  spin?: { multiplicity: number; penalty?: number };
-  /** Storage format of H: 'csr' (default), 'auto', or a registry name. */
-  format?: string;
-  /** Backend factory (default: the host). */
-  backend?: CiBackend<V, S>;
-  /** 'davidson', 'dense' (all eigenpairs, n ≤ 4000), or 'auto' (default: dense up to 64 determinants, else Davidson). */
-  solver?: 'davidson' | 'dense' | 'auto';
-  /**
-   * Residual tolerance ‖Hv − λv‖ in Eh, absolute (default 1e-8): energies are in the user's unit,
-   * so CI keeps PySCF's absolute rule. Judged on the `nroots` requested roots only; extra
-   * (guard) roots do not hold the verdict.
-   */
-  tol?: number;
-  /**
-   * How the float64 polish after a float32 solve (device or host) accepts a root (default
-   * 'residual'): 'residual' — ‖Hv − Ev‖ ≤ tol; 'bound' — also when the certified bound
-   * 0 ≤ E − λ ≤ ε²/gap (docs/guides/precision.md, "Accepting eigenvalues by a bound") is ≤ tol
-   * Eh, so energies are certified to tol with fewer corrections and residuals may stay above tol.
-   * The bound assumes Davidson missed no eigenvalue below its guard root (docs/guides/ci.md, why
-   * 'residual' stays the default). Not with a spin penalty (the polish then uses the residual
-   * rule and says so in `notes`); no effect on a float64 backend (no polish).
-   */
-  accept?: 'residual' | 'bound';
-  /** Most Davidson iterations (default 200; 50 for the float64 polish after a float32 phase). */
-  maxIterations?: number;
-  /** Worker threads of the assembly (see AssembleOptions.workers). */
-  workers?: number | 'auto';
-  /** Integral symmetry for a path input (default 'auto'). */
-  symmetry?: 8 | 4 | 'auto';
-  onProgress?: (p: CiProgress) => void;
-  signal?: AbortSignal;
-  /** Memory limits: the run is sized before the space is built and refused when it cannot fit. */
-  memory?: CiMemoryOptions;
-  /**
-   * 'chunked': H goes to the backend's chunk sink in row chunks (float32 on the device, float64
-   * row blocks kept for the polish), never as one host CSR; 'whole': one float64 CSR, then the
-   * backend's operator; 'auto' (default): chunked when the backend has a sink, the solver is
-   * Davidson, the format is 'csr'/'auto' and H has ≥ 5·10^7 estimated non-zeros.
-   */
-  assembly?: 'auto' | 'chunked' | 'whole';
-  /** Non-zeros per chunk of the chunked assembly (default 2^24). */
-  chunkNnz?: number;
-  /**
-   * Where the float64 polish after a float32 backend runs: 'device' (df64 on the GPU: H's
-   * float32 values shared with the solve plus 4 bytes per non-zero not exact in f32; no float64
-   * H on the host), 'host' (float64 on the host), 'auto' (default: 'device' when the backend
-   * offers it and no spin penalty is asked for, else 'host').
-   */
-  polish?: 'auto' | 'device' | 'host';
-  /**
-   * Build H's operator instead of assembling H, e.g. `directHamiltonian()` (the matrix-free σ of
-   * ./direct): no stored matrix, so no memory check on H's non-zeros. On a float32 backend the
-   * factory must give a device operator (Davidson) and a float64 host operator (the polish), e.g.
-   * `gpuDirectHamiltonian(ctx)`; a `polishOperator(space)` on its result gives H in the device
-   * polish's space (else the polish runs on the host). The factory may push notes, or decline
-   * (resolve undefined: H is then assembled as without it, e.g. a cost model that chose the
-   * explicit H — still without the memory check, which `hamiltonian` turns off).
-   */
-  hamiltonian?: (fd: Fcidump, space: DeterminantSpace, notes: string[]) => Promise<CiHamiltonian<V> | undefined>;
-}
-
-/** Result of {@link ciEnergies}. */
-export interface CiResult {
-  /** Total energies (constant included), ascending. */
-  energies: number[];
-  /** ‖H v − E v‖₂ per root (electronic H, normalised v). */
-  residualNorms: number[];
-  /** ⟨S²⟩ per root. */
-  s2: number[];
-  /** Milliseconds per stage; `polish`: the float64 phase (part of `solve`; 0 without one). */
-  timings: { read: number; space: number; assembly: number; solve: number; polish: number };
-  determinants: number;
-  nnz: number;
-  /** Format H was stored in for the solve ('dense' for the dense solver). */
-  format: string;
-  /** The space's description. */
-  space: string;
-  /** Solver used and whether it converged. */
-  solver: { method: string; converged: boolean; iterations: number; matvecs: number };
-  /** Assembly rate (non-zeros/s) and CSR bytes per non-zero. */
-  assembly: { rate: number; bytesPerNnz: number; workers: number };
-  /** Host eigenvectors (float64), one per root. */
-  vectors: Float64Array[];
-  /**
-   * After a float64 polish (float32 backend): how it accepted each requested root and the
-   * certified bounds 0 ≤ E − λ ≤ bound[i] Eh (Infinity where no guard root gives one; valid
-   * only if no eigenvalue was missed below the guard). Absent without a polish.
-   */
-  bounds?: { accept: 'residual' | 'bound'; bound: number[]; acceptedBy: ('bound' | 'residual' | 'none')[] };
-  notes: string[];
-}
+export * from './ci-types';
 
 const DENSE_LIMIT = 4000;
 
@@ -333,17 +172,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   else if (options.accept === 'bound' && pm) notes.push("accept 'bound': not with a spin penalty (the energies are ⟨H⟩, not the penalised eigenvalues the bound would certify): roots judged by the residual rule");
   if (solverName === 'dense') {
     await prepareHost();
-    const n = space.size;
-    const a = new Float64Array(n * n);
-    const { rowPtr, colIdx, values: hv } = h.matrix ?? denseColumnsCsr(h.host!, n); // the dense solver never chunks, so a host operator exists
-    for (let i = 0; i < n; i++) for (let k = rowPtr[i]!; k < rowPtr[i + 1]!; k++) a[i * n + colIdx[k]!]! += hv[k]!;
-    if (pm) {
-      // H + λ(S² − S(S+1))²
-      for (let i = 0; i < n; i++) for (let k = pm.rowPtr[i]!; k < pm.rowPtr[i + 1]!; k++) a[i * n + pm.colIdx[k]!]! += penalty * pm.values[k]!;
-    }
-    const eig = symmetricEigenDense(a, n);
-    values = Array.from(eig.values.subarray(0, nroots));
-    vectors = eig.vectors.slice(0, nroots);
+    ({ values, vectors } = denseCiSolve(h.matrix ?? denseColumnsCsr(h.host!, space.size), space.size, pm, penalty, nroots)); // the dense solver never chunks, so a host operator exists
     solverInfo = { method: 'dense (tred2/tql2)', converged: true, iterations: 1, matvecs: 0 };
     format = 'dense';
   } else {
@@ -462,32 +291,21 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     if (!outcome) await prepareHost(); // the host polish and the float64 energies below
     if (lowPrecision && !outcome) {
       const t0 = performance.now();
-      const host = hostBackend();
       const hostH = h.host!;
       const hostOp: LinearOperator<Float64Array> = pm
         ? new SpinPenaltyOperator(hostH, HostOperator.fromCsr(pm), penalty, h.diagonal, pdiag)
         : hostH;
-      // Jacobi–Davidson polish: float64 residuals on the host, correction equations solved by
-      // GMRES on the float32 backend, so the host does a few matvecs instead of a whole
-      // Davidson run at the diagonal preconditioner's rate (docs/guides/precision.md)
-      const judge = ciJudge(tol, nroots, 2 ** -53, byBound); // accept 'bound': as the device polish, float64 rounding
-      const jd = fastCorrector(op, backend.space, { ...polishCorrection(tol, nroots, diagonal), ...(byBound ? { targetResidualOf: boundTarget(tol, nroots) } : {}) });
-      const polish = await davidsonWith(hostOp, host.space, {
-        ...(byBound ? { acceptRoots: judge.accept } : {}),
-        k: kSolve,
-        nConverge: nroots,
+      const { polish, jd, judge } = await hostJdPolish(hostOp, op, backend.space, {
+        kSolve,
+        nroots,
         diagonal,
-        initialVectors: fastVectors,
-        corrector: jd.corrector,
-        residualTol: tol,
+        fastVectors,
+        tol,
+        byBound,
         maxIterations: options.maxIterations ?? 50,
-        maxSubspace: Math.min(space.size, 4 * kSolve + 8),
-        name: 'jd-davidson',
-        recomputeResiduals: false, // recomputed below from the normalised vectors
         onIteration: (info) => void emit({ stage: 'polish', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
-      jd.dispose();
       values = polish.values.slice(0, nroots);
       fastVectors = polish.vectors;
       solverInfo = {
@@ -505,30 +323,10 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   }
   const solve = performance.now() - t;
   // energies, residuals and ⟨S²⟩ recomputed in float64 (on the host, or by the device polish in df64)
-  const energies: number[] = [];
-  const residualNorms: number[] = [];
+  const { energies, residualNorms } = outcome
+    ? { energies: values.slice(0, vectors.length).map((v) => v + fd.ecore), residualNorms: outcome.residualNorms.slice(0, vectors.length) }
+    : float64Energies(h.host!, vectors, spin ? undefined : values, fd.ecore);
   const s2: number[] = [];
-  for (let r = 0; r < vectors.length; r++) {
-    if (outcome) {
-      energies.push(values[r]! + fd.ecore);
-      residualNorms.push(outcome.residualNorms[r]!);
-      continue;
-    }
-    const c = vectors[r]!;
-    let nrm = 0;
-    for (let i = 0; i < c.length; i++) nrm += c[i]! * c[i]!;
-    nrm = Math.sqrt(nrm);
-    for (let i = 0; i < c.length; i++) c[i]! /= nrm;
-    const hc = new Float64Array(c.length);
-    h.host!.apply(c, hc);
-    let e = 0;
-    for (let i = 0; i < c.length; i++) e += c[i]! * hc[i]!;
-    let res2 = 0;
-    for (let i = 0; i < c.length; i++) res2 += (hc[i]! - e * c[i]!) ** 2;
-    // without a penalty the eigenvalue itself is reported (more accurate than the quotient by nothing; they agree to ‖r‖²)
-    energies.push((spin ? e : values[r]!) + fd.ecore);
-    residualNorms.push(Math.sqrt(res2));
-  }
   s2.push(...(knownS2 ? knownS2.slice(0, vectors.length) : spinSquaredExpectations(space, vectors)));
   // the threaded host product holds worker threads and a shared copy of H: free them now
   (h.host as { dispose?: () => void } | undefined)?.dispose?.();

@@ -1,0 +1,98 @@
+/**
+ * Self-contained steps of the CI driver (./ci.ts): the dense eigensolve of a small space, the
+ * float64 Jacobi–Davidson polish on the host after a float32 solve, and the float64 energies and
+ * residuals of the final vectors.
+ * @module
+ */
+import { type CsrMatrix, HostVectorSpace, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
+import { davidsonWith, type EigenIterationInfo, type EigenResult, fastCorrector } from '@gpusparse/solvers';
+import { boundTarget, ciJudge, polishCorrection } from './ci-polish';
+import { symmetricEigenDense } from './dense-eigen';
+
+/**
+ * The lowest `nroots` eigenpairs of H (+ `penalty`·P, P the spin penalty matrix, when given) by a
+ * dense symmetric eigensolve (H: n × n CSR arrays). Cost O(n³) time, 8·n² bytes; the driver allows n ≤ 4000.
+ * @example const { values, vectors } = denseCiSolve(h, h.rows, undefined, 0, 2);
+ */
+export function denseCiSolve(h: Pick<CsrMatrix, 'rowPtr' | 'colIdx' | 'values'>, n: number, pm: CsrMatrix | undefined, penalty: number, nroots: number): { values: number[]; vectors: Float64Array[] } {
+  const a = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) for (let k = h.rowPtr[i]!; k < h.rowPtr[i + 1]!; k++) a[i * n + h.colIdx[k]!]! += h.values[k]!;
+  if (pm) {
+    // H + λ(S² − S(S+1))²
+    for (let i = 0; i < n; i++) for (let k = pm.rowPtr[i]!; k < pm.rowPtr[i + 1]!; k++) a[i * n + pm.colIdx[k]!]! += penalty * pm.values[k]!;
+  }
+  const eig = symmetricEigenDense(a, n);
+  return { values: Array.from(eig.values.subarray(0, nroots)), vectors: eig.vectors.slice(0, nroots) };
+}
+
+/**
+ * Normalises each vector in place and returns E = ⟨c|H|c⟩ + ecore and ‖Hc − Ec‖ in float64.
+ * With `eigenvalues` (no spin penalty) the solver's eigenvalue is reported instead of the
+ * quotient (more accurate; they agree to ‖r‖²). Cost: one product per vector.
+ * @example const { energies, residualNorms } = float64Energies(hHost, vectors, values, fd.ecore);
+ */
+export function float64Energies(h: LinearOperator<Float64Array>, vectors: Float64Array[], eigenvalues: readonly number[] | undefined, ecore: number): { energies: number[]; residualNorms: number[] } {
+  const energies: number[] = [];
+  const residualNorms: number[] = [];
+  for (let r = 0; r < vectors.length; r++) {
+    const c = vectors[r]!;
+    let nrm = 0;
+    for (let i = 0; i < c.length; i++) nrm += c[i]! * c[i]!;
+    nrm = Math.sqrt(nrm);
+    for (let i = 0; i < c.length; i++) c[i]! /= nrm;
+    const hc = new Float64Array(c.length);
+    h.apply(c, hc);
+    let e = 0;
+    for (let i = 0; i < c.length; i++) e += c[i]! * hc[i]!;
+    let res2 = 0;
+    for (let i = 0; i < c.length; i++) res2 += (hc[i]! - e * c[i]!) ** 2;
+    energies.push((eigenvalues ? eigenvalues[r]! : e) + ecore);
+    residualNorms.push(Math.sqrt(res2));
+  }
+  return { energies, residualNorms };
+}
+
+/** What {@link hostJdPolish} needs besides the operators. */
+export interface HostPolishInput {
+  /** Davidson's block size (roots + guard roots) and the roots that hold the verdict. */
+  kSolve: number;
+  nroots: number;
+  diagonal: Float64Array;
+  /** Starting vectors on the host (the float32 solve's Ritz vectors). */
+  fastVectors: Float64Array[];
+  tol: number;
+  /** Accept roots by the certified bound (./ci-polish ciJudge) as well as by the residual. */
+  byBound: boolean;
+  maxIterations: number;
+  onIteration?: (info: EigenIterationInfo) => unknown;
+  signal?: AbortSignal;
+}
+
+/**
+ * Jacobi–Davidson polish: float64 residuals on the host (`hostOp`), correction equations solved
+ * by GMRES with the float32 operator `fastOp` on `fastSpace`, so the host does a few products
+ * instead of a whole Davidson run at the diagonal preconditioner's rate (docs/guides/precision.md).
+ * Returns the Davidson result, the corrector's statistics (disposed) and the judge (for its report).
+ * @example const { polish } = await hostJdPolish(hostOp, gpuOp, gpuSpace, input);
+ */
+export async function hostJdPolish<V, S>(hostOp: LinearOperator<Float64Array>, fastOp: LinearOperator<V>, fastSpace: VectorSpace<V, S>, o: HostPolishInput) {
+  const judge = ciJudge(o.tol, o.nroots, 2 ** -53, o.byBound); // accept 'bound': as the device polish, float64 rounding
+  const jd = fastCorrector(fastOp, fastSpace, { ...polishCorrection(o.tol, o.nroots, o.diagonal), ...(o.byBound ? { targetResidualOf: boundTarget(o.tol, o.nroots) } : {}) });
+  const polish: EigenResult<Float64Array> = await davidsonWith(new HostVectorSpace(), hostOp, {
+    ...(o.byBound ? { acceptRoots: judge.accept } : {}),
+    k: o.kSolve,
+    nConverge: o.nroots,
+    diagonal: o.diagonal,
+    initialVectors: o.fastVectors,
+    corrector: jd.corrector,
+    residualTol: o.tol,
+    maxIterations: o.maxIterations,
+    maxSubspace: Math.min(hostOp.rows, 4 * o.kSolve + 8),
+    name: 'jd-davidson',
+    recomputeResiduals: false, // the driver recomputes them from the normalised vectors
+    ...(o.onIteration ? { onIteration: o.onIteration } : {}),
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
+  jd.dispose();
+  return { polish, jd, judge };
+}
