@@ -75,11 +75,8 @@ if (opt('--backend') === 'webgpu') {
   process.exit(0);
 }
 
-const direct: unknown[] = [];
-for (const t of threads) {
-  const t0 = performance.now();
-  const op = await directSigmaOperator(fcidump, space, { threads: t, ...trOpt });
-  const buildMs = performance.now() - t0;
+/** Wall and CPU ms of each of `products` products y = op·c. */
+function timeProducts(op: { apply(x: Float64Array, y: Float64Array): void }): { times: number[]; cpu: number[] } {
   const y = new Float64Array(n);
   const times: number[] = [];
   const cpu: number[] = [];
@@ -90,6 +87,15 @@ for (const t of threads) {
     cpu.push(cpuMs(process.cpuUsage(u)));
     times.push(performance.now() - s);
   }
+  return { times, cpu };
+}
+
+const direct: unknown[] = [];
+for (const t of threads) {
+  const t0 = performance.now();
+  const op = await directSigmaOperator(fcidump, space, { threads: t, ...trOpt });
+  const buildMs = performance.now() - t0;
+  const { times, cpu } = timeProducts(op);
   direct.push({ threads: op.threads, kernel: op.kernel, buildMs, sigmaMs: median(times), sigmaCpuMs: median(cpu), minSigmaMs: Math.min(...times), minSigmaCpuMs: Math.min(...cpu), bytes: op.bytes, bytesPerDet: op.bytes / n });
   op.dispose();
 }
@@ -100,16 +106,7 @@ if (explicitProducts) {
   const h = await assembleHamiltonian(fcidump, space, { workers: 'auto' });
   const assemblyMs = performance.now() - t0;
   const op = HostOperator.fromCsr(h.matrix);
-  const y = new Float64Array(n);
-  const times: number[] = [];
-  const cpu: number[] = [];
-  for (let k = 0; k < products; k++) {
-    const s = performance.now();
-    const u = process.cpuUsage();
-    op.apply(c, y);
-    cpu.push(cpuMs(process.cpuUsage(u)));
-    times.push(performance.now() - s);
-  }
+  const { times, cpu } = timeProducts(op);
   const csrBytes = h.matrix.values.byteLength + h.matrix.colIdx.byteLength + (h.matrix.rowPtr as Int32Array).byteLength;
   out.explicit = { assemblyMs, workers: h.stats.workers, nnz: h.stats.nnz, csrBytes, bytesPerDet: csrBytes / n, productMs: median(times), productCpuMs: median(cpu), minProductCpuMs: Math.min(...cpu) };
 }

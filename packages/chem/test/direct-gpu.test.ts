@@ -17,9 +17,8 @@ import { readFcidump } from '../src/fcidump/node';
 import { parseFcidump } from '../src/fcidump/parse';
 import type { Fcidump } from '../src/fcidump/types';
 import { assembleHamiltonian } from '../src/hamiltonian/assemble';
-import { dataFile } from '../../../testdata/index';
+import { data, randomVector } from './helpers/vectors';
 
-const data = (f: string) => dataFile('fcidump', f);
 // part of the GPU tier (vitest.config.ts): skipped with it when no adapter appears
 const gpuTierSkipped = process.env.GPUSPARSE_GPU_TIER === 'skip' && process.env.GPUSPARSE_REQUIRE_GPU !== '1';
 let ctx: GpuContext;
@@ -31,16 +30,6 @@ beforeAll(async () => {
   vs = new GpuVectorSpace(ctx);
 });
 afterAll(() => ctx?.dispose());
-
-function randomVector(n: number, seed: number): Float64Array {
-  let s = seed >>> 0;
-  const v = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    v[i] = s / 2 ** 32 - 0.5;
-  }
-  return v;
-}
 
 /**
  * An FCIDUMP of random integrals that obey D2h selection rules for orbital irreps `orbsym`

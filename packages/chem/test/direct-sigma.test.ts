@@ -10,19 +10,7 @@ import { directSigmaOperator } from '../src/direct/operator';
 import { readFcidump } from '../src/fcidump/node';
 import type { Fcidump } from '../src/fcidump/types';
 import { assembleHamiltonian } from '../src/hamiltonian/assemble';
-import { dataFile } from '../../../testdata/index';
-
-const data = (f: string) => dataFile('fcidump', f);
-
-function randomVector(n: number, seed: number): Float64Array {
-  let s = seed >>> 0;
-  const v = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    v[i] = s / 2 ** 32 - 0.5;
-  }
-  return v;
-}
+import { data, randomVector } from './helpers/vectors';
 
 /** max |σ_direct − σ_explicit| / max |σ_explicit| over two random vectors; also the diagonals. */
 async function compare(fd: Fcidump, spec: SpaceSpec, opts: { irrep?: number; ms2?: number; referenceLevel?: number }, threads = 1) {

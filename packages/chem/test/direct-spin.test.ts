@@ -13,19 +13,7 @@ import { readFcidump } from '../src/fcidump/node';
 import { assembleHamiltonian } from '../src/hamiltonian/assemble';
 import { spinSquaredExpectations } from '../src/hamiltonian/spin';
 import { spinAdaptedGuess } from '../src/spin-guess';
-import { dataFile } from '../../../testdata/index';
-
-const data = (f: string) => dataFile('fcidump', f);
-
-function randomVector(n: number, seed: number): Float64Array {
-  let s = seed >>> 0;
-  const v = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    v[i] = s / 2 ** 32 - 0.5;
-  }
-  return v;
-}
+import { data, randomVector } from './helpers/vectors';
 
 const dot = (a: Float64Array, b: Float64Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
 const dense = (n: number, g: { index: number; value: number }[]) => {

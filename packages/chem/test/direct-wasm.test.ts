@@ -12,19 +12,7 @@ import { type DirectSigmaOptions, directSigmaOperator } from '../src/direct/oper
 import { scatterLayout, scatterModuleBytes } from '../src/direct/scatter.kernel';
 import { directContext } from '../src/direct/tables';
 import { readFcidump } from '../src/fcidump/node';
-import { dataFile } from '../../../testdata/index';
-
-const data = (f: string) => dataFile('fcidump', f);
-
-function randomVector(n: number, seed: number): Float64Array {
-  let s = seed >>> 0;
-  const v = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    v[i] = s / 2 ** 32 - 0.5;
-  }
-  return v;
-}
+import { data, randomVector } from './helpers/vectors';
 
 /** σ of one random vector with each (kernel, threads) option set. */
 async function sigmas(file: string, spec: SpaceSpec, opts: { irrep?: number; ms2?: number }, runs: DirectSigmaOptions[]) {

@@ -6,35 +6,26 @@
  * @module
  */
 import { df64Lib, preamble, type TwoProdMode, type WgslBinding } from '@gpusparse/gpu';
-import { sigmaMainHeadWgsl } from './sigma.kernel';
+import { SIGMA_BINDINGS, SIGMA_UNIFORMS, sigmaMainHeadWgsl } from './sigma.kernel';
 
 /** Bindings: the float32 kernel's tables, the lo parts of the same-spin values, (hi, lo) integrals, df64 x and y. */
 export const SIGMA_DF64_BINDINGS: WgslBinding[] = [
-  { name: 'work', type: 'array<u32>', access: 'r' },
-  { name: 'info', type: 'array<u32>', access: 'r' },
-  { name: 'rep', type: 'array<u32>', access: 'r' },
-  { name: 'hrec', type: 'array<vec2<u32>>', access: 'r' },
+  ...SIGMA_BINDINGS.slice(0, 4), // work, info, rep, hrec: the float32 kernel's tables
   { name: 'hlo', type: 'array<f32>', access: 'r' },
   { name: 'eri', type: 'array<vec2<f32>>', access: 'r' },
   { name: 'x', type: 'array<vec2<f32>>', access: 'r' },
   { name: 'y', type: 'array<vec2<f32>>', access: 'w' },
 ];
 
-/** Uniform words: as the float32 kernel's, plus the df64 run-time zero and α, β as (hi, lo). */
+/** Uniform words: as the float32 kernel's, with the df64 run-time zero and α, β as (hi, lo) in place of α, β. */
 export const SIGMA_DF64_UNIFORMS = [
-  ['groups', 'u32'],
-  ['ma', 'u32'],
-  ['mb', 'u32'],
-  ['beta_info', 'u32'],
-  ['beta_rep', 'u32'],
-  ['bz', 'u32'],
+  ...SIGMA_UNIFORMS.slice(0, 6), // groups, mA, mB, β offsets in info / rep, β = 0 flag
   ['zero', 'u32'],
   ['al_h', 'f32'],
   ['al_l', 'f32'],
   ['be_h', 'f32'],
   ['be_l', 'f32'],
-  ['pairs_at', 'u32'],
-  ['pstart_at', 'u32'],
+  ...SIGMA_UNIFORMS.slice(8), // pairs_at, pstart_at
 ] as const;
 
 /** The df64 α–β sum: from the staged block (kmax > 0) or from the integrals' buffer. */
