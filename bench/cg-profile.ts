@@ -15,9 +15,10 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type CsrMatrix, csrSpmv, type ExtendedPrecisionResidual, type ExtendedRefinement, readMatrixMarket } from '../packages/formats/src/index';
-import { createGpuContext, Df64Residual, type GpuContext, type GpuOperator, type GpuVector, GpuVectorSpace, gpuOperatorFromCsr, timeGpu, tunedOperator } from '../packages/gpu/src/index';
+import { createGpuContext, Df64Residual, type GpuOperator, type GpuVector, GpuVectorSpace, gpuOperatorFromCsr, timeGpu, tunedOperator } from '../packages/gpu/src/index';
 import { refinedSolve } from '../packages/solvers/src/index';
 import { powerLawDominant, stencil27 } from './df64-matrices';
+import { COUNTERS, diff, instrument, KernelClock, kernelRows, snapshot } from './gpu-calls';
 
 const argv = process.argv.slice(2);
 const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
@@ -30,113 +31,6 @@ const kernel = opt('--kernel');
 const kernelParams = Object.fromEntries((opt('--params') ?? '').split(',').filter(Boolean).map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]));
 const rtol = Number(opt('--rtol') ?? 1e-8);
 const wantTimestamps = !argv.includes('--no-timestamps');
-
-/** WebGPU calls counted by {@link instrument}. */
-const COUNTERS = ['submit', 'encoder', 'computePass', 'dispatch', 'writeBuffer', 'writeBytes', 'mapAsync', 'bindGroup', 'buffer', 'pipeline', 'shaderModule', 'copyB2B'] as const;
-type Counts = Record<(typeof COUNTERS)[number], number>;
-const counts: Counts = Object.fromEntries(COUNTERS.map((k) => [k, 0])) as Counts;
-const snapshot = (): Counts => ({ ...counts });
-const diff = (a: Counts, b: Counts): Counts => Object.fromEntries(COUNTERS.map((k) => [k, b[k] - a[k]])) as Counts;
-
-/** Wrap `obj[name]` so that each call bumps `counts[key]` first (and `after` sees the result). */
-function wrap<T extends object>(obj: T, name: string, key: keyof Counts, after?: (res: unknown, args: unknown[]) => void): void {
-  const o = obj as Record<string, unknown>;
-  const f = o[name] as (...a: unknown[]) => unknown;
-  o[name] = function (this: unknown, ...args: unknown[]) {
-    counts[key]++;
-    const res = f.apply(this, args);
-    after?.(res, args);
-    return res;
-  };
-}
-
-/** Count the device's calls: every encoder, pass, buffer and queue call made after this. */
-function instrument(ctx: GpuContext): void {
-  const d = ctx.device;
-  wrap(d, 'createBindGroup', 'bindGroup');
-  wrap(d, 'createComputePipeline', 'pipeline');
-  wrap(d, 'createShaderModule', 'shaderModule');
-  wrap(d, 'createBuffer', 'buffer', (buf) => wrap(buf as object, 'mapAsync', 'mapAsync'));
-  wrap(d.queue, 'submit', 'submit');
-  wrap(d.queue, 'writeBuffer', 'writeBuffer', (_, args) => {
-    const data = args[2] as ArrayBufferView | ArrayBuffer;
-    counts.writeBytes += (args[4] as number | undefined) ?? data.byteLength;
-  });
-  wrap(d, 'createCommandEncoder', 'encoder', (enc) => {
-    wrap(enc as object, 'copyBufferToBuffer', 'copyB2B');
-    wrap(enc as object, 'beginComputePass', 'computePass', (pass) => wrap(pass as object, 'dispatchWorkgroups', 'dispatch'));
-  });
-}
-
-/** GPU time per pipeline label: every dispatch in its own pass with a timestamp pair. */
-class KernelClock {
-  private readonly qs: GPUQuerySet;
-  private labels: string[] = [];
-  private readonly pending: Promise<void>[] = [];
-  readonly ms = new Map<string, { n: number; ms: number }>();
-  private on = false;
-
-  constructor(private readonly ctx: GpuContext) {
-    this.qs = ctx.device.createQuerySet({ type: 'timestamp', count: 2 * KernelClock.PER_BATCH });
-    const rec = ctx.recorder;
-    const dispatch = rec.dispatch.bind(rec);
-    const flush = rec.flush.bind(rec);
-    rec.dispatch = (pipe, refs, uni, groups) => {
-      if (!this.on || groups <= 0) return dispatch(pipe, refs, uni, groups);
-      if (this.labels.length >= KernelClock.PER_BATCH) rec.flush();
-      const i = this.labels.length;
-      this.labels.push(pipe.label);
-      rec.computePass({ timestampWrites: { querySet: this.qs, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } });
-      dispatch(pipe, refs, uni, groups);
-      rec.endPass();
-    };
-    rec.flush = () => {
-      if (this.labels.length > 0 && rec.pending) this.resolve();
-      flush();
-    };
-  }
-
-  /** Dispatches per batch (the query set holds two timestamps each; the arena holds 1024 blocks). */
-  static readonly PER_BATCH = 512;
-
-  start(): void {
-    this.on = true;
-  }
-
-  async stop(): Promise<void> {
-    this.ctx.recorder.flush();
-    this.on = false;
-    await Promise.all(this.pending);
-  }
-
-  private resolve(): void {
-    const labels = this.labels;
-    this.labels = [];
-    const bytes = 16 * labels.length;
-    const d = this.ctx.device;
-    const resolveBuf = d.createBuffer({ size: bytes, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-    const readBuf = d.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    const enc = this.ctx.recorder.commandEncoder();
-    enc.resolveQuerySet(this.qs, 0, 2 * labels.length, resolveBuf, 0);
-    enc.copyBufferToBuffer(resolveBuf, 0, readBuf, 0, bytes);
-    // mapAsync only after the submit (the flush that follows): queue it behind a microtask
-    this.pending.push(
-      Promise.resolve().then(async () => {
-        await readBuf.mapAsync(GPUMapMode.READ);
-        const t = new BigUint64Array(readBuf.getMappedRange().slice(0));
-        readBuf.unmap();
-        readBuf.destroy();
-        resolveBuf.destroy();
-        labels.forEach((l, i) => {
-          const e = this.ms.get(l) ?? { n: 0, ms: 0 };
-          e.n++;
-          e.ms += Number(t[2 * i + 1]! - t[2 * i]!) / 1e6;
-          this.ms.set(l, e);
-        });
-      }),
-    );
-  }
-}
 
 /** Host milliseconds and calls per refinement phase (the ExtendedRefinement methods). */
 const phases = new Map<string, { n: number; ms: number }>();
@@ -254,9 +148,7 @@ if (wantTimestamps && ctx.caps.timestampQuery) {
   clock.start();
   await solve(plainSpace, ext);
   await clock.stop();
-  kernels = [...clock.ms.entries()]
-    .map(([label, e]) => ({ label, dispatches: e.n, gpuMs: Number(e.ms.toFixed(3)), perIteration: Number((e.n / it).toFixed(2)), meanUs: Number(((1000 * e.ms) / e.n).toFixed(1)) }))
-    .sort((x, y) => y.gpuMs - x.gpuMs);
+  kernels = kernelRows(clock, it);
   gpuMs = Number(kernels.reduce((s, k) => s + k.gpuMs, 0).toFixed(3));
 }
 

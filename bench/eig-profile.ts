@@ -1,0 +1,99 @@
+/**
+ * Where the time of a float32 Lanczos on the device goes (issue 15, eigen target): the WebGPU
+ * calls per product, the wall time per product against one bare product of the same operator,
+ * and, with `timestamp-query`, the GPU time of every kernel (each dispatch in its own
+ * timestamped pass, in a second run). Session 5 measured 8 ms per Lanczos step on the Hubbard
+ * L = 13 Hamiltonian where the product alone takes 0.5 ms; this says which kernel or which wait
+ * takes the rest.
+ *
+ *   node .gpukit/app/eig-profile.mjs [--hubbard 13] [--mtx FILE] [--k 4] [--tol 1e-5]
+ *     [--kernel csr-adaptive --params nnzPerGroup=1024] [--no-timestamps] [--out $OUT/eig-profile.json]
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { assembleHamiltonian, buildCiSpace, parseFcidump } from '../packages/chem/src/index';
+import { type CsrMatrix, readMatrixMarket } from '../packages/formats/src/index';
+import { createGpuContext, type GpuOperator, GpuVectorSpace, gpuOperatorFromCsr, timeGpu, tunedOperator } from '../packages/gpu/src/index';
+import { lanczos } from '../packages/solvers/src/index';
+import { COUNTERS, diff, instrument, KernelClock, kernelRows, snapshot } from './gpu-calls';
+import { hubbardFcidump } from './hubbard';
+
+const argv = process.argv.slice(2);
+const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
+const out = opt('--out') ?? 'bench/out/eig-profile.json';
+const mtx = opt('--mtx');
+const sites = Number(opt('--hubbard') ?? 13);
+const k = Number(opt('--k') ?? 4);
+const tol = Number(opt('--tol') ?? 1e-5);
+const kernel = opt('--kernel');
+const kernelParams = Object.fromEntries((opt('--params') ?? '').split(',').filter(Boolean).map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]));
+const wantTimestamps = !argv.includes('--no-timestamps');
+
+async function loadMatrix(): Promise<{ name: string; a: CsrMatrix }> {
+  if (mtx) return { name: mtx.split('/').pop()!, a: (await readMatrixMarket(mtx)).matrix };
+  const fd = parseFcidump(hubbardFcidump(sites), { file: `hubbard-L${sites}` });
+  const { fcidump, space } = buildCiSpace(fd, 'fci');
+  return { name: `hubbard-L${sites}`, a: (await assembleHamiltonian(fcidump, space, { workers: 'auto' })).matrix };
+}
+
+const ctx = await createGpuContext();
+instrument(ctx);
+const { name, a } = await loadMatrix();
+const space = new GpuVectorSpace(ctx);
+const op: GpuOperator = kernel ? gpuOperatorFromCsr(ctx, a, { kernel, params: kernelParams }) : await tunedOperator(ctx, a, { expectedProducts: 300 });
+const run = async () => {
+  const r = await lanczos(op, space, { k, tol });
+  await ctx.finish();
+  r.vectors.forEach((v) => { space.release(v); });
+  return r;
+};
+await run(); // warm-up: pipelines and bind groups created
+
+const c0 = snapshot();
+const t0 = performance.now();
+const res = await run();
+const wallMs = performance.now() - t0;
+const c = diff(c0, snapshot());
+const products = Math.max(1, res.stats.matvecs);
+const perProduct = Object.fromEntries(COUNTERS.map((key) => [key, Number((c[key] / products).toFixed(2))]));
+
+const x = space.fromArray(new Float64Array(a.cols).fill(1));
+const y = space.create(a.rows);
+const spmv = await timeGpu(ctx, () => op.apply(x, y), { reps: 20 });
+space.release(x);
+space.release(y);
+
+let kernels: ReturnType<typeof kernelRows> | undefined;
+if (wantTimestamps && ctx.caps.timestampQuery) {
+  const clock = new KernelClock(ctx);
+  clock.start();
+  await run();
+  await clock.stop();
+  kernels = kernelRows(clock, products);
+}
+const gpuMs = kernels?.reduce((s, r) => s + r.gpuMs, 0);
+const rec = {
+  device: ctx.describeText().split('\n')[0],
+  matrix: name,
+  rows: a.rows,
+  nnz: a.rowPtr[a.rows],
+  operator: op.label,
+  k,
+  tol,
+  reason: res.reason,
+  products,
+  readbacks: res.stats.readbacks,
+  values: res.values,
+  wallMs: Number(wallMs.toFixed(2)),
+  wallMsPerProduct: Number((wallMs / products).toFixed(4)),
+  spmvMs: Number(spmv.medianMs.toFixed(4)),
+  counts: c,
+  perProduct,
+  gpuMsAllKernels: gpuMs === undefined ? undefined : Number(gpuMs.toFixed(3)),
+  kernels,
+};
+mkdirSync(dirname(out), { recursive: true });
+appendFileSync(out, `${JSON.stringify(rec)}\n`);
+console.log(JSON.stringify(rec, null, 1));
+op.dispose();
+ctx.dispose();
