@@ -66,7 +66,11 @@ export function poolSize(bytes: number, maxBinding: number, maxBuffer: number): 
 
 /**
  * The buffer pool of a context. Cost: acquire is a Map lookup on a hit, a `createBuffer` on a
- * miss. Up to `maxPooledBytes` of released buffers are kept for reuse; the rest are destroyed.
+ * miss. Released buffers are kept for reuse up to the larger of `maxPooledBytes` and the most
+ * bytes ever live at once (the working set a solver has shown it needs: a Lanczos basis of 20
+ * vectors of 2.9·10^6 rows is 236 MB); the rest are destroyed. With a fixed 256 MiB cap such a
+ * basis was destroyed and re-created at every restart — each destroy flushed the recorder and
+ * dropped the cached bind groups — which made a Lanczos step on the H100 3.3× its GPU time.
  */
 export class BufferPool {
   private readonly free = new Map<string, GPUBuffer[]>();
@@ -75,8 +79,12 @@ export class BufferPool {
   /** Buffers whose creation failed (out of memory): destroyed on release, never reused. */
   private readonly failed = new WeakSet<GPUBuffer>();
   private pooledBytes = 0;
-  /** Bytes of released buffers kept for reuse (default 256 MiB). */
+  /** Bytes of released buffers kept for reuse at least (default 256 MiB; see the class note). */
   maxPooledBytes = 256 * 2 ** 20;
+  /** Bytes currently held by live (acquired, not yet released) buffers. */
+  private liveBytes = 0;
+  /** The most bytes ever live at once: the pool may keep this much for reuse. */
+  peakLiveBytes = 0;
   /** Bytes currently allocated on the device by this pool (live + pooled). */
   allocatedBytes = 0;
 
@@ -100,6 +108,7 @@ export class BufferPool {
     let buffer = list?.pop();
     if (buffer) this.pooledBytes -= size;
     else {
+      this.trimFor(size);
       const created: GPUBuffer = this.ctx.scoped(`buffer '${label}' (${size} bytes)`, () => this.ctx.device.createBuffer({ size, usage, label }), {
         bytes: size,
         onError: (): void => {
@@ -110,6 +119,8 @@ export class BufferPool {
       this.allocatedBytes += size;
     }
     this.live.add(buffer);
+    this.liveBytes += size;
+    this.peakLiveBytes = Math.max(this.peakLiveBytes, this.liveBytes);
     let id = this.ids.get(buffer);
     if (id === undefined) this.ids.set(buffer, (id = nextId++));
     return new GpuBuf(id, buffer, size, usage, bytes, this);
@@ -118,7 +129,8 @@ export class BufferPool {
   /** Called by {@link GpuBuf.dispose}. */
   release(b: GpuBuf): void {
     if (!this.live.delete(b.buffer)) return;
-    if (this.failed.has(b.buffer) || this.pooledBytes + b.size > this.maxPooledBytes) {
+    this.liveBytes -= b.size;
+    if (this.failed.has(b.buffer) || this.pooledBytes + b.size > Math.max(this.maxPooledBytes, this.peakLiveBytes)) {
       // flush first: pending commands may still use it
       this.ctx.recorder.flush();
       this.ctx.pipelines.forgetBuffer(b.id);
@@ -133,6 +145,29 @@ export class BufferPool {
     this.pooledBytes += b.size;
   }
 
+  /**
+   * Before a new buffer of `size` bytes: destroy pooled buffers (largest first) until the
+   * device holds no more than the larger of the peak working set and the live bytes plus
+   * `maxPooledBytes` — the pool never makes a run need more memory than it has already used.
+   */
+  private trimFor(size: number): void {
+    const live = this.liveBytes + size;
+    const bound = Math.max(this.peakLiveBytes, live + this.maxPooledBytes);
+    if (this.allocatedBytes + size <= bound || this.pooledBytes === 0) return;
+    this.ctx.recorder.flush(); // pending commands may still use a pooled buffer
+    const lists = [...this.free.entries()].sort((a, b) => Number(b[0].split(':')[1]) - Number(a[0].split(':')[1]));
+    for (const [, list] of lists) {
+      while (list.length > 0 && this.allocatedBytes + size > bound) {
+        const buf = list.pop()!;
+        this.pooledBytes -= buf.size;
+        this.allocatedBytes -= buf.size;
+        const id = this.ids.get(buf);
+        if (id !== undefined) this.ctx.pipelines.forgetBuffer(id);
+        buf.destroy();
+      }
+    }
+  }
+
   /** Destroy every buffer, pooled or live (context disposal). */
   destroyAll(): void {
     for (const l of this.free.values()) for (const b of l) b.destroy();
@@ -141,5 +176,6 @@ export class BufferPool {
     this.live.clear();
     this.pooledBytes = 0;
     this.allocatedBytes = 0;
+    this.liveBytes = 0;
   }
 }
