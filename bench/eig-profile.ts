@@ -7,7 +7,11 @@
  * takes the rest.
  *
  *   node .gpukit/app/eig-profile.mjs [--hubbard 13] [--mtx FILE] [--k 4] [--tol 1e-5]
- *     [--kernel csr-adaptive --params nnzPerGroup=1024] [--no-timestamps] [--out $OUT/eig-profile.json]
+ *     [--kernel csr-adaptive --params nnzPerGroup=1024] [--no-timestamps] [--toggles "T1;T2"]
+ *     [--out $OUT/eig-profile.json]
+ *
+ * `--toggles` passes Dawn toggles (e.g. enable-dawn-features=skip_validation) to the context, to
+ * measure what the host's per-dispatch validation costs.
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -28,6 +32,7 @@ const tol = Number(opt('--tol') ?? 1e-5);
 const kernel = opt('--kernel');
 const kernelParams = Object.fromEntries((opt('--params') ?? '').split(',').filter(Boolean).map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]));
 const wantTimestamps = !argv.includes('--no-timestamps');
+const toggles = opt('--toggles')?.split(';').filter(Boolean) ?? [];
 
 async function loadMatrix(): Promise<{ name: string; a: CsrMatrix }> {
   if (mtx) return { name: mtx.split('/').pop()!, a: (await readMatrixMarket(mtx)).matrix };
@@ -36,7 +41,7 @@ async function loadMatrix(): Promise<{ name: string; a: CsrMatrix }> {
   return { name: `hubbard-L${sites}`, a: (await assembleHamiltonian(fcidump, space, { workers: 'auto' })).matrix };
 }
 
-const ctx = await createGpuContext();
+const ctx = await createGpuContext({ toggles });
 instrument(ctx);
 const { name, a } = await loadMatrix();
 const space = new GpuVectorSpace(ctx);
@@ -74,6 +79,7 @@ if (wantTimestamps && ctx.caps.timestampQuery) {
 const gpuMs = kernels?.reduce((s, r) => s + r.gpuMs, 0);
 const rec = {
   device: ctx.describeText().split('\n')[0],
+  toggles,
   matrix: name,
   rows: a.rows,
   nnz: a.rowPtr[a.rows],
