@@ -123,7 +123,7 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix, DiaTiledParams, DiaTiledDevic
   format: 'dia',
   title: 'DIA tiled: several coalesced rows per invocation, diagonal table in workgroup memory, unchecked interior tiles',
   params: {
-    rowsPerThread: { description: 'rows per invocation (strided by the workgroup size: loads stay coalesced)', values: [4, 2, 1] },
+    rowsPerThread: { description: 'rows per invocation (strided by the workgroup size: loads stay coalesced)', values: [4, 2, 1, 8] },
     workgroupSize: { description: 'invocations per workgroup', values: [128, 256] },
     maxDiagonals: { description: 'most diagonals accepted (the dia format default)', values: [diaDefaultParams.maxDiagonals] },
   },
