@@ -23,7 +23,7 @@
  */
 import { type DiaMatrix, diaDefaultParams } from '@gpusparse/formats';
 import { csrVectorsFit } from '../csr/csr-device';
-import { bindingCapElems, type EllDeviceMatrix, encodeEll, type HostPiece, uploadPieces } from '../ell/ell-device';
+import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from '../ell/ell-device';
 import type { SpmvKernel } from '../types';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, signature } from '../wgsl/index';
 import { diaLayout } from './dia.kernel';
@@ -139,9 +139,17 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix, DiaTiledParams, DiaTiledDevic
     const p = { ...this.defaults, ...params };
     const text = this.wgsl(p, ctx.caps);
     const pipe = ctx.pipelines.get({ key: text, label: `dia-tiled(rows=${p.rowsPerThread},wg=${p.workgroupSize})`, bindings: signature(DIAGONAL_BINDINGS), wgsl: () => text });
-    const pieces: HostPiece[] = [...diagonalPieces(diaLayout(m), bindingCapElems(ctx, opts), TILED_MAX_DIAGONALS)];
-    const interior = pieces.map((q) => pieceInterior(q.data[0] as Int32Array, q.count, q.rows));
-    return { ...uploadPieces(ctx, this.id, m, pipe, pieces, p.rowsPerThread * p.workgroupSize), interior };
+    // pieces stream through (a split matrix's re-packed copies are not all held at once);
+    // each piece's interior is recorded as it passes, in dispatch order
+    const interior: [number, number][] = [];
+    const pieces = diagonalPieces(diaLayout(m), bindingCapElems(ctx, opts), TILED_MAX_DIAGONALS);
+    const tracked = (function* () {
+      for (const q of pieces) {
+        interior.push(pieceInterior(q.data[0] as Int32Array, q.count, q.rows));
+        yield q;
+      }
+    })();
+    return { ...uploadPieces(ctx, this.id, m, pipe, tracked, p.rowsPerThread * p.workgroupSize), interior };
   },
   encode: (ctx, h, x, y, scale) =>
     encodeEll(ctx, h, x, y, scale, (u, i) => {
