@@ -1,7 +1,8 @@
 /**
  * SpMV benchmark of every registered GPU kernel (and its parameter variants) on a matrix set:
  * generated matrices of 10^6–10^7 rows (banded, 2-D and 3-D stencils, uniform random columns,
- * power-law row lengths, CI-like rows of ~1000 non-zeros with a dense Reference band — seed 001)
+ * power-law row lengths, CI-like rows of ~1000 non-zeros with a dense Reference band — seed 001;
+ * and the 27-point stencil 120³ of the df64 CG bench, `stencil27-120^3`, 26 / −1, 4.6·10^7 nnz)
  * plus Matrix Market files given on the command line. Writes JSON to `--out`.
  *
  * Per (matrix, kernel, params): median / min / mean ms (GPU timestamps when available, else
@@ -32,6 +33,7 @@ import { type CsrMatrix, csrNnz, csrSpmv, GpuSparseError, generators, getFormat,
 import { type AnySpmvKernel, Blas1, createGpuContext, type DeviceMatrix, entryArgs, type GpuBuf, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, supportsCsr, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
 import { assembleHamiltonian, buildCiSpace } from '../packages/chem/src/index';
 import { readFcidump } from '../packages/chem/src/node';
+import { stencil27 } from './df64-matrices';
 import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
 
@@ -319,6 +321,9 @@ async function main(): Promise<void> {
   console.log(`copy bandwidth: ${copy.gbs.toFixed(0)} GB/s (${copy.method}, ${(copy.bytes / 1e6).toFixed(0)} MB moved in ${copy.ms.toFixed(3)} ms)`);
   const results: Record<string, unknown>[] = [];
   const set: [string, () => Promise<CsrMatrix> | CsrMatrix][] = matrixSet();
+  // the matrix of the refined-CG target (issue 15): 27 diagonals, a DIA kernel's natural case
+  const n27 = quick ? 26 : 120;
+  set.push([`stencil27-${n27}^3`, () => stencil27(n27)]);
   for (const f of files) set.push([basename(f).replace(/\.mtx(\.gz)?$/, ''), async () => (await readMatrixMarket(f, { strictCount: false })).matrix]);
   const pl = opt('--powerlaw');
   if (pl) {

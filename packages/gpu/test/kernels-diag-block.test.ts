@@ -1,17 +1,20 @@
 /**
- * Specific cases of the DIA, HM, BCSR, CMRS and COO kernels beyond the conformance loop:
- * rectangular diagonal matrices (offsets reaching past the other dimension), BCSR and CMRS with
+ * Specific cases of the DIA, tiled DIA, HM, BCSR, CMRS and COO kernels beyond the conformance
+ * loop: rectangular diagonal matrices (offsets reaching past the other dimension), the tiled DIA
+ * kernel on a 27-point stencil (interior and boundary tiles, a remainder after its 4-diagonal
+ * unroll, every variant) and past one workgroup table of diagonals, BCSR and CMRS with
  * rows (and columns) not divisible by the block / strip, COO rows spanning several chunks and
  * several binding pieces, refusals with a reason, bad input, determinism. Oracle: the float64
  * CSR product of the float32-rounded matrix, per-row bound 2·(nnz_row + 2)·ε·Σ|a_ij x_j|.
  */
 import { bcsrFromCsr, type CsrMatrix, cmrsFromCsr, cooFromCsr, csrFromTriplets, csrSpmv, diaFromCsr, generators as g, hmFromCsr, InvalidMatrixError } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type AnySpmvKernel, type GpuContext, readF32, type UploadOptions, uploadF32 } from '../src/index';
+import { type AnySpmvKernel, type GpuContext, kernelVariants, readF32, type UploadOptions, uploadF32 } from '../src/index';
 import { bcsrKernel } from '../src/kernels/bcsr/bcsr.kernel';
 import { cmrsKernel } from '../src/kernels/cmrs/cmrs.kernel';
 import { cooKernel } from '../src/kernels/coo/coo.kernel';
 import { diaKernel } from '../src/kernels/dia/dia.kernel';
+import { diaTiledKernel, pieceInterior, TILED_MAX_DIAGONALS } from '../src/kernels/dia/dia-tiled.kernel';
 import { hmKernel } from '../src/kernels/hm/hm.kernel';
 import { EPS32, f32, randomVector, testContext } from './helpers';
 
@@ -86,6 +89,74 @@ describe('DIA and HM kernels', () => {
     const r = diaKernel.supports(m, ctx.limits, { workgroupSize: 256, maxDiagonals: 16 });
     expect(r).toMatch(/occupied diagonals, more than maxDiagonals = 16/);
     expect(hmKernel.supports(hmFromCsr(a), ctx.limits, { workgroupSize: 256, maxDiagonals: 16 })).toMatch(/hm matrix has \d+ occupied diagonals/);
+  });
+});
+
+/** 27-point stencil on an n³ grid, random values (every neighbour inside the grid). */
+function stencil27(n: number, seed: number): CsrMatrix {
+  const ri: number[] = [];
+  const ci: number[] = [];
+  for (let p = 0; p < n ** 3; p++) {
+    const [i, j, k] = [p % n, Math.floor(p / n) % n, Math.floor(p / (n * n))];
+    for (let dk = -1; dk <= 1; dk++)
+      for (let dj = -1; dj <= 1; dj++)
+        for (let di = -1; di <= 1; di++) {
+          const [a, b, c] = [i + di, j + dj, k + dk];
+          if (a < 0 || a >= n || b < 0 || b >= n || c < 0 || c >= n) continue;
+          ri.push(p);
+          ci.push(a + n * (b + n * c));
+        }
+  }
+  return csrFromTriplets(n ** 3, n ** 3, ri, ci, randomVector(ri.length, seed));
+}
+
+/** DIA with unbounded maxDiagonals: the kernel's `supports` decides. */
+const dia = (m: CsrMatrix) => diaFromCsr(m, { maxDiagonals: 2 ** 28 });
+
+describe('dia-tiled kernel', () => {
+  // 12³ = 1728 rows, diagonals up to ±157: tiles of 128–1024 rows, interior and boundary ones
+  const st = stencil27(12, 1);
+  for (const params of kernelVariants(diaTiledKernel)) {
+    it(`27-point stencil 12³, ${JSON.stringify(params)}, alpha 1.5, beta -1`, async () => {
+      expect((await run(diaTiledKernel, st, dia, params, undefined, 1.5, -1)).worst).toBeLessThanOrEqual(1);
+    });
+  }
+  it('more diagonals than one workgroup table: accumulating pieces, same bound', async () => {
+    const wide = g.banded(700, 160, 150, { seed: 5 }); // 311 diagonals > 256
+    const r = await run(diaTiledKernel, wide, dia, { rowsPerThread: 2 }, undefined, -2, 0.5);
+    expect(r.blocks).toBe(2);
+    expect(r.worst).toBeLessThanOrEqual(1);
+  });
+  it('split by the binding size into row blocks and diagonal ranges', async () => {
+    const r = await run(diaTiledKernel, st, dia, {}, { maxBindingBytes: 16_384 });
+    expect(r.blocks).toBeGreaterThan(4);
+    expect(r.worst).toBeLessThanOrEqual(1);
+  });
+  it('rectangular matrices: diagonals reaching past the other dimension', async () => {
+    const wide = fromPairs(5, 40, [[0, 0], [0, 39], [1, 38], [4, 39], [2, 3], [4, 0], [3, 20]], 3);
+    const tall = fromPairs(700, 5, [[0, 0], [699, 0], [698, 1], [699, 4], [3, 2], [0, 4], [20, 3]], 4);
+    expect((await run(diaTiledKernel, wide, dia, {})).worst).toBeLessThanOrEqual(1);
+    expect((await run(diaTiledKernel, tall, dia, { rowsPerThread: 1, workgroupSize: 256 })).worst).toBeLessThanOrEqual(1);
+  });
+  it('deterministic: two products give the same bits', async () => {
+    const a = g.poisson3d(11);
+    const [p, q] = [await run(diaTiledKernel, a, dia, {}), await run(diaTiledKernel, a, dia, {})];
+    expect(p.worst).toBeLessThanOrEqual(1);
+    expect(Array.from(q.y)).toEqual(Array.from(p.y));
+  });
+  it('interior range: rows valid on every diagonal, or none', () => {
+    // offsets -1 (rows 1..9) and +1 (rows 0..8) of a 10 × 10 matrix
+    expect(pieceInterior(Int32Array.of(-1, 0, 1, 10, 1, 10, 0, 9), 2, 10)).toEqual([1, 9]);
+    expect(pieceInterior(new Int32Array(0), 0, 7)).toEqual([0, 7]);
+    expect(pieceInterior(Int32Array.of(-5, 0, 5, 6, 5, 6, 0, 1), 2, 6)).toEqual([0xffffffff, 0xffffffff]);
+    expect(TILED_MAX_DIAGONALS).toBe(256);
+  });
+  it('refuses more diagonals than maxDiagonals, with the reason', () => {
+    const m = diaFromCsr(g.uniformRandom(300, 300, 9, 4), { maxDiagonals: 2 ** 28 });
+    expect(diaTiledKernel.supports(m, ctx.limits, { ...diaTiledKernel.defaults, maxDiagonals: 16 })).toMatch(/occupied diagonals, more than maxDiagonals = 16/);
+  });
+  it('rejects a rowsPerThread outside 1…8 with the value', () => {
+    expect(() => diaTiledKernel.wgsl({ ...diaTiledKernel.defaults, rowsPerThread: 0 }, ctx.caps)).toThrow(/rowsPerThread expected an integer in 1…8, got 0/);
   });
 });
 

@@ -16,6 +16,7 @@ import { slicedEllRKernel } from './ell/sliced-ell-r.kernel';
 import { hybridKernel } from './hybrid/hybrid.kernel';
 import { sellKernel } from './sell/sell.kernel';
 import { diaKernel } from './dia/dia.kernel';
+import { diaTiledKernel } from './dia/dia-tiled.kernel';
 import { hmKernel } from './hm/hm.kernel';
 import { bcsrKernel } from './bcsr/bcsr.kernel';
 import { cmrsKernel } from './cmrs/cmrs.kernel';
@@ -41,6 +42,7 @@ export const kernels: readonly AnySpmvKernel[] = [
   axtch1Kernel,
   axtchKernel,
   diaKernel,
+  diaTiledKernel,
   hmKernel,
   bcsrKernel,
   cmrsKernel,

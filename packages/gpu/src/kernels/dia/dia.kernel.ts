@@ -15,7 +15,20 @@
 import { type DiaMatrix, diaDefaultParams, InvalidMatrixError, validateDia } from '@gpusparse/formats';
 import type { EllDeviceMatrix } from '../ell/ell-device';
 import type { SpmvKernel } from '../types';
-import { type DiagonalKernelParams, diagonalKernel } from './diagonal-device';
+import { type DiagonalKernelParams, type DiagonalLayout, diagonalKernel } from './diagonal-device';
+
+/**
+ * A DIA matrix as a {@link DiagonalLayout} (slot of row i on diagonal d: d·rows + i), after
+ * validating it once (offsets inside the matrix, ascending: none dropped silently). O(ndiag).
+ * Shared by the DIA kernels.
+ * @example diaLayout(diaFromCsr(a)).base(2) // 2·rows
+ */
+export function diaLayout(m: DiaMatrix): DiagonalLayout {
+  validateDia(m, 'dia upload');
+  const { rows, cols, offsets, data } = m;
+  if (offsets.length * rows !== data.length) throw new InvalidMatrixError('dia upload', `expected data of rows·ndiag = ${rows * offsets.length} slots, got ${data.length}`);
+  return { rows, cols, offsets, values: data, base: (d) => d * rows };
+}
 
 /**
  * Thread-per-row DIA SpMV. Cost per apply: one dispatch per piece; 4·rows·ndiag bytes of values
@@ -28,10 +41,5 @@ export const diaKernel: SpmvKernel<DiaMatrix, DiagonalKernelParams, EllDeviceMat
   title: 'DIA: one invocation per row over the padded diagonals, coalesced (survey §2.1.1)',
   maxDiagonals: diaDefaultParams.maxDiagonals,
   count: (m) => m.offsets.length,
-  layout(m) {
-    validateDia(m, 'dia upload'); // offsets inside the matrix, ascending, once: none dropped silently
-    const { rows, cols, offsets, data } = m;
-    if (offsets.length * rows !== data.length) throw new InvalidMatrixError('dia upload', `expected data of rows·ndiag = ${rows * offsets.length} slots, got ${data.length}`);
-    return { rows, cols, offsets, values: data, base: (d) => d * rows };
-  },
+  layout: diaLayout,
 });

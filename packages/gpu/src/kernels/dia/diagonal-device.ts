@@ -71,15 +71,17 @@ function rowRange(k: number, r0: number, r1: number, cols: number): [number, num
 
 /**
  * The pieces of a diagonal matrix for bindings of `cap` elements: one piece holding the arrays
- * as they are when everything fits; otherwise ranges of ⌊cap / 4⌋ diagonals × blocks of rows
- * whose slots fit in `cap`, each re-packed (empty diagonals of a block dropped; later diagonal
- * ranges of a row block accumulate). Cost: O(ndiag) when it fits, O(rows·ndiag) host copies when split.
+ * as they are when everything fits; otherwise ranges of ⌊cap / 4⌋ (at most `maxCount`)
+ * diagonals × blocks of rows whose slots fit in `cap`, each re-packed (empty diagonals of a
+ * block dropped; later diagonal ranges of a row block accumulate). `maxCount` bounds a piece's
+ * table for kernels that stage it in workgroup memory. Cost: O(ndiag) when it fits,
+ * O(rows·ndiag) host copies when split.
  * @example [...diagonalPieces(layout, 1 << 20)].length // 1 for a small matrix
  */
-export function* diagonalPieces(m: DiagonalLayout, cap: number): Generator<HostPiece> {
+export function* diagonalPieces(m: DiagonalLayout, cap: number, maxCount = Number.POSITIVE_INFINITY): Generator<HostPiece> {
   const { rows, cols, offsets } = m;
   const nd = offsets.length;
-  if (nd * 4 <= cap && m.values.length <= cap && rows <= cap) {
+  if (nd * 4 <= cap && nd <= maxCount && m.values.length <= cap && rows <= cap) {
     const tab = new Int32Array(4 * nd);
     for (let d = 0; d < nd; d++) {
       const [lo, hi] = rowRange(offsets[d]!, 0, rows, cols);
@@ -88,7 +90,7 @@ export function* diagonalPieces(m: DiagonalLayout, cap: number): Generator<HostP
     yield { rows, rowBase: 0, count: nd, accumulate: false, data: [tab, m.values] };
     return;
   }
-  const dRange = Math.max(1, Math.floor(cap / 4));
+  const dRange = Math.max(1, Math.min(maxCount, Math.floor(cap / 4)));
   for (let d0 = 0; d0 < Math.max(nd, 1); d0 += dRange) {
     const d1 = Math.min(nd, d0 + dRange);
     const h = Math.max(1, Math.min(cap, Math.floor(cap / Math.max(1, d1 - d0))));

@@ -104,11 +104,12 @@ export function uploadPieces(
 
 /**
  * Record y = alpha·A·x + beta·y piece by piece, in order (accumulating pieces use beta = 1).
- * Bindings: the piece's arrays, then x, then y. Cost: one dispatch per piece.
+ * Bindings: the piece's arrays, then x, then y. `more(u, i)` may set uniform words past the six
+ * of SPMV_UNIFORMS for piece i (a kernel's own fields). Cost: one dispatch per piece.
  * @example encodeEll(ctx, h, x, y, { alpha: 1, beta: 0 })
  */
-export function encodeEll(ctx: GpuContext, h: EllDeviceMatrix, x: GpuBuf, y: GpuBuf, scale: SpmvScale = { alpha: 1, beta: 0 }): void {
-  for (const p of h.parts) {
+export function encodeEll(ctx: GpuContext, h: EllDeviceMatrix, x: GpuBuf, y: GpuBuf, scale: SpmvScale = { alpha: 1, beta: 0 }, more?: (u: Uniforms, piece: number) => void): void {
+  h.parts.forEach((p, i) => {
     const u = new Uniforms();
     u.u[0] = p.rows;
     u.u[1] = p.rowBase;
@@ -116,8 +117,9 @@ export function encodeEll(ctx: GpuContext, h: EllDeviceMatrix, x: GpuBuf, y: Gpu
     u.f[3] = scale.alpha;
     u.f[4] = p.accumulate ? 1 : scale.beta;
     u.u[5] = p.count;
+    more?.(u, i);
     ctx.recorder.dispatch(h.pipeline, [...p.arrays, x, y], u, p.groups);
-  }
+  });
 }
 
 /**
