@@ -28,7 +28,7 @@ import { InSolveOperator } from './in-solve';
 import { adapterKey, candidateSpaceHash, matrixFingerprint } from './fingerprint';
 import { type MatrixProfile, profileFromDevice, profileMatrix } from './profile';
 import { REPORT_GLOSSARY, type Trial, type TuningReport } from './report';
-import { shortList } from './shortlist';
+import { DEFAULT_MAX_TIMED, shortList } from './shortlist';
 import { resolveStore } from './store';
 import { admit, interleave, type TrialSession } from './trials';
 import type { AutotuneOptions, AutotuneResult, Held } from './types';
@@ -252,7 +252,7 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
   report.trials.push(...trials);
   report.pruned = trials.filter((t) => t.status === 'pruned').length;
   const exhaustive = opts.exhaustive ?? false;
-  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? 8, exhaustive });
+  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive });
   const pair = (i: number): { c: Candidate; t: Trial } => ({ c: list[i]!, t: trials[i]! });
   const rounds = opts.rounds ?? 3;
   const s: TrialSession = {
