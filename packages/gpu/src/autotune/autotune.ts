@@ -130,7 +130,7 @@ async function profileStage(ctx: GpuContext, a: CsrMatrix, shared: SharedCsrUplo
   const t0 = performance.now();
   const limit = Math.max(rules.maxDiagonals, 1024);
   // a software adapter (lavapipe) runs the window sorts on the CPU, slower than the host's sampled estimate
-  const software = /llvmpipe|lavapipe|swiftshader|software/i.test(Object.values(ctx.adapterInfo).join(' '));
+  const software = softwareAdapter(ctx);
   const d = await deviceMatrixStats(ctx, shared, sliceHeights(ks), software ? [] : sellLayouts(ks));
   const profile = typeof d === 'string' ? profileMatrix(a, limit) : profileFromDevice(a, d, limit);
   report.statsWhere = typeof d === 'string' ? `host: ${d}` : 'device';
@@ -201,7 +201,8 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     return finish(k.id, { ...k.defaults, ...choice.params });
   }
   const rules: PruneRules = { ...defaultPruneRules, ...opts.rules };
-  prewarmed = prewarmTuner(ctx, a, ks).asked;
+  // on a software adapter the compiles would compete with the statistics for the same CPU cores
+  prewarmed = softwareAdapter(ctx) ? 0 : prewarmTuner(ctx, a, ks).asked;
   const shared = await sharedUpload(ctx, a, report);
   let v: TuneVectors | undefined;
   try {
@@ -229,6 +230,9 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     shared.release(); // a CSR winner's handle still holds the arrays
   }
 }
+
+/** Whether `ctx` runs on a CPU (lavapipe, SwiftShader): its "device" work and compiles share the host's cores. */
+const softwareAdapter = (ctx: GpuContext): boolean => /llvmpipe|lavapipe|swiftshader|software/i.test(Object.values(ctx.adapterInfo).join(' '));
 
 /** Non-zeros from which the tuner compiles its likely pipelines ahead of time: the CSR upload's host work (validation, float32 values; ≈ 0.2 s at 2^23 on the H100 host) then hides the compiles (10–30 ms each). */
 export const PREWARM_NNZ = 1 << 23;
