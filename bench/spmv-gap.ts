@@ -27,12 +27,23 @@
  *   pass-each-x20       op-apply 20×, one timestamped pass each (the median)
  *   wall-x20            op-apply 20× per submission, host clock (timeGpu forceWall)
  *
+ *   *-idle1s            the same product after 1 s with the GPU idle (host sleep): a clock that drops
+ *                       when idle (DVFS) shows here as a slower product
+ *   *-hot               the same after 500 untimed products recorded back to back (≈ 0.1–0.3 s of
+ *                       load) and no drain: the GPU at its working clock
+ *
+ * The tuner runs first in the process (`tuner-report-first`, cache off, the CLI's defaults as
+ * bench/tune.ts calls it), so that its trials see the GPU state bench/tune.ts saw when it timed
+ * 0.172 ms; each line carries the ISO times of its rounds, to match against a clock log
+ * (`nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,pstate,power.draw --format=csv -lms 100`).
+ *
  * Variants are timed in interleaved rounds (--rounds, default 3) so that a clock or load change
  * cannot decide by itself; each line reports the round medians. After every variant the product
  * it wrote is read back and compared with the float64 host product (maxRelErr over all rows):
  * a timing of a product that did not compute every row would show here.
  *
  * Usage: pnpm tsx bench/spmv-gap.ts [--grid 120] [--rounds 3] [--kernel csr-vector] [--params lanes=4]
+ * (the 16 variants of 3 rounds with 1 s sleeps and 46 M-entry host checks: ~1–2 minutes on the H100 host)
  * Output: one JSON line per variant on stdout (and the device first).
  * @module
  */
@@ -50,6 +61,7 @@ import {
   readF32,
   readRanges,
   type Timing,
+  type TuningReport,
   timeGpu,
   tunedOperator,
   tuneVector,
@@ -71,6 +83,10 @@ interface Variant {
   readonly name: string;
   readonly note: string;
   readonly time: () => Promise<Timing>;
+  /** What runs untimed right before `time` ('idle1s': a 1 s host sleep; 'hot': 500 products recorded, no drain). */
+  readonly before?: 'idle1s' | 'hot';
+  /** One product, for the 'hot' lead-in. */
+  readonly once?: () => void;
   readonly y: GpuBuf;
   readonly x: Float64Array;
 }
@@ -153,7 +169,31 @@ function variants(ctx: GpuContext, a: CsrMatrix, kernel: AnySpmvKernel, st: Tune
     { name: 'one-pass-x20', note: 'op-apply 20× in one timestamped pass (total / 20)', time: () => onePass(ctx, apply, 20), y: y1.buf, x: ones },
     { name: 'pass-each-x20', note: 'op-apply 20×, one timestamped pass each (median)', time: () => timeGpu(ctx, apply, { reps: 20, warmup: 0 }), y: y1.buf, x: ones },
     { name: 'wall-x20', note: 'op-apply, 20 per submission, host clock', time: () => timeGpu(ctx, apply, { reps: 20, batches: 1, forceWall: true }), y: y1.buf, x: ones },
+    ...[enc(dx), () => tuned.apply(x1, yt)].flatMap((once, k) => {
+      const base = k === 0 ? 'tuner-encode' : 'tuned-apply';
+      const t = () => timeGpu(ctx, once, { reps: 5, warmup: 1 });
+      const y = k === 0 ? dy : yt.buf;
+      const x = k === 0 ? rand : ones;
+      return [
+        { name: `${base}-idle1s`, note: `${base} (warmup 1 reps 5) after 1 s of an idle GPU`, time: t, before: 'idle1s' as const, once, y, x },
+        { name: `${base}-hot`, note: `${base} (warmup 1 reps 5) right after 500 untimed products, no drain`, time: t, before: 'hot' as const, once, y, x },
+      ];
+    }),
   ];
+}
+
+/** One JSON line with what a tunedOperator call timed (every timed trial: kernel, params, ms, samples). */
+function report(variant: string, tuned: GpuOperator & { readonly tuning: TuningReport }, at: string): void {
+  const win = tuned.tuning.trials.find((t) => t.verified);
+  const timed = tuned.tuning.trials.filter((t) => t.status === 'timed').map((t) => ({ kernel: t.kernel, params: t.params, ms: t.ms, samples: t.samples }));
+  console.log(JSON.stringify({ variant, at, kernel: tuned.label, ms: win?.ms, samples: win?.samples, method: tuned.tuning.method, spentMs: Math.round(tuned.tuning.spentMs), timed }));
+}
+
+/** Run what a variant asks before its timing: a 1 s idle GPU, or 500 products recorded back to back. */
+async function lead(ctx: GpuContext, v: Variant): Promise<void> {
+  await ctx.finish();
+  if (v.before === 'idle1s') await new Promise((r) => setTimeout(r, 1000));
+  if (v.before === 'hot') for (let i = 0; i < 500; i++) v.once!();
 }
 
 async function main(): Promise<void> {
@@ -162,23 +202,30 @@ async function main(): Promise<void> {
   const nnz = a.rowPtr[a.rows]!;
   console.log(JSON.stringify({ device: ctx.describeText().split('\n')[0], timestampQuery: ctx.caps.timestampQuery, subgroupSize: ctx.caps.subgroupSize, matrix: `stencil27-${grid}^3`, rows: a.rows, nnz, kernel: kernelId, params }));
   const kernel = getKernel(kernelId);
-  // first, as the tuner does it: timed at once after the upload (a state effect would show here only)
+  // the tuner first, as bench/tune.ts runs it (cache off, the CLI's defaults): its trials see the GPU as tune.ts's did
+  const t0 = new Date().toISOString();
+  const tuned = await tunedOperator(ctx, a, { cache: false });
+  report('tuner-report-first', tuned, t0);
+  // then the tuner's first-candidate sample as before the timeGpu lead (upload, drain, warmup 1, 5 passes)
   const st = tunerState(ctx, a, kernel);
   await ctx.finish();
   const first = await timeGpu(ctx, () => kernel.encode(ctx, st.h, st.dx, st.dy), { reps: 5, warmup: 1, lead: false });
   const firstErr = maxRelErr(a, st.rand, await readF32(ctx, st.dy, a.rows));
-  console.log(JSON.stringify({ variant: 'tuner-encode-first', ms: Number(first.medianMs.toFixed(4)), reps: [first.minMs, first.medianMs, first.meanMs].map((m) => Number(m.toFixed(4))), maxRelErr: Number(firstErr.toExponential(2)), note: 'the tuner\'s first-candidate sample exactly as before the timeGpu lead (upload, drain, warmup 1, 5 passes), first thing in the process (min, median, mean of 5)' }));
+  console.log(JSON.stringify({ variant: 'tuner-encode-first', ms: Number(first.medianMs.toFixed(4)), reps: [first.minMs, first.medianMs, first.meanMs].map((m) => Number(m.toFixed(4))), maxRelErr: Number(firstErr.toExponential(2)), note: 'the tuner\'s first-candidate sample as before the timeGpu lead (upload, drain, warmup 1, 5 passes), after the tuner (min, median, mean of 5)' }));
   const op = gpuOperatorFromCsr(ctx, a, { kernel, params });
-  const tuned = await tunedOperator(ctx, a, { cache: false, expectedProducts: 1000 });
-  const win = tuned.tuning.trials.find((t) => t.verified);
-  const timed = tuned.tuning.trials.filter((t) => t.status === 'timed').map((t) => ({ kernel: t.kernel, params: t.params, ms: t.ms, samples: t.samples }));
-  console.log(JSON.stringify({ variant: 'tuner-report', kernel: tuned.label, ms: win?.ms, samples: win?.samples, method: tuned.tuning.method, timed }));
+  const t1 = new Date().toISOString();
+  const again = await tunedOperator(ctx, a, { cache: false, expectedProducts: 1000 });
+  report('tuner-report', again, t1);
+  again.dispose();
   const vs = variants(ctx, a, kernel, st, op, tuned);
   const seen = new Map<string, number[]>();
   const errs = new Map<string, number>();
+  const stamps = new Map<string, string[]>();
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < vs.length; k++) {
       const v = vs[(k + r) % vs.length]!;
+      await lead(ctx, v);
+      stamps.set(v.name, [...(stamps.get(v.name) ?? []), new Date().toISOString()]);
       const t = await v.time();
       seen.set(v.name, [...(seen.get(v.name) ?? []), t.medianMs]);
       if (r === 0) errs.set(v.name, maxRelErr(a, v.x, await readF32(ctx, v.y, a.rows)));
@@ -188,7 +235,7 @@ async function main(): Promise<void> {
   for (const v of vs) {
     const ms = seen.get(v.name)!;
     const med = [...ms].sort((p, q) => p - q)[ms.length >> 1]!;
-    console.log(JSON.stringify({ variant: v.name, ms: Number(med.toFixed(4)), rounds: ms.map((m) => Number(m.toFixed(4))), gbs: Number((bytes / med / 1e6).toFixed(0)), maxRelErr: Number(errs.get(v.name)!.toExponential(2)), note: v.note }));
+    console.log(JSON.stringify({ variant: v.name, ms: Number(med.toFixed(4)), rounds: ms.map((m) => Number(m.toFixed(4))), gbs: Number((bytes / med / 1e6).toFixed(0)), maxRelErr: Number(errs.get(v.name)!.toExponential(2)), at: stamps.get(v.name), note: v.note }));
   }
 }
 

@@ -4,12 +4,12 @@
  * 0.01, matched by name), short-list with the current model and say whether the sweep's best
  * (exact variant, and kernel) is on it — and what the recorded tuner did with it. No device
  * needed: this checks model and short-list changes against GPU sweeps already paid for.
- * Run: `pnpm tsx bench/tune-replay.ts tune-bench.json [--max-timed 6] [--products N]`
+ * Run: `pnpm tsx bench/tune-replay.ts tune-bench.json [--max-timed N, default the tuner's 8] [--products N]`
  * (`--products` replaces the recorded expected products of the short-list; the sweep's objectives stay as recorded).
  */
 import { readFileSync } from 'node:fs';
 import type { CsrMatrix } from '@gpusparse/formats';
-import { type Candidate, defaultPruneRules, enumerateCandidates, profileMatrix, shortList } from '../packages/gpu/src/autotune/index';
+import { type Candidate, DEFAULT_MAX_TIMED, defaultPruneRules, enumerateCandidates, profileMatrix, shortList } from '../packages/gpu/src/autotune/index';
 import { kernels } from '../packages/gpu/src/kernels/registry';
 import { benchMatrixSet } from './matrix-set';
 import { validationMatrixSet } from './validation-set';
@@ -34,7 +34,7 @@ interface Row {
 const file = process.argv[2];
 if (!file) throw new Error('usage: pnpm tsx bench/tune-replay.ts <tune.json> [--max-timed N] [--products N]');
 const i = process.argv.indexOf('--max-timed');
-const maxTimed = i > 0 ? Number(process.argv[i + 1]) : 6;
+const maxTimed = i > 0 ? Number(process.argv[i + 1]) : DEFAULT_MAX_TIMED; // the tuner's own default
 const j = process.argv.indexOf('--products');
 const productsOverride = j > 0 ? Number(process.argv[j + 1]) : undefined;
 const rows = (JSON.parse(readFileSync(file, 'utf8')) as { matrices: Row[] }).matrices;

@@ -17,7 +17,7 @@
  * Run locally (lavapipe): `pnpm tsx bench/tune.ts --validation --quick --out bench/out/tune-validation-quick.json`.
  * On the GPU machine: `bash ../shared/gpukit/pack.sh bench/tune.ts`, then
  * `bash .gpukit/enter.sh node .gpukit/app/tune.mjs --validation --out $OUT/tune-validation.json`.
- * Flags: --validation, --quick (small sizes), --out FILE, --products N (default: the CLI's rule
+ * Flags: --validation, --quick (small sizes), --recheck, --out FILE, --products N (default: the CLI's rule
  * with --validation, else 10^5; quick 10^4), --fraction F (default 0.1), --reps N (head to head),
  * --scale S (matrix sizes × S, e.g. 0.1 so that the exhaustive sweeps fit a 10-minute device
  * call; --quick is 0.01), --only name,name, --kernels id,id (restrict candidates), --max-per-kernel N (cap parameter
@@ -28,13 +28,18 @@
  * the tuner before the solve; wall time of operator build + solve; issue 16 target: in-solve
  * ≤ 1.10 × fixed), --solve-iters N.
  *
+ * --recheck: after tuning, the tuned choice re-timed in the same process on its own upload —
+ * at once, after 1 s of idle GPU, right after 500 back-to-back products, and 100 products in one
+ * submission by the host clock — with the product checked against the float64 host product over
+ * every row (issue 16's 0.172 vs 0.47 ms question; ISO times for a clock log).
+ *
  * `overheadMs` is the tuner's own accounting: everything but the one CSR upload that the
  * operator reuses (a call without tuning uploads the matrix too); `tuningMs` is everything.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { type CsrMatrix, csrNnz, readMatrixMarket } from '@gpusparse/formats';
-import { type AutotuneOptions, autotune, createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, InSolveOperator, reportTable, type Trial, type TuningReport, timeGpu, tunedOperator, tuneVector, uploadF32 } from '@gpusparse/gpu';
+import { type CsrMatrix, csrNnz, csrSpmv, readMatrixMarket } from '@gpusparse/formats';
+import { type AutotuneOptions, autotune, createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, InSolveOperator, reportTable, type Trial, type TuningReport, timeGpu, tunedOperator, tuneVector, readF32, uploadF32 } from '@gpusparse/gpu';
 import { cg } from '../packages/solvers/src/index';
 import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
@@ -136,9 +141,10 @@ async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<
   const tuneWall = performance.now() - t0;
   const tr = tuned.report;
   const mine = tr.trials.find((t) => t.verified);
-  console.log(`  tuned: ${label(tuned.kernel, tuned.params)} ${mine?.ms?.toFixed(4)} ms; timed ${tr.timed}, pruned ${tr.pruned}; spent ${tr.spentMs.toFixed(0)} ms (overhead ${tr.overheadMs?.toFixed(0)} ms without the shared CSR upload ${tr.csrUploadMs?.toFixed(0)} ms; statistics on the ${tr.statsWhere}${tr.statsSplit ? `: passes ${tr.statsSplit.deviceMs.toFixed(0)}, estimates ${tr.statsSplit.estimatesMs.toFixed(0)} ms; ${tr.statsSplit.compiled} pipelines compiled in the run` : ''}) of ${tr.budgetMs.toFixed(0)} ms (${Object.entries(tr.costs).map(([k, v]) => `${k.replace(/Ms$/, '')} ${v.toFixed(0)}`).join(', ')}); ${tr.decision?.note ?? ''}`);
+  console.log(`  tuned: ${label(tuned.kernel, tuned.params)} ${mine?.ms?.toFixed(4)} ms; timed ${tr.timed}, pruned ${tr.pruned}; spent ${tr.spentMs.toFixed(0)} ms (overhead ${tr.overheadMs?.toFixed(0)} ms without the shared CSR upload ${tr.csrUploadMs?.toFixed(0)} ms; statistics on the ${tr.statsWhere}${tr.statsSplit ? `: passes ${tr.statsSplit.deviceMs.toFixed(0)}, estimates ${tr.statsSplit.estimatesMs.toFixed(0)} ms; ${tr.statsSplit.compiled} pipelines compiled in the run, ${(tr.statsSplit.blockingCompileMs ?? 0).toFixed(0)} ms of them blocking, ${tr.statsSplit.prewarmed ?? 0} asked for ahead of time` : ''}) of ${tr.budgetMs.toFixed(0)} ms (${Object.entries(tr.costs).map(([k, v]) => `${k.replace(/Ms$/, '')} ${v.toFixed(0)}`).join(', ')}); ${tr.decision?.note ?? ''}`);
   if (flag('--verbose')) console.log(reportTable(tr, { maxRows: 30 }));
   const row = tunedRow(name, a, tuned, tuneWall);
+  if (flag('--recheck')) row.recheck = await recheck(ctx, a, tuned.kernel, tuned.params);
   if (flag('--no-exhaustive')) return row;
   Object.assign(row, await versusExhaustive(ctx, a, base, tuned));
   return row;
@@ -199,6 +205,38 @@ async function versusExhaustive(ctx: GpuContext, a: CsrMatrix, base: AutotuneOpt
     exhaustiveBestInTuner: bestInTuner ? { status: bestInTuner.status, reason: bestInTuner.reason } : undefined,
     exhaustiveReport: er,
   };
+}
+
+/** The tuned choice re-timed four ways in this process, and its product's largest relative error over all rows (see --recheck). */
+async function recheck(ctx: GpuContext, a: CsrMatrix, kernel: string, params: Readonly<Record<string, number>>): Promise<Record<string, unknown>> {
+  const op = gpuOperatorFromCsr(ctx, a, { kernel, params: { ...params } });
+  const x = tuneVector(a.cols);
+  const dx = uploadF32(ctx, x);
+  const dy = ctx.buffers.acquire(Math.max(1, a.rows) * 4);
+  const enc = () => op.kernel.encode(ctx, op.handle, dx, dy);
+  const out: Record<string, { at: string; ms: number }> = {};
+  const time = async (name: string, t: () => Promise<{ medianMs: number }>) => {
+    const at = new Date().toISOString();
+    out[name] = { at, ms: (await t()).medianMs };
+  };
+  try {
+    await time('immediate', () => timeGpu(ctx, enc, { reps: 5, warmup: 1 }));
+    await new Promise((r) => setTimeout(r, 1000));
+    await time('idle1s', () => timeGpu(ctx, enc, { reps: 5, warmup: 1 }));
+    for (let i = 0; i < 500; i++) enc();
+    await time('hot', () => timeGpu(ctx, enc, { reps: 5, warmup: 0 }));
+    await time('wall100', () => timeGpu(ctx, enc, { reps: 100, batches: 1, forceWall: true }));
+    const y = await readF32(ctx, dy, a.rows);
+    const ref = csrSpmv(a, x);
+    let worst = 0;
+    for (let r = 0; r < a.rows; r++) worst = Math.max(worst, Math.abs(y[r]! - ref[r]!) / (Math.abs(ref[r]!) + 1e-6));
+    console.log(`  recheck ${label(kernel, params)}: ${Object.entries(out).map(([k, v]) => `${k} ${v.ms.toFixed(4)}`).join(', ')} ms; product max rel err ${worst.toExponential(2)} over ${a.rows} rows`);
+    return { ...out, maxRelErr: worst };
+  } finally {
+    op.dispose();
+    dx.dispose();
+    dy.dispose();
+  }
 }
 
 /** Wall ms of building an operator and running CG for `solveIters` iterations (rtol 0: all of them, unless it breaks down). */

@@ -111,7 +111,7 @@ describe('the short-list takes one of each family (no device)', () => {
       expect(hit, `${winner} on the short-list of a ${a.rows}-row matrix: ${others.map((c) => c.kernel.id).join(', ')}`).toBeDefined();
       for (const [k, v] of Object.entries(params)) expect(hit!.params[k]).toBe(v);
     }
-    expect([familyOf('sliced-ell-r'), familyOf('hm'), familyOf('axtuh'), familyOf('csr-adaptive'), familyOf('sell')]).toEqual(['ell', 'diagonal', 'ax', 'csr', 'sell']);
+    expect([familyOf('sliced-ell-r'), familyOf('hm'), familyOf('dia'), familyOf('axtuh'), familyOf('csr-adaptive'), familyOf('sell')]).toEqual(['ell', 'diagonal', 'diagonal', 'ax', 'csr', 'sell']);
   });
 
   it('times csr-vector at half and twice the floor lanes after three families, when the cap allows (issue 16: the model misjudged lanes 2 vs 4 by 2.7×)', () => {
@@ -123,6 +123,29 @@ describe('the short-list takes one of each family (no device)', () => {
     expect(lanesOf(wide)).toEqual([4, 2, 8]);
     expect(wide.slice(3, 6).every((i) => list[i]!.kernel.format !== 'csr')).toBe(true); // three families before the neighbours
     expect(lanesOf(shortList(list, p.stats, { maxTimed: 6, exhaustive: false }).picks)).toEqual([4]);
+  });
+});
+
+describe('the short-list times the CSR parameters the model cannot rank, and the diagonal family on stencils (no device)', () => {
+  it('times csr-adaptive at half and twice its entries per block when it is the floor (bench power law: 512 / 1024 / 2048 ran 0.189 / 0.194 / 0.438 ms)', () => {
+    const a = g.powerLaw(20_000, 20_000, { alpha: 1.9, minLen: 1, maxLen: 2000, seed: 8 });
+    const p = profileMatrix(a, 1024);
+    const list = enumerateCandidates(a, p, kernels, { ...defaultPruneRules, maxPerKernel: 3 }, 1000);
+    const picks = shortList(list, p.stats, { maxTimed: 8, exhaustive: false }).picks.map((i) => list[i]!);
+    expect(picks[0]!.kernel.id).toBe('csr-adaptive');
+    const sizes = picks.filter((c) => c.kernel.id === 'csr-adaptive').map((c) => c.params.nnzPerGroup);
+    expect(sizes).toEqual([1024, 512, 2048]);
+    // after three families, not before: the neighbours cost only timing, the families a conversion each
+    expect(picks.slice(3, 6).every((c) => c.kernel.format !== 'csr')).toBe(true);
+  });
+
+  it('offers the diagonal family (DIA or HM) and ELL on a 27-point stencil (few diagonals, little padding)', () => {
+    const a = stencil27(32); // at 14³ the boundary rows' padding rightly keeps DIA/HM off
+    const p = profileMatrix(a, 1024);
+    const list = enumerateCandidates(a, p, kernels, defaultPruneRules, 1000);
+    const ids = shortList(list, p.stats, { maxTimed: 8, exhaustive: false }).picks.map((i) => list[i]!.kernel.id);
+    expect(ids, ids.join(', ')).toContain('ell');
+    expect(ids.some((k) => k === 'dia' || k === 'hm'), ids.join(', ')).toBe(true);
   });
 });
 

@@ -18,7 +18,7 @@ import type { GpuContext } from '../device/context';
 import { getKernel, kernels as registry } from '../kernels/registry';
 import { type SharedCsrUpload, uploadCsrArrays } from '../kernels/csr/csr-device';
 import { type AnySpmvKernel, supportsCsr, type UploadOptions } from '../kernels/types';
-import { deviceMatrixStats, type SellLayout } from '../profile/device-stats';
+import { deviceMatrixStats, deviceStatsSpecs, type SellLayout } from '../profile/device-stats';
 import { GpuOperator, gpuOperatorFromCsr } from '../operator';
 import type { CacheEntry, TuneStore } from './cache';
 import { type Candidate, defaultPruneRules, enumerateCandidates, type PruneRules } from './candidates';
@@ -28,7 +28,7 @@ import { InSolveOperator } from './in-solve';
 import { adapterKey, candidateSpaceHash, matrixFingerprint } from './fingerprint';
 import { type MatrixProfile, profileFromDevice, profileMatrix } from './profile';
 import { REPORT_GLOSSARY, type Trial, type TuningReport } from './report';
-import { shortList } from './shortlist';
+import { DEFAULT_MAX_TIMED, shortList } from './shortlist';
 import { resolveStore } from './store';
 import { admit, interleave, type TrialSession } from './trials';
 import type { AutotuneOptions, AutotuneResult, Held } from './types';
@@ -130,7 +130,7 @@ async function profileStage(ctx: GpuContext, a: CsrMatrix, shared: SharedCsrUplo
   const t0 = performance.now();
   const limit = Math.max(rules.maxDiagonals, 1024);
   // a software adapter (lavapipe) runs the window sorts on the CPU, slower than the host's sampled estimate
-  const software = /llvmpipe|lavapipe|swiftshader|software/i.test(Object.values(ctx.adapterInfo).join(' '));
+  const software = softwareAdapter(ctx);
   const d = await deviceMatrixStats(ctx, shared, sliceHeights(ks), software ? [] : sellLayouts(ks));
   const profile = typeof d === 'string' ? profileMatrix(a, limit) : profileFromDevice(a, d, limit);
   report.statsWhere = typeof d === 'string' ? `host: ${d}` : 'device';
@@ -177,12 +177,18 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
   };
   const ks = opts.kernels ?? registry;
   const report = newReport(a, opts, warnings);
+  const log0 = ctx.pipelines.log.length;
+  let prewarmed = 0;
   const finish = (kernel: string, params: Record<string, number>): AutotuneResult => {
     report.spentMs = performance.now() - start;
     // the CSR upload is the operator's own when a CSR kernel wins, and stands in for the
     // winner's upload otherwise: a call without tuning pays one upload too
     report.overheadMs = report.spentMs - (report.csrUploadMs ?? 0);
-    if (report.statsSplit) report.statsSplit.compiled = ctx.pipelines.compiled - compiled0;
+    if (report.statsSplit) {
+      report.statsSplit.compiled = ctx.pipelines.compiled - compiled0;
+      report.statsSplit.blockingCompileMs = ctx.pipelines.log.slice(log0).reduce((s, e) => s + (e.mode === 'sync' ? e.ms : 0), 0);
+      report.statsSplit.prewarmed = prewarmed;
+    }
     if (!Number.isFinite(report.budgetMs)) report.budgetMs = 0; // a cache hit or a fixed choice: no budget was set
     report.budgetNote = report.source === 'tuned' && !opts.exhaustive ? budgetNote(report) : undefined;
     opts.onProgress?.({ phase: 'done', done: report.trials.length, total: report.trials.length, spentMs: report.spentMs, budgetMs: report.budgetMs });
@@ -195,6 +201,8 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     return finish(k.id, { ...k.defaults, ...choice.params });
   }
   const rules: PruneRules = { ...defaultPruneRules, ...opts.rules };
+  // on a software adapter the compiles would compete with the statistics for the same CPU cores
+  prewarmed = softwareAdapter(ctx) ? 0 : prewarmTuner(ctx, a, ks).asked;
   const shared = await sharedUpload(ctx, a, report);
   let v: TuneVectors | undefined;
   try {
@@ -221,6 +229,47 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     v?.dy.dispose();
     shared.release(); // a CSR winner's handle still holds the arrays
   }
+}
+
+/** Whether `ctx` runs on a CPU (lavapipe, SwiftShader): its "device" work and compiles share the host's cores. */
+const softwareAdapter = (ctx: GpuContext): boolean => /llvmpipe|lavapipe|swiftshader|software/i.test(Object.values(ctx.adapterInfo).join(' '));
+
+/** Non-zeros from which the tuner compiles its likely pipelines ahead of time: the CSR upload's host work (validation, float32 values; ≈ 0.2 s at 2^23 on the H100 host) then hides the compiles (10–30 ms each). */
+export const PREWARM_NNZ = 1 << 23;
+/** Variants per CSR kernel compiled ahead of time at most (in declared order: the defaults and the floor's neighbours first). */
+const PREWARM_PER_KERNEL = 6;
+
+/**
+ * Ask for the statistics kernels and the CSR kernels' likely variants ahead of time
+ * (createComputePipelineAsync, no wait): on a large matrix they compile on the device's worker
+ * threads while the host validates and converts the CSR arrays, instead of one by one on the
+ * run's path (9 blocking compiles on issue 16's stencil). A get() before one is ready compiles
+ * it as before. Returns how many were asked for and a promise of their end (never rejects).
+ * O(kernels · variants) host work.
+ * @example const { asked } = prewarmTuner(ctx, a, kernels); // 0 below PREWARM_NNZ non-zeros
+ */
+export function prewarmTuner(ctx: GpuContext, a: CsrMatrix, ks: readonly AnySpmvKernel[], minNnz = PREWARM_NNZ): { asked: number; done: Promise<void> } {
+  if ((a.rowPtr[a.rows] ?? 0) < minNnz) return { asked: 0, done: Promise.resolve() };
+  const specs = [...deviceStatsSpecs()];
+  for (const k of ks) {
+    if (k.format !== 'csr' || !k.pipelineSpec) continue;
+    const combos = enumerateParams(k).slice(0, PREWARM_PER_KERNEL);
+    for (const p of combos) {
+      try {
+        specs.push(k.pipelineSpec(p, ctx.caps));
+      } catch {
+        // a combination the kernel refuses on this device (e.g. lanes past the workgroup): never timed either
+      }
+    }
+  }
+  return { asked: specs.length, done: ctx.pipelines.prewarm(specs) };
+}
+
+/** Every combination of a kernel's declared parameter values, the first value of each first. O(product of value counts). */
+function enumerateParams(k: AnySpmvKernel): Record<string, number>[] {
+  let out: Record<string, number>[] = [{}];
+  for (const [name, spec] of Object.entries(k.params as Record<string, { values: readonly number[] }>)) out = out.flatMap((p) => spec.values.map((v) => ({ ...p, [name]: v })));
+  return out.map((p) => ({ ...k.defaults, ...p }));
 }
 
 /** The CSR arrays on the device, once (validation included), timed as an upload. */
@@ -252,7 +301,7 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
   report.trials.push(...trials);
   report.pruned = trials.filter((t) => t.status === 'pruned').length;
   const exhaustive = opts.exhaustive ?? false;
-  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? 8, exhaustive });
+  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive });
   const pair = (i: number): { c: Candidate; t: Trial } => ({ c: list[i]!, t: trials[i]! });
   const rounds = opts.rounds ?? 3;
   const s: TrialSession = {

@@ -11,7 +11,7 @@ export { ConversionCache, type Converted, type TuneVectors, tuneVector, tuneVect
 export * from './fingerprint';
 export * from './profile';
 export * from './report';
-export { familyOf, floorKernel, SEPARATION, type ShortList, shortList } from './shortlist';
+export { DEFAULT_MAX_TIMED, familyOf, floorKernel, SEPARATION, type ShortList, shortList } from './shortlist';
 export * from './store';
 export { VERIFY_NNZ, type Verification, verifyProduct, verifyRanges } from './verify';
 export { type DeviceMatrixStats, deviceMatrixStats, MAX_HIST_BINS, statsFromHistogram } from '../profile/device-stats';

@@ -107,9 +107,18 @@ export interface TuningReport {
    * The statistics split: `deviceMs` the device passes with their readbacks (or the host pass when
    * the device path declined), `estimatesMs` the host's candidate estimates (padded slots, block
    * fill, predictions), `compiled` the pipelines compiled for the first time during the whole run
-   * (each a fixed cost of tens of ms on a fresh process; none on a warm one).
+   * (each a fixed cost of tens of ms on a fresh process; none on a warm one), `blockingCompileMs`
+   * the part of them compiled on the run's path, `prewarmed` those asked for ahead of time.
    */
-  statsSplit?: { deviceMs: number; estimatesMs: number; compiled: number };
+  statsSplit?: {
+    deviceMs: number;
+    estimatesMs: number;
+    compiled: number;
+    /** Milliseconds of pipeline compiles that blocked the run (compiled on first use, not ahead of time). */
+    blockingCompileMs?: number;
+    /** Pipelines asked for ahead of time (compiled on the device's worker threads during the CSR upload). */
+    prewarmed?: number;
+  };
   /** The one CSR upload the statistics, the CSR candidates and (when a CSR kernel wins) the operator share (ms, validation included). */
   csrUploadMs?: number;
   /** Where the time went, by stage. */

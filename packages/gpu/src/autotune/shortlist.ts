@@ -14,8 +14,9 @@
  *    {@link SEPARATION} × the best dropped, the best family always offered), then further
  *    variants within {@link SEPARATION}, at most {@link PER_KERNEL} per kernel;
  *
- * with csr-vector at half and twice its scout's lanes after the first {@link FAMILY_SLOTS} families
- * (timing only, no conversion); at most `maxTimed` in all. The other CSR candidates are kept as the fallback floor: if nothing
+ * with the CSR parameter neighbours (csr-vector at half and twice its scout's lanes, csr-adaptive
+ * at half and twice its entries per block: {@link NEIGHBOUR_PARAMS}) after the first
+ * {@link FAMILY_SLOTS} families (timing only, no conversion); at most `maxTimed` in all. The other CSR candidates are kept as the fallback floor: if nothing
  * on the short-list runs and verifies, they are tried in turn.
  *
  * Why families first: on the H100 bench set (bench/RESULTS.md, issue 16) the winners outside CSR
@@ -33,10 +34,17 @@ import { type Candidate, CSR_RELAYOUT, vec4LanesFor } from './candidates';
  * csr-vector lanes 2 vs 4), so anything within 2× of the predicted best is timed.
  */
 export const SEPARATION = 2;
+/** Candidates timed at most when `maxTimed` is not stated (autotune's default; bench/tune-replay.ts replays with it). */
+export const DEFAULT_MAX_TIMED = 8;
 /** Variants of one kernel on the short-list at most (family diversity first). */
 const PER_KERNEL = 2;
 
-/** Kernel id → family (kernels of one family are alternatives the static model ranks poorly against each other). */
+/**
+ * Kernel id → family (kernels of one family are alternatives the static model ranks poorly
+ * against each other). DIA and HM share one slot, the better predicted of the two: split into
+ * two families they pushed ELL (the bench set's stencil winner) off a 27-point stencil's
+ * short-list of 8.
+ */
 const FAMILIES: Readonly<Record<string, string>> = { ell: 'ell', 'ell-r': 'ell', 'sliced-ell': 'ell', 'sliced-ell-r': 'ell', dia: 'diagonal', hm: 'diagonal' };
 
 /**
@@ -73,23 +81,30 @@ export function floorKernel(s: Pick<RowLengthStats, 'mean' | 'rsdp'>): { kernel:
 
 type Indexed = { c: Candidate; i: number };
 
-/** Families timed before the csr-vector lane neighbours (the rest of the room goes to more families after them). */
+/** Families timed before the CSR parameter neighbours (the rest of the room goes to more families after them). */
 const FAMILY_SLOTS = 3;
 
 /**
- * csr-vector at half and twice the lanes of its scout, when declared and not pruned: the static
- * model misjudged lanes by up to 2.7× (issue 16: lanes 2 vs 4 on the H100) and the best lanes
- * differ by adapter (subgroups of 8 on lavapipe, 32 on NVIDIA); a CSR variant costs no conversion
- * and no upload, only its timing. O(csr).
+ * The CSR parameters whose neighbours are timed (half and twice the scout's value, other
+ * parameters equal): csr-vector's lanes (the static model misjudged lanes by up to 2.7×, issue
+ * 16: lanes 2 vs 4 on the H100; the best lanes differ by adapter, subgroups of 8 on lavapipe, 32
+ * on NVIDIA) and csr-adaptive's entries per row block (on the bench set's H100 power law 512,
+ * 1024 and 2048 ran 0.189, 0.194 and 0.438 ms: 2.3× apart, with no statistic that ranks them).
+ * The floor's kernel comes first. A CSR variant costs no conversion and no upload, only its timing.
  */
-function laneNeighbours(csr: readonly Indexed[], scouts: readonly Indexed[]): number[] {
-  const scout = scouts.find(({ c }) => c.kernel.id === 'csr-vector');
-  const lanes = scout?.c.params.lanes;
-  if (!scout || lanes === undefined) return [];
+const NEIGHBOUR_PARAMS: Readonly<Record<string, string>> = { 'csr-vector': 'lanes', 'csr-adaptive': 'nnzPerGroup' };
+
+/** Half and twice the scout's value of its kernel's {@link NEIGHBOUR_PARAMS} entry, when declared and not pruned; the floor's kernel first. O(csr · scouts). */
+function neighbours(csr: readonly Indexed[], scouts: readonly Indexed[]): number[] {
   const out: number[] = [];
-  for (const want of [lanes / 2, lanes * 2]) {
-    const x = csr.find(({ c }) => c.kernel.id === 'csr-vector' && !c.pruned && c.params.lanes === want && Object.entries(scout.c.params).every(([k, v]) => k === 'lanes' || c.params[k] === v));
-    if (x) out.push(x.i);
+  for (const scout of scouts) {
+    const name = NEIGHBOUR_PARAMS[scout.c.kernel.id];
+    const v = name ? scout.c.params[name] : undefined;
+    if (!name || v === undefined) continue;
+    for (const want of [v / 2, v * 2]) {
+      const x = csr.find(({ c }) => c.kernel.id === scout.c.kernel.id && !c.pruned && c.params[name] === want && Object.entries(scout.c.params).every(([k, w]) => k === name || c.params[k] === w));
+      if (x) out.push(x.i);
+    }
   }
   return out;
 }
@@ -155,9 +170,9 @@ export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats
   const rest = all.filter(({ c, i }) => timeable(c, opts.exhaustive) && !picks.includes(i) && (opts.exhaustive || c.kernel.format !== 'csr'));
   if (opts.exhaustive) picks.push(...rest.map(({ i }) => i));
   else {
-    // families first (a conversion each), then the csr-vector lane neighbours (timing only), then more families and variants
+    // families first (a conversion each), then the CSR parameter neighbours (timing only), then more families and variants
     const others = byFamily(rest, Number.POSITIVE_INFINITY);
-    const order = [...others.slice(0, FAMILY_SLOTS), ...laneNeighbours(csr, scouts), ...others.slice(FAMILY_SLOTS)];
+    const order = [...others.slice(0, FAMILY_SLOTS), ...neighbours(csr, scouts), ...others.slice(FAMILY_SLOTS)];
     picks.push(...order.slice(0, Math.max(0, cap - picks.length)));
   }
   const chosen = new Set(picks);

@@ -49,7 +49,7 @@ export interface AutotuneOptions {
   readonly warmup?: number;
   /** Interleaved timing rounds over the short-list (default 3; more, up to 2×, while the decision is uncertain and the budget allows). */
   readonly rounds?: number;
-  /** Most candidates timed (the short-list: the CSR floor and scouts, then the best of each other family and the csr-vector lane neighbours; default 8; ignored by `exhaustive`). */
+  /** Most candidates timed (the short-list: the CSR floor and scouts, then the best of each other family and the CSR parameter neighbours (csr-vector lanes, csr-adaptive entries per block); default 8 (DEFAULT_MAX_TIMED); ignored by `exhaustive`). */
   readonly maxTimed?: number;
   /** Smallest tuning budget (ms) when no budgetMs is stated (default 500, `MIN_BUDGET_MS`: the overhead a user accepts whatever the work; below ~100 no alternative to the first kernel could be tried). */
   readonly minBudgetMs?: number;

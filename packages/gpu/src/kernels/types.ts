@@ -8,6 +8,7 @@
  */
 import type { CsrMatrix, SparseMatrix } from '@gpusparse/formats';
 import type { GpuCaps, GpuContext, GpuLimits } from '../device/context';
+import type { PipelineSpec } from '../device/pipelines';
 import type { GpuBuf } from '../memory/buffers';
 import type { SharedCsrUpload } from './csr/csr-device';
 
@@ -88,6 +89,12 @@ export interface SpmvKernel<M extends MatrixShape = SparseMatrix, P extends Reco
   precheck?(a: CsrMatrix, limits: GpuLimits, params: P): true | string;
   /** The shader text (pure; the pipeline cache key is this text, so only what changes it matters). */
   wgsl(params: P, caps: GpuCaps): string;
+  /**
+   * Optional: the pipeline `upload` compiles for `params` (the same key, label and bindings), so
+   * that a caller can compile it ahead of time with PipelineCache.prewarm (the autotuner does,
+   * while the host prepares the CSR upload).
+   */
+  pipelineSpec?(params: P, caps: GpuCaps): PipelineSpec;
   /** Validate and upload `m`; returns the device matrix. */
   upload(ctx: GpuContext, m: M, params?: Partial<P>, opts?: UploadOptions): H;
   /**

@@ -9,6 +9,7 @@
  */
 import type { RowLengthStats } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
+import type { PipelineSpec } from '../device/pipelines';
 import type { SharedCsrUpload } from '../kernels/csr/csr-device';
 import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
@@ -50,10 +51,19 @@ const SOURCES: Record<Kind, { wgsl: () => string; bindings: string }> = {
   sigma: { wgsl: sigmaWgsl, bindings: signature(CHUNK_BINDINGS) },
 };
 
+/** The pipelines of the statistics kernels (for PipelineCache.prewarm: the autotuner compiles them while the host prepares the CSR upload). */
+export function deviceStatsSpecs(): PipelineSpec[] {
+  return (Object.keys(SOURCES) as Kind[]).map((kind) => statsSpec(kind));
+}
+
+function statsSpec(kind: Kind): PipelineSpec {
+  const text = SOURCES[kind].wgsl();
+  return { key: text, label: `matrix-stats-${kind}`, bindings: SOURCES[kind].bindings, wgsl: () => text };
+}
+
 /** Record one stats kernel over every block of the shared upload (`perRow` rows per invocation; `window` for `sigma`). */
 function dispatchAll(ctx: GpuContext, kind: Kind, csr: SharedCsrUpload, bufs: (b: SharedCsrUpload['blocks'][number]) => GpuBuf[], param: number, perRow = 1, window = 0): void {
-  const text = SOURCES[kind].wgsl();
-  const pipe = ctx.pipelines.get({ key: text, label: `matrix-stats-${kind}`, bindings: SOURCES[kind].bindings, wgsl: () => text });
+  const pipe = ctx.pipelines.get(statsSpec(kind));
   for (const b of csr.blocks) {
     const u = new Uniforms();
     u.u[0] = b.rows;

@@ -141,10 +141,13 @@ fn main(${entryArgs()}) {
   }
 }`;
   },
+  pipelineSpec(p, caps) {
+    const text = this.wgsl(p, caps);
+    return { key: text, label: `${this.id}(nnz=${p.nnzPerGroup})`, bindings: signature(BINDINGS), wgsl: () => text };
+  },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
-    const text = this.wgsl(p, ctx.caps);
-    const pipe = ctx.pipelines.get({ key: text, label: `${this.id}(nnz=${p.nnzPerGroup})`, bindings: signature(BINDINGS), wgsl: () => text });
+    const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     return uploadRowBlocked(ctx, this.id, m, pipe, p.nnzPerGroup, p.workgroupSize, opts);
   },
   encode: (ctx, h, x, y, scale) => encodeCsr(ctx, h, x, y, scale),

@@ -40,10 +40,13 @@ fn main(${entryArgs()}) {
   store_y(r, s);
 }`;
   },
+  pipelineSpec(p, caps) {
+    const text = this.wgsl(p, caps);
+    return { key: text, label: `${this.id}(wg=${p.workgroupSize})`, bindings: signature(CSR_BINDINGS), wgsl: () => text };
+  },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
-    const text = this.wgsl(p, ctx.caps);
-    const pipe = ctx.pipelines.get({ key: text, label: `${this.id}(wg=${p.workgroupSize})`, bindings: signature(CSR_BINDINGS), wgsl: () => text });
+    const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     return uploadCsr(ctx, this.id, m, pipe, (_rp, rows) => ({ groups: Math.ceil(rows / p.workgroupSize) }), opts);
   },
   encode: (ctx, h, x, y, scale) => encodeCsr(ctx, h, x, y, scale),

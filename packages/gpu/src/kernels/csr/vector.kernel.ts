@@ -68,11 +68,14 @@ fn main(${entryArgs()}) {
   if (r < u.rows && lane == 0u) { store_y(r, t); }
 }`;
   },
+  pipelineSpec(p, caps) {
+    const text = this.wgsl(p, caps);
+    const label = `${this.id}(lanes=${p.lanes}${useSubgroupPath(p.lanes, caps) ? ',subgroup' : ',wgmem'})`;
+    return { key: text, label, bindings: signature(CSR_BINDINGS), wgsl: () => text };
+  },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
-    const text = this.wgsl(p, ctx.caps);
-    const label = `${this.id}(lanes=${p.lanes}${useSubgroupPath(p.lanes, ctx.caps) ? ',subgroup' : ',wgmem'})`;
-    const pipe = ctx.pipelines.get({ key: text, label, bindings: signature(CSR_BINDINGS), wgsl: () => text });
+    const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     const rowsPerGroup = p.workgroupSize / p.lanes;
     return uploadCsr(ctx, this.id, m, pipe, (_rp, rows) => ({ groups: Math.ceil(rows / rowsPerGroup) }), opts);
   },
