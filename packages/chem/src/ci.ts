@@ -3,19 +3,21 @@
  * eigenpairs (Davidson from @gpusparse/solvers, or a dense solve) → energies, residuals, ⟨S²⟩.
  * @module
  */
-import { generators, getFormat, HostOperator, InvalidParameterError, type LinearOperator, NotSupportedError } from '@gpusparse/formats';
-import { davidson, type EigenResult, lowestIndices } from '@gpusparse/solvers';
+import { getFormat, HostOperator, InvalidParameterError, type LinearOperator, NotSupportedError } from '@gpusparse/formats';
+import { davidson, type EigenResult } from '@gpusparse/solvers';
 import { sizeCiRun } from './ci-estimate';
 import { buildCiSpace, prepareCiSpace } from './determinants/build';
 import type { Fcidump } from './fcidump/types';
 import { assembleForCi } from './ci-assembly';
 import { denseColumnsCsr } from './direct/ci';
-import { type CiDevicePolish, type CiPolishOutcome, polishCi } from './ci-polish';
+import type { CiDevicePolish, CiPolishOutcome } from './ci-polish';
 import { SpinPenaltyOperator, spinPenaltyMatrix, spinSquaredExpectations, spinSquaredMatrix } from './hamiltonian/spin';
 import type { HalfSpaceOperator } from './direct/operator';
-import { solveSpinFiltered, spinAdaptedGuess } from './spin-guess';
+import { solveSpinFiltered } from './spin-guess';
 import { denseCiSolve, float64Energies, hostJdPolish } from './ci-phases';
-import { type CiBackend, type CiOptions, type CiResult, hostBackend } from './ci-types';
+import { type CiBackend, type CiOptions, type CiResult, hostBackend, type PolishStages } from './ci-types';
+import { runDevicePolish, startPolishOperator } from './ci-device-phase';
+import { startVectors } from './ci-start';
 
 export * from './ci-types';
 
@@ -164,6 +166,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   let solverInfo: CiResult['solver'];
   let outcome: CiPolishOutcome | undefined; // the device polish's result, when it ran
   let polishMs = 0;
+  let polishStages: PolishStages | undefined; // the device phase's parts
   let knownS2: number[] | undefined; // ⟨S²⟩ of the roots when the spin filter already computed them
   // an operator factory may build its float64 host product on demand (e.g. the device direct σ): only where it is used
   const prepareHost = async () => (h as { prepareHost?: () => Promise<void> }).prepareHost?.();
@@ -207,19 +210,15 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     // direct σ with time reversal: Davidson in the half space of the spin parity (half the vectors' length)
     const half = !pm && !lowPrecision && !h.matrix && !h.device ? (h.host as { half?: HalfSpaceOperator } | undefined)?.half : undefined;
     // spin-adapted starts (and a few spare ones for roots of another spin shifted out later)
-    const guesses = spin && !pm ? spinAdaptedGuess(space, diagonal, kSolve + 4, spin.multiplicity) : lowestIndices(diagonal, kSolve).slice(0, kSolve).map((i) => [{ index: i, value: 1 }]);
-    const rand = generators.rng(12345);
-    // spin-adapted starts: parity and the other-spin shift handle what the random part guards against, so
-    // keep its norm at ≈ 10^-3 (1e-3 per entry is a norm of 0.13 at 2·10^5 entries: 24 instead of 19 iterations on H2O/6-31G)
-    const amp = spin && !pm ? 1e-3 / Math.sqrt(space.size / 12) : 1e-3;
-    const initialVectors = guesses.map((entries) => {
-      const g = new Float64Array(space.size);
-      for (let j = 0; j < g.length; j++) g[j] = (rand() - 0.5) * amp;
-      for (const { index, value } of entries) g[index] = value;
-      (h.host as { project?: (v: Float64Array) => void } | undefined)?.project?.(g); // e.g. onto one spin parity (direct σ with time reversal)
-      return backend.space.fromArray(half ? half.compress(g) : g);
+    const { initial: initialVectors, spare } = startVectors<V>({
+      space,
+      diagonal,
+      kSolve,
+      ...(spin && !pm ? { multiplicity: spin.multiplicity } : {}),
+      ...(half ? { half } : {}),
+      project: (g) => (h.host as { project?: (v: Float64Array) => void } | undefined)?.project?.(g), // e.g. onto one spin parity (direct σ with time reversal)
+      fromArray: (g) => backend.space.fromArray(g),
     });
-    const spare = initialVectors.splice(kSolve);
     if (half) {
       op = half as unknown as LinearOperator<V>;
       diagonal = half.diagonal();
@@ -238,7 +237,15 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         onIteration: (info) => void emit({ stage: 'solve', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
-    let res = await solveFrom(op, initialVectors);
+    // H in the polish space, started now: a sliced low-part build runs while the float32 solve awaits its readbacks
+    const pending = lowPrecision && devicePolish ? startPolishOperator(devicePolish, polishOp, h.matrix, sink, hop) : undefined; // hop: its float32 arrays can be shared
+    let res: EigenResult<V>;
+    try {
+      res = await solveFrom(op, initialVectors);
+    } catch (e) {
+      pending?.abandon();
+      throw e;
+    }
     if (half && byParity) {
       // V is Float64Array on this path (a float64 host backend); other spins of the parity are shifted out
       const f = await solveSpinFiltered(res as unknown as EigenResult<Float64Array>, { half, space, multiplicity: spin!.multiplicity, nroots, spare: spare as unknown as Float64Array[], solve: (o, st) => solveFrom(o as unknown as LinearOperator<V>, st as unknown as V[]) as unknown as Promise<EigenResult<Float64Array>> });
@@ -248,44 +255,27 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     }
     values = res.values.slice(0, nroots);
     solverInfo = { method: res.method, converged: res.converged, iterations: res.iterations, matvecs: res.stats.matvecs };
-    if (lowPrecision && devicePolish) {
+    if (pending && devicePolish) {
       // float64-accurate polish on the device (df64): no float64 H and no vector on the host
-      const t0 = performance.now(); // the phase includes building H in df64 (an upload on the whole path)
-      await prewarmed; // compiles not done by now would block on first use anyway
-      const tWarm = performance.now() - t0;
-      const pop = polishOp ?? (await devicePolish.operator(h.matrix, sink, hop)); // hop: its float32 arrays can be shared
-      const tOp = performance.now() - t0 - tWarm;
-      outcome = await polishCi({
+      const phase = await runDevicePolish({
+        device: devicePolish,
+        pending,
+        prewarmed,
         fastOp: op,
         fastSpace: backend.space,
-        fastVectors: res.vectors.slice(0, kSolve),
+        res,
         kSolve,
         nroots,
         diagonal,
         tol,
         maxIterations: options.maxIterations ?? 50,
-        device: devicePolish,
-        operator: pop,
-        ...(byBound ? { accept: 'bound' as const } : {}),
+        byBound,
         onIteration: (info) => void emit({ stage: 'polish', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
-      (pop as { dispose?: () => void }).dispose?.();
-      for (const v of res.vectors) backend.space.release(v); // handed over to the polish on the device
-      const p = outcome.result;
+      ({ outcome, solver: solverInfo, ms: polishMs, stages: polishStages, bounds } = phase);
       values = outcome.values;
-      solverInfo = {
-        method: `${res.method} (float32, ${res.stats.matvecs} matvecs) + ${p.method} ${devicePolish.precision} polish (${p.stats.matvecs} device matvecs, ${outcome.correctionMatvecs} float32 correction matvecs)`,
-        converged: p.converged,
-        iterations: res.iterations + p.iterations,
-        matvecs: res.stats.matvecs + p.stats.matvecs + outcome.correctionMatvecs,
-      };
-      polishMs = performance.now() - t0;
-      notes.push(`float32 backend: ${res.iterations} iterations on ${backend.space.name}, then ${p.iterations} iterations in ${devicePolish.precision} on the device (${(polishMs / 1000).toFixed(2)} s; Jacobi–Davidson corrections on ${backend.space.name})`);
-      const st = outcome.stages;
-      notes.push(`device polish stages: waiting for prewarm ${(tWarm / 1000).toFixed(3)} s, H in ${devicePolish.precision} ${(tOp / 1000).toFixed(3)} s, Davidson ${(st.davidson / 1000).toFixed(3)} s, final check ${(st.check / 1000).toFixed(3)} s`);
-      bounds = { accept: byBound ? 'bound' : 'residual', ...outcome.bounds };
-      notes.push(`device polish: roots accepted by ${outcome.bounds.acceptedBy.join(', ')}; certified bounds ${outcome.bounds.bound.map((b) => b.toExponential(1)).join(' ')}; Eh (0 ≤ E − λ ≤ bound, docs/guides/precision.md)`);
+      notes.push(...phase.notes);
     }
     let fastVectors = outcome ? outcome.vectors : await Promise.all(res.vectors.slice(0, kSolve).map(async (v) => (half ? half.expand(await backend.space.toArray(v)) : backend.space.toArray(v))));
     if (!outcome) await prepareHost(); // the host polish and the float64 energies below
@@ -340,7 +330,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     energies,
     residualNorms,
     s2,
-    timings: { read, space: spaceMs, assembly: assemblyMs, solve, polish: polishMs },
+    timings: { read, space: spaceMs, assembly: assemblyMs, solve, polish: polishMs, ...(polishStages ? { polishStages } : {}) },
     determinants: space.size,
     nnz: h.nnz,
     format,
