@@ -164,7 +164,7 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     const stats: LowPartStats = { scanMs: 0, uploadMs: 0, slices: 0, yields: 0 };
     const lo: (GpuBuf | undefined)[] = [];
     try {
-      for (const p of parts) lo.push(await uploadLowParts(d.ctx, a.values, p.k0, p.k1, stats, { yieldBetween: true, ...o }));
+      for (const [i, p] of parts.entries()) lo.push(await uploadLowParts(d.ctx, a.values, p.k0, p.k1, stats, { yieldBetween: true, yieldFirst: i > 0, ...o }));
     } catch (e) {
       for (const b of lo) b?.dispose();
       throw e;

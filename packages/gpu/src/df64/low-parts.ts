@@ -65,15 +65,16 @@ function yieldToEventLoop(): Promise<void> {
  * The low parts of values[k0, k1) on the device, or undefined when all are 0: scanned in slices
  * of `slice` values into one reused scratch array and written to a buffer created at the first
  * slice with a non-zero lo (the exact slices before it written as zeros: pooled buffers are not
- * cleared); with `yieldBetween`, the event loop runs between slices. Host memory: one slice.
+ * cleared); with `yieldBetween`, the event loop runs between slices (and before the first with
+ * `yieldFirst`: the range continues an earlier one). Host memory: one slice.
  * Adds its host times to `stats`. O(k1 − k0).
  */
-export async function uploadLowParts(ctx: GpuContext, values: ArrayLike<number>, k0: number, k1: number, stats: LowPartStats, o: { slice?: number; yieldBetween?: boolean; label?: string } = {}): Promise<GpuBuf | undefined> {
+export async function uploadLowParts(ctx: GpuContext, values: ArrayLike<number>, k0: number, k1: number, stats: LowPartStats, o: { slice?: number; yieldBetween?: boolean; yieldFirst?: boolean; label?: string } = {}): Promise<GpuBuf | undefined> {
   const slice = Math.max(1, Math.min(o.slice ?? LOW_PART_SLICE, k1 - k0));
   const scratch = new Float32Array(slice);
   let buf: GpuBuf | undefined;
   for (let s = k0; s < k1; s += slice) {
-    if (o.yieldBetween && s > k0) {
+    if (o.yieldBetween && (s > k0 || o.yieldFirst)) {
       await yieldToEventLoop();
       stats.yields++;
     }
