@@ -2,7 +2,10 @@
  * CI at the sizes that need a GPU: one FCIDUMP (or a generated Hubbard chain) solved end to end
  * with the chunked device assembly (float32 CSR on the GPU; the Jacobi–Davidson polish in df64
  * on the device with the low parts of H there, or with --polish host float64 row blocks on the
- * host), reporting assembly, solve, float64-phase and total seconds, peak host memory
+ * host), reporting assembly, solve, float64-phase (and its stages: prewarm wait, wait for H in
+ * df64, Davidson, final check; plus where H's low parts were built: in slices during the float32
+ * Davidson — host scan/upload seconds, inside solve — or with the chunks, inside assembly) and
+ * total seconds, peak host memory
  * (VmHWM) and peak device memory (bytes the library allocated), next to the estimate made
  * before anything was allocated.
  *
@@ -17,7 +20,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { type CiBackend, ciEnergies, estimateCiEnergies, hostBackend, parseFcidump } from '../packages/chem/src/index';
+import { type CiBackend, ciEnergies, estimateCiEnergies, hostBackend, type PolishStages, parseFcidump } from '../packages/chem/src/index';
 import { readFcidump } from '../packages/chem/src/node';
 import { gpuChunkSink, gpuDevicePolish } from '../packages/cli/src/util/ci-device';
 import { deviceMemoryOf } from '../packages/cli/src/util/ci-memory';
@@ -53,6 +56,13 @@ function hubbardText(l: number): string {
   return text.replace(/^0\.0 0 0 0 0$/m, `${zeros}\n0.0 0 0 0 0`);
 }
 
+/** The device phase's stage timings in seconds (operatorBuild: its host parts, outside the phase). */
+function stagesSeconds(st: PolishStages | undefined): Record<string, unknown> | undefined {
+  if (!st) return undefined;
+  const b = st.operatorBuild;
+  return { prewarmWait: st.prewarmWait / 1000, operatorWait: st.operatorWait / 1000, davidson: st.davidson / 1000, check: st.check / 1000, ...(b ? { operatorBuild: { scan: b.scan / 1000, upload: b.upload / 1000, slices: b.slices, yields: b.yields } } : {}) };
+}
+
 const hub = opt('--hubbard') ?? opt('--sites');
 const file = opt('--fcidump');
 if (!hub && !file) throw new Error('ci-large: expected --fcidump FILE or --hubbard L');
@@ -64,6 +74,7 @@ const common = { nroots, workers, ...(irrep === undefined ? {} : { irrep }), ...
 let ctx: GpuContext | undefined;
 let peakDevice = 0;
 let backend: CiBackend<unknown, unknown>;
+let sink: Awaited<ReturnType<typeof gpuChunkSink>> | undefined; // the chunked assembly's sink (its low-part time)
 if (which === 'webgpu') {
   ctx = await createGpuContext();
   const c = ctx;
@@ -74,7 +85,7 @@ if (which === 'webgpu') {
   backend = {
     space: new GpuVectorSpace(c) as never,
     operator: (m) => gpuOperatorFromCsr(c, m, { kernel: 'csr-vector', params: { lanes: 32 } }) as never,
-    chunkSink: (rows, perRow, o) => gpuChunkSink(c, rows, perRow, undefined, undefined, o) as never,
+    chunkSink: async (rows, perRow, o) => (sink = await gpuChunkSink(c, rows, perRow, undefined, undefined, o)) as never,
     devicePolish: () => gpuDevicePolish(c) as never,
     ...(deviceMemory ? { deviceMemory } : {}),
   };
@@ -122,6 +133,10 @@ if (!argv.includes('--dry-run')) {
     nnz: r.nnz,
     seconds: { read: r.timings.read / 1000, space: r.timings.space / 1000, assembly: r.timings.assembly / 1000, solve: r.timings.solve / 1000, float64Phase: r.timings.polish / 1000, total: totalS },
     float64Share: r.timings.polish / Math.max(1e-9, r.timings.solve),
+    // the phase's parts (seconds); operatorBuild: host time of H's low parts built in slices during the float32 Davidson (inside solve, outside the phase)
+    float64PhaseStages: stagesSeconds(r.timings.polishStages),
+    // chunked assembly with the device polish: the low parts were built with the chunks (inside assembly)
+    ...(sink && sink.lowPartMs > 0 ? { lowPartsInAssemblySeconds: sink.lowPartMs / 1000 } : {}),
     peakHostBytes: peakRss(),
     peakDeviceBytes: peakDevice,
     solver: r.solver,
@@ -131,6 +146,6 @@ if (!argv.includes('--dry-run')) {
   save();
   log(`${name}: ${r.determinants} dets, nnz ${r.nnz} (estimated ${e.nnz.nnz}); assembly ${(r.timings.assembly / 1000).toFixed(1)} s, solve ${(r.timings.solve / 1000).toFixed(1)} s (float64 phase ${(r.timings.polish / 1000).toFixed(1)} s = ${((100 * r.timings.polish) / Math.max(1e-9, r.timings.solve)).toFixed(0)} %), total ${totalS.toFixed(1)} s; peak host ${(peakRss() / 1e9).toFixed(2)} GB (estimated ${(e.peakHost / 1e9).toFixed(2)}), device ${(peakDevice / 1e9).toFixed(2)} GB (estimated ${(e.peakDevice / 1e9).toFixed(2)})`);
   log(`E = ${r.energies.map((x) => x.toFixed(10)).join(', ')}; residuals ${r.residualNorms.map((x) => x.toExponential(1)).join(', ')}; ${r.solver.method}; ${r.solver.converged ? 'converged' : 'NOT converged'}`);
-  for (const n of r.notes.filter((x) => x.startsWith('device polish') || x.startsWith('float32 backend'))) log(n);
+  for (const n of r.notes.filter((x) => x.startsWith('device polish') || x.startsWith('float32 backend') || x.startsWith('H in '))) log(n);
 }
 ctx?.dispose();

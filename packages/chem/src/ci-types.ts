@@ -134,6 +134,21 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   hamiltonian?: (fd: Fcidump, space: DeterminantSpace, notes: string[]) => Promise<CiHamiltonian<V> | undefined>;
 }
 
+/**
+ * Milliseconds of the float64 phase on the device: waiting for the prewarm and for H in the
+ * polish space (both started before the float32 solve; what was not done by its end is waited
+ * for here), the polish's Davidson and its final check — these four are the phase. The
+ * `operatorBuild` host time (the low parts' scan and upload in slices, when H was built so) ran
+ * during the float32 solve: it is part of `solve`, not of the phase.
+ */
+export interface PolishStages {
+  prewarmWait: number;
+  operatorWait: number;
+  davidson: number;
+  check: number;
+  operatorBuild?: { scan: number; upload: number; slices: number; yields: number };
+}
+
 /** Result of {@link ciEnergies}. */
 export interface CiResult {
   /** Total energies (constant included), ascending. */
@@ -142,8 +157,11 @@ export interface CiResult {
   residualNorms: number[];
   /** ⟨S²⟩ per root. */
   s2: number[];
-  /** Milliseconds per stage; `polish`: the float64 phase (part of `solve`; 0 without one). */
-  timings: { read: number; space: number; assembly: number; solve: number; polish: number };
+  /**
+   * Milliseconds per stage; `polish`: the float64 phase (part of `solve`; 0 without one);
+   * `polishStages`: the device phase's parts (present when it ran).
+   */
+  timings: { read: number; space: number; assembly: number; solve: number; polish: number; polishStages?: PolishStages };
   determinants: number;
   nnz: number;
   /** Format H was stored in for the solve ('dense' for the dense solver). */

@@ -45,6 +45,14 @@ describe.skipIf(gpuTierSkipped)('CI polish on the device (df64)', () => {
     expect(chunked.solver.converged).toBe(true);
     expect(chunked.timings.polish).toBeGreaterThan(0);
     expect(chunked.timings.polish).toBeLessThanOrEqual(chunked.timings.solve);
+    // whole: H's low parts built in slices from before the float32 Davidson (solve time, outside the phase)
+    const st = whole.timings.polishStages!;
+    expect(st.operatorBuild!.slices).toBeGreaterThan(0);
+    expect(whole.notes.join(' ')).toMatch(/low parts built during the float32 Davidson/);
+    expect(st.prewarmWait + st.operatorWait + st.davidson + st.check).toBeLessThanOrEqual(whole.timings.polish + 1e-6);
+    // chunked: the low parts were built during the assembly
+    expect(chunked.timings.polishStages).toBeDefined();
+    expect(chunked.timings.polishStages!.operatorBuild).toBeUndefined();
     for (let r = 0; r < 3; r++) {
       expect(Math.abs(chunked.energies[r]! - host.energies[r]!)).toBeLessThan(1e-9);
       expect(Math.abs(whole.energies[r]! - host.energies[r]!)).toBeLessThan(1e-9);

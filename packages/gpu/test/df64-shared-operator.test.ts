@@ -6,7 +6,7 @@
 import { type CsrMatrix, generators, HostOperator } from '@gpusparse/formats';
 import { eigsMixed } from '../../solvers/src/index';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Df64CsrOperator, Df64VectorSpace, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../src/index';
+import { Df64CsrOperator, Df64VectorSpace, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, lowParts, uploadF32 } from '../src/index';
 import { randomVector, testContext } from './helpers';
 
 let ctx: GpuContext;
@@ -66,6 +66,65 @@ describe('Df64CsrOperator.fromGpuOperator', () => {
     const other = generators.poisson2d(10);
     expect(Df64CsrOperator.fromGpuOperator(s.d, op, other)).toBeUndefined();
     op.dispose();
+  });
+});
+
+describe('lowParts', () => {
+  it('fl32(v − fl32(v)) per value, 0 where fl32 overflows or v is not finite; undefined when all are exact', () => {
+    const v = new Float64Array([1, 0.1, -1 / 3, 2 ** 24 + 1, 1e300, -1e300, Number.NaN, Number.POSITIVE_INFINITY, 2 ** -140 / 3]);
+    const lo = lowParts(v)!;
+    const want = Array.from(v, (x) => (Number.isFinite(Math.fround(x)) ? Math.fround(x - Math.fround(x)) : 0));
+    expect(Array.from(lo)).toEqual(want);
+    expect(lo[1]).not.toBe(0);
+    expect(lowParts(new Float64Array([1, 0.5, -3, 2 ** 24, Number.NaN]))).toBeUndefined();
+    // a sub-range: k0..k1 only, exact values before the first inexact one stay 0
+    expect(Array.from(lowParts(v, 1, 3)!)).toEqual(want.slice(1, 3));
+    expect(lowParts(v, 0, 1)).toBeUndefined();
+    expect(lowParts(v, 2, 2)).toBeUndefined();
+  });
+});
+
+describe('Df64CsrOperator.fromGpuOperatorSliced', () => {
+  it('the same product as fromGpuOperator bit for bit, over several blocks and slices, on pooled buffers holding old data', async () => {
+    const a = matrix(false);
+    // the first 300 rows exact in f32: the lo buffer starts after some all-exact slices (written as zeros)
+    for (let k = 0; k < a.rowPtr[300]!; k++) a.values[k] = Math.fround(a.values[k]!);
+    expect(a.rowPtr[300]!).toBeGreaterThan(2 * 97);
+    for (const maxBindingBytes of [undefined, 16_384]) {
+      const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector', ...(maxBindingBytes ? { upload: { maxBindingBytes } } : {}) });
+      // leave garbage in pooled buffers of the lo arrays' sizes: the sliced build takes them
+      const parts = (op.handle as unknown as { parts: { k0: number; k1: number }[] }).parts;
+      const garbage = parts.map((p) => uploadF32(ctx, new Float32Array(p.k1 - p.k0).fill(12345), 'garbage'));
+      for (const g of garbage) g.dispose();
+      const dop = (await Df64CsrOperator.fromGpuOperatorSliced(s.d, op, a, { slice: 97 }))!;
+      const ref = Df64CsrOperator.fromGpuOperator(s.d, op, a)!;
+      expect(dop.blocks.length).toBe(ref.blocks.length);
+      expect(dop.deviceBytes).toBe(ref.deviceBytes);
+      expect(dop.build!.slices).toBeGreaterThan(1);
+      // the event loop runs between every two slices, across blocks too
+      expect(dop.build!.yields).toBe(parts.reduce((n, p) => n + Math.ceil((p.k1 - p.k0) / 97), 0) - 1);
+      const x = s.fromArray(Float64Array.from(randomVector(a.cols, 7), (v, i) => v + Math.sin(i) / 9));
+      const y1 = s.create(a.rows);
+      const y2 = s.create(a.rows);
+      ref.apply(x, y1);
+      dop.apply(x, y2);
+      expect(Array.from(await s.toArray(y2))).toEqual(Array.from(await s.toArray(y1)));
+      for (const o of [dop, ref, op]) o.dispose();
+    }
+  });
+
+  it('adds no device bytes for an f32-exact matrix and declines a non-CSR operator', async () => {
+    const a = matrix(true);
+    const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-scalar' });
+    const dop = (await Df64CsrOperator.fromGpuOperatorSliced(s.d, op, a, { slice: 1000 }))!;
+    expect(dop.deviceBytes).toBe(0);
+    expect(dop.blocks.every((b) => b.lo === undefined)).toBe(true);
+    expect(dop.build!.slices).toBe(0);
+    dop.dispose();
+    op.dispose();
+    const ell = gpuOperatorFromCsr(ctx, a, { kernel: 'ell' });
+    expect(await Df64CsrOperator.fromGpuOperatorSliced(s.d, ell, a)).toBeUndefined();
+    ell.dispose();
   });
 });
 

@@ -16,6 +16,8 @@ import type { CsrDeviceMatrix, Df64Blas, Df64CsrOperator, Df64Vector, GpuBuf, Gp
 /** The sink of {@link gpuChunkSink}. */
 export type GpuChunkSink = ChunkSink<GpuVector> & {
   readonly deviceBytes: number;
+  /** Host milliseconds spent on the low parts (scan and upload) during the assembly (keepLo). */
+  readonly lowPartMs: number;
   /** The df64 operator over the uploaded blocks and their low parts (sink opened with keepLo). */
   df64Operator(d: Df64Blas): Df64CsrOperator;
 };
@@ -56,9 +58,13 @@ export async function gpuChunkSink(
   let nnz = 0;
   let deviceBytes = 0;
   let sinceDrain = 0;
+  let lowPartMs = 0;
   return {
     get deviceBytes() {
       return deviceBytes;
+    },
+    get lowPartMs() {
+      return lowPartMs;
     },
     add(chunk: CsrMatrix, rowStart: number) {
       const h = kernel.upload(ctx, chunk, params, maxBindingBytes === undefined ? {} : { maxBindingBytes }) as CsrDeviceMatrix;
@@ -66,8 +72,10 @@ export async function gpuChunkSink(
       for (const p of h.parts) {
         parts.push({ ...p, rowStart: p.rowStart + rowStart });
         if (!opts.keepLo) continue;
+        const t0 = performance.now();
         const l = gpu.lowParts(chunk.values, p.k0, p.k1);
         lo.push(l ? gpu.uploadF32(ctx, l, 'ci-h-lo') : undefined);
+        lowPartMs += performance.now() - t0;
         deviceBytes += l ? l.length * 4 : 0;
         sinceDrain += l ? l.length * 4 : 0;
       }
@@ -108,7 +116,9 @@ export async function gpuChunkSink(
 /**
  * The df64 polish of the CI driver on `ctx`, or undefined when the device fails the df64
  * self-test. H in df64: the chunk sink's blocks (float32 values shared with the solve) plus
- * their low parts, or an upload of the whole CSR.
+ * their low parts (built during the assembly), the float32 operator's CSR upload plus low parts
+ * built in slices that yield to the float32 solve (the driver starts it before the solve), or
+ * an upload of the whole CSR.
  * @example const dp = await gpuDevicePolish(ctx); // ciEnergies(fd, { backend: { ..., devicePolish: async () => dp } })
  */
 export async function gpuDevicePolish(ctx: GpuContext): Promise<CiDevicePolish<GpuVector, Df64Vector> | undefined> {
@@ -118,11 +128,12 @@ export async function gpuDevicePolish(ctx: GpuContext): Promise<CiDevicePolish<G
   return {
     space,
     precision: `df64 (≈48 bits, TwoProd by ${space.d.mode})`,
-    operator(matrix: CsrMatrix | undefined, sink: ChunkSink<GpuVector> | undefined, fast?: LinearOperator<GpuVector>) {
+    async operator(matrix: CsrMatrix | undefined, sink: ChunkSink<GpuVector> | undefined, fast?: LinearOperator<GpuVector>) {
       if (sink && 'df64Operator' in sink) return (sink as GpuChunkSink).df64Operator(space.d);
       if (!matrix) throw new NotSupportedError('CI device polish: expected the whole CSR or a chunk sink opened with keepLo, got neither');
-      // the float32 operator's CSR arrays when it has them (+ lo parts only), else an own copy
-      const shared = fast instanceof gpu.GpuOperator ? gpu.Df64CsrOperator.fromGpuOperator(space.d, fast, matrix) : undefined;
+      // the float32 operator's CSR arrays when it has them (+ lo parts only, scanned and uploaded
+      // in slices that yield: the driver starts this before its float32 solve), else an own copy
+      const shared = fast instanceof gpu.GpuOperator ? await gpu.Df64CsrOperator.fromGpuOperatorSliced(space.d, fast, matrix) : undefined;
       return shared ?? gpu.Df64CsrOperator.fromCsr(space.d, matrix);
     },
     unitRoundoff: 2 ** -44,

@@ -17,6 +17,7 @@ import { uploadF32, uploadU32, validateCsrIndices } from '../memory/upload';
 import type { Df64Blas, Df64Vector } from './blas';
 import { DF_WG } from './blas.kernel';
 import { residualLanes } from './csr';
+import { type LowPartStats, lowParts, uploadLowParts } from './low-parts';
 import { PRODUCT_BINDINGS, productWgsl } from './product.kernel';
 
 /** One row block of a df64 CSR operator. */
@@ -33,27 +34,26 @@ export interface Df64CsrBlock {
   readonly lo: GpuBuf | undefined;
 }
 
-/**
- * lo = fl32(v − fl32(v)) of values[k0, k1), or undefined when every value is exact in f32
- * (then the block needs no lo array). O(k1 − k0).
- */
-export function lowParts(values: ArrayLike<number>, k0 = 0, k1 = values.length): Float32Array | undefined {
-  let lo: Float32Array | undefined;
-  for (let k = k0; k < k1; k++) {
-    const v = values[k]!;
-    const hi = Math.fround(v);
-    const l = Number.isFinite(hi) ? Math.fround(v - hi) : 0;
-    if (l !== 0) {
-      lo ??= new Float32Array(k1 - k0);
-      lo[k - k0] = l;
-    }
-  }
-  return lo;
-}
-
 /** The df64 product pipeline with `lanes` lanes per row, reading lo arrays or not. */
 function productSpec(d: Df64Blas, lanes: number, lo: boolean): PipelineSpec {
   return d.spec(`product-${lanes}-${lo ? 'lo' : 'hi'}`, () => productWgsl(d.mode, lanes, lo), signature(PRODUCT_BINDINGS));
+}
+
+/** A float32 GPU operator as {@link Df64CsrOperator.fromGpuOperator} reads it. */
+export type SharedCsrOperator = { readonly kernel: { readonly format: string }; readonly handle: unknown; readonly rows: number; readonly cols: number };
+
+/** The CSR device blocks of `op` when they cover `a`'s rows and non-zeros in order, else undefined. */
+function sharedParts(op: SharedCsrOperator, a: CsrMatrix): readonly CsrDeviceBlock[] | undefined {
+  const parts = (op.handle as { parts?: readonly CsrDeviceBlock[] }).parts;
+  if (op.kernel.format !== 'csr' || !parts || parts.length === 0 || op.rows !== a.rows || op.cols !== a.cols) return undefined;
+  let row = 0;
+  let k = 0;
+  for (const p of parts) {
+    if (p.rowStart !== (p.cont ? row - 1 : row) || p.k0 !== k) return undefined;
+    row = p.rowStart + p.rows;
+    k = p.k1;
+  }
+  return row === a.rows && k === a.rowPtr[a.rows] ? parts : undefined;
 }
 
 /** df64 y = α·A·x + β·y over row blocks (see the module comment). */
@@ -63,6 +63,8 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
   readonly deviceBytes: number;
   /** The main diagonal in float64 (present when known: built from a host CSR, or given). */
   readonly diagonal?: () => Float64Array;
+  /** Host milliseconds of the lo build when built in slices ({@link fromGpuOperatorSliced}). */
+  build?: LowPartStats;
 
   /**
    * An operator over `blocks` (covering rows [0, rows) in order). `owned` are the buffers that
@@ -138,22 +140,41 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
    * format or its blocks do not cover `a` (then use fromCsr). O(nnz) host work for the lo scan.
    * @example const dop = Df64CsrOperator.fromGpuOperator(df64.d, gpuOp, a) ?? Df64CsrOperator.fromCsr(df64.d, a);
    */
-  static fromGpuOperator(d: Df64Blas, op: { readonly kernel: { readonly format: string }; readonly handle: unknown; readonly rows: number; readonly cols: number }, a: CsrMatrix): Df64CsrOperator | undefined {
-    const parts = (op.handle as { parts?: readonly CsrDeviceBlock[] }).parts;
-    if (op.kernel.format !== 'csr' || !parts || parts.length === 0 || op.rows !== a.rows || op.cols !== a.cols) return undefined;
-    // the blocks must cover a's rows and non-zeros in order
-    let row = 0;
-    let k = 0;
-    for (const p of parts) {
-      if (p.rowStart !== (p.cont ? row - 1 : row) || p.k0 !== k) return undefined;
-      row = p.rowStart + p.rows;
-      k = p.k1;
-    }
-    if (row !== a.rows || k !== a.rowPtr[a.rows]) return undefined;
+  static fromGpuOperator(d: Df64Blas, op: SharedCsrOperator, a: CsrMatrix): Df64CsrOperator | undefined {
+    const parts = sharedParts(op, a);
+    if (!parts) return undefined;
     const lo = parts.map((p) => {
       const l = lowParts(a.values, p.k0, p.k1);
       return l ? uploadF32(d.ctx, l, 'df64-op-lo') : undefined;
     });
+    return Df64CsrOperator.overParts(d, a, parts, lo);
+  }
+
+  /**
+   * {@link fromGpuOperator} built in slices (low-parts.ts): the lo scan writes each slice of
+   * 2^20 values to the device and yields to the event loop before the next, so that it runs
+   * while a float32 solve awaits its readbacks; host memory one slice instead of a lo array.
+   * The operator's `build` says the host milliseconds it took. Resolves undefined where
+   * fromGpuOperator would return undefined.
+   * @example const pending = Df64CsrOperator.fromGpuOperatorSliced(d, gpuOp, a); await davidson(...); const dop = await pending;
+   */
+  static async fromGpuOperatorSliced(d: Df64Blas, op: SharedCsrOperator, a: CsrMatrix, o: { slice?: number } = {}): Promise<Df64CsrOperator | undefined> {
+    const parts = sharedParts(op, a);
+    if (!parts) return undefined;
+    const stats: LowPartStats = { scanMs: 0, uploadMs: 0, slices: 0, yields: 0 };
+    const lo: (GpuBuf | undefined)[] = [];
+    try {
+      for (const [i, p] of parts.entries()) lo.push(await uploadLowParts(d.ctx, a.values, p.k0, p.k1, stats, { yieldBetween: true, yieldFirst: i > 0, ...o }));
+    } catch (e) {
+      for (const b of lo) b?.dispose();
+      throw e;
+    }
+    const dop = Df64CsrOperator.overParts(d, a, parts, lo);
+    dop.build = stats;
+    return dop;
+  }
+
+  private static overParts(d: Df64Blas, a: CsrMatrix, parts: readonly CsrDeviceBlock[], lo: readonly (GpuBuf | undefined)[]): Df64CsrOperator {
     const blocks = parts.map((p, i) => ({ rowStart: p.rowStart, rows: p.rows, cont: p.cont, nnz: p.k1 - p.k0, rowPtr: p.rowPtr, colIdx: p.colIdx, hi: p.values, lo: lo[i] }));
     return new Df64CsrOperator(d, a.rows, a.cols, blocks, lo.filter((b): b is GpuBuf => b !== undefined), csrDiagonal(a));
   }

@@ -15,3 +15,4 @@ export * from './space';
 export * from './space.kernel';
 export * from './csr-operator';
 export * from './product.kernel';
+export * from './low-parts';
