@@ -16,6 +16,8 @@
  * - storage: m + 1 basis vectors + x, w (+ z with M)
  * Hessenberg entries stay on the device and are read in one batch every `checkEvery` steps;
  * the Givens rotations and the triangular solve run on the host in float64 (see givens.ts).
+ * With `checkEvery` > 1 the restart residual ‖r‖ of a cycle is read with the next cycle's first
+ * batch (one readback per cycle with `checkEvery` = m, not two).
  * @module
  */
 import { InvalidParameterError, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
