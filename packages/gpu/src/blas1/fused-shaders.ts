@@ -127,6 +127,13 @@ export function multiDot2Uniforms(g: number): [string, 'u32' | 'i32' | 'f32'][] 
   return [['count', 'u32'], ['first', 'u32'], ['mode', 'u32'], ['m', 'u32'], ...range(g).map((j) => [`slot${j}`, 'u32'])] as [string, 'u32' | 'i32' | 'f32'][];
 }
 
+/**
+ * Vectors one multi-dot stage-2 dispatch completes: its 256-byte uniform block holds four header
+ * words and this many slot indices, so GMRES(30)'s up to 31 dots need one stage-2 dispatch
+ * where groups of {@link fusedGroup} vectors (14 on the H100) needed up to three.
+ */
+export const MULTIDOT2_SLOTS = 60;
+
 /** Multi-dot stage 2 bindings: partials, scalar slots. */
 export const MULTIDOT2_BINDINGS: WgslBinding[] = [f32arr('partial', 'r'), f32arr('sc', 'w')];
 

@@ -8,7 +8,7 @@ import type { PipelineEntry } from '../device/pipelines';
 import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { Uniforms } from '../memory/recorder';
-import { CG_UPDATE_BINDINGS, cgUpdateWgsl, combineBindings, combineNormBindings, combineNormWgsl, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl } from './fused-shaders';
+import { CG_UPDATE_BINDINGS, cgUpdateWgsl, combineBindings, combineNormBindings, combineNormWgsl, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, MULTIDOT2_SLOTS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl } from './fused-shaders';
 import { ScalarPool } from './scalar-pool';
 import {
   DOT_CHUNK,
@@ -201,9 +201,10 @@ export class Blas1 {
 
   /**
    * s[slot_j] = xs[j]·y for each j (sqrt of it when `sqrt`), fused: per group of up to
-   * {@link Blas1.group} vectors one stage-1 dispatch (each workgroup reads its chunk of y once) and
-   * one stage-2 dispatch; the same orders as {@link Blas1.dots}, so a single vector gives the
-   * same bits. O(k·n) reads, 2·⌈k/G⌉ dispatches.
+   * {@link Blas1.group} vectors one stage-1 dispatch (each workgroup reads its chunk of y once),
+   * and one stage-2 dispatch per {@link MULTIDOT2_SLOTS} vectors; the same orders as
+   * {@link Blas1.dots}, so a single vector gives the same bits. O(k·n) reads,
+   * ⌈k/G⌉ + ⌈k/60⌉ dispatches.
    * @example b1.multiDots([v0, v1], w, n, [s0, s1]);
    */
   multiDots(xs: readonly GpuBuf[], y: GpuBuf, n: number, slots: readonly number[], sqrt = false): void {
@@ -211,7 +212,8 @@ export class Blas1 {
     this.ensurePartial(Math.max(1, groups * xs.length));
     const G = this.group;
     const p1 = this.pipe(`multidot1-${G}`, () => multiDot1Wgsl(G), signature(multiDot1Bindings(G)));
-    const p2 = this.pipe(`multidot2-${G}`, () => multiDot2Wgsl(G), signature(MULTIDOT2_BINDINGS));
+    const S = MULTIDOT2_SLOTS;
+    const p2 = this.pipe(`multidot2-${S}`, () => multiDot2Wgsl(S), signature(MULTIDOT2_BINDINGS));
     for (let first = 0; first < xs.length; first += G) {
       const m = Math.min(G, xs.length - first);
       const u = new Uniforms();
@@ -222,8 +224,9 @@ export class Blas1 {
       const bufs = Array.from({ length: G }, (_, j) => xs[first + Math.min(j, m - 1)]!);
       this.ctx.recorder.dispatch(p1, [y, ...bufs, this.partial], u, groups);
     }
-    for (let first = 0; first < xs.length; first += G) {
-      const m = Math.min(G, xs.length - first);
+    // stage 2 for up to S vectors per dispatch (the partials of all groups lie in vector order)
+    for (let first = 0; first < xs.length; first += S) {
+      const m = Math.min(S, xs.length - first);
       const u = new Uniforms();
       u.u[0] = groups;
       u.u[1] = first * groups;
