@@ -26,7 +26,7 @@ import { resolveOptions, type SolveOptions } from '../common/options';
 import type { SolveResult, StopReason } from '../common/result';
 import { IcgsBasis } from '../common/icgs';
 import { GivensLeastSquares } from './givens';
-import { combineNorm } from './fused-update';
+import { combineNormalize } from './fused-update';
 
 type Ortho = 'cgs2' | 'cgs' | 'mgs' | 'icgs';
 const ORTHO: readonly Ortho[] = ['cgs2', 'cgs', 'mgs', 'icgs'];
@@ -186,10 +186,8 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
         pending.push({ s: [...h, ...h2, hn], col: (v) => [...v.slice(0, j + 1).map((hi, i) => hi - v[j + 1 + i]!), v[2 * j + 2]!] });
       } else if (ortho === 'cgs') {
         const h = space.multiDot(vs, w); // h = Vᵀ·w
-        const hn = combineNorm(space, h, vs, -1, w); // w' = V·h − w = −(w − V·h); h_{j+1,j} = ‖w'‖ (one pass where the space fuses it)
-        const inv = space.div(-1, hn);
-        space.axpby(inv, w, 0, basis(j + 1)); // v_{j+1} = −w' / h_{j+1,j}
-        space.release(inv);
+        // w' = V·h − w = −(w − V·h); h_{j+1,j} = ‖w'‖; v_{j+1} = −w'/h_{j+1,j} (two passes where the space fuses them)
+        const hn = combineNormalize(space, h, vs, -1, w, basis(j + 1), -1);
         pending.push({ s: [...h, hn], col: (v) => v });
       } else {
         const h: S[] = [];
