@@ -153,6 +153,8 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres', cupySourc
         reason: res.reason,
         outerIterations: res.outerIterations,
         innerIterations: res.innerIterations,
+        /** Iterations of each correction solve (the last one aims only at what 1e-8 needs). */
+        innerSteps: res.inner.map((i) => i.iterations),
         readbacks: res.stats.readbacks,
         hostMatvecs: res.hostMatvecs,
         trueRelativeResidual: trueRelative(a, res.x, b),

@@ -228,6 +228,38 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     );
     return s;
   }
+  /**
+   * GMRES's Gram–Schmidt tail, fused (not part of VectorSpace: solvers look for it):
+   * y = β·y + Σ_j c_j·x_j, h = ‖y‖, v = (k/h)·y; returns h. Two dispatches where combineNorm,
+   * and axpby with k/h take three; the same bits. v distinct from y and every x.
+   * @example const hn = space.combineNormalize(h, vs, -1, w, basis[j + 1], -1); // v = −w'/‖w'‖
+   */
+  combineNormalize(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[], beta: ScalarLike<GpuScalar>, y: GpuVector, v: GpuVector, k: number): GpuScalar {
+    this.same('combineNormalize', y, v);
+    if (v.buf.id === y.buf.id || xs.some((x) => x.buf.id === v.buf.id)) throw new InvalidParameterError('combineNormalize v', 'a vector distinct from y and the xs', 'an alias');
+    if (xs.length === 0 || y.n === 0) {
+      const h = this.combineNorm(coeffs, xs, beta, y);
+      const inv = this.div(k, h);
+      this.axpby(inv, y, 0, v); // v = (k/h)·y
+      this.release(inv);
+      return h;
+    }
+    if (coeffs.length !== xs.length) throw new DimensionMismatchError('combineNormalize coeffs', xs.length, coeffs.length);
+    for (const x of xs) this.same('combineNormalize', x, y);
+    if (xs.some((x) => x.buf.id === y.buf.id)) throw new InvalidParameterError('combineNormalize xs', 'vectors distinct from y', 'an alias of y');
+    const s = this.slot();
+    this.b1.combineNormalize(
+      coeffs.map((c) => this.op(c)),
+      xs.map((x) => x.buf),
+      this.op(beta),
+      y.buf,
+      y.n,
+      s.num,
+      v.buf,
+      k,
+    );
+    return s;
+  }
   scalar(value: number): GpuScalar {
     const s = this.slot();
     this.b1.scalarOp('set', imm(value), imm(0), s.num);

@@ -108,7 +108,7 @@ describe.each(SIZES)('fused BLAS-1 on n = %i', (n) => {
 });
 
 describe('fused BLAS-1: dispatch counts and aliasing', () => {
-  it('a 30-vector combine and multiDot take ⌈30/G⌉ and 2·⌈30/G⌉ dispatches', async () => {
+  it('a 30-vector combine and multiDot take ⌈30/G⌉ and ⌈30/G⌉ + 1 dispatches (one stage 2 for all groups)', async () => {
     const xs = Array.from({ length: 30 }, (_, j) => s.fromArray(randomVector(64, j)));
     const y = s.fromArray(randomVector(64, 99));
     const groups = Math.ceil(30 / G());
@@ -121,8 +121,19 @@ describe('fused BLAS-1: dispatch counts and aliasing', () => {
     );
     expect(ctx.recorder.dispatches - d0).toBe(groups);
     d0 = ctx.recorder.dispatches;
-    s.multiDot(xs, y);
-    expect(ctx.recorder.dispatches - d0).toBe(2 * groups);
+    const dots = s.multiDot(xs, y);
+    expect(ctx.recorder.dispatches - d0).toBe(groups + 1);
+    // every slot filled by the one stage-2 dispatch, bit for bit the single dots
+    const got = await s.readMany(dots);
+    const ref = await s.readMany(xs.map((x) => s.dot(x, y)));
+    for (let j = 0; j < 30; j++) expect(Object.is(got[j], ref[j]), `vector ${j}: ${got[j]} vs ${ref[j]}`).toBe(true);
+    // 61 vectors: two stage-2 dispatches (60 slots each)
+    const more = [...xs, ...xs, xs[0]!];
+    d0 = ctx.recorder.dispatches;
+    const dots61 = s.multiDot(more, y);
+    expect(ctx.recorder.dispatches - d0).toBe(Math.ceil(61 / G()) + 2);
+    const got61 = await s.readMany(dots61);
+    for (let j = 0; j < 61; j++) expect(Object.is(got61[j], ref[j % 30]), `vector ${j}`).toBe(true);
     await ctx.finish();
   });
 

@@ -3,7 +3,7 @@
  * early) without a wait and without changing results, and never inside a timestamped pass.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AUTO_FLUSH_DISPATCHES, type GpuContext, GpuVectorSpace, timeGpu } from '../src/index';
+import { AUTO_FLUSH_DISPATCHES, FIRST_BATCH_DISPATCHES, type GpuContext, GpuVectorSpace, timeGpu } from '../src/index';
 import { testContext } from './helpers';
 
 let ctx: GpuContext;
@@ -14,19 +14,30 @@ beforeAll(async () => {
 });
 
 describe('Recorder automatic submits', () => {
-  it('submits every AUTO_FLUSH_DISPATCHES dispatches and the result is that of the whole sequence', async () => {
+  it('after a wait submits after 16, 32, 64, then every AUTO_FLUSH_DISPATCHES dispatches; the result is that of the whole sequence', async () => {
     const n = 3001;
     const x = gs.fromArray(Float32Array.from({ length: n }, (_, i) => (i % 7) - 3));
     const y = gs.create(n);
     gs.fill(y, 0);
     await ctx.finish();
+    expect(FIRST_BATCH_DISPATCHES).toBe(16);
     const submits = ctx.recorder.submits;
-    const reps = 2 * AUTO_FLUSH_DISPATCHES + 5;
-    for (let r = 0; r < reps; r++) gs.axpby(1, x, 1, y); // y = y + x, one dispatch each
-    expect(ctx.recorder.submits - submits).toBe(2); // two automatic submits, no wait
+    const marks: number[] = [];
+    const reps = 16 + 32 + 64 + 2 * AUTO_FLUSH_DISPATCHES + 5;
+    for (let r = 0; r < reps; r++) {
+      gs.axpby(1, x, 1, y); // y = y + x, one dispatch each
+      if (ctx.recorder.submits - submits > marks.length) marks.push(r + 1);
+    }
+    // the ramp after the idle GPU, then full batches, all without a wait
+    expect(marks).toEqual([16, 48, 112, 112 + AUTO_FLUSH_DISPATCHES, 112 + 2 * AUTO_FLUSH_DISPATCHES]);
     expect(ctx.recorder.pending).toBe(true);
+    // an explicit flush starts the ramp again
+    await ctx.finish();
+    const again = ctx.recorder.submits;
+    for (let r = 0; r < 16; r++) gs.axpby(1, x, 1, y);
+    expect(ctx.recorder.submits - again).toBe(1);
     const got = await gs.toArray(y);
-    for (let i = 0; i < n; i++) expect(got[i]).toBe(reps * ((i % 7) - 3));
+    for (let i = 0; i < n; i++) expect(got[i]).toBe((reps + 16) * ((i % 7) - 3));
     gs.release(x);
     gs.release(y);
   });

@@ -127,6 +127,13 @@ export function multiDot2Uniforms(g: number): [string, 'u32' | 'i32' | 'f32'][] 
   return [['count', 'u32'], ['first', 'u32'], ['mode', 'u32'], ['m', 'u32'], ...range(g).map((j) => [`slot${j}`, 'u32'])] as [string, 'u32' | 'i32' | 'f32'][];
 }
 
+/**
+ * Vectors one multi-dot stage-2 dispatch completes: its 256-byte uniform block holds four header
+ * words and this many slot indices, so GMRES(30)'s up to 31 dots need one stage-2 dispatch
+ * where groups of {@link fusedGroup} vectors (14 on the H100) needed up to three.
+ */
+export const MULTIDOT2_SLOTS = 60;
+
 /** Multi-dot stage 2 bindings: partials, scalar slots. */
 export const MULTIDOT2_BINDINGS: WgslBinding[] = [f32arr('partial', 'r'), f32arr('sc', 'w')];
 
@@ -252,5 +259,45 @@ ${terms}
   }
   let t = red_sum(lid, s);
   if (lid == 0u) { partial[u.out + g] = t; }
+}`;
+}
+
+/** Normalise bindings: scalar slots, partials, y, v. */
+export const NORMALIZE_BINDINGS: WgslBinding[] = [f32arr('sc', 'w'), f32arr('partial', 'r'), f32arr('y', 'r'), f32arr('v', 'w')];
+
+/**
+ * v[i] = (k / h)·y[i] with h = √(Σ partial[first …][0..count)): every workgroup sums the
+ * partials of a norm's stage 1 in dot stage 2's order (the same bits as the stage-2 dispatch it
+ * replaces, as in {@link cgUpdateWgsl}), and workgroup 0 stores h in `slot`. GMRES's
+ * v_{j+1} = ±w/‖w‖ after combine-norm, one dispatch where dot stage 2 and an axpby take two.
+ */
+export function normalizeWgsl(): string {
+  return `${preamble(
+    [
+      ['n', 'u32'],
+      ['groups', 'u32'],
+      ['count', 'u32'],
+      ['first', 'u32'],
+      ['slot', 'u32'],
+      ['k', 'f32'],
+    ],
+    NORMALIZE_BINDINGS,
+  )}
+${workgroupSum('red', WG)}
+@compute @workgroup_size(${WG})
+fn main(${entryArgs()}) {
+  let g = wg_linear(wid, nwg);
+  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
+  var ps = 0.0;
+  for (var k = lid; k < u.count; k += ${WG}u) { ps = ps + partial[u.first + k]; }
+  let h = sqrt(red_sum(lid, ps));
+  if (g == 0u && lid == 0u) { sc[u.slot] = h; }
+  var a = u.k;
+  a = a / h;
+  let base = g * ${DOT_CHUNK}u + lid;
+  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
+    let i = base + k * ${WG}u;
+    if (i < u.n) { v[i] = a * y[i]; }
+  }
 }`;
 }

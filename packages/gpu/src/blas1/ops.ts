@@ -8,7 +8,7 @@ import type { PipelineEntry } from '../device/pipelines';
 import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { Uniforms } from '../memory/recorder';
-import { CG_UPDATE_BINDINGS, cgUpdateWgsl, combineBindings, combineNormBindings, combineNormWgsl, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl } from './fused-shaders';
+import { CG_UPDATE_BINDINGS, cgUpdateWgsl, combineBindings, combineNormBindings, combineNormWgsl, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, MULTIDOT2_SLOTS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl, NORMALIZE_BINDINGS, normalizeWgsl } from './fused-shaders';
 import { ScalarPool } from './scalar-pool';
 import {
   DOT_CHUNK,
@@ -119,6 +119,43 @@ export class Blas1 {
   }
 
   /**
+   * {@link Blas1.combineNorm} followed by v = (k/‖y‖)·y, with s[slot] = ‖y‖: the normalising pass
+   * completes the norm itself (every workgroup sums the stage-1 partials in dot stage 2's order,
+   * the same bits), so it takes one dispatch where dot stage 2 and an axpby take two. v distinct
+   * from y and the xs; n ≥ 1.
+   * @example b1.combineNormalize([h0], [v0], imm(-1), w, n, slot, v1, -1); // v1 = −w'/‖w'‖
+   */
+  combineNormalize(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, y: GpuBuf, n: number, slot: number, v: GpuBuf, k: number): void {
+    const groups = this.combineNormStage1(coeffs, xs, beta, y, n);
+    const p = this.pipe('normalize', normalizeWgsl, signature(NORMALIZE_BINDINGS));
+    const u = new Uniforms();
+    u.u[0] = n;
+    u.u[1] = groups;
+    u.u[2] = groups; // partials of the norm
+    u.u[3] = 0;
+    u.u[4] = slot;
+    u.f[5] = k;
+    this.ctx.recorder.dispatch(p, [this.scalars.buf, this.partial, y, v], u, groups);
+  }
+
+  /** The combine of the leading vectors and the combine-norm pass (partials of ‖y‖² at 0); returns their count. */
+  private combineNormStage1(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, y: GpuBuf, n: number): number {
+    const G = Math.max(1, this.group - 1);
+    const lead = Math.max(0, xs.length - G);
+    if (lead > 0) this.combine(coeffs.slice(0, lead), xs.slice(0, lead), beta, y, n);
+    const b = lead > 0 ? imm(1) : beta;
+    const m = xs.length - lead;
+    const groups = Math.ceil(n / DOT_CHUNK);
+    this.ensurePartial(Math.max(1, groups));
+    const p1 = this.pipe(`combine-norm${G}`, () => combineNormWgsl(G), signature(combineNormBindings(G)));
+    const { u, bufs } = combineUniforms(coeffs, xs, b, lead, m, G, n);
+    u.u[5 + 3 * G] = groups;
+    u.u[6 + 3 * G] = 0;
+    this.ctx.recorder.dispatch(p1, [this.scalars.buf, ...bufs, y, this.partial], u, groups);
+    return groups;
+  }
+
+  /**
    * s[slot_j] = xs[j]·y for each j (sqrt of it when `sqrt`): two dispatches per product, all
    * stage-1 passes first, then the stage-2 passes. O(k·n) reads.
    */
@@ -178,18 +215,7 @@ export class Blas1 {
    * @example b1.combineNorm([h0, h1], [v0, v1], imm(-1), w, n, slot); // w = v0·h0 + v1·h1 − w, s = ‖w‖
    */
   combineNorm(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, y: GpuBuf, n: number, slot: number): void {
-    const G = Math.max(1, this.group - 1);
-    const lead = Math.max(0, xs.length - G);
-    if (lead > 0) this.combine(coeffs.slice(0, lead), xs.slice(0, lead), beta, y, n);
-    const b = lead > 0 ? imm(1) : beta;
-    const m = xs.length - lead;
-    const groups = Math.ceil(n / DOT_CHUNK);
-    this.ensurePartial(Math.max(1, groups));
-    const p1 = this.pipe(`combine-norm${G}`, () => combineNormWgsl(G), signature(combineNormBindings(G)));
-    const { u, bufs } = combineUniforms(coeffs, xs, b, lead, m, G, n);
-    u.u[5 + 3 * G] = groups;
-    u.u[6 + 3 * G] = 0;
-    this.ctx.recorder.dispatch(p1, [this.scalars.buf, ...bufs, y, this.partial], u, groups);
+    const groups = this.combineNormStage1(coeffs, xs, beta, y, n);
     const p2 = this.pipe('dot2', dotStage2Wgsl, signature(DOT_STAGE2_BINDINGS));
     const u2 = new Uniforms();
     u2.u[0] = groups;
@@ -201,9 +227,10 @@ export class Blas1 {
 
   /**
    * s[slot_j] = xs[j]·y for each j (sqrt of it when `sqrt`), fused: per group of up to
-   * {@link Blas1.group} vectors one stage-1 dispatch (each workgroup reads its chunk of y once) and
-   * one stage-2 dispatch; the same orders as {@link Blas1.dots}, so a single vector gives the
-   * same bits. O(k·n) reads, 2·⌈k/G⌉ dispatches.
+   * {@link Blas1.group} vectors one stage-1 dispatch (each workgroup reads its chunk of y once),
+   * and one stage-2 dispatch per {@link MULTIDOT2_SLOTS} vectors; the same orders as
+   * {@link Blas1.dots}, so a single vector gives the same bits. O(k·n) reads,
+   * ⌈k/G⌉ + ⌈k/60⌉ dispatches.
    * @example b1.multiDots([v0, v1], w, n, [s0, s1]);
    */
   multiDots(xs: readonly GpuBuf[], y: GpuBuf, n: number, slots: readonly number[], sqrt = false): void {
@@ -211,7 +238,8 @@ export class Blas1 {
     this.ensurePartial(Math.max(1, groups * xs.length));
     const G = this.group;
     const p1 = this.pipe(`multidot1-${G}`, () => multiDot1Wgsl(G), signature(multiDot1Bindings(G)));
-    const p2 = this.pipe(`multidot2-${G}`, () => multiDot2Wgsl(G), signature(MULTIDOT2_BINDINGS));
+    const S = MULTIDOT2_SLOTS;
+    const p2 = this.pipe(`multidot2-${S}`, () => multiDot2Wgsl(S), signature(MULTIDOT2_BINDINGS));
     for (let first = 0; first < xs.length; first += G) {
       const m = Math.min(G, xs.length - first);
       const u = new Uniforms();
@@ -222,8 +250,9 @@ export class Blas1 {
       const bufs = Array.from({ length: G }, (_, j) => xs[first + Math.min(j, m - 1)]!);
       this.ctx.recorder.dispatch(p1, [y, ...bufs, this.partial], u, groups);
     }
-    for (let first = 0; first < xs.length; first += G) {
-      const m = Math.min(G, xs.length - first);
+    // stage 2 for up to S vectors per dispatch (the partials of all groups lie in vector order)
+    for (let first = 0; first < xs.length; first += S) {
+      const m = Math.min(S, xs.length - first);
       const u = new Uniforms();
       u.u[0] = groups;
       u.u[1] = first * groups;

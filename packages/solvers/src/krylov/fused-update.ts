@@ -63,3 +63,24 @@ export function combineNorm<V, S>(space: VectorSpace<V, S>, coeffs: readonly Sca
   space.combine(coeffs, xs, beta, y);
   return space.norm2(y);
 }
+
+/** y = β·y + Σ c_j·x_j, h = ‖y‖ and v = (k/h)·y in two passes. */
+export interface CombineNormalizeSpace<V, S> {
+  combineNormalize(coeffs: readonly ScalarLike<S>[], xs: readonly V[], beta: ScalarLike<S>, y: V, v: V, k: number): S;
+}
+
+/**
+ * y = β·y + Σ c_j·x_j, then v = (k/‖y‖)·y, returning ‖y‖ (the caller owns it): fused when the
+ * space offers `combineNormalize` (the WebGPU space: two dispatches instead of three, the same
+ * bits), else {@link combineNorm}, div and axpby. v distinct from y and every x.
+ * @example const hn = combineNormalize(space, h, vs, -1, w, next, -1); // next = −w'/‖w'‖
+ */
+export function combineNormalize<V, S>(space: VectorSpace<V, S>, coeffs: readonly ScalarLike<S>[], xs: readonly V[], beta: ScalarLike<S>, y: V, v: V, k: number): S {
+  const f = (space as Partial<CombineNormalizeSpace<V, S>>).combineNormalize;
+  if (typeof f === 'function') return f.call(space, coeffs, xs, beta, y, v, k);
+  const h = combineNorm(space, coeffs, xs, beta, y);
+  const inv = space.div(k, h);
+  space.axpby(inv, y, 0, v); // v = (k/h)·y
+  space.release(inv);
+  return h;
+}

@@ -16,6 +16,8 @@
  * - storage: m + 1 basis vectors + x, w (+ z with M)
  * Hessenberg entries stay on the device and are read in one batch every `checkEvery` steps;
  * the Givens rotations and the triangular solve run on the host in float64 (see givens.ts).
+ * With `checkEvery` > 1 the restart residual ‖r‖ of a cycle is read with the next cycle's first
+ * batch (one readback per cycle with `checkEvery` = m, not two).
  * @module
  */
 import { InvalidParameterError, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
@@ -24,7 +26,7 @@ import { resolveOptions, type SolveOptions } from '../common/options';
 import type { SolveResult, StopReason } from '../common/result';
 import { IcgsBasis } from '../common/icgs';
 import { GivensLeastSquares } from './givens';
-import { combineNorm } from './fused-update';
+import { combineNormalize } from './fused-update';
 
 type Ortho = 'cgs2' | 'cgs' | 'mgs' | 'icgs';
 const ORTHO: readonly Ortho[] = ['cgs2', 'cgs', 'mgs', 'icgs'];
@@ -121,21 +123,40 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
   if (opts.recordHistory) ctx.history.push({ iteration: 0, residual: beta });
   let falseConvergences = 0;
   let lastTrue = Number.POSITIVE_INFINITY;
+  // Deferred β: where the Hessenberg is read in batches, a cycle that ended without passing does
+  // not read its restart residual on its own: v₀ = r/‖r‖ is scaled on the device and ‖r‖ travels
+  // with the next cycle's first batch (one readback per cycle instead of two). The checks on β
+  // run at that read, before any column is used: a cycle whose start had already converged is
+  // discarded (its steps are not counted) and x stays the one β belongs to.
+  const deferrable = opts.checkEvery > 1 && ortho !== 'icgs';
+  let betaDev: S | undefined;
+  /** The checks on a β just read (kAt: the iteration it belongs to); a result ends the solve. */
+  const checkBeta = (kAt: number): SolveResult<V> | undefined => {
+    if (!Number.isFinite(beta)) return ctx.finish(x, 'non-finite', kAt, beta, `${method}: ‖b − A·x‖ = ${beta} at iteration ${kAt}`);
+    if (beta <= ctx.tol) return ctx.finish(x, 'converged', kAt, beta);
+    return undefined;
+  };
 
   for (;;) {
-    if (!Number.isFinite(beta)) return ctx.finish(x, 'non-finite', k, beta, `${method}: ‖b − A·x‖ = ${beta} at iteration ${k}`);
-    if (beta <= ctx.tol) return ctx.finish(x, 'converged', k, beta);
-    if (k >= opts.maxIterations) return ctx.finish(x, 'max-iterations', k, beta);
-    if (ctx.aborted()) return ctx.finish(x, 'stopped', k, beta, 'signal aborted');
-
-    space.axpby(1 / beta, w, 0, basis(0)); // v₀ = r / β (β was read on the host)
-    const ls = new GivensLeastSquares(m, beta);
+    const kStart = k;
+    let ls: GivensLeastSquares | undefined;
+    if (betaDev === undefined) {
+      const end = checkBeta(k);
+      if (end) return end;
+      if (k >= opts.maxIterations) return ctx.finish(x, 'max-iterations', k, beta);
+      if (ctx.aborted()) return ctx.finish(x, 'stopped', k, beta, 'signal aborted');
+      space.axpby(1 / beta, w, 0, basis(0)); // v₀ = r / β (β was read on the host)
+      ls = new GivensLeastSquares(m, beta);
+    } else {
+      const inv = space.div(1, betaDev);
+      space.axpby(inv, w, 0, basis(0)); // v₀ = r / β (β still on the device)
+      space.release(inv);
+    }
     const pending: { s: S[]; col: (vals: number[]) => number[] }[] = [];
     let used = 0; // columns usable for the update
     let stop: { reason: StopReason; detail?: string } | undefined;
     let estimate = beta;
     let passed = false;
-    const kStart = k;
 
     for (let j = 0; j < m && k < opts.maxIterations; j++) {
       k++;
@@ -165,10 +186,8 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
         pending.push({ s: [...h, ...h2, hn], col: (v) => [...v.slice(0, j + 1).map((hi, i) => hi - v[j + 1 + i]!), v[2 * j + 2]!] });
       } else if (ortho === 'cgs') {
         const h = space.multiDot(vs, w); // h = Vᵀ·w
-        const hn = combineNorm(space, h, vs, -1, w); // w' = V·h − w = −(w − V·h); h_{j+1,j} = ‖w'‖ (one pass where the space fuses it)
-        const inv = space.div(-1, hn);
-        space.axpby(inv, w, 0, basis(j + 1)); // v_{j+1} = −w' / h_{j+1,j}
-        space.release(inv);
+        // w' = V·h − w = −(w − V·h); h_{j+1,j} = ‖w'‖; v_{j+1} = −w'/h_{j+1,j} (two passes where the space fuses them)
+        const hn = combineNormalize(space, h, vs, -1, w, basis(j + 1), -1);
         pending.push({ s: [...h, hn], col: (v) => v });
       } else {
         const h: S[] = [];
@@ -190,10 +209,20 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
 
       const last = j === m - 1 || k >= opts.maxIterations;
       if (!(last || k === 1 || k % opts.checkEvery === 0 || ctx.aborted())) continue;
-      const flat = await ctx.takeMany(pending.flatMap((p) => p.s));
-      let off = 0;
+      const head = betaDev === undefined ? [] : [betaDev];
+      const flat = await ctx.takeMany([...head, ...pending.flatMap((p) => p.s)]);
+      let off = head.length;
+      if (betaDev !== undefined) {
+        betaDev = undefined;
+        beta = flat[0]!;
+        if (opts.recordHistory) ctx.history.push({ iteration: kStart, residual: beta });
+        const end = checkBeta(kStart);
+        if (end) return end;
+        ls = new GivensLeastSquares(m, beta);
+        estimate = beta;
+      }
       for (const p of pending) {
-        const c = ls.columns;
+        const c = ls!.columns;
         const vals = p.col(flat.slice(off, off + p.s.length));
         off += p.s.length;
         if (stop || passed) continue;
@@ -202,7 +231,7 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
           stop = { reason: 'non-finite', detail: `${method}: Hessenberg entry H[${badAt}][${c}] = ${vals[badAt]} at iteration ${k - j + c}` };
           continue;
         }
-        const st = ls.addColumn(vals);
+        const st = ls!.addColumn(vals);
         if (st.singular) {
           if (c === 0) stop = { reason: 'breakdown', detail: `${method}: H[0][0] = H[1][0] = 0 at iteration ${k - j} (A·v₀ = 0: A is singular on the residual)` };
           else passed = true; // a singular column adds nothing: use the columns before it
@@ -220,7 +249,7 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
     // steps past the column that passed (done before the check saw it) are not counted as iterations
     if (passed) k = kStart + Math.max(used, 1);
     if (used > 0) {
-      const y = ls.solve(used);
+      const y = ls!.solve(used);
       const coeffs = Array.from(y);
       const vs = V.slice(0, used);
       if (hasM) {
@@ -230,6 +259,11 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
       } else space.combine(coeffs, vs, 1, x); // x = x + V·y
     }
     const previous = beta;
+    if (deferrable && !stop && !passed && used > 0 && k < opts.maxIterations && !ctx.aborted()) {
+      ctx.residual(x, w); // r = b − A·x; ‖r‖ is read with the next cycle's first batch
+      betaDev = space.norm2(w);
+      continue;
+    }
     beta = await trueResidual();
     if (opts.recordHistory) ctx.history.push({ iteration: k, residual: beta });
     if (stop && !(stop.reason === 'stopped' && beta <= ctx.tol)) return ctx.finish(x, stop.reason, k, beta, stop.detail);
