@@ -5,6 +5,7 @@
  */
 import { generators, getFormat, HostOperator, InvalidParameterError, type LinearOperator, NotSupportedError } from '@gpusparse/formats';
 import { davidson, type EigenResult, lowestIndices } from '@gpusparse/solvers';
+import { energyChangeAccept } from './davidson-stop';
 import { sizeCiRun } from './ci-estimate';
 import { buildCiSpace, prepareCiSpace } from './determinants/build';
 import type { Fcidump } from './fcidump/types';
@@ -225,6 +226,9 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
       diagonal = half.diagonal();
       notes.push(`Davidson on the ${half.rows}-dimensional half space of the spin parity (time reversal)`);
     }
+    // energyChange (./davidson-stop.ts): float64 only, a float32 phase cannot see 1e-8 Eh changes
+    const energyRule = options.energyChange !== undefined && !lowPrecision ? energyChangeAccept(options.energyChange) : undefined;
+    if (options.energyChange !== undefined) notes.push(energyRule ? `stop: energy change < ${options.energyChange} Eh per iteration and ‖r‖ ≤ ${Math.sqrt(options.energyChange).toExponential(1)} (not a certified energy error)` : 'energyChange: not on a float32 backend (residual rule)');
     const solveFrom = (o: LinearOperator<V>, starts: V[]) =>
       davidson<V, S>(o, backend.space, {
         k: kSolve,
@@ -235,6 +239,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
         residualTol: lowPrecision ? Math.max(tol, byBound ? Math.min(1e-4, 0.3 * Math.sqrt(tol)) : 1e-4) : tol,
         ...(lowPrecision ? { tol: 1e-6 } : {}),
         ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }),
+        ...(energyRule ? { acceptRoots: energyRule } : {}),
         onIteration: (info) => void emit({ stage: 'solve', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
         ...(options.signal ? { signal: options.signal } : {}),
       });
