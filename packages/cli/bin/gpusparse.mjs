@@ -9,7 +9,6 @@
 // TypeScript sources through tsx (≈ 1.5 CPU s more start-up), so a stale build never runs.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -53,7 +52,8 @@ if (useDist && distResolved) {
   }
 } else {
   const script = fileURLToPath(import.meta.url);
-  const args = useDist ? ['--conditions=gpusparse-dist', script, ...argv] : [createRequire(import.meta.url).resolve('tsx/cli'), join(pkgRoot, 'src', 'main.ts'), ...argv];
+  // sources: `node --import tsx` (one node process; tsx's own CLI starts a second one)
+  const args = useDist ? ['--conditions=gpusparse-dist', script, ...argv] : ['--import', import.meta.resolve('tsx'), join(pkgRoot, 'src', 'main.ts'), ...argv];
   const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
   process.exit(r.status ?? 1);
 }
