@@ -29,4 +29,9 @@ describe('ci --energy-change', () => {
     expect(await main([...args, '--energy-change', '0'])).toBe(2);
     expect(captured.stderr).toMatch(/--energy-change: expected .*1e-15.*got '0'/);
   });
+
+  it('with --export-petsc it is a usage error, not silently ignored', async () => {
+    expect(await main(['ci', n2, '--export-petsc', '/tmp/never-written.petsc', '--energy-change', '1e-8'])).toBe(2);
+    expect(captured.stderr).toMatch(/--energy-change: not with --engine or --export-petsc/);
+  });
 });

@@ -166,6 +166,7 @@ export const ciCommand: Command = {
     const accept = parseAccept(v.accept as string | undefined);
     // --export-petsc H.petsc and --engine slepc: H streamed to PETSc binary, SLEPc under mpiexec (docs/guides/scaling-out.md)
     const engine = parseEngineOptions(v, ['slepc', 'petsc']);
+    if ((engine || v['export-petsc'] !== undefined) && v['energy-change'] !== undefined) throw new UsageError('--energy-change: not with --engine or --export-petsc (the external solver has its own stop rule)');
     if (engine || v['export-petsc'] !== undefined) return ciWithEngine({ file: pos[0]!, space, nroots, maxIterations, v }, engine, common);
     const backend = await openBackend(common.backend);
     if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);
