@@ -32,6 +32,16 @@ mkdir -p "$MOLCAS_WORKDIR"
 cp "$here/h2o-631g.scf.input" "$here/h2o-631g.casci-$case.input" "$work/"
 (cd "$work" && "${pymolcas[@]}" h2o-631g.scf.input >scf.log 2>&1) || { echo "OpenMolcas SCF failed: $work/scf.log" >&2; exit 4; }
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores; OpenMolcas $(dpkg-query -W -f '${Version}' openmolcas 2>/dev/null || echo '?'); node $(node --version); case $case" >&2
+# which code ours runs: the bin takes the sources through tsx (≈ 1.5 CPU s more start-up) when any src/ is newer than its dist/
+cli_path() {
+  local p
+  for p in "$root"/packages/*/; do
+    [ -d "$p/src" ] || continue
+    if [ ! -f "$p/dist/index.js" ] || [ -n "$(find "$p/src" -newer "$p/dist/index.js" -print -quit)" ]; then echo "sources (tsx): $(basename "$p") has no build or src/ newer than dist/"; return; fi
+  done
+  echo "built dist/"
+}
+echo "# gpusparse CLI: $(cli_path)" >&2
 printf 'who\trep\tload1\twall_s\tuser_s\tsys_s\tmaxrss_kB\tenergy\n'
 stops=(residual energy)
 for rep in $(seq 1 "$repeats"); do
@@ -50,4 +60,5 @@ for rep in $(seq 1 "$repeats"); do
     printf 'gpusparse-%s\t%s\t%s\t%s\t%s\n' "$stop" "$rep" "$load" "$(cat "$work/ours.t")" "$e"
   done
 done
+echo "# gpusparse CLI at end: $(cli_path)" >&2
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg); work dir $work" >&2
