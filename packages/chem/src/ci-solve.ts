@@ -11,6 +11,7 @@ import { hostJdPolish } from './ci-phases';
 import type { CiBuilt, CiPlan } from './ci-plan';
 import type { CiPolishOutcome } from './ci-polish';
 import { startVectors } from './ci-start';
+import { energyChangeAccept } from './davidson-stop';
 import type { CiOptions, CiProgress, CiResult, PolishStages } from './ci-types';
 import type { HalfSpaceOperator } from './direct/operator';
 import { SpinPenaltyOperator } from './hamiltonian/spin';
@@ -143,6 +144,9 @@ async function float32Davidson<V, S>(st: SolveState<V, S>): Promise<{ res: Eigen
     st.diagonal = half.diagonal();
     st.notes.push(`Davidson on the ${half.rows}-dimensional half space of the spin parity (time reversal)`);
   }
+  // energyChange (./davidson-stop.ts): float64 only, a float32 phase cannot see 1e-8 Eh changes
+  const energyRule = options.energyChange !== undefined && !lowPrecision ? energyChangeAccept(options.energyChange) : undefined;
+  if (options.energyChange !== undefined) st.notes.push(energyRule ? `stop: energy change < ${options.energyChange} Eh per iteration and ‖r‖ ≤ ${Math.sqrt(options.energyChange).toExponential(1)} (not a certified energy error)` : 'energyChange: not on a float32 backend (residual rule)');
   const solveFrom = (o: LinearOperator<V>, starts: V[]) =>
     davidson<V, S>(o, backend.space, {
       k: kSolve,
@@ -154,6 +158,7 @@ async function float32Davidson<V, S>(st: SolveState<V, S>): Promise<{ res: Eigen
       residualTol: lowPrecision ? Math.max(st.tol, st.byBound ? Math.min(1e-4, 0.3 * Math.sqrt(st.tol)) : 1e-4) : st.tol,
       ...(lowPrecision ? { tol: 1e-6 } : {}),
       ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }),
+      ...(energyRule ? { acceptRoots: energyRule } : {}),
       onIteration: (info) => void st.emit({ stage: 'solve', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
       ...(options.signal ? { signal: options.signal } : {}),
     });

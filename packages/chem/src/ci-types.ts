@@ -96,6 +96,12 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
    * rule and says so in `notes`); no effect on a float64 backend (no polish).
    */
   accept?: 'residual' | 'bound';
+  /**
+   * Stop on the energy change instead of the residual (OpenMolcas-style): every requested root's
+   * energy moved by < energyChange Eh since the previous Davidson iteration and ‖r‖ ≤ √energyChange.
+   * Not a certified energy error (./davidson-stop.ts says what it guarantees); float64 backends only.
+   */
+  energyChange?: number;
   /** Most Davidson iterations (default 200; 50 for the float64 polish after a float32 phase). */
   maxIterations?: number;
   /** Worker threads of the assembly (see AssembleOptions.workers). */
