@@ -158,7 +158,7 @@ describe("gmres 'icgs' and lanczos on host spaces", () => {
   it("lanczos: the one-pass path (orthogonalization 'icgs', checkEvery 1) finds the eigenpairs of the batched CGS2 path", async () => {
     const a = g.poisson2d(30);
     const op = HostOperator.fromCsr(a);
-    const one = await lanczos(space, op, { k: 4, tol: 1e-10, checkMultiplicity: false, orthogonalization: 'icgs' });
+    const one = await lanczos(space, op, { k: 4, tol: 1e-10, checkMultiplicity: false, orthogonalization: 'icgs', keep: 12 }); // the batched path's restart (half the basis)
     const two = await lanczos(space, op, { k: 4, tol: 1e-10, checkMultiplicity: false, checkEvery: 2 });
     expect(one.converged && two.converged).toBe(true);
     for (let i = 0; i < 4; i++) expect(Math.abs(one.values[i]! - two.values[i]!)).toBeLessThan(1e-9);
@@ -187,6 +187,19 @@ describe("gmres 'icgs' and lanczos on host spaces", () => {
     }
     expect(combinesDefault).toBeLessThan(counts.combine); // fewer vector passes than CGS2
     await expect(lanczos(space, op, { k: 3, orthogonalization: 'mgs' as 'cgs2' })).rejects.toThrow(/orthogonalization/);
+  });
+
+  it('lanczos default keep (k + 1 + nearly converged pairs) takes fewer products and vector passes than keeping half the basis on a 2-D Poisson grid', async () => {
+    const op = HostOperator.fromCsr(g.poisson2d(40));
+    const { counting, counts } = countingSpace();
+    const def = await lanczos(counting, op, { k: 4, tol: 1e-8, checkMultiplicity: false });
+    const defCombines = counts.combine;
+    counts.combine = 0;
+    const half = await lanczos(counting, op, { k: 4, tol: 1e-8, checkMultiplicity: false, keep: 12 });
+    expect(def.converged && half.converged).toBe(true);
+    for (let i = 0; i < 4; i++) expect(Math.abs(def.values[i]! - half.values[i]!)).toBeLessThan(1e-7 * 8);
+    expect(def.stats.matvecs).toBeLessThan(half.stats.matvecs);
+    expect(defCombines).toBeLessThan(counts.combine);
   });
 
   it('lanczos keep: fewer kept Ritz vectors mean fewer restart combines, the same eigenpairs; out-of-range keep is refused', async () => {
