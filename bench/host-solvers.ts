@@ -103,6 +103,8 @@ function cases(): Case[] {
 
 interface OurRun {
   ms: number[];
+  /** Process CPU ms of each eigsh solve (all threads). */
+  cpu?: number[];
   iterations: number;
   residual: number;
   values?: number[];
@@ -148,12 +150,14 @@ const before: Impl | undefined = beforeTree
 async function solveOnce(c: Case, a: CsrMatrix, space: HostVectorSpace, op: LinearOperator<Float64Array>, eig: 'lanczos' | 'lobpcg', impl: Impl): Promise<OurRun & { t: number }> {
   const { cg, gmres, lanczos, lobpcg } = impl;
   if (c.method === 'eigsh') {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const r =
       eig === 'lanczos'
         ? await lanczos(op, space, { k: 4, which: 'smallest', tol: 1e-8, checkMultiplicity: false, maxIterations: c.maxiter })
         : await lobpcg(op, space, { k: 4, tol: 1e-8, maxIterations: c.maxiter });
     const t = performance.now() - t0;
+    const cu = process.cpuUsage(c0);
     let res = 0;
     for (let j = 0; j < r.values.length; j++) {
       const v = await space.toArray(r.vectors[j]!);
@@ -162,7 +166,7 @@ async function solveOnce(c: Case, a: CsrMatrix, space: HostVectorSpace, op: Line
       for (let i = 0; i < v.length; i++) s += (av[i]! - r.values[j]! * v[i]!) ** 2;
       res = Math.max(res, Math.sqrt(s));
     }
-    return { t, ms: [], iterations: r.stats.matvecs, residual: res / normInf(a), values: Array.from(r.values), converged: r.converged };
+    return { t, ms: [], cpu: [(cu.user + cu.system) / 1e3], iterations: r.stats.matvecs, residual: res / normInf(a), values: Array.from(r.values), converged: r.converged };
   }
   const b = csrSpmv(a, new Float64Array(a.cols).fill(1), new Float64Array(a.rows));
   const bs = space.fromArray(b);
@@ -187,8 +191,9 @@ async function ours(c: Case, a: CsrMatrix, variant: Variant, eig: 'lanczos' | 'l
   try {
     for (let r = 0; r < n; r++) {
       const o = await solveOnce(c, a, space, op, eig, impl);
-      console.error(`ours ${variant} ${c.method}${c.method === 'eigsh' ? `/${eig}` : ''} ${c.name}: ${o.t.toFixed(0)} ms, ${o.iterations} it, residual ${o.residual.toExponential(1)}${o.converged ? '' : ' (not converged)'}`);
+      console.error(`ours ${variant} ${c.method}${c.method === 'eigsh' ? `/${eig}` : ''} ${c.name}: ${o.t.toFixed(0)} ms${o.cpu ? ` (CPU ${o.cpu[0]!.toFixed(0)} ms)` : ''}, ${o.iterations} it, residual ${o.residual.toExponential(1)}${o.converged ? '' : ' (not converged)'}`);
       run.ms.push(o.t);
+      if (o.cpu) run.cpu = [...(run.cpu ?? []), ...o.cpu];
       Object.assign(run, { iterations: o.iterations, residual: o.residual, values: o.values, converged: o.converged });
     }
   } finally {
@@ -209,7 +214,7 @@ interface Row {
   rows: number;
   nnz: number;
   ours: Map<string, OurRun>;
-  scipy: { times: number[]; iterations: number; residual: number; values?: number[]; converged: boolean; error?: string };
+  scipy: { times: number[]; cpu?: number[]; iterations: number; residual: number; values?: number[]; converged: boolean; error?: string };
 }
 
 async function main(): Promise<void> {
@@ -250,6 +255,7 @@ async function main(): Promise<void> {
         const r = out.results[0] as Row['scipy'];
         const sc = rows[i]!.scipy;
         sc.times.push(...r.times.map((t: number) => t * 1e3));
+        if (r.cpu) sc.cpu = [...(sc.cpu ?? []), ...r.cpu.map((t: number) => t * 1e3)];
         Object.assign(sc, { iterations: r.iterations, residual: r.residual, values: r.values, converged: r.converged, error: r.error });
         console.error(`round ${round + 1}: ${c.method} ${c.name} done (load ${loadavg()[0]!.toFixed(1)})`);
       }
@@ -301,9 +307,24 @@ function table(rows: Row[], scipyVersion: string, load0: number[], load1: number
       );
     }
   }
+  lines.push(...eigshCpu(rows));
   const geo = (xs: number[]) => Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / Math.max(1, xs.length));
   lines.push('', `Geometric mean of SciPy / ours (best of 1T, 2T): medians ${geo(ratios).toFixed(2)}× (lowest ${Math.min(...ratios).toFixed(2)}×), fastest runs ${geo(minRatios).toFixed(2)}× (lowest ${Math.min(...minRatios).toFixed(2)}×) over ${ratios.length} rows.`);
   return lines.join('\n');
+}
+
+/** eigsh rows: process CPU time (medians, ms), less inflated by a loaded machine than the wall time. */
+function eigshCpu(rows: Row[]): string[] {
+  const out: string[] = [];
+  for (const r of rows.filter((x) => x.method === 'eigsh' && x.scipy.cpu?.length)) {
+    const ours = ['lanczos', 'lobpcg'].map((e) => {
+      const o1 = r.ours.get(`wasm1/${e}`)?.cpu ?? [];
+      const o2 = r.ours.get(`wasm2/${e}`)?.cpu ?? [];
+      return `${e} ${median(o1).toFixed(0)} (1T) / ${median(o2).toFixed(0)} (2T)`;
+    });
+    out.push(`${out.length ? '' : '\n'}eigsh CPU ms (process time, medians) on ${r.name}: SciPy ${median(r.scipy.cpu!).toFixed(0)}, ${ours.join(', ')}.`);
+  }
+  return out;
 }
 
 await main();

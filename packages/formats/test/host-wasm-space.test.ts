@@ -71,6 +71,34 @@ describe('WasmVectorSpace against HostVectorSpace', () => {
     }
   });
 
+  it('combine with 4, 7, 8 and 20 vectors (groups of four in one pass over y, then singles) is bit-identical', () => {
+    for (const n of [1, 2, 3, 7, 4097, 2 * 2048 + 5]) {
+      const y = values(n, 4);
+      for (const k of [4, 7, 8, 20]) {
+        const xs = Array.from({ length: k }, (_, j) => values(n, 40 + j));
+        const cs = Array.from({ length: k }, (_, j) => (j % 3 ? -1 : 1) * (0.7 + j / 3));
+        for (const beta of [0, 1, -1.5]) {
+          const hy = y.slice();
+          host.combine(cs, xs, beta, hy);
+          const wy = w.fromArray(y);
+          w.combine(cs, xs.map((v) => w.fromArray(v)), beta, wy);
+          expect(bits(wy)).toEqual(bits(hy));
+        }
+      }
+    }
+  });
+
+  it('multiDot with 4, 7, 8 and 20 vectors (groups of four against one load of y, then singles): entry j is dot(xs[j], y) bit for bit', () => {
+    for (const n of [1, 2, 3, 7, 4097, 3 * DOT_BLOCK + 123]) {
+      const wy = w.fromArray(values(n, 5));
+      for (const k of [4, 7, 8, 20]) {
+        const wxs = Array.from({ length: k }, (_, j) => w.fromArray(values(n, 60 + j)));
+        const md = w.multiDot(wxs, wy).map((s) => s.value);
+        expect(md).toEqual(wxs.map((x) => w.dot(x, wy).value));
+      }
+    }
+  });
+
   it('dot, norm2 and multiDot agree with HostVectorSpace to rounding; multiDot[j] is dot(xs[j], y) bit for bit', () => {
     for (const n of lengths) {
       const y = values(n, 3);

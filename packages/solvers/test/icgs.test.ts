@@ -19,6 +19,18 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
 };
 const nrm = (a: ArrayLike<number>) => Math.sqrt(dot(a, a));
 
+/** A HostVectorSpace that counts its combine calls (one vector pass each). */
+function countingSpace(): { counting: HostVectorSpace; counts: { combine: number } } {
+  const counts = { combine: 0 };
+  class Counting extends HostVectorSpace {
+    override combine(...args: Parameters<HostVectorSpace['combine']>): void {
+      counts.combine++;
+      super.combine(...args);
+    }
+  }
+  return { counting: new Counting(), counts };
+}
+
 /** An orthonormal basis of k random vectors (modified Gram–Schmidt twice, plain float64). */
 function basis(n: number, k: number): Float64Array[] {
   const q: Float64Array[] = [];
@@ -143,10 +155,10 @@ describe("gmres 'icgs' and lanczos on host spaces", () => {
     await expect(gmres(space, op, space.fromArray(b), { orthogonalization: 'twice' as 'icgs' })).rejects.toThrow(/'icgs'/);
   });
 
-  it("lanczos: the opt-in one-pass path (orthogonalization 'icgs', checkEvery 1) finds the eigenpairs of the batched CGS2 path", async () => {
+  it("lanczos: the one-pass path (orthogonalization 'icgs', checkEvery 1) finds the eigenpairs of the batched CGS2 path", async () => {
     const a = g.poisson2d(30);
     const op = HostOperator.fromCsr(a);
-    const one = await lanczos(space, op, { k: 4, tol: 1e-10, checkMultiplicity: false, orthogonalization: 'icgs' });
+    const one = await lanczos(space, op, { k: 4, tol: 1e-10, checkMultiplicity: false, orthogonalization: 'icgs', keep: 12 }); // the batched path's restart (half the basis)
     const two = await lanczos(space, op, { k: 4, tol: 1e-10, checkMultiplicity: false, checkEvery: 2 });
     expect(one.converged && two.converged).toBe(true);
     for (let i = 0; i < 4; i++) expect(Math.abs(one.values[i]! - two.values[i]!)).toBeLessThan(1e-9);
@@ -158,10 +170,52 @@ describe("gmres 'icgs' and lanczos on host spaces", () => {
     }
   });
 
-  it("lanczos: CGS2 stays the default (a 1-D Laplacian of 40 points converges to 1e-10; the one-pass path stalled there), a bad orthogonalization is refused", async () => {
+  it("lanczos: the one-pass path is the float64 host default and reaches tol 1e-10 on a 1-D Laplacian of 40 points (a √u loss bound stalled there); a bad orthogonalization is refused", async () => {
     const op = HostOperator.fromCsr(g.laplacian1d(40));
-    const r = await lanczos(space, op, { k: 3, which: 'smallest', tol: 1e-10 });
-    expect(r.converged).toBe(true);
+    const exact = [1, 2, 3].map((j) => 2 - 2 * Math.cos((j * Math.PI) / 41));
+    const { counting, counts } = countingSpace();
+    const def = await lanczos(counting, op, { k: 3, which: 'smallest', tol: 1e-10 });
+    const combinesDefault = counts.combine;
+    counts.combine = 0;
+    const cgs2 = await lanczos(counting, op, { k: 3, which: 'smallest', tol: 1e-10, orthogonalization: 'cgs2' });
+    expect(def.converged && cgs2.converged).toBe(true);
+    for (let i = 0; i < 3; i++) expect(Math.abs(def.values[i]! - exact[i]!)).toBeLessThan(1e-12);
+    for (let j = 0; j < 3; j++) {
+      const v = def.vectors[j]!;
+      const av = csrSpmv(g.laplacian1d(40), v, new Float64Array(40));
+      expect(nrm(av.map((x, i) => x - def.values[j]! * v[i]!))).toBeLessThan(1e-10 * 4);
+    }
+    expect(combinesDefault).toBeLessThan(counts.combine); // fewer vector passes than CGS2
     await expect(lanczos(space, op, { k: 3, orthogonalization: 'mgs' as 'cgs2' })).rejects.toThrow(/orthogonalization/);
+  });
+
+  it('lanczos default keep (k + 1 + nearly converged pairs) takes fewer products and vector passes than keeping half the basis on a 2-D Poisson grid', async () => {
+    const op = HostOperator.fromCsr(g.poisson2d(40));
+    const { counting, counts } = countingSpace();
+    const def = await lanczos(counting, op, { k: 4, tol: 1e-8, checkMultiplicity: false });
+    const defCombines = counts.combine;
+    counts.combine = 0;
+    const half = await lanczos(counting, op, { k: 4, tol: 1e-8, checkMultiplicity: false, keep: 12 });
+    expect(def.converged && half.converged).toBe(true);
+    for (let i = 0; i < 4; i++) expect(Math.abs(def.values[i]! - half.values[i]!)).toBeLessThan(1e-7 * 8);
+    expect(def.stats.matvecs).toBeLessThan(half.stats.matvecs);
+    expect(defCombines).toBeLessThan(counts.combine);
+  });
+
+  it('lanczos keep: fewer kept Ritz vectors mean fewer restart combines, the same eigenpairs; out-of-range keep is refused', async () => {
+    const a = g.poisson2d(30);
+    const op = HostOperator.fromCsr(a);
+    const { counting, counts } = countingSpace();
+    const runs = [];
+    for (const keep of [5, 12]) {
+      counts.combine = 0;
+      const r = await lanczos(counting, op, { k: 4, tol: 1e-9, checkMultiplicity: false, keep });
+      expect(r.converged).toBe(true);
+      runs.push({ r, perProduct: counts.combine / r.stats.matvecs });
+    }
+    for (let i = 0; i < 4; i++) expect(Math.abs(runs[0]!.r.values[i]! - runs[1]!.r.values[i]!)).toBeLessThan(1e-8);
+    expect(runs[0]!.perProduct).toBeLessThan(runs[1]!.perProduct);
+    await expect(lanczos(space, op, { k: 4, keep: 3 })).rejects.toThrow(InvalidParameterError);
+    await expect(lanczos(space, op, { k: 4, maxBasis: 20, keep: 20 })).rejects.toThrow(/keep/);
   });
 });

@@ -33,7 +33,7 @@ const CALL = 0x10;
 const V128_STORE = 0x0b;
 
 /** Function indices (the order of {@link hostKernelFunctions}). */
-const FN = { spmv: 0, dotRange: 1, dotBlocks: 2, multiDotBlocks: 3, axpy0: 4, axpy1: 5, axpby2: 6, scale: 7, multiply: 8, combine: 9, fill: 10, copy: 11 } as const;
+const FN = { spmv: 0, dotRange: 1, dotBlocks: 2, multiDotBlocks: 3, axpy0: 4, axpy1: 5, axpby2: 6, scale: 7, multiply: 8, combine: 9, fill: 10, copy: 11, axpy4: 12, dot4: 13 } as const;
 
 function v128Store(c: CodeBuilder, offset: number): void {
   c.simd(V128_STORE, 3, offset);
@@ -110,6 +110,49 @@ function dotRange(): FunctionSpec {
   return { name: 'dotRange', params: [i32, i32, i32], results: [f64], locals: [i32, v128, v128, f64], body: c };
 }
 
+/**
+ * dot4(x0, x1, x2, x3, y, n, out, stride): out[t·stride] = dotRange(x_t, y, n) for t < 4, each
+ * by the same operations in the same order as dotRange, with y's elements loaded once for the
+ * four (the inner loop of multiDotBlocks).
+ */
+function dot4(): FunctionSpec {
+  const [X0, Y, N, OUT, STRIDE, END, A, YV, S] = [0, 4, 5, 6, 7, 8, 9, 17, 19];
+  const xs = [X0, X0 + 1, X0 + 2, X0 + 3];
+  const acc = (t: number, half: number) => A + 2 * t + half;
+  const c = new CodeBuilder();
+  for (let t = 0; t < 4; t++) {
+    for (const h of [0, 1]) {
+      zeroV128(c);
+      c.localSet(acc(t, h));
+    }
+  }
+  c.localGet(Y).localGet(N).i32Const(3).op(Op.i32Shl, Op.i32Add).localSet(END);
+  c.block().loop();
+  c.localGet(END).localGet(Y).op(Op.i32Sub).i32Const(32).op(Op.i32LtU).brIf(1);
+  c.localGet(Y).v128Load(0).localSet(YV);
+  c.localGet(Y).v128Load(16).localSet(YV + 1);
+  for (let t = 0; t < 4; t++) {
+    for (const h of [0, 1]) c.localGet(acc(t, h)).localGet(xs[t]!).v128Load(16 * h).localGet(YV + h).simd(SimdOp.f64x2Mul).simd(SimdOp.f64x2Add).localSet(acc(t, h));
+  }
+  advance(c, [...xs, Y], 32);
+  c.br(0).end().end();
+  c.localGet(END).localGet(Y).op(Op.i32Sub).i32Const(16).op(Op.i32GeU).if();
+  for (let t = 0; t < 4; t++) c.localGet(acc(t, 0)).localGet(xs[t]!).v128Load(0).localGet(Y).v128Load(0).simd(SimdOp.f64x2Mul).simd(SimdOp.f64x2Add).localSet(acc(t, 0));
+  advance(c, [...xs, Y], 16);
+  c.end();
+  for (let t = 0; t < 4; t++) c.f64Const(0).localSet(S + t);
+  c.localGet(END).localGet(Y).op(I32_NE).if();
+  for (let t = 0; t < 4; t++) c.localGet(xs[t]!).f64Load(0).localGet(Y).f64Load(0).op(F64_MUL).localSet(S + t);
+  c.end();
+  for (let t = 0; t < 4; t++) {
+    c.localGet(OUT).localGet(STRIDE).i32Const(3 + 0).op(Op.i32Shl).i32Const(t).op(0x6c /* i32.mul */, Op.i32Add);
+    c.localGet(acc(t, 0)).f64x2ExtractLane(0).localGet(acc(t, 0)).f64x2ExtractLane(1).op(Op.f64Add);
+    c.localGet(acc(t, 1)).f64x2ExtractLane(0).localGet(acc(t, 1)).f64x2ExtractLane(1).op(Op.f64Add, Op.f64Add);
+    c.localGet(S + t).op(Op.f64Add).f64Store(0);
+  }
+  return { name: 'dot4', params: [i32, i32, i32, i32, i32, i32, i32, i32], results: [], locals: [i32, v128, v128, v128, v128, v128, v128, v128, v128, v128, v128, f64, f64, f64, f64], body: c };
+}
+
 /** dotBlocks(x, y, n, out, block): out[b] = partial of block b of [0, n). */
 function dotBlocks(): FunctionSpec {
   const [X, Y, N, OUT, BLOCK, M] = [0, 1, 2, 3, 4, 5];
@@ -139,6 +182,15 @@ function multiDotBlocks(): FunctionSpec {
   c.i32Const(0).localSet(J);
   c.localGet(TABLE).localSet(TP);
   c.localGet(OUT).localSet(OP);
+  // groups of four x's against one load of y's elements (dot4), then the rest one by one
+  c.block().loop();
+  c.localGet(K).localGet(J).op(Op.i32Sub).i32Const(4).op(Op.i32LtU).brIf(1);
+  for (let t = 0; t < 4; t++) c.localGet(TP).i32Load(4 * t).localGet(OFF).op(Op.i32Add);
+  c.localGet(Y).localGet(M).localGet(OP).localGet(STRIDE).op(CALL, FN.dot4);
+  advance(c, [TP], 16);
+  c.localGet(OP).localGet(STRIDE).i32Const(5).op(Op.i32Shl, Op.i32Add).localSet(OP);
+  c.localGet(J).i32Const(4).op(Op.i32Add).localSet(J);
+  c.br(0).end().end();
   c.block().loop();
   c.localGet(J).localGet(K).op(I32_EQ).brIf(1);
   c.localGet(OP).localGet(TP).i32Load(0).localGet(OFF).op(Op.i32Add).localGet(Y).localGet(M).op(CALL, FN.dotRange).f64Store(0);
@@ -181,6 +233,39 @@ function axpy(add: boolean): FunctionSpec {
     },
   );
   return { name: add ? 'axpy1' : 'axpy0', params: [f64, i32, i32, i32], results: [], locals: [i32, v128], body: c };
+}
+
+/**
+ * axpy4(a0, a1, a2, a3, x0, x1, x2, x3, y, n): y = (((y + a0·x0) + a1·x1) + a2·x2) + a3·x3, the
+ * rounding of four axpy1 calls in a row, with y read and written once instead of four times
+ * (the inner loop of combine).
+ */
+function axpy4(): FunctionSpec {
+  const [A0, X0, Y, N, END, AV0] = [0, 4, 8, 9, 10, 11];
+  const c = new CodeBuilder();
+  for (let t = 0; t < 4; t++) {
+    splat(c, A0 + t);
+    c.localSet(AV0 + t);
+  }
+  const xs = [X0, X0 + 1, X0 + 2, X0 + 3];
+  elementwise(
+    c,
+    [...xs, Y],
+    Y,
+    N,
+    END,
+    (off) => {
+      c.localGet(Y).localGet(Y).v128Load(off);
+      for (let t = 0; t < 4; t++) c.localGet(AV0 + t).localGet(xs[t]!).v128Load(off).simd(SimdOp.f64x2Mul).simd(SimdOp.f64x2Add);
+      v128Store(c, off);
+    },
+    () => {
+      c.localGet(Y).localGet(Y).f64Load(0);
+      for (let t = 0; t < 4; t++) c.localGet(A0 + t).localGet(xs[t]!).f64Load(0).op(F64_MUL, Op.f64Add);
+      c.f64Store(0);
+    },
+  );
+  return { name: 'axpy4', params: [f64, f64, f64, f64, i32, i32, i32, i32, i32, i32], results: [], locals: [i32, v128, v128, v128, v128], body: c };
 }
 
 /** axpby2(a, x, b, y, n): y = a·x + b·y. */
@@ -273,6 +358,14 @@ function combine(): FunctionSpec {
   c.localGet(BETA).localGet(Y).localGet(M).op(CALL, FN.scale);
   c.end();
   c.i32Const(0).localSet(J);
+  // groups of four x's per pass over y's block (axpy4), then the rest one by one (axpy1)
+  c.block().loop();
+  c.localGet(K).localGet(J).op(Op.i32Sub).i32Const(4).op(Op.i32LtU).brIf(1);
+  for (let t = 0; t < 4; t++) c.localGet(COEFS).localGet(J).i32Const(3).op(Op.i32Shl, Op.i32Add).f64Load(8 * t);
+  for (let t = 0; t < 4; t++) c.localGet(TABLE).localGet(J).i32Const(2).op(Op.i32Shl, Op.i32Add).i32Load(4 * t).localGet(OFF).op(Op.i32Add);
+  c.localGet(Y).localGet(M).op(CALL, FN.axpy4);
+  c.localGet(J).i32Const(4).op(Op.i32Add).localSet(J);
+  c.br(0).end().end();
   c.block().loop();
   c.localGet(J).localGet(K).op(I32_EQ).brIf(1);
   c.localGet(COEFS).localGet(J).i32Const(3).op(Op.i32Shl, Op.i32Add).f64Load(0);
@@ -335,6 +428,8 @@ function hostKernelFunctions(): FunctionSpec[] {
     combine(),
     fill(),
     copy(),
+    axpy4(),
+    dot4(),
   ];
 }
 
@@ -344,7 +439,7 @@ export const HOST_MAX_PAGES = 65_536;
 /**
  * Module bytes: imports a shared memory `env.memory` (max {@link HOST_MAX_PAGES} pages) and
  * exports spmv, dotRange, dotBlocks, multiDotBlocks, axpy0, axpy1, axpby2, scale, multiply,
- * combine, fill and copy (byte addresses, element counts). About 1.6 KB.
+ * combine, fill, copy, axpy4 and dot4 (byte addresses, element counts). About 2.1 KB.
  */
 export function hostKernelModuleBytes(): Uint8Array<ArrayBuffer> {
   return buildModule(hostKernelFunctions(), { minPages: 1, maxPages: HOST_MAX_PAGES, shared: true, imported: true });
@@ -380,6 +475,8 @@ export interface HostKernels {
   combine(k: number, table: number, coefs: number, off: number, beta: number, mode: number, y: number, n: number, block: number): void;
   fill(value: number, y: number, n: number): void;
   copy(dst: number, src: number, n: number): void;
+  axpy4(a0: number, a1: number, a2: number, a3: number, x0: number, x1: number, x2: number, x3: number, y: number, n: number): void;
+  dot4(x0: number, x1: number, x2: number, x3: number, y: number, n: number, out: number, stride: number): void;
 }
 
 /** Instantiate the module on a shared memory. */

@@ -10,11 +10,18 @@
  * last components of its eigenvectors (the residual estimates) from ./ritz-estimates, a few µs,
  * and the full eigenvectors (ml-matrix, ≈ 170 µs at m = 20) only when Ritz vectors are formed:
  * at a restart, a convergence check or the end.
- * With `orthogonalization: 'icgs'` on host spaces checked every step (checkEvery 1, their
- * default) the step is one Gram–Schmidt pass (≈ 2·m·n values read), the second only when the
- * loss-of-orthogonality bound of
- * ../common/icgs would pass √u; the bound is re-measured after each thick restart (a Gram
- * matrix of the kept vectors), where the recombined basis usually proves far more orthogonal.
+ * On float64 host spaces checked every step (checkEvery 1, their default) the step is one
+ * Gram–Schmidt pass (`orthogonalization: 'icgs'`, the default there: ≈ 2·m·n values read), the
+ * second only when the loss-of-orthogonality bound of ../common/icgs would pass
+ * min(√u, tol/100) — the residual of a Ritz vector cannot fall much below loss·‖A‖, so a
+ * semi-orthogonal (√u) basis stalls short of tol = 1e-10; the bound is re-measured after each
+ * thick restart (a Gram matrix of the kept vectors), where the recombined basis usually proves
+ * far more orthogonal. Should an explicit residual check still fail, the rest of the run takes
+ * the second pass at every step (CGS2). That path also keeps fewer Ritz vectors at a restart
+ * (`keep`: k + 1 plus one per nearly converged wanted pair, ARPACK's rule, instead of half the
+ * basis): restarts recombine fewer vectors and the basis the steps orthogonalise against is
+ * smaller on average (k = 4, SiH4 / ExaSP2_trpcage_8K: vector passes 15 391 / 22 737 → 9 930 /
+ * 13 423, products 181 / 279 → 175 / 259; 2-D Poisson 200²: products 1 906 with k + 4 → 1 100).
  *
  * Single-vector Lanczos sees one copy of each multiple eigenvalue in exact arithmetic; unless
  * `checkMultiplicity` is false, a converged run is followed by deflated runs from fresh random
@@ -49,6 +56,12 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
   residualTol?: number;
   /** Largest basis before a thick restart (default max(20, 2k + 10), at most n). */
   maxBasis?: number;
+  /**
+   * Ritz vectors kept at a thick restart, k ≤ keep ≤ maxBasis − 1 (default on the one-pass host
+   * path, where vector passes cost as much as products: k + 1 + the wanted pairs within 1000×
+   * of the tolerance, at most 2k + 1; otherwise k + ⌊(maxBasis − k)/2⌋, Wu and Simon's half).
+   */
+  keep?: number;
   /** Start vector (default: a seeded random vector). */
   v0?: V;
   /** Seed of the random start and deflation vectors (default 1). */
@@ -68,11 +81,10 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    */
   checkEvery?: number;
   /**
-   * 'cgs2' (default): full reorthogonalisation, two classical passes per step. 'icgs': one pass,
-   * the second only when the loss-of-orthogonality bound passes √u (../common/icgs; host spaces
-   * with `checkEvery` 1 only; fewer vector passes). Opt-in: on a 1-D Laplacian of 40 points at
-   * tol 1e-10 the semi-orthogonal basis stalled short of the tolerance (values right, not
-   * certified), where CGS2 converges.
+   * 'cgs2': full reorthogonalisation, two classical passes per step (the default on the GPU and
+   * in float32). 'icgs' (default on float64 host spaces with `checkEvery` 1, ignored elsewhere):
+   * one pass, the second only when the loss-of-orthogonality bound passes min(√u, tol/100)
+   * (../common/icgs), every step after an explicit residual check failed.
    */
   orthogonalization?: 'cgs2' | 'icgs';
 }
@@ -91,6 +103,8 @@ interface Ctx<V, S> {
   eps: number;
   /** One-pass Gram–Schmidt with the loss test (host spaces checked every step), else CGS2 batched. */
   icgs?: IcgsBasis<V, S>;
+  /** Ritz vectors kept at a restart, given or undefined for the default of the path. */
+  keep: number | undefined;
 }
 
 interface CoreOut<V> {
@@ -275,6 +289,8 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
       }
       for (const v of cand.vectors) space.release(v);
       recheck = false; // estimates below the floor of explicit residuals: re-check after the next restart
+      // the one-pass basis may be what limits the residuals: orthogonalise twice from now on
+      if (c.icgs && c.icgs.tol > 0) c.icgs = strictIcgs(c.icgs, space, run);
     }
     let next: V = w;
     let betaEff = beta;
@@ -296,7 +312,7 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
       return out('non-finite', 'lanczos: non-finite eigenvectors of the projected matrix');
     }
     const order = wantedOrder(eig!.values, c.sign);
-    const nKeep = Math.max(nWant, Math.min(mMax - 1, nWant + Math.floor((mMax - nWant) / 2)));
+    const nKeep = keepCount(c, nWant, mMax, est.filter((r) => r <= 1e3 * thr).length);
     const keep = order.slice(0, nKeep);
     const y = combineColumns(space, q, keep.map((i) => eig!.vectors[i]!)); // y_i = Q·s_i
     for (const v of q) space.release(v);
@@ -316,6 +332,24 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
     hm = undefined;
     recheck = true;
   }
+}
+
+/**
+ * Ritz vectors kept at a thick restart: the given `keep`; on the one-pass host path k + 1 plus
+ * one per wanted pair whose residual estimate is within 1000× the threshold (`nearlyConverged`:
+ * as ARPACK widens its kept space by the converged count, so the nearly converged pairs do not
+ * stall the others); else half the basis.
+ */
+function keepCount<V, S>(c: Ctx<V, S>, nWant: number, mMax: number, nearlyConverged: number): number {
+  const wanted = c.keep ?? (c.icgs ? nWant + 1 + nearlyConverged : nWant + Math.floor((mMax - nWant) / 2));
+  return Math.max(nWant, Math.min(mMax - 1, wanted));
+}
+
+/** A basis object like `old` (same loss) that takes the second pass at every step whose norm dropped. */
+function strictIcgs<V, S>(old: IcgsBasis<V, S>, space: VectorSpace<V, S>, run: EigenRun): IcgsBasis<V, S> {
+  const strict = new IcgsBasis(space, 0, () => run.stats.readbacks++);
+  strict.reset(old.loss);
+  return strict;
 }
 
 /**
@@ -354,6 +388,9 @@ export async function lanczos<V, S>(
   if (!Number.isInteger(maxBasis) || (maxBasis < k + 2 && maxBasis < n)) {
     throw new InvalidParameterError('lanczos maxBasis', `an integer ≥ k + 2 = ${k + 2}`, opts.maxBasis);
   }
+  if (opts.keep !== undefined && !(Number.isInteger(opts.keep) && opts.keep >= k && opts.keep <= maxBasis - 1)) {
+    throw new InvalidParameterError('lanczos keep', `an integer from k = ${k} to maxBasis − 1 = ${maxBasis - 1}`, opts.keep);
+  }
   if (opts.checkEvery !== undefined && !(Number.isInteger(opts.checkEvery) && opts.checkEvery >= 1)) {
     throw new InvalidParameterError('lanczos checkEvery', 'an integer ≥ 1', opts.checkEvery);
   }
@@ -371,11 +408,14 @@ export async function lanczos<V, S>(
     iterations: 0,
     normA: 0,
     eps: f32 ? 2 ** -23 : 2 ** -52,
+    keep: opts.keep,
   };
-  // host spaces read scalars for free: one Gram–Schmidt pass per step, two only when needed
-  const ortho = opts.orthogonalization ?? 'cgs2';
+  // float64 host spaces read scalars for free: one Gram–Schmidt pass per step, two only when needed
+  const onePass = c.checkEvery === 1 && space.name.startsWith('host');
+  const ortho = opts.orthogonalization ?? (onePass && !f32 ? 'icgs' : 'cgs2');
   if (ortho !== 'cgs2' && ortho !== 'icgs') throw new InvalidParameterError('orthogonalization', "'cgs2' or 'icgs'", ortho);
-  if (ortho === 'icgs' && c.checkEvery === 1 && space.name.startsWith('host')) c.icgs = new IcgsBasis(space, undefined, () => run.stats.readbacks++);
+  // a Ritz residual cannot fall much below loss·‖A‖: keep the loss 100× under the tolerance
+  if (ortho === 'icgs' && onePass) c.icgs = new IcgsBasis(space, Math.min(f32 ? 2 ** -12 : 2 ** -26, 0.01 * c.tolerance.tol), () => run.stats.readbacks++);
   const seed = opts.seed ?? 1;
   let start: V;
   if (opts.v0) {
