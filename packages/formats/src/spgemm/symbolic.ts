@@ -113,8 +113,6 @@ function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
   const half = m - (m >> 1); // CDM: compact s ≥ half is s − m
   let np = 0;
   let multiplyAdds = 0;
-  let lo = 2 ** 31;
-  let hi = -(2 ** 31);
   for (let q = 0; q < na; q++) {
     const u = orderA[q]!;
     const kA = offA[u]!;
@@ -138,12 +136,18 @@ function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
       sk[np] = k;
       pa[np] = u;
       pb[np++] = v;
-      if (k < lo) lo = k;
-      if (k > hi) hi = k;
       multiplyAdds += len;
     }
   }
-  return np === 0 ? { np, sk, pa, pb, lo: 0, hi: -1, multiplyAdds } : { np, sk, pa, pb, lo, hi, multiplyAdds };
+  // the window's ends in a pass of their own, on int32 values (an extreme kept in a double slows every use)
+  let lo = np > 0 ? sk[0]! : 0;
+  let hi = np > 0 ? sk[0]! : -1;
+  for (let t = 1; t < np; t++) {
+    const k = sk[t]!;
+    lo = Math.min(lo, k);
+    hi = Math.max(hi, k);
+  }
+  return { np, sk, pa, pb, lo, hi, multiplyAdds };
 }
 
 /** C's offsets in storage order and the pairs grouped by them, emission order kept inside a group. */

@@ -100,29 +100,41 @@ function stagingWords(words: number): Uint32Array {
   return staging;
 }
 
+/** Per-diagonal base word of a pair: start + min(k, 0) for HM (a_ij at start + min(i, j)), start for CDM. O(dg). */
+function operandBases(m: DiagonalLayout): Int32Array {
+  const hm = m.format === 'hm';
+  const base = new Int32Array(m.offsets.length);
+  for (let d = 0; d < base.length; d++) base[d] = m.start[d]! + (hm ? Math.min(m.offsets[d]!, 0) : 0);
+  return base;
+}
+
+/** What writing a pair needs of one operand: its chunk and base per diagonal, its slot per chunk. */
+interface OperandWords {
+  readonly chunk: Int32Array;
+  readonly base: Int32Array;
+  readonly off: Int32Array;
+  slot: Int32Array;
+}
+
 /**
  * Append at word `at` of `w` the pairs of C diagonal dc whose A and B buffers have a slot in
- * this dispatch: (A slot | B slot << 8, A base, kA, B base), bases = start + min(k, 0) for HM
- * (a_ij at start + min(i, j)), start for CDM. Returns the word after the last. O(pairs of dc).
+ * this dispatch: (A slot | B slot << 8, A base, kA, B base). Returns the word after the last.
+ * O(pairs of dc).
  */
-function writePairs(w: Uint32Array, at: number, s: SymbolicProduct, dc: number, a: DiagonalLayout, b: DiagonalLayout, sa: Int32Array, sb: Int32Array): number {
-  const { pairA, pairB } = s;
-  const hm = s.format === 'hm';
-  const [aChunk, aStart, aOff] = [a.chunk, a.start, a.offsets];
-  const [bChunk, bStart, bOff] = [b.chunk, b.start, b.offsets];
+function writePairs(w: Uint32Array, at: number, s: SymbolicProduct, dc: number, a: OperandWords, b: OperandWords): number {
+  const pairA = s.pairA;
+  const pairB = s.pairB;
   const end = s.pairStart[dc + 1]!;
   for (let t = s.pairStart[dc]!; t < end; t++) {
     const u = pairA[t]!;
     const v = pairB[t]!;
-    const qa = sa[aChunk[u]!]!;
-    const qb = sb[bChunk[v]!]!;
+    const qa = a.slot[a.chunk[u]!]!;
+    const qb = b.slot[b.chunk[v]!]!;
     if (qa < 0 || qb < 0) continue;
-    const kA = aOff[u]!;
-    const kB = bOff[v]!;
     w[at] = qa | (qb << 8);
-    w[at + 1] = aStart[u]! + (hm && kA < 0 ? kA : 0);
-    w[at + 2] = kA;
-    w[at + 3] = bStart[v]! + (hm && kB < 0 ? kB : 0);
+    w[at + 1] = a.base[u]!;
+    w[at + 2] = a.off[u]!;
+    w[at + 3] = b.base[v]!;
     at += PAIR_WORDS;
   }
   return at;
@@ -139,13 +151,15 @@ function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayou
   let length = 0;
   const list: Dispatch[] = [];
   const touched = new Uint8Array(nc);
+  const aw: OperandWords = { chunk: a.chunk, base: operandBases(a), off: a.offsets, slot: new Int32Array(0) };
+  const bw: OperandWords = { chunk: b.chunk, base: operandBases(b), off: b.offsets, slot: new Int32Array(0) };
   // C's diagonals are packed in order: buffer cq holds the contiguous range [cFirst[cq], cFirst[cq + 1])
   const cFirst = new Int32Array(nc + 1).fill(dgC);
   for (let d = dgC - 1; d >= 0; d--) cFirst[c.chunk[d]!] = d;
   for (const ag of aGroups) {
-    const sa = slotsOf(a.chunkElems.length, ag);
+    aw.slot = slotsOf(a.chunkElems.length, ag);
     for (const bg of bGroups) {
-      const sb = slotsOf(b.chunkElems.length, bg);
+      bw.slot = slotsOf(b.chunkElems.length, bg);
       for (let cq = 0; cq < nc; cq++) {
         // the first dispatch into a buffer fed by several passes writes all its diagonals (0 where no pair here)
         const writeAll = touched[cq] === 0 && passes > 1;
@@ -157,7 +171,7 @@ function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayou
         let maxLen = 0;
         for (let dc = d0; dc < d1; dc++) {
           const first = length;
-          length = writePairs(w, length, s, dc, a, b, sa, sb);
+          length = writePairs(w, length, s, dc, aw, bw);
           const count = (length - first) / PAIR_WORDS;
           if (count === 0 && !writeAll) continue;
           const e = jobBase + JOB_WORDS * jobs++;
