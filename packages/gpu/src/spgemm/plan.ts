@@ -221,7 +221,8 @@ function uniformsOf(words: readonly number[]): Uniforms {
  * Plan C = A·B for device operands in the same diagonal format (the symbolic phase).
  * Throws DimensionMismatchError (inner dimensions), InvalidParameterError (formats differ, bad
  * option, too many C diagonals), ResourceLimitError (a C diagonal longer than one binding).
- * Cost: O(dgA·dgB + dgC log dgC) host work, the table upload and C's allocation; no wait.
+ * Cost: O(dgA·dgB) host work (O(dgA·dgB log(dgA·dgB)) where C's offsets spread wide, see
+ * {@link spgemmSymbolic}), the table upload and C's allocation; no wait.
  * @example
  * const plan = planSpgemm(ctx, da, db); const c = plan.execute(da, db); await ctx.finish();
  */
