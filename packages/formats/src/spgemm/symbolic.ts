@@ -110,7 +110,7 @@ function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
   const sk = new Int32Array(na * nb);
   const pa = new Int32Array(na * nb);
   const pb = new Int32Array(na * nb);
-  const half = m - (m >> 1); // CDM: compact s ≥ half is s − m
+  const half = m - Math.floor(m / 2); // CDM: compact s ≥ half is s − m
   let np = 0;
   let multiplyAdds = 0;
   for (let q = 0; q < na; q++) {
