@@ -100,7 +100,28 @@ describe('spgemmSymbolic', () => {
       expect(Array.from(s.pairB)).toEqual(order.flatMap((kc) => groups.get(kc)!.map((p) => p[1])));
       expect(Array.from(s.pairStart)).toEqual([0, ...order.map((_, d) => order.slice(0, d + 1).reduce((t, kc) => t + groups.get(kc)!.length, 0))]);
       expect(s.multiplyAdds).toBe(mads);
+      // the sort path (offsets spread over more values than 4·pairs + 4096) gives the same
+      expect(spgemmSymbolic(a, b, 1 << 20, false)).toEqual(s);
     }
+  });
+
+  it('the counting-sort window and the sort path agree on the benchmark structures (HM and CDM bands)', () => {
+    let seed = 3;
+    const rnd = () => ((seed = (Math.imul(1664525, seed) + 1013904223) >>> 0) / 2 ** 32);
+    const spread = (n: number, dg: number) => [...new Set(Array.from({ length: dg }, () => Math.floor(rnd() * (n / 2 + 1)) - Math.floor(n / 4)))];
+    for (const [n, da, db] of [[5000, 59, 35], [4000, 29, 35], [777, 40, 3]] as const) {
+      const a = hm(n, n, spread(n, da));
+      const b = hm(n, n, spread(n, db));
+      const s = spgemmSymbolic(a, b);
+      expect(spgemmSymbolic(a, b, 1 << 20, false)).toEqual(s);
+      expect(s.pairStart[s.offsets.length]).toBe(s.pairA.length);
+    }
+    // a CDM band of n = 10^7 wraps around: offsets n − 2 … n − 1 sit next to 0 … 2 in the window
+    const n = 10_000_000;
+    const band = { format: 'cdm' as const, rows: n, cols: n, offsets: [n - 2, n - 1, 0, 1, 2] };
+    const s = spgemmSymbolic(band, band);
+    expect(Array.from(s.offsets)).toEqual([0, 1, 2, 3, 4, n - 4, n - 3, n - 2, n - 1]);
+    expect(spgemmSymbolic(band, band, 1 << 20, false)).toEqual(s);
   });
 
   it('the composite-key grouping and its counting fallback agree (ties keep emission order)', () => {

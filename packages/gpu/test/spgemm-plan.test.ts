@@ -134,6 +134,25 @@ describe('planned diagonal SpGEMM', () => {
     for (const x of [again, plan, da, da2, db]) x.dispose();
   });
 
+  it('plans made one after another keep their own tables (the host staging array is shared)', async () => {
+    const a1 = diagonals(400, 400, [-120, -33, -1, 0, 4, 57, 200], 31);
+    const b1 = diagonals(400, 400, [-90, -2, 0, 3, 11, 140], 32);
+    const a2 = diagonals(300, 300, [-3, 0, 1], 33);
+    const b2 = diagonals(300, 300, [0, 2], 34);
+    const [da1, db1, da2, db2] = [a1, b1, a2, b2].map((m) => uploadDiagonal(ctx, hmFromCsr(m)));
+    const p1 = planSpgemm(ctx, da1!, db1!);
+    // the second plan overwrites the staging words the first plan's table was built in
+    const p2 = planSpgemm(ctx, da2!, db2!);
+    p2.execute(da2!, db2!);
+    p1.execute(da1!, db1!);
+    const c1 = hmToCsr((await downloadDiagonal(ctx, p1.c)) as never);
+    const c2 = hmToCsr((await downloadDiagonal(ctx, p2.c)) as never);
+    expect(spgemmMaxRelError(c1, csrSpgemmReference(a1, b1))).toBeLessThanOrEqual(bound(7));
+    expect(spgemmMaxRelError(c2, csrSpgemmReference(a2, b2))).toBeLessThanOrEqual(bound(3));
+    expect(p1.symbolic.pairA.length).toBeGreaterThan(30);
+    for (const x of [p1, p2, da1!, db1!, da2!, db2!]) x.dispose();
+  });
+
   it('empty operands give an empty C; errors name what was expected', async () => {
     const empty = csrFromTriplets(50, 50, [], [], []);
     const r = await spgemmCsr(ctx, empty, diagonals(50, 50, [0, 1], 1), { format: 'hm' });

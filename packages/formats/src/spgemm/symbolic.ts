@@ -2,7 +2,9 @@
  * The symbolic phase of C = A·B in diagonal storage (seed 002), from the diagonal offsets alone:
  * C's diagonal set {kA + kB} (HM; CDM: (kA + kB) mod n), and for each diagonal of C the list of
  * (A diagonal, B diagonal) pairs that feed it, in ascending kA. Host work and memory are
- * O(dgA·dgB log(dgA·dgB)) — never O(n) or O(non-zeros) — so it stays cheap at n = 10^7.
+ * O(dgA·dgB) (a counting sort over C's offset window) or, where the offsets spread over far more
+ * values than there are pairs, O(dgA·dgB log(dgA·dgB)) — never O(n) or O(non-zeros) — so it
+ * stays cheap at n = 10^7.
  *
  * HM keeps a pair only when the two diagonals share an inner index j (their index ranges meet),
  * so every C diagonal holds at least one product of in-matrix slots; CDM keeps every pair (all
@@ -44,38 +46,52 @@ export interface SymbolicProduct {
 /**
  * The symbolic product of A and B (same format). Throws DimensionMismatchError when the inner
  * dimensions (CDM: the orders) differ, InvalidParameterError when C would have more than
- * `maxDiagonals` diagonals. Cost: O(dgA·dgB log(dgA·dgB)) host work in one native sort and
- * plain typed-array loops (no per-pair allocation or closure: small products plan in µs).
+ * `maxDiagonals` diagonals. Cost: O(dgA·dgB) host work in plain typed-array loops when C's
+ * offsets span at most {@link windowSpan}(pairs) values (a counting sort over that window: no
+ * comparison sort at all), else O(dgA·dgB log(dgA·dgB)) in one native sort. No per-pair
+ * allocation or closure: small products plan in µs.
+ * @param windowed false forces the sort path (tests compare the two)
  * @example spgemmSymbolic({ format: 'hm', rows: 6, cols: 6, offsets: [0, 1, -1] }, same).offsets // [0, 1, 2, -1, -2]
  */
-export function spgemmSymbolic(a: DiagonalStructure, b: DiagonalStructure, maxDiagonals = 1 << 20): SymbolicProduct {
+export function spgemmSymbolic(a: DiagonalStructure, b: DiagonalStructure, maxDiagonals = 1 << 20, windowed = true): SymbolicProduct {
   if (a.format !== b.format) throw new InvalidParameterError('B format', `'${a.format}' (the format of A)`, b.format);
   if (a.cols !== b.rows) throw new DimensionMismatchError('spgemm: rows of B (= columns of A)', a.cols, b.rows);
-  const { np, ranks, pa, pb, multiplyAdds } = enumeratePairs(a, b);
+  const pl = enumeratePairs(a, b);
+  const { np, lo, hi } = pl;
   const m = a.rows;
   const n = b.cols;
-  // ranks reach rows + cols; rank·np + t is exact in float64 below 2^53 (always, unless n·pairs is astronomical)
-  const g = (m + n + 1) * Math.max(1, np) < 2 ** 53 ? groupByCompositeKey(ranks, np, pa, pb) : groupByCounting(ranks, np, pa, pb);
-  const dgC = g.distinct.length;
-  if (dgC > maxDiagonals) throw new InvalidParameterError('maxDiagonals', `at least ${dgC} (C = A·B has ${dgC} diagonals)`, maxDiagonals);
   const cdm = a.format === 'cdm';
-  const offsets = new Int32Array(dgC);
+  const g = windowed && np > 0 && hi - lo + 1 <= windowSpan(np) ? groupByWindow(pl, !cdm) : groupBySort(pl, m, n, cdm);
+  const dgC = g.offsets.length;
+  if (dgC > maxDiagonals) throw new InvalidParameterError('maxDiagonals', `at least ${dgC} (C = A·B has ${dgC} diagonals)`, maxDiagonals);
   const lengths = new Int32Array(dgC);
   for (let d = 0; d < dgC; d++) {
-    const r = g.distinct[d]!;
-    offsets[d] = r < n || cdm ? r : n - r;
-    lengths[d] = cdm ? m : diagonalLength(m, n, offsets[d]!);
+    const k = g.offsets[d]!;
+    if (cdm && k < 0) g.offsets[d] = k + m; // signed → compact index
+    lengths[d] = cdm ? m : diagonalLength(m, n, k);
   }
-  return { format: a.format, rows: m, inner: a.cols, cols: n, offsets, lengths, pairStart: g.pairStart, pairA: g.pairA, pairB: g.pairB, multiplyAdds };
+  return { format: a.format, rows: m, inner: a.cols, cols: n, offsets: g.offsets, lengths, pairStart: g.pairStart, pairA: g.pairA, pairB: g.pairB, multiplyAdds: pl.multiplyAdds };
 }
 
-/** Pairs in emission order (ascending kA, then B's order): C storage rank, A and B index. */
-interface PairList {
+/**
+ * Most distinct values C's signed offsets may span for the counting-sort grouping of `np` pairs:
+ * 4·np + 4096, so that path stays O(pairs) — never O(n) — whatever the matrix order.
+ */
+export const windowSpan = (np: number): number => 4 * np + 4096;
+
+/** Pairs in emission order (ascending kA, then B's order): signed C offset, A and B index. */
+export interface PairList {
   readonly np: number;
-  /** Storage rank of each pair's C diagonal: HM k ≥ 0 → k, k < 0 → cols − k; CDM the compact index. */
-  readonly ranks: Float64Array;
+  /**
+   * Signed offset of each pair's C diagonal: HM kA + kB; CDM (kA + kB) mod n taken in
+   * [−⌊n/2⌋, ⌈n/2⌉) (compact index s ≥ 0 → s, else s + n), so a band's offsets stay a narrow window.
+   */
+  readonly sk: Int32Array;
   readonly pa: Int32Array;
   readonly pb: Int32Array;
+  /** Least and greatest of sk (0, −1 when there is no pair). */
+  readonly lo: number;
+  readonly hi: number;
   readonly multiplyAdds: number;
 }
 
@@ -89,11 +105,12 @@ function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
   const na = a.offsets.length;
   const nb = b.offsets.length;
   const offA = Float64Array.from(a.offsets);
-  const offB = Float64Array.from(b.offsets);
+  const offB = Int32Array.from(b.offsets);
   const orderA = ascendingOrder(offA);
-  const ranks = new Float64Array(na * nb);
+  const sk = new Int32Array(na * nb);
   const pa = new Int32Array(na * nb);
   const pb = new Int32Array(na * nb);
+  const half = m - Math.floor(m / 2); // CDM: compact s ≥ half is s − m
   let np = 0;
   let multiplyAdds = 0;
   for (let q = 0; q < na; q++) {
@@ -105,22 +122,105 @@ function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
     for (let v = 0; v < nb; v++) {
       const kB = offB[v]!;
       let len = m;
-      let r: number;
-      if (cdm) r = (kA + kB) % m;
-      else {
+      let k = kA + kB;
+      if (cdm) {
+        if (k >= m) k -= m;
+        if (k >= half) k -= m;
+      } else {
         // rows j of B's diagonal kB: [max(0, −kB), min(inner, n − kB)); shared j with A's range
-        len = Math.min(aHi, Math.min(inner, n - kB)) - Math.max(aLo, kB < 0 ? -kB : 0);
+        const bHi = Math.min(inner, n - kB);
+        const bLo = kB < 0 ? -kB : 0;
+        len = Math.min(aHi, bHi) - Math.max(aLo, bLo);
         if (len <= 0) continue;
-        const k = kA + kB;
-        r = k >= 0 ? k : n - k;
       }
-      ranks[np] = r;
+      sk[np] = k;
       pa[np] = u;
       pb[np++] = v;
       multiplyAdds += len;
     }
   }
-  return { np, ranks, pa, pb, multiplyAdds };
+  // the window's ends in a pass of their own, on int32 values (an extreme kept in a double slows every use)
+  let lo = np > 0 ? sk[0]! : 0;
+  let hi = np > 0 ? sk[0]! : -1;
+  for (let t = 1; t < np; t++) {
+    const k = sk[t]!;
+    lo = Math.min(lo, k);
+    hi = Math.max(hi, k);
+  }
+  return { np, sk, pa, pb, lo, hi, multiplyAdds };
+}
+
+/** C's offsets in storage order and the pairs grouped by them, emission order kept inside a group. */
+interface GroupedOffsets {
+  readonly offsets: Int32Array;
+  readonly pairStart: Int32Array;
+  readonly pairA: Int32Array;
+  readonly pairB: Int32Array;
+}
+
+/**
+ * Group by a counting sort over the window [lo, hi] of signed C offsets: count, walk the window
+ * in storage order (0, 1, …, then the negatives: HM −1, −2, … descending, CDM ascending — the
+ * compact indices s + n ascending) assigning each offset its first pair, then scatter the pairs
+ * in emission order (stable). O(pairs + window), no comparison sort.
+ * @example groupByWindow(pairs, true).offsets // HM order
+ */
+export function groupByWindow(pl: PairList, negativesDescending: boolean): GroupedOffsets {
+  const { np, sk, pa, pb, lo, hi } = pl;
+  const span = hi - lo + 1;
+  const pos = new Int32Array(Math.max(0, span));
+  for (let t = 0; t < np; t++) pos[sk[t]! - lo]!++;
+  const cap = Math.min(np, span);
+  const offsets = new Int32Array(cap);
+  const starts = new Int32Array(cap + 1);
+  let dgC = 0;
+  let at = 0;
+  // window index of offset 0 (or of the least offset when all are positive / negative)
+  const zero = lo > 0 ? 0 : Math.min(span, -lo);
+  for (let pass = 0; pass < 2; pass++) {
+    // pass 0: the non-negative offsets ascending; pass 1: the negative ones
+    const from = pass === 0 ? zero : negativesDescending ? zero - 1 : 0;
+    const to = pass === 0 ? span : negativesDescending ? -1 : zero;
+    const step = pass === 1 && negativesDescending ? -1 : 1;
+    for (let x = from; x !== to; x += step) {
+      const c = pos[x]!;
+      if (c === 0) continue;
+      offsets[dgC] = x + lo;
+      starts[dgC++] = at;
+      pos[x] = at;
+      at += c;
+    }
+  }
+  starts[dgC] = np;
+  const pairA = new Int32Array(np);
+  const pairB = new Int32Array(np);
+  for (let t = 0; t < np; t++) {
+    const s = pos[sk[t]! - lo]!++;
+    pairA[s] = pa[t]!;
+    pairB[s] = pb[t]!;
+  }
+  return { offsets: offsets.slice(0, dgC), pairStart: starts.slice(0, dgC + 1), pairA, pairB };
+}
+
+/**
+ * Group by storage rank with one native sort (HM k ≥ 0 → k, k < 0 → n − k; CDM the compact index
+ * s or s + n): the path for offsets spread over far more values than there are pairs. O(np log np).
+ */
+function groupBySort(pl: PairList, m: number, n: number, cdm: boolean): GroupedOffsets {
+  const { np, sk, pa, pb } = pl;
+  const ranks = new Float64Array(np);
+  for (let t = 0; t < np; t++) {
+    const k = sk[t]!;
+    ranks[t] = k >= 0 ? k : cdm ? k + m : n - k;
+  }
+  // ranks reach rows + cols; rank·np + t is exact in float64 below 2^53 (always, unless n·pairs is astronomical)
+  const g = (m + n + 1) * Math.max(1, np) < 2 ** 53 ? groupByCompositeKey(ranks, np, pa, pb) : groupByCounting(ranks, np, pa, pb);
+  const offsets = new Int32Array(g.distinct.length);
+  for (let d = 0; d < offsets.length; d++) {
+    const r = g.distinct[d]!;
+    offsets[d] = r < n || cdm ? r : n - r;
+  }
+  return { offsets, pairStart: g.pairStart, pairA: g.pairA, pairB: g.pairB };
 }
 
 /** Indices 0 … length−1 by ascending value (offsets are distinct). One native sort of rank·len + index. */

@@ -90,57 +90,54 @@ function slotsOf(chunks: number, group: readonly number[]): Int32Array {
   return out;
 }
 
-/** Per-diagonal words of a pair that depend on one operand only: base (HM: start + min(k, 0)) and offset. O(dg). */
-function operandWords(m: DiagonalLayout): { readonly base: Uint32Array; readonly off: Uint32Array } {
-  const hm = m.format === 'hm';
-  const base = new Uint32Array(m.offsets.length);
-  const off = new Uint32Array(m.offsets.length);
-  for (let d = 0; d < m.offsets.length; d++) {
-    const k = m.offsets[d]!;
-    // HM bases: a_ij at start + min(i, j) = start + min(k, 0) + i
-    base[d] = (m.start[d]! + (hm && k < 0 ? k : 0)) >>> 0;
-    off[d] = k >>> 0;
-  }
-  return { base, off };
+/**
+ * The table's host staging array, reused by every plan: `writeBuffer` copies it at once, so it
+ * is free again when {@link planSpgemm} returns (no fresh, zero-filled array per plan).
+ */
+let staging = new Uint32Array(4096);
+function stagingWords(words: number): Uint32Array {
+  if (staging.length < words) staging = new Uint32Array(2 ** Math.ceil(Math.log2(words)));
+  return staging;
 }
 
-/** Writes the table: jobs then their pairs, per dispatch. */
-class TableWriter {
-  readonly words: Uint32Array;
-  length = 0;
-  private readonly aw: { readonly base: Uint32Array; readonly off: Uint32Array };
-  private readonly bw: { readonly base: Uint32Array; readonly off: Uint32Array };
-  constructor(capacity: number, private readonly a: DiagonalLayout, private readonly b: DiagonalLayout) {
-    this.words = new Uint32Array(Math.max(1, capacity));
-    this.aw = operandWords(a);
-    this.bw = operandWords(b);
+/** Per-diagonal base word of a pair: start + min(k, 0) for HM (a_ij at start + min(i, j)), start for CDM. O(dg). */
+function operandBases(m: DiagonalLayout): Int32Array {
+  const hm = m.format === 'hm';
+  const base = new Int32Array(m.offsets.length);
+  for (let d = 0; d < base.length; d++) base[d] = m.start[d]! + (hm ? Math.min(m.offsets[d]!, 0) : 0);
+  return base;
+}
+
+/** What writing a pair needs of one operand: its chunk and base per diagonal, its slot per chunk. */
+interface OperandWords {
+  readonly chunk: Int32Array;
+  readonly base: Int32Array;
+  readonly off: Int32Array;
+  slot: Int32Array;
+}
+
+/**
+ * Append at word `at` of `w` the pairs of C diagonal dc whose A and B buffers have a slot in
+ * this dispatch: (A slot | B slot << 8, A base, kA, B base). Returns the word after the last.
+ * O(pairs of dc).
+ */
+function writePairs(w: Uint32Array, at: number, s: SymbolicProduct, dc: number, a: OperandWords, b: OperandWords): number {
+  const pairA = s.pairA;
+  const pairB = s.pairB;
+  const end = s.pairStart[dc + 1]!;
+  for (let t = s.pairStart[dc]!; t < end; t++) {
+    const u = pairA[t]!;
+    const v = pairB[t]!;
+    const qa = a.slot[a.chunk[u]!]!;
+    const qb = b.slot[b.chunk[v]!]!;
+    if (qa < 0 || qb < 0) continue;
+    w[at] = qa | (qb << 8);
+    w[at + 1] = a.base[u]!;
+    w[at + 2] = a.off[u]!;
+    w[at + 3] = b.base[v]!;
+    at += PAIR_WORDS;
   }
-  /** Append the pair words of C diagonal dc kept by the slot maps; returns how many. */
-  pairs(s: SymbolicProduct, dc: number, sa: Int32Array, sb: Int32Array): number {
-    const { pairA, pairB } = s;
-    const aChunk = this.a.chunk;
-    const bChunk = this.b.chunk;
-    const { base: aBase, off: aOff } = this.aw;
-    const bBase = this.bw.base;
-    const w = this.words;
-    let at = this.length;
-    const end = s.pairStart[dc + 1]!;
-    for (let t = s.pairStart[dc]!; t < end; t++) {
-      const u = pairA[t]!;
-      const v = pairB[t]!;
-      const qa = sa[aChunk[u]!]!;
-      const qb = sb[bChunk[v]!]!;
-      if (qa < 0 || qb < 0) continue;
-      w[at] = qa | (qb << 8);
-      w[at + 1] = aBase[u]!;
-      w[at + 2] = aOff[u]!;
-      w[at + 3] = bBase[v]!;
-      at += PAIR_WORDS;
-    }
-    const count = (at - this.length) / PAIR_WORDS;
-    this.length = at;
-    return count;
-  }
+  return at;
 }
 
 /** The dispatch list and the table, for every (A group, B group, C buffer) with work. O(pairs + passes·dgC). */
@@ -149,40 +146,45 @@ function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayou
   const bGroups = groupsOf(b.chunkElems.length, slots);
   const passes = aGroups.length * bGroups.length;
   const dgC = c.offsets.length;
-  const tw = new TableWriter(passes * JOB_WORDS * dgC + PAIR_WORDS * s.pairA.length, a, b);
+  const nc = c.chunkElems.length;
+  const w = stagingWords(Math.max(1, passes * JOB_WORDS * dgC + PAIR_WORDS * s.pairA.length));
+  let length = 0;
   const list: Dispatch[] = [];
-  const touched = new Uint8Array(c.chunkElems.length);
+  const touched = new Uint8Array(nc);
+  const aw: OperandWords = { chunk: a.chunk, base: operandBases(a), off: a.offsets, slot: new Int32Array(0) };
+  const bw: OperandWords = { chunk: b.chunk, base: operandBases(b), off: b.offsets, slot: new Int32Array(0) };
   // C's diagonals are packed in order: buffer cq holds the contiguous range [cFirst[cq], cFirst[cq + 1])
-  const cFirst = new Int32Array(c.chunkElems.length + 1).fill(dgC);
+  const cFirst = new Int32Array(nc + 1).fill(dgC);
   for (let d = dgC - 1; d >= 0; d--) cFirst[c.chunk[d]!] = d;
   for (const ag of aGroups) {
-    const sa = slotsOf(a.chunkElems.length, ag);
+    aw.slot = slotsOf(a.chunkElems.length, ag);
     for (const bg of bGroups) {
-      const sb = slotsOf(b.chunkElems.length, bg);
-      for (let cq = 0; cq < c.chunkElems.length; cq++) {
+      bw.slot = slotsOf(b.chunkElems.length, bg);
+      for (let cq = 0; cq < nc; cq++) {
         // the first dispatch into a buffer fed by several passes writes all its diagonals (0 where no pair here)
         const writeAll = touched[cq] === 0 && passes > 1;
-        const jobBase = tw.length;
+        const jobBase = length;
         const d0 = cFirst[cq]!;
-        const d1 = cq + 1 < c.chunkElems.length ? cFirst[cq + 1]! : dgC;
-        tw.length += JOB_WORDS * (d1 - d0); // room for the jobs; pairs follow
+        const d1 = cFirst[cq + 1]!;
+        length += JOB_WORDS * (d1 - d0); // room for the jobs; pairs follow
         let jobs = 0;
         let maxLen = 0;
         for (let dc = d0; dc < d1; dc++) {
-          const first = tw.length;
-          const count = tw.pairs(s, dc, sa, sb);
+          const first = length;
+          length = writePairs(w, length, s, dc, aw, bw);
+          const count = (length - first) / PAIR_WORDS;
           if (count === 0 && !writeAll) continue;
           const e = jobBase + JOB_WORDS * jobs++;
-          const w = tw.words;
+          const len = c.lengths[dc]!;
           w[e] = c.start[dc]!;
-          w[e + 1] = c.lengths[dc]!;
-          w[e + 2] = c.offsets[dc]! >>> 0;
+          w[e + 1] = len;
+          w[e + 2] = c.offsets[dc]!;
           w[e + 3] = first;
           w[e + 4] = count;
-          maxLen = Math.max(maxLen, c.lengths[dc]!);
+          if (len > maxLen) maxLen = len;
         }
         if (jobs === 0) {
-          tw.length = jobBase;
+          length = jobBase;
           continue;
         }
         list.push({ cq, aChunks: ag, bChunks: bg, jobs, jobBase, groups: jobs * Math.ceil(maxLen / wg), mode: touched[cq] === 0 ? 0 : 1 });
@@ -190,7 +192,7 @@ function buildDispatches(s: SymbolicProduct, a: DiagonalLayout, b: DiagonalLayou
       }
     }
   }
-  return { list, table: tw.words.subarray(0, tw.length) };
+  return { list, table: w.subarray(0, length) };
 }
 
 /** Shader text and binding signature per shape, built once per process. */
@@ -219,7 +221,8 @@ function uniformsOf(words: readonly number[]): Uniforms {
  * Plan C = A·B for device operands in the same diagonal format (the symbolic phase).
  * Throws DimensionMismatchError (inner dimensions), InvalidParameterError (formats differ, bad
  * option, too many C diagonals), ResourceLimitError (a C diagonal longer than one binding).
- * Cost: O(dgA·dgB + dgC log dgC) host work, the table upload and C's allocation; no wait.
+ * Cost: O(dgA·dgB) host work (O(dgA·dgB log(dgA·dgB)) where C's offsets spread wide, see
+ * {@link spgemmSymbolic}), the table upload and C's allocation; no wait.
  * @example
  * const plan = planSpgemm(ctx, da, db); const c = plan.execute(da, db); await ctx.finish();
  */
