@@ -118,7 +118,8 @@ export async function gpuBackend(): Promise<Backend<GpuVector, unknown>> {
     async operator(a, choice = {}) {
       const tune = choice.tune ?? choice.kernel === undefined;
       if (tune) {
-        const op = await gpu.tunedOperator(ctx, a, { expectedProducts: choice.expectedProducts ?? 100, inSolve: choice.inSolve ?? false, warn: () => {} });
+        // a solve with maxIterations 0 still applies A once (the true residual); the tuner wants ≥ 1 product
+        const op = await gpu.tunedOperator(ctx, a, { expectedProducts: Math.max(1, choice.expectedProducts ?? 100), inSolve: choice.inSolve ?? false, warn: () => {} });
         const r = op.tuning;
         return {
           op,
