@@ -111,6 +111,12 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
     if (!Number.isInteger(m) || m < 1 || Math.abs(ms2) > m - 1 || (m - 1 - ms2) % 2 !== 0) {
       throw new InvalidParameterError('spin.multiplicity', `2S+1 with S ≥ |M_S| = ${Math.abs(ms2) / 2} and the parity of MS2=${ms2}`, m);
     }
+    // no determinant has more unpaired electrons than min(N, 2·norb − N): a larger S cannot be reached by any penalty
+    const nel = space.nalpha + space.nbeta;
+    const unpaired = Math.min(nel, 2 * space.norb - nel);
+    if (m > unpaired + 1) {
+      throw new InvalidParameterError('spin.multiplicity', `at most ${unpaired + 1} (${unpaired} unpaired electrons: ${nel} in ${space.norb} orbitals)`, m);
+    }
   }
   // validate everything before the (possibly long) assembly
   let format = pickFormat(options.format, space.referenceSize);
