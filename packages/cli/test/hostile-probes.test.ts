@@ -23,6 +23,8 @@ function mtx(name: string, banner: string, body: string): string {
 const spd3 = mtx('spd3.mtx', 'coordinate real symmetric', '3 3 5\n1 1 4\n2 1 1\n2 2 4\n3 2 1\n3 3 4\n');
 const upper = mtx('upper.mtx', 'coordinate real general', '3 3 5\n1 1 1\n1 2 10\n2 2 2\n2 3 7\n3 3 3\n');
 const empty00 = mtx('empty00.mtx', 'coordinate real general', '0 0 0\n');
+const huge = mtx('huge.mtx', 'coordinate real symmetric', '2 2 2\n1 1 4e39\n2 2 1\n');
+const tiny = mtx('tiny.mtx', 'coordinate real symmetric', '2 2 2\n1 1 4e-42\n2 2 1e-42\n');
 const truncated = mtx('trunc.mtx', 'coordinate real general', '3 3 4\n1 1 1\n2 2 1\n3 3 1\n');
 
 /** The --json error document on stdout (and the plain message still on stderr). */
@@ -93,5 +95,14 @@ describe.skipIf(gpuTierSkipped)('solve --backend webgpu edge values', () => {
     expect(j.converged).toBe(code === 0);
     if (j.converged) expect(j.relativeResidualFloat64).toBeLessThanOrEqual(1e-8);
     expect(captured.stderr).not.toMatch(/bug/);
+  });
+  it('A outside the float32 range (4e39; every value below 1.2e-38): exit 3 naming the value and --backend cpu, not "no kernel passes verification"', async () => {
+    expect(await main(['solve', huge, '--backend', 'webgpu'])).toBe(3);
+    expect(captured.stderr).toMatch(/InvalidMatrixError: A\(row 1, column 1\): expected \|value\| ≤ 3\.4e38 .*float32.*got 4e\+39.*--backend cpu/);
+    captured.stderr = '';
+    expect(await main(['solve', tiny, '--backend', 'webgpu'])).toBe(3); // (eigs' shift-invert runs in float64 on the host and answers it)
+    expect(captured.stderr).toMatch(/InvalidMatrixError: A: expected a largest \|value\| ≥ 1\.2e-38.*got 4e-42.*--backend cpu/);
+    captured.stderr = '';
+    expect(await main(['solve', huge, '--backend', 'cpu'])).toBe(0); // float64 holds it
   });
 });
