@@ -25,6 +25,7 @@ const upper = mtx('upper.mtx', 'coordinate real general', '3 3 5\n1 1 1\n1 2 10\
 const empty00 = mtx('empty00.mtx', 'coordinate real general', '0 0 0\n');
 const huge = mtx('huge.mtx', 'coordinate real symmetric', '2 2 2\n1 1 4e39\n2 2 1\n');
 const tiny = mtx('tiny.mtx', 'coordinate real symmetric', '2 2 2\n1 1 4e-42\n2 2 1e-42\n');
+const vector = (name: string, values: string[]) => mtx(name, 'array real general', `${values.length} 1\n${values.join('\n')}\n`);
 const truncated = mtx('trunc.mtx', 'coordinate real general', '3 3 4\n1 1 1\n2 2 1\n3 3 1\n');
 
 /** The --json error document on stdout (and the plain message still on stderr). */
@@ -104,5 +105,20 @@ describe.skipIf(gpuTierSkipped)('solve --backend webgpu edge values', () => {
     expect(captured.stderr).toMatch(/InvalidMatrixError: A: expected a largest \|value\| ≥ 1\.2e-38.*got 4e-42.*--backend cpu/);
     captured.stderr = '';
     expect(await main(['solve', huge, '--backend', 'cpu'])).toBe(0); // float64 holds it
+  });
+  it('b beyond float32 (1e39, 1e-39, 1e300): solved through a power-of-two scaling, x = A⁻¹b to the tolerance (was non-finite, x NaN)', async () => {
+    for (const [name, scale] of [['b39.mtx', 1e39], ['bm39.mtx', 1e-39], ['b300.mtx', 1e300]] as const) {
+      const b = vector(name, [`${scale}`, `${2 * scale}`, `${scale}`]);
+      for (const extra of [[], ['--no-refine', '--rtol', '1e-5']]) {
+        captured.stdout = '';
+        expect(await main(['solve', spd3, b, '--backend', 'webgpu', '--json', '--with-x', ...extra])).toBe(0);
+        const j = JSON.parse(captured.stdout);
+        expect(j.converged).toBe(true);
+        expect(j.relativeResidualFloat64).toBeLessThanOrEqual(extra.length ? 1e-5 : 1e-8);
+        // A = [[4,1,0],[1,4,1],[0,1,4]], b = s·(1,2,1): x = s·(1,3,1)/7
+        expect(j.x[1] / scale).toBeCloseTo(3 / 7, 4);
+        expect(j.history.every((h: { residual: number }) => Number.isFinite(h.residual))).toBe(true);
+      }
+    }
   });
 });
