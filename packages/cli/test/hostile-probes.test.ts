@@ -120,5 +120,15 @@ describe.skipIf(gpuTierSkipped)('solve --backend webgpu edge values', () => {
         expect(j.history.every((h: { residual: number }) => Number.isFinite(h.residual))).toBe(true);
       }
     }
+  });});
+
+describe('solve --backend cpu edge values', () => {
+  it('b = 1e300 on the CPU backend too: converged, x = A⁻¹b (was non-finite: ‖b‖² overflowed float64)', async () => {
+    const b = vector('b300cpu.mtx', ['1e300', '2e300', '1e300']);
+    expect(await main(['solve', spd3, b, '--backend', 'cpu', '--json', '--with-x'])).toBe(0);
+    const j = JSON.parse(captured.stdout);
+    expect(j.converged).toBe(true);
+    expect(j.relativeResidualFloat64).toBeLessThanOrEqual(1e-8);
+    expect(j.x[0] / 1e300).toBeCloseTo(1 / 7, 10);
   });
 });

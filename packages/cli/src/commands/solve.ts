@@ -87,8 +87,9 @@ export const solveCommand: Command = {
       };
       let result: SolveResult<unknown> & { outerIterations?: number; innerIterations?: number };
       let xHost: Float64Array;
-      // float32 (and df64, whose parts are float32) cannot hold b outside ~1e±38: solve for b/s, s a power of two (exact)
-      const s = backend.kind === 'webgpu' ? rhsScale(b) : 1;
+      // float32 (and df64, whose parts are float32) cannot hold b outside ~1e±38, nor float64 the squares in ‖b‖ beyond
+      // ~1e±154: solve for b/s, s a power of two (exact), and scale x back
+      const s = rhsScale(b);
       const bs = s === 1 ? b : b.map((x) => x / s);
       const t1 = performance.now();
       if (refine) {
