@@ -7,7 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { GpuSparseError, ResourceLimitError } from '@gpusparse/formats';
-import { type Command, type CommonOptions, ExitCode, info, UsageError } from './util/context';
+import { type Command, type CommonOptions, ExitCode, info, jsonOutput, jsonText, UsageError } from './util/context';
 import { setQuietNativeNotices } from './util/backend';
 import { asOutputError, OUTPUT_FULL_CODES, OutputSpaceError } from './util/output';
 
@@ -45,6 +45,8 @@ function usage(): string {
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   let debug = argv.includes('--debug');
+  const options = argv.indexOf('--') < 0 ? argv : argv.slice(0, argv.indexOf('--'));
+  jsonOutput.printed = false;
   try {
     if (!name || name === '--help' || name === '-h' || name === 'help') {
       process.stdout.write(`${usage()}\n`);
@@ -71,8 +73,18 @@ export async function main(argv: string[]): Promise<number> {
     };
     return await cmd.run(parsed.positionals, v, common);
   } catch (e) {
-    return reportError(e, debug);
+    const exit = reportError(e, debug);
+    // --json promises one JSON document on stdout: an error is one too, unless the result was printed
+    if (options.includes('--json') && !jsonOutput.printed) printJsonError(e, exit);
+    return exit;
   }
+}
+
+/** `{"error": {name, message, exitCode}}` on stdout (the plain message went to stderr as well). */
+function printJsonError(e: unknown, exitCode: number): void {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const name = exitCode === ExitCode.usage ? 'UsageError' : err.name;
+  process.stdout.write(`${jsonText({ error: { name, message: err.message, exitCode } }, 2)}\n`);
 }
 
 /** RangeErrors that V8 throws when an allocation is too large (input-sized, not a logic bug). */

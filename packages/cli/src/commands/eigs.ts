@@ -10,7 +10,7 @@
  * @module
  */
 import { writeFileSync } from 'node:fs';
-import { type CsrMatrix, csrDiagonal, csrTranspose, HostOperator } from '@gpusparse/formats';
+import { type CsrMatrix, csrDiagonal, csrTranspose, HostOperator, InvalidMatrixError } from '@gpusparse/formats';
 import { davidson, type EigenIterationInfo, type EigenvalueBoundReport, type EigenResult, eigsMixed, lanczos, lanczosShiftInvert, lobpcg, NotPositiveDefiniteError } from '@gpusparse/solvers';
 import { eigsWithEngine, engineEigsOptions, parseEngineOptions } from '../engines/engine-eigs';
 import { linePlot } from '../plots/svg';
@@ -37,6 +37,47 @@ export function looksSpd(a: CsrMatrix, storedSymmetric: boolean): boolean {
     }
   }
   return true;
+}
+
+/**
+ * The first pair A(i, j) ≠ A(j, i) (relative difference above 1e-12; a missing entry counts as 0),
+ * 0-based, or undefined when A is symmetric. O(nnz) with one transpose; rows need not be sorted.
+ */
+export function firstAsymmetry(a: CsrMatrix): { row: number; col: number; aij: number; aji: number } | undefined {
+  const t = csrTranspose(a);
+  const w = new Float64Array(a.cols);
+  const mark = new Int32Array(a.cols); // i + 1: A(i, c) scattered; −(i + 1): also seen in Aᵀ's row i
+  const differ = (x: number, y: number) => Math.abs(x - y) > 1e-12 * Math.max(Math.abs(x), Math.abs(y));
+  for (let i = 0; i < a.rows; i++) {
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
+      w[a.colIdx[k]!] = a.values[k]!;
+      mark[a.colIdx[k]!] = i + 1;
+    }
+    for (let k = t.rowPtr[i]!; k < t.rowPtr[i + 1]!; k++) {
+      const c = t.colIdx[k]!;
+      const aic = mark[c] === i + 1 ? w[c]! : 0;
+      if (differ(aic, t.values[k]!)) return { row: i, col: c, aij: aic, aji: t.values[k]! };
+      mark[c] = -(i + 1);
+    }
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
+      const c = a.colIdx[k]!;
+      if (mark[c] === i + 1 && differ(a.values[k]!, 0)) return { row: i, col: c, aij: a.values[k]!, aji: 0 };
+    }
+  }
+  return undefined;
+}
+
+/** Refuse what the symmetric eigensolvers cannot answer: a 0×0 or a non-symmetric matrix (InvalidMatrixError, exit 3). */
+function checkEigsMatrix(name: string, a: CsrMatrix, symmetry: string): void {
+  if (a.rows === 0) throw new InvalidMatrixError(name, 'expected a matrix of order ≥ 1, got 0×0 (no eigenvalues to compute)');
+  if (symmetry === 'symmetric') return;
+  const bad = firstAsymmetry(a);
+  if (bad) {
+    throw new InvalidMatrixError(
+      name,
+      `expected a symmetric matrix (lanczos, davidson and lobpcg are symmetric eigensolvers), got A(row ${bad.row + 1}, column ${bad.col + 1}) = ${bad.aij} but A(row ${bad.col + 1}, column ${bad.row + 1}) = ${bad.aji}`,
+    );
+  }
 }
 
 /**
@@ -110,6 +151,7 @@ export const eigsCommand: Command = {
     const m = await loadMatrix(pos[0]!);
     const a = m.matrix;
     if (a.rows !== a.cols) throw new UsageError(`eigs: expected a square (symmetric) matrix, got ${a.rows}×${a.cols}`);
+    checkEigsMatrix(m.name, a, m.symmetry);
     if (o.k > a.rows) throw new UsageError(`--k: expected an integer in 1..${a.rows} (the matrix order), got ${o.k}`);
     // --engine slepc: SLEPc's EPS under mpiexec, same result table and JSON (docs/guides/scaling-out.md)
     if (engine) return eigsWithEngine({ name: m.name, a, ...o, epsType: v['eps-type'] as string | undefined, plot: v.plot as string | undefined }, engine, common);

@@ -87,27 +87,32 @@ export const solveCommand: Command = {
       };
       let result: SolveResult<unknown> & { outerIterations?: number; innerIterations?: number };
       let xHost: Float64Array;
+      // float32 (and df64, whose parts are float32) cannot hold b outside ~1e±38, nor float64 the squares in ‖b‖ beyond
+      // ~1e±154: solve for b/s, s a power of two (exact), and scale x back
+      const s = rhsScale(b);
+      const bs = s === 1 ? b : b.map((x) => x / s);
       const t1 = performance.now();
       if (refine) {
         const r = await refinedSolve({
           hostOperator: HostOperator.fromCsr(a),
           innerOperator: built.op,
           innerSpace: space,
-          b,
+          b: bs,
           rtol,
-          atol,
+          atol: atol / s,
           inner: { method, rtol: 1e-4, restart, preconditioner: pre, checkEvery, maxIterations },
           onOuterIteration: (o) => onIteration({ iteration: o.outer, relativeResidual: o.relativeResidual }),
         });
         result = r;
         xHost = r.x;
       } else {
-        const bv = space.fromArray(b);
-        const opts = { rtol, atol, maxIterations, preconditioner: pre, checkEvery, onIteration, restart };
+        const bv = space.fromArray(bs);
+        const opts = { rtol, atol: atol / s, maxIterations, preconditioner: pre, checkEvery, onIteration, restart };
         result = await methods[method](space, built.op, bv, opts);
         xHost = await space.toArray(result.x);
       }
       const solveMs = performance.now() - t1;
+      if (s !== 1) unscale(result, xHost, s);
       bar.finish();
       // the true residual in float64 on the host, whatever the backend
       const trueRel = relativeResidual(a, xHost, b).rel;
@@ -164,3 +169,19 @@ export const solveCommand: Command = {
     }
   },
 };
+
+/** 1, or the power of two nearest max|b| when that lies outside [2^-60, 2^60] (float32 holds ~1e±38). */
+export function rhsScale(b: Float64Array): number {
+  let m = 0;
+  for (const v of b) m = Math.max(m, Math.abs(v));
+  if (!(m > 0) || !Number.isFinite(m) || (m >= 2 ** -60 && m <= 2 ** 60)) return 1;
+  return 2 ** Math.round(Math.log2(m));
+}
+
+/** Back from the solve for b/s: x, residual norms and ‖b‖ times s (exact: s is a power of two). */
+function unscale(result: SolveResult<unknown>, x: Float64Array, s: number): void {
+  for (let i = 0; i < x.length; i++) x[i]! *= s;
+  for (const h of result.history) h.residual *= s;
+  result.bNorm *= s;
+  result.trueResidual *= s;
+}

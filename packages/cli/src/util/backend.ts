@@ -4,7 +4,7 @@
  * @module
  */
 import { availableParallelism } from 'node:os';
-import { type CsrMatrix, HostOperator, type HostScalar, HostVectorSpace, type LinearOperator, type VectorSpace, WasmVectorSpace } from '@gpusparse/formats';
+import { type CsrMatrix, HostOperator, type HostScalar, HostVectorSpace, InvalidMatrixError, type LinearOperator, type VectorSpace, WasmVectorSpace } from '@gpusparse/formats';
 import type { GpuContext, GpuVector } from '@gpusparse/gpu';
 import { type CommonOptions, info, UsageError } from './context';
 
@@ -104,6 +104,29 @@ export async function openGpuContext(): Promise<GpuContext> {
   return gpu.createGpuContext({ quietNativeNotices });
 }
 
+const FLOAT32_MAX = 3.4028234663852886e38;
+const FLOAT32_MIN_NORMAL = 1.1754943508222875e-38;
+
+/**
+ * The WebGPU kernels hold A in float32: a value above its range becomes ±Infinity, and a matrix
+ * whose largest |value| is below its normal range flushes to zeros. Either is refused here with
+ * the place and the way out, instead of an autotuner report that no kernel passed verification.
+ * (Single tiny entries beside normal ones are kept: they vanish in float32 as they would in a sum.)
+ */
+export function checkFloat32Range(a: CsrMatrix): void {
+  let maxAbs = 0;
+  for (let r = 0; r < a.rows; r++) {
+    for (let k = a.rowPtr[r]!; k < a.rowPtr[r + 1]!; k++) {
+      const v = Math.abs(a.values[k]!);
+      if (v > FLOAT32_MAX) throw new InvalidMatrixError(`A(row ${r + 1}, column ${a.colIdx[k]! + 1})`, `expected |value| ≤ 3.4e38 (the WebGPU kernels store A in float32), got ${a.values[k]}: scale A and b, or use --backend cpu (float64)`);
+      if (v > maxAbs) maxAbs = v;
+    }
+  }
+  if (maxAbs > 0 && maxAbs < FLOAT32_MIN_NORMAL) {
+    throw new InvalidMatrixError('A', `expected a largest |value| ≥ 1.2e-38 (the WebGPU kernels store A in float32), got ${maxAbs}: every value underflows; scale A and b, or use --backend cpu (float64)`);
+  }
+}
+
 /** Open the WebGPU backend; throws NoAdapterError when there is no adapter. */
 export async function gpuBackend(): Promise<Backend<GpuVector, unknown>> {
   const gpu = await import('@gpusparse/gpu');
@@ -116,9 +139,11 @@ export async function gpuBackend(): Promise<Backend<GpuVector, unknown>> {
     space: space as unknown as VectorSpace<GpuVector, unknown>,
     ctx,
     async operator(a, choice = {}) {
+      checkFloat32Range(a);
       const tune = choice.tune ?? choice.kernel === undefined;
       if (tune) {
-        const op = await gpu.tunedOperator(ctx, a, { expectedProducts: choice.expectedProducts ?? 100, inSolve: choice.inSolve ?? false, warn: () => {} });
+        // a solve with maxIterations 0 still applies A once (the true residual); the tuner wants ≥ 1 product
+        const op = await gpu.tunedOperator(ctx, a, { expectedProducts: Math.max(1, choice.expectedProducts ?? 100), inSolve: choice.inSolve ?? false, warn: () => {} });
         const r = op.tuning;
         return {
           op,

@@ -82,8 +82,12 @@ export function jsonText(value: unknown, indent?: number): string {
   return sawNegZero ? text.split(NEG_ZERO_JSON).join('-0') : text;
 }
 
+/** Whether a command printed its JSON document in this run (then an error adds no second document). */
+export const jsonOutput = { printed: false };
+
 /** Print `value` as pretty JSON on stdout (see {@link jsonText}). */
 export function printJson(value: unknown): void {
+  jsonOutput.printed = true;
   out(jsonText(value, 2));
 }
 

@@ -51,11 +51,17 @@ export async function solveRhs(a: CsrMatrix, path: string | undefined, stored?: 
 /** ‖b − A x‖₂ / ‖b‖₂ in float64 on the host, with both norms. */
 export function relativeResidual(a: CsrMatrix, x: Float64Array, b: Float64Array): { rel: number; r: number; bNorm: number } {
   const ax = csrSpmv(a, x);
+  // squares of values near 1e±154 over- or underflow: sum them scaled by the largest |b_i|
+  let big = 0;
+  for (let i = 0; i < b.length; i++) big = Math.max(big, Math.abs(b[i]!));
+  const s = big > 0 && Number.isFinite(big) ? big : 1;
   let rn = 0;
   let bn = 0;
   for (let i = 0; i < b.length; i++) {
-    rn += (b[i]! - ax[i]!) ** 2;
-    bn += b[i]! ** 2;
+    rn += ((b[i]! - ax[i]!) / s) ** 2;
+    bn += (b[i]! / s) ** 2;
   }
-  return { rel: Math.sqrt(rn) / (Math.sqrt(bn) || 1), r: Math.sqrt(rn), bNorm: Math.sqrt(bn) };
+  const r = Math.sqrt(rn) * s;
+  const bNorm = Math.sqrt(bn) * s;
+  return { rel: bNorm > 0 ? Math.sqrt(rn) / Math.sqrt(bn) : r, r, bNorm };
 }

@@ -26,7 +26,10 @@ function pathText(path: string | URL): string {
 
 function ioError(file: string, line: number, what: string, e: unknown): MatrixMarketError {
   const err = e as { code?: string; message?: string };
-  return new MatrixMarketError(file, line, what, `${err.code ? `${err.code}: ` : ''}${err.message ?? String(e)}`, err.code);
+  const message = err.message ?? String(e);
+  // Node's fs messages already begin with the code ("ENOENT: no such file …"): name it once
+  const got = err.code && !message.startsWith(`${err.code}:`) ? `${err.code}: ${message}` : message;
+  return new MatrixMarketError(file, line, what, got, err.code);
 }
 
 /** True when the file starts with the gzip magic bytes 1f 8b. */
