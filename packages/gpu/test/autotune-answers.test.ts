@@ -14,7 +14,9 @@ import {
   type CandidateSpec,
   csrScalarKernel,
   csrVectorKernel,
+  DEFAULT_MAX_TIMED,
   defaultPruneRules,
+  DIA_TILED_FACTOR,
   enumerateCandidates,
   familyOf,
   floorKernel,
@@ -32,6 +34,7 @@ import {
   tunedOperator,
 } from '../src/index';
 import { uncertain } from '../src/autotune/decision';
+import { diaTiledKernel } from '../src/kernels/dia/dia-tiled.kernel';
 import type { TrialSession } from '../src/autotune/trials';
 import { testContext } from './helpers';
 
@@ -106,7 +109,9 @@ describe('the short-list takes one of each family (no device)', () => {
       const { picks } = shortList(list, p.stats, { maxTimed: 6, exhaustive: false });
       const others = picks.map((i) => list[i]!).filter((c) => c.kernel.format !== 'csr');
       expect(others.length).toBeGreaterThanOrEqual(3);
-      expect(new Set(others.map((c) => familyOf(c.kernel.id))).size).toBe(others.length);
+      // dia-tiled is timed beside the diagonal family's pick by its own rule (issue 20)
+      const families = others.filter((c) => c.kernel.id !== 'dia-tiled');
+      expect(new Set(families.map((c) => familyOf(c.kernel.id))).size).toBe(families.length);
       const hit = others.find((c) => c.kernel.id === winner);
       expect(hit, `${winner} on the short-list of a ${a.rows}-row matrix: ${others.map((c) => c.kernel.id).join(', ')}`).toBeDefined();
       for (const [k, v] of Object.entries(params)) expect(hit!.params[k]).toBe(v);
@@ -146,6 +151,56 @@ describe('the short-list times the CSR parameters the model cannot rank, and the
     const ids = shortList(list, p.stats, { maxTimed: 8, exhaustive: false }).picks.map((i) => list[i]!.kernel.id);
     expect(ids, ids.join(', ')).toContain('ell');
     expect(ids.some((k) => k === 'dia' || k === 'hm'), ids.join(', ')).toBe(true);
+  });
+});
+
+describe('dia-tiled on the short-list (issue 20, no device)', () => {
+  const listFor = (a: ReturnType<typeof g.banded>, maxTimed?: number) => {
+    const p = profileMatrix(a, 1024);
+    const list = enumerateCandidates(a, p, kernels, defaultPruneRules, 1000);
+    const picks = shortList(list, p.stats, { maxTimed: maxTimed ?? DEFAULT_MAX_TIMED, exhaustive: false, diagonalSlot: maxTimed === undefined }).picks.map((i) => list[i]!);
+    return { list, picks, ids: picks.map((c) => c.kernel.id) };
+  };
+
+  it('defaults to rowsPerThread 4 and 256 invocations (the best on the H100 on all four full-size matrices), first among its variants', () => {
+    expect(diaTiledKernel.defaults).toMatchObject({ rowsPerThread: 4, workgroupSize: 256 });
+    expect(diaTiledKernel.params.rowsPerThread.values[0]).toBe(4);
+    expect(diaTiledKernel.params.workgroupSize.values[0]).toBe(256);
+  });
+
+  it('is timed, in its default variant and in an extra slot, on a 27-point stencil and on a banded matrix, with ELL and DIA/HM still timed', () => {
+    for (const a of [stencil27(32), g.banded(20_000, 4, 4, { seed: 7 })]) {
+      const { picks, ids } = listFor(a);
+      const tiled = picks.filter((c) => c.kernel.id === 'dia-tiled');
+      expect(tiled.length, ids.join(', ')).toBe(1);
+      expect(tiled[0]!.params).toMatchObject({ rowsPerThread: 4, workgroupSize: 256 });
+      expect(ids, ids.join(', ')).toContain('ell');
+      expect(ids.some((k) => k === 'dia' || k === 'hm'), ids.join(', ')).toBe(true);
+      expect(ids.indexOf('dia-tiled')).toBeLessThan(Math.max(ids.indexOf('dia'), ids.indexOf('hm'))); // just before the family's pick
+      expect(picks.length).toBe(DEFAULT_MAX_TIMED + 1);
+      // a stated maxTimed is a hard cap: the extra slot is taken from the others
+      expect(listFor(a, 6).picks.length).toBe(6);
+    }
+  });
+
+  it('is not timed on random-column matrices (uniform, power law, CI-like): pruned like DIA, with the same reason', () => {
+    const cases = [g.uniformRandom(20_000, 20_000, 8, 3), g.powerLaw(20_000, 20_000, { alpha: 2.0, minLen: 2, maxLen: 2000, seed: 7 }), g.ciLike(2000, { refFraction: 0.1, refDensity: 0.9, expDensity: 0.1, seed: 7 })];
+    for (const a of cases) {
+      const { list, ids } = listFor(a);
+      expect(ids, ids.join(', ')).not.toContain('dia-tiled');
+      const tiled = list.find((c) => c.kernel.id === 'dia-tiled')!;
+      const dia = list.find((c) => c.kernel.id === 'dia')!;
+      expect(tiled.pruned, `${a.rows} rows`).toEqual(dia.pruned);
+      expect(tiled.pruned?.hard).toBe(true);
+    }
+  });
+
+  it('is predicted at DIA_TILED_FACTOR per DIA slot, against the 1.08 of dia on the same slots (H100: 0.42–0.52× of dia)', () => {
+    const a = g.banded(20_000, 4, 4, { seed: 7 });
+    const { list } = listFor(a);
+    const work = (id: string) => list.find((c) => c.kernel.id === id)!.work;
+    expect(work('dia-tiled') / work('dia')).toBeCloseTo(DIA_TILED_FACTOR / 1.08, 6);
+    expect(work('dia-tiled')).toBeLessThan(work('csr-scalar'));
   });
 });
 

@@ -301,7 +301,7 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
   report.trials.push(...trials);
   report.pruned = trials.filter((t) => t.status === 'pruned').length;
   const exhaustive = opts.exhaustive ?? false;
-  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive });
+  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive, diagonalSlot: opts.maxTimed === undefined });
   const pair = (i: number): { c: Candidate; t: Trial } => ({ c: list[i]!, t: trials[i]! });
   const rounds = opts.rounds ?? 3;
   const s: TrialSession = {
