@@ -5,7 +5,7 @@
  * works, `TuningError` only when no kernel runs (naming every reason), the report's GFLOP/s,
  * objective, costs and budget add up, and the timing is interleaved rounds with a spread.
  */
-import { generators as g } from '@gpusparse/formats';
+import { csrFromDense, generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stencil27 } from '../../../bench/validation-set';
 import {
@@ -30,12 +30,13 @@ import {
   verifyRanges,
   reportJson,
   reportTable,
+  rowScaledError,
   TuningError,
   tunedOperator,
 } from '../src/index';
 import { uncertain } from '../src/autotune/decision';
 import { diaTiledKernel } from '../src/kernels/dia/dia-tiled.kernel';
-import type { TrialSession } from '../src/autotune/trials';
+import { CLOCK_WARM_MS, interleave, type TrialSession, warmClock } from '../src/autotune/trials';
 import { testContext } from './helpers';
 
 const quiet = { warn: () => {} };
@@ -214,6 +215,74 @@ describe('the decision (no device)', () => {
     expect(uncertain(session([1.0, 1.4], [1.3, 1.5]))).toBe(true);
     expect(uncertain(session([1.0, 1.1, 1.05], [1.5, 1.6, 1.5]))).toBe(false);
     expect(uncertain(session([1.0]))).toBe(false); // nothing to compare with
+  });
+});
+
+describe('timing at the clock a solve sees (no device)', () => {
+  const fakeCtx = () => ({ finishes: 0, async finish() { this.finishes++; } });
+
+  it('before a sample on an idle device, keeps it busy with untimed products for clockWarmMs; not again while it stays busy; never with 0', async () => {
+    expect(CLOCK_WARM_MS).toBe(100);
+    const ctx = fakeCtx();
+    let products = 0;
+    const s = { ctx, clockWarmMs: 15 } as unknown as TrialSession;
+    const t0 = performance.now();
+    await warmClock(s, () => products++);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(15);
+    expect(products).toBeGreaterThan(1);
+    expect(ctx.finishes).toBeGreaterThan(0);
+    expect(s.busyAt).toBeDefined();
+    const before = products;
+    await warmClock(s, () => products++); // busy a moment ago: the clock is still up
+    expect(products).toBe(before);
+    s.busyAt = performance.now() - 5000; // idle for 5 s: warm again
+    await warmClock(s, () => products++);
+    expect(products).toBeGreaterThan(before);
+    const off = { ctx, clockWarmMs: 0 } as unknown as TrialSession;
+    await warmClock(off, () => products++);
+    expect(off.busyAt).toBeUndefined();
+  });
+
+  it('interleaves the rounds across candidates (A B C, B C A, C A B), never all samples of one candidate first', async () => {
+    const order: string[] = [];
+    const live = ['A', 'B', 'C'].map((id) => ({
+      c: { kernel: { id, encode: () => order.push(id) } },
+      t: { kernel: id, params: {}, status: 'timed' },
+      h: {},
+      samples: [] as number[],
+    }));
+    // a device without timestamp queries: timeGpu times by the host clock around ctx.finish()
+    const ctx = { isLost: false, caps: { timestampQuery: false }, async finish() {}, queue: { submit() {}, onSubmittedWorkDone: async () => {} } };
+    const report = { budgetMs: Number.POSITIVE_INFINITY, costs: { timingMs: 0 }, nnz: 1, timed: 0, failed: 0 };
+    const s = { ctx, live, v: {}, reps: 1, warmup: 0, exhaustive: true, report, start: performance.now(), clockWarmMs: 0 } as unknown as TrialSession;
+    expect(await interleave(s, 3, () => false)).toBe(3);
+    // without timestamps timeGpu runs reps 1 as 5 batches of one product: 5 encodes per sample
+    expect(order.length).toBe(45);
+    const firsts = order.filter((_, k) => k % 5 === 0).join('');
+    expect(firsts).toBe('ABCBCACAB');
+    expect(live.every((f) => f.samples.length === 3)).toBe(true);
+  });
+});
+
+describe('the recheck error of bench/tune.ts (no device)', () => {
+  it('is relative to the row scale Σ|a_ij x_j|: a float32 sum of a cancelling stencil row reads ~1e-8 (was 1e-1 relative to |ref| + 1e-6), a wrong entry reads its size, a non-zero on an all-zero row ∞', () => {
+    const a = csrFromDense([
+      [6, -1, -1, -1, -1, -1, -1],
+      [0, 2, 0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0, 0],
+    ]);
+    const x = [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]; // row 0 cancels: ref 0 (in float64 ≈ 1e-17)
+    const ref0 = 6 * 0.1 - 6 * 0.1;
+    const y = [Math.fround(1e-8), 0.2, 0];
+    const old = Math.abs(y[0]! - ref0) / (Math.abs(ref0) + 1e-6);
+    expect(old).toBeGreaterThan(1e-3); // the old measure calls a rounding residue an error
+    const r = rowScaledError(a, x, y);
+    expect(r.worst).toBeLessThan(1e-8); // 1e-8 over the row's scale 1.2
+    expect(r.worst).toBeCloseTo(1e-8 / 1.2, 12);
+    expect(rowScaledError(a, x, [0, 0.3, 0])).toEqual({ worst: expect.closeTo(0.5, 9), row: 1 }); // 0.1 off on a row of scale 0.2
+    expect(rowScaledError(a, x, [0, 0.2, 1e-30])).toEqual({ worst: Number.POSITIVE_INFINITY, row: 2 });
+    expect(rowScaledError(a, x, [Number.NaN, 0.2, 0]).worst).toBe(Number.POSITIVE_INFINITY);
+    expect(() => rowScaledError(a, x, [0, 0])).toThrow(/y expected 3 entries \(one per row\), got 2/);
   });
 });
 
