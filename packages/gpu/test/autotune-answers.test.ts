@@ -238,6 +238,18 @@ describe('timing at the clock a solve sees (no device)', () => {
     s.busyAt = performance.now() - 5000; // idle for 5 s: warm again
     await warmClock(s, () => products++);
     expect(products).toBeGreaterThan(before);
+    // slow products: batches sized to what is left (doubling alone ran 1 + 2 + 4 products of 5 ms = 35 ms for 25)
+    // (counted in products, not ms: on a loaded machine the wall time of a busy wait stretches)
+    const slow = { ctx, clockWarmMs: 25 } as unknown as TrialSession;
+    const t1 = performance.now();
+    let slowProducts = 0;
+    await warmClock(slow, () => {
+      slowProducts++;
+      const end = performance.now() + 5;
+      while (performance.now() < end);
+    });
+    expect(performance.now() - t1).toBeGreaterThanOrEqual(25);
+    expect(slowProducts).toBeLessThanOrEqual(5);
     const off = { ctx, clockWarmMs: 0 } as unknown as TrialSession;
     await warmClock(off, () => products++);
     expect(off.busyAt).toBeUndefined();

@@ -16,3 +16,4 @@ export * from './store';
 export { rowScaledError, VERIFY_NNZ, type Verification, verifyProduct, verifyRanges } from './verify';
 export { type DeviceMatrixStats, deviceMatrixStats, MAX_HIST_BINS, statsFromHistogram } from '../profile/device-stats';
 export { InSolveOperator, type InSolveCandidate, type InSolveOptions } from './in-solve';
+export { CLOCK_WARM_MS, warmClock } from './trials';

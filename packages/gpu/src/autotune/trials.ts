@@ -80,15 +80,23 @@ const CLOCK_IDLE_MS = 1000;
  * Keep the device busy with untimed products of `encode` for about `s.clockWarmMs` when it has
  * been idle past {@link CLOCK_IDLE_MS} (or has not run for this session yet), so that every
  * timed sample sees the clock a solve's back-to-back products see. Batches double from one
- * product (the product time is not known before the first sample), each drained. O(clockWarmMs).
+ * product (the product time is not known before the first sample), each drained and sized to
+ * what is left of `clockWarmMs` at the rate measured so far. O(clockWarmMs).
  */
 export async function warmClock(s: Pick<TrialSession, 'ctx' | 'clockWarmMs' | 'busyAt'>, encode: () => void): Promise<void> {
   const target = s.clockWarmMs ?? 0;
   if (target <= 0 || (s.busyAt !== undefined && performance.now() - s.busyAt < CLOCK_IDLE_MS)) return;
   const t0 = performance.now();
-  for (let k = 1; performance.now() - t0 < target; k = Math.min(2 * k, 4096)) {
+  let done = 0;
+  for (let k = 1; ; ) {
     for (let i = 0; i < k; i++) encode();
     await s.ctx.finish();
+    done += k;
+    const spentMs = performance.now() - t0;
+    if (spentMs >= target) break;
+    // the next batch at most doubles and fits what is left at the rate seen so far (no overshoot
+    // by a doubled batch of slow products)
+    k = Math.max(1, Math.min(2 * k, 4096, Math.ceil((target - spentMs) / (spentMs / done))));
   }
   s.busyAt = performance.now();
 }
