@@ -56,8 +56,10 @@ const FAMILIES: Readonly<Record<string, string>> = { ell: 'ell', 'ell-r': 'ell',
  * diagonal family's slot (the better of DIA and HM keeps it) nor take part in the family
  * order (its low prediction would move the {@link SEPARATION} cut and drop ELL): whenever it
  * is not pruned — at most 64 occupied diagonals, fill ≥ 0.5, the rules that make a matrix
- * banded or stencil-like — its default variant is timed just before the diagonal family's
- * pick, in one extra slot when the caller left the short-list's size to the tuner.
+ * banded or stencil-like — its default variant is the first of the other formats (admitted
+ * before ELL and DIA/HM when the budget allows only some conversions: at full size it was the
+ * fastest of them all), in one extra slot when the caller left the short-list's size to the
+ * tuner.
  */
 const DIA_TILED = 'dia-tiled';
 
@@ -188,7 +190,7 @@ export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats
     // families first (a conversion each), then the CSR parameter neighbours (timing only), then more families and variants
     const others = byFamily(rest.filter(({ c }) => c.kernel.id !== DIA_TILED), Number.POSITIVE_INFINITY);
     const order = [...others.slice(0, FAMILY_SLOTS), ...neighbours(csr, scouts), ...others.slice(FAMILY_SLOTS)];
-    const room = Math.max(0, cap - picks.length) + tiledInto(order, list, rest, opts.diagonalSlot === true);
+    const room = Math.max(0, cap - picks.length) + tiledInto(order, rest, opts.diagonalSlot === true);
     picks.push(...order.slice(0, room));
   }
   const chosen = new Set(picks);
@@ -197,14 +199,13 @@ export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats
 
 /**
  * Put {@link DIA_TILED}'s first unpruned candidate (its default variant: all its variants have
- * one prediction) into `order` just before the diagonal family's pick, or first when the family
- * has none on it; 1 (the extra slot) when it was put in and `extra` allows, else 0. O(rest).
+ * one prediction) first into `order` (the other formats; the CSR scouts are already picked);
+ * 1 (the extra slot) when it was put in and `extra` allows, else 0. O(rest).
  */
-function tiledInto(order: number[], list: readonly Candidate[], rest: readonly Indexed[], extra: boolean): number {
+function tiledInto(order: number[], rest: readonly Indexed[], extra: boolean): number {
   const tiled = rest.find(({ c }) => c.kernel.id === DIA_TILED && !c.pruned);
   if (!tiled) return 0;
-  const at = order.findIndex((i) => familyOf(list[i]!.kernel.id) === 'diagonal');
-  order.splice(Math.max(0, at), 0, tiled.i);
+  order.unshift(tiled.i);
   return extra ? 1 : 0;
 }
 
