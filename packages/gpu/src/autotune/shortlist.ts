@@ -12,7 +12,9 @@
  *    the hybrid, DIA/HM, the AXC/AXT family, BCSR, CMRS, COO — {@link familyOf}): first the
  *    model's best variant of each family, families in predicted order (those predicted past
  *    {@link SEPARATION} × the best dropped, the best family always offered), then further
- *    variants within {@link SEPARATION}, at most {@link PER_KERNEL} per kernel;
+ *    variants within {@link SEPARATION}, at most {@link PER_KERNEL} per kernel — preceded, on
+ *    banded and stencil matrices (dia-tiled not pruned), by dia-tiled, in an extra slot when the
+ *    caller states no `maxTimed` ({@link DIA_TILED});
  *
  * with the CSR parameter neighbours (csr-vector at half and twice its scout's lanes, csr-adaptive
  * at half and twice its entries per block: {@link NEIGHBOUR_PARAMS}) after the first
