@@ -5,7 +5,7 @@
  * works, `TuningError` only when no kernel runs (naming every reason), the report's GFLOP/s,
  * objective, costs and budget add up, and the timing is interleaved rounds with a spread.
  */
-import { generators as g } from '@gpusparse/formats';
+import { csrFromDense, generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stencil27 } from '../../../bench/validation-set';
 import {
@@ -14,7 +14,9 @@ import {
   type CandidateSpec,
   csrScalarKernel,
   csrVectorKernel,
+  DEFAULT_MAX_TIMED,
   defaultPruneRules,
+  DIA_TILED_FACTOR,
   enumerateCandidates,
   familyOf,
   floorKernel,
@@ -28,11 +30,13 @@ import {
   verifyRanges,
   reportJson,
   reportTable,
+  rowScaledError,
   TuningError,
   tunedOperator,
 } from '../src/index';
 import { uncertain } from '../src/autotune/decision';
-import type { TrialSession } from '../src/autotune/trials';
+import { diaTiledKernel } from '../src/kernels/dia/dia-tiled.kernel';
+import { CLOCK_WARM_MS, interleave, type TrialSession, warmClock } from '../src/autotune/trials';
 import { testContext } from './helpers';
 
 const quiet = { warn: () => {} };
@@ -106,7 +110,9 @@ describe('the short-list takes one of each family (no device)', () => {
       const { picks } = shortList(list, p.stats, { maxTimed: 6, exhaustive: false });
       const others = picks.map((i) => list[i]!).filter((c) => c.kernel.format !== 'csr');
       expect(others.length).toBeGreaterThanOrEqual(3);
-      expect(new Set(others.map((c) => familyOf(c.kernel.id))).size).toBe(others.length);
+      // dia-tiled is timed beside the diagonal family's pick by its own rule (issue 20)
+      const families = others.filter((c) => c.kernel.id !== 'dia-tiled');
+      expect(new Set(families.map((c) => familyOf(c.kernel.id))).size).toBe(families.length);
       const hit = others.find((c) => c.kernel.id === winner);
       expect(hit, `${winner} on the short-list of a ${a.rows}-row matrix: ${others.map((c) => c.kernel.id).join(', ')}`).toBeDefined();
       for (const [k, v] of Object.entries(params)) expect(hit!.params[k]).toBe(v);
@@ -119,9 +125,11 @@ describe('the short-list takes one of each family (no device)', () => {
     const p = profileMatrix(a, 1024);
     const list = enumerateCandidates(a, p, kernels, defaultPruneRules, 1000);
     const lanesOf = (picks: number[]) => picks.map((i) => list[i]!).filter((c) => c.kernel.id === 'csr-vector').map((c) => c.params.lanes);
-    const wide = shortList(list, p.stats, { maxTimed: 8, exhaustive: false }).picks;
+    // the tuner's default cap: dia-tiled (unpruned on this stencil) takes its extra slot first
+    const wide = shortList(list, p.stats, { maxTimed: 8, exhaustive: false, diagonalSlot: true }).picks;
     expect(lanesOf(wide)).toEqual([4, 2, 8]);
-    expect(wide.slice(3, 6).every((i) => list[i]!.kernel.format !== 'csr')).toBe(true); // three families before the neighbours
+    expect(list[wide[3]!]!.kernel.id).toBe('dia-tiled');
+    expect(wide.slice(4, 7).every((i) => list[i]!.kernel.format !== 'csr')).toBe(true); // three families before the neighbours
     expect(lanesOf(shortList(list, p.stats, { maxTimed: 6, exhaustive: false }).picks)).toEqual([4]);
   });
 });
@@ -149,6 +157,57 @@ describe('the short-list times the CSR parameters the model cannot rank, and the
   });
 });
 
+describe('dia-tiled on the short-list (issue 20, no device)', () => {
+  const listFor = (a: ReturnType<typeof g.banded>, maxTimed?: number) => {
+    const p = profileMatrix(a, 1024);
+    const list = enumerateCandidates(a, p, kernels, defaultPruneRules, 1000);
+    const picks = shortList(list, p.stats, { maxTimed: maxTimed ?? DEFAULT_MAX_TIMED, exhaustive: false, diagonalSlot: maxTimed === undefined }).picks.map((i) => list[i]!);
+    return { list, picks, ids: picks.map((c) => c.kernel.id) };
+  };
+
+  it('defaults to rowsPerThread 4 and 256 invocations (the best on the H100 on all four full-size matrices), first among its variants', () => {
+    expect(diaTiledKernel.defaults).toMatchObject({ rowsPerThread: 4, workgroupSize: 256 });
+    expect(diaTiledKernel.params.rowsPerThread.values[0]).toBe(4);
+    expect(diaTiledKernel.params.workgroupSize.values[0]).toBe(256);
+  });
+
+  it('is timed, in its default variant and in an extra slot, on a 27-point stencil and on a banded matrix, with ELL and DIA/HM still timed', () => {
+    for (const a of [stencil27(32), g.banded(20_000, 4, 4, { seed: 7 })]) {
+      const { picks, ids } = listFor(a);
+      const tiled = picks.filter((c) => c.kernel.id === 'dia-tiled');
+      expect(tiled.length, ids.join(', ')).toBe(1);
+      expect(tiled[0]!.params).toMatchObject({ rowsPerThread: 4, workgroupSize: 256 });
+      expect(ids, ids.join(', ')).toContain('ell');
+      expect(ids.some((k) => k === 'dia' || k === 'hm'), ids.join(', ')).toBe(true);
+      // first of the other formats (the CSR scouts come before it)
+      expect(picks.findIndex((c) => c.kernel.format !== 'csr')).toBe(ids.indexOf('dia-tiled'));
+      expect(picks.length).toBe(DEFAULT_MAX_TIMED + 1);
+      // a stated maxTimed is a hard cap: the extra slot is taken from the others
+      expect(listFor(a, 6).picks.length).toBe(6);
+    }
+  });
+
+  it('is not timed on random-column matrices (uniform, power law, CI-like): pruned like DIA, with the same reason', () => {
+    const cases = [g.uniformRandom(20_000, 20_000, 8, 3), g.powerLaw(20_000, 20_000, { alpha: 2.0, minLen: 2, maxLen: 2000, seed: 7 }), g.ciLike(2000, { refFraction: 0.1, refDensity: 0.9, expDensity: 0.1, seed: 7 })];
+    for (const a of cases) {
+      const { list, ids } = listFor(a);
+      expect(ids, ids.join(', ')).not.toContain('dia-tiled');
+      const tiled = list.find((c) => c.kernel.id === 'dia-tiled')!;
+      const dia = list.find((c) => c.kernel.id === 'dia')!;
+      expect(tiled.pruned, `${a.rows} rows`).toEqual(dia.pruned);
+      expect(tiled.pruned?.hard).toBe(true);
+    }
+  });
+
+  it('is predicted at DIA_TILED_FACTOR per DIA slot, against the 1.08 of dia on the same slots (H100: 0.42–0.52× of dia)', () => {
+    const a = g.banded(20_000, 4, 4, { seed: 7 });
+    const { list } = listFor(a);
+    const work = (id: string) => list.find((c) => c.kernel.id === id)!.work;
+    expect(work('dia-tiled') / work('dia')).toBeCloseTo(DIA_TILED_FACTOR / 1.08, 6);
+    expect(work('dia-tiled')).toBeLessThan(work('csr-scalar'));
+  });
+});
+
 describe('the decision (no device)', () => {
   /** A session with live candidates of the given round medians (ms), as `ranked` reads it. */
   const session = (...samples: number[][]): TrialSession =>
@@ -159,6 +218,86 @@ describe('the decision (no device)', () => {
     expect(uncertain(session([1.0, 1.4], [1.3, 1.5]))).toBe(true);
     expect(uncertain(session([1.0, 1.1, 1.05], [1.5, 1.6, 1.5]))).toBe(false);
     expect(uncertain(session([1.0]))).toBe(false); // nothing to compare with
+  });
+});
+
+describe('timing at the clock a solve sees (no device)', () => {
+  const fakeCtx = () => ({ finishes: 0, async finish() { this.finishes++; } });
+
+  it('before a sample on an idle device, keeps it busy with untimed products for clockWarmMs; not again while it stays busy; never with 0', async () => {
+    expect(CLOCK_WARM_MS).toBe(100);
+    const ctx = fakeCtx();
+    let products = 0;
+    const s = { ctx, clockWarmMs: 15 } as unknown as TrialSession;
+    const t0 = performance.now();
+    await warmClock(s, () => products++);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(15);
+    expect(products).toBeGreaterThan(1);
+    expect(ctx.finishes).toBeGreaterThan(0);
+    expect(s.busyAt).toBeDefined();
+    const before = products;
+    await warmClock(s, () => products++); // busy a moment ago: the clock is still up
+    expect(products).toBe(before);
+    s.busyAt = performance.now() - 5000; // idle for 5 s: warm again
+    await warmClock(s, () => products++);
+    expect(products).toBeGreaterThan(before);
+    // slow products: batches sized to what is left (doubling alone ran 1 + 2 + 4 products of 5 ms = 35 ms for 25)
+    // (counted in products, not ms: on a loaded machine the wall time of a busy wait stretches)
+    const slow = { ctx, clockWarmMs: 25 } as unknown as TrialSession;
+    const t1 = performance.now();
+    let slowProducts = 0;
+    await warmClock(slow, () => {
+      slowProducts++;
+      const end = performance.now() + 5;
+      while (performance.now() < end);
+    });
+    expect(performance.now() - t1).toBeGreaterThanOrEqual(25);
+    expect(slowProducts).toBeLessThanOrEqual(5);
+    const off = { ctx, clockWarmMs: 0 } as unknown as TrialSession;
+    await warmClock(off, () => products++);
+    expect(off.busyAt).toBeUndefined();
+  });
+
+  it('interleaves the rounds across candidates (A B C, B C A, C A B), never all samples of one candidate first', async () => {
+    const order: string[] = [];
+    const live = ['A', 'B', 'C'].map((id) => ({
+      c: { kernel: { id, encode: () => order.push(id) } },
+      t: { kernel: id, params: {}, status: 'timed' },
+      h: {},
+      samples: [] as number[],
+    }));
+    // a device without timestamp queries: timeGpu times by the host clock around ctx.finish()
+    const ctx = { isLost: false, caps: { timestampQuery: false }, async finish() {}, queue: { submit() {}, onSubmittedWorkDone: async () => {} } };
+    const report = { budgetMs: Number.POSITIVE_INFINITY, costs: { timingMs: 0 }, nnz: 1, timed: 0, failed: 0 };
+    const s = { ctx, live, v: {}, reps: 1, warmup: 0, exhaustive: true, report, start: performance.now(), clockWarmMs: 0 } as unknown as TrialSession;
+    expect(await interleave(s, 3, () => false)).toBe(3);
+    // without timestamps timeGpu runs reps 1 as 5 batches of one product: 5 encodes per sample
+    expect(order.length).toBe(45);
+    const firsts = order.filter((_, k) => k % 5 === 0).join('');
+    expect(firsts).toBe('ABCBCACAB');
+    expect(live.every((f) => f.samples.length === 3)).toBe(true);
+  });
+});
+
+describe('the recheck error of bench/tune.ts (no device)', () => {
+  it('is relative to the row scale Σ|a_ij x_j|: a float32 sum of a cancelling stencil row reads ~1e-8 (was 1e-1 relative to |ref| + 1e-6), a wrong entry reads its size, a non-zero on an all-zero row ∞', () => {
+    const a = csrFromDense([
+      [6, -1, -1, -1, -1, -1, -1],
+      [0, 2, 0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0, 0, 0],
+    ]);
+    const x = [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]; // row 0 cancels: ref 0 (in float64 ≈ 1e-17)
+    const ref0 = 6 * 0.1 - 6 * 0.1;
+    const y = [Math.fround(1e-8), 0.2, 0];
+    const old = Math.abs(y[0]! - ref0) / (Math.abs(ref0) + 1e-6);
+    expect(old).toBeGreaterThan(1e-3); // the old measure calls a rounding residue an error
+    const r = rowScaledError(a, x, y);
+    expect(r.worst).toBeLessThan(1e-8); // 1e-8 over the row's scale 1.2
+    expect(r.worst).toBeCloseTo(1e-8 / 1.2, 12);
+    expect(rowScaledError(a, x, [0, 0.3, 0])).toEqual({ worst: expect.closeTo(0.5, 9), row: 1 }); // 0.1 off on a row of scale 0.2
+    expect(rowScaledError(a, x, [0, 0.2, 1e-30])).toEqual({ worst: Number.POSITIVE_INFINITY, row: 2 });
+    expect(rowScaledError(a, x, [Number.NaN, 0.2, 0]).worst).toBe(Number.POSITIVE_INFINITY);
+    expect(() => rowScaledError(a, x, [0, 0])).toThrow(/y expected 3 entries \(one per row\), got 2/);
   });
 });
 

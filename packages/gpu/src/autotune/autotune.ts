@@ -30,7 +30,7 @@ import { type MatrixProfile, profileFromDevice, profileMatrix } from './profile'
 import { REPORT_GLOSSARY, type Trial, type TuningReport } from './report';
 import { DEFAULT_MAX_TIMED, shortList } from './shortlist';
 import { resolveStore } from './store';
-import { admit, interleave, type TrialSession } from './trials';
+import { admit, CLOCK_WARM_MS, interleave, type TrialSession } from './trials';
 import type { AutotuneOptions, AutotuneResult, Held } from './types';
 import { verifyProduct } from './verify';
 
@@ -72,6 +72,7 @@ function validate(opts: AutotuneOptions): void {
     const v = opts[f];
     if (v !== undefined && !(v > 0)) throw new RangeError(`autotune: ${f} expected a number > 0, got ${v}`);
   }
+  if (opts.clockWarmMs !== undefined && !(opts.clockWarmMs >= 0 && Number.isFinite(opts.clockWarmMs))) throw new RangeError(`autotune: clockWarmMs expected a finite number ≥ 0, got ${opts.clockWarmMs}`);
   for (const f of ['reps', 'rounds', 'maxTimed'] as const) {
     const v = opts[f];
     if (v !== undefined && !(Number.isInteger(v) && v >= 1)) throw new RangeError(`autotune: ${f} expected an integer ≥ 1, got ${v}`);
@@ -301,7 +302,7 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
   report.trials.push(...trials);
   report.pruned = trials.filter((t) => t.status === 'pruned').length;
   const exhaustive = opts.exhaustive ?? false;
-  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive });
+  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive, diagonalSlot: opts.maxTimed === undefined });
   const pair = (i: number): { c: Candidate; t: Trial } => ({ c: list[i]!, t: trials[i]! });
   const rounds = opts.rounds ?? 3;
   const s: TrialSession = {
@@ -320,6 +321,8 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
     live: [],
     shared,
     convMsPerByte: 0,
+    // at most a fifth of the (smallest) budget goes to raising the clock before timing
+    clockWarmMs: opts.clockWarmMs ?? Math.min(CLOCK_WARM_MS, 0.2 * (opts.budgetMs !== undefined ? (opts.fraction ?? 0.1) * opts.budgetMs : (opts.minBudgetMs ?? MIN_BUDGET_MS))),
     // a first guess for other formats' uploads: the CSR arrays' rate (validation included)
     uploadMsPerByte: (report.csrUploadMs ?? 0) / Math.max(1, 8 * report.nnz + 4 * a.rows),
   };

@@ -13,6 +13,7 @@ export * from './profile';
 export * from './report';
 export { DEFAULT_MAX_TIMED, familyOf, floorKernel, SEPARATION, type ShortList, shortList } from './shortlist';
 export * from './store';
-export { VERIFY_NNZ, type Verification, verifyProduct, verifyRanges } from './verify';
+export { rowScaledError, VERIFY_NNZ, type Verification, verifyProduct, verifyRanges } from './verify';
 export { type DeviceMatrixStats, deviceMatrixStats, MAX_HIST_BINS, statsFromHistogram } from '../profile/device-stats';
 export { InSolveOperator, type InSolveCandidate, type InSolveOptions } from './in-solve';
+export { CLOCK_WARM_MS, warmClock } from './trials';

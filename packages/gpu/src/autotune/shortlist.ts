@@ -12,7 +12,9 @@
  *    the hybrid, DIA/HM, the AXC/AXT family, BCSR, CMRS, COO — {@link familyOf}): first the
  *    model's best variant of each family, families in predicted order (those predicted past
  *    {@link SEPARATION} × the best dropped, the best family always offered), then further
- *    variants within {@link SEPARATION}, at most {@link PER_KERNEL} per kernel;
+ *    variants within {@link SEPARATION}, at most {@link PER_KERNEL} per kernel — preceded, on
+ *    banded and stencil matrices (dia-tiled not pruned), by dia-tiled, in an extra slot when the
+ *    caller states no `maxTimed` ({@link DIA_TILED});
  *
  * with the CSR parameter neighbours (csr-vector at half and twice its scout's lanes, csr-adaptive
  * at half and twice its entries per block: {@link NEIGHBOUR_PARAMS}) after the first
@@ -43,9 +45,25 @@ const PER_KERNEL = 2;
  * Kernel id → family (kernels of one family are alternatives the static model ranks poorly
  * against each other). DIA and HM share one slot, the better predicted of the two: split into
  * two families they pushed ELL (the bench set's stencil winner) off a 27-point stencil's
- * short-list of 8.
+ * short-list of 8. dia-tiled belongs to the family too but is short-listed on its own rule
+ * ({@link DIA_TILED}).
  */
-const FAMILIES: Readonly<Record<string, string>> = { ell: 'ell', 'ell-r': 'ell', 'sliced-ell': 'ell', 'sliced-ell-r': 'ell', dia: 'diagonal', hm: 'diagonal' };
+const FAMILIES: Readonly<Record<string, string>> = { ell: 'ell', 'ell-r': 'ell', 'sliced-ell': 'ell', 'sliced-ell-r': 'ell', dia: 'diagonal', 'dia-tiled': 'diagonal', hm: 'diagonal' };
+
+/**
+ * The tiled DIA kernel (issue 20). On the H100 it beat every other kernel and cuSPARSE on the
+ * full-size banded and stencil matrices (27-point 120³ 0.171 ms against ELL 0.352, DIA 0.407;
+ * banded b9 0.091 against ELL 0.159), but the recorded sweeps of the smaller bench and
+ * validation matrices, where DIA/HM or ELL won, never timed it. So it does not take the
+ * diagonal family's slot (the better of DIA and HM keeps it) nor take part in the family
+ * order (its low prediction would move the {@link SEPARATION} cut and drop ELL): whenever it
+ * is not pruned — at most 64 occupied diagonals, fill ≥ 0.5, the rules that make a matrix
+ * banded or stencil-like — its default variant is the first of the other formats (admitted
+ * before ELL and DIA/HM when the budget allows only some conversions: at full size it was the
+ * fastest of them all), in one extra slot when the caller left the short-list's size to the
+ * tuner.
+ */
+const DIA_TILED = 'dia-tiled';
 
 /**
  * The family of a kernel id: 'csr' for the CSR kernels, 'ell' for ELL, ELL-R and sliced ELL(-R),
@@ -158,10 +176,11 @@ function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rs
 /**
  * Choose what to time. `list` is sorted as `enumerateCandidates` returns it (unpruned by
  * predicted cost, then soft, then hard prunes). Exhaustive: every timeable candidate, CSR floor
- * first. O(candidates).
+ * first. `diagonalSlot`: dia-tiled, when short-listed, takes a slot past `maxTimed` (autotune
+ * sets it when the caller states no `maxTimed`). O(candidates).
  * @example const { picks, floor } = shortList(list, profile.stats, { maxTimed: 5, exhaustive: false });
  */
-export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats, 'mean' | 'rsdp'>, opts: { maxTimed: number; exhaustive: boolean }): ShortList {
+export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats, 'mean' | 'rsdp'>, opts: { maxTimed: number; exhaustive: boolean; diagonalSlot?: boolean }): ShortList {
   const all = list.map((c, i) => ({ c, i }));
   const csr = all.filter(({ c }) => c.kernel.format === 'csr' && !c.pruned?.hard);
   const cap = Math.max(1, Math.floor(opts.maxTimed));
@@ -171,12 +190,25 @@ export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats
   if (opts.exhaustive) picks.push(...rest.map(({ i }) => i));
   else {
     // families first (a conversion each), then the CSR parameter neighbours (timing only), then more families and variants
-    const others = byFamily(rest, Number.POSITIVE_INFINITY);
+    const others = byFamily(rest.filter(({ c }) => c.kernel.id !== DIA_TILED), Number.POSITIVE_INFINITY);
     const order = [...others.slice(0, FAMILY_SLOTS), ...neighbours(csr, scouts), ...others.slice(FAMILY_SLOTS)];
-    picks.push(...order.slice(0, Math.max(0, cap - picks.length)));
+    const room = Math.max(0, cap - picks.length) + tiledInto(order, rest, opts.diagonalSlot === true);
+    picks.push(...order.slice(0, room));
   }
   const chosen = new Set(picks);
   return { picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i) };
+}
+
+/**
+ * Put {@link DIA_TILED}'s first unpruned candidate (its default variant: all its variants have
+ * one prediction) first into `order` (the other formats; the CSR scouts are already picked);
+ * 1 (the extra slot) when it was put in and `extra` allows, else 0. O(rest).
+ */
+function tiledInto(order: number[], rest: readonly Indexed[], extra: boolean): number {
+  const tiled = rest.find(({ c }) => c.kernel.id === DIA_TILED && !c.pruned);
+  if (!tiled) return 0;
+  order.unshift(tiled.i);
+  return extra ? 1 : 0;
 }
 
 /**

@@ -4,7 +4,9 @@
  * the timing, the verification and, for the winner, the operator; CSR kernels add only their
  * own tables to the CSR arrays uploaded once for the whole run), then all live candidates are
  * timed in interleaved rounds (A B C, B C A, C A B …) so that a load change on the device or the
- * host cannot decide by itself. A candidate that fails at any step is recorded with the step and
+ * host cannot decide by itself, each sample after an idle device preceded by untimed products
+ * that raise the SM clock ({@link warmClock}: the H100 ran the same product 2.7× slower at its
+ * idle clock). A candidate that fails at any step is recorded with the step and
  * the reason, and the run goes on. Admission of each further candidate and each further round is
  * checked against the budget with estimates from what was measured so far.
  * @module
@@ -52,6 +54,51 @@ export interface TrialSession {
   /** Measured rates for the admission estimates (ms per estimated byte). */
   convMsPerByte: number;
   uploadMsPerByte: number;
+  /** Untimed device work (ms, wall) before a sample that follows an idle device ({@link warmClock}); 0 or absent: none. */
+  readonly clockWarmMs?: number;
+  /** When the device last ran products for this session (performance.now()); absent: not yet. */
+  busyAt?: number;
+}
+
+/**
+ * Device work (ms of wall time, untimed) that brings the SM clock up before timing. On the
+ * H100 (session 6, nvidia-smi every 100 ms beside bench/spmv-gap.ts) the SM clock sat at
+ * 345–480 MHz whenever the GPU was not kept busy, and the same product took 0.47 ms instead of
+ * 0.173 ms at 1980 MHz; the tuner's own samples (warmup 1, reps 5, a readback between) never
+ * kept it busy long enough: all three rounds of its first candidate read 0.44 ms. 500
+ * back-to-back products (≈ 90 ms at the high clock) were enough. Capped by autotune at a fifth
+ * of the budget.
+ */
+export const CLOCK_WARM_MS = 100;
+/**
+ * Idle time after which the clock is assumed to have dropped: the H100 held 1980 MHz for about
+ * 3 s of an idle GPU, and a product after 1 s of idle still ran at 0.173 ms.
+ */
+const CLOCK_IDLE_MS = 1000;
+
+/**
+ * Keep the device busy with untimed products of `encode` for about `s.clockWarmMs` when it has
+ * been idle past {@link CLOCK_IDLE_MS} (or has not run for this session yet), so that every
+ * timed sample sees the clock a solve's back-to-back products see. Batches double from one
+ * product (the product time is not known before the first sample), each drained and sized to
+ * what is left of `clockWarmMs` at the rate measured so far. O(clockWarmMs).
+ */
+export async function warmClock(s: Pick<TrialSession, 'ctx' | 'clockWarmMs' | 'busyAt'>, encode: () => void): Promise<void> {
+  const target = s.clockWarmMs ?? 0;
+  if (target <= 0 || (s.busyAt !== undefined && performance.now() - s.busyAt < CLOCK_IDLE_MS)) return;
+  const t0 = performance.now();
+  let done = 0;
+  for (let k = 1; ; ) {
+    for (let i = 0; i < k; i++) encode();
+    await s.ctx.finish();
+    done += k;
+    const spentMs = performance.now() - t0;
+    if (spentMs >= target) break;
+    // the next batch at most doubles and fits what is left at the rate seen so far (no overshoot
+    // by a doubled batch of slow products)
+    k = Math.max(1, Math.min(2 * k, 4096, Math.ceil((target - spentMs) / (spentMs / done))));
+  }
+  s.busyAt = performance.now();
 }
 
 /** Prior host conversion rate before one is measured: 200 MB/s (JavaScript conversions of 10^7 non-zeros took 0.4–1.2 s on the H200 host). */
@@ -142,6 +189,7 @@ export async function sample(s: TrialSession, f: Live): Promise<boolean> {
   const t0 = performance.now();
   const encode = () => f.c.kernel.encode(s.ctx, f.h!, s.v.dx, s.v.dy);
   try {
+    await warmClock(s, encode);
     if (f.samples.length === 0 && !s.exhaustive && Number.isFinite(s.report.budgetMs)) {
       const probe = await timeGpu(s.ctx, encode, { reps: 1, warmup: 0, batches: 1 });
       if (probe.medianMs * (s.warmup + s.reps) > s.report.budgetMs - spent(s)) {
@@ -164,6 +212,7 @@ export async function sample(s: TrialSession, f: Live): Promise<boolean> {
     fail(s, f.t, 'timing', e);
     return false;
   } finally {
+    s.busyAt = performance.now();
     s.report.costs.timingMs += performance.now() - t0;
   }
 }

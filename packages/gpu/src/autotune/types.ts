@@ -51,6 +51,12 @@ export interface AutotuneOptions {
   readonly rounds?: number;
   /** Most candidates timed (the short-list: the CSR floor and scouts, then the best of each other family and the CSR parameter neighbours (csr-vector lanes, csr-adaptive entries per block); default 8 (DEFAULT_MAX_TIMED); ignored by `exhaustive`). */
   readonly maxTimed?: number;
+  /**
+   * Untimed products (ms of device work) before a timed sample that follows an idle device, so
+   * that candidates are timed at the clock a solve runs at (the H100's SM clock drops to
+   * 345–480 MHz when idle: 2.7× slower products). Default min(100, a fifth of the budget); 0: none.
+   */
+  readonly clockWarmMs?: number;
   /** Smallest tuning budget (ms) when no budgetMs is stated (default 500, `MIN_BUDGET_MS`: the overhead a user accepts whatever the work; below ~100 no alternative to the first kernel could be tried). */
   readonly minBudgetMs?: number;
   /**

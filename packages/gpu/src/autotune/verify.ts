@@ -132,3 +132,33 @@ export async function verifyProduct(ctx: GpuContext, a: CsrMatrix, c: Candidate,
   }
   return { ok: worst <= 1, maxErrOverBound: worst, row, rows: j };
 }
+
+/**
+ * The largest error of a device product y ≈ A·x over all rows, each row's |y_i − ref_i| taken
+ * relative to its absolute scale Σ_j |a_ij x_j| (ref: the float64 product of the float32-rounded
+ * matrix): what a kernel's summation can get wrong, on the scale of the terms it sums. Relative
+ * to |ref_i| instead, a stencil row whose terms cancel (ref_i ≈ 0) reads 1e-1 for a correct
+ * float32 sum. A row of scale 0 must give exactly 0 (any other value is an error of ∞). O(nnz).
+ * @example rowScaledError(a, x, y).worst // ≲ 1e-6 for a correct float32 product
+ */
+export function rowScaledError(a: CsrMatrix, x: ArrayLike<number>, y: ArrayLike<number>): { worst: number; row?: number } {
+  if (y.length < a.rows) throw new RangeError(`rowScaledError: y expected ${a.rows} entries (one per row), got ${y.length}`);
+  let worst = 0;
+  let row: number | undefined;
+  for (let i = 0; i < a.rows; i++) {
+    let r = 0;
+    let s = 0;
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
+      const p = Math.fround(a.values[k]!) * x[a.colIdx[k]!]!;
+      r += p;
+      s += Math.abs(p);
+    }
+    const e = Math.abs(y[i]! - r);
+    const q = s > 0 ? e / s : e === 0 ? 0 : Number.POSITIVE_INFINITY;
+    if (!(q <= worst)) {
+      worst = Number.isNaN(q) ? Number.POSITIVE_INFINITY : q;
+      row = i;
+    }
+  }
+  return { worst, row };
+}

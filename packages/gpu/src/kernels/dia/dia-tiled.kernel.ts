@@ -124,10 +124,14 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix, DiaTiledParams, DiaTiledDevic
   title: 'DIA tiled: several coalesced rows per invocation, diagonal table in workgroup memory, unchecked interior tiles',
   params: {
     rowsPerThread: { description: 'rows per invocation (strided by the workgroup size: loads stay coalesced)', values: [4, 2, 1, 8] },
-    workgroupSize: { description: 'invocations per workgroup', values: [128, 256] },
+    workgroupSize: { description: 'invocations per workgroup', values: [256, 128] },
     maxDiagonals: { description: 'most diagonals accepted (the dia format default)', values: [diaDefaultParams.maxDiagonals] },
   },
-  defaults: { rowsPerThread: 4, workgroupSize: 128, maxDiagonals: diaDefaultParams.maxDiagonals },
+  // H100 (bench/RESULTS.md, session 6, issue 20): rowsPerThread 4 with 256 invocations was the
+  // fastest variant on all four matrices measured (27-point stencil 120³ 0.171 ms, tied with
+  // rowsPerThread 2; banded 2·10^6 b9 0.091; 5-point 2000² 0.109; 7-point 160³ 0.132 ms);
+  // rowsPerThread 1 and 8 were 15–70 % slower
+  defaults: { rowsPerThread: 4, workgroupSize: 256, maxDiagonals: diaDefaultParams.maxDiagonals },
   formatParams: () => ({ maxDiagonals: 2 ** 28 }),
   precheck: (a, _limits, params) => diagonalPrecheck(a, params.maxDiagonals, 'dia'),
   supports(m, limits, params) {
