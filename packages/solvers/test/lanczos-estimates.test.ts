@@ -51,3 +51,14 @@ describe('lanczos on the one-pass host path takes fewer Ritz estimates', () => {
     for (const v of [...free.vectors, ...every.vectors]) space.release(v);
   });
 });
+
+describe('lanczos on the one-pass host path counts the readbacks it makes', () => {
+  it('one per step plus its second Gram–Schmidt passes (before: a second, empty readback per step, ≥ 2 per step)', async () => {
+    const space = new HostVectorSpace();
+    const r = await lanczos(space, HostOperator.fromCsr(g.poisson2d(30)), { k: 4, tol: 1e-8, checkMultiplicity: false });
+    expect(r.converged).toBe(true);
+    expect(r.stats.readbacks).toBeGreaterThanOrEqual(r.iterations);
+    expect(r.stats.readbacks).toBeLessThan(1.5 * r.iterations);
+    for (const v of r.vectors) space.release(v);
+  });
+});

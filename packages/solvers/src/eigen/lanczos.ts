@@ -170,7 +170,9 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
   // eigenpairs of the projected matrix, decomposed fully only when Ritz vectors are formed
   let eig: DenseEigen | undefined;
   let hm: number[][] | undefined; // the projected matrix whose decomposition `eig` is, while stale
+  let hmSize = 0; // when > 0: hm is h's leading hmSize × hmSize block, not copied yet (a skipped estimate)
   const fullEig = (): DenseEigen | undefined => {
+    if (!eig && !hm && hmSize > 0) hm = h.slice(0, hmSize).map((row) => row.slice(0, hmSize));
     if (!eig && hm) eig = symmetricEigen(hm);
     return eig;
   };
@@ -223,7 +225,8 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
       const full = j + 1 >= mMax || j + 1 >= free;
       if (!(full || pending.length >= c.checkEvery || c.iterations >= c.maxIterations || run.aborted())) continue;
     }
-    const got = await readAndRelease(space, pending.flatMap((p) => p.s), run.stats);
+    // (the one-pass host path has read its scalars already: no readback of an empty list)
+    const got = pending.some((p) => !p.vals) ? await readAndRelease(space, pending.flatMap((p) => p.s), run.stats) : [];
     // apply the batch column by column; a negligible ‖w‖ ends it there (later steps discarded)
     let off = 0;
     let beta = 0;
@@ -257,14 +260,16 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
       return out('non-finite', `lanczos: non-finite projection at iteration ${c.iterations}`);
     }
     const m = last + 1;
-    const hNow = h.slice(0, m).map((row) => row.slice(0, m));
     if (m < mMax && m < free && c.iterations < nextEstimate && !(beta <= 100 * c.eps * Math.max(c.normA, Number.MIN_VALUE))) {
       // one-pass host path between two scheduled estimates (./ritz-estimates estimateGap): no decomposition
       eig = undefined;
-      hm = hNow;
+      hm = undefined;
+      hmSize = m;
       q.push(w);
       continue;
     }
+    hmSize = 0;
+    const hNow = h.slice(0, m).map((row) => row.slice(0, m));
     const fast = estimates(hNow, m);
     if (!fast) {
       space.release(w);
