@@ -7,7 +7,11 @@
  * round, the same solve with the solvers and WasmVectorSpace of another checkout (1 thread),
  * e.g. `git worktree add /tmp/before <commit>` with this checkout's node_modules linked in.
  *
- * Run: `pnpm tsx bench/host-solvers.ts [--quick] [--reps N] [--only NAME[,NAME…]] [--methods cg,gmres,eigsh] [--scipy-threads N] [--full] [--write]`.
+ * Run: `pnpm tsx bench/host-solvers.ts [--quick] [--reps N] [--only NAME[,NAME…]] [--methods cg,gmres,eigsh] [--scipy-threads N] [--multiplicity-check] [--full] [--write]`.
+ * eigsh rows give the largest |λ_ours − λ_SciPy| / max|λ_SciPy| over the 4 eigenvalues ("λ vs SciPy",
+ * MISMATCH above 1e-8) and the products of both sides; Lanczos runs without its multiplicity check
+ * unless `--multiplicity-check` (then it finds the copies of a multiple eigenvalue that one Krylov
+ * sequence misses, at about twice the products).
  * Matrices: generated ones scaled from the bench set (bench/matrix-set.ts; 10^5–5·10^5 rows so a
  * SciPy solve takes 0.1–10 s on a 2-core machine) and the real matrices of the data tier
  * (`GPUSPARSE_DATA`, default ../shared/data) with ≥ 10^5 non-zeros. `--full` adds
@@ -35,6 +39,10 @@ const reps = Number(arg('--reps') ?? (quick ? 1 : 3));
 const only = arg('--only');
 const python = arg('--python') ?? 'python3';
 const scipyThreads = arg('--scipy-threads');
+// Lanczos's multiplicity check (the library default) costs about a second run; off by default here
+// as in earlier rounds (ARPACK has none), but then a missed copy of a multiple eigenvalue shows as
+// a mismatch in the "λ vs SciPy" column (SiH4: a triple eigenvalue)
+const checkMultiplicity = flag('--multiplicity-check');
 // SciPy's dense BLAS-1 (NumPy's BLAS) threads: its own default, or a fixed count
 const scipyEnv = scipyThreads ? { ...process.env, OPENBLAS_NUM_THREADS: scipyThreads, OMP_NUM_THREADS: scipyThreads, MKL_NUM_THREADS: scipyThreads } : process.env;
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -154,7 +162,7 @@ async function solveOnce(c: Case, a: CsrMatrix, space: HostVectorSpace, op: Line
     const t0 = performance.now();
     const r =
       eig === 'lanczos'
-        ? await lanczos(op, space, { k: 4, which: 'smallest', tol: 1e-8, checkMultiplicity: false, maxIterations: c.maxiter })
+        ? await lanczos(op, space, { k: 4, which: 'smallest', tol: 1e-8, checkMultiplicity, maxIterations: c.maxiter })
         : await lobpcg(op, space, { k: 4, tol: 1e-8, maxIterations: c.maxiter });
     const t = performance.now() - t0;
     const cu = process.cpuUsage(c0);
@@ -276,8 +284,8 @@ function table(rows: Row[], scipyVersion: string, load0: number[], load1: number
     `Machine: ${cpus().length}× ${cpus()[0]?.model ?? '?'}, node ${process.version}, ${scipyVersion}; load average ${load0[0]!.toFixed(1)} at start, ${load1[0]!.toFixed(1)} at the end (the machine is shared: medians of ${reps} rounds, each case ours then SciPy, spread min–max); SciPy's BLAS threads: ${scipyThreads ?? 'its default'}.`,
     `Ours: WasmVectorSpace + its CSR operator with 1 and 2 threads (\`threads\` option)${hasOld ? '; "before": the same solve on the checkout given by --before-tree, 1 thread, in the same rounds' : ''}. Time of the solve call only, ms. b = A·1; CG and GMRES(30) to ‖b − A·x‖/‖b‖ ≤ 1e-8 (true residual shown); eigsh: 4 smallest, tol 1e-8 (ARPACK: ‖r‖ ≤ tol·|λ|; ours: ‖r‖ ≤ tol·‖A‖est), residual shown as max‖A·v − λ·v‖/‖A‖∞. vs SciPy = SciPy median / ours median, best of 1T and 2T; min/min = SciPy's fastest run / our fastest (> 1: ours faster).`,
     '',
-    `| matrix | method | rows | nnz | SciPy ms | ${hasOld ? 'before 1T ms | ' : ''}ours 1T ms | ours 2T ms | ${hasOld ? 'after / before 1T | ' : ''}vs SciPy | min/min | iters SciPy / ours | residual SciPy / ours |`,
-    `|---|---|---:|---:|---:|${hasOld ? '---:|' : ''}---:|---:|${hasOld ? '---:|' : ''}---:|---:|---|---|`,
+    `| matrix | method | rows | nnz | SciPy ms | ${hasOld ? 'before 1T ms | ' : ''}ours 1T ms | ours 2T ms | ${hasOld ? 'after / before 1T | ' : ''}vs SciPy | min/min | iters SciPy / ours | residual SciPy / ours | λ vs SciPy |`,
+    `|---|---|---:|---:|---:|${hasOld ? '---:|' : ''}---:|---:|${hasOld ? '---:|' : ''}---:|---:|---|---|---|`,
   ];
   const ratios: number[] = [];
   const minRatios: number[] = [];
@@ -303,7 +311,7 @@ function table(rows: Row[], scipyVersion: string, load0: number[], load1: number
       const gain = old ? `${(median(old.ms) / m1).toFixed(2)}× | ` : hasOld ? '– | ' : '';
       const its = `${r.scipy.iterations} / ${o1.iterations}${old && old.iterations !== o1.iterations ? ` (before ${old.iterations})` : ''}`;
       lines.push(
-        `| ${r.name} | ${method} | ${r.rows} | ${r.nnz} | ${sp.toFixed(0)} (${spread(r.scipy.times)}) | ${oldCells}${m1.toFixed(0)} (${spread(o1.ms)})${jsBefore} | ${m2.toFixed(0)} (${spread(o2.ms)}) | ${gain}${(sp / best).toFixed(2)}× | ${minRatio.toFixed(2)}× | ${its} | ${r.scipy.residual.toExponential(1)} / ${o1.residual.toExponential(1)}${conv} |`,
+        `| ${r.name} | ${method} | ${r.rows} | ${r.nnz} | ${sp.toFixed(0)} (${spread(r.scipy.times)}) | ${oldCells}${m1.toFixed(0)} (${spread(o1.ms)})${jsBefore} | ${m2.toFixed(0)} (${spread(o2.ms)}) | ${gain}${(sp / best).toFixed(2)}× | ${minRatio.toFixed(2)}× | ${its} | ${r.scipy.residual.toExponential(1)} / ${o1.residual.toExponential(1)}${conv} | ${valueAgreement(r.scipy.values, o1.values)} |`,
       );
     }
   }
@@ -311,6 +319,20 @@ function table(rows: Row[], scipyVersion: string, load0: number[], load1: number
   const geo = (xs: number[]) => Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / Math.max(1, xs.length));
   lines.push('', `Geometric mean of SciPy / ours (best of 1T, 2T): medians ${geo(ratios).toFixed(2)}× (lowest ${Math.min(...ratios).toFixed(2)}×), fastest runs ${geo(minRatios).toFixed(2)}× (lowest ${Math.min(...minRatios).toFixed(2)}×) over ${ratios.length} rows.`);
   return lines.join('\n');
+}
+
+/**
+ * max_i |λ_ours,i − λ_SciPy,i| / max_i |λ_SciPy,i| over the sorted eigenvalues, with MISMATCH above
+ * 1e-8 (a missed or extra eigenvalue); '–' where either side gave none (CG, GMRES).
+ */
+function valueAgreement(scipy: readonly number[] | undefined, ours: readonly number[] | undefined): string {
+  if (!scipy?.length || !ours?.length) return '–';
+  const a = [...scipy].sort((x, y) => x - y);
+  const b = [...ours].sort((x, y) => x - y);
+  if (a.length !== b.length) return `MISMATCH (${a.length} / ${b.length} values)`;
+  const scale = Math.max(...a.map(Math.abs)) || 1;
+  const d = Math.max(...a.map((x, i) => Math.abs(x - b[i]!))) / scale;
+  return `${d.toExponential(1)}${d > 1e-8 || !Number.isFinite(d) ? ` MISMATCH (SciPy ${a.map((x) => x.toPrecision(10)).join(', ')}; ours ${b.map((x) => x.toPrecision(10)).join(', ')})` : ''}`;
 }
 
 /** eigsh rows: process CPU time (medians, ms), less inflated by a loaded machine than the wall time. */
