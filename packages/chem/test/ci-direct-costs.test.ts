@@ -72,3 +72,37 @@ describe('sizing a direct run', () => {
     expect(Math.abs(direct.e - explicit.e)).toBeLessThan(1e-8);
   });
 });
+
+describe('the package index on a CPU run', () => {
+  it('does not load @gpusparse/gpu statically (its GPU factories load it on first call)', async () => {
+    const { readFileSync, existsSync } = await import('node:fs');
+    const { dirname, resolve } = await import('node:path');
+    const { fileURLToPath } = await import('node:url');
+    const src = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
+    const seen = new Set<string>();
+    const reached: string[] = [];
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(file, 'utf8');
+      // static imports and re-exports that stay in the JavaScript (verbatimModuleSyntax: all but `import type` / `export type`)
+      for (const m of text.matchAll(/^(?:import|export)\s+(type\s+)?[^'";]*?\s*from\s+'([^']+)'/gms)) {
+        if (m[1] !== undefined) continue;
+        const spec = m[2]!;
+        if (spec === '@gpusparse/gpu') reached.push(file.slice(src.length + 1));
+        if (!spec.startsWith('.')) continue;
+        const base = resolve(dirname(file), spec);
+        const next = [`${base}.ts`, `${base}/index.ts`].find((p) => existsSync(p));
+        if (next) visit(next);
+      }
+    };
+    visit(resolve(src, 'index.ts'));
+    expect(seen.size).toBeGreaterThan(30); // the walk followed the index's modules
+    expect(reached).toEqual([]);
+    // the factories the CLI uses stay on the index (as lazy wrappers)
+    const index = await import('../src/index');
+    expect(typeof index.gpuDirectHamiltonian).toBe('function');
+    expect(typeof index.gpuAutoHamiltonian).toBe('function');
+    expect(() => index.gpuAutoHamiltonian({} as never, { products: 0 })).toThrow(/products/);
+  });
+});
