@@ -4,7 +4,8 @@
  * with it (see the usage there).
  */
 import { readFileSync } from 'node:fs';
-import { type CiBackend, ciEnergies, type DeterminantSpace, directSigmaOperator, estimateGpuDirectBytes, type Fcidump, gpuDirectHamiltonian, gpuDirectSigmaOperator, type SpaceSpec } from '../packages/chem/src/index';
+import { type CiBackend, ciEnergies, type DeterminantSpace, directSigmaOperator, type Fcidump, gpuDirectHamiltonian, type SpaceSpec } from '../packages/chem/src/index';
+import { estimateGpuDirectBytes, gpuDirectSigmaOperator } from '../packages/chem/src/direct/gpu/index';
 import { deviceMemoryOf } from '../packages/cli/src/util/ci-memory';
 import { gpuDevicePolish } from '../packages/cli/src/util/ci-device';
 

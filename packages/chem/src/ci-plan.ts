@@ -103,7 +103,9 @@ export async function planCi<V, S>(input: Fcidump | string | URL, options: CiOpt
   if (mode !== 'auto' && mode !== 'chunked' && mode !== 'whole') throw new InvalidParameterError('assembly', "'auto', 'chunked' or 'whole'", mode);
   const canChunk = backend.chunkSink !== undefined && options.solver !== 'dense' && (options.format === undefined || options.format === 'csr' || options.format === 'auto');
   if (mode === 'chunked' && !canChunk) throw new InvalidParameterError('assembly', "'chunked' only with a backend that has a chunk sink, the Davidson solver and format 'csr'", mode);
-  let { estimate } = await sizeCiRun(prepared, { ...sizing, memory: { ...options.memory, check: false } });
+  // a factory that stores no H (the host direct σ) needs no sampled nnz: ≈ 0.15 s saved at 4·10^5 determinants
+  const storesMatrix = (options.hamiltonian as { storesMatrix?: boolean } | undefined)?.storesMatrix !== false;
+  let { estimate } = await sizeCiRun(prepared, { ...sizing, storesMatrix, memory: { ...options.memory, check: false } });
   const chunked = canChunk && (mode === 'chunked' || (mode === 'auto' && estimate.nnz.nnz >= 5e7));
   // with an operator factory the memory check is off: the first estimate is the same (≈ 0.16 s of nnz sampling saved)
   if (!options.hamiltonian) ({ estimate } = await sizeCiRun(prepared, { ...sizing, ...(chunked ? { chunkNnz: options.chunkNnz ?? 2 ** 24 } : {}) }));

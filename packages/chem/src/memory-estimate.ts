@@ -139,17 +139,18 @@ function tableBytes(strings: number, norb: number, nel: number): number {
 }
 
 /**
- * Size a CI run: counts, sampled nnz, bytes per stage. Cost: O(norb · nelec) counting plus
+ * Size a CI run: counts, sampled nnz (or `opts.nnz`), bytes per stage. Cost: O(norb · nelec) counting plus
  * a few hundred sampled rows (milliseconds); allocates nothing in proportion to the space.
  * @example
  * const e = estimateCi(prepareCiSpace(fd, 'fci', { irrep: 1 }), { backend: 'host', kSolve: 2, workers: 0 }, { host: await hostMemoryAvailable() });
  */
-export function estimateCi(p: PreparedSpace, plan: CiMemoryPlan, opts: { host: AvailableMemory; device?: AvailableMemory }): CiEstimate {
+export function estimateCi(p: PreparedSpace, plan: CiMemoryPlan, opts: { host: AvailableMemory; device?: AvailableMemory; nnz?: NnzEstimate }): CiEstimate {
   const counted = countPrepared(p);
   const n = counted.determinants;
   const nA = counted.alpha.total;
   const nB = counted.beta.total;
-  let nnz = sampled.get(p);
+  // opts.nnz: given by the caller (e.g. none for an operator that stores no H), not sampled
+  let nnz = opts.nnz ?? sampled.get(p);
   if (!nnz) {
     nnz = n === 0 ? { nnz: 0, perRow: 0, stderr: 0, maxRow: 0, rowsSampled: 0, method: 'empty space' } : estimateNnz(p.fcidump, counted);
     sampled.set(p, nnz);

@@ -20,14 +20,16 @@ export const DIRECT_BYTES_PER_DETERMINANT = 80 + 2 * 24 * 8;
 
 /**
  * A `CiOptions.hamiltonian` factory: the direct σ operator of the space, its diagonal, no
- * matrix. Stats: `ms` is the time to build the string tables, `workers` the σ threads.
+ * matrix (tagged `storesMatrix: false`: the driver samples no non-zeros of H to size the run). Stats:
+ * `ms` is the time to build the string tables, `workers` the σ threads.
  * Refuses with ResourceLimitError, before building anything, a space whose vectors would not fit
  * (`hostBytes`: the memory to assume, default what the host has free).
  * @example
  * const r = await ciEnergies(fd, { irrep: 1, hamiltonian: directHamiltonian({ threads: 2 }) });
  */
-export function directHamiltonian(options: DirectSigmaOptions & { hostBytes?: number } = {}): (fd: Fcidump, space: DeterminantSpace) => Promise<CiHamiltonian<Float64Array>> {
-  return async (fd, space) => {
+export function directHamiltonian(options: DirectSigmaOptions & { hostBytes?: number } = {}): ((fd: Fcidump, space: DeterminantSpace) => Promise<CiHamiltonian<Float64Array>>) & { readonly storesMatrix: false } {
+  // storesMatrix: the driver's sizing then samples no non-zeros of H (./ci-plan.ts)
+  const factory = async (fd: Fcidump, space: DeterminantSpace): Promise<CiHamiltonian<Float64Array>> => {
     const t0 = performance.now();
     const available = options.hostBytes ?? (await hostMemoryAvailable()).bytes;
     const need = DIRECT_BYTES_PER_DETERMINANT * space.size + 8 * fd.norb ** 4;
@@ -42,6 +44,7 @@ export function directHamiltonian(options: DirectSigmaOptions & { hostBytes?: nu
       stats: { ms: performance.now() - t0, rate: 0, bytesPerNnz: 0, workers: op.threads, chunks: 0 },
     };
   };
+  return Object.assign(factory, { storesMatrix: false as const });
 }
 
 /**

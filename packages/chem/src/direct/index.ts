@@ -7,4 +7,6 @@ export * from './operator';
 export * from './ci';
 export * from './time-reversal';
 export * from './choose';
-export * from './gpu/index';
+// the GPU part (./gpu) is the subpath @gpusparse/chem/gpu: loading it loads @gpusparse/gpu; its CI factories load lazily
+export * from './gpu-entry';
+export type { GpuAutoOptions, GpuDirectCiHamiltonian, GpuDirectEstimate, GpuDirectHamiltonianOptions, GpuDirectSigmaOperator, PackedSigmaTables } from './gpu/index';

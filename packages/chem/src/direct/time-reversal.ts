@@ -82,12 +82,17 @@ export function timeReversalPairs(space: DeterminantSpace, ctx: DirectContext, p
   const pos = new Int32Array(nA); // position of string i inside its irrep's list
   for (let g = 0; g < 8; g++) for (let x = betaStart[g]!; x < betaStart[g + 1]!; x++) pos[betaSorted[x]!] = x - betaStart[g]!;
   const rowCompute = new Int32Array(nA);
-  const lower: number[] = [];
-  const upper: number[] = [];
-  const diagonal: number[] = [];
-  const half: number[] = [];
-  const mirror: number[] = [];
-  const coupling: number[] = [];
+  // typed arrays of the largest possible length, trimmed at the end (number[] pushes cost ≈ 20 ms at 4·10^5 determinants)
+  const size = space.size;
+  const lower = new Int32Array(size >>> 1);
+  const upper = new Int32Array(size >>> 1);
+  const diagonal = new Int32Array(Math.min(nA, size));
+  const half = new Int32Array(size);
+  const mirror = new Int32Array(size);
+  const coupling = new Float64Array(size);
+  let nPair = 0;
+  let nDiag = 0;
+  let nHalf = 0;
   const n = ctx.norb;
   const { lo, hi } = space.alpha;
   for (let i = 0; i < nA; i++) {
@@ -97,18 +102,17 @@ export function timeReversalPairs(space: DeterminantSpace, ctx: DirectContext, p
       const j = betaSorted[list + b]!;
       if (j > i) break;
       if (j === i) {
-        diagonal.push(rowStart[i]! + b);
+        diagonal[nDiag++] = rowStart[i]! + b;
         if (parity > 0) {
-          half.push(rowStart[i]! + b);
-          mirror.push(-1);
-          coupling.push(0);
+          half[nHalf] = rowStart[i]! + b;
+          mirror[nHalf++] = -1; // coupling stays 0
         }
       } else {
-        lower.push(rowStart[i]! + b);
-        upper.push(rowStart[j]! + pos[i]!);
-        half.push(rowStart[i]! + b);
-        mirror.push(rowStart[j]! + pos[i]!);
-        coupling.push(exchange(lo[i]!, hi[i]!, lo[j]!, hi[j]!, n, ctx.eri));
+        lower[nPair] = rowStart[i]! + b;
+        upper[nPair++] = rowStart[j]! + pos[i]!;
+        half[nHalf] = rowStart[i]! + b;
+        mirror[nHalf] = rowStart[j]! + pos[i]!;
+        coupling[nHalf++] = exchange(lo[i]!, hi[i]!, lo[j]!, hi[j]!, n, ctx.eri);
       }
     }
     rowCompute[i] = b;
@@ -116,12 +120,12 @@ export function timeReversalPairs(space: DeterminantSpace, ctx: DirectContext, p
   return {
     parity,
     rowCompute,
-    lower: Int32Array.from(lower),
-    upper: Int32Array.from(upper),
-    diagonal: Int32Array.from(diagonal),
-    half: Int32Array.from(half),
-    mirror: Int32Array.from(mirror),
-    coupling: Float64Array.from(coupling),
+    lower: lower.slice(0, nPair),
+    upper: upper.slice(0, nPair),
+    diagonal: diagonal.slice(0, nDiag),
+    half: half.slice(0, nHalf),
+    mirror: mirror.slice(0, nHalf),
+    coupling: coupling.slice(0, nHalf),
   };
 }
 

@@ -90,7 +90,7 @@ function ciProgressHandler(bar: ReturnType<typeof progressBar>, log: ReturnType<
     if (p.stage === 'read') log.stage('FCIDUMP read');
     else if (p.stage === 'estimate') {
       const e = p.estimate;
-      log.stage(`sized: ${e.determinants} determinants, H ≈ ${e.nnz.nnz.toExponential(2)} non-zeros, peak host ${formatBytes(e.peakHost)} of ${formatBytes(e.host.bytes)} available, device ${formatBytes(e.peakDevice)}`);
+      log.stage(`sized: ${e.determinants} determinants, ${e.nnz.rowsSampled === 0 && e.determinants > 0 ? 'H not stored' : `H ≈ ${e.nnz.nnz.toExponential(2)} non-zeros`}, peak host ${formatBytes(e.peakHost)} of ${formatBytes(e.host.bytes)} available, device ${formatBytes(e.peakDevice)}`);
     } else if (p.stage === 'space') log.stage('determinant space built');
     else if (p.stage === 'assembly') {
       bar.update(p.rowsDone, p.rows, 'assembling H');
