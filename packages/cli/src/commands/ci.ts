@@ -162,6 +162,10 @@ export const ciCommand: Command = {
     const space = parseSpace((v.space as string | undefined) ?? 'fci');
     const nroots = numberOption('nroots', v.nroots as string | undefined, 1);
     const solver = ((v.solver as string | undefined) ?? 'auto') as 'davidson' | 'dense' | 'auto';
+    if (!['davidson', 'dense', 'auto'].includes(solver)) throw new UsageError(`--solver: expected davidson, dense or auto, got '${solver}'`);
+    const tol = numberOption('tol', v.tol as string | undefined, 1e-8, { min: 0 });
+    // the residual rule needs a positive tolerance (0 would never be met in floating point)
+    if (tol === 0) throw new UsageError(`--tol: expected a number > 0, got '${String(v.tol)}'`);
     const maxIterations = intOption('maxit', v.maxit as string | undefined, undefined, 1);
     const accept = parseAccept(v.accept as string | undefined);
     // --export-petsc H.petsc and --engine slepc: H streamed to PETSc binary, SLEPc under mpiexec (docs/guides/scaling-out.md)
@@ -206,7 +210,7 @@ export const ciCommand: Command = {
         solver,
         format: formatNameOption('format', v.format, 'csr', ['auto']),
         backend: ciBackend,
-        tol: numberOption('tol', v.tol as string | undefined, 1e-8),
+        tol,
         accept,
         ...(maxIterations === undefined ? {} : { maxIterations }),
         ...(v['energy-change'] === undefined ? {} : { energyChange: numberOption('energy-change', v['energy-change'] as string, 1e-8, { min: 1e-15, max: 0.1 }) }),

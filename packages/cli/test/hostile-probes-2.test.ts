@@ -1,0 +1,59 @@
+/**
+ * Hostile inputs, second sweep (session 6): cases the first sweep (hostile-probes.test.ts) left
+ * open and the places it did not go. Each case failed (wrong exit code, misleading message, NaN
+ * result reported as "not converged", an allocation of gigabytes) before its fix.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../src/main';
+import { captured, captureOutput } from './capture';
+
+captureOutput();
+const dir = mkdtempSync(join(tmpdir(), 'gpusparse-probes2-'));
+const gpuTierSkipped = process.env.GPUSPARSE_GPU_TIER === 'skip' && process.env.GPUSPARSE_REQUIRE_GPU !== '1';
+const h4 = join(__dirname, '../../../testdata/fcidump/H4_sto6g_R1.8_block2.FCIDUMP');
+
+/** A Matrix Market file in the temporary folder: banner fields, then the size line and entries. */
+function mtx(name: string, banner: string, body: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, `%%MatrixMarket matrix ${banner}\n${body}`);
+  return path;
+}
+const spd3 = mtx('spd3.mtx', 'coordinate real symmetric', '3 3 5\n1 1 4\n2 1 1\n2 2 4\n3 2 1\n3 3 4\n');
+
+describe('usage errors exit 2 with our wording', () => {
+  it('ci --solver bogus and --tol 0 / -1: exit 2 naming the flag (was exit 3 or 70 from the driver)', async () => {
+    expect(await main(['ci', h4, '--backend', 'cpu', '--solver', 'bogus'])).toBe(2);
+    expect(captured.stderr).toMatch(/--solver: expected davidson, dense or auto, got 'bogus'/);
+    for (const tol of ['0', '-1']) {
+      captured.stderr = '';
+      expect(await main(['ci', h4, '--backend', 'cpu', '--tol', tol])).toBe(2);
+      expect(captured.stderr).toMatch(new RegExp(`--tol: expected .*, got '${tol}'`));
+    }
+  });
+  it('a negative number after a flag (--rtol -1, --maxit -5): our message, not parseArgs\' "ambiguous"', async () => {
+    expect(await main(['solve', spd3, '--backend', 'cpu', '--rtol', '-1'])).toBe(2);
+    expect(captured.stderr).toMatch(/--rtol: expected .*≥ 0, got '-1'/);
+    expect(captured.stderr).not.toMatch(/ambiguous/);
+    captured.stderr = '';
+    expect(await main(['solve', spd3, '--backend', 'cpu', '--maxit', '-5'])).toBe(2);
+    expect(captured.stderr).toMatch(/--maxit: expected .*, got '-5'/);
+    captured.stderr = '';
+    // a value that is not a number still gets parseArgs' refusal (a flag forgotten its value)
+    expect(await main(['solve', spd3, '--backend', 'cpu', '--rtol', '--json'])).toBe(2);
+  });
+});
+
+describe.skipIf(gpuTierSkipped)('solve --backend webgpu with rtol 0 or tiny', () => {
+  it('converged with a float64 residual of 0 (was "breakdown": the scale 1/‖r‖ ≈ 2e36 overflowed the df64 split to NaN)', async () => {
+    for (const rtol of ['0', '1e-300']) {
+      captured.stdout = '';
+      expect(await main(['solve', spd3, '--backend', 'webgpu', '--json', '--rtol', rtol])).toBe(0);
+      const j = JSON.parse(captured.stdout);
+      expect(j).toMatchObject({ converged: true, reason: 'converged', relativeResidualFloat64: 0 });
+      expect(j.detail ?? '').not.toMatch(/non-finite|NaN/);
+    }
+  });
+});
