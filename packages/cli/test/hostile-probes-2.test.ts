@@ -3,10 +3,11 @@
  * open and the places it did not go. Each case failed (wrong exit code, misleading message, NaN
  * result reported as "not converged", an allocation of gigabytes) before its fix.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { eigsh } from '../src/api';
 import { main } from '../src/main';
 import { captured, captureOutput } from './capture';
 
@@ -55,5 +56,27 @@ describe.skipIf(gpuTierSkipped)('solve --backend webgpu with rtol 0 or tiny', ()
       expect(j).toMatchObject({ converged: true, reason: 'converged', relativeResidualFloat64: 0 });
       expect(j.detail ?? '').not.toMatch(/non-finite|NaN/);
     }
+  });
+});
+
+describe.skipIf(gpuTierSkipped)('ci --sigma direct --backend webgpu with integrals beyond float32', () => {
+  it('an integral of 1e40: exit 3 naming it and --backend cpu, before any σ (was NaN energies, "NOT converged")', async () => {
+    const big = join(dir, 'big.FCIDUMP');
+    writeFileSync(big, readFileSync(h4, 'utf8').replace('0.4572694352280730   2   2   1   1', '1e40   2   2   1   1'));
+    for (const sigma of ['direct', 'auto']) {
+      captured.stderr = '';
+      captured.stdout = '';
+      expect(await main(['ci', big, '--backend', 'webgpu', '--sigma', sigma, '--solver', 'davidson'])).toBe(3);
+      expect(captured.stderr).toMatch(/FcidumpError: .*big\.FCIDUMP: expected \|\(1 1\|2 2\)\| ≤ 3\.4e38 .*float32.*--backend cpu.*got 1e\+40/);
+      expect(captured.stdout).not.toMatch(/NaN/);
+    }
+  });
+});
+
+describe('library (api.ts) edge inputs', () => {
+  it('eigsh on a 0×0 matrix: InvalidMatrixError saying it has no eigenvalues (was "k: expected an integer in [1, 0]")', async () => {
+    const empty = mtx('empty00.mtx', 'coordinate real general', '0 0 0\n');
+    await expect(eigsh(empty, 1, { backend: 'cpu' })).rejects.toThrow(/0×0 \(no eigenvalues/);
+    await expect(eigsh(empty, 1, { backend: 'cpu' })).rejects.toMatchObject({ name: 'InvalidMatrixError' });
   });
 });
