@@ -80,3 +80,15 @@ describe('library (api.ts) edge inputs', () => {
     await expect(eigsh(empty, 1, { backend: 'cpu' })).rejects.toMatchObject({ name: 'InvalidMatrixError' });
   });
 });
+
+describe('FCIDUMP header keys the reader does not know', () => {
+  it('accepted, with a note naming each key and its line (was a bare list of names: a misspelt key hid)', async () => {
+    const unk = join(dir, 'unknown-keys.FCIDUMP');
+    writeFileSync(unk, readFileSync(h4, 'utf8').replace('  ISYM=   1,\n', '  ISYM=   1,\n  FOOBAR=3, NLEC=4,\n'));
+    expect(await main(['ci', unk, '--backend', 'cpu', '--json'])).toBe(0);
+    const j = JSON.parse(captured.stdout);
+    const note = j.notes.find((n: string) => /header keys not used/.test(n));
+    expect(note).toMatch(/FOOBAR \(.*unknown-keys\.FCIDUMP:4\), NLEC \(.*unknown-keys\.FCIDUMP:4\)/);
+    expect(Number.isFinite(j.energies[0])).toBe(true);
+  });
+});
