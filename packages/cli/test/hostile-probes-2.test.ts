@@ -92,3 +92,23 @@ describe('FCIDUMP header keys the reader does not know', () => {
     expect(Number.isFinite(j.energies[0])).toBe(true);
   });
 });
+
+describe('convert to a format whose padding explodes', () => {
+  it('bcsr/sbcsr with 1024×1024 blocks and scsr with 65536 streams: exit 5, ResourceLimitError naming slots and bytes (was exit 3, InvalidMatrixError)', async () => {
+    const out = join(dir, 'out.mtx');
+    // row 1 dense (5000 entries) plus the diagonal: every one of 65536 streams pads to it
+    const n = 5000;
+    const entries = [...Array.from({ length: n }, (_, j) => `1 ${j + 1} 1`), ...Array.from({ length: n - 1 }, (_, i) => `${i + 2} ${i + 2} 2`)];
+    const denseRow = mtx('dense-row.mtx', 'coordinate real general', `${n} ${n} ${entries.length}\n${entries.join('\n')}\n`);
+    for (const [to, param, what, input] of [
+      ['bcsr', 'blockSize=1024', /bcsrFromCsr: \d+ padded slots .*needs [\d.]+ GB, 3\.2 GB available — \d+ blocks of 1024x1024: use smaller blocks/, 'gen:laplacian1d:300000'],
+      ['sbcsr', 'blockSize=1024', /needs [\d.]+ GB/, 'gen:laplacian1d:300000'],
+      ['scsr', 'numStreams=65536', /scsrFromCsr: \d+ padded slots .*needs [\d.]+ GB.*use fewer streams/, denseRow],
+    ] as const) {
+      captured.stderr = '';
+      expect(await main(['convert', input, '--to', to, '--param', param, '-o', out])).toBe(5);
+      expect(captured.stderr).toMatch(/ResourceLimitError: /);
+      expect(captured.stderr).toMatch(what);
+    }
+  });
+});
