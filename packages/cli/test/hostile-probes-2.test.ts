@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { eigsh } from '../src/api';
+import { eigsh, solve } from '../src/api';
 import { main } from '../src/main';
 import { captured, captureOutput } from './capture';
 
@@ -109,6 +109,30 @@ describe('convert to a format whose padding explodes', () => {
       expect(await main(['convert', input, '--to', to, '--param', param, '-o', out])).toBe(5);
       expect(captured.stderr).toMatch(/ResourceLimitError: /);
       expect(captured.stderr).toMatch(what);
+    }
+  });
+});
+
+describe('thread counts of the CPU backend', () => {
+  it('GPUSPARSE_THREADS=0/-1/abc/1e6: exit 3 naming the variable (was ignored silently, or "WasmVectorSpace threads")', async () => {
+    const saved = process.env.GPUSPARSE_THREADS;
+    try {
+      for (const bad of ['0', '-1', 'abc', '1e6', '1000000', '2.5']) {
+        process.env.GPUSPARSE_THREADS = bad;
+        captured.stderr = '';
+        expect(await main(['solve', spd3, '--backend', 'cpu'])).toBe(3);
+        expect(captured.stderr).toMatch(new RegExp(`GPUSPARSE_THREADS \\(environment variable\\): expected an integer in \\[1, 64\\], got ${bad.replace('.', '\\.')}`));
+      }
+      process.env.GPUSPARSE_THREADS = '2';
+      expect(await main(['solve', spd3, '--backend', 'cpu'])).toBe(0);
+    } finally {
+      if (saved === undefined) delete process.env.GPUSPARSE_THREADS;
+      else process.env.GPUSPARSE_THREADS = saved;
+    }
+  });
+  it('the library option threads: 0, -1, 1.5, 65: InvalidParameterError naming "threads"', async () => {
+    for (const threads of [0, -1, 1.5, 65]) {
+      await expect(solve(spd3, [1, 2, 3], { backend: 'cpu', threads })).rejects.toThrow(/parameter threads: expected an integer in \[1, 64\]/);
     }
   });
 });
