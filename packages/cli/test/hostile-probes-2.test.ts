@@ -34,6 +34,13 @@ describe('usage errors exit 2 with our wording', () => {
       expect(captured.stderr).toMatch(new RegExp(`--tol: expected .*, got '${tol}'`));
     }
   });
+  it('ci count and size flags out of range (--nroots 0/1.5, --irrep 9, --multiplicity 0, --penalty -1/0, --host-memory 0, --chunk-nnz 0): exit 2 (were exit 3, or accepted: a negative penalty ran, exit 0)', async () => {
+    for (const flags of [['--nroots', '0'], ['--nroots', '1.5'], ['--irrep', '9'], ['--ms2', '0.5'], ['--multiplicity', '0'], ['--multiplicity', '1', '--penalty', '-1'], ['--multiplicity', '1', '--penalty', '0'], ['--host-memory', '0'], ['--chunk-nnz', '0']]) {
+      captured.stderr = '';
+      expect(await main(['ci', h4, '--backend', 'cpu', ...flags]), flags.join(' ')).toBe(2);
+      expect(captured.stderr).toMatch(new RegExp(`${flags.at(-2)}: expected .*got '${flags.at(-1)}'`));
+    }
+  });
   it('a negative number after a flag (--rtol -1, --maxit -5): our message, not parseArgs\' "ambiguous"', async () => {
     expect(await main(['solve', spd3, '--backend', 'cpu', '--rtol', '-1'])).toBe(2);
     expect(captured.stderr).toMatch(/--rtol: expected .*≥ 0, got '-1'/);
