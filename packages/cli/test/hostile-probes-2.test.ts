@@ -64,6 +64,17 @@ describe.skipIf(gpuTierSkipped)('solve --backend webgpu with rtol 0 or tiny', ()
       expect(j.detail ?? '').not.toMatch(/non-finite|NaN/);
     }
   });
+  it('--no-refine --rtol 0: not "converged" when the float64 residual (≈ 3e-8) misses the rule (was converged, exit 0)', async () => {
+    expect(await main(['solve', spd3, '--backend', 'webgpu', '--json', '--no-refine', '--rtol', '0'])).toBe(1);
+    const j = JSON.parse(captured.stdout);
+    expect(j).toMatchObject({ converged: false, reason: 'breakdown' });
+    expect(j.relativeResidualFloat64).toBeGreaterThan(0);
+    expect(j.detail).toMatch(/float64 residual ‖b − A·x‖\/‖b‖ = .* does not meet rtol 0.*drop --no-refine/);
+    captured.stdout = '';
+    // a float32 solve that meets a float32-sized tolerance stays converged
+    expect(await main(['solve', spd3, '--backend', 'webgpu', '--json', '--no-refine', '--rtol', '1e-5'])).toBe(0);
+    expect(JSON.parse(captured.stdout).converged).toBe(true);
+  });
 });
 
 describe.skipIf(gpuTierSkipped)('ci --sigma direct --backend webgpu with integrals beyond float32', () => {
