@@ -127,6 +127,10 @@ function validateRun<V, S>(options: CiOptions<V, S>, space: DeterminantSpace): {
   const spin = options.spin;
   if (spin) {
     const m = spin.multiplicity;
+    // 0 leaves the other spin states in place, a negative weight lowers them below the wanted ones
+    if (spin.penalty !== undefined && !(Number.isFinite(spin.penalty) && spin.penalty > 0)) {
+      throw new InvalidParameterError('spin.penalty', 'a finite weight > 0 in Eh (0 or less does not push other spin states out)', spin.penalty);
+    }
     const ms2 = space.nalpha - space.nbeta;
     if (!Number.isInteger(m) || m < 1 || Math.abs(ms2) > m - 1 || (m - 1 - ms2) % 2 !== 0) {
       throw new InvalidParameterError('spin.multiplicity', `2S+1 with S ≥ |M_S| = ${Math.abs(ms2) / 2} and the parity of MS2=${ms2}`, m);

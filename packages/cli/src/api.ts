@@ -237,6 +237,8 @@ function assertSymmetric(a: CsrMatrix): void {
 export async function eigsh(A: MatrixInput, k: number, options: EigshOptions = {}): Promise<OneCallEigshResult> {
   const a = await toCsr(A);
   if (a.rows !== a.cols) throw new DimensionMismatchError('eigsh: A must be square; A.cols', a.rows, a.cols);
+  // the CLI's check (eigs): "k in [1, 0]" would blame k for an empty matrix
+  if (a.rows === 0) throw new InvalidMatrixError('eigsh A', 'expected a matrix of order ≥ 1, got 0×0 (no eigenvalues to compute)');
   if (!Number.isInteger(k) || k < 1 || k > a.rows) throw new InvalidParameterError('k', `an integer in [1, ${a.rows}]`, k);
   assertSymmetric(a);
   const which = options.which ?? 'smallest';

@@ -55,7 +55,8 @@ export async function main(argv: string[]): Promise<number> {
     const entry = commands[name];
     if (!entry) throw new UsageError(`unknown command '${name}': expected one of ${Object.keys(commands).join(', ')}`);
     const cmd = await entry.load();
-    const parsed = parseArgs({ args: rest, options: { ...commonOptions, ...cmd.options }, allowPositionals: true, strict: true });
+    const allOptions = { ...commonOptions, ...cmd.options };
+    const parsed = parseArgs({ args: joinNegativeValues(rest, allOptions), options: allOptions, allowPositionals: true, strict: true });
     const v = parsed.values as Record<string, unknown>;
     if (v.help) {
       process.stdout.write(`${cmd.usage}\n`);
@@ -78,6 +79,29 @@ export async function main(argv: string[]): Promise<number> {
     if (options.includes('--json') && !jsonOutput.printed) printJsonError(e, exit);
     return exit;
   }
+}
+
+/** A token that reads as a negative number (`-1`, `-.5`, `-1e-3`, `-inf`), not as an option. */
+const NEGATIVE_NUMBER = /^-(?:\d|\.\d|inf|nan)/i;
+
+/**
+ * `--rtol -1` → `--rtol=-1` for options that take a value: parseArgs calls a value starting with
+ * a dash "ambiguous" and refuses it with its own wording; joined, the option's own check names
+ * what it expected and what came (a usage error, exit 2). Tokens after `--` are left alone.
+ */
+export function joinNegativeValues(args: readonly string[], options: Record<string, { type: string }>): string[] {
+  const outArgs: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') return [...outArgs, ...args.slice(i)];
+    const next = args[i + 1];
+    const takesValue = a.startsWith('--') && !a.includes('=') && options[a.slice(2)]?.type === 'string';
+    if (takesValue && next !== undefined && NEGATIVE_NUMBER.test(next)) {
+      outArgs.push(`${a}=${next}`);
+      i++;
+    } else outArgs.push(a);
+  }
+  return outArgs;
 }
 
 /** `{"error": {name, message, exitCode}}` on stdout (the plain message went to stderr as well). */

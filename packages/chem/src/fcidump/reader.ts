@@ -366,7 +366,9 @@ function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseFcidumpO
   if (isymRaw === 0) notes.push('ISYM=0 in the header (as OpenMolcas writes it): read as not given, target irrep 1 unless --irrep says otherwise');
   if (!h.values.ORBSYM) notes.push('no ORBSYM in the header: every orbital taken as irrep 1 (no point-group symmetry)');
   const unknown = Object.keys(h.values).filter((k) => !KNOWN_KEYS.has(k));
-  if (unknown.length > 0) notes.push(`header keys not used by this reader: ${unknown.slice(0, 10).join(', ')}${unknown.length > 10 ? ', …' : ''}`);
+  // accepted (writers add their own keys) but named with their line: a misspelt key (NLEC=) shows here
+  const shown = unknown.slice(0, 10).map((k) => `${k} (${file}:${h.lines[k]})`);
+  if (unknown.length > 0) notes.push(`header keys not used by this reader, ignored: ${shown.join(', ')}${unknown.length > 10 ? `, … (${unknown.length} in all)` : ''}`);
   const hasLz = h.values.SYMLZ !== undefined;
   const fileSymmetry: 8 | 4 = hasLz ? 4 : 8;
   let symmetry: 8 | 4;

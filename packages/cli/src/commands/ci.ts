@@ -9,7 +9,7 @@ import { formatBytes } from '@gpusparse/formats';
 import type { CsrMatrix } from '@gpusparse/formats';
 import { ciWithEngine, engineCiOptions, parseEngineOptions } from '../engines/engine-ci';
 import { openBackend, type Backend } from '../util/backend';
-import { type Command, ExitCode, formatNameOption, info, numberOption, out, printJson, UsageError } from '../util/context';
+import { type Command, ExitCode, formatNameOption, info, integerOption, numberOption, out, printJson, UsageError } from '../util/context';
 import { gpuChunkSink, gpuDevicePolish } from '../util/ci-device';
 import { deviceMemoryOf, printEstimate } from '../util/ci-memory';
 import { acceptColumns, parseAccept } from '../util/accept';
@@ -58,6 +58,16 @@ export function ciBackendOf(b: Backend<any, any>, deviceMemoryGb?: number): CiBa
 function parseAssembly(s: string): 'auto' | 'chunked' | 'whole' {
   if (s === 'auto' || s === 'chunked' || s === 'whole') return s;
   throw new UsageError(`--assembly: expected auto, chunked or whole, got '${s}'`);
+}
+
+/**
+ * A number option that must be > 0 (a tolerance, a memory size, the spin penalty: 0 or less is
+ * meaningless, and a negative penalty would lower the unwanted spin states below the wanted).
+ */
+function positiveOption(name: string, v: unknown, fallback: number): number {
+  const x = numberOption(name, v as string | undefined, fallback, { min: 0 });
+  if (x === 0) throw new UsageError(`--${name}: expected a number > 0, got '${String(v)}'`);
+  return x;
 }
 
 /** --polish: where the float64 phase runs (see CiOptions.polish). */
@@ -160,8 +170,11 @@ export const ciCommand: Command = {
   async run(pos, v, common) {
     if (pos.length !== 1) throw new UsageError(`ci: expected one FCIDUMP argument, got ${pos.length}`);
     const space = parseSpace((v.space as string | undefined) ?? 'fci');
-    const nroots = numberOption('nroots', v.nroots as string | undefined, 1);
+    const nroots = integerOption('nroots', v.nroots as string | undefined, 1, 1);
     const solver = ((v.solver as string | undefined) ?? 'auto') as 'davidson' | 'dense' | 'auto';
+    if (!['davidson', 'dense', 'auto'].includes(solver)) throw new UsageError(`--solver: expected davidson, dense or auto, got '${solver}'`);
+    // the residual rule needs a positive tolerance (0 would never be met in floating point)
+    const tol = positiveOption('tol', v.tol, 1e-8);
     const maxIterations = intOption('maxit', v.maxit as string | undefined, undefined, 1);
     const accept = parseAccept(v.accept as string | undefined);
     // --export-petsc H.petsc and --engine slepc: H streamed to PETSc binary, SLEPc under mpiexec (docs/guides/scaling-out.md)
@@ -175,18 +188,18 @@ export const ciCommand: Command = {
     log.stage(`reading ${pos[0]}`);
     try {
       const memory = {
-        ...(v['host-memory'] === undefined ? {} : { hostBytes: numberOption('host-memory', v['host-memory'] as string, 0) * 1e9 }),
+        ...(v['host-memory'] === undefined ? {} : { hostBytes: positiveOption('host-memory', v['host-memory'], 0) * 1e9 }),
       };
       // the flag needs a reader option: read here, the driver takes the parsed integrals
       const input = v['allow-missing-core'] === true ? await readFcidump(pos[0]!, { allowMissingCoreEnergy: true }) : pos[0]!;
-      const deviceGb = v['device-memory'] === undefined ? undefined : numberOption('device-memory', v['device-memory'] as string, 0);
+      const deviceGb = v['device-memory'] === undefined ? undefined : positiveOption('device-memory', v['device-memory'], 0);
       const ciBackend = ciBackendOf(backend, deviceGb);
       const common0 = {
         space,
         nroots,
-        ...(v.ms2 === undefined ? {} : { ms2: numberOption('ms2', v.ms2 as string, 0) }),
-        ...(v.irrep === undefined ? {} : { irrep: numberOption('irrep', v.irrep as string, 1) }),
-        ...(v.multiplicity === undefined ? {} : { spin: { multiplicity: numberOption('multiplicity', v.multiplicity as string, 1), penalty: numberOption('penalty', v.penalty as string | undefined, 0.2) } }),
+        ...(v.ms2 === undefined ? {} : { ms2: numberOption('ms2', v.ms2 as string, 0, { integer: true }) }),
+        ...(v.irrep === undefined ? {} : { irrep: integerOption('irrep', v.irrep as string, 1, 1, 8) }),
+        ...(v.multiplicity === undefined ? {} : { spin: { multiplicity: integerOption('multiplicity', v.multiplicity as string, 1, 1), penalty: positiveOption('penalty', v.penalty, 0.2) } }),
         memory,
       };
       if (v['dry-run']) {
@@ -206,15 +219,15 @@ export const ciCommand: Command = {
         solver,
         format: formatNameOption('format', v.format, 'csr', ['auto']),
         backend: ciBackend,
-        tol: numberOption('tol', v.tol as string | undefined, 1e-8),
+        tol,
         accept,
         ...(maxIterations === undefined ? {} : { maxIterations }),
         ...(v['energy-change'] === undefined ? {} : { energyChange: numberOption('energy-change', v['energy-change'] as string, 1e-8, { min: 1e-15, max: 0.1 }) }),
         onProgress: ciProgressHandler(bar, log),
         ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
         ...(v.polish === undefined ? {} : { polish: parsePolish(v.polish as string) }),
-        ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: numberOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24) }),
-        ...sigmaOptions(v.sigma as string | undefined, nroots, backend, ciBackend.deviceMemory?.bytes, v.multiplicity === undefined ? undefined : numberOption('multiplicity', v.multiplicity as string, 1)),
+        ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: integerOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24, 1) }),
+        ...sigmaOptions(v.sigma as string | undefined, nroots, backend, ciBackend.deviceMemory?.bytes, v.multiplicity === undefined ? undefined : integerOption('multiplicity', v.multiplicity as string, 1, 1)),
       });
       bar.finish();
       log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);

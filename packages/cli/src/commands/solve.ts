@@ -115,7 +115,9 @@ export const solveCommand: Command = {
       if (s !== 1) unscale(result, xHost, s);
       bar.finish();
       // the true residual in float64 on the host, whatever the backend
-      const trueRel = relativeResidual(a, xHost, b).rel;
+      const check = relativeResidual(a, xHost, b);
+      const trueRel = check.rel;
+      demoteUnmetConvergence(result, check, rtol, atol);
       if (typeof v.plot === 'string') {
         writeOutputFile(
           v.plot,
@@ -179,6 +181,25 @@ export function rhsScale(b: Float64Array): number {
 }
 
 /** Back from the solve for b/s: x, residual norms and ‖b‖ times s (exact: s is a power of two). */
+/** Slack on the float64 check of a "converged" result: rounding of the float64 residual itself. */
+const CHECK_SLACK = 1.1;
+
+/**
+ * "converged" promises the documented rule in float64, ‖b − A·x‖ ≤ max(rtol·‖b‖, atol). A float32
+ * solve (--no-refine) meets rtol on its own float32 residual, which may be far from the float64
+ * one (`--rtol 0`: converged with 2.7e-8): such a result becomes not converged ('breakdown', the
+ * refinement's word for "the inner precision cannot reach it") with a detail saying why.
+ */
+function demoteUnmetConvergence(result: SolveResult<unknown>, check: { r: number; bNorm: number; rel: number }, rtol: number, atol: number): void {
+  if (!result.converged || check.bNorm === 0) return;
+  const tol = Math.max(rtol * check.bNorm, atol);
+  if (check.r <= CHECK_SLACK * tol) return;
+  result.converged = false;
+  result.reason = 'breakdown';
+  const why = `the solver met its tolerance on its own (${result.method}) residual, but the float64 residual ‖b − A·x‖/‖b‖ = ${check.rel.toExponential(2)} does not meet rtol ${rtol}${atol > 0 ? ` / atol ${atol}` : ''}: this precision cannot reach it; drop --no-refine (float64 refinement) or use --backend cpu`;
+  result.detail = result.detail ? `${result.detail}; ${why}` : why;
+}
+
 function unscale(result: SolveResult<unknown>, x: Float64Array, s: number): void {
   for (let i = 0; i < x.length; i++) x[i]! *= s;
   for (const h of result.history) h.residual *= s;

@@ -4,7 +4,7 @@
  * @module
  */
 import { availableParallelism } from 'node:os';
-import { type CsrMatrix, HostOperator, type HostScalar, HostVectorSpace, InvalidMatrixError, type LinearOperator, type VectorSpace, WasmVectorSpace } from '@gpusparse/formats';
+import { type CsrMatrix, HostOperator, type HostScalar, HostVectorSpace, InvalidMatrixError, InvalidParameterError, type LinearOperator, type VectorSpace, WasmVectorSpace } from '@gpusparse/formats';
 import type { GpuContext, GpuVector } from '@gpusparse/gpu';
 import { type CommonOptions, info, UsageError } from './context';
 
@@ -56,13 +56,27 @@ export interface Backend<V, S> {
   ctx?: GpuContext;
 }
 
+/** Most worker threads of the CPU backend (WasmVectorSpace's limit). */
+const MAX_HOST_THREADS = 64;
+
 /**
  * Threads of the CPU backend: `threads` when given, else GPUSPARSE_THREADS, else the cores this
  * process may use (at most 8). Results do not depend on it (bit-identical for any count).
+ * A value outside [1, 64] — option or variable (`0`, `-1`, `abc`, `1e6`) — is refused naming
+ * where it came from (the variable was silently ignored, or refused as "WasmVectorSpace threads").
+ * @throws InvalidParameterError for a bad count
  */
 export function hostThreads(threads?: number): number {
-  const env = Number(process.env.GPUSPARSE_THREADS);
-  return threads ?? (Number.isInteger(env) && env >= 1 ? env : Math.min(8, availableParallelism()));
+  const ok = (t: number) => Number.isInteger(t) && t >= 1 && t <= MAX_HOST_THREADS;
+  if (threads !== undefined) {
+    if (!ok(threads)) throw new InvalidParameterError('threads', `an integer in [1, ${MAX_HOST_THREADS}]`, threads);
+    return threads;
+  }
+  const raw = process.env.GPUSPARSE_THREADS;
+  if (raw === undefined || raw.trim() === '') return Math.min(8, availableParallelism());
+  const env = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!ok(env)) throw new InvalidParameterError('GPUSPARSE_THREADS (environment variable)', `an integer in [1, ${MAX_HOST_THREADS}]`, raw);
+  return env;
 }
 
 /**

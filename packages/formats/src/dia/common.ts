@@ -4,7 +4,7 @@
  * and SpMV argument checks.
  * @module
  */
-import { DimensionMismatchError, InvalidMatrixError, InvalidParameterError } from '../core/errors';
+import { DimensionMismatchError, InvalidParameterError, ResourceLimitError } from '../core/errors';
 
 /**
  * A bit mask with one bit per stored slot, in 32-bit words (bit s of slot s is word s >>> 5,
@@ -73,12 +73,14 @@ export const MAX_SLOTS = 2 ** 28;
 
 /**
  * Refuse a conversion whose padded arrays would exceed {@link MAX_SLOTS} slots, before allocating:
- * throws InvalidMatrixError naming the format, the slot count and what to change. O(1).
+ * throws ResourceLimitError (the matrix is valid, its padded form does not fit) naming the
+ * format, the slot count, the bytes (12 per slot: a float64 value and an int32 index) and what to
+ * change. O(1).
  * @example
  * checkSlots('bcsrFromCsr', numBlocks * r * c, 'use a smaller block size');
  */
 export function checkSlots(where: string, slots: number, hint: string): void {
   if (slots > MAX_SLOTS) {
-    throw new InvalidMatrixError(where, `would store ${slots} slots, more than the limit of ${MAX_SLOTS} for one array (${hint})`);
+    throw new ResourceLimitError(`${where}: ${slots} padded slots (12 B each), more than the ${MAX_SLOTS} slots one array may hold`, 12 * slots, 12 * MAX_SLOTS, hint);
   }
 }

@@ -19,12 +19,16 @@ export const DF_DOT_CHUNK = DF_WG * DF_DOT_ITEMS;
 const dfArr = (name: string, access: 'r' | 'w'): WgslBinding => ({ name, type: 'array<vec2<f32>>', access });
 const f32Arr = (name: string, access: 'r' | 'w'): WgslBinding => ({ name, type: 'array<f32>', access });
 
-/** Uniform fields of the element-wise kernels: n, the pin, and a df64 scalar alpha. */
+/**
+ * Uniform fields of the element-wise kernels: n, the pin, a df64 scalar alpha, and a power of two
+ * `p2` (toF32 only: x is multiplied by it exactly before the df64 product; see {@link Df64Blas.toF32}).
+ */
 const EW_UNIFORMS = [
   ['n', 'u32'],
   ['zero', 'u32'],
   ['a_hi', 'f32'],
   ['a_lo', 'f32'],
+  ['p2', 'f32'],
 ] as const;
 
 /** The element-wise df64 kernels: bindings and the body computing element `i` (alpha = `al`). */
@@ -35,8 +39,8 @@ export const DF_ELEMENTWISE: Record<string, { bindings: WgslBinding[]; body: str
   axpy: { bindings: [dfArr('x', 'r'), dfArr('y', 'w')], body: 'y[i] = df_add(y[i], df_mul(al, x[i]));' },
   // y = alpha·y
   scale: { bindings: [dfArr('y', 'w')], body: 'y[i] = df_mul(al, y[i]);' },
-  // out = fl32(alpha·x): the float32 right-hand side of a correction solve
-  toF32: { bindings: [dfArr('x', 'r'), f32Arr('out', 'w')], body: 'out[i] = df_mul(al, x[i]).x;' },
+  // out = fl32(alpha·x) as fl32((alpha/p2)·(p2·x)): the float32 right-hand side of a correction solve
+  toF32: { bindings: [dfArr('x', 'r'), f32Arr('out', 'w')], body: 'out[i] = df_mul(al, x[i] * u.p2).x;' },
   // y = d (float32 → df64, exact)
   fromF32: { bindings: [f32Arr('d', 'r'), dfArr('y', 'w')], body: 'y[i] = vec2<f32>(d[i], 0.0);' },
 };

@@ -29,6 +29,18 @@ export class Df64Vector {
 /** Device slots for df64 reduction results. */
 export const DF_SLOTS = 256;
 
+/**
+ * The power of two nearest |v| within float32's normal range [2^-126, 2^126] (1 for 0 and
+ * non-finite v, which the product then carries as they are).
+ * @example
+ * powerOfTwoNear(3e36); // 2^121
+ */
+export function powerOfTwoNear(v: number): number {
+  if (v === 0 || !Number.isFinite(v)) return 1;
+  const e = Math.max(-126, Math.min(126, Math.round(Math.log2(Math.abs(v)))));
+  return 2 ** e;
+}
+
 /** A float64 value as the (hi, lo) pair a kernel's uniform block carries. */
 function pair(v: number): [number, number] {
   const hi = Math.fround(v);
@@ -116,11 +128,12 @@ export class Df64Blas {
     if (src.buf.id !== dst.buf.id) this.ctx.recorder.copy(src.buf, 0, dst.buf, 0, src.n * 8);
   }
 
-  private ew(name: string, n: number, refs: GpuBuf[], alpha = 0): void {
+  private ew(name: string, n: number, refs: GpuBuf[], alpha = 0, p2 = 1): void {
     const p = this.ctx.pipelines.get(this.ewSpec(name));
     const u = new Uniforms();
     u.u[0] = n;
     [u.f[2], u.f[3]] = pair(alpha);
+    u.f[4] = p2;
     this.ctx.recorder.dispatch(p, refs, u, Math.ceil(n / DF_WG));
   }
 
@@ -141,9 +154,15 @@ export class Df64Blas {
     this.ew('scale', y.n, [y.buf], alpha);
   }
 
-  /** out = fl32(alpha·x) into a float32 device buffer of x.n elements. */
+  /**
+   * out = fl32(alpha·x) into a float32 device buffer of x.n elements. The kernel forms
+   * (alpha/p2)·(p2·x) with p2 the power of two nearest |alpha|: the Dekker split multiplies
+   * each factor by 4097, so an alpha (or an element) above ≈ 8e34 overflowed it to NaN — the
+   * scale 1/‖r‖ of a residual of 1e-36 did (`solve --rtol 0`). p2·x is exact.
+   */
   toF32(alpha: number, x: Df64Vector, out: GpuBuf): void {
-    this.ew('toF32', x.n, [x.buf, out], alpha);
+    const p2 = powerOfTwoNear(alpha);
+    this.ew('toF32', x.n, [x.buf, out], alpha / p2, p2);
   }
 
   /** y = d exactly (float32 buffer → df64). */

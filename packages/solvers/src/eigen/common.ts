@@ -141,6 +141,17 @@ export async function readAndRelease<V, S>(space: VectorSpace<V, S>, scalars: re
   return got;
 }
 
+/**
+ * The result of `maxIterations: 0` (as cg, gmres and lanczos read it: no iteration): the first
+ * k start vectors, no Ritz values (NaN), reason 'max-iterations' — never "converged", even when
+ * the start happens to be an eigenvector. The other start vectors are released.
+ */
+export function noIteration<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, run: EigenRun, start: V[], k: number, method: string): Promise<EigenResult<V>> {
+  for (const v of start.slice(k)) space.release(v);
+  const detail = 'maxIterations = 0: no iteration run; the start vectors are returned without Ritz values';
+  return finishEigen(op, space, run, { values: new Array(k).fill(Number.NaN), vectors: start.slice(0, k), reason: 'max-iterations', iterations: 0, method, detail });
+}
+
 /** Release device scalars no longer needed (a no-op on the host). */
 export function releaseScalars<V, S>(space: VectorSpace<V, S>, scalars: readonly S[]): void {
   for (const x of scalars) space.release(x);

@@ -21,7 +21,7 @@ import { spaceAndOperator } from '../common/argument-order';
 import { eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
 import type { EigenResult, EigenToleranceReport, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
-import { allFinite, checkEigenInput, checkPositive, EigenRun, finishEigen, readAndRelease } from './common';
+import { allFinite, checkEigenInput, checkPositive, EigenRun, finishEigen, noIteration, readAndRelease } from './common';
 import { symmetricEigen } from './dense';
 import { combineColumns, projectOutTwice, svqb } from './ortho';
 
@@ -234,6 +234,7 @@ export async function davidsonWith<V, S>(
     v = [...v, ...o.block];
     guess = [];
   }
+  if (maxIterations === 0) return noIteration(op, space, run, v, k, method);
   let av: V[] = [];
   let h: number[][] = [];
   let newVecs = v;

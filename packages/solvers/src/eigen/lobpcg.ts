@@ -20,7 +20,7 @@ import { spaceAndOperator } from '../common/argument-order';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
 import { eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
-import { EigenRun, allFinite, checkEigenInput, finishEigen, randomVector, readAndRelease } from './common';
+import { EigenRun, allFinite, checkEigenInput, finishEigen, noIteration, randomVector, readAndRelease } from './common';
 import { symmetricEigen } from './dense';
 import { combineColumns, projectOutTwice, svqb } from './ortho';
 
@@ -138,6 +138,7 @@ export async function lobpcg<V, S>(
     x = [...x, ...o.block];
   }
   x = x.slice(0, nx);
+  if (maxIterations === 0) return noIteration(op, space, run, x, k, method);
   let ax = x.map((xi) => {
     const y = space.create(n);
     op.apply(xi, y); // A·x

@@ -11,6 +11,7 @@ import { type Df64Vector, Df64VectorSpace, type GpuContext, type GpuVector } fro
 import type { CiHamiltonian } from '../../ci-assembly';
 import { binomial } from '../../determinants/bits';
 import type { DeterminantSpace } from '../../determinants/space';
+import { FcidumpError } from '../../fcidump/errors';
 import type { Fcidump } from '../../fcidump/types';
 import { hostMemoryAvailable } from '../../memory-estimate';
 import { DIRECT_BYTES_PER_DETERMINANT } from '../ci';
@@ -113,6 +114,7 @@ export function describeGpuDirectEstimate(e: GpuDirectEstimate): string {
  * device estimate.
  */
 export async function checkGpuDirectFits(ctx: GpuContext | undefined, fd: Fcidump, space: DeterminantSpace, options: GpuDirectHamiltonianOptions): Promise<GpuDirectEstimate> {
+  checkFloat32Integrals(fd);
   const e = estimateGpuDirectBytes(fd, space, options.roots ?? 2);
   const advice = 'use point-group symmetry (irrep), fewer roots or a smaller active space';
   const host = options.hostBytes ?? (await hostMemoryAvailable()).bytes;
@@ -128,6 +130,31 @@ export async function checkGpuDirectFits(ctx: GpuContext | undefined, fd: Fcidum
     throw new ResourceLimitError(`device direct CI over ${space.size} determinants (${describeGpuDirectEstimate(e)})`, e.total, device, advice);
   }
   return e;
+}
+
+const FLOAT32_MAX = 3.4028234663852886e38;
+
+/**
+ * The device σ holds the integrals in float32: one above its range became ±Infinity and every
+ * energy NaN (reported as "not converged"). The explicit path refuses such an H element; this is
+ * the same refusal for the direct path, naming the integral (1-based indices as in the file).
+ * O(norb⁴).
+ * @throws FcidumpError naming the integral, its value and --backend cpu
+ */
+export function checkFloat32Integrals(fd: Fcidump): void {
+  const n = fd.norb;
+  const way = 'the device direct σ holds integrals in float32; scale the integrals, or use --backend cpu (float64)';
+  for (let k = 0; k < fd.h1.length; k++) {
+    if (!(Math.abs(fd.h1[k]!) <= FLOAT32_MAX)) {
+      throw new FcidumpError(fd.file, undefined, `|h(${Math.floor(k / n) + 1},${(k % n) + 1})| ≤ 3.4e38 (${way})`, String(fd.h1[k]));
+    }
+  }
+  for (let k = 0; k < fd.eri.length; k++) {
+    if (!(Math.abs(fd.eri[k]!) <= FLOAT32_MAX)) {
+      const [i, j, p, q] = [Math.floor(k / n ** 3), Math.floor(k / n ** 2) % n, Math.floor(k / n) % n, k % n];
+      throw new FcidumpError(fd.file, undefined, `|(${i + 1} ${j + 1}|${p + 1} ${q + 1})| ≤ 3.4e38 (${way})`, String(fd.eri[k]));
+    }
+  }
 }
 
 /**
