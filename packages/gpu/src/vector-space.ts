@@ -96,6 +96,16 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     this.b1.fill(v.buf, n, imm(0));
     return v;
   }
+  /**
+   * A vector whose contents are undefined (a pooled buffer keeps whatever it held): no fill
+   * dispatch. Not part of VectorSpace (solvers look for it, see the solvers' eigen/ortho.ts);
+   * only for a vector whose next operation writes every element without reading it — combine
+   * with β = 0 and at least one vector, combineNormalize's v, copy.
+   * @example const y = space.createUninitialized(n); space.combine(c, basis, 0, y);
+   */
+  createUninitialized(n: number): GpuVector {
+    return new GpuVector(this.ctx.buffers.acquire(n * 4, undefined, 'vector'), n);
+  }
   fromArray(values: ArrayLike<number>): GpuVector {
     const v = new GpuVector(this.ctx.buffers.acquire(values.length * 4, undefined, 'vector'), values.length);
     writeData(this.ctx, v.buf, Float32Array.from(values));
