@@ -59,17 +59,30 @@ export function createForOverwrite<V, S>(space: VectorSpace<V, S>, n: number): V
 /**
  * {@link projectOutTwice} (keep = true) whose second pass also normalises: w' = (I − QQᵀ)²·w,
  * hn = ‖w'‖ and v = w'/‖w'‖ (v distinct from w and Q; w holds w' after). Fused where the space
- * offers `combineNormalize` (the WebGPU space: the second combine, the norm and the scaling in
- * two dispatches where combine, dot stage 1, dot stage 2 and axpby take four). Q non-empty.
+ * offers `combineDots` and `combineNormalize` (the WebGPU space: the first combine and the second
+ * multi-dot's stage 1 in one pass; the second combine, the norm and the scaling in two dispatches
+ * where combine, dot stage 1, dot stage 2 and axpby take four). Q non-empty.
  * The caller releases h1, h2 and hn. No synchronisation.
  * @example const { h1, h2, hn } = projectOutTwiceNormalize(space, basis, w, next);
  */
 export function projectOutTwiceNormalize<V, S>(space: VectorSpace<V, S>, q: readonly V[], w: V, v: V): { h1: S[]; h2: S[]; hn: S } {
   const h1 = space.multiDot(q, w); // h₁ = Qᵀ·w
-  space.combine(h1, q, -1, w); // w ← Q·h₁ − w
-  const h2 = space.multiDot(q, w); // h₂ = Qᵀ·w
+  const h2 = combineDots(space, h1, q, -1, w); // w ← Q·h₁ − w, h₂ = Qᵀ·w
   const hn = combineNormalize(space, h2, q, -1, w, v, 1); // w ← Q·h₂ − w = w₀ − Q·(h₁ − h₂), v = w/‖w‖
   return { h1, h2, hn };
+}
+
+/**
+ * y ← β·y + Σ c_j·x_j, then xs·y of the new y: fused where the space offers `combineDots` (the
+ * WebGPU space: the combine and the multi-dot's first stage in one pass over the x's), else
+ * combine and multiDot. No x may alias y.
+ * @example const h2 = combineDots(space, h1, basis, -1, w);
+ */
+export function combineDots<V, S>(space: VectorSpace<V, S>, coeffs: readonly S[], xs: readonly V[], beta: number, y: V): S[] {
+  const f = (space as { combineDots?: (c: readonly S[], x: readonly V[], b: number, y: V) => S[] }).combineDots;
+  if (typeof f === 'function') return f.call(space, coeffs, xs, beta, y);
+  space.combine(coeffs, xs, beta, y);
+  return space.multiDot(xs, y);
 }
 
 /** Outcome of {@link svqb}. */
