@@ -43,6 +43,16 @@ async function loadMatrix(): Promise<{ name: string; a: CsrMatrix }> {
 
 const ctx = await createGpuContext({ toggles });
 instrument(ctx);
+// dispatches per kernel label (device-independent: lavapipe gives the same counts as the H100)
+const byKernel = new Map<string, number>();
+{
+  const rec = ctx.recorder;
+  const dispatch = rec.dispatch.bind(rec);
+  rec.dispatch = (pipe, refs, uni, groups) => {
+    byKernel.set(pipe.label, (byKernel.get(pipe.label) ?? 0) + 1);
+    dispatch(pipe, refs, uni, groups);
+  };
+}
 const { name, a } = await loadMatrix();
 const space = new GpuVectorSpace(ctx);
 const op: GpuOperator = kernel ? gpuOperatorFromCsr(ctx, a, { kernel, params: kernelParams }) : await tunedOperator(ctx, a, { expectedProducts: 300 });
@@ -55,11 +65,15 @@ const run = async () => {
 await run(); // warm-up: pipelines and bind groups created
 
 const c0 = snapshot();
+const k0 = new Map(byKernel);
 const t0 = performance.now();
 const res = await run();
 const wallMs = performance.now() - t0;
 const c = diff(c0, snapshot());
 const products = Math.max(1, res.stats.matvecs);
+const dispatchesPerProduct = Object.fromEntries(
+  [...byKernel].map(([label, n]) => [label, Number(((n - (k0.get(label) ?? 0)) / products).toFixed(2))] as const).filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]),
+);
 const perProduct = Object.fromEntries(COUNTERS.map((key) => [key, Number((c[key] / products).toFixed(2))]));
 
 const x = space.fromArray(new Float64Array(a.cols).fill(1));
@@ -95,6 +109,7 @@ const rec = {
   spmvMs: Number(spmv.medianMs.toFixed(4)),
   counts: c,
   perProduct,
+  dispatchesPerProduct,
   gpuMsAllKernels: gpuMs === undefined ? undefined : Number(gpuMs.toFixed(3)),
   kernels,
 };

@@ -150,14 +150,16 @@ for (const l of hubbard) {
   await ctx.finish();
   // with the multiplicity check (our default) and without it (CuPy's / ARPACK's algorithm)
   for (const checkMultiplicity of [true, false]) {
+    const d0 = ctx.recorder.dispatches;
     const t0 = performance.now();
     const r = await lanczos(op, space, { k, tol: 1e-5, checkMultiplicity });
     await ctx.finish();
     const ms = performance.now() - t0;
+    const dispatchesPerMatvec = (ctx.recorder.dispatches - d0) / Math.max(1, r.stats.matvecs);
     r.vectors.forEach((v) => { space.release(v); });
     const solver = checkMultiplicity ? 'lanczos' : 'lanczos (no multiplicity check)';
-    rows.push({ problem: name, solver, precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), values: r.values.map((x) => x + fd.ecore), residualNorms: r.residualNorms, reason: r.reason });
-    console.log(`${name} ${solver} k=${k} f32 tol 1e-5: ${r.reason}, ${r.stats.matvecs} matvecs, ${ms.toFixed(0)} ms (${(ms / Math.max(1, r.stats.matvecs)).toFixed(3)} ms/matvec); ${r.values.map((v) => v.toFixed(7)).join(' ')}`);
+    rows.push({ problem: name, solver, precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), dispatchesPerMatvec, values: r.values.map((x) => x + fd.ecore), residualNorms: r.residualNorms, reason: r.reason });
+    console.log(`${name} ${solver} k=${k} f32 tol 1e-5: ${r.reason}, ${r.stats.matvecs} matvecs, ${ms.toFixed(0)} ms (${(ms / Math.max(1, r.stats.matvecs)).toFixed(3)} ms/matvec, ${dispatchesPerMatvec.toFixed(2)} dispatches/matvec); ${r.values.map((v) => v.toFixed(7)).join(' ')}`);
   }
   if (hostPolish) {
     const t1 = performance.now();

@@ -96,6 +96,16 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     this.b1.fill(v.buf, n, imm(0));
     return v;
   }
+  /**
+   * A vector whose contents are undefined (a pooled buffer keeps whatever it held): no fill
+   * dispatch. Not part of VectorSpace (solvers look for it, see the solvers' eigen/ortho.ts);
+   * only for a vector whose next operation writes every element without reading it — combine
+   * with β = 0 and at least one vector, combineNormalize's v, copy.
+   * @example const y = space.createUninitialized(n); space.combine(c, basis, 0, y);
+   */
+  createUninitialized(n: number): GpuVector {
+    return new GpuVector(this.ctx.buffers.acquire(n * 4, undefined, 'vector'), n);
+  }
   fromArray(values: ArrayLike<number>): GpuVector {
     const v = new GpuVector(this.ctx.buffers.acquire(values.length * 4, undefined, 'vector'), values.length);
     writeData(this.ctx, v.buf, Float32Array.from(values));
@@ -227,6 +237,32 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       s.num,
     );
     return s;
+  }
+  /**
+   * y = β·y + Σ_j c_j·x_j, then the dots x_j·y of the new y, fused (not part of VectorSpace:
+   * solvers look for it): the first classical Gram–Schmidt pass w ← Q·h − w and the second
+   * pass's Qᵀ·w with one read of (up to G − 1 of) the x's, one dispatch fewer than combine +
+   * multiDot; the same bits. No x may alias y.
+   * @example const h2 = space.combineDots(h1, basis, -1, w); // w ← Q·h1 − w, h2 = Qᵀ·w
+   */
+  combineDots(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[], beta: ScalarLike<GpuScalar>, y: GpuVector): GpuScalar[] {
+    if (coeffs.length !== xs.length) throw new DimensionMismatchError('combineDots coeffs', xs.length, coeffs.length);
+    for (const x of xs) this.same('combineDots', x, y);
+    if (xs.some((x) => x.buf.id === y.buf.id)) throw new InvalidParameterError('combineDots xs', 'vectors distinct from y', 'an alias of y');
+    if (xs.length === 0 || y.n === 0) {
+      this.combine(coeffs, xs, beta, y);
+      return this.multiDot(xs, y);
+    }
+    const out = xs.map(() => this.slot());
+    this.b1.combineDots(
+      coeffs.map((c) => this.op(c)),
+      xs.map((x) => x.buf),
+      this.op(beta),
+      y.buf,
+      y.n,
+      out.map((s) => s.num),
+    );
+    return out;
   }
   /**
    * GMRES's Gram–Schmidt tail, fused (not part of VectorSpace: solvers look for it):

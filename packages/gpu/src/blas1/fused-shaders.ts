@@ -262,6 +262,72 @@ ${terms}
 }`;
 }
 
+/**
+ * y[i] = β·y[i] + Σ_{j<m} c_j·x_j[i] (as {@link combineWgsl}), then partial[out + j·groups + g] =
+ * Σ over chunk g of x_j[i]·y_new[i] for j < m (as {@link multiDot1Wgsl}: the same per-invocation
+ * order and tree): the first Gram–Schmidt pass w ← Q·h − w and the second pass's Qᵀ·w in one
+ * read of the x's, where combine and multi-dot stage 1 read them twice. Bindings as
+ * {@link combineNormWgsl}.
+ */
+export function combineDotsWgsl(g: number): string {
+  // coefficients read once per invocation (the same values as combine's per-element reads)
+  const coef = range(g)
+    .map((j) => `  var c${j} = 0.0;\n  if (u.m > ${j}u) { c${j} = operand(u.c${j}_num, u.c${j}_den, u.c${j}_k); }`)
+    .join('\n');
+  const terms = range(g)
+    .map((j) => `      if (u.m > ${j}u) { acc = acc + c${j} * x${j}[i]; }`)
+    .join('\n');
+  const decl = range(g)
+    .map((j) => `  var s${j} = 0.0;`)
+    .join('\n');
+  const dots = range(g)
+    .map((j) => `      if (u.m > ${j}u) { s${j} = s${j} + x${j}[i] * acc; }`)
+    .join('\n');
+  const store = range(g)
+    .map((j) => `  if (u.m > ${j}u) { red[${j * WG}u + lid] = s${j}; }`)
+    .join('\n');
+  const level = range(g)
+    .map((j) => `      if (u.m > ${j}u) { red[${j * WG}u + lid] = red[${j * WG}u + lid] + red[${j * WG}u + lid + off]; }`)
+    .join('\n');
+  const write = range(g)
+    .map((j) => `    if (u.m > ${j}u) { partial[u.out + ${j}u * u.groups + g] = red[${j * WG}u]; }`)
+    .join('\n');
+  const uniforms = [...combineUniforms(g), ['groups', 'u32'], ['out', 'u32']] as [string, 'u32' | 'i32' | 'f32'][];
+  return `${preamble(uniforms, combineNormBindings(g))}
+${SCALAR_OPERAND}
+var<workgroup> red: array<f32, ${g * WG}>;
+@compute @workgroup_size(${WG})
+fn main(${entryArgs()}) {
+  let g = wg_linear(wid, nwg);
+  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
+  let b = operand(u.b_num, u.b_den, u.b_k);
+${coef}
+${decl}
+  let base = g * ${DOT_CHUNK}u + lid;
+  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
+    let i = base + k * ${WG}u;
+    if (i < u.n) {
+      var acc = 0.0;
+      if (b != 0.0) { acc = b * y[i]; }
+${terms}
+      y[i] = acc;
+${dots}
+    }
+  }
+${store}
+  workgroupBarrier();
+  for (var off = ${WG / 2}u; off > 0u; off = off >> 1u) {
+    if (lid < off) {
+${level}
+    }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+${write}
+  }
+}`;
+}
+
 /** Normalise bindings: scalar slots, partials, y, v. */
 export const NORMALIZE_BINDINGS: WgslBinding[] = [f32arr('sc', 'w'), f32arr('partial', 'r'), f32arr('y', 'r'), f32arr('v', 'w')];
 

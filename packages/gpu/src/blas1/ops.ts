@@ -8,7 +8,7 @@ import type { PipelineEntry } from '../device/pipelines';
 import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { Uniforms } from '../memory/recorder';
-import { CG_UPDATE_BINDINGS, cgUpdateWgsl, combineBindings, combineNormBindings, combineNormWgsl, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, MULTIDOT2_SLOTS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl, NORMALIZE_BINDINGS, normalizeWgsl } from './fused-shaders';
+import { CG_UPDATE_BINDINGS, cgUpdateWgsl, combineBindings, combineDotsWgsl, combineNormBindings, combineNormWgsl, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, MULTIDOT2_SLOTS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl, NORMALIZE_BINDINGS, normalizeWgsl } from './fused-shaders';
 import { ScalarPool } from './scalar-pool';
 import {
   DOT_CHUNK,
@@ -226,6 +226,38 @@ export class Blas1 {
   }
 
   /**
+   * y = β·y + Σ_j c_j·x_j, then s[slot_j] = xs[j]·y_new for every j: the last group of up to
+   * {@link Blas1.group} − 1 vectors is combined in the pass that also forms their stage-1 dot
+   * partials with the new y ({@link combineDotsWgsl}); vectors before it go through
+   * {@link Blas1.combine} first and multi-dot stage 1 after; then the stage-2 dispatches of
+   * {@link Blas1.multiDots}. The same bits as combine followed by multiDots, one dispatch and
+   * one read of up to G − 1 vectors fewer (those two where the split would not save a dispatch:
+   * 14, 27, 28 vectors at G = 14). No x may alias y; at least one vector. O(k·n).
+   * @example b1.combineDots([h0, h1], [q0, q1], imm(-1), w, n, [s0, s1]); // w ← Q·h − w, s = Qᵀ·w
+   */
+  combineDots(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, y: GpuBuf, n: number, slots: readonly number[]): void {
+    const groups = Math.ceil(n / DOT_CHUNK);
+    this.ensurePartial(Math.max(1, groups * xs.length)); // before anything reads the buffer
+    const G = Math.max(1, this.group - 1);
+    const lead = Math.max(0, xs.length - G);
+    if (2 * Math.ceil(lead / this.group) + 1 >= 2 * Math.ceil(xs.length / this.group)) {
+      // the leading vectors' combine and dots would take as many dispatches (14, 27, 28 vectors at G = 14)
+      this.combine(coeffs, xs, beta, y, n);
+      this.multiDots(xs, y, n, slots);
+      return;
+    }
+    if (lead > 0) this.combine(coeffs.slice(0, lead), xs.slice(0, lead), beta, y, n);
+    const m = xs.length - lead;
+    const p = this.pipe(`combine-dots${G}`, () => combineDotsWgsl(G), signature(combineNormBindings(G)));
+    const { u, bufs } = combineUniforms(coeffs, xs, lead > 0 ? imm(1) : beta, lead, m, G, n);
+    u.u[5 + 3 * G] = groups;
+    u.u[6 + 3 * G] = lead * groups; // partials of vector lead + j at (lead + j)·groups
+    this.ctx.recorder.dispatch(p, [this.scalars.buf, ...bufs, y, this.partial], u, groups);
+    if (lead > 0) this.multiDotStage1(xs.slice(0, lead), y, n, 0);
+    this.multiDotStage2(xs.length, groups, slots, false);
+  }
+
+  /**
    * s[slot_j] = xs[j]·y for each j (sqrt of it when `sqrt`), fused: per group of up to
    * {@link Blas1.group} vectors one stage-1 dispatch (each workgroup reads its chunk of y once),
    * and one stage-2 dispatch per {@link MULTIDOT2_SLOTS} vectors; the same orders as
@@ -236,23 +268,33 @@ export class Blas1 {
   multiDots(xs: readonly GpuBuf[], y: GpuBuf, n: number, slots: readonly number[], sqrt = false): void {
     const groups = Math.ceil(n / DOT_CHUNK);
     this.ensurePartial(Math.max(1, groups * xs.length));
+    this.multiDotStage1(xs, y, n, 0);
+    this.multiDotStage2(xs.length, groups, slots, sqrt);
+  }
+
+  /** Multi-dot stage 1 of xs against y, partials of vector j at (base + j)·groups. */
+  private multiDotStage1(xs: readonly GpuBuf[], y: GpuBuf, n: number, base: number): void {
+    const groups = Math.ceil(n / DOT_CHUNK);
     const G = this.group;
     const p1 = this.pipe(`multidot1-${G}`, () => multiDot1Wgsl(G), signature(multiDot1Bindings(G)));
-    const S = MULTIDOT2_SLOTS;
-    const p2 = this.pipe(`multidot2-${S}`, () => multiDot2Wgsl(S), signature(MULTIDOT2_BINDINGS));
     for (let first = 0; first < xs.length; first += G) {
       const m = Math.min(G, xs.length - first);
       const u = new Uniforms();
       u.u[0] = n;
       u.u[1] = groups;
-      u.u[2] = first * groups;
+      u.u[2] = (base + first) * groups;
       u.u[3] = m;
       const bufs = Array.from({ length: G }, (_, j) => xs[first + Math.min(j, m - 1)]!);
       this.ctx.recorder.dispatch(p1, [y, ...bufs, this.partial], u, groups);
     }
-    // stage 2 for up to S vectors per dispatch (the partials of all groups lie in vector order)
-    for (let first = 0; first < xs.length; first += S) {
-      const m = Math.min(S, xs.length - first);
+  }
+
+  /** Multi-dot stage 2: up to S vectors per dispatch (the partials of all groups lie in vector order). */
+  private multiDotStage2(count: number, groups: number, slots: readonly number[], sqrt: boolean): void {
+    const S = MULTIDOT2_SLOTS;
+    const p2 = this.pipe(`multidot2-${S}`, () => multiDot2Wgsl(S), signature(MULTIDOT2_BINDINGS));
+    for (let first = 0; first < count; first += S) {
+      const m = Math.min(S, count - first);
       const u = new Uniforms();
       u.u[0] = groups;
       u.u[1] = first * groups;

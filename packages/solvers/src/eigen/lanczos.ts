@@ -40,7 +40,7 @@ import { allFinite, checkEigenInput, EigenRun, finishEigen, randomVector, readAn
 import { type DenseEigen, symmetricEigen, zeros } from './dense';
 import { IcgsBasis } from '../common/icgs';
 import { type EstimatePoint, estimateGap, type RitzEstimates, ritzEstimates } from './ritz-estimates';
-import { combineColumns, projectOutTwice } from './ortho';
+import { combineColumns, createForOverwrite, projectOutTwice, projectOutTwiceNormalize } from './ortho';
 
 /** Options of {@link lanczos}. */
 export interface LanczosOptions<V> extends EigenBaseOptions {
@@ -111,6 +111,9 @@ interface Ctx<V, S> {
   keep: number | undefined;
   /** Skip the Ritz estimates of steps predicted not to converge (one-pass host path, no onIteration). */
   scheduleEstimates: boolean;
+
+  /** A·q_j of the batched (CGS2) steps: one vector for the whole run, overwritten by every product. */
+  work?: V;
 }
 
 interface CoreOut<V> {
@@ -203,8 +206,10 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
     }
     {
       const j = q.length - 1;
-      const w = space.create(n);
+      // CGS2 steps write A·q_j into one reused vector (apply overwrites y, as CG's q = A·p)
+      const w = c.icgs ? space.create(n) : (c.work ??= space.create(n));
       op.apply(q[j]!, w); // w = A·q_j
+      let next = w;
       run.stats.matvecs++;
       const basis = [...locked, ...q];
       if (c.icgs) {
@@ -213,15 +218,13 @@ async function lanczosCore<V, S>(c: Ctx<V, S>, locked: readonly V[], nWant: numb
         pending.push({ j, s: [], nb: basis.length, vals: [...st.h, ...new Array<number>(basis.length).fill(0), st.norm] });
         space.axpby(st.sign / st.norm, w, 0, w); // provisional q_{j+1} = w' / ‖w'‖
       } else {
-        const { h1, h2 } = projectOutTwice(space, basis, w, undefined, true); // w ← w − [L Q]·([L Q]ᵀ·w), twice
-        const hn = space.norm2(w);
+        // w ← w − [L Q]·([L Q]ᵀ·w) twice; provisional q_{j+1} = w / ‖w‖ (replaced when ‖w‖ turns out negligible)
+        next = createForOverwrite(space, n);
+        const { h1, h2, hn } = projectOutTwiceNormalize(space, basis, w, next);
         pending.push({ j, s: [...h1, ...h2, hn], nb: basis.length });
-        const inv = space.div(1, hn);
-        space.axpby(inv, w, 0, w); // provisional q_{j+1} = w / ‖w‖ (replaced when ‖w‖ turns out negligible)
-        space.release(inv);
       }
       c.iterations++;
-      q.push(w);
+      q.push(next);
       const full = j + 1 >= mMax || j + 1 >= free;
       if (!(full || pending.length >= c.checkEvery || c.iterations >= c.maxIterations || run.aborted())) continue;
     }
@@ -480,5 +483,6 @@ export async function lanczos<V, S>(
     values = [...values, Number.NaN];
     vectors = [...vectors, space.create(n)];
   }
+  if (c.work) space.release(c.work);
   return finishEigen(op, space, run, { values, vectors, reason, iterations: c.iterations, method: `lanczos(${opts.which ?? 'smallest'}, maxBasis=${maxBasis})`, tolerance: toleranceReport(c.tolerance, c.normA), ...(detail ? { detail } : {}) });
 }

@@ -8,6 +8,7 @@
  */
 import type { VectorSpace } from '@gpusparse/formats';
 import type { SolverStats } from '../common/result';
+import { combineNormalize } from '../krylov/fused-update';
 import { readAndRelease, releaseScalars } from './common';
 import { symmetricEigen } from './dense';
 
@@ -41,6 +42,47 @@ export function projectOutTwice<V, S>(
   releaseScalars(space, h1);
   releaseScalars(space, h2);
   return { h1: [], h2: [] };
+}
+
+/**
+ * A vector for an operation that writes every element without reading the old ones (combine
+ * with β = 0, combineNormalize's v): the space's `createUninitialized` where it has one (the
+ * WebGPU space: no zero-fill dispatch, which the next operation would overwrite anyway), else
+ * `create`.
+ * @example const y = createForOverwrite(space, n); space.combine(c, basis, 0, y);
+ */
+export function createForOverwrite<V, S>(space: VectorSpace<V, S>, n: number): V {
+  const f = (space as { createUninitialized?: (n: number) => V }).createUninitialized;
+  return typeof f === 'function' ? f.call(space, n) : space.create(n);
+}
+
+/**
+ * {@link projectOutTwice} (keep = true) whose second pass also normalises: w' = (I − QQᵀ)²·w,
+ * hn = ‖w'‖ and v = w'/‖w'‖ (v distinct from w and Q; w holds w' after). Fused where the space
+ * offers `combineDots` and `combineNormalize` (the WebGPU space: the first combine and the second
+ * multi-dot's stage 1 in one pass; the second combine, the norm and the scaling in two dispatches
+ * where combine, dot stage 1, dot stage 2 and axpby take four). Q non-empty.
+ * The caller releases h1, h2 and hn. No synchronisation.
+ * @example const { h1, h2, hn } = projectOutTwiceNormalize(space, basis, w, next);
+ */
+export function projectOutTwiceNormalize<V, S>(space: VectorSpace<V, S>, q: readonly V[], w: V, v: V): { h1: S[]; h2: S[]; hn: S } {
+  const h1 = space.multiDot(q, w); // h₁ = Qᵀ·w
+  const h2 = combineDots(space, h1, q, -1, w); // w ← Q·h₁ − w, h₂ = Qᵀ·w
+  const hn = combineNormalize(space, h2, q, -1, w, v, 1); // w ← Q·h₂ − w = w₀ − Q·(h₁ − h₂), v = w/‖w‖
+  return { h1, h2, hn };
+}
+
+/**
+ * y ← β·y + Σ c_j·x_j, then xs·y of the new y: fused where the space offers `combineDots` (the
+ * WebGPU space: the combine and the multi-dot's first stage in one pass over the x's), else
+ * combine and multiDot. No x may alias y.
+ * @example const h2 = combineDots(space, h1, basis, -1, w);
+ */
+export function combineDots<V, S>(space: VectorSpace<V, S>, coeffs: readonly S[], xs: readonly V[], beta: number, y: V): S[] {
+  const f = (space as { combineDots?: (c: readonly S[], x: readonly V[], b: number, y: V) => S[] }).combineDots;
+  if (typeof f === 'function') return f.call(space, coeffs, xs, beta, y);
+  space.combine(coeffs, xs, beta, y);
+  return space.multiDot(xs, y);
 }
 
 /** Outcome of {@link svqb}. */
@@ -111,11 +153,11 @@ export async function svqb<V, S>(
   for (const l of keep) {
     const inv = 1 / Math.sqrt(eig.values[l]!);
     const c = eig.vectors[l]!.map((u, i) => u * scale[i]! * inv); // column of D⁻¹·U·Λ^(−1/2)
-    const v = space.create(n);
-    space.combine(c, block, 0, v); // v = B·c
+    const v = createForOverwrite(space, n);
+    space.combine(c, block, 0, v); // v = B·c (β = 0: every element written, none read)
     out.push(v);
     if (opts.mirror) {
-      const mv = space.create(n);
+      const mv = createForOverwrite(space, n);
       space.combine(c, opts.mirror, 0, mv); // A·v = (A·B)·c
       outMirror.push(mv);
     }
@@ -135,8 +177,8 @@ export async function svqb<V, S>(
 export function combineColumns<V, S>(space: VectorSpace<V, S>, basis: readonly V[], coeffs: readonly (readonly number[])[]): V[] {
   const n = space.length(basis[0]!);
   return coeffs.map((c) => {
-    const y = space.create(n);
-    space.combine(c, basis.slice(0, c.length), 0, y); // y = Σ cᵢ·basisᵢ
+    const y = createForOverwrite(space, n);
+    space.combine(c, basis.slice(0, c.length), 0, y); // y = Σ cᵢ·basisᵢ (β = 0: every element written, none read)
     return y;
   });
 }
