@@ -11,11 +11,12 @@
  * @module
  */
 import { type CsrMatrix, csrNnz, InvalidParameterError, ResourceLimitError } from '@gpusparse/formats';
-import type { GpuContext } from '../../device/context';
+import type { GpuContext, GpuLimits } from '../../device/context';
 import type { PipelineEntry } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { uploadF32, uploadU32, validateCsrIndices, writeData } from '../../memory/upload';
-import { blockUniforms, type CsrBlockPlan, splitCsrPlan } from '../csr/csr-device';
+import { blockUniforms, type CsrBlockPlan, csrVectorsFit, splitCsrPlan } from '../csr/csr-device';
+import { signature } from '../wgsl/index';
 import type { DeviceMatrix, SpmvScale, UploadOptions } from '../types';
 
 /** Mask of the quad index in a quad pointer (the top two bits hold the ending row's pad count). */
@@ -219,4 +220,25 @@ export function quadBindings(pack: number) {
     ...(pack >= 1 ? [{ name: 'rbase', type: 'array<u32>', access: 'r' as const }] : []),
     ...(pack === 2 ? [{ name: 'vtab', type: 'array<f32>', access: 'r' as const }] : []),
   ];
+}
+
+/**
+ * A quad kernel's precheck: x, y and the CSR vectors fit a binding; with `pack` ≥ 1 every row
+ * spans < 2^16 columns; with `pack` 2 at most 65 536 distinct values. O(nnz) for pack ≥ 1.
+ */
+export function quadPrecheck(a: CsrMatrix, limits: GpuLimits, pack: number): true | string {
+  const fit = csrVectorsFit(a, limits.maxStorageBufferBindingSize);
+  if (fit !== true || pack === 0) return fit;
+  const span = rowSpansFit16(a);
+  return span !== true || pack !== 2 ? span : distinctValuesFit16(a);
+}
+
+/**
+ * Compile (or reuse) the pipeline of shader `text` and upload `a` quad-padded for a kernel that
+ * gives each row `lanes` of a workgroup's `workgroupSize` invocations. See {@link uploadQuad}.
+ */
+export function uploadQuadKernel(ctx: GpuContext, kernelId: string, label: string, text: string, a: CsrMatrix, p: { pack: number; lanes: number; workgroupSize: number }, opts?: UploadOptions): QuadDeviceMatrix {
+  const pipe = ctx.pipelines.get({ key: text, label, bindings: signature(quadBindings(p.pack)), wgsl: () => text });
+  const rowsPerGroup = p.workgroupSize / p.lanes;
+  return uploadQuad(ctx, kernelId, a, p.pack, pipe, (rows) => Math.ceil(rows / rowsPerGroup), opts);
 }
