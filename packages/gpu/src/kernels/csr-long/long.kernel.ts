@@ -23,7 +23,7 @@ import { groupSumMode } from '../wgsl/group';
 import { QUAD_KEEP, QUAD_ROW_TAIL, quadColsLoad, quadGather, quadRowHead, quadValues } from '../wgsl/quad';
 
 /** Parameters of {@link csrLongKernel}. */
-export type CsrLongParams = { lanes: number; unroll: number; pack: number; workgroupSize: number };
+export type CsrLongParams = { lanes: number; unroll: number; pack: number; interleave: number; workgroupSize: number };
 
 const LANES = [4, 8, 16, 32, 64, 128, 256];
 const UNROLL = [1, 2, 3, 4, 6, 8];
@@ -89,15 +89,20 @@ export const csrLongKernel: SpmvKernel<CsrMatrix, CsrLongParams, QuadDeviceMatri
       description: '0: f32 values, u32 columns (8 bytes per entry); 1: 16-bit column offsets from each row’s smallest column (6 bytes; rows spanning < 65 536 columns); 2: also 16-bit value-table indices (4 bytes; ≤ 65 536 distinct values)',
       values: [0, 1, 2],
     },
+    interleave: {
+      description: '0: each lane’s quad holds 4 consecutive entries of the row; 1: in each full block of 4·lanes entries lane l’s quad holds entries l, l + lanes, l + 2·lanes, l + 3·lanes, so one gather instruction of the lane group reads x at consecutive entries (sorted columns: fewer cache lines per gather); an upload layout, same shader',
+      values: [0, 1],
+    },
     workgroupSize: { description: 'invocations per workgroup', values: [256] },
   },
-  defaults: { lanes: 16, unroll: 4, pack: 0, workgroupSize: 256 },
+  defaults: { lanes: 16, unroll: 4, pack: 0, interleave: 0, workgroupSize: 256 },
   supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
   precheck: (a, limits, p) => quadPrecheck(a, limits, p.pack),
   wgsl(p, caps) {
     if (!LANES.includes(p.lanes) || p.workgroupSize % p.lanes !== 0) throw new RangeError(`csr-long: lanes expected one of ${LANES.join(', ')} dividing ${p.workgroupSize}, got ${p.lanes}`);
     if (!UNROLL.includes(p.unroll)) throw new RangeError(`csr-long: unroll expected one of ${UNROLL.join(', ')}, got ${p.unroll}`);
     if (![0, 1, 2].includes(p.pack)) throw new RangeError(`csr-long: pack expected 0, 1 or 2, got ${p.pack}`);
+    if (![0, 1].includes(p.interleave)) throw new RangeError(`csr-long: interleave expected 0 or 1, got ${p.interleave}`);
     return longWgsl(p, caps);
   },
   upload(ctx, m, params = {}, opts) {
