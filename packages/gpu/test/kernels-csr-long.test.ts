@@ -39,7 +39,7 @@ describe('csr-long', () => {
     [8, 2, 1, 1],
   ] as const;
   it.each(VARIANTS)('lanes %i, unroll %i, pack %i, interleave %i: long and short rows, alpha/beta', async (lanes, unroll, pack, interleave) => {
-    const p = { lanes, unroll, pack, interleave, workgroupSize: 256 };
+    const p = { lanes, unroll, pack, interleave, stage: 0, workgroupSize: 256 };
     expect(await checkKernel(ctx, csrLongKernel, p, ciRows(3), 3, 1, 0)).toBe('');
     expect(await checkKernel(ctx, csrLongKernel, p, g.powerLaw(200, 200, { seed: 5, maxLen: 200, minLen: 0 }), 5, 2, -0.5)).toBe('');
   });
@@ -69,7 +69,7 @@ describe('csr-long', () => {
     const a = g.oneDenseRow(40, 5001, 3, 5001, 7, 2); // one row of 5001 entries, bindings of 1024 entries
     const opts = { maxBindingBytes: 4096 };
     for (const [lanes, unroll, pack, interleave] of [VARIANTS[3], VARIANTS[1], VARIANTS[2], VARIANTS[6]]) {
-      const p = { lanes, unroll, pack, interleave, workgroupSize: 256 };
+      const p = { lanes, unroll, pack, interleave, stage: 0, workgroupSize: 256 };
       expect(await checkKernel(ctx, csrLongKernel, p, a, 7, 1, 0, opts)).toBe('');
       expect(await checkKernel(ctx, csrLongKernel, p, a, 7, 2, -0.5, opts)).toBe('');
     }
@@ -78,21 +78,22 @@ describe('csr-long', () => {
   it('refuses 16-bit columns for a row spanning 2^16 columns, before and at upload', () => {
     const a: CsrMatrix = { format: 'csr', rows: 2, cols: 70_000, rowPtr: Int32Array.of(0, 1, 3), colIdx: Int32Array.of(5, 0, 65_536), values: Float64Array.of(1, 2, 3) };
     for (const pack of [1, 2]) {
-      expect(csrLongKernel.precheck!(a, ctx.limits, { lanes: 16, unroll: 4, pack, interleave: 0, workgroupSize: 256 })).toMatch(/row 1 spans columns 0\.\.65536/);
+      expect(csrLongKernel.precheck!(a, ctx.limits, { lanes: 16, unroll: 4, pack, interleave: 0, stage: 0, workgroupSize: 256 })).toMatch(/row 1 spans columns 0\.\.65536/);
       expect(() => csrLongKernel.upload(ctx, a, { pack })).toThrow(InvalidParameterError);
     }
-    expect(csrLongKernel.precheck!(a, ctx.limits, { lanes: 16, unroll: 4, pack: 0, interleave: 0, workgroupSize: 256 })).toBe(true);
+    expect(csrLongKernel.precheck!(a, ctx.limits, { lanes: 16, unroll: 4, pack: 0, interleave: 0, stage: 0, workgroupSize: 256 })).toBe(true);
   });
 
   it('issues every load of an unrolled step before its gathers, into separate accumulators; rejects bad parameters', () => {
-    const text = csrLongKernel.wgsl({ lanes: 16, unroll: 4, pack: 1, interleave: 0, workgroupSize: 256 }, ctx.caps);
+    const text = csrLongKernel.wgsl({ lanes: 16, unroll: 4, pack: 1, interleave: 0, stage: 0, workgroupSize: 256 }, ctx.caps);
     for (const i of [0, 1, 2, 3]) expect(text).toContain(`a${i} = fma(v${i}, x${i}, a${i});`);
     expect(text).toContain('let c3 = cols[q + 48u];');
     expect(text.indexOf('let c3 = cols[q + 48u];')).toBeLessThan(text.indexOf('let x0 = vec4<f32>('));
-    expect(() => csrLongKernel.wgsl({ lanes: 2, unroll: 4, pack: 0, interleave: 0, workgroupSize: 256 }, ctx.caps)).toThrow(/lanes expected/);
-    expect(() => csrLongKernel.wgsl({ lanes: 16, unroll: 5, pack: 0, interleave: 0, workgroupSize: 256 }, ctx.caps)).toThrow(/unroll expected/);
-    expect(() => csrLongKernel.wgsl({ lanes: 16, unroll: 4, pack: 3, interleave: 0, workgroupSize: 256 }, ctx.caps)).toThrow(/pack expected/);
-    expect(() => csrLongKernel.wgsl({ lanes: 16, unroll: 4, pack: 0, interleave: 2, workgroupSize: 256 }, ctx.caps)).toThrow(/interleave expected/);
+    expect(() => csrLongKernel.wgsl({ lanes: 2, unroll: 4, pack: 0, interleave: 0, stage: 0, workgroupSize: 256 }, ctx.caps)).toThrow(/lanes expected/);
+    expect(() => csrLongKernel.wgsl({ lanes: 16, unroll: 5, pack: 0, interleave: 0, stage: 0, workgroupSize: 256 }, ctx.caps)).toThrow(/unroll expected/);
+    expect(() => csrLongKernel.wgsl({ lanes: 16, unroll: 4, pack: 3, interleave: 0, stage: 0, workgroupSize: 256 }, ctx.caps)).toThrow(/pack expected/);
+    expect(() => csrLongKernel.wgsl({ lanes: 16, unroll: 4, pack: 0, interleave: 2, stage: 0, workgroupSize: 256 }, ctx.caps)).toThrow(/interleave expected/);
+    expect(() => csrLongKernel.wgsl({ lanes: 16, unroll: 4, pack: 0, interleave: 0, stage: 1000, workgroupSize: 256 }, ctx.caps)).toThrow(/stage expected/);
   });
 
   it('interleave lays each full block of 4·lanes entries out lane-major: a permutation of the row, partial last block in CSR order', () => {
@@ -103,5 +104,24 @@ describe('csr-long', () => {
       const seen = Array.from({ length: len }, (_, j) => interleavedSource(j, len, lanes)).sort((x, y) => x - y);
       expect(seen).toEqual(Array.from({ length: len }, (_, j) => j));
     }
+  });
+
+  it('stage: x[0 … stage) gathered from workgroup memory, the columns above from x; refused where workgroup memory is too small', async () => {
+    const a = g.uniformRandom(100, 10_000, 300, 8); // columns on both sides of the staged prefix
+    for (const [lanes, unroll, pack, interleave, stage] of [
+      [8, 2, 1, 1, 2048],
+      [32, 4, 0, 0, 4096],
+      [256, 3, 1, 0, 2048],
+    ] as const) {
+      const p = { lanes, unroll, pack, interleave, stage, workgroupSize: 256 };
+      expect(csrLongKernel.wgsl(p, ctx.caps)).toContain(`var<workgroup> xs: array<f32, ${stage}>;`);
+      expect(await checkKernel(ctx, csrLongKernel, p, a, 8, 2, -0.5), JSON.stringify(p)).toBe('');
+      expect(await checkKernel(ctx, csrLongKernel, p, g.powerLaw(200, 200, { seed: 5, maxLen: 200, minLen: 0 }), 5, 1, 0), JSON.stringify(p)).toBe(''); // x shorter than the stage
+    }
+    const big = { lanes: 16, unroll: 4, pack: 0, interleave: 0, stage: 10_240, workgroupSize: 256 };
+    const small = { ...ctx.limits, maxComputeWorkgroupStorageSize: 32_768 };
+    expect(csrLongKernel.precheck!(a, small, big)).toMatch(/stage 10240 needs 41984 bytes of workgroup memory, the device has 32768/);
+    expect(csrLongKernel.supports(a, small, big)).toMatch(/stage 10240/);
+    expect(csrLongKernel.precheck!(a, { ...small, maxComputeWorkgroupStorageSize: 49_152 }, big)).toBe(true);
   });
 });

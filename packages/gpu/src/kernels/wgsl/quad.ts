@@ -18,11 +18,14 @@ export function quadColsLoad(s: string, q: string): string {
   return `let c${s} = cols[${q}];`;
 }
 
-/** `let x<s> = vec4<f32>(…)`: the four x gathers of the columns `c<s>` (needs `b` when `pack` ≥ 1). */
-export function quadGather(pack: number, s: string): string {
+/**
+ * `let x<s> = vec4<f32>(…)`: the four x gathers of the columns `c<s>` (needs `b` when `pack` ≥ 1).
+ * `read` turns a column expression into the read of x at it (default `x[col]`).
+ */
+export function quadGather(pack: number, s: string, read: (col: string) => string = (col) => `x[${col}]`): string {
   const c = `c${s}`;
-  if (pack === 0) return `let x${s} = vec4<f32>(x[${c}.x], x[${c}.y], x[${c}.z], x[${c}.w]);`;
-  return `let x${s} = vec4<f32>(x[b + (${c}.x & 0xffffu)], x[b + (${c}.x >> 16u)], x[b + (${c}.y & 0xffffu)], x[b + (${c}.y >> 16u)]);`;
+  const cols = pack === 0 ? [`${c}.x`, `${c}.y`, `${c}.z`, `${c}.w`] : [`b + (${c}.x & 0xffffu)`, `b + (${c}.x >> 16u)`, `b + (${c}.y & 0xffffu)`, `b + (${c}.y >> 16u)`];
+  return `let x${s} = vec4<f32>(${cols.map(read).join(', ')});`;
 }
 
 /** `let v<s> = …`: the quad's four values (a vec4<f32> load, or two words of 16-bit table indices). */
@@ -37,16 +40,20 @@ export function quadValues(pack: number, s: string, q: string): string {
  * with the `pack` bindings, `store_y`, the group reduction `red_group` ({@link groupSum}), the
  * entry point, `lane` / `row` / `r`, `var s`, and inside `if (r < u.rows) {` the row's first quad
  * `q0`, end word `e` (pad count in its top two bits), end `q1` and (pack ≥ 1) base column `b`.
+ * `extra.decls` goes before the entry point, `extra.prologue` after `lane` / `row` (uniform
+ * control flow: a workgroup-memory fill and its barrier).
  * The caller writes the row's sum into `s`, closes the `if` and appends {@link QUAD_ROW_TAIL}.
  */
-export function quadRowHead(pack: number, lanes: number, workgroupSize: number, caps: GpuCaps): string {
+export function quadRowHead(pack: number, lanes: number, workgroupSize: number, caps: GpuCaps, extra: { decls?: string; prologue?: string } = {}): string {
   const mode = groupSumMode(lanes, caps);
   return `${preamble(SPMV_UNIFORMS, quadBindings(pack), { subgroups: groupSumNeedsSubgroups(mode) })}
 ${SPMV_STORE}
 ${groupSum('red', lanes, workgroupSize, caps)}
+${extra.decls ?? ''}
 @compute @workgroup_size(${workgroupSize})
 fn main(${entryArgs()}) {
   ${laneRow(lanes, workgroupSize)}
+  ${extra.prologue ?? ''}
   let r = row;
   var s = 0.0;
   if (r < u.rows) {
