@@ -21,6 +21,8 @@
  * Flags: --quick (small sizes), --out FILE, --reps N, --rounds N, --kernels id,id, --only name,name,
  * --no-variants (defaults only; --sweep id,id keeps the variants of those kernels), --dump DIR (write NAME.rowptr/.cols/.vals for .gpukit/cusparse_anchor.py),
  * --max-binding-bytes N (plan bindings of N bytes: exercises splitting on a small device),
+ * --grid ID:NAME=V/V/…:NAME=V/… (repeatable: that kernel runs the product of the listed values, its
+ * other parameters at their defaults, instead of its variants; e.g. --grid csr-long:lanes=8/16:unroll=2/4),
  * --powerlaw ROWS:MAXLEN[:MINLEN[:ALPHA]] (add a generated power-law matrix; --only powerlaw-ROWS- runs it alone),
  * --fcidump FILE[:IRREP] (repeatable: add the determinant CI Hamiltonian that packages/chem assembles
  * from FILE — FCI space, the file's MS2, IRREP 1-based or the file's ISYM — named ci-<file>; with
@@ -52,7 +54,8 @@ const onlyFilter = opt('--only')?.split(',');
 const dumpDir = opt('--dump');
 const sweep = opt('--sweep')?.split(',');
 const fcidumps = argv.flatMap((a, i) => (a === '--fcidump' && argv[i + 1] ? [argv[i + 1]!] : []));
-const valueArgs = new Set([...fcidumps, ...['--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw'].flatMap((f) => (opt(f) ? [opt(f)!] : []))]);
+const grids = argv.flatMap((a, i) => (a === '--grid' && argv[i + 1] ? [argv[i + 1]!] : []));
+const valueArgs = new Set([...fcidumps, ...grids, ...['--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw'].flatMap((f) => (opt(f) ? [opt(f)!] : []))]);
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 /** The generated matrix set (shared with bench/tune.ts): name and a thunk (built lazily, one at a time). */
@@ -252,6 +255,26 @@ async function makeCase(ctx: GpuContext, a: CsrMatrix, copyGbs: number): Promise
 }
 
 /**
+ * The product of the values a `--grid ID:NAME=V/V:…` flag lists for kernel `k` (other parameters
+ * at their defaults), or undefined when no such flag names `k`.
+ * @throws RangeError naming the flag when a parameter is not one of the kernel's or a value is not a number
+ */
+function gridVariants(k: AnySpmvKernel): Record<string, number>[] | undefined {
+  const spec = grids.find((g) => g.split(':')[0] === k.id);
+  if (!spec) return undefined;
+  let out: Record<string, number>[] = [{ ...k.defaults }];
+  for (const part of spec.split(':').slice(1)) {
+    const [name, list] = part.split('=');
+    const values = (list ?? '').split('/').map(Number);
+    if (!name || !(name in k.params) || values.some((v) => !Number.isFinite(v))) {
+      throw new RangeError(`--grid ${spec}: expected NAME=V/V/… with NAME one of ${Object.keys(k.params).join(', ')} and numbers, got '${part}'`);
+    }
+    out = out.flatMap((p) => values.map((v) => ({ ...p, [name]: v })));
+  }
+  return out;
+}
+
+/**
  * Every selected (kernel, params) on `a`, `rounds` times: round 1 checks and times each in turn,
  * later rounds upload and time them again in the same order (so each case runs twice, other
  * kernels in between, and the spread between its rounds is reported).
@@ -262,7 +285,8 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
   const work: [AnySpmvKernel, Row][] = [];
   for (const k of kernels) {
     if (kernelFilter && !kernelFilter.includes(k.id)) continue;
-    const variants = flag('--no-variants') && !sweep?.includes(k.id) ? [{ ...k.defaults }] : kernelVariants(k);
+    const grid = gridVariants(k);
+    const variants = grid ?? (flag('--no-variants') && !sweep?.includes(k.id) ? [{ ...k.defaults }] : kernelVariants(k));
     for (const params of variants) work.push([k, { kernel: k.id, params }]);
   }
   for (let round = 0; round < rounds; round++) {

@@ -8,6 +8,7 @@ import { csrAdaptiveKernel } from './csr/adaptive.kernel';
 import { csrScalarKernel } from './csr/scalar.kernel';
 import { csrVectorKernel } from './csr/vector.kernel';
 import { csrVec4Kernel } from './csr4/vec4.kernel';
+import { csrLongKernel } from './csr-long/long.kernel';
 import { csrBalancedKernel } from './csrb/balanced.kernel';
 import { ellKernel } from './ell/ell.kernel';
 import { ellRKernel } from './ell/ell-r.kernel';
@@ -34,6 +35,7 @@ export const kernels: readonly AnySpmvKernel[] = [
   csrVectorKernel,
   csrAdaptiveKernel,
   csrVec4Kernel,
+  csrLongKernel,
   csrBalancedKernel,
   // -- other formats' kernels: one line each --
   axcKernel,

@@ -11,11 +11,12 @@
  * @module
  */
 import { type CsrMatrix, csrNnz, InvalidParameterError, ResourceLimitError } from '@gpusparse/formats';
-import type { GpuContext } from '../../device/context';
+import type { GpuContext, GpuLimits } from '../../device/context';
 import type { PipelineEntry } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { uploadF32, uploadU32, validateCsrIndices, writeData } from '../../memory/upload';
-import { blockUniforms, type CsrBlockPlan, splitCsrPlan } from '../csr/csr-device';
+import { blockUniforms, type CsrBlockPlan, csrVectorsFit, splitCsrPlan } from '../csr/csr-device';
+import { signature } from '../wgsl/index';
 import type { DeviceMatrix, SpmvScale, UploadOptions } from '../types';
 
 /** Mask of the quad index in a quad pointer (the top two bits hold the ending row's pad count). */
@@ -112,8 +113,24 @@ export interface QuadDeviceMatrix extends DeviceMatrix {
   readonly table?: GpuBuf;
 }
 
+/**
+ * The row position of the entry stored at padded position `j` of a row of `len` entries laid out
+ * for `lanes` invocations per row (`lanes` = 0: the identity). In each full block of 4·lanes
+ * entries, lane l's quad holds the block's entries l, l + lanes, l + 2·lanes, l + 3·lanes, so that
+ * one gather instruction of the lane group reads x at consecutive entries of the row (sorted
+ * columns: few cache lines) instead of entries 4 apart; the last partial block keeps CSR order.
+ * A permutation of 0 … len − 1 (pads, j ≥ len, stay in place). O(1).
+ * @example interleavedSource(1, 64, 8) // 8: lane 0's quad holds entries 0, 8, 16, 24
+ */
+export function interleavedSource(j: number, len: number, lanes: number): number {
+  const block = 4 * lanes;
+  if (lanes <= 1 || j >= len - (len % block)) return j;
+  const w = j % block;
+  return j - w + (w % 4) * lanes + (w >> 2);
+}
+
 /** Host arrays of one block: quad pointers with pad bits, values (or value indices), packed columns, bases. */
-function packBlock(a: CsrMatrix, q: Int32Array, b: CsrBlockPlan, pack: number, vidx?: Uint16Array): { rowQuad: Uint32Array; vals: Float32Array | Uint32Array; cols: Uint32Array; base?: Uint32Array } {
+function packBlock(a: CsrMatrix, q: Int32Array, b: CsrBlockPlan, pack: number, vidx?: Uint16Array, lanes = 0): { rowQuad: Uint32Array; vals: Float32Array | Uint32Array; cols: Uint32Array; base?: Uint32Array } {
   const nq = b.k1 - b.k0;
   const rowQuad = new Uint32Array(b.rows + 1);
   const vals = vidx ? new Uint32Array(2 * nq) : new Float32Array(4 * nq);
@@ -139,7 +156,7 @@ function packBlock(a: CsrMatrix, q: Int32Array, b: CsrBlockPlan, pack: number, v
     }
     const pad = len > 0 ? a.colIdx[s + len - 1]! : 0; // a column of the row: the masked read stays in range
     for (let e = 4 * q0; e < 4 * q1; e++) {
-      const j = e - 4 * q[r]!; // position in the padded row
+      const j = interleavedSource(e - 4 * q[r]!, len, lanes); // the row entry stored at this padded position
       const local = e - 4 * b.k0;
       if (vidx) put16(vals as Uint32Array, local, j < len ? vidx[s + j]! : 0);
       else vals[local] = j < len ? a.values[s + j]! : 0;
@@ -162,7 +179,7 @@ export type QuadGroups = (rows: number) => number;
  * @throws InvalidMatrixError naming the first bad row
  * @throws InvalidParameterError when 16-bit columns are asked for a row spanning 2^16 columns or more
  */
-export function uploadQuad(ctx: GpuContext, kernelId: string, a: CsrMatrix, pack: number, pipeline: PipelineEntry, groups: QuadGroups, opts: UploadOptions = {}): QuadDeviceMatrix {
+export function uploadQuad(ctx: GpuContext, kernelId: string, a: CsrMatrix, pack: number, pipeline: PipelineEntry, groups: QuadGroups, opts: UploadOptions = {}, interleaveLanes = 0): QuadDeviceMatrix {
   validateCsrIndices(a, kernelId);
   if (pack >= 1) {
     const fit = rowSpansFit16(a);
@@ -184,7 +201,7 @@ export function uploadQuad(ctx: GpuContext, kernelId: string, a: CsrMatrix, pack
   };
   try {
     for (const b of plan) {
-      const h = packBlock(a, q, b, pack, vt?.index);
+      const h = packBlock(a, q, b, pack, vt?.index, interleaveLanes);
       const values = ctx.buffers.acquire(h.vals.length * 4, undefined, `${kernelId}-values`);
       writeData(ctx, values, h.vals);
       const blk: QuadDeviceBlock = { ...b, rowQuad: uploadU32(ctx, h.rowQuad, `${kernelId}-rowquad`), values, cols: uploadU32(ctx, h.cols, `${kernelId}-cols`), base: h.base && uploadU32(ctx, h.base, `${kernelId}-base`), groups: groups(b.rows) };
@@ -219,4 +236,26 @@ export function quadBindings(pack: number) {
     ...(pack >= 1 ? [{ name: 'rbase', type: 'array<u32>', access: 'r' as const }] : []),
     ...(pack === 2 ? [{ name: 'vtab', type: 'array<f32>', access: 'r' as const }] : []),
   ];
+}
+
+/**
+ * A quad kernel's precheck: x, y and the CSR vectors fit a binding; with `pack` ≥ 1 every row
+ * spans < 2^16 columns; with `pack` 2 at most 65 536 distinct values. O(nnz) for pack ≥ 1.
+ */
+export function quadPrecheck(a: CsrMatrix, limits: GpuLimits, pack: number): true | string {
+  const fit = csrVectorsFit(a, limits.maxStorageBufferBindingSize);
+  if (fit !== true || pack === 0) return fit;
+  const span = rowSpansFit16(a);
+  return span !== true || pack !== 2 ? span : distinctValuesFit16(a);
+}
+
+/**
+ * Compile (or reuse) the pipeline of shader `text` and upload `a` quad-padded for a kernel that
+ * gives each row `lanes` of a workgroup's `workgroupSize` invocations (with `interleave` = 1 the
+ * rows' full blocks laid out for those lanes: {@link interleavedSource}). See {@link uploadQuad}.
+ */
+export function uploadQuadKernel(ctx: GpuContext, kernelId: string, label: string, text: string, a: CsrMatrix, p: { pack: number; lanes: number; workgroupSize: number; interleave?: number }, opts?: UploadOptions): QuadDeviceMatrix {
+  const pipe = ctx.pipelines.get({ key: text, label, bindings: signature(quadBindings(p.pack)), wgsl: () => text });
+  const rowsPerGroup = p.workgroupSize / p.lanes;
+  return uploadQuad(ctx, kernelId, a, p.pack, pipe, (rows) => Math.ceil(rows / rowsPerGroup), opts, p.interleave ? p.lanes : 0);
 }

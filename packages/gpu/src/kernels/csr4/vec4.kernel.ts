@@ -18,63 +18,32 @@
 import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuCaps } from '../../device/context';
 import type { SpmvKernel } from '../types';
-import { groupSum, groupSumMode, groupSumNeedsSubgroups } from '../wgsl/group';
-import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, signature } from '../wgsl/index';
-import { laneRow } from '../wgsl/lanes';
+import { groupSumMode } from '../wgsl/group';
+import { QUAD_KEEP, QUAD_ROW_TAIL, quadColsLoad, quadGather, quadRowHead, quadValues } from '../wgsl/quad';
 import { csrVectorsFit } from '../csr/csr-device';
-import { distinctValuesFit16, encodeQuad, QUAD_MASK, type QuadDeviceMatrix, quadBindings, rowSpansFit16, uploadQuad } from './quad-device';
+import { encodeQuad, type QuadDeviceMatrix, quadPrecheck, uploadQuadKernel } from './quad-device';
 
 /** Parameters of {@link csrVec4Kernel}. */
 export type CsrVec4Params = { lanes: number; pack: number; workgroupSize: number };
 
 const LANES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
-/** The x gathers of one quad `q` of the current row (u32 or 16-bit packed columns). */
-function gather(pack: number): string {
-  if (pack === 0) return `let c = cols[q];
-      let xv = vec4<f32>(x[c.x], x[c.y], x[c.z], x[c.w]);`;
-  return `let c = cols[q];
-      let xv = vec4<f32>(x[b + (c.x & 0xffffu)], x[b + (c.x >> 16u)], x[b + (c.y & 0xffffu)], x[b + (c.y >> 16u)]);`;
-}
-
-/** The values of quad `q` (f32, or 16-bit indices into the value table). */
-function quadValues(pack: number): string {
-  if (pack !== 2) return 'let v = vals[q];';
-  return `let vi = vals[q];
-      let v = vec4<f32>(vtab[vi.x & 0xffffu], vtab[vi.x >> 16u], vtab[vi.y & 0xffffu], vtab[vi.y >> 16u]);`;
-}
-
 /** WGSL of the kernel: `lanes` per row, vec4 loads, pad mask on the row's last quad. */
 function vec4Wgsl(p: CsrVec4Params, caps: GpuCaps): string {
-  const { lanes, workgroupSize: wg } = p;
-  const mode = groupSumMode(lanes, caps);
-  return `${preamble(SPMV_UNIFORMS, quadBindings(p.pack), { subgroups: groupSumNeedsSubgroups(mode) })}
-${SPMV_STORE}
-${groupSum('red', lanes, wg, caps)}
-@compute @workgroup_size(${wg})
-fn main(${entryArgs()}) {
-  ${laneRow(lanes, wg)}
-  let r = row;
-  var s = 0.0;
-  if (r < u.rows) {
-    let q0 = rowq[r] & ${QUAD_MASK}u;
-    let e = rowq[r + 1u];
-    let q1 = e & ${QUAD_MASK}u;
-    let keep = vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(4u - (e >> 30u));
-    ${p.pack >= 1 ? 'let b = rbase[r];' : ''}
+  return `${quadRowHead(p.pack, p.lanes, p.workgroupSize, caps)}
+    ${QUAD_KEEP}
     var acc = vec4<f32>(0.0);
-    for (var q = q0 + lane; q < q1; q += ${lanes}u) {
-      ${gather(p.pack)}
-      ${quadValues(p.pack)}
-      var prod = v * xv;
+    for (var q = q0 + lane; q < q1; q += ${p.lanes}u) {
+      ${quadColsLoad('0', 'q')}
+      ${quadGather(p.pack, '0')}
+      ${quadValues(p.pack, '0', 'q')}
+      var prod = v0 * x0;
       if (q + 1u == q1) { prod = select(vec4<f32>(0.0), prod, keep); }
       acc = acc + prod;
     }
     s = (acc.x + acc.y) + (acc.z + acc.w);
   }
-  let t = red_group(lid, s);
-  if (r < u.rows && lane == 0u) { store_y(r, t); }
-}`;
+${QUAD_ROW_TAIL}`;
 }
 
 /**
@@ -97,12 +66,7 @@ export const csrVec4Kernel: SpmvKernel<CsrMatrix, CsrVec4Params, QuadDeviceMatri
   },
   defaults: { lanes: 8, pack: 0, workgroupSize: 256 },
   supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
-  precheck(a, limits, p) {
-    const fit = csrVectorsFit(a, limits.maxStorageBufferBindingSize);
-    if (fit !== true || p.pack === 0) return fit;
-    const span = rowSpansFit16(a);
-    return span !== true || p.pack !== 2 ? span : distinctValuesFit16(a);
-  },
+  precheck: (a, limits, p) => quadPrecheck(a, limits, p.pack),
   wgsl(p, caps) {
     if (!LANES.includes(p.lanes) || p.workgroupSize % p.lanes !== 0) throw new RangeError(`csr-vec4: lanes expected one of ${LANES.join(', ')} dividing ${p.workgroupSize}, got ${p.lanes}`);
     if (![0, 1, 2].includes(p.pack)) throw new RangeError(`csr-vec4: pack expected 0, 1 or 2, got ${p.pack}`);
@@ -111,10 +75,7 @@ export const csrVec4Kernel: SpmvKernel<CsrMatrix, CsrVec4Params, QuadDeviceMatri
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     const text = this.wgsl(p, ctx.caps);
-    const label = `${this.id}(lanes=${p.lanes},pack=${p.pack},${groupSumMode(p.lanes, ctx.caps)})`;
-    const pipe = ctx.pipelines.get({ key: text, label, bindings: signature(quadBindings(p.pack)), wgsl: () => text });
-    const rowsPerGroup = p.workgroupSize / p.lanes;
-    return uploadQuad(ctx, this.id, m, p.pack, pipe, (rows) => Math.ceil(rows / rowsPerGroup), opts);
+    return uploadQuadKernel(ctx, this.id, `${this.id}(lanes=${p.lanes},pack=${p.pack},${groupSumMode(p.lanes, ctx.caps)})`, text, m, p, opts);
   },
   encode: (ctx, h, x, y, scale) => encodeQuad(ctx, h, x, y, scale),
 };
