@@ -112,7 +112,7 @@ describe('csr-vec4 preparation in a tuning run (device)', () => {
         expect(h.sharedCsr, k.id).toBe(shared);
         h.dispose();
       }
-      expect(csrKernels.map((k) => k.id).sort()).toEqual(['csr-adaptive', 'csr-balanced', 'csr-scalar', 'csr-vec4', 'csr-vector']);
+      expect(csrKernels.map((k) => k.id).sort()).toEqual(['csr-adaptive', 'csr-balanced', 'csr-long', 'csr-scalar', 'csr-vec4', 'csr-vector']);
     } finally {
       shared.release();
     }

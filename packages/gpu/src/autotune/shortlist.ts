@@ -165,7 +165,7 @@ function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rs
   const v4Lanes = vec4LanesFor(s.mean);
   for (const x of pool) {
     if (out.some((o) => o.c.kernel.id === x.c.kernel.id)) continue;
-    const preferred = x.c.kernel.id === 'csr-vector' ? pool.find((y) => fits(y, 'csr-vector', vectorLanes)) : x.c.kernel.id === 'csr-vec4' ? pool.find((y) => fits(y, 'csr-vec4', v4Lanes) && !y.c.params.pack) : undefined;
+    const preferred = x.c.kernel.id === 'csr-vector' ? pool.find((y) => fits(y, 'csr-vector', vectorLanes)) : x.c.kernel.id === 'csr-vec4' || x.c.kernel.id === 'csr-long' ? pool.find((y) => fits(y, x.c.kernel.id, v4Lanes) && !y.c.params.pack) : undefined;
     const pick = preferred ?? x;
     if (exhaustive || !first || scoutPays(pick, first, s)) out.push(pick);
     else out.push({ ...pick, i: -1 }); // marks the kernel as seen; dropped below
