@@ -272,9 +272,10 @@ describe('timing at the clock a solve sees (no device)', () => {
     const s = { ctx, live, v: {}, reps: 1, warmup: 0, exhaustive: true, report, start: performance.now(), clockWarmMs: 0 } as unknown as TrialSession;
     expect(await interleave(s, 3, () => false)).toBe(3);
     // without timestamps timeGpu runs reps 1 as 5 batches of one product: 5 encodes per sample
-    expect(order.length).toBe(45);
-    const firsts = order.filter((_, k) => k % 5 === 0).join('');
-    expect(firsts).toBe('ABCBCACAB');
+    // each sample's products are consecutive (timeGpu without timestamps runs a few host-timed
+    // batches; how many can depend on the host clock under load): the runs give the sample order
+    const runs = order.filter((id, k) => k === 0 || order[k - 1] !== id).join('');
+    expect(runs).toBe('ABCBCACAB');
     expect(live.every((f) => f.samples.length === 3)).toBe(true);
   });
 });
