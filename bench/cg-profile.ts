@@ -12,13 +12,11 @@
  * Without --mtx: --method cg profiles the 27-point stencil of --grid, --method gmres the
  * power-law matrix of --rows (bench/df64-matrices.ts). Without --kernel the operator is tuned.
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { type CsrMatrix, csrSpmv, type ExtendedPrecisionResidual, type ExtendedRefinement, readMatrixMarket } from '../packages/formats/src/index';
 import { createGpuContext, Df64Residual, type GpuOperator, type GpuVector, GpuVectorSpace, gpuOperatorFromCsr, timeGpu, tunedOperator } from '../packages/gpu/src/index';
 import { refinedSolve } from '../packages/solvers/src/index';
 import { powerLawDominant, stencil27 } from './df64-matrices';
-import { COUNTERS, diff, instrument, KernelClock, kernelRows, snapshot } from './gpu-calls';
+import { COUNTERS, diff, instrument, KernelClock, kernelRows, snapshot, writeRecord } from './gpu-calls';
 
 const argv = process.argv.slice(2);
 const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
@@ -177,8 +175,6 @@ const rec = {
   gpuMsAllKernels: gpuMs,
   kernels,
 };
-mkdirSync(dirname(out), { recursive: true });
-appendFileSync(out, `${JSON.stringify(rec)}\n`);
-console.log(JSON.stringify(rec, null, 1));
+writeRecord(out, rec);
 op.dispose();
 ctx.dispose();

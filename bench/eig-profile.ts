@@ -13,13 +13,11 @@
  * `--toggles` passes Dawn toggles (e.g. enable-dawn-features=skip_validation) to the context, to
  * measure what the host's per-dispatch validation costs.
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { assembleHamiltonian, buildCiSpace, parseFcidump } from '../packages/chem/src/index';
 import { type CsrMatrix, readMatrixMarket } from '../packages/formats/src/index';
 import { createGpuContext, type GpuOperator, GpuVectorSpace, gpuOperatorFromCsr, timeGpu, tunedOperator } from '../packages/gpu/src/index';
 import { lanczos } from '../packages/solvers/src/index';
-import { COUNTERS, diff, instrument, KernelClock, kernelRows, snapshot } from './gpu-calls';
+import { COUNTERS, diff, instrument, KernelClock, kernelRows, snapshot, writeRecord } from './gpu-calls';
 import { hubbardFcidump } from './hubbard';
 
 const argv = process.argv.slice(2);
@@ -113,8 +111,6 @@ const rec = {
   gpuMsAllKernels: gpuMs === undefined ? undefined : Number(gpuMs.toFixed(3)),
   kernels,
 };
-mkdirSync(dirname(out), { recursive: true });
-appendFileSync(out, `${JSON.stringify(rec)}\n`);
-console.log(JSON.stringify(rec, null, 1));
+writeRecord(out, rec);
 op.dispose();
 ctx.dispose();

@@ -3,6 +3,8 @@
  * bench/eig-profile.ts): {@link instrument} wraps the device's calls, {@link KernelClock} puts
  * every dispatch in its own timestamped pass.
  */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { GpuContext } from '../packages/gpu/src/index';
 
 /** WebGPU calls counted by {@link instrument}. */
@@ -118,4 +120,11 @@ export function kernelRows(clock: KernelClock, iterations: number): { label: str
   return [...clock.ms.entries()]
     .map(([label, e]) => ({ label, dispatches: e.n, gpuMs: Number(e.ms.toFixed(3)), perIteration: Number((e.n / iterations).toFixed(2)), meanUs: Number(((1000 * e.ms) / e.n).toFixed(1)) }))
     .sort((x, y) => y.gpuMs - x.gpuMs);
+}
+
+/** Append `rec` as one JSON line to `out` (directories made) and print it. */
+export function writeRecord(out: string, rec: object): void {
+  mkdirSync(dirname(out), { recursive: true });
+  appendFileSync(out, `${JSON.stringify(rec)}\n`);
+  console.log(JSON.stringify(rec, null, 1));
 }

@@ -71,6 +71,21 @@ export function multiDot1Bindings(g: number): WgslBinding[] {
 }
 
 /**
+ * The WGSL pieces of m ≤ g partial sums reduced side by side (multi-dot stage 1 and the fused
+ * combine + dots): per-invocation accumulators s0…, their store into workgroup memory, one tree
+ * level for all of them, and the workgroup's partials written at u.out + j·u.groups + g.
+ */
+function multiTreeParts(g: number): { decl: string; store: string; level: string; write: string } {
+  const lines = (f: (j: number) => string) => range(g).map(f).join('\n');
+  return {
+    decl: lines((j) => `  var s${j} = 0.0;`),
+    store: lines((j) => `  if (u.m > ${j}u) { red[${j * WG}u + lid] = s${j}; }`),
+    level: lines((j) => `      if (u.m > ${j}u) { red[${j * WG}u + lid] = red[${j * WG}u + lid] + red[${j * WG}u + lid + off]; }`),
+    write: lines((j) => `    if (u.m > ${j}u) { partial[u.out + ${j}u * u.groups + g] = red[${j * WG}u]; }`),
+  };
+}
+
+/**
  * partial[out + j·groups + g] = Σ over chunk g of x_j[i]·y[i] for j < m: each workgroup reads
  * its chunk of y once and of each x_j once; the same per-invocation order and the same tree as
  * dot stage 1, but the m trees run together (one barrier per level for all of them, in
@@ -78,20 +93,9 @@ export function multiDot1Bindings(g: number): WgslBinding[] {
  * lavapipe a 14-vector stage 1 took 11× a single dot's.
  */
 export function multiDot1Wgsl(g: number = FUSED_G): string {
-  const decl = range(g)
-    .map((j) => `  var s${j} = 0.0;`)
-    .join('\n');
+  const { decl, store, level, write } = multiTreeParts(g);
   const acc = range(g)
     .map((j) => `      if (u.m > ${j}u) { s${j} = s${j} + x${j}[i] * yi; }`)
-    .join('\n');
-  const store = range(g)
-    .map((j) => `  if (u.m > ${j}u) { red[${j * WG}u + lid] = s${j}; }`)
-    .join('\n');
-  const level = range(g)
-    .map((j) => `      if (u.m > ${j}u) { red[${j * WG}u + lid] = red[${j * WG}u + lid] + red[${j * WG}u + lid + off]; }`)
-    .join('\n');
-  const write = range(g)
-    .map((j) => `    if (u.m > ${j}u) { partial[u.out + ${j}u * u.groups + g] = red[${j * WG}u]; }`)
     .join('\n');
   return `${preamble([['n', 'u32'], ['groups', 'u32'], ['out', 'u32'], ['m', 'u32']], multiDot1Bindings(g))}
 var<workgroup> red: array<f32, ${g * WG}>;
@@ -277,20 +281,9 @@ export function combineDotsWgsl(g: number): string {
   const terms = range(g)
     .map((j) => `      if (u.m > ${j}u) { acc = acc + c${j} * x${j}[i]; }`)
     .join('\n');
-  const decl = range(g)
-    .map((j) => `  var s${j} = 0.0;`)
-    .join('\n');
+  const { decl, store, level, write } = multiTreeParts(g);
   const dots = range(g)
     .map((j) => `      if (u.m > ${j}u) { s${j} = s${j} + x${j}[i] * acc; }`)
-    .join('\n');
-  const store = range(g)
-    .map((j) => `  if (u.m > ${j}u) { red[${j * WG}u + lid] = s${j}; }`)
-    .join('\n');
-  const level = range(g)
-    .map((j) => `      if (u.m > ${j}u) { red[${j * WG}u + lid] = red[${j * WG}u + lid] + red[${j * WG}u + lid + off]; }`)
-    .join('\n');
-  const write = range(g)
-    .map((j) => `    if (u.m > ${j}u) { partial[u.out + ${j}u * u.groups + g] = red[${j * WG}u]; }`)
     .join('\n');
   const uniforms = [...combineUniforms(g), ['groups', 'u32'], ['out', 'u32']] as [string, 'u32' | 'i32' | 'f32'][];
   return `${preamble(uniforms, combineNormBindings(g))}
