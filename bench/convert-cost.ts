@@ -9,8 +9,11 @@
  * compiled beforehand on a small matrix, so upload times hold no shader compilation.
  *
  * Run: `pnpm -s tsx bench/convert-cost.ts [--quick] [--out FILE] [--only name,name]
- * [--kernels id,id] [--defaults] [--reps N]` (--defaults: default parameters only; --reps:
- * repetitions per conversion, the minimum is reported). Profile one slow case with
+ * [--kernels id,id] [--defaults] [--reps N] [--set bench|validation|dia]` (--defaults: default
+ * parameters only; --reps: repetitions per conversion, the minimum is reported; --set: the
+ * matrices, bench/matrix-set.ts (default), bench/validation-set.ts, or `dia`: the three stencils
+ * of issue 16 on which the tuner chose dia-tiled, 27-point 120³, 7-point 160³, 5-point 2000²).
+ * DIA conversion cost: `--set dia --kernels dia-tiled --defaults --reps 3`. Profile one slow case with
  * `node --cpu-prof --import tsx bench/convert-cost.ts --only powerlaw --kernels sell`.
  * Prints one table per matrix (ms) and writes JSON to `--out` (default bench/out/convert-cost.json).
  * The full-size set needs about 20 GiB with every kernel: run one matrix per process (`--only`)
@@ -22,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { type CsrMatrix, csrNnz, generators, getFormat } from '@gpusparse/formats';
 import { type AnySpmvKernel, createGpuContext, type DeviceMatrix, type GpuContext, kernels, kernelVariants } from '@gpusparse/gpu';
 import { benchMatrixSet } from './matrix-set';
+import { stencil27, validationMatrixSet } from './validation-set';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,6 +35,7 @@ const { values: args } = parseArgs({
     kernels: { type: 'string' },
     defaults: { type: 'boolean', default: false },
     reps: { type: 'string', default: '1' },
+    set: { type: 'string', default: 'bench' },
   },
 });
 const quick = args.quick;
@@ -39,6 +44,21 @@ const onlyFilter = args.only?.split(',');
 const kernelFilter = args.kernels?.split(',');
 const defaultsOnly = args.defaults;
 const reps = Number(args.reps);
+
+/** The matrices of `--set` (quick: the same shapes, smaller). */
+function matrixSet(set: string | undefined): [string, () => CsrMatrix][] {
+  if (set === 'validation') return validationMatrixSet(quick);
+  if (set === 'dia') {
+    const [n27, n7, n5] = quick ? [24, 32, 400] : [120, 160, 2000];
+    return [
+      [`stencil27-${n27}^3`, () => stencil27(n27)],
+      [`stencil7-${n7}^3`, () => generators.poisson3d(n7)],
+      [`stencil5-${n5}^2`, () => generators.poisson2d(n5)],
+    ];
+  }
+  if (set !== 'bench') throw new Error(`--set: expected bench, validation or dia, got ${set}`);
+  return benchMatrixSet(quick);
+}
 
 /** One measured row: a conversion (kernel undefined) or an upload. */
 interface Row {
@@ -110,7 +130,7 @@ try {
   const probe = instrument(ctx);
   warmPipelines(ctx);
   await ctx.finish();
-  for (const [name, make] of benchMatrixSet(quick)) {
+  for (const [name, make] of matrixSet(args.set)) {
     if (onlyFilter && !onlyFilter.some((f) => name.includes(f))) continue;
     const a = make();
     console.log(`\n${name}: ${a.rows} rows, ${csrNnz(a)} nnz`);

@@ -138,6 +138,19 @@ describe('dia-tiled kernel', () => {
     expect((await run(diaTiledKernel, wide, dia, {})).worst).toBeLessThanOrEqual(1);
     expect((await run(diaTiledKernel, tall, dia, { rowsPerThread: 1, workgroupSize: 256 })).worst).toBeLessThanOrEqual(1);
   });
+  it("the kernels' own conversion (float32 values straight from CSR, issue 16) gives the bits of the float64 one, whole and split", async () => {
+    const f32dia = (m: CsrMatrix) => diaFromCsr(m, diaTiledKernel.formatParams!(diaTiledKernel.defaults));
+    expect((f32dia(st) as { data: unknown }).data).toBeInstanceOf(Float32Array);
+    expect(diaKernel.formatParams!(diaKernel.defaults)).toEqual(diaTiledKernel.formatParams!(diaTiledKernel.defaults));
+    for (const opts of [undefined, { maxBindingBytes: 16_384 }]) {
+      const [p, q] = [await run(diaTiledKernel, st, dia, {}, opts, 1.5, -1), await run(diaTiledKernel, st, f32dia, {}, opts, 1.5, -1)];
+      expect(q.worst).toBeLessThanOrEqual(1);
+      expect(q.blocks).toBe(p.blocks);
+      expect(Array.from(q.y)).toEqual(Array.from(p.y));
+      const [u, w] = [await run(diaKernel, st, dia, {}, opts), await run(diaKernel, st, f32dia, {}, opts)];
+      expect(Array.from(w.y)).toEqual(Array.from(u.y));
+    }
+  });
   it('deterministic: two products give the same bits', async () => {
     const a = g.poisson3d(11);
     const [p, q] = [await run(diaTiledKernel, a, dia, {}), await run(diaTiledKernel, a, dia, {})];

@@ -16,7 +16,7 @@ import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../co
 import { makeStorageInfo } from '../core/types';
 import { checkDiagonalOffsets, checkNnz, checkPresentMask, requireShape, requireTyped } from '../core/validate';
 import { csr, validateCsr } from '../csr/csr';
-import { bitmaskCreate, bitmaskGet, bitmaskSet, checkSlots, checkSpmvArgs, requireInt } from './common';
+import { bitmaskCreate, bitmaskGet, checkSlots, checkSpmvArgs, requireInt } from './common';
 import { diagonalStats } from './stats';
 
 /** A matrix in DIA. */
@@ -24,8 +24,12 @@ export interface DiaMatrix extends SparseMatrix {
   readonly format: 'dia';
   /** Offsets j − i of the stored diagonals, ascending; length ndiag. */
   readonly offsets: Int32Array;
-  /** Padded diagonals, diagonal-major: data[d·rows + i] = A[i, i + offsets[d]]; length rows·ndiag. */
-  readonly data: Float64Array;
+  /**
+   * Padded diagonals, diagonal-major: data[d·rows + i] = A[i, i + offsets[d]]; length rows·ndiag.
+   * Float64Array by default; a Float32Array (values rounded to float32) when converted with
+   * `valueType: 'f32'`, the layout the float32 GPU kernels upload as is.
+   */
+  readonly data: Float64Array | Float32Array;
   /** Host-only bit mask over data: bit set where the slot holds a stored entry of the CSR input. */
   readonly present: Uint32Array;
 }
@@ -34,10 +38,16 @@ export interface DiaMatrix extends SparseMatrix {
 export interface DiaParams {
   /** Refuse (InvalidParameterError) when the matrix has more occupied diagonals than this. Default 1024. */
   readonly maxDiagonals: number;
+  /**
+   * Element type of `data`: 'f64' (default, exact) or 'f32' (each value rounded to float32 as it
+   * is written: what a float32 device upload needs, with half the host memory and no second
+   * float64 → float32 pass; diaToCsr then gives the rounded values).
+   */
+  readonly valueType: 'f64' | 'f32';
 }
 
 /** Default DIA parameters. */
-export const diaDefaultParams: DiaParams = { maxDiagonals: 1024 };
+export const diaDefaultParams: DiaParams = { maxDiagonals: 1024, valueType: 'f64' };
 
 /**
  * Throw when `count` diagonals exceed `maxDiagonals` (shared by DIA, HM and CDM), naming the
@@ -68,7 +78,7 @@ export function checkDiagonalCount(format: string, count: number, maxDiagonals: 
 export function validateDia(m: DiaMatrix, where = 'DIA'): void {
   requireShape(where, 'DIA', m.rows, m.cols);
   requireTyped(where, 'DIA offsets', m.offsets, 'Int32Array');
-  requireTyped(where, 'DIA data', m.data, 'Float64Array');
+  if (!(m.data instanceof Float32Array)) requireTyped(where, 'DIA data', m.data, 'Float64Array');
   checkDiagonalOffsets(where, 'DIA', m.offsets, m.rows, m.cols, (k) => k, 'ascending');
   const slots = m.rows * m.offsets.length;
   if (m.data.length !== slots) {
@@ -87,28 +97,44 @@ export function validateDia(m: DiaMatrix, where = 'DIA'): void {
 export function diaFromCsr(a: CsrMatrix, params: Partial<DiaParams> = {}): DiaMatrix {
   validateCsr(a, 'diaFromCsr');
   const maxDiagonals = requireInt('maxDiagonals', params.maxDiagonals ?? diaDefaultParams.maxDiagonals, 0);
-  const { rows, cols, rowPtr, colIdx, values } = a;
+  const valueType = params.valueType ?? diaDefaultParams.valueType;
+  if (valueType !== 'f64' && valueType !== 'f32') throw new InvalidParameterError('valueType', "'f64' or 'f32'", valueType);
+  const { rows, cols } = a;
   const stats = diagonalStats(a);
   const ndiag = stats.count;
   checkDiagonalCount('dia', ndiag, maxDiagonals, rows * ndiag);
-  const offsets = stats.offsets;
-  // slot of each offset: offset + rows - 1 -> d
-  const where = new Int32Array(Math.max(0, rows + cols - 1)).fill(-1);
-  for (let d = 0; d < ndiag; d++) where[offsets[d] + rows - 1] = d;
-  const data = new Float64Array(rows * ndiag);
+  const data = valueType === 'f32' ? new Float32Array(rows * ndiag) : new Float64Array(rows * ndiag);
   const present = bitmaskCreate(rows * ndiag);
-  for (let i = 0; i < rows; i++) {
-    for (let k = rowPtr[i]; k < rowPtr[i + 1]; k++) {
-      const s = where[colIdx[k] - i + rows - 1] * rows + i;
-      data[s] = values[k];
-      bitmaskSet(present, s);
-    }
-  }
-  return { format: 'dia', rows, cols, nnz: stats.nnz, offsets, data, present };
+  fillDiagonals(a, stats.offsets, data, present);
+  return { format: 'dia', rows, cols, nnz: stats.nnz, offsets: stats.offsets, data, present };
 }
 
 /**
- * Convert DIA back to canonical CSR (stored entries only, explicit zeros kept, values bit-exact).
+ * Scatter the CSR entries into the padded diagonals, one pass over the CSR: the slot of entry
+ * (i, j) is base[j − i + rows − 1] + i, base a typed table over the whole offset range
+ * (O(rows + cols), no per-entry allocation); a Float32Array target rounds on store.
+ * Cost: O(nnz + rows + cols).
+ */
+function fillDiagonals(a: CsrMatrix, offsets: Int32Array, data: Float64Array | Float32Array, present: Uint32Array): void {
+  const { rows, cols, rowPtr, colIdx, values } = a;
+  // slot of row 0 on the diagonal of each offset (shifted by rows − 1): d·rows
+  const base = new Int32Array(Math.max(0, rows + cols - 1)); // rows·ndiag ≤ 2²⁸ (checkSlots)
+  for (let d = 0; d < offsets.length; d++) base[offsets[d] + rows - 1] = d * rows;
+  const shift = rows - 1;
+  let k = rowPtr[0] ?? 0;
+  for (let i = 0; i < rows; i++) {
+    const end = rowPtr[i + 1];
+    for (; k < end; k++) {
+      const s = base[colIdx[k] - i + shift] + i;
+      data[s] = values[k];
+      present[s >>> 5] |= 1 << (s & 31);
+    }
+  }
+}
+
+/**
+ * Convert DIA back to canonical CSR (stored entries only, explicit zeros kept, values bit-exact;
+ * float32 data, from `valueType: 'f32'`, gives the rounded values widened exactly).
  * Cost: O(rows·ndiag).
  * @example
  * csrEquals(diaToCsr(diaFromCsr(a)), a); // true

@@ -26,7 +26,7 @@ import { csrVectorsFit } from '../csr/csr-device';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from '../ell/ell-device';
 import type { SpmvKernel } from '../types';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, signature } from '../wgsl/index';
-import { diaLayout } from './dia.kernel';
+import { DIA_DEVICE_FORMAT, diaLayout } from './dia.kernel';
 import { DIAGONAL_BINDINGS, diagonalCountFits, diagonalPieces, diagonalPrecheck } from './diagonal-device';
 
 /** Most diagonals of one piece (the workgroup-memory table: 16 bytes each, 4 KiB). */
@@ -132,7 +132,7 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix, DiaTiledParams, DiaTiledDevic
   // rowsPerThread 2; banded 2·10^6 b9 0.091; 5-point 2000² 0.109; 7-point 160³ 0.132 ms);
   // rowsPerThread 1 and 8 were 15–70 % slower
   defaults: { rowsPerThread: 4, workgroupSize: 256, maxDiagonals: diaDefaultParams.maxDiagonals },
-  formatParams: () => ({ maxDiagonals: 2 ** 28 }),
+  formatParams: () => ({ maxDiagonals: 2 ** 28, ...DIA_DEVICE_FORMAT }),
   precheck: (a, _limits, params) => diagonalPrecheck(a, params.maxDiagonals, 'dia'),
   supports(m, limits, params) {
     const ok = diagonalCountFits(m.offsets.length, params?.maxDiagonals ?? diaDefaultParams.maxDiagonals, 'dia');

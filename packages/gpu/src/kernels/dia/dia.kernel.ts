@@ -31,6 +31,13 @@ export function diaLayout(m: DiaMatrix): DiagonalLayout {
 }
 
 /**
+ * The DIA conversion of the float32 DIA kernels: values written as float32 straight from the CSR
+ * (no float64 array of rows·ndiag slots, no second pass to round it at upload). Shared by `dia`
+ * and `dia-tiled`, so that the tuner converts once for both.
+ */
+export const DIA_DEVICE_FORMAT = { valueType: 'f32' } as const;
+
+/**
  * Thread-per-row DIA SpMV. Cost per apply: one dispatch per piece; 4·rows·ndiag bytes of values
  * (padding included, β = nnz / (rows·ndiag)) plus the x reads.
  * @example const h = diaKernel.upload(ctx, diaFromCsr(a)); diaKernel.encode(ctx, h, x, y);
@@ -41,5 +48,6 @@ export const diaKernel: SpmvKernel<DiaMatrix, DiagonalKernelParams, EllDeviceMat
   title: 'DIA: one invocation per row over the padded diagonals, coalesced (survey §2.1.1)',
   maxDiagonals: diaDefaultParams.maxDiagonals,
   count: (m) => m.offsets.length,
+  formatParams: DIA_DEVICE_FORMAT,
   layout: diaLayout,
 });

@@ -59,7 +59,8 @@ export interface DiagonalLayout {
   readonly rows: number;
   readonly cols: number;
   readonly offsets: Int32Array;
-  readonly values: Float64Array;
+  /** Float32Array when the format stored float32 already: a one-piece upload sends it as is. */
+  readonly values: Float64Array | Float32Array;
   /** Slot of global row 0 on diagonal d (may be negative: only rows with a column are read). */
   base(d: number): number;
 }
@@ -118,8 +119,10 @@ export function* diagonalPieces(m: DiagonalLayout, cap: number, maxCount = Numbe
         tab[t++] = v - (lo - r0);
         tab[t++] = lo - r0;
         tab[t++] = hi - r0;
+        // one block copy per diagonal (a memcpy from float32 values, a rounding copy from float64)
         const src = m.base(d);
-        for (let i = lo; i < hi; i++) vals[v++] = m.values[src + i]!;
+        vals.set(m.values.subarray(src + lo, src + hi), v);
+        v += hi - lo;
       }
       yield { rows: r1 - r0, rowBase: r0, count: nTab, accumulate: d0 > 0, data: [tab, vals] };
     }
@@ -148,6 +151,8 @@ export interface DiagonalKernelSpec<M extends MatrixShape & { nnz: number }> {
   readonly maxDiagonals: number;
   /** Number of stored diagonals of m. */
   count(m: M): number;
+  /** Format parameters of the kernel's conversion besides maxDiagonals (DIA: float32 values). */
+  readonly formatParams?: Readonly<Record<string, string | number>>;
   /** m as a {@link DiagonalLayout}, after checking its arrays (throws on bad input). */
   layout(m: M): DiagonalLayout;
 }
@@ -189,7 +194,7 @@ export function diagonalKernel<M extends MatrixShape & { nnz: number }>(spec: Di
       maxDiagonals: { description: `most diagonals accepted (the ${spec.format} format default)`, values: [spec.maxDiagonals] },
     },
     defaults: { workgroupSize: 256, maxDiagonals: spec.maxDiagonals },
-    formatParams: () => ({ maxDiagonals: 2 ** 28 }),
+    formatParams: () => ({ maxDiagonals: 2 ** 28, ...spec.formatParams }),
     precheck: (a, _limits, params) => diagonalPrecheck(a, params.maxDiagonals, spec.format),
     supports(m, limits, params) {
       const ok = diagonalCountFits(spec.count(m), params?.maxDiagonals ?? spec.maxDiagonals, spec.format);
