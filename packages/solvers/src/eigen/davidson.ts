@@ -60,6 +60,14 @@ export interface DavidsonOptions<V> extends EigenBaseOptions {
 
 /** Denominator clamp of the diagonal preconditioner (PySCF: |d − θ| < 1e-8 → 1e-8). */
 const CLAMP = 1e-8;
+/**
+ * On float64 spaces the second CGS2 + SVQB round runs only when the first kept less than this
+ * squared fraction of some correction's norm: the round's loss of orthogonality grows like
+ * ε / (kept fraction), so at ≥ 1e-2 the block is orthonormal (and ⟂ V) to ≈ 100ε after one
+ * round ("twice is enough" — the second round only repairs what cancellation lost). float32
+ * spaces always take both rounds.
+ */
+export const F64_ONE_ROUND_KEEP = 1e-2;
 
 /**
  * Indices of the k smallest entries of d (Davidson's initial guess: the lowest diagonal
@@ -381,11 +389,14 @@ export async function davidsonWith<V, S>(
       }
       coeffs = coeffs.map((_, i) => Array.from({ length: k }, (_, j) => (i === j ? 1 : 0))); // X = V·I
     }
-    // 6. orthonormalise the corrections against V and each other: CGS2 + SVQB, twice
+    // 6. orthonormalise the corrections against V and each other: CGS2 + SVQB, twice where needed
     for (const ti of t) projectOutTwice(space, v, ti); // t ← (I − VVᵀ)²·t
     const o1 = await svqb(space, t, { dropTol: lindep, refNorms: tNorms }, stats);
-    for (const ti of o1.block) projectOutTwice(space, v, ti);
-    const o2 = await svqb(space, o1.block, { dropTol: lindep }, stats);
+    let o2 = o1;
+    if (f32 || o1.nonFinite || o1.smallest < F64_ONE_ROUND_KEEP) {
+      for (const ti of o1.block) projectOutTwice(space, v, ti);
+      o2 = await svqb(space, o1.block, { dropTol: lindep }, stats);
+    }
     if (o1.nonFinite || o2.nonFinite) {
       reason = 'non-finite';
       detail = `davidson: non-finite correction at iteration ${iterations}`;

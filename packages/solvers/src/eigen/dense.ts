@@ -1,10 +1,14 @@
 /**
  * The small dense symmetric eigenproblems of the projected (Rayleigh–Ritz) steps, solved on the
- * host in float64 with ml-matrix (Householder tridiagonalisation + QL, JAMA's tred2/tql2).
+ * host in float64: cyclic Jacobi up to order JACOBI_MAX_ORDER (Davidson's subspaces; no library
+ * to load), ml-matrix (Householder tridiagonalisation + QL, JAMA's tred2/tql2) above it.
  * @module
  */
 import { InvalidParameterError } from '@gpusparse/formats';
-import { EigenvalueDecomposition, Matrix } from 'ml-matrix';
+import { mlMatrix } from './ml-matrix-lazy';
+
+/** Largest order solved by cyclic Jacobi (≈ 6–10 sweeps of 4m³ flops: cheap up to here). */
+export const JACOBI_MAX_ORDER = 32;
 
 /** Eigenpairs of a small symmetric matrix, eigenvalues ascending. */
 export interface DenseEigen {
@@ -25,6 +29,8 @@ export interface DenseEigen {
 export function symmetricEigen(h: readonly (readonly number[])[]): DenseEigen | undefined {
   const m = h.length;
   if (m === 0) return { values: [], vectors: [] };
+  if (m <= JACOBI_MAX_ORDER) return jacobiEigen(h);
+  const { EigenvalueDecomposition, Matrix } = mlMatrix();
   const a = Matrix.zeros(m, m);
   for (let i = 0; i < m; i++) {
     for (let j = 0; j < m; j++) {
@@ -44,6 +50,64 @@ export function symmetricEigen(h: readonly (readonly number[])[]): DenseEigen | 
 }
 
 /**
+ * Cyclic Jacobi on the symmetric part of `h` (m ≥ 1): rotations zero each off-diagonal entry in
+ * turn until the off-diagonal mass is below roundoff of the whole matrix. Accurate to a few ulps
+ * of ‖h‖ in every eigenvalue; undefined on a non-finite entry.
+ */
+function jacobiEigen(h: readonly (readonly number[])[]): DenseEigen | undefined {
+  const m = h.length;
+  const a = new Float64Array(m * m);
+  const v = new Float64Array(m * m);
+  let frob = 0;
+  for (let i = 0; i < m; i++) {
+    v[i * m + i] = 1;
+    for (let j = 0; j < m; j++) {
+      const x = 0.5 * (h[i]![j]! + h[j]![i]!);
+      if (!Number.isFinite(x)) return undefined;
+      a[i * m + j] = x;
+      frob += x * x;
+    }
+  }
+  const tiny = (Number.EPSILON * Number.EPSILON * frob) / (m * m);
+  for (let sweep = 0; sweep < 60; sweep++) {
+    let off = 0;
+    for (let p = 0; p < m; p++) for (let q = p + 1; q < m; q++) off += a[p * m + q]! ** 2;
+    if (off <= tiny) break;
+    for (let p = 0; p < m - 1; p++) for (let q = p + 1; q < m; q++) rotate(a, v, m, p, q);
+  }
+  const order = Array.from({ length: m }, (_, i) => i).sort((p, q) => a[p * m + p]! - a[q * m + q]!);
+  const values = order.map((i) => a[i * m + i]!);
+  const vectors = order.map((i) => Array.from({ length: m }, (_, k) => v[k * m + i]!));
+  return values.every(Number.isFinite) ? { values, vectors } : undefined;
+}
+
+/** One Jacobi rotation A ← JᵀAJ, V ← VJ in the (p, q) plane chosen so that A[p][q] becomes 0. */
+function rotate(a: Float64Array, v: Float64Array, m: number, p: number, q: number): void {
+  const apq = a[p * m + q]!;
+  if (apq === 0) return;
+  const theta = (a[q * m + q]! - a[p * m + p]!) / (2 * apq);
+  // the smaller root of t² + 2θt − 1 = 0 (|rotation angle| ≤ π/4 keeps the sweep convergent)
+  const t = Number.isFinite(theta * theta) ? Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1)) : 0.5 / theta;
+  const c = 1 / Math.sqrt(t * t + 1);
+  const s = t * c;
+  for (let k = 0; k < m; k++) {
+    const kp = a[k * m + p]!, kq = a[k * m + q]!;
+    a[k * m + p] = c * kp - s * kq;
+    a[k * m + q] = s * kp + c * kq;
+    const vp = v[k * m + p]!, vq = v[k * m + q]!;
+    v[k * m + p] = c * vp - s * vq;
+    v[k * m + q] = s * vp + c * vq;
+  }
+  for (let k = 0; k < m; k++) {
+    const pk = a[p * m + k]!, qk = a[q * m + k]!;
+    a[p * m + k] = c * pk - s * qk;
+    a[q * m + k] = s * pk + c * qk;
+  }
+  a[p * m + q] = 0;
+  a[q * m + p] = 0;
+}
+
+/**
  * An m×m zero matrix as row arrays.
  * @example
  * zeros(2); // [[0, 0], [0, 0]]
@@ -60,7 +124,8 @@ export interface DenseEigenpairs {
 
 /**
  * All eigenpairs of the symmetric n×n matrix `a` (row-major, length n²; only the lower triangle
- * is read) by ml-matrix's EigenvalueDecomposition (Householder tridiagonalisation + implicit QL).
+ * is read): cyclic Jacobi up to order JACOBI_MAX_ORDER, above it ml-matrix's
+ * EigenvalueDecomposition (Householder tridiagonalisation + implicit QL).
  * A non-finite entry is refused (InvalidParameterError naming the entry) before the QL sweeps,
  * which would not terminate on it. Cost O(n³) flops (≈ 9n³ with vectors), 3 · 8n² bytes.
  * @example
@@ -69,13 +134,20 @@ export interface DenseEigenpairs {
 export function denseSymmetricEigen(a: Float64Array, n: number): DenseEigenpairs {
   if (!Number.isInteger(n) || n < 0 || a.length !== n * n) throw new InvalidParameterError('a', `a row-major ${n}×${n} array (${n * n} values)`, a.length);
   if (n === 0) return { values: new Float64Array(0), vectors: [] };
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j <= i; j++) if (!Number.isFinite(a[i * n + j]!)) throw new InvalidParameterError(`a[${i}][${j}]`, 'a finite number', a[i * n + j]!);
+  }
+  if (n <= JACOBI_MAX_ORDER) {
+    const rows = Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (j <= i ? a[i * n + j]! : a[j * n + i]!)));
+    const eig = jacobiEigen(rows)!;
+    return { values: Float64Array.from(eig.values), vectors: eig.vectors.map((x) => Float64Array.from(x)) };
+  }
+  const { EigenvalueDecomposition, Matrix } = mlMatrix();
   const m = new Matrix(n, n);
   for (let i = 0; i < n; i++) {
     for (let j = 0; j <= i; j++) {
-      const x = a[i * n + j]!;
-      if (!Number.isFinite(x)) throw new InvalidParameterError(`a[${i}][${j}]`, 'a finite number', x);
-      m.set(i, j, x);
-      m.set(j, i, x);
+      m.set(i, j, a[i * n + j]!);
+      m.set(j, i, a[i * n + j]!);
     }
   }
   const evd = new EigenvalueDecomposition(m, { assumeSymmetric: true });

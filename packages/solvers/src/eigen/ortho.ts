@@ -95,6 +95,11 @@ export interface SvqbResult<V> {
   dropped: number;
   /** Smallest kept / largest eigenvalue of the scaled Gram matrix (1 = perfectly conditioned). */
   conditioning: number;
+  /**
+   * Smallest kept eigenvalue of the scaled Gram matrix (0 when none kept). With `refNorms`, the
+   * smallest squared fraction of the original norms that survived the projection.
+   */
+  smallest: number;
   /** True when the Gram matrix held a non-finite entry (nothing was transformed). */
   nonFinite: boolean;
 }
@@ -117,7 +122,7 @@ export async function svqb<V, S>(
   stats: SolverStats,
 ): Promise<SvqbResult<V>> {
   const b = block.length;
-  const empty: SvqbResult<V> = { block: [], mirror: [], dropped: 0, conditioning: 1, nonFinite: false };
+  const empty: SvqbResult<V> = { block: [], mirror: [], dropped: 0, conditioning: 1, smallest: 0, nonFinite: false };
   if (b === 0) {
     releaseScalars(space, opts.refNorms ?? []);
     return empty;
@@ -165,7 +170,8 @@ export async function svqb<V, S>(
   for (const v of block) space.release(v);
   for (const v of opts.mirror ?? []) space.release(v);
   const conditioning = keep.length > 0 && lamMax > 0 ? eig.values[keep[0]!]! / lamMax : 0;
-  return { block: out, mirror: outMirror, dropped: b - keep.length, conditioning, nonFinite: false };
+  const smallest = keep.length > 0 ? eig.values[keep[0]!]! : 0;
+  return { block: out, mirror: outMirror, dropped: b - keep.length, conditioning, smallest, nonFinite: false };
 }
 
 /**

@@ -4,7 +4,8 @@
  * an apply allocates nothing).
  * @module
  */
-import { CholeskyDecomposition, LuDecomposition, Matrix } from 'ml-matrix';
+import type { Matrix } from 'ml-matrix';
+import { mlMatrix } from '../eigen/ml-matrix-lazy';
 import { ZeroPivotError } from './jacobi';
 
 /** A factorised b×b block: solve(rhs) overwrites rhs with B⁻¹·rhs, solveTranspose with B⁻ᵀ·rhs. */
@@ -46,6 +47,7 @@ export function factorBlock(a: number[][], row0: number, kind: BlockFactorizatio
   const where = `blockJacobi block at rows ${row0}..${row0 + b - 1}`;
   const advice = 'the diagonal block is singular: choose another block size, reorder the matrix, or use jacobi / another preconditioner.';
   if (kind !== 'lu' && isSymmetric(a)) {
+    const { CholeskyDecomposition, Matrix } = mlMatrix();
     const chol = new CholeskyDecomposition(new Matrix(a));
     if (chol.isPositiveDefinite()) {
       const L = flatten(chol.lowerTriangularMatrix);
@@ -70,6 +72,7 @@ export function factorBlock(a: number[][], row0: number, kind: BlockFactorizatio
   if (kind === 'cholesky') {
     throw new ZeroPivotError(where, row0, Number.NaN, 'Cholesky needs a symmetric positive definite block: use factorization "lu" or "auto".');
   }
+  const { LuDecomposition, Matrix } = mlMatrix();
   const lu = new LuDecomposition(new Matrix(a));
   const L = flatten(lu.lowerTriangularMatrix);
   const U = flatten(lu.upperTriangularMatrix);
