@@ -74,7 +74,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   }
 
   private op(s: ScalarLike<GpuScalar>): Operand {
-    return typeof s === 'number' ? imm(s) : s.operand;
+    return typeof s === 'number' ? imm(s) : s; // a GpuScalar is its own operand (no object per use)
   }
 
   private slot(): GpuScalar {
@@ -89,6 +89,13 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
 
   private same(where: string, a: GpuVector, b: GpuVector): void {
     if (a.n !== b.n) throw new DimensionMismatchError(where, a.n, b.n);
+  }
+
+  /** The fused combines' checks: one coefficient per vector, every x of y's length, no x aliasing y. */
+  private checkCombineArgs(where: string, coeffs: readonly unknown[], xs: readonly GpuVector[], y: GpuVector): void {
+    if (coeffs.length !== xs.length) throw new DimensionMismatchError(`${where} coeffs`, xs.length, coeffs.length);
+    for (const x of xs) this.same(where, x, y);
+    if (xs.some((x) => x.buf.id === y.buf.id)) throw new InvalidParameterError(`${where} xs`, 'vectors distinct from y', 'an alias of y');
   }
 
   create(n: number): GpuVector {
@@ -220,9 +227,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
    * @example const hn = space.combineNorm(h, vs, -1, w);
    */
   combineNorm(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[], beta: ScalarLike<GpuScalar>, y: GpuVector): GpuScalar {
-    if (coeffs.length !== xs.length) throw new DimensionMismatchError('combineNorm coeffs', xs.length, coeffs.length);
-    for (const x of xs) this.same('combineNorm', x, y);
-    if (xs.some((x) => x.buf.id === y.buf.id)) throw new InvalidParameterError('combineNorm xs', 'vectors distinct from y', 'an alias of y');
+    this.checkCombineArgs('combineNorm', coeffs, xs, y);
     if (xs.length === 0) {
       this.combine([], [], beta, y);
       return this.norm2(y);
@@ -246,9 +251,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
    * @example const h2 = space.combineDots(h1, basis, -1, w); // w ← Q·h1 − w, h2 = Qᵀ·w
    */
   combineDots(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[], beta: ScalarLike<GpuScalar>, y: GpuVector): GpuScalar[] {
-    if (coeffs.length !== xs.length) throw new DimensionMismatchError('combineDots coeffs', xs.length, coeffs.length);
-    for (const x of xs) this.same('combineDots', x, y);
-    if (xs.some((x) => x.buf.id === y.buf.id)) throw new InvalidParameterError('combineDots xs', 'vectors distinct from y', 'an alias of y');
+    this.checkCombineArgs('combineDots', coeffs, xs, y);
     if (xs.length === 0 || y.n === 0) {
       this.combine(coeffs, xs, beta, y);
       return this.multiDot(xs, y);
@@ -280,9 +283,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       this.release(inv);
       return h;
     }
-    if (coeffs.length !== xs.length) throw new DimensionMismatchError('combineNormalize coeffs', xs.length, coeffs.length);
-    for (const x of xs) this.same('combineNormalize', x, y);
-    if (xs.some((x) => x.buf.id === y.buf.id)) throw new InvalidParameterError('combineNormalize xs', 'vectors distinct from y', 'an alias of y');
+    this.checkCombineArgs('combineNormalize', coeffs, xs, y);
     const s = this.slot();
     this.b1.combineNormalize(
       coeffs.map((c) => this.op(c)),

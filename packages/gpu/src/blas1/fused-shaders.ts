@@ -72,16 +72,28 @@ export function multiDot1Bindings(g: number): WgslBinding[] {
 
 /**
  * The WGSL pieces of m ≤ g partial sums reduced side by side (multi-dot stage 1 and the fused
- * combine + dots): per-invocation accumulators s0…, their store into workgroup memory, one tree
- * level for all of them, and the workgroup's partials written at u.out + j·u.groups + g.
+ * combine + dots): the per-invocation accumulators s0… (`decl`), and `reduce`: their store into
+ * workgroup memory, the tree (one level for all of them per barrier) and the workgroup's
+ * partials written at u.out + j·u.groups + g.
  */
-function multiTreeParts(g: number): { decl: string; store: string; level: string; write: string } {
+function multiTreeParts(g: number): { decl: string; reduce: string } {
   const lines = (f: (j: number) => string) => range(g).map(f).join('\n');
+  const store = lines((j) => `  if (u.m > ${j}u) { red[${j * WG}u + lid] = s${j}; }`);
+  const level = lines((j) => `      if (u.m > ${j}u) { red[${j * WG}u + lid] = red[${j * WG}u + lid] + red[${j * WG}u + lid + off]; }`);
+  const write = lines((j) => `    if (u.m > ${j}u) { partial[u.out + ${j}u * u.groups + g] = red[${j * WG}u]; }`);
   return {
     decl: lines((j) => `  var s${j} = 0.0;`),
-    store: lines((j) => `  if (u.m > ${j}u) { red[${j * WG}u + lid] = s${j}; }`),
-    level: lines((j) => `      if (u.m > ${j}u) { red[${j * WG}u + lid] = red[${j * WG}u + lid] + red[${j * WG}u + lid + off]; }`),
-    write: lines((j) => `    if (u.m > ${j}u) { partial[u.out + ${j}u * u.groups + g] = red[${j * WG}u]; }`),
+    reduce: `${store}
+  workgroupBarrier();
+  for (var off = ${WG / 2}u; off > 0u; off = off >> 1u) {
+    if (lid < off) {
+${level}
+    }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+${write}
+  }`,
   };
 }
 
@@ -93,7 +105,7 @@ function multiTreeParts(g: number): { decl: string; store: string; level: string
  * lavapipe a 14-vector stage 1 took 11× a single dot's.
  */
 export function multiDot1Wgsl(g: number = FUSED_G): string {
-  const { decl, store, level, write } = multiTreeParts(g);
+  const { decl, reduce } = multiTreeParts(g);
   const acc = range(g)
     .map((j) => `      if (u.m > ${j}u) { s${j} = s${j} + x${j}[i] * yi; }`)
     .join('\n');
@@ -112,17 +124,7 @@ ${decl}
 ${acc}
     }
   }
-${store}
-  workgroupBarrier();
-  for (var off = ${WG / 2}u; off > 0u; off = off >> 1u) {
-    if (lid < off) {
-${level}
-    }
-    workgroupBarrier();
-  }
-  if (lid == 0u) {
-${write}
-  }
+${reduce}
 }`;
 }
 
@@ -281,7 +283,7 @@ export function combineDotsWgsl(g: number): string {
   const terms = range(g)
     .map((j) => `      if (u.m > ${j}u) { acc = acc + c${j} * x${j}[i]; }`)
     .join('\n');
-  const { decl, store, level, write } = multiTreeParts(g);
+  const { decl, reduce } = multiTreeParts(g);
   const dots = range(g)
     .map((j) => `      if (u.m > ${j}u) { s${j} = s${j} + x${j}[i] * acc; }`)
     .join('\n');
@@ -307,17 +309,7 @@ ${terms}
 ${dots}
     }
   }
-${store}
-  workgroupBarrier();
-  for (var off = ${WG / 2}u; off > 0u; off = off >> 1u) {
-    if (lid < off) {
-${level}
-    }
-    workgroupBarrier();
-  }
-  if (lid == 0u) {
-${write}
-  }
+${reduce}
 }`;
 }
 

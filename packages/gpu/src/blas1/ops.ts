@@ -59,14 +59,24 @@ export class Blas1 {
     return b;
   }
 
-  private pipe(name: string, wgsl: () => string, bindings: string): PipelineEntry {
-    return this.ctx.pipelines.get({ key: `blas1:${name}`, label: `blas1-${name}`, bindings, wgsl });
+  /** Pipelines by name, so that a dispatch neither builds the key nor the binding signature again. */
+  private readonly pipes = new Map<string, PipelineEntry>();
+  private pipesEvictions = 0;
+
+  private pipe(name: string, wgsl: () => string, bindings: () => string): PipelineEntry {
+    if (this.pipesEvictions !== this.ctx.pipelines.evictions) {
+      this.pipes.clear(); // a compile failed somewhere: ask the context again (it recompiles and reports)
+      this.pipesEvictions = this.ctx.pipelines.evictions;
+    }
+    let p = this.pipes.get(name);
+    if (!p) this.pipes.set(name, (p = this.ctx.pipelines.get({ key: `blas1:${name}`, label: `blas1-${name}`, bindings: bindings(), wgsl })));
+    return p;
   }
 
   private ew(name: string, n: number, refs: GpuBuf[], a: Operand = imm(0), b: Operand = imm(0)): void {
     const k = ELEMENTWISE[name]!;
-    const p = this.pipe(name, () => elementwiseWgsl(name), signature(k.bindings));
-    const u = new Uniforms();
+    const p = this.pipe(name, () => elementwiseWgsl(name), () => signature(k.bindings));
+    const u = Uniforms.take();
     u.u[0] = n;
     u.i[1] = a.num;
     u.i[2] = a.den;
@@ -127,8 +137,8 @@ export class Blas1 {
    */
   combineNormalize(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, y: GpuBuf, n: number, slot: number, v: GpuBuf, k: number): void {
     const groups = this.combineNormStage1(coeffs, xs, beta, y, n);
-    const p = this.pipe('normalize', normalizeWgsl, signature(NORMALIZE_BINDINGS));
-    const u = new Uniforms();
+    const p = this.pipe('normalize', normalizeWgsl, () => signature(NORMALIZE_BINDINGS));
+    const u = Uniforms.take();
     u.u[0] = n;
     u.u[1] = groups;
     u.u[2] = groups; // partials of the norm
@@ -147,11 +157,11 @@ export class Blas1 {
     const m = xs.length - lead;
     const groups = Math.ceil(n / DOT_CHUNK);
     this.ensurePartial(Math.max(1, groups));
-    const p1 = this.pipe(`combine-norm${G}`, () => combineNormWgsl(G), signature(combineNormBindings(G)));
-    const { u, bufs } = combineUniforms(coeffs, xs, b, lead, m, G, n);
+    const p1 = this.pipe(`combine-norm${G}`, () => combineNormWgsl(G), () => signature(combineNormBindings(G)));
+    const { u, refs } = combineUniforms(coeffs, xs, b, lead, m, G, n, this.scalars.buf, [y, this.partial]);
     u.u[5 + 3 * G] = groups;
     u.u[6 + 3 * G] = 0;
-    this.ctx.recorder.dispatch(p1, [this.scalars.buf, ...bufs, y, this.partial], u, groups);
+    this.ctx.recorder.dispatch(p1, refs, u, groups);
     return groups;
   }
 
@@ -162,17 +172,17 @@ export class Blas1 {
   dots(xs: readonly GpuBuf[], y: GpuBuf, n: number, slots: readonly number[], sqrt = false): void {
     const groups = Math.ceil(n / DOT_CHUNK);
     this.ensurePartial(Math.max(1, groups * xs.length));
-    const p1 = this.pipe('dot1', dotStage1Wgsl, signature(DOT_STAGE1_BINDINGS));
-    const p2 = this.pipe('dot2', dotStage2Wgsl, signature(DOT_STAGE2_BINDINGS));
+    const p1 = this.pipe('dot1', dotStage1Wgsl, () => signature(DOT_STAGE1_BINDINGS));
+    const p2 = this.pipe('dot2', dotStage2Wgsl, () => signature(DOT_STAGE2_BINDINGS));
     xs.forEach((x, j) => {
-      const u = new Uniforms();
+      const u = Uniforms.take();
       u.u[0] = n;
       u.u[1] = groups;
       u.u[2] = j * groups;
       this.ctx.recorder.dispatch(p1, [x, y, this.partial], u, groups);
     });
     xs.forEach((_, j) => {
-      const u = new Uniforms();
+      const u = Uniforms.take();
       u.u[0] = groups;
       u.u[1] = slots[j]!;
       u.u[2] = sqrt ? 1 : 0;
@@ -197,12 +207,12 @@ export class Blas1 {
       return;
     }
     const G = this.group;
-    const p = this.pipe(`combine${G}`, () => combineWgsl(G), signature(combineBindings(G)));
+    const p = this.pipe(`combine${G}`, () => combineWgsl(G), () => signature(combineBindings(G)));
     for (let first = 0; first < xs.length; first += G) {
       const m = Math.min(G, xs.length - first);
       const b = first === 0 ? beta : imm(1);
-      const { u, bufs } = combineUniforms(coeffs, xs, b, first, m, G, n);
-      this.ctx.recorder.dispatch(p, [this.scalars.buf, ...bufs, y], u, Math.ceil(n / WG));
+      const { u, refs } = combineUniforms(coeffs, xs, b, first, m, G, n, this.scalars.buf, [y]);
+      this.ctx.recorder.dispatch(p, refs, u, Math.ceil(n / WG));
     }
   }
 
@@ -216,8 +226,8 @@ export class Blas1 {
    */
   combineNorm(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, y: GpuBuf, n: number, slot: number): void {
     const groups = this.combineNormStage1(coeffs, xs, beta, y, n);
-    const p2 = this.pipe('dot2', dotStage2Wgsl, signature(DOT_STAGE2_BINDINGS));
-    const u2 = new Uniforms();
+    const p2 = this.pipe('dot2', dotStage2Wgsl, () => signature(DOT_STAGE2_BINDINGS));
+    const u2 = Uniforms.take();
     u2.u[0] = groups;
     u2.u[1] = slot;
     u2.u[2] = 1; // sqrt
@@ -248,11 +258,11 @@ export class Blas1 {
     }
     if (lead > 0) this.combine(coeffs.slice(0, lead), xs.slice(0, lead), beta, y, n);
     const m = xs.length - lead;
-    const p = this.pipe(`combine-dots${G}`, () => combineDotsWgsl(G), signature(combineNormBindings(G)));
-    const { u, bufs } = combineUniforms(coeffs, xs, lead > 0 ? imm(1) : beta, lead, m, G, n);
+    const p = this.pipe(`combine-dots${G}`, () => combineDotsWgsl(G), () => signature(combineNormBindings(G)));
+    const { u, refs } = combineUniforms(coeffs, xs, lead > 0 ? imm(1) : beta, lead, m, G, n, this.scalars.buf, [y, this.partial]);
     u.u[5 + 3 * G] = groups;
     u.u[6 + 3 * G] = lead * groups; // partials of vector lead + j at (lead + j)·groups
-    this.ctx.recorder.dispatch(p, [this.scalars.buf, ...bufs, y, this.partial], u, groups);
+    this.ctx.recorder.dispatch(p, refs, u, groups);
     if (lead > 0) this.multiDotStage1(xs.slice(0, lead), y, n, 0);
     this.multiDotStage2(xs.length, groups, slots, false);
   }
@@ -276,26 +286,28 @@ export class Blas1 {
   private multiDotStage1(xs: readonly GpuBuf[], y: GpuBuf, n: number, base: number): void {
     const groups = Math.ceil(n / DOT_CHUNK);
     const G = this.group;
-    const p1 = this.pipe(`multidot1-${G}`, () => multiDot1Wgsl(G), signature(multiDot1Bindings(G)));
+    const p1 = this.pipe(`multidot1-${G}`, () => multiDot1Wgsl(G), () => signature(multiDot1Bindings(G)));
     for (let first = 0; first < xs.length; first += G) {
       const m = Math.min(G, xs.length - first);
-      const u = new Uniforms();
+      const u = Uniforms.take();
       u.u[0] = n;
       u.u[1] = groups;
       u.u[2] = (base + first) * groups;
       u.u[3] = m;
-      const bufs = Array.from({ length: G }, (_, j) => xs[first + Math.min(j, m - 1)]!);
-      this.ctx.recorder.dispatch(p1, [y, ...bufs, this.partial], u, groups);
+      const refs: GpuBuf[] = [y];
+      for (let j = 0; j < G; j++) refs.push(xs[first + Math.min(j, m - 1)]!);
+      refs.push(this.partial);
+      this.ctx.recorder.dispatch(p1, refs, u, groups);
     }
   }
 
   /** Multi-dot stage 2: up to S vectors per dispatch (the partials of all groups lie in vector order). */
   private multiDotStage2(count: number, groups: number, slots: readonly number[], sqrt: boolean): void {
     const S = MULTIDOT2_SLOTS;
-    const p2 = this.pipe(`multidot2-${S}`, () => multiDot2Wgsl(S), signature(MULTIDOT2_BINDINGS));
+    const p2 = this.pipe(`multidot2-${S}`, () => multiDot2Wgsl(S), () => signature(MULTIDOT2_BINDINGS));
     for (let first = 0; first < count; first += S) {
       const m = Math.min(S, count - first);
-      const u = new Uniforms();
+      const u = Uniforms.take();
       u.u[0] = groups;
       u.u[1] = first * groups;
       u.u[2] = sqrt ? 1 : 0;
@@ -327,8 +339,8 @@ export class Blas1 {
   cgStep(rho: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, pqSlot: number, rrSlot: number): void {
     const groups = Math.ceil(n / DOT_CHUNK);
     this.ensurePartial(2 * Math.max(1, groups)); // before dot stage 1: the buffer must not change between the two
-    const p1 = this.pipe('dot1', dotStage1Wgsl, signature(DOT_STAGE1_BINDINGS));
-    const u = new Uniforms();
+    const p1 = this.pipe('dot1', dotStage1Wgsl, () => signature(DOT_STAGE1_BINDINGS));
+    const u = Uniforms.take();
     u.u[0] = n;
     u.u[1] = groups;
     u.u[2] = 0;
@@ -339,9 +351,9 @@ export class Blas1 {
   /** The fused update (α = a, or a / ⟨p, q⟩ from partials [0, groups) when pqSlot ≥ 0) and ⟨r, r⟩ stage 2. */
   private cgFused(a: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, slot: number, pqSlot: number): void {
     const groups = Math.ceil(n / DOT_CHUNK);
-    const p1 = this.pipe('cg-update', cgUpdateWgsl, signature(CG_UPDATE_BINDINGS));
-    const p2 = this.pipe('dot2', dotStage2Wgsl, signature(DOT_STAGE2_BINDINGS));
-    const u = new Uniforms();
+    const p1 = this.pipe('cg-update', cgUpdateWgsl, () => signature(CG_UPDATE_BINDINGS));
+    const p2 = this.pipe('dot2', dotStage2Wgsl, () => signature(DOT_STAGE2_BINDINGS));
+    const u = Uniforms.take();
     u.u[0] = n;
     u.u[1] = groups;
     u.u[2] = groups; // ⟨r, r⟩ partials after the ⟨p, q⟩ ones
@@ -352,7 +364,7 @@ export class Blas1 {
     u.u[7] = 0;
     u.u[8] = Math.max(0, pqSlot);
     this.ctx.recorder.dispatch(p1, [this.scalars.buf, p, q, x, r, this.partial], u, groups);
-    const u2 = new Uniforms();
+    const u2 = Uniforms.take();
     u2.u[0] = groups;
     u2.u[1] = slot;
     u2.u[2] = 0;
@@ -362,8 +374,8 @@ export class Blas1 {
 
   /** s[out] = op(A, B) on the device (one single-invocation dispatch). */
   scalarOp(op: keyof typeof SCALAR_OPS, a: Operand, b: Operand, out: number): void {
-    const p = this.pipe('scalar', scalarWgsl, signature(SCALAR_BINDINGS));
-    const u = new Uniforms();
+    const p = this.pipe('scalar', scalarWgsl, () => signature(SCALAR_BINDINGS));
+    const u = Uniforms.take();
     u.u[0] = SCALAR_OPS[op];
     u.i[1] = a.num;
     u.i[2] = a.den;
@@ -378,23 +390,29 @@ export class Blas1 {
 
 /**
  * Uniforms and bindings of a combine-type pass over xs[first … first + m) (G binding slots):
- * n, m, β, then (num, den, k) per coefficient (0 past m), and the vectors (unused slots bind the
- * last one: any readable buffer).
+ * n, m, β, then (num, den, k) per coefficient (0 past m), and the bindings `head`, the vectors
+ * (unused slots bind the last one: any readable buffer), then `tail`.
  */
-function combineUniforms(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, first: number, m: number, G: number, n: number): { u: Uniforms; bufs: GpuBuf[] } {
-  const u = new Uniforms();
+function combineUniforms(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, first: number, m: number, G: number, n: number, head: GpuBuf, tail: readonly GpuBuf[]): { u: Uniforms; refs: GpuBuf[] } {
+  const u = Uniforms.take();
   u.u[0] = n;
   u.u[1] = m;
   u.i[2] = beta.num;
   u.i[3] = beta.den;
   u.f[4] = beta.k;
-  const bufs: GpuBuf[] = [];
+  const refs: GpuBuf[] = [head];
   for (let j = 0; j < G; j++) {
-    const c = j < m ? coeffs[first + j]! : imm(0);
-    u.i[5 + 3 * j] = c.num;
-    u.i[6 + 3 * j] = c.den;
-    u.f[7 + 3 * j] = c.k;
-    bufs.push(xs[first + Math.min(j, m - 1)]!);
+    if (j < m) {
+      const c = coeffs[first + j]!;
+      u.i[5 + 3 * j] = c.num;
+      u.i[6 + 3 * j] = c.den;
+      u.f[7 + 3 * j] = c.k;
+    } else {
+      u.i[5 + 3 * j] = -1; // imm(0)
+      u.i[6 + 3 * j] = -1;
+    }
+    refs.push(xs[first + Math.min(j, m - 1)]!);
   }
-  return { u, bufs };
+  for (const t of tail) refs.push(t);
+  return { u, refs };
 }

@@ -51,9 +51,16 @@ const asRef = (b: Bindable): BufferRef => ('buf' in b ? b : { buf: b });
 export class PipelineCache {
   private readonly pipelines = new Map<string, PipelineEntry>();
   private readonly layouts = new Map<string, GPUBindGroupLayout>();
-  private readonly groups = new Map<string, GPUBindGroup>();
+  /** Bind groups by layout, then arena id, then one key per binding ({@link GroupNode}). */
+  private readonly groupRoots = new Map<GPUBindGroupLayout, GroupNode>();
+  private groupCount = 0;
   /** Number of pipelines compiled so far (tests check the cache key discipline). */
   compiled = 0;
+  /**
+   * Pipelines dropped after a failed compile so far: a caller that keeps entries of its own
+   * (BLAS-1's per-name table) drops them when this changes.
+   */
+  evictions = 0;
   /**
    * Every compile in order: key, whether it ran blocking (`get` on a miss) or ahead of time
    * ({@link prewarm}), and its milliseconds (for async ones: from request to ready, overlapped
@@ -97,7 +104,13 @@ export class PipelineCache {
         layout: device.createPipelineLayout({ bindGroupLayouts: [layout], label: spec.label }),
         compute: { module, entryPoint: 'main' },
       });
-    }, { label: spec.label, onError: () => this.pipelines.delete(spec.key) });
+    }, {
+      label: spec.label,
+      onError: () => {
+        this.pipelines.delete(spec.key);
+        this.evictions++;
+      },
+    });
     const e: PipelineEntry = { pipeline, layout, bindings: spec.bindings, label: spec.label, key: spec.key };
     this.pipelines.set(spec.key, e);
     this.compiled++;
@@ -155,16 +168,29 @@ export class PipelineCache {
     return Promise.all(jobs).then(() => undefined);
   }
 
-  /** A bind group for `entry` over the uniform arena and `refs` (cached by buffer ids and ranges). */
+  /**
+   * A bind group for `entry` over the uniform arena and `refs`, cached by buffer ids and ranges
+   * in a trie (one Map step per binding: small-integer keys for whole buffers, a string only for
+   * ranges), so that a hit allocates nothing — a string key of 16 ids cost more host time than
+   * Dawn's dispatch itself.
+   */
   bindGroup(entry: PipelineEntry, arena: GPUBuffer, arenaId: number, refs: readonly Bindable[]): GPUBindGroup {
-    let key = `${entry.bindings}|${arenaId}`;
-    const rs = refs.map(asRef);
-    for (const r of rs) key += `|${r.buf.id}:${r.offset ?? 0}:${r.size ?? -1}`;
-    const hit = this.groups.get(key);
-    if (hit) return hit;
-    if (this.groups.size > 8192) this.groups.clear();
+    let node = this.groupRoots.get(entry.layout);
+    if (!node) this.groupRoots.set(entry.layout, (node = new GroupNode()));
+    node = node.step(arenaId);
+    for (let i = 0; i < refs.length; i++) node = node.step(refKey(refs[i]!));
+    return node.group ?? this.createGroup(entry, arena, refs, node);
+  }
+
+  /** Create, check and cache the bind group of a trie leaf (dropped again if Dawn reports it invalid). */
+  private createGroup(entry: PipelineEntry, arena: GPUBuffer, refs: readonly Bindable[], leaf: GroupNode): GPUBindGroup {
+    if (this.groupCount >= 8192) {
+      this.groupRoots.clear();
+      this.groupCount = 0;
+    }
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: arena, offset: 0, size: UNIFORM_BYTES } }];
-    rs.forEach((r, i) => {
+    refs.forEach((b, i) => {
+      const r = asRef(b);
       const offset = r.offset ?? 0;
       const size = r.size ?? r.buf.size - offset;
       this.checkBinding(entry, i + 1, r, offset, size);
@@ -173,9 +199,15 @@ export class PipelineCache {
     // an invalid group must not stay cached: pooled buffers keep their ids, so a later kernel
     // with the same buffers would hit it ('invalid due to a previous error', issue 14)
     const g = this.ctx.scoped(`bind group of '${entry.label}'`, () => this.ctx.device.createBindGroup({ layout: entry.layout, entries, label: entry.label }), {
-      onError: () => this.groups.delete(key),
+      onError: () => {
+        if (leaf.group === g) {
+          leaf.group = undefined;
+          this.groupCount--;
+        }
+      },
     });
-    this.groups.set(key, g);
+    leaf.group = g;
+    this.groupCount++;
     return g;
   }
 
@@ -196,9 +228,50 @@ export class PipelineCache {
     }
   }
 
-  /** Forget bind groups that reference buffer `id` (called when a buffer is destroyed). */
+  /** Forget bind groups that reference buffer `id` (called when a buffer is destroyed). O(cached groups). */
   forgetBuffer(id: number): void {
-    const tag = `|${id}:`;
-    for (const k of this.groups.keys()) if (k.includes(tag)) this.groups.delete(k);
+    const tag = `${id}:`;
+    for (const root of this.groupRoots.values()) this.groupCount -= root.prune((k) => k === id || (typeof k === 'string' && k.startsWith(tag)));
+  }
+
+  /** Bind groups cached (tests). */
+  get cachedGroups(): number {
+    return this.groupCount;
+  }
+}
+
+/** The trie key of one binding: the buffer id, or `id:offset:size` for a range. */
+function refKey(b: Bindable): number | string {
+  if (!('buf' in b)) return b.id;
+  return b.offset === undefined && b.size === undefined ? b.buf.id : `${b.buf.id}:${b.offset ?? 0}:${b.size ?? -1}`;
+}
+
+/** A node of the bind-group trie: children by binding key, the group at the end of a path. */
+class GroupNode {
+  group: GPUBindGroup | undefined;
+  private readonly next = new Map<number | string, GroupNode>();
+
+  step(key: number | string): GroupNode {
+    let n = this.next.get(key);
+    if (!n) this.next.set(key, (n = new GroupNode()));
+    return n;
+  }
+
+  /** Drop every subtree entered by a key that `hits`; returns the number of groups dropped. */
+  prune(hits: (key: number | string) => boolean): number {
+    let dropped = 0;
+    for (const [k, n] of this.next) {
+      if (hits(k)) {
+        dropped += n.count();
+        this.next.delete(k);
+      } else dropped += n.prune(hits);
+    }
+    return dropped;
+  }
+
+  private count(): number {
+    let c = this.group ? 1 : 0;
+    for (const n of this.next.values()) c += n.count();
+    return c;
   }
 }

@@ -80,9 +80,19 @@ export class Df64Blas {
     return p;
   }
 
+  /** Pipelines by name (the key and spec are built once, not per dispatch). */
+  private readonly pipes = new Map<string, PipelineEntry>();
+  private pipesEvictions = 0;
+
   /** A compiled df64 pipeline (key includes the TwoProd form). */
   pipe(name: string, wgsl: () => string, bindings: string): PipelineEntry {
-    return this.ctx.pipelines.get(this.spec(name, wgsl, bindings));
+    if (this.pipesEvictions !== this.ctx.pipelines.evictions) {
+      this.pipes.clear(); // a compile failed somewhere: ask the context again (it recompiles and reports)
+      this.pipesEvictions = this.ctx.pipelines.evictions;
+    }
+    let p = this.pipes.get(name);
+    if (!p) this.pipes.set(name, (p = this.ctx.pipelines.get(this.spec(name, wgsl, bindings))));
+    return p;
   }
 
   /** The spec {@link pipe} compiles (for ahead-of-time compiles: PipelineCache.prewarm). */
@@ -129,8 +139,8 @@ export class Df64Blas {
   }
 
   private ew(name: string, n: number, refs: GpuBuf[], alpha = 0, p2 = 1): void {
-    const p = this.ctx.pipelines.get(this.ewSpec(name));
-    const u = new Uniforms();
+    const p = this.pipe(name, () => dfElementwiseWgsl(name, this.mode), signature(DF_ELEMENTWISE[name]!.bindings));
+    const u = Uniforms.take();
     u.u[0] = n;
     [u.f[2], u.f[3]] = pair(alpha);
     u.f[4] = p2;
@@ -183,11 +193,11 @@ export class Df64Blas {
     if (!(slot >= 0 && slot < DF_SLOTS)) throw new GpuSparseError(`df64 dot: expected a slot in [0, ${DF_SLOTS}), got ${slot}`);
     const groups = Math.ceil(x.n / DF_DOT_CHUNK);
     this.ensurePartial(Math.max(1, groups));
-    const u1 = new Uniforms();
+    const u1 = Uniforms.take();
     u1.u[0] = x.n;
     u1.u[2] = groups;
     this.ctx.recorder.dispatch(this.pipe('dot1', () => dfDot1Wgsl(this.mode), signature(DF_DOT1_BINDINGS)), [x.buf, y.buf, this.partial], u1, groups);
-    const u2 = new Uniforms();
+    const u2 = Uniforms.take();
     u2.u[0] = groups;
     u2.u[2] = slot;
     this.ctx.recorder.dispatch(this.pipe('dot2', () => dfDot2Wgsl(this.mode), signature(DF_DOT2_BINDINGS)), [this.partial, this.slots], u2, 1);

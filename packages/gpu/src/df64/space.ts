@@ -193,7 +193,7 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
   /** y = a·y, or y = a when `set`. */
   private scaleOrSet(a: ScalarLike<Df64Scalar>, y: Df64Vector, set: boolean): void {
     if (y.n === 0) return;
-    const u = new Uniforms();
+    const u = Uniforms.take();
     u.u[0] = y.n;
     u.u[2] = set ? 1 : 0;
     this.operand(u, 3, a);
@@ -210,7 +210,7 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
       return;
     }
     if (y.n === 0) return;
-    const u = new Uniforms();
+    const u = Uniforms.take();
     u.u[0] = y.n;
     u.u[2] = beta === 0 ? 1 : 0;
     this.operand(u, 3, alpha);
@@ -222,7 +222,7 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
     this.same('multiply', x, z);
     const alias = z.buf.id === x.buf.id || z.buf.id === y.buf.id;
     const out = alias ? this.vec(z.n) : z;
-    const u = new Uniforms();
+    const u = Uniforms.take();
     u.u[0] = z.n;
     this.run('space-multiply', () => dfMultiplyWgsl(this.d.mode), signature(MULTIPLY_BINDINGS), [x.buf, y.buf, out.buf], u, Math.ceil(z.n / DF_WG));
     if (alias) {
@@ -234,7 +234,7 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
     this.same('shiftedDivide', r, d);
     this.same('shiftedDivide', r, t);
     if (t.buf.id === r.buf.id || t.buf.id === d.buf.id) throw new InvalidParameterError('shiftedDivide t', 'a vector distinct from r and d', 'an alias');
-    const u = new Uniforms();
+    const u = Uniforms.take();
     u.u[0] = t.n;
     [u.f[2], u.f[3]] = pair(sigma);
     u.f[4] = clamp;
@@ -265,7 +265,7 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
     for (let j0 = 0; j0 < xs.length; j0 += g) {
       const m = Math.min(g, xs.length - j0);
       this.ensurePartial(g * groups);
-      const u1 = new Uniforms();
+      const u1 = Uniforms.take();
       u1.u[0] = y.n;
       u1.u[2] = groups;
       u1.u[3] = m;
@@ -273,7 +273,7 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
       const refs = Array.from({ length: g }, (_, j) => xs[j0 + Math.min(j, m - 1)]!.buf);
       this.run(`space-mdot1-${g}`, () => dfMultiDot1Wgsl(this.d.mode, g), signature(multiDotBindings(g)), [...refs, y.buf, this.partial], u1, groups);
       for (let j = 0; j < m; j++) {
-        const u2 = new Uniforms();
+        const u2 = Uniforms.take();
         u2.u[0] = groups;
         u2.u[2] = out[j0 + j]!.slot;
         u2.u[3] = j * groups;
@@ -298,7 +298,7 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
     const g = this.group;
     for (let j0 = 0; j0 < src.length; j0 += g) {
       const m = Math.min(g, src.length - j0);
-      const u = new Uniforms();
+      const u = Uniforms.take();
       u.u[0] = y.n;
       u.u[2] = m;
       const b = j0 === 0 ? beta : 1; // y = β·y + Σ c_j·x_j, later groups add to y
@@ -313,7 +313,7 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
 
   private scalarOp(op: keyof typeof DF_SCALAR_OPS, a: ScalarLike<Df64Scalar>, b: ScalarLike<Df64Scalar>): Df64Scalar {
     const s = this.slot();
-    const u = new Uniforms();
+    const u = Uniforms.take();
     u.u[1] = DF_SCALAR_OPS[op];
     u.u[2] = s.slot;
     this.operand(u, 3, a);

@@ -71,6 +71,11 @@ export function poolSize(bytes: number, maxBinding: number, maxBuffer: number): 
  * vectors of 2.9·10^6 rows is 236 MB); the rest are destroyed. With a fixed 256 MiB cap such a
  * basis was destroyed and re-created at every restart — each destroy flushed the recorder and
  * dropped the cached bind groups — which made a Lanczos step on the H100 3.3× its GPU time.
+ * A size class hands out its lowest buffer id first (not the last released): bind groups are
+ * cached by buffer ids, and a solver that releases its basis in some order and acquires it
+ * again (a Lanczos restart, a second solve) then gets the same buffers in the same roles, where
+ * last-in-first-out permuted them and every basis kernel missed the cache (374 bind groups
+ * created by a repeated Hubbard L = 8 Lanczos on lavapipe, ~0.1 ms each there; 0 now).
  */
 export class BufferPool {
   private readonly free = new Map<string, GPUBuffer[]>();
@@ -141,7 +146,10 @@ export class BufferPool {
     const key = `${b.usage}:${b.size}`;
     let list = this.free.get(key);
     if (!list) this.free.set(key, (list = []));
-    list.push(b.buffer);
+    // kept in descending id order, so that acquire() hands out the lowest id first (see the class note)
+    let at = list.length;
+    while (at > 0 && (this.ids.get(list[at - 1]!) ?? 0) < b.id) at--;
+    list.splice(at, 0, b.buffer);
     this.pooledBytes += b.size;
   }
 

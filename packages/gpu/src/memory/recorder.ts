@@ -46,6 +46,8 @@ export function fold2d(groups: number, maxPerDim = 65_535): [number, number] {
 const UNIFORM_RING_SLOTS = 1024;
 const uniformRing = new ArrayBuffer(UNIFORM_RING_SLOTS * UNIFORM_BYTES);
 let uniformNext = 0;
+/** The ring's blocks with their views, made once ({@link Uniforms.take}). */
+const uniformBlocks: Uniforms[] = [];
 
 /**
  * A zeroed 64-word uniform block with u32 / i32 / f32 views of the same bytes. The bytes are a
@@ -53,7 +55,8 @@ let uniformNext = 0;
  * used to cost a backing-store allocation and its garbage collection (~20 µs per dispatch in a
  * Krylov loop). `Recorder.dispatch` copies the block when it records, so a block must be
  * filled and dispatched before 1024 newer blocks are made — every call site fills and
- * dispatches at once.
+ * dispatches at once. {@link Uniforms.take} hands out the ring's blocks themselves (their four
+ * views made once), where `new Uniforms()` makes four views per dispatch.
  */
 export class Uniforms {
   readonly u: Uint32Array;
@@ -62,14 +65,29 @@ export class Uniforms {
   /** The block's bytes (what the recorder copies). */
   readonly bytes: Uint8Array;
 
-  constructor() {
-    const offset = uniformNext * UNIFORM_BYTES;
-    uniformNext = (uniformNext + 1) % UNIFORM_RING_SLOTS;
+  constructor(slot = -1) {
+    const at = slot >= 0 ? slot : uniformNext;
+    if (slot < 0) uniformNext = (uniformNext + 1) % UNIFORM_RING_SLOTS;
+    const offset = at * UNIFORM_BYTES;
     this.bytes = new Uint8Array(uniformRing, offset, UNIFORM_BYTES);
     this.bytes.fill(0);
     this.u = new Uint32Array(uniformRing, offset, UNIFORM_BYTES / 4);
     this.i = new Int32Array(uniformRing, offset, UNIFORM_BYTES / 4);
     this.f = new Float32Array(uniformRing, offset, UNIFORM_BYTES / 4);
+  }
+
+  /**
+   * The next block of the ring, zeroed: the same contract as `new Uniforms()` (fill and
+   * dispatch it before 1024 newer blocks are made) without allocating. O(64).
+   * @example const u = Uniforms.take(); u.u[0] = n; rec.dispatch(pipe, refs, u, groups);
+   */
+  static take(): Uniforms {
+    const at = uniformNext;
+    uniformNext = (uniformNext + 1) % UNIFORM_RING_SLOTS;
+    let b = uniformBlocks[at];
+    if (b) b.u.fill(0);
+    else uniformBlocks[at] = b = new Uniforms(at);
+    return b;
   }
 }
 
@@ -79,12 +97,16 @@ export class Recorder {
   private pass: GPUComputePassEncoder | undefined;
   private readonly arena: GpuBuf;
   private readonly staging = new Uint8Array(ARENA_BYTES);
+  /** The one dynamic offset of a dispatch (reused: no array per call). */
+  private readonly offsets = [0];
   private used = 0;
   private sinceFlush = 0;
   /** Dispatches of the batch being recorded before its automatic submit (the ramp after an idle GPU). */
   private batchTarget = FIRST_BATCH_DISPATCHES;
   /** A pass opened with a descriptor (timestamps) is open: no automatic submit may end it. */
   private describedPass = false;
+  /** The pipeline last set in the open pass (setPipeline is skipped when a dispatch repeats it). */
+  private passPipeline: GPUComputePipeline | undefined;
   /** Submit after this many dispatches (0: only when the arena is full or on demand). */
   autoFlush = AUTO_FLUSH_DISPATCHES;
   /** Dispatches recorded since the context was created (for tests and stats). */
@@ -107,13 +129,18 @@ export class Recorder {
       this.endPass();
       this.describedPass = true;
     }
-    return (this.pass ??= this.enc().beginComputePass(desc ?? {}));
+    if (!this.pass) {
+      this.pass = this.enc().beginComputePass(desc ?? {});
+      this.passPipeline = undefined;
+    }
+    return this.pass;
   }
 
   /** Close the open compute pass, if any. */
   endPass(): void {
     this.pass?.end();
     this.pass = undefined;
+    this.passPipeline = undefined;
     this.describedPass = false;
   }
 
@@ -134,12 +161,21 @@ export class Recorder {
     const offset = this.used;
     this.staging.set(uni.bytes, offset);
     this.used += UNIFORM_BYTES;
-    const [gx, gy] = fold2d(groups, this.ctx.limits.maxComputeWorkgroupsPerDimension);
+    const maxDim = this.ctx.limits.maxComputeWorkgroupsPerDimension;
     const bg = this.ctx.pipelines.bindGroup(pipe, this.arena.buffer, this.arena.id, refs);
-    const pass = this.computePass();
-    pass.setPipeline(pipe.pipeline);
-    pass.setBindGroup(0, bg, [offset]);
-    pass.dispatchWorkgroups(gx, gy);
+    const pass = this.pass ?? this.computePass();
+    // the pipeline is pass state: a dispatch that repeats the last one's skips the call (~3 µs in Dawn)
+    if (this.passPipeline !== pipe.pipeline) {
+      pass.setPipeline(pipe.pipeline);
+      this.passPipeline = pipe.pipeline;
+    }
+    this.offsets[0] = offset;
+    pass.setBindGroup(0, bg, this.offsets);
+    if (groups <= maxDim) pass.dispatchWorkgroups(groups);
+    else {
+      const [gx, gy] = fold2d(groups, maxDim);
+      pass.dispatchWorkgroups(gx, gy);
+    }
     this.dispatches++;
     this.dispatchesSinceSubmit++;
     if (++this.sinceFlush >= Math.min(this.autoFlush, this.batchTarget) && this.autoFlush > 0 && !this.describedPass) {
@@ -174,6 +210,7 @@ export class Recorder {
     this.ctx.scoped(`batch of ${this.dispatchesSinceSubmit} dispatches`, () => {
       this.pass?.end();
       this.pass = undefined;
+      this.passPipeline = undefined;
       this.describedPass = false;
       const cb = encoder.finish();
       if (used > 0) this.ctx.device.queue.writeBuffer(this.arena.buffer, 0, this.staging, 0, used);
