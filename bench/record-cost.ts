@@ -15,10 +15,16 @@
  * pipeline with one prebuilt bind group (Dawn's setPipeline / setBindGroup / dispatch only).
  *
  *   node .gpukit/app/record-cost.mjs [--cases cg,gmres,lanczos,floor] [--grid 64] [--rows 8192]
- *     [--hubbard 8] [--reps 3] [--out $OUT/record-cost.json]
+ *     [--hubbard 8] [--reps 3] [--out $OUT/record-cost.json] [--prof-dir $OUT/prof]
+ *
+ * `--prof-dir` writes a V8 CPU profile (`<case>.cpuprofile`, 50 µs sampling) of each case's
+ * measured repetitions, without the warm-up's compiles.
  *
  * Prints one JSON line per case (also appended to --out).
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Session } from 'node:inspector/promises';
 import { csrSpmv, generators } from '../packages/formats/src/index';
 import { assembleHamiltonian, buildCiSpace, parseFcidump } from '../packages/chem/src/index';
 import { createGpuContext, type GpuContext, type GpuOperator, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
@@ -35,6 +41,8 @@ const grid = Number(opt('--grid') ?? 64);
 const plRows = Number(opt('--rows') ?? 8192);
 const sites = Number(opt('--hubbard') ?? 8);
 const reps = Number(opt('--reps') ?? 3);
+/** Directory for one V8 CPU profile per case, of its measured repetitions only (not the warm-up). */
+const profDir = opt('--prof-dir');
 
 /** Host time split of one measured region. */
 interface Split {
@@ -124,6 +132,13 @@ async function measure(name: string, extra: Record<string, unknown>, body: () =>
   const w1 = count();
   const warmup = { bindGroupsCreated: w1.bindGroups! - w0.bindGroups!, dispatches: w1.dispatches! - w0.dispatches!, ...warm };
   const rows: { wallMs: number; recordMs: number; waitMs: number; c: Record<string, number>; info: Record<string, unknown> }[] = [];
+  const prof = profDir ? new Session() : undefined;
+  if (prof) {
+    prof.connect();
+    await prof.post('Profiler.enable');
+    await prof.post('Profiler.setSamplingInterval', { interval: 50 });
+    await prof.post('Profiler.start');
+  }
   for (let r = 0; r < reps; r++) {
     const c0 = count();
     bindGroupsByKernel.clear();
@@ -135,6 +150,12 @@ async function measure(name: string, extra: Record<string, unknown>, body: () =>
     const c1 = count();
     const created = Object.fromEntries([...bindGroupsByKernel].sort((x, y) => y[1] - x[1]));
     rows.push({ wallMs, recordMs: split.recordMs, waitMs: split.waitMs, c: Object.fromEntries(Object.keys(c1).map((k) => [k, c1[k]! - c0[k]!])), info: { ...info, bindGroupsByKernel: created } });
+  }
+  if (prof) {
+    const { profile } = await prof.post('Profiler.stop');
+    mkdirSync(profDir!, { recursive: true });
+    writeFileSync(join(profDir!, `${name}.cpuprofile`), JSON.stringify(profile));
+    prof.disconnect();
   }
   // the median rep by recording time
   rows.sort((a, b) => a.recordMs / a.c.dispatches! - b.recordMs / b.c.dispatches!);
