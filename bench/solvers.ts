@@ -11,12 +11,18 @@
  *   tuned operator, then the df64 polish on the device: eigenvalues accepted by the certified
  *   bound of eigen/bounds.ts, or by the session-4 residual rule, for comparison).
  *
+ * - SPD eigen target (issue 15): `--spd NAME[,NAME]` runs the same float32 Lanczos and eigsMixed on
+ *   an SPD matrix of the bench set (bench/spd-matrices.ts: `poisson3d-AxBxC`, `poisson2d-AxB`,
+ *   `stencil27-N`, `banded-N-bB`), dumped as `spd-NAME` for the CuPy eigsh comparison.
+ *   `--mixed cold,values,…` picks the eigsMixed variants (default all; see mixedOnDevice).
+ *
  * `--dump DIR` writes each matrix as NAME.rowptr/.cols/.vals (int32, int32, float32 — exact for
  * these matrices) for the CuPy script.
  *
  *   node .gpukit/app/solvers.mjs --out $OUT/solvers.json [--cd 1000,2000] [--hubbard 12] [--k 4]
  *     [--gmres-iters 300] [--restart 30] [--kernel csr-scalar] [--dump DIR] [--refine-max-rows N]
  *     [--blas 1000000,4000000] [--ortho cgs2,cgs] [--eig-kernel tuned|csr-scalar|…] [--host-polish] [--unsafe]
+ *     [--spd poisson3d-100x110x120] [--mixed cold,bound-nocheck,values,bound,residual]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -27,12 +33,30 @@ import { createGpuContext, Df64CsrOperator, Df64VectorSpace, type GpuOperator, t
 import { eigsMixed, gmres, lanczos, type MixedEigenOptions, type MixedEigenResult, refinedSolve } from '../packages/solvers/src/index';
 import { dumpCsr } from './dump';
 import { hubbardFcidump } from './hubbard';
+import { spdMatrix } from './spd-matrices';
 
 const argv = process.argv.slice(2);
 const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
 const out = opt('--out') ?? 'bench/out/solvers.json';
 const cdGrids = (opt('--cd') ?? '1000,2000').split(',').filter(Boolean).map(Number);
 const hubbard = (opt('--hubbard') ?? '12').split(',').filter(Boolean).map(Number);
+/** SPD matrices of the bench set for the eigen target (bench/spd-matrices.ts names). */
+const spdNames = (opt('--spd') ?? '').split(',').filter(Boolean);
+/** eigsMixed variants of mixedOnDevice (keys of MIXED_VARIANTS; default all). */
+const mixedKeys = opt('--mixed')?.split(',').filter(Boolean);
+
+/**
+ * The eigsMixed variants of {@link mixedOnDevice} by `--mixed` key. The float32 Lanczos to 1e-6
+ * relative is capped at 1000 steps in case float32 cannot get there (the polish then starts from
+ * what it has, and its corrections make up the difference).
+ */
+const MIXED_VARIANTS: Record<string, { label: string; o: Partial<MixedEigenOptions<GpuVector, unknown>> }> = {
+  cold: { label: 'bound, no multiplicity check (cold)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
+  'bound-nocheck': { label: 'bound, no multiplicity check', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
+  values: { label: 'bound, no multiplicity check, values only (vectors stay on the device, as CuPy)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000, returnVectors: false } },
+  bound: { label: 'bound', o: { accept: 'bound', fastMaxIterations: 1000 } },
+  residual: { label: 'residual rule (session 4)', o: {} },
+};
 const k = Number(opt('--k') ?? 4);
 const gmresIters = Number(opt('--gmres-iters') ?? 300);
 const restart = Number(opt('--restart') ?? 30);
@@ -135,9 +159,25 @@ for (const l of hubbard) {
   const fd = parseFcidump(hubbardFcidump(l), { file: name });
   const { fcidump, space: dets } = buildCiSpace(fd, 'fci');
   const h = await assembleHamiltonian(fcidump, dets, { workers: 'auto' });
-  const a = h.matrix;
+  console.log(`${name}: ${h.matrix.rows} determinants, ${h.matrix.rowPtr[h.matrix.rows]} non-zeros, assembled in ${h.stats.ms.toFixed(0)} ms`);
+  await eigenCase(name, h.matrix, fd.ecore);
+}
+
+for (const spec of spdNames) {
+  const t0 = performance.now();
+  const a = spdMatrix(spec);
+  const name = `spd-${spec}`;
+  console.log(`${name}: ${a.rows} rows, ${a.rowPtr[a.rows]} non-zeros, generated in ${(performance.now() - t0).toFixed(0)} ms`);
+  await eigenCase(name, a, 0);
+}
+
+/**
+ * The eigen part on one symmetric matrix: the float32 Lanczos (with and without the
+ * multiplicity check) on the tuned operator, the optional host polish, and eigsMixed with the
+ * df64 polish on the device. `shift` is added to the printed values (the Hubbard core energy).
+ */
+async function eigenCase(name: string, a: CsrMatrix, shift: number): Promise<void> {
   dump(name, a);
-  console.log(`${name}: ${a.rows} determinants, ${a.rowPtr[a.rows]} non-zeros, assembled in ${h.stats.ms.toFixed(0)} ms`);
   // the project's tuned operator (the CLI's path) unless --eig-kernel names a fixed kernel
   const tb = performance.now();
   const op: GpuOperator = eigKernel === 'tuned' ? await tunedOperator(ctx, a, { expectedProducts: 300 }) : gpuOperatorFromCsr(ctx, a, { kernel: eigKernel });
@@ -158,7 +198,7 @@ for (const l of hubbard) {
     const dispatchesPerMatvec = (ctx.recorder.dispatches - d0) / Math.max(1, r.stats.matvecs);
     r.vectors.forEach((v) => { space.release(v); });
     const solver = checkMultiplicity ? 'lanczos' : 'lanczos (no multiplicity check)';
-    rows.push({ problem: name, solver, precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), dispatchesPerMatvec, values: r.values.map((x) => x + fd.ecore), residualNorms: r.residualNorms, reason: r.reason });
+    rows.push({ problem: name, solver, precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), dispatchesPerMatvec, values: r.values.map((x) => x + shift), residualNorms: r.residualNorms, reason: r.reason });
     console.log(`${name} ${solver} k=${k} f32 tol 1e-5: ${r.reason}, ${r.stats.matvecs} matvecs, ${ms.toFixed(0)} ms (${(ms / Math.max(1, r.stats.matvecs)).toFixed(3)} ms/matvec, ${dispatchesPerMatvec.toFixed(2)} dispatches/matvec); ${r.values.map((v) => v.toFixed(7)).join(' ')}`);
   }
   if (hostPolish) {
@@ -196,15 +236,11 @@ async function mixedOnDevice(name: string, a: CsrMatrix, op: GpuOperator): Promi
   const dop = shared ?? Df64CsrOperator.fromCsr(df.d, a);
   await ctx.finish();
   console.log(`${name} df64 operator: ${shared ? 'shares the float32 upload' : 'own copy'}, ${dop.deviceBytes} device bytes added (${(dop.deviceBytes / a.rowPtr[a.rows]!).toFixed(2)} B/nnz), ${(performance.now() - tb).toFixed(0)} ms`);
-  const variants: { label: string; o: Partial<MixedEigenOptions<GpuVector, unknown>> }[] = [
-    // the float32 Lanczos to 1e-6 relative: capped at 1000 steps in case float32 cannot get there
-    // (the polish then starts from what it has, and its corrections make up the difference)
-    { label: 'bound, no multiplicity check (cold)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
-    { label: 'bound, no multiplicity check', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
-    { label: 'bound, no multiplicity check, values only (vectors stay on the device, as CuPy)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000, returnVectors: false } },
-    { label: 'bound', o: { accept: 'bound', fastMaxIterations: 1000 } },
-    { label: 'residual rule (session 4)', o: {} },
-  ];
+  const variants = mixedKeys ? mixedKeys.map((key) => {
+    const v = MIXED_VARIANTS[key];
+    if (!v) throw new Error(`--mixed ${key}: expected one of ${Object.keys(MIXED_VARIANTS).join(', ')}`);
+    return v;
+  }) : Object.values(MIXED_VARIANTS);
   let ref: number[] | undefined;
   for (const v of variants) {
     await ctx.finish();

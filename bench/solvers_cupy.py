@@ -11,7 +11,10 @@ NAME.vals float32, exact for these matrices). By name:
              .gpukit/cusparse_anchor.py --cg).
   hubbard-*  eigsh (thick-restart Lanczos) for the k smallest ('SA'): float32 with tol 1e-5 and
              float64 with tol 1e-10; wall time to the answer, matvecs counted in a second run
-             through a LinearOperator, residual norms recomputed.
+             through a LinearOperator, residual norms recomputed (also relative to |θ|, eigsh's
+             own criterion).
+  spd-*      the same eigsh runs on the SPD matrices of bench/solvers.ts --spd (issue 15's eigen
+             target: the 4 lowest eigenvalues to 1e-10 relative).
 b = A·1 for the linear systems, as in the TypeScript benches. Times: wall clock around the call
 after a warm-up, device synchronised.
 """
@@ -92,7 +95,7 @@ def main(argv):
             (x, info), ms = timed(lambda: spl.cg(G64, b64, maxiter=200000, atol=0.0, callback=cb, **tol_kw(spl.cg, 1e-10)))
             row = dict(problem=name, solver='cupy cg', precision='f64', rtol=1e-10, rows=n, ms=ms, iterations=it[0], info=int(info), relativeResidual=rel_res(G64, x, b64))
             rows.append(row); print(json.dumps(row))
-        elif name.startswith('hubbard'):
+        elif name.startswith('hubbard') or name.startswith('spd-'):
             for dt, tol in ((np.float32, 1e-5), (np.float64, 1e-10)):
                 G = csp.csr_matrix(A.astype(dt))
                 spl.eigsh(G, k=k, which='SA', tol=1e-2, maxiter=20)  # warm-up
@@ -104,7 +107,8 @@ def main(argv):
                 L = spl.LinearOperator((n, n), matvec=mv, dtype=dt)
                 spl.eigsh(L, k=k, which='SA', tol=tol)
                 res = [float(cp.linalg.norm(G @ v[:, i] - w[i] * v[:, i])) for i in range(k)]
-                row = dict(problem=name, solver='cupy eigsh SA', precision=np.dtype(dt).name, tol=tol, k=k, rows=n, nnz=int(A.nnz), ms=ms, matvecs=calls[0], msPerMatvec=ms / max(1, calls[0]), values=[float(x) for x in cp.asnumpy(w)], residualNorms=res)
+                rel = [r / max(abs(float(w[i])), 1e-300) for i, r in enumerate(res)]
+                row = dict(problem=name, solver='cupy eigsh SA', precision=np.dtype(dt).name, tol=tol, k=k, rows=n, nnz=int(A.nnz), ms=ms, matvecs=calls[0], msPerMatvec=ms / max(1, calls[0]), values=[float(x) for x in cp.asnumpy(w)], residualNorms=res, residualOverTheta=rel)
                 rows.append(row); print(json.dumps(row))
     if out:
         with open(out, 'w') as f:
