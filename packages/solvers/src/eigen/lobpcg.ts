@@ -7,11 +7,14 @@
  * (no W or P for them).
  *
  * Memory traffic per iteration (b = block size, a = active columns, n rows): a matvecs (A·W),
- * a preconditioner applications, residuals (b axpys), CGS2 of W against X and of P against
- * [X, W] (with the same combinations on A·P), SVQB passes, the 3b×3b projected matrix
- * ((3b)²/2 dots), the new X, A·X, P, A·P (≈ 4·b·3b axpys). Readbacks per iteration: residual
- * norms, 1 SVQB for W, 1 for P (2 each when the first SVQB finds the block ill-conditioned,
- * and always in float32), 1 projected matrix. Memory ≈ 8·b vectors.
+ * a preconditioner applications, residuals (b axpys), the projection of W against X and of P
+ * against [X, W] (with the same combinations on A·P: one classical pass in float64 unless its
+ * SVQB kept < 1 % of a norm or was ill-conditioned, then a CGS2 round; CGS2 in float32), SVQB
+ * passes, the 3b×3b projected matrix ((3b)²/2 dots), the new X, A·X (b combines of 3b vectors;
+ * b + 1 for an active column, whose x = X·C_x + p), P, A·P (a combines of 2b). Readbacks per
+ * iteration: residual norms, 1 SVQB for W, 1 for P (2 each when the first is not enough, and
+ * always in float32), 1 projected matrix. Memory ≈ 8·b vectors. multiDot + combine vector
+ * passes per product (float64, k = 4): ExaSP2_trpcage_8K 178 → 134, 2-D Laplacian 30² 157 → 110.
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
@@ -20,9 +23,9 @@ import { spaceAndOperator } from '../common/argument-order';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
 import { eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
-import { EigenRun, allFinite, checkEigenInput, finishEigen, noIteration, randomVector, readAndRelease } from './common';
+import { EigenRun, allFinite, checkEigenInput, finishEigen, noIteration, randomVector, readAndRelease, releaseScalars } from './common';
 import { symmetricEigen } from './dense';
-import { combineColumns, projectOutTwice, svqb } from './ortho';
+import { combineColumns, createForOverwrite, projectOutTwice, svqb } from './ortho';
 
 /** Options of {@link lobpcg}. */
 export interface LobpcgOptions<V> extends EigenBaseOptions {
@@ -56,10 +59,21 @@ export interface LobpcgOptions<V> extends EigenBaseOptions {
 const SECOND_PASS_BELOW = 1e-4;
 
 /**
+ * Kept fraction (smallest eigenvalue of the SVQB Gram matrix scaled by the norms before the
+ * projection) above which one classical Gram–Schmidt pass against the earlier blocks is enough
+ * in float64: the pass leaves the block orthogonal to them to ≈ (their loss + |S|·u)/√kept
+ * (≤ 10× that at 1e-2); below it, or when the SVQB is ill-conditioned, a CGS2 + SVQB round
+ * follows. As Davidson's F64_ONE_ROUND_KEEP. The residual block W is orthogonal to X in exact
+ * arithmetic (X are Ritz vectors), so its pass rarely removes anything.
+ */
+const ONE_PASS_KEEP = 1e-2;
+
+/**
  * `block` (and its `mirror` A·block, transformed alike) made orthonormal and orthogonal to
- * `against`: CGS2 + SVQB, repeated once when the first SVQB reports conditioning below
- * `secondBelow` (then a second pass is needed for orthonormality to working precision).
- * `dropped` counts directions dropped as dependent over both passes.
+ * `against`. float32 (`onePass` false): CGS2 + SVQB, repeated once when the first SVQB reports
+ * conditioning below `secondBelow`. float64 (`onePass`): one classical pass + SVQB, then a CGS2 +
+ * SVQB round only when that SVQB is ill-conditioned or kept less than {@link ONE_PASS_KEEP}.
+ * `dropped` counts directions dropped as dependent over both rounds.
  */
 async function orthonormalAgainst<V, S>(
   space: VectorSpace<V, S>,
@@ -67,19 +81,65 @@ async function orthonormalAgainst<V, S>(
   againstMirror: readonly V[] | undefined,
   block: V[],
   mirror: V[] | undefined,
-  o: { lindep: number; secondBelow: number; stats: EigenRun['stats'] },
+  o: { lindep: number; secondBelow: number; onePass: boolean; stats: EigenRun['stats'] },
 ): Promise<{ block: V[]; mirror: V[]; dropped: number; nonFinite: boolean }> {
-  const project = (b: readonly V[], m: readonly V[] | undefined) =>
+  const project = (b: readonly V[], m: readonly V[] | undefined, once: boolean) =>
     b.forEach((v, t) => {
-      projectOutTwice(space, against, v, m && againstMirror ? { q: againstMirror, w: m[t]! } : undefined); // v ← (I − SSᵀ)²·v, same on A·v
+      const mw = m && againstMirror ? { q: againstMirror, w: m[t]! } : undefined;
+      if (once) projectOutOnce(space, against, v, mw); // v ← −(I − SSᵀ)·v, same on A·v
+      else projectOutTwice(space, against, v, mw); // v ← (I − SSᵀ)²·v, same on A·v
     });
   const refNorms = block.map((v) => space.norm2(v));
-  project(block, mirror);
+  project(block, mirror, o.onePass);
   const first = await svqb(space, block, { dropTol: o.lindep, refNorms, ...(mirror ? { mirror } : {}) }, o.stats);
-  if (first.nonFinite || first.conditioning >= o.secondBelow) return first;
-  project(first.block, mirror ? first.mirror : undefined);
+  if (first.nonFinite || (first.conditioning >= o.secondBelow && (!o.onePass || first.smallest >= ONE_PASS_KEEP))) return first;
+  project(first.block, mirror ? first.mirror : undefined, false);
   const second = await svqb(space, first.block, { dropTol: o.lindep, ...(mirror ? { mirror: first.mirror } : {}) }, o.stats);
   return { ...second, dropped: first.dropped + second.dropped };
+}
+
+/**
+ * One classical Gram–Schmidt pass: w ← Q·(Qᵀw) − w = −(I − QQᵀ)·w (the sign is free: the
+ * block is orthonormalised next), and the same combination on `mirror.w`. No synchronisation.
+ */
+function projectOutOnce<V, S>(space: VectorSpace<V, S>, q: readonly V[], w: V, mirror?: { q: readonly V[]; w: V }): void {
+  if (q.length === 0) return;
+  const h = space.multiDot(q, w); // h = Qᵀ·w
+  space.combine(h, q, -1, w); // w ← Q·h − w
+  if (mirror) space.combine(h, mirror.q, -1, mirror.w); // A·w ← A·Q·h − A·w
+  releaseScalars(space, h);
+}
+
+/**
+ * X ← S·C and A·X ← A·S·C for the Ritz coefficients C (columns over S = [X, W, P]); for an
+ * active column also its new P = [W, P]·C_wp (and A·P), from which x = X·C_x + p is formed
+ * instead of from all of S (|S| − |X| − 1 fewer vectors read per active column, twice).
+ */
+function updateBlocks<V, S>(space: VectorSpace<V, S>, s: readonly V[], as: readonly V[], c: readonly (readonly number[])[], nx: number, active: readonly number[]): { x: V[]; ax: V[]; p: Map<number, { p: V; ap: V }> } {
+  const n = space.length(s[0]!);
+  const p = new Map<number, { p: V; ap: V }>();
+  const form = (basis: readonly V[], ci: readonly number[], pi: V | undefined): V => {
+    const y = createForOverwrite(space, n);
+    if (pi) space.combine([...ci.slice(0, nx), 1], [...basis.slice(0, nx), pi], 0, y); // x = X·C_x + p
+    else space.combine(ci, basis.slice(0, ci.length), 0, y); // x = S·c
+    return y;
+  };
+  const x: V[] = [];
+  const ax: V[] = [];
+  c.forEach((ci, i) => {
+    if (active.includes(i) && s.length > nx) {
+      const cwp = ci.slice(nx);
+      const pi = combineColumns(space, s.slice(nx), [cwp])[0]!; // p = [W, P]·C_wp
+      const api = combineColumns(space, as.slice(nx), [cwp])[0]!; // A·p = [A·W, A·P]·C_wp
+      p.set(i, { p: pi, ap: api });
+      x.push(form(s, ci, pi));
+      ax.push(form(as, ci, api));
+    } else {
+      x.push(form(s, ci, undefined));
+      ax.push(form(as, ci, undefined));
+    }
+  });
+  return { x, ax, p };
 }
 
 /**
@@ -112,6 +172,7 @@ export async function lobpcg<V, S>(
   const lindep = opts.lindep ?? (f32 ? 1e-8 : 1e-14);
   // a second CGS2 + SVQB pass when the first SVQB's block had λmin/λmax below this (f32: always)
   const secondBelow = f32 ? Infinity : SECOND_PASS_BELOW;
+  const onePass = !f32;
   const maxIterations = opts.maxIterations ?? 1000;
   const run = new EigenRun(opts);
   const stats = run.stats;
@@ -234,7 +295,7 @@ export async function lobpcg<V, S>(
     r.forEach((v, i) => {
       if (pre || !active.includes(i)) space.release(v);
     });
-    const wo = await orthonormalAgainst(space, x, undefined, w, undefined, { lindep, secondBelow, stats });
+    const wo = await orthonormalAgainst(space, x, undefined, w, undefined, { lindep, secondBelow, onePass, stats });
     w = wo.block;
     if (wo.nonFinite) {
       reason = 'non-finite';
@@ -270,7 +331,7 @@ export async function lobpcg<V, S>(
     if (pb.length > 0) {
       const xw = [...x, ...w];
       const axw = [...ax, ...aw];
-      const po = await orthonormalAgainst(space, xw, axw, pb, apb, { lindep, secondBelow, stats });
+      const po = await orthonormalAgainst(space, xw, axw, pb, apb, { lindep, secondBelow, onePass, stats });
       if (po.nonFinite || po.dropped > 0) {
         po.block.forEach((v) => { space.release(v); }); // ill-conditioned: restart without P
         po.mirror.forEach((v) => { space.release(v); });
@@ -291,14 +352,13 @@ export async function lobpcg<V, S>(
       detail = `lobpcg: non-finite projected matrix at iteration ${iterations}`;
       break;
     }
-    const nxv = combineColumns(space, s, c); // X ← S·C
-    const nax = combineColumns(space, as, c); // A·X ← A·S·C
-    const wp = s.slice(nx);
-    const awp = as.slice(nx);
-    for (const i of active) {
-      const cwp = c[i]!.slice(nx);
-      p[i] = combineColumns(space, wp, [cwp])[0]; // p = [W, P]·C_wp
-      ap[i] = combineColumns(space, awp, [cwp])[0]; // A·p = [A·W, A·P]·C_wp
+    // X ← S·C, A·X ← A·S·C; P = [W, P]·C_wp of the active columns (x = X·C_x + p there)
+    const upd = updateBlocks(space, s, as, c, nx, active);
+    const nxv = upd.x;
+    const nax = upd.ax;
+    for (const [i, v] of upd.p) {
+      p[i] = v.p;
+      ap[i] = v.ap;
     }
     s.forEach((v) => { space.release(v); });
     as.forEach((v) => { space.release(v); });
