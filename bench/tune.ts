@@ -112,7 +112,7 @@ async function headToHead(ctx: GpuContext, a: CsrMatrix, choices: { kernel: stri
     reps,
   );
   try {
-    const run = await runRounds(timer.time, { rounds: 5, minRounds: 7, maxRounds: 16, reps, products: 1, base: ops.map(() => 0), fits: () => true, dropOver: Number.POSITIVE_INFINITY });
+    const run = await runRounds(timer.time, { rounds: 5, minRounds: 7, maxRounds: 16, reps, products: 1, base: ops.map(() => 0), fits: () => true, dropOver: Number.POSITIVE_INFINITY, probeDrop: Number.POSITIVE_INFINITY });
     const s = run.summaries;
     return { ms: s.map((x) => x?.ms ?? Number.NaN), loMs: s.map((x) => x?.loMs ?? Number.NaN), hiMs: s.map((x) => x?.hiMs ?? Number.NaN), rounds: run.times.length, discarded: run.from, stopped: run.stopped, clockIndex: clockIndexOf(run.times) };
   } finally {
@@ -186,7 +186,8 @@ async function versusExhaustive(ctx: GpuContext, a: CsrMatrix, base: AutotuneOpt
   const mine = tr.trials.find((t) => t.verified);
   const t1 = performance.now();
   // the sweep times in interleaved groups too (the tuner's rounds), so that its ranking is taken in one clock state per group
-  const ex = await autotune(ctx, a, { ...base, exhaustive: true });
+  // (two kept full rounds per group, up to four while uncertain: the head to head below re-times the contenders)
+  const ex = await autotune(ctx, a, { ...base, exhaustive: true, rounds: 2 });
   const er = ex.report;
   const cost = (t: Trial) => (t.conversionMs ?? 0) + (t.uploadMs ?? 0);
   const byObjective = er.trials.filter((t) => t.status === 'timed').sort((x, y) => cost(x) + tr.expectedProducts * x.ms! - (cost(y) + tr.expectedProducts * y.ms!));

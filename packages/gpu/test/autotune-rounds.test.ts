@@ -7,7 +7,7 @@
  * early when the ranking is clear, and report median, spread and discarded rounds.
  */
 import { describe, expect, it } from 'vitest';
-import { clockIndex, decideRounds, firstStableRound, PROBE_DROP, type RoundsPlan, runRounds, summarise } from '../src/autotune/rounds';
+import { clockIndex, decideRounds, firstStableRound, PROBE_DROP, type RoundsPlan, runRounds, SINGLE_ROUND_SPREAD, summarise } from '../src/autotune/rounds';
 import { deviceRoundTimer } from '../src/autotune/round-timer';
 import { type Live, type TrialSession, timeRounds } from '../src/autotune/trials';
 import { verifyOrder } from '../src/autotune/decision';
@@ -131,9 +131,12 @@ describe('uncertain decisions', () => {
     expect(run.decision.winner).toBeDefined();
   });
 
-  it('decideRounds: a single kept round is never separated; apart spreads are certain', () => {
+  it(`decideRounds: a single kept round separates only past ±${SINGLE_ROUND_SPREAD * 100} % (no measured spread); apart spreads are certain`, () => {
     const s = (v: number[]) => summarise(v);
-    expect(decideRounds([{ base: 0, summary: s([1]) }, { base: 0, summary: s([1.5, 1.6]) }], 1).uncertain).toBe(true);
+    expect(decideRounds([{ base: 0, summary: s([1]) }, { base: 0, summary: s([1.2, 1.3]) }], 1).uncertain).toBe(true); // up to 1.25 vs from 1.2
+    expect(decideRounds([{ base: 0, summary: s([1]) }, { base: 0, summary: s([4]) }], 1)).toMatchObject({ winner: 0, uncertain: false }); // a 4× gap in one round
+    // a close call in one round: uncertain, and the cheaper to build is taken
+    expect(decideRounds([{ base: 5, summary: s([1]) }, { base: 0, summary: s([1.1]) }], 1000)).toMatchObject({ winner: 1, uncertain: true, cheaper: true });
     expect(decideRounds([{ base: 0, summary: s([1, 1.4]) }, { base: 0, summary: s([1.3, 1.5]) }], 1).uncertain).toBe(true);
     expect(decideRounds([{ base: 0, summary: s([1, 1.1, 1.05]) }, { base: 0, summary: s([1.5, 1.6, 1.5]) }], 1)).toEqual({ winner: 0, runnerUp: 1, uncertain: false, cheaper: false });
     expect(decideRounds([{ base: 0, summary: s([1]) }], 1)).toEqual({ winner: 0, uncertain: false, cheaper: false });

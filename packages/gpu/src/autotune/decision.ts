@@ -11,7 +11,7 @@
 import { prepare } from './admission';
 import type { Candidate } from './candidates';
 import type { Trial, TuningDecision } from './report';
-import { byObjective, type Contender, objective, type RoundsRun } from './rounds';
+import { byObjective, type Contender, objective, type RoundsRun, SINGLE_ROUND_SPREAD } from './rounds';
 import { type Live, probe, type TrialSession, timeRounds } from './trials';
 import { type Held, TuningError } from './types';
 import { verifyProduct } from './verify';
@@ -51,12 +51,15 @@ function describe(order: Live[], timed?: { run: RoundsRun; live: Live[] }): Tuni
   const r = rIdx !== undefined ? timed!.live[rIdx] : undefined;
   if (!r || r.t.ms === undefined || r.t.loMs === undefined) return { rounds, discardedRounds, uncertain: false, note: `${label(w.t)} was the only candidate timed (the budget admitted no other)${clock}` };
   const un = run.decision.uncertain;
-  const gain = r.t.objectiveMs! / w.t.objectiveMs! - 1;
-  const why = w.samples.length < 2 ? `${label(w.t)} has one kept round (no second fitted the budget), so its spread is unknown` : `product spreads ${spread(w.t)} vs ${spread(r.t)} overlap`;
-  const cheaper = run.decision.cheaper ? `; the cheaper to build (${(w.t.conversionMs ?? 0) + (w.t.uploadMs ?? 0) < base(r.t) ? 'conversion + upload' : 'build'} ${base(w.t).toFixed(1)} vs ${base(r.t).toFixed(1)} ms) was taken` : '; either is a sound choice';
+  const gain = Math.abs(r.t.objectiveMs! / w.t.objectiveMs! - 1);
+  const single = w.samples.length < 2 || r.samples.length < 2;
+  const why = single ? `one of them has a single kept round (no second fitted the budget), so a ±${100 * SINGLE_ROUND_SPREAD} % spread is assumed` : `product spreads ${spread(w.t)} vs ${spread(r.t)} overlap`;
+  const pick = run.decision.cheaper
+    ? `; ${label(r.t)} has the better objective at the median by ${(100 * gain).toFixed(1)} %, but the cheaper to build (conversion + upload ${base(w.t).toFixed(1)} vs ${base(r.t).toFixed(1)} ms) was taken`
+    : ` (objectives differ by ${(100 * gain).toFixed(1)} %); either is a sound choice`;
   const note = un
-    ? `${label(w.t)} and ${label(r.t)} are not separated after ${rounds} kept round${rounds === 1 ? '' : 's'}: ${why} (objectives differ by ${(100 * gain).toFixed(1)} %)${cheaper}${clock}`
-    : `${label(w.t)} beats ${label(r.t)} by ${(100 * Math.abs(gain)).toFixed(1)} % in objective over ${rounds} kept rounds, spreads ${spread(w.t)} vs ${spread(r.t)} apart${clock}`;
+    ? `${label(w.t)} and ${label(r.t)} are not separated after ${rounds} kept round${rounds === 1 ? '' : 's'}: ${why}${pick}${clock}`
+    : `${label(w.t)} beats ${label(r.t)} by ${(100 * gain).toFixed(1)} % in objective over ${rounds} kept round${rounds === 1 ? '' : 's'}${single ? '' : `, spreads ${spread(w.t)} vs ${spread(r.t)} apart`}${clock}`;
   return { rounds, discardedRounds, uncertain: un, cheaperToBuild: run.decision.cheaper, note, runnerUp: { kernel: r.t.kernel, params: { ...r.t.params }, ms: r.t.ms, loMs: r.t.loMs, hiMs: r.t.hiMs! } };
 }
 

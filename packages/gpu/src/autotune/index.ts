@@ -18,5 +18,5 @@ export * from './store';
 export { rowScaledError, VERIFY_NNZ, type Verification, verifyProduct, verifyRanges } from './verify';
 export { type DeviceMatrixStats, deviceMatrixStats, MAX_HIST_BINS, statsFromHistogram } from '../profile/device-stats';
 export { InSolveOperator, type InSolveCandidate, type InSolveOptions } from './in-solve';
-export { byObjective, CLOCK_TOLERANCE, type Contender, clockIndex, decideRounds, firstStableRound, keptSamples, type RoundsDecision, type RoundsPlan, type RoundsRun, type RoundSummary, type RoundTimer, type RoundTimes, runRounds, separated, summarise } from './rounds';
+export { byObjective, CLOCK_TOLERANCE, PROBE_DROP, SINGLE_ROUND_SPREAD, type Contender, clockIndex, decideRounds, firstStableRound, keptSamples, type RoundsDecision, type RoundsPlan, type RoundsRun, type RoundSummary, type RoundTimer, type RoundTimes, runRounds, separated, summarise } from './rounds';
 export { type DeviceRoundTimer, deviceRoundTimer } from './round-timer';

@@ -97,13 +97,24 @@ export function byObjective(cs: readonly Contender[], products: number): number[
 }
 
 /**
+ * The spread assumed around a single kept round (no spread measured): ±25 %. Wider than the
+ * H100's round-to-round spread at one clock (about 1 %), so that one round separates only a clear
+ * gap (a 4× slower kernel is not "uncertain"), while close calls stay uncertain.
+ */
+export const SINGLE_ROUND_SPREAD = 0.25;
+
+/** A summary's spread: the kept rounds' smallest and largest, or ±{@link SINGLE_ROUND_SPREAD} around a single round. */
+function spreadOf(s: RoundSummary): [number, number] {
+  return s.samples.length >= 2 ? [s.loMs, s.hiMs] : [s.ms / (1 + SINGLE_ROUND_SPREAD), s.ms * (1 + SINGLE_ROUND_SPREAD)];
+}
+
+/**
  * Whether contender `w` is separated from `r`: `w`'s worst kept round still beats `r`'s best, in
- * objective. Not separated when `w` has a single kept round (no spread to compare). O(1).
+ * objective (a single kept round counts with the assumed spread {@link SINGLE_ROUND_SPREAD}). O(1).
  */
 export function separated(w: Contender, r: Contender, products: number): boolean {
   if (!w.summary || !r.summary) return false;
-  if (w.summary.samples.length < 2) return false;
-  return objective(w, products, w.summary.hiMs) < objective(r, products, r.summary.loMs);
+  return objective(w, products, spreadOf(w.summary)[1]) < objective(r, products, spreadOf(r.summary)[0]);
 }
 
 /** What a set of rounds decided. */
@@ -112,7 +123,7 @@ export interface RoundsDecision {
   readonly winner?: number;
   /** The best other contender by objective. */
   readonly runnerUp?: number;
-  /** True when the best by median was not separated from the runner-up (see {@link separated}). */
+  /** True when the best by median was not separated from another (see {@link separated}). */
   readonly uncertain: boolean;
   /** True when the best by median was not separated and the cheaper-to-build one of the unseparated was taken instead. */
   readonly cheaper: boolean;
@@ -156,6 +167,8 @@ export interface RoundsPlan {
   readonly fits: (nextRoundMs: number) => boolean;
   /** After two kept rounds, stop timing a contender whose fastest kept round is over this × the best median (default 2). */
   readonly dropOver?: number;
+  /** Before two kept rounds, stop timing a contender over this × the fastest of the latest round (default {@link PROBE_DROP}; Infinity: never). */
+  readonly probeDrop?: number;
   readonly tol?: number;
 }
 
@@ -186,12 +199,12 @@ function assess(times: RoundTimes, plan: RoundsPlan, failed: readonly number[] =
  * fastest in the latest round (one round is one clock, but the ranking may still change with it);
  * after, those whose fastest kept round is within `dropOver` of the best median. Never fewer than two.
  */
-function stillRunning(s: (RoundSummary | undefined)[], last: readonly (number | undefined)[], active: readonly number[], kept: number, dropOver: number): number[] {
+function stillRunning(s: (RoundSummary | undefined)[], last: readonly (number | undefined)[], active: readonly number[], kept: number, plan: RoundsPlan): number[] {
   const inf = Number.POSITIVE_INFINITY;
   const on =
     kept < 2
-      ? active.filter((i) => (last[i] ?? 0) <= PROBE_DROP * Math.min(...active.map((j) => last[j] ?? inf)))
-      : active.filter((i) => (s[i]?.loMs ?? 0) <= dropOver * Math.min(...active.map((j) => s[j]?.ms ?? inf)));
+      ? active.filter((i) => (last[i] ?? 0) <= (plan.probeDrop ?? PROBE_DROP) * Math.min(...active.map((j) => last[j] ?? inf)))
+      : active.filter((i) => (s[i]?.loMs ?? 0) <= (plan.dropOver ?? 2) * Math.min(...active.map((j) => s[j]?.ms ?? inf)));
   return on.length >= 2 ? on : [...active];
 }
 
@@ -245,7 +258,7 @@ export async function runRounds(timer: RoundTimer, plan: RoundsPlan): Promise<Ro
     const stop = stopAfter(plan, times.length, times.length - Math.max(1, state.from), state.decision);
     if (stop) return { times, ...state, stopped: stop, failed };
     const before = active.length;
-    active = stillRunning(state.summaries, row, active.filter((i) => !failed.includes(i)), times.length - state.from, plan.dropOver ?? 2);
+    active = stillRunning(state.summaries, row, active.filter((i) => !failed.includes(i)), times.length - state.from, plan);
     next = (roundMs * ((plan.reps + 1) / (reps + 1)) * active.length) / Math.max(1, before);
   }
   return { times, ...state, stopped: 'max', failed };
