@@ -243,6 +243,26 @@ describe('verification cost (no device)', () => {
 });
 
 describe('cheap statistics (no device)', () => {
+  it('the BCSR block estimate walks at most ~2^16 non-zeros on long rows (was 2^14 rows × the row length), within 5 % of the exact count', () => {
+    const a = g.uniformRandom(20_000, 20_000, 100, 5); // 2·10^6 non-zeros, rows of 100
+    let reads = 0;
+    const col = a.colIdx;
+    const counted = new Proxy(col, {
+      get(t, k) {
+        if (typeof k === 'string' && /^\d+$/.test(k)) reads++;
+        const v = Reflect.get(t, k, t);
+        return typeof v === 'function' ? v.bind(t) : v;
+      },
+    });
+    const p = profileMatrix(a, 1024);
+    const nb = bcsrBlocks({ ...a, colIdx: counted as Int32Array }, p, 4);
+    expect(reads).toBeLessThanOrEqual(1.05 * 2 ** 16 + 4 * 100);
+    // exact: every non-zero of a uniform random matrix of this density lands in its own 4×4 block, nearly
+    const seen = new Set<number>();
+    for (let br = 0; br < a.rows / 4; br++) for (let k = a.rowPtr[4 * br]!; k < a.rowPtr[4 * br + 4]!; k++) seen.add(br * 5000 + Math.floor(col[k]! / 4));
+    expect(Math.abs(nb / seen.size - 1)).toBeLessThan(0.05);
+  });
+
   it('sampled padded slots and block counts past 2^16 rows are within 3 % of the exact counts, in well under a second', () => {
     const a = g.powerLaw(80_000, 80_000, { alpha: 2.2, minLen: 2, maxLen: 100, seed: 21 });
     const p = profileMatrix(a, 1024);
