@@ -214,6 +214,12 @@ function trialRow(t: Trial): string[] {
   ];
 }
 
+/** One line on the timing rounds: how many, discarded for a rising clock, why they stopped, the clock index per round. */
+function roundsLine(t: TimingRounds): string {
+  const idx = t.clockIndex.map((v) => v.toFixed(2)).join(' ');
+  return `rounds: ${t.run} run (the first a one-product probe), ${t.discarded} discarded as taken while the clock was rising, stopped: ${t.stopped}; clock index per round (1 = the fastest seen): ${idx}`;
+}
+
 /** The summary lines under the table. */
 function summaryLines(r: TuningReport): string[] {
   const c = r.costs;
@@ -225,7 +231,8 @@ function summaryLines(r: TuningReport): string[] {
     `spent ${fmtNumber(r.spentMs, 1)} ms${r.overheadMs !== undefined && r.overheadMs < r.spentMs ? ` (overhead ${fmtNumber(r.overheadMs, 1)} ms without the shared CSR upload)` : ''} of a ${fmtNumber(r.budgetMs, 1)} ms budget: statistics ${fmtNumber(c.statsMs, 1)}${r.statsWhere ? ` (${r.statsWhere})` : ''}, vectors ${fmtNumber(c.vectorsMs, 1)}, conversion ${fmtNumber(c.conversionMs, 1)}, upload ${fmtNumber(c.uploadMs, 1)}${r.csrUploadMs !== undefined ? ` (the shared CSR ${fmtNumber(r.csrUploadMs, 1)})` : ''}, timing ${fmtNumber(c.timingMs, 1)}, verification ${fmtNumber(c.verifyMs, 1)} ms`,
     ...(r.budgetNote ? [`over budget: ${r.budgetNote}`] : []),
     w ? `winner: ${w.kernel}(${paramText(w.params)}) ${fmtNumber(w.ms, 4)} ms per product${w.gflops !== undefined ? `, ${fmtNumber(w.gflops, 2)} GFLOP/s` : ''}${w.objectiveMs !== undefined ? `, objective ${fmtNumber(w.objectiveMs, 1)} ms for ${r.expectedProducts} products` : ''}` : 'winner: none',
-    ...(d ? [`decision (${d.rounds} round${d.rounds === 1 ? '' : 's'}${d.uncertain ? ', uncertain' : ''}): ${d.note}`] : []),
+    ...(d ? [`decision (${d.rounds} kept round${d.rounds === 1 ? '' : 's'}${d.uncertain ? ', uncertain' : ''}): ${d.note}`] : []),
+    ...(r.rounds ? [roundsLine(r.rounds)] : []),
     ...r.warnings.map((m) => `warning: ${m}`),
   ];
 }
