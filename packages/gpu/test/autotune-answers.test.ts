@@ -339,6 +339,21 @@ describe('autotune always answers', () => {
 });
 
 describe('autotune report figures and timing', () => {
+  it('an exhaustive sweep times every candidate in interleaved groups (the fastest kept between groups) and decides on the final round', async () => {
+    const ctx = await testContext();
+    const a = g.poisson2d(40);
+    const candidates: CandidateSpec[] = ['csr-scalar', ...[1, 2, 4, 8, 16].map((lanes) => ({ kernel: 'csr-vector', params: { lanes } })), 'ell', 'csr-adaptive', 'coo'];
+    const r = await autotune(ctx, a, { cache: false, exhaustive: true, rounds: 2, reps: 2, expectedProducts: 1000, candidates, ...quiet });
+    const timed = r.report.trials.filter((t) => t.status === 'timed');
+    expect(timed.length).toBeGreaterThanOrEqual(9); // more than one group of 4 (+ the first): the groups ran
+    // every candidate not hard-pruned was timed (soft prunes too) or failed with its reason
+    expect(r.report.trials.filter((t) => !['pruned', 'timed', 'error'].includes(t.status))).toEqual([]);
+    for (const t of timed) expect(t.ms).toBeGreaterThan(0);
+    expect(r.report.rounds!.run).toBeGreaterThanOrEqual(2);
+    const w = r.report.trials.find((t) => t.verified)!;
+    expect(`${w.kernel}${JSON.stringify(w.params)}`).toBe(`${r.kernel}${JSON.stringify(r.params)}`);
+  });
+
   it('GFLOP/s, objective, costs and spread add up; the glossary explains every column; small numbers are not shown as 0.00', async () => {
     const ctx = await testContext();
     const a = g.poisson2d(50);
