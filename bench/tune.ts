@@ -9,8 +9,14 @@
  * products × best product time)). Writes JSON to `--out` after every matrix.
  *
  * The ratio compares the tuned choice with the exhaustive best timed head to head: the sweep's
- * three fastest and the tuned choice are uploaded together and timed in interleaved rounds
- * (median), so load changes between runs and the sweep's winner's curse do not enter it.
+ * three fastest, its two best by objective and the tuned choice are uploaded together and timed
+ * with the tuner's own method — interleaved rounds, every choice back to back in one stream of
+ * GPU work, rounds taken while the GPU clock was still rising discarded, median and spread of
+ * the kept rounds (`headToHeadMs`, `headToHeadRounds`) — so that both sides are measured in the
+ * same rounds at one clock (the H100's SM clock moves between 345 and 1 980 MHz: a ranking taken
+ * partly at each is not a ranking), and load changes and the sweep's winner's curse do not enter
+ * it. The sweep itself times its candidates in interleaved groups too (the fastest three of the
+ * earlier groups in every group).
  * `ratioInSweep` uses the sweep's single measurements, `ratioOwnRun` the tuner's own, and
  * `objectiveRatio` the tuner's criterion (conversion + upload + products · product time).
  *
@@ -42,7 +48,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { type CsrMatrix, csrNnz, readMatrixMarket } from '@gpusparse/formats';
-import { type AutotuneOptions, autotune, CLOCK_WARM_MS, rowScaledError, warmClock, createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, InSolveOperator, reportTable, type Trial, type TuningReport, timeGpu, tunedOperator, tuneVector, readF32, uploadF32 } from '@gpusparse/gpu';
+import { type AutotuneOptions, autotune, clockIndex as clockIndexOf, deviceRoundTimer, rowScaledError, runRounds, createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, InSolveOperator, reportTable, type Trial, type TuningReport, timeGpu, tunedOperator, tuneVector, readF32, uploadF32 } from '@gpusparse/gpu';
 import { cg } from '../packages/solvers/src/index';
 import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
@@ -78,33 +84,43 @@ function fastest(r: TuningReport, k: number): Trial[] {
   return r.trials.filter((t) => t.status === 'timed').sort((x, y) => x.ms! - y.ms!).slice(0, k);
 }
 
+/** What the head-to-head rounds measured: per choice the kept median and spread, and the rounds. */
+interface HeadToHead {
+  ms: number[];
+  loMs: number[];
+  hiMs: number[];
+  rounds: number;
+  discarded: number;
+  stopped: string;
+  clockIndex: number[];
+}
+
 /**
- * Product times (ms) of several choices timed head to head: all uploaded, the clock raised
- * (`warmClock`), then `rounds` interleaved rounds (starting choice rotating) of `reps` products
- * each; the median of the round medians per choice.
+ * Product times (ms) of several choices timed head to head with the tuner's own method: all
+ * uploaded, then interleaved rounds (every choice back to back in one stream of GPU work, one
+ * readback per round, the start rotating), rounds taken while the clock was still rising
+ * discarded (`runRounds`), at least 5 kept full rounds of `reps` products (up to 10 while the
+ * best two overlap). Per choice the median and spread of the kept rounds.
  */
-async function headToHead(ctx: GpuContext, a: CsrMatrix, choices: { kernel: string; params: Readonly<Record<string, number>> }[], rounds = 5): Promise<number[]> {
+async function headToHead(ctx: GpuContext, a: CsrMatrix, choices: { kernel: string; params: Readonly<Record<string, number>> }[]): Promise<HeadToHead> {
   const ops = choices.map((c) => gpuOperatorFromCsr(ctx, a, { kernel: c.kernel, params: { ...c.params } }));
   const dx = uploadF32(ctx, tuneVector(a.cols));
   const dy = ctx.buffers.acquire(Math.max(1, a.rows) * 4);
-  const samples: number[][] = ops.map(() => []);
+  const timer = deviceRoundTimer(
+    ctx,
+    ops.map((op) => () => op.kernel.encode(ctx, op.handle, dx, dy)),
+    reps,
+  );
   try {
-    // the uploads leave the GPU idle: raise the SM clock first (the H100 idles at 345–480 MHz,
-    // 2.7× slower products), then rotate the starting choice per round
-    await warmClock({ ctx, clockWarmMs: CLOCK_WARM_MS }, () => ops[0]!.kernel.encode(ctx, ops[0]!.handle, dx, dy));
-    for (let r = 0; r < rounds; r++) {
-      for (let k = 0; k < ops.length; k++) {
-        const i = (k + r) % ops.length;
-        const op = ops[i]!;
-        samples[i]!.push((await timeGpu(ctx, () => op.kernel.encode(ctx, op.handle, dx, dy), { reps })).medianMs);
-      }
-    }
+    const run = await runRounds(timer.time, { rounds: 5, minRounds: 7, maxRounds: 16, reps, products: 1, base: ops.map(() => 0), fits: () => true, dropOver: Number.POSITIVE_INFINITY, probeDrop: Number.POSITIVE_INFINITY });
+    const s = run.summaries;
+    return { ms: s.map((x) => x?.ms ?? Number.NaN), loMs: s.map((x) => x?.loMs ?? Number.NaN), hiMs: s.map((x) => x?.hiMs ?? Number.NaN), rounds: run.times.length, discarded: run.from, stopped: run.stopped, clockIndex: clockIndexOf(run.times) };
   } finally {
+    timer.dispose();
     for (const op of ops) op.dispose();
     dx.dispose();
     dy.dispose();
   }
-  return samples.map((s) => [...s].sort((x, y) => x - y)[s.length >> 1]!);
 }
 
 /** The JSON row of one tuned run (before the exhaustive comparison). */
@@ -127,6 +143,7 @@ function tunedRow(name: string, a: CsrMatrix, tuned: Awaited<ReturnType<typeof a
     budgetNote: tr.budgetNote,
     expectedProducts: tr.expectedProducts,
     decision: tr.decision,
+    rounds: tr.rounds,
     budgetMs: tr.budgetMs,
     timed: tr.timed,
     pruned: tr.pruned,
@@ -168,13 +185,16 @@ async function versusExhaustive(ctx: GpuContext, a: CsrMatrix, base: AutotuneOpt
   const tr = tuned.report;
   const mine = tr.trials.find((t) => t.verified);
   const t1 = performance.now();
-  const ex = await autotune(ctx, a, { ...base, exhaustive: true, rounds: 1 });
+  // the sweep times in interleaved groups too (the tuner's rounds), so that its ranking is taken in one clock state per group
+  // (two kept full rounds per group, up to four while uncertain: the head to head below re-times the contenders)
+  const ex = await autotune(ctx, a, { ...base, exhaustive: true, rounds: 2 });
   const er = ex.report;
   const cost = (t: Trial) => (t.conversionMs ?? 0) + (t.uploadMs ?? 0);
   const byObjective = er.trials.filter((t) => t.status === 'timed').sort((x, y) => cost(x) + tr.expectedProducts * x.ms! - (cost(y) + tr.expectedProducts * y.ms!));
   const top: Trial[] = [];
   for (const t of [...fastest(er, 3), ...byObjective.slice(0, 2)]) if (!same(t, tuned.kernel, tuned.params) && !top.some((u) => same(u, t.kernel, t.params))) top.push(t);
-  const h2h = await headToHead(ctx, a, [{ kernel: tuned.kernel, params: tuned.params }, ...top.map((t) => ({ kernel: t.kernel, params: t.params }))]);
+  const hh = await headToHead(ctx, a, [{ kernel: tuned.kernel, params: tuned.params }, ...top.map((t) => ({ kernel: t.kernel, params: t.params }))]);
+  const h2h = hh.ms.map((ms) => (Number.isFinite(ms) ? ms : Number.POSITIVE_INFINITY));
   const bi = h2h.indexOf(Math.min(...h2h));
   const best = bi === 0 ? { kernel: tuned.kernel, params: tuned.params as Readonly<Record<string, number>> } : top[bi - 1]!;
   const bestMs = h2h[bi]!;
@@ -189,7 +209,7 @@ async function versusExhaustive(ctx: GpuContext, a: CsrMatrix, base: AutotuneOpt
   const exObjective = er.trials.find((t) => t.verified)?.objectiveMs;
   console.log(
     `  exhaustive best: ${label(best.kernel, best.params)} ${bestMs.toFixed(4)} ms head to head (${er.timed} timed in ${((performance.now() - t1) / 1e3).toFixed(1)} s); ` +
-      `ratio ${ratio.toFixed(3)} (head to head), in the sweep ${tunedThere?.ms !== undefined ? (tunedThere.ms / sweepBest.ms!).toFixed(3) : '—'}, objective ratio ${objectiveRatioH2H.toFixed(3)} (best by objective ${oi === 0 ? 'the tuned choice' : label(top[oi - 1]!.kernel, top[oi - 1]!.params)}); in the tuner: ${bestInTuner?.status}${bestInTuner?.reason ? ` (${bestInTuner.reason})` : ''}`,
+      `ratio ${ratio.toFixed(3)} (head to head: ${hh.rounds} interleaved rounds, ${hh.discarded} discarded for the clock, ${hh.stopped}; tuned ${hh.loMs[0]?.toFixed(4)}–${hh.hiMs[0]?.toFixed(4)}, best ${hh.loMs[bi]?.toFixed(4)}–${hh.hiMs[bi]?.toFixed(4)} ms), in the sweep ${tunedThere?.ms !== undefined ? (tunedThere.ms / sweepBest.ms!).toFixed(3) : '—'}, objective ratio ${objectiveRatioH2H.toFixed(3)} (best by objective ${oi === 0 ? 'the tuned choice' : label(top[oi - 1]!.kernel, top[oi - 1]!.params)}); in the tuner: ${bestInTuner?.status}${bestInTuner?.reason ? ` (${bestInTuner.reason})` : ''}`,
   );
   const target = Math.max(500, 0.1 * tr.expectedProducts * bestMs);
   return {
@@ -198,7 +218,8 @@ async function versusExhaustive(ctx: GpuContext, a: CsrMatrix, base: AutotuneOpt
     exhaustiveMs: performance.now() - t1,
     exhaustiveTimed: er.timed,
     tunedProductMsInSweep: tunedThere?.ms,
-    headToHeadMs: { tuned: h2h[0], exhaustiveBest: bestMs, contenders: top.map((t, i) => ({ kernel: t.kernel, params: t.params, ms: h2h[i + 1], objectiveMs: objectives[i + 1] })) },
+    headToHeadMs: { tuned: h2h[0], tunedLoMs: hh.loMs[0], tunedHiMs: hh.hiMs[0], exhaustiveBest: bestMs, contenders: top.map((t, i) => ({ kernel: t.kernel, params: t.params, ms: h2h[i + 1], loMs: hh.loMs[i + 1], hiMs: hh.hiMs[i + 1], objectiveMs: objectives[i + 1] })) },
+    headToHeadRounds: { run: hh.rounds, discarded: hh.discarded, stopped: hh.stopped, clockIndex: hh.clockIndex },
     ratio,
     ratioInSweep: tunedThere?.ms !== undefined ? tunedThere.ms / sweepBest.ms! : undefined,
     ratioOwnRun: mine?.ms !== undefined ? mine.ms / sweepBest.ms! : undefined,
@@ -322,6 +343,14 @@ async function main(): Promise<void> {
   const listed = results.filter((r) => r.exhaustiveBestInTuner !== undefined || r.ratio === 1);
   if (listed.length) console.log(`exhaustive best short-listed (timed, or left out only by the budget): ${listed.filter((r) => r.ratio === 1 || !['skipped', 'pruned'].includes((r.exhaustiveBestInTuner as { status: string }).status)).length}/${listed.length}`);
   if (objectives.length) console.log(`objective (conversion + upload + products × product ms) tuned/exhaustive: max ${Math.max(...objectives).toFixed(3)}, within 10 %: ${objectives.filter((r) => r <= 1.1).length}/${objectives.length}`);
+  const decided = results.filter((r) => r.decision !== undefined);
+  if (decided.length) {
+    const disc = (r: Record<string, unknown>) => (r.rounds as { discarded?: number } | undefined)?.discarded ?? 0;
+    const hhDisc = (r: Record<string, unknown>) => (r.headToHeadRounds as { discarded?: number } | undefined)?.discarded ?? 0;
+    console.log(`tuner decisions flagged uncertain (spreads overlap): ${decided.filter((r) => (r.decision as { uncertain: boolean }).uncertain).length}/${decided.length}; rounds discarded for a rising clock: tuner ${decided.reduce((n, r) => n + disc(r), 0)} in ${decided.filter((r) => disc(r) > 0).length} matrices, head to head ${decided.reduce((n, r) => n + hhDisc(r), 0)}`);
+  }
+  const overheads = results.map((r) => r.overheadMs as number | undefined).filter((v): v is number => v !== undefined);
+  if (overheads.length) console.log(`tuning overhead without the shared CSR upload (ms): ${results.filter((r) => r.overheadMs !== undefined).map((r) => `${r.name} ${(r.overheadMs as number).toFixed(0)}`).join(', ')}`);
   const over = results.filter((r) => r.overheadOk !== undefined);
   if (over.length) {
     console.log(`tuning overhead (without the shared CSR upload) within max(0.5 s, 10 % of the work): ${over.filter((r) => r.overheadOk).length}/${over.length}; with it: ${over.filter((r) => r.totalWithUploadOk).length}/${over.length}`);

@@ -8,7 +8,7 @@
 import { type CsrMatrix, generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Candidate, type CsrDeviceMatrix, CSR_RELAYOUT, uploadCsrArrays, PREP_UNITS_PER_BYTE, autotune, defaultPruneRules, enumerateCandidates, hostPrepBytes, kernels, profileMatrix, shortList, vec4LanesFor } from '../src/index';
-import { prepDoesNotPay } from '../src/autotune/trials';
+import { prepDoesNotPay } from '../src/autotune/admission';
 import { testContext } from './helpers';
 
 const csrKernels = kernels.filter((k) => k.format === 'csr');

@@ -8,52 +8,59 @@
  * naming every candidate's reason.
  * @module
  */
+import { prepare } from './admission';
 import type { Candidate } from './candidates';
 import type { Trial, TuningDecision } from './report';
-import { type Live, prepare, sample, type TrialSession } from './trials';
-import { type Held, medianOf, TuningError } from './types';
+import { byObjective, type Contender, objective, type RoundsRun, SINGLE_ROUND_SPREAD } from './rounds';
+import { type Live, probe, type TrialSession, timeRounds } from './trials';
+import { type Held, TuningError } from './types';
 import { verifyProduct } from './verify';
 
 const base = (t: Trial): number => (t.conversionMs ?? 0) + (t.uploadMs ?? 0);
 
-/** Objective (ms) of a timed trial at product time `ms`. */
-const objectiveAt = (t: Trial, products: number, ms: number): number => base(t) + products * ms;
-
-/** The live, timed candidates by objective, best first (objectiveMs set on each). O(n log n). */
-export function ranked(s: TrialSession): Live[] {
-  const timed = s.live.filter((f) => f.t.status === 'timed' && f.samples.length > 0);
-  for (const f of timed) f.t.objectiveMs = objectiveAt(f.t, s.products, medianOf(f.samples));
-  const out = timed.filter((f) => f.h);
-  return out.sort((x, y) => x.t.objectiveMs! - y.t.objectiveMs!);
-}
+/** The rounds' contenders (index i = live[i]): kept-round summaries of those still uploaded. */
+const contenders = (timed: { run: RoundsRun; live: Live[] }): Contender[] => timed.live.map((f, i) => ({ base: base(f.t), summary: f.h ? timed.run.summaries[i] : undefined }));
 
 /**
- * True when the best two objectives overlap over their product-time spreads (the measurement does
- * not separate them), or when the leader has a single sample (a one-product probe or one round:
- * no spread to compare; on a loaded machine one product varied 50× between rounds).
+ * The order to verify in: the rounds' winner (the best objective, or the cheaper to build when
+ * spreads overlap), then the others by objective; objectiveMs set on every timed trial. O(n log n).
  */
-export function uncertain(s: TrialSession): boolean {
-  const [w, r] = ranked(s);
-  if (!w || !r) return false;
-  if (w.samples.length < 2) return true;
-  return objectiveAt(w.t, s.products, Math.max(...w.samples)) >= objectiveAt(r.t, s.products, Math.min(...r.samples));
+export function verifyOrder(s: Pick<TrialSession, 'products'>, timed?: { run: RoundsRun; live: Live[] }): Live[] {
+  if (!timed) return [];
+  const cs = contenders(timed);
+  timed.live.forEach((f, i) => {
+    if (cs[i]!.summary) f.t.objectiveMs = objective(cs[i]!, s.products, f.t.ms!);
+  });
+  const w = timed.run.decision.winner;
+  const rest = byObjective(cs, s.products).filter((i) => i !== w);
+  return [...(w !== undefined && cs[w]!.summary ? [w] : []), ...rest].map((i) => timed.live[i]!);
 }
 
 const label = (t: Trial) => `${t.kernel}(${Object.entries(t.params).map(([k, v]) => `${k}=${v}`).join(',')})`;
+const spread = (t: Trial) => `${t.loMs!.toPrecision(3)}–${t.hiMs!.toPrecision(3)} ms`;
 
-/** The decision record: rounds, runner-up, whether their spreads overlap, one sentence. */
-function describe(s: TrialSession, order: Live[], rounds: number): TuningDecision {
-  const [w, r] = order;
-  if (!w) return { rounds, uncertain: false, note: 'no short-listed candidate was timed; the CSR floor was taken' };
-  if (!r) return { rounds, uncertain: false, note: `${label(w.t)} was the only candidate timed (the budget admitted no other)` };
-  const un = uncertain(s);
-  const gain = r.t.objectiveMs! / w.t.objectiveMs! - 1;
-  const spread = (t: Trial) => `${t.loMs!.toPrecision(3)}–${t.hiMs!.toPrecision(3)} ms`;
-  const why = w.samples.length < 2 ? `${label(w.t)} was timed once (no second round fitted the budget), so its spread is unknown` : `product spreads ${spread(w.t)} vs ${spread(r.t)} overlap`;
+/** The decision record: kept and discarded rounds, runner-up, whether their spreads overlap, one sentence. */
+function describe(order: Live[], timed?: { run: RoundsRun; live: Live[] }): TuningDecision {
+  const run = timed?.run;
+  const rounds = run ? run.times.length - run.from : 0;
+  const discardedRounds = run?.from ?? 0;
+  const clock = discardedRounds ? `; ${discardedRounds} earlier round${discardedRounds > 1 ? 's' : ''} discarded (the clock was still rising)` : '';
+  const [w] = order;
+  if (!w || !run) return { rounds, discardedRounds, uncertain: false, note: 'no short-listed candidate was timed; the CSR floor was taken' };
+  const rIdx = run.decision.runnerUp;
+  const r = rIdx !== undefined ? timed!.live[rIdx] : undefined;
+  if (!r || r.t.ms === undefined || r.t.loMs === undefined) return { rounds, discardedRounds, uncertain: false, note: `${label(w.t)} was the only candidate timed (the budget admitted no other)${clock}` };
+  const un = run.decision.uncertain;
+  const gain = Math.abs(r.t.objectiveMs! / w.t.objectiveMs! - 1);
+  const single = w.samples.length < 2 || r.samples.length < 2;
+  const why = single ? `one of them has a single kept round (no second fitted the budget), so a ±${100 * SINGLE_ROUND_SPREAD} % spread is assumed` : `product spreads ${spread(w.t)} vs ${spread(r.t)} overlap`;
+  const pick = run.decision.cheaper
+    ? `; ${label(r.t)} has the better objective at the median by ${(100 * gain).toFixed(1)} %, but the cheaper to build (conversion + upload ${base(w.t).toFixed(1)} vs ${base(r.t).toFixed(1)} ms) was taken`
+    : ` (objectives differ by ${(100 * gain).toFixed(1)} %); either is a sound choice`;
   const note = un
-    ? `${label(w.t)} and ${label(r.t)} are not separated: ${why} (objectives differ by ${(100 * gain).toFixed(1)} %); either is a sound choice`
-    : `${label(w.t)} beats ${label(r.t)} by ${(100 * gain).toFixed(1)} % in objective, spreads ${spread(w.t)} vs ${spread(r.t)} apart`;
-  return { rounds, uncertain: un, note, runnerUp: { kernel: r.t.kernel, params: { ...r.t.params }, ms: r.t.ms!, loMs: r.t.loMs!, hiMs: r.t.hiMs! } };
+    ? `${label(w.t)} and ${label(r.t)} are not separated after ${rounds} kept round${rounds === 1 ? '' : 's'}: ${why}${pick}${clock}`
+    : `${label(w.t)} beats ${label(r.t)} by ${(100 * gain).toFixed(1)} % in objective over ${rounds} kept round${rounds === 1 ? '' : 's'}${single ? '' : `, spreads ${spread(w.t)} vs ${spread(r.t)} apart`}${clock}`;
+  return { rounds, discardedRounds, uncertain: un, cheaperToBuild: run.decision.cheaper, note, runnerUp: { kernel: r.t.kernel, params: { ...r.t.params }, ms: r.t.ms, loMs: r.t.loMs, hiMs: r.t.hiMs! } };
 }
 
 /** Verify one live candidate on its own upload; records the outcome on its trial. */
@@ -79,14 +86,10 @@ async function fromFloor(s: TrialSession, floor: readonly { c: Candidate; t: Tri
     const f = await prepare(s, c, t);
     if (!f) continue;
     s.live.push(f);
-    const timed = await sample(s, f);
-    if (timed && s.report.firstProductMs === undefined) {
-      s.report.firstProductMs = f.samples[0];
-      s.report.budgetMs = s.budgetFrom(f.samples[0]!);
-    }
+    const timed = await probe(s, f);
     if (timed && (await verified(s, f))) {
       s.report.timed++;
-      f.t.objectiveMs = objectiveAt(f.t, s.products, f.t.ms!);
+      f.t.objectiveMs = base(f.t) + s.products * f.t.ms!;
       return f;
     }
     s.report.rejected += f.t.verified === false ? 1 : 0;
@@ -106,9 +109,9 @@ function reasons(trials: readonly Trial[]): string {
  * Cost: one verification per candidate tried; the floor costs an upload and a timing each.
  * @throws TuningError when no kernel runs and verifies, with every candidate's reason
  */
-export async function decide(s: TrialSession, rounds: number, floor: readonly { c: Candidate; t: Trial }[], held: Held): Promise<Trial> {
-  const order = ranked(s);
-  s.report.decision = describe(s, order, rounds);
+export async function decide(s: TrialSession, timed: { run: RoundsRun; live: Live[] } | undefined, floor: readonly { c: Candidate; t: Trial }[], held: Held): Promise<Trial> {
+  const order = verifyOrder(s, timed);
+  s.report.decision = describe(order, timed);
   let win: Live | undefined;
   try {
     for (const f of order) {
@@ -146,9 +149,14 @@ export async function deferToSolve(s: TrialSession, floor: readonly { c: Candida
   const ok: Live[] = [];
   for (const f of s.live) {
     if (f.h && (await verified(s, f))) ok.push(f);
-    else if (f.h) s.report.rejected++;
+    else if (f.h) {
+      s.report.rejected++;
+      f.h.dispose();
+      f.h = undefined;
+    }
   }
-  if (ok.length < 2) return decide(s, 1, floor, held);
+  // fewer than two to choose from in the solve: time what is left in rounds and decide now
+  if (ok.length < 2) return decide(s, await timeRounds(s), floor, held);
   for (const f of s.live) if (!ok.includes(f)) f.h?.dispose();
   s.conv.clear();
   held.inSolve = ok.map((f) => ({ kernel: f.c.kernel, handle: f.h!, params: { ...f.c.kernel.defaults, ...f.c.params }, trial: f.t }));

@@ -124,3 +124,6 @@ export function candidateSpaceHash(ks: readonly AnySpmvKernel[]): string {
   }
   return hex(h);
 }
+
+/** Part of every cache key; bump it when candidate generation or the objective changes meaning. */
+export const TUNER_VERSION = 3; // 3: csr-vec4 preparation as a conversion, csr-balanced on power-law rows only

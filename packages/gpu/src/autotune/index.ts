@@ -1,12 +1,14 @@
 /**
  * The SpMV autotuner: {@link autotune}, {@link tunedOperator}, the tuning report, the cache
  * stores (memory, localStorage; the file store is loaded dynamically in Node) and the stages
- * (profile, candidates and short-list, trials, decision, verification) for tools that want them.
+ * (profile, candidates and cost model, short-list, admission and interleaved trials, decision,
+ * verification) for tools that want them.
  * @module
  */
 export * from './autotune';
 export * from './cache';
 export * from './candidates';
+export * from './cost-model';
 export { ConversionCache, type Converted, type TuneVectors, tuneVector, tuneVectors } from './conversions';
 export * from './fingerprint';
 export * from './profile';
@@ -16,4 +18,5 @@ export * from './store';
 export { rowScaledError, VERIFY_NNZ, type Verification, verifyProduct, verifyRanges } from './verify';
 export { type DeviceMatrixStats, deviceMatrixStats, MAX_HIST_BINS, statsFromHistogram } from '../profile/device-stats';
 export { InSolveOperator, type InSolveCandidate, type InSolveOptions } from './in-solve';
-export { CLOCK_WARM_MS, warmClock } from './trials';
+export { byObjective, CLOCK_TOLERANCE, PROBE_DROP, SINGLE_ROUND_SPREAD, type Contender, clockIndex, decideRounds, firstStableRound, keptSamples, type RoundsDecision, type RoundsPlan, type RoundsRun, type RoundSummary, type RoundTimer, type RoundTimes, runRounds, separated, summarise } from './rounds';
+export { type DeviceRoundTimer, deviceRoundTimer } from './round-timer';

@@ -8,7 +8,15 @@
  * @module
  */
 import { type CsrMatrix, type DiagonalStats, diagonalLength, diagonalStats, type RowLengthStats, rowLengthStats, sellRowOrder } from '@gpusparse/formats';
-import type { DeviceMatrixStats } from '../profile/device-stats';
+import type { GpuContext } from '../device/context';
+import type { SharedCsrUpload } from '../kernels/csr/csr-device';
+import type { AnySpmvKernel } from '../kernels/types';
+import { type DeviceMatrixStats, deviceMatrixStats, type SellLayout } from '../profile/device-stats';
+import type { PruneRules } from './candidates';
+import { adapterKey, candidateSpaceHash, matrixFingerprint, TUNER_VERSION } from './fingerprint';
+import { softwareAdapter } from './prewarm';
+import type { TuningReport } from './report';
+import type { AutotuneOptions } from './types';
 
 /**
  * Rows one padded-slot or block-fill estimate looks at, at most: past this, evenly spaced windows
@@ -25,6 +33,14 @@ const SAMPLE_ROWS = 1 << 16;
  * of a loaded 2-core machine on 2–5·10^6 non-zeros).
  */
 const BLOCK_SAMPLE_ROWS = 1 << 14;
+
+/**
+ * Non-zeros a BCSR block-count estimate walks at most (per block size): 2^16. On long rows the
+ * row cap alone walked 2^14 rows × the mean length — on the power law α 1.8 (23 entries a row)
+ * 3 × 3.8·10^5 entries, the largest part of the candidate estimates (lavapipe host, loaded:
+ * 137 of 145–260 ms). The evenly spread sample of 2^16 entries keeps the fill within a few per cent.
+ */
+const BLOCK_SAMPLE_NNZ = 1 << 16;
 
 /** What DIA and HM would store: the diagonal statistics without the per-diagonal counts. */
 export type DiagonalSummary = Omit<DiagonalStats, 'nnzPerDiagonal'>;
@@ -141,7 +157,8 @@ export function paddedSlots(p: MatrixProfile, C: number, sigma: number): number 
 
 /**
  * Non-empty r×r blocks of a CSR matrix (what BCSR stores, r² slots each). Exact up to 2^14
- * rows; past that, the mean over evenly spaced block rows covering about 2^14 rows, scaled up.
+ * rows and 2^16 non-zeros; past that, the mean over evenly spaced block rows covering about
+ * min(2^14 rows, 2^16 non-zeros at the mean row length), scaled up.
  * Cost: O(non-zeros of the sampled rows) + O(cols / r) memory.
  * @example bcsrBlocks(a, profile, 4) * 16 / profile.stats.nnz // 1 / block fill
  */
@@ -162,7 +179,8 @@ export function bcsrBlocks(a: CsrMatrix, p: MatrixProfile, r: number): number {
     }
     return n;
   };
-  const samples = Math.max(1, Math.ceil(BLOCK_SAMPLE_ROWS / r));
+  const mean = Math.max(1, (a.rowPtr[a.rows] ?? 0) / Math.max(1, a.rows));
+  const samples = Math.max(1, Math.ceil(Math.min(BLOCK_SAMPLE_ROWS, BLOCK_SAMPLE_NNZ / mean) / r));
   let blocks = 0;
   if (blockRows <= samples) {
     for (let br = 0; br < blockRows; br++) blocks += countRow(br);
@@ -184,4 +202,46 @@ export function ellPartEntries(p: MatrixProfile, B: number): number {
   }
   for (let i = 0; i < p.lengths.length; i++) s += Math.min(p.lengths[i]!, B);
   return s;
+}
+
+const decade = (v: number) => Math.round(Math.log10(Math.max(1, v)));
+
+/** Chunk heights of the sliced layouts among `ks` (their σ = 1 padding is summed on the device). */
+function sliceHeights(ks: readonly AnySpmvKernel[]): number[] {
+  const out = new Set<number>();
+  for (const k of ks) {
+    for (const [name, spec] of Object.entries(k.params as Record<string, { values: readonly number[] }>)) if (name === 'sliceHeight' || name === 'C') for (const v of spec.values) out.add(v);
+  }
+  return [...out];
+}
+
+/** SELL-C-σ layouts (σ = C · sigmaChunks > C) among `ks`: their padding is summed on the device. */
+function sellLayouts(ks: readonly AnySpmvKernel[]): SellLayout[] {
+  const out: SellLayout[] = [];
+  for (const k of ks) {
+    const p = k.params as Record<string, { values: readonly number[] } | undefined>;
+    for (const C of p.C?.values ?? []) for (const n of p.sigmaChunks?.values ?? []) if (n > 1 && !out.some((l) => l.C === C && l.sigma === C * n)) out.push({ C, sigma: C * n });
+  }
+  return out;
+}
+
+/**
+ * Stage 1: the profile (on the device from the shared CSR upload; on the host when the device
+ * path declines) and the cache key. Cost on the device: a few passes over the row pointers and
+ * one over the columns, two readbacks, O(rows) on the host; measured as statsMs.
+ */
+export async function profileStage(ctx: GpuContext, a: CsrMatrix, shared: SharedCsrUpload, opts: AutotuneOptions, ks: readonly AnySpmvKernel[], rules: PruneRules, report: TuningReport): Promise<MatrixProfile> {
+  const t0 = performance.now();
+  const limit = Math.max(rules.maxDiagonals, 1024);
+  // a software adapter (lavapipe) runs the window sorts on the CPU, slower than the host's sampled estimate
+  const software = softwareAdapter(ctx);
+  const d = await deviceMatrixStats(ctx, shared, sliceHeights(ks), software ? [] : sellLayouts(ks));
+  const profile = typeof d === 'string' ? profileMatrix(a, limit) : profileFromDevice(a, d, limit);
+  report.statsWhere = typeof d === 'string' ? `host: ${d}` : 'device';
+  const fp = matrixFingerprint(a, profile.stats, { content: opts.contentHash, histogram: profile.histogram });
+  const sizing = opts.expectedProducts !== undefined ? `p${decade(opts.expectedProducts)}` : opts.budgetMs !== undefined ? `b${decade(opts.budgetMs)}` : 'p3';
+  (report as { key: string }).key = [fp.key, adapterKey(ctx), `v${TUNER_VERSION}k${candidateSpaceHash(ks)}`, sizing, opts.candidates ? `c${JSON.stringify(opts.candidates)}` : ''].join('/');
+  report.statsMs = report.costs.statsMs = performance.now() - t0;
+  report.statsSplit = { deviceMs: report.statsMs, estimatesMs: 0, compiled: 0 };
+  return profile;
 }

@@ -66,14 +66,35 @@ export interface TuningCosts {
 
 /** The decision between the timed candidates. */
 export interface TuningDecision {
-  /** Timing rounds run (each round times every live short-listed candidate once, in turn). */
+  /** Kept timing rounds (each round times every live short-listed candidate once, back to back; rounds at a lower clock are not counted). */
   rounds: number;
+  /** Leading rounds discarded because the clock was still rising (their times fell in later rounds). */
+  discardedRounds?: number;
+  /** True when the spreads overlapped and the cheaper-to-build candidate (conversion + upload) was taken instead of the best median. */
+  cheaperToBuild?: boolean;
   /** The runner-up by objective, when there was one. */
   runnerUp?: { kernel: string; params: Record<string, number>; ms: number; loMs: number; hiMs: number };
   /** True when the winner's spread overlaps the runner-up's: the two are not separated by the measurement. */
   uncertain: boolean;
   /** One sentence on the decision (why, and how sure). */
   note: string;
+}
+
+/**
+ * The interleaved rounds behind a decision: how many ran, how many were discarded because they
+ * ran at a lower clock than the later ones (the clock was still rising), why they stopped, and
+ * how slow each round ran (`clockIndex`: per round the median over candidates of time / that
+ * candidate's fastest round; 1 = the fastest clock seen, ~2.7 the H100's idle clock).
+ */
+export interface TimingRounds {
+  /** Rounds run, discarded ones included. */
+  run: number;
+  /** Leading rounds discarded as taken while the clock was rising. */
+  discarded: number;
+  /** 'clear' (separated after two kept rounds), 'rounds' (the rounds wanted), 'uncertain' (twice the rounds, still not separated), 'budget', 'max'. */
+  stopped: 'clear' | 'rounds' | 'uncertain' | 'budget' | 'max';
+  clockIndex: number[];
+  method: 'timestamp' | 'wall' | 'none';
 }
 
 /** The full account of one {@link autotune} call. */
@@ -129,6 +150,8 @@ export interface TuningReport {
   firstProductMs?: number;
   /** 'timestamp' (GPU timestamps) or 'wall' (host clock over batched repetitions). */
   method: 'timestamp' | 'wall' | 'none';
+  /** The interleaved timing rounds of the decision (absent when nothing was timed in rounds). */
+  rounds?: TimingRounds;
   readonly trials: Trial[];
   timed: number;
   pruned: number;
@@ -146,8 +169,8 @@ export interface TuningReport {
 
 /** The meaning and unit of each figure of the report (also printed under the table). */
 export const REPORT_GLOSSARY: Readonly<Record<string, string>> = {
-  ms: 'time of one product y = A·x in milliseconds: the median over interleaved rounds (each round: the median of a few repetitions)',
-  'lo–hi': 'the smallest and largest round median (ms): the spread; winners whose spreads overlap are flagged uncertain',
+  ms: 'time of one product y = A·x in milliseconds: the median over the kept interleaved rounds (each round runs every candidate back to back, the median of a few repetitions each; rounds taken while the GPU clock was still rising are discarded)',
+  'lo–hi': 'the smallest and largest kept round (ms): the spread; when the winner\'s spread overlaps another\'s the decision is uncertain and the cheaper to build of them is taken',
   'GFLOP/s': '2·nnz / product time, in 10^9 floating-point operations per second',
   MB: 'device storage of the format (float32 values, 32-bit indices), in 10^6 bytes',
   'conv ms': 'one-time host conversion from CSR (0 for CSR kernels)',
@@ -191,6 +214,12 @@ function trialRow(t: Trial): string[] {
   ];
 }
 
+/** One line on the timing rounds: how many, discarded for a rising clock, why they stopped, the clock index per round. */
+function roundsLine(t: TimingRounds): string {
+  const idx = t.clockIndex.map((v) => v.toFixed(2)).join(' ');
+  return `rounds: ${t.run} run (the first a one-product probe), ${t.discarded} discarded as taken while the clock was rising, stopped: ${t.stopped}; clock index per round (1 = the fastest seen): ${idx}`;
+}
+
 /** The summary lines under the table. */
 function summaryLines(r: TuningReport): string[] {
   const c = r.costs;
@@ -202,7 +231,8 @@ function summaryLines(r: TuningReport): string[] {
     `spent ${fmtNumber(r.spentMs, 1)} ms${r.overheadMs !== undefined && r.overheadMs < r.spentMs ? ` (overhead ${fmtNumber(r.overheadMs, 1)} ms without the shared CSR upload)` : ''} of a ${fmtNumber(r.budgetMs, 1)} ms budget: statistics ${fmtNumber(c.statsMs, 1)}${r.statsWhere ? ` (${r.statsWhere})` : ''}, vectors ${fmtNumber(c.vectorsMs, 1)}, conversion ${fmtNumber(c.conversionMs, 1)}, upload ${fmtNumber(c.uploadMs, 1)}${r.csrUploadMs !== undefined ? ` (the shared CSR ${fmtNumber(r.csrUploadMs, 1)})` : ''}, timing ${fmtNumber(c.timingMs, 1)}, verification ${fmtNumber(c.verifyMs, 1)} ms`,
     ...(r.budgetNote ? [`over budget: ${r.budgetNote}`] : []),
     w ? `winner: ${w.kernel}(${paramText(w.params)}) ${fmtNumber(w.ms, 4)} ms per product${w.gflops !== undefined ? `, ${fmtNumber(w.gflops, 2)} GFLOP/s` : ''}${w.objectiveMs !== undefined ? `, objective ${fmtNumber(w.objectiveMs, 1)} ms for ${r.expectedProducts} products` : ''}` : 'winner: none',
-    ...(d ? [`decision (${d.rounds} round${d.rounds === 1 ? '' : 's'}${d.uncertain ? ', uncertain' : ''}): ${d.note}`] : []),
+    ...(d ? [`decision (${d.rounds} kept round${d.rounds === 1 ? '' : 's'}${d.uncertain ? ', uncertain' : ''}): ${d.note}`] : []),
+    ...(r.rounds ? [roundsLine(r.rounds)] : []),
     ...r.warnings.map((m) => `warning: ${m}`),
   ];
 }

@@ -28,7 +28,8 @@
  * @module
  */
 import type { RowLengthStats } from '@gpusparse/formats';
-import { type Candidate, CSR_RELAYOUT, vec4LanesFor } from './candidates';
+import type { Candidate } from './candidates';
+import { CSR_RELAYOUT, vec4LanesFor } from './cost-model';
 
 /**
  * The model's prediction is trusted to separate candidates only past this factor: the static

@@ -44,19 +44,20 @@ export interface AutotuneOptions {
   readonly contentHash?: boolean;
   /** Time every candidate that can run (soft prunes included), ignoring the budget (benchmarks). */
   readonly exhaustive?: boolean;
-  /** Timed repetitions per candidate and round (default 5) and untimed warm-up runs before each (default 1). */
+  /** Timed repetitions per candidate and round (default 5; each round adds one untimed lead product per candidate). */
   readonly reps?: number;
+  /** @deprecated Ignored since the interleaved rounds (each round runs one untimed lead product per candidate before its timed ones); accepted so that existing callers still compile. */
   readonly warmup?: number;
-  /** Interleaved timing rounds over the short-list (default 3; more, up to 2×, while the decision is uncertain and the budget allows). */
+  /**
+   * Interleaved timing rounds to keep (default 3). Each round runs every short-listed candidate
+   * back to back in one stream of GPU work; rounds taken while the GPU clock was still rising
+   * (their times fall in later rounds: the H100 idles at 345–480 MHz, 2–4× slower products) are
+   * discarded and more are run; the rounds stop early once two kept rounds separate the leader,
+   * and go on up to twice this while the spreads overlap and the budget allows.
+   */
   readonly rounds?: number;
   /** Most candidates timed (the short-list: the CSR floor and scouts, then the best of each other family and the CSR parameter neighbours (csr-vector lanes, csr-adaptive entries per block); default 8 (DEFAULT_MAX_TIMED); ignored by `exhaustive`). */
   readonly maxTimed?: number;
-  /**
-   * Untimed products (ms of device work) before a timed sample that follows an idle device, so
-   * that candidates are timed at the clock a solve runs at (the H100's SM clock drops to
-   * 345–480 MHz when idle: 2.7× slower products). Default min(100, a fifth of the budget); 0: none.
-   */
-  readonly clockWarmMs?: number;
   /** Smallest tuning budget (ms) when no budgetMs is stated (default 500, `MIN_BUDGET_MS`: the overhead a user accepts whatever the work; below ~100 no alternative to the first kernel could be tried). */
   readonly minBudgetMs?: number;
   /**

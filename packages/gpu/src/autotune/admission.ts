@@ -1,0 +1,183 @@
+/**
+ * Stage 3a of a tuning run, admission: the short-listed candidates are put on the device in
+ * order — converted (once per layout), checked by their kernel's `supports`, uploaded (once: the
+ * same device matrix serves the timing, the verification and, for the winner, the operator; CSR
+ * kernels add only their own tables to the CSR arrays uploaded once for the whole run) — each
+ * further one only when its estimated cost (from the rates measured so far) fits the budget. The
+ * first one is probed at once: its product time sets the budget. A candidate that fails at any
+ * step is recorded with the step and the reason, and the run goes on. An exhaustive sweep admits
+ * every candidate, timing them in groups (interleaved rounds, `trials.ts`) and keeping only the
+ * fastest uploaded.
+ * @module
+ */
+import { type CsrMatrix, getFormat, InvalidMatrixError, type SparseMatrix } from '@gpusparse/formats';
+import { type DeviceMatrix, supportsCsr } from '../kernels/types';
+import type { Candidate } from './candidates';
+import { CSR_RELAYOUT } from './cost-model';
+import type { Trial } from './report';
+import { drain, fail, type Live, probe, spent, type TrialSession, timeRounds, verifyEstimateMs } from './trials';
+import { medianOf } from './types';
+
+/** Prior host conversion rate before one is measured: 200 MB/s (JavaScript conversions of 10^7 non-zeros took 0.4–1.2 s on the H200 host). */
+const CONVERSION_MS_PER_BYTE = 1 / 2e5;
+
+/**
+ * Convert, check and upload candidate `c` (timed: conversion and upload with the queue drained).
+ * On failure records the stage and reason on `t` and returns undefined. A CSR candidate refusing
+ * the matrix itself as invalid rethrows (bad input, not a kernel's limitation).
+ */
+export async function prepare(s: TrialSession, c: Candidate, t: Trial): Promise<Live | undefined> {
+  let stage = 'unsupported';
+  let h: DeviceMatrix | undefined;
+  try {
+    // refusals that the CSR source already shows (binding limits, padding, diagonals) come
+    // before any conversion: a conversion of 10^7 entries costs seconds
+    const pre = supportsCsr(c.kernel, s.a, s.ctx.limits, c.params);
+    if (pre !== true) throw new Error(pre);
+    stage = 'conversion';
+    const conv = s.conv.get(c);
+    if (conv.fresh) s.report.costs.conversionMs += conv.ms;
+    if (conv.fresh && c.estimatedBytes > 0) s.convMsPerByte = Math.max(s.convMsPerByte, conv.ms / c.estimatedBytes);
+    stage = 'unsupported';
+    const ok = c.kernel.supports(conv.m, s.ctx.limits, c.params);
+    if (ok !== true) throw new Error(ok);
+    stage = 'upload';
+    h = await upload(s, c, conv.m, conv.ms, t);
+    return { c, t, m: conv.m, h, samples: [] };
+  } catch (e) {
+    h?.dispose();
+    if (s.ctx.isLost) throw e;
+    if (e instanceof InvalidMatrixError && c.kernel.format === 'csr') throw e;
+    await drain(s.ctx);
+    fail(s, t, stage, e);
+    return undefined;
+  }
+}
+
+/** Upload a converted candidate, drained and timed; csr-vec4's host padding inside the upload counts as its conversion. */
+async function upload(s: TrialSession, c: Candidate, m: SparseMatrix | CsrMatrix, convMs: number, t: Trial): Promise<DeviceMatrix> {
+  const t0 = performance.now();
+  const csr = c.kernel.format === 'csr';
+  // a CSR kernel adds only its own tables to the shared arrays (no validation, no transfer)
+  const handle: DeviceMatrix = c.kernel.upload(s.ctx, m, c.params, csr ? { sharedCsr: s.shared } : undefined);
+  try {
+    await s.ctx.finish();
+  } catch (e) {
+    handle.dispose();
+    throw e;
+  }
+  const ms = performance.now() - t0;
+  const relayout = CSR_RELAYOUT.has(c.kernel.id);
+  const uploadMs = relayout ? 0 : ms;
+  s.report.costs.uploadMs += uploadMs;
+  if (relayout) {
+    s.report.costs.conversionMs += ms;
+    if (c.prepBytes > 0) s.convMsPerByte = Math.max(s.convMsPerByte, ms / c.prepBytes);
+  }
+  if (c.estimatedBytes > 0 && !csr) s.uploadMsPerByte = uploadMs / c.estimatedBytes;
+  Object.assign(t, { conversionMs: relayout ? ms : convMs, uploadMs, bytes: storageBytes(c, m), deviceBytes: handle.deviceBytes });
+  return handle;
+}
+
+/** Storage bytes of the converted matrix (float32 values, 32-bit indices). */
+function storageBytes(c: Candidate, m: SparseMatrix | CsrMatrix): number {
+  const nnz = (m as { nnz?: number }).nnz ?? (m as CsrMatrix).rowPtr[(m as CsrMatrix).rows]!;
+  return getFormat(c.kernel.format).storageBytes(c.kernel.format === 'csr' ? { ...(m as CsrMatrix), nnz } : m, { valueBytes: 4, indexBytes: 4 }).bytes;
+}
+
+/** Host preparation (ms) of candidate `c` before its upload: a conversion of another format (unless shared) or csr-vec4's padding. */
+function prepEstimateMs(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): number {
+  const rate = s.convMsPerByte || CONVERSION_MS_PER_BYTE;
+  if (CSR_RELAYOUT.has(c.kernel.id)) return c.prepBytes * rate;
+  return c.kernel.format === 'csr' || seen.has(c.conversionKey) ? 0 : c.estimatedBytes * rate;
+}
+
+/** The first live candidate's product time (ms): its probe, or its round median once timed. */
+const firstMs = (f: Live): number => (f.samples.length ? medianOf(f.samples) : (f.probeMs ?? 0));
+
+/**
+ * Why a CSR kernel that re-lays the matrix out (csr-vec4) is not worth its preparation, or
+ * undefined: its predicted gain over the first timed candidate (that one's measured product
+ * time scaled by the model's work ratio) times the expected products must exceed the
+ * estimated preparation. O(1).
+ */
+export function prepDoesNotPay(s: Pick<TrialSession, 'live' | 'products' | 'convMsPerByte'>, c: Candidate): string | undefined {
+  const first = s.live[0];
+  if (!first || !CSR_RELAYOUT.has(c.kernel.id)) return undefined;
+  const ms = firstMs(first);
+  const predictedMs = ms * (c.work / Math.max(1e-12, first.c.work));
+  const gainMs = s.products * (ms - predictedMs);
+  const prepMs = c.prepBytes * (s.convMsPerByte || CONVERSION_MS_PER_BYTE);
+  if (gainMs > prepMs) return undefined;
+  return `conversion does not pay: host preparation ~${prepMs.toFixed(1)} ms > predicted gain ${Math.max(0, gainMs).toFixed(1)} ms over ${s.products} products`;
+}
+
+/** Estimated cost (ms) of admitting candidate `c`: its conversion (unless shared), upload and timing rounds. */
+function admissionCost(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): { ms: number; text: string } {
+  const conv = prepEstimateMs(s, c, seen);
+  const upload = c.kernel.format === 'csr' ? 0 : c.estimatedBytes * s.uploadMsPerByte;
+  const first = s.live[0];
+  const productMs = first ? firstMs(first) * Math.max(0.25, c.predicted / Math.max(1e-12, first.c.predicted)) : 0;
+  const timing = s.rounds * (1 + s.reps) * productMs;
+  return { ms: conv + upload + timing, text: `conversion ~${conv.toFixed(1)}, upload ~${upload.toFixed(1)}, timing ~${timing.toFixed(1)} ms` };
+}
+
+/** Why the budget leaves candidate `c` out (the short-list goes on), or undefined when it fits. */
+function budgetRefusal(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): string | undefined {
+  const unpaid = prepDoesNotPay(s, c);
+  if (unpaid) return unpaid;
+  const need = admissionCost(s, c, seen);
+  const left = s.report.budgetMs - spent(s) - verifyEstimateMs(s.report.nnz);
+  return need.ms > left ? `budget: needs ~${need.ms.toFixed(1)} ms (${need.text}), ${Math.max(0, left).toFixed(1)} ms left` : undefined;
+}
+
+/** Candidates an exhaustive sweep times together in one group of rounds (besides the leaders kept from earlier groups). */
+const EXHAUSTIVE_GROUP = 4;
+/** Device matrices an exhaustive sweep keeps uploaded between groups (the fastest so far; the others keep their measurement). */
+const EXHAUSTIVE_KEEP = 3;
+
+/** Release the uploads of all but the `k` fastest timed live candidates (their trials keep the measurement). */
+function keepFastest(s: TrialSession, k: number): void {
+  const up = s.live.filter((f) => f.h && f.samples.length).sort((x, y) => medianOf(x.samples) - medianOf(y.samples));
+  for (const f of up.slice(k)) {
+    f.h!.dispose();
+    f.h = undefined;
+  }
+}
+
+/**
+ * Prepare the short-listed candidates in order, each further one only when its estimated cost
+ * fits in the budget (the first always: it sets the budget with its probed product time). In an
+ * exhaustive sweep every candidate is prepared, and each group of {@link EXHAUSTIVE_GROUP} is
+ * timed in interleaved rounds together with the {@link EXHAUSTIVE_KEEP} fastest so far (device
+ * memory: the others are released). Fills `s.live`. Cost: per admitted candidate one conversion
+ * (unless shared) and one upload.
+ */
+export async function admit(s: TrialSession, picks: readonly { c: Candidate; t: Trial }[]): Promise<void> {
+  const seen = new Set<string>();
+  let fresh = 0;
+  for (const { c, t } of picks) {
+    if (s.live.length > 0 && !s.exhaustive) {
+      const refusal = budgetRefusal(s, c, seen);
+      if (refusal) {
+        t.status = 'budget';
+        t.reason = refusal;
+        continue;
+      }
+    }
+    t.reason = undefined;
+    const f = await prepare(s, c, t);
+    if (f) seen.add(c.conversionKey);
+    // the first is probed at once: its product time sets the budget and the expected products
+    if (f && (s.live.length > 0 || (await probe(s, f)))) {
+      s.live.push(f);
+      fresh++;
+    }
+    if (s.exhaustive && fresh >= EXHAUSTIVE_GROUP) {
+      await timeRounds(s);
+      keepFastest(s, EXHAUSTIVE_KEEP);
+      fresh = 0;
+    }
+    s.onProgress?.({ phase: 'trial', done: s.live.length, total: picks.length, spentMs: spent(s), budgetMs: s.report.budgetMs, trial: t });
+  }
+}

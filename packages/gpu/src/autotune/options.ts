@@ -1,0 +1,47 @@
+/**
+ * The options of a tuning run checked (a bad one is a RangeError naming the option and the value)
+ * and the empty report the run fills in.
+ * @module
+ */
+import type { CsrMatrix } from '@gpusparse/formats';
+import { REPORT_GLOSSARY, type TuningReport } from './report';
+import type { AutotuneOptions } from './types';
+
+/** Check the numeric options; throws RangeError naming the option, what was expected and what came. O(1). */
+export function validateOptions(opts: AutotuneOptions): void {
+  const fraction = opts.fraction ?? 0.1;
+  if (!(fraction > 0 && fraction <= 1)) throw new RangeError(`autotune: fraction expected in (0, 1], got ${fraction}`);
+  for (const f of ['budgetMs', 'expectedProducts'] as const) {
+    const v = opts[f];
+    if (v !== undefined && !(v > 0)) throw new RangeError(`autotune: ${f} expected a number > 0, got ${v}`);
+  }
+  for (const f of ['reps', 'rounds', 'maxTimed'] as const) {
+    const v = opts[f];
+    if (v !== undefined && !(Number.isInteger(v) && v >= 1)) throw new RangeError(`autotune: ${f} expected an integer ≥ 1, got ${v}`);
+  }
+}
+
+/** The report of a run before anything is measured. O(1). */
+export function newReport(a: CsrMatrix, opts: AutotuneOptions, warnings: string[]): TuningReport {
+  return {
+    rows: a.rows,
+    cols: a.cols,
+    nnz: a.rowPtr[a.rows] ?? 0,
+    key: '',
+    source: 'tuned',
+    cacheWhere: 'none',
+    expectedProducts: opts.expectedProducts ?? 0,
+    budgetMs: opts.budgetMs !== undefined ? (opts.fraction ?? 0.1) * opts.budgetMs : Number.POSITIVE_INFINITY,
+    spentMs: 0,
+    statsMs: 0,
+    costs: { statsMs: 0, vectorsMs: 0, conversionMs: 0, uploadMs: 0, timingMs: 0, verifyMs: 0 },
+    method: 'none',
+    trials: [],
+    timed: 0,
+    pruned: 0,
+    failed: 0,
+    rejected: 0,
+    warnings,
+    glossary: REPORT_GLOSSARY,
+  };
+}

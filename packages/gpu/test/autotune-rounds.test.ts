@@ -1,0 +1,206 @@
+/**
+ * The autotuner's interleaved rounds without a device (issue 16, robust timing): a fake round
+ * timer simulates the H100's clock ramp (the first rounds 2–3× slower, and a compute-heavy
+ * kernel hurt more by the low clock than a memory-bound one, so the ranking flips as the clock
+ * rises), noisy near-ties, failures and a far slower kernel; the rounds must decide on the
+ * hot-clock winner, flag overlapping spreads as uncertain (taking the cheaper to build), stop
+ * early when the ranking is clear, and report median, spread and discarded rounds.
+ */
+import { describe, expect, it } from 'vitest';
+import { clockIndex, decideRounds, firstStableRound, PROBE_DROP, type RoundsPlan, runRounds, SINGLE_ROUND_SPREAD, summarise } from '../src/autotune/rounds';
+import { deviceRoundTimer } from '../src/autotune/round-timer';
+import { type Live, type TrialSession, timeRounds } from '../src/autotune/trials';
+import { verifyOrder } from '../src/autotune/decision';
+import type { GpuContext } from '../src/device/context';
+
+/** SM clock slowdown per round: 3× idle, then rising, hot from round 3 on (as the H100's 345 → 1 980 MHz). */
+const ramp = (r: number) => [3, 2.2, 1.4][r] ?? 1;
+
+/** Hot product times and how much of each kernel's time scales with the SM clock (1: all; 0.2: mostly memory-bound). */
+interface FakeKernel {
+  hotMs: number;
+  clockShare: number;
+}
+
+/** A fake round timer: round r runs every kernel at clock slowdown `clock(r)`, times `noise(r, i)`; records the order. */
+function fakeTimer(ks: FakeKernel[], clock: (r: number) => number, noise: (r: number, i: number) => number = () => 1) {
+  const log: { order: number[]; reps: number }[] = [];
+  const time = async (order: readonly number[], reps: number) => {
+    const r = log.length;
+    log.push({ order: [...order], reps });
+    return order.map((i) => ks[i]!.hotMs * (1 + ks[i]!.clockShare * (clock(r) - 1)) * noise(r, i));
+  };
+  return { time, log };
+}
+
+const plan = (n: number, over: Partial<RoundsPlan> = {}): RoundsPlan => ({ rounds: 3, minRounds: 3, maxRounds: 12, reps: 5, products: 1000, base: Array(n).fill(0), fits: () => true, ...over });
+
+describe('the clock state read from the rounds', () => {
+  it('clockIndex is each round over each candidate’s fastest; firstStableRound skips the rounds more than 10 % slower', () => {
+    const times = [
+      [3, 6],
+      [1.3, 2.5],
+      [1, 2],
+      [1.02, 2.01],
+    ];
+    expect(clockIndex(times)).toEqual([3, expect.closeTo(1.275, 9), 1, expect.closeTo(1.0125, 9)]);
+    expect(firstStableRound(times)).toBe(2);
+    // a slow round later on (a host load burst) is kept: it widens the spread, it does not discard good rounds
+    expect(firstStableRound([[1], [1.02], [1.5], [1.01]])).toBe(0);
+    expect(summarise([1, 3, 2])).toEqual({ ms: 2, loMs: 1, hiMs: 3, samples: [1, 3, 2] });
+  });
+
+  it('on a clock ramp the decision is the hot-clock winner: the slow first rounds (where the other kernel led) are discarded', async () => {
+    // A: memory-bound, 1.0 ms hot, 1.4 ms at the idle clock; B: clock-bound, 0.8 ms hot, 2.4 ms idle
+    const ks = [
+      { hotMs: 1.0, clockShare: 0.2 },
+      { hotMs: 0.8, clockShare: 1 },
+    ];
+    const { time, log } = fakeTimer(ks, ramp);
+    const run = await runRounds(time, plan(2));
+    expect(run.from).toBeGreaterThanOrEqual(2); // rounds at 3× and 2.2× discarded (1.4× too: B at 1.12 is over 1.1× its hot 0.8)
+    expect(run.decision.winner).toBe(1);
+    expect(run.decision.uncertain).toBe(false);
+    expect(run.summaries[1]!.ms).toBeCloseTo(0.8, 9);
+    expect(run.summaries[0]!.ms).toBeCloseTo(1.0, 9);
+    expect(run.times.length - run.from).toBeGreaterThanOrEqual(2);
+    // at the low clock A led: a ranking from the first round alone would have chosen A
+    expect(run.times[0]![0]!).toBeLessThan(run.times[0]![1]!);
+    // interleaved: the start rotates (A B, B A, …), the first round is a one-repetition probe
+    expect(log.map((l) => l.order.join(''))).toEqual(['01', '10', '01', '10', '01'].slice(0, log.length));
+    expect(log[0]!.reps).toBe(1);
+    expect(log.slice(1).every((l) => l.reps === 5)).toBe(true);
+  });
+
+  it('a constant clock: stops after the probe round and two full rounds when the ranking is clear ("clear"), not after 2 × rounds', async () => {
+    const { time, log } = fakeTimer(
+      [
+        { hotMs: 1, clockShare: 1 },
+        { hotMs: 1.5, clockShare: 1 },
+      ],
+      () => 1,
+      (r, i) => 1 + 0.01 * ((r + i) % 3),
+    );
+    const run = await runRounds(time, plan(2));
+    expect(log).toHaveLength(3);
+    expect(run.stopped).toBe('clear');
+    expect(run.from).toBe(0);
+    expect(run.decision).toMatchObject({ winner: 0, runnerUp: 1, uncertain: false });
+  });
+});
+
+describe('uncertain decisions', () => {
+  /** Two kernels 1 % apart with ±5 % noise per round: the spreads overlap. */
+  const noisy = () =>
+    fakeTimer(
+      [
+        { hotMs: 1.0, clockShare: 1 },
+        { hotMs: 1.01, clockShare: 1 },
+      ],
+      () => 1,
+      (r, i) => [0.95, 1.05, 1.0, 1.04, 0.96, 1.02][(r + 3 * i) % 6]!,
+    );
+
+  it('overlapping spreads give uncertain; more rounds while the budget allows (2 × rounds kept), then the cheaper to build', async () => {
+    const { time, log } = noisy();
+    const run = await runRounds(time, plan(2));
+    expect(run.decision.uncertain).toBe(true);
+    expect(run.stopped).toBe('uncertain');
+    expect(run.from).toBe(0);
+    expect(log.length).toBe(7); // the probe round and 2 × 3 full rounds
+    expect(run.decision.cheaper).toBe(false); // the same build cost: the best median stays
+    // the faster one is dearer to build (0.5 ms against 0): the measurement cannot tell them apart, the build cost can
+    const dear = await runRounds(noisy().time, plan(2, { base: [0.5, 0] }));
+    expect(dear.decision.uncertain).toBe(true);
+    expect(dear.summaries[0]!.ms).toBeLessThan(dear.summaries[1]!.ms);
+    expect(dear.decision.winner).toBe(1);
+    expect(dear.decision.runnerUp).toBe(0);
+    expect(dear.decision.cheaper).toBe(true);
+    // a build cost that the products cannot pay back separates them: certain, and the cheap one wins on objective
+    const sure = await runRounds(noisy().time, plan(2, { base: [40, 0], products: 10 }));
+    expect(sure.decision).toMatchObject({ winner: 1, uncertain: false, cheaper: false });
+  });
+
+  it('when the budget allows no more rounds, stops ("budget") and still decides, flagged uncertain', async () => {
+    const { time, log } = noisy();
+    let asked = 0;
+    const run = await runRounds(time, plan(2, { fits: () => ++asked < 3 }));
+    expect(log).toHaveLength(3);
+    expect(run.stopped).toBe('budget');
+    expect(run.decision.uncertain).toBe(true);
+    expect(run.decision.winner).toBeDefined();
+  });
+
+  it(`decideRounds: a single kept round separates only past ±${SINGLE_ROUND_SPREAD * 100} % (no measured spread); apart spreads are certain`, () => {
+    const s = (v: number[]) => summarise(v);
+    expect(decideRounds([{ base: 0, summary: s([1]) }, { base: 0, summary: s([1.2, 1.3]) }], 1).uncertain).toBe(true); // up to 1.25 vs from 1.2
+    expect(decideRounds([{ base: 0, summary: s([1]) }, { base: 0, summary: s([4]) }], 1)).toMatchObject({ winner: 0, uncertain: false }); // a 4× gap in one round
+    // a close call in one round: uncertain, and the cheaper to build is taken
+    expect(decideRounds([{ base: 5, summary: s([1]) }, { base: 0, summary: s([1.1]) }], 1000)).toMatchObject({ winner: 1, uncertain: true, cheaper: true });
+    expect(decideRounds([{ base: 0, summary: s([1, 1.4]) }, { base: 0, summary: s([1.3, 1.5]) }], 1).uncertain).toBe(true);
+    expect(decideRounds([{ base: 0, summary: s([1, 1.1, 1.05]) }, { base: 0, summary: s([1.5, 1.6, 1.5]) }], 1)).toEqual({ winner: 0, runnerUp: 1, uncertain: false, cheaper: false });
+    expect(decideRounds([{ base: 0, summary: s([1]) }], 1)).toEqual({ winner: 0, uncertain: false, cheaper: false });
+    expect(decideRounds([{ base: 0 }], 1)).toEqual({ uncertain: false, cheaper: false });
+  });
+});
+
+describe('failures and far slower kernels in the rounds', () => {
+  it(`a kernel over ${PROBE_DROP}× the fastest of the probe round is not timed again; a failing one (NaN) neither, and never wins`, async () => {
+    const ks = [
+      { hotMs: 1, clockShare: 0 },
+      { hotMs: 30, clockShare: 0 },
+      { hotMs: 0.5, clockShare: 0 },
+      { hotMs: 1.2, clockShare: 0 },
+    ];
+    const base = fakeTimer(ks, () => 1);
+    const time = async (order: readonly number[], reps: number) => (await base.time(order, reps)).map((ms, k) => (order[k] === 2 ? Number.NaN : ms));
+    const run = await runRounds(time, plan(4));
+    expect(run.failed).toEqual([2]);
+    expect(base.log[0]!.order.sort()).toEqual([0, 1, 2, 3]);
+    for (const l of base.log.slice(1)) expect(l.order.sort()).toEqual([0, 3]);
+    expect(run.decision.winner).toBe(0);
+    expect(run.summaries[2]).toBeUndefined();
+  });
+});
+
+describe('timeRounds on a session (injected timer)', () => {
+  it('writes the kept median, spread and samples on each trial, and the rounds (discarded, why stopped, clock index) on the report', async () => {
+    const ks = [
+      { hotMs: 1.0, clockShare: 0.2 },
+      { hotMs: 0.8, clockShare: 1 },
+    ];
+    const { time } = fakeTimer(ks, ramp);
+    const live = ks.map((_, i) => ({ c: { kernel: { id: `k${i}` } }, t: { kernel: `k${i}`, params: {}, status: 'skipped', conversionMs: 0, uploadMs: i === 1 ? 5 : 0 }, m: {}, h: { dispose() {} }, samples: [] })) as unknown as Live[];
+    const report = { budgetMs: Number.POSITIVE_INFINITY, costs: { timingMs: 0 }, nnz: 1000, timed: 0, failed: 0, method: 'none' };
+    const s = { ctx: { isLost: false }, live, reps: 5, rounds: 3, minRounds: 3, exhaustive: false, report, start: performance.now(), products: 1000, makeTimer: () => ({ time, method: 'timestamp', dispose() {} }) } as unknown as TrialSession;
+    const timed = (await timeRounds(s))!;
+    const t1 = live[1]!.t;
+    expect(t1).toMatchObject({ status: 'timed', ms: expect.closeTo(0.8, 9), loMs: expect.closeTo(0.8, 9), hiMs: expect.closeTo(0.8, 9) });
+    expect(t1.samples!.length).toBeGreaterThanOrEqual(2);
+    expect(s.report.rounds).toMatchObject({ discarded: timed.run.from, method: 'timestamp' });
+    expect(s.report.rounds!.discarded).toBeGreaterThanOrEqual(2);
+    expect(s.report.rounds!.clockIndex[0]).toBeGreaterThan(2);
+    expect(s.report.costs.timingMs).toBeGreaterThan(0);
+    // the verification order starts with the rounds' winner; objectives are set
+    const order = verifyOrder(s, timed);
+    expect(order[0]!.t.kernel).toBe('k1');
+    expect(order[0]!.t.objectiveMs).toBeCloseTo(5 + 1000 * 0.8, 6);
+  });
+});
+
+describe('the device round timer without timestamps (fake context)', () => {
+  it('runs each candidate’s lead and repetitions together, candidates in the order asked (A B C, then B C A)', async () => {
+    const order: string[] = [];
+    const ctx = { isLost: false, caps: { timestampQuery: false }, async finish() {} } as unknown as GpuContext;
+    const t = deviceRoundTimer(
+      ctx,
+      ['A', 'B', 'C'].map((id) => () => order.push(id)),
+      2,
+    );
+    expect(t.method).toBe('wall');
+    await t.time([0, 1, 2], 2);
+    await t.time([1, 2, 0], 2);
+    expect(order.join('')).toBe('AAABBBCCCBBBCCCAAA'); // a lead and 2 repetitions each
+    t.dispose();
+  });
+});
