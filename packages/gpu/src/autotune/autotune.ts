@@ -17,6 +17,7 @@ import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 import { getKernel, kernels as registry } from '../kernels/registry';
 import { type SharedCsrUpload, uploadCsrArrays } from '../kernels/csr/csr-device';
+import { diaBuildSpecs } from '../kernels/dia/dia-build';
 import { type AnySpmvKernel, supportsCsr, type UploadOptions } from '../kernels/types';
 import { deviceMatrixStats, deviceStatsSpecs, type SellLayout } from '../profile/device-stats';
 import { GpuOperator, gpuOperatorFromCsr } from '../operator';
@@ -251,7 +252,7 @@ const PREWARM_PER_KERNEL = 6;
  */
 export function prewarmTuner(ctx: GpuContext, a: CsrMatrix, ks: readonly AnySpmvKernel[], minNnz = PREWARM_NNZ): { asked: number; done: Promise<void> } {
   if ((a.rowPtr[a.rows] ?? 0) < minNnz) return { asked: 0, done: Promise.resolve() };
-  const specs = [...deviceStatsSpecs()];
+  const specs = [...deviceStatsSpecs(), ...diaBuildSpecs()];
   for (const k of ks) {
     if (k.format !== 'csr' || !k.pipelineSpec) continue;
     const combos = enumerateParams(k).slice(0, PREWARM_PER_KERNEL);
@@ -309,7 +310,7 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
     ctx,
     a,
     v,
-    conv: new ConversionCache(a, 4 * (12 * report.nnz + 4 * a.rows) + 2 ** 20),
+    conv: new ConversionCache(a, 4 * (12 * report.nnz + 4 * a.rows) + 2 ** 20, { ctx, shared, offsets: profile.diagonals?.offsets }),
     report,
     start,
     reps: opts.reps ?? 5,
@@ -349,10 +350,11 @@ async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntry, ks: 
   const t: Trial = { kernel: k.id, params: c.params, status: 'cached', reason: 'cache hit (not timed)', predicted: 0, estimatedBytes: 0, ms: hit.productMs, conversionMs: hit.conversionMs, uploadMs: hit.uploadMs };
   report.trials.push(t);
   report.source = 'cache';
+  const conv = new ConversionCache(a, 0, { ctx, shared });
   try {
     const pre = supportsCsr(k, a, ctx.limits, c.params);
     if (pre !== true) throw new Error(`unsupported: ${pre}`);
-    const { m } = new ConversionCache(a, 0).get(c);
+    const { m } = await conv.get(c);
     const ok = k.supports(m, ctx.limits, c.params);
     if (ok !== true) throw new Error(`unsupported: ${ok}`);
     const handle = k.upload(ctx, m, c.params, csrUploadOptions(k, shared));
@@ -369,6 +371,8 @@ async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntry, ks: 
     if (ctx.isLost) throw e;
     Object.assign(t, { status: 'error', error: `cached choice failed: ${(e as Error).message}` });
     return false;
+  } finally {
+    conv.clear(); // a device-built layout stays with the handle
   }
 }
 

@@ -137,9 +137,9 @@ export async function prepare(s: TrialSession, c: Candidate, t: Trial): Promise<
     const pre = supportsCsr(c.kernel, s.a, s.ctx.limits, c.params);
     if (pre !== true) throw new Error(pre);
     stage = 'conversion';
-    const conv = s.conv.get(c);
+    const conv = await s.conv.get(c);
     if (conv.fresh) s.report.costs.conversionMs += conv.ms;
-    if (conv.fresh && c.estimatedBytes > 0) s.convMsPerByte = Math.max(s.convMsPerByte, conv.ms / c.estimatedBytes);
+    if (conv.fresh && conv.where === 'host' && c.estimatedBytes > 0) s.convMsPerByte = Math.max(s.convMsPerByte, conv.ms / c.estimatedBytes);
     stage = 'unsupported';
     const ok = c.kernel.supports(conv.m, s.ctx.limits, c.params);
     if (ok !== true) throw new Error(ok);
@@ -227,7 +227,7 @@ function summarise(s: TrialSession, f: Live): void {
 function prepEstimateMs(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): number {
   const rate = s.convMsPerByte || CONVERSION_MS_PER_BYTE;
   if (CSR_RELAYOUT.has(c.kernel.id)) return c.prepBytes * rate;
-  return c.kernel.format === 'csr' || seen.has(c.conversionKey) ? 0 : c.estimatedBytes * rate;
+  return c.kernel.format === 'csr' || seen.has(c.conversionKey) ? 0 : s.conv.estimateMs(c, rate, s.live[0] && medianOf(s.live[0].samples), s.live[0]?.c.estimatedBytes);
 }
 
 /**
