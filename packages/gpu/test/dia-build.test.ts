@@ -5,7 +5,7 @@
  */
 import { type CsrMatrix, csr, diaFormat, diaFromCsr, diagonalStats, generators, InvalidParameterError, ResourceLimitError } from '@gpusparse/formats';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type GpuContext, GpuVector, gpuOperatorFromCsr, MemoryTuneStore, tunedOperator, uploadCsrArrays } from '../src/index';
+import { ConversionCache, type GpuContext, GpuVector, gpuOperatorFromCsr, MemoryTuneStore, tunedOperator, uploadCsrArrays } from '../src/index';
 import { type DeviceDiaMatrix, deviceDiaForUpload, deviceDiaFromCsr, diagonalOffsetsOnDevice } from '../src/kernels/dia/dia-build';
 import { diaTiledKernel } from '../src/kernels/dia/dia-tiled.kernel';
 import { diaKernel } from '../src/kernels/dia/dia.kernel';
@@ -239,11 +239,14 @@ describe('DIA built on the device inside the operator and the tuner', () => {
 
   it('the tuner converts dia and dia-tiled once, on the device, reports that time, and a cache hit does too', async () => {
     const spy = vi.spyOn(diaFormat, 'fromCsr');
+    // the count of the run's device statistics replaces the kernels' host pass over the columns
+    const pre = [vi.spyOn(diaKernel, 'precheck'), vi.spyOn(diaTiledKernel, 'precheck')];
     const store = new MemoryTuneStore();
     try {
       const opts = { candidates: ['dia', 'dia-tiled', 'csr-vector'], exhaustive: true, cache: store, expectedProducts: 10 ** 6, warn: () => {} };
       const op = await tunedOperator(ctx, a, opts);
       expect(spy).not.toHaveBeenCalled();
+      for (const p of pre) expect(p).not.toHaveBeenCalled();
       const dia = op.tuning.trials.filter((t) => t.kernel.startsWith('dia') && t.status === 'timed');
       expect(dia.length).toBeGreaterThanOrEqual(2);
       expect(dia.every((t) => (t.conversionMs ?? 0) > 0)).toBe(true);
@@ -262,6 +265,20 @@ describe('DIA built on the device inside the operator and the tuner', () => {
       ref.dispose();
     } finally {
       spy.mockRestore();
+      for (const p of pre) p.mockRestore();
+    }
+  });
+
+  it('the tuner refuses a DIA candidate from the statistics count (no host pass), with the kernels reason', async () => {
+    const shared = uploadCsrArrays(ctx, a);
+    try {
+      const offsets = Int32Array.from({ length: 1100 }, (_, i) => i - 550);
+      const conv = new ConversionCache(a, 0, { ctx, shared, offsets });
+      const c = { kernel: diaTiledKernel, params: { ...diaTiledKernel.defaults }, conversionKey: 'k', estimatedBytes: 0, predicted: 0, work: 0, prepBytes: 0 };
+      expect(conv.precheck(c as never, ctx.limits)).toMatch(/1100 occupied diagonals, more than maxDiagonals = 1024/);
+      expect(new ConversionCache(a, 0, { ctx, shared, offsets: diagonalStats(a).offsets }).precheck(c as never, ctx.limits)).toBe(true);
+    } finally {
+      shared.release();
     }
   });
 });

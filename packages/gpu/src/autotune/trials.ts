@@ -14,7 +14,7 @@
 import { type CsrMatrix, InvalidMatrixError, type SparseMatrix, getFormat } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 import type { SharedCsrUpload } from '../kernels/csr/csr-device';
-import { type DeviceMatrix, supportsCsr } from '../kernels/types';
+import type { DeviceMatrix } from '../kernels/types';
 import { timeGpu } from '../timing/index';
 import { type Candidate, CSR_RELAYOUT } from './candidates';
 import type { ConversionCache, TuneVectors } from './conversions';
@@ -134,7 +134,7 @@ export async function prepare(s: TrialSession, c: Candidate, t: Trial): Promise<
   try {
     // refusals that the CSR source already shows (binding limits, padding, diagonals) come
     // before any conversion: a conversion of 10^7 entries costs seconds
-    const pre = supportsCsr(c.kernel, s.a, s.ctx.limits, c.params);
+    const pre = s.conv.precheck(c, s.ctx.limits);
     if (pre !== true) throw new Error(pre);
     stage = 'conversion';
     const conv = await s.conv.get(c);
