@@ -5,7 +5,7 @@
  */
 import { type CsrMatrix, csr, diaFormat, diaFromCsr, diagonalStats, generators, InvalidParameterError, ResourceLimitError } from '@gpusparse/formats';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ConversionCache, type GpuContext, GpuVector, gpuOperatorFromCsr, MemoryTuneStore, tunedOperator, uploadCsrArrays } from '../src/index';
+import { ConversionCache, csrVectorKernel, type GpuContext, GpuVector, gpuOperatorFromCsr, MemoryTuneStore, tunedOperator, uploadCsrArrays } from '../src/index';
 import { type DeviceDiaMatrix, deviceDiaForUpload, deviceDiaFromCsr, diagonalOffsetsOnDevice } from '../src/kernels/dia/dia-build';
 import { diaTiledKernel } from '../src/kernels/dia/dia-tiled.kernel';
 import { diaKernel } from '../src/kernels/dia/dia.kernel';
@@ -266,6 +266,21 @@ describe('DIA built on the device inside the operator and the tuner', () => {
     } finally {
       spy.mockRestore();
       for (const p of pre) p.mockRestore();
+    }
+  });
+
+  it('estimates a device build from the first product, not at the host conversion rate', async () => {
+    const shared = uploadCsrArrays(ctx, a);
+    try {
+      const cand = (k: typeof diaKernel | typeof diaTiledKernel | typeof csrVectorKernel) => ({ kernel: k, params: { ...k.defaults }, conversionKey: k.id, estimatedBytes: 4e8, predicted: 0, work: 0, prepBytes: 0 }) as never;
+      const dev = new ConversionCache(a, 0, { ctx, shared });
+      // 4·10^8 bytes: the host rate (200 MB/s) says 2 s; three products of 0.2 ms per 4·10^8 bytes and 20 ms say 20.6 ms
+      expect(dev.estimateMs(cand(diaTiledKernel), 1 / 2e5, 0.2, 4e8)).toBeCloseTo(20.6, 6);
+      expect(new ConversionCache(a, 0).estimateMs(cand(diaTiledKernel), 1 / 2e5, 0.2, 4e8)).toBeCloseTo(2000, 6);
+      expect(dev.onDevice(cand(csrVectorKernel))).toBe(false);
+      expect(dev.onDevice(cand(diaKernel))).toBe(true);
+    } finally {
+      shared.release();
     }
   });
 

@@ -160,7 +160,7 @@ export async function prepare(s: TrialSession, c: Candidate, t: Trial): Promise<
       s.report.costs.conversionMs += ms;
       if (c.prepBytes > 0) s.convMsPerByte = Math.max(s.convMsPerByte, ms / c.prepBytes);
     }
-    if (c.estimatedBytes > 0 && !csr) s.uploadMsPerByte = uploadMs / c.estimatedBytes;
+    if (c.estimatedBytes > 0 && !csr && conv.where !== 'device') s.uploadMsPerByte = uploadMs / c.estimatedBytes;
     Object.assign(t, { conversionMs, uploadMs, bytes: storageBytes(c, conv.m), deviceBytes: handle.deviceBytes });
     return { c, t, m: conv.m, h: handle, samples: [] };
   } catch (e) {
@@ -250,7 +250,7 @@ export function prepDoesNotPay(s: Pick<TrialSession, 'live' | 'products' | 'conv
 /** Estimated cost (ms) of admitting candidate `c`: its conversion (unless shared), upload and timing rounds. */
 function admissionCost(s: TrialSession, c: Candidate, rounds: number, seen: ReadonlySet<string>): { ms: number; text: string } {
   const conv = prepEstimateMs(s, c, seen);
-  const upload = c.kernel.format === 'csr' ? 0 : c.estimatedBytes * s.uploadMsPerByte;
+  const upload = c.kernel.format === 'csr' || s.conv.onDevice(c) ? 0 : c.estimatedBytes * s.uploadMsPerByte; // a device build uploads tables only
   const first = s.live[0];
   const productMs = first ? medianOf(first.samples) * Math.max(0.25, c.predicted / Math.max(1e-12, first.c.predicted)) : 0;
   const timing = rounds * (s.warmup + s.reps) * productMs;
