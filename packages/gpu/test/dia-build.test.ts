@@ -5,7 +5,7 @@
  */
 import { type CsrMatrix, csr, diaFormat, diaFromCsr, diagonalStats, generators, InvalidParameterError, ResourceLimitError } from '@gpusparse/formats';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ConversionCache, csrVectorKernel, type GpuContext, GpuVector, gpuOperatorFromCsr, MemoryTuneStore, tunedOperator, uploadCsrArrays } from '../src/index';
+import { ConversionCache, createGpuContext, csrVectorKernel, type GpuContext, kernels, prewarmTuner, GpuVector, gpuOperatorFromCsr, MemoryTuneStore, tunedOperator, uploadCsrArrays } from '../src/index';
 import { type DeviceDiaMatrix, deviceDiaForUpload, deviceDiaFromCsr, diagonalOffsetsOnDevice } from '../src/kernels/dia/dia-build';
 import { diaTiledKernel } from '../src/kernels/dia/dia-tiled.kernel';
 import { diaKernel } from '../src/kernels/dia/dia.kernel';
@@ -266,6 +266,24 @@ describe('DIA built on the device inside the operator and the tuner', () => {
     } finally {
       spy.mockRestore();
       for (const p of pre) p.mockRestore();
+    }
+  });
+
+  it('prewarmTuner compiles the build and the default dia-tiled pipelines ahead: the conversion and the upload compile nothing', async () => {
+    const fresh = await createGpuContext();
+    try {
+      await prewarmTuner(fresh, a, kernels, 0).done;
+      const compiled = fresh.pipelines.compiled;
+      const shared = uploadCsrArrays(fresh, a);
+      const m = await deviceDiaFromCsr(fresh, shared);
+      const h = diaTiledKernel.upload(fresh, m);
+      await fresh.finish();
+      expect(fresh.pipelines.compiled).toBe(compiled);
+      h.dispose();
+      m.release();
+      shared.release();
+    } finally {
+      fresh.dispose();
     }
   });
 

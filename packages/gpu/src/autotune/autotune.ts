@@ -17,7 +17,7 @@ import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 import { getKernel, kernels as registry } from '../kernels/registry';
 import { type SharedCsrUpload, uploadCsrArrays } from '../kernels/csr/csr-device';
-import { diaBuildSpecs } from '../kernels/dia/dia-build';
+import { diaDeviceSpecs } from '../kernels/dia/dia-tiled.kernel';
 import { type AnySpmvKernel, supportsCsr, type UploadOptions } from '../kernels/types';
 import { deviceMatrixStats, deviceStatsSpecs, type SellLayout } from '../profile/device-stats';
 import { GpuOperator, gpuOperatorFromCsr } from '../operator';
@@ -252,7 +252,7 @@ const PREWARM_PER_KERNEL = 6;
  */
 export function prewarmTuner(ctx: GpuContext, a: CsrMatrix, ks: readonly AnySpmvKernel[], minNnz = PREWARM_NNZ): { asked: number; done: Promise<void> } {
   if ((a.rowPtr[a.rows] ?? 0) < minNnz) return { asked: 0, done: Promise.resolve() };
-  const specs = [...deviceStatsSpecs(), ...diaBuildSpecs()];
+  const specs = [...deviceStatsSpecs(), ...diaDeviceSpecs(ctx.caps)];
   for (const k of ks) {
     if (k.format !== 'csr' || !k.pipelineSpec) continue;
     const combos = enumerateParams(k).slice(0, PREWARM_PER_KERNEL);

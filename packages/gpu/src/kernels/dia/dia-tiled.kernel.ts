@@ -22,11 +22,13 @@
  * @module
  */
 import { type DiaMatrix, diaDefaultParams } from '@gpusparse/formats';
+import type { GpuCaps } from '../../device/context';
+import type { PipelineSpec } from '../../device/pipelines';
 import { csrVectorsFit } from '../csr/csr-device';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from '../ell/ell-device';
 import type { SpmvKernel } from '../types';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, signature } from '../wgsl/index';
-import { type DeviceDiaMatrix, deviceDiaHandle, isDeviceDia } from './dia-build';
+import { type DeviceDiaMatrix, deviceDiaHandle, diaBuildSpecs, isDeviceDia } from './dia-build';
 import { DIA_DEVICE_FORMAT, diaLayout } from './dia.kernel';
 import { DIAGONAL_BINDINGS, diagonalCountFits, diagonalPieces, diagonalPrecheck } from './diagonal-device';
 
@@ -141,10 +143,13 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix | DeviceDiaMatrix, DiaTiledPar
     return ok === true ? csrVectorsFit(m, limits.maxStorageBufferBindingSize) : ok;
   },
   wgsl: (p) => diaTiledWgsl(p.workgroupSize, p.rowsPerThread),
+  pipelineSpec(p) {
+    const text = diaTiledWgsl(p.workgroupSize, p.rowsPerThread);
+    return { key: text, label: `dia-tiled(rows=${p.rowsPerThread},wg=${p.workgroupSize})`, bindings: signature(DIAGONAL_BINDINGS), wgsl: () => text };
+  },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
-    const text = this.wgsl(p, ctx.caps);
-    const pipe = ctx.pipelines.get({ key: text, label: `dia-tiled(rows=${p.rowsPerThread},wg=${p.workgroupSize})`, bindings: signature(DIAGONAL_BINDINGS), wgsl: () => text });
+    const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     if (isDeviceDia(m)) {
       // built on the device: the same plan, so the same pieces and interiors as the host upload
       const h = deviceDiaHandle(m, this.id, pipe, bindingCapElems(ctx, opts), TILED_MAX_DIAGONALS, p.rowsPerThread * p.workgroupSize);
@@ -168,3 +173,11 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix | DeviceDiaMatrix, DiaTiledPar
       u.u[7] = h.interior[i]![1]; // ihi
     }),
 };
+
+/**
+ * What a DIA conversion on the device and the default dia-tiled upload compile (for
+ * PipelineCache.prewarm: the autotuner asks for them while the host prepares the CSR upload).
+ */
+export function diaDeviceSpecs(caps: GpuCaps): PipelineSpec[] {
+  return [...diaBuildSpecs(), diaTiledKernel.pipelineSpec!(diaTiledKernel.defaults, caps)];
+}
