@@ -144,6 +144,28 @@ describe('DIA built on the device', () => {
     }
   });
 
+  it('fill slots are +0 even when the pool hands back a buffer full of garbage', async () => {
+    const a = fewDiagonals(500, [-7, 0, 3], 9);
+    const host = diaFromCsr(a, { valueType: 'f32' });
+    const dirty = ctx.buffers.acquire(host.data.length * 4);
+    ctx.device.queue.writeBuffer(dirty.buffer, 0, new Uint32Array(host.data.length).fill(0x7fc00001));
+    dirty.dispose(); // back to the pool: the next buffer of its size class is this one
+    const shared = uploadCsrArrays(ctx, a);
+    const m = await deviceDiaFromCsr(ctx, shared);
+    const hd = diaKernel.upload(ctx, m);
+    const hh = diaKernel.upload(ctx, host);
+    try {
+      expect(hd.parts[0]!.arrays[1]!.buffer).toBe(dirty.buffer);
+      const [wh, wd] = [await words(ctx, hh), await words(ctx, hd)];
+      expect(firstDiff(wd.data[1]!, wh.data[1]!)).toBe(-1);
+    } finally {
+      hd.dispose();
+      hh.dispose();
+      m.release();
+      shared.release();
+    }
+  });
+
   it('the handles outlive the device matrix and the CSR arrays; dispose twice is harmless', async () => {
     const a = generators.poisson2d(30);
     const shared = uploadCsrArrays(ctx, a);
