@@ -13,7 +13,10 @@
  * parameters only; --reps: repetitions per conversion, the minimum is reported; --set: the
  * matrices, bench/matrix-set.ts (default), bench/validation-set.ts, or `dia`: the three stencils
  * of issue 16 on which the tuner chose dia-tiled, 27-point 120³, 7-point 160³, 5-point 2000²).
- * DIA conversion cost: `--set dia --kernels dia-tiled --defaults --reps 3`. Profile one slow case with
+ * DIA conversion cost: `--set dia --kernels dia-tiled --defaults --reps 3`. Host DIA conversion
+ * against the build on the device (issue 16; bench/dia-device-cost.ts): `--device [--quick]
+ * [--reps N] [--only name]` (quick: 27-point 40³–60³, 7-point 60³, banded 2·10^5 b9; full: 27-point
+ * 120³, 7-point 160³, banded 2·10^6 b9), JSON to `--out` (default bench/out/dia-device-cost.json). Profile one slow case with
  * `node --cpu-prof --import tsx bench/convert-cost.ts --only powerlaw --kernels sell`.
  * Prints one table per matrix (ms) and writes JSON to `--out` (default bench/out/convert-cost.json).
  * The full-size set needs about 20 GiB with every kernel: run one matrix per process (`--only`)
@@ -24,6 +27,7 @@ import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type CsrMatrix, csrNnz, generators, getFormat } from '@gpusparse/formats';
 import { type AnySpmvKernel, createGpuContext, type DeviceMatrix, type GpuContext, kernels, kernelVariants } from '@gpusparse/gpu';
+import { diaDeviceCost } from './dia-device-cost';
 import { benchMatrixSet } from './matrix-set';
 import { stencil27, validationMatrixSet } from './validation-set';
 
@@ -36,8 +40,14 @@ const { values: args } = parseArgs({
     defaults: { type: 'boolean', default: false },
     reps: { type: 'string', default: '1' },
     set: { type: 'string', default: 'bench' },
+    device: { type: 'boolean', default: false },
   },
 });
+if (args.device) {
+  // DIA on the host against the DIA build on the device (bench/dia-device-cost.ts)
+  await diaDeviceCost({ quick: args.quick ?? false, reps: Number(args.reps), out: args.out === 'bench/out/convert-cost.json' ? 'bench/out/dia-device-cost.json' : args.out!, only: args.only?.split(',') });
+  process.exit(0);
+}
 const quick = args.quick;
 const out = args.out;
 const onlyFilter = args.only?.split(',');

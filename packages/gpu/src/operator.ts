@@ -19,6 +19,7 @@ import { Df64Blas } from './df64/blas';
 import type { SharedCsrArrays } from './df64/csr';
 import { Df64Residual } from './df64/refinement';
 import type { CsrDeviceMatrix } from './kernels/csr/csr-device';
+import { deviceDiaFor } from './kernels/dia/dia-build';
 import type { GpuContext } from './device/context';
 import { getKernel } from './kernels/registry';
 import { type AnySpmvKernel, type DeviceMatrix, supportsCsr, type UploadOptions } from './kernels/types';
@@ -158,10 +159,15 @@ export function gpuOperatorFromCsr(ctx: GpuContext, a: CsrMatrix, opts: GpuOpera
   const params = { ...kernel.defaults, ...opts.params };
   const pre = supportsCsr(kernel, a, ctx.limits, params); // before any conversion
   if (pre !== true) throw new NotSupportedError(`${kernel.id}: expected a matrix this kernel supports, got ${a.rows}×${a.cols}: ${pre}`);
-  const m = kernel.format === 'csr' ? a : getFormat(kernel.format).fromCsr(a, kernel.formatParams?.(params));
-  const ok = kernel.supports(m, ctx.limits, params);
-  if (ok !== true) throw new NotSupportedError(`${kernel.id}: expected a matrix this kernel supports, got ${a.rows}×${a.cols}: ${ok}`);
-  return new GpuOperator(ctx, kernel, kernel.upload(ctx, m, params, opts.upload), params, a);
+  const dev = deviceDiaFor(ctx, kernel, a, params, opts.upload); // DIA: built on the device, no host conversion
+  try {
+    const m = dev ?? (kernel.format === 'csr' ? a : getFormat(kernel.format).fromCsr(a, kernel.formatParams?.(params)));
+    const ok = kernel.supports(m, ctx.limits, params);
+    if (ok !== true) throw new NotSupportedError(`${kernel.id}: expected a matrix this kernel supports, got ${a.rows}×${a.cols}: ${ok}`);
+    return new GpuOperator(ctx, kernel, kernel.upload(ctx, m, params, opts.upload), params, a);
+  } finally {
+    dev?.release(); // the upload holds its layout
+  }
 }
 
 /** Upload a matrix already in `kernel`'s format (no CSR source: no transpose or diagonal). */

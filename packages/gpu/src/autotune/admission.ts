@@ -11,7 +11,7 @@
  * @module
  */
 import { type CsrMatrix, getFormat, InvalidMatrixError, type SparseMatrix } from '@gpusparse/formats';
-import { type DeviceMatrix, supportsCsr } from '../kernels/types';
+import type { DeviceMatrix } from '../kernels/types';
 import type { Candidate } from './candidates';
 import { CSR_RELAYOUT } from './cost-model';
 import type { Trial } from './report';
@@ -32,17 +32,17 @@ export async function prepare(s: TrialSession, c: Candidate, t: Trial): Promise<
   try {
     // refusals that the CSR source already shows (binding limits, padding, diagonals) come
     // before any conversion: a conversion of 10^7 entries costs seconds
-    const pre = supportsCsr(c.kernel, s.a, s.ctx.limits, c.params);
+    const pre = s.conv.precheck(c, s.ctx.limits);
     if (pre !== true) throw new Error(pre);
     stage = 'conversion';
-    const conv = s.conv.get(c);
+    const conv = await s.conv.get(c);
     if (conv.fresh) s.report.costs.conversionMs += conv.ms;
-    if (conv.fresh && c.estimatedBytes > 0) s.convMsPerByte = Math.max(s.convMsPerByte, conv.ms / c.estimatedBytes);
+    if (conv.fresh && conv.where === 'host' && c.estimatedBytes > 0) s.convMsPerByte = Math.max(s.convMsPerByte, conv.ms / c.estimatedBytes);
     stage = 'unsupported';
     const ok = c.kernel.supports(conv.m, s.ctx.limits, c.params);
     if (ok !== true) throw new Error(ok);
     stage = 'upload';
-    h = await upload(s, c, conv.m, conv.ms, t);
+    h = await upload(s, c, conv.m, conv.ms, t, conv.where === 'device');
     return { c, t, m: conv.m, h, samples: [] };
   } catch (e) {
     h?.dispose();
@@ -55,7 +55,7 @@ export async function prepare(s: TrialSession, c: Candidate, t: Trial): Promise<
 }
 
 /** Upload a converted candidate, drained and timed; csr-vec4's host padding inside the upload counts as its conversion. */
-async function upload(s: TrialSession, c: Candidate, m: SparseMatrix | CsrMatrix, convMs: number, t: Trial): Promise<DeviceMatrix> {
+async function upload(s: TrialSession, c: Candidate, m: SparseMatrix | CsrMatrix, convMs: number, t: Trial, deviceBuilt = false): Promise<DeviceMatrix> {
   const t0 = performance.now();
   const csr = c.kernel.format === 'csr';
   // a CSR kernel adds only its own tables to the shared arrays (no validation, no transfer)
@@ -74,7 +74,7 @@ async function upload(s: TrialSession, c: Candidate, m: SparseMatrix | CsrMatrix
     s.report.costs.conversionMs += ms;
     if (c.prepBytes > 0) s.convMsPerByte = Math.max(s.convMsPerByte, ms / c.prepBytes);
   }
-  if (c.estimatedBytes > 0 && !csr) s.uploadMsPerByte = uploadMs / c.estimatedBytes;
+  if (c.estimatedBytes > 0 && !csr && !deviceBuilt) s.uploadMsPerByte = uploadMs / c.estimatedBytes;
   Object.assign(t, { conversionMs: relayout ? ms : convMs, uploadMs, bytes: storageBytes(c, m), deviceBytes: handle.deviceBytes });
   return handle;
 }
@@ -89,7 +89,7 @@ function storageBytes(c: Candidate, m: SparseMatrix | CsrMatrix): number {
 function prepEstimateMs(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): number {
   const rate = s.convMsPerByte || CONVERSION_MS_PER_BYTE;
   if (CSR_RELAYOUT.has(c.kernel.id)) return c.prepBytes * rate;
-  return c.kernel.format === 'csr' || seen.has(c.conversionKey) ? 0 : c.estimatedBytes * rate;
+  return c.kernel.format === 'csr' || seen.has(c.conversionKey) ? 0 : s.conv.estimateMs(c, rate, s.live[0] && firstMs(s.live[0]), s.live[0]?.c.estimatedBytes);
 }
 
 /** The first live candidate's product time (ms): its probe, or its round median once timed. */
@@ -115,7 +115,7 @@ export function prepDoesNotPay(s: Pick<TrialSession, 'live' | 'products' | 'conv
 /** Estimated cost (ms) of admitting candidate `c`: its conversion (unless shared), upload and timing rounds. */
 function admissionCost(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): { ms: number; text: string } {
   const conv = prepEstimateMs(s, c, seen);
-  const upload = c.kernel.format === 'csr' ? 0 : c.estimatedBytes * s.uploadMsPerByte;
+  const upload = c.kernel.format === 'csr' || s.conv.onDevice(c) ? 0 : c.estimatedBytes * s.uploadMsPerByte; // a device build uploads tables only
   const first = s.live[0];
   const productMs = first ? firstMs(first) * Math.max(0.25, c.predicted / Math.max(1e-12, first.c.predicted)) : 0;
   const timing = s.rounds * (1 + s.reps) * productMs;

@@ -162,7 +162,7 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
     ctx,
     a,
     v,
-    conv: new ConversionCache(a, 4 * (12 * report.nnz + 4 * a.rows) + 2 ** 20),
+    conv: new ConversionCache(a, 4 * (12 * report.nnz + 4 * a.rows) + 2 ** 20, { ctx, shared, offsets: profile.diagonals?.offsets }),
     report,
     start,
     reps: opts.reps ?? 5,

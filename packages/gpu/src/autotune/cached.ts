@@ -28,10 +28,11 @@ export async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntr
   const t: Trial = { kernel: k.id, params: c.params, status: 'cached', reason: 'cache hit (not timed)', predicted: 0, estimatedBytes: 0, ms: hit.productMs, conversionMs: hit.conversionMs, uploadMs: hit.uploadMs };
   report.trials.push(t);
   report.source = 'cache';
+  const conv = new ConversionCache(a, 0, { ctx, shared });
   try {
     const pre = supportsCsr(k, a, ctx.limits, c.params);
     if (pre !== true) throw new Error(`unsupported: ${pre}`);
-    const { m } = new ConversionCache(a, 0).get(c);
+    const { m } = await conv.get(c);
     const ok = k.supports(m, ctx.limits, c.params);
     if (ok !== true) throw new Error(`unsupported: ${ok}`);
     const handle = k.upload(ctx, m, c.params, csrUploadOptions(k, shared));
@@ -48,6 +49,8 @@ export async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntr
     if (ctx.isLost) throw e;
     Object.assign(t, { status: 'error', error: `cached choice failed: ${(e as Error).message}` });
     return false;
+  } finally {
+    conv.clear(); // a device-built layout stays with the handle
   }
 }
 

@@ -1,23 +1,52 @@
 /**
- * What the trials share: the host conversions of one tuning run (one per layout, timed once,
- * shared by candidates of the same format parameters) and the device vectors x and y.
+ * What the trials share: the conversions of one tuning run (one per layout, timed once, shared
+ * by candidates of the same format parameters) and the device vectors x and y. The DIA
+ * candidates (`dia`, `dia-tiled`) convert on the device from the CSR arrays the run uploaded
+ * once (`kernels/dia/dia-build.ts`): no host pass over the non-zeros, no transfer of the padded
+ * slots, and the conversion time reported is the device build's; the other formats convert on
+ * the host.
  * @module
  */
 import { type CsrMatrix, getFormat, mulberry32, type SparseMatrix } from '@gpusparse/formats';
-import type { GpuContext } from '../device/context';
+import type { GpuContext, GpuLimits } from '../device/context';
+import type { SharedCsrUpload } from '../kernels/csr/csr-device';
+import { DEVICE_DIA_KERNELS, type DeviceDiaMatrix, deviceDiaApplies, deviceDiaFromCsr, isDeviceDia } from '../kernels/dia/dia-build';
+import { diagonalCountFits } from '../kernels/dia/diagonal-device';
+import { bindingCapElems } from '../kernels/ell/ell-device';
+import { supportsCsr } from '../kernels/types';
 import type { GpuBuf } from '../memory/buffers';
 import { uploadF32 } from '../memory/upload';
 import type { Candidate } from './candidates';
 
 /** A converted matrix and what its conversion cost. */
 export interface Converted {
-  readonly m: SparseMatrix | CsrMatrix;
-  /** Host conversion time (ms) the first time this layout was built; 0 for CSR. */
+  readonly m: SparseMatrix | CsrMatrix | DeviceDiaMatrix;
+  /** Conversion time (ms) the first time this layout was built; 0 for CSR. */
   readonly ms: number;
   /** True when this call did the conversion (false: shared with an earlier candidate). */
   readonly fresh: boolean;
   readonly hostBytes: number;
+  /** Where the conversion ran ('none' for CSR). */
+  readonly where: 'host' | 'device' | 'none';
 }
+
+/** What the device conversions need: the context, the run's CSR arrays and, when known, the occupied diagonal offsets (ascending). */
+export interface DeviceConversion {
+  readonly ctx: GpuContext;
+  readonly shared: SharedCsrUpload;
+  readonly offsets?: Int32Array;
+}
+
+
+/**
+ * Device conversion time per converted byte before one is measured, as a multiple of the
+ * first product's time per byte it streamed: the build clears the padded values and scatters
+ * into them (two passes over the layout), reads the CSR arrays and looks every entry's diagonal
+ * up — about the traffic of three products over the same bytes, with a scatter's writes.
+ */
+const DEVICE_BUILD_PRODUCTS = 3;
+/** Fixed cost (ms) of a device build besides its traffic: a few dispatches, a wait, the pipelines when not compiled yet. */
+const DEVICE_BUILD_FIXED_MS = 20;
 
 const hostBytesOf = (m: object): number => {
   let b = 0;
@@ -25,44 +54,105 @@ const hostBytesOf = (m: object): number => {
   return b;
 };
 
+/** Bytes a converted layout holds (host arrays, or the device values of a device build). */
+const heldBytes = (m: SparseMatrix | CsrMatrix | DeviceDiaMatrix): number => (isDeviceDia(m) ? 4 * m.rows * m.offsets.length : hostBytesOf(m));
+
 /**
- * Host conversions of one tuning run, shared between candidates of the same format parameters;
- * the oldest are dropped past `capBytes` (their measured time is kept).
+ * Conversions of one tuning run, shared between candidates of the same format parameters; the
+ * oldest are dropped past `capBytes` (their measured time is kept). With `device`, the DIA
+ * candidates convert on the device ({@link DEVICE_DIA_KERNELS}).
  */
 export class ConversionCache {
   private readonly held = new Map<string, Converted>();
   private readonly times = new Map<string, number>();
   private bytes = 0;
+  /** Measured device build ms per converted byte (0 until one is measured). */
+  private deviceMsPerByte = 0;
 
   constructor(
     private readonly a: CsrMatrix,
     private readonly capBytes: number,
+    private readonly device?: DeviceConversion,
   ) {}
 
+  /** Whether candidate `c` converts on the device in this run. O(1). */
+  onDevice(c: Candidate): boolean {
+    return this.device !== undefined && DEVICE_DIA_KERNELS.has(c.kernel.id) && deviceDiaApplies(this.device.ctx, this.a) === true;
+  }
+
+  /**
+   * `supportsCsr` of candidate `c` for this run's matrix; for a device-built DIA candidate whose
+   * offsets the run's statistics already counted, the count is checked in O(1) instead of the
+   * kernels' host pass over every column (≈ 0.1–0.2 s at 4.6·10^7 non-zeros).
+   */
+  precheck(c: Candidate, limits: GpuLimits): true | string {
+    const offsets = this.device?.offsets;
+    if (!offsets || !this.onDevice(c)) return supportsCsr(c.kernel, this.a, limits, c.params);
+    const shape = supportsCsr({ ...c.kernel, precheck: undefined }, this.a, limits, c.params);
+    const max = { ...c.kernel.defaults, ...c.params }.maxDiagonals ?? Number.POSITIVE_INFINITY;
+    return shape === true ? diagonalCountFits(offsets.length, max, c.kernel.format) : shape;
+  }
+
+  /**
+   * Estimated conversion ms of candidate `c`: a device build at the measured device rate, or
+   * before one is measured {@link DEVICE_BUILD_PRODUCTS} products' worth of its bytes at the
+   * first product's rate (`productMs` for `productBytes`) plus {@link DEVICE_BUILD_FIXED_MS};
+   * a host conversion at `hostMsPerByte`. O(1).
+   */
+  estimateMs(c: Candidate, hostMsPerByte: number, productMs?: number, productBytes?: number): number {
+    if (!this.onDevice(c)) return c.estimatedBytes * hostMsPerByte;
+    if (this.deviceMsPerByte > 0) return c.estimatedBytes * this.deviceMsPerByte;
+    const rate = productMs !== undefined && productBytes ? productMs / productBytes : hostMsPerByte;
+    return DEVICE_BUILD_FIXED_MS + DEVICE_BUILD_PRODUCTS * c.estimatedBytes * rate;
+  }
+
   /** The converted matrix of candidate `c` and the measured conversion ms (0 for CSR). Throws the format's error. */
-  get(c: Candidate): Converted {
+  async get(c: Candidate): Promise<Converted> {
     const held = this.held.get(c.conversionKey);
     if (held) return { ...held, fresh: false };
-    if (c.kernel.format === 'csr') return { m: this.a, ms: 0, fresh: false, hostBytes: 0 };
+    if (c.kernel.format === 'csr') return { m: this.a, ms: 0, fresh: false, hostBytes: 0, where: 'none' };
+    const params = c.kernel.formatParams?.(c.params);
     const t0 = performance.now();
-    const m = getFormat(c.kernel.format).fromCsr(this.a, c.kernel.formatParams?.(c.params));
+    const onDevice = this.onDevice(c);
+    const m = onDevice ? await this.build(params?.maxDiagonals as number | undefined) : getFormat(c.kernel.format).fromCsr(this.a, params);
     const ms = performance.now() - t0;
     const first = this.times.get(c.conversionKey);
     if (first === undefined) this.times.set(c.conversionKey, ms);
-    const out = { m, ms: first ?? ms, fresh: first === undefined, hostBytes: hostBytesOf(m) };
+    if (onDevice && first === undefined && c.estimatedBytes > 0) this.deviceMsPerByte = Math.max(this.deviceMsPerByte, ms / c.estimatedBytes);
+    const out: Converted = { m, ms: first ?? ms, fresh: first === undefined, hostBytes: heldBytes(m), where: onDevice ? 'device' : 'host' };
     this.held.set(c.conversionKey, out);
     this.bytes += out.hostBytes;
     for (const [key, v] of this.held) {
       if (this.bytes <= this.capBytes || key === c.conversionKey) continue;
-      this.held.delete(key);
-      this.bytes -= v.hostBytes;
+      this.drop(key, v);
     }
     return out;
   }
 
-  /** Drop every held conversion. */
+  /** The DIA layout of the run's CSR arrays, built on the device and waited for (so that its time is the build's). */
+  private async build(maxDiagonals: number | undefined): Promise<DeviceDiaMatrix> {
+    const { ctx, shared, offsets } = this.device!;
+    const m = await deviceDiaFromCsr(ctx, shared, { offsets, maxDiagonals });
+    try {
+      // the whole-matrix layout both DIA kernels take (one piece when it fits a binding)
+      m.layout(bindingCapElems(ctx), Number.POSITIVE_INFINITY).release();
+      await ctx.finish();
+    } catch (e) {
+      m.release();
+      throw e;
+    }
+    return m;
+  }
+
+  private drop(key: string, v: Converted): void {
+    this.held.delete(key);
+    this.bytes -= v.hostBytes;
+    if (isDeviceDia(v.m)) v.m.release(); // uploads taken from it keep their own hold
+  }
+
+  /** Drop every held conversion (device builds released: the handles taken from them keep theirs). */
   clear(): void {
-    this.held.clear();
+    for (const [key, v] of [...this.held]) this.drop(key, v);
     this.bytes = 0;
   }
 }

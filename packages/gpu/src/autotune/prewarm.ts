@@ -7,6 +7,7 @@
 import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 import type { AnySpmvKernel } from '../kernels/types';
+import { diaDeviceSpecs } from '../kernels/dia/dia-tiled.kernel';
 import { deviceStatsSpecs } from '../profile/device-stats';
 
 /** Whether `ctx` runs on a CPU (lavapipe, SwiftShader): its "device" work and compiles share the host's cores. */
@@ -28,7 +29,7 @@ const PREWARM_PER_KERNEL = 6;
  */
 export function prewarmTuner(ctx: GpuContext, a: CsrMatrix, ks: readonly AnySpmvKernel[], minNnz = PREWARM_NNZ): { asked: number; done: Promise<void> } {
   if ((a.rowPtr[a.rows] ?? 0) < minNnz) return { asked: 0, done: Promise.resolve() };
-  const specs = [...deviceStatsSpecs()];
+  const specs = [...deviceStatsSpecs(), ...diaDeviceSpecs(ctx.caps)];
   for (const k of ks) {
     if (k.format !== 'csr' || !k.pipelineSpec) continue;
     const combos = enumerateParams(k).slice(0, PREWARM_PER_KERNEL);

@@ -173,7 +173,7 @@ export const REPORT_GLOSSARY: Readonly<Record<string, string>> = {
   'lo–hi': 'the smallest and largest kept round (ms): the spread; when the winner\'s spread overlaps another\'s the decision is uncertain and the cheaper to build of them is taken',
   'GFLOP/s': '2·nnz / product time, in 10^9 floating-point operations per second',
   MB: 'device storage of the format (float32 values, 32-bit indices), in 10^6 bytes',
-  'conv ms': 'one-time host conversion from CSR (0 for CSR kernels)',
+  'conv ms': 'one-time conversion from CSR: on the host, or on the device for dia and dia-tiled (0 for CSR kernels)',
   'upload ms': 'one-time upload to the device, shader compilation included',
   'objective ms': 'expected total cost of choosing this candidate: conv ms + upload ms + expected products × ms; the winner has the least',
   budget: 'the tuning budget: fraction × the stated budget, else max(fraction × expected products × first product ms, minBudgetMs); it covers the overhead, everything but the one CSR upload the operator reuses',

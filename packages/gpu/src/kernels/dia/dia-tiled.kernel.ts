@@ -22,10 +22,13 @@
  * @module
  */
 import { type DiaMatrix, diaDefaultParams } from '@gpusparse/formats';
+import type { GpuCaps } from '../../device/context';
+import type { PipelineSpec } from '../../device/pipelines';
 import { csrVectorsFit } from '../csr/csr-device';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from '../ell/ell-device';
 import type { SpmvKernel } from '../types';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, signature } from '../wgsl/index';
+import { type DeviceDiaMatrix, deviceDiaHandle, diaBuildSpecs, isDeviceDia } from './dia-build';
 import { DIA_DEVICE_FORMAT, diaLayout } from './dia.kernel';
 import { DIAGONAL_BINDINGS, diagonalCountFits, diagonalPieces, diagonalPrecheck } from './diagonal-device';
 
@@ -116,9 +119,10 @@ export function pieceInterior(tab: Int32Array, count: number, rows: number): [nu
 /**
  * Tiled DIA SpMV. Cost per apply: one dispatch per piece (one for any matrix of ≤ 256
  * diagonals that fits a binding); 4·rows·ndiag bytes of values (padding included) plus x and y.
+ * Uploads a host `DiaMatrix`, or takes the layout of a `DeviceDiaMatrix` built on the device.
  * @example const h = diaTiledKernel.upload(ctx, diaFromCsr(a), { rowsPerThread: 4 });
  */
-export const diaTiledKernel: SpmvKernel<DiaMatrix, DiaTiledParams, DiaTiledDeviceMatrix> = {
+export const diaTiledKernel: SpmvKernel<DiaMatrix | DeviceDiaMatrix, DiaTiledParams, DiaTiledDeviceMatrix> = {
   id: 'dia-tiled',
   format: 'dia',
   title: 'DIA tiled: several coalesced rows per invocation, diagonal table in workgroup memory, unchecked interior tiles',
@@ -139,10 +143,18 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix, DiaTiledParams, DiaTiledDevic
     return ok === true ? csrVectorsFit(m, limits.maxStorageBufferBindingSize) : ok;
   },
   wgsl: (p) => diaTiledWgsl(p.workgroupSize, p.rowsPerThread),
+  pipelineSpec(p) {
+    const text = diaTiledWgsl(p.workgroupSize, p.rowsPerThread);
+    return { key: text, label: `dia-tiled(rows=${p.rowsPerThread},wg=${p.workgroupSize})`, bindings: signature(DIAGONAL_BINDINGS), wgsl: () => text };
+  },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
-    const text = this.wgsl(p, ctx.caps);
-    const pipe = ctx.pipelines.get({ key: text, label: `dia-tiled(rows=${p.rowsPerThread},wg=${p.workgroupSize})`, bindings: signature(DIAGONAL_BINDINGS), wgsl: () => text });
+    const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
+    if (isDeviceDia(m)) {
+      // built on the device: the same plan, so the same pieces and interiors as the host upload
+      const h = deviceDiaHandle(m, this.id, pipe, bindingCapElems(ctx, opts), TILED_MAX_DIAGONALS, p.rowsPerThread * p.workgroupSize);
+      return { ...h, interior: h.tabs.map((tab, i) => pieceInterior(tab, h.parts[i]!.count, h.parts[i]!.rows)) };
+    }
     // pieces stream through (a split matrix's re-packed copies are not all held at once);
     // each piece's interior is recorded as it passes, in dispatch order
     const interior: [number, number][] = [];
@@ -161,3 +173,11 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix, DiaTiledParams, DiaTiledDevic
       u.u[7] = h.interior[i]![1]; // ihi
     }),
 };
+
+/**
+ * What a DIA conversion on the device and the default dia-tiled upload compile (for
+ * PipelineCache.prewarm: the autotuner asks for them while the host prepares the CSR upload).
+ */
+export function diaDeviceSpecs(caps: GpuCaps): PipelineSpec[] {
+  return [...diaBuildSpecs(), diaTiledKernel.pipelineSpec!(diaTiledKernel.defaults, caps)];
+}

@@ -13,9 +13,11 @@
  * @module
  */
 import { type DiaMatrix, diaDefaultParams, InvalidMatrixError, validateDia } from '@gpusparse/formats';
-import type { EllDeviceMatrix } from '../ell/ell-device';
+import { bindingCapElems, type EllDeviceMatrix } from '../ell/ell-device';
 import type { SpmvKernel } from '../types';
-import { type DiagonalKernelParams, type DiagonalLayout, diagonalKernel } from './diagonal-device';
+import { signature } from '../wgsl/index';
+import { type DeviceDiaMatrix, deviceDiaHandle, isDeviceDia } from './dia-build';
+import { DIAGONAL_BINDINGS, type DiagonalKernelParams, type DiagonalLayout, diagonalKernel } from './diagonal-device';
 
 /**
  * A DIA matrix as a {@link DiagonalLayout} (slot of row i on diagonal d: d·rows + i), after
@@ -37,12 +39,7 @@ export function diaLayout(m: DiaMatrix): DiagonalLayout {
  */
 export const DIA_DEVICE_FORMAT = { valueType: 'f32' } as const;
 
-/**
- * Thread-per-row DIA SpMV. Cost per apply: one dispatch per piece; 4·rows·ndiag bytes of values
- * (padding included, β = nnz / (rows·ndiag)) plus the x reads.
- * @example const h = diaKernel.upload(ctx, diaFromCsr(a)); diaKernel.encode(ctx, h, x, y);
- */
-export const diaKernel: SpmvKernel<DiaMatrix, DiagonalKernelParams, EllDeviceMatrix> = diagonalKernel<DiaMatrix>({
+const threadPerRow = diagonalKernel<DiaMatrix>({
   id: 'dia',
   format: 'dia',
   title: 'DIA: one invocation per row over the padded diagonals, coalesced (survey §2.1.1)',
@@ -51,3 +48,22 @@ export const diaKernel: SpmvKernel<DiaMatrix, DiagonalKernelParams, EllDeviceMat
   formatParams: DIA_DEVICE_FORMAT,
   layout: diaLayout,
 });
+
+/**
+ * Thread-per-row DIA SpMV. Cost per apply: one dispatch per piece; 4·rows·ndiag bytes of values
+ * (padding included, β = nnz / (rows·ndiag)) plus the x reads. Uploads a host `DiaMatrix`, or
+ * takes the layout of a {@link DeviceDiaMatrix} built on the device (no transfer).
+ * @example const h = diaKernel.upload(ctx, diaFromCsr(a)); diaKernel.encode(ctx, h, x, y);
+ */
+export const diaKernel: SpmvKernel<DiaMatrix | DeviceDiaMatrix, DiagonalKernelParams, EllDeviceMatrix> = {
+  ...threadPerRow,
+  // reads the shape and the offsets only, which both kinds have
+  supports: (m, limits, params) => threadPerRow.supports(m as DiaMatrix, limits, params),
+  upload(ctx, m, params = {}, opts) {
+    if (!isDeviceDia(m)) return threadPerRow.upload.call(this, ctx, m, params, opts);
+    const p = { ...this.defaults, ...params };
+    const text = this.wgsl(p, ctx.caps);
+    const pipe = ctx.pipelines.get({ key: text, label: `dia(wg=${p.workgroupSize})`, bindings: signature(DIAGONAL_BINDINGS), wgsl: () => text });
+    return deviceDiaHandle(m, this.id, pipe, bindingCapElems(ctx, opts), Number.POSITIVE_INFINITY, p.workgroupSize);
+  },
+};

@@ -71,24 +71,53 @@ function rowRange(k: number, r0: number, r1: number, cols: number): [number, num
 }
 
 /**
- * The pieces of a diagonal matrix for bindings of `cap` elements: one piece holding the arrays
- * as they are when everything fits; otherwise ranges of ⌊cap / 4⌋ (at most `maxCount`)
- * diagonals × blocks of rows whose slots fit in `cap`, each re-packed (empty diagonals of a
- * block dropped; later diagonal ranges of a row block accumulate). `maxCount` bounds a piece's
- * table for kernels that stage it in workgroup memory. Cost: O(ndiag) when it fits,
- * O(rows·ndiag) host copies when split.
- * @example [...diagonalPieces(layout, 1 << 20)].length // 1 for a small matrix
+ * One piece of a diagonal matrix as planned from its offsets alone (no values): the diagonal
+ * table the shader reads and where each diagonal of the piece keeps its values, so that the
+ * host ({@link diagonalPieces}) and the device build (`dia-build.ts`) fill the same layout.
  */
-export function* diagonalPieces(m: DiagonalLayout, cap: number, maxCount = Number.POSITIVE_INFINITY): Generator<HostPiece> {
-  const { rows, cols, offsets } = m;
+export interface DiagonalPiecePlan {
+  /** Local rows of the piece (the uniform `rows`) and its first global row. */
+  readonly rows: number;
+  readonly rowBase: number;
+  /** Table entries (non-empty diagonals of the piece). */
+  readonly count: number;
+  readonly accumulate: boolean;
+  /** 4 i32 per entry: offset k, base b, local row range [lo, hi); local row t at vals[b + t]. */
+  readonly tab: Int32Array;
+  /** Global index of the diagonal of each table entry. */
+  readonly diags: Int32Array;
+  /** Slots of the piece's values array. */
+  readonly slots: number;
+  /** True when the piece is the whole matrix stored as the layout has it (values not re-packed). */
+  readonly whole: boolean;
+}
+
+/**
+ * Plan the pieces of a diagonal layout (rows × cols, `offsets`, diagonal d's row 0 at slot
+ * base(d), `slots` values in all) for bindings of `cap` elements: one piece holding the layout
+ * as it is when everything fits; otherwise ranges of ⌊cap / 4⌋ (at most `maxCount`) diagonals ×
+ * blocks of rows whose slots fit in `cap`, each re-packed (empty diagonals of a block dropped;
+ * later diagonal ranges of a row block accumulate). `maxCount` bounds a piece's table for
+ * kernels that stage it in workgroup memory. Cost: O(ndiag · pieces) host work, no values.
+ * @example [...diagonalPlan(10, 10, Int32Array.of(-1, 0, 1), (d) => 10 * d, 30, 1 << 20)].length // 1
+ */
+export function* diagonalPlan(
+  rows: number,
+  cols: number,
+  offsets: Int32Array,
+  base: (d: number) => number,
+  slots: number,
+  cap: number,
+  maxCount = Number.POSITIVE_INFINITY,
+): Generator<DiagonalPiecePlan> {
   const nd = offsets.length;
-  if (nd * 4 <= cap && nd <= maxCount && m.values.length <= cap && rows <= cap) {
+  if (nd * 4 <= cap && nd <= maxCount && slots <= cap && rows <= cap) {
     const tab = new Int32Array(4 * nd);
     for (let d = 0; d < nd; d++) {
       const [lo, hi] = rowRange(offsets[d]!, 0, rows, cols);
-      tab.set([offsets[d]!, m.base(d), lo, Math.max(lo, hi)], 4 * d);
+      tab.set([offsets[d]!, base(d), lo, Math.max(lo, hi)], 4 * d);
     }
-    yield { rows, rowBase: 0, count: nd, accumulate: false, data: [tab, m.values] };
+    yield { rows, rowBase: 0, count: nd, accumulate: false, tab, diags: Int32Array.from({ length: nd }, (_, d) => d), slots, whole: true };
     return;
   }
   const dRange = Math.max(1, Math.min(maxCount, Math.floor(cap / 4)));
@@ -96,36 +125,49 @@ export function* diagonalPieces(m: DiagonalLayout, cap: number, maxCount = Numbe
     const d1 = Math.min(nd, d0 + dRange);
     const h = Math.max(1, Math.min(cap, Math.floor(cap / Math.max(1, d1 - d0))));
     for (let r0 = 0; r0 < rows; r0 += h) {
-      const r1 = Math.min(rows, r0 + h);
-      // count the block's non-empty diagonals and slots first, then fill exact-size arrays
-      let nTab = 0;
-      let nVals = 0;
-      for (let d = d0; d < d1; d++) {
-        const [lo, hi] = rowRange(offsets[d]!, r0, r1, cols);
-        if (lo >= hi) continue;
-        nTab++;
-        nVals += hi - lo;
-      }
-      if (d0 > 0 && nTab === 0) continue; // nothing to add to rows already written
-      const tab = new Int32Array(4 * nTab);
-      const vals = new Float32Array(nVals);
-      let t = 0;
-      let v = 0;
-      for (let d = d0; d < d1; d++) {
-        const k = offsets[d]!;
-        const [lo, hi] = rowRange(k, r0, r1, cols);
-        if (lo >= hi) continue;
-        tab[t++] = k;
-        tab[t++] = v - (lo - r0);
-        tab[t++] = lo - r0;
-        tab[t++] = hi - r0;
-        // one block copy per diagonal (a memcpy from float32 values, a rounding copy from float64)
-        const src = m.base(d);
-        vals.set(m.values.subarray(src + lo, src + hi), v);
-        v += hi - lo;
-      }
-      yield { rows: r1 - r0, rowBase: r0, count: nTab, accumulate: d0 > 0, data: [tab, vals] };
+      const p = blockPlan(offsets, cols, d0, d1, r0, Math.min(rows, r0 + h));
+      if (d0 > 0 && p.count === 0) continue; // nothing to add to rows already written
+      yield p;
     }
+  }
+}
+
+/** The plan of diagonals [d0, d1) × rows [r0, r1), values re-packed diagonal after diagonal. O(d1 − d0). */
+function blockPlan(offsets: Int32Array, cols: number, d0: number, d1: number, r0: number, r1: number): DiagonalPiecePlan {
+  const tab: number[] = [];
+  const diags: number[] = [];
+  let v = 0;
+  for (let d = d0; d < d1; d++) {
+    const k = offsets[d]!;
+    const [lo, hi] = rowRange(k, r0, r1, cols);
+    if (lo >= hi) continue;
+    tab.push(k, v - (lo - r0), lo - r0, hi - r0);
+    diags.push(d);
+    v += hi - lo;
+  }
+  return { rows: r1 - r0, rowBase: r0, count: diags.length, accumulate: d0 > 0, tab: Int32Array.from(tab), diags: Int32Array.from(diags), slots: v, whole: false };
+}
+
+/**
+ * The pieces of a diagonal matrix for bindings of `cap` elements ({@link diagonalPlan}) with
+ * their values: the layout's own array for a whole piece, a re-packed float32 copy otherwise.
+ * Cost: O(ndiag) when it fits, O(rows·ndiag) host copies when split.
+ * @example [...diagonalPieces(layout, 1 << 20)].length // 1 for a small matrix
+ */
+export function* diagonalPieces(m: DiagonalLayout, cap: number, maxCount = Number.POSITIVE_INFINITY): Generator<HostPiece> {
+  for (const p of diagonalPlan(m.rows, m.cols, m.offsets, (d) => m.base(d), m.values.length, cap, maxCount)) {
+    if (p.whole) {
+      yield { rows: p.rows, rowBase: p.rowBase, count: p.count, accumulate: p.accumulate, data: [p.tab, m.values] };
+      continue;
+    }
+    const vals = new Float32Array(p.slots);
+    for (let t = 0; t < p.count; t++) {
+      // one block copy per diagonal (a memcpy from float32 values, a rounding copy from float64)
+      const lo = p.tab[4 * t + 2]!;
+      const src = m.base(p.diags[t]!) + p.rowBase + lo;
+      vals.set(m.values.subarray(src, src + p.tab[4 * t + 3]! - lo), p.tab[4 * t + 1]! + lo);
+    }
+    yield { rows: p.rows, rowBase: p.rowBase, count: p.count, accumulate: p.accumulate, data: [p.tab, vals] };
   }
 }
 
