@@ -45,6 +45,52 @@ export function xGatherBytes(a: CsrMatrix, block = 32, sector = 32): number {
   return sectors * sector;
 }
 
+/**
+ * Distinct `line`-byte lines of x per gathered entry when 32 entries are gathered together:
+ * `row` — 32 consecutive entries of one row (the lanes of a CSR row kernel), `slice` — the k-th
+ * entries of 32 consecutive rows (a thread-per-row sliced ELL kernel on one slot). On the H100 a
+ * gather instruction costs about one L1 cycle per distinct line, so this ratio × nnz / (SMs ·
+ * clock) bounds a gather-limited kernel (H10: cuSPARSE ≈ 1 entry per SM cycle). O(nnz).
+ * @example gatherLinesPerEntry(generators.poisson2d(64), 'slice') // ≈ 5 lines / 32 entries
+ */
+export function gatherLinesPerEntry(a: CsrMatrix, mode: 'row' | 'slice', line = 128, group = 32): number {
+  const per = line / 4;
+  const seen = new Set<number>();
+  let lines = 0;
+  let nnz = 0;
+  const flush = () => {
+    lines += seen.size;
+    seen.clear();
+  };
+  if (mode === 'row') {
+    for (let i = 0; i < a.rows; i++) {
+      for (let k = a.rowPtr[i]!, n = 0; k < a.rowPtr[i + 1]!; k++, n++) {
+        if (n % group === 0) flush();
+        seen.add(Math.floor(a.colIdx[k]! / per));
+        nnz++;
+      }
+      flush();
+    }
+    return nnz > 0 ? lines / nnz : 0;
+  }
+  for (let r0 = 0; r0 < a.rows; r0 += group) {
+    const r1 = Math.min(a.rows, r0 + group);
+    let width = 0;
+    for (let i = r0; i < r1; i++) width = Math.max(width, a.rowPtr[i + 1]! - a.rowPtr[i]!);
+    for (let k = 0; k < width; k++) {
+      for (let i = r0; i < r1; i++) {
+        const q = a.rowPtr[i]! + k;
+        if (q < a.rowPtr[i + 1]!) {
+          seen.add(Math.floor(a.colIdx[q]! / per));
+          nnz++;
+        }
+      }
+      flush();
+    }
+  }
+  return nnz > 0 ? lines / nnz : 0;
+}
+
 /** The byte counts and rates of one timed kernel (see the module comment). */
 export interface ByteAccount {
   /** deviceBytes + 4·cols + 4·rows. */

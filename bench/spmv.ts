@@ -48,7 +48,7 @@ import { readFcidump } from '../packages/chem/src/node';
 import { stencil27 } from './df64-matrices';
 import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
-import { accountBytes, readCusparse, xGatherBytes } from './spmv-bytes';
+import { accountBytes, gatherLinesPerEntry, readCusparse, xGatherBytes } from './spmv-bytes';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
@@ -206,6 +206,9 @@ interface Case {
   copySameMs: number;
   /** x bytes gathered by 32-row blocks at 32-byte sectors ({@link xGatherBytes}). */
   xGather: number;
+  /** Distinct 128-byte x lines per entry, 32 entries of a row / the k-th entries of 32 rows together ({@link gatherLinesPerEntry}). */
+  linesRow: number;
+  linesSlice: number;
   /** The last conversion (format + format parameters → matrix): variants of one kernel, and dia / dia-tiled, share it. */
   conv?: { key: string; m: unknown };
 }
@@ -331,9 +334,11 @@ async function makeCase(ctx: GpuContext, a: CsrMatrix, copyGbs: number): Promise
     bound[i] = 2 * (a.rowPtr[i + 1]! - a.rowPtr[i]!) * 2 ** -24 * s;
   }
   const xGather = xGatherBytes(a);
+  const [linesRow, linesSlice] = [gatherLinesPerEntry(a, 'row'), gatherLinesPerEntry(a, 'slice')];
+  console.log(`  x: ${(xGather / (4 * a.cols)).toFixed(1)}× its bytes gathered per 32-row block; 128-byte lines per entry: ${linesRow.toFixed(3)} (32 entries of a row), ${linesSlice.toFixed(3)} (slot k of 32 rows)`);
   const same = await copySameBytes(ctx, 8 * nnz + 8 * a.rows + 4 * a.cols);
   console.log(`  vec4 copy of the CSR product's ${((8 * nnz + 8 * a.rows + 4 * a.cols) / 1e6).toFixed(0)} MB: ${same.ms.toFixed(3)} ms (${same.gbs.toFixed(0)} GB/s)`);
-  return { a32, nnz, x, ref, bound, dx: uploadF32(ctx, x), dy: ctx.buffers.acquire(a.rows * 4), copyGbs, copySameMs: same.ms, xGather };
+  return { a32, nnz, x, ref, bound, dx: uploadF32(ctx, x), dy: ctx.buffers.acquire(a.rows * 4), copyGbs, copySameMs: same.ms, xGather, linesRow, linesSlice };
 }
 
 /**
@@ -396,7 +401,7 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
   c.dy.dispose();
   let maxRow = 0;
   for (let i = 0; i < a.rows; i++) maxRow = Math.max(maxRow, a.rowPtr[i + 1]! - a.rowPtr[i]!);
-  return { name, rows: a.rows, cols: a.cols, nnz: c.nnz, maxRowLength: maxRow, copySameBytesMs: c.copySameMs, xGatherBytes: c.xGather, cusparseMs: cusparse.get(name), results: rows, summary: summaryLines(name, rows) };
+  return { name, rows: a.rows, cols: a.cols, nnz: c.nnz, maxRowLength: maxRow, copySameBytesMs: c.copySameMs, xGatherBytes: c.xGather, gatherLinesRow: c.linesRow, gatherLinesSlice: c.linesSlice, cusparseMs: cusparse.get(name), results: rows, summary: summaryLines(name, rows) };
 }
 
 /** A CI Hamiltonian case: `FILE[:IRREP]` → [name, builder] (float64 CSR from the chem assembly, all cores). */

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CsrMatrix, generators } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
-import { accountBytes, readCusparse, xGatherBytes } from '../../../bench/spmv-bytes';
+import { accountBytes, gatherLinesPerEntry, readCusparse, xGatherBytes } from '../../../bench/spmv-bytes';
 
 const csr = (rows: number, cols: number, lists: number[][]): CsrMatrix => {
   const rowPtr = new Int32Array(rows + 1);
@@ -41,6 +41,23 @@ describe('xGatherBytes', () => {
     const a = csr(1, 1, [[0]]);
     expect(() => xGatherBytes(a, 0)).toThrow(/block expected an integer ≥ 1, got 0/);
     expect(() => xGatherBytes(a, 32, 6)).toThrow(/sector expected a multiple of 4 bytes, got 6/);
+  });
+});
+
+describe('gatherLinesPerEntry', () => {
+  it('counts 128-byte lines per 32 entries of a row, or per slot of 32 rows', () => {
+    // 32 rows, each: columns 64·i and 64·i + 1 (row i's two entries share a line; slot 0 of the
+    // 32 rows touches 32 lines, as does slot 1, the same ones)
+    const a = csr(32, 2048, Array.from({ length: 32 }, (_, i) => [64 * i, 64 * i + 1]));
+    expect(gatherLinesPerEntry(a, 'row')).toBe(0.5);
+    expect(gatherLinesPerEntry(a, 'slice')).toBe(1);
+    // rows i: columns i and 100 + i: slot 0 of the 32 rows = columns 0..31 (1 line), slot 1 = 100..131 (2 lines)
+    const b = csr(32, 200, Array.from({ length: 32 }, (_, i) => [i, 100 + i]));
+    expect(gatherLinesPerEntry(b, 'row')).toBe(1);
+    expect(gatherLinesPerEntry(b, 'slice')).toBe(3 / 64);
+    // 40 entries in one row: chunks of 32 and 8 consecutive columns, one line each
+    expect(gatherLinesPerEntry(csr(1, 64, [Array.from({ length: 40 }, (_, k) => k)]), 'row')).toBe(2 / 40);
+    expect(gatherLinesPerEntry(csr(3, 3, [[], [], []]), 'slice')).toBe(0);
   });
 });
 
