@@ -24,7 +24,7 @@ timeout 120 node $app --dump-only --dump /tmp/m --only $stencils,cilike,ci- --fc
 timeout 120 python3 .gpukit/cusparse_anchor.py /tmp/m/*.csr --json "$out/cusparse.jsonl" >"$out/anchor.log" 2>&1
 common="--rounds 2 --reps 20 --heat-ms 100 --no-variants --cusparse $out/cusparse.jsonl"
 dia="--only $stencils --kernels dia-tiled,csr-adaptive --grid dia-tiled:vec=0/1:rowsPerThread=1/2/4:unroll=4/8"
-ci="--only cilike,ci- --fcidump $fd --kernels csr-long,sliced-ell-split --grid csr-long:lanes=16/32:unroll=2:pack=1:interleave=1 --grid sliced-ell-split:sliceHeight=32/64:parts=4/8/16:unroll=4/8"
+ci="--only cilike,ci- --fcidump $fd --kernels csr-long,sliced-ell-split --grid csr-long:lanes=16/32:unroll=2:pack=1:interleave=1 --grid sliced-ell-split:pack=0/1:sliceHeight=32/64:parts=4/8/16:unroll=4/8"
 for u in "" "--unsafe"; do
   tag=${u:+-unsafe}
   timeout 150 node $app $common $u $dia --out "$out/stencil$tag.json" >"$out/stencil$tag.log" 2>&1

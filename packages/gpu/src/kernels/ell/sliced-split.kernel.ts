@@ -15,6 +15,9 @@
  * and values before their gathers, so parts·unroll chains per row are in flight. The parts'
  * partial sums meet in workgroup memory ({@link stridedSum}, fixed order: deterministic).
  *
+ * `pack` 1 stores the columns as 16-bit offsets from a base per (slice, slot)
+ * ({@link packedSlicedPieces}): 6 + 4/height bytes per entry instead of 8.
+ *
  * Invocation lid works on row position lid % R of the workgroup's R = workgroupSize / parts
  * rows (consecutive invocations on consecutive rows: coalesced slot loads) and part lid / R.
  * No float atomics: one invocation stores each row; slot-range pieces accumulate with β = 1.
@@ -22,17 +25,31 @@
  */
 import { type SlicedEllRMatrix, validateSlicedEllR } from '@gpusparse/formats';
 import type { SpmvKernel } from '../types';
-import { signature } from '../wgsl/index';
+import { signature, type WgslBinding } from '../wgsl/index';
 import { spmvLanesHead, stridedSum } from '../wgsl/lanes';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from './ell-device';
 import { slicedBindings, slicedPieces, slicedSupports } from './sliced-device';
+import { packedSlicedPieces, packFits } from './sliced-split-device';
 
 /** Parameters of {@link slicedSplitKernel}. */
-export type SlicedSplitParams = { sliceHeight: number; parts: number; unroll: number; workgroupSize: number };
+export type SlicedSplitParams = { sliceHeight: number; parts: number; unroll: number; pack: number; workgroupSize: number };
 
 const PARTS = [1, 2, 4, 8, 16, 32];
 const UNROLL = [1, 2, 4, 8];
 const BINDINGS = slicedBindings({ lengths: true, perm: false });
+/** pack 1: cw (16-bit offsets), vals, sl (3 words per slice), rl, cb (bases), x, y. */
+const PACKED_BINDINGS: readonly WgslBinding[] = [
+  { name: 'cw', type: 'array<u32>', access: 'r' },
+  { name: 'vals', type: 'array<f32>', access: 'r' },
+  { name: 'sl', type: 'array<u32>', access: 'r' },
+  { name: 'rl', type: 'array<u32>', access: 'r' },
+  { name: 'cb', type: 'array<u32>', access: 'r' },
+  { name: 'x', type: 'array<f32>', access: 'r' },
+  { name: 'y', type: 'array<f32>', access: 'w' },
+];
+
+/** The column of slot `q` (slot number `k` of the row's slice): a u32 word, or base + 16-bit offset. */
+const colText = (pack: number, q: string, k: string): string => (pack === 1 ? `cb[cbase + ${k}] + ((cw[${q} >> 1u] >> ((${q} & 1u) * 16u)) & 0xffffu)` : `col_idx[${q}]`);
 
 /** Pairwise sum of the accumulators a0 … a(n−1), a fixed order. */
 function pairwise(n: number): string {
@@ -45,25 +62,26 @@ function pairwise(n: number): string {
  * The shader for `parts` invocations per row, `unroll` slots per step, `wg` invocations.
  * @example slicedSplitWgsl(8, 4, 256)
  */
-export function slicedSplitWgsl(parts: number, unroll: number, wg: number): string {
+export function slicedSplitWgsl(parts: number, unroll: number, wg: number, pack = 0): string {
+  if (pack !== 0 && pack !== 1) throw new RangeError(`sliced-ell-split: pack expected 0 or 1, got ${pack}`);
   if (!PARTS.includes(parts) || wg % parts !== 0) throw new RangeError(`sliced-ell-split: parts expected one of ${PARTS.join(', ')} dividing ${wg}, got ${parts}`);
   if (!UNROLL.includes(unroll)) throw new RangeError(`sliced-ell-split: unroll expected one of ${UNROLL.join(', ')}, got ${unroll}`);
   const R = wg / parts;
   const ix = Array.from({ length: unroll }, (_, i) => i);
   const step = [
     ...ix.map((i) => `let q${i} = q + ${i * parts}u * stride;`),
-    ...ix.map((i) => `let c${i} = col_idx[q${i}];`),
+    ...ix.map((i) => `let c${i} = ${colText(pack, `q${i}`, i === 0 ? 'k' : `k + ${i * parts}u`)};`),
     ...ix.map((i) => `let v${i} = vals[q${i}];`),
     ...ix.map((i) => `a${i} = a${i} + v${i} * x[c${i}];`),
   ].join('\n      ');
-  return `${spmvLanesHead(BINDINGS, { workgroupSize: wg, lanes: 1, subgroups: false })}
+  return `${spmvLanesHead(pack === 1 ? PACKED_BINDINGS : BINDINGS, { workgroupSize: wg, lanes: 1, subgroups: false })}
   let p = wg_linear(wid, nwg) * ${R}u + lid % ${R}u;
   let part = lid / ${R}u;
   var s = 0.0;
   if (p < u.rows) {
     let c = p / u.count;
     let r = p - c * u.count;
-    let off = sl[2u * c];
+    let off = sl[${pack === 1 ? '3u' : '2u'} * c];${pack === 1 ? '\n    let cbase = sl[3u * c + 2u];' : ''}
     let stride = min(u.count, u.rows - c * u.count);
     let end = rl[p];
     ${ix.map((i) => `var a${i} = 0.0;`).join(' ')}
@@ -74,7 +92,7 @@ export function slicedSplitWgsl(parts: number, unroll: number, wg: number): stri
     }
     for (; k < end; k += ${parts}u) {
       let q = off + k * stride + r;
-      a0 = a0 + vals[q] * x[col_idx[q]];
+      a0 = a0 + vals[q] * x[${colText(pack, 'q', 'k')}];
     }
     s = ${pairwise(unroll)};
   }
@@ -97,19 +115,26 @@ export const slicedSplitKernel: SpmvKernel<SlicedEllRMatrix, SlicedSplitParams, 
     sliceHeight: { description: 'rows per slice (format parameter)', values: [32, 64] },
     parts: { description: 'invocations per row (1–32, dividing the workgroup); each walks every parts-th slot', values: [8, 4, 16] },
     unroll: { description: 'slots each invocation loads before their gathers (1, 2, 4, 8)', values: [4, 2, 8] },
+    pack: { description: '0: u32 columns (8 bytes per entry); 1: 16-bit offsets from a base column per (slice, slot) (6 + 4/height bytes; each slot’s columns within 2^16 − 1, whole slices per binding)', values: [0, 1] },
     workgroupSize: { description: 'invocations per workgroup', values: [256] },
   },
-  defaults: { sliceHeight: 32, parts: 8, unroll: 4, workgroupSize: 256 },
+  defaults: { sliceHeight: 32, parts: 8, unroll: 4, pack: 0, workgroupSize: 256 },
   formatParams: (p) => ({ sliceHeight: p.sliceHeight }),
-  supports: (m, limits) => slicedSupports(m, m.sliceHeight, limits),
-  wgsl: (p) => slicedSplitWgsl(p.parts, p.unroll, p.workgroupSize),
+  supports(m, limits, p) {
+    const ok = slicedSupports(m, m.sliceHeight, limits);
+    return ok === true && p?.pack === 1 ? packFits(m) : ok;
+  },
+  wgsl: (p) => slicedSplitWgsl(p.parts, p.unroll, p.workgroupSize, p.pack),
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     validateSlicedEllR(m); // the shader reads without bounds checks of its own
     const text = this.wgsl(p, ctx.caps);
-    const pipe = ctx.pipelines.get({ key: text, label: `${this.id}(parts=${p.parts},unroll=${p.unroll})`, bindings: signature(BINDINGS), wgsl: () => text });
+    const bindings = signature(p.pack === 1 ? PACKED_BINDINGS : BINDINGS);
+    const pipe = ctx.pipelines.get({ key: text, label: `${this.id}(parts=${p.parts},unroll=${p.unroll},pack=${p.pack})`, bindings, wgsl: () => text });
+    const cap = bindingCapElems(ctx, opts);
     const layout = { ...m, height: m.sliceHeight, padLast: false };
-    return uploadPieces(ctx, this.id, m, pipe, slicedPieces(layout, m.rowLength, null, bindingCapElems(ctx, opts)), p.workgroupSize / p.parts);
+    const pieces = p.pack === 1 ? packedSlicedPieces(m, cap) : slicedPieces(layout, m.rowLength, null, cap);
+    return uploadPieces(ctx, this.id, m, pipe, pieces, p.workgroupSize / p.parts);
   },
   encode: encodeEll,
 };
