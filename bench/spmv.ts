@@ -26,7 +26,17 @@
  * --powerlaw ROWS:MAXLEN[:MINLEN[:ALPHA]] (add a generated power-law matrix; --only powerlaw-ROWS- runs it alone),
  * --fcidump FILE[:IRREP] (repeatable: add the determinant CI Hamiltonian that packages/chem assembles
  * from FILE — FCI space, the file's MS2, IRREP 1-based or the file's ISYM — named ci-<file>; with
- * --dump its raw CSR goes beside the others for cusparse_anchor.py).
+ * --dump its raw CSR goes beside the others for cusparse_anchor.py),
+ * --dump-only (build and --dump the selected matrices, no GPU: run cusparse_anchor.py on them before
+ * the timed run), --cusparse FILE.jsonl (cusparse_anchor.py --json output: each summary line then
+ * carries cuSPARSE's float32 time and the ratio), --heat-ms N (default 150, --quick 0: before each
+ * timing, untimed products back to back for N ms, so that the GPU's SM clock has left its idle state —
+ * on the H100 it sits at 345 MHz between bursts and reaches 1 980 MHz only under continuous load,
+ * bench/RESULTS.md session 6).
+ * Byte accounting per kernel (bench/spmv-bytes.ts): DRAM bytes (its device arrays + x + y once), bytes
+ * per stored entry, % of copy, the floor at copy speed, x gather bytes per 32-row block, and GB/s over
+ * the CSR-equivalent bytes (the anchor's definition). One `SUMMARY` line per kernel and matrix and one
+ * `BEST` line per matrix close the output.
  * A kernel that fails is reported with its error (JSON `error`) and the others are still timed.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -38,6 +48,7 @@ import { readFcidump } from '../packages/chem/src/node';
 import { stencil27 } from './df64-matrices';
 import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
+import { accountBytes, gatherLinesPerEntry, readCusparse, xGatherBytes } from './spmv-bytes';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
@@ -55,7 +66,14 @@ const dumpDir = opt('--dump');
 const sweep = opt('--sweep')?.split(',');
 const fcidumps = argv.flatMap((a, i) => (a === '--fcidump' && argv[i + 1] ? [argv[i + 1]!] : []));
 const grids = argv.flatMap((a, i) => (a === '--grid' && argv[i + 1] ? [argv[i + 1]!] : []));
-const valueArgs = new Set([...fcidumps, ...grids, ...['--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw'].flatMap((f) => (opt(f) ? [opt(f)!] : []))]);
+const heatMs = Number(opt('--heat-ms') ?? (quick ? 0 : 150));
+const dumpOnly = flag('--dump-only');
+const cusparse = readCusparse(opt('--cusparse'));
+const valueArgs = new Set([
+  ...fcidumps,
+  ...grids,
+  ...['--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw', '--heat-ms', '--cusparse'].flatMap((f) => (opt(f) ? [opt(f)!] : [])),
+]);
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 /** The generated matrix set (shared with bench/tune.ts): name and a thunk (built lazily, one at a time). */
@@ -80,12 +98,31 @@ fn main(${entryArgs()}) {
   });
 }
 
+/**
+ * Keep the GPU busy with untimed `encode` calls for about `ms` ms of wall time (batches doubling
+ * from 4 until one takes ≥ 20 ms, so the host waits rarely), so that the timing after it runs at
+ * the SM clock of continuous work, not the idle clock the host's conversion and upload left.
+ * @example await heat(ctx, () => k.encode(ctx, h, x, y));
+ */
+async function heat(ctx: GpuContext, encode: () => void, ms = heatMs): Promise<void> {
+  const t0 = performance.now();
+  let n = 4;
+  while (performance.now() - t0 < ms) {
+    const t1 = performance.now();
+    for (let i = 0; i < n; i++) encode();
+    await ctx.finish();
+    if (performance.now() - t1 < 20 && n < 4096) n *= 2;
+  }
+}
+
 /** Median ms of the vec4 WGSL copy of `n` floats (n a multiple of 4): 8·n bytes moved. */
 async function timeCopyVec4(ctx: GpuContext, n: number, a: GpuBuf, b: GpuBuf) {
   const pipe = copyVec4(ctx);
   const u = new Uniforms();
   u.u[0] = n / 4;
-  return timeGpu(ctx, () => ctx.recorder.dispatch(pipe, [a, b], u, Math.ceil(n / 4 / 256)), { reps });
+  const encode = () => ctx.recorder.dispatch(pipe, [a, b], u, Math.ceil(n / 4 / 256));
+  await heat(ctx, encode);
+  return timeGpu(ctx, encode, { reps });
 }
 
 /**
@@ -109,6 +146,7 @@ async function copyBandwidth(ctx: GpuContext): Promise<{ gbs: number; bytes: num
   const a = ctx.buffers.acquire(n * 4);
   const b = ctx.buffers.acquire(n * 4);
   const b1 = Blas1.of(ctx);
+  await heat(ctx, () => b1.copy(a, b, n));
   const t1 = await timeGpu(ctx, () => b1.copy(a, b, n), { reps });
   const t4 = await timeCopyVec4(ctx, n, a, b);
   a.dispose();
@@ -132,6 +170,15 @@ interface Row {
   gflops?: number;
   gbs?: number;
   fractionOfCopy?: number;
+  /** Byte accounting (bench/spmv-bytes.ts): DRAM bytes, bytes per entry, floor at copy speed, GB/s over CSR bytes and with x gathers. */
+  dramBytes?: number;
+  matrixBytesPerNnz?: number;
+  floorMs?: number;
+  csrGbs?: number;
+  gatherGbs?: number;
+  /** cuSPARSE float32 ms of the same matrix (--cusparse) and cuSPARSE / ours. */
+  cusparseMs?: number;
+  vsCusparse?: number;
   /** The vec4 copy of the CSR product's bytes (8·nnz + 8·rows + 4·cols) over this kernel's time. */
   fractionOfCopySameBytes?: number;
   bytesStored?: number;
@@ -157,15 +204,31 @@ interface Case {
   dy: GpuBuf;
   copyGbs: number;
   copySameMs: number;
+  /** x bytes gathered by 32-row blocks at 32-byte sectors ({@link xGatherBytes}). */
+  xGather: number;
+  /** Distinct 128-byte x lines per entry, 32 entries of a row / the k-th entries of 32 rows together ({@link gatherLinesPerEntry}). */
+  linesRow: number;
+  linesSlice: number;
+  /** The last conversion (format + format parameters → matrix): variants of one kernel, and dia / dia-tiled, share it. */
+  conv?: { key: string; m: unknown };
 }
 
 /** Convert `c.a32` for kernel `k` (or say why it cannot run); the matrix to upload or the reason. */
-function convertFor(ctx: GpuContext, k: AnySpmvKernel, params: Record<string, number>, a32: CsrMatrix): { m: unknown } | { skipped: string } {
+function convertFor(ctx: GpuContext, k: AnySpmvKernel, params: Record<string, number>, c: Case): { m: unknown } | { skipped: string } {
+  const a32 = c.a32;
   const pre = supportsCsr(k, a32, ctx.limits, params); // before any conversion
   if (pre !== true) return { skipped: pre };
   let m: unknown;
   try {
-    m = k.format === 'csr' ? a32 : getFormat(k.format).fromCsr(a32, k.formatParams?.(params));
+    const fp = k.formatParams?.(params);
+    const key = `${k.format}:${JSON.stringify(fp ?? null)}`;
+    if (k.format === 'csr') m = a32;
+    else if (c.conv?.key === key) m = c.conv.m;
+    else {
+      c.conv = undefined; // free the previous conversion before building the next
+      m = getFormat(k.format).fromCsr(a32, fp);
+      c.conv = { key, m };
+    }
   } catch (e) {
     if (!(e instanceof GpuSparseError)) throw e; // a bug, reported as a failure by the caller
     // the format itself refuses this matrix (e.g. too many diagonals): unsupported, not a kernel failure
@@ -188,7 +251,7 @@ function worstRatio(y: ArrayLike<number>, c: Case, extra?: Float64Array): number
 
 /** One round of one variant: upload, (first round) check against the reference, time. */
 async function runVariant(ctx: GpuContext, k: AnySpmvKernel, row: Row, c: Case, first: boolean): Promise<void> {
-  const conv = convertFor(ctx, k, row.params, c.a32);
+  const conv = convertFor(ctx, k, row.params, c);
   if ('skipped' in conv) {
     row.skipped = conv.skipped;
     console.log(`  ${k.id} ${JSON.stringify(row.params)}: unsupported: ${conv.skipped}`);
@@ -208,6 +271,7 @@ async function runVariant(ctx: GpuContext, k: AnySpmvKernel, row: Row, c: Case, 
       row.maxErrOverBound = worstRatio(await readF32(ctx, c.dy, c.a32.rows), c, k.errorBound?.(conv.m, row.params, c.x));
       row.correct = row.maxErrOverBound <= 1;
     }
+    await heat(ctx, () => k.encode(ctx, h, c.dx, c.dy));
     const t = await timeGpu(ctx, () => k.encode(ctx, h, c.dx, c.dy), { reps });
     (row.roundMs ??= []).push(t.medianMs);
     row.minMs = Math.min(row.minMs ?? Number.POSITIVE_INFINITY, t.minMs);
@@ -218,23 +282,43 @@ async function runVariant(ctx: GpuContext, k: AnySpmvKernel, row: Row, c: Case, 
   }
 }
 
-/** Fill the derived figures of a timed row from its rounds; print it. */
-function summarize(row: Row, c: Case, rows: number, cols: number): void {
+/** Fill the derived figures of a timed row from its rounds and the byte accounting; print it. */
+function summarize(row: Row, c: Case, rows: number, cols: number, name: string): void {
   const ms = [...row.roundMs!].sort((p, q) => p - q);
   const med = ms.length % 2 ? ms[(ms.length - 1) / 2]! : (ms[ms.length / 2 - 1]! + ms[ms.length / 2]!) / 2;
-  const traffic = row.deviceBytes! + 4 * cols + 4 * rows;
+  const b = accountBytes({ rows, cols, nnz: c.nnz, deviceBytes: row.deviceBytes!, xGather: c.xGather, ms: med, copyGbs: c.copyGbs });
+  const vendor = cusparse.get(name);
   Object.assign(row, {
     medianMs: med,
     spread: ms[ms.length - 1]! / ms[0]! - 1,
     gflops: (2 * c.nnz) / (med * 1e6),
-    gbs: traffic / (med * 1e6),
-    fractionOfCopy: traffic / (med * 1e6) / c.copyGbs,
+    ...b,
     fractionOfCopySameBytes: c.copySameMs / med,
+    ...(vendor ? { cusparseMs: vendor, vsCusparse: vendor / med } : {}),
   });
   const rounds = row.roundMs!.map((t) => t.toFixed(3)).join(' / ');
   console.log(
-    `  ${row.kernel} ${JSON.stringify(row.params)}: ${med.toFixed(3)} ms (rounds ${rounds}, spread ${(100 * row.spread!).toFixed(0)} %), ${row.gflops!.toFixed(1)} GFLOP/s, ${row.gbs!.toFixed(0)} GB/s (${(100 * row.fractionOfCopy!).toFixed(0)} % of copy; CSR bytes copied in ${(100 * row.fractionOfCopySameBytes!).toFixed(0)} % of this time)${row.correct ? '' : ` WRONG (max error ${row.maxErrOverBound!.toPrecision(3)}× the bound)`}`,
+    `  ${row.kernel} ${JSON.stringify(row.params)}: ${med.toFixed(3)} ms (rounds ${rounds}, spread ${(100 * row.spread!).toFixed(0)} %), ${row.gflops!.toFixed(1)} GFLOP/s, ${b.gbs.toFixed(0)} GB/s (${(100 * b.fractionOfCopy).toFixed(0)} % of copy; CSR bytes copied in ${(100 * row.fractionOfCopySameBytes!).toFixed(0)} % of this time)${row.correct ? '' : ` WRONG (max error ${row.maxErrOverBound!.toPrecision(3)}× the bound)`}`,
   );
+}
+
+/** `a=1,b=2` from a parameter record, without the parameters that never vary (maxDiagonals). */
+const paramText = (p: Record<string, number>): string =>
+  Object.entries(p)
+    .filter(([n]) => n !== 'maxDiagonals')
+    .map(([n, v]) => `${n}=${v}`)
+    .join(',');
+
+/** One line per timed kernel of a matrix, then the matrix's best (the lines the GPU command's reader greps). */
+function summaryLines(name: string, rows: Row[]): string[] {
+  const timed = rows.filter((r) => r.medianMs !== undefined);
+  const line = (r: Row) =>
+    `${name} ${r.kernel} ${paramText(r.params)} | ${r.medianMs!.toFixed(4)} ms (${r.roundMs!.map((t) => t.toFixed(4)).join('/')}) | ${r.gbs!.toFixed(0)} GB/s = ${(100 * r.fractionOfCopy!).toFixed(0)} % copy | ${r.matrixBytesPerNnz!.toFixed(2)} B/nnz, floor ${r.floorMs!.toFixed(4)} ms | CSR-eq ${r.csrGbs!.toFixed(0)} GB/s, x-gather ${r.gatherGbs!.toFixed(0)} GB/s` +
+    (r.cusparseMs ? ` | cuSPARSE ${r.cusparseMs.toFixed(4)} ms → ${r.vsCusparse!.toFixed(2)}×` : '') +
+    (r.correct ? '' : ' | WRONG');
+  const ok = timed.filter((r) => r.correct);
+  const best = ok.reduce<Row | undefined>((b, r) => (!b || r.medianMs! < b.medianMs! ? r : b), undefined);
+  return [...timed.map((r) => `SUMMARY ${line(r)}`), ...(best ? [`BEST ${line(best)}`] : [`BEST ${name}: no kernel ran correctly`])];
 }
 
 /** Build the reference, bounds and device vectors of one matrix. */
@@ -249,9 +333,12 @@ async function makeCase(ctx: GpuContext, a: CsrMatrix, copyGbs: number): Promise
     for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) s += Math.abs(a32.values[k]! * x[a.colIdx[k]!]!);
     bound[i] = 2 * (a.rowPtr[i + 1]! - a.rowPtr[i]!) * 2 ** -24 * s;
   }
+  const xGather = xGatherBytes(a);
+  const [linesRow, linesSlice] = [gatherLinesPerEntry(a, 'row'), gatherLinesPerEntry(a, 'slice')];
+  console.log(`  x: ${(xGather / (4 * a.cols)).toFixed(1)}× its bytes gathered per 32-row block; 128-byte lines per entry: ${linesRow.toFixed(3)} (32 entries of a row), ${linesSlice.toFixed(3)} (slot k of 32 rows)`);
   const same = await copySameBytes(ctx, 8 * nnz + 8 * a.rows + 4 * a.cols);
   console.log(`  vec4 copy of the CSR product's ${((8 * nnz + 8 * a.rows + 4 * a.cols) / 1e6).toFixed(0)} MB: ${same.ms.toFixed(3)} ms (${same.gbs.toFixed(0)} GB/s)`);
-  return { a32, nnz, x, ref, bound, dx: uploadF32(ctx, x), dy: ctx.buffers.acquire(a.rows * 4), copyGbs, copySameMs: same.ms };
+  return { a32, nnz, x, ref, bound, dx: uploadF32(ctx, x), dy: ctx.buffers.acquire(a.rows * 4), copyGbs, copySameMs: same.ms, xGather, linesRow, linesSlice };
 }
 
 /**
@@ -308,12 +395,13 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
       }
     }
   }
-  for (const row of rows) if (row.roundMs && !row.error) summarize(row, c, a.rows, a.cols);
+  for (const row of rows) if (row.roundMs && !row.error) summarize(row, c, a.rows, a.cols, name);
+  c.conv = undefined;
   c.dx.dispose();
   c.dy.dispose();
   let maxRow = 0;
   for (let i = 0; i < a.rows; i++) maxRow = Math.max(maxRow, a.rowPtr[i + 1]! - a.rowPtr[i]!);
-  return { name, rows: a.rows, cols: a.cols, nnz: c.nnz, maxRowLength: maxRow, copySameBytesMs: c.copySameMs, results: rows };
+  return { name, rows: a.rows, cols: a.cols, nnz: c.nnz, maxRowLength: maxRow, copySameBytesMs: c.copySameMs, xGatherBytes: c.xGather, gatherLinesRow: c.linesRow, gatherLinesSlice: c.linesSlice, cusparseMs: cusparse.get(name), results: rows, summary: summaryLines(name, rows) };
 }
 
 /** A CI Hamiltonian case: `FILE[:IRREP]` → [name, builder] (float64 CSR from the chem assembly, all cores). */
@@ -337,13 +425,8 @@ function dump(name: string, a: CsrMatrix): void {
   if (dumpDir) dumpCsr(dumpDir, name, a);
 }
 
-async function main(): Promise<void> {
-  const cap = opt('--max-binding-bytes');
-  const ctx = await createGpuContext({ unsafe: flag('--unsafe'), maxBindingBytes: cap ? Number(cap) : undefined });
-  console.log(ctx.describeText());
-  const copy = await copyBandwidth(ctx);
-  console.log(`copy bandwidth: ${copy.gbs.toFixed(0)} GB/s (${copy.method}, ${(copy.bytes / 1e6).toFixed(0)} MB moved in ${copy.ms.toFixed(3)} ms)`);
-  const results: Record<string, unknown>[] = [];
+/** The selected matrices: the generated set, the 27-point stencil, files, --powerlaw and --fcidump cases. */
+function selectedMatrices(): [string, () => Promise<CsrMatrix> | CsrMatrix][] {
   const set: [string, () => Promise<CsrMatrix> | CsrMatrix][] = matrixSet();
   // the matrix of the refined-CG target (issue 15): 27 diagonals, a DIA kernel's natural case
   const n27 = quick ? 26 : 120;
@@ -356,16 +439,38 @@ async function main(): Promise<void> {
     set.push([`powerlaw-${rows}-${minLen}..${maxLen}-a${alpha}`, () => generators.powerLaw(rows, rows, { alpha, minLen, maxLen, seed: 3 })]);
   }
   for (const spec of fcidumps) set.push(ciCase(spec));
-  for (const [name, make] of set) {
-    if (onlyFilter && !onlyFilter.some((o) => name.startsWith(o))) continue;
-    const t0 = performance.now();
-    const a = await make();
-    console.log(`${name}: ${a.rows}×${a.cols}, ${csrNnz(a)} nnz (built in ${((performance.now() - t0) / 1e3).toFixed(1)} s)`);
-    dump(name, a);
+  return set.filter(([name]) => !onlyFilter || onlyFilter.some((o) => name.startsWith(o)));
+}
+
+/** Build one matrix, say so, and dump it when --dump asks. */
+async function build(name: string, make: () => Promise<CsrMatrix> | CsrMatrix): Promise<CsrMatrix> {
+  const t0 = performance.now();
+  const a = await make();
+  console.log(`${name}: ${a.rows}×${a.cols}, ${csrNnz(a)} nnz (built in ${((performance.now() - t0) / 1e3).toFixed(1)} s)`);
+  dump(name, a);
+  return a;
+}
+
+async function main(): Promise<void> {
+  if (dumpOnly) {
+    if (!dumpDir) throw new RangeError('--dump-only: expected --dump DIR as well (where the raw CSR files go)');
+    for (const [name, make] of selectedMatrices()) await build(name, make);
+    console.log(`dumped to ${dumpDir}`);
+    return;
+  }
+  const cap = opt('--max-binding-bytes');
+  const ctx = await createGpuContext({ unsafe: flag('--unsafe'), maxBindingBytes: cap ? Number(cap) : undefined });
+  console.log(ctx.describeText());
+  const copy = await copyBandwidth(ctx);
+  console.log(`copy bandwidth: ${copy.gbs.toFixed(0)} GB/s (${copy.method}, ${(copy.bytes / 1e6).toFixed(0)} MB moved in ${copy.ms.toFixed(3)} ms); heat ${heatMs} ms before each timing`);
+  const results: Record<string, unknown>[] = [];
+  for (const [name, make] of selectedMatrices()) {
+    const a = await build(name, make);
     results.push(await benchMatrix(ctx, name, a, copy.gbs));
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), quick, reps, device: ctx.describe(), copyBandwidth: copy, matrices: results }, null, 1));
+    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), quick, reps, heatMs, unsafe: ctx.caps.unsafe, device: ctx.describe(), copyBandwidth: copy, matrices: results }, null, 1));
   }
+  console.log(results.flatMap((r) => r.summary as string[]).join('\n'));
   const failed = results.flatMap((r) => (r.results as Row[]).filter((x) => x.error || x.correct === false).map((x) => `${r.name} ${x.kernel} ${JSON.stringify(x.params)}: ${x.error ?? `WRONG (${x.maxErrOverBound?.toPrecision(3)}× the bound)`}`));
   console.log(failed.length ? `${failed.length} kernel runs failed or were wrong:\n  ${failed.join('\n  ')}` : 'every supported kernel ran and passed the check');
   console.log(`wrote ${out}`);

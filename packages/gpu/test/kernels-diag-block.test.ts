@@ -14,7 +14,7 @@ import { bcsrKernel } from '../src/kernels/bcsr/bcsr.kernel';
 import { cmrsKernel } from '../src/kernels/cmrs/cmrs.kernel';
 import { cooKernel } from '../src/kernels/coo/coo.kernel';
 import { diaKernel } from '../src/kernels/dia/dia.kernel';
-import { diaTiledKernel, pieceInterior, TILED_MAX_DIAGONALS } from '../src/kernels/dia/dia-tiled.kernel';
+import { diaTiledKernel, pieceInterior, pieceVecInterior, TILED_MAX_DIAGONALS } from '../src/kernels/dia/dia-tiled.kernel';
 import { hmKernel } from '../src/kernels/hm/hm.kernel';
 import { EPS32, f32, randomVector, testContext } from './helpers';
 
@@ -170,6 +170,42 @@ describe('dia-tiled kernel', () => {
   });
   it('rejects a rowsPerThread outside 1…8 with the value', () => {
     expect(() => diaTiledKernel.wgsl({ ...diaTiledKernel.defaults, rowsPerThread: 0 }, ctx.caps)).toThrow(/rowsPerThread expected an integer in 1…8, got 0/);
+  });
+  // the vec4 variant (issue 20): groups of 4 rows, shifted vec4 loads, unroll 1…8
+  for (const [rowsPerThread, unroll, workgroupSize] of [[1, 4, 256], [2, 2, 64], [4, 8, 128], [1, 1, 64]]) {
+    it(`vec 1, rowsPerThread ${rowsPerThread}, unroll ${unroll}, wg ${workgroupSize}: stencil and banded, alpha 1.5, beta -1`, async () => {
+      const p = { vec: 1, rowsPerThread, unroll, workgroupSize };
+      expect((await run(diaTiledKernel, st, dia, p, undefined, 1.5, -1)).worst).toBeLessThanOrEqual(1);
+      // 4 000 rows: the base of diagonal d is d·4000 (aligned), x shifts by every offset mod 4
+      expect((await run(diaTiledKernel, g.banded(4000, 5, 6, { seed: 2 }), dia, p, undefined, -1, 0.5)).worst).toBeLessThanOrEqual(1);
+    });
+  }
+  it('vec 1 with bases not multiples of 4 (rows 1 003 × 1 004 columns) and split pieces', async () => {
+    const pairs: [number, number][] = [];
+    for (let i = 0; i < 1003; i++) for (const k of [-7, -2, 0, 1, 3, 9]) if (i + k >= 0 && i + k < 1004) pairs.push([i, i + k]);
+    const a = fromPairs(1003, 1004, pairs, 7);
+    for (const opts of [undefined, { maxBindingBytes: 4096 }]) {
+      const r = await run(diaTiledKernel, a, dia, { vec: 1, rowsPerThread: 1, workgroupSize: 64 }, opts, 2, 0.25);
+      expect(r.worst).toBeLessThanOrEqual(1);
+      if (opts) expect(r.blocks).toBeGreaterThan(2);
+    }
+  });
+  it('vec 1 gives the bits of vec 0 (same summation order)', async () => {
+    // 4 096 rows, offsets ±256, tiles of 256 rows: most tiles take the vec4 fast path
+    const a = g.poisson3d(16);
+    const [p, q] = [await run(diaTiledKernel, a, dia, { vec: 0, rowsPerThread: 4, workgroupSize: 64 }), await run(diaTiledKernel, a, dia, { vec: 1, rowsPerThread: 1, workgroupSize: 64 })];
+    expect(q.worst).toBeLessThanOrEqual(1);
+    expect(Array.from(q.y)).toEqual(Array.from(p.y));
+  });
+  it('vec 1 refuses columns not a multiple of 4, and the fast-path range keeps vec4 loads inside whole vec4s', () => {
+    const m = diaFromCsr(g.banded(10, 1, 1, { seed: 1 }), { maxDiagonals: 2 ** 28 });
+    expect(diaTiledKernel.supports(m, ctx.limits, { ...diaTiledKernel.defaults, vec: 1 })).toMatch(/expected columns a multiple of 4, got 10/);
+    expect(diaTiledKernel.supports(m, ctx.limits, { ...diaTiledKernel.defaults, vec: 0 })).toBe(true);
+    // offsets -1 (base 0, rows 1..15) and +1 (base 16, rows 0..14) of 16 × 16: values bound 32 − 7 − 16 = 9, x bound 16 − 7 − 1 = 8
+    expect(pieceVecInterior(Int32Array.of(-1, 0, 1, 16, 1, 16, 0, 15), 2, 16, 32, 0, 16)).toEqual([1, 8]);
+    expect(pieceVecInterior(Int32Array.of(-1, 0, 1, 16, 1, 16, 0, 15), 2, 16, 32, 12, 16)).toEqual([0xffffffff, 0xffffffff]);
+    expect(() => diaTiledKernel.wgsl({ ...diaTiledKernel.defaults, vec: 1, rowsPerThread: 8 }, ctx.caps)).toThrow(/rowsPerThread expected an integer in 1…4 with vec 1, got 8/);
+    expect(() => diaTiledKernel.wgsl({ ...diaTiledKernel.defaults, unroll: 3 }, ctx.caps)).toThrow(/unroll expected one of 1, 2, 4, 8, got 3/);
   });
 });
 

@@ -14,6 +14,7 @@ import { ellKernel } from './ell/ell.kernel';
 import { ellRKernel } from './ell/ell-r.kernel';
 import { slicedEllKernel } from './ell/sliced-ell.kernel';
 import { slicedEllRKernel } from './ell/sliced-ell-r.kernel';
+import { slicedSplitKernel } from './ell/sliced-split.kernel';
 import { hybridKernel } from './hybrid/hybrid.kernel';
 import { sellKernel } from './sell/sell.kernel';
 import { diaKernel } from './dia/dia.kernel';
@@ -53,6 +54,7 @@ export const kernels: readonly AnySpmvKernel[] = [
   ellRKernel,
   slicedEllKernel,
   slicedEllRKernel,
+  slicedSplitKernel,
   sellKernel,
   hybridKernel,
 ];

@@ -1,0 +1,124 @@
+/**
+ * The 16-bit column layout of sliced-ell-split (`pack` 1, issue 20): in a determinant CI
+ * Hamiltonian the k-th entries of a slice's rows lie in one alpha block or at consecutive
+ * columns, so each (slice, slot) stores one u32 base column (the smallest column of the slot)
+ * and every entry a 16-bit offset from it: 6 + 4/height bytes per entry instead of 8. The values,
+ * rl[] and the slot order are the sliced ELL-R format's; only the column words change.
+ *
+ * Piece data, in binding order: cw (two 16-bit offsets per u32, slot q in half q mod 2 of word
+ * ⌊q/2⌋, q relative to the piece), vals, sl (three u32 per slice: first slot, width, first base),
+ * rl, cb (the bases). Pieces are runs of whole slices that fit one binding each, or slot ranges
+ * of one slice wider than a binding (accumulating, like the pack 0 pieces).
+ * @module
+ */
+import type { SlicedEllRMatrix } from '@gpusparse/formats';
+import { clampLengths, type HostPiece } from './ell-device';
+
+/** Largest column offset a 16-bit word holds. */
+const MAX_OFFSET = 0xffff;
+
+/** Slots [k0, k1) of slice s: a whole slice (0, width) or one slot range of a wide slice. */
+interface SlotRun {
+  readonly s: number;
+  readonly k0: number;
+  readonly k1: number;
+}
+
+/**
+ * The bases and packed offsets of consecutive `runs` of `m` (slot q of the result counted from
+ * the first run's first slot). Throws RangeError naming the slice, slot and row when a slot's
+ * columns span more than 2^16 − 1 (use pack 0 there). O(slots of the runs).
+ */
+function packRuns(m: SlicedEllRMatrix, runs: readonly SlotRun[]): { cw: Uint32Array; sl: Uint32Array; cb: Uint32Array } {
+  const H = m.sliceHeight;
+  const h = (s: number) => Math.min(H, m.rows - s * H);
+  const first = m.slicePtr[runs[0]!.s]! + runs[0]!.k0 * h(runs[0]!.s);
+  const last = runs[runs.length - 1]!;
+  const cw = new Uint32Array(Math.ceil((m.slicePtr[last.s]! + last.k1 * h(last.s) - first) / 2));
+  const sl = new Uint32Array(3 * runs.length);
+  const cb = new Uint32Array(runs.reduce((n, r) => n + r.k1 - r.k0, 0));
+  let b = 0;
+  runs.forEach(({ s, k0, k1 }, i) => {
+    const hs = h(s);
+    sl.set([m.slicePtr[s]! + k0 * hs - first, k1 - k0, b], 3 * i);
+    for (let k = k0; k < k1; k++, b++) {
+      let lo = Number.POSITIVE_INFINITY;
+      for (let r = 0; r < hs; r++) if (k < m.rowLength[s * H + r]!) lo = Math.min(lo, m.colIdx[m.slicePtr[s]! + k * hs + r]!);
+      cb[b] = Number.isFinite(lo) ? lo : 0;
+      for (let r = 0; r < hs; r++) {
+        if (k >= m.rowLength[s * H + r]!) continue; // padding: never read
+        const d = m.colIdx[m.slicePtr[s]! + k * hs + r]! - cb[b]!;
+        if (d > MAX_OFFSET) throw new RangeError(`sliced-ell-split pack 1: slot ${k} of slice ${s} spans more than ${MAX_OFFSET} columns (row ${s * H + r}, column ${cb[b]! + d}, base ${cb[b]}): use pack 0`);
+        const q = m.slicePtr[s]! + k * hs + r - first;
+        cw[q >> 1] = (cw[q >> 1] ?? 0) | (d << (16 * (q & 1)));
+      }
+    }
+  });
+  return { cw, sl, cb };
+}
+
+/**
+ * True, or why `m` cannot take 16-bit column offsets: the first (slice, slot) whose stored
+ * columns span more than 2^16 − 1. O(slots), no allocation.
+ * @example packFits(slicedEllRFromCsr(a, { sliceHeight: 32 })) // true for an alpha-major CI Hamiltonian
+ */
+export function packFits(m: SlicedEllRMatrix): true | string {
+  const H = m.sliceHeight;
+  for (let s = 0; s < m.sliceWidth.length; s++) {
+    const h = Math.min(H, m.rows - s * H);
+    for (let k = 0; k < m.sliceWidth[s]!; k++) {
+      let lo = Number.POSITIVE_INFINITY;
+      let hi = Number.NEGATIVE_INFINITY;
+      for (let r = 0; r < h; r++) {
+        if (k >= m.rowLength[s * H + r]!) continue;
+        const c = m.colIdx[m.slicePtr[s]! + k * h + r]!;
+        lo = Math.min(lo, c);
+        hi = Math.max(hi, c);
+      }
+      if (hi - lo > MAX_OFFSET) return `sliced-ell-split pack 1: slot ${k} of slice ${s} spans columns ${lo}…${hi}, more than ${MAX_OFFSET} apart: use pack 0`;
+    }
+  }
+  return true;
+}
+
+/**
+ * Pieces of `m` with 16-bit column offsets for bindings of `cap` elements: runs of whole slices
+ * whose slots, rows and tables fit; a slice with more slots than `cap` alone, in slot ranges of
+ * ⌊cap / rows of the slice⌋ (later ranges accumulate, rl clamped to each range), as pack 0 does.
+ * Cost O(slots) host work, arrays of 6 bytes per slot.
+ * @example [...packedSlicedPieces(slicedEllRFromCsr(a, { sliceHeight: 32 }), 1 << 28)].length // 1
+ */
+export function* packedSlicedPieces(m: SlicedEllRMatrix, cap: number): Generator<HostPiece> {
+  const H = m.sliceHeight;
+  const ns = m.sliceWidth.length;
+  if (ns > 0 && (H > cap || cap < 3)) throw new RangeError(`sliced-ell-split pack 1: slice height ${H} expected at most ${cap} rows (one binding); lower the slice height or raise maxBindingBytes`);
+  const slots = (s: number) => m.slicePtr[s + 1]! - m.slicePtr[s]!;
+  const piece = (runs: SlotRun[], rowLength: Int32Array | Uint32Array, accumulate: boolean): HostPiece => {
+    const { cw, sl, cb } = packRuns(m, runs);
+    const r0 = runs[0]!.s * H;
+    const r1 = Math.min(m.rows, (runs[runs.length - 1]!.s + 1) * H);
+    const h0 = Math.min(H, m.rows - r0);
+    const v0 = m.slicePtr[runs[0]!.s]! + runs[0]!.k0 * h0;
+    const last = runs[runs.length - 1]!;
+    const v1 = m.slicePtr[last.s]! + last.k1 * Math.min(H, m.rows - last.s * H);
+    return { rows: r1 - r0, rowBase: r0, count: H, accumulate, data: [cw, m.values.subarray(v0, v1), sl, rowLength, cb] };
+  };
+  let s0 = 0;
+  while (s0 < ns) {
+    const h = Math.min(H, m.rows - s0 * H);
+    if (slots(s0) > cap) {
+      const step = Math.floor(cap / h);
+      for (let k0 = 0; k0 < m.sliceWidth[s0]!; k0 += step) {
+        const kk = Math.min(step, m.sliceWidth[s0]! - k0);
+        yield piece([{ s: s0, k0, k1: k0 + kk }], clampLengths(m.rowLength, s0 * H, h, k0, kk), k0 > 0);
+      }
+      s0++;
+      continue;
+    }
+    let s1 = s0 + 1;
+    while (s1 < ns && m.slicePtr[s1 + 1]! - m.slicePtr[s0]! <= cap && (s1 + 1 - s0) * H <= cap && 3 * (s1 + 1 - s0) <= cap) s1++;
+    const runs = Array.from({ length: s1 - s0 }, (_, i) => ({ s: s0 + i, k0: 0, k1: m.sliceWidth[s0 + i]! }));
+    yield piece(runs, m.rowLength.subarray(s0 * H, Math.min(m.rows, s1 * H)), false);
+    s0 = s1;
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * Sliced ELL-R with each row split over `parts` invocations and `unroll` slots in flight per
+ * invocation (issue 20, CI Hamiltonians). Layout: the sliced ELL-R format (seed 001 §3.5),
+ * column-major slots per slice, each row stopping at its length (padding never read).
+ *
+ * Why this shape for a determinant CI Hamiltonian in alpha-major order: consecutive rows share
+ * the alpha string and have the same number of entries in each alpha block of columns, so the
+ * k-th entries of a slice's consecutive rows lie in one alpha block (a few cache lines of x) or
+ * at consecutive columns (alpha-only excitations). A warp of consecutive rows on the same slot
+ * therefore gathers x from a handful of lines, where a CSR kernel's lanes on one row touch one
+ * line per entry (H10: ~1 line per 72 columns) — on the H100 cuSPARSE reaches about one gathered
+ * entry per SM cycle on H10, which is that limit. The thread-per-row sliced kernels were
+ * latency-bound (one dependent col → x chain in flight, 1.4–1.9 ms on H10); here invocation
+ * (part, row) walks the slots part, part + parts, … of its row and loads `unroll` column words
+ * and values before their gathers, so parts·unroll chains per row are in flight. The parts'
+ * partial sums meet in workgroup memory ({@link stridedSum}, fixed order: deterministic).
+ *
+ * `pack` 1 stores the columns as 16-bit offsets from a base per (slice, slot)
+ * ({@link packedSlicedPieces}): 6 + 4/height bytes per entry instead of 8.
+ *
+ * Invocation lid works on row position lid % R of the workgroup's R = workgroupSize / parts
+ * rows (consecutive invocations on consecutive rows: coalesced slot loads) and part lid / R.
+ * No float atomics: one invocation stores each row; slot-range pieces accumulate with β = 1.
+ * @module
+ */
+import { type SlicedEllRMatrix, validateSlicedEllR } from '@gpusparse/formats';
+import type { SpmvKernel } from '../types';
+import { signature, type WgslBinding } from '../wgsl/index';
+import { spmvLanesHead, stridedSum } from '../wgsl/lanes';
+import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from './ell-device';
+import { slicedBindings, slicedPieces, slicedSupports } from './sliced-device';
+import { packedSlicedPieces, packFits } from './sliced-split-device';
+
+/** Parameters of {@link slicedSplitKernel}. */
+export type SlicedSplitParams = { sliceHeight: number; parts: number; unroll: number; pack: number; workgroupSize: number };
+
+const PARTS = [1, 2, 4, 8, 16, 32];
+const UNROLL = [1, 2, 4, 8];
+const BINDINGS = slicedBindings({ lengths: true, perm: false });
+/** pack 1: cw (16-bit offsets), vals, sl (3 words per slice), rl, cb (bases), x, y. */
+const PACKED_BINDINGS: readonly WgslBinding[] = [
+  { name: 'cw', type: 'array<u32>', access: 'r' },
+  { name: 'vals', type: 'array<f32>', access: 'r' },
+  { name: 'sl', type: 'array<u32>', access: 'r' },
+  { name: 'rl', type: 'array<u32>', access: 'r' },
+  { name: 'cb', type: 'array<u32>', access: 'r' },
+  { name: 'x', type: 'array<f32>', access: 'r' },
+  { name: 'y', type: 'array<f32>', access: 'w' },
+];
+
+/** The column of slot `q` (slot number `k` of the row's slice): a u32 word, or base + 16-bit offset. */
+const colText = (pack: number, q: string, k: string): string => (pack === 1 ? `cb[cbase + ${k}] + ((cw[${q} >> 1u] >> ((${q} & 1u) * 16u)) & 0xffffu)` : `col_idx[${q}]`);
+
+/** Pairwise sum of the accumulators a0 … a(n−1), a fixed order. */
+function pairwise(n: number): string {
+  let t = Array.from({ length: n }, (_, i) => `a${i}`);
+  while (t.length > 1) t = Array.from({ length: Math.ceil(t.length / 2) }, (_, i) => (t[2 * i + 1] ? `(${t[2 * i]} + ${t[2 * i + 1]})` : t[2 * i]!));
+  return t[0]!;
+}
+
+/**
+ * The shader for `parts` invocations per row, `unroll` slots per step, `wg` invocations.
+ * @example slicedSplitWgsl(8, 4, 256)
+ */
+export function slicedSplitWgsl(parts: number, unroll: number, wg: number, pack = 0): string {
+  if (pack !== 0 && pack !== 1) throw new RangeError(`sliced-ell-split: pack expected 0 or 1, got ${pack}`);
+  if (!PARTS.includes(parts) || wg % parts !== 0) throw new RangeError(`sliced-ell-split: parts expected one of ${PARTS.join(', ')} dividing ${wg}, got ${parts}`);
+  if (!UNROLL.includes(unroll)) throw new RangeError(`sliced-ell-split: unroll expected one of ${UNROLL.join(', ')}, got ${unroll}`);
+  const R = wg / parts;
+  const ix = Array.from({ length: unroll }, (_, i) => i);
+  const step = [
+    ...ix.map((i) => `let q${i} = q + ${i * parts}u * stride;`),
+    ...ix.map((i) => `let c${i} = ${colText(pack, `q${i}`, i === 0 ? 'k' : `k + ${i * parts}u`)};`),
+    ...ix.map((i) => `let v${i} = vals[q${i}];`),
+    ...ix.map((i) => `a${i} = a${i} + v${i} * x[c${i}];`),
+  ].join('\n      ');
+  return `${spmvLanesHead(pack === 1 ? PACKED_BINDINGS : BINDINGS, { workgroupSize: wg, lanes: 1, subgroups: false })}
+  let p = wg_linear(wid, nwg) * ${R}u + lid % ${R}u;
+  let part = lid / ${R}u;
+  var s = 0.0;
+  if (p < u.rows) {
+    let c = p / u.count;
+    let r = p - c * u.count;
+    let off = sl[${pack === 1 ? '3u' : '2u'} * c];${pack === 1 ? '\n    let cbase = sl[3u * c + 2u];' : ''}
+    let stride = min(u.count, u.rows - c * u.count);
+    let end = rl[p];
+    ${ix.map((i) => `var a${i} = 0.0;`).join(' ')}
+    var k = part;
+    for (; k + ${(unroll - 1) * parts}u < end; k += ${unroll * parts}u) {
+      let q = off + k * stride + r;
+      ${step}
+    }
+    for (; k < end; k += ${parts}u) {
+      let q = off + k * stride + r;
+      a0 = a0 + vals[q] * x[${colText(pack, 'q', 'k')}];
+    }
+    s = ${pairwise(unroll)};
+  }
+  let t = part_sum(lid, s, lid % ${R}u);
+  if (p < u.rows && lid < ${R}u) { store_y(p, t); }
+}
+${stridedSum('part', parts, wg)}`;
+}
+
+/**
+ * Split-row sliced ELL-R SpMV. Cost per apply: one dispatch per piece; 8·nnz bytes of matrix
+ * traffic + 4·rows (rl) + 8 per slice, plus the x gathers; host conversion O(slices·width).
+ * @example const h = slicedSplitKernel.upload(ctx, slicedEllRFromCsr(a, { sliceHeight: 32 }), { parts: 8, unroll: 4 });
+ */
+export const slicedSplitKernel: SpmvKernel<SlicedEllRMatrix, SlicedSplitParams, EllDeviceMatrix> = {
+  id: 'sliced-ell-split',
+  format: 'sliced-ell-r',
+  title: 'Sliced ELL-R, rows split over parts × unrolled slots, coalesced row map (CI Hamiltonians: x gathers shared by a slice’s rows)',
+  params: {
+    sliceHeight: { description: 'rows per slice (format parameter)', values: [32, 64] },
+    parts: { description: 'invocations per row (1–32, dividing the workgroup); each walks every parts-th slot', values: [8, 4, 16] },
+    unroll: { description: 'slots each invocation loads before their gathers (1, 2, 4, 8)', values: [4, 2, 8] },
+    pack: { description: '0: u32 columns (8 bytes per entry); 1: 16-bit offsets from a base column per (slice, slot) (6 + 4/height bytes; each slot’s columns within 2^16 − 1, whole slices per binding)', values: [0, 1] },
+    workgroupSize: { description: 'invocations per workgroup', values: [256] },
+  },
+  defaults: { sliceHeight: 32, parts: 8, unroll: 4, pack: 0, workgroupSize: 256 },
+  formatParams: (p) => ({ sliceHeight: p.sliceHeight }),
+  supports(m, limits, p) {
+    const ok = slicedSupports(m, m.sliceHeight, limits);
+    return ok === true && p?.pack === 1 ? packFits(m) : ok;
+  },
+  wgsl: (p) => slicedSplitWgsl(p.parts, p.unroll, p.workgroupSize, p.pack),
+  upload(ctx, m, params = {}, opts) {
+    const p = { ...this.defaults, ...params };
+    validateSlicedEllR(m); // the shader reads without bounds checks of its own
+    const text = this.wgsl(p, ctx.caps);
+    const bindings = signature(p.pack === 1 ? PACKED_BINDINGS : BINDINGS);
+    const pipe = ctx.pipelines.get({ key: text, label: `${this.id}(parts=${p.parts},unroll=${p.unroll},pack=${p.pack})`, bindings, wgsl: () => text });
+    const cap = bindingCapElems(ctx, opts);
+    const layout = { ...m, height: m.sliceHeight, padLast: false };
+    const pieces = p.pack === 1 ? packedSlicedPieces(m, cap) : slicedPieces(layout, m.rowLength, null, cap);
+    return uploadPieces(ctx, this.id, m, pipe, pieces, p.workgroupSize / p.parts);
+  },
+  encode: encodeEll,
+};

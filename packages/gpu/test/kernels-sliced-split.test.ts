@@ -1,0 +1,79 @@
+/**
+ * The split-row sliced ELL-R kernel (sliced-ell-split, issue 20) beyond the conformance loop:
+ * parts × unroll on CI-like rows (the unrolled steps and the remainder both run), on rows of
+ * uneven lengths with empty rows and a short last slice, slices split over bindings into slot
+ * ranges that accumulate (bench/spmv.ts checks it on the real H10 Hamiltonian the same way).
+ * Oracle: the float64 CSR product of the float32-rounded matrix with the conformance tier's
+ * per-row bound.
+ */
+import { type CsrMatrix, generators as g, slicedEllRFromCsr } from '@gpusparse/formats';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { slicedSplitKernel, slicedSplitWgsl } from '../src/kernels/ell/sliced-split.kernel';
+import { packedSlicedPieces, packFits } from '../src/kernels/ell/sliced-split-device';
+import { getKernel, type GpuContext } from '../src/index';
+import { checkKernel } from '../src/testing/conformance';
+import { testContext } from './helpers';
+
+let ctx: GpuContext;
+beforeAll(async () => {
+  ctx = await testContext();
+});
+
+describe('sliced-ell-split', () => {
+  it('is in the registry', () => {
+    expect(getKernel('sliced-ell-split')).toBe(slicedSplitKernel);
+  });
+
+  const VARIANTS = [
+    [32, 8, 4, 0],
+    [64, 4, 2, 1],
+    [32, 16, 8, 0],
+    [32, 1, 1, 1],
+    [64, 2, 8, 0],
+    [32, 8, 4, 1],
+  ] as const;
+  it.each(VARIANTS)('slice %i, parts %i, unroll %i, pack %i: CI-like and uneven rows, alpha/beta', async (sliceHeight, parts, unroll, pack) => {
+    const p = { sliceHeight, parts, unroll, pack, workgroupSize: 256 };
+    const ci = g.ciLike(700, { refFraction: 0.1, refDensity: 0.5, expDensity: 0.1, seed: 2 });
+    expect(await checkKernel(ctx, slicedSplitKernel, p, ci, 3, 1, 0)).toBe('');
+    // rows of 0 … 120 entries (empty rows too), 301 rows: a short last slice
+    expect(await checkKernel(ctx, slicedSplitKernel, p, g.powerLaw(301, 400, { seed: 5, maxLen: 120, minLen: 0 }), 5, 2, -0.5)).toBe('');
+  });
+
+  it('slices wider than a binding are cut into slot ranges that accumulate', async () => {
+    const a = g.oneDenseRow(40, 3001, 3, 3001, 7, 2); // one row of 3001 entries, bindings of 1024 entries
+    for (const [sliceHeight, parts, unroll] of [VARIANTS[0], VARIANTS[1]]) {
+      const p = { sliceHeight, parts, unroll, pack: 0, workgroupSize: 256 };
+      expect(await checkKernel(ctx, slicedSplitKernel, p, a, 7, 1, 0, { maxBindingBytes: 4096 })).toBe('');
+      expect(await checkKernel(ctx, slicedSplitKernel, p, a, 7, 2, -0.5, { maxBindingBytes: 4096 })).toBe('');
+    }
+  });
+
+  it('pack 1: whole slices per binding (several pieces), a slice wider than a binding in accumulating slot ranges', async () => {
+    const p = { sliceHeight: 32, parts: 8, unroll: 4, pack: 1, workgroupSize: 256 };
+    const a = g.powerLaw(600, 900, { seed: 8, maxLen: 40, minLen: 1 });
+    const m = slicedEllRFromCsr(a, { sliceHeight: 32 });
+    expect([...packedSlicedPieces(m, 2048)].length).toBeGreaterThan(3);
+    expect(await checkKernel(ctx, slicedSplitKernel, p, a, 9, 1.5, -1, { maxBindingBytes: 8192 })).toBe('');
+    const wide = g.oneDenseRow(40, 3001, 3, 3001, 7, 2); // one row of 3001 entries, bindings of 1024 entries
+    const parts = [...packedSlicedPieces(slicedEllRFromCsr(wide, { sliceHeight: 32 }), 1024)];
+    expect(parts.filter((q) => q.accumulate).length).toBeGreaterThan(2);
+    expect(await checkKernel(ctx, slicedSplitKernel, p, wide, 7, 1, 0, { maxBindingBytes: 4096 })).toBe('');
+    expect(await checkKernel(ctx, slicedSplitKernel, p, wide, 7, 2, -0.5, { maxBindingBytes: 4096 })).toBe('');
+  });
+
+  it('pack 1 refuses a slot whose columns span more than 2^16 − 1, naming it, in supports and at upload', () => {
+    // rows 0 and 1 of one slice: slot 0 holds columns 0 and 70 000
+    const a: CsrMatrix = { format: 'csr', rows: 2, cols: 70_001, rowPtr: Int32Array.of(0, 1, 2), colIdx: Int32Array.of(0, 70_000), values: Float64Array.of(1, 2) };
+    const m = slicedEllRFromCsr(a, { sliceHeight: 32 });
+    expect(slicedSplitKernel.supports(m, ctx.limits, { ...slicedSplitKernel.defaults, pack: 1 })).toMatch(/slot 0 of slice 0 spans columns 0…70000, more than 65535 apart: use pack 0/);
+    expect(packFits(m)).not.toBe(true);
+    expect(slicedSplitKernel.supports(m, ctx.limits, { ...slicedSplitKernel.defaults, pack: 0 })).toBe(true);
+    expect(() => [...packedSlicedPieces(m, 1 << 20)]).toThrow(/slot 0 of slice 0 spans more than 65535 columns \(row 1, column 70000, base 0\): use pack 0/);
+  });
+
+  it('rejects parts not dividing the workgroup and an unroll outside 1, 2, 4, 8, with the values', () => {
+    expect(() => slicedSplitWgsl(3, 4, 256)).toThrow(/parts expected one of 1, 2, 4, 8, 16, 32 dividing 256, got 3/);
+    expect(() => slicedSplitWgsl(8, 5, 256)).toThrow(/unroll expected one of 1, 2, 4, 8, got 5/);
+  });
+});
