@@ -10,6 +10,7 @@ import type { DeterminantSpace } from '../determinants/space';
 import type { Fcidump } from '../fcidump/types';
 import { loadSigmaInput, sigmaRows, sigmaScratch, wasmSigmaScratch } from './kernel';
 import { scatterLayout, scatterModuleBytes } from './scatter.kernel';
+import { halfSpaceBlock } from './pspace';
 import { directContext, type DirectContext, type DirectLayout } from './tables';
 import { sigmaThreadPool, type SigmaThreadPool } from './threads';
 import { compressHalf, expandHalf, halfProduct, projectParity, type TimeReversalPairs, timeReversalPairs, timeReversedProduct } from './time-reversal';
@@ -69,6 +70,11 @@ export interface HalfSpaceOperator extends LinearOperator<Float64Array> {
   expand(u: Float64Array): Float64Array;
   /** Qᵀ x for x in the space's order (projects onto the parity). */
   compress(x: Float64Array): Float64Array;
+  /**
+   * The dense block of Qᵀ H Q over the half coordinates `idx` (row-major, idx.length²), by
+   * Slater–Condon rules (./pspace.ts): the P space of Davidson's preconditioner.
+   */
+  block(idx: Int32Array): Float64Array;
 }
 
 function contextBytes(ctx: DirectContext): number {
@@ -162,7 +168,7 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
   }
   const product = permuted(layout, tr ? timeReversedProduct(tr, n, otherParity(diagonal, layout), run) : run, n);
   const label = `direct-sigma(${pool ? `${pool.threads} threads` : '1 thread'}${tro ? `, time reversal: ${tro} S` : ''})`;
-  const half = tr ? halfSpaceOperator(tr, layout, n, run, otherParity(diagonal, layout), `${label} on the half space`) : undefined;
+  const half = tr ? halfSpaceOperator(tr, layout, n, run, otherParity(diagonal, layout), `${label} on the half space`, (idx, d) => halfSpaceBlock(fd, space, full, tr, idx, d)) : undefined;
   const host = HostOperator.fromFunction(n, n, product, label);
   const bytes = contextBytes(ctx) + extra + 8 * n + (layout.perm ? 20 * n : 0) + (tr ? 16 * n + 4 * (tr.lower.length + tr.upper.length + tr.diagonal.length) : 0);
   return {
@@ -185,7 +191,15 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
 }
 
 /** The half-space operator of `tr` over the kernel `run` (direct layout); `diag`: diag(H) in the direct layout. */
-function halfSpaceOperator(tr: TimeReversalPairs, layout: DirectLayout, n: number, run: (x: Float64Array, y: Float64Array) => void, diag: Float64Array, label: string): HalfSpaceOperator {
+function halfSpaceOperator(
+  tr: TimeReversalPairs,
+  layout: DirectLayout,
+  n: number,
+  run: (x: Float64Array, y: Float64Array) => void,
+  diag: Float64Array,
+  label: string,
+  block: (idx: Int32Array, d: Float64Array) => Float64Array,
+): HalfSpaceOperator {
   const m = tr.half.length;
   const host = HostOperator.fromFunction(m, m, halfProduct(tr, n, run), label);
   const d = Float64Array.from(tr.half, (p, k) => diag[p]! + tr.parity * tr.coupling[k]!);
@@ -200,6 +214,10 @@ function halfSpaceOperator(tr: TimeReversalPairs, layout: DirectLayout, n: numbe
     },
     applyScaled: (alpha, x, beta, y) => host.applyScaled(alpha, x, beta, y),
     diagonal: () => d,
+    block(idx) {
+      for (const k of idx) if (!(Number.isInteger(k) && k >= 0 && k < m)) throw new InvalidParameterError(`${label} block idx`, `half coordinates in 0..${m - 1}`, k);
+      return block(idx, d);
+    },
     expand(u) {
       if (u.length !== m) throw new DimensionMismatchError(`${label} expand u`, m, u.length);
       const x = new Float64Array(n);
