@@ -9,6 +9,7 @@ import { directHamiltonian } from '../src/direct/ci';
 import { directSigmaOperator } from '../src/direct/operator';
 import { buildCiSpace } from '../src/determinants/build';
 import { readFcidump } from '../src/fcidump/node';
+import { spinSquaredExpectations } from '../src/hamiltonian/spin';
 import { applyPSpaceInverse, lowestCoordinates, PSPACE_MIN_RATIO, pSpace } from '../src/pspace-precond';
 import { data, randomVector } from './helpers/vectors';
 
@@ -112,5 +113,40 @@ describe('ciEnergies with the P space', () => {
     expect(r.solver.iterations).toBeLessThanOrEqual(17);
     expect(r.solver.matvecs).toBe(r.solver.iterations); // no exit product: float64Energies recomputes the residual
     expect(r.notes.some((n) => n.includes('P space'))).toBe(true);
+  }, 60_000);
+});
+
+describe('⟨S²⟩ from the direct tables', () => {
+  it.each([
+    ['N2_sto3g_R1.1A_block2.FCIDUMP', 1, 1],
+    ['N2_sto3g_R1.1A_block2.FCIDUMP', 6, 3],
+    ['N2_sto3g_R1.1A_block2.FCIDUMP', 1, 3],
+    ['O2_cas12e8o_C1_dice.FCIDUMP', undefined, 1], // (its odd half space holds triplets only: not listed)
+    ['H4_sto6g_R1.8_block2.FCIDUMP', undefined, 1],
+  ] as const)('%s irrep %s multiplicity %i: equals spinSquaredExpectations on random half vectors and on eigenvectors', async (file, irrep, multiplicity) => {
+    const fd = await readFcidump(data(file));
+    const { fcidump, space } = buildCiSpace(fd, 'fci', irrep === undefined ? {} : { irrep });
+    const op = await directSigmaOperator(fcidump, space, { multiplicity });
+    try {
+      const half = op.half!;
+      const us = [randomVector(half.rows, 3), randomVector(half.rows, 4)];
+      const got = half.spinSquared(us);
+      const want = spinSquaredExpectations(space, us.map((u) => half.expand(u)));
+      for (let i = 0; i < us.length; i++) expect(Math.abs(got[i]! - want[i]!)).toBeLessThan(1e-12 * Math.max(1, Math.abs(want[i]!)));
+      // random vectors mix spins: two of them give different ⟨S²⟩, so the check above is not trivial
+      expect(Math.abs(want[0]! - want[1]!)).toBeGreaterThan(1e-6);
+    } finally {
+      op.dispose();
+    }
+  });
+
+  it('the ciEnergies roots: S(S+1) to 1e-8 (singlets and triplets through the parity)', async () => {
+    const fd = await readFcidump(data('O2_cas12e8o_C1_dice.FCIDUMP'));
+    for (const m of [1, 3]) {
+      const r = await ciEnergies(fd, { nroots: 2, spin: { multiplicity: m }, hamiltonian: directHamiltonian({ multiplicity: m }) });
+      const want = ((m - 1) / 2) * ((m + 1) / 2);
+      for (const x of r.s2) expect(Math.abs(x - want)).toBeLessThan(1e-8);
+      expect(spinSquaredExpectations(buildCiSpace(fd, 'fci', {}).space, r.vectors).map((x) => Math.abs(x - want) < 1e-8)).toEqual([true, true]);
+    }
   }, 60_000);
 });
