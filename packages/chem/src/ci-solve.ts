@@ -5,12 +5,13 @@
  * @module
  */
 import { type CsrMatrix, HostOperator, type LinearOperator } from '@gpusparse/formats';
-import { davidson, type EigenResult } from '@gpusparse/solvers';
+import { davidsonWith, type EigenResult } from '@gpusparse/solvers';
 import { type PendingPolishOperator, runDevicePolish, startPolishOperator } from './ci-device-phase';
 import { hostJdPolish } from './ci-phases';
 import type { CiBuilt, CiPlan } from './ci-plan';
 import type { CiPolishOutcome } from './ci-polish';
 import { startVectors } from './ci-start';
+import { pSpace, pSpaceCorrector } from './pspace-precond';
 import { energyChangeAccept } from './davidson-stop';
 import type { CiOptions, CiProgress, CiResult, PolishStages } from './ci-types';
 import type { HalfSpaceOperator } from './direct/operator';
@@ -147,8 +148,15 @@ async function float32Davidson<V, S>(st: SolveState<V, S>): Promise<{ res: Eigen
   // energyChange (./davidson-stop.ts): float64 only, a float32 phase cannot see 1e-8 Eh changes
   const energyRule = options.energyChange !== undefined && !lowPrecision ? energyChangeAccept(options.energyChange) : undefined;
   if (options.energyChange !== undefined) st.notes.push(energyRule ? `stop: energy change < ${options.energyChange} Eh per iteration and ‖r‖ ≤ ${Math.sqrt(options.energyChange).toExponential(1)} (not a certified energy error)` : 'energyChange: not on a float32 backend (residual rule)');
+  // the P-space preconditioner on the float64 half space (./pspace-precond.ts); its corrections go through the backend's vectors
+  const ps = half && !lowPrecision ? pSpace(half) : undefined;
+  const corrector = ps ? pSpaceCorrector<V>({ ps, diagonal: st.diagonal, toArray: (v) => backend.space.toArray(v), fromArray: (a) => backend.space.fromArray(a) }) : undefined;
+  if (ps) st.notes.push(`Davidson preconditioner: exact H on the ${ps.idx.length} half coordinates of lowest diagonal (P space), diag(H) elsewhere`);
   const solveFrom = (o: LinearOperator<V>, starts: V[]) =>
-    davidson<V, S>(o, backend.space, {
+    davidsonWith<V, S>(o, backend.space, {
+      ...(corrector ? { corrector } : {}),
+      // float64: the driver's float64Energies recomputes every ‖H v − E v‖ after the solve (one product per root saved)
+      ...(lowPrecision ? {} : { recomputeResiduals: false }),
       k: kSolve,
       nConverge: nroots, // the guard roots help Davidson but do not hold the verdict
       diagonal: st.diagonal,

@@ -38,10 +38,19 @@ export function startVectors<V>(o: StartVectorOptions<V>): { initial: V[]; spare
   const amp = adapted ? 1e-3 / Math.sqrt(space.size / 12) : 1e-3;
   const initial = guesses.map((entries) => {
     const g = new Float64Array(space.size);
+    if (o.half) {
+      // the half space: compress the guess (which projects it onto the parity), then the random part there
+      // (half as many numbers, no full-length projection: ≈ 30 ms less per start at 6·10^4 determinants)
+      for (const { index, value } of entries) g[index] = value;
+      const u = o.half.compress(g);
+      const ampHalf = adapted ? 1e-3 / Math.sqrt(u.length / 12) : 1e-3;
+      for (let j = 0; j < u.length; j++) u[j]! += (rand() - 0.5) * ampHalf;
+      return o.fromArray(u);
+    }
     for (let j = 0; j < g.length; j++) g[j] = (rand() - 0.5) * amp;
     for (const { index, value } of entries) g[index] = value;
     o.project?.(g);
-    return o.fromArray(o.half ? o.half.compress(g) : g);
+    return o.fromArray(g);
   });
   const spare = initial.splice(kSolve);
   return { initial, spare };

@@ -17,7 +17,6 @@ import { stringIndex } from './determinants/strings';
 import { pairHashGet } from './determinants/pair-hash';
 import { symmetricEigenDense } from './dense-eigen';
 import type { HalfSpaceOperator } from './direct/operator';
-import { spinSquaredExpectations } from './hamiltonian/spin';
 
 /** One start vector as its non-zero entries (determinant index in the space, value); unit norm. */
 export type SparseGuess = { index: number; value: number }[];
@@ -207,7 +206,8 @@ export async function solveSpinFiltered(first: EigenResult<Float64Array>, o: Spi
   let iterations = first.iterations;
   let matvecs = first.stats.matvecs;
   for (let round = 0; ; round++) {
-    const s2 = spinSquaredExpectations(o.space, res.vectors.map((v) => o.half.expand(v)));
+    // from the direct σ's tables (no separate spin tables: ≈ 0.08 s less at 6·10^4 determinants)
+    const s2 = o.half.spinSquared(res.vectors);
     const good: number[] = [];
     const bad: number[] = [];
     for (let r = 0; r < res.values.length && good.length < o.nroots; r++) (Math.abs(s2[r]! - target) < 1e-3 ? good : bad).push(r);

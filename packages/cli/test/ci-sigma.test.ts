@@ -14,6 +14,8 @@ describe('ci --sigma', () => {
     expect(j.nnz).toBe(0);
     expect(j.format).toMatch(/^direct-sigma/);
     expect(Math.abs(j.energies[0] - -107.654122447525)).toBeLessThan(1e-8);
+    // σ has its own threads: no second (idle) worker pool for Davidson's vectors
+    expect(j.backend).toMatch(/WebAssembly SIMD, 1 thread\)/);
   });
 
   it('auto: says which path it took and why', async () => {

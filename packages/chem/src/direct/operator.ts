@@ -10,6 +10,8 @@ import type { DeterminantSpace } from '../determinants/space';
 import type { Fcidump } from '../fcidump/types';
 import { loadSigmaInput, sigmaRows, sigmaScratch, wasmSigmaScratch } from './kernel';
 import { scatterLayout, scatterModuleBytes } from './scatter.kernel';
+import { halfSpaceBlock } from './pspace';
+import { directSpinSquared } from './spin-square';
 import { directContext, type DirectContext, type DirectLayout } from './tables';
 import { sigmaThreadPool, type SigmaThreadPool } from './threads';
 import { compressHalf, expandHalf, halfProduct, projectParity, type TimeReversalPairs, timeReversalPairs, timeReversedProduct } from './time-reversal';
@@ -69,6 +71,13 @@ export interface HalfSpaceOperator extends LinearOperator<Float64Array> {
   expand(u: Float64Array): Float64Array;
   /** Qᵀ x for x in the space's order (projects onto the parity). */
   compress(x: Float64Array): Float64Array;
+  /**
+   * The dense block of Qᵀ H Q over the half coordinates `idx` (row-major, idx.length²), by
+   * Slater–Condon rules (./pspace.ts): the P space of Davidson's preconditioner.
+   */
+  block(idx: Int32Array): Float64Array;
+  /** ⟨S²⟩ of half-space vectors (./spin-square.ts: the σ tables' replacement lists, O(size·mA)). */
+  spinSquared(us: readonly Float64Array[]): number[];
 }
 
 function contextBytes(ctx: DirectContext): number {
@@ -162,7 +171,12 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
   }
   const product = permuted(layout, tr ? timeReversedProduct(tr, n, otherParity(diagonal, layout), run) : run, n);
   const label = `direct-sigma(${pool ? `${pool.threads} threads` : '1 thread'}${tro ? `, time reversal: ${tro} S` : ''})`;
-  const half = tr ? halfSpaceOperator(tr, layout, n, run, otherParity(diagonal, layout), `${label} on the half space`) : undefined;
+  const half = tr
+    ? halfSpaceOperator(tr, layout, n, run, otherParity(diagonal, layout), `${label} on the half space`, {
+        block: (idx, d) => halfSpaceBlock(fd, space, full, tr, idx, d),
+        spin: () => directSpinSquared(full, space),
+      })
+    : undefined;
   const host = HostOperator.fromFunction(n, n, product, label);
   const bytes = contextBytes(ctx) + extra + 8 * n + (layout.perm ? 20 * n : 0) + (tr ? 16 * n + 4 * (tr.lower.length + tr.upper.length + tr.diagonal.length) : 0);
   return {
@@ -185,11 +199,20 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
 }
 
 /** The half-space operator of `tr` over the kernel `run` (direct layout); `diag`: diag(H) in the direct layout. */
-function halfSpaceOperator(tr: TimeReversalPairs, layout: DirectLayout, n: number, run: (x: Float64Array, y: Float64Array) => void, diag: Float64Array, label: string): HalfSpaceOperator {
+function halfSpaceOperator(
+  tr: TimeReversalPairs,
+  layout: DirectLayout,
+  n: number,
+  run: (x: Float64Array, y: Float64Array) => void,
+  diag: Float64Array,
+  label: string,
+  extra: { block: (idx: Int32Array, d: Float64Array) => Float64Array; spin: () => (x: Float64Array) => number },
+): HalfSpaceOperator {
   const m = tr.half.length;
   const host = HostOperator.fromFunction(m, m, halfProduct(tr, n, run), label);
   const d = Float64Array.from(tr.half, (p, k) => diag[p]! + tr.parity * tr.coupling[k]!);
   const perm = layout.perm;
+  let s2: ((x: Float64Array) => number) | undefined;
   return {
     rows: m,
     cols: m,
@@ -200,6 +223,20 @@ function halfSpaceOperator(tr: TimeReversalPairs, layout: DirectLayout, n: numbe
     },
     applyScaled: (alpha, x, beta, y) => host.applyScaled(alpha, x, beta, y),
     diagonal: () => d,
+    block(idx) {
+      for (const k of idx) if (!(Number.isInteger(k) && k >= 0 && k < m)) throw new InvalidParameterError(`${label} block idx`, `half coordinates in 0..${m - 1}`, k);
+      return extra.block(idx, d);
+    },
+    spinSquared(us) {
+      s2 ??= extra.spin();
+      const f = s2;
+      const x = new Float64Array(n);
+      return us.map((u) => {
+        if (u.length !== m) throw new DimensionMismatchError(`${label} spinSquared u`, m, u.length);
+        expandHalf(tr, u, x);
+        return f(x);
+      });
+    },
     expand(u) {
       if (u.length !== m) throw new DimensionMismatchError(`${label} expand u`, m, u.length);
       const x = new Float64Array(n);
