@@ -50,3 +50,41 @@ describe.skipIf(gpuTierSkipped)('spgemm outside float32 on the device', () => {
     });
   });
 });
+
+/** Big-endian PETSc binary from parts: int32 header words, then float64 values, per part. */
+function petsc(name: string, parts: [number[], number[]][]): string {
+  const bufs = parts.map(([ints, doubles]) => {
+    const buf = Buffer.alloc(4 * ints.length + 8 * doubles.length);
+    for (const [i, v] of ints.entries()) buf.writeInt32BE(v, 4 * i);
+    for (const [i, v] of doubles.entries()) buf.writeDoubleBE(v, 4 * ints.length + 8 * i);
+    return buf;
+  });
+  const path = join(dir, name);
+  writeFileSync(path, Buffer.concat(bufs));
+  return path;
+}
+
+describe('a right-hand side of the wrong length is bad input (exit 3), not a usage error (was exit 2)', () => {
+  const a3 = diag('a3.mtx', ['4', '4', '4']);
+  it('solve with a Matrix Market b of 2 rows, or 3×2; export --rhs with a PETSc vector of 5', async () => {
+    const b2 = join(dir, 'b2.mtx');
+    writeFileSync(b2, '%%MatrixMarket matrix array real general\n2 1\n1\n2\n');
+    const b32 = join(dir, 'b32.mtx');
+    writeFileSync(b32, '%%MatrixMarket matrix array real general\n3 2\n1\n2\n3\n4\n5\n6\n');
+    const v5 = petsc('v5.petsc', [[[1211214, 5], [1, 2, 3, 4, 5]]]);
+    for (const [args, message] of [
+      [['solve', a3, b2], /b \(.*b2\.mtx\): expected length 3 \(A's rows\), got 2×1/],
+      [['solve', a3, b32], /b \(.*b32\.mtx\): expected length 3×1 \(a vector of A's rows\), got 3×2/],
+      [['export', a3, '-o', join(dir, 'e.petsc'), '--rhs', v5], /--rhs \(.*v5\.petsc\): expected length 3 \(A's rows\), got a PETSc vector of 5/],
+    ] as const) {
+      captured.stdout = '';
+      expect(await main([...args, '--backend', 'cpu', '--json']), args.join(' ')).toBe(3);
+      expect(JSON.parse(captured.stdout).error).toMatchObject({ name: 'DimensionMismatchError', exitCode: 3, message: expect.stringMatching(message) });
+    }
+  });
+  it('solve with a PETSc file holding A (3×3) and a vector of 5 after it', async () => {
+    const mv = petsc('mv.petsc', [[[1211216, 3, 3, 3, 1, 1, 1, 0, 1, 2], [4, 4, 4]], [[1211214, 5], [1, 2, 3, 4, 5]]]);
+    expect(await main(['solve', mv, '--backend', 'cpu', '--json'])).toBe(3);
+    expect(JSON.parse(captured.stdout).error.message).toMatch(/b stored in .*mv\.petsc: expected length 3 \(A's rows\), got a vector of 5/);
+  });
+});
