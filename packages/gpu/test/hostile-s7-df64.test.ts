@@ -6,8 +6,10 @@
  */
 import { type CsrMatrix, csrSpmv, generators, HostOperator } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { refinedSolve, rhsPowerOfTwo } from '../../solvers/src/index';
+import { cg, refinedSolve, rhsPowerOfTwo } from '../../solvers/src/index';
 import { norm64 } from '../../solvers/src/refine/host-refinement';
+import { InvalidParameterError } from '@gpusparse/formats';
+import { Df64VectorSpace } from '../src/df64/space';
 import { type GpuContext, gpuOperatorFromCsr, GpuVectorSpace } from '../src/index';
 import { testContext } from './helpers';
 
@@ -55,5 +57,30 @@ describe('refinedSolve with b outside float32', () => {
     expect(rhsPowerOfTwo([0, 0])).toBe(1);
     expect(rhsPowerOfTwo([1e-300, 0])).toBe(2 ** Math.round(Math.log2(1e-300)));
     expect(rhsPowerOfTwo([-3e38])).toBe(2 ** 128);
+  });
+});
+
+describe('a vector whose every non-zero is below float32\'s normal range', () => {
+  it('GpuVectorSpace.fromArray / Df64VectorSpace.fromArray refuse it (plain float32 CG with b = A·1 × 1e-39 was "converged", x = 0)', async () => {
+    const a = generators.poisson2d(6);
+    const b = csrSpmv(a, new Float64Array(a.rows).fill(1)).map((v) => v * 1e-39);
+    const gs = new GpuVectorSpace(ctx);
+    expect(() => gs.fromArray(b)).toThrow(InvalidParameterError);
+    expect(() => gs.fromArray(b)).toThrow(/GpuVectorSpace\.fromArray values: expected a vector with some \|value\| ≥ 1\.2e-38 .*got max \|value\| = 2e-39.*refinedSolve/);
+    const ds = await Df64VectorSpace.of(ctx);
+    if (ds) expect(() => ds.fromArray([0, 1e-300])).toThrow(/Df64VectorSpace\.fromArray values/);
+    // the library route that answers it: refinedSolve scales b
+    const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector' });
+    const res = await refinedSolve({ innerOperator: op, innerSpace: gs, b, rtol: 1e-10, inner: { method: 'cg' } });
+    expect(res.reason).toBe('converged');
+    expect(res.x[0]! / 1e-39).toBeCloseTo(1, 8);
+  });
+  it('zeros, one tiny entry beside normal ones, and NaN still upload (NaN is reported by the solver)', async () => {
+    const gs = new GpuVectorSpace(ctx);
+    expect(await gs.toArray(gs.fromArray([0, 0, 0]))).toEqual(Float64Array.of(0, 0, 0));
+    expect((await gs.toArray(gs.fromArray([1e-40, 1])))[1]).toBe(1);
+    const a = generators.poisson2d(4);
+    const r = await cg(gs, gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector' }), gs.fromArray(new Float64Array(a.rows).fill(Number.NaN)));
+    expect(r.reason).toBe('non-finite');
   });
 });
