@@ -7,6 +7,7 @@
 import { type CsrMatrix, HostOperator, type LinearOperator } from '@gpusparse/formats';
 import { davidsonWith, type EigenResult } from '@gpusparse/solvers';
 import { type PendingPolishOperator, runDevicePolish, startPolishOperator } from './ci-device-phase';
+import { parityHalf } from './ci-parity';
 import { hostJdPolish } from './ci-phases';
 import type { CiBuilt, CiPlan } from './ci-plan';
 import type { CiPolishOutcome } from './ci-polish';
@@ -94,7 +95,7 @@ export async function davidsonCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, sp
   const lowPrecision = plan.backend.space.precision === 'f32';
   // accept 'bound' needs a guard root above the wanted ones (it gives the gap), even for one root
   const byBound = options.accept === 'bound' && lowPrecision && !spin.pm;
-  const kSolve = Math.min(plan.space.size, plan.nroots + (options.extraRoots ?? (plan.nroots > 1 || byBound ? 1 : 0)));
+  const kSolve = Math.min(parityHalf(built.h.host)?.rows ?? plan.space.size, plan.nroots + (options.extraRoots ?? (plan.nroots > 1 || byBound ? 1 : 0)));
   const st: SolveState<V, S> = { plan, built, spin, options, emit, notes, ...(await fastOperators(plan, built, spin)), kSolve, byBound, lowPrecision, tol: options.tol ?? 1e-8 };
   const { res, knownS2, half, pending, prewarmed } = await float32Davidson(st);
   const devicePolish = built.devicePolish;

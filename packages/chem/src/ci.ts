@@ -6,6 +6,7 @@
  * @module
  */
 import { buildCiHamiltonian, type CiBuilt, type CiPlan, planCi } from './ci-plan';
+import { checkParityRun, denseHalfSolve, parityHalf } from './ci-parity';
 import { denseCiSolve, float64Energies } from './ci-phases';
 import { type CiSolved, type CiSpin, davidsonCi } from './ci-solve';
 import type { CiOptions, CiResult } from './ci-types';
@@ -28,6 +29,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   const plan = await planCi(input, options, emit, notes);
   const built = await buildCiHamiltonian(plan, options, emit, notes);
   const spin = spinTreatment(plan, built, options, notes);
+  checkParityRun(built.h.host, options.spin?.multiplicity, plan.nroots);
   const t = performance.now();
   emit({ stage: 'solve-start' });
   if (options.accept === 'bound' && (plan.solverName === 'dense' || plan.backend.space.precision !== 'f32')) notes.push(`accept 'bound': no float32 phase to polish (${plan.solverName === 'dense' ? 'dense solver' : 'float64 backend'}): roots judged by the residual rule`);
@@ -53,6 +55,9 @@ function spinTreatment<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, options: CiO
 async function denseSolve<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, spin: CiSpin): Promise<CiSolved> {
   const { h } = built;
   await (h as { prepareHost?: () => Promise<void> }).prepareHost?.();
+  // time reversal: the whole operator also holds a diagonal block on the other parity (not H's eigenvalues)
+  const half = spin.pm ? undefined : parityHalf(h.host);
+  if (half) return { ...denseHalfSolve(half, plan.space, plan.nroots, spin.multiplicity), solver: { method: `dense (tred2/tql2) on the ${half.rows}-dimensional half space of the spin parity`, converged: true, iterations: 1, matvecs: 0 }, format: 'dense', polishMs: 0 };
   const { values, vectors } = denseCiSolve(h.matrix ?? denseColumnsCsr(h.host!, plan.space.size), plan.space.size, spin.pm, spin.penalty, plan.nroots);
   return { values, vectors, solver: { method: 'dense (tred2/tql2)', converged: true, iterations: 1, matvecs: 0 }, format: 'dense', polishMs: 0 };
 }

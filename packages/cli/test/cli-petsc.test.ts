@@ -84,11 +84,11 @@ describe('gpusparse export and PETSc binary input', () => {
     const k = await json(['solve', tmp('sys.petsc'), tmp('ones-b.petsc'), '--backend', 'cpu', '--method', 'gmres', '--restart', '67', '--rtol', '1e-12', '--with-x']);
     expect(k.rhs).toBe(tmp('ones-b.petsc'));
     for (let i = 0; i < 67; i++) expect(k.x[i]).toBeCloseTo(1, 6);
-    // a b of the wrong length is a usage error naming the file and both lengths
+    // a b of the wrong length is bad input (exit 3) naming the file and both lengths
     await writePetscVectors(tmp('short.petsc'), [new Float64Array(5)]);
     captured.stderr = '';
-    expect(await main(['solve', tmp('sys.petsc'), tmp('short.petsc'), '--backend', 'cpu'])).toBe(2);
-    expect(captured.stderr).toMatch(/short\.petsc.*expected a vector of 67 entries.*got a PETSc vector of 5/);
+    expect(await main(['solve', tmp('sys.petsc'), tmp('short.petsc'), '--backend', 'cpu'])).toBe(3);
+    expect(captured.stderr).toMatch(/short\.petsc.*expected length 67 \(A's rows\), got a PETSc vector of 5/);
   });
 
   it('a hostile PETSc file is bad input (exit 3) naming the file and the byte offset', async () => {

@@ -43,6 +43,27 @@ export class GpuScalar {
   }
 }
 
+/** Smallest normal float32 (2^-126): the device may flush anything smaller to 0. */
+const FLOAT32_MIN_NORMAL = 2 ** -126;
+
+/**
+ * Refuse a vector whose every non-zero lies below float32's normal range: on the device it would
+ * be all zeros (subnormals flushed), and a solver would answer "b = 0, so x = 0" for a b that is
+ * not 0 (b = 1e-39 was 'converged', x = 0). Single small entries beside normal ones are kept, as
+ * float32 keeps them. O(n).
+ * @throws InvalidParameterError naming `where`, the largest |value| and what to do
+ * @example checkFloat32Range([1e-40, 0], 'b') // throws
+ */
+export function checkFloat32Range(values: ArrayLike<number>, where: string): void {
+  let m = 0;
+  for (let i = 0; i < values.length; i++) {
+    const a = Math.abs(values[i]!);
+    if (a >= FLOAT32_MIN_NORMAL || Number.isNaN(a)) return; // a normal entry (NaN, ∞: the solvers report non-finite)
+    if (a > m) m = a;
+  }
+  if (m > 0) throw new InvalidParameterError(`${where} values`, "a vector with some |value| ≥ 1.2e-38 (float32's normal range; the device flushes smaller ones to 0)", `max |value| = ${m}: scale it by a power of two, or use refinedSolve (it scales b itself)`);
+}
+
 /**
  * VectorSpace over WebGPU (precision 'f32'): dot products accumulate in float32 in a fixed
  * tree order (deterministic); scalars never leave the device unless read.
@@ -114,6 +135,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     return new GpuVector(this.ctx.buffers.acquire(n * 4, undefined, 'vector'), n);
   }
   fromArray(values: ArrayLike<number>): GpuVector {
+    checkFloat32Range(values, 'GpuVectorSpace.fromArray');
     const v = new GpuVector(this.ctx.buffers.acquire(values.length * 4, undefined, 'vector'), values.length);
     writeData(this.ctx, v.buf, Float32Array.from(values));
     return v;

@@ -27,7 +27,11 @@ async function deviceProduct(a: CsrMatrix, b: CsrMatrix, format: Format, backend
     return { note: `no WebGPU adapter (${(e as Error).message.split('\n')[0]}): float64 host product` };
   }
   try {
-    const { spgemmCsr } = await import('@gpusparse/gpu');
+    const { spgemmCsr, spgemmScaling } = await import('@gpusparse/gpu');
+    // operands whose products float32 cannot hold even scaled: refused on webgpu, the host product on auto
+    const refusal = spgemmScaling(a, b).refusal;
+    if (refusal && backend === 'webgpu') throw refusal;
+    if (refusal) return { note: `the device product runs in float32 and cannot hold these operands' products (${refusal.message.replace(/^.*got /, '').replace(/: the device.*$/, '')}): float64 host product` };
     const r = await spgemmCsr(ctx, a, b, { format: format === 'csr' ? 'auto' : format });
     return { result: r };
   } finally {
@@ -73,7 +77,9 @@ export const spgemmCommand: Command = {
     '',
     'Runs C = A·B on the GPU in diagonal storage (seed 002): CDM for narrow square bands, HM otherwise',
     '(auto), or the format given. .mtx output is C in CSR (Matrix Market); other output is JSON of C in',
-    'the --format storage (csr arrays, or the hm / cdm diagonal arrays). Values are float32 on the device.',
+    'the --format storage (csr arrays, or the hm / cdm diagonal arrays). Values are float32 on the device',
+    '(A and B scaled by powers of two into its range, C scaled back; operands whose products span more',
+    'than float32 even so are refused with --backend webgpu, and multiplied on the host with auto).',
     '--check   recompute C in float64 on the host and report max |c - c_ref| / sum|a*b| (the float32',
     '          bound is (2 * diagonals(A) + 2) * 2^-24; exceeding it exits 70).',
     '--backend cpu (or auto without a GPU) writes the float64 host product instead.',

@@ -5,8 +5,7 @@
  * float64 residual check both solve paths print.
  * @module
  */
-import { type CsrMatrix, csrSpmv, isPetscBinaryFile, readMatrixMarket, readPetscVectors } from '@gpusparse/formats';
-import { UsageError } from './context';
+import { type CsrMatrix, csrSpmv, DimensionMismatchError, isPetscBinaryFile, readMatrixMarket, readPetscVectors } from '@gpusparse/formats';
 
 /** A right-hand side and a words-for-humans account of where it came from. */
 export interface Rhs {
@@ -19,9 +18,12 @@ export function onesRhs(a: CsrMatrix): Rhs {
   return { b: csrSpmv(a, new Float64Array(a.cols).fill(1)), source: 'A·1 (so x = 1)' };
 }
 
-/** Check that `b` has A's row count; `where` names the file or argument for the message. */
+/**
+ * Check that `b` has A's row count; `where` names the file or argument for the message. A wrong
+ * length is the file's content, so bad input (exit 3), not a usage error.
+ */
 function checked(a: CsrMatrix, b: Float64Array, where: string, what: string): Float64Array {
-  if (b.length !== a.rows) throw new UsageError(`${where}: expected a vector of ${a.rows} entries (A's rows), got ${what}`);
+  if (b.length !== a.rows) throw new DimensionMismatchError(where, `${a.rows} (A's rows)`, what);
   return b;
 }
 
@@ -32,7 +34,7 @@ export async function readRhsFile(a: CsrMatrix, path: string, where = 'b'): Prom
     return checked(a, v!, `${where} (${path})`, `a PETSc vector of ${v!.length}`);
   }
   const m = (await readMatrixMarket(path)).matrix;
-  if (m.cols !== 1) throw new UsageError(`${where} (${path}): expected a ${a.rows}×1 vector, got ${m.rows}×${m.cols}`);
+  if (m.cols !== 1) throw new DimensionMismatchError(`${where} (${path})`, `${a.rows}×1 (a vector of A's rows)`, `${m.rows}×${m.cols}`);
   const b = new Float64Array(m.rows);
   for (let i = 0; i < m.rows; i++) for (let k = m.rowPtr[i]!; k < m.rowPtr[i + 1]!; k++) b[i] = m.values[k]!;
   return checked(a, b, `${where} (${path})`, `${m.rows}×1`);

@@ -16,7 +16,7 @@ import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { readRanges } from '../memory/readback';
 import { Uniforms } from '../memory/recorder';
-import { GpuVector } from '../vector-space';
+import { checkFloat32Range, GpuVector } from '../vector-space';
 import { Df64Blas, Df64Vector } from './blas';
 import { joinF64 } from './host';
 import { Df64CsrOperator } from './csr-operator';
@@ -168,6 +168,7 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
     return v;
   }
   fromArray(values: ArrayLike<number>): Df64Vector {
+    checkFloat32Range(values, 'Df64VectorSpace.fromArray'); // df64 has float32's exponent range
     return this.d.fromFloat64(values);
   }
   toArray(v: Df64Vector): Promise<Float64Array> {

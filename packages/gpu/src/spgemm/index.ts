@@ -13,4 +13,5 @@ export * from './device-diagonal';
 export * from './gather.kernel';
 export * from './hm-spgemm';
 export * from './plan';
+export * from './range';
 export * from './spgemm';

@@ -23,6 +23,12 @@ import type { GpuContext } from '../device/context';
 import { nonZeroMask } from './common';
 import { type DeviceDiagonalMatrix, readDiagonal, uploadDiagonal } from './device-diagonal';
 import { planSpgemm, type SpgemmPlanOptions } from './plan';
+import { spgemmScaling, timesPow2, unscaleValues } from './range';
+
+/** `m` with every value times 2^e (exact for normal numbers); `m` itself when e = 0. */
+function scaledCsr(m: CsrMatrix, e: number): CsrMatrix {
+  return e === 0 ? m : { ...m, values: Float64Array.from(m.values, (v) => timesPow2(v, e)) };
+}
 
 /** Options of {@link spgemmCsr}. */
 export interface SpgemmCsrOptions extends SpgemmPlanOptions {
@@ -68,8 +74,10 @@ export async function downloadDiagonal(ctx: GpuContext, m: DeviceDiagonalMatrix)
 }
 
 /**
- * C = A·B on the device through HM or CDM storage. Throws DimensionMismatchError (inner
- * dimensions), InvalidParameterError (bad format; an operand with more than maxDiagonals,
+ * C = A·B on the device through HM or CDM storage, A and B scaled by powers of two into
+ * float32's range when they are not in it (./range.ts). Throws DimensionMismatchError (inner
+ * dimensions), InvalidMatrixError (a non-finite value; operands whose products float32 cannot
+ * hold even scaled: dynamic range beyond 2^126), InvalidParameterError (bad format; an operand with more than maxDiagonals,
  * default 4096, occupied diagonals; too many C diagonals), InvalidMatrixError (CDM asked for a
  * non-square operand), ResourceLimitError (a diagonal longer than one binding, device memory).
  * Cost: O(nnz) host conversion and upload, O(dgA·dgB) planning, the kernel, O(slots of C) readback.
@@ -83,8 +91,12 @@ export async function spgemmCsr(ctx: GpuContext, a: CsrMatrix, b: CsrMatrix, opt
   const format = want === 'auto' ? chosen : want;
   const limit = { maxDiagonals: Math.max(a.rows + a.cols, b.rows + b.cols) };
   let t = performance.now();
-  const ha = format === 'hm' ? hmFromCsr(a, limit) : cdmFromCsr(a, limit);
-  const hb = format === 'hm' ? hmFromCsr(b, limit) : cdmFromCsr(b, limit);
+  // float32 on the device: operands scaled by powers of two (exact), C scaled back below
+  const scaling = spgemmScaling(a, b);
+  if (scaling.refusal) throw scaling.refusal;
+  const [sa, sb] = [scaledCsr(a, scaling.expA), scaledCsr(b, scaling.expB)];
+  const ha = format === 'hm' ? hmFromCsr(sa, limit) : cdmFromCsr(sa, limit);
+  const hb = format === 'hm' ? hmFromCsr(sb, limit) : cdmFromCsr(sb, limit);
   const convertMs = performance.now() - t;
   t = performance.now();
   const da = uploadDiagonal(ctx, ha, opts);
@@ -102,6 +114,7 @@ export async function spgemmCsr(ctx: GpuContext, a: CsrMatrix, b: CsrMatrix, opt
       const executeMs = performance.now() - t;
       t = performance.now();
       const diagonal = await downloadDiagonal(ctx, plan.c);
+      unscaleValues(diagonal.values, -(scaling.expA + scaling.expB));
       const c = diagonal.format === 'hm' ? hmToCsr(diagonal) : cdmToCsr(diagonal);
       const readMs = performance.now() - t;
       const s = plan.symbolic;

@@ -12,9 +12,11 @@ export function norm64(v: Float64Array): number {
   let s = 0;
   for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
   const r = Math.sqrt(s);
-  if (Number.isFinite(r) && (r > 1e150 || (r < 1e-150 && r > 0))) {
+  // r = 0 too: squares below 1e-323 underflow to 0 (b = 1e-300 was "b = 0, so x = 0")
+  if (Number.isFinite(r) && (r > 1e150 || r < 1e-150)) {
     let scale = 0;
     for (let i = 0; i < v.length; i++) scale = Math.max(scale, Math.abs(v[i]!));
+    if (scale === 0) return 0;
     let t = 0;
     for (let i = 0; i < v.length; i++) t += (v[i]! / scale) ** 2;
     return scale * Math.sqrt(t);

@@ -134,6 +134,37 @@ export interface RefinedSolveResult extends SolveResult<Float64Array> {
  * res.trueResidual / res.bNorm; // ≤ 1e-10
  */
 export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<RefinedSolveResult> {
+  // b outside [2^-60, 2^60]: solve for b/s (s a power of two: exact), then x·s. The df64 outer
+  // state and the float32 corrections hold only float32's exponent range (b = 1e-300 was
+  // "converged" with x = 0, b = 1e38 non-finite)
+  const s = rhsPowerOfTwo(o.b);
+  if (s === 1) return refinedSolveInRange(o);
+  const cb = o.onOuterIteration;
+  const res = await refinedSolveInRange({
+    ...o,
+    b: Float64Array.from(o.b, (v) => v / s),
+    ...(o.x0 ? { x0: o.x0.map((v) => v / s) } : {}),
+    atol: (o.atol ?? 0) / s,
+    ...(cb ? { onOuterIteration: (info: OuterIterationInfo) => cb({ ...info, residual: info.residual * s }) } : {}),
+  });
+  for (let i = 0; i < res.x.length; i++) res.x[i]! *= s;
+  for (const h of res.history) h.residual *= s;
+  res.bNorm *= s;
+  res.trueResidual *= s;
+  const note = `solved for b/2^${Math.log2(s)} (max |b| outside float32's comfortable range), x scaled back`;
+  res.detail = res.detail ? `${res.detail}; ${note}` : note;
+  return res;
+}
+
+/** 1, or the power of two nearest max|b| when that lies outside [2^-60, 2^60]. O(n). */
+export function rhsPowerOfTwo(b: ArrayLike<number>): number {
+  let m = 0;
+  for (let i = 0; i < b.length; i++) m = Math.max(m, Math.abs(b[i]!));
+  if (!(m > 0) || !Number.isFinite(m) || (m >= 2 ** -60 && m <= 2 ** 60)) return 1;
+  return 2 ** Math.round(Math.log2(m));
+}
+
+async function refinedSolveInRange<V, S>(o: RefinedSolveOptions<V, S>): Promise<RefinedSolveResult> {
   const t0 = performance.now();
   const n = checkShapes(o);
   const rtol = o.rtol ?? 1e-10;
