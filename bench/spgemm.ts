@@ -25,7 +25,7 @@
  * Passes: the whole case list runs `--passes` times (default 2) in one process, operands built
  * again each pass; each row carries its pass, the ratio uses cuSPARSE's time of the same pass
  * (spgemm_cupy.py --passes), and the summary gives per pass and over passes the least ratio
- * and the cases below 1.0. `--budget-s S` (default 400) skips what is left of a later pass past
+ * and the cases below 1.0. `--budget-s S` (default 300) skips what is left of a later pass past
  * S seconds (the skipped cases are listed).
  *
  * Cases: `table` — the RESULTS.md table (HM structured n = 1000 … 10 000 with 5 … 600
@@ -39,9 +39,11 @@
  * positive), and an entry with no product must be exactly 0. ok: max ≤ 2·dgA·2^−24.
  *
  * Local (lavapipe): `pnpm tsx bench/spgemm.ts --quick --out bench/out/spgemm-quick.json`.
- * GPU machine: `bash ../shared/gpukit/pack.sh bench/spgemm.ts --data bench/spgemm_cupy.py`, then
- * `bash .gpukit/enter.sh bash -c "python3 .gpukit/data/spgemm_cupy.py --passes 2 --out $OUT/cusparse.json &&
- *  node .gpukit/app/spgemm.mjs --passes 2 --cusparse $OUT/cusparse.json --out $OUT/spgemm.json"`.
+ * GPU machine (whole table + banded + structured, both sides, two passes, ≈ 5 min on an H100):
+ * `bash ../shared/gpukit/pack.sh bench/spgemm.ts --data bench/spgemm_cupy.py`, then
+ * `bash .gpukit/enter.sh bash -c "python3 .gpukit/data/spgemm_cupy.py --passes 2 --out $OUT/cusparse.json
+ *  > $OUT/cusparse.log && node .gpukit/app/spgemm.mjs --passes 2 --cusparse $OUT/cusparse.json
+ *  --out $OUT/spgemm.json > $OUT/spgemm.log 2>&1; tail -n 12 $OUT/spgemm.log"` (the tail is the summary).
  * Reps: 25 (5 for n ≥ 10^6) after two warm-ups.
  * Flags: --quick, --out FILE, --reps N, --only table|banded|structured|hm|cdm, --max-n N,
  * --cusparse FILE, --split-bytes B (force the binding split), --check-work W, --passes P,
@@ -395,7 +397,7 @@ function summary(list: Record<string, unknown>[], passes: number, skipped: strin
 
 const cus = loadCusparse();
 const passes = Number(opt('--passes') ?? (quick ? 1 : 2));
-const budgetS = Number(opt('--budget-s') ?? 400);
+const budgetS = Number(opt('--budget-s') ?? 300);
 const tStart = performance.now();
 const ctx = await createGpuContext({ powerPreference: 'high-performance' });
 // keep C's buffers between reps, as CuPy's memory pool keeps cuSPARSE's
