@@ -395,6 +395,9 @@ function summary(list: Record<string, unknown>[], passes: number, skipped: strin
   if (cuFail.length) lines.push(`cuSPARSE failed (no ratio): ${cuFail.join('; ')}`);
   const bad = list.filter((r) => !r.ok).map((r) => `${key(r)} pass ${r.pass}${r.error ? `: ${r.error}` : ''}`);
   lines.push(`checks against float64: ${list.length - bad.length} ok, ${bad.length} failing${bad.length ? ` (${bad.join('; ')})` : ''}; nzC differing from cuSPARSE: ${list.filter((r) => r.nzCMatches === false).length}`);
+  // the batched wall time includes submit + wait, so only a large gap says the timestamps are off
+  const odd = list.filter((r) => typeof r.kernelWallMs === 'number' && (r.kernelWallMs as number) > 1.5 * (r.kernelMs as number) + 0.2);
+  if (odd.length) lines.push(`kernel timestamps below the batched wall time (> 1.5x + 0.2 ms): ${odd.map((r) => `${key(r)} pass ${r.pass} ${(r.kernelMs as number).toFixed(2)} vs ${(r.kernelWallMs as number).toFixed(2)} ms`).join('; ')}`);
   if (skipped.length) lines.push(`skipped past the time budget: ${skipped.join('; ')}`);
   return lines.join('\n');
 }
