@@ -1,35 +1,53 @@
 /**
  * SpGEMM with diagonal storage (seed 002) end to end against cuSPARSE (bench/spgemm_cupy.py, the
- * same matrices from the same LCG). Our product is the planned one (packages/gpu/src/spgemm/plan.ts):
+ * same matrices from the same LCG). Our product is the planned one (packages/gpu/src/spgemm/plan.ts).
  *
- * - end to end ("e2e"): A and B on the device → C on the device and the device idle: the symbolic
- *   phase (C's diagonals, the pair lists, C's layout: O(diagonals) host work), the table upload,
+ * Times per case (wall clock, median of reps):
+ * - e2eMs, like for like with cuSPARSE's `A @ B` (whose symbolic phase runs again on every call):
+ *   A and B on the device → C on the device and the device idle, with a fresh plan every call —
+ *   the symbolic phase (C's diagonals, the pair lists: O(diagonals) host work), the table upload,
  *   C's allocation (from the buffer pool, as CuPy's memory pool serves cuSPARSE), the numeric
- *   kernel(s), and the wait (submit + onSubmittedWorkDone). Wall clock, median of reps.
- * - kernel: the numeric phase alone (`plan.execute`), GPU timestamps when available.
- * - symbolic: the host part of planning (`planMs`), split in the JSON into symbolicOnlyMs (C's
- *   diagonals and pair lists), tablesMs, uploadAllocMs (table upload, C, pipelines), then recordMs
- *   (`execute`) and submitWaitMs (submit + onSubmittedWorkDone) of the end-to-end time.
- * cuSPARSE's time (the python script) is `A @ B` on device CSR operands, symbolic + numeric + C's
- * allocation, CUDA events. `--cusparse FILE` joins its JSON and prints both ratios.
+ *   kernel(s) and the wait (submit + onSubmittedWorkDone). Parts in the JSON: symbolicOnlyMs,
+ *   tablesMs, uploadAllocMs, recordMs, submitWaitMs.
+ * - e2eFirstMs: the first such call of the case (its pipelines already compiled by the warm-up).
+ * - e2eReuseMs: a plan made once, then `execute` + submit + wait per call (the reusable plan of a
+ *   fixed pattern; cuSPARSE's `A @ B` has no reuse path in CuPy, so its ratio is against the
+ *   whole cuSPARSE call and is labelled so).
+ * - kernelMs: the numeric phase alone, GPU timestamps; kernelWallMs (n ≥ 10^6): batched wall time
+ *   of the same, a cross-check of the timestamps.
  *
- * Cases: `table` — today's RESULTS.md table (HM structured n = 1000 … 10 000 with 5 … 600
+ * Warm-up: before the first case the process plans and runs 1 160 small products (HM, CDM, the
+ * sorted-offsets path), so that V8 has compiled the planner — as cuSPARSE's code is compiled
+ * ahead of time; `jitWarmupMs` says what it cost — and each case gets two untimed products, as
+ * spgemm_cupy.py gives cuSPARSE. The cold-process figure is e2eFirstMs of the first case with
+ * `--no-jit-warmup`.
+ *
+ * Passes: the whole case list runs `--passes` times (default 2) in one process, operands built
+ * again each pass; each row carries its pass, the ratio uses cuSPARSE's time of the same pass
+ * (spgemm_cupy.py --passes), and the summary gives per pass and over passes the least ratio
+ * and the cases below 1.0. `--budget-s S` (default 300) skips what is left of a later pass past
+ * S seconds (the skipped cases are listed).
+ *
+ * Cases: `table` — the RESULTS.md table (HM structured n = 1000 … 10 000 with 5 … 600
  * diagonals at random offsets in [−n/4, n/4]; CDM bands n = 1024 … 10 240, bandwidth 5 … 20);
  * `banded` — CDM, n = 10^5, 10^6, 10^7, bandwidth 5, 10, 20; `structured` — HM, n = 10^5 and
  * 10^6 with 10 … 30 random diagonals. Values 1 + ((7i + 13j) mod 17)/16 (exact in float32, never 0).
  *
- * Check of every case against float64 on the host, from the value formula: every row of C when
- * n·dgC·dgA ≤ --check-work (default 1e9), else that budget's worth of sampled rows (seeded),
- * every diagonal of C in each; per entry |c − ref| / Σ|a·b| (= ref here, all products positive),
- * and an entry with no product must be exactly 0. ok: max ≤ 2·dgA·2^−24.
+ * Check of every case and pass against float64 on the host, from the value formula: every row of
+ * C when n·dgC·dgA ≤ --check-work (default 1e9), else that budget's worth of sampled rows
+ * (seeded), every diagonal of C in each; per entry |c − ref| / Σ|a·b| (= ref here, all products
+ * positive), and an entry with no product must be exactly 0. ok: max ≤ 2·dgA·2^−24.
  *
  * Local (lavapipe): `pnpm tsx bench/spgemm.ts --quick --out bench/out/spgemm-quick.json`.
- * GPU machine: `bash ../../shared/gpukit/pack.sh bench/spgemm.ts --data bench/spgemm_cupy.py`, then
- * `bash .gpukit/enter.sh bash -c "python3 .gpukit/data/spgemm_cupy.py --out $OUT/cusparse.json &&
- *  node .gpukit/app/spgemm.mjs --cusparse $OUT/cusparse.json --out $OUT/spgemm.json"`.
- * Reps: 25 (5 for n ≥ 10^6) after two warm-ups, as the python script's cuSPARSE gets.
+ * GPU machine (whole table + banded + structured, both sides, two passes, ≈ 5 min on an H100):
+ * `bash ../shared/gpukit/pack.sh bench/spgemm.ts --data bench/spgemm_cupy.py`, then
+ * `bash .gpukit/enter.sh bash -c "python3 .gpukit/data/spgemm_cupy.py --passes 2 --out $OUT/cusparse.json
+ *  > $OUT/cusparse.log && node .gpukit/app/spgemm.mjs --passes 2 --cusparse $OUT/cusparse.json
+ *  --out $OUT/spgemm.json > $OUT/spgemm.log 2>&1; tail -n 12 $OUT/spgemm.log"` (the tail is the summary).
+ * Reps: 25 (5 for n ≥ 10^6) after two warm-ups.
  * Flags: --quick, --out FILE, --reps N, --only table|banded|structured|hm|cdm, --max-n N,
- * --cusparse FILE, --split-bytes B (force the binding split), --check-work W.
+ * --cusparse FILE, --split-bytes B (force the binding split), --check-work W, --passes P,
+ * --budget-s S, --no-jit-warmup.
  * @module
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -138,21 +156,6 @@ function operand(ctx: GpuContext, c: Case, offsets: number[], label: string): De
   return m;
 }
 
-const median = (v: number[]): number => [...v].sort((p, q) => p - q)[Math.floor(v.length / 2)]!;
-
-/** Wall ms from A, B on the device to C on the device (plan + execute + wait), the record and wait parts; the plan is returned. */
-async function endToEnd(ctx: GpuContext, a: DeviceDiagonalMatrix, b: DeviceDiagonalMatrix): Promise<[number, SpgemmPlan, number, number]> {
-  const t0 = performance.now();
-  const plan = planSpgemm(ctx, a, b, { splitBytes });
-  const t1 = performance.now();
-  plan.execute(a, b);
-  const t2 = performance.now();
-  ctx.recorder.flush();
-  await ctx.device.queue.onSubmittedWorkDone();
-  const t3 = performance.now();
-  return [t3 - t0, plan, t2 - t1, t3 - t2];
-}
-
 /** Max relative error of C against float64 over all rows or sampled rows; nzC counted on those rows. */
 async function check(ctx: GpuContext, c: Case, plan: SpgemmPlan): Promise<{ check: string; rows: number; maxRelErr: number; nzC: number }> {
   const n = c.n;
@@ -188,20 +191,68 @@ async function check(ctx: GpuContext, c: Case, plan: SpgemmPlan): Promise<{ chec
   return { check: full ? 'full' : `sampled ${count} of ${n} rows`, rows: count, maxRelErr: worst, nzC: full ? nzC : Math.round((nzC * n) / count) };
 }
 
-async function runCase(ctx: GpuContext, c: Case, cus: Map<string, Record<string, unknown>>): Promise<Record<string, unknown>> {
+const median = (v: number[]): number => [...v].sort((p, q) => p - q)[Math.floor(v.length / 2)]!;
+
+/** Wall ms from A, B on the device to C on the device (plan + execute + wait), the record and wait parts; the plan is returned. */
+async function endToEnd(ctx: GpuContext, a: DeviceDiagonalMatrix, b: DeviceDiagonalMatrix): Promise<[number, SpgemmPlan, number, number]> {
   const t0 = performance.now();
-  const a = operand(ctx, c, c.offA, 'bench-a');
-  const b = operand(ctx, c, c.offB, 'bench-b');
+  const plan = planSpgemm(ctx, a, b, { splitBytes });
+  const t1 = performance.now();
+  plan.execute(a, b);
+  const t2 = performance.now();
+  ctx.recorder.flush();
+  await ctx.device.queue.onSubmittedWorkDone();
+  const t3 = performance.now();
+  return [t3 - t0, plan, t2 - t1, t3 - t2];
+}
+
+/** Wall ms of one product through a plan made earlier: execute + submit + wait. */
+async function reused(ctx: GpuContext, plan: SpgemmPlan, a: DeviceDiagonalMatrix, b: DeviceDiagonalMatrix): Promise<number> {
+  const t0 = performance.now();
+  plan.execute(a, b);
+  ctx.recorder.flush();
+  await ctx.device.queue.onSubmittedWorkDone();
+  return performance.now() - t0;
+}
+
+/**
+ * Plan and run small products until V8 has compiled the planner (HM in the counting-window and
+ * the sorted-offsets paths, CDM), as cuSPARSE's code is compiled before its first call. Returns
+ * the wall ms spent.
+ */
+async function jitWarmup(ctx: GpuContext): Promise<number> {
+  const t0 = performance.now();
+  const warm: Case[] = [
+    { kind: 'hm', family: 'table', n: 600, dgA: 9, dgB: 7, offA: randomOffsets(600, 9, 1), offB: randomOffsets(600, 7, 2) },
+    // offsets spread far wider than 4·pairs + 4096: the symbolic phase's sort path
+    { kind: 'hm', family: 'table', n: 200_000, dgA: 3, dgB: 3, offA: [-80_000, 0, 40_000], offB: [-30_000, 5, 48_000] },
+    { kind: 'cdm', family: 'table', n: 512, dgA: 5, dgB: 5, offA: bandOffsets(5), offB: bandOffsets(5) },
+  ];
+  // a planner warmed by 150 calls of another product still ran at 3× its steady cost (V8 had not
+  // optimised it yet); after 1 000 it was at steady state
+  const rounds = [800, 60, 300];
+  for (const [k, c] of warm.entries()) {
+    const a = operand(ctx, c, c.offA, 'warm-a');
+    const b = operand(ctx, c, c.offB, 'warm-b');
+    for (let r = 0; r < rounds[k]!; r++) (await endToEnd(ctx, a, b))[1].dispose();
+    a.dispose();
+    b.dispose();
+  }
   await ctx.finish();
-  const buildMs = performance.now() - t0;
-  const big = c.n >= 1e6;
-  const reps = Number(repsArg ?? (quick ? 3 : big ? 5 : 25));
-  // two warm-ups, as spgemm_cupy.py gives cuSPARSE: the first compiles the pipelines
+  return performance.now() - t0;
+}
+
+type Parts = Record<'symbolicOnlyMs' | 'tablesMs' | 'uploadAllocMs' | 'recordMs' | 'submitWaitMs', number[]>;
+
+/** `reps` fresh-plan products (after the first and two warm-ups): times, parts, the last plan. */
+async function freshPlans(ctx: GpuContext, a: DeviceDiagonalMatrix, b: DeviceDiagonalMatrix, reps: number): Promise<{ first: number; e2e: number[]; sym: number[]; parts: Parts; plan: SpgemmPlan }> {
+  const [first, p0] = await endToEnd(ctx, a, b);
+  p0.dispose();
   for (let w = 0; w < 2; w++) (await endToEnd(ctx, a, b))[1].dispose();
   const e2e: number[] = [];
   const sym: number[] = [];
   // where the end-to-end time goes: symbolic proper, tables, upload + C + pipelines, recording, submit + wait
-  const parts: Record<'symbolicOnlyMs' | 'tablesMs' | 'uploadAllocMs' | 'recordMs' | 'submitWaitMs', number[]> = { symbolicOnlyMs: [], tablesMs: [], uploadAllocMs: [], recordMs: [], submitWaitMs: [] };
+  const parts: Parts = { symbolicOnlyMs: [], tablesMs: [], uploadAllocMs: [], recordMs: [], submitWaitMs: [] };
   let plan: SpgemmPlan | undefined;
   for (let r = 0; r < reps; r++) {
     plan?.dispose();
@@ -215,15 +266,47 @@ async function runCase(ctx: GpuContext, c: Case, cus: Map<string, Record<string,
     parts.submitWaitMs.push(waitMs);
     plan = p;
   }
+  return { first, e2e, sym, parts, plan: plan! };
+}
+
+/** Our measurements of one case: fresh plans, the reused plan, the kernel (timestamps; batched wall at n ≥ 10^6). */
+async function measure(ctx: GpuContext, c: Case, a: DeviceDiagonalMatrix, b: DeviceDiagonalMatrix) {
+  const big = c.n >= 1e6;
+  const reps = Number(repsArg ?? (quick ? 3 : big ? 5 : 25));
+  const f = await freshPlans(ctx, a, b, reps);
+  const reuse: number[] = [];
+  for (let w = 0; w < 2; w++) await reused(ctx, f.plan, a, b);
+  for (let r = 0; r < reps; r++) reuse.push(await reused(ctx, f.plan, a, b));
   await ctx.finish();
-  const kernel = await timeGpu(ctx, () => plan!.execute(a, b), { reps, warmup: 1 });
-  const chk = await check(ctx, c, plan!);
-  const s = plan!.symbolic;
+  const kernel = await timeGpu(ctx, () => f.plan.execute(a, b), { reps, warmup: 1 });
+  const wall = big ? await timeGpu(ctx, () => f.plan.execute(a, b), { reps: 6, batches: 2, forceWall: true }) : undefined;
+  return { ...f, reuse, kernel, kernelWallMs: wall?.medianMs ?? null };
+}
+
+/** cuSPARSE's row for a case and pass (its only row when the file has no passes). */
+function cusparseRow(cus: Map<string, Record<string, unknown>>, c: Case, pass: number): Record<string, unknown> | undefined {
   const key = `${c.kind}:${c.n}:${c.dgA}:${c.dgB}:${c.family}`;
-  const cu = cus.get(key);
+  return cus.get(`${key}:${pass}`) ?? cus.get(`${key}:1`) ?? cus.get(key);
+}
+
+async function runCase(ctx: GpuContext, c: Case, cus: Map<string, Record<string, unknown>>, pass: number): Promise<Record<string, unknown>> {
+  const t0 = performance.now();
+  const a = operand(ctx, c, c.offA, 'bench-a');
+  const b = operand(ctx, c, c.offB, 'bench-b');
+  await ctx.finish();
+  const buildMs = performance.now() - t0;
+  const m = await measure(ctx, c, a, b);
+  const t1 = performance.now();
+  const chk = await check(ctx, c, m.plan);
+  const checkMs = performance.now() - t1;
+  const s = m.plan.symbolic;
+  const cu = cusparseRow(cus, c, pass);
   // a cuSPARSE time with an error beside it (e.g. an empty C returned) is no time to compare with
   const cuMs = typeof cu?.cusparse_f32_median_ms === 'number' && !cu.cusparse_f32_error ? cu.cusparse_f32_median_ms : null;
+  const e2eMs = median(m.e2e);
+  const reuseMs = median(m.reuse);
   const row = {
+    pass,
     kind: c.kind,
     family: c.family,
     n: c.n,
@@ -233,76 +316,124 @@ async function runCase(ctx: GpuContext, c: Case, cus: Map<string, Record<string,
     dgC: s.offsets.length,
     pairs: s.pairA.length,
     multiplyAdds: s.multiplyAdds,
-    buffersC: plan!.c.buffers.length,
-    dispatches: plan!.dispatches,
+    buffersC: m.plan.c.buffers.length,
+    dispatches: m.plan.dispatches,
     nzC: chk.nzC,
-    symbolicMs: median(sym),
-    ...Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, median(v)])),
-    kernelMs: kernel.medianMs,
-    kernelMinMs: kernel.minMs,
-    timing: kernel.method,
-    e2eMs: median(e2e),
-    e2eMinMs: Math.min(...e2e),
+    symbolicMs: median(m.sym),
+    ...Object.fromEntries(Object.entries(m.parts).map(([k, v]) => [k, median(v)])),
+    kernelMs: m.kernel.medianMs,
+    kernelMinMs: m.kernel.minMs,
+    kernelWallMs: m.kernelWallMs,
+    timing: m.kernel.method,
+    e2eMs,
+    e2eMinMs: Math.min(...m.e2e),
+    e2eMaxMs: Math.max(...m.e2e),
+    e2eFirstMs: m.first,
+    e2eReuseMs: reuseMs,
     cusparseF32Ms: cuMs,
     cusparseF32Error: cu?.cusparse_f32_error ?? null,
     cusparseNzC: cu?.nzC ?? null,
-    ratioE2e: cuMs === null ? null : cuMs / median(e2e),
-    ratioKernel: cuMs === null ? null : cuMs / kernel.medianMs,
+    ratioE2e: cuMs === null ? null : cuMs / e2eMs,
+    ratioReuse: cuMs === null ? null : cuMs / reuseMs,
+    ratioKernel: cuMs === null ? null : cuMs / m.kernel.medianMs,
     buildMs,
+    checkMs,
     check: chk.check,
     maxRelErr: chk.maxRelErr,
+    nzCMatches: cu?.nzC === undefined || cu?.nzC === null || cuMs === null ? null : cu.nzC === chk.nzC,
     ok: chk.maxRelErr <= 2 * Math.max(c.dgA, 1) * 2 ** -24,
   };
-  plan!.dispose();
+  m.plan.dispose();
   a.dispose();
   b.dispose();
   console.log(JSON.stringify(row));
   return row;
 }
 
-/** cuSPARSE rows by case key, when --cusparse names a file written by spgemm_cupy.py. */
+/** cuSPARSE rows by case key and pass, when --cusparse names a file written by spgemm_cupy.py. */
 function loadCusparse(): Map<string, Record<string, unknown>> {
   const m = new Map<string, Record<string, unknown>>();
   if (!cusparseFile) return m;
   if (!existsSync(cusparseFile)) throw new Error(`--cusparse ${cusparseFile}: no such file (run bench/spgemm_cupy.py --out FILE first)`);
   const data = JSON.parse(readFileSync(cusparseFile, 'utf8')) as { rows: Record<string, unknown>[] };
-  for (const r of data.rows) m.set(`${r.kind}:${r.n}:${r.dgA}:${r.dgB}:${r.family}`, r);
+  for (const r of data.rows) m.set(`${r.kind}:${r.n}:${r.dgA}:${r.dgB}:${r.family}:${r.pass ?? 1}`, r);
   return m;
 }
 
+/** The RESULTS.md table of the rows (ratios only where the cuSPARSE file was joined). */
+function markdown(list: Record<string, unknown>[]): string {
+  const f = (x: unknown, d = 3): string => (typeof x === 'number' ? (Number.isInteger(x) ? String(x) : Math.abs(x) >= 100 ? x.toFixed(1) : x.toPrecision(d)) : x === null || x === undefined ? '-' : String(x));
+  const head = '| pass | family | kind | n | bw | dgA | dgB | dgC | host symbolic / tables ms | kernel ms | ours e2e ms (first) | reused plan ms | cuSPARSE f32 ms | e2e ratio | reuse ratio | kernel ratio | check | max rel err |';
+  const lines = [head, `|${'---|'.repeat(18)}`];
+  for (const r of list) {
+    if (r.error) {
+      lines.push(`| ${r.pass} | ${r.family} | ${r.kind} | ${r.n} | ${f(r.bandwidth)} | ${r.dgA} | ${r.dgB} | error: ${String(r.error).slice(0, 80)} |||||||||||`);
+      continue;
+    }
+    const cu = r.cusparseF32Ms ?? (r.cusparseF32Error ? 'error' : null);
+    lines.push(`| ${r.pass} | ${r.family} | ${r.kind} | ${r.n} | ${f(r.bandwidth)} | ${r.dgA} | ${r.dgB} | ${r.dgC} | ${f(r.symbolicOnlyMs)} / ${f(r.tablesMs)} | ${f(r.kernelMs)} | ${f(r.e2eMs)} (${f(r.e2eFirstMs)}) | ${f(r.e2eReuseMs)} | ${f(cu)} | ${f(r.ratioE2e)} | ${f(r.ratioReuse)} | ${f(r.ratioKernel)} | ${r.check} | ${f(r.maxRelErr, 2)} |`);
+  }
+  return lines.join('\n');
+}
+
+/** Least e2e ratio and the cases below 1.0, per pass and over passes (a case's worst pass); failures. */
+function summary(list: Record<string, unknown>[], passes: number, skipped: string[]): string {
+  const key = (r: Record<string, unknown>) => `${r.family} ${r.kind} n=${r.n} ${r.dgA}x${r.dgB}`;
+  const timed = list.filter((r) => typeof r.ratioE2e === 'number');
+  const lines: string[] = [];
+  const least = (rs: Record<string, unknown>[], k: string) => (rs.length ? rs.reduce((m, r) => Math.min(m, r[k] as number), Number.POSITIVE_INFINITY).toFixed(3) : '-');
+  for (let p = 1; p <= passes; p++) {
+    const rs = timed.filter((r) => r.pass === p);
+    const below = rs.filter((r) => (r.ratioE2e as number) < 1).map((r) => `${key(r)} ${(r.ratioE2e as number).toFixed(3)}`);
+    lines.push(`pass ${p}: ${rs.length} cases with a cuSPARSE time; e2e ratio min ${least(rs, 'ratioE2e')}, median ${rs.length ? median(rs.map((r) => r.ratioE2e as number)).toFixed(2) : '-'}; reuse ratio min ${least(rs, 'ratioReuse')}; kernel ratio min ${least(rs, 'ratioKernel')}; below 1.0: ${below.length}${below.length ? ` (${below.join('; ')})` : ''}`);
+  }
+  const worst = new Map<string, number>();
+  for (const r of timed) worst.set(key(r), Math.min(worst.get(key(r)) ?? Number.POSITIVE_INFINITY, r.ratioE2e as number));
+  const below = [...worst].filter(([, v]) => v < 1);
+  lines.push(`over passes (each case at its worst pass): ${worst.size} cases, min e2e ratio ${worst.size ? Math.min(...worst.values()).toFixed(3) : '-'}, below 1.0: ${below.length}${below.length ? ` (${below.map(([k, v]) => `${k} ${v.toFixed(3)}`).join('; ')})` : ''}`);
+  const cuFail = [...new Set(list.filter((r) => r.cusparseF32Error).map(key))];
+  if (cuFail.length) lines.push(`cuSPARSE failed (no ratio): ${cuFail.join('; ')}`);
+  const bad = list.filter((r) => !r.ok).map((r) => `${key(r)} pass ${r.pass}${r.error ? `: ${r.error}` : ''}`);
+  lines.push(`checks against float64: ${list.length - bad.length} ok, ${bad.length} failing${bad.length ? ` (${bad.join('; ')})` : ''}; nzC differing from cuSPARSE: ${list.filter((r) => r.nzCMatches === false).length}`);
+  // the batched wall time includes submit + wait, so only a large gap says the timestamps are off
+  const odd = list.filter((r) => typeof r.kernelWallMs === 'number' && (r.kernelWallMs as number) > 1.5 * (r.kernelMs as number) + 0.2);
+  if (odd.length) lines.push(`kernel timestamps below the batched wall time (> 1.5x + 0.2 ms): ${odd.map((r) => `${key(r)} pass ${r.pass} ${(r.kernelMs as number).toFixed(2)} vs ${(r.kernelWallMs as number).toFixed(2)} ms`).join('; ')}`);
+  if (skipped.length) lines.push(`skipped past the time budget: ${skipped.join('; ')}`);
+  return lines.join('\n');
+}
+
 const cus = loadCusparse();
+const passes = Number(opt('--passes') ?? (quick ? 1 : 2));
+const budgetS = Number(opt('--budget-s') ?? 300);
+const tStart = performance.now();
 const ctx = await createGpuContext({ powerPreference: 'high-performance' });
 // keep C's buffers between reps, as CuPy's memory pool keeps cuSPARSE's
 ctx.buffers.maxPooledBytes = 64 * 2 ** 30;
 console.log(ctx.describeText());
+const jitWarmupMs = argv.includes('--no-jit-warmup') ? 0 : await jitWarmup(ctx);
+console.log(`JIT warm-up: ${jitWarmupMs.toFixed(0)} ms`);
 const rows: Record<string, unknown>[] = [];
-for (const c of cases()) {
-  try {
-    rows.push(await runCase(ctx, c, cus));
-  } catch (e) {
-    // a case the device cannot hold is reported, not fatal
-    const row = { kind: c.kind, family: c.family, n: c.n, dgA: c.dgA, dgB: c.dgB, bandwidth: c.bandwidth ?? null, error: (e as Error).message, ok: false };
-    console.log(JSON.stringify(row));
-    rows.push(row);
-  }
-}
-mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, JSON.stringify({ device: ctx.describe(), date: new Date().toISOString(), rows }, null, 1));
-/** The RESULTS.md table of the rows (ratios only where the cuSPARSE file was joined). */
-function markdown(list: Record<string, unknown>[]): string {
-  const f = (x: unknown, d = 3): string => (typeof x === 'number' ? (Number.isInteger(x) ? String(x) : Math.abs(x) >= 100 ? x.toFixed(1) : x.toPrecision(d)) : x === null || x === undefined ? '-' : String(x));
-  const head = '| family | kind | n | bw | dgA | dgB | dgC | host symbolic / tables ms | kernel ms | ours e2e ms | cuSPARSE f32 ms | e2e ratio | kernel ratio | check | max rel err |';
-  const lines = [head, `|${'---|'.repeat(15)}`];
-  for (const r of list) {
-    if (r.error) {
-      lines.push(`| ${r.family} | ${r.kind} | ${r.n} | ${f(r.bandwidth)} | ${r.dgA} | ${r.dgB} | error: ${String(r.error).slice(0, 80)} |||||||||`);
+const skipped: string[] = [];
+for (let pass = 1; pass <= passes; pass++) {
+  for (const c of cases()) {
+    const what = `${c.family} ${c.kind} n=${c.n} ${c.dgA}x${c.dgB}`;
+    if (pass > 1 && (performance.now() - tStart) / 1e3 > budgetS) {
+      skipped.push(`pass ${pass} ${what}`);
       continue;
     }
-    const cu = r.cusparseF32Ms ?? (r.cusparseF32Error ? 'error' : null);
-    lines.push(`| ${r.family} | ${r.kind} | ${r.n} | ${f(r.bandwidth)} | ${r.dgA} | ${r.dgB} | ${r.dgC} | ${f(r.symbolicOnlyMs)} / ${f(r.tablesMs)} | ${f(r.kernelMs)} | ${f(r.e2eMs)} | ${f(cu)} | ${f(r.ratioE2e)} | ${f(r.ratioKernel)} | ${r.check} | ${f(r.maxRelErr, 2)} |`);
+    try {
+      rows.push(await runCase(ctx, c, cus, pass));
+    } catch (e) {
+      // a case the device cannot hold is reported, not fatal
+      const row = { pass, kind: c.kind, family: c.family, n: c.n, dgA: c.dgA, dgB: c.dgB, bandwidth: c.bandwidth ?? null, error: (e as Error).message, ok: false };
+      console.log(JSON.stringify(row));
+      rows.push(row);
+    }
   }
-  return lines.join('\n');
 }
+const text = summary(rows, passes, skipped);
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, JSON.stringify({ device: ctx.describe(), date: new Date().toISOString(), jitWarmupMs, passes, wallS: (performance.now() - tStart) / 1e3, summary: text.split('\n'), rows }, null, 1));
 console.log(markdown(rows));
-const slower = rows.filter((r) => typeof r.ratioE2e === 'number' && (r.ratioE2e as number) < 1).length;
-console.log(`wrote ${out}: ${rows.length} cases, ${rows.filter((r) => !r.ok).length} failing checks, ${slower} slower than cuSPARSE end to end`);
+console.log(text);
+console.log(`wrote ${out}: ${rows.length} rows in ${((performance.now() - tStart) / 1e3).toFixed(0)} s`);

@@ -2,7 +2,8 @@
 """cuSPARSE side of bench/spgemm.ts: C = A @ B with cupyx.scipy.sparse CSR operands (cuSPARSE
 SpGEMM) on the same matrices as the TypeScript benchmark (seed 002's shapes).
 
-  python3 bench/spgemm_cupy.py [--quick] [--only table|banded|structured|hm|cdm] [--max-n N] [--reps N] [--out FILE] [--dry]
+  python3 bench/spgemm_cupy.py [--quick] [--only table|banded|structured|hm|cdm] [--max-n N] [--reps N]
+                               [--passes P] [--out FILE] [--dry]
 
 Matrices (identical to bench/spgemm.ts, same LCG):
 - hm: structured sparse, n x n, dg whole diagonals at distinct random offsets in [-n/4, n/4]
@@ -12,13 +13,19 @@ Matrices (identical to bench/spgemm.ts, same LCG):
   diagonals), 10^6 (10 and 20 diagonals) — the issue-22 sizes (reps capped at 5 for n >= 10^6).
 Values 1 + ((7i + 13j) mod 17)/16 (never zero). Per case and dtype (float32, float64): median ms of
 A @ B over `reps` runs after 2 warm-ups, timed with CUDA events (the product includes cuSPARSE's
-symbolic and numeric phases and C's allocation, as a user calling A @ B sees), and nnz(C) to
-cross-check nzC of the TypeScript run. --dry builds the matrices on the host only (numpy) and prints
+symbolic and numeric phases and C's allocation, as a user calling A @ B sees: CuPy's A @ B is
+cupyx.cusparse.spgemm, which runs cuSPARSE's work estimation, compute and copy — the symbolic
+phase included — on every call, with no reuse of an earlier product's structure), and nnz(C) to
+cross-check nzC of the TypeScript run. --passes P (default 1) times every case P times, the CSR
+operands built again each time; each row carries its pass (float64 is timed in pass 1 only);
+passes after the first are skipped once --budget-s seconds (default 200) have gone (listed in
+the JSON's `skipped`; bench/spgemm.ts then compares with pass 1's time). --dry builds the matrices on the host only (numpy) and prints
 nzA, nzB, to check the two generators agree without a GPU. Prints one JSON line per case and the
 whole list as JSON at the end (or to --out).
 """
 import json
 import sys
+import time
 
 import numpy as np
 
@@ -113,6 +120,20 @@ def time_product(cp, csp, n, ta, tb, dt, reps):
     return sorted(ts), int(c.nnz)
 
 
+def time_dtype(cp, csp, row, ta, tb, dt, reps):
+    """Time A @ B in dtype dt into row (median, min, nnz(C)), or the error cuSPARSE gave."""
+    name = 'f32' if dt == np.float32 else 'f64'
+    try:
+        ms, nzc = time_product(cp, csp, row['n'], ta, tb, dt, reps)
+        row[f'cusparse_{name}_median_ms'], row[f'cusparse_{name}_min_ms'] = ms[len(ms) // 2], ms[0]
+        row['nzC'] = nzc
+        if nzc == 0:  # positive operands whose diagonals meet: C cannot be empty
+            row[f'cusparse_{name}_error'] = 'wrong result: empty C from non-empty positive operands (index overflow?)'
+    except Exception as err:  # e.g. CUSPARSE_STATUS_INSUFFICIENT_RESOURCES: reported, not fatal
+        row[f'cusparse_{name}_error'] = f'{type(err).__name__}: {err}'
+    cp.get_default_memory_pool().free_all_blocks()
+
+
 def main(argv):
     opt = lambda name, d=None: argv[argv.index(name) + 1] if name in argv else d  # noqa: E731
     quick, dry = '--quick' in argv, '--dry' in argv
@@ -124,29 +145,32 @@ def main(argv):
         import cupyx.scipy.sparse as csp
         dev = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)['name'].decode()
     max_n = float(opt('--max-n', 'inf'))
+    passes = int(opt('--passes', '1'))
+    budget_s = float(opt('--budget-s', '200'))
+    t_start, skipped = time.perf_counter(), []
     for c in cases(quick, opt('--only')):
         n = c['n']
         if n > max_n:
             continue
         ia, ja, va = triplets(n, c['offA'])
-        ib, jb, vb = triplets(n, c['offB'])
-        row = dict(kind=c['kind'], family=c['family'], n=n, bandwidth=c.get('bandwidth'), dgA=c['dgA'], nzA=int(len(va)), dgB=c['dgB'], nzB=int(len(vb)))
-        if not dry:
-            row['device'] = dev
-            for dt in (np.float32, np.float64):
-                name = 'f32' if dt == np.float32 else 'f64'
-                try:
-                    ms, nzc = time_product(cp, csp, n, (ia, ja, va), (ib, jb, vb), dt, reps if n < 10**6 else min(reps, 5))
-                    row[f'cusparse_{name}_median_ms'], row[f'cusparse_{name}_min_ms'] = ms[len(ms) // 2], ms[0]
-                    row['nzC'] = nzc
-                    if nzc == 0:  # positive operands whose diagonals meet: C cannot be empty
-                        row[f'cusparse_{name}_error'] = 'wrong result: empty C from non-empty positive operands (index overflow?)'
-                except Exception as err:  # e.g. CUSPARSE_STATUS_INSUFFICIENT_RESOURCES: reported, not fatal
-                    row[f'cusparse_{name}_error'] = f'{type(err).__name__}: {err}'
-                cp.get_default_memory_pool().free_all_blocks()
-        print(json.dumps(row), flush=True)
-        rows.append(row)
-    text = json.dumps({'reps': reps, 'rows': rows}, indent=1)
+        # a band times itself: B's triplets are A's (building them is most of the time at n = 10^7)
+        ib, jb, vb = (ia, ja, va) if c['offB'] == c['offA'] else triplets(n, c['offB'])
+        for p in range(1, passes + 1):
+            if p > 1 and time.perf_counter() - t_start > budget_s:
+                skipped.append(f"pass {p} {c['family']} {c['kind']} n={n} {c['dgA']}x{c['dgB']}")
+                continue
+            row = dict(kind=c['kind'], family=c['family'], n=n, bandwidth=c.get('bandwidth'), dgA=c['dgA'], nzA=int(len(va)), dgB=c['dgB'], nzB=int(len(vb)), **{'pass': p})
+            if not dry:
+                row['device'] = dev
+                for dt in (np.float32, np.float64) if p == 1 else (np.float32,):
+                    time_dtype(cp, csp, row, (ia, ja, va), (ib, jb, vb), dt, reps if n < 10**6 else min(reps, 5))
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+            if dry:
+                break
+    wall_s = time.perf_counter() - t_start
+    print(f'cuSPARSE side: {len(rows)} rows in {wall_s:.0f} s; skipped past --budget-s {budget_s:.0f}: {len(skipped)}', file=sys.stderr)
+    text = json.dumps({'reps': reps, 'passes': passes, 'wall_s': wall_s, 'skipped': skipped, 'rows': rows}, indent=1)
     if out:
         with open(out, 'w') as f:
             f.write(text)

@@ -3,7 +3,8 @@ import { DimensionMismatchError, InvalidParameterError } from '../src/core/error
 import { csrSpmv, csrTranspose } from '../src/csr/csr';
 import * as g from '../src/generators/index';
 import { balancedRowCuts, DOT_BLOCK, WasmVectorSpace } from '../src/host/index';
-import { hostKernelModuleBytes } from '../src/host/kernels';
+import { hostKernelFunctions, hostKernelModuleBytes } from '../src/host/kernels';
+import { FN } from '../src/host/wasm/codegen';
 import { HostVectorSpace } from '../src/operator/host';
 
 /** Deterministic pseudo-random values in [-1, 1) with some exact zeros and a wide exponent range. */
@@ -34,6 +35,12 @@ afterAll(() => {
 describe('wasm host kernels', () => {
   it('the module validates (SIMD, shared imported memory)', () => {
     expect(WebAssembly.validate(hostKernelModuleBytes())).toBe(true);
+  });
+
+  it('the call index table names the functions in module order (the kernels live in several files)', () => {
+    const names = hostKernelFunctions().map((f) => f.name);
+    expect(names.length).toBe(Object.keys(FN).length);
+    for (const [name, index] of Object.entries(FN)) expect(names[index]).toBe(name);
   });
 });
 

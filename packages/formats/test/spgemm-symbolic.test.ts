@@ -124,6 +124,32 @@ describe('spgemmSymbolic', () => {
     expect(spgemmSymbolic(band, band, 1 << 20, false)).toEqual(s);
   });
 
+  it('operands in HM order, ascending or any order give the same product (the order is read off without a sort)', () => {
+    const offs = [0, 1, 4, 9, -1, -3, -8];
+    const orders = [offs, [...offs].sort((p, q) => p - q), [4, -1, 0, -8, 9, 1, -3], [0, 4, 1, 9, -1, -3, -8], [0, 1, 4, 9, -3, -1, -8]];
+    const b = hm(30, 30, [-2, 0, 5]);
+    const ref = spgemmSymbolic(hm(30, 30, offs), b);
+    // pairs named by A's offset rather than its index, so orders compare
+    const named = (o: number[]) => {
+      const s = spgemmSymbolic(hm(30, 30, o), b);
+      return { offsets: Array.from(s.offsets), kA: Array.from(s.pairA, (u) => o[u]), pairB: Array.from(s.pairB), mads: s.multiplyAdds };
+    };
+    for (const o of orders) expect(named(o)).toEqual(named(offs));
+    expect(named(offs).kA.slice(0, ref.pairStart[1])).toEqual([...named(offs).kA.slice(0, ref.pairStart[1])].sort((p, q) => p - q));
+    // all negative, descending (HM order with no k ≥ 0) and one diagonal
+    expect(named([-1, -4]).offsets).toEqual(named([-4, -1]).offsets);
+    expect(named([3]).offsets).toEqual([1, 3, 8]);
+  });
+
+  it('a result stays intact after later, larger products (the pair scratch is reused between calls)', () => {
+    const first = spgemmSymbolic(hm(50, 50, [0, 2, -3]), hm(50, 50, [1, -1]));
+    const copy = structuredClone({ offsets: first.offsets, lengths: first.lengths, pairStart: first.pairStart, pairA: first.pairA, pairB: first.pairB });
+    const big = Array.from({ length: 120 }, (_, t) => t - 60);
+    spgemmSymbolic(hm(400, 400, big), hm(400, 400, big));
+    spgemmSymbolic({ format: 'cdm', rows: 97, cols: 97, offsets: [0, 1, 96] }, { format: 'cdm', rows: 97, cols: 97, offsets: [0, 5] });
+    for (const key of ['offsets', 'lengths', 'pairStart', 'pairA', 'pairB'] as const) expect(Array.from(first[key])).toEqual(Array.from(copy[key]));
+  });
+
   it('the composite-key grouping and its counting fallback agree (ties keep emission order)', () => {
     let seed = 5;
     const rnd = () => ((seed = (Math.imul(1664525, seed) + 1013904223) >>> 0) / 2 ** 32);
