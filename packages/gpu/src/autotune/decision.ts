@@ -11,7 +11,7 @@
 import { prepare } from './admission';
 import type { Candidate } from './candidates';
 import type { Trial, TuningDecision } from './report';
-import { byObjective, type Contender, objective, type RoundsRun, SINGLE_ROUND_SPREAD } from './rounds';
+import { byObjective, type Contender, type RoundsRun, SINGLE_ROUND_SPREAD } from './rounds';
 import { type Live, probe, type TrialSession, timeRounds } from './trials';
 import { type Held, TuningError } from './types';
 import { verifyProduct } from './verify';
@@ -25,12 +25,12 @@ const contenders = (timed: { run: RoundsRun; live: Live[] }): Contender[] => tim
  * The order to verify in: the rounds' winner (the best objective, or the cheaper to build when
  * spreads overlap), then the others by objective; objectiveMs set on every timed trial. O(n log n).
  */
-export function verifyOrder(s: Pick<TrialSession, 'products'>, timed?: { run: RoundsRun; live: Live[] }): Live[] {
+export function verifyOrder(s: Pick<TrialSession, 'products' | 'live'>, timed?: { run: RoundsRun; live: Live[] }): Live[] {
   if (!timed) return [];
   const cs = contenders(timed);
-  timed.live.forEach((f, i) => {
-    if (cs[i]!.summary) f.t.objectiveMs = objective(cs[i]!, s.products, f.t.ms!);
-  });
+  // every timed trial gets its objective (those timed only in discarded rounds, or in an earlier
+  // group of an exhaustive sweep, too: shown, ranked only through the rounds)
+  for (const f of s.live) if (f.t.status === 'timed' && f.t.ms !== undefined) f.t.objectiveMs = base(f.t) + s.products * f.t.ms;
   const w = timed.run.decision.winner;
   const rest = byObjective(cs, s.products).filter((i) => i !== w);
   return [...(w !== undefined && cs[w]!.summary ? [w] : []), ...rest].map((i) => timed.live[i]!);
