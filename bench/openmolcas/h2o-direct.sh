@@ -15,6 +15,10 @@
 # /usr/bin/time (tsx start-up, FCIDUMP read, string tables, Davidson, ⟨S²⟩ included). Prints one
 # TSV line per run: who, repeat, load average (1 min) before the run, wall s, user s, system s,
 # peak RSS kB, energy.
+#
+# BUNDLE=1 (a what-if, not how the CLI ships): also runs the same built CLI bundled into one file by
+# esbuild (tsx's copy in node_modules/.pnpm; `webgpu` left external), rows `bundled-<stop>`: what
+# module resolution and linking of the ≈ 220 dist files cost against one file.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -42,6 +46,15 @@ cli_path() {
   echo "built dist/"
 }
 echo "# gpusparse CLI: $(cli_path)" >&2
+runners=(gpusparse)
+if [ "${BUNDLE:-0}" = 1 ]; then
+  esb="$(ls -d "$root"/node_modules/.pnpm/esbuild@*/node_modules/esbuild/bin/esbuild 2>/dev/null | head -1)"
+  [ -x "$esb" ] || { echo "BUNDLE=1: no esbuild under node_modules/.pnpm" >&2; exit 4; }
+  "$esb" "$root/packages/cli/dist/main.js" --bundle --platform=node --format=esm --conditions=gpusparse-dist --external:webgpu \
+    --banner:js="import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" --log-level=warning --outfile="$work/bundle/main.mjs"
+  printf 'import { main } from "./main.mjs";\nprocess.exitCode = await main(process.argv.slice(2));\n' >"$work/bundle/run.mjs"
+  runners+=(bundled)
+fi
 printf 'who\trep\tload1\twall_s\tuser_s\tsys_s\tmaxrss_kB\tenergy\n'
 stops=(residual energy)
 for rep in $(seq 1 "$repeats"); do
@@ -50,14 +63,18 @@ for rep in $(seq 1 "$repeats"); do
   grep -q '_RC_ALL_IS_WELL_' "$work/casci.log" || { echo "OpenMolcas CASCI failed: $work/casci.log" >&2; exit 4; }
   e=$(awk '/RASSCF root number  1 Total energy:/ { print $NF; exit }' "$work/casci.log")
   printf 'openmolcas\t%s\t%s\t%s\t%s\n' "$rep" "$load" "$(cat "$work/molcas.t")" "$e"
-  for stop in "${stops[@]}"; do
-    extra=()
-    [ "$stop" = energy ] && extra=(--energy-change "${ENERGY_CHANGE:-1e-8}")
-    load=$(cut -d' ' -f1 /proc/loadavg)
-    (cd "$root" && /usr/bin/time -f '%e\t%U\t%S\t%M' -o "$work/ours.t" node --conditions=gpusparse-dist packages/cli/bin/gpusparse.mjs ci "$fcidump" --irrep 1 --backend cpu \
-      --sigma direct --multiplicity 1 "${space[@]}" --json "${extra[@]}" "$@" >"$work/ours.json" 2>"$work/ours.err")
-    e=$(node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); console.log(j.energies[0].toFixed(10), "iters", j.solver?.iterations ?? j.iterations, "res", j.residualNorms[0].toExponential(1), "s2", j.s2[0].toExponential(1))' "$work/ours.json")
-    printf 'gpusparse-%s\t%s\t%s\t%s\t%s\n' "$stop" "$rep" "$load" "$(cat "$work/ours.t")" "$e"
+  for runner in "${runners[@]}"; do
+    entry=(--conditions=gpusparse-dist packages/cli/bin/gpusparse.mjs)
+    [ "$runner" = bundled ] && entry=("$work/bundle/run.mjs")
+    for stop in "${stops[@]}"; do
+      extra=()
+      [ "$stop" = energy ] && extra=(--energy-change "${ENERGY_CHANGE:-1e-8}")
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      (cd "$root" && /usr/bin/time -f '%e\t%U\t%S\t%M' -o "$work/ours.t" node "${entry[@]}" ci "$fcidump" --irrep 1 --backend cpu \
+        --sigma direct --multiplicity 1 "${space[@]}" --json "${extra[@]}" "$@" >"$work/ours.json" 2>"$work/ours.err")
+      e=$(node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); console.log(j.energies[0].toFixed(10), "iters", j.solver?.iterations ?? j.iterations, "res", j.residualNorms[0].toExponential(1), "s2", j.s2[0].toExponential(1))' "$work/ours.json")
+      printf '%s-%s\t%s\t%s\t%s\t%s\n' "$runner" "$stop" "$rep" "$load" "$(cat "$work/ours.t")" "$e"
+    done
   done
 done
 echo "# gpusparse CLI at end: $(cli_path)" >&2
