@@ -7,8 +7,8 @@
  *     operands whose products span more than float32;
  *   - refinedSolve (df64 outer residual) CG and GMRES with b = A·1 × {1e-300, 1e-45, 1e38, 1e300}:
  *     reason, true float64 relative residual (b and r scaled by max|b| before squaring);
- *   - the plain float32 CG on GpuVectorSpace with b below float32's normal range (a known gap,
- *     recorded: the library call without refinement cannot see such a b).
+ *   - the plain float32 CG on GpuVectorSpace with b below float32's normal range: fromArray
+ *     refuses b (InvalidParameterError) instead of a 'converged' x = 0.
  * Prints one JSON object and writes it with --out.
  *
  *   node .gpukit/app/hostile-range.mjs [--out $OUT/hostile-range.json]
@@ -94,17 +94,23 @@ for (const scale of [1e-300, 1e-45, 1e38, 1e300]) {
   }
 }
 
-// the known gap: plain float32 CG on the device with b below float32's normal range
+// plain float32 CG on the device with b below float32's normal range: fromArray refuses b
+// (was 'converged', x = 0); pass = the InvalidParameterError
 const gap: Record<string, unknown>[] = [];
 for (const scale of [1e-39, 1e-45]) {
   const gs = new GpuVectorSpace(ctx);
   const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector' });
-  const r = await cg(gs, op, gs.fromArray(b1.map((v) => v * scale)), { rtol: 1e-5 });
-  gap.push({ scale, reason: r.reason, detail: r.detail, x0: (await gs.toArray(r.x))[0] });
-  op.dispose();
+  try {
+    const r = await cg(gs, op, gs.fromArray(b1.map((v) => v * scale)), { rtol: 1e-5 });
+    gap.push({ scale, reason: r.reason, detail: r.detail, x0: (await gs.toArray(r.x))[0], pass: false });
+  } catch (e) {
+    gap.push({ scale, error: `${(e as Error).name}: ${(e as Error).message}`, pass: (e as Error).name === 'InvalidParameterError' });
+  } finally {
+    op.dispose();
+  }
 }
 
-const result = { bench: 'hostile-range', device, spgemm, refined, plainF32CgTinyB: gap, allPass: [...spgemm.filter((r) => !String(r.name).startsWith('refused')), ...refined].every((r) => r.pass === true) && spgemm.filter((r) => String(r.name).startsWith('refused')).every((r) => /InvalidMatrixError/.test(String(r.error))) };
+const result = { bench: 'hostile-range', device, spgemm, refined, plainF32CgTinyB: gap, allPass: [...spgemm.filter((r) => !String(r.name).startsWith('refused')), ...refined, ...gap].every((r) => r.pass === true) && spgemm.filter((r) => String(r.name).startsWith('refused')).every((r) => /InvalidMatrixError/.test(String(r.error))) };
 const text = JSON.stringify(result, null, 1);
 console.log(text);
 if (out) writeFileSync(out, `${text}\n`);
