@@ -30,7 +30,7 @@ import { assembleHamiltonian, buildCiSpace, parseFcidump } from '../packages/che
 import { createGpuContext, type GpuContext, type GpuOperator, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
 import { lanczos, refinedSolve } from '../packages/solvers/src/index';
 import { powerLawDominant } from './df64-matrices';
-import { writeRecord } from './gpu-calls';
+import { type Split, timeMethods, writeRecord } from './gpu-calls';
 import { hubbardFcidump } from './hubbard';
 
 const argv = process.argv.slice(2);
@@ -43,44 +43,6 @@ const sites = Number(opt('--hubbard') ?? 8);
 const reps = Number(opt('--reps') ?? 3);
 /** Directory for one V8 CPU profile per case, of its measured repetitions only (not the warm-up). */
 const profDir = opt('--prof-dir');
-
-/** Host time split of one measured region. */
-interface Split {
-  recordMs: number;
-  waitMs: number;
-  calls: number;
-}
-
-/**
- * Time `obj`'s methods (own and prototype, except the constructor) at nesting depth 0: sync calls
- * add to `split.recordMs`, calls returning a promise to `split.waitMs` until they settle.
- */
-function timeMethods(obj: object, split: Split, depth: { d: number }, skip: readonly string[] = []): void {
-  const names = new Set<string>();
-  for (let p = obj; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) for (const k of Object.getOwnPropertyNames(p)) names.add(k);
-  const o = obj as Record<string, unknown>;
-  for (const k of names) {
-    if (k === 'constructor' || skip.includes(k)) continue;
-    const desc = Object.getOwnPropertyDescriptor(obj, k) ?? Object.getOwnPropertyDescriptor(Object.getPrototypeOf(obj), k);
-    if (!desc || typeof desc.value !== 'function') continue;
-    const f = desc.value as (...a: unknown[]) => unknown;
-    o[k] = function (this: unknown, ...args: unknown[]) {
-      if (depth.d > 0) return f.apply(this, args);
-      depth.d++;
-      const t0 = performance.now();
-      let res: unknown;
-      try {
-        res = f.apply(this, args);
-      } finally {
-        depth.d--;
-      }
-      if (res instanceof Promise) return res.finally(() => { split.waitMs += performance.now() - t0; });
-      split.recordMs += performance.now() - t0;
-      split.calls++;
-      return res;
-    };
-  }
-}
 
 /** Bind groups created per kernel label (reset by each measured repetition). */
 const bindGroupsByKernel = new Map<string, number>();
@@ -120,9 +82,8 @@ const ctx = await createGpuContext();
 const count = counters(ctx);
 const device = ctx.describeText().split('\n')[0];
 const split: Split = { recordMs: 0, waitMs: 0, calls: 0 };
-const depth = { d: 0 };
 const space = new GpuVectorSpace(ctx);
-timeMethods(space, split, depth);
+timeMethods(space, split);
 
 /** Measure `body` (after one warm-up call) and write the record of case `name`. */
 async function measure(name: string, extra: Record<string, unknown>, body: () => Promise<Record<string, unknown>>): Promise<void> {
@@ -181,7 +142,7 @@ async function measure(name: string, extra: Record<string, unknown>, body: () =>
 
 /** The operator with apply() timed as recording (a product is one or a few dispatches). */
 function timedOp(op: GpuOperator): GpuOperator {
-  timeMethods(op, split, depth, ['dispose', 'extendedPrecision']);
+  timeMethods(op, split, ['dispose', 'extendedPrecision']);
   return op;
 }
 
