@@ -244,7 +244,7 @@ if (cases.has('cg') || cases.has('gmres')) {
 if (cases.has('lanczos')) {
   const fd = parseFcidump(hubbardFcidump(sites), { file: `hubbard-L${sites}` });
   const { fcidump, space: ci } = buildCiSpace(fd, 'fci');
-  const a = (await assembleHamiltonian(fcidump, ci, { workers: 1 })).matrix;
+  const a = (await assembleHamiltonian(fcidump, ci, { workers: 'auto' })).matrix;
   const op = timedOp(gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector', params: { lanes: 2 } }));
   await measure('lanczos', { matrix: `hubbard-L${sites}`, rows: a.rows, nnz: a.values.length }, async () => {
     const res = await lanczos(op, space, { k: 4, tol: 1e-5 });
