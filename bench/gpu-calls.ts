@@ -44,6 +44,50 @@ export function instrument(ctx: GpuContext): void {
   });
 }
 
+/** Host time split of one measured region ({@link timeMethods}). */
+export interface Split {
+  recordMs: number;
+  waitMs: number;
+  calls: number;
+}
+
+/** Nesting depth of the timed calls (only the outermost is timed). */
+const timedDepth = { d: 0 };
+
+/**
+ * Time `obj`'s methods (own and prototype, except the constructor and `skip`) at nesting depth
+ * 0 across every object timed so: sync calls add to `split.recordMs` (the recording: argument
+ * set-up, the recorder, Dawn's encoding and submits), calls returning a promise to
+ * `split.waitMs` until they settle (readbacks, finish).
+ */
+export function timeMethods(obj: object, split: Split, skip: readonly string[] = []): void {
+  const names = new Set<string>();
+  for (let p = obj; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) for (const k of Object.getOwnPropertyNames(p)) names.add(k);
+  const o = obj as Record<string, unknown>;
+  for (const k of names) {
+    if (k === 'constructor' || skip.includes(k)) continue;
+    let desc: PropertyDescriptor | undefined;
+    for (let p = obj; p && !desc; p = Object.getPrototypeOf(p)) desc = Object.getOwnPropertyDescriptor(p, k);
+    if (!desc || typeof desc.value !== 'function') continue;
+    const f = desc.value as (...a: unknown[]) => unknown;
+    o[k] = function (this: unknown, ...args: unknown[]) {
+      if (timedDepth.d > 0) return f.apply(this, args);
+      timedDepth.d++;
+      const t0 = performance.now();
+      let res: unknown;
+      try {
+        res = f.apply(this, args);
+      } finally {
+        timedDepth.d--;
+      }
+      if (res instanceof Promise) return res.finally(() => { split.waitMs += performance.now() - t0; });
+      split.recordMs += performance.now() - t0;
+      split.calls++;
+      return res;
+    };
+  }
+}
+
 /** GPU time per pipeline label: every dispatch in its own pass with a timestamp pair. */
 export class KernelClock {
   private readonly qs: GPUQuerySet;

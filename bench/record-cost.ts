@@ -10,9 +10,12 @@
  * our kernels' argument set-up, the recorder, Dawn's encoding and submits) at nesting depth 0;
  * every call that returns a promise (readbacks, finish) until it resolves ("wait"); the rest of
  * the wall time is the solver's own host logic. Counts per dispatch: bind groups created,
- * pipeline-cache lookups, queue writes, submits. Plus two floors: `floor-ours` records combine
- * dispatches through the space in a loop (our whole per-dispatch path), `floor-dawn` the same
- * pipeline with one prebuilt bind group (Dawn's setPipeline / setBindGroup / dispatch only).
+ * pipeline-cache lookups, queue writes, submits. Plus the floors, in process CPU time with no
+ * GPU work running meanwhile (on lavapipe the "GPU" is CPU threads that compete with the
+ * recording, so the solver cases' wall figures there mostly measure that contention): `floor`
+ * records combine dispatches through the space (ours) against the same pipeline with one
+ * prebuilt bind group (Dawn's setPipeline / setBindGroup / dispatch only), `floor-cg-step` and
+ * `floor-lanczos-step-14` whole solver steps.
  *
  *   node .gpukit/app/record-cost.mjs [--cases cg,gmres,lanczos,floor] [--grid 64] [--rows 8192]
  *     [--hubbard 8] [--reps 3] [--out $OUT/record-cost.json] [--prof-dir $OUT/prof]
@@ -30,7 +33,7 @@ import { assembleHamiltonian, buildCiSpace, parseFcidump } from '../packages/che
 import { createGpuContext, type GpuContext, type GpuOperator, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
 import { lanczos, refinedSolve } from '../packages/solvers/src/index';
 import { powerLawDominant } from './df64-matrices';
-import { writeRecord } from './gpu-calls';
+import { type Split, timeMethods, writeRecord } from './gpu-calls';
 import { hubbardFcidump } from './hubbard';
 
 const argv = process.argv.slice(2);
@@ -43,44 +46,6 @@ const sites = Number(opt('--hubbard') ?? 8);
 const reps = Number(opt('--reps') ?? 3);
 /** Directory for one V8 CPU profile per case, of its measured repetitions only (not the warm-up). */
 const profDir = opt('--prof-dir');
-
-/** Host time split of one measured region. */
-interface Split {
-  recordMs: number;
-  waitMs: number;
-  calls: number;
-}
-
-/**
- * Time `obj`'s methods (own and prototype, except the constructor) at nesting depth 0: sync calls
- * add to `split.recordMs`, calls returning a promise to `split.waitMs` until they settle.
- */
-function timeMethods(obj: object, split: Split, depth: { d: number }, skip: readonly string[] = []): void {
-  const names = new Set<string>();
-  for (let p = obj; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) for (const k of Object.getOwnPropertyNames(p)) names.add(k);
-  const o = obj as Record<string, unknown>;
-  for (const k of names) {
-    if (k === 'constructor' || skip.includes(k)) continue;
-    const desc = Object.getOwnPropertyDescriptor(obj, k) ?? Object.getOwnPropertyDescriptor(Object.getPrototypeOf(obj), k);
-    if (!desc || typeof desc.value !== 'function') continue;
-    const f = desc.value as (...a: unknown[]) => unknown;
-    o[k] = function (this: unknown, ...args: unknown[]) {
-      if (depth.d > 0) return f.apply(this, args);
-      depth.d++;
-      const t0 = performance.now();
-      let res: unknown;
-      try {
-        res = f.apply(this, args);
-      } finally {
-        depth.d--;
-      }
-      if (res instanceof Promise) return res.finally(() => { split.waitMs += performance.now() - t0; });
-      split.recordMs += performance.now() - t0;
-      split.calls++;
-      return res;
-    };
-  }
-}
 
 /** Bind groups created per kernel label (reset by each measured repetition). */
 const bindGroupsByKernel = new Map<string, number>();
@@ -120,9 +85,8 @@ const ctx = await createGpuContext();
 const count = counters(ctx);
 const device = ctx.describeText().split('\n')[0];
 const split: Split = { recordMs: 0, waitMs: 0, calls: 0 };
-const depth = { d: 0 };
 const space = new GpuVectorSpace(ctx);
-timeMethods(space, split, depth);
+timeMethods(space, split);
 
 /** Measure `body` (after one warm-up call) and write the record of case `name`. */
 async function measure(name: string, extra: Record<string, unknown>, body: () => Promise<Record<string, unknown>>): Promise<void> {
@@ -181,7 +145,7 @@ async function measure(name: string, extra: Record<string, unknown>, body: () =>
 
 /** The operator with apply() timed as recording (a product is one or a few dispatches). */
 function timedOp(op: GpuOperator): GpuOperator {
-  timeMethods(op, split, depth, ['dispose', 'extendedPrecision']);
+  timeMethods(op, split, ['dispose', 'extendedPrecision']);
   return op;
 }
 
@@ -214,10 +178,7 @@ async function floors(): Promise<void> {
   const { pipe, bg } = seen;
   // CPU time of the process (robust to the machine's load, unlike the wall clock); no GPU work
   // runs while recording (no submit until the end: one batch of `loops` ≤ 1024 dispatches)
-  const cpu = () => {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1000;
-  };
+  const cpu = cpuMs;
   const rounds: Record<string, number[]> = { oursRecord: [], oursSubmit: [], dawnRecord: [], dawnSubmit: [] };
   const autoFlush = rec.autoFlush;
   rec.autoFlush = 0;
@@ -263,6 +224,67 @@ async function floors(): Promise<void> {
     oursMinusDawnRecordMedian: Number((st.oursRecord!.median - st.dawnRecord!.median).toFixed(2)),
   });
   for (const v of [...xs, y]) space.release(v);
+  await stepFloors();
+}
+
+/** Process CPU milliseconds (user + system). */
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/**
+ * The recording of whole solver steps with no GPU work running meanwhile (one submit per round
+ * of at most ~1000 dispatches, after the timed part): process CPU µs per dispatch, min and
+ * median of the rounds. A CG step (product + cgStep: 4 dispatches) and a Lanczos step on a
+ * 14-vector basis (product, multiDot, combineDots, combineNormalize: the fused CGS2 step).
+ */
+async function stepFloors(): Promise<void> {
+  const a = generators.poisson2d(64);
+  const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector', params: { lanes: 4 } });
+  const vec = () => space.fromArray(new Float32Array(a.rows).fill(1));
+  const [p, q, x, r, w] = [vec(), vec(), vec(), vec(), vec()];
+  const basis = Array.from({ length: 14 }, vec);
+  const rho = space.dot(r, r);
+  const steps: Record<string, () => void> = {
+    'cg-step': () => {
+      op.apply(p, q);
+      const { pq, rr } = space.cgStep(rho, p, q, x, r);
+      space.release(pq);
+      space.release(rr);
+    },
+    'lanczos-step-14': () => {
+      op.apply(basis[13]!, w);
+      const next = space.createUninitialized(a.rows);
+      const h1 = space.multiDot(basis, w);
+      const h2 = space.combineDots(h1, basis, -1, w);
+      const hn = space.combineNormalize(h2, basis, -1, w, next, 1);
+      for (const s of [...h1, ...h2, hn]) space.release(s);
+      space.release(next);
+    },
+  };
+  const rec = ctx.recorder;
+  const autoFlush = rec.autoFlush;
+  rec.autoFlush = 0;
+  for (const [name, step] of Object.entries(steps)) {
+    const us: number[] = [];
+    for (let round = 0; round <= Math.max(3, 2 * reps); round++) {
+      const d0 = rec.dispatches;
+      const t0 = cpuMs();
+      while (rec.dispatches - d0 < 900) step();
+      const ms = cpuMs() - t0;
+      const n = rec.dispatches - d0;
+      rec.flush();
+      await ctx.finish();
+      if (round > 0) us.push((1000 * ms) / n);
+    }
+    us.sort((u, v) => u - v);
+    writeRecord(out, { case: `floor-${name}`, device, what: 'process CPU µs per dispatch of recording whole steps, no GPU work meanwhile', rounds: us.length, min: Number(us[0]!.toFixed(2)), median: Number(us[Math.floor(us.length / 2)]!.toFixed(2)) });
+  }
+  rec.autoFlush = autoFlush;
+  space.release(rho);
+  for (const v of [p, q, x, r, w, ...basis]) space.release(v);
+  op.dispose();
 }
 
 if (cases.has('cg') || cases.has('gmres')) {
@@ -283,7 +305,7 @@ if (cases.has('cg') || cases.has('gmres')) {
 if (cases.has('lanczos')) {
   const fd = parseFcidump(hubbardFcidump(sites), { file: `hubbard-L${sites}` });
   const { fcidump, space: ci } = buildCiSpace(fd, 'fci');
-  const a = (await assembleHamiltonian(fcidump, ci, { workers: 1 })).matrix;
+  const a = (await assembleHamiltonian(fcidump, ci, { workers: 'auto' })).matrix;
   const op = timedOp(gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector', params: { lanes: 2 } }));
   await measure('lanczos', { matrix: `hubbard-L${sites}`, rows: a.rows, nnz: a.values.length }, async () => {
     const res = await lanczos(op, space, { k: 4, tol: 1e-5 });

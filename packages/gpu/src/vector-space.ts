@@ -119,6 +119,11 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     if (xs.some((x) => x.buf.id === y.buf.id)) throw new InvalidParameterError(`${where} xs`, 'vectors distinct from y', 'an alias of y');
   }
 
+  /** The device operands of a combine: the coefficients, the vectors' buffers, β. */
+  private operands(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[], beta: ScalarLike<GpuScalar>): [Operand[], GpuBuf[], Operand] {
+    return [coeffs.map((c) => this.op(c)), xs.map((x) => x.buf), this.op(beta)];
+  }
+
   create(n: number): GpuVector {
     const v = new GpuVector(this.ctx.buffers.acquire(n * 4, undefined, 'vector'), n);
     this.b1.fill(v.buf, n, imm(0));
@@ -206,13 +211,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       return;
     }
     // y = beta·y + Σ_j c_j·x_j (one dispatch per group of vectors, j ascending)
-    this.b1.combine(
-      coeffs.map((c) => this.op(c)),
-      xs.map((x) => x.buf),
-      this.op(beta),
-      y.buf,
-      y.n,
-    );
+    this.b1.combine(...this.operands(coeffs, xs, beta), y.buf, y.n);
   }
   /**
    * CG's update, fused (not part of VectorSpace: solvers look for it): x += α·p, r −= α·q, and
@@ -255,14 +254,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       return this.norm2(y);
     }
     const s = this.slot();
-    this.b1.combineNorm(
-      coeffs.map((c) => this.op(c)),
-      xs.map((x) => x.buf),
-      this.op(beta),
-      y.buf,
-      y.n,
-      s.num,
-    );
+    this.b1.combineNorm(...this.operands(coeffs, xs, beta), y.buf, y.n, s.num);
     return s;
   }
   /**
@@ -279,14 +271,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       return this.multiDot(xs, y);
     }
     const out = xs.map(() => this.slot());
-    this.b1.combineDots(
-      coeffs.map((c) => this.op(c)),
-      xs.map((x) => x.buf),
-      this.op(beta),
-      y.buf,
-      y.n,
-      out.map((s) => s.num),
-    );
+    this.b1.combineDots(...this.operands(coeffs, xs, beta), y.buf, y.n, out.map((s) => s.num));
     return out;
   }
   /**
@@ -307,16 +292,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     }
     this.checkCombineArgs('combineNormalize', coeffs, xs, y);
     const s = this.slot();
-    this.b1.combineNormalize(
-      coeffs.map((c) => this.op(c)),
-      xs.map((x) => x.buf),
-      this.op(beta),
-      y.buf,
-      y.n,
-      s.num,
-      v.buf,
-      k,
-    );
+    this.b1.combineNormalize(...this.operands(coeffs, xs, beta), y.buf, y.n, s.num, v.buf, k);
     return s;
   }
   scalar(value: number): GpuScalar {

@@ -125,6 +125,30 @@ describe('recording cost', () => {
     gs.release(b);
   });
 
+  it('firstBatch sets the first automatic submit after a wait (the ramp doubles from it)', async () => {
+    const n = 512;
+    const x = gs.fromArray(new Float32Array(n).fill(1));
+    const y = gs.create(n);
+    await ctx.finish();
+    const rec = ctx.recorder;
+    rec.firstBatch = 4;
+    try {
+      await ctx.finish(); // the explicit submit takes the new ramp
+      const s0 = rec.submits;
+      const marks: number[] = [];
+      for (let r = 0; r < 30; r++) {
+        gs.axpby(1, x, 1, y);
+        if (rec.submits - s0 > marks.length) marks.push(r + 1);
+      }
+      expect(marks).toEqual([4, 12, 28]);
+    } finally {
+      rec.firstBatch = 16;
+    }
+    expect((await gs.toArray(y))[7]).toBe(30);
+    gs.release(x);
+    gs.release(y);
+  });
+
   it('Uniforms.take hands out the ring blocks zeroed, without new views', () => {
     const u = Uniforms.take();
     u.u[0] = 7;

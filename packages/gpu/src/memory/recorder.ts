@@ -103,6 +103,20 @@ export class Recorder {
   private sinceFlush = 0;
   /** Dispatches of the batch being recorded before its automatic submit (the ramp after an idle GPU). */
   private batchTarget = FIRST_BATCH_DISPATCHES;
+  private first = FIRST_BATCH_DISPATCHES;
+  /**
+   * The first batch after an explicit submit ({@link FIRST_BATCH_DISPATCHES} by default; a
+   * property so that benches can try others: fewer restart the GPU sooner after a readback,
+   * for one extra submit each halving). Rounded down, at least 1; applies at once when no
+   * batch is being recorded.
+   */
+  get firstBatch(): number {
+    return this.first;
+  }
+  set firstBatch(v: number) {
+    this.first = Math.max(1, Math.floor(v));
+    if (this.sinceFlush === 0) this.batchTarget = this.first;
+  }
   /** A pass opened with a descriptor (timestamps) is open: no automatic submit may end it. */
   private describedPass = false;
   /** The pipeline last set in the open pass (setPipeline is skipped when a dispatch repeats it). */
@@ -204,7 +218,7 @@ export class Recorder {
     // scope) and dropped, and the next recording starts on a fresh encoder
     this.encoder = undefined;
     this.sinceFlush = 0;
-    this.batchTarget = FIRST_BATCH_DISPATCHES; // an explicit submit is usually waited on: start the ramp again
+    this.batchTarget = this.first; // an explicit submit is usually waited on: start the ramp again
     const used = this.used;
     this.used = 0;
     this.ctx.scoped(`batch of ${this.dispatchesSinceSubmit} dispatches`, () => {
