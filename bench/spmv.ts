@@ -42,7 +42,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { type CsrMatrix, csrNnz, csrSpmv, GpuSparseError, generators, getFormat, readMatrixMarket } from '@gpusparse/formats';
-import { type AnySpmvKernel, Blas1, createGpuContext, type DeviceMatrix, entryArgs, type GpuBuf, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, supportsCsr, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
+import { type AnySpmvKernel, Blas1, createGpuContext, type DeviceMatrix, entryArgs, experimentalKernels, type GpuBuf, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, supportsCsr, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
 import { assembleHamiltonian, buildCiSpace } from '../packages/chem/src/index';
 import { readFcidump } from '../packages/chem/src/node';
 import { stencil27 } from './df64-matrices';
@@ -370,7 +370,8 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
   const c = await makeCase(ctx, a, copyGbs);
   const rows: Row[] = [];
   const work: [AnySpmvKernel, Row][] = [];
-  for (const k of kernels) {
+  // the registry's kernels, then the experimental ones (tested and timed, not yet tuner candidates)
+  for (const k of [...kernels, ...experimentalKernels]) {
     if (kernelFilter && !kernelFilter.includes(k.id)) continue;
     const grid = gridVariants(k);
     const variants = grid ?? (flag('--no-variants') && !sweep?.includes(k.id) ? [{ ...k.defaults }] : kernelVariants(k));
