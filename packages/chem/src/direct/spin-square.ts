@@ -71,6 +71,10 @@ export function directSpinSquared(ctx: DirectContext, space: DeterminantSpace): 
         exchange += aSign[t]! * s;
       }
     }
-    return norm === 0 ? Number.NaN : sz * sz + sz + (direct - exchange) / norm;
+    if (norm === 0) return Number.NaN;
+    const s2 = sz * sz + sz + (direct - exchange) / norm;
+    // ⟨S²⟩ ≥ 0: a value just below zero is the cancellation in direct − exchange (≈ 1e-15), shown as 0;
+    // anything clearly negative stays visible (it would be a bug, not rounding)
+    return s2 < 0 && s2 > -1e-10 ? 0 : s2;
   };
 }
