@@ -3,15 +3,16 @@
  * exit code or message before its fix. Tiny files written here.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/main';
 import { captured, captureOutput } from './capture';
 
 captureOutput();
 const dir = mkdtempSync(join(tmpdir(), 'gpusparse-s7-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true })); // the null-device nodes too
 const gpuTierSkipped = process.env.GPUSPARSE_GPU_TIER === 'skip' && process.env.GPUSPARSE_REQUIRE_GPU !== '1';
 
 /** A diagonal Matrix Market file with the given values. */

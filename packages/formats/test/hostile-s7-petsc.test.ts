@@ -7,14 +7,15 @@
  * regression removes only those.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { generators } from '../src/index';
 import { PetscMatrixWriter, sideFilePath, writePetscMatrix, writePetscVectors } from '../src/petsc/write';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpusparse-s7-petsc-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true })); // the device nodes too
 /** A character device in `dir` (1,3 = null, 1,7 = full), or undefined when mknod is not allowed. */
 function device(name: string, minor: number): string | undefined {
   const path = join(dir, name);
