@@ -2,15 +2,17 @@
  * Session 7 hostile inputs through the CLI: each case gave a silent wrong answer, a misleading
  * exit code or message before its fix. Tiny files written here.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/main';
 import { captured, captureOutput } from './capture';
 
 captureOutput();
 const dir = mkdtempSync(join(tmpdir(), 'gpusparse-s7-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true })); // the null-device nodes too
 const gpuTierSkipped = process.env.GPUSPARSE_GPU_TIER === 'skip' && process.env.GPUSPARSE_REQUIRE_GPU !== '1';
 
 /** A diagonal Matrix Market file with the given values. */
@@ -86,5 +88,46 @@ describe('a right-hand side of the wrong length is bad input (exit 3), not a usa
     const mv = petsc('mv.petsc', [[[1211216, 3, 3, 3, 1, 1, 1, 0, 1, 2], [4, 4, 4]], [[1211214, 5], [1, 2, 3, 4, 5]]]);
     expect(await main(['solve', mv, '--backend', 'cpu', '--json'])).toBe(3);
     expect(JSON.parse(captured.stdout).error.message).toMatch(/b stored in .*mv\.petsc: expected length 3 \(A's rows\), got a vector of 5/);
+  });
+});
+
+describe('ci --export-petsc', () => {
+  const h4 = join(__dirname, '../../../testdata/fcidump/H4_sto6g_R1.8_block2.FCIDUMP');
+  it('--ms2 0.5 and --irrep 9 / 0 / 2.5: usage errors (exit 2) as in the built-in driver (were exit 3)', async () => {
+    for (const flags of [['--ms2', '0.5'], ['--irrep', '9'], ['--irrep', '0'], ['--irrep', '2.5']]) {
+      captured.stderr = '';
+      expect(await main(['ci', h4, '--export-petsc', join(dir, 'h.petsc'), ...flags]), flags.join(' ')).toBe(2);
+      expect(captured.stderr).toMatch(new RegExp(`${flags[0]}: expected .*got '${flags[1]}'`));
+    }
+  });
+  it('to a full device (/dev/full): exit 5 naming the path (was a bare "ENOSPC: no space left on device, write")', async () => {
+    expect(await main(['ci', h4, '--export-petsc', '/dev/full', '--json'])).toBe(5);
+    expect(JSON.parse(captured.stdout).error).toMatchObject({ name: 'OutputSpaceError', exitCode: 5, message: expect.stringMatching(/^writing \/dev\/full failed: ENOSPC/) });
+  });
+});
+
+/** A null character device (1,3) made in the temporary folder, or undefined without root. */
+function nullDevice(name: string): string | undefined {
+  const path = join(dir, name);
+  return spawnSync('mknod', [path, 'c', '1', '3']).status === 0 ? path : undefined;
+}
+const canMknod = nullDevice('probe-null') !== undefined;
+
+describe.skipIf(!canMknod)('PETSc output to a device (a null device made in the temporary folder)', () => {
+  it('export -o <null device> [--rhs ones]: exit 0, the device stays (was exit 70 after ftruncate EINVAL, and the device node removed: as root, /dev/null)', async () => {
+    for (const extra of [[], ['--rhs', 'ones']]) {
+      const nul = nullDevice(`null-export${extra.length}`)!;
+      expect(await main(['export', 'gen:laplacian1d:100', '-o', nul, ...extra, '--json']), extra.join(' ')).toBe(0);
+      expect(statSync(nul).isCharacterDevice()).toBe(true);
+    }
+    expect(readdirSync(dir).filter((f) => f.includes('partial'))).toEqual([]);
+  });
+  it('ci --export-petsc <null device>: exit 0, no diagonal file beside it, the device stays', async () => {
+    const nul = nullDevice('null-ci')!;
+    const h4 = join(__dirname, '../../../testdata/fcidump/H4_sto6g_R1.8_block2.FCIDUMP');
+    expect(await main(['ci', h4, '--export-petsc', nul, '--json'])).toBe(0);
+    expect(JSON.parse(captured.stdout)).toMatchObject({ determinants: 36, diagonal: null });
+    expect(statSync(nul).isCharacterDevice()).toBe(true);
+    expect(existsSync(`${nul}.diag`)).toBe(false);
   });
 });

@@ -149,6 +149,20 @@ export class GpuOperator implements LinearOperator<GpuVector>, ExtendedPrecision
 }
 
 /**
+ * Every SpMV kernel binds x and y whole: refuse, before any conversion, a matrix whose x or y in
+ * float32 exceeds one storage binding (ResourceLimitError, CLI exit 5) — this was a kernel's
+ * NotSupportedError (exit 3) or, through the tuner, "no kernel passes verification". O(1).
+ * @example checkVectorBindings(ctx, a, 'solve');
+ */
+export function checkVectorBindings(ctx: GpuContext, a: Pick<CsrMatrix, 'rows' | 'cols'>, what: string): void {
+  const need = 4 * Math.max(a.rows, a.cols);
+  const max = ctx.limits.maxStorageBufferBindingSize;
+  if (need > max) {
+    throw new ResourceLimitError(`${what}: x (${a.cols} entries) or y (${a.rows}) in float32, bound whole by every SpMV kernel`, need, max, 'one storage binding of this device (maxStorageBufferBindingSize) holds fewer: use a device with a larger binding limit, or --backend cpu (float64 on the host)');
+  }
+}
+
+/**
  * Upload CSR matrix `a` for a registered kernel (converted to the kernel's format with the
  * format descriptor when it is not CSR). Cost: O(nnz) validation, conversion and transfer.
  * @throws NotSupportedError when the kernel cannot run this matrix on this device
@@ -156,6 +170,7 @@ export class GpuOperator implements LinearOperator<GpuVector>, ExtendedPrecision
  */
 export function gpuOperatorFromCsr(ctx: GpuContext, a: CsrMatrix, opts: GpuOperatorOptions = {}): GpuOperator {
   const kernel = typeof opts.kernel === 'object' ? opts.kernel : getKernel(opts.kernel ?? 'csr-vector');
+  checkVectorBindings(ctx, a, kernel.id);
   const params = { ...kernel.defaults, ...opts.params };
   const pre = supportsCsr(kernel, a, ctx.limits, params); // before any conversion
   if (pre !== true) throw new NotSupportedError(`${kernel.id}: expected a matrix this kernel supports, got ${a.rows}×${a.cols}: ${pre}`);

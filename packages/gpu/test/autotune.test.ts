@@ -131,7 +131,7 @@ describe('autotune: candidates and pruning (no timing)', () => {
     items.set('gpusparse-tune', JSON.stringify({ version: 1, entries: { k2: { ...entry, params: { lanes: 'x' } } } }));
     const w2: string[] = [];
     expect(new LocalStorageTuneStore(storage, 'gpusparse-tune', (m) => w2.push(m)).get('k2')).toBeUndefined();
-    expect(w2[0]).toMatch(/parameter lanes expected a finite number, got x/);
+    expect(w2[0]).toMatch(/parameter lanes expected an integer, got x/);
   });
 
   it('default cache path honours GPUSPARSE_CACHE_DIR, then XDG_CACHE_HOME', () => {

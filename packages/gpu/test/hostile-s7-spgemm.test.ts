@@ -64,6 +64,9 @@ describe('spgemmCsr outside float32', () => {
     await expect(spgemmCsr(ctx, a, tri(6, () => 1))).rejects.toThrow(/spgemm: A\(row 3, column 4\): expected a finite value, got NaN/);
     await expect(spgemmCsr(ctx, tri(6, () => 1), tri(6, (i) => (i === 0 ? Number.POSITIVE_INFINITY : 1)))).rejects.toThrow(/spgemm: B\(row 1, column 1\)/);
   });
+  it('a product beyond float64 (1e200 · 1e200): InvalidMatrixError on C, not Infinity', async () => {
+    await expect(spgemmCsr(ctx, tri(5, () => 1e200), tri(5, () => 1e200))).rejects.toThrow(/spgemm: C: expected entries within float64.*exceeds 1\.8e308/);
+  });
   it('ordinary operands are not copied (no scaling inside float32)', () => {
     expect(spgemmScaling(tri(5, () => 3), tri(5, () => 0.25))).toEqual({ expA: 0, expB: 0 });
   });

@@ -7,7 +7,7 @@
  * @module
  */
 import { open, rm, stat } from 'node:fs/promises';
-import { type CsrMatrix, csrEquals, csrTranspose, writeMatrixMarket, writePetscMatrix, writePetscVectors } from '@gpusparse/formats';
+import { type CsrMatrix, csrEquals, csrTranspose, sideFilePath, writeMatrixMarket, writePetscMatrix, writePetscVectors } from '@gpusparse/formats';
 import { type Command, ExitCode, out, printJson, UsageError } from '../util/context';
 import { loadMatrix } from '../util/load';
 import { onesRhs, readRhsFile } from '../util/rhs';
@@ -70,7 +70,7 @@ export const exportCommand: Command = {
       } else {
         bytes = (await writePetscMatrix(output, a)).bytes;
         if (b) {
-          const tmp = `${output}.rhs.partial`;
+          const tmp = sideFilePath(output, (await stat(output)).isFile(), 'rhs'); // never /dev/null.rhs.partial
           bytes += (await writePetscVectors(tmp, [b])).bytes;
           await append(output, tmp);
           await rm(tmp, { force: true });

@@ -47,6 +47,7 @@ export const tuneCommand: Command = {
     const ctx = await openGpuContext();
     const bar = progressBar('tuning', { enabled: common.progress });
     try {
+      gpu.checkVectorBindings(ctx, m.matrix, 'tune');
       const kernels = kernelIds?.map((id) => gpu.getKernel(id));
       const r = await gpu.autotune(ctx, m.matrix, {
         expectedProducts,

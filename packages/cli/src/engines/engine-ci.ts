@@ -7,12 +7,14 @@
  * @module
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assembleChunked, buildCiSpace, type CiResult, type ChunkSink, type SpaceSpec, spinSquaredExpectations } from '@gpusparse/chem';
 import { readFcidump } from '@gpusparse/chem/node';
 import { formatBytes, NotSupportedError, PetscMatrixWriter, readPetscVectors, writePetscVectors } from '@gpusparse/formats';
 import { type CommonOptions, ExitCode, info, integerOption, numberOption, out, printJson, UsageError } from '../util/context';
+import { asOutputError } from '../util/output';
 import { formatTable } from '../util/table';
 import { eigenResultOf, EPS_TYPES } from './engine-eigs';
 import { engineArgOptions, type EngineOptions, runEngine } from './petsc-engine';
@@ -46,14 +48,20 @@ async function exportHamiltonian(c: EngineCiInput, path: string) {
   const fd0 = await readFcidump(c.file, c.v['allow-missing-core'] === true ? { allowMissingCoreEnergy: true } : {});
   const read = performance.now() - t0;
   const opts = {
-    ...(c.v.ms2 === undefined ? {} : { ms2: numberOption('ms2', c.v.ms2 as string, 0) }),
-    ...(c.v.irrep === undefined ? {} : { irrep: numberOption('irrep', c.v.irrep as string, 1) }),
+    // the same usage checks as the built-in driver's (exit 2, not the space builder's exit 3)
+    ...(c.v.ms2 === undefined ? {} : { ms2: numberOption('ms2', c.v.ms2 as string, 0, { integer: true }) }),
+    ...(c.v.irrep === undefined ? {} : { irrep: integerOption('irrep', c.v.irrep as string, 1, 1, 8) }),
   };
   const t1 = performance.now();
   const { fcidump: fd, space } = buildCiSpace(fd0, c.space, opts);
   const spaceMs = performance.now() - t1;
   if (c.nroots > space.size) throw new UsageError(`--nroots: expected an integer in 1..${space.size} (the space size), got ${c.nroots}`);
-  const writer = await PetscMatrixWriter.open(path, space.size, space.size);
+  let writer: PetscMatrixWriter;
+  try {
+    writer = await PetscMatrixWriter.open(path, space.size, space.size);
+  } catch (e) {
+    throw asOutputError(path, e); // /dev/full fails at the header
+  }
   const sink: ChunkSink<Float64Array> = {
     add: (chunk, rowStart) => writer.add(chunk, rowStart),
     finish: () => {
@@ -65,25 +73,27 @@ async function exportHamiltonian(c: EngineCiInput, path: string) {
     const chunkNnz = c.v['chunk-nnz'] === undefined ? EXPORT_CHUNK_NNZ : integerOption('chunk-nnz', c.v['chunk-nnz'] as string, EXPORT_CHUNK_NNZ, 1);
     const h = await assembleChunked(fd, space, sink, { perRow: Math.min(space.size, 2000), chunkNnz, keepHost: false });
     const written = await writer.finish();
-    await writePetscVectors(diagonalPath(path), [h.diagonal]);
+    // the diagonal beside a regular file only (not /dev/null.diag)
+    const diagonal = (await stat(path)).isFile() ? diagonalPath(path) : undefined;
+    if (diagonal) await writePetscVectors(diagonal, [h.diagonal]);
     let minDiagonal = Number.POSITIVE_INFINITY;
     for (const d of h.diagonal) minDiagonal = Math.min(minDiagonal, d);
-    return { fd, space, written, chunks: h.chunks, minDiagonal, timings: { read, space: spaceMs, assembly: h.stats.ms } };
+    return { fd, space, written, diagonal, chunks: h.chunks, minDiagonal, timings: { read, space: spaceMs, assembly: h.stats.ms } };
   } catch (e) {
     await writer.abort();
-    throw e;
+    throw asOutputError(path, e); // a full disk names the path (was a bare "ENOSPC: …, write")
   }
 }
 
 /** --export-petsc alone: write H and its diagonal, print what was written. */
 async function exportOnly(c: EngineCiInput, path: string, common: CommonOptions): Promise<number> {
   const x = await exportHamiltonian(c, path);
-  const summary = { file: c.file, space: x.space.label, determinants: x.space.size, matrix: x.written, diagonal: diagonalPath(path), ecore: x.fd.ecore, chunks: x.chunks, timings: x.timings };
+  const summary = { file: c.file, space: x.space.label, determinants: x.space.size, matrix: x.written, diagonal: x.diagonal ?? null, ecore: x.fd.ecore, chunks: x.chunks, timings: x.timings };
   if (common.json) printJson(summary);
   else {
     out(`${c.file}: ${x.space.label}, ${x.space.size} determinants`);
     out(`H (electronic, without the core energy ${x.fd.ecore}) → ${path}: ${x.written.nnz} non-zeros, ${formatBytes(x.written.bytes)}, written in ${x.chunks} row chunks`);
-    out(`diagonal of H → ${diagonalPath(path)}`);
+    out(x.diagonal ? `diagonal of H → ${x.diagonal}` : `diagonal of H not written (${path} is not a regular file)`);
   }
   return ExitCode.ok;
 }

@@ -154,6 +154,7 @@ export async function gpuBackend(): Promise<Backend<GpuVector, unknown>> {
     ctx,
     async operator(a, choice = {}) {
       checkFloat32Range(a);
+      gpu.checkVectorBindings(ctx, a, 'A'); // before the tuner (which reported "no kernel passes" for this)
       const tune = choice.tune ?? choice.kernel === undefined;
       if (tune) {
         // a solve with maxIterations 0 still applies A once (the true residual); the tuner wants ≥ 1 product

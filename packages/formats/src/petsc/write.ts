@@ -7,7 +7,10 @@
  * written in one pass).
  * @module
  */
+import { randomBytes } from 'node:crypto';
 import { type FileHandle, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { InvalidMatrixError, InvalidParameterError, ResourceLimitError } from '../core/errors';
 import type { CsrMatrix } from '../core/types';
 import { encodeFloat64, encodeInt32, MAT_HEADER_BYTES, matrixHeaderBytes, PETSC_INT32_MAX, vectorHeaderBytes } from './binary';
@@ -60,6 +63,8 @@ export class PetscMatrixWriter {
     private readonly fh: FileHandle,
     private readonly knownNnz: number | undefined,
     private side: { path: string; fh: FileHandle } | undefined,
+    /** The output is a regular file: truncated at the end, removed on abort (never /dev/null, a pipe, …). */
+    private readonly regular: boolean,
   ) {}
 
   /** Create (truncate) `path` for a rows×cols matrix. */
@@ -72,17 +77,19 @@ export class PetscMatrixWriter {
     if (nnz !== undefined && nnz > PETSC_INT32_MAX) throw tooManyNonZeros(path, nnz);
     const fh = await open(path, 'w+');
     let side: { path: string; fh: FileHandle } | undefined;
+    let regular = false;
     try {
+      regular = (await fh.stat()).isFile();
       await writeAll(fh, matrixHeaderBytes({ rows, cols, nnz: nnz ?? 0 }), 0);
       if (nnz === undefined) {
-        const sidePath = `${path}.values.partial`;
+        const sidePath = sideFilePath(path, regular, 'values');
         side = { path: sidePath, fh: await open(sidePath, 'w+') };
       }
     } catch (e) {
       await fh.close();
       throw e;
     }
-    return new PetscMatrixWriter(path, rows, cols, fh, nnz, side);
+    return new PetscMatrixWriter(path, rows, cols, fh, nnz, side, regular);
   }
 
   private get colsOffset(): number {
@@ -139,7 +146,7 @@ export class PetscMatrixWriter {
     try {
       if (this.side) await this.appendSide(this.side);
       await writeAll(this.fh, matrixHeaderBytes({ rows: this.rows, cols: this.cols, nnz: this.nnz }), 0);
-      await this.fh.truncate(MAT_HEADER_BYTES + 4 * this.rows + 12 * this.nnz);
+      if (this.regular) await this.fh.truncate(MAT_HEADER_BYTES + 4 * this.rows + 12 * this.nnz); // ftruncate fails on /dev/null
     } catch (e) {
       await this.abort();
       throw e;
@@ -169,12 +176,22 @@ export class PetscMatrixWriter {
     if (this.closed) return;
     this.closed = true;
     await this.fh.close().catch(() => {});
-    await rm(this.path, { force: true });
+    // a device or a pipe is not ours to remove: as root, rm('/dev/null') deleted the device node
+    if (this.regular) await rm(this.path, { force: true });
     if (this.side) {
       await this.side.fh.close().catch(() => {});
       await rm(this.side.path, { force: true });
     }
   }
+}
+
+/**
+ * Where a writer keeps a temporary piece of `path`: beside it for a regular file, in the temporary
+ * folder for a device or a pipe (no `/dev/null.values.partial`). O(1).
+ * @example sideFilePath('/dev/null', false, 'values') // '/tmp/gpusparse-…-values.partial'
+ */
+export function sideFilePath(path: string, regular: boolean, what: string): string {
+  return regular ? `${path}.${what}.partial` : join(tmpdir(), `gpusparse-${process.pid}-${randomBytes(6).toString('hex')}-${what}.partial`);
 }
 
 function tooManyNonZeros(path: string, nnz: number): ResourceLimitError {
@@ -208,7 +225,9 @@ export async function writePetscVectors(path: string, vectors: readonly ArrayLik
   const fh = await open(path, 'w');
   const piece = new Uint8Array(8 * PIECE);
   let at = 0;
+  let regular = false;
   try {
+    regular = (await fh.stat()).isFile();
     for (const v of vectors) {
       if (v.length > PETSC_INT32_MAX) throw new ResourceLimitError(`${path}: PETSc binary vector of ${v.length} entries`, v.length, PETSC_INT32_MAX, 'a 32-bit PetscInt holds the length');
       await writeAll(fh, vectorHeaderBytes(v.length), at);
@@ -221,7 +240,7 @@ export async function writePetscVectors(path: string, vectors: readonly ArrayLik
     }
   } catch (e) {
     await fh.close();
-    await rm(path, { force: true });
+    if (regular) await rm(path, { force: true }); // never a device or a pipe
     throw e;
   }
   await fh.close();

@@ -33,8 +33,8 @@ export interface TuneStore {
 export const CACHE_VERSION = 1;
 
 /**
- * Check a loaded entry: a registered kernel, parameters it declares with finite values, a
- * positive product time. Returns the reason it is unusable, or undefined. O(params).
+ * Check a loaded entry: a registered kernel, parameters it declares with integer values, finite
+ * times ≥ 0. Returns the reason it is unusable, or undefined. O(params).
  * @example validateEntry({ kernel: 'nope', params: {} }) // "unknown kernel 'nope'"
  */
 export function validateEntry(e: unknown): string | undefined {
@@ -50,10 +50,11 @@ export function validateEntry(e: unknown): string | undefined {
   if (typeof r.params !== 'object' || r.params === null) return 'expected a params object';
   for (const [name, v] of Object.entries(r.params as Record<string, unknown>)) {
     if (!(name in k.params)) return `kernel ${k.id} has no parameter '${name}'`;
-    if (typeof v !== 'number' || !Number.isFinite(v)) return `parameter ${name} expected a finite number, got ${String(v)}`;
+    // kernel parameters are integers (shader constants): 1.5 or 1e300 reached the WGSL text and failed as "a bug of gpusparse"
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) return `parameter ${name} expected an integer, got ${String(v)}`;
   }
   for (const f of ['productMs', 'conversionMs', 'uploadMs'] as const) {
-    if (typeof r[f] !== 'number' || !((r[f] as number) >= 0)) return `expected ${f} ≥ 0, got ${String(r[f])}`;
+    if (typeof r[f] !== 'number' || !((r[f] as number) >= 0) || !Number.isFinite(r[f])) return `expected a finite ${f} ≥ 0, got ${String(r[f])}`;
   }
   return undefined;
 }

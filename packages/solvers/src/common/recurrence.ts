@@ -183,10 +183,10 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
           const tr = await ctx.take(m.restart(false));
           if (tr <= ctx.tol) return ctx.finish(x, 'converged', k, tr);
         }
-        return final('breakdown', `${ctx.method}: ${f.name} = 0 at iteration ${k}`);
+        return final('breakdown', `${ctx.method}: ${f.name} = 0 at iteration ${k}${rangeHint(ctx.bNorm)}`);
       }
       space.copy(checkpoint, x); // the step may have written non-finite values into x
-      return final('non-finite', `${ctx.method}: ${f.name} = ${f.value} at iteration ${k}`);
+      return final('non-finite', `${ctx.method}: ${f.name} = ${f.value} at iteration ${k}${rangeHint(ctx.bNorm)}`);
     }
     const isCheck = guarded || k === 1 || k % opts.checkEvery === 0 || k >= opts.maxIterations || ctx.aborted();
     if (!isCheck) continue;
@@ -250,4 +250,14 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
     space.copy(x, checkpoint);
     kCheck = k;
   }
+}
+
+/**
+ * Why a scalar may vanish or overflow for a sound system: ‖b‖ so small or large that squares of
+ * the vectors (⟨p, A·p⟩ ~ ‖b‖²) leave float64 (host CG with b = 1e-200 said "⟨p, A·p⟩ = 0", as if A
+ * were singular). Empty when ‖b‖ is within 1e±150.
+ */
+function rangeHint(bNorm: number): string {
+  if (!(bNorm > 0) || (bNorm >= 1e-150 && bNorm <= 1e150)) return '';
+  return ` (‖b‖ = ${bNorm.toExponential(2)}: products of vectors that size leave float64's range; scale b by a power of two, or use refinedSolve, which does)`;
 }
