@@ -43,6 +43,19 @@ export const TILED_MAX_DIAGONALS = 256;
 /** Diagonals per unrolled step of the interior loop (the `unroll` parameter's accepted values). */
 const UNROLLS = [1, 2, 4, 8];
 
+/**
+ * The opening of both tiled shaders' entry point: the tile's first row b0 (invocations past the
+ * rows return) and the piece's diagonal table copied into workgroup memory, then a barrier.
+ */
+function tilePrologue(wg: number, tile: number): string {
+  return `  let b0 = wg_linear(wid, nwg) * ${tile}u;
+  if (b0 >= u.rows) { return; }
+  for (var q = lid; q < u.count; q += ${wg}u) {
+    diag[q] = vec4<i32>(tab[4u * q], tab[4u * q + 1u], tab[4u * q + 2u], tab[4u * q + 3u]);
+  }
+  workgroupBarrier();`;
+}
+
 /** Parameters of {@link diaTiledKernel}. */
 export type DiaTiledParams = { rowsPerThread: number; workgroupSize: number; maxDiagonals: number; unroll: number; vec: number };
 
@@ -100,12 +113,7 @@ ${SPMV_STORE}
 var<workgroup> diag: array<vec4<i32>, ${TILED_MAX_DIAGONALS}>;
 @compute @workgroup_size(${wg})
 fn main(${entryArgs()}) {
-  let b0 = wg_linear(wid, nwg) * ${tile}u;
-  if (b0 >= u.rows) { return; }
-  for (var q = lid; q < u.count; q += ${wg}u) {
-    diag[q] = vec4<i32>(tab[4u * q], tab[4u * q + 1u], tab[4u * q + 2u], tab[4u * q + 3u]);
-  }
-  workgroupBarrier();
+${tilePrologue(wg, tile)}
   ${rows((j) => `let t${j} = i32(b0 + lid + ${j * wg}u);\n  let g${j} = i32(u.row_base) + t${j};\n  var s${j} = 0.0;`, '  ')}
   if (b0 >= u.ilo && b0 + ${tile}u <= u.ihi) {
     // interior tile: every row of it has a column on every diagonal
@@ -163,12 +171,7 @@ fn x4(i: u32) -> vec4<f32> {
 }
 @compute @workgroup_size(${wg})
 fn main(${entryArgs()}) {
-  let b0 = wg_linear(wid, nwg) * ${tile}u;
-  if (b0 >= u.rows) { return; }
-  for (var q = lid; q < u.count; q += ${wg}u) {
-    diag[q] = vec4<i32>(tab[4u * q], tab[4u * q + 1u], tab[4u * q + 2u], tab[4u * q + 3u]);
-  }
-  workgroupBarrier();
+${tilePrologue(wg, tile)}
   ${groups((j) => `let t${j} = i32(b0 + 4u * (lid + ${j * wg}u));\n  let g${j} = i32(u.row_base) + t${j};\n  var s${j} = vec4<f32>(0.0);`, '  ')}
   if (b0 >= u.ilo && b0 + ${tile}u <= u.ihi) {
     // interior tile whose vec4 loads all stay inside the arrays' whole vec4s
