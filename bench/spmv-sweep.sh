@@ -21,7 +21,9 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu
 clk=$!
 stencils=banded,stencil2d,stencil3d,stencil27
 timeout 120 node $app --dump-only --dump /tmp/m --only $stencils,cilike,ci- --fcidump $fd >"$out/dump.log" 2>&1
-timeout 120 python3 .gpukit/cusparse_anchor.py /tmp/m/*.csr --json "$out/cusparse.jsonl" >"$out/anchor.log" 2>&1
+# the anchor reads NAME.rowptr/.cols/.vals when given NAME.csr (no .csr file exists: list them from the rowptr files)
+anchors=$(for f in /tmp/m/*.rowptr; do echo "${f%.rowptr}.csr"; done)
+timeout 120 python3 .gpukit/cusparse_anchor.py $anchors --json "$out/cusparse.jsonl" >"$out/anchor.log" 2>&1
 common="--rounds 2 --reps 20 --heat-ms 100 --no-variants --cusparse $out/cusparse.jsonl"
 dia="--only $stencils --kernels dia-tiled,csr-adaptive --grid dia-tiled:vec=0/1:rowsPerThread=1/2/4:unroll=4/8"
 ci="--fcidump $fd --kernels csr-long,sliced-ell-split --grid csr-long:lanes=16/32:unroll=2:pack=1:interleave=1 --grid sliced-ell-split:pack=0/1:parts=4/8/16:unroll=4/8"
