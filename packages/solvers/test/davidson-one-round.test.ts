@@ -1,26 +1,8 @@
-import type { CsrMatrix } from '@gpusparse/formats';
-import { csrDiagonal, generators, HostOperator, type HostScalar, HostVectorSpace } from '@gpusparse/formats';
+import { csrDiagonal, HostOperator, type HostScalar, HostVectorSpace } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { davidson } from '../src/eigen/davidson';
 import { Float32HostSpace, float32CsrOperator } from './eigen-f32-space';
-import { csrToDense, denseEigenvalues, denseToCsr, residualF64 } from './eigen-matrices';
-
-/** A diagonally dominant CI-like symmetric matrix: spread diagonal, a few random couplings per row. */
-function ciLike(n: number, seed: number): CsrMatrix {
-  const r = generators.rng(seed);
-  const a = Array.from({ length: n }, () => new Array<number>(n).fill(0));
-  for (let i = 0; i < n; i++) {
-    a[i]![i] = -5 + (8 * i) / n + 0.5 * r();
-    for (let t = 0; t < 6; t++) {
-      const j = Math.floor(r() * n);
-      if (j === i) continue;
-      const v = (r() * 2 - 1) * 0.15;
-      a[i]![j] = v;
-      a[j]![i] = v;
-    }
-  }
-  return denseToCsr(a);
-}
+import { ciLike, csrToDense, denseEigenvalues, residualF64 } from './eigen-matrices';
 
 const dot = (x: Float64Array, y: Float64Array): number => x.reduce((s, xi, i) => s + xi * y[i]!, 0);
 

@@ -97,3 +97,20 @@ export function orthonormalityError(vs: Float64Array[]): number {
   }
   return worst;
 }
+
+/** A diagonally dominant CI-like symmetric matrix: spread diagonal, a few random couplings per row. */
+export function ciLike(n: number, seed: number): CsrMatrix {
+  const r = generators.rng(seed);
+  const a = Array.from({ length: n }, () => new Array<number>(n).fill(0));
+  for (let i = 0; i < n; i++) {
+    a[i]![i] = -5 + (8 * i) / n + 0.5 * r();
+    for (let t = 0; t < 6; t++) {
+      const j = Math.floor(r() * n);
+      if (j === i) continue;
+      const v = (r() * 2 - 1) * 0.15;
+      a[i]![j] = v;
+      a[j]![i] = v;
+    }
+  }
+  return denseToCsr(a);
+}

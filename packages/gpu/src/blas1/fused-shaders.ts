@@ -234,6 +234,25 @@ export function combineNormBindings(g: number): WgslBinding[] {
 }
 
 /**
+ * The chunk loop shared by combine + norm and combine + dots: invocation lid of workgroup g
+ * forms acc = b·y[i] + Σ_j c_j·x_j[i] (`terms`) for its DOT_ITEMS entries of chunk g, stores it
+ * in y[i] and then runs `accumulate` (its reduction terms) on it.
+ */
+function combineChunkLoop(terms: string, accumulate: string): string {
+  return `  let base = g * ${DOT_CHUNK}u + lid;
+  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
+    let i = base + k * ${WG}u;
+    if (i < u.n) {
+      var acc = 0.0;
+      if (b != 0.0) { acc = b * y[i]; }
+${terms}
+      y[i] = acc;
+${accumulate}
+    }
+  }`;
+}
+
+/**
  * y[i] = β·y[i] + Σ_{j<m} c_j·x_j[i] (as {@link combineWgsl}) and partial[out + g] = Σ over chunk
  * g of y_new[i]² in dot stage 1's order (8 elements per invocation, then the workgroup tree), so
  * that dot stage 2 completes ‖y‖: GMRES's w −= V·h and h_{j+1,j} = ‖w‖ in one pass over w.
@@ -252,17 +271,7 @@ fn main(${entryArgs()}) {
   if (g >= u.groups) { return; } // whole workgroup exits together: uniform
   let b = operand(u.b_num, u.b_den, u.b_k);
   var s = 0.0;
-  let base = g * ${DOT_CHUNK}u + lid;
-  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
-    let i = base + k * ${WG}u;
-    if (i < u.n) {
-      var acc = 0.0;
-      if (b != 0.0) { acc = b * y[i]; }
-${terms}
-      y[i] = acc;
-      s = s + acc * acc;
-    }
-  }
+${combineChunkLoop(terms, '      s = s + acc * acc;')}
   let t = red_sum(lid, s);
   if (lid == 0u) { partial[u.out + g] = t; }
 }`;
@@ -298,17 +307,7 @@ fn main(${entryArgs()}) {
   let b = operand(u.b_num, u.b_den, u.b_k);
 ${coef}
 ${decl}
-  let base = g * ${DOT_CHUNK}u + lid;
-  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
-    let i = base + k * ${WG}u;
-    if (i < u.n) {
-      var acc = 0.0;
-      if (b != 0.0) { acc = b * y[i]; }
-${terms}
-      y[i] = acc;
-${dots}
-    }
-  }
+${combineChunkLoop(terms, dots)}
 ${reduce}
 }`;
 }
