@@ -11,7 +11,7 @@ import type { CsrMatrix } from '../core/types';
 import { assembleCsr, TripletBuffer } from './assemble';
 import { MatrixMarketError } from './errors';
 import { parseBanner, parseSizeLine } from './header';
-import { isSpace, parseIntToken, parseRealToken } from './scan';
+import { isSpace, parseIntToken, parseRealToken, tokenText } from './scan';
 import { describeFields, describeFieldsGot, describeIndex, describeValue } from './describe';
 import type {
   MatrixMarketField,
@@ -68,6 +68,9 @@ export class MatrixMarketParser {
   /** Array files: position of the next value (row ai, column aj, 0-based). */
   private ai = 0;
   private aj = 0;
+  /** Integer-field values that float64 cannot hold exactly: how many, and the first line. */
+  private roundedInts = 0;
+  private firstRoundedLine = 0;
   private readonly triplets = new TripletBuffer();
 
   constructor(opts: MatrixMarketReadOptions = {}) {
@@ -146,6 +149,12 @@ export class MatrixMarketParser {
           (this.count - this.declared === 1
             ? `the extra entry on line ${this.firstExtraLine} was kept (strictCount: false)`
             : `the ${this.count - this.declared} extra entries from line ${this.firstExtraLine} on were kept (strictCount: false)`),
+      );
+    }
+    if (this.roundedInts > 1) {
+      this.warn(
+        this.firstRoundedLine,
+        `${this.roundedInts} integer values above 2^53 in magnitude were rounded to the nearest float64 (the first on line ${this.firstRoundedLine}); the matrix is not exactly the file's`,
       );
     }
     const limit = this.maxDim ?? Math.max(1 << 22, 16 * this.count);
@@ -301,7 +310,7 @@ export class MatrixMarketParser {
       if (p === e) throw this.fieldsError(buf, s, e, line, nf);
       q = p;
       while (q < e && !isSpace(buf[q]!)) q++;
-      v = this.field === 'real' ? parseRealToken(buf, p, q) : parseIntToken(buf, p, q);
+      v = this.field === 'real' ? parseRealToken(buf, p, q) : this.integerValue(buf, p, q, line);
       if (!Number.isFinite(v)) throw this.error(line, describeFieldValue(this.field), describeValue(buf, p, q, v));
       p = q;
       while (p < e && isSpace(buf[p]!)) p++;
@@ -342,7 +351,7 @@ export class MatrixMarketParser {
     if (p === e || buf[p] === 37) return;
     let q = p;
     while (q < e && !isSpace(buf[q]!)) q++;
-    const v = this.field === 'real' ? parseRealToken(buf, p, q) : parseIntToken(buf, p, q);
+    const v = this.field === 'real' ? parseRealToken(buf, p, q) : this.integerValue(buf, p, q, line);
     let r = q;
     while (r < e && isSpace(buf[r]!)) r++;
     if (r !== e) throw this.fieldsError(buf, s, e, line, 1);
@@ -358,6 +367,28 @@ export class MatrixMarketParser {
       const sym = this.symmetry;
       this.ai = sym === 'general' ? 0 : sym === 'skew-symmetric' ? this.aj + 1 : this.aj;
     }
+  }
+
+  /**
+   * An integer-field value. Past 2^53 − 1 in magnitude the digit loop of parseIntToken rounds at
+   * every step, so the token is re-read with `Number` (one correct rounding) and, when that is
+   * not the file's integer, a warning names the line: the float64 CSR cannot hold it exactly.
+   * Cold unless the file has such values.
+   */
+  private integerValue(buf: Uint8Array, s: number, e: number, line: number): number {
+    const v = parseIntToken(buf, s, e);
+    if (!(Math.abs(v) > Number.MAX_SAFE_INTEGER)) return v;
+    const text = tokenText(buf, s, e);
+    const rounded = Number(text);
+    if (!Number.isFinite(rounded) || BigInt(text) === BigInt(rounded)) return rounded;
+    if (this.roundedInts++ === 0) {
+      this.firstRoundedLine = line;
+      this.warn(
+        line,
+        `integer value ${text.length > 40 ? `${text.slice(0, 40)}…` : text} is above 2^53 in magnitude and was rounded to ${rounded} (float64 cannot hold it exactly)`,
+      );
+    }
+    return rounded;
   }
 
   private fieldsError(buf: Uint8Array, s: number, e: number, line: number, nf: number): MatrixMarketError {

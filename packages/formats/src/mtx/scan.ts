@@ -16,8 +16,9 @@ const POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
 
 /**
  * Parse a decimal integer token `buf[s..e)`: optional sign, then digits only.
- * Returns NaN when the token is not of that form. Magnitudes past 2^53 come back rounded
- * (callers compare them with a bound, so the rounding never matters). O(e − s).
+ * Returns NaN when the token is not of that form. Magnitudes past 2^53 come back rounded at
+ * every digit: index callers compare them with a 2^31 bound, and the integer-value caller re-reads
+ * such a token with `Number` and warns (parser.ts integerValue). O(e − s).
  * @example
  * parseIntToken(new TextEncoder().encode('-42'), 0, 3); // -42
  */
