@@ -8,7 +8,7 @@ import { readFcidump } from '@gpusparse/chem/node';
 import { formatBytes } from '@gpusparse/formats';
 import type { CsrMatrix } from '@gpusparse/formats';
 import { ciWithEngine, engineCiOptions, parseEngineOptions } from '../engines/engine-ci';
-import { openBackend, type Backend } from '../util/backend';
+import { hostThreads, openBackend, type Backend } from '../util/backend';
 import { type Command, ExitCode, formatNameOption, info, integerOption, numberOption, out, printJson, UsageError } from '../util/context';
 import { gpuChunkSink, gpuDevicePolish } from '../util/ci-device';
 import { deviceMemoryOf, printEstimate } from '../util/ci-memory';
@@ -85,13 +85,24 @@ function parsePolish(s: string): 'auto' | 'device' | 'host' {
 function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<unknown, unknown>, deviceBytes: number | undefined, multiplicity?: number) {
   if (s === undefined || s === 'explicit') return {};
   if (s !== 'direct' && s !== 'auto') throw new UsageError(`--sigma: expected explicit, direct or auto, got '${s}'`);
+  const threads = sigmaThreads();
   if (backend.space.precision === 'f32' && backend.ctx) {
     // float32 products: Davidson's and the polish's corrections, ≈ 50 per root solved (N2 CAS(10e,16o): 203 + 106 for 7)
-    const o = { threads: 'auto' as const, roots: nroots + (nroots > 1 ? 1 : 0), ...(deviceBytes === undefined ? {} : { deviceBytes }) };
+    const o = { threads, roots: nroots + (nroots > 1 ? 1 : 0), ...(deviceBytes === undefined ? {} : { deviceBytes }) };
     return { hamiltonian: s === 'direct' ? gpuDirectHamiltonian(backend.ctx, o) : gpuAutoHamiltonian(backend.ctx, { ...o, products: 50 * (nroots + (nroots > 1 ? 1 : 0)) }) };
   }
-  const d = { threads: 'auto' as const, ...(multiplicity === undefined ? {} : { multiplicity }) };
+  const d = { threads, ...(multiplicity === undefined ? {} : { multiplicity }) };
   return { hamiltonian: s === 'direct' ? directHamiltonian(d) : autoHamiltonian({ ...d, products: 20 * (nroots + (nroots > 1 ? 1 : 0)) }) };
+}
+
+/**
+ * Threads of the host direct σ (and of the GPU path's host polish): GPUSPARSE_THREADS when set
+ * (checked as for the CPU backend: an integer in [1, 64], else InvalidParameterError, exit 3),
+ * else every core. The σ used to take every core whatever the variable said.
+ */
+function sigmaThreads(): number | 'auto' {
+  const raw = process.env.GPUSPARSE_THREADS;
+  return raw === undefined || raw.trim() === '' ? 'auto' : hostThreads();
 }
 
 /** The progress of a CI run as a bar (TTY) and stage lines (log). */
