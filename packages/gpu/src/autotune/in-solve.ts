@@ -10,8 +10,9 @@
  * Used by `tunedOperator(…, { inSolve: true })` when the device has timestamp queries.
  * @module
  */
-import type { CsrMatrix } from '@gpusparse/formats';
+import { type CsrMatrix, GpuSparseError } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
+import { GpuValidationError } from '../device/errors';
 import type { AnySpmvKernel, DeviceMatrix } from '../kernels/types';
 import { readRanges } from '../memory/readback';
 import { GpuOperator } from '../operator';
@@ -57,6 +58,8 @@ export class InSolveOperator extends GpuOperator {
   private disposed = false;
   /** Indices (into `others`) of the operators not yet freed. */
   private readonly alive = new Set<number>();
+  /** Candidates (indices into `candidates`) whose product threw during the solve: never run again. */
+  private readonly failed = new Set<number>();
   private querySet: GPUQuerySet | undefined;
   private resolveDecided!: () => void;
   /** Resolves when the timestamps are read and the operator runs the winner. */
@@ -104,19 +107,67 @@ export class InSolveOperator extends GpuOperator {
 
   private product(alpha: number, x: GpuVector, beta: number, y: GpuVector): void {
     if (this.issued >= this.total || !this.querySet) {
-      this.on(this.active, alpha, x, beta, y);
+      // until the decision lands the first candidate runs: it may be one that failed
+      if (this.failed.size === 0) this.on(this.active, alpha, x, beta, y);
+      else this.tryOn(this.active, this.issued, alpha, x, beta, y);
       return;
     }
     const k = this.issued;
     const rec = this.ctx.recorder;
+    // errors of earlier GPU work surface here as themselves, not as this candidate's failure
+    this.ctx.check();
     rec.computePass({ timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 2 * k, endOfPassWriteIndex: 2 * k + 1 } });
     try {
-      this.on(k % this.candidates.length, alpha, x, beta, y);
+      this.tryOn(k % this.candidates.length, k, alpha, x, beta, y);
     } finally {
       rec.endPass();
     }
     this.issued++;
     if (this.issued === this.total) this.collect();
+  }
+
+  /**
+   * One tuning product on candidate `i`; when its encode throws (a pipeline that cannot be
+   * created, a buffer that does not fit, a kernel bug), the candidate is retired and the product
+   * is redone on the first candidate still standing — but only when the failed attempt cannot
+   * have touched y in a way the redo does not overwrite (no dispatch recorded, or β = 0 and y is
+   * not x). Otherwise, or when no candidate is left, the solve stops with a named error.
+   */
+  private tryOn(i: number, k: number, alpha: number, x: GpuVector, beta: number, y: GpuVector): void {
+    for (let c: number | undefined = i; c !== undefined; c = this.standing()) {
+      if (this.failed.has(c)) continue;
+      const before = this.ctx.recorder.dispatches;
+      try {
+        this.on(c, alpha, x, beta, y);
+        return;
+      } catch (e) {
+        const what = `in-solve tuning: candidate ${this.labelOf(c)} threw on product ${k + 1} of the solve`;
+        const partial = this.ctx.recorder.dispatches !== before && (beta !== 0 || x.buf.id === y.buf.id);
+        this.retire(c, `${what}: ${(e as Error)?.message ?? String(e)}`);
+        if (partial) throw named(e, `${what} after recording part of y = αAx + βy with β = ${beta} (cannot be redone)`);
+      }
+    }
+    throw new GpuSparseError(`in-solve tuning: expected at least one candidate that runs, got all ${this.candidates.length} failing (${this.candidates.map((c) => c.trial.error).join('; ')})`);
+  }
+
+  /** Mark candidate `i` failed in the report; it is never run again. */
+  private retire(i: number, error: string): void {
+    this.failed.add(i);
+    const t = this.candidates[i]!.trial;
+    t.status = 'error';
+    t.error = error;
+    this.report.failed++;
+    this.report.warnings.push(`${error}; it is dropped and the product redone on another verified candidate`);
+  }
+
+  /** The first candidate that has not failed, if any. */
+  private standing(): number | undefined {
+    for (let i = 0; i < this.candidates.length; i++) if (!this.failed.has(i)) return i;
+    return undefined;
+  }
+
+  private labelOf(i: number): string {
+    return i === 0 ? this.label : this.others[i - 1]!.label;
   }
 
   /** Resolve the timestamps and read them back without blocking; then decide. */
@@ -127,7 +178,10 @@ export class InSolveOperator extends GpuOperator {
     this.ctx.recorder.commandEncoder().resolveQuerySet(qs, 0, 2 * this.total, buf.buffer, 0);
     readRanges(this.ctx, [{ buf, offset: 0, bytes }])
       .then(([data]) => this.decide(new BigUint64Array(data!)))
-      .catch((e: unknown) => this.report.warnings.push(`in-solve tuning: the timestamps could not be read (${(e as Error).message}); the first candidate stays`))
+      .catch((e: unknown) => {
+        this.report.warnings.push(`in-solve tuning: the timestamps could not be read (${(e as Error).message}); the first candidate that did not fail stays`);
+        if (this.failed.has(this.active) && !this.disposed) this.active = this.standing() ?? this.active;
+      })
       .finally(() => {
         buf.dispose();
         qs.destroy();
@@ -143,8 +197,10 @@ export class InSolveOperator extends GpuOperator {
     const samples: number[][] = this.candidates.map(() => []);
     for (let k = 0; k < this.total; k++) samples[k % n]!.push(Number(t[2 * k + 1]! - t[2 * k]!) / 1e6);
     const med = samples.map((s) => medianOf(s.length >= 3 ? s.slice(1) : s));
-    const order = med.map((m, i) => [m, i] as const).sort((p, q) => p[0] - q[0]);
+    // a failed candidate's slots timed the redo on another one: it takes no part in the decision
+    const order = med.map((m, i) => [m, i] as const).filter(([, i]) => !this.failed.has(i)).sort((p, q) => p[0] - q[0]);
     this.candidates.forEach((c, i) => {
+      if (this.failed.has(i)) return;
       const kept = samples[i]!.length >= 3 ? samples[i]!.slice(1) : samples[i]!;
       Object.assign(c.trial, { status: 'timed', ms: med[i], loMs: Math.min(...kept), hiMs: Math.max(...kept), samples: kept, gflops: (2 * this.report.nnz) / (med[i]! * 1e6), reason: 'timed in the solve' });
     });
@@ -164,11 +220,11 @@ export class InSolveOperator extends GpuOperator {
     const overlap = run !== undefined && win.hiMs! >= run.loMs!;
     const label = (t: Trial) => `${t.kernel}(${Object.entries(t.params).map(([k, v]) => `${k}=${v}`).join(',')})`;
     this.report.winner = { kernel: win.kernel, params: { ...win.params }, ms: win.ms!, loMs: win.loMs, hiMs: win.hiMs, gflops: win.gflops };
-    this.report.timed = this.candidates.length;
+    this.report.timed = this.candidates.length - this.failed.size;
     this.report.decision = {
       rounds: this.rounds,
       uncertain: overlap,
-      note: `in-solve: ${this.candidates.length} verified candidates ran ${this.total} products of the solve in turn; ${label(win)} ${win.ms!.toPrecision(3)} ms${run ? ` vs ${label(run)} ${run.ms!.toPrecision(3)} ms${overlap ? ' (spreads overlap: either is sound)' : ''}` : ''}`,
+      note: `in-solve: ${this.candidates.length} verified candidates${this.failed.size ? ` (${this.failed.size} failed)` : ''} ran ${this.total} products of the solve in turn; ${label(win)} ${win.ms!.toPrecision(3)} ms${run ? ` vs ${label(run)} ${run.ms!.toPrecision(3)} ms${overlap ? ' (spreads overlap: either is sound)' : ''}` : ''}`,
       runnerUp: run ? { kernel: run.kernel, params: { ...run.params }, ms: run.ms!, loMs: run.loMs!, hiMs: run.hiMs! } : undefined,
     };
     this.opts.onDecided?.(win);
@@ -178,11 +234,22 @@ export class InSolveOperator extends GpuOperator {
   override dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    // a query set still waiting for its readback is destroyed by the readback's own cleanup
-    if (this.issued < this.total) this.querySet?.destroy();
+    // a query set still waiting for its readback is destroyed by the readback's own cleanup; one
+    // still referenced by recorded passes is submitted first (destroying it under an unsubmitted
+    // pass made the next submit fail validation)
+    if (this.issued < this.total && this.querySet) {
+      this.ctx.recorder.flush();
+      this.querySet.destroy();
+    }
     for (const i of this.alive) this.others[i]!.dispose();
     this.alive.clear();
     super.dispose();
     if (this.issued < this.total) this.resolveDecided(); // never switched: nothing to wait for
   }
+}
+
+/** A named error for a candidate's failure: gpusparse's own errors as they are, anything else as a bug (GpuValidationError, exit 70). */
+function named(e: unknown, what: string): Error {
+  if (e instanceof GpuSparseError || e instanceof GpuValidationError) return e;
+  return new GpuValidationError(what, 'encode', (e as Error)?.message ?? String(e));
 }
