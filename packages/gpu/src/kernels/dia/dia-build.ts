@@ -19,7 +19,7 @@
  * once, at the CSR upload, as the host conversion rounds them), +0 in every fill slot.
  * @module
  */
-import { type CsrMatrix, checkDiagonalCount, diagonalStats } from '@gpusparse/formats';
+import { type CsrMatrix, checkDiagonalCount, diagonalStats, validateCsr } from '@gpusparse/formats';
 import type { GpuContext } from '../../device/context';
 import type { GpuBuf } from '../../memory/buffers';
 import { readRanges } from '../../memory/readback';
@@ -310,11 +310,15 @@ function scatterPiece(src: BuildSource, p: DiagonalPiecePlan, vals: GpuBuf): Gpu
  * from one host counting pass (the caller is synchronous), the values are scattered there.
  * Release it after the upload has taken its layout. Returns a sentence instead when the device
  * build does not apply (the caller then converts on the host).
- * Cost: O(nnz) host reads (offsets, CSR validation, float32 values), O(nnz) device work.
+ * Cost: O(nnz) host reads (canonical-CSR check, offsets, CSR validation, float32 values), O(nnz) device work.
+ * @throws InvalidMatrixError for unsorted or duplicate columns in a row (as `diaFromCsr`)
  */
 export function deviceDiaForUpload(ctx: GpuContext, a: CsrMatrix, maxDiagonals: number, opts: UploadOptions = {}): DeviceDiaMatrix | string {
   const applies = deviceDiaApplies(ctx, a);
   if (applies !== true) return applies;
+  // as the host conversion: the scatter stores each entry in its slot, so a duplicate column
+  // would overwrite its twin (a race, not a sum) and give a wrong product without a word
+  validateCsr(a, 'diaFromCsr (device build)');
   const { offsets } = diagonalStats(a);
   checkDiagonalCount('dia', offsets.length, maxDiagonals, a.rows * offsets.length); // before the CSR upload
   const shared = uploadCsrArrays(ctx, a, 'dia build', opts);
