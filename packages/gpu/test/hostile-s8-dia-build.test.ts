@@ -8,7 +8,7 @@
  */
 import { csrFromTriplets, type CsrMatrix, csrSpmv, InvalidMatrixError, NotSupportedError } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
-import { gpuOperatorFromCsr, GpuVectorSpace } from '../src/index';
+import { gpuOperatorFromCsr, GpuVectorSpace, tunedOperator } from '../src/index';
 import { testContext } from './helpers';
 
 afterAll(async () => (await testContext()).dispose());
@@ -64,6 +64,41 @@ describe('device DIA build on hostile CSR', () => {
       expect(() => gpuOperatorFromCsr(ctx, unsorted, { kernel: k })).toThrow(InvalidMatrixError);
     });
   }
+  it('the tuner refuses its device-built DIA candidates on such a matrix (they were timed, and past 2^20 non-zeros only sampled rows are verified)', async () => {
+    const ctx = await testContext();
+    const space = new GpuVectorSpace(ctx);
+    // a tridiagonal 200×200 whose row 150 repeats its diagonal column
+    const n = 200;
+    const rowPtr = new Int32Array(n + 1);
+    const col: number[] = [];
+    const val: number[] = [];
+    for (let i = 0; i < n; i++) {
+      for (const d of [-1, 0, 1]) {
+        const j = i + d;
+        if (j < 0 || j >= n) continue;
+        col.push(i === 150 && d === 1 ? i : j);
+        val.push(d === 0 ? 4 : -1);
+      }
+      rowPtr[i + 1] = col.length;
+    }
+    const a: CsrMatrix = { format: 'csr', rows: n, cols: n, rowPtr, colIdx: Int32Array.from(col), values: Float64Array.from(val) };
+    const op = await tunedOperator(ctx, a, { warn: () => {}, cache: false, candidates: ['dia', 'dia-tiled', 'csr-scalar'], budgetMs: 1e6 });
+    try {
+      const dia = op.tuning.trials.filter((t) => t.kernel.startsWith('dia') && t.status !== 'skipped');
+      expect(dia.length).toBeGreaterThan(0);
+      for (const t of dia) {
+        expect(t.status).toBe('error');
+        expect(t.error).toMatch(/diaFromCsr \(device build\).*row 150/);
+      }
+      expect(op.label).toMatch(/^csr-scalar/);
+      const y = space.create(n);
+      op.apply(space.fromArray(new Float64Array(n).fill(1)), y);
+      expect((await space.toArray(y))[150]).toBe(2); // −1 + 4 + (−1): the repeat is summed
+    } finally {
+      op.dispose();
+    }
+  });
+
   it('the CSR kernels still take the duplicate matrix and sum its entries (10, 5)', async () => {
     expect(await product('csr-scalar', dup)).toBe(0);
   });
