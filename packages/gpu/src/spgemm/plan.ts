@@ -247,6 +247,7 @@ export function planSpgemm(ctx: GpuContext, a: DeviceDiagonalMatrix, b: DeviceDi
   const refsOf = (x: DeviceDiagonalMatrix, y: DeviceDiagonalMatrix): GpuBuf[][] => list.map((d) => [tab, ...d.aChunks.map((q) => x.buffers[q]!), ...d.bChunks.map((q) => y.buffers[q]!), c.buffers[d.cq]!]);
   const plannedRefs = refsOf(a, b); // the operands of the plan are the usual ones: bindings built once
   const t3 = performance.now();
+  let disposed = false;
   return {
     symbolic: s,
     c,
@@ -254,15 +255,31 @@ export function planSpgemm(ctx: GpuContext, a: DeviceDiagonalMatrix, b: DeviceDi
     planMs: t3 - t0,
     planParts: { symbolicMs: t1 - t0, tablesMs: t2 - t1, uploadMs: t3 - t2 },
     execute(x, y) {
+      if (disposed) throw new InvalidParameterError('execute', 'a plan not yet disposed', 'a disposed plan (its C buffers are back in the pool: writing them would corrupt whatever holds them now)');
       checkSame('A', a, x);
       checkSame('B', b, y);
+      checkLive(x, y, c);
       const refs = x === a && y === b ? plannedRefs : refsOf(x, y);
       for (let k = 0; k < list.length; k++) ctx.recorder.dispatch(pipeOf[k]!, refs[k]!, uniformsOf(words[k]!), list[k]!.groups);
       return c;
     },
     dispose() {
+      disposed = true;
       tab.dispose();
       c.dispose();
     },
   };
+}
+
+/**
+ * The operands of an execute must be live and must not be the plan's own C: a disposed operand's
+ * buffers may hold another matrix by now, and an operand sharing a buffer with C would be read
+ * while the gather writes it. Either gave a wrong C without a word. O(buffers).
+ */
+function checkLive(x: DeviceDiagonalMatrix, y: DeviceDiagonalMatrix, c: DeviceDiagonalMatrix): void {
+  const cIds = new Set(c.buffers.map((q) => q.id));
+  for (const [which, m] of [['A', x], ['B', y]] as const) {
+    if (m.buffers.some((q) => q.isDisposed)) throw new InvalidParameterError(`execute: ${which}`, 'an operand whose buffers are live', 'a disposed operand');
+    if (m.buffers.some((q) => cIds.has(q.id))) throw new InvalidParameterError(`execute: ${which}`, "an operand that is not the plan's own C (it is written while read: copy it first)", "the plan's C");
+  }
 }
