@@ -26,7 +26,7 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { type CsrMatrix, csrSpmv, HostOperator, readMatrixMarket } from '../packages/formats/src/index';
+import { type CsrMatrix, csrSpmv, generators, HostOperator, readMatrixMarket } from '../packages/formats/src/index';
 import { createGpuContext, Df64Residual, type GpuOperator, gpuOperatorFromCsr, GpuVectorSpace, tunedOperator } from '../packages/gpu/src/index';
 import { refinedSolve } from '../packages/solvers/src/index';
 import { powerLawDominant, stencil27 } from './df64-matrices';
@@ -38,6 +38,8 @@ const out = opt('--out') ?? 'bench/out/df64.json';
 const grid = Number(opt('--grid') ?? 120);
 const plRows = Number(opt('--rows') ?? 1_000_000);
 const variants = new Set((opt('--variants') ?? 'reliable,reliable4,restart,default,cgs2').split(','));
+/** Timed solves per variant (after the warm-up), each printed. */
+const repeat = Number(opt('--repeat') ?? 1);
 const kernel = opt('--kernel');
 /** Kernel parameters for --kernel, e.g. lanes=4 (the tuner's choice on the stencil). */
 const kernelParams = Object.fromEntries((opt('--params') ?? '').split(',').filter(Boolean).map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]));
@@ -54,6 +56,12 @@ const mtx = (opt('--mtx') ?? '').split(',').filter(Boolean).map((spec) => {
 const VARIANTS: Record<string, { method: 'cg' | 'gmres'; inner: Record<string, unknown> }> = {
   reliable: { method: 'cg', inner: { method: 'cg' } },
   reliable4: { method: 'cg', inner: { method: 'cg', rtol: 1e-4 } },
+  // the check lag (readback awaited k iterations after it starts; default 4 on the device):
+  // lag0 is the synchronous check of session 7 (5 dispatches per iteration), the others the
+  // fused iteration (4 dispatches with the product)
+  lag0: { method: 'cg', inner: { method: 'cg', checkLag: 0 } },
+  lag2: { method: 'cg', inner: { method: 'cg', checkLag: 2 } },
+  lag8: { method: 'cg', inner: { method: 'cg', checkLag: 8 } },
   restart: { method: 'cg', inner: { method: 'cg', rtol: 1e-5, reliable: false } },
   default: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-4, restart: 30 } },
   cgs2: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-4, restart: 30, orthogonalization: 'cgs2', checkEvery: 32 } },
@@ -133,6 +141,7 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres', cupySourc
     for (const extended of host ? [undefined, false as const] : [undefined]) {
       const opts = { hostOperator: host, innerOperator: op, innerSpace: space, b, extended, inner: v.inner };
       await refinedSolve({ ...opts, rtol: 1e-8, maxOuterIterations: 1 }); // warm-up: pipelines compiled
+      for (let rep = 0; rep < repeat; rep++) {
       const t1 = performance.now();
       const res = await refinedSolve({ ...opts, rtol: 1e-8 });
       const ms = performance.now() - t1;
@@ -164,6 +173,7 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres', cupySourc
       if (extended !== false) {
         const iters = `${res.outerIterations} / ${res.innerIterations} / ${res.stats.readbacks}`;
         table.push({ matrix: name, method: rec.method, variant, ms: rec.ms, iters, rel: rec.trueRelativeResidual });
+      }
       }
     }
   }
@@ -204,6 +214,7 @@ function printTable(): void {
 }
 
 if (!only || only === 'stencil') await run(`stencil27-${grid}`, stencil27(grid), 'cg');
+if (only === 'poisson7') await run(`poisson7-${grid}`, generators.poisson3d(grid), 'cg');
 if (!only || only === 'powerlaw') await run(`powerlaw-${plRows}`, powerLawDominant(plRows), 'gmres');
 if (!only || only === 'mtx') {
   for (const m of mtx) await run(basename(m.path).replace(/\.mtx(\.gz)?$/, ''), (await readMatrixMarket(m.path)).matrix, m.method, m.path);
