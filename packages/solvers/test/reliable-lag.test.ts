@@ -68,6 +68,23 @@ describe('reliable CG with a lagged check', () => {
     expect(bad.trueResidual).toBeCloseTo(1, 12);
   });
 
+  it('short segments (inner.maxIterations below the lag) and an abort between replacements', async () => {
+    const a = generators.poisson2d(24);
+    const b = rhs(a.rows);
+    const common = { hostOperator: HostOperator.fromCsr(a), innerOperator: f32Operator(a), innerSpace: space32, b, rtol: 1e-9 };
+    // every segment ends at maxIterations = 10 while the lagged check would come at 16
+    const short = await refinedSolve({ ...common, maxOuterIterations: 200, inner: { method: 'cg', checkLag: 16, maxIterations: 10 } });
+    expect(short.reason, short.detail).toBe('converged');
+    expect(residual64(a, short.x, b).r).toBeLessThanOrEqual(1e-9 * norm(b));
+    expect(short.inner.every((s) => s.iterations <= 10)).toBe(true);
+    // abort at the first replacement: 'stopped', x finite and its true residual reported
+    const ctl = new AbortController();
+    const stopped = await refinedSolve({ ...common, signal: ctl.signal, onOuterIteration: () => ctl.abort(), inner: { method: 'cg', checkLag: 4 } });
+    expect(stopped.reason).toBe('stopped');
+    expect(Array.from(stopped.x).every(Number.isFinite)).toBe(true);
+    expect(Math.abs(stopped.trueResidual - residual64(a, stopped.x, b).r)).toBeLessThanOrEqual(1e-6 * norm(b));
+  });
+
   it('iterations past exact convergence divide 0 by 0: the NaN never reaches x', async () => {
     // indefinite diag(1, −1), b = (1, 0.5): CG's residual vanishes at iteration 2, the next
     // iterations (recorded before the lagged check is read) divide 0 by 0; the recurrence reports
