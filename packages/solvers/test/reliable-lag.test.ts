@@ -39,6 +39,14 @@ describe('reliable CG with a lagged check', () => {
     expect(Array.from(byDefault.x)).toEqual(Array.from(zero.x));
   });
 
+  it('refuses a check lag that is not an integer ≥ 0, naming the option', async () => {
+    const a = generators.poisson2d(4);
+    const common = { hostOperator: HostOperator.fromCsr(a), innerOperator: f32Operator(a), innerSpace: space32, b: rhs(a.rows) };
+    for (const checkLag of [-1, 1.5, Number.NaN]) {
+      await expect(refinedSolve({ ...common, inner: { method: 'cg', checkLag } })).rejects.toThrow(/inner\.checkLag.*integer ≥ 0/);
+    }
+  });
+
   it('with a Jacobi preconditioner on bcsstk05', async () => {
     const a = await loadShared('bcsstk05.mtx');
     const b = rhs(a.rows);

@@ -311,7 +311,7 @@ async function reliableLoop<V, S>(o: RefinedSolveOptions<V, S>, state: OuterStat
     rn0: rn,
     delta: inner.rtol ?? RELIABLE_CG_DELTA,
     checkEvery: inner.checkEvery ?? 32,
-    checkLag: inner.checkLag ?? (o.innerSpace.name.startsWith('host') ? 0 : RELIABLE_CG_LAG),
+    checkLag: checkLagOf(inner.checkLag, o.innerSpace.name),
     maxSegment: inner.maxIterations ?? 1000,
     maxReplacements: o.maxOuterIterations ?? 30,
   };
@@ -321,6 +321,13 @@ async function reliableLoop<V, S>(o: RefinedSolveOptions<V, S>, state: OuterStat
   const r: { reason: StopReason; rn: number; detail?: string } = { reason: out.reason, rn: out.rn };
   if (out.detail !== undefined) r.detail = out.detail;
   return r;
+}
+
+/** inner.checkLag, checked: an integer ≥ 0, by default {@link RELIABLE_CG_LAG} on device spaces and 0 on host spaces. */
+function checkLagOf(lag: number | undefined, spaceName: string): number {
+  if (lag === undefined) return spaceName.startsWith('host') ? 0 : RELIABLE_CG_LAG;
+  if (!Number.isInteger(lag) || lag < 0) throw new InvalidParameterError('refinedSolve inner.checkLag', 'an integer ≥ 0', String(lag));
+  return lag;
 }
 
 /** The outer iteration: correction solves until the residual passes `tol` or a stop rule fires. */

@@ -13,10 +13,13 @@
  * p is rescaled with it, so float32 neither under- nor overflows however far the residual falls.
  *
  * Per iteration (no preconditioner): 1 float32 product, 2 dots, 3 axpby — plain CG's work, with
- * ⟨p, A·p⟩, the x_c / r updates and ⟨r, r⟩ in one pass where the space offers `cgStep` (WebGPU:
- * 5 dispatches per iteration with the product instead of 8). Per
- * check (every `checkEvery` iterations): one readback. Per replacement: one extended-precision
- * residual (one readback), one update of x, one rescale of p, one clear of the correction.
+ * ⟨p, A·p⟩, the x_c / r updates and ⟨r, r⟩ in one pass where the space offers `cgStep`, and with
+ * a check lag the direction update fused too (`cgIteration`; WebGPU: 4 dispatches per iteration
+ * with the product, 5 without the lag, 8 unfused). Per check (every `checkEvery` iterations):
+ * one readback, awaited `checkLag` iterations later (the GPU keeps running meanwhile), and one
+ * copy of x_c. Per replacement: one readback of the scalars since the check (lag > 0), one
+ * extended-precision residual (one readback), one update of x, one rescale of p, one clear of
+ * the correction.
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
