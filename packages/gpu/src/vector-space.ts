@@ -242,6 +242,20 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   }
 
   /**
+   * {@link cgStep} and then p = r + (⟨r, r⟩/ρ)·p: a whole CG iteration after q = A·p in three
+   * dispatches (not part of VectorSpace: solvers look for it), the bits of cgStep + div + axpby.
+   * @example const { pq, rr } = space.cgIteration(rho, p, q, x, r);
+   */
+  cgIteration(rho: GpuScalar, p: GpuVector, q: GpuVector, x: GpuVector, r: GpuVector): { pq: GpuScalar; rr: GpuScalar } {
+    for (const v of [q, x, r]) this.same('cgIteration', p, v);
+    if (new Set([p.buf.id, q.buf.id, x.buf.id, r.buf.id]).size < 4) throw new InvalidParameterError('cgIteration p, q, x, r', 'four distinct vectors', 'an alias');
+    const pq = this.slot();
+    const rr = this.slot();
+    this.b1.cgIteration(rho, p.buf, q.buf, x.buf, r.buf, p.n, pq.num, rr.num);
+    return { pq, rr };
+  }
+
+  /**
    * y = β·y + Σ_j c_j·x_j and ‖y‖ after it, fused (not part of VectorSpace: solvers look for
    * it): GMRES's w −= V·h with h_{j+1,j} = ‖w‖ in one pass over w, one dispatch fewer than
    * combine + norm2. No x may alias y.
@@ -363,6 +377,14 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     const [bytes] = await readRanges(this.ctx, [{ buf: this.b1.scalars.buf, offset: lo * 4, bytes: (hi - lo + 1) * 4 }]);
     const f = new Float32Array(bytes!);
     return new Map(slots.map((i) => [i, f[i - lo]!]));
+  }
+
+  /**
+   * Submit what is recorded so far, no wait (not part of VectorSpace: a solver about to await a
+   * readback started earlier calls it so that the GPU runs the iterations recorded since).
+   */
+  flush(): void {
+    this.ctx.recorder.flush();
   }
 
   release(x: GpuVector | GpuScalar): void {

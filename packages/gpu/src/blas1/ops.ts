@@ -9,6 +9,7 @@ import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { Uniforms } from '../memory/recorder';
 import { CG_UPDATE_BINDINGS, cgUpdateWgsl, combineBindings, combineDotsWgsl, combineNormBindings, combineNormWgsl, combineWgsl, fusedGroup, MULTIDOT2_BINDINGS, MULTIDOT2_SLOTS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl, NORMALIZE_BINDINGS, normalizeWgsl } from './fused-shaders';
+import { CG_DIRECTION_BINDINGS, cgDirectionWgsl } from './cg-shaders';
 import { ScalarPool } from './scalar-pool';
 import {
   DOT_CHUNK,
@@ -348,7 +349,29 @@ export class Blas1 {
     this.cgFused(rho, p, q, x, r, n, rrSlot, pqSlot);
   }
 
-  /** The fused update (α = a, or a / ⟨p, q⟩ from partials [0, groups) when pqSlot ≥ 0) and ⟨r, r⟩ stage 2. */
+  /**
+   * {@link Blas1.cgStep} followed by p = r + β·p with β = s[rrSlot] / rho: the ⟨r, r⟩ reduction
+   * ends in the direction pass ({@link cgDirectionWgsl}), so a whole unpreconditioned CG iteration
+   * after the product takes three dispatches, the bits of cgStep + div + axpby. p, q, x, r distinct.
+   * @example b1.cgIteration({ num: rho, den: -1, k: 1 }, p, q, x, r, n, pqSlot, rrSlot);
+   */
+  cgIteration(rho: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, pqSlot: number, rrSlot: number): void {
+    const groups = Math.ceil(n / DOT_CHUNK);
+    this.cgStep(rho, p, q, x, r, n, pqSlot, -1);
+    const u = Uniforms.take();
+    u.u[0] = n;
+    u.u[1] = groups;
+    u.u[2] = groups; // the ⟨r, r⟩ partials follow the ⟨p, q⟩ ones
+    u.u[3] = groups;
+    u.u[4] = rrSlot;
+    u.i[5] = rho.num;
+    u.i[6] = rho.den;
+    u.f[7] = rho.k;
+    const pd = this.pipe('cg-direction', cgDirectionWgsl, () => signature(CG_DIRECTION_BINDINGS));
+    this.ctx.recorder.dispatch(pd, [this.scalars.buf, this.partial, r, p], u, groups);
+  }
+
+  /** The fused update (α = a, or a / ⟨p, q⟩ from partials [0, groups) when pqSlot ≥ 0) and ⟨r, r⟩ stage 2 (none when slot < 0). */
   private cgFused(a: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, slot: number, pqSlot: number): void {
     const groups = Math.ceil(n / DOT_CHUNK);
     const p1 = this.pipe('cg-update', cgUpdateWgsl, () => signature(CG_UPDATE_BINDINGS));
@@ -364,6 +387,7 @@ export class Blas1 {
     u.u[7] = 0;
     u.u[8] = Math.max(0, pqSlot);
     this.ctx.recorder.dispatch(p1, [this.scalars.buf, p, q, x, r, this.partial], u, groups);
+    if (slot < 0) return;
     const u2 = Uniforms.take();
     u2.u[0] = groups;
     u2.u[1] = slot;

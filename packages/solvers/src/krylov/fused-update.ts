@@ -32,6 +32,28 @@ export function cgStep<V, S>(space: VectorSpace<V, S>, rho: S, p: V, q: V, x: V,
   return { pq, rr };
 }
 
+/** A whole unpreconditioned CG iteration after q = A·p: {@link CgStepSpace.cgStep}, then p = r + (⟨r, r⟩/ρ)·p. */
+export interface CgIterationSpace<V, S> {
+  cgIteration(rho: S, p: V, q: V, x: V, r: V): { pq: S; rr: S };
+}
+
+/**
+ * After q = A·p: π = ⟨p, q⟩, α = ρ/π, x += α·p, r −= α·q, ρ' = ⟨r, r⟩ and p = r + (ρ'/ρ)·p;
+ * returns π and ρ' (the caller owns both). Fused when the space offers `cgIteration` (WebGPU:
+ * three dispatches), else {@link cgStep}, div and axpby (the same arithmetic). Recorded whatever
+ * π and ρ are: the caller checks them later (a vanishing one makes x, r, p non-finite).
+ * @example const { pq, rr } = cgIteration(space, rho, p, q, x, r);
+ */
+export function cgIteration<V, S>(space: VectorSpace<V, S>, rho: S, p: V, q: V, x: V, r: V): { pq: S; rr: S } {
+  const f = (space as Partial<CgIterationSpace<V, S>>).cgIteration;
+  if (typeof f === 'function') return f.call(space, rho, p, q, x, r);
+  const out = cgStep(space, rho, p, q, x, r);
+  const beta = space.div(out.rr, rho);
+  space.axpby(1, r, beta, p);
+  space.release(beta);
+  return out;
+}
+
 /**
  * x += α·p, r −= α·q and ⟨r, r⟩: fused when the space offers `cgUpdate` (the WebGPU space: two
  * dispatches instead of four), else two axpby and a dot. p, q, x, r distinct.

@@ -56,7 +56,18 @@ export interface InnerSolveOptions<V> extends Omit<GmresOptions<V>, 'x0' | 'sign
    * between two replacements, and every replacement counts as one outer iteration.
    */
   reliable?: boolean;
+  /**
+   * Reliable CG only: iterations recorded after a check before its readback is awaited
+   * (default {@link RELIABLE_CG_LAG} on device spaces, 0 on host spaces, whose results are those
+   * of the synchronous check). With k > 0 the host never waits for the GPU between
+   * replacements, and each iteration after the product is one fused pass (3 dispatches on
+   * WebGPU); a replacement or the stop comes up to k iterations later.
+   */
+  checkLag?: number;
 }
+
+/** Default check lag of reliable CG on device spaces (see {@link InnerSolveOptions.checkLag}). */
+export const RELIABLE_CG_LAG = 4;
 
 /** Default reduction of the recursive residual between two replacements of reliable-update CG. */
 export const RELIABLE_CG_DELTA = 1e-3;
@@ -300,6 +311,7 @@ async function reliableLoop<V, S>(o: RefinedSolveOptions<V, S>, state: OuterStat
     rn0: rn,
     delta: inner.rtol ?? RELIABLE_CG_DELTA,
     checkEvery: inner.checkEvery ?? 32,
+    checkLag: checkLagOf(inner.checkLag, o.innerSpace.name),
     maxSegment: inner.maxIterations ?? 1000,
     maxReplacements: o.maxOuterIterations ?? 30,
   };
@@ -309,6 +321,13 @@ async function reliableLoop<V, S>(o: RefinedSolveOptions<V, S>, state: OuterStat
   const r: { reason: StopReason; rn: number; detail?: string } = { reason: out.reason, rn: out.rn };
   if (out.detail !== undefined) r.detail = out.detail;
   return r;
+}
+
+/** inner.checkLag, checked: an integer ≥ 0, by default {@link RELIABLE_CG_LAG} on device spaces and 0 on host spaces. */
+function checkLagOf(lag: number | undefined, spaceName: string): number {
+  if (lag === undefined) return spaceName.startsWith('host') ? 0 : RELIABLE_CG_LAG;
+  if (!Number.isInteger(lag) || lag < 0) throw new InvalidParameterError('refinedSolve inner.checkLag', 'an integer ≥ 0', String(lag));
+  return lag;
 }
 
 /** The outer iteration: correction solves until the residual passes `tol` or a stop rule fires. */

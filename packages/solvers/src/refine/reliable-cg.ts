@@ -13,15 +13,18 @@
  * p is rescaled with it, so float32 neither under- nor overflows however far the residual falls.
  *
  * Per iteration (no preconditioner): 1 float32 product, 2 dots, 3 axpby — plain CG's work, with
- * ⟨p, A·p⟩, the x_c / r updates and ⟨r, r⟩ in one pass where the space offers `cgStep` (WebGPU:
- * 5 dispatches per iteration with the product instead of 8). Per
- * check (every `checkEvery` iterations): one readback. Per replacement: one extended-precision
- * residual (one readback), one update of x, one rescale of p, one clear of the correction.
+ * ⟨p, A·p⟩, the x_c / r updates and ⟨r, r⟩ in one pass where the space offers `cgStep`, and with
+ * a check lag the direction update fused too (`cgIteration`; WebGPU: 4 dispatches per iteration
+ * with the product, 5 without the lag, 8 unfused). Per check (every `checkEvery` iterations):
+ * one readback, awaited `checkLag` iterations later (the GPU keeps running meanwhile), and one
+ * copy of x_c. Per replacement: one readback of the scalars since the check (lag > 0), one
+ * extended-precision residual (one readback), one update of x, one rescale of p, one clear of
+ * the correction.
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import type { StopReason } from '../common/result';
-import { cgStep } from '../krylov/fused-update';
+import { cgIteration, cgStep } from '../krylov/fused-update';
 import type { OuterState } from './host-refinement';
 
 /** What {@link reliableCg} needs from the refinement driver. */
@@ -38,6 +41,13 @@ export interface ReliableCgInput<V, S> {
   delta: number;
   /** Iterations between readbacks of the recursive residual. */
   checkEvery: number;
+  /**
+   * Iterations recorded after a check before its readback is awaited (default 0: wait at once).
+   * With k > 0 the check is asynchronous: the GPU runs the next k iterations while the scalar
+   * comes back, and the whole iteration (the search direction included) is one fused pass.
+   * A stop or replacement then comes up to k iterations late (harmless extra CG iterations).
+   */
+  checkLag?: number;
   /** Most CG iterations between two replacements. */
   maxSegment: number;
   /** Most replacements. */
@@ -71,8 +81,13 @@ class Work<V, S> {
   readonly q: V;
   /** Float32 correction since the last replacement, in units of the current scale. */
   readonly xc: V;
-  /** xc at the last clean check (what a replacement uses after a breakdown). */
-  readonly xcSafe: V;
+  /**
+   * Copies of xc taken when a check's readback starts; `safe` is the one whose check came back
+   * clean (−1: none since the last clear, xc was 0 there) — what a replacement uses after a
+   * breakdown. Two, so that the next check's copy never overwrites the verified one.
+   */
+  readonly snaps: [V, V];
+  safe = -1;
   rho: S | undefined;
 
   constructor(
@@ -85,7 +100,7 @@ class Work<V, S> {
     this.p = space.create(n);
     this.q = space.create(n);
     this.xc = space.create(n);
-    this.xcSafe = space.create(n);
+    this.snaps = [space.create(n), space.create(n)];
   }
 
   setRho(s: S): void {
@@ -96,7 +111,7 @@ class Work<V, S> {
   dispose(): void {
     const s = this.space;
     if (this.rho !== undefined) s.release(this.rho);
-    for (const v of [this.r, this.p, this.q, this.xc, this.xcSafe]) s.release(v);
+    for (const v of [this.r, this.p, this.q, this.xc, ...this.snaps]) s.release(v);
     if (this.z !== this.r) s.release(this.z);
   }
 }
@@ -129,6 +144,27 @@ interface Watched<S> {
   s: S;
 }
 
+/** A check whose readback is under way. */
+interface Pending<S> {
+  /** Iteration of the check, and the iteration at which its readback is awaited. */
+  k: number;
+  evalAt: number;
+  /** Snapshot of xc taken with it. */
+  snap: number;
+  read: Promise<number[]>;
+  norm: S;
+  list: Watched<S>[];
+}
+
+/** What a check's readback said. */
+interface CheckResult {
+  bad: boolean;
+  rel: number;
+  name: string;
+  value: number;
+  k: number;
+}
+
 class Run<V, S> {
   private k = 0;
   private replacements = 0;
@@ -144,6 +180,10 @@ class Run<V, S> {
   /** The last check (k, ‖r‖ in units of the scale) and the log-reduction per iteration seen. */
   private lastCheck = { k: 0, rel: 1 };
   private rate = 0;
+  private readonly lag: number;
+  private pending: Pending<S> | undefined;
+  /** The search direction of the last iteration is already updated (the fused, lagged form). */
+  private pDone = false;
 
   constructor(
     private readonly inp: ReliableCgInput<V, S>,
@@ -152,71 +192,227 @@ class Run<V, S> {
   ) {
     this.scale = inp.rn0;
     this.bestRn = inp.rn0;
+    this.lag = Math.max(0, Math.floor(inp.checkLag ?? 0));
   }
 
   async solve(): Promise<ReliableCgOutcome> {
-    const { inp, w } = this;
-    const s = inp.space;
-    let rn = inp.rn0;
+    const { inp } = this;
+    const rn = inp.rn0;
     if (!Number.isFinite(rn)) return this.out('non-finite', rn, `refinedSolve: ‖b − A·x‖ = ${rn} before the first iteration`);
     if (rn <= inp.tol) return this.out('converged', rn);
-    inp.state.correctionRhs(1 / rn, w.r); // r = r_true / ‖r_true‖
+    inp.state.correctionRhs(1 / rn, this.w.r); // r = r_true / ‖r_true‖
     this.freshDirection();
     for (;;) {
-      if (inp.signal?.aborted) return this.out('stopped', await this.replace('stopped'), 'signal aborted');
+      if (inp.signal?.aborted) {
+        await this.cleanTail();
+        return this.out('stopped', await this.replace('stopped'), 'signal aborted');
+      }
       this.k++;
-      const rhoNew = this.step();
+      this.iterate();
       const segment = this.k - this.segmentStart;
-      const isCheck = this.k >= this.nextCheck || segment >= inp.maxSegment;
-      if (!isCheck) {
-        this.finishStep(rhoNew);
+      if (!this.pending && (this.k >= this.nextCheck || segment >= inp.maxSegment)) this.startCheck();
+      const p = this.pending;
+      if (!p || (this.k < p.evalAt && segment < inp.maxSegment)) {
+        this.finishStep(); // lag 0 and no check here: the direction update waited for nothing
         continue;
       }
-      const check = await this.check(rhoNew);
-      if (check.bad) {
-        // a vanishing or non-finite scalar: the correction since the last clean check is lost,
-        // x gets the clean one, and CG restarts from the true residual with p = z
-        s.copy(w.xcSafe, w.xc);
-        s.release(rhoNew);
-        rn = await this.replace('breakdown');
-        if (rn <= inp.tol) return this.out('converged', rn);
-        if (this.slow >= 1 || !Number.isFinite(rn)) {
-          return this.out(Number.isFinite(check.value) ? 'breakdown' : 'non-finite', rn, `refinedSolve (reliable CG): ${check.name} = ${check.value} at iteration ${check.k}`);
-        }
-        this.slow++;
-        this.freshDirection();
-        continue;
-      }
-      s.copy(w.xc, w.xcSafe);
-      const est = check.rel * this.scale;
-      if (!(est <= inp.tol || check.rel <= inp.delta || segment >= inp.maxSegment)) {
-        this.nextCheck = this.plan(check.rel);
-        this.finishStep(rhoNew);
-        continue;
-      }
-      s.release(rhoNew);
-      const old = this.scale;
-      rn = await this.replace(segment >= inp.maxSegment && check.rel > inp.delta ? 'max-iterations' : 'converged', est);
-      const stop = this.verdict(rn);
+      const stop = await this.evaluate(p);
       if (stop) return stop;
-      // the recursive residual had drifted far from the true one (it fell below what float32
-      // resolves): p is no longer conjugate to the new r, so CG restarts from it (p = z)
-      if (rn > DRIFT * est) this.freshDirection();
-      else this.afterReplacement(old);
     }
   }
 
   /**
-   * The iteration of the next check: `checkEvery` on, or earlier when the reduction rate seen
-   * between the last two checks predicts that the residual reaches δ or the tolerance sooner —
-   * so that the solve stops (or replaces) near where it should instead of up to checkEvery − 1
-   * iterations late. A wrong prediction only costs one more readback.
+   * One CG iteration: q = A·p, x_c += α·p, r −= α·q, z = M⁻¹·r, ρ' = ⟨r, z⟩ and, in the lagged
+   * form, p = z + (ρ'/ρ)·p (one fused pass where the space offers it). ⟨p, q⟩ and ρ' are
+   * watched: a vanishing or non-finite one is caught by the next check, which restores x_c.
    */
-  private plan(rel: number): number {
-    const gap = this.k - this.lastCheck.k;
+  private iterate(): void {
+    const { inp, w } = this;
+    const s = inp.space;
+    this.hooks.count('matvec');
+    inp.op.apply(w.p, w.q);
+    const fuse = this.lag > 0;
+    let pq: S;
+    let rhoNew: S;
+    if (!inp.preconditioner) {
+      ({ pq, rr: rhoNew } = fuse ? cgIteration(s, w.rho!, w.p, w.q, w.xc, w.r) : cgStep(s, w.rho!, w.p, w.q, w.xc, w.r));
+    } else {
+      pq = s.dot(w.p, w.q);
+      const alpha = s.div(w.rho!, pq);
+      const minusAlpha = s.neg(alpha);
+      s.axpby(alpha, w.p, 1, w.xc);
+      s.axpby(minusAlpha, w.q, 1, w.r);
+      for (const t of [alpha, minusAlpha]) s.release(t);
+      this.hooks.count('precond');
+      inp.preconditioner.apply(w.r, w.z);
+      rhoNew = s.dot(w.r, w.z);
+      if (fuse) this.direction(rhoNew);
+    }
+    this.watched.push({ name: '⟨p, A·p⟩', k: this.k, s: s.mul(pq, 1) });
+    s.release(pq);
+    this.watched.push({ name: 'ρ = ⟨r, z⟩', k: this.k, s: s.mul(rhoNew, 1) });
+    this.pDone = fuse;
+    if (fuse) w.setRho(rhoNew);
+    else this.rhoNew = rhoNew;
+  }
+
+  /** ρ' of the last iteration while its direction update waits for the check (lag 0). */
+  private rhoNew: S | undefined;
+
+  /** p = z + β·p with β = ρ'/ρ (no ρ update). */
+  private direction(rhoNew: S): void {
+    const s = this.inp.space;
+    const beta = s.div(rhoNew, this.w.rho!);
+    s.axpby(1, this.w.z, beta, this.w.p);
+    s.release(beta);
+  }
+
+  /** Finish a lag-0 iteration: the direction update and ρ = ρ'. */
+  private finishStep(): void {
+    const rhoNew = this.rhoNew;
+    if (rhoNew === undefined) return;
+    this.rhoNew = undefined;
+    this.direction(rhoNew);
+    this.w.setRho(rhoNew);
+  }
+
+  /** Copy x_c aside and start the readback of ‖r‖ and the watched scalars (no wait). */
+  private startCheck(): void {
+    const { inp, w } = this;
+    const s = inp.space;
+    const snap = w.safe === 0 ? 1 : 0;
+    s.copy(w.xc, w.snaps[snap]);
+    const rho = this.rhoNew ?? w.rho!;
+    const norm = inp.preconditioner ? s.norm2(w.r) : s.sqrt(rho);
+    const list = this.watched.splice(0);
+    this.hooks.count('readback');
+    const read = s.readMany([norm, ...list.map((x) => x.s)]);
+    read.catch(() => undefined); // awaited in evaluate(); a rejection is handled there
+    (s as { flush?: () => void }).flush?.call(s);
+    this.pending = { k: this.k, evalAt: this.k + this.lag, snap, read, norm, list };
+  }
+
+  /** Await a readback and judge its scalars. */
+  private async settle(p: Pending<S>): Promise<CheckResult> {
+    const s = this.inp.space;
+    (s as { flush?: () => void }).flush?.call(s); // the iterations recorded since run while we wait
+    let vals: number[];
+    try {
+      vals = await p.read;
+    } finally {
+      for (const x of p.list) s.release(x.s);
+      s.release(p.norm);
+    }
+    return this.judge(vals, p.list, p.k);
+  }
+
+  private judge(vals: readonly number[], list: readonly Watched<S>[], k: number): CheckResult {
+    const rel = vals[0]!;
+    const tiny = rel * this.scale <= this.inp.tol;
+    for (let i = 1; i < vals.length; i++) {
+      const v = vals[i]!;
+      if (!Number.isFinite(v) || (v === 0 && !tiny)) return { bad: true, rel, name: list[i - 1]!.name, value: v, k: list[i - 1]!.k };
+    }
+    if (!Number.isFinite(rel)) return { bad: true, rel, name: '‖r‖', value: rel, k };
+    return { bad: false, rel, name: '', value: 0, k };
+  }
+
+  /**
+   * Before x takes x_c outside a check: wait for a pending check and read the scalars of the
+   * iterations after it; x_c goes back to the last verified copy when any was bad. Resolves to
+   * true when x_c holds only verified iterations.
+   */
+  private async cleanTail(): Promise<boolean> {
+    const { w } = this;
+    const s = this.inp.space;
+    const p = this.pending;
+    this.pending = undefined;
+    if (p) {
+      const c = await this.settle(p);
+      if (c.bad) {
+        this.restoreSafe();
+        return false;
+      }
+      w.safe = p.snap;
+    }
+    const list = this.watched.splice(0);
+    if (!list.length) return true;
+    this.hooks.count('readback');
+    const vals = await s.readMany([1, ...list.map((x) => x.s)]);
+    for (const x of list) s.release(x.s);
+    if (!this.judge(vals, list, this.k).bad) return true;
+    this.restoreSafe();
+    return false;
+  }
+
+  /** x_c = the last verified copy (0 when none). */
+  private restoreSafe(): void {
+    const { w } = this;
+    const s = this.inp.space;
+    if (w.safe < 0) s.fill(w.xc, 0);
+    else s.copy(w.snaps[w.safe], w.xc);
+    for (const x of this.watched.splice(0)) s.release(x.s);
+  }
+
+  /** Act on a check's readback: breakdown recovery, a replacement, or the plan of the next check. */
+  private async evaluate(p: Pending<S>): Promise<ReliableCgOutcome | undefined> {
+    const { inp, w } = this;
+    this.pending = undefined;
+    const check = await this.settle(p);
+    if (check.bad) {
+      // a vanishing or non-finite scalar: the correction since the last clean check is lost,
+      // x gets the clean one, and CG restarts from the true residual with p = z
+      this.restoreSafe();
+      this.dropRhoNew();
+      const rn = await this.replace('breakdown');
+      if (rn <= inp.tol) return this.out('converged', rn);
+      if (this.slow >= 1 || !Number.isFinite(rn)) {
+        return this.out(Number.isFinite(check.value) ? 'breakdown' : 'non-finite', rn, `refinedSolve (reliable CG): ${check.name} = ${check.value} at iteration ${check.k}`);
+      }
+      this.slow++;
+      this.freshDirection();
+      return undefined;
+    }
+    w.safe = p.snap;
+    const segment = this.k - this.segmentStart;
+    const est = check.rel * this.scale;
+    if (!(est <= inp.tol || check.rel <= inp.delta || segment >= inp.maxSegment)) {
+      this.nextCheck = Math.max(this.k + 1, this.plan(check.rel, p.k));
+      this.finishStep();
+      return undefined;
+    }
+    const tailOk = await this.cleanTail();
+    const old = this.scale;
+    // the fused form already added the recursive z to p: take it out, the new z goes in below
+    if (this.pDone && tailOk) inp.space.axpby(-1, w.z, 1, w.p);
+    this.dropRhoNew();
+    const rn = await this.replace(segment >= inp.maxSegment && check.rel > inp.delta ? 'max-iterations' : 'converged', est);
+    const stop = this.verdict(rn);
+    if (stop) return stop;
+    // the recursive residual had drifted far from the true one (it fell below what float32
+    // resolves): p is no longer conjugate to the new r, so CG restarts from it (p = z); the
+    // same when iterations after the check went bad
+    if (!tailOk || rn > DRIFT * est) this.freshDirection();
+    else this.afterReplacement(old);
+    return undefined;
+  }
+
+  private dropRhoNew(): void {
+    if (this.rhoNew !== undefined) this.inp.space.release(this.rhoNew);
+    this.rhoNew = undefined;
+  }
+
+  /**
+   * The iteration of the next check: `checkEvery` after the check at `k`, or earlier when the
+   * reduction rate seen between the last two checks predicts that the residual reaches δ or the
+   * tolerance sooner — so that the solve stops (or replaces) near where it should instead of up
+   * to checkEvery − 1 iterations late. A wrong prediction only costs one more readback.
+   */
+  private plan(rel: number, k: number): number {
+    const gap = k - this.lastCheck.k;
     if (gap > 0 && rel > 0 && rel < this.lastCheck.rel) this.rate = Math.log(rel / this.lastCheck.rel) / gap;
-    this.lastCheck = { k: this.k, rel };
-    return this.k + this.gap(rel);
+    this.lastCheck = { k, rel };
+    return k + this.gap(rel);
   }
 
   /** Iterations to the next check from a residual `rel` (units of the scale) at the current rate. */
@@ -231,62 +427,6 @@ class Run<V, S> {
     return n;
   }
 
-  /** q = A·p, x_c += α·p, r −= α·q, z = M⁻¹·r; returns ρ' = ⟨r, z⟩ (the caller owns it). */
-  private step(): S {
-    const { inp, w } = this;
-    const s = inp.space;
-    this.hooks.count('matvec');
-    inp.op.apply(w.p, w.q);
-    if (!inp.preconditioner) {
-      // ⟨p, q⟩, x_c += α·p, r −= α·q, ρ' = ⟨r, r⟩: one pass where the space fuses it (a
-      // vanishing ⟨p, q⟩ is caught at the next check, which restores x_c from xcSafe)
-      const { pq, rr } = cgStep(s, w.rho!, w.p, w.q, w.xc, w.r);
-      this.watched.push({ name: '⟨p, A·p⟩', k: this.k, s: s.mul(pq, 1) });
-      s.release(pq);
-      return rr;
-    }
-    const pq = s.dot(w.p, w.q);
-    this.watched.push({ name: '⟨p, A·p⟩', k: this.k, s: s.mul(pq, 1) });
-    const alpha = s.div(w.rho!, pq);
-    const minusAlpha = s.neg(alpha);
-    s.axpby(alpha, w.p, 1, w.xc);
-    s.axpby(minusAlpha, w.q, 1, w.r);
-    for (const t of [pq, alpha, minusAlpha]) s.release(t);
-    this.hooks.count('precond');
-    inp.preconditioner.apply(w.r, w.z);
-    return s.dot(w.r, w.z);
-  }
-
-  /** p = z + β·p with β = ρ'/ρ; ρ = ρ'. */
-  private finishStep(rhoNew: S): void {
-    const { w } = this;
-    const s = this.inp.space;
-    this.watched.push({ name: 'ρ = ⟨r, z⟩', k: this.k, s: s.mul(rhoNew, 1) });
-    const beta = s.div(rhoNew, w.rho!);
-    s.axpby(1, w.z, beta, w.p);
-    s.release(beta);
-    w.setRho(rhoNew);
-  }
-
-  /** Read ‖r‖ (relative to the scale) and the watched denominators with one synchronisation. */
-  private async check(rhoNew: S): Promise<{ bad: boolean; rel: number; name: string; value: number; k: number }> {
-    const s = this.inp.space;
-    const norm = this.inp.preconditioner ? s.norm2(this.w.r) : s.sqrt(rhoNew);
-    const list = this.watched.splice(0);
-    this.hooks.count('readback');
-    const vals = await s.readMany([norm, ...list.map((x) => x.s)]);
-    for (const x of list) s.release(x.s);
-    s.release(norm);
-    const rel = vals[0]!;
-    const tiny = rel * this.scale <= this.inp.tol;
-    for (let i = 1; i < vals.length; i++) {
-      const v = vals[i]!;
-      if (!Number.isFinite(v) || (v === 0 && !tiny)) return { bad: true, rel, name: list[i - 1]!.name, value: v, k: list[i - 1]!.k };
-    }
-    if (!Number.isFinite(rel)) return { bad: true, rel, name: '‖r‖', value: rel, k: this.k };
-    return { bad: false, rel, name: '', value: 0, k: this.k };
-  }
-
   /**
    * x += scale·x_c in extended precision, r_true = b − A·x, and (when finite and non-zero) the
    * float32 residual replaced by r_true/‖r_true‖, the new scale. Resolves to ‖r_true‖.
@@ -295,6 +435,7 @@ class Run<V, S> {
     const { inp, w } = this;
     await inp.state.update(this.scale, w.xc);
     inp.space.fill(w.xc, 0);
+    w.safe = -1;
     const rn = await inp.state.residualNorm();
     this.replacements++;
     const iterations = this.k - this.segmentStart;
@@ -332,8 +473,9 @@ class Run<V, S> {
   }
 
   /**
-   * After a replacement r is in the new units (scale): rescale p and ρ by old/new so that the
-   * recurrence goes on where it was, z = M⁻¹·r, then p = z + β·p with β = ⟨r, z⟩/ρ.
+   * After a replacement r is in the new units (scale): z = M⁻¹·r, and p = z + β·p in the new
+   * units (p and ρ rescaled by old/new; lag 0: β = ⟨r, z⟩/ρ as one more CG step; the fused form
+   * keeps the recurrence's β, already in p) so that the recurrence goes on where it was.
    */
   private afterReplacement(oldScale: number): void {
     const { inp, w } = this;
@@ -343,14 +485,23 @@ class Run<V, S> {
       this.hooks.count('precond');
       inp.preconditioner.apply(w.r, w.z);
     }
+    if (this.pDone) {
+      s.axpby(1, w.z, ratio, w.p); // p = z + ratio·(β·p_old)
+      w.setRho(s.dot(w.r, w.z));
+      return;
+    }
     s.axpby(ratio, w.p, 0, w.p); // p in the new units
     w.setRho(s.mul(w.rho!, ratio * ratio));
-    this.finishStep(s.dot(w.r, w.z));
+    const rz = s.dot(w.r, w.z);
+    this.watched.push({ name: 'ρ = ⟨r, z⟩', k: this.k, s: s.mul(rz, 1) });
+    this.direction(rz);
+    w.setRho(rz);
   }
 
   private freshDirection(): void {
     const { inp, w } = this;
     const s = inp.space;
+    this.dropRhoNew();
     if (inp.preconditioner) {
       this.hooks.count('precond');
       inp.preconditioner.apply(w.r, w.z);
@@ -358,10 +509,11 @@ class Run<V, S> {
     w.setRho(s.dot(w.r, w.z));
     s.copy(w.z, w.p);
     s.fill(w.xc, 0);
-    s.fill(w.xcSafe, 0);
+    w.safe = -1;
   }
 
   private out(reason: StopReason, rn: number, detail?: string): ReliableCgOutcome {
+    this.dropRhoNew();
     const o: ReliableCgOutcome = { reason, rn, iterations: this.k, replacements: this.replacements };
     if (detail !== undefined) o.detail = detail;
     return o;
