@@ -16,13 +16,17 @@
  *   `stencil27-N`, `banded-N-bB`), dumped as `spd-NAME` for the CuPy eigsh comparison.
  *   `--mixed cold,values,…` picks the eigsMixed variants (default all; see mixedOnDevice).
  *
+ * `--block on,off` (default `on`): the float32 Lanczos runs with the Lanczos basis block
+ * (GpuVectorSpace.lanczosBlock, one buffer for the basis: six dispatches per CGS2 step) and/or
+ * without it (the per-vector path), in the same call; eigsMixed runs with the block.
+ *
  * `--dump DIR` writes each matrix as NAME.rowptr/.cols/.vals (int32, int32, float32 — exact for
  * these matrices) for the CuPy script.
  *
  *   node .gpukit/app/solvers.mjs --out $OUT/solvers.json [--cd 1000,2000] [--hubbard 12] [--k 4]
  *     [--gmres-iters 300] [--restart 30] [--kernel csr-scalar] [--dump DIR] [--refine-max-rows N]
  *     [--blas 1000000,4000000] [--ortho cgs2,cgs] [--eig-kernel tuned|csr-scalar|…] [--host-polish] [--unsafe]
- *     [--spd poisson3d-100x110x120] [--mixed cold,bound-nocheck,values,bound,residual]
+ *     [--spd poisson3d-100x110x120] [--mixed cold,bound-nocheck,values,bound,residual] [--block on,off]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -44,6 +48,8 @@ const hubbard = (opt('--hubbard') ?? '12').split(',').filter(Boolean).map(Number
 const spdNames = (opt('--spd') ?? '').split(',').filter(Boolean);
 /** eigsMixed variants of mixedOnDevice (keys of MIXED_VARIANTS; default all). */
 const mixedKeys = opt('--mixed')?.split(',').filter(Boolean);
+/** Lanczos basis block modes of the float32 Lanczos runs ('on': GpuVectorSpace.lanczosBlock, 'off': per vector). */
+const blockModes = (opt('--block') ?? 'on').split(',').filter((m) => m === 'on' || m === 'off');
 
 /**
  * The eigsMixed variants of {@link mixedOnDevice} by `--mixed` key. The float32 Lanczos to 1e-6
@@ -80,6 +86,9 @@ function dump(name: string, a: CsrMatrix): void {
 const ctx = await createGpuContext({ unsafe: argv.includes('--unsafe') });
 console.log(ctx.describeText().split('\n')[0]);
 const space = new GpuVectorSpace(ctx);
+/** The same space without the basis block (the per-vector Lanczos path). */
+const plainSpace = new GpuVectorSpace(ctx);
+(plainSpace as unknown as { lanczosBlock?: unknown }).lanczosBlock = undefined;
 const rows: Record<string, unknown>[] = [];
 const save = () => {
   mkdirSync(dirname(out), { recursive: true });
@@ -188,18 +197,22 @@ async function eigenCase(name: string, a: CsrMatrix, shift: number): Promise<voi
   const warm = await lanczos(op, space, { k, tol: 1e-3, maxIterations: 40 });
   warm.vectors.forEach((v) => { space.release(v); });
   await ctx.finish();
-  // with the multiplicity check (our default) and without it (CuPy's / ARPACK's algorithm)
-  for (const checkMultiplicity of [true, false]) {
-    const d0 = ctx.recorder.dispatches;
-    const t0 = performance.now();
-    const r = await lanczos(op, space, { k, tol: 1e-5, checkMultiplicity });
-    await ctx.finish();
-    const ms = performance.now() - t0;
-    const dispatchesPerMatvec = (ctx.recorder.dispatches - d0) / Math.max(1, r.stats.matvecs);
-    r.vectors.forEach((v) => { space.release(v); });
-    const solver = checkMultiplicity ? 'lanczos' : 'lanczos (no multiplicity check)';
-    rows.push({ problem: name, solver, precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), dispatchesPerMatvec, values: r.values.map((x) => x + shift), residualNorms: r.residualNorms, reason: r.reason });
-    console.log(`${name} ${solver} k=${k} f32 tol 1e-5: ${r.reason}, ${r.stats.matvecs} matvecs, ${ms.toFixed(0)} ms (${(ms / Math.max(1, r.stats.matvecs)).toFixed(3)} ms/matvec, ${dispatchesPerMatvec.toFixed(2)} dispatches/matvec); ${r.values.map((v) => v.toFixed(7)).join(' ')}`);
+  // with the multiplicity check (our default) and without it (CuPy's / ARPACK's algorithm), with and without the basis block
+  for (const block of blockModes) {
+    const sp = block === 'on' ? space : plainSpace;
+    if (block === 'off') for (const v of (await lanczos(op, sp, { k, tol: 1e-3, maxIterations: 40 })).vectors) sp.release(v); // its pipelines
+    for (const checkMultiplicity of [true, false]) {
+      const d0 = ctx.recorder.dispatches;
+      const t0 = performance.now();
+      const r = await lanczos(op, sp, { k, tol: 1e-5, checkMultiplicity });
+      await ctx.finish();
+      const ms = performance.now() - t0;
+      const dispatchesPerMatvec = (ctx.recorder.dispatches - d0) / Math.max(1, r.stats.matvecs);
+      r.vectors.forEach((v) => { sp.release(v); });
+      const solver = `${checkMultiplicity ? 'lanczos' : 'lanczos (no multiplicity check)'}${block === 'on' ? '' : ' per-vector basis'}`;
+      rows.push({ problem: name, solver, block, precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), dispatchesPerMatvec, values: r.values.map((x) => x + shift), residualNorms: r.residualNorms, reason: r.reason });
+      console.log(`${name} ${solver} k=${k} f32 tol 1e-5: ${r.reason}, ${r.stats.matvecs} matvecs, ${ms.toFixed(0)} ms (${(ms / Math.max(1, r.stats.matvecs)).toFixed(3)} ms/matvec, ${dispatchesPerMatvec.toFixed(2)} dispatches/matvec); ${r.values.map((v) => v.toFixed(7)).join(' ')}`);
+    }
   }
   if (hostPolish) {
     const t1 = performance.now();
