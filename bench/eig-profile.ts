@@ -17,6 +17,11 @@
  *
  * `--toggles` passes Dawn toggles (e.g. enable-dawn-features=skip_validation) to the context, to
  * measure what the host's per-dispatch validation costs.
+ *
+ * `--block on,off` (default both, in that order) runs every measurement with the Lanczos basis
+ * block (GpuVectorSpace.lanczosBlock: six dispatches per CGS2 step for any basis size, restarts
+ * in one pass over Q) and without it (the per-vector path), in the same call; the counts, the
+ * kernel times and `byBlock` are per mode. The block's own calls count as recording.
  */
 import { assembleHamiltonian, buildCiSpace, parseFcidump } from '../packages/chem/src/index';
 import { type CsrMatrix, readMatrixMarket } from '../packages/formats/src/index';
@@ -37,6 +42,7 @@ const kernelParams = Object.fromEntries((opt('--params') ?? '').split(',').filte
 const wantTimestamps = !argv.includes('--no-timestamps');
 const toggles = opt('--toggles')?.split(';').filter(Boolean) ?? [];
 const firstBatches = (opt('--first-batch') ?? '16').split(',').filter(Boolean).map(Number);
+const blockModes = (opt('--block') ?? 'on,off').split(',').filter((m) => m === 'on' || m === 'off');
 
 async function loadMatrix(): Promise<{ name: string; a: CsrMatrix }> {
   if (mtx) return { name: mtx.split('/').pop()!, a: (await readMatrixMarket(mtx)).matrix };
@@ -62,45 +68,93 @@ const space = new GpuVectorSpace(ctx);
 const op: GpuOperator = kernel ? gpuOperatorFromCsr(ctx, a, { kernel, params: kernelParams }) : await tunedOperator(ctx, a, { expectedProducts: 300 });
 // host time split of the measured runs: recording calls, waits, the rest (the solver's own work)
 const split: Split = { recordMs: 0, waitMs: 0, calls: 0 };
-timeMethods(space, split);
+timeMethods(space, split, ['lanczosBlock']);
 timeMethods(op, split, ['dispose', 'extendedPrecision']);
+// the basis block's calls (step, read, combineColumns) are recording and waits too
+const makeBlock = space.lanczosBlock.bind(space);
+const useBlock = (on: boolean) => {
+  (space as unknown as { lanczosBlock?: unknown }).lanczosBlock = on
+    ? (n: number, capacity: number, rows: number) => {
+        const b = makeBlock(n, capacity, rows);
+        if (b) timeMethods(b, split, ['dispose']);
+        return b;
+      }
+    : undefined;
+};
 const run = async () => {
   const r = await lanczos(op, space, { k, tol });
   await ctx.finish();
   r.vectors.forEach((v) => { space.release(v); });
   return r;
 };
-await run(); // warm-up: pipelines and bind groups created
-
-// the measured run, once per first-batch value (the counts and the record: the first value's)
-const byFirstBatch: Record<string, unknown>[] = [];
-let first: { res: Awaited<ReturnType<typeof run>>; wallMs: number; c: ReturnType<typeof diff>; k0: Map<string, number> } | undefined;
-for (const fb of firstBatches) {
-  ctx.recorder.firstBatch = fb;
-  const c0 = snapshot();
-  const k0 = new Map(byKernel);
-  split.recordMs = split.waitMs = split.calls = 0;
-  const t0 = performance.now();
-  const r = await run();
-  const ms = performance.now() - t0;
-  const products = Math.max(1, r.stats.matvecs);
-  byFirstBatch.push({
-    firstBatch: fb,
-    products,
-    wallMsPerProduct: Number((ms / products).toFixed(4)),
-    recordMsPerProduct: Number((split.recordMs / products).toFixed(4)),
-    waitMsPerProduct: Number((split.waitMs / products).toFixed(4)),
-    solverHostMsPerProduct: Number(((ms - split.recordMs - split.waitMs) / products).toFixed(4)),
-  });
-  first ??= { res: r, wallMs: ms, c: diff(c0, snapshot()), k0 };
+for (const mode of blockModes) {
+  useBlock(mode === 'on');
+  await run(); // warm-up: pipelines and bind groups created
 }
-ctx.recorder.firstBatch = 16;
-const { res, wallMs, c, k0 } = first!;
-const products = Math.max(1, res.stats.matvecs);
-const dispatchesPerProduct = Object.fromEntries(
-  [...byKernel].map(([label, n]) => [label, Number(((n - (k0.get(label) ?? 0)) / products).toFixed(2))] as const).filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]),
-);
-const perProduct = Object.fromEntries(COUNTERS.map((key) => [key, Number((c[key] / products).toFixed(2))]));
+
+/** One mode's measured runs (one per first-batch value), its counts and its kernel times. */
+async function measure(mode: string) {
+  useBlock(mode === 'on');
+  const byFirstBatch: Record<string, unknown>[] = [];
+  let first: { res: Awaited<ReturnType<typeof run>>; wallMs: number; c: ReturnType<typeof diff>; k0: Map<string, number> } | undefined;
+  for (const fb of firstBatches) {
+    ctx.recorder.firstBatch = fb;
+    const c0 = snapshot();
+    const k0 = new Map(byKernel);
+    split.recordMs = split.waitMs = split.calls = 0;
+    const t0 = performance.now();
+    const r = await run();
+    const ms = performance.now() - t0;
+    const products = Math.max(1, r.stats.matvecs);
+    byFirstBatch.push({
+      firstBatch: fb,
+      products,
+      wallMsPerProduct: Number((ms / products).toFixed(4)),
+      recordMsPerProduct: Number((split.recordMs / products).toFixed(4)),
+      waitMsPerProduct: Number((split.waitMs / products).toFixed(4)),
+      solverHostMsPerProduct: Number(((ms - split.recordMs - split.waitMs) / products).toFixed(4)),
+    });
+    first ??= { res: r, wallMs: ms, c: diff(c0, snapshot()), k0 };
+  }
+  ctx.recorder.firstBatch = 16;
+  const { res, wallMs, c, k0 } = first!;
+  const products = Math.max(1, res.stats.matvecs);
+  const dispatchesPerProduct = Object.fromEntries(
+    [...byKernel].map(([label, n]) => [label, Number(((n - (k0.get(label) ?? 0)) / products).toFixed(2))] as const).filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]),
+  );
+  const perProduct = Object.fromEntries(COUNTERS.map((key) => [key, Number((c[key] / products).toFixed(2))]));
+  let kernels: ReturnType<typeof kernelRows> | undefined;
+  if (wantTimestamps && ctx.caps.timestampQuery) {
+    const clock = new KernelClock(ctx);
+    clock.start();
+    await run();
+    await clock.stop();
+    kernels = kernelRows(clock, products);
+  }
+  const gpuMs = kernels?.reduce((acc, row) => acc + row.gpuMs, 0);
+  const row = {
+    block: mode,
+    reason: res.reason,
+    products,
+    readbacks: res.stats.readbacks,
+    values: res.values,
+    wallMs: Number(wallMs.toFixed(2)),
+    wallMsPerProduct: Number((wallMs / products).toFixed(4)),
+    byFirstBatch,
+    counts: c,
+    perProduct,
+    dispatchesPerProduct,
+    gpuMsAllKernels: gpuMs === undefined ? undefined : Number(gpuMs.toFixed(3)),
+    kernels,
+  };
+  const fb0 = byFirstBatch[0] as Record<string, number>;
+  console.log(`eig-profile ${name} block=${mode}: ${res.reason}, ${products} products, ${row.wallMsPerProduct} ms/product (record ${fb0.recordMsPerProduct}, wait ${fb0.waitMsPerProduct}, solver host ${fb0.solverHostMsPerProduct}), ${perProduct.dispatch} dispatches/product, GPU ${gpuMs === undefined ? '-' : (gpuMs / products).toFixed(3)} ms/product; ${res.values.map((v) => v.toFixed(9)).join(' ')}`);
+  return row;
+}
+
+const byBlock: Record<string, unknown>[] = [];
+for (const mode of blockModes) byBlock.push(await measure(mode));
+useBlock(true);
 
 const x = space.fromArray(new Float64Array(a.cols).fill(1));
 const y = space.create(a.rows);
@@ -108,15 +162,6 @@ const spmv = await timeGpu(ctx, () => op.apply(x, y), { reps: 20 });
 space.release(x);
 space.release(y);
 
-let kernels: ReturnType<typeof kernelRows> | undefined;
-if (wantTimestamps && ctx.caps.timestampQuery) {
-  const clock = new KernelClock(ctx);
-  clock.start();
-  await run();
-  await clock.stop();
-  kernels = kernelRows(clock, products);
-}
-const gpuMs = kernels?.reduce((s, r) => s + r.gpuMs, 0);
 const rec = {
   device: ctx.describeText().split('\n')[0],
   toggles,
@@ -126,19 +171,9 @@ const rec = {
   operator: op.label,
   k,
   tol,
-  reason: res.reason,
-  products,
-  readbacks: res.stats.readbacks,
-  values: res.values,
-  wallMs: Number(wallMs.toFixed(2)),
-  wallMsPerProduct: Number((wallMs / products).toFixed(4)),
-  byFirstBatch,
   spmvMs: Number(spmv.medianMs.toFixed(4)),
-  counts: c,
-  perProduct,
-  dispatchesPerProduct,
-  gpuMsAllKernels: gpuMs === undefined ? undefined : Number(gpuMs.toFixed(3)),
-  kernels,
+  ...byBlock[0],
+  byBlock,
 };
 writeRecord(out, rec);
 op.dispose();

@@ -16,13 +16,17 @@
  *   `stencil27-N`, `banded-N-bB`), dumped as `spd-NAME` for the CuPy eigsh comparison.
  *   `--mixed cold,values,…` picks the eigsMixed variants (default all; see mixedOnDevice).
  *
+ * `--block on,off` (default `on`): the float32 Lanczos runs with the Lanczos basis block
+ * (GpuVectorSpace.lanczosBlock, one buffer for the basis: six dispatches per CGS2 step) and/or
+ * without it (the per-vector path), in the same call; eigsMixed runs with the block.
+ *
  * `--dump DIR` writes each matrix as NAME.rowptr/.cols/.vals (int32, int32, float32 — exact for
  * these matrices) for the CuPy script.
  *
  *   node .gpukit/app/solvers.mjs --out $OUT/solvers.json [--cd 1000,2000] [--hubbard 12] [--k 4]
  *     [--gmres-iters 300] [--restart 30] [--kernel csr-scalar] [--dump DIR] [--refine-max-rows N]
  *     [--blas 1000000,4000000] [--ortho cgs2,cgs] [--eig-kernel tuned|csr-scalar|…] [--host-polish] [--unsafe]
- *     [--spd poisson3d-100x110x120] [--mixed cold,bound-nocheck,values,bound,residual]
+ *     [--spd poisson3d-100x110x120] [--mixed cold,bound-nocheck,values,bound,residual] [--block on,off]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -44,6 +48,8 @@ const hubbard = (opt('--hubbard') ?? '12').split(',').filter(Boolean).map(Number
 const spdNames = (opt('--spd') ?? '').split(',').filter(Boolean);
 /** eigsMixed variants of mixedOnDevice (keys of MIXED_VARIANTS; default all). */
 const mixedKeys = opt('--mixed')?.split(',').filter(Boolean);
+/** Lanczos basis block modes of the float32 Lanczos runs ('on': GpuVectorSpace.lanczosBlock, 'off': per vector). */
+const blockModes = (opt('--block') ?? 'on').split(',').filter((m) => m === 'on' || m === 'off');
 
 /**
  * The eigsMixed variants of {@link mixedOnDevice} by `--mixed` key. The float32 Lanczos to 1e-6
@@ -54,6 +60,9 @@ const MIXED_VARIANTS: Record<string, { label: string; o: Partial<MixedEigenOptio
   cold: { label: 'bound, no multiplicity check (cold)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
   'bound-nocheck': { label: 'bound, no multiplicity check', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
   values: { label: 'bound, no multiplicity check, values only (vectors stay on the device, as CuPy)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000, returnVectors: false } },
+  // the fast phase let run longer / with a larger basis: fewer polish iterations for more float32 steps (issue 15's product split)
+  'values-3000': { label: 'bound, no multiplicity check, values only, fast phase up to 3000 steps', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 3000, returnVectors: false } },
+  'values-basis40': { label: 'bound, no multiplicity check, values only, fast basis 40, up to 1000 steps', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000, maxBasis: 40, returnVectors: false } },
   bound: { label: 'bound', o: { accept: 'bound', fastMaxIterations: 1000 } },
   residual: { label: 'residual rule (session 4)', o: {} },
 };
@@ -80,6 +89,9 @@ function dump(name: string, a: CsrMatrix): void {
 const ctx = await createGpuContext({ unsafe: argv.includes('--unsafe') });
 console.log(ctx.describeText().split('\n')[0]);
 const space = new GpuVectorSpace(ctx);
+/** The same space without the basis block (the per-vector Lanczos path). */
+const plainSpace = new GpuVectorSpace(ctx);
+(plainSpace as unknown as { lanczosBlock?: unknown }).lanczosBlock = undefined;
 const rows: Record<string, unknown>[] = [];
 const save = () => {
   mkdirSync(dirname(out), { recursive: true });
@@ -188,18 +200,22 @@ async function eigenCase(name: string, a: CsrMatrix, shift: number): Promise<voi
   const warm = await lanczos(op, space, { k, tol: 1e-3, maxIterations: 40 });
   warm.vectors.forEach((v) => { space.release(v); });
   await ctx.finish();
-  // with the multiplicity check (our default) and without it (CuPy's / ARPACK's algorithm)
-  for (const checkMultiplicity of [true, false]) {
-    const d0 = ctx.recorder.dispatches;
-    const t0 = performance.now();
-    const r = await lanczos(op, space, { k, tol: 1e-5, checkMultiplicity });
-    await ctx.finish();
-    const ms = performance.now() - t0;
-    const dispatchesPerMatvec = (ctx.recorder.dispatches - d0) / Math.max(1, r.stats.matvecs);
-    r.vectors.forEach((v) => { space.release(v); });
-    const solver = checkMultiplicity ? 'lanczos' : 'lanczos (no multiplicity check)';
-    rows.push({ problem: name, solver, precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), dispatchesPerMatvec, values: r.values.map((x) => x + shift), residualNorms: r.residualNorms, reason: r.reason });
-    console.log(`${name} ${solver} k=${k} f32 tol 1e-5: ${r.reason}, ${r.stats.matvecs} matvecs, ${ms.toFixed(0)} ms (${(ms / Math.max(1, r.stats.matvecs)).toFixed(3)} ms/matvec, ${dispatchesPerMatvec.toFixed(2)} dispatches/matvec); ${r.values.map((v) => v.toFixed(7)).join(' ')}`);
+  // with the multiplicity check (our default) and without it (CuPy's / ARPACK's algorithm), with and without the basis block
+  for (const block of blockModes) {
+    const sp = block === 'on' ? space : plainSpace;
+    if (block === 'off') for (const v of (await lanczos(op, sp, { k, tol: 1e-3, maxIterations: 40 })).vectors) sp.release(v); // its pipelines
+    for (const checkMultiplicity of [true, false]) {
+      const d0 = ctx.recorder.dispatches;
+      const t0 = performance.now();
+      const r = await lanczos(op, sp, { k, tol: 1e-5, checkMultiplicity });
+      await ctx.finish();
+      const ms = performance.now() - t0;
+      const dispatchesPerMatvec = (ctx.recorder.dispatches - d0) / Math.max(1, r.stats.matvecs);
+      r.vectors.forEach((v) => { sp.release(v); });
+      const solver = `${checkMultiplicity ? 'lanczos' : 'lanczos (no multiplicity check)'}${block === 'on' ? '' : ' per-vector basis'}`;
+      rows.push({ problem: name, solver, block, precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), dispatchesPerMatvec, values: r.values.map((x) => x + shift), residualNorms: r.residualNorms, reason: r.reason });
+      console.log(`${name} ${solver} k=${k} f32 tol 1e-5: ${r.reason}, ${r.stats.matvecs} matvecs, ${ms.toFixed(0)} ms (${(ms / Math.max(1, r.stats.matvecs)).toFixed(3)} ms/matvec, ${dispatchesPerMatvec.toFixed(2)} dispatches/matvec); ${r.values.map((v) => v.toFixed(7)).join(' ')}`);
+    }
   }
   if (hostPolish) {
     const t1 = performance.now();

@@ -5,6 +5,7 @@
  * @module
  */
 import { DimensionMismatchError, InvalidParameterError, type ScalarLike, type VectorSpace } from '@gpusparse/formats';
+import { LanczosBlock } from './blas1/lanczos-block';
 import { Blas1, imm, type Operand } from './blas1/ops';
 import type { GpuContext } from './device/context';
 import type { GpuBuf } from './memory/buffers';
@@ -308,6 +309,17 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     const s = this.slot();
     this.b1.combineNormalize(...this.operands(coeffs, xs, beta), y.buf, y.n, s.num, v.buf, k);
     return s;
+  }
+  /**
+   * A device block for the basis of a Lanczos run (not part of VectorSpace: the solvers' eigen/
+   * lanczos-step looks for it): `capacity` columns of length n in one buffer, so that a CGS2
+   * step is six dispatches for any basis size, and a history of `rows` steps read back in one
+   * readback (./blas1/lanczos-block). Undefined where the block would not fit one storage binding.
+   * The caller disposes it.
+   * @example const block = space.lanczosBlock(n, maxBasis + 1, 8);
+   */
+  lanczosBlock(n: number, capacity: number, rows: number): LanczosBlock | undefined {
+    return LanczosBlock.create(this.ctx, n, capacity, rows);
   }
   scalar(value: number): GpuScalar {
     const s = this.slot();

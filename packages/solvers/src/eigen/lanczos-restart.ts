@@ -8,7 +8,6 @@
  * 181 / 279 → 175 / 259; 2-D Poisson 200²: products 1 906 with k + 4 → 1 100).
  * @module
  */
-import { combineColumns } from './ortho';
 import { zeros } from './dense';
 import { type KrylovState, type LanczosCtx, wantedOrder } from './lanczos-step';
 import { type EstimatePoint, estimateGap } from './ritz-estimates';
@@ -63,7 +62,7 @@ export async function thickRestart<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V,
   const order = wantedOrder(e.values, c.sign);
   const nKeep = keepCount(c, nWant, m, nearlyConverged, check);
   const keep = order.slice(0, nKeep);
-  const y = combineColumns(c.space, st.q, keep.map((i) => e.vectors[i]!)); // y_i = Q·s_i
+  const y = st.combine(keep.map((i) => e.vectors[i]!)); // y_i = Q·s_i (from the basis block where there is one)
   for (const v of st.q) c.space.release(v);
   st.q = [...y, next];
   // the bound of the old basis passes to y = Q·S; measured, it is usually far lower

@@ -43,6 +43,53 @@ export interface LanczosCtx<V, S> {
 
   /** A·q_j of the batched (CGS2) steps: one vector for the whole run, overwritten by every product. */
   work?: V;
+  /** The basis in one device block (the space's `lanczosBlock`), for the batched steps; null: none offered. */
+  block?: BasisBlock<V> | null;
+}
+
+/**
+ * A copy of the basis [L Q] in one device buffer (GpuVectorSpace.lanczosBlock): one CGS2 step
+ * in a fixed number of dispatches for any basis size, its projections in a history row per
+ * step of a batch, read back together. Optional: spaces without it take the per-vector path.
+ */
+export interface BasisBlock<V> {
+  readonly capacity: number;
+  readonly rows: number;
+  /** w ← (I − QQᵀ)²·w against `basis`, next = w/‖w‖; row `row` := [h1, h2, ‖w‖]. */
+  step(basis: readonly V[], w: V, next: V, row: number): void;
+  /** Rows 0 … widths.length − 1, row r as [h1 (widths[r]), h2 (widths[r]), β]. */
+  read(widths: readonly number[]): Promise<number[][]>;
+  /** New vectors Σ_j coeffs[t][j]·basis[j] from the block's copy, or undefined (nothing done) when it cannot. */
+  combineColumns?(basis: readonly V[], coeffs: readonly (readonly number[])[], make: (n: number) => V): V[] | undefined;
+  dispose(): void;
+}
+
+/**
+ * The run's basis block with room for `columns` columns, made (or remade larger) only between
+ * batches; undefined where the space has none or it would not fit (the per-vector path).
+ */
+function basisBlock<V, S>(c: LanczosCtx<V, S>, columns: number, batchEmpty: boolean): BasisBlock<V> | undefined {
+  if (c.block === null) return undefined;
+  if (c.block && c.block.capacity >= columns) return c.block;
+  if (!batchEmpty) return undefined; // its history holds steps of this batch: this step goes per vector
+  const make = (c.space as { lanczosBlock?: (n: number, capacity: number, rows: number) => BasisBlock<V> | undefined }).lanczosBlock;
+  if (typeof make !== 'function') {
+    c.block = null;
+    return undefined;
+  }
+  c.block?.dispose();
+  // room for the multiplicity check's locked vectors too (a few more columns than this run needs)
+  const made = make.call(c.space, c.op.rows, Math.max(columns, c.maxBasis + 9), c.checkEvery) ?? make.call(c.space, c.op.rows, columns, c.checkEvery);
+  c.block = made ?? null;
+  return made;
+}
+
+/** Release what the batched steps kept for the whole call: the product vector and the basis block. */
+export function releaseWork<V, S>(c: LanczosCtx<V, S>): void {
+  if (c.work) c.space.release(c.work);
+  c.work = undefined;
+  c.block?.dispose();
+  c.block = undefined;
 }
 
 /** The end of one run (./lanczos lanczosCore). */
@@ -61,6 +108,8 @@ interface PendingStep<S> {
   s: S[];
   nb: number;
   vals?: number[];
+  /** The step's history row in the basis block. */
+  row?: number;
 }
 
 export const threshold = <V, S>(c: LanczosCtx<V, S>): number => residualThreshold(c.tolerance, c.normA);
@@ -139,7 +188,18 @@ export class KrylovState<V, S> {
     const e = this.fullEig();
     if (!e) return { values: [], vectors: [] };
     const order = wantedOrder(e.values, this.c.sign).slice(0, count);
-    return { values: order.map((i) => e.values[i]!), vectors: combineColumns(this.c.space, this.q, order.map((i) => e.vectors[i]!)) };
+    return { values: order.map((i) => e.values[i]!), vectors: this.combine(order.map((i) => e.vectors[i]!)) };
+  }
+
+  /**
+   * New vectors Q·s for each coefficient vector s (Ritz vectors, the kept vectors of a thick
+   * restart): from the basis block in one pass over Q per 12 outputs where the run has one
+   * holding Q, else one combine per output.
+   */
+  combine(coeffs: readonly (readonly number[])[]): V[] {
+    const { space } = this.c;
+    const fromBlock = coeffs.length > 0 ? this.c.block?.combineColumns?.(this.q, coeffs, (len) => createForOverwrite(space, len)) : undefined;
+    return fromBlock ?? combineColumns(space, this.q, coeffs);
   }
 
   /** End the run: the wanted Ritz pairs, the basis released. */
@@ -183,8 +243,15 @@ export async function recordStep<V, S>(c: LanczosCtx<V, S>, locked: readonly V[]
   } else {
     // w ← w − [L Q]·([L Q]ᵀ·w) twice; provisional q_{j+1} = w / ‖w‖ (replaced when ‖w‖ turns out negligible)
     next = createForOverwrite(space, n);
-    const { h1, h2, hn } = projectOutTwiceNormalize(space, basis, w, next);
-    st.pending.push({ j, s: [...h1, ...h2, hn], nb: basis.length });
+    const block = basisBlock(c, basis.length + 1, st.pending.length === 0);
+    const row = st.pending.filter((p) => p.row !== undefined).length;
+    if (block && row < block.rows) {
+      block.step(basis, w, next, row); // the same two passes over one buffer: six dispatches for any basis size
+      st.pending.push({ j, s: [], nb: basis.length, row });
+    } else {
+      const { h1, h2, hn } = projectOutTwiceNormalize(space, basis, w, next);
+      st.pending.push({ j, s: [...h1, ...h2, hn], nb: basis.length });
+    }
   }
   c.iterations++;
   st.q.push(next);
@@ -199,14 +266,22 @@ export async function recordStep<V, S>(c: LanczosCtx<V, S>, locked: readonly V[]
 export async function readBatch<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], st: KrylovState<V, S>): Promise<{ beta: number; last: number; bad: boolean }> {
   const { pending, h } = st;
   // (the one-pass host path has read its scalars already: no readback of an empty list)
-  const got = pending.some((p) => !p.vals) ? await readAndRelease(c.space, pending.flatMap((p) => p.s), c.run.stats) : [];
+  const fromBlock = pending.filter((p) => p.row !== undefined);
+  const rows = fromBlock.length > 0 && c.block ? await c.block.read(fromBlock.map((p) => p.nb)) : [];
+  if (fromBlock.length > 0) c.run.stats.readbacks++;
+  const perVector = pending.filter((p) => !p.vals && p.row === undefined);
+  const got = perVector.length > 0 ? await readAndRelease(c.space, perVector.flatMap((p) => p.s), c.run.stats) : [];
   let off = 0;
   let beta = 0;
   let last = -1;
   let bad = false;
   for (const p of pending) {
-    const vals = p.vals ?? got.slice(off, off + 2 * p.nb + 1);
-    if (!p.vals) off += 2 * p.nb + 1;
+    let vals = p.vals;
+    if (p.row !== undefined) vals = rows[p.row] ?? [Number.NaN];
+    else if (!vals) {
+      vals = got.slice(off, off + 2 * p.nb + 1);
+      off += 2 * p.nb + 1;
+    }
     if (!allFinite(vals)) {
       bad = true;
       break;

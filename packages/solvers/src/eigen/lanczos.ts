@@ -44,7 +44,7 @@ import { checkEigenInput, EigenRun, finishEigen, randomVector } from './common';
 import { IcgsBasis } from '../common/icgs';
 import { checkMultiplicity, clearOfLimit, confirmResiduals, looseThreshold } from './lanczos-check';
 import { EstimateSchedule, thickRestart } from './lanczos-restart';
-import { type CoreOut, estimates, freshVector, KrylovState, type LanczosCtx, negligible, readBatch, recordStep, startVector, strictIcgs, threshold, wantedOrder } from './lanczos-step';
+import { type CoreOut, estimates, freshVector, KrylovState, type LanczosCtx, negligible, readBatch, recordStep, releaseWork, startVector, strictIcgs, threshold, wantedOrder } from './lanczos-step';
 
 /** Options of {@link lanczos}. */
 export interface LanczosOptions<V> extends EigenBaseOptions {
@@ -294,7 +294,7 @@ export async function lanczos<V, S>(
     values = [...values, Number.NaN];
     vectors = [...vectors, space.create(n)];
   }
-  if (c.work) space.release(c.work);
+  releaseWork(c); // the product vector and the basis block of the batched steps
   return finishEigen(op, space, run, { values, vectors, reason, iterations: c.iterations, method: `lanczos(${opts.which ?? 'smallest'}, maxBasis=${maxBasis})`, tolerance: toleranceReport(c.tolerance, c.normA), ...(detail ? { detail } : {}) });
 }
 
