@@ -1,7 +1,10 @@
 import { csrFromTriplets, HostOperator, HostVectorSpace } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { symmetricEigen } from '../src/eigen/dense';
+import { certificatePoint, CopyBound } from '../src/eigen/lanczos-check';
 import { lanczos } from '../src/index';
+import { ciLike, csrToDense, denseEigenvalues, denseToCsr } from './eigen-matrices';
+import { loadShared } from './krylov-matrices';
 
 // three identical tridiagonal blocks (distinct eigenvalues within a block): every eigenvalue is a triple
 const nb = 120;
@@ -37,19 +40,164 @@ describe('lanczos multiplicity check (early-stopped deflated runs)', () => {
       const want = which === 'smallest' ? spectrum.slice(0, 4) : spectrum.slice(-4).reverse();
       expect(r.reason).toBe('converged');
       for (const [i, x] of r.values.entries()) expect(Math.abs(x - want[i]!)).toBeLessThan(1e-9 * 4);
-      expect(r.residualNorms.every((x) => x <= 1e-8 * 4)).toBe(true);
+      expect(r.residualNorms.every((x) => x <= 1e-8 * 4.5)).toBe(true); // tol·‖A‖est, ‖A‖ < 4.5
     });
   }
-  it('k = 3: the last deflated run, whose Ritz value is clear of the triple, stops before converging to tol', async () => {
+  it('k = 4: the last deflated run stops on its certificate, before its Ritz value converges to tol', async () => {
     const space = new HostVectorSpace();
-    const records: { residualNorms: readonly number[]; threshold?: number }[] = [];
-    const r = await lanczos(space, op, { k: 3, tol: 1e-8, onIteration: (it) => void records.push(it) });
+    const records: { values: readonly number[]; residualNorms: readonly number[]; threshold?: number }[] = [];
+    const r = await lanczos(space, op, { k: 4, tol: 1e-8, onIteration: (it) => void records.push(it) });
     expect(r.reason).toBe('converged');
-    for (const x of r.values) expect(Math.abs(x - block[0]!)).toBeLessThan(4e-9);
     const last = records[records.length - 1]!;
     const thr = last.threshold ?? Number.NaN;
-    // the clear run ends at a residual well above the threshold (the old check converged it to tol)
-    expect(last.residualNorms[0]!).toBeGreaterThan(thr);
-    expect(last.residualNorms[0]!).toBeLessThanOrEqual(Math.sqrt(thr * 4.5)); // √(thr·‖A‖), ‖A‖ < 4.5
+    // a check run (one pair) beyond the triple, ended with a residual well above the threshold
+    expect(last.values.length).toBe(1);
+    expect(last.values[0]!).toBeGreaterThan(block[0]!);
+    expect(last.residualNorms[0]!).toBeGreaterThan(10 * thr);
+  });
+  it('k = 3: the triple; k = 1: no check run (a copy of the one value changes nothing)', async () => {
+    const three = await lanczos(new HostVectorSpace(), op, { k: 3, tol: 1e-8 });
+    expect(three.reason).toBe('converged');
+    for (const x of three.values) expect(Math.abs(x - block[0]!)).toBeLessThan(4e-9);
+    const one = await lanczos(new HostVectorSpace(), op, { k: 1, tol: 1e-8 });
+    const unchecked = await lanczos(new HostVectorSpace(), op, { k: 1, tol: 1e-8, checkMultiplicity: false });
+    expect(Math.abs(one.values[0]! - block[0]!)).toBeLessThan(4e-9);
+    expect(one.stats.matvecs).toBe(unchecked.stats.matvecs);
+  });
+  it('a stricter miss chance costs more products and finds the same values; a bad one is rejected', async () => {
+    const loose = await lanczos(new HostVectorSpace(), op, { k: 4, tol: 1e-8, checkMultiplicity: 1e-2 });
+    const strict = await lanczos(new HostVectorSpace(), op, { k: 4, tol: 1e-8, checkMultiplicity: 1e-12 });
+    expect(strict.stats.matvecs).toBeGreaterThan(loose.stats.matvecs);
+    for (const r of [loose, strict]) for (const [i, x] of r.values.entries()) expect(Math.abs(x - spectrum[i]!)).toBeLessThan(4e-9);
+    await expect(lanczos(new HostVectorSpace(), op, { k: 4, checkMultiplicity: 2 })).rejects.toThrow(/checkMultiplicity/);
+  });
+});
+
+/** A CI-like matrix (./eigen-matrices ciLike) repeated `copies` times on the diagonal: every eigenvalue planted `copies` times. */
+function planted(n: number, copies: number, seed: number) {
+  const b = csrToDense(ciLike(n, seed));
+  const a = Array.from({ length: n * copies }, () => new Array<number>(n * copies).fill(0));
+  for (let c = 0; c < copies; c++) for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) a[c * n + i]![c * n + j] = b[i]![j]!;
+  const values = denseEigenvalues(b).flatMap((x) => new Array<number>(copies).fill(x));
+  return { a: denseToCsr(a), values };
+}
+
+describe('lanczos multiplicity check on CI-like matrices with planted multiplicities', () => {
+  for (const [copies, seed] of [
+    [2, 3],
+    [3, 1],
+    [3, 3],
+  ] as const) {
+    it(`multiplicity ${copies} (seed ${seed}): k = 6 finds every copy; without the check a copy is missed`, async () => {
+      const { a, values } = planted(150, copies, seed);
+      const op = HostOperator.fromCsr(a);
+      const want = values.slice(0, 6);
+      const err = (got: readonly number[]) => Math.max(...got.map((x, i) => Math.abs(x - want[i]!)));
+      const r = await lanczos(new HostVectorSpace(), op, { k: 6, tol: 1e-8 });
+      expect(r.reason).toBe('converged');
+      expect(err(r.values)).toBeLessThan(1e-10);
+      // the matrix bites: one Krylov sequence alone returns a wrong set of eigenvalues here
+      const single = await lanczos(new HostVectorSpace(), op, { k: 6, tol: 1e-8, checkMultiplicity: false });
+      expect(err(single.values)).toBeGreaterThan(1e-4);
+    });
+  }
+});
+
+describe('lanczos on SiH4 (data tier): the triple 2nd–4th eigenvalue', () => {
+  it('k = 4 returns SciPy eigsh\'s values; without the check the 4th is the 5th eigenvalue', async () => {
+    const a = await loadShared('SiH4.mtx.gz');
+    const op = HostOperator.fromCsr(a);
+    const scipy = [-0.9955665288, -0.6251586546, -0.6251586546, -0.6251586546]; // SciPy eigsh (bench/RESULTS.md)
+    const r = await lanczos(new HostVectorSpace(), op, { k: 4, tol: 1e-8 });
+    expect(r.reason).toBe('converged');
+    for (const [i, x] of r.values.entries()) expect(Math.abs(x - scipy[i]!)).toBeLessThan(1e-9);
+    const single = await lanczos(new HostVectorSpace(), op, { k: 4, tol: 1e-8, checkMultiplicity: false });
+    expect(single.values[3]!).toBeGreaterThan(0.03);
+  });
+});
+
+describe('CopyBound (the certificate of a check run)', () => {
+  // A = diag(d): the polynomial p_q of each Lanczos vector q = p_q(A)·x is seen in its components, q_i = p_q(d_i)·x_i
+  const n = 60;
+  const d = Array.from({ length: n }, (_, i) => 1 + i + 0.3 * Math.sin(3 * i));
+  const mu0 = d[0]!; // the point of evaluation is the eigenvalue of e_0
+  const dot = (u: Float64Array, v: Float64Array) => u.reduce((s, x, i) => s + x * v[i]!, 0);
+  const x0 = Float64Array.from({ length: n }, (_, i) => Math.cos(1.7 * i + 0.4));
+  const x = x0.map((v) => v / Math.sqrt(dot(x0, x0)));
+  /** One full-orthogonalisation step of column j of h; returns β_j and pushes q_{j+1}. */
+  function step(q: Float64Array[], h: number[][], j: number): number {
+    const w = q[j]!.map((v, i) => d[i]! * v);
+    for (let pass = 0; pass < 2; pass++) {
+      for (let i = 0; i < q.length; i++) {
+        const c = dot(q[i]!, w);
+        if (pass === 0) h[i]![j] = h[j]![i] = c;
+        else h[i]![j] = h[j]![i] = h[i]![j]! + c;
+        for (let t = 0; t < n; t++) w[t] = w[t]! - c * q[i]![t]!;
+      }
+    }
+    const beta = Math.sqrt(dot(w, w));
+    q.push(w.map((v) => v / beta));
+    h[j + 1]![j] = h[j]![j + 1] = beta;
+    return beta;
+  }
+  it('tracks p(μ₀) of the next vector through steps and a thick restart', () => {
+    const m = 10;
+    const bound = new CopyBound(mu0 - 0.5, 1, n); // evaluated at d_0 − 0.5: compare with a shifted copy below
+    const exact = new CopyBound(mu0, 1, n);
+    let q = [x];
+    let h = Array.from({ length: m + 1 }, () => new Array<number>(m + 1).fill(0));
+    for (let j = 0; j < m; j++) {
+      const beta = step(q, h, j);
+      exact.extend(h, j, beta);
+      bound.extend(h, j, beta);
+      expect(exact.logValue(j + 1)).toBeCloseTo(Math.log(Math.abs(q[j + 1]![0]! / x[0]!)), 8);
+    }
+    // thick restart: keep the 4 smallest Ritz vectors of H_m, continue with q_m
+    const e = symmetricEigen(h.slice(0, m).map((r) => r.slice(0, m)))!;
+    const kept = e.vectors.slice(0, 4);
+    exact.restart(kept, m);
+    const y = kept.map((s) => q[0]!.map((_, t) => s.reduce((acc, c, i) => acc + c * q[i]![t]!, 0)));
+    q = [...y, q[m]!];
+    h = Array.from({ length: m + 1 }, () => new Array<number>(m + 1).fill(0));
+    for (let j = 4; j < m; j++) {
+      const beta = step(q, h, j);
+      exact.extend(h, j, beta);
+      expect(exact.logValue(j + 1)).toBeCloseTo(Math.log(Math.abs(q[j + 1]![0]! / x[0]!)), 6);
+    }
+    expect(bound.logValue(m)).toBeGreaterThan(0);
+  });
+  it('extends a batch of columns at once (β from H) as step by step', () => {
+    const m = 8;
+    const q = [x];
+    const h = Array.from({ length: m + 1 }, () => new Array<number>(m + 1).fill(0));
+    const one = new CopyBound(mu0, 1, n);
+    let beta = 0;
+    for (let j = 0; j < m; j++) {
+      beta = step(q, h, j);
+      one.extend(h, j, beta);
+    }
+    const batch = new CopyBound(mu0, 1, n);
+    batch.extend(h, m - 1, beta);
+    expect(batch.logValue(m)).toBeCloseTo(one.logValue(m), 10);
+  });
+  it('certifies only when the Ritz value lies beyond μ₀ and |p(μ₀)| beats √(2N/π)/missChance', () => {
+    const h = [
+      [0, 1e-3],
+      [1e-3, 0],
+    ];
+    const b = new CopyBound(1, 1, 100, 1e-4); // needs ln|p| ≥ ln(√(200/π)·1e4) ≈ 13.2
+    b.extend(h, 0, 1e-6); // p_1(1) = (1·1 − 0)/1e-6 = 1e6: ln 13.8
+    expect(b.certifies(1.5, 1)).toBe(true);
+    expect(b.certifies(0.5, 1)).toBe(false); // a Ritz value past μ₀: the polynomial may vanish below
+    expect(new CopyBound(1, 1, 1e6, 1e-4).certifies(1.5, 0)).toBe(false);
+    b.invalidate();
+    expect(b.certifies(1.5, 1)).toBe(false);
+  });
+  it('certificatePoint: the last found value more than thr before the k-th, one thr towards it', () => {
+    expect(certificatePoint([1, 2, 2, 3], 1, 1e-3)).toBeCloseTo(2.001, 12);
+    expect(certificatePoint([-1, 2, 3, 3], 1, 1e-3)).toBeCloseTo(2.001, 12); // copies of the k-th are skipped
+    expect(certificatePoint([5, 4, 4], -1, 1e-3)).toBeCloseTo(4.999, 12); // largest
+    expect(certificatePoint([2, 2, 2], 1, 1e-3)).toBeUndefined();
+    expect(certificatePoint([2], 1, 1e-3)).toBeUndefined();
   });
 });

@@ -52,12 +52,13 @@ export class EstimateSchedule {
 /**
  * Thick restart (Wu–Simon): keep nKeep Ritz vectors of the full basis (m = mMax vectors), continue
  * with `next` = q_{m+1} (β = betaEff); H becomes diag(θ) with the arrow β·s_i(m), and the Ritz
- * pairs in the new basis are θ_r with unit coefficient vectors e_r. False when H's eigenvectors
- * are not finite (nothing changed then).
+ * pairs in the new basis are θ_r with unit coefficient vectors e_r. Returns the kept coefficient
+ * vectors s_i (for ./lanczos-check CopyBound), undefined when H's eigenvectors are not finite
+ * (nothing changed then).
  */
-export async function thickRestart<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, nWant: number, nearlyConverged: number, check: boolean, next: V, betaEff: number, lockedCount: number): Promise<boolean> {
+export async function thickRestart<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, nWant: number, nearlyConverged: number, check: boolean, next: V, betaEff: number, lockedCount: number): Promise<number[][] | undefined> {
   const e = st.fullEig();
-  if (!e) return false;
+  if (!e) return undefined;
   const m = st.mMax;
   const order = wantedOrder(e.values, c.sign);
   const nKeep = keepCount(c, nWant, m, nearlyConverged, check);
@@ -79,5 +80,5 @@ export async function thickRestart<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V,
   const kept = keep.map((i, r) => ({ theta: e.values[i]!, r })).sort((a, b) => a.theta - b.theta);
   st.eig = { values: kept.map((x) => x.theta), vectors: kept.map((x) => Array.from({ length: nKeep }, (_, t) => (t === x.r ? 1 : 0))) };
   st.hm = undefined;
-  return true;
+  return keep.map((i) => e.vectors[i]!);
 }

@@ -42,7 +42,7 @@ import type { EigenBaseOptions } from './common';
 import { eigenTolerance, toleranceReport } from '../common/eigen-tolerance';
 import { checkEigenInput, EigenRun, finishEigen, randomVector } from './common';
 import { IcgsBasis } from '../common/icgs';
-import { checkMultiplicity, clearOfLimit, confirmResiduals, looseThreshold } from './lanczos-check';
+import { checkMultiplicity, confirmResiduals, CopyBound, MISS_CHANCE } from './lanczos-check';
 import { EstimateSchedule, thickRestart } from './lanczos-restart';
 import { type CoreOut, estimates, freshVector, KrylovState, type LanczosCtx, negligible, readBatch, recordStep, releaseWork, startVector, strictIcgs, threshold, wantedOrder } from './lanczos-step';
 
@@ -73,15 +73,17 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
   /** Seed of the random start and deflation vectors (default 1). */
   seed?: number;
   /**
-   * Look for missed copies of multiple eigenvalues after convergence (default true): runs for one
-   * pair on the complement of the found vectors, from fresh random starts, until one finds
-   * nothing beyond the k-th value — that last run stops once its Ritz value is loosely converged
-   * (residual ≤ √(thr·‖A‖est)) and clear of the k-th value. Host float64, k = 4: SiH4 (a triple
-   * eigenvalue; without the check the 4th value is wrong) 175 products without, 339 with;
-   * ExaSP2_trpcage_8K 259 / 390 (SciPy's eigsh: 336 / 264). CuPy's and ARPACK's eigsh do no
-   * such check.
+   * Look for missed copies of multiple eigenvalues after convergence (default true; a number in
+   * (0, 1) is the accepted miss chance, default 1e-4): runs for one pair on the complement of
+   * the found vectors, from fresh random starts, until one finds nothing better than the k-th
+   * value — that last run stops, without converging, once its Krylov polynomial proves that its
+   * random start had less weight on any missed copy of a found value than a random vector has
+   * with the miss chance (./lanczos-check CopyBound). Host float64, k = 4: SiH4 (a triple
+   * eigenvalue; without the check the 4th value is wrong) 175 products without, 284 with;
+   * ExaSP2_trpcage_8K 259 / 368 (SciPy's eigsh: 336 / 264). CuPy's and ARPACK's eigsh do no
+   * such check. k = 1 needs none (a copy of the one value changes nothing).
    */
-  checkMultiplicity?: boolean;
+  checkMultiplicity?: boolean | number;
   /**
    * Steps recorded between two readbacks of the projections (default 8 in a float32 space —
    * the GPU, where one readback costs about as much as several steps — and 1 in float64 host
@@ -102,20 +104,22 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
 
 /**
  * One thick-restart Lanczos run for the nWant wanted pairs of (I − LLᵀ)·A·(I − LLᵀ) on the
- * complement of the locked vectors L, starting from `start` (consumed). With `limit` (a
- * multiplicity check, nWant 1: the k-th wanted eigenvalue) the run also ends, `clear`, as soon
- * as its first Ritz value has a residual within ./lanczos-check clearOfLimit's loose bound and
- * lies, with that residual, beyond the limit; one that drops below the limit converges as usual.
+ * complement of the locked vectors L, starting from `start` (consumed). With `check` (a
+ * multiplicity check, nWant 1) the run also ends, `clear`, as soon as ./lanczos-check CopyBound
+ * certifies at μ₀ that its start holds no missed copy (up to the miss chance); one whose Ritz
+ * value drops past μ₀ converges as usual.
  */
-async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWant: number, start: V, seed: number, limit?: number): Promise<CoreOut<V>> {
+async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWant: number, start: V, seed: number, check?: { mu0: number; missChance: number }): Promise<CoreOut<V>> {
   const { space, run } = c;
   const free = c.op.rows - locked.length;
   const mMax = Math.min(c.maxBasis, free);
   const q0 = await startVector(c, locked, start, seed);
   if (!q0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
   const st = new KrylovState(c, q0, mMax);
-  const schedule = new EstimateSchedule(c.scheduleEstimates);
-  const look: Look = { recheck: true, schedule };
+  const schedule = new EstimateSchedule(c.scheduleEstimates && !check); // a check run's certificate is tested every step
+  // a check run tracks its certificate at the k-th value moved one threshold to the wanted end
+  const bound = check && new CopyBound(check.mu0, c.sign, free, check.missChance);
+  const look: Look = { recheck: true, schedule, bound };
   c.icgs?.reset(); // [L, q₀]: q₀ was orthogonalised twice against L
   for (;;) {
     if (st.pending.length === 0) {
@@ -133,13 +137,14 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
       return st.finish(nWant, 'non-finite', `lanczos: non-finite projection at iteration ${c.iterations}`);
     }
     const m = last + 1;
+    bound?.extend(st.h, last, beta);
     if (m < mMax && m < free && schedule.skips(c.iterations) && !negligible(c, beta)) {
       // one-pass host path between two scheduled estimates (./ritz-estimates estimateGap): no decomposition
       st.defer(m);
       st.q.push(w);
       continue;
     }
-    const seen = await examine(c, st, look, { m, free, beta, nWant, limit, w });
+    const seen = await examine(c, st, look, { m, free, beta, nWant, w });
     if ('done' in seen) return seen.done;
     let next: V = w;
     let betaEff = beta;
@@ -150,15 +155,18 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
       if (!fresh) return st.finish(nWant, 'breakdown', 'lanczos: no new direction after an invariant subspace');
       next = fresh;
       betaEff = 0;
+      bound?.invalidate();
     } // else q_{j+1} = w / β was normalised on the device
     if (m < mMax) {
       st.q.push(next);
       continue;
     }
-    if (!(await thickRestart(c, st, nWant, seen.nearlyConverged, limit !== undefined, next, betaEff, locked.length))) {
+    const kept = await thickRestart(c, st, nWant, seen.nearlyConverged, check !== undefined, next, betaEff, locked.length);
+    if (!kept) {
       space.release(next);
       return st.finish(nWant, 'non-finite', 'lanczos: non-finite eigenvectors of the projected matrix');
     }
+    bound?.restart(kept, m);
     look.recheck = true;
   }
 }
@@ -167,6 +175,8 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
 interface Look {
   recheck: boolean;
   schedule: EstimateSchedule;
+  /** The certificate of a multiplicity-check run (./lanczos-check CopyBound). */
+  bound: CopyBound | undefined;
 }
 
 /**
@@ -175,9 +185,9 @@ interface Look {
  * converged. Returns the run's end (`done`: the next vector w released first) or the count of
  * nearly converged wanted pairs for a restart.
  */
-async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: Look, at: { m: number; free: number; beta: number; nWant: number; limit: number | undefined; w: V }): Promise<{ done: CoreOut<V> } | { nearlyConverged: number }> {
+async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: Look, at: { m: number; free: number; beta: number; nWant: number; w: V }): Promise<{ done: CoreOut<V> } | { nearlyConverged: number }> {
   const { space, run } = c;
-  const { m, free, beta, nWant, limit } = at;
+  const { m, free, beta, nWant } = at;
   const done = (end: () => CoreOut<V>): { done: CoreOut<V> } => {
     space.release(at.w);
     return { done: end() };
@@ -192,13 +202,11 @@ async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: L
   const shown = wantedOrder(fast.values, c.sign).slice(0, Math.min(nWant, m));
   const est = shown.map((i) => Math.abs(beta * fast.last[i]!)); // ‖r_i‖ = |β·s_i(m)|
   const thr = threshold(c);
-  // a check run whose Ritz value lies beyond the limit only needs the loose bound
-  const aim = limit !== undefined && est.length > 0 && c.sign * (fast.values[shown[0]!]! - limit) > 0 ? looseThreshold(c) : thr;
-  look.schedule.update(c.iterations, est, nWant, aim);
+  look.schedule.update(c.iterations, est, nWant, thr);
   if (run.record({ iteration: c.iterations, values: shown.map((i) => fast.values[i]!), residualNorms: est, threshold: thr })) {
     return done(() => st.finish(nWant, 'stopped'));
   }
-  if (limit !== undefined && est.length > 0 && clearOfLimit(c, fast.values[shown[0]!]!, est[0]!, limit)) {
+  if (look.bound && est.length > 0 && look.bound.certifies(fast.values[shown[0]!]!, m)) {
     return done(() => ({ ...st.finish(nWant, 'converged'), clear: true }));
   }
   if (m >= nWant && (m === free || (look.recheck && est.every((r) => r <= thr)))) {
@@ -249,6 +257,10 @@ export async function lanczos<V, S>(
   if (opts.keep !== undefined && !(Number.isInteger(opts.keep) && opts.keep >= k && opts.keep <= maxBasis - 1)) {
     throw new InvalidParameterError('lanczos keep', `an integer from k = ${k} to maxBasis − 1 = ${maxBasis - 1}`, opts.keep);
   }
+  const cm = opts.checkMultiplicity;
+  if (cm !== undefined && typeof cm !== 'boolean' && !(typeof cm === 'number' && cm > 0 && cm < 1)) {
+    throw new InvalidParameterError('lanczos checkMultiplicity', 'true, false or a miss chance in (0, 1)', cm);
+  }
   if (opts.checkEvery !== undefined && !(Number.isInteger(opts.checkEvery) && opts.checkEvery >= 1)) {
     throw new InvalidParameterError('lanczos checkEvery', 'an integer ≥ 1', opts.checkEvery);
   }
@@ -286,7 +298,8 @@ export async function lanczos<V, S>(
   let { values, vectors, reason } = first;
   let detail = first.detail;
   if (reason === 'converged' && opts.checkMultiplicity !== false && k < n) {
-    const checked = await checkMultiplicity(c, k, seed, first, (locked, v, s, limit) => lanczosCore(c, locked, 1, v, s, limit));
+    const missChance = typeof opts.checkMultiplicity === 'number' ? opts.checkMultiplicity : MISS_CHANCE;
+    const checked = await checkMultiplicity(c, k, seed, first, (locked, v, s, mu0) => lanczosCore(c, locked, 1, v, s, { mu0, missChance }));
     ({ values, vectors, reason, detail } = checked);
   }
   while (values.length < k) {
