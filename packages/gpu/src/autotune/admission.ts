@@ -19,7 +19,7 @@ import { drain, fail, type Live, probe, spent, type TrialSession, timeRounds, ve
 import { medianOf } from './types';
 
 /** Prior host conversion rate before one is measured: 200 MB/s (JavaScript conversions of 10^7 non-zeros took 0.4–1.2 s on the H200 host). */
-const CONVERSION_MS_PER_BYTE = 1 / 2e5;
+export const CONVERSION_MS_PER_BYTE = 1 / 2e5;
 
 /**
  * Convert, check and upload candidate `c` (timed: conversion and upload with the queue drained).
