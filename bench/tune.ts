@@ -182,7 +182,21 @@ async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<
   if (flag('--no-exhaustive')) return row;
   Object.assign(row, await versusExhaustive(ctx, a, base, tuned));
   row.model = modelCheck(tr, row.exhaustiveReport as TuningReport, row.exhaustive as { kernel: string; params: Record<string, number> });
+  summaryLine(row);
   return row;
+}
+
+/** One line per matrix (the GPU call's summary): choice vs exhaustive best, the model's check, the overheads. */
+function summaryLine(r: Record<string, unknown>): void {
+  const t = r.tuned as { kernel: string; productMs?: number };
+  const ex = r.exhaustive as { kernel: string; productMs: number } | undefined;
+  const m = r.model as { ratioMedian: number; bestOnShortList: boolean; interval?: number } | undefined;
+  const at = r.atProducts as { kernel: string; productMs?: number; overheadMs?: number; overheadOk: boolean } | undefined;
+  const f = (v: number | undefined, d = 4) => (v === undefined ? '—' : v.toFixed(d));
+  console.log(
+    `= ${r.name} | tuned ${t.kernel} ${f(t.productMs)} | best ${ex?.kernel ?? '—'} ${f(ex?.productMs)} | ratio ${f(r.ratio as number | undefined, 3)} obj ${f(r.objectiveRatioH2H as number | undefined, 3)} | model meas/pred ${f(m?.ratioMedian, 2)}, best listed ${m ? (m.bestOnShortList ? 'yes' : 'no') : '—'}, interval ${m?.interval ?? '—'} | overhead ${f(r.overheadMs as number | undefined, 0)} ms ${r.overheadOk ? 'ok' : 'OVER'}` +
+      (at ? ` | 1e5: ${at.kernel} ${f(at.productMs)} overhead ${f(at.overheadMs, 0)} ms ${at.overheadOk ? 'ok' : 'OVER'}` : ''),
+  );
 }
 
 /** The tuner again at `n` expected products (no exhaustive sweep): its choice, product time and overhead against max(0.5 s, 10 % of the work). */
@@ -208,11 +222,13 @@ function modelCheck(tr: TuningReport, er: TuningReport, best: { kernel: string; 
   const inside = timed.filter((t) => t.ms! >= t.predictedLowMs! && t.ms! <= t.predictedHighMs!).length;
   const b = er.trials.find((t) => same(t, best.kernel, best.params));
   const inTuner = tr.trials.find((t) => same(t, best.kernel, best.params));
-  const onList = inTuner !== undefined && !['skipped', 'pruned'].includes(inTuner.status);
+  // on the calibrated short-list: timed, left out by the budget, or ruled out by the model only after the floor's measurement
+  const ruledAfterFloor = inTuner?.status === 'skipped' && inTuner.reason?.startsWith('the calibrated model') === true;
+  const onList = inTuner !== undefined && (!['skipped', 'pruned'].includes(inTuner.status) || ruledAfterFloor);
   const predictedBest = [...timed].sort((x, y) => x.predictedMs! - y.predictedMs!)[0]!;
   const q = (f: number) => ratios[Math.min(ratios.length - 1, Math.floor(f * ratios.length))]!;
-  const out = { candidates: timed.length, ratioMedian: q(0.5), ratioP10: q(0.1), ratioP90: q(0.9), insideInterval: inside, bestPredictedMs: b?.predictedMs, bestMeasuredMs: b?.ms, bestOnShortList: onList, bestStatusInTuner: inTuner?.status, predictedBest: label(predictedBest.kernel, predictedBest.params), predictedBestMeasuredOverBest: b?.ms ? predictedBest.ms! / b.ms : undefined, interval: tr.calibration?.interval };
-  console.log(`  model: measured/predicted median ${out.ratioMedian.toFixed(2)} (p10 ${out.ratioP10.toFixed(2)}, p90 ${out.ratioP90.toFixed(2)}), ${inside}/${timed.length} inside the interval; best predicted ${b?.predictedMs?.toFixed(4) ?? '—'} vs measured ${b?.ms?.toFixed(4) ?? '—'} ms, on the short-list: ${onList ? 'yes' : 'no'} (${inTuner?.status ?? '—'}); short-list interval ${out.interval ?? '—'}; predicted best ${out.predictedBest} at ${out.predictedBestMeasuredOverBest?.toFixed(2) ?? '—'}× the best`);
+  const out = { candidates: timed.length, ratioMedian: q(0.5), ratioP10: q(0.1), ratioP90: q(0.9), insideInterval: inside, bestPredictedMs: b?.predictedMs, bestMeasuredMs: b?.ms, bestOnShortList: onList, bestStatusInTuner: inTuner?.status, bestRuledOutAfterFloor: ruledAfterFloor, predictedBest: label(predictedBest.kernel, predictedBest.params), predictedBestMeasuredOverBest: b?.ms ? predictedBest.ms! / b.ms : undefined, interval: tr.calibration?.interval };
+  console.log(`  model: measured/predicted median ${out.ratioMedian.toFixed(2)} (p10 ${out.ratioP10.toFixed(2)}, p90 ${out.ratioP90.toFixed(2)}), ${inside}/${timed.length} inside the interval; best predicted ${b?.predictedMs?.toFixed(4) ?? '—'} vs measured ${b?.ms?.toFixed(4) ?? '—'} ms, on the short-list: ${onList ? 'yes' : 'no'} (${inTuner?.status ?? '—'}${ruledAfterFloor ? ', ruled out after the floor was timed' : ''}); short-list interval ${out.interval ?? '—'}; predicted best ${out.predictedBest} at ${out.predictedBestMeasuredOverBest?.toFixed(2) ?? '—'}× the best`);
   return out;
 }
 

@@ -8,6 +8,7 @@
 import { type CsrMatrix, generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { autotune, type Calibration, type Candidate, calibrate, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, fitCalibration, floorKernel, getKernel, inseparable, kernels, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, probeMatrix, probeRounds, profileMatrix, shortList } from '../src/index';
+import { modelRulesOut } from '../src/autotune/admission';
 import { testContext } from './helpers';
 
 afterAll(async () => (await testContext()).dispose());
@@ -112,6 +113,21 @@ describe('calibrated prediction and short-list (no device)', () => {
     expect(r.interval).toBeGreaterThan(1);
     const lanes32 = list.findIndex((x) => x.kernel.id === 'csr-vector' && x.params.lanes === 32);
     if (lanes32 >= 0 && !list[lanes32]!.pruned) expect(near.has(lanes32)).toBe(false); // half its lanes idle on rows of 16: 2× the cost
+  });
+});
+
+describe('admission with the calibrated model (no device)', () => {
+  it('rescales predictions by the first candidate\'s measured / predicted time and refuses only what cannot beat it even optimistically', () => {
+    const pred = (ms: number, spread: number) => ({ ms, low: ms / spread, high: ms * spread });
+    const floor = { prediction: pred(0.1, 1.3) } as unknown as Candidate;
+    const live = [{ c: floor, samples: [0.2] }] as never; // measured twice the prediction: scale 2
+    const near = { prediction: pred(0.12, 1.6) } as unknown as Candidate; // optimistic 0.075 × 2 = 0.15 ms < 0.2
+    const far = { prediction: pred(0.4, 1.6) } as unknown as Candidate; // optimistic 0.25 × 2 = 0.5 ms > 0.2
+    expect(modelRulesOut({ live, products: 1000 }, near, 0)).toBeUndefined();
+    expect(modelRulesOut({ live, products: 1000 }, far, 0)).toMatch(/at best 0\.5000 ms a product .*× 2\.00.*> the first's measured 0\.2000 ms/);
+    // preparation counts: 0.05 ms × 1000 products of gain does not pay 60 ms of conversion
+    expect(modelRulesOut({ live, products: 1000 }, near, 60)).toMatch(/~60\.0 ms preparation/);
+    expect(modelRulesOut({ live, products: 1000 }, { } as Candidate, 0)).toBeUndefined(); // no prediction: never refused here
   });
 });
 

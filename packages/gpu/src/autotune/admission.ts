@@ -112,6 +112,27 @@ export function prepDoesNotPay(s: Pick<TrialSession, 'live' | 'products' | 'conv
   return `conversion does not pay: host preparation ~${prepMs.toFixed(1)} ms > predicted gain ${Math.max(0, gainMs).toFixed(1)} ms over ${s.products} products`;
 }
 
+/**
+ * Why the calibrated model, rescaled by the first timed candidate, rules candidate `c` out, or
+ * undefined: the first (the CSR floor) has a measured product time and a prediction, and their
+ * ratio corrects every prediction for this matrix (a gather pattern or cache effect the
+ * probes did not see moves all kernels alike); `c` is left out when even its optimistic
+ * objective (its interval's low end × the ratio × the expected products, plus its estimated
+ * preparation `prepMs`) exceeds the first's measured objective. Candidates without a
+ * prediction, and runs whose first has none, are never refused here. O(1).
+ */
+export function modelRulesOut(s: Pick<TrialSession, 'live' | 'products'>, c: Candidate, prepMs: number): string | undefined {
+  const first = s.live[0];
+  if (!first || !c.prediction || !first.c.prediction) return undefined;
+  const ms = firstMs(first);
+  if (!(ms > 0)) return undefined;
+  const scale = ms / first.c.prediction.ms;
+  const best = s.products * c.prediction.low * scale + prepMs;
+  const leader = s.products * ms;
+  if (best <= leader) return undefined;
+  return `the calibrated model rules it out: at best ${(c.prediction.low * scale).toFixed(4)} ms a product (its interval's low end × ${scale.toFixed(2)}, the first candidate's measured / predicted) + ~${prepMs.toFixed(1)} ms preparation over ${s.products} products > the first's measured ${ms.toFixed(4)} ms`;
+}
+
 /** Estimated cost (ms) of admitting candidate `c`: its conversion (unless shared), upload and timing rounds. */
 function admissionCost(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): { ms: number; text: string } {
   const conv = prepEstimateMs(s, c, seen);
@@ -127,6 +148,9 @@ function budgetRefusal(s: TrialSession, c: Candidate, seen: ReadonlySet<string>)
   const unpaid = prepDoesNotPay(s, c);
   if (unpaid) return unpaid;
   const need = admissionCost(s, c, seen);
+  const upload = c.kernel.format === 'csr' || s.conv.onDevice(c) ? 0 : c.estimatedBytes * s.uploadMsPerByte;
+  const ruled = modelRulesOut(s, c, prepEstimateMs(s, c, seen) + upload);
+  if (ruled) return ruled;
   const left = s.report.budgetMs - spent(s) - verifyEstimateMs(s.report.nnz);
   return need.ms > left ? `budget: needs ~${need.ms.toFixed(1)} ms (${need.text}), ${Math.max(0, left).toFixed(1)} ms left` : undefined;
 }
@@ -160,7 +184,8 @@ export async function admit(s: TrialSession, picks: readonly { c: Candidate; t: 
     if (s.live.length > 0 && !s.exhaustive) {
       const refusal = budgetRefusal(s, c, seen);
       if (refusal) {
-        t.status = 'budget';
+        // the model's refusal after the first measurement is a short-list decision, the others the budget's
+        t.status = refusal.startsWith('the calibrated model') ? 'skipped' : 'budget';
         t.reason = refusal;
         continue;
       }
