@@ -7,7 +7,7 @@
  */
 import { type CsrMatrix, generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
-import { autotune, type Calibration, type Candidate, calibrate, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, fitCalibration, floorKernel, getKernel, inseparable, kernels, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, probeMatrix, probeRounds, profileMatrix, shortList } from '../src/index';
+import { autotune, type Calibration, type Candidate, calibrate, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, probeMatrix, probeRounds, profileMatrix, shortList } from '../src/index';
 import { modelRulesOut } from '../src/autotune/admission';
 import { testContext } from './helpers';
 
@@ -51,11 +51,18 @@ describe('calibration fit (injected timer, no device)', () => {
     expect(asked[1]).toEqual([4, 3, 2, 1, 0]);
   });
 
-  it('refuses a missing or non-positive probe time, naming the probe', () => {
+  it('a grid probe that did not time takes its row length\'s most expensive cost; a failed launch probe or row length is refused, naming it', async () => {
     const probes = calibrationProbes(1 << 12);
-    const ms = probes.map(() => 1);
-    ms[3] = Number.NaN;
-    expect(() => fitCalibration(probes, ms, 'k', 0)).toThrow(/probe 3 \(rows of 1, 4 lanes, band\) timed NaN ms/);
+    const ms = await fakeTimer(probes);
+    const gap = [...ms];
+    gap[3] = Number.NaN; // rows of 1, 4 lanes
+    const cal = fitCalibration(probes, gap, 'k', 0);
+    expect(cal.perEntryMs[0]![2]).toBeCloseTo(Math.max(...PROBE_LANES.filter((l) => l !== 4).map((l) => trueEntryMs(1, l))), 12);
+    const noLaunch = [...ms];
+    noLaunch[0] = 0;
+    expect(() => fitCalibration(probes, noLaunch, 'k', 0)).toThrow(/probe 0 \(rows of 1, a thread per row, band, the launch cost\) timed 0 ms/);
+    const noRow = ms.map((t, i) => (probes[i]!.rowLength === 64 && probes[i]!.locality === 'band' ? Number.NaN : t));
+    expect(() => fitCalibration(probes, noRow, 'k', 0)).toThrow(/no probe of rows of 64 timed/);
     expect(() => fitCalibration(probes, ms.slice(1), 'k', 0)).toThrow(/expected 39 probe times, got 38/);
   });
 
@@ -111,6 +118,13 @@ describe('calibrated prediction and short-list (no device)', () => {
     for (const i of r.picks.slice(1)) expect(near.has(i)).toBe(true);
     for (const i of near) expect(r.picks).toContain(i);
     expect(r.interval).toBeGreaterThan(1);
+    // kernel diversity first: the families in the picks' order appear before any repeat of a family
+    const fams = r.picks.map((i) => familyOf(list[i]!.kernel.id));
+    const firstRepeat = fams.findIndex((f, k) => fams.indexOf(f) < k);
+    if (firstRepeat > 0) expect(new Set(fams.slice(0, firstRepeat))).toEqual(new Set(fams));
+    const capped = shortList(list, p.stats, { maxTimed: 3, exhaustive: false, interval: rule });
+    expect(capped.picks).toEqual(r.picks.slice(0, 3));
+    expect(capped.truncated).toBe(r.interval! > 3);
     const lanes32 = list.findIndex((x) => x.kernel.id === 'csr-vector' && x.params.lanes === 32);
     if (lanes32 >= 0 && !list[lanes32]!.pruned) expect(near.has(lanes32)).toBe(false); // half its lanes idle on rows of 16: 2× the cost
   });

@@ -148,8 +148,9 @@ function budgetRefusal(s: TrialSession, c: Candidate, seen: ReadonlySet<string>)
   const unpaid = prepDoesNotPay(s, c);
   if (unpaid) return unpaid;
   const need = admissionCost(s, c, seen);
-  const upload = c.kernel.format === 'csr' || s.conv.onDevice(c) ? 0 : c.estimatedBytes * s.uploadMsPerByte;
-  const ruled = modelRulesOut(s, c, prepEstimateMs(s, c, seen) + upload);
+  // by product time only: what a conversion may cost is the budget's to limit (below), and the
+  // decision weighs it by objective; the model only drops what cannot be faster at all
+  const ruled = modelRulesOut(s, c, 0);
   if (ruled) return ruled;
   const left = s.report.budgetMs - spent(s) - verifyEstimateMs(s.report.nnz);
   return need.ms > left ? `budget: needs ~${need.ms.toFixed(1)} ms (${need.text}), ${Math.max(0, left).toFixed(1)} ms left` : undefined;

@@ -25,11 +25,9 @@ import { getKernel, kernels as registry } from '../kernels/registry';
 import { type SharedCsrUpload, uploadCsrArrays } from '../kernels/csr/csr-device';
 import type { AnySpmvKernel } from '../kernels/types';
 import { GpuOperator, gpuOperatorFromCsr } from '../operator';
-import { DEVICE_DIA_KERNELS } from '../kernels/dia/dia-build';
-import { admit, CONVERSION_MS_PER_BYTE } from './admission';
+import { admit } from './admission';
 import type { Calibration } from './calibrate';
 import { calibrationFor } from './calibration-store';
-import { CSR_RELAYOUT } from './cost-model';
 import { predictMs } from './cost-terms';
 import { budgetFrom, budgetNote } from './budget';
 import { remember, verifyCached } from './cached';
@@ -160,7 +158,10 @@ function shortListStage(a: CsrMatrix, opts: AutotuneOptions, ks: readonly AnySpm
   const trials: Trial[] = list.map((c) => ({ kernel: c.kernel.id, params: c.params, status: c.pruned ? 'pruned' : 'skipped', reason: c.pruned?.reason ?? 'not on the short-list: the model predicts it slower than the candidates timed', predicted: c.predicted, estimatedBytes: c.estimatedBytes, predictedMs: c.prediction?.ms, predictedLowMs: c.prediction?.low, predictedHighMs: c.prediction?.high }));
   report.trials.push(...trials);
   report.pruned = trials.filter((t) => t.status === 'pruned').length;
-  const interval = model.cal ? { products, prepMs: prepEstimate(a, report) } : undefined;
+  // the interval is drawn by product time: the preparation (conversion, upload) is the
+  // admission's to weigh against the budget, and the decision's by objective — a candidate the
+  // model cannot separate on product time is timed when the budget allows its conversion
+  const interval = model.cal ? { products, prepMs: () => 0 } : undefined;
   const { picks, floor, interval: size, truncated } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive: opts.exhaustive ?? false, diagonalSlot: opts.maxTimed === undefined, interval });
   if (report.calibration && size !== undefined) Object.assign(report.calibration, { interval: size, truncated });
   const pair = (i: number): { c: Candidate; t: Trial } => ({ c: list[i]!, t: trials[i]! });
@@ -178,21 +179,6 @@ function withPredictions(list: Candidate[], m: Model): Candidate[] {
   const cal = m.cal;
   if (!cal) return list;
   return list.map((c) => (c.pruned?.hard ? c : { ...c, prediction: predictMs(cal, m.profile, c.kernel, c.params, c.slots, c.factor) }));
-}
-
-/**
- * Predicted preparation of a candidate (ms): none for the CSR kernels reading the shared arrays;
- * csr-vec4's host padding; a device build's traffic for DIA; else the host conversion (200 MB/s,
- * `admission.ts`'s prior) and the upload at the rate the CSR arrays went up at. O(1).
- */
-function prepEstimate(a: CsrMatrix, report: TuningReport): (c: Candidate) => number {
-  const uploadPerByte = (report.csrUploadMs ?? 0) / Math.max(1, 8 * report.nnz + 4 * a.rows);
-  return (c) => {
-    if (CSR_RELAYOUT.has(c.kernel.id)) return c.prepBytes * CONVERSION_MS_PER_BYTE;
-    if (c.kernel.format === 'csr') return 0;
-    if (DEVICE_DIA_KERNELS.has(c.kernel.id)) return c.estimatedBytes * uploadPerByte * 0.1;
-    return c.estimatedBytes * (CONVERSION_MS_PER_BYTE + uploadPerByte);
-  };
 }
 
 /** Stages 2–4: short-list, trials (admission, interleaved rounds), decision. Returns the accepted trial. */

@@ -157,32 +157,40 @@ export function bestEntryMs(cal: Pick<Calibration, 'perEntryMs'>, rowLength: num
  * order): the launch probe's time is the fixed cost; each grid probe's time less it, over its
  * entries, is the per-entry cost (floored at 1 % of the band's cheapest so that a noisy probe
  * never predicts a free product); the far-gather probes over the band probe of the same shape
- * give the locality factors (≥ 1). Throws when a probe time is missing or not positive.
- * O(probes).
+ * give the locality factors (≥ 1). A grid probe that did not time (NaN, ≤ 0) takes the most
+ * expensive cost of its row length (pessimistic: its kernel is not preferred on a guess), a
+ * gather probe the other level's factor. Throws when the launch probe or a whole row length
+ * did not time. O(probes).
  * @example const cal = fitCalibration(probes, times, 'key', 12);
  */
 export function fitCalibration(probes: readonly Probe[], ms: readonly number[], key: string, spentMs: number): Calibration {
   if (ms.length !== probes.length) throw new RangeError(`calibration: expected ${probes.length} probe times, got ${ms.length}`);
-  ms.forEach((t, i) => {
-    if (!(t > 0) || !Number.isFinite(t)) throw new RangeError(`calibration: probe ${i} (${describe(probes[i]!)}) timed ${t} ms; expected a finite time > 0`);
-  });
-  const launchMs = ms[0]!;
+  const ok = (t: number | undefined): t is number => t !== undefined && t > 0 && Number.isFinite(t);
+  if (!ok(ms[0])) throw new RangeError(`calibration: probe 0 (${describe(probes[0]!)}, the launch cost) timed ${ms[0]} ms; expected a finite time > 0`);
+  const launchMs = ms[0];
   const grid: number[][] = PROBE_ROW_LENGTHS.map(() => PROBE_LANES.map(() => Number.NaN));
   probes.forEach((p, i) => {
-    if (i === 0 || p.locality !== 'band') return;
+    if (i === 0 || p.locality !== 'band' || !ok(ms[i])) return;
     grid[PROBE_ROW_LENGTHS.indexOf(p.rowLength)]![PROBE_LANES.indexOf(p.lanes)] = (ms[i]! - launchMs) / (p.rows * p.rowLength);
   });
-  const floor = 0.01 * Math.max(1e-15, Math.min(...grid.flat().filter((x) => x > 0)));
-  const perEntryMs = grid.map((row) => row.map((x) => (Number.isFinite(x) ? Math.max(floor, x) : Number.NaN)));
-  if (perEntryMs.flat().some((x) => Number.isNaN(x))) throw new RangeError('calibration: the probes do not cover the row-length × lanes grid');
+  const finite = grid.flat().filter((x) => Number.isFinite(x));
+  const floor = 0.01 * Math.max(1e-15, Math.min(...finite.filter((x) => x > 0)));
+  const perEntryMs = grid.map((row, r) => {
+    const worst = Math.max(...row.filter((x) => Number.isFinite(x)));
+    if (!Number.isFinite(worst)) throw new RangeError(`calibration: no probe of rows of ${PROBE_ROW_LENGTHS[r]} timed; expected at least one`);
+    return row.map((x) => Math.max(floor, Number.isFinite(x) ? x : worst));
+  });
   const bandAt = entryMs({ perEntryMs }, GATHER_ROW_LENGTH, GATHER_LANES);
-  const gatherOf = (loc: Locality) => {
+  const gatherOf = (loc: Locality): number | undefined => {
     const i = probes.findIndex((p) => p.locality === loc);
-    if (i < 0) return 1;
+    if (i < 0 || !ok(ms[i])) return undefined;
     const p = probes[i]!;
     return Math.max(1, Math.max(floor, ms[i]! - launchMs) / (p.rows * p.rowLength) / bandAt);
   };
-  return { version: CALIBRATION_VERSION, key, date: new Date().toISOString(), probeNnz: probes[1] ? probes[1].rows * probes[1].rowLength : 0, launchMs, perEntryMs, gather: { band: 1, window: gatherOf('window'), random: gatherOf('random') }, spentMs };
+  const window = gatherOf('window');
+  const random = gatherOf('random');
+  const gather = { band: 1, window: window ?? random ?? 1, random: Math.max(random ?? window ?? 1, window ?? 1) };
+  return { version: CALIBRATION_VERSION, key, date: new Date().toISOString(), probeNnz: probes[1] ? probes[1].rows * probes[1].rowLength : 0, launchMs, perEntryMs, gather, spentMs };
 }
 
 const describe = (p: Probe): string => `rows of ${p.rowLength}, ${p.lanes === 1 ? 'a thread per row' : `${p.lanes} lanes`}, ${p.locality}`;

@@ -82,6 +82,9 @@ async function writeFile(file: string, cal: Calibration, warn: (m: string) => vo
   }
 }
 
+/** `GPUSPARSE_CALIBRATE=0` turns the default calibration off (the static model's short-list), e.g. to compare the two from the CLI. */
+const envOff = (): boolean => typeof process !== 'undefined' && process.env?.GPUSPARSE_CALIBRATE === '0';
+
 /** A calibration for `ctx` and where it came from. */
 export interface CalibrationHit {
   readonly cal: Calibration;
@@ -91,15 +94,15 @@ export interface CalibrationHit {
 
 /**
  * The calibration for `ctx`: `given` when passed; else from this process's memory, the file
- * beside the tuning cache, or a fresh micro-benchmark (kept in both). `want` false, or a
- * software adapter when `want` is undefined (its costs say nothing of a GPU, and the probes
- * compete with the tuner for the CPU), gives undefined. Cost: one file read, or the
+ * beside the tuning cache, or a fresh micro-benchmark (kept in both). `want` false, or — when
+ * `want` is undefined — a software adapter (its costs say nothing of a GPU, and the probes
+ * compete with the tuner for the CPU) or `GPUSPARSE_CALIBRATE=0`, gives undefined. Cost: one file read, or the
  * micro-benchmark (~9 probe matrices of 2^21 entries; 2^15 on a software adapter).
  */
 export async function calibrationFor(ctx: GpuContext, want: boolean | Calibration | undefined, cache: unknown, warn: (m: string) => void): Promise<CalibrationHit | undefined> {
   const t0 = performance.now();
   if (typeof want === 'object') return { cal: want, source: 'given', ms: 0 };
-  if (want === false || (want === undefined && softwareAdapter(ctx))) return undefined;
+  if (want === false || (want === undefined && (softwareAdapter(ctx) || envOff()))) return undefined;
   const key = calibrationKey(ctx);
   const file = await fileFor(cache);
   let cal = memory.get(key) ?? (file ? await readFile(file, key, warn) : undefined);

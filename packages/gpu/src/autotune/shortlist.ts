@@ -114,24 +114,25 @@ export function inseparable(pool: readonly { c: Candidate; i: number }[], rule: 
 
 /**
  * The calibrated short-list: the CSR floor first, then the inseparable candidates
- * ({@link inseparable}), the best predicted of each family first and then the rest, at most
- * `cap` in all. O(n log n).
+ * ({@link inseparable}) — the best predicted of each family, then of each further kernel, then
+ * the other variants — at most `cap` in all (kernel diversity first: the model ranks variants of
+ * one kernel better than kernels against each other). O(n log n).
  */
 function intervalPicks(all: readonly Indexed[], first: Indexed | undefined, rule: IntervalRule, cap: number): { picks: number[]; interval: number; truncated: boolean } {
   const near = inseparable(all.filter(({ c }) => timeable(c, false)), rule);
-  const picks = first ? [first.i] : [];
-  const families = new Set<string>(first ? [familyOf(first.c.kernel.id)] : []);
-  const rest: number[] = [];
-  for (const i of near) {
-    if (picks.includes(i)) continue;
-    const f = familyOf(all[i]!.c.kernel.id);
-    if (families.has(f)) rest.push(i);
-    else {
-      families.add(f);
-      picks.push(i);
+  const ordered = first ? [first.i] : [];
+  const pass = (key: (id: string) => string) => {
+    const seen = new Set(ordered.map((i) => key(all[i]!.c.kernel.id)));
+    for (const i of near) {
+      const k = key(all[i]!.c.kernel.id);
+      if (ordered.includes(i) || seen.has(k)) continue;
+      seen.add(k);
+      ordered.push(i);
     }
-  }
-  const ordered = [...picks, ...rest];
+  };
+  pass(familyOf);
+  pass((id) => id);
+  for (const i of near) if (!ordered.includes(i)) ordered.push(i); // the other variants, in predicted order
   const interval = new Set([...near, ...(first ? [first.i] : [])]).size;
   return { picks: ordered.slice(0, cap), interval, truncated: ordered.length > cap };
 }
