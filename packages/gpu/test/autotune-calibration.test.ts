@@ -6,8 +6,11 @@
  * machine's adapter (lavapipe: the mechanics only — its costs say nothing of a GPU).
  */
 import { type CsrMatrix, generators as g } from '@gpusparse/formats';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { autotune, type Calibration, type Candidate, calibrate, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, probeMatrix, probeRounds, profileMatrix, shortList } from '../src/index';
+import { autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, probeMatrix, probeRounds, profileMatrix, shortList } from '../src/index';
 import { modelRulesOut } from '../src/autotune/admission';
 import { testContext } from './helpers';
 
@@ -142,6 +145,46 @@ describe('admission with the calibrated model (no device)', () => {
     // preparation counts: 0.05 ms × 1000 products of gain does not pay 60 ms of conversion
     expect(modelRulesOut({ live, products: 1000 }, near, 60)).toMatch(/~60\.0 ms preparation/);
     expect(modelRulesOut({ live, products: 1000 }, { } as Candidate, 0)).toBeUndefined(); // no prediction: never refused here
+  });
+});
+
+describe('the calibration store', () => {
+  it('calibrates once, keeps it in the process and beside the tuning cache, reloads it, and replaces an unusable file with a warning', async () => {
+    const ctx = await testContext();
+    const dir = mkdtempSync(join(tmpdir(), 'gpusparse-cal-'));
+    const cache = join(dir, 'tune.json');
+    const warnings: string[] = [];
+    const warn = (m: string) => warnings.push(m);
+    let runs = 0;
+    const timer = async (ps: readonly Probe[]) => {
+      runs++;
+      return fakeTimer(ps);
+    };
+    clearCalibrationMemory();
+    const first = await calibrationFor(ctx, true, cache, warn, timer);
+    expect(first?.source).toBe('run');
+    expect(first?.cal.key).toBe(calibrationKey(ctx));
+    expect(existsSync(join(dir, 'calibration.json'))).toBe(true);
+    expect((await calibrationFor(ctx, true, cache, warn, timer))?.source).toBe('cache'); // memory
+    clearCalibrationMemory();
+    const loaded = await calibrationFor(ctx, true, cache, warn, timer);
+    expect(loaded?.source).toBe('cache'); // the file
+    expect(loaded?.cal.perEntryMs).toEqual(first?.cal.perEntryMs);
+    expect(runs).toBe(1);
+    clearCalibrationMemory();
+    writeFileSync(join(dir, 'calibration.json'), JSON.stringify({ [calibrationKey(ctx)]: { ...first!.cal, launchMs: 'x' } }));
+    expect((await calibrationFor(ctx, true, cache, warn, timer))?.source).toBe('run');
+    expect(warnings.join('\n')).toMatch(/cached calibration .* is unusable \(launchMs x: expected a finite time > 0\); calibrating again/);
+    // off: false, or a software adapter by default (this machine's lavapipe)
+    expect(await calibrationFor(ctx, false, cache, warn, timer)).toBeUndefined();
+    expect(await calibrationFor(ctx, undefined, cache, warn, timer)).toBeUndefined();
+    // a probe set that cannot be fitted: a warning and the static model, not a failed tuning
+    clearCalibrationMemory();
+    const broken = await calibrationFor(ctx, true, false, warn, async (ps) => ps.map(() => Number.NaN));
+    expect(broken).toBeUndefined();
+    expect(warnings.at(-1)).toMatch(/the calibration failed \(calibration: probe 0 .* timed NaN ms.*\); using the static cost model/);
+    clearCalibrationMemory();
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 

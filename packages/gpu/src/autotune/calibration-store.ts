@@ -7,7 +7,7 @@
  */
 import type { GpuContext } from '../device/context';
 import { kernels as registry } from '../kernels/registry';
-import { type Calibration, CALIBRATION_VERSION, calibrate, PROBE_LANES, PROBE_ROW_LENGTHS } from './calibrate';
+import { type Calibration, CALIBRATION_VERSION, calibrate, PROBE_LANES, PROBE_ROW_LENGTHS, type ProbeTimer } from './calibrate';
 import { adapterKey, candidateSpaceHash, TUNER_VERSION } from './fingerprint';
 import { softwareAdapter } from './prewarm';
 
@@ -96,10 +96,11 @@ export interface CalibrationHit {
  * The calibration for `ctx`: `given` when passed; else from this process's memory, the file
  * beside the tuning cache, or a fresh micro-benchmark (kept in both). `want` false, or — when
  * `want` is undefined — a software adapter (its costs say nothing of a GPU, and the probes
- * compete with the tuner for the CPU) or `GPUSPARSE_CALIBRATE=0`, gives undefined. Cost: one file read, or the
+ * compete with the tuner for the CPU) or `GPUSPARSE_CALIBRATE=0`, gives undefined. `timer`
+ * replaces the device probes (tests). Cost: one file read, or the
  * micro-benchmark (~9 probe matrices of 2^21 entries; 2^15 on a software adapter).
  */
-export async function calibrationFor(ctx: GpuContext, want: boolean | Calibration | undefined, cache: unknown, warn: (m: string) => void): Promise<CalibrationHit | undefined> {
+export async function calibrationFor(ctx: GpuContext, want: boolean | Calibration | undefined, cache: unknown, warn: (m: string) => void, timer?: ProbeTimer): Promise<CalibrationHit | undefined> {
   const t0 = performance.now();
   if (typeof want === 'object') return { cal: want, source: 'given', ms: 0 };
   if (want === false || (want === undefined && (softwareAdapter(ctx) || envOff()))) return undefined;
@@ -111,7 +112,7 @@ export async function calibrationFor(ctx: GpuContext, want: boolean | Calibratio
     return { cal, source: 'cache', ms: performance.now() - t0 };
   }
   try {
-    cal = await calibrate(ctx, key, { nnz: softwareAdapter(ctx) ? 1 << 15 : 1 << 21 });
+    cal = await calibrate(ctx, key, { nnz: softwareAdapter(ctx) ? 1 << 15 : 1 << 21, timer });
   } catch (e) {
     if (ctx.isLost) throw e;
     // a probe that failed to run or time: the static model's short-list, not a failed tuning
