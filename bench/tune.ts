@@ -179,7 +179,10 @@ async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<
   row.calibration = tr.calibration;
   if (flag('--recheck')) row.recheck = await recheck(ctx, a, tuned.kernel, tuned.params);
   if (overheadProducts) row.atProducts = await overheadAt(ctx, a, base, overheadProducts);
-  if (flag('--no-exhaustive')) return row;
+  if (flag('--no-exhaustive')) {
+    summaryLine(row);
+    return row;
+  }
   Object.assign(row, await versusExhaustive(ctx, a, base, tuned));
   row.model = modelCheck(tr, row.exhaustiveReport as TuningReport, row.exhaustive as { kernel: string; params: Record<string, number> });
   summaryLine(row);
@@ -194,7 +197,7 @@ function summaryLine(r: Record<string, unknown>): void {
   const at = r.atProducts as { kernel: string; productMs?: number; overheadMs?: number; overheadOk: boolean } | undefined;
   const f = (v: number | undefined, d = 4) => (v === undefined ? '—' : v.toFixed(d));
   console.log(
-    `= ${r.name} | tuned ${t.kernel} ${f(t.productMs)} | best ${ex?.kernel ?? '—'} ${f(ex?.productMs)} | ratio ${f(r.ratio as number | undefined, 3)} obj ${f(r.objectiveRatioH2H as number | undefined, 3)} | model meas/pred ${f(m?.ratioMedian, 2)}, best listed ${m ? (m.bestOnShortList ? 'yes' : 'no') : '—'}, interval ${m?.interval ?? '—'} | overhead ${f(r.overheadMs as number | undefined, 0)} ms ${r.overheadOk ? 'ok' : 'OVER'}` +
+    `= ${r.name} | tuned ${t.kernel} ${f(t.productMs)} | best ${ex?.kernel ?? '—'} ${f(ex?.productMs)} | ratio ${f(r.ratio as number | undefined, 3)} obj ${f(r.objectiveRatioH2H as number | undefined, 3)} | model meas/pred ${f(m?.ratioMedian, 2)}, best listed ${m ? (m.bestOnShortList ? 'yes' : 'no') : '—'}, interval ${m?.interval ?? '—'} | ${r.expectedProducts} products: overhead ${f(r.overheadMs as number | undefined, 0)} ms ${r.overheadOk === undefined ? '' : r.overheadOk ? 'ok' : 'OVER'} (${Object.entries(r.costs as Record<string, number>).map(([k, v]) => `${k.replace(/Ms$/, '')} ${v.toFixed(0)}`).join(' ')})` +
       (at ? ` | 1e5: ${at.kernel} ${f(at.productMs)} overhead ${f(at.overheadMs, 0)} ms ${at.overheadOk ? 'ok' : 'OVER'}` : ''),
   );
 }
