@@ -81,6 +81,16 @@ describe('calibration fit (injected timer, no device)', () => {
     const band = probeMatrix({ rowLength: 16, lanes: 4, locality: 'band', rows: 1000, cols: 1000 });
     expect(band.rowPtr[1000]).toBe(16000);
     for (let k = 0; k < 16000; k++) expect(Math.abs(band.colIdx[k]! - Math.floor(k / 16))).toBeLessThanOrEqual(8);
+    // every band probe of one entry count reads the same columns: generated once, shared
+    const probes = calibrationProbes(1 << 12).filter((q) => q.locality === 'band' && q.rows > 1);
+    const first = probeMatrix(probes[0]!);
+    for (const q of probes) {
+      const m = probeMatrix(q, undefined, { colIdx: first.colIdx, values: first.values });
+      expect(m.colIdx).toBe(first.colIdx);
+      expect(m.rowPtr[m.rows]).toBe(1 << 12);
+      expect(m.rowPtr[1]).toBe(q.rowLength);
+      expect(Math.max(...m.colIdx)).toBeLessThan(m.cols);
+    }
     const far = probeMatrix({ rowLength: 16, lanes: 4, locality: 'random', rows: 1000, cols: 100000 });
     expect(Math.max(...far.colIdx)).toBeGreaterThan(50000);
   });

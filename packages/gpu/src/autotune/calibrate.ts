@@ -76,7 +76,7 @@ export function calibrationProbes(nnz: number): Probe[] {
   const out: Probe[] = [{ rowLength: 1, lanes: 1, locality: 'band', rows: 1, cols: 1 }];
   for (const r of PROBE_ROW_LENGTHS) {
     const rows = Math.max(1, Math.floor(nnz / r));
-    for (const l of PROBE_LANES) out.push({ rowLength: r, lanes: l, locality: 'band', rows, cols: Math.max(rows, 2 * r) });
+    for (const l of PROBE_LANES) out.push({ rowLength: r, lanes: l, locality: 'band', rows, cols: Math.max(1, Math.ceil((rows * r) / BAND_REUSE)) });
   }
   const rows = Math.max(1, Math.floor(nnz / GATHER_ROW_LENGTH));
   for (const locality of ['window', 'random'] as const) out.push({ rowLength: GATHER_ROW_LENGTH, lanes: GATHER_LANES, locality, rows, cols: Math.max(rows, 2 * WINDOW_COLS) });
@@ -94,26 +94,32 @@ function xorshift(seed: number): () => number {
   };
 }
 
+/** Consecutive entries that read one x entry in the band probes (x streamed, each element reused this often). */
+const BAND_REUSE = 16;
+
 /**
- * The synthetic CSR matrix of a probe: `rows` rows of `rowLength` entries, columns in a band
- * around the row's diagonal position (band), uniformly within {@link WINDOW_COLS} of it
- * (window) or anywhere (random). Values 1. O(nnz).
+ * The synthetic CSR matrix of a probe: `rows` rows of `rowLength` entries, values 1. Band: entry
+ * k reads column ⌊k / 16⌋ — x streamed in entry order whatever the row length, so every band
+ * probe of one entry count has the same columns (`reuse` passes them in: generated once, not per
+ * row length). Window: columns uniform within {@link WINDOW_COLS} of the row's diagonal
+ * position; random: anywhere (own xorshift seed). O(nnz), O(rows) with `reuse`.
  */
-export function probeMatrix(p: Probe, seed = 0x5eed_c0de): CsrMatrix {
+export function probeMatrix(p: Probe, seed = 0x5eed_c0de, reuse?: { colIdx: Int32Array; values: Float64Array }): CsrMatrix {
   const { rows, cols, rowLength: r } = p;
   const nnz = rows * r;
   const rowPtr = new Int32Array(rows + 1);
+  for (let i = 0; i < rows; i++) rowPtr[i + 1] = (i + 1) * r;
+  if (p.locality === 'band' && reuse && reuse.colIdx.length === nnz && reuse.colIdx[nnz - 1] === Math.min(cols - 1, (nnz - 1) >> 4)) return { format: 'csr', rows, cols, rowPtr, colIdx: reuse.colIdx, values: reuse.values };
   const colIdx = new Int32Array(nnz);
   const rand = xorshift(seed);
   for (let i = 0; i < rows; i++) {
-    rowPtr[i + 1] = (i + 1) * r;
     const centre = Math.floor((i * cols) / rows);
-    for (let k = 0; k < r; k++) {
+    for (let k = i * r; k < (i + 1) * r; k++) {
       let c: number;
-      if (p.locality === 'band') c = centre - (r >> 1) + k;
+      if (p.locality === 'band') c = Math.floor(k / BAND_REUSE);
       else if (p.locality === 'window') c = centre - WINDOW_COLS / 2 + Math.floor(rand() * WINDOW_COLS);
       else c = Math.floor(rand() * cols);
-      colIdx[i * r + k] = Math.min(cols - 1, Math.max(0, c));
+      colIdx[k] = Math.min(cols - 1, Math.max(0, c));
     }
   }
   return { format: 'csr', rows, cols, rowPtr, colIdx, values: new Float64Array(nnz).fill(1) };
@@ -207,6 +213,7 @@ const probeKernel = (p: Probe) => (p.lanes === 1 ? { k: getKernel('csr-scalar'),
 export function deviceProbeTimer(ctx: GpuContext, rounds = 3, reps = 3): ProbeTimer {
   return async (probes) => {
     const shared = new Map<string, { a: CsrMatrix; s: SharedCsrUpload }>();
+    let band: { colIdx: Int32Array; values: Float64Array } | undefined;
     const handles: DeviceMatrix[] = [];
     const x = ctx.buffers.acquire(4 * Math.max(...probes.map((p) => p.cols)), undefined, 'calibration-x');
     const y = ctx.buffers.acquire(4 * Math.max(...probes.map((p) => p.rows)), undefined, 'calibration-y');
@@ -215,7 +222,8 @@ export function deviceProbeTimer(ctx: GpuContext, rounds = 3, reps = 3): ProbeTi
         const id = `${p.rows}|${p.cols}|${p.rowLength}|${p.locality}`;
         let m = shared.get(id);
         if (!m) {
-          const a = probeMatrix(p);
+          const a = probeMatrix(p, undefined, band);
+          if (p.locality === 'band' && p.rows > 1) band ??= { colIdx: a.colIdx, values: a.values };
           m = { a, s: uploadCsrArrays(ctx, a, 'calibration') };
           shared.set(id, m);
         }
