@@ -4,7 +4,10 @@
  * 0.01, matched by name), short-list with the current model and say whether the sweep's best
  * (exact variant, and kernel) is on it — and what the recorded tuner did with it. No device
  * needed: this checks model and short-list changes against GPU sweeps already paid for.
- * Run: `pnpm tsx bench/tune-replay.ts tune-bench.json [--max-timed N, default the tuner's 8] [--products N]`
+ * Run: `pnpm tsx bench/tune-replay.ts tune-bench.json [--max-timed N, default the tuner's 8] [--products N] [--calibration FILE]`
+ * (`--calibration`: a JSON file holding a calibration — `bench/tune.ts` writes the adapter's as the
+ * `calibration` field of its output — so that the calibrated short-list is replayed: the CSR floor
+ * and every candidate the model cannot separate from the predicted best by product time.)
  * (`--products` replaces the recorded expected products of the short-list; the sweep's objectives stay as recorded).
  *
  * A short-listed candidate the recorded sweep never timed (dia-tiled on sweeps older than issue
@@ -15,7 +18,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { CsrMatrix } from '@gpusparse/formats';
-import { type Candidate, DEFAULT_MAX_TIMED, defaultPruneRules, enumerateCandidates, profileMatrix, shortList } from '../packages/gpu/src/autotune/index';
+import { type Calibration, type Candidate, checkCalibration, DEFAULT_MAX_TIMED, defaultPruneRules, enumerateCandidates, predictMs, profileMatrix, shortList } from '../packages/gpu/src/autotune/index';
 import { kernels } from '../packages/gpu/src/kernels/registry';
 import { benchMatrixSet } from './matrix-set';
 import { validationMatrixSet } from './validation-set';
@@ -44,6 +47,25 @@ const maxTimed = i > 0 ? Number(process.argv[i + 1]) : DEFAULT_MAX_TIMED; // the
 const j = process.argv.indexOf('--products');
 const productsOverride = j > 0 ? Number(process.argv[j + 1]) : undefined;
 const rows = (JSON.parse(readFileSync(file, 'utf8')) as { matrices: Row[] }).matrices;
+const ci = process.argv.indexOf('--calibration');
+const calibration = ci > 0 ? loadCalibration(process.argv[ci + 1]!) : undefined;
+
+/** A calibration from a file: the object itself or a `bench/tune.ts` output's `calibration` field. */
+function loadCalibration(path: string): Calibration {
+  const j = JSON.parse(readFileSync(path, 'utf8')) as { calibration?: Calibration } & Calibration;
+  const c = j.calibration ?? j;
+  const why = checkCalibration(c, c.key);
+  if (why) throw new Error(`--calibration ${path}: ${why}`);
+  return c;
+}
+
+/** The calibrated rule of autotune: predictions on every candidate not hard-pruned, preparation by the recorded CSR upload rate. */
+function calibrated(list: Candidate[], p: ReturnType<typeof profileMatrix>, products: number) {
+  if (!calibration) return { list, interval: undefined };
+  const withP = list.map((c) => (c.pruned?.hard ? c : { ...c, prediction: predictMs(calibration, p, c.kernel, c.params, c.slots, c.factor) }));
+  // as autotune: the interval by product time (the preparation is the admission's and the decision's)
+  return { list: withP, interval: { products, prepMs: () => 0 } };
+}
 const sets: [string, () => Promise<CsrMatrix> | CsrMatrix][] = [1, 0.1, 0.01].flatMap((s) => [...benchMatrixSet(s), ...validationMatrixSet(s)]);
 const same = (c: Candidate, k: string, q: Record<string, number>) => c.kernel.id === k && JSON.stringify(c.params) === JSON.stringify(q);
 let exact = 0;
@@ -66,9 +88,10 @@ for (const m of rows) {
   if (!make || !m.exhaustive) continue;
   const a = await make();
   const p = profileMatrix(a, 1024);
-  const list = enumerateCandidates(a, p, kernels, { ...defaultPruneRules, maxPerKernel: 3 }, productsOverride ?? m.expectedProducts);
+  const c0 = calibrated(enumerateCandidates(a, p, kernels, { ...defaultPruneRules, maxPerKernel: 3 }, productsOverride ?? m.expectedProducts), p, productsOverride ?? m.expectedProducts);
+  const list = c0.list;
   // as autotune: dia-tiled's extra slot only when no --max-timed is stated
-  const { picks } = shortList(list, p.stats, { maxTimed, exhaustive: false, diagonalSlot: i < 0 });
+  const { picks } = shortList(list, p.stats, { maxTimed, exhaustive: false, diagonalSlot: i < 0, interval: c0.interval });
   const best = m.exhaustive;
   const hit = picks.some((k) => same(list[k]!, best.kernel, best.params));
   const fam = picks.some((k) => list[k]!.kernel.id === best.kernel);

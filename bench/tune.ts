@@ -29,6 +29,8 @@
  * call; --quick is 0.01), --only name,name, --kernels id,id (restrict candidates), --max-per-kernel N (cap parameter
  * combinations per kernel), --no-exhaustive, --verbose, --unsafe,
  * --dump DIR (CSR triples for .gpukit/cusparse_anchor.py: the tuned format's ratio to cuSPARSE),
+ * --static (no calibration: the static model's short-list), --overhead-products N (the tuner again at
+ * N expected products per matrix, no sweep: its choice and overhead — the 10^5-product overhead check),
  * --in-solve (per symmetric matrix — the stencils and Poisson matrices: CG of --solve-iters
  * iterations, default 300, with in-solve tuning vs with its winner fixed from the start vs with
  * the tuner before the solve; wall time of operator build + solve; issue 16 target: in-solve
@@ -48,7 +50,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { type CsrMatrix, csrNnz, readMatrixMarket } from '@gpusparse/formats';
-import { type AutotuneOptions, autotune, clockIndex as clockIndexOf, deviceRoundTimer, rowScaledError, runRounds, createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, InSolveOperator, reportTable, type Trial, type TuningReport, timeGpu, tunedOperator, tuneVector, readF32, uploadF32 } from '@gpusparse/gpu';
+import { type AutotuneOptions, autotune, type Calibration, calibrationFor, PROBE_LANES, PROBE_ROW_LENGTHS, clockIndex as clockIndexOf, deviceRoundTimer, rowScaledError, runRounds, createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, InSolveOperator, reportTable, type Trial, type TuningReport, timeGpu, tunedOperator, tuneVector, readF32, uploadF32 } from '@gpusparse/gpu';
 import { cg } from '../packages/solvers/src/index';
 import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
@@ -73,7 +75,11 @@ const maxPerKernel = opt('--max-per-kernel') ? Number(opt('--max-per-kernel')) :
 const dumpDir = opt('--dump');
 const inSolve = flag('--in-solve');
 const solveIters = Number(opt('--solve-iters') ?? 300);
-const valueArgs = new Set(['--scale', '--out', '--products', '--fraction', '--reps', '--only', '--kernels', '--max-per-kernel', '--dump', '--solve-iters'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
+const valueArgs = new Set(['--overhead-products', '--scale', '--out', '--products', '--fraction', '--reps', '--only', '--kernels', '--max-per-kernel', '--dump', '--solve-iters'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
+const staticModel = flag('--static');
+const overheadProducts = opt('--overhead-products') ? Number(opt('--overhead-products')) : undefined;
+/** The adapter's calibration, measured once at the start (`--static`: none, the static model's short-list). */
+let calibration: Calibration | undefined;
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 const same = (t: Trial, kernel: string, params: Record<string, number>) => t.kernel === kernel && JSON.stringify(t.params) === JSON.stringify(params);
@@ -159,6 +165,7 @@ async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<
     fraction,
     candidates: kernelFilter,
     rules: maxPerKernel ? { maxPerKernel } : undefined,
+    calibrate: calibration ?? false,
     warn: (m) => console.log(`  warning: ${m}`),
   };
   const t0 = performance.now();
@@ -169,10 +176,63 @@ async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<
   console.log(`  tuned: ${label(tuned.kernel, tuned.params)} ${mine?.ms?.toFixed(4)} ms; timed ${tr.timed}, pruned ${tr.pruned}; spent ${tr.spentMs.toFixed(0)} ms (overhead ${tr.overheadMs?.toFixed(0)} ms without the shared CSR upload ${tr.csrUploadMs?.toFixed(0)} ms; statistics on the ${tr.statsWhere}${tr.statsSplit ? `: passes ${tr.statsSplit.deviceMs.toFixed(0)}, estimates ${tr.statsSplit.estimatesMs.toFixed(0)} ms; ${tr.statsSplit.compiled} pipelines compiled in the run, ${(tr.statsSplit.blockingCompileMs ?? 0).toFixed(0)} ms of them blocking, ${tr.statsSplit.prewarmed ?? 0} asked for ahead of time` : ''}) of ${tr.budgetMs.toFixed(0)} ms (${Object.entries(tr.costs).map(([k, v]) => `${k.replace(/Ms$/, '')} ${v.toFixed(0)}`).join(', ')}); ${tr.rounds ? `rounds ${tr.rounds.run} (${tr.rounds.discarded} discarded for the clock, ${tr.rounds.stopped}; clock index ${tr.rounds.clockIndex.map((v) => v.toFixed(2)).join(' ')}); ` : ''}${tr.decision?.note ?? ''}`);
   if (flag('--verbose')) console.log(reportTable(tr, { maxRows: 30 }));
   const row = tunedRow(name, a, tuned, tuneWall);
+  row.calibration = tr.calibration;
   if (flag('--recheck')) row.recheck = await recheck(ctx, a, tuned.kernel, tuned.params);
-  if (flag('--no-exhaustive')) return row;
+  if (overheadProducts) row.atProducts = await overheadAt(ctx, a, base, overheadProducts);
+  if (flag('--no-exhaustive')) {
+    summaryLine(row);
+    return row;
+  }
   Object.assign(row, await versusExhaustive(ctx, a, base, tuned));
+  row.model = modelCheck(tr, row.exhaustiveReport as TuningReport, row.exhaustive as { kernel: string; params: Record<string, number> });
+  summaryLine(row);
   return row;
+}
+
+/** One line per matrix (the GPU call's summary): choice vs exhaustive best, the model's check, the overheads. */
+function summaryLine(r: Record<string, unknown>): void {
+  const t = r.tuned as { kernel: string; productMs?: number };
+  const ex = r.exhaustive as { kernel: string; productMs: number } | undefined;
+  const m = r.model as { ratioMedian: number; bestOnShortList: boolean; interval?: number } | undefined;
+  const at = r.atProducts as { kernel: string; productMs?: number; overheadMs?: number; overheadOk: boolean } | undefined;
+  const f = (v: number | undefined, d = 4) => (v === undefined ? '—' : v.toFixed(d));
+  console.log(
+    `= ${r.name} | tuned ${t.kernel} ${f(t.productMs)} | best ${ex?.kernel ?? '—'} ${f(ex?.productMs)} | ratio ${f(r.ratio as number | undefined, 3)} obj ${f(r.objectiveRatioH2H as number | undefined, 3)} | model meas/pred ${f(m?.ratioMedian, 2)}, best listed ${m ? (m.bestOnShortList ? 'yes' : 'no') : '—'}, interval ${m?.interval ?? '—'} | ${r.expectedProducts} products: overhead ${f(r.overheadMs as number | undefined, 0)} ms ${r.overheadOk === undefined ? '' : r.overheadOk ? 'ok' : 'OVER'} (${Object.entries(r.costs as Record<string, number>).map(([k, v]) => `${k.replace(/Ms$/, '')} ${v.toFixed(0)}`).join(' ')})` +
+      (at ? ` | 1e5: ${at.kernel} ${f(at.productMs)} overhead ${f(at.overheadMs, 0)} ms ${at.overheadOk ? 'ok' : 'OVER'}` : ''),
+  );
+}
+
+/** The tuner again at `n` expected products (no exhaustive sweep): its choice, product time and overhead against max(0.5 s, 10 % of the work). */
+async function overheadAt(ctx: GpuContext, a: CsrMatrix, base: AutotuneOptions, n: number): Promise<Record<string, unknown>> {
+  const r = await autotune(ctx, a, { ...base, expectedProducts: n });
+  const tr = r.report;
+  const mine = tr.trials.find((t) => t.verified);
+  const target = Math.max(500, 0.1 * n * (mine?.ms ?? 0));
+  console.log(`  at ${n} products: ${label(r.kernel, r.params)} ${mine?.ms?.toFixed(4)} ms; overhead ${tr.overheadMs?.toFixed(0)} ms (target ${target.toFixed(0)}; ${Object.entries(tr.costs).map(([k, v]) => `${k.replace(/Ms$/, '')} ${v.toFixed(0)}`).join(', ')}); timed ${tr.timed}, short-list interval ${tr.calibration?.interval ?? '—'}${tr.calibration?.truncated ? ' (truncated)' : ''}`);
+  return { products: n, kernel: r.kernel, params: r.params, productMs: mine?.ms, overheadMs: tr.overheadMs, spentMs: tr.spentMs, costs: tr.costs, timed: tr.timed, targetMs: target, overheadOk: (tr.overheadMs ?? tr.spentMs) <= target, budgetMs: tr.budgetMs, budgetNote: tr.budgetNote, interval: tr.calibration?.interval };
+}
+
+/**
+ * The calibrated model against the sweep: per timed candidate measured / predicted product ms
+ * (median and spread of the ratio, the share inside the prediction interval), the exhaustive
+ * best's prediction, and whether it was on the tuner's short-list (timed, or left out only by the
+ * budget) — the calibrated model's own check, on matrices it was not fitted to.
+ */
+function modelCheck(tr: TuningReport, er: TuningReport, best: { kernel: string; params: Record<string, number> }): Record<string, unknown> | undefined {
+  const timed = er.trials.filter((t) => t.status === 'timed' && t.ms !== undefined && t.predictedMs !== undefined);
+  if (timed.length === 0) return undefined;
+  const ratios = timed.map((t) => t.ms! / t.predictedMs!).sort((x, y) => x - y);
+  const inside = timed.filter((t) => t.ms! >= t.predictedLowMs! && t.ms! <= t.predictedHighMs!).length;
+  const b = er.trials.find((t) => same(t, best.kernel, best.params));
+  const inTuner = tr.trials.find((t) => same(t, best.kernel, best.params));
+  // on the calibrated short-list: timed, left out by the budget, or ruled out by the model only after the floor's measurement
+  const ruledAfterFloor = inTuner?.status === 'skipped' && inTuner.reason?.startsWith('the calibrated model') === true;
+  const onList = inTuner !== undefined && (!['skipped', 'pruned'].includes(inTuner.status) || ruledAfterFloor);
+  const predictedBest = [...timed].sort((x, y) => x.predictedMs! - y.predictedMs!)[0]!;
+  const q = (f: number) => ratios[Math.min(ratios.length - 1, Math.floor(f * ratios.length))]!;
+  const out = { candidates: timed.length, ratioMedian: q(0.5), ratioP10: q(0.1), ratioP90: q(0.9), insideInterval: inside, bestPredictedMs: b?.predictedMs, bestMeasuredMs: b?.ms, bestOnShortList: onList, bestStatusInTuner: inTuner?.status, bestRuledOutAfterFloor: ruledAfterFloor, predictedBest: label(predictedBest.kernel, predictedBest.params), predictedBestMeasuredOverBest: b?.ms ? predictedBest.ms! / b.ms : undefined, interval: tr.calibration?.interval };
+  console.log(`  model: measured/predicted median ${out.ratioMedian.toFixed(2)} (p10 ${out.ratioP10.toFixed(2)}, p90 ${out.ratioP90.toFixed(2)}), ${inside}/${timed.length} inside the interval; best predicted ${b?.predictedMs?.toFixed(4) ?? '—'} vs measured ${b?.ms?.toFixed(4) ?? '—'} ms, on the short-list: ${onList ? 'yes' : 'no'} (${inTuner?.status ?? '—'}${ruledAfterFloor ? ', ruled out after the floor was timed' : ''}); short-list interval ${out.interval ?? '—'}; predicted best ${out.predictedBest} at ${out.predictedBestMeasuredOverBest?.toFixed(2) ?? '—'}× the best`);
+  return out;
 }
 
 /**
@@ -315,9 +375,20 @@ async function inSolveMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promi
   return { name, rows: a.rows, nnz: csrNnz(a), solveIters, inSolve: ins, fixed, tunedBefore: before, winner, note, ratio, within10pct: ratio <= 1.1 };
 }
 
+/** The adapter's calibration, measured here (not loaded: a benchmark shows what it costs), printed as its grid. */
+async function calibrateOnce(ctx: GpuContext): Promise<Calibration | undefined> {
+  const hit = await calibrationFor(ctx, true, false, (m) => console.log(`  warning: ${m}`));
+  if (!hit) return undefined;
+  const c = hit.cal;
+  const grid = PROBE_ROW_LENGTHS.map((r, i) => `rows of ${r}: ${PROBE_LANES.map((l, j) => `${l === 1 ? 'thread' : `L${l}`} ${(c.perEntryMs[i]![j]! * 1e6).toFixed(3)}`).join(' ')}`).join('; ');
+  console.log(`calibration (${hit.source}, ${hit.ms.toFixed(0)} ms, probes of ${c.probeNnz} entries): launch ${(c.launchMs * 1e3).toFixed(1)} µs; ns per entry ${grid}; gather ×${c.gather.window.toFixed(2)} (window) ×${c.gather.random.toFixed(2)} (random)`);
+  return c;
+}
+
 async function main(): Promise<void> {
   const ctx = await createGpuContext({ unsafe: flag('--unsafe') });
   console.log(ctx.describeText());
+  if (!staticModel && !inSolve) calibration = await calibrateOnce(ctx);
   const set: [string, () => Promise<CsrMatrix> | CsrMatrix][] = validation ? validationMatrixSet(scale ?? quick) : benchMatrixSet(scale ?? quick);
   for (const f of files) set.push([basename(f).replace(/\.mtx(\.gz)?$/, ''), async () => (await readMatrixMarket(f, { strictCount: false })).matrix]);
   const results: Record<string, unknown>[] = [];
@@ -335,7 +406,7 @@ async function main(): Promise<void> {
       if (ctx.isLost) break;
     }
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), quick, validation, products: products ?? 'cli default', fraction, reps, device: ctx.describe(), matrices: results }, null, 1));
+    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), calibration, quick, validation, products: products ?? 'cli default', fraction, reps, device: ctx.describe(), matrices: results }, null, 1));
   }
   const ratios = inSolve ? [] : results.map((r) => r.ratio as number | undefined).filter((r): r is number => r !== undefined);
   if (ratios.length) console.log(`ratio tuned/exhaustive: max ${Math.max(...ratios).toFixed(3)}, within 10 %: ${ratios.filter((r) => r <= 1.1).length}/${ratios.length}`);
@@ -356,6 +427,10 @@ async function main(): Promise<void> {
     console.log(`tuning overhead (without the shared CSR upload) within max(0.5 s, 10 % of the work): ${over.filter((r) => r.overheadOk).length}/${over.length}; with it: ${over.filter((r) => r.totalWithUploadOk).length}/${over.length}`);
     console.log(`budget honoured within 20 % (or the report says which fixed cost exceeded it): ${over.filter((r) => r.budgetHonoured).length}/${over.length}`);
   }
+  const models = results.map((r) => r.model as { bestOnShortList: boolean; insideInterval: number; candidates: number } | undefined).filter((m) => m !== undefined);
+  if (models.length) console.log(`calibrated model: exhaustive best on the short-list ${models.filter((m) => m.bestOnShortList).length}/${models.length}; sweep candidates inside their prediction interval ${models.reduce((n, m) => n + m.insideInterval, 0)}/${models.reduce((n, m) => n + m.candidates, 0)}`);
+  const at = results.map((r) => r.atProducts as { overheadOk: boolean } | undefined).filter((x) => x !== undefined);
+  if (at.length) console.log(`overhead at ${overheadProducts} products within max(0.5 s, 10 % of the work): ${at.filter((x) => x.overheadOk).length}/${at.length}`);
   if (inSolve) console.log(`in-solve tuned solve within 10 % of the winner fixed: ${results.filter((r) => r.within10pct).length}/${results.length}`);
   console.log(`wrote ${out}`);
   ctx.dispose();

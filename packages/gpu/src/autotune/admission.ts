@@ -19,7 +19,7 @@ import { drain, fail, type Live, probe, spent, type TrialSession, timeRounds, ve
 import { medianOf } from './types';
 
 /** Prior host conversion rate before one is measured: 200 MB/s (JavaScript conversions of 10^7 non-zeros took 0.4–1.2 s on the H200 host). */
-const CONVERSION_MS_PER_BYTE = 1 / 2e5;
+export const CONVERSION_MS_PER_BYTE = 1 / 2e5;
 
 /**
  * Convert, check and upload candidate `c` (timed: conversion and upload with the queue drained).
@@ -112,6 +112,27 @@ export function prepDoesNotPay(s: Pick<TrialSession, 'live' | 'products' | 'conv
   return `conversion does not pay: host preparation ~${prepMs.toFixed(1)} ms > predicted gain ${Math.max(0, gainMs).toFixed(1)} ms over ${s.products} products`;
 }
 
+/**
+ * Why the calibrated model, rescaled by the first timed candidate, rules candidate `c` out, or
+ * undefined: the first (the CSR floor) has a measured product time and a prediction, and their
+ * ratio corrects every prediction for this matrix (a gather pattern or cache effect the
+ * probes did not see moves all kernels alike); `c` is left out when even its optimistic
+ * objective (its interval's low end × the ratio × the expected products, plus its estimated
+ * preparation `prepMs`) exceeds the first's measured objective. Candidates without a
+ * prediction, and runs whose first has none, are never refused here. O(1).
+ */
+export function modelRulesOut(s: Pick<TrialSession, 'live' | 'products'>, c: Candidate, prepMs: number): string | undefined {
+  const first = s.live[0];
+  if (!first || !c.prediction || !first.c.prediction) return undefined;
+  const ms = firstMs(first);
+  if (!(ms > 0)) return undefined;
+  const scale = ms / first.c.prediction.ms;
+  const best = s.products * c.prediction.low * scale + prepMs;
+  const leader = s.products * ms;
+  if (best <= leader) return undefined;
+  return `the calibrated model rules it out: at best ${(c.prediction.low * scale).toFixed(4)} ms a product (its interval's low end × ${scale.toFixed(2)}, the first candidate's measured / predicted) + ~${prepMs.toFixed(1)} ms preparation over ${s.products} products > the first's measured ${ms.toFixed(4)} ms`;
+}
+
 /** Estimated cost (ms) of admitting candidate `c`: its conversion (unless shared), upload and timing rounds. */
 function admissionCost(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): { ms: number; text: string } {
   const conv = prepEstimateMs(s, c, seen);
@@ -127,6 +148,10 @@ function budgetRefusal(s: TrialSession, c: Candidate, seen: ReadonlySet<string>)
   const unpaid = prepDoesNotPay(s, c);
   if (unpaid) return unpaid;
   const need = admissionCost(s, c, seen);
+  // by product time only: what a conversion may cost is the budget's to limit (below), and the
+  // decision weighs it by objective; the model only drops what cannot be faster at all
+  const ruled = modelRulesOut(s, c, 0);
+  if (ruled) return ruled;
   const left = s.report.budgetMs - spent(s) - verifyEstimateMs(s.report.nnz);
   return need.ms > left ? `budget: needs ~${need.ms.toFixed(1)} ms (${need.text}), ${Math.max(0, left).toFixed(1)} ms left` : undefined;
 }
@@ -160,7 +185,8 @@ export async function admit(s: TrialSession, picks: readonly { c: Candidate; t: 
     if (s.live.length > 0 && !s.exhaustive) {
       const refusal = budgetRefusal(s, c, seen);
       if (refusal) {
-        t.status = 'budget';
+        // the model's refusal after the first measurement is a short-list decision, the others the budget's
+        t.status = refusal.startsWith('the calibrated model') ? 'skipped' : 'budget';
         t.reason = refusal;
         continue;
       }

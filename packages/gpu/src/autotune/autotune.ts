@@ -26,6 +26,9 @@ import { type SharedCsrUpload, uploadCsrArrays } from '../kernels/csr/csr-device
 import type { AnySpmvKernel } from '../kernels/types';
 import { GpuOperator, gpuOperatorFromCsr } from '../operator';
 import { admit } from './admission';
+import type { Calibration } from './calibrate';
+import { calibrationFor } from './calibration-store';
+import { predictMs } from './cost-terms';
 import { budgetFrom, budgetNote } from './budget';
 import { remember, verifyCached } from './cached';
 import { type Candidate, defaultPruneRules, enumerateCandidates, type PruneRules } from './candidates';
@@ -116,8 +119,11 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
       warn(`gpusparse autotune: the cached choice ${hit.kernel} failed verification on this matrix; tuning again`);
     }
     report.source = 'tuned';
-    // the budget covers the tuning overhead: everything but the one upload any operator needs
-    const win = await search(ctx, a, opts, ks, rules, profile, v, shared, report, held, start + (report.csrUploadMs ?? 0));
+    const cal = await calibrationFor(ctx, opts.calibrate, opts.cache, warn);
+    report.calibration = { source: cal?.source ?? 'off', ms: cal?.ms ?? 0, key: cal?.cal.key };
+    // the budget covers the tuning overhead: everything but the one upload any operator needs and
+    // the once-per-adapter calibration (reported on its own)
+    const win = await search(ctx, a, opts, ks, rules, { profile, cal: cal?.cal }, v, shared, report, held, start + (report.csrUploadMs ?? 0) + (cal?.source === 'run' ? cal.ms : 0));
     if (held.inSolve) held.remember = (t) => remember(store, report, t);
     else remember(store, report, win);
     return finish(win.kernel, { ...win.params });
@@ -139,25 +145,46 @@ async function sharedUpload(ctx: GpuContext, a: CsrMatrix, report: TuningReport)
 }
 
 /** Stage 2: every candidate assessed, the short-list and the CSR floor; the estimates' time counts as statistics. */
-function shortListStage(a: CsrMatrix, opts: AutotuneOptions, ks: readonly AnySpmvKernel[], rules: PruneRules, profile: MatrixProfile, report: TuningReport) {
+function shortListStage(a: CsrMatrix, opts: AutotuneOptions, ks: readonly AnySpmvKernel[], rules: PruneRules, model: Model, report: TuningReport) {
   const t0 = performance.now();
-  const list = enumerateCandidates(a, profile, ks, rules, opts.expectedProducts ?? 1000, opts.candidates);
+  const profile = model.profile;
+  const products = opts.expectedProducts ?? 1000;
+  const list = withPredictions(enumerateCandidates(a, profile, ks, rules, products, opts.candidates), model);
   // the layout estimates (padded slots, block fill) are statistics too: counted with them
   const estimatesMs = performance.now() - t0;
   report.costs.statsMs += estimatesMs;
   report.statsMs = report.costs.statsMs;
   if (report.statsSplit) report.statsSplit.estimatesMs = estimatesMs;
-  const trials: Trial[] = list.map((c) => ({ kernel: c.kernel.id, params: c.params, status: c.pruned ? 'pruned' : 'skipped', reason: c.pruned?.reason ?? 'not on the short-list: the model predicts it slower than the candidates timed', predicted: c.predicted, estimatedBytes: c.estimatedBytes }));
+  const trials: Trial[] = list.map((c) => ({ kernel: c.kernel.id, params: c.params, status: c.pruned ? 'pruned' : 'skipped', reason: c.pruned?.reason ?? 'not on the short-list: the model predicts it slower than the candidates timed', predicted: c.predicted, estimatedBytes: c.estimatedBytes, predictedMs: c.prediction?.ms, predictedLowMs: c.prediction?.low, predictedHighMs: c.prediction?.high }));
   report.trials.push(...trials);
   report.pruned = trials.filter((t) => t.status === 'pruned').length;
-  const { picks, floor } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive: opts.exhaustive ?? false, diagonalSlot: opts.maxTimed === undefined });
+  // the interval is drawn by product time: the preparation (conversion, upload) is the
+  // admission's to weigh against the budget, and the decision's by objective — a candidate the
+  // model cannot separate on product time is timed when the budget allows its conversion
+  const interval = model.cal ? { products, prepMs: () => 0 } : undefined;
+  const { picks, floor, interval: size, truncated } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive: opts.exhaustive ?? false, diagonalSlot: opts.maxTimed === undefined, interval });
+  if (report.calibration && size !== undefined) Object.assign(report.calibration, { interval: size, truncated });
   const pair = (i: number): { c: Candidate; t: Trial } => ({ c: list[i]!, t: trials[i]! });
   return { picks: picks.map(pair), floor: floor.map(pair) };
 }
 
+/** What the short-list is drawn from: the profile and, when the adapter is calibrated, its calibration. */
+interface Model {
+  readonly profile: MatrixProfile;
+  readonly cal?: Calibration;
+}
+
+/** The candidates with their calibrated predictions (hard-pruned ones excepted), when calibrated. O(candidates · log max row). */
+function withPredictions(list: Candidate[], m: Model): Candidate[] {
+  const cal = m.cal;
+  if (!cal) return list;
+  return list.map((c) => (c.pruned?.hard ? c : { ...c, prediction: predictMs(cal, m.profile, c.kernel, c.params, c.slots, c.factor) }));
+}
+
 /** Stages 2–4: short-list, trials (admission, interleaved rounds), decision. Returns the accepted trial. */
-async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: readonly AnySpmvKernel[], rules: PruneRules, profile: MatrixProfile, v: TuneVectors, shared: SharedCsrUpload, report: TuningReport, held: Held, start: number): Promise<Trial> {
-  const { picks, floor } = shortListStage(a, opts, ks, rules, profile, report);
+async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: readonly AnySpmvKernel[], rules: PruneRules, model: Model, v: TuneVectors, shared: SharedCsrUpload, report: TuningReport, held: Held, start: number): Promise<Trial> {
+  const profile = model.profile;
+  const { picks, floor } = shortListStage(a, opts, ks, rules, model, report);
   const s: TrialSession = {
     ctx,
     a,

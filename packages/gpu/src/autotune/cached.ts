@@ -24,7 +24,7 @@ export function remember(store: TuneStore | undefined, report: TuningReport, win
 /** Verify a cached choice with one product (no timing); records it as the only trial. */
 export async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntry, ks: readonly AnySpmvKernel[], v: TuneVectors, shared: SharedCsrUpload, held: Held, report: TuningReport): Promise<boolean> {
   const k = ks.find((d) => d.id === hit.kernel)!;
-  const c: Candidate = { kernel: k, params: { ...k.defaults, ...hit.params }, conversionKey: 'cached', estimatedBytes: 0, predicted: 0, work: 0, prepBytes: 0 };
+  const c: Candidate = { kernel: k, params: { ...k.defaults, ...hit.params }, conversionKey: 'cached', estimatedBytes: 0, predicted: 0, work: 0, prepBytes: 0, slots: 0, factor: 1 };
   const t: Trial = { kernel: k.id, params: c.params, status: 'cached', reason: 'cache hit (not timed)', predicted: 0, estimatedBytes: 0, ms: hit.productMs, conversionMs: hit.conversionMs, uploadMs: hit.uploadMs };
   report.trials.push(t);
   report.source = 'cache';

@@ -10,6 +10,7 @@
 import type { CsrMatrix } from '@gpusparse/formats';
 import type { AnySpmvKernel } from '../kernels/types';
 import { assessCandidate } from './cost-model';
+import type { Prediction } from './cost-terms';
 import type { MatrixProfile } from './profile';
 
 /** Why a candidate is not timed. */
@@ -37,6 +38,12 @@ export interface Candidate {
    * csr-balanced; 0 for the kernels that read the shared CSR arrays as they are.
    */
   readonly prepBytes: number;
+  /** Stored slots of its layout (padding included; `cost-model.ts`). */
+  readonly slots: number;
+  /** The static cost model's kernel factor (idle lanes, imbalance, kernel specifics). */
+  readonly factor: number;
+  /** The calibrated product-time prediction and its interval (`cost-terms.ts`), when the adapter is calibrated. */
+  readonly prediction?: Prediction;
   readonly pruned?: PruneReason;
 }
 

@@ -287,7 +287,7 @@ function axTerms(p: MatrixProfile, k: AnySpmvKernel, params: Record<string, numb
  * indices and x gathers per stored slot, y per row) times a kernel factor (imbalance, idle
  * lanes, uncoalesced threads), plus conversion bytes spread over the expected products.
  */
-export function assessCandidate(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record<string, number>, rules: PruneRules, products: number): Omit<Candidate, 'kernel' | 'params' | 'conversionKey'> {
+export function assessCandidate(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: Record<string, number>, rules: PruneRules, products: number): Omit<Candidate, 'kernel' | 'params' | 'conversionKey' | 'prediction'> {
   const n = Math.max(1, p.stats.rows);
   const z = Math.max(1, p.stats.nnz);
   const t: Terms = { slots: z, factor: 1 };
@@ -302,5 +302,5 @@ export function assessCandidate(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel
   // other formats keep the earlier light weight (4 units per converted byte: the timing order
   // only); the CSR kernels' own preparation weighs what it costs on the H100 against the products
   const conversion = ((k.format === 'csr' ? PREP_UNITS_PER_BYTE : 4) * prepBytes) / Math.max(1, products);
-  return { estimatedBytes, predicted: traffic * t.factor + conversion, work: traffic * t.factor, prepBytes, pruned: t.prune };
+  return { estimatedBytes, predicted: traffic * t.factor + conversion, work: traffic * t.factor, prepBytes, slots: t.slots, factor: t.factor, pruned: t.prune };
 }

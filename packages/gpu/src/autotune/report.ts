@@ -21,6 +21,10 @@ export interface Trial {
   readonly predicted: number;
   /** Estimated device bytes before conversion. */
   readonly estimatedBytes: number;
+  /** Calibrated product-time prediction (ms) and its interval, when the adapter's calibration was available (`cost-terms.ts`). */
+  predictedMs?: number;
+  predictedLowMs?: number;
+  predictedHighMs?: number;
   /** Product time (ms): the median of the round medians of the interleaved trials. */
   ms?: number;
   /** Smallest and largest round median (ms): the spread of the measurement. */
@@ -144,6 +148,14 @@ export interface TuningReport {
   csrUploadMs?: number;
   /** Where the time went, by stage. */
   readonly costs: TuningCosts;
+  /**
+   * The calibrated cost model (`calibrate.ts`, once per adapter): where the calibration came from
+   * ('run': measured in this call, its `ms` part of spentMs; 'cache': loaded; 'given': passed in;
+   * 'off': none, the static model's order), and the short-list it drew: `interval` candidates
+   * the model could not separate from the predicted best by objective, `truncated` when more
+   * than `maxTimed` of them were.
+   */
+  calibration?: { source: 'run' | 'cache' | 'given' | 'off'; ms: number; key?: string; interval?: number; truncated?: boolean };
   /** Set when spentMs exceeds the budget by more than 20 %: which fixed cost did it, and why. */
   budgetNote?: string;
   /** Product time of the first timed candidate (ms): sets the budget when no budgetMs was stated. */

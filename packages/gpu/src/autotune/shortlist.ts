@@ -82,6 +82,59 @@ export interface ShortList {
   readonly picks: number[];
   /** CSR candidates not on the short-list, best first: tried when nothing else works. */
   readonly floor: number[];
+  /** With the calibrated model: candidates it could not separate from the predicted best (the CSR floor included). */
+  readonly interval?: number;
+  /** True when more than `maxTimed` were inseparable and the worse-predicted were left off. */
+  readonly truncated?: boolean;
+}
+
+/** The calibrated rule's inputs: the expected products and each candidate's predicted host preparation and upload (ms). */
+export interface IntervalRule {
+  readonly products: number;
+  readonly prepMs: (c: Candidate) => number;
+}
+
+/**
+ * The candidates (indices, best predicted objective first) that the calibrated model cannot
+ * separate from the predicted best: objective = products × product ms + preparation ms; a
+ * candidate stays when its optimistic objective (its interval's low end) is at most the best
+ * pessimistic objective (the smallest high end). Candidates without a prediction are left out.
+ * O(n log n).
+ * @example inseparable(list.map((c, i) => ({ c, i })), { products: 1000, prepMs: () => 0 })
+ */
+export function inseparable(pool: readonly { c: Candidate; i: number }[], rule: IntervalRule): number[] {
+  const scored = pool.filter(({ c }) => c.prediction).map(({ c, i }) => {
+    const prep = rule.prepMs(c);
+    return { i, mid: rule.products * c.prediction!.ms + prep, low: rule.products * c.prediction!.low + prep, high: rule.products * c.prediction!.high + prep };
+  });
+  if (scored.length === 0) return [];
+  const bar = Math.min(...scored.map((x) => x.high));
+  return scored.filter((x) => x.low <= bar).sort((x, y) => x.mid - y.mid).map((x) => x.i);
+}
+
+/**
+ * The calibrated short-list: the CSR floor first, then the inseparable candidates
+ * ({@link inseparable}) — the best predicted of each family, then of each further kernel, then
+ * the other variants — at most `cap` in all (kernel diversity first: the model ranks variants of
+ * one kernel better than kernels against each other). O(n log n).
+ */
+function intervalPicks(all: readonly Indexed[], first: Indexed | undefined, rule: IntervalRule, cap: number): { picks: number[]; interval: number; truncated: boolean } {
+  const near = inseparable(all.filter(({ c }) => timeable(c, false)), rule);
+  const ordered = first ? [first.i] : [];
+  const pass = (key: (id: string) => string) => {
+    const seen = new Set(ordered.map((i) => key(all[i]!.c.kernel.id)));
+    for (const i of near) {
+      const k = key(all[i]!.c.kernel.id);
+      if (ordered.includes(i) || seen.has(k)) continue;
+      seen.add(k);
+      ordered.push(i);
+    }
+  };
+  pass(familyOf);
+  pass((id) => id);
+  for (const i of near) if (!ordered.includes(i)) ordered.push(i); // the other variants, in predicted order
+  const interval = new Set([...near, ...(first ? [first.i] : [])]).size;
+  return { picks: ordered.slice(0, cap), interval, truncated: ordered.length > cap };
 }
 
 /**
@@ -181,11 +234,16 @@ function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rs
  * sets it when the caller states no `maxTimed`). O(candidates).
  * @example const { picks, floor } = shortList(list, profile.stats, { maxTimed: 5, exhaustive: false });
  */
-export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats, 'mean' | 'rsdp'>, opts: { maxTimed: number; exhaustive: boolean; diagonalSlot?: boolean }): ShortList {
+export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats, 'mean' | 'rsdp'>, opts: { maxTimed: number; exhaustive: boolean; diagonalSlot?: boolean; interval?: IntervalRule }): ShortList {
   const all = list.map((c, i) => ({ c, i }));
   const csr = all.filter(({ c }) => c.kernel.format === 'csr' && !c.pruned?.hard);
   const cap = Math.max(1, Math.floor(opts.maxTimed));
   const scouts = csrScouts(csr, stats, opts.exhaustive);
+  if (opts.interval && !opts.exhaustive && list.some((c) => c.prediction)) {
+    const r = intervalPicks(all, scouts[0], opts.interval, cap);
+    const chosen = new Set(r.picks);
+    return { picks: r.picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i), interval: r.interval, truncated: r.truncated };
+  }
   const picks = (opts.exhaustive ? scouts : scouts.slice(0, cap)).map(({ i }) => i);
   const rest = all.filter(({ c, i }) => timeable(c, opts.exhaustive) && !picks.includes(i) && (opts.exhaustive || c.kernel.format !== 'csr'));
   if (opts.exhaustive) picks.push(...rest.map(({ i }) => i));

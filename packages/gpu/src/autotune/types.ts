@@ -6,6 +6,7 @@ import { GpuSparseError } from '@gpusparse/formats';
 import type { AnySpmvKernel, DeviceMatrix } from '../kernels/types';
 import type { GpuOperator } from '../operator';
 import type { TuneStore } from './cache';
+import type { Calibration } from './calibrate';
 import type { CandidateSpec, PruneRules } from './candidates';
 import type { InSolveCandidate } from './in-solve';
 import type { Trial, TuningReport } from './report';
@@ -67,6 +68,14 @@ export interface AutotuneOptions {
    * no product is spent on tuning alone. Default false (timed trials before the solve).
    */
   readonly inSolve?: boolean | { readonly rounds?: number };
+  /**
+   * The calibrated cost model (`calibrate.ts`): true calibrates the adapter once (a micro-benchmark
+   * of ~0.2 s on an H100, cached beside the tuning cache and in the process) and short-lists every
+   * candidate the model cannot separate from the predicted best; a {@link Calibration} is used as
+   * given; false keeps the static model's short-list. Default: true on hardware adapters, false on
+   * software ones (lavapipe's costs say nothing of a GPU).
+   */
+  readonly calibrate?: boolean | Calibration;
   /** Pruning thresholds. */
   readonly rules?: Partial<PruneRules>;
   /** Kernels to choose from (default: the registry). */

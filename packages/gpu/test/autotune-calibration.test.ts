@@ -1,0 +1,216 @@
+/**
+ * The calibrated cost model (issue 16): the micro-benchmark's fit recovers known costs from an
+ * injected timer, the prediction of the kernels it measures follows the fit, the calibrated
+ * short-list keeps every candidate the model cannot separate from the predicted best (and only
+ * those), loaded calibrations are checked, and the device probes run end to end on this
+ * machine's adapter (lavapipe: the mechanics only — its costs say nothing of a GPU).
+ */
+import { type CsrMatrix, generators as g } from '@gpusparse/formats';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, probeMatrix, probeRounds, profileMatrix, shortList } from '../src/index';
+import { modelRulesOut } from '../src/autotune/admission';
+import { testContext } from './helpers';
+
+afterAll(async () => (await testContext()).dispose());
+
+/** A made-up device: 2 µs per dispatch; per entry 1 ns × (lanes idle in a row's last step) × 1.5 for a thread per row on rows past 8; gathers 1.5× (window) and 3× (random). */
+const LAUNCH = 0.002;
+function trueEntryMs(r: number, l: number): number {
+  const idle = (Math.ceil(r / l) * l) / r;
+  return 1e-6 * idle * (l === 1 && r > 8 ? 1.5 : 1);
+}
+const fakeTimer = async (probes: readonly Probe[]) =>
+  probes.map((p, i) => (i === 0 ? LAUNCH : LAUNCH + p.rows * p.rowLength * trueEntryMs(p.rowLength, p.lanes) * (p.locality === 'window' ? 1.5 : p.locality === 'random' ? 3 : 1)));
+
+describe('calibration fit (injected timer, no device)', () => {
+  it('recovers the launch cost, the per-entry grid and the gather factors it was fed', async () => {
+    const cal = await calibrate(undefined, 'fake', { nnz: 1 << 16, timer: fakeTimer });
+    expect(cal.launchMs).toBe(LAUNCH);
+    PROBE_ROW_LENGTHS.forEach((r, i) => {
+      PROBE_LANES.forEach((l, j) => {
+        expect(cal.perEntryMs[i]![j]).toBeCloseTo(trueEntryMs(r, l), 12);
+      });
+    });
+    expect(cal.gather.window).toBeCloseTo(1.5, 6);
+    expect(cal.gather.random).toBeCloseTo(3, 6);
+    expect(checkCalibration(cal, 'fake')).toBeUndefined();
+    // between probed row lengths: log-linear, between the neighbours' costs
+    const mid = entryMs(cal, 8, 4);
+    expect(mid).toBeGreaterThanOrEqual(Math.min(trueEntryMs(4, 4), trueEntryMs(16, 4)));
+    expect(mid).toBeLessThanOrEqual(Math.max(trueEntryMs(4, 4), trueEntryMs(16, 4)));
+  });
+
+  it('the probe rounds give each probe its own time although every other round runs in reverse order', async () => {
+    const asked: number[][] = [];
+    const time = async (order: readonly number[]) => {
+      asked.push([...order]);
+      return order.map((i) => 1 + i); // probe i always takes 1 + i ms
+    };
+    const ms = await probeRounds(time, 5, 3, 2);
+    expect(ms).toEqual([1, 2, 3, 4, 5]);
+    expect(asked[1]).toEqual([4, 3, 2, 1, 0]);
+  });
+
+  it('a grid probe that did not time takes its row length\'s most expensive cost; a failed launch probe or row length is refused, naming it', async () => {
+    const probes = calibrationProbes(1 << 12);
+    const ms = await fakeTimer(probes);
+    const gap = [...ms];
+    gap[3] = Number.NaN; // rows of 1, 4 lanes
+    const cal = fitCalibration(probes, gap, 'k', 0);
+    expect(cal.perEntryMs[0]![2]).toBeCloseTo(Math.max(...PROBE_LANES.filter((l) => l !== 4).map((l) => trueEntryMs(1, l))), 12);
+    const noLaunch = [...ms];
+    noLaunch[0] = 0;
+    expect(() => fitCalibration(probes, noLaunch, 'k', 0)).toThrow(/probe 0 \(rows of 1, a thread per row, band, the launch cost\) timed 0 ms/);
+    const noRow = ms.map((t, i) => (probes[i]!.rowLength === 64 && probes[i]!.locality === 'band' ? Number.NaN : t));
+    expect(() => fitCalibration(probes, noRow, 'k', 0)).toThrow(/no probe of rows of 64 timed/);
+    expect(() => fitCalibration(probes, ms.slice(1), 'k', 0)).toThrow(/expected 39 probe times, got 38/);
+  });
+
+  it('a loaded calibration of another key, version or shape is refused', async () => {
+    const cal = await calibrate(undefined, 'a', { nnz: 1 << 12, timer: fakeTimer });
+    expect(checkCalibration(cal, 'b')).toMatch(/another adapter/);
+    expect(checkCalibration({ ...cal, version: 0 }, 'a')).toMatch(/version 0/);
+    expect(checkCalibration({ ...cal, perEntryMs: [[1]] }, 'a')).toMatch(/grid/);
+    expect(checkCalibration({ ...cal, launchMs: -1 }, 'a')).toMatch(/launchMs -1/);
+  });
+
+  it('the probe matrices hold their row lengths and localities', () => {
+    const band = probeMatrix({ rowLength: 16, lanes: 4, locality: 'band', rows: 1000, cols: 1000 });
+    expect(band.rowPtr[1000]).toBe(16000);
+    for (let k = 0; k < 16000; k++) expect(Math.abs(band.colIdx[k]! - Math.floor(k / 16))).toBeLessThanOrEqual(8);
+    // every band probe of one entry count reads the same columns: generated once, shared
+    const probes = calibrationProbes(1 << 12).filter((q) => q.locality === 'band' && q.rows > 1);
+    const first = probeMatrix(probes[0]!);
+    for (const q of probes) {
+      const m = probeMatrix(q, undefined, { colIdx: first.colIdx, values: first.values });
+      expect(m.colIdx).toBe(first.colIdx);
+      expect(m.rowPtr[m.rows]).toBe(1 << 12);
+      expect(m.rowPtr[1]).toBe(q.rowLength);
+      expect(Math.max(...m.colIdx)).toBeLessThan(m.cols);
+    }
+    const far = probeMatrix({ rowLength: 16, lanes: 4, locality: 'random', rows: 1000, cols: 100000 });
+    expect(Math.max(...far.colIdx)).toBeGreaterThan(50000);
+  });
+});
+
+describe('calibrated prediction and short-list (no device)', () => {
+  const a: CsrMatrix = g.banded(20000, 8, 7, { seed: 3 }); // rows of 16 (fewer at the edges), bandwidth 8
+  const p = profileMatrix(a, 1024);
+
+  it('csr-vector and csr-scalar are predicted from the measured grid (static factor not applied)', async () => {
+    const cal = await calibrate(undefined, 'fake', { nnz: 1 << 16, timer: fakeTimer });
+    const vec = getKernel('csr-vector');
+    const pr = predictMs(cal, p, vec, { ...vec.defaults, lanes: 4 }, p.stats.nnz, 7);
+    // edge rows are shorter than 16: the prediction lies between the rows-of-16 cost and a little above
+    const flat = LAUNCH + p.stats.nnz * trueEntryMs(16, 4);
+    expect(pr.ms / flat).toBeGreaterThan(0.97);
+    expect(pr.ms / flat).toBeLessThan(1.1);
+    expect(pr.low).toBeCloseTo(pr.ms / 1.3, 12);
+    expect(pr.high).toBeCloseTo(pr.ms * 1.3, 12);
+  });
+
+  it('keeps exactly the candidates whose optimistic objective reaches the best pessimistic one', () => {
+    const c = (ms: number, spread: number, prepBytes = 0) => ({ c: { prediction: { ms, low: ms / spread, high: ms * spread }, prepBytes } as unknown as Candidate });
+    const pool = [c(1, 1.3), c(1.6, 1.3), c(1.8, 1.6), c(3, 1.6), c(1.2, 1.6, 1e6)].map((x, i) => ({ ...x, i }));
+    // best high 1.3: 1.6/1.3 = 1.23 in, 1.8/1.6 = 1.125 in, 3/1.6 = 1.875 out; the prepared one in at 10^4 products
+    expect(inseparable(pool, { products: 1e4, prepMs: (x) => x.prepBytes * 1e-6 })).toEqual([0, 4, 1, 2]);
+    // at 10 products its 1 ms preparation outweighs: best high 13 ms, its low 7.5 + 1 → still in; at 1 product out
+    expect(inseparable(pool, { products: 1, prepMs: (x) => x.prepBytes * 1e-6 })).not.toContain(4);
+  });
+
+  it('the calibrated short-list: the CSR floor first, then the inseparable candidates, a clearly slower kernel off it', async () => {
+    const cal = await calibrate(undefined, 'fake', { nnz: 1 << 16, timer: fakeTimer });
+    const list = enumerateCandidates(a, p, kernels, { ...defaultPruneRules, maxPerKernel: 3 }, 1e5).map((x) => (x.pruned?.hard ? x : { ...x, prediction: predictMs(cal, p, x.kernel, x.params, x.slots, x.factor) }));
+    const rule = { products: 1e5, prepMs: () => 0 };
+    const r = shortList(list, p.stats, { maxTimed: 64, exhaustive: false, interval: rule });
+    expect(list[r.picks[0]!]!.kernel.id).toBe(floorKernel(p.stats).kernel); // the CSR floor (rows of 16: csr-vector)
+    const near = new Set(inseparable(list.map((x, i) => ({ c: x, i })).filter(({ c }) => !c.pruned), rule));
+    for (const i of r.picks.slice(1)) expect(near.has(i)).toBe(true);
+    for (const i of near) expect(r.picks).toContain(i);
+    expect(r.interval).toBeGreaterThan(1);
+    // kernel diversity first: the families in the picks' order appear before any repeat of a family
+    const fams = r.picks.map((i) => familyOf(list[i]!.kernel.id));
+    const firstRepeat = fams.findIndex((f, k) => fams.indexOf(f) < k);
+    if (firstRepeat > 0) expect(new Set(fams.slice(0, firstRepeat))).toEqual(new Set(fams));
+    const capped = shortList(list, p.stats, { maxTimed: 3, exhaustive: false, interval: rule });
+    expect(capped.picks).toEqual(r.picks.slice(0, 3));
+    expect(capped.truncated).toBe(r.interval! > 3);
+    const lanes32 = list.findIndex((x) => x.kernel.id === 'csr-vector' && x.params.lanes === 32);
+    if (lanes32 >= 0 && !list[lanes32]!.pruned) expect(near.has(lanes32)).toBe(false); // half its lanes idle on rows of 16: 2× the cost
+  });
+});
+
+describe('admission with the calibrated model (no device)', () => {
+  it('rescales predictions by the first candidate\'s measured / predicted time and refuses only what cannot beat it even optimistically', () => {
+    const pred = (ms: number, spread: number) => ({ ms, low: ms / spread, high: ms * spread });
+    const floor = { prediction: pred(0.1, 1.3) } as unknown as Candidate;
+    const live = [{ c: floor, samples: [0.2] }] as never; // measured twice the prediction: scale 2
+    const near = { prediction: pred(0.12, 1.6) } as unknown as Candidate; // optimistic 0.075 × 2 = 0.15 ms < 0.2
+    const far = { prediction: pred(0.4, 1.6) } as unknown as Candidate; // optimistic 0.25 × 2 = 0.5 ms > 0.2
+    expect(modelRulesOut({ live, products: 1000 }, near, 0)).toBeUndefined();
+    expect(modelRulesOut({ live, products: 1000 }, far, 0)).toMatch(/at best 0\.5000 ms a product .*× 2\.00.*> the first's measured 0\.2000 ms/);
+    // preparation counts: 0.05 ms × 1000 products of gain does not pay 60 ms of conversion
+    expect(modelRulesOut({ live, products: 1000 }, near, 60)).toMatch(/~60\.0 ms preparation/);
+    expect(modelRulesOut({ live, products: 1000 }, { } as Candidate, 0)).toBeUndefined(); // no prediction: never refused here
+  });
+});
+
+describe('the calibration store', () => {
+  it('calibrates once, keeps it in the process and beside the tuning cache, reloads it, and replaces an unusable file with a warning', async () => {
+    const ctx = await testContext();
+    const dir = mkdtempSync(join(tmpdir(), 'gpusparse-cal-'));
+    const cache = join(dir, 'tune.json');
+    const warnings: string[] = [];
+    const warn = (m: string) => warnings.push(m);
+    let runs = 0;
+    const timer = async (ps: readonly Probe[]) => {
+      runs++;
+      return fakeTimer(ps);
+    };
+    clearCalibrationMemory();
+    const first = await calibrationFor(ctx, true, cache, warn, timer);
+    expect(first?.source).toBe('run');
+    expect(first?.cal.key).toBe(calibrationKey(ctx));
+    expect(existsSync(join(dir, 'calibration.json'))).toBe(true);
+    expect((await calibrationFor(ctx, true, cache, warn, timer))?.source).toBe('cache'); // memory
+    clearCalibrationMemory();
+    const loaded = await calibrationFor(ctx, true, cache, warn, timer);
+    expect(loaded?.source).toBe('cache'); // the file
+    expect(loaded?.cal.perEntryMs).toEqual(first?.cal.perEntryMs);
+    expect(runs).toBe(1);
+    clearCalibrationMemory();
+    writeFileSync(join(dir, 'calibration.json'), JSON.stringify({ [calibrationKey(ctx)]: { ...first!.cal, launchMs: 'x' } }));
+    expect((await calibrationFor(ctx, true, cache, warn, timer))?.source).toBe('run');
+    expect(warnings.join('\n')).toMatch(/cached calibration .* is unusable \(launchMs x: expected a finite time > 0\); calibrating again/);
+    // off: false, or a software adapter by default (this machine's lavapipe)
+    expect(await calibrationFor(ctx, false, cache, warn, timer)).toBeUndefined();
+    expect(await calibrationFor(ctx, undefined, cache, warn, timer)).toBeUndefined();
+    // a probe set that cannot be fitted: a warning and the static model, not a failed tuning
+    clearCalibrationMemory();
+    const broken = await calibrationFor(ctx, true, false, warn, async (ps) => ps.map(() => Number.NaN));
+    expect(broken).toBeUndefined();
+    expect(warnings.at(-1)).toMatch(/the calibration failed \(calibration: probe 0 .* timed NaN ms.*\); using the static cost model/);
+    clearCalibrationMemory();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('calibration on the device (mechanics)', () => {
+  it('the probes run and fit to finite positive costs; autotune with a given calibration reports predictions', async () => {
+    const ctx = await testContext();
+    const cal: Calibration = await calibrate(ctx, 'device', { nnz: 1 << 12, timer: deviceProbeTimer(ctx, 2, 2) });
+    expect(checkCalibration(cal, 'device')).toBeUndefined();
+    const a = g.banded(3000, 4, 4, { seed: 9 });
+    const r = await autotune(ctx, a, { cache: false, calibrate: cal, expectedProducts: 1000, warn: () => {} });
+    expect(r.report.calibration?.source).toBe('given');
+    expect(r.report.calibration?.interval).toBeGreaterThanOrEqual(1);
+    const timed = r.report.trials.filter((t) => t.status === 'timed');
+    expect(timed.length).toBeGreaterThan(0);
+    for (const t of timed) expect(t.predictedMs).toBeGreaterThan(0);
+    const off = await autotune(ctx, a, { cache: false, calibrate: false, expectedProducts: 1000, warn: () => {} });
+    expect(off.report.calibration?.source).toBe('off');
+  }, 120_000);
+});
