@@ -12,7 +12,7 @@ import { hostJdPolish } from './ci-phases';
 import type { CiBuilt, CiPlan } from './ci-plan';
 import type { CiPolishOutcome } from './ci-polish';
 import { startVectors } from './ci-start';
-import { pSpace, pSpaceCorrector } from './pspace-precond';
+import { configurationAverage, pSpace, pSpaceCorrector } from './pspace-precond';
 import { energyChangeAccept } from './davidson-stop';
 import type { CiOptions, CiProgress, CiResult, PolishStages } from './ci-types';
 import type { HalfSpaceOperator } from './direct/operator';
@@ -143,7 +143,9 @@ async function float32Davidson<V, S>(st: SolveState<V, S>): Promise<{ res: Eigen
   });
   if (half) {
     st.op = half as unknown as LinearOperator<V>;
-    st.diagonal = half.diagonal();
+    // a spin by parity: diag(H) averaged over each configuration commutes with S², so Davidson's
+    // corrections keep the spin of the (spin-projected) starts and no other spin of the parity enters
+    st.diagonal = spin.byParity ? configurationAverage(half.diagonal(), half.configurations()) : half.diagonal();
     st.notes.push(`Davidson on the ${half.rows}-dimensional half space of the spin parity (time reversal)`);
   }
   // energyChange (./davidson-stop.ts): float64 only, a float32 phase cannot see 1e-8 Eh changes
@@ -152,7 +154,7 @@ async function float32Davidson<V, S>(st: SolveState<V, S>): Promise<{ res: Eigen
   // the P-space preconditioner on the float64 half space (./pspace-precond.ts); its corrections go through the backend's vectors
   const ps = half && !lowPrecision ? pSpace(half) : undefined;
   const corrector = ps ? pSpaceCorrector<V>({ ps, diagonal: st.diagonal, toArray: (v) => backend.space.toArray(v), fromArray: (a) => backend.space.fromArray(a) }) : undefined;
-  if (ps) st.notes.push(`Davidson preconditioner: exact H on the ${ps.idx.length} half coordinates of lowest diagonal (P space), diag(H) elsewhere`);
+  if (ps) st.notes.push(`Davidson preconditioner: exact H on the ${ps.idx.length} half coordinates of lowest diagonal (P space${ps.diagonal ? ', whole configurations' : ''}), diag(H)${ps.diagonal ? ' averaged per configuration' : ''} elsewhere`);
   const solveFrom = (o: LinearOperator<V>, starts: V[]) =>
     davidsonWith<V, S>(o, backend.space, {
       ...(corrector ? { corrector } : {}),

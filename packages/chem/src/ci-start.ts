@@ -45,6 +45,9 @@ export function startVectors<V>(o: StartVectorOptions<V>): { initial: V[]; spare
       const u = o.half.compress(g);
       const ampHalf = adapted ? 1e-3 / Math.sqrt(u.length / 12) : 1e-3;
       for (let j = 0; j < u.length; j++) u[j]! += (rand() - 0.5) * ampHalf;
+      // the random part back to the wanted spin: with the spin-clean preconditioner (./pspace-precond.ts)
+      // no state of another spin of the parity then enters Davidson's subspace
+      if (adapted) o.half.spinProject?.(u, o.multiplicity!);
       return o.fromArray(u);
     }
     for (let j = 0; j < g.length; j++) g[j] = (rand() - 0.5) * amp;

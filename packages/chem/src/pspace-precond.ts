@@ -17,6 +17,11 @@ export interface PSpace {
   idx: Int32Array;
   /** H_PP, row-major (idx.length²). */
   block: Float64Array;
+  /**
+   * The preconditioner's diagonal outside P: diag(H) averaged over each configuration (so that
+   * corrections keep the spin of the residuals), when the operator gives configurations.
+   */
+  diagonal?: Float64Array;
 }
 
 /** Default P size: 64 coordinates (17 iterations at 64 and at 150 on H2O/6-31G fc; the block costs ≈ 10 ms). */
@@ -49,10 +54,59 @@ export function lowestCoordinates(d: Float64Array, m: number): Int32Array {
  */
 export function pSpace(half: HalfSpaceOperator, size = PSPACE_SIZE): PSpace | undefined {
   if (size < 1 || half.rows < PSPACE_MIN_RATIO * size) return undefined;
-  const idx = lowestCoordinates(half.diagonal(), size);
+  const cfg = (half as Partial<HalfSpaceOperator>).configurations?.();
+  if (!cfg) {
+    const idx = lowestCoordinates(half.diagonal(), size);
+    const block = half.block(idx);
+    for (const x of block) if (!Number.isFinite(x)) return undefined;
+    return { idx, block };
+  }
+  // spin-clean: M = H_PP ⊕ configuration-averaged diag(H) commutes with S² when P is made of whole
+  // configurations, so corrections of pure-spin residuals stay pure and a state of another spin
+  // of the parity (a quintet among singlets) does not enter the subspace (no deflation round)
+  const diagonal = configurationAverage(half.diagonal(), cfg);
+  const idx = wholeConfigurations(lowestCoordinates(diagonal, size), cfg, diagonal, 2 * size);
   const block = half.block(idx);
   for (const x of block) if (!Number.isFinite(x)) return undefined;
-  return { idx, block };
+  return { idx, block, diagonal };
+}
+
+/**
+ * d averaged over the coordinates of each configuration id. O(n).
+ * @example configurationAverage(Float64Array.of(1, 3, 5), Int32Array.of(0, 0, 1)); // [2, 2, 5]
+ */
+export function configurationAverage(d: Float64Array, cfg: Int32Array): Float64Array {
+  let ids = 0;
+  for (const c of cfg) ids = Math.max(ids, c + 1);
+  const sum = new Float64Array(ids);
+  const count = new Int32Array(ids);
+  for (let i = 0; i < d.length; i++) {
+    sum[cfg[i]!]! += d[i]!;
+    count[cfg[i]!]!++;
+  }
+  return Float64Array.from(cfg, (c) => sum[c]! / count[c]!);
+}
+
+/**
+ * The configurations of `seed` (in its order) completed to all their coordinates, whole
+ * configurations dropped from the end past `limit` coordinates (the first always kept); sorted
+ * by d, then index. O(n).
+ */
+export function wholeConfigurations(seed: Int32Array, cfg: Int32Array, d: Float64Array, limit: number): Int32Array {
+  const order = new Map<number, number>();
+  for (const i of seed) if (!order.has(cfg[i]!)) order.set(cfg[i]!, order.size);
+  const members: number[][] = Array.from({ length: order.size }, () => []);
+  for (let i = 0; i < cfg.length; i++) {
+    const r = order.get(cfg[i]!);
+    if (r !== undefined) members[r]!.push(i);
+  }
+  const out: number[] = [];
+  for (const m of members) {
+    if (out.length > 0 && out.length + m.length > limit) break;
+    out.push(...m);
+  }
+  out.sort((a, b) => d[a]! - d[b]! || a - b);
+  return Int32Array.from(out);
 }
 
 /** Solves a·x = b in place (b ← x) by Gaussian elimination with partial pivoting; false when a is numerically singular. */
@@ -133,7 +187,7 @@ export function pSpaceCorrector<V>(o: PSpaceCorrectorOptions<V>): DavidsonCorrec
     const out: V[] = [];
     for (let j = 0; j < residuals.length; j++) {
       const r = await o.toArray(residuals[j]!);
-      out.push(o.fromArray(applyPSpaceInverse(o.ps, o.diagonal, r, theta[roots[j]!]!, shift)));
+      out.push(o.fromArray(applyPSpaceInverse(o.ps, o.ps.diagonal ?? o.diagonal, r, theta[roots[j]!]!, shift)));
     }
     return out;
   };

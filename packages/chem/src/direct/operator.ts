@@ -11,10 +11,10 @@ import type { Fcidump } from '../fcidump/types';
 import { loadSigmaInput, sigmaRows, sigmaScratch, wasmSigmaScratch } from './kernel';
 import { scatterLayout, scatterModuleBytes } from './scatter.kernel';
 import { halfSpaceBlock } from './pspace';
-import { directSpinSquared } from './spin-square';
+import { directConfigurations, directSpinSquared, directSpinSquaredApply } from './spin-square';
 import { directContext, type DirectContext, type DirectLayout } from './tables';
 import { sigmaThreadPool, type SigmaThreadPool } from './threads';
-import { compressHalf, expandHalf, halfProduct, projectParity, type TimeReversalPairs, timeReversalPairs, timeReversedProduct } from './time-reversal';
+import { compressHalf, expandHalf, type HalfScratch, halfProduct, halfScratch, projectParity, type TimeReversalPairs, timeReversalPairs, timeReversedProduct } from './time-reversal';
 
 /** Options of {@link directSigmaOperator}. */
 export interface DirectSigmaOptions {
@@ -78,6 +78,16 @@ export interface HalfSpaceOperator extends LinearOperator<Float64Array> {
   block(idx: Int32Array): Float64Array;
   /** ⟨S²⟩ of half-space vectors (./spin-square.ts: the σ tables' replacement lists, O(size·mA)). */
   spinSquared(us: readonly Float64Array[]): number[];
+  /**
+   * Configuration ids of the half coordinates (same doubly and singly occupied orbitals): a
+   * preconditioner constant on each, with a P space made of whole ones, commutes with S².
+   */
+  configurations(): Int32Array;
+  /**
+   * u ← its part of spin S = (multiplicity − 1)/2: the other spins of the parity up to the
+   * largest the electrons allow are projected out (one S² product each, O(size·mA)).
+   */
+  spinProject(u: Float64Array, multiplicity: number): void;
 }
 
 function contextBytes(ctx: DirectContext): number {
@@ -104,9 +114,13 @@ async function threadCount(t: number | 'auto' | undefined): Promise<number> {
 function permuted(layout: DirectLayout, run: (x: Float64Array, y: Float64Array) => void, n: number): (x: Float64Array, y: Float64Array) => void {
   const perm = layout.perm;
   if (!perm) return run;
-  const xp = new Float64Array(n);
-  const yp = new Float64Array(n);
+  // allocated on the first product: with time reversal, Davidson runs on the half space and the
+  // whole operator may serve only the final residuals (16 B per determinant held for nothing)
+  let xp: Float64Array | undefined;
+  let yp: Float64Array | undefined;
   return (x, y) => {
+    xp ??= new Float64Array(n);
+    yp ??= new Float64Array(n);
     for (let k = 0; k < n; k++) xp[perm[k]!] = x[k]!;
     run(xp, yp);
     for (let k = 0; k < n; k++) y[k] = yp[perm[k]!]!;
@@ -169,16 +183,25 @@ export async function directSigmaOperator(fd: Fcidump, space: DeterminantSpace, 
     };
     extra = perThread;
   }
-  const product = permuted(layout, tr ? timeReversedProduct(tr, n, otherParity(diagonal, layout), run) : run, n);
+  // one diag(H) in the direct layout and one pair of scratch vectors serve the whole and the half operator
+  const other = tr ? otherParity(diagonal, layout) : undefined;
+  const scratch = tr ? halfScratch(n) : undefined;
+  const product = permuted(layout, tr ? timeReversedProduct(tr, n, other!, run, scratch) : run, n);
   const label = `direct-sigma(${pool ? `${pool.threads} threads` : '1 thread'}${tro ? `, time reversal: ${tro} S` : ''})`;
   const half = tr
-    ? halfSpaceOperator(tr, layout, n, run, otherParity(diagonal, layout), `${label} on the half space`, {
+    ? halfSpaceOperator(tr, layout, n, run, other!, scratch!, `${label} on the half space`, {
         block: (idx, d) => halfSpaceBlock(fd, space, full, tr, idx, d),
         spin: () => directSpinSquared(full, space),
+        s2apply: () => directSpinSquaredApply(full, space),
+        configurations: () => directConfigurations(full, space),
+        smax: Math.min(space.nalpha + space.nbeta, 2 * space.norb - space.nalpha - space.nbeta) / 2,
       })
     : undefined;
   const host = HostOperator.fromFunction(n, n, product, label);
-  const bytes = contextBytes(ctx) + extra + 8 * n + (layout.perm ? 20 * n : 0) + (tr ? 16 * n + 4 * (tr.lower.length + tr.upper.length + tr.diagonal.length) : 0);
+  // diagonal 8n; a layout permutation 4n + its two product vectors 16n (made on the first whole product);
+  // time reversal: its pairs and half-space maps (4 B each, coupling 8 B), diag(H) of the other parity 8n, the shared scratch 16n
+  const trBytes = tr ? 4 * (tr.lower.length + tr.upper.length + tr.diagonal.length + tr.half.length + tr.mirror.length) + 8 * tr.coupling.length + 24 * n : 0;
+  const bytes = contextBytes(ctx) + extra + 8 * n + (layout.perm ? 20 * n : 0) + trBytes;
   return {
     rows: n,
     cols: n,
@@ -205,14 +228,22 @@ function halfSpaceOperator(
   n: number,
   run: (x: Float64Array, y: Float64Array) => void,
   diag: Float64Array,
+  scratch: HalfScratch,
   label: string,
-  extra: { block: (idx: Int32Array, d: Float64Array) => Float64Array; spin: () => (x: Float64Array) => number },
+  extra: {
+    block: (idx: Int32Array, d: Float64Array) => Float64Array;
+    spin: () => (x: Float64Array) => number;
+    s2apply: () => (x: Float64Array, y: Float64Array) => void;
+    configurations: () => Int32Array;
+    smax: number;
+  },
 ): HalfSpaceOperator {
   const m = tr.half.length;
-  const host = HostOperator.fromFunction(m, m, halfProduct(tr, n, run), label);
+  const host = HostOperator.fromFunction(m, m, halfProduct(tr, n, run, scratch), label);
   const d = Float64Array.from(tr.half, (p, k) => diag[p]! + tr.parity * tr.coupling[k]!);
   const perm = layout.perm;
   let s2: ((x: Float64Array) => number) | undefined;
+  let cfg: Int32Array | undefined;
   return {
     rows: m,
     cols: m,
@@ -236,6 +267,32 @@ function halfSpaceOperator(
         expandHalf(tr, u, x);
         return f(x);
       });
+    },
+    configurations() {
+      if (!cfg) {
+        const byPos = extra.configurations();
+        cfg = Int32Array.from(tr.half, (p) => byPos[p]!);
+      }
+      return cfg;
+    },
+    spinProject(u, multiplicity) {
+      if (u.length !== m) throw new DimensionMismatchError(`${label} spinProject u`, m, u.length);
+      const S = (multiplicity - 1) / 2;
+      if (!(Number.isInteger(multiplicity) && multiplicity >= 1)) throw new InvalidParameterError('multiplicity', 'an integer 2S + 1 ≥ 1', multiplicity);
+      const apply = extra.s2apply();
+      let x = new Float64Array(n);
+      let y = new Float64Array(n);
+      expandHalf(tr, u, x);
+      // (S² − S'(S'+1)) / (S(S+1) − S'(S'+1)) for every other S' of the parity: S' = S ± 2, ± 4, …
+      for (let o = S % 2; o <= extra.smax; o += 2) {
+        if (o === S) continue;
+        const lo = o * (o + 1);
+        const den = S * (S + 1) - lo;
+        apply(x, y);
+        for (let i = 0; i < n; i++) y[i] = (y[i]! - lo * x[i]!) / den;
+        [x, y] = [y, x];
+      }
+      compressHalf(tr, x, u);
     },
     expand(u) {
       if (u.length !== m) throw new DimensionMismatchError(`${label} expand u`, m, u.length);

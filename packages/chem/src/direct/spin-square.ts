@@ -78,3 +78,69 @@ export function directSpinSquared(ctx: DirectContext, space: DeterminantSpace): 
     return s2 < 0 && s2 > -1e-10 ? 0 : s2;
   };
 }
+
+/**
+ * y = S² x for x in the direct layout of `ctx` (the terms of {@link directSpinSquared}, applied
+ * instead of contracted): for the spin projector of start vectors. Cost O(size · mA) per product.
+ * @example const s2 = directSpinSquaredApply(ctx, space); s2(x, y);
+ */
+export function directSpinSquaredApply(ctx: DirectContext, space: DeterminantSpace): (x: Float64Array, y: Float64Array) => void {
+  const { norb, nA, mA, rowStart, rowLen, irrepA, betaSorted, betaStart, target, aTarget, aPair, aSign, bTarget, bSign } = ctx;
+  const n2 = norb * norb;
+  const entries = betaPairEntries(ctx);
+  const sz = (space.nalpha - space.nbeta) / 2;
+  const { lo: aLo, hi: aHi } = space.alpha;
+  const { lo: bLo, hi: bHi } = space.beta;
+  return (x, y) => {
+    for (let i = 0; i < nA; i++) {
+      const r0 = rowStart[i]!;
+      const len = rowLen[i]!;
+      if (len === 0) continue;
+      const list = betaStart[irrepA[i]! ^ target]!;
+      for (let k = 0; k < len; k++) {
+        const b = betaSorted[list + k]!;
+        y[r0 + k] = (sz * sz + sz + popcount32(bLo[b]! & ~aLo[i]!) + popcount32(bHi[b]! & ~aHi[i]!)) * x[r0 + k]!;
+      }
+      for (let t = i * mA; t < (i + 1) * mA; t++) {
+        const pq = aPair[t]!;
+        const p = (pq / norb) | 0;
+        const q = pq - p * norb;
+        if (p === q) continue;
+        const qp = q * norb + p;
+        const j0 = rowStart[aTarget[t]!]!;
+        const sa = aSign[t]!;
+        for (let k = 0; k < len; k++) {
+          const e = entries[betaSorted[list + k]! * n2 + qp]!;
+          if (e >= 0) y[r0 + k]! -= sa * bSign[e]! * x[j0 + bTarget[e]!]!;
+        }
+      }
+    }
+  };
+}
+
+/**
+ * Configuration ids of the direct layout's positions: determinants with the same doubly and singly
+ * occupied orbitals share one (S² mixes only those). O(size) plus a hash per position.
+ * @example const cfg = directConfigurations(ctx, space); cfg[pos];
+ */
+export function directConfigurations(ctx: DirectContext, space: DeterminantSpace): Int32Array {
+  const { nA, rowStart, rowLen, irrepA, betaSorted, betaStart, target } = ctx;
+  const { lo: aLo, hi: aHi } = space.alpha;
+  const { lo: bLo, hi: bHi } = space.beta;
+  const size = nA === 0 ? 0 : rowStart[nA - 1]! + rowLen[nA - 1]!;
+  const out = new Int32Array(size);
+  const ids = new Map<string | number, number>();
+  // up to 26 orbitals the pair (doubles, singles) is one exact double; beyond, a string key
+  const small = space.norb <= 26;
+  for (let i = 0; i < nA; i++) {
+    const list = betaStart[irrepA[i]! ^ target]!;
+    for (let k = 0; k < rowLen[i]!; k++) {
+      const b = betaSorted[list + k]!;
+      const key = small ? ((aLo[i]! & bLo[b]!) >>> 0) * 67108864 + ((aLo[i]! ^ bLo[b]!) >>> 0) : `${aLo[i]! & bLo[b]!},${aHi[i]! & bHi[b]!},${aLo[i]! ^ bLo[b]!},${aHi[i]! ^ bHi[b]!}`;
+      let id = ids.get(key);
+      if (id === undefined) ids.set(key, (id = ids.size));
+      out[rowStart[i]! + k] = id;
+    }
+  }
+  return out;
+}

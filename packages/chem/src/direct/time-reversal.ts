@@ -129,13 +129,27 @@ export function timeReversalPairs(space: DeterminantSpace, ctx: DirectContext, p
   };
 }
 
+/** Two full-length vectors in the direct layout: the products' input and output (16 B per determinant). */
+export interface HalfScratch {
+  xs: Float64Array;
+  ys: Float64Array;
+}
+
+/**
+ * Scratch for {@link timeReversedProduct} and {@link halfProduct}; one serves both of an operator.
+ * @example const s = halfScratch(space.size);
+ */
+export function halfScratch(n: number): HalfScratch {
+  return { xs: new Float64Array(n), ys: new Float64Array(n) };
+}
+
 /**
  * y = P H P x + other ∘ (1 − P) x in the direct layout, with `half(xs, ys)` computing the rows of
- * `ys` = H·xs up to the diagonal. Cost O(size) besides `half`; scratch: two vectors.
+ * `ys` = H·xs up to the diagonal. Cost O(size) besides `half`; scratch: two vectors (`scratch`:
+ * shared with {@link halfProduct} of the same operator, as both run synchronously).
  */
-export function timeReversedProduct(tr: TimeReversalPairs, n: number, other: Float64Array, half: (x: Float64Array, y: Float64Array) => void): (x: Float64Array, y: Float64Array) => void {
-  const xs = new Float64Array(n);
-  const ys = new Float64Array(n);
+export function timeReversedProduct(tr: TimeReversalPairs, n: number, other: Float64Array, half: (x: Float64Array, y: Float64Array) => void, scratch: HalfScratch = halfScratch(n)): (x: Float64Array, y: Float64Array) => void {
+  const { xs, ys } = scratch;
   const { lower, upper, diagonal } = tr;
   const s = tr.parity;
   return (x, y) => {
@@ -215,9 +229,8 @@ export function compressHalf(tr: TimeReversalPairs, x: Float64Array, u: Float64A
  * layout): H Q u is s-symmetric, so Qᵀ of it is √2 times its lower entries. O(size) besides
  * `rows`; scratch: two vectors of the full size.
  */
-export function halfProduct(tr: TimeReversalPairs, n: number, rows: (x: Float64Array, y: Float64Array) => void): (u: Float64Array, v: Float64Array) => void {
-  const xs = new Float64Array(n);
-  const ys = new Float64Array(n);
+export function halfProduct(tr: TimeReversalPairs, n: number, rows: (x: Float64Array, y: Float64Array) => void, scratch: HalfScratch = halfScratch(n)): (u: Float64Array, v: Float64Array) => void {
+  const { xs, ys } = scratch;
   const { half, mirror } = tr;
   return (u, v) => {
     expandHalf(tr, u, xs);

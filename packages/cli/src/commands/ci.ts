@@ -126,10 +126,32 @@ function ciProgressHandler(bar: ReturnType<typeof progressBar>, log: ReturnType<
   };
 }
 
+/**
+ * --irrep: one irrep (1..8) or a comma list of distinct ones (a run each, in one process);
+ * absent: the driver's default.
+ */
+export function parseIrreps(s: string | undefined): (number | undefined)[] {
+  if (s === undefined) return [undefined];
+  const list = s.split(',').map((x) => integerOption('irrep', x.trim(), 1, 1, 8));
+  if (new Set(list).size !== list.length) throw new UsageError(`--irrep: expected distinct irreps, got '${s}'`);
+  return list;
+}
+
+/** One run's table (text output); `irrep` titles it when the command ran several. */
+function printRun(file: string, backend: string, r: Awaited<ReturnType<typeof ciEnergies>>, irrep: number | undefined): void {
+  out(`${file}${irrep === undefined ? '' : ` irrep ${irrep}`}: ${r.space}, ${r.determinants} determinants, H nnz ${r.nnz} (${r.format})`);
+  out(`backend: ${backend}; solver: ${r.solver.method}, ${r.solver.converged ? 'converged' : 'NOT converged'} in ${r.solver.iterations} iterations`);
+  out(`timings ms: read ${r.timings.read.toFixed(0)}, space ${r.timings.space.toFixed(0)}, assembly ${r.timings.assembly.toFixed(0)} (${(r.assembly.rate / 1e6).toFixed(2)} M nnz/s), solve ${r.timings.solve.toFixed(0)}${r.timings.polish > 0 ? ` (float64 phase ${r.timings.polish.toFixed(0)})` : ''}`);
+  // after a float64 polish: how each root was accepted and its certified bound (--accept)
+  const extra = r.bounds ? ['accepted by', 'bound (Eh)'] : [];
+  out(formatTable(['root', 'energy (Eh)', '‖H v − E v‖', '<S^2>', ...extra], r.energies.map((e, j) => [j, e.toFixed(10), r.residualNorms[j]!, r.s2[j]!.toFixed(6), ...(r.bounds ? acceptColumns(r.bounds, j) : [])])));
+  for (const n of r.notes) out(`note: ${n}`);
+}
+
 export const ciCommand: Command = {
   summary: 'configuration-interaction energies from an FCIDUMP',
   usage: [
-    'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n]',
+    'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n|n,m,…]',
     '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8] [--maxit N]',
     '                    [--energy-change Eh]',
     '                    [--allow-missing-core] [--dry-run] [--host-memory GB] [--device-memory GB] [--assembly auto|chunked|whole] [--chunk-nnz N]',
@@ -137,6 +159,8 @@ export const ciCommand: Command = {
     '                    [--sigma explicit|direct|auto]',
     '',
     'Energies include the core energy (the FCIDUMP constant line). ⟨S²⟩ is reported per root.',
+    '--irrep 1,2,3,4: one run per irrep in one process (the FCIDUMP read once), --nroots roots in each; --json then',
+    'prints { irreps: [ { irrep, …one run\'s result } ] }. The exit code is the worst of the runs.',
     'A file without the constant line is refused (it is what a truncated file looks like);',
     '--allow-missing-core accepts it and uses 0.',
     'The run is sized before the space is built (determinants exact, H non-zeros sampled, bytes per stage)',
@@ -209,55 +233,59 @@ export const ciCommand: Command = {
       const input = v['allow-missing-core'] === true ? await readFcidump(pos[0]!, { allowMissingCoreEnergy: true }) : pos[0]!;
       const deviceGb = v['device-memory'] === undefined ? undefined : positiveOption('device-memory', v['device-memory'], 0);
       const ciBackend = ciBackendOf(backend, deviceGb);
-      const common0 = {
+      const irreps = parseIrreps(v.irrep as string | undefined);
+      // a list of irreps reads the file once (the driver takes the parsed integrals)
+      const fd = irreps.length > 1 && typeof input === 'string' ? await readFcidump(input) : input;
+      const common0 = (irrep: number | undefined) => ({
         space,
         nroots,
         ...(v.ms2 === undefined ? {} : { ms2: numberOption('ms2', v.ms2 as string, 0, { integer: true }) }),
-        ...(v.irrep === undefined ? {} : { irrep: integerOption('irrep', v.irrep as string, 1, 1, 8) }),
+        ...(irrep === undefined ? {} : { irrep }),
         ...(v.multiplicity === undefined ? {} : { spin: { multiplicity: integerOption('multiplicity', v.multiplicity as string, 1, 1), penalty: positiveOption('penalty', v.penalty, 0.2) } }),
         memory,
-      };
+      });
       if (v['dry-run']) {
         const kind = backend.space.precision === 'f32' ? 'device' : 'host';
         // on a device the driver assembles in chunks (of 2^24 non-zeros) when H is large
         // the float64 polish runs on the device (df64) unless --polish host, a spin penalty or a device without df64
         const devicePolish = kind === 'device' && (v.polish === undefined ? 'auto' : parsePolish(v.polish as string)) !== 'host' && v.multiplicity === undefined && (await ciBackend.devicePolish?.()) !== undefined;
-        const e = await estimateCiEnergies(input, { ...common0, backend: kind, polish: devicePolish ? 'device' : 'host', ...(kind === 'device' ? { chunkNnz: 2 ** 24 } : {}), ...(ciBackend.deviceMemory ? { deviceMemory: ciBackend.deviceMemory } : {}) });
-        const fits = e.estimate.peakHost <= e.estimate.host.bytes && (!e.estimate.device || e.estimate.peakDevice <= e.estimate.device.bytes);
-        if (common.json) printJson({ file: pos[0], backend: backend.description, space: e.label, fits, ...e.estimate, plan: e.plan });
-        else printEstimate(pos[0]!, e.label, e.estimate, backend.description);
-        if (!fits) info(`ci --dry-run: this run would be refused (peak host ${formatBytes(e.estimate.peakHost)}, device ${formatBytes(e.estimate.peakDevice)}): see the table`);
-        return fits ? ExitCode.ok : ExitCode.resource;
+        const rows = [];
+        for (const irrep of irreps) {
+          const e = await estimateCiEnergies(fd, { ...common0(irrep), backend: kind, polish: devicePolish ? 'device' : 'host', ...(kind === 'device' ? { chunkNnz: 2 ** 24 } : {}), ...(ciBackend.deviceMemory ? { deviceMemory: ciBackend.deviceMemory } : {}) });
+          const fits = e.estimate.peakHost <= e.estimate.host.bytes && (!e.estimate.device || e.estimate.peakDevice <= e.estimate.device.bytes);
+          rows.push({ ...(irrep === undefined ? {} : { irrep }), file: pos[0], backend: backend.description, space: e.label, fits, ...e.estimate, plan: e.plan });
+          if (!common.json) printEstimate(pos[0]!, e.label, e.estimate, backend.description);
+          if (!fits) info(`ci --dry-run: this run would be refused (peak host ${formatBytes(e.estimate.peakHost)}, device ${formatBytes(e.estimate.peakDevice)}): see the table`);
+        }
+        if (common.json) printJson(irreps.length > 1 ? { irreps: rows } : rows[0]);
+        return rows.every((x) => x.fits) ? ExitCode.ok : ExitCode.resource;
       }
-      const r = await ciEnergies(input, {
-        ...common0,
-        solver,
-        format: formatNameOption('format', v.format, 'csr', ['auto']),
-        backend: ciBackend,
-        tol,
-        accept,
-        ...(maxIterations === undefined ? {} : { maxIterations }),
-        ...(v['energy-change'] === undefined ? {} : { energyChange: numberOption('energy-change', v['energy-change'] as string, 1e-8, { min: 1e-15, max: 0.1 }) }),
-        onProgress: ciProgressHandler(bar, log),
-        ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
-        ...(v.polish === undefined ? {} : { polish: parsePolish(v.polish as string) }),
-        ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: integerOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24, 1) }),
-        ...sigmaOptions(v.sigma as string | undefined, nroots, backend, ciBackend.deviceMemory?.bytes, v.multiplicity === undefined ? undefined : integerOption('multiplicity', v.multiplicity as string, 1, 1)),
-      });
-      bar.finish();
-      log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);
-      const { vectors: _vectors, ...rest } = r;
-      if (common.json) printJson({ file: pos[0], backend: backend.description, accept, ...rest });
-      else {
-        out(`${pos[0]}: ${r.space}, ${r.determinants} determinants, H nnz ${r.nnz} (${r.format})`);
-        out(`backend: ${backend.description}; solver: ${r.solver.method}, ${r.solver.converged ? 'converged' : 'NOT converged'} in ${r.solver.iterations} iterations`);
-        out(`timings ms: read ${r.timings.read.toFixed(0)}, space ${r.timings.space.toFixed(0)}, assembly ${r.timings.assembly.toFixed(0)} (${(r.assembly.rate / 1e6).toFixed(2)} M nnz/s), solve ${r.timings.solve.toFixed(0)}${r.timings.polish > 0 ? ` (float64 phase ${r.timings.polish.toFixed(0)})` : ''}`);
-        // after a float64 polish: how each root was accepted and its certified bound (--accept)
-        const extra = r.bounds ? ['accepted by', 'bound (Eh)'] : [];
-        out(formatTable(['root', 'energy (Eh)', '‖H v − E v‖', '<S^2>', ...extra], r.energies.map((e, j) => [j, e.toFixed(10), r.residualNorms[j]!, r.s2[j]!.toFixed(6), ...(r.bounds ? acceptColumns(r.bounds, j) : [])])));
-        for (const n of r.notes) out(`note: ${n}`);
+      const runs = [];
+      for (const irrep of irreps) {
+        if (irreps.length > 1) log.stage(`irrep ${irrep}`);
+        const r = await ciEnergies(fd, {
+          ...common0(irrep),
+          solver,
+          format: formatNameOption('format', v.format, 'csr', ['auto']),
+          backend: ciBackend,
+          tol,
+          accept,
+          ...(maxIterations === undefined ? {} : { maxIterations }),
+          ...(v['energy-change'] === undefined ? {} : { energyChange: numberOption('energy-change', v['energy-change'] as string, 1e-8, { min: 1e-15, max: 0.1 }) }),
+          onProgress: ciProgressHandler(bar, log),
+          ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
+          ...(v.polish === undefined ? {} : { polish: parsePolish(v.polish as string) }),
+          ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: integerOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24, 1) }),
+          ...sigmaOptions(v.sigma as string | undefined, nroots, backend, ciBackend.deviceMemory?.bytes, v.multiplicity === undefined ? undefined : integerOption('multiplicity', v.multiplicity as string, 1, 1)),
+        });
+        bar.finish();
+        log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);
+        const { vectors: _vectors, ...rest } = r;
+        runs.push({ ...(irrep === undefined ? {} : { irrep }), ...rest });
+        if (!common.json) printRun(pos[0]!, backend.description, r, irreps.length > 1 ? irrep : undefined);
       }
-      return r.solver.converged ? ExitCode.ok : ExitCode.notConverged;
+      if (common.json) printJson(irreps.length > 1 ? { file: pos[0], backend: backend.description, accept, irreps: runs } : { file: pos[0], backend: backend.description, accept, ...runs[0]! });
+      return runs.every((r) => r.solver.converged) ? ExitCode.ok : ExitCode.notConverged;
     } finally {
       bar.finish();
       backend.dispose();
