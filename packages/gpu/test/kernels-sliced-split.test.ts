@@ -9,7 +9,7 @@
 import { type CsrMatrix, generators as g, slicedEllRFromCsr } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { slicedSplitKernel, slicedSplitWgsl } from '../src/kernels/ell/sliced-split.kernel';
-import { packedSlicedPieces, packFits } from '../src/kernels/ell/sliced-split-device';
+import { interleavedSlicedPieces, packedSlicedPieces, packFits } from '../src/kernels/ell/sliced-split-device';
 import { experimentalKernels, getKernel, type GpuContext, kernels } from '../src/index';
 import { CASES, SEEDS } from '../src/testing/conformance';
 import { checkKernel } from '../src/testing/conformance';
@@ -27,10 +27,10 @@ describe('sliced-ell-split', () => {
     expect(kernels).not.toContain(slicedSplitKernel);
   });
 
-  // the conformance tier's cases (the registry loop covers only `kernels`), default parameters and pack 1
-  for (const pack of [0, 1]) {
-    it(`conformance cases, default parameters, pack ${pack}`, async () => {
-      const p = { ...slicedSplitKernel.defaults, pack };
+  // the conformance tier's cases (the registry loop covers only `kernels`), default parameters, pack 1 and interleave 1
+  for (const [pack, interleave] of [[0, 0], [1, 0], [0, 1]] as const) {
+    it(`conformance cases, default parameters, pack ${pack}, interleave ${interleave}`, async () => {
+      const p = { ...slicedSplitKernel.defaults, pack, interleave };
       let ran = 0;
       for (const [name, gen, opts] of CASES) {
         const a = gen(SEEDS[0]!);
@@ -43,15 +43,18 @@ describe('sliced-ell-split', () => {
   }
 
   const VARIANTS = [
-    [32, 8, 4, 0],
-    [64, 4, 2, 1],
-    [32, 16, 8, 0],
-    [32, 1, 1, 1],
-    [64, 2, 8, 0],
-    [32, 8, 4, 1],
+    [32, 8, 4, 0, 0, 256],
+    [64, 4, 2, 1, 0, 256],
+    [32, 16, 8, 0, 0, 256],
+    [32, 1, 1, 1, 0, 256],
+    [64, 2, 8, 0, 0, 256],
+    [32, 8, 4, 1, 0, 256],
+    [16, 16, 8, 0, 1, 256],
+    [16, 4, 2, 0, 1, 256],
+    [32, 8, 1, 0, 1, 256],
   ] as const;
-  it.each(VARIANTS)('slice %i, parts %i, unroll %i, pack %i: CI-like and uneven rows, alpha/beta', async (sliceHeight, parts, unroll, pack) => {
-    const p = { sliceHeight, parts, unroll, pack, workgroupSize: 256 };
+  it.each(VARIANTS)('slice %i, parts %i, unroll %i, pack %i, interleave %i, workgroup %i: CI-like and uneven rows, alpha/beta', async (sliceHeight, parts, unroll, pack, interleave, workgroupSize) => {
+    const p = { sliceHeight, parts, unroll, pack, interleave, workgroupSize };
     const ci = g.ciLike(700, { refFraction: 0.1, refDensity: 0.5, expDensity: 0.1, seed: 2 });
     expect(await checkKernel(ctx, slicedSplitKernel, p, ci, 3, 1, 0)).toBe('');
     // rows of 120 entries and empty rows (30 %), 301 rows: a short last slice
@@ -61,14 +64,22 @@ describe('sliced-ell-split', () => {
   it('slices wider than a binding are cut into slot ranges that accumulate', async () => {
     const a = g.oneDenseRow(40, 3001, 3, 3001, 7, 2); // one row of 3001 entries, bindings of 1024 entries
     for (const [sliceHeight, parts, unroll] of [VARIANTS[0], VARIANTS[1]]) {
-      const p = { sliceHeight, parts, unroll, pack: 0, workgroupSize: 256 };
-      expect(await checkKernel(ctx, slicedSplitKernel, p, a, 7, 1, 0, { maxBindingBytes: 4096 })).toBe('');
-      expect(await checkKernel(ctx, slicedSplitKernel, p, a, 7, 2, -0.5, { maxBindingBytes: 4096 })).toBe('');
+      for (const interleave of [0, 1]) {
+        const p = { sliceHeight, parts, unroll, pack: 0, interleave, workgroupSize: 256 };
+        expect(await checkKernel(ctx, slicedSplitKernel, p, a, 7, 1, 0, { maxBindingBytes: 4096 })).toBe('');
+        expect(await checkKernel(ctx, slicedSplitKernel, p, a, 7, 2, -0.5, { maxBindingBytes: 4096 })).toBe('');
+      }
     }
+    // interleave 1 halves the entries per binding (two words each): more slot ranges, all accumulating after the first
+    const m = slicedEllRFromCsr(a, { sliceHeight: 32 });
+    const pairs = [...interleavedSlicedPieces(m, 1024)];
+    expect(pairs.length).toBeGreaterThan([...packedSlicedPieces(m, 1024)].length);
+    expect(pairs.every((q) => (q.data[0] as Uint32Array).length <= 1024)).toBe(true);
+    expect(pairs.filter((q) => q.accumulate).length).toBeGreaterThan([...packedSlicedPieces(m, 1024)].filter((q) => q.accumulate).length);
   });
 
   it('pack 1: whole slices per binding (several pieces), a slice wider than a binding in accumulating slot ranges', async () => {
-    const p = { sliceHeight: 32, parts: 8, unroll: 4, pack: 1, workgroupSize: 256 };
+    const p = { sliceHeight: 32, parts: 8, unroll: 4, pack: 1, interleave: 0, workgroupSize: 256 };
     const a = g.withEmptyRows(600, 900, 100, 0.2, 8);
     const m = slicedEllRFromCsr(a, { sliceHeight: 32 });
     expect([...packedSlicedPieces(m, 2048)].length).toBeGreaterThan(3);
@@ -94,5 +105,8 @@ describe('sliced-ell-split', () => {
   it('rejects parts not dividing the workgroup and an unroll outside 1, 2, 4, 8, with the values', () => {
     expect(() => slicedSplitWgsl(3, 4, 256)).toThrow(/parts expected one of 1, 2, 4, 8, 16, 32 dividing 256, got 3/);
     expect(() => slicedSplitWgsl(8, 5, 256)).toThrow(/unroll expected one of 1, 2, 4, 8, got 5/);
+    expect(() => slicedSplitWgsl(8, 4, 256, 1, 1)).toThrow(/interleave expected 0, or 1 with pack 0, got 1 with pack 1/);
+    const m = slicedEllRFromCsr(g.withEmptyRows(40, 40, 4, 0, 1), { sliceHeight: 32 });
+    expect(slicedSplitKernel.supports(m, ctx.limits, { ...slicedSplitKernel.defaults, pack: 1, interleave: 1 })).toMatch(/interleave 1 needs pack 0/);
   });
 });

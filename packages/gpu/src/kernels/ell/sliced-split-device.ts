@@ -12,7 +12,8 @@
  * @module
  */
 import type { SlicedEllRMatrix } from '@gpusparse/formats';
-import { clampLengths, type HostPiece } from './ell-device';
+import { clampLengths, type HostPiece, type PieceArray } from './ell-device';
+import { slicedPieces } from './sliced-device';
 
 /** Largest column offset a 16-bit word holds. */
 const MAX_OFFSET = 0xffff;
@@ -120,5 +121,36 @@ export function* packedSlicedPieces(m: SlicedEllRMatrix, cap: number): Generator
     const runs = Array.from({ length: s1 - s0 }, (_, i) => ({ s: s0 + i, k0: 0, k1: m.sliceWidth[s0 + i]! }));
     yield piece(runs, m.rowLength.subarray(s0 * H, Math.min(m.rows, s1 * H)), false);
     s0 = s1;
+  }
+}
+
+/**
+ * The column word and value bits of each entry side by side (`interleave` 1, pack 0): entry q at
+ * words 2q (column) and 2q + 1 (the f32 value's bits), read as one vec2<u32>. Padding slots keep
+ * their stored column (never read: rows stop at rl). O(entries) host work.
+ */
+function pairWords(col: PieceArray, val: PieceArray): Uint32Array {
+  const w = new Uint32Array(2 * col.length);
+  const f = new Float32Array(w.buffer);
+  for (let i = 0; i < col.length; i++) {
+    w[2 * i] = col[i]!;
+    f[2 * i + 1] = val[i]!;
+  }
+  return w;
+}
+
+/**
+ * Pieces of `m` for `interleave` 1 with u32 columns: the sliced ELL-R pieces for bindings of
+ * ⌊cap / 2⌋ entries (each entry is two words), their column and value arrays merged into one
+ * array of (column, value bits) pairs. Why: the kernel then reads one stream of 8-byte entries
+ * (one load instruction per entry, one contiguous 8·height-byte run per slot of a slice) where
+ * pack 0 reads two streams at the same index from two buffers placed anywhere by the allocator.
+ * @example [...interleavedSlicedPieces(slicedEllRFromCsr(a, { sliceHeight: 32 }), 1 << 28)].length // 1
+ */
+export function* interleavedSlicedPieces(m: SlicedEllRMatrix, cap: number): Generator<HostPiece> {
+  const layout = { ...m, height: m.sliceHeight, padLast: false };
+  for (const p of slicedPieces(layout, m.rowLength, null, Math.floor(cap / 2))) {
+    const [col, val, ...rest] = p.data;
+    yield { ...p, data: [pairWords(col!, val!), ...rest] };
   }
 }
