@@ -29,13 +29,15 @@ async function hamiltonian(file: string, opts: BuildSpaceOptions = {}): Promise<
   return (await assembleHamiltonian(fcidump, space, { workers: 0 })).matrix;
 }
 
-/** [kernel, params]: sliced-ell-split's layouts (u32 columns, 16-bit offsets, interleaved pairs) at the swept shapes, and csr-long's CI variant. */
+/** [kernel, params]: sliced-ell-split's layouts (u32 columns, 16-bit offsets, interleaved pairs, groups of 4 slots) at the swept shapes, and csr-long's CI variant. */
 const VARIANTS: [string, Record<string, number>][] = [
   ['sliced-ell-split', { sliceHeight: 32, parts: 8, unroll: 4, pack: 0, interleave: 0 }],
   ['sliced-ell-split', { sliceHeight: 32, parts: 16, unroll: 8, pack: 1, interleave: 0 }],
   ['sliced-ell-split', { sliceHeight: 32, parts: 16, unroll: 8, pack: 0, interleave: 1 }],
   ['sliced-ell-split', { sliceHeight: 16, parts: 16, unroll: 4, pack: 0, interleave: 1 }],
   ['sliced-ell-split', { sliceHeight: 64, parts: 4, unroll: 2, pack: 0, interleave: 1 }],
+  ['sliced-ell-split', { sliceHeight: 32, parts: 16, unroll: 2, pack: 1, interleave: 1 }],
+  ['sliced-ell-split', { sliceHeight: 16, parts: 8, unroll: 4, pack: 1, interleave: 1 }],
   ['csr-long', { lanes: 16, unroll: 2, pack: 1, interleave: 1, stage: 0 }],
 ];
 

@@ -29,7 +29,7 @@ import { signature, type WgslBinding } from '../wgsl/index';
 import { spmvLanesHead, stridedSum } from '../wgsl/lanes';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from './ell-device';
 import { slicedBindings, slicedPieces, slicedSupports } from './sliced-device';
-import { interleavedSlicedPieces, packedSlicedPieces, packFits } from './sliced-split-device';
+import { groupedSlicedPieces, interleavedSlicedPieces, packedSlicedPieces, packFits } from './sliced-split-device';
 
 /** Parameters of {@link slicedSplitKernel}. */
 export type SlicedSplitParams = { sliceHeight: number; parts: number; unroll: number; pack: number; interleave: number; workgroupSize: number };
@@ -57,8 +57,83 @@ const PAIR_BINDINGS: readonly WgslBinding[] = [
   { name: 'y', type: 'array<f32>', access: 'w' },
 ];
 
+/** pack 1, interleave 1: groups of 4 slots as vec2 words (offsets, values 0–1, values 2–3), sl (2 words per slice), rl, cb (vec4 bases per group), x, y. */
+const GROUPED_BINDINGS: readonly WgslBinding[] = [
+  { name: 'cv', type: 'array<vec2<u32>>', access: 'r' },
+  { name: 'sl', type: 'array<u32>', access: 'r' },
+  { name: 'rl', type: 'array<u32>', access: 'r' },
+  { name: 'cb', type: 'array<vec4<u32>>', access: 'r' },
+  { name: 'x', type: 'array<f32>', access: 'r' },
+  { name: 'y', type: 'array<f32>', access: 'w' },
+];
+
 /** The storage bindings of a (pack, interleave) layout. */
-const layoutBindings = (pack: number, interleave: number): readonly WgslBinding[] => (interleave === 1 ? PAIR_BINDINGS : pack === 1 ? PACKED_BINDINGS : BINDINGS);
+const layoutBindings = (pack: number, interleave: number): readonly WgslBinding[] =>
+  interleave === 1 ? (pack === 1 ? GROUPED_BINDINGS : PAIR_BINDINGS) : pack === 1 ? PACKED_BINDINGS : BINDINGS;
+
+/** The loads of group `g` (slot group of the row) into o, w, z (vec2 words) and b (vec4 bases), suffix `i`. */
+const groupLoads = (i: string, g: string): string[] => [
+  `let q${i} = off + (${g}) * 3u * stride + r;`,
+  `let o${i} = cv[q${i}];`,
+  `let w${i} = cv[q${i} + stride];`,
+  `let z${i} = cv[q${i} + 2u * stride];`,
+  `let b${i} = cb[gb + ${g}];`,
+];
+
+/** The 4 products of a loaded group, in slot order. */
+const groupTerms = (i: string): string[] => [
+  `bitcast<f32>(w${i}.x) * x[b${i}.x + (o${i}.x & 0xffffu)]`,
+  `bitcast<f32>(w${i}.y) * x[b${i}.y + (o${i}.x >> 16u)]`,
+  `bitcast<f32>(z${i}.x) * x[b${i}.z + (o${i}.y & 0xffffu)]`,
+  `bitcast<f32>(z${i}.y) * x[b${i}.w + (o${i}.y >> 16u)]`,
+];
+
+/**
+ * The grouped 16-bit layout's shader (pack 1, interleave 1): invocation part walks the row's
+ * full groups of 4 slots part, part + parts, …, `unroll` groups per step (every load first, then
+ * the 4·unroll gathers); the row's last, partial group (1–3 slots) is added by the one
+ * invocation whose turn it is, masked by slot (padding never read).
+ */
+function groupedSplitWgsl(parts: number, unroll: number, wg: number): string {
+  const R = wg / parts;
+  const ix = Array.from({ length: unroll }, (_, i) => i);
+  const t = groupTerms('');
+  return `${spmvLanesHead(GROUPED_BINDINGS, { workgroupSize: wg, lanes: 1, subgroups: false })}
+  let p = wg_linear(wid, nwg) * ${R}u + lid % ${R}u;
+  let part = lid / ${R}u;
+  var s = 0.0;
+  if (p < u.rows) {
+    let c = p / u.count;
+    let r = p - c * u.count;
+    let off = sl[2u * c];
+    let gb = sl[2u * c + 1u];
+    let stride = min(u.count, u.rows - c * u.count);
+    let end = rl[p];
+    let full = end / 4u;
+    ${ix.map((i) => `var a${i} = 0.0;`).join(' ')}
+    var j = part;
+    for (; j + ${(unroll - 1) * parts}u < full; j += ${unroll * parts}u) {
+      ${[...ix.flatMap((i) => groupLoads(`${i}`, i === 0 ? 'j' : `j + ${i * parts}u`)), ...ix.map((i) => `a${i} = a${i} + ((${groupTerms(`${i}`).join(' + ')}));`)].join('\n      ')}
+    }
+    for (; j < full; j += ${parts}u) {
+      ${[...groupLoads('', 'j'), `a0 = a0 + ((${t.join(' + ')}));`].join('\n      ')}
+    }
+    if (full * 4u < end && full % ${parts}u == part) {
+      ${groupLoads('', 'full').join('\n      ')}
+      let n = end - full * 4u;
+      a0 = a0 + ${t[0]};
+      if (n > 1u) { a0 = a0 + ${t[1]}; }
+      if (n > 2u) { a0 = a0 + ${t[2]}; }
+    }
+    s = ${pairwise(unroll)};
+  }
+  let t = part_sum(lid, s, lid % ${R}u);
+  if (p < u.rows && lid < ${R}u) { store_y(p, t); }
+}
+${stridedSum('part', parts, wg)}`;
+}
+
+
 
 /** The column of slot `q` (slot number `k` of the row's slice): a u32 word, or base + 16-bit offset. */
 const colText = (pack: number, q: string, k: string): string => (pack === 1 ? `cb[cbase + ${k}] + ((cw[${q} >> 1u] >> ((${q} & 1u) * 16u)) & 0xffffu)` : `col_idx[${q}]`);
@@ -76,9 +151,10 @@ function pairwise(n: number): string {
  */
 export function slicedSplitWgsl(parts: number, unroll: number, wg: number, pack = 0, interleave = 0): string {
   if (pack !== 0 && pack !== 1) throw new RangeError(`sliced-ell-split: pack expected 0 or 1, got ${pack}`);
-  if (interleave !== 0 && !(interleave === 1 && pack === 0)) throw new RangeError(`sliced-ell-split: interleave expected 0, or 1 with pack 0, got ${interleave} with pack ${pack}`);
+  if (interleave !== 0 && interleave !== 1) throw new RangeError(`sliced-ell-split: interleave expected 0 or 1, got ${interleave}`);
   if (!PARTS.includes(parts) || wg % parts !== 0) throw new RangeError(`sliced-ell-split: parts expected one of ${PARTS.join(', ')} dividing ${wg}, got ${parts}`);
   if (!UNROLL.includes(unroll)) throw new RangeError(`sliced-ell-split: unroll expected one of ${UNROLL.join(', ')}, got ${unroll}`);
+  if (interleave === 1 && pack === 1) return groupedSplitWgsl(parts, unroll, wg);
   const R = wg / parts;
   const ix = Array.from({ length: unroll }, (_, i) => i);
   const step = interleave === 1
@@ -133,7 +209,8 @@ export const slicedSplitKernel: SpmvKernel<SlicedEllRMatrix, SlicedSplitParams, 
     unroll: { description: 'slots each invocation loads before their gathers (1, 2, 4, 8)', values: [4, 2, 8] },
     pack: { description: '0: u32 columns (8 bytes per entry); 1: 16-bit offsets from a base column per (slice, slot) (6 + 4/height bytes; each slot’s columns within 2^16 − 1, whole slices per binding)', values: [0, 1] },
     interleave: {
-      description: '0: columns and values in two arrays; 1 (pack 0 only): one array of (column, value bits) pairs, one 8-byte load per entry and one contiguous run per slot of a slice',
+      description:
+        '0: columns and values in separate arrays; 1: one array per piece — pack 0: (column, value bits) pairs, one 8-byte load per entry; pack 1: groups of 4 slots, three 8-byte loads per 4 entries (16-bit offsets, 4 values) and a broadcast vec4 of bases',
       values: [0, 1],
     },
     workgroupSize: { description: 'invocations per workgroup (workgroupSize / parts rows each: sliceHeight 16 with parts 16 keeps each slice in one workgroup)', values: [256] },
@@ -143,7 +220,6 @@ export const slicedSplitKernel: SpmvKernel<SlicedEllRMatrix, SlicedSplitParams, 
   supports(m, limits, p) {
     const ok = slicedSupports(m, m.sliceHeight, limits);
     if (ok !== true) return ok;
-    if (p?.interleave === 1 && p.pack === 1) return 'sliced-ell-split: interleave 1 needs pack 0 (16-bit offsets keep their own arrays)';
     return p?.pack === 1 ? packFits(m) : true;
   },
   wgsl: (p) => slicedSplitWgsl(p.parts, p.unroll, p.workgroupSize, p.pack, p.interleave),
@@ -155,7 +231,7 @@ export const slicedSplitKernel: SpmvKernel<SlicedEllRMatrix, SlicedSplitParams, 
     const pipe = ctx.pipelines.get({ key: text, label: `${this.id}(parts=${p.parts},unroll=${p.unroll},pack=${p.pack},interleave=${p.interleave})`, bindings, wgsl: () => text });
     const cap = bindingCapElems(ctx, opts);
     const layout = { ...m, height: m.sliceHeight, padLast: false };
-    const pieces = p.interleave === 1 ? interleavedSlicedPieces(m, cap) : p.pack === 1 ? packedSlicedPieces(m, cap) : slicedPieces(layout, m.rowLength, null, cap);
+    const pieces = p.interleave === 1 ? (p.pack === 1 ? groupedSlicedPieces(m, cap) : interleavedSlicedPieces(m, cap)) : p.pack === 1 ? packedSlicedPieces(m, cap) : slicedPieces(layout, m.rowLength, null, cap);
     return uploadPieces(ctx, this.id, m, pipe, pieces, p.workgroupSize / p.parts);
   },
   encode: encodeEll,
