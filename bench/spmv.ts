@@ -21,7 +21,7 @@
  * Flags: --quick (small sizes), --out FILE, --reps N, --rounds N, --kernels id,id, --only name,name,
  * --no-variants (defaults only; --sweep id,id keeps the variants of those kernels), --dump DIR (write NAME.rowptr/.cols/.vals for .gpukit/cusparse_anchor.py),
  * --max-binding-bytes N (plan bindings of N bytes: exercises splitting on a small device),
- * --grid ID:NAME=V/V/…:NAME=V/… (repeatable: that kernel runs the product of the listed values, its
+ * --grid ID:NAME=V/V/…:NAME=V/… (repeatable, also per kernel: the sub-grids add up; that kernel runs the product of the listed values, its
  * other parameters at their defaults, instead of its variants; e.g. --grid csr-long:lanes=8/16:unroll=2/4),
  * --powerlaw ROWS:MAXLEN[:MINLEN[:ALPHA]] (add a generated power-law matrix; --only powerlaw-ROWS- runs it alone),
  * --fcidump FILE[:IRREP] (repeatable: add the determinant CI Hamiltonian that packages/chem assembles
@@ -343,22 +343,25 @@ async function makeCase(ctx: GpuContext, a: CsrMatrix, copyGbs: number): Promise
 
 /**
  * The product of the values a `--grid ID:NAME=V/V:…` flag lists for kernel `k` (other parameters
- * at their defaults), or undefined when no such flag names `k`.
+ * at their defaults), concatenated over every such flag naming `k` (so one kernel can sweep
+ * several sub-grids, e.g. one per layout), or undefined when no flag names `k`.
  * @throws RangeError naming the flag when a parameter is not one of the kernel's or a value is not a number
  */
 function gridVariants(k: AnySpmvKernel): Record<string, number>[] | undefined {
-  const spec = grids.find((g) => g.split(':')[0] === k.id);
-  if (!spec) return undefined;
-  let out: Record<string, number>[] = [{ ...k.defaults }];
-  for (const part of spec.split(':').slice(1)) {
-    const [name, list] = part.split('=');
-    const values = (list ?? '').split('/').map(Number);
-    if (!name || !(name in k.params) || values.some((v) => !Number.isFinite(v))) {
-      throw new RangeError(`--grid ${spec}: expected NAME=V/V/… with NAME one of ${Object.keys(k.params).join(', ')} and numbers, got '${part}'`);
+  const specs = grids.filter((g) => g.split(':')[0] === k.id);
+  if (specs.length === 0) return undefined;
+  return specs.flatMap((spec) => {
+    let out: Record<string, number>[] = [{ ...k.defaults }];
+    for (const part of spec.split(':').slice(1)) {
+      const [name, list] = part.split('=');
+      const values = (list ?? '').split('/').map(Number);
+      if (!name || !(name in k.params) || values.some((v) => !Number.isFinite(v))) {
+        throw new RangeError(`--grid ${spec}: expected NAME=V/V/… with NAME one of ${Object.keys(k.params).join(', ')} and numbers, got '${part}'`);
+      }
+      out = out.flatMap((p) => values.map((v) => ({ ...p, [name]: v })));
     }
-    out = out.flatMap((p) => values.map((v) => ({ ...p, [name]: v })));
-  }
-  return out;
+    return out;
+  });
 }
 
 /**

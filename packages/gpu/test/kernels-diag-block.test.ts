@@ -180,6 +180,13 @@ describe('dia-tiled kernel', () => {
       expect((await run(diaTiledKernel, g.banded(4000, 5, 6, { seed: 2 }), dia, p, undefined, -1, 0.5)).worst).toBeLessThanOrEqual(1);
     });
   }
+  // unroll = the diagonal count (issue 20, 5-point stencil): the whole diagonal set in one interior step, no remainder
+  for (const [name, a, unroll, vec] of [['5-point 40²', g.poisson2d(40), 5, 0], ['7-point 12³', g.poisson3d(12), 7, 0], ['7-point 12³', g.poisson3d(12), 3, 0]] as const) {
+    it(`${name}, unroll ${unroll}, vec ${vec}: within the bound, alpha 2, beta -0.5`, async () => {
+      const r = await run(diaTiledKernel, a, dia, { vec, rowsPerThread: 1, unroll, workgroupSize: 64 }, undefined, 2, -0.5);
+      expect(r.worst).toBeLessThanOrEqual(1);
+    });
+  }
   it('vec 1 with bases not multiples of 4 (rows 1 003 × 1 004 columns) and split pieces', async () => {
     const pairs: [number, number][] = [];
     for (let i = 0; i < 1003; i++) for (const k of [-7, -2, 0, 1, 3, 9]) if (i + k >= 0 && i + k < 1004) pairs.push([i, i + k]);
@@ -205,7 +212,7 @@ describe('dia-tiled kernel', () => {
     expect(pieceVecInterior(Int32Array.of(-1, 0, 1, 16, 1, 16, 0, 15), 2, 16, 32, 0, 16)).toEqual([1, 8]);
     expect(pieceVecInterior(Int32Array.of(-1, 0, 1, 16, 1, 16, 0, 15), 2, 16, 32, 12, 16)).toEqual([0xffffffff, 0xffffffff]);
     expect(() => diaTiledKernel.wgsl({ ...diaTiledKernel.defaults, vec: 1, rowsPerThread: 8 }, ctx.caps)).toThrow(/rowsPerThread expected an integer in 1…4 with vec 1, got 8/);
-    expect(() => diaTiledKernel.wgsl({ ...diaTiledKernel.defaults, unroll: 3 }, ctx.caps)).toThrow(/unroll expected one of 1, 2, 4, 8, got 3/);
+    expect(() => diaTiledKernel.wgsl({ ...diaTiledKernel.defaults, unroll: 9 }, ctx.caps)).toThrow(/unroll expected one of 1, 2, 3, 4, 5, 6, 7, 8, got 9/);
   });
 });
 

@@ -9,7 +9,7 @@
 import { type CsrMatrix, generators as g, slicedEllRFromCsr } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { slicedSplitKernel, slicedSplitWgsl } from '../src/kernels/ell/sliced-split.kernel';
-import { packedSlicedPieces, packFits } from '../src/kernels/ell/sliced-split-device';
+import { groupedSlicedPieces, interleavedSlicedPieces, packedSlicedPieces, packFits } from '../src/kernels/ell/sliced-split-device';
 import { experimentalKernels, getKernel, type GpuContext, kernels } from '../src/index';
 import { CASES, SEEDS } from '../src/testing/conformance';
 import { checkKernel } from '../src/testing/conformance';
@@ -27,10 +27,10 @@ describe('sliced-ell-split', () => {
     expect(kernels).not.toContain(slicedSplitKernel);
   });
 
-  // the conformance tier's cases (the registry loop covers only `kernels`), default parameters and pack 1
-  for (const pack of [0, 1]) {
-    it(`conformance cases, default parameters, pack ${pack}`, async () => {
-      const p = { ...slicedSplitKernel.defaults, pack };
+  // the conformance tier's cases (the registry loop covers only `kernels`), default parameters, pack 1 and interleave 1
+  for (const [pack, interleave] of [[0, 0], [1, 0], [0, 1], [1, 1]] as const) {
+    it(`conformance cases, default parameters, pack ${pack}, interleave ${interleave}`, async () => {
+      const p = { ...slicedSplitKernel.defaults, pack, interleave };
       let ran = 0;
       for (const [name, gen, opts] of CASES) {
         const a = gen(SEEDS[0]!);
@@ -43,15 +43,22 @@ describe('sliced-ell-split', () => {
   }
 
   const VARIANTS = [
-    [32, 8, 4, 0],
-    [64, 4, 2, 1],
-    [32, 16, 8, 0],
-    [32, 1, 1, 1],
-    [64, 2, 8, 0],
-    [32, 8, 4, 1],
+    [32, 8, 4, 0, 0, 256],
+    [64, 4, 2, 1, 0, 256],
+    [32, 16, 8, 0, 0, 256],
+    [32, 1, 1, 1, 0, 256],
+    [64, 2, 8, 0, 0, 256],
+    [32, 8, 4, 1, 0, 256],
+    [16, 16, 8, 0, 1, 256],
+    [16, 4, 2, 0, 1, 256],
+    [32, 8, 1, 0, 1, 256],
+    [32, 16, 4, 1, 1, 256],
+    [32, 8, 2, 1, 1, 256],
+    [64, 1, 1, 1, 1, 256],
+    [16, 4, 4, 1, 1, 256],
   ] as const;
-  it.each(VARIANTS)('slice %i, parts %i, unroll %i, pack %i: CI-like and uneven rows, alpha/beta', async (sliceHeight, parts, unroll, pack) => {
-    const p = { sliceHeight, parts, unroll, pack, workgroupSize: 256 };
+  it.each(VARIANTS)('slice %i, parts %i, unroll %i, pack %i, interleave %i, workgroup %i: CI-like and uneven rows, alpha/beta', async (sliceHeight, parts, unroll, pack, interleave, workgroupSize) => {
+    const p = { sliceHeight, parts, unroll, pack, interleave, workgroupSize };
     const ci = g.ciLike(700, { refFraction: 0.1, refDensity: 0.5, expDensity: 0.1, seed: 2 });
     expect(await checkKernel(ctx, slicedSplitKernel, p, ci, 3, 1, 0)).toBe('');
     // rows of 120 entries and empty rows (30 %), 301 rows: a short last slice
@@ -61,14 +68,22 @@ describe('sliced-ell-split', () => {
   it('slices wider than a binding are cut into slot ranges that accumulate', async () => {
     const a = g.oneDenseRow(40, 3001, 3, 3001, 7, 2); // one row of 3001 entries, bindings of 1024 entries
     for (const [sliceHeight, parts, unroll] of [VARIANTS[0], VARIANTS[1]]) {
-      const p = { sliceHeight, parts, unroll, pack: 0, workgroupSize: 256 };
-      expect(await checkKernel(ctx, slicedSplitKernel, p, a, 7, 1, 0, { maxBindingBytes: 4096 })).toBe('');
-      expect(await checkKernel(ctx, slicedSplitKernel, p, a, 7, 2, -0.5, { maxBindingBytes: 4096 })).toBe('');
+      for (const interleave of [0, 1]) {
+        const p = { sliceHeight, parts, unroll, pack: 0, interleave, workgroupSize: 256 };
+        expect(await checkKernel(ctx, slicedSplitKernel, p, a, 7, 1, 0, { maxBindingBytes: 4096 })).toBe('');
+        expect(await checkKernel(ctx, slicedSplitKernel, p, a, 7, 2, -0.5, { maxBindingBytes: 4096 })).toBe('');
+      }
     }
+    // interleave 1 halves the entries per binding (two words each): more slot ranges, all accumulating after the first
+    const m = slicedEllRFromCsr(a, { sliceHeight: 32 });
+    const pairs = [...interleavedSlicedPieces(m, 1024)];
+    expect(pairs.length).toBeGreaterThan([...packedSlicedPieces(m, 1024)].length);
+    expect(pairs.every((q) => (q.data[0] as Uint32Array).length <= 1024)).toBe(true);
+    expect(pairs.filter((q) => q.accumulate).length).toBeGreaterThan([...packedSlicedPieces(m, 1024)].filter((q) => q.accumulate).length);
   });
 
   it('pack 1: whole slices per binding (several pieces), a slice wider than a binding in accumulating slot ranges', async () => {
-    const p = { sliceHeight: 32, parts: 8, unroll: 4, pack: 1, workgroupSize: 256 };
+    const p = { sliceHeight: 32, parts: 8, unroll: 4, pack: 1, interleave: 0, workgroupSize: 256 };
     const a = g.withEmptyRows(600, 900, 100, 0.2, 8);
     const m = slicedEllRFromCsr(a, { sliceHeight: 32 });
     expect([...packedSlicedPieces(m, 2048)].length).toBeGreaterThan(3);
@@ -80,6 +95,20 @@ describe('sliced-ell-split', () => {
     expect(await checkKernel(ctx, slicedSplitKernel, p, wide, 7, 2, -0.5, { maxBindingBytes: 4096 })).toBe('');
   });
 
+  it('pack 1, interleave 1: whole slices per binding (several pieces), a slice wider than a binding in accumulating ranges of 4k slots', async () => {
+    const p = { sliceHeight: 32, parts: 8, unroll: 2, pack: 1, interleave: 1, workgroupSize: 256 };
+    const a = g.withEmptyRows(600, 900, 101, 0.2, 8);
+    expect([...groupedSlicedPieces(slicedEllRFromCsr(a, { sliceHeight: 32 }), 8192)].length).toBeGreaterThan(3);
+    expect(await checkKernel(ctx, slicedSplitKernel, p, a, 9, 1.5, -1, { maxBindingBytes: 32768 })).toBe('');
+    const wide = g.oneDenseRow(40, 3001, 3, 3001, 7, 2); // one row of 3001 entries: ranges of 84 slots (21 groups of 6·32 words) in bindings of 4096 u32
+    const parts = [...groupedSlicedPieces(slicedEllRFromCsr(wide, { sliceHeight: 32 }), 4096)];
+    expect(parts.filter((q) => q.accumulate).length).toBe(35);
+    expect(parts.every((q) => (q.data[0] as Uint32Array).length <= 4096 && (q.data[3] as Uint32Array).length <= 4096)).toBe(true);
+    expect(await checkKernel(ctx, slicedSplitKernel, p, wide, 7, 1, 0, { maxBindingBytes: 16384 })).toBe('');
+    expect(await checkKernel(ctx, slicedSplitKernel, { ...p, parts: 1, unroll: 1 }, wide, 7, 2, -0.5, { maxBindingBytes: 16384 })).toBe('');
+    expect(() => [...groupedSlicedPieces(slicedEllRFromCsr(wide, { sliceHeight: 32 }), 512)]).toThrow(/slice height 32 expected at most 21 rows/);
+  });
+
   it('pack 1 refuses a slot whose columns span more than 2^16 − 1, naming it, in supports and at upload', () => {
     // rows 0 and 1 of one slice, 64 entries each: columns 0…63 and 70 000…70 063, so slot 0 holds columns 0 and 70 000
     const cols = [...Array.from({ length: 64 }, (_, k) => k), ...Array.from({ length: 64 }, (_, k) => 70_000 + k)];
@@ -89,10 +118,12 @@ describe('sliced-ell-split', () => {
     expect(packFits(m)).not.toBe(true);
     expect(slicedSplitKernel.supports(m, ctx.limits, { ...slicedSplitKernel.defaults, pack: 0 })).toBe(true);
     expect(() => [...packedSlicedPieces(m, 1 << 20)]).toThrow(/slot 0 of slice 0 spans more than 65535 columns \(row 1, column 70000, base 0\): use pack 0/);
+    expect(() => [...groupedSlicedPieces(m, 1 << 20)]).toThrow(/slot 0 of slice 0 spans more than 65535 columns \(row 1, column 70000, base 0\): use pack 0/);
   });
 
   it('rejects parts not dividing the workgroup and an unroll outside 1, 2, 4, 8, with the values', () => {
     expect(() => slicedSplitWgsl(3, 4, 256)).toThrow(/parts expected one of 1, 2, 4, 8, 16, 32 dividing 256, got 3/);
     expect(() => slicedSplitWgsl(8, 5, 256)).toThrow(/unroll expected one of 1, 2, 4, 8, got 5/);
+    expect(() => slicedSplitWgsl(8, 4, 256, 1, 2)).toThrow(/interleave expected 0 or 1, got 2/);
   });
 });

@@ -40,8 +40,13 @@ import { DIAGONAL_BINDINGS, diagonalCountFits, diagonalPieces, diagonalPrecheck 
 /** Most diagonals of one piece (the workgroup-memory table: 16 bytes each, 4 KiB). */
 export const TILED_MAX_DIAGONALS = 256;
 
-/** Diagonals per unrolled step of the interior loop (the `unroll` parameter's accepted values). */
-const UNROLLS = [1, 2, 4, 8];
+/**
+ * Diagonals per unrolled step of the interior loop (the `unroll` parameter's accepted values).
+ * Every count 1…8: a stencil with ≤ 8 diagonals (5-point: 5, 7-point: 7) can take all of them
+ * in one step (every load of its rows in flight at once) instead of an unrolled step plus
+ * single-diagonal remainder steps, each of which waits a memory latency with few loads in flight.
+ */
+const UNROLLS = [1, 2, 3, 4, 5, 6, 7, 8];
 
 /**
  * The opening of both tiled shaders' entry point: the tile's first row b0 (invocations past the
@@ -233,7 +238,7 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix | DeviceDiaMatrix, DiaTiledPar
     rowsPerThread: { description: 'rows per invocation (strided by the workgroup size: loads stay coalesced); with vec 1, groups of 4 consecutive rows (1…4)', values: [4, 2, 1, 8] },
     workgroupSize: { description: 'invocations per workgroup', values: [256, 128] },
     maxDiagonals: { description: 'most diagonals accepted (the dia format default)', values: [diaDefaultParams.maxDiagonals] },
-    unroll: { description: 'diagonals per unrolled interior step (1, 2, 4 or 8): independent loads in flight per row', values: [4, 8] },
+    unroll: { description: 'diagonals per unrolled interior step (1…8; the diagonal count of a stencil with ≤ 8 takes them all in one step): independent loads in flight per row', values: [4, 8] },
     vec: { description: '1: vec4 loads of values and x, 4 consecutive rows per group (columns a multiple of 4); 0: scalar loads', values: [0, 1] },
   },
   // H100 (bench/RESULTS.md, session 6, issue 20): rowsPerThread 4 with 256 invocations was the

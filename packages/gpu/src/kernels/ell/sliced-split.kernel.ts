@@ -29,10 +29,10 @@ import { signature, type WgslBinding } from '../wgsl/index';
 import { spmvLanesHead, stridedSum } from '../wgsl/lanes';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from './ell-device';
 import { slicedBindings, slicedPieces, slicedSupports } from './sliced-device';
-import { packedSlicedPieces, packFits } from './sliced-split-device';
+import { groupedSlicedPieces, interleavedSlicedPieces, packedSlicedPieces, packFits } from './sliced-split-device';
 
 /** Parameters of {@link slicedSplitKernel}. */
-export type SlicedSplitParams = { sliceHeight: number; parts: number; unroll: number; pack: number; workgroupSize: number };
+export type SlicedSplitParams = { sliceHeight: number; parts: number; unroll: number; pack: number; interleave: number; workgroupSize: number };
 
 const PARTS = [1, 2, 4, 8, 16, 32];
 const UNROLL = [1, 2, 4, 8];
@@ -48,6 +48,93 @@ const PACKED_BINDINGS: readonly WgslBinding[] = [
   { name: 'y', type: 'array<f32>', access: 'w' },
 ];
 
+/** interleave 1 (pack 0): one array of (column, value bits) pairs, sl (2 words per slice), rl, x, y. */
+const PAIR_BINDINGS: readonly WgslBinding[] = [
+  { name: 'cv', type: 'array<vec2<u32>>', access: 'r' },
+  { name: 'sl', type: 'array<u32>', access: 'r' },
+  { name: 'rl', type: 'array<u32>', access: 'r' },
+  { name: 'x', type: 'array<f32>', access: 'r' },
+  { name: 'y', type: 'array<f32>', access: 'w' },
+];
+
+/** pack 1, interleave 1: groups of 4 slots as vec2 words (offsets, values 0–1, values 2–3), sl (2 words per slice), rl, cb (vec4 bases per group), x, y. */
+const GROUPED_BINDINGS: readonly WgslBinding[] = [
+  { name: 'cv', type: 'array<vec2<u32>>', access: 'r' },
+  { name: 'sl', type: 'array<u32>', access: 'r' },
+  { name: 'rl', type: 'array<u32>', access: 'r' },
+  { name: 'cb', type: 'array<vec4<u32>>', access: 'r' },
+  { name: 'x', type: 'array<f32>', access: 'r' },
+  { name: 'y', type: 'array<f32>', access: 'w' },
+];
+
+/** The storage bindings of a (pack, interleave) layout. */
+const layoutBindings = (pack: number, interleave: number): readonly WgslBinding[] =>
+  interleave === 1 ? (pack === 1 ? GROUPED_BINDINGS : PAIR_BINDINGS) : pack === 1 ? PACKED_BINDINGS : BINDINGS;
+
+/** The loads of group `g` (slot group of the row) into o, w, z (vec2 words) and b (vec4 bases), suffix `i`. */
+const groupLoads = (i: string, g: string): string[] => [
+  `let q${i} = off + (${g}) * 3u * stride + r;`,
+  `let o${i} = cv[q${i}];`,
+  `let w${i} = cv[q${i} + stride];`,
+  `let z${i} = cv[q${i} + 2u * stride];`,
+  `let b${i} = cb[gb + ${g}];`,
+];
+
+/** The 4 products of a loaded group, in slot order. */
+const groupTerms = (i: string): string[] => [
+  `bitcast<f32>(w${i}.x) * x[b${i}.x + (o${i}.x & 0xffffu)]`,
+  `bitcast<f32>(w${i}.y) * x[b${i}.y + (o${i}.x >> 16u)]`,
+  `bitcast<f32>(z${i}.x) * x[b${i}.z + (o${i}.y & 0xffffu)]`,
+  `bitcast<f32>(z${i}.y) * x[b${i}.w + (o${i}.y >> 16u)]`,
+];
+
+/**
+ * The grouped 16-bit layout's shader (pack 1, interleave 1): invocation part walks the row's
+ * full groups of 4 slots part, part + parts, …, `unroll` groups per step (every load first, then
+ * the 4·unroll gathers); the row's last, partial group (1–3 slots) is added by the one
+ * invocation whose turn it is, masked by slot (padding never read).
+ */
+function groupedSplitWgsl(parts: number, unroll: number, wg: number): string {
+  const R = wg / parts;
+  const ix = Array.from({ length: unroll }, (_, i) => i);
+  const t = groupTerms('');
+  return `${spmvLanesHead(GROUPED_BINDINGS, { workgroupSize: wg, lanes: 1, subgroups: false })}
+  let p = wg_linear(wid, nwg) * ${R}u + lid % ${R}u;
+  let part = lid / ${R}u;
+  var s = 0.0;
+  if (p < u.rows) {
+    let c = p / u.count;
+    let r = p - c * u.count;
+    let off = sl[2u * c];
+    let gb = sl[2u * c + 1u];
+    let stride = min(u.count, u.rows - c * u.count);
+    let end = rl[p];
+    let full = end / 4u;
+    ${ix.map((i) => `var a${i} = 0.0;`).join(' ')}
+    var j = part;
+    for (; j + ${(unroll - 1) * parts}u < full; j += ${unroll * parts}u) {
+      ${[...ix.flatMap((i) => groupLoads(`${i}`, i === 0 ? 'j' : `j + ${i * parts}u`)), ...ix.map((i) => `a${i} = a${i} + ((${groupTerms(`${i}`).join(' + ')}));`)].join('\n      ')}
+    }
+    for (; j < full; j += ${parts}u) {
+      ${[...groupLoads('', 'j'), `a0 = a0 + ((${t.join(' + ')}));`].join('\n      ')}
+    }
+    if (full * 4u < end && full % ${parts}u == part) {
+      ${groupLoads('', 'full').join('\n      ')}
+      let n = end - full * 4u;
+      a0 = a0 + ${t[0]};
+      if (n > 1u) { a0 = a0 + ${t[1]}; }
+      if (n > 2u) { a0 = a0 + ${t[2]}; }
+    }
+    s = ${pairwise(unroll)};
+  }
+  let t = part_sum(lid, s, lid % ${R}u);
+  if (p < u.rows && lid < ${R}u) { store_y(p, t); }
+}
+${stridedSum('part', parts, wg)}`;
+}
+
+
+
 /** The column of slot `q` (slot number `k` of the row's slice): a u32 word, or base + 16-bit offset. */
 const colText = (pack: number, q: string, k: string): string => (pack === 1 ? `cb[cbase + ${k}] + ((cw[${q} >> 1u] >> ((${q} & 1u) * 16u)) & 0xffffu)` : `col_idx[${q}]`);
 
@@ -62,19 +149,24 @@ function pairwise(n: number): string {
  * The shader for `parts` invocations per row, `unroll` slots per step, `wg` invocations.
  * @example slicedSplitWgsl(8, 4, 256)
  */
-export function slicedSplitWgsl(parts: number, unroll: number, wg: number, pack = 0): string {
+export function slicedSplitWgsl(parts: number, unroll: number, wg: number, pack = 0, interleave = 0): string {
   if (pack !== 0 && pack !== 1) throw new RangeError(`sliced-ell-split: pack expected 0 or 1, got ${pack}`);
+  if (interleave !== 0 && interleave !== 1) throw new RangeError(`sliced-ell-split: interleave expected 0 or 1, got ${interleave}`);
   if (!PARTS.includes(parts) || wg % parts !== 0) throw new RangeError(`sliced-ell-split: parts expected one of ${PARTS.join(', ')} dividing ${wg}, got ${parts}`);
   if (!UNROLL.includes(unroll)) throw new RangeError(`sliced-ell-split: unroll expected one of ${UNROLL.join(', ')}, got ${unroll}`);
+  if (interleave === 1 && pack === 1) return groupedSplitWgsl(parts, unroll, wg);
   const R = wg / parts;
   const ix = Array.from({ length: unroll }, (_, i) => i);
-  const step = [
-    ...ix.map((i) => `let q${i} = q + ${i * parts}u * stride;`),
-    ...ix.map((i) => `let c${i} = ${colText(pack, `q${i}`, i === 0 ? 'k' : `k + ${i * parts}u`)};`),
-    ...ix.map((i) => `let v${i} = vals[q${i}];`),
-    ...ix.map((i) => `a${i} = a${i} + v${i} * x[c${i}];`),
-  ].join('\n      ');
-  return `${spmvLanesHead(pack === 1 ? PACKED_BINDINGS : BINDINGS, { workgroupSize: wg, lanes: 1, subgroups: false })}
+  const step = interleave === 1
+    ? [...ix.map((i) => `let e${i} = cv[q + ${i * parts}u * stride];`), ...ix.map((i) => `a${i} = a${i} + bitcast<f32>(e${i}.y) * x[e${i}.x];`)].join('\n      ')
+    : [
+        ...ix.map((i) => `let q${i} = q + ${i * parts}u * stride;`),
+        ...ix.map((i) => `let c${i} = ${colText(pack, `q${i}`, i === 0 ? 'k' : `k + ${i * parts}u`)};`),
+        ...ix.map((i) => `let v${i} = vals[q${i}];`),
+        ...ix.map((i) => `a${i} = a${i} + v${i} * x[c${i}];`),
+      ].join('\n      ');
+  const tail = interleave === 1 ? 'let e = cv[q];\n      a0 = a0 + bitcast<f32>(e.y) * x[e.x];' : `a0 = a0 + vals[q] * x[${colText(pack, 'q', 'k')}];`;
+  return `${spmvLanesHead(layoutBindings(pack, interleave), { workgroupSize: wg, lanes: 1, subgroups: false })}
   let p = wg_linear(wid, nwg) * ${R}u + lid % ${R}u;
   let part = lid / ${R}u;
   var s = 0.0;
@@ -92,7 +184,7 @@ export function slicedSplitWgsl(parts: number, unroll: number, wg: number, pack 
     }
     for (; k < end; k += ${parts}u) {
       let q = off + k * stride + r;
-      a0 = a0 + vals[q] * x[${colText(pack, 'q', 'k')}];
+      ${tail}
     }
     s = ${pairwise(unroll)};
   }
@@ -112,28 +204,34 @@ export const slicedSplitKernel: SpmvKernel<SlicedEllRMatrix, SlicedSplitParams, 
   format: 'sliced-ell-r',
   title: 'Sliced ELL-R, rows split over parts × unrolled slots, coalesced row map (CI Hamiltonians: x gathers shared by a slice’s rows)',
   params: {
-    sliceHeight: { description: 'rows per slice (format parameter)', values: [32, 64] },
+    sliceHeight: { description: 'rows per slice (format parameter)', values: [32, 64, 16] },
     parts: { description: 'invocations per row (1–32, dividing the workgroup); each walks every parts-th slot', values: [8, 4, 16] },
     unroll: { description: 'slots each invocation loads before their gathers (1, 2, 4, 8)', values: [4, 2, 8] },
     pack: { description: '0: u32 columns (8 bytes per entry); 1: 16-bit offsets from a base column per (slice, slot) (6 + 4/height bytes; each slot’s columns within 2^16 − 1, whole slices per binding)', values: [0, 1] },
-    workgroupSize: { description: 'invocations per workgroup', values: [256] },
+    interleave: {
+      description:
+        '0: columns and values in separate arrays; 1: one array per piece — pack 0: (column, value bits) pairs, one 8-byte load per entry; pack 1: groups of 4 slots, three 8-byte loads per 4 entries (16-bit offsets, 4 values) and a broadcast vec4 of bases',
+      values: [0, 1],
+    },
+    workgroupSize: { description: 'invocations per workgroup (workgroupSize / parts rows each: sliceHeight 16 with parts 16 keeps each slice in one workgroup)', values: [256] },
   },
-  defaults: { sliceHeight: 32, parts: 8, unroll: 4, pack: 0, workgroupSize: 256 },
+  defaults: { sliceHeight: 32, parts: 8, unroll: 4, pack: 0, interleave: 0, workgroupSize: 256 },
   formatParams: (p) => ({ sliceHeight: p.sliceHeight }),
   supports(m, limits, p) {
     const ok = slicedSupports(m, m.sliceHeight, limits);
-    return ok === true && p?.pack === 1 ? packFits(m) : ok;
+    if (ok !== true) return ok;
+    return p?.pack === 1 ? packFits(m) : true;
   },
-  wgsl: (p) => slicedSplitWgsl(p.parts, p.unroll, p.workgroupSize, p.pack),
+  wgsl: (p) => slicedSplitWgsl(p.parts, p.unroll, p.workgroupSize, p.pack, p.interleave),
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     validateSlicedEllR(m); // the shader reads without bounds checks of its own
     const text = this.wgsl(p, ctx.caps);
-    const bindings = signature(p.pack === 1 ? PACKED_BINDINGS : BINDINGS);
-    const pipe = ctx.pipelines.get({ key: text, label: `${this.id}(parts=${p.parts},unroll=${p.unroll},pack=${p.pack})`, bindings, wgsl: () => text });
+    const bindings = signature(layoutBindings(p.pack, p.interleave));
+    const pipe = ctx.pipelines.get({ key: text, label: `${this.id}(parts=${p.parts},unroll=${p.unroll},pack=${p.pack},interleave=${p.interleave})`, bindings, wgsl: () => text });
     const cap = bindingCapElems(ctx, opts);
     const layout = { ...m, height: m.sliceHeight, padLast: false };
-    const pieces = p.pack === 1 ? packedSlicedPieces(m, cap) : slicedPieces(layout, m.rowLength, null, cap);
+    const pieces = p.interleave === 1 ? (p.pack === 1 ? groupedSlicedPieces(m, cap) : interleavedSlicedPieces(m, cap)) : p.pack === 1 ? packedSlicedPieces(m, cap) : slicedPieces(layout, m.rowLength, null, cap);
     return uploadPieces(ctx, this.id, m, pipe, pieces, p.workgroupSize / p.parts);
   },
   encode: encodeEll,

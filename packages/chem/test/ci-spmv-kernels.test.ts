@@ -1,0 +1,58 @@
+/**
+ * The CI SpMV kernels (issue 20: sliced-ell-split in each layout, csr-long) on Hamiltonians that
+ * this package assembles, not only the bench generator: H4 STO-6G FCI (36 determinants), N2
+ * STO-3G FCI (14 400 determinants, 1.4·10^6 entries, the alpha-major structure of the H10
+ * benchmark matrix) and N2 with an irrep filter (holes in the (α, β) table: uneven rows and a
+ * short last slice). Oracle: the float64 CSR product of the float32-rounded matrix with the
+ * conformance tier's per-row bound (checkKernel), for y = A·x and y = 2·A·x − 0.5·y.
+ */
+import type { CsrMatrix } from '@gpusparse/formats';
+import { createGpuContext, type GpuContext, getKernel } from '@gpusparse/gpu';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkKernel } from '../../gpu/src/testing/conformance';
+import { buildCiSpace } from '../src/determinants/build';
+import type { BuildSpaceOptions } from '../src/determinants/build';
+import { readFcidump } from '../src/fcidump/node';
+import { assembleHamiltonian } from '../src/hamiltonian/assemble';
+import { dataFile } from '../../../testdata/index';
+
+// part of the GPU tier (vitest.config.ts): skipped with it when no adapter appears
+const gpuTierSkipped = process.env.GPUSPARSE_GPU_TIER === 'skip' && process.env.GPUSPARSE_REQUIRE_GPU !== '1';
+let ctx: GpuContext;
+beforeAll(async () => {
+  if (!gpuTierSkipped) ctx = await createGpuContext();
+});
+afterAll(() => ctx?.dispose());
+
+async function hamiltonian(file: string, opts: BuildSpaceOptions = {}): Promise<CsrMatrix> {
+  const { fcidump, space } = buildCiSpace(await readFcidump(dataFile('fcidump', file)), 'fci', opts);
+  return (await assembleHamiltonian(fcidump, space, { workers: 0 })).matrix;
+}
+
+/** [kernel, params]: sliced-ell-split's layouts (u32 columns, 16-bit offsets, interleaved pairs, groups of 4 slots) at the swept shapes, and csr-long's CI variant. */
+const VARIANTS: [string, Record<string, number>][] = [
+  ['sliced-ell-split', { sliceHeight: 32, parts: 8, unroll: 4, pack: 0, interleave: 0 }],
+  ['sliced-ell-split', { sliceHeight: 32, parts: 16, unroll: 8, pack: 1, interleave: 0 }],
+  ['sliced-ell-split', { sliceHeight: 32, parts: 16, unroll: 8, pack: 0, interleave: 1 }],
+  ['sliced-ell-split', { sliceHeight: 16, parts: 16, unroll: 4, pack: 0, interleave: 1 }],
+  ['sliced-ell-split', { sliceHeight: 64, parts: 4, unroll: 2, pack: 0, interleave: 1 }],
+  ['sliced-ell-split', { sliceHeight: 32, parts: 16, unroll: 2, pack: 1, interleave: 1 }],
+  ['sliced-ell-split', { sliceHeight: 16, parts: 8, unroll: 4, pack: 1, interleave: 1 }],
+  ['csr-long', { lanes: 16, unroll: 2, pack: 1, interleave: 1, stage: 0 }],
+];
+
+describe.skipIf(gpuTierSkipped)('CI SpMV kernels on assembled Hamiltonians', () => {
+  it.each([
+    ['H4_sto6g_R1.8_block2.FCIDUMP', {}],
+    ['N2_sto3g_R1.1A_block2.FCIDUMP', {}],
+    ['N2_sto3g_R1.1A_block2.FCIDUMP', { irrep: 'isym' }],
+  ] as const)('%s %o: every variant within the float32 bound of the float64 product', async (file, opts) => {
+    const a = await hamiltonian(file, opts);
+    for (const [id, p] of VARIANTS) {
+      const k = getKernel(id);
+      const params = { ...k.defaults, ...p };
+      expect(await checkKernel(ctx, k, params, a, 11, 1, 0), `${id} ${JSON.stringify(p)}`).toBe('');
+      expect(await checkKernel(ctx, k, params, a, 12, 2, -0.5), `${id} ${JSON.stringify(p)} α 2 β −0.5`).toBe('');
+    }
+  });
+});
