@@ -210,6 +210,54 @@ describe('threads: the same bits for 1 and 2 threads', () => {
   });
 });
 
+describe('cgUpdate: x += α·p, r −= α·q and ⟨r, r⟩ in one pass', () => {
+  const one = space(1);
+  const two = space(2, true);
+  /** The three calls the fused kernel replaces, on the same space. */
+  const unfused = (s: WasmVectorSpace, a: number, p: Float64Array, q: Float64Array, x: Float64Array, r: Float64Array) => {
+    s.axpby(a, p, 1, x);
+    s.axpby(-a, q, 1, r);
+    return s.dot(r, r).value;
+  };
+  it('bit-identical to axpby, axpby, dot at every length (blocks, tail pair, tail single) and for 1 and 2 threads', () => {
+    for (const n of [0, 1, 2, 3, 5, 31, 4095, 4096, 4097, 3 * DOT_BLOCK + 123]) {
+      const [p, q, x, r] = [50, 51, 52, 53].map((seed) => values(n, seed + n));
+      const a = -0.3712894512;
+      const ref = (() => {
+        const v = [p, q, x, r].map((u) => one.fromArray(u!)) as [Float64Array, Float64Array, Float64Array, Float64Array];
+        const rr = unfused(one, a, ...v);
+        return { rr, x: bits(v[2]), r: bits(v[3]) };
+      })();
+      for (const s of [one, two]) {
+        const v = [p, q, x, r].map((u) => s.fromArray(u!)) as [Float64Array, Float64Array, Float64Array, Float64Array];
+        const rr = s.cgUpdate({ value: a }, ...v);
+        expect(Object.is(rr.value, ref.rr)).toBe(true);
+        expect(bits(v[2])).toEqual(ref.x);
+        expect(bits(v[3])).toEqual(ref.r);
+        for (const u of v) s.release(u);
+      }
+    }
+  });
+
+  it('arrays outside the heap or aliasing vectors take the three calls; lengths are checked', () => {
+    const n = 1000;
+    const [p, q, x, r] = [60, 61, 62, 63].map((seed) => values(n, seed));
+    // plain arrays: the JavaScript kernels (whose dot may differ from the wasm one in the last bits)
+    const ref = [p, q, x, r].map((u) => Float64Array.from(u!)) as [Float64Array, Float64Array, Float64Array, Float64Array];
+    const rr = unfused(one, 2.5, ...ref);
+    const plain = [p, q, x, r].map((u) => Float64Array.from(u!)) as [Float64Array, Float64Array, Float64Array, Float64Array];
+    expect(one.cgUpdate(2.5, ...plain).value).toBe(rr);
+    expect(bits(plain[3])).toEqual(bits(ref[3]));
+    // p and q the same vector: still the sequence's result
+    const w = one.fromArray(p!);
+    const [x2, r2] = [one.fromArray(x!), one.fromArray(r!)];
+    const [x3, r3, w3] = [one.fromArray(x!), one.fromArray(r!), one.fromArray(p!)];
+    expect(one.cgUpdate(0.75, w, w, x2, r2).value).toBe(unfused(one, 0.75, w3, w3, x3, r3));
+    expect(bits(r2)).toEqual(bits(r3));
+    expect(() => one.cgUpdate(1, one.create(n), one.create(n), one.create(n), one.create(n + 1))).toThrow(DimensionMismatchError);
+  });
+});
+
 describe('WasmVectorSpace fill, copy and create (wasm kernels, not TypedArray methods on shared memory)', () => {
   it('fill and copy match plain float64 JavaScript at every length and alignment; copy leaves the neighbours alone', () => {
     const s = space(1);
@@ -250,6 +298,20 @@ describe('WasmVectorSpace fill, copy and create (wasm kernels, not TypedArray me
     s.fill(b, Number.NaN);
     expect(b.every((x) => Number.isNaN(x))).toBe(true);
     s.release(b);
+  });
+
+  it('create over a block partly written before (the top of the heap given back, then a longer vector) is all zeros', () => {
+    const s = space(1);
+    const a = s.create(3000);
+    a.fill(7); // a plain write: the heap does not see it
+    const addr = a.byteOffset;
+    s.release(a); // the last block: the heap's top moves back
+    const b = s.create(9000); // [addr, addr + 24 000) written, the rest never handed out
+    expect(b.byteOffset).toBe(addr);
+    expect(b.every((x) => x === 0 && !Object.is(x, -0))).toBe(true);
+    s.release(b);
+    const c = s.create(2000);
+    expect(c.every((x) => x === 0)).toBe(true);
   });
 
   it('copy of different lengths throws DimensionMismatchError; arrays outside the heap still work', () => {

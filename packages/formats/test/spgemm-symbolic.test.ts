@@ -150,6 +150,21 @@ describe('spgemmSymbolic', () => {
     for (const key of ['offsets', 'lengths', 'pairStart', 'pairA', 'pairB'] as const) expect(Array.from(first[key])).toEqual(Array.from(copy[key]));
   });
 
+  it('products past the first scratch size (22 500 pairs) and past 2^31 multiply–adds; an empty product counts +0', () => {
+    const offs = Array.from({ length: 150 }, (_, t) => 2 * t - 149);
+    const s = spgemmSymbolic(hm(5000, 5000, offs), hm(5000, 5000, offs));
+    expect(s.pairA.length).toBe(150 * 150);
+    expect(spgemmSymbolic(hm(5000, 5000, offs), hm(5000, 5000, offs), 1 << 20, false)).toEqual(s);
+    // CDM counts n per pair: 9 pairs of n = 2^30 is 9·2^30 > 2^31, exact in a double
+    const n = 2 ** 30;
+    const band = { format: 'cdm' as const, rows: n, cols: n, offsets: [0, 1, n - 1] };
+    expect(spgemmSymbolic(band, band).multiplyAdds).toBe(9 * n);
+    // diagonals that never meet: no pair, and the count is +0 (the accumulator starts at −0)
+    const empty = spgemmSymbolic(hm(4, 4, [3]), hm(4, 4, [3]));
+    expect(empty.pairA.length).toBe(0);
+    expect(Object.is(empty.multiplyAdds, 0)).toBe(true);
+  });
+
   it('the composite-key grouping and its counting fallback agree (ties keep emission order)', () => {
     let seed = 5;
     const rnd = () => ((seed = (Math.imul(1664525, seed) + 1013904223) >>> 0) / 2 ** 32);

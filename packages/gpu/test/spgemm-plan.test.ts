@@ -153,6 +153,21 @@ describe('planned diagonal SpGEMM', () => {
     for (const x of [p1, p2, da1!, db1!, da2!, db2!]) x.dispose();
   });
 
+  it('a product of more pairs than the first staging array holds (22 500 pairs) grows it and still matches float64', async () => {
+    // 150 diagonals each near n/2: every pair meets, C's 299 diagonals are short (kA + kB near n)
+    const n = 1200;
+    const offs = Array.from({ length: 150 }, (_, t) => 450 + t);
+    const a = diagonals(n, n, offs, 41);
+    const b = diagonals(n, n, offs, 42);
+    const [da, db] = [a, b].map((m) => uploadDiagonal(ctx, hmFromCsr(m)));
+    const p = planSpgemm(ctx, da!, db!);
+    expect(p.symbolic.pairA.length).toBe(150 * 150);
+    p.execute(da!, db!);
+    const c = hmToCsr((await downloadDiagonal(ctx, p.c)) as never);
+    expect(spgemmMaxRelError(c, csrSpgemmReference(a, b))).toBeLessThanOrEqual(bound(150));
+    for (const x of [p, da!, db!]) x.dispose();
+  });
+
   it('empty operands give an empty C; errors name what was expected', async () => {
     const empty = csrFromTriplets(50, 50, [], [], []);
     const r = await spgemmCsr(ctx, empty, diagonals(50, 50, [0, 1], 1), { format: 'hm' });

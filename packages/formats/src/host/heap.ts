@@ -31,6 +31,8 @@ export class WasmHeap {
   readonly kernels: HostKernels;
   private readonly free_: Block[] = [];
   private top = ALIGN;
+  /** Every byte from here to the end of the memory has never been handed out: still the zeros of memory.grow. */
+  private cleanFrom = ALIGN;
   private readonly buffers = new Set<ArrayBufferLike>();
   private readonly sizes = new Map<number, number>();
   private readonly registry = new FinalizationRegistry<number>((addr) => this.freeAddr(addr));
@@ -97,6 +99,7 @@ export class WasmHeap {
     this.ensure(addr + need, what);
     this.top = addr + need;
     this.sizes.set(addr, need);
+    if (this.top > this.cleanFrom) this.cleanFrom = this.top;
     return addr;
   }
 
@@ -148,9 +151,13 @@ export class WasmHeap {
    * {@link free} frees it first.
    */
   allocF64(n: number, what?: string): Float64Array {
+    const clean = this.cleanFrom;
     const addr = this.alloc(8 * n, what);
     const v = new Float64Array(this.memory.buffer, addr, n);
-    this.kernels.fill(0, addr, n); // TypedArray.fill on shared memory is V8's slow path
+    // only the part that was handed out before needs zeros: memory never handed out still holds
+    // memory.grow's (a fresh space's first solve skips a write pass per vector). TypedArray.fill
+    // on shared memory is V8's slow path, hence the kernel.
+    if (addr < clean) this.kernels.fill(0, addr, Math.min(n, Math.ceil((clean - addr) / 8)));
     this.registry.register(v, addr, v);
     return v;
   }

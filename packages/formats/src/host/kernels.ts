@@ -17,6 +17,7 @@
  */
 import { csrSpmvFunction } from '../csr/wasm/spmv-kernel';
 import { buildModule, type FunctionSpec } from '../csr/wasm/module-bytes';
+import { cgUpdateBlocks } from './wasm/cg-update';
 import { combine } from './wasm/combine';
 import { dot4, dotBlocks, dotRange, multiDotBlocks } from './wasm/dot';
 import { axpby2, axpy, axpy4, copy, fill, multiply, scale } from './wasm/elementwise';
@@ -41,6 +42,7 @@ export function hostKernelFunctions(): FunctionSpec[] {
     copy(),
     axpy4(),
     dot4(),
+    cgUpdateBlocks(),
   ];
 }
 
@@ -50,7 +52,7 @@ export const HOST_MAX_PAGES = 65_536;
 /**
  * Module bytes: imports a shared memory `env.memory` (max {@link HOST_MAX_PAGES} pages) and
  * exports spmv, dotRange, dotBlocks, multiDotBlocks, axpy0, axpy1, axpby2, scale, multiply,
- * combine, fill, copy, axpy4 and dot4 (byte addresses, element counts). About 2.1 KB.
+ * combine, fill, copy, axpy4, dot4 and cgUpdateBlocks (byte addresses, element counts). About 2.5 KB.
  */
 export function hostKernelModuleBytes(): Uint8Array<ArrayBuffer> {
   return buildModule(hostKernelFunctions(), { minPages: 1, maxPages: HOST_MAX_PAGES, shared: true, imported: true });
@@ -88,6 +90,7 @@ export interface HostKernels {
   copy(dst: number, src: number, n: number): void;
   axpy4(a0: number, a1: number, a2: number, a3: number, x0: number, x1: number, x2: number, x3: number, y: number, n: number): void;
   dot4(x0: number, x1: number, x2: number, x3: number, y: number, n: number, out: number, stride: number): void;
+  cgUpdateBlocks(a: number, ma: number, p: number, q: number, x: number, r: number, n: number, out: number, block: number): void;
 }
 
 /** Instantiate the module on a shared memory. */

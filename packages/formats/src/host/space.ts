@@ -260,6 +260,34 @@ export class WasmVectorSpace extends HostVectorSpace {
     return res;
   }
 
+  /**
+   * CG's update x += α·p, r −= α·q and ⟨r, r⟩ of the new r in one pass over the four vectors
+   * (the solvers' cgUpdate finds it), where axpby, axpby, dot read r three times: bit-identical
+   * to those three calls, for any thread count. p, q, x, r must be distinct; vectors outside the
+   * heap or overlapping take the three calls.
+   */
+  cgUpdate(alpha: ScalarLike<HostScalar>, p: Float64Array, q: Float64Array, x: Float64Array, r: Float64Array): HostScalar {
+    const a = val(alpha);
+    const vs = [p, q, x, r];
+    if (!this.inHeap(p, q, x, r) || vs.some((u, i) => vs.some((w, j) => j > i && overlaps(u, w)))) {
+      this.axpby(a, p, 1, x);
+      this.axpby(-a, q, 1, r);
+      return this.dot(r, r);
+    }
+    for (const [name, v] of [['p', p], ['q', q], ['x', x]] as const) checkLen(`cgUpdate ${name}`, v, r);
+    const n = r.length;
+    if (n === 0) return box(0);
+    const blocks = Math.ceil(n / DOT_BLOCK);
+    const out = this.partials.get(8 * blocks);
+    const [pp, qp, xp, rp] = [p.byteOffset, q.byteOffset, x.byteOffset, r.byteOffset];
+    this.runParts('cgUpdateBlocks', this.parts(n), (lo, hi) => [a, -a, pp + 8 * lo, qp + 8 * lo, xp + 8 * lo, rp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, DOT_BLOCK]);
+    const parts = this.heap.f64View(out, blocks);
+    if (blocks === 1) return box(parts[0]!); // dotValue's single partial (dotRange)
+    let s = 0;
+    for (let b = 0; b < blocks; b++) s += parts[b]!;
+    return box(s);
+  }
+
   /** y = β·y + Σ cⱼ·xⱼ, bit-identical to HostVectorSpace's combine. */
   override combine(coeffs: readonly ScalarLike<HostScalar>[], xs: readonly Float64Array[], beta: ScalarLike<HostScalar>, y: Float64Array): void {
     if (!this.inHeap(y, ...xs) || xs.some((x) => x !== y && overlaps(x, y))) {

@@ -103,11 +103,21 @@ export interface PairList {
  * GC. Arrays past {@link SCRATCH_KEEP} elements are used once and not kept.
  */
 const SCRATCH_KEEP = 1 << 22;
-const scratch: Int32Array[] = [new Int32Array(1024), new Int32Array(1024), new Int32Array(1024), new Int32Array(4096)];
+const scratch: Int32Array[] = [new Int32Array(1 << 14), new Int32Array(1 << 14), new Int32Array(1 << 14), new Int32Array(1 << 15)];
 function scratchOf(slot: number, length: number): Int32Array {
   const have = scratch[slot]!;
-  if (have.length >= length) return have;
-  const fresh = new Int32Array(Math.max(length, 2 * have.length));
+  return have.length >= length ? have : grownScratch(slot, length);
+}
+
+/**
+ * A scratch array of at least `length` (the next power of two), kept when ≤ SCRATCH_KEEP. Its
+ * own function, and the first arrays sized for products of 16 384 pairs (320 kB in all), so that
+ * the typical planner never takes this path: on the H100 host the first growth (at 2 065 pairs)
+ * deoptimised the planner's optimised code, and one benchmark case planned 8× slower than the
+ * same case later (issue 22).
+ */
+function grownScratch(slot: number, length: number): Int32Array {
+  const fresh = new Int32Array(2 ** Math.ceil(Math.log2(length)));
   if (fresh.length <= SCRATCH_KEEP) scratch[slot] = fresh;
   return fresh;
 }
@@ -130,7 +140,9 @@ function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
   const pb = scratchOf(2, na * nb);
   const half = m - Math.floor(m / 2); // CDM: compact s ≥ half is s − m
   let np = 0;
-  let multiplyAdds = 0;
+  // a double from the start: a small-integer sum overflowing past 2^31 (at ~2·10^9 multiply–adds)
+  // would deoptimise this function in the middle of a run
+  let multiplyAdds = -0;
   let lo = 0;
   let hi = -1;
   for (let q = 0; q < na; q++) {
@@ -162,7 +174,7 @@ function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
       multiplyAdds += len;
     }
   }
-  return { np, sk, pa, pb, lo, hi, multiplyAdds };
+  return { np, sk, pa, pb, lo, hi, multiplyAdds: multiplyAdds + 0 }; // + 0: never −0
 }
 
 /** C's offsets in storage order and the pairs grouped by them, emission order kept inside a group. */

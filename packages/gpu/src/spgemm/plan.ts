@@ -94,9 +94,19 @@ function slotsOf(chunks: number, group: readonly number[]): Int32Array {
  * The table's host staging array, reused by every plan: `writeBuffer` copies it at once, so it
  * is free again when {@link planSpgemm} returns (no fresh, zero-filled array per plan).
  */
-let staging = new Uint32Array(4096);
+let staging = new Uint32Array(1 << 16);
 function stagingWords(words: number): Uint32Array {
-  if (staging.length < words) staging = new Uint32Array(2 ** Math.ceil(Math.log2(words)));
+  return staging.length >= words ? staging : grownStaging(words);
+}
+
+/**
+ * The staging array grown to the next power of two ≥ `words`. Rare by design: the first array
+ * (256 kB) holds the tables of products up to ~16 000 pairs, because the first growth inside the
+ * optimised planner deoptimises it (on the H100 host, the 4 096-word array first grew in the
+ * middle of a benchmark case and that case planned several times slower; issue 22).
+ */
+function grownStaging(words: number): Uint32Array {
+  staging = new Uint32Array(2 ** Math.ceil(Math.log2(words)));
   return staging;
 }
 
