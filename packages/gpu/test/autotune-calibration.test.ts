@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, probeMatrix, probeRounds, profileMatrix, shortList } from '../src/index';
+import { autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, probeMatrix, probeRounds, reportTable, profileMatrix, shortList } from '../src/index';
 import { modelRulesOut } from '../src/autotune/admission';
 import { testContext } from './helpers';
 
@@ -193,6 +193,19 @@ describe('the calibration store', () => {
     const broken = await calibrationFor(ctx, true, false, warn, async (ps) => ps.map(() => Number.NaN));
     expect(broken).toBeUndefined();
     expect(warnings.at(-1)).toMatch(/the calibration failed \(calibration: probe 0 .* timed NaN ms.*\); using the static cost model/);
+    // the tuning cache off (--no-cache) still keeps the adapter's calibration beside the default cache path
+    clearCalibrationMemory();
+    const envDir = mkdtempSync(join(tmpdir(), 'gpusparse-cal-env-'));
+    const before = process.env.GPUSPARSE_CACHE_DIR;
+    process.env.GPUSPARSE_CACHE_DIR = envDir;
+    try {
+      expect((await calibrationFor(ctx, true, false, warn, timer))?.source).toBe('run');
+      expect(existsSync(join(envDir, 'calibration.json'))).toBe(true);
+    } finally {
+      if (before === undefined) delete process.env.GPUSPARSE_CACHE_DIR;
+      else process.env.GPUSPARSE_CACHE_DIR = before;
+      rmSync(envDir, { recursive: true, force: true });
+    }
     clearCalibrationMemory();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -210,7 +223,9 @@ describe('calibration on the device (mechanics)', () => {
     const timed = r.report.trials.filter((t) => t.status === 'timed');
     expect(timed.length).toBeGreaterThan(0);
     for (const t of timed) expect(t.predictedMs).toBeGreaterThan(0);
+    expect(reportTable(r.report)).toMatch(/cost model: calibration given; \d+ candidates inseparable from the predicted best/);
     const off = await autotune(ctx, a, { cache: false, calibrate: false, expectedProducts: 1000, warn: () => {} });
     expect(off.report.calibration?.source).toBe('off');
+    expect(reportTable(off.report)).toMatch(/cost model: static/);
   }, 120_000);
 });

@@ -83,7 +83,8 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     report.spentMs = performance.now() - start;
     // the CSR upload is the operator's own when a CSR kernel wins, and stands in for the
     // winner's upload otherwise: a call without tuning pays one upload too
-    report.overheadMs = report.spentMs - (report.csrUploadMs ?? 0);
+    // … and the adapter's calibration when this call ran it (once per adapter, reported on its own)
+    report.overheadMs = report.spentMs - (report.csrUploadMs ?? 0) - (report.calibration?.source === 'run' ? report.calibration.ms : 0);
     if (report.statsSplit) {
       report.statsSplit.compiled = ctx.pipelines.compiled - compiled0;
       report.statsSplit.blockingCompileMs = ctx.pipelines.log.slice(log0).reduce((s, e) => s + (e.mode === 'sync' ? e.ms : 0), 0);
