@@ -109,8 +109,8 @@ export const MISS_CHANCE = 1e-4;
 
 /**
  * A posteriori certificate of a multiplicity-check run: each basis vector q of a Lanczos run from
- * x is p_q(A)·x for a polynomial p_q, and its value at μ₀ (the k-th wanted value, one threshold
- * towards the wanted end) follows the run's own recurrence — μ·p_j = Σᵢ H_ij·p_i + β_j·p_{j+1}
+ * x is p_q(A)·x for a polynomial p_q, and its value at μ₀ ({@link certificatePoint}) follows
+ * the run's own recurrence — μ·p_j = Σᵢ H_ij·p_i + β_j·p_{j+1}
  * for a step, p_y = Σᵢ s_i·p_i for a Ritz vector kept at a thick restart. The polynomial of the
  * next vector has its roots at the current Ritz values and those discarded at earlier restarts
  * (Krylov–Schur with exact shifts), all beyond μ₀ while the run's extreme Ritz value is: then
@@ -127,7 +127,7 @@ export class CopyBound {
   private valid = true;
 
   /**
-   * @param mu0 the point of evaluation (k-th wanted value moved one threshold to the wanted end)
+   * @param mu0 the point of evaluation ({@link certificatePoint})
    * @param sign 1 when the smallest values are wanted, −1 for the largest
    * @param dim dimension of the deflated space (rows − locked vectors)
    * @param missChance the accepted chance (see {@link MISS_CHANCE})

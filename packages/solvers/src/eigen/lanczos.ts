@@ -117,7 +117,7 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
   if (!q0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
   const st = new KrylovState(c, q0, mMax);
   const schedule = new EstimateSchedule(c.scheduleEstimates);
-  // a check run tracks its certificate at the k-th value moved one threshold to the wanted end
+  // a check run tracks its certificate at μ₀ (./lanczos-check certificatePoint)
   const bound = check && new CopyBound(check.mu0, c.sign, free, check.missChance);
   const look: Look = { recheck: true, schedule, bound };
   c.icgs?.reset(); // [L, q₀]: q₀ was orthogonalised twice against L
