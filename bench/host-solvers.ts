@@ -11,7 +11,7 @@
  * eigsh rows give the largest |λ_ours − λ_SciPy| / max|λ_SciPy| over the 4 eigenvalues ("λ vs SciPy",
  * MISMATCH above 1e-8) and the products of both sides; Lanczos runs with its multiplicity check, as
  * the library does by default (it finds the copies of a multiple eigenvalue that one Krylov
- * sequence misses: SiH4's triple; 284 / 368 products on SiH4 / ExaSP2_trpcage_8K against 175 / 259
+ * sequence misses: SiH4's triple; 287 / 370 products on SiH4 / ExaSP2_trpcage_8K against 175 / 259
  * without); `--no-multiplicity-check` times the single run, which can return a wrong eigenvalue.
  * Matrices: generated ones scaled from the bench set (bench/matrix-set.ts; 10^5–5·10^5 rows so a
  * SciPy solve takes 0.1–10 s on a 2-core machine) and the real matrices of the data tier

@@ -48,7 +48,8 @@
  * operator reuses (a call without tuning uploads the matrix too); `tuningMs` is everything.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { type CsrMatrix, csrNnz, readMatrixMarket } from '@gpusparse/formats';
 import { type AutotuneOptions, autotune, type Calibration, calibrationFor, PROBE_LANES, PROBE_ROW_LENGTHS, clockIndex as clockIndexOf, deviceRoundTimer, rowScaledError, runRounds, createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, InSolveOperator, reportTable, type Trial, type TuningReport, timeGpu, tunedOperator, tuneVector, readF32, uploadF32 } from '@gpusparse/gpu';
 import { cg } from '../packages/solvers/src/index';
@@ -377,7 +378,8 @@ async function inSolveMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promi
 
 /** The adapter's calibration, measured here (not loaded: a benchmark shows what it costs), printed as its grid. */
 async function calibrateOnce(ctx: GpuContext): Promise<Calibration | undefined> {
-  const hit = await calibrationFor(ctx, true, false, (m) => console.log(`  warning: ${m}`));
+  // a fresh cache path of this process: measured, never loaded from an earlier run
+  const hit = await calibrationFor(ctx, true, join(tmpdir(), `gpusparse-bench-${process.pid}`, 'tune.json'), (m) => console.log(`  warning: ${m}`));
   if (!hit) return undefined;
   const c = hit.cal;
   const grid = PROBE_ROW_LENGTHS.map((r, i) => `rows of ${r}: ${PROBE_LANES.map((l, j) => `${l === 1 ? 'thread' : `L${l}`} ${(c.perEntryMs[i]![j]! * 1e6).toFixed(3)}`).join(' ')}`).join('; ');

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, probeMatrix, probeRounds, profileMatrix, shortList } from '../src/index';
+import { autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, NET_SLOTS, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, probeMatrix, probeRounds, reportTable, profileMatrix, shortList } from '../src/index';
 import { modelRulesOut } from '../src/autotune/admission';
 import { testContext } from './helpers';
 
@@ -128,15 +128,24 @@ describe('calibrated prediction and short-list (no device)', () => {
     const r = shortList(list, p.stats, { maxTimed: 64, exhaustive: false, interval: rule });
     expect(list[r.picks[0]!]!.kernel.id).toBe(floorKernel(p.stats).kernel); // the CSR floor (rows of 16: csr-vector)
     const near = new Set(inseparable(list.map((x, i) => ({ c: x, i })).filter(({ c }) => !c.pruned), rule));
-    for (const i of r.picks.slice(1)) expect(near.has(i)).toBe(true);
-    for (const i of near) expect(r.picks).toContain(i);
+    const own = r.picks.slice(0, r.picks.length - r.net!.length);
+    for (const i of own.slice(1)) expect(near.has(i)).toBe(true);
+    for (const i of near) expect(own).toContain(i);
+    // the safety net: the static rule's picks the interval left out, after it, at most NET_SLOTS
+    const statics = shortList(list, p.stats, { maxTimed: 64, exhaustive: false }).picks;
+    expect(r.net!.length).toBeLessThanOrEqual(NET_SLOTS);
+    for (const i of r.net!) {
+      expect(statics).toContain(i);
+      expect(own).not.toContain(i);
+    }
+    expect(r.net!.length).toBe(Math.min(NET_SLOTS, statics.filter((i) => !own.includes(i)).length));
     expect(r.interval).toBeGreaterThan(1);
     // kernel diversity first: the families in the picks' order appear before any repeat of a family
-    const fams = r.picks.map((i) => familyOf(list[i]!.kernel.id));
+    const fams = own.map((i) => familyOf(list[i]!.kernel.id));
     const firstRepeat = fams.findIndex((f, k) => fams.indexOf(f) < k);
     if (firstRepeat > 0) expect(new Set(fams.slice(0, firstRepeat))).toEqual(new Set(fams));
     const capped = shortList(list, p.stats, { maxTimed: 3, exhaustive: false, interval: rule });
-    expect(capped.picks).toEqual(r.picks.slice(0, 3));
+    expect(capped.picks.slice(0, 3)).toEqual(own.slice(0, 3));
     expect(capped.truncated).toBe(r.interval! > 3);
     const lanes32 = list.findIndex((x) => x.kernel.id === 'csr-vector' && x.params.lanes === 32);
     if (lanes32 >= 0 && !list[lanes32]!.pruned) expect(near.has(lanes32)).toBe(false); // half its lanes idle on rows of 16: 2× the cost
@@ -193,6 +202,19 @@ describe('the calibration store', () => {
     const broken = await calibrationFor(ctx, true, false, warn, async (ps) => ps.map(() => Number.NaN));
     expect(broken).toBeUndefined();
     expect(warnings.at(-1)).toMatch(/the calibration failed \(calibration: probe 0 .* timed NaN ms.*\); using the static cost model/);
+    // the tuning cache off (--no-cache) still keeps the adapter's calibration beside the default cache path
+    clearCalibrationMemory();
+    const envDir = mkdtempSync(join(tmpdir(), 'gpusparse-cal-env-'));
+    const before = process.env.GPUSPARSE_CACHE_DIR;
+    process.env.GPUSPARSE_CACHE_DIR = envDir;
+    try {
+      expect((await calibrationFor(ctx, true, false, warn, timer))?.source).toBe('run');
+      expect(existsSync(join(envDir, 'calibration.json'))).toBe(true);
+    } finally {
+      if (before === undefined) delete process.env.GPUSPARSE_CACHE_DIR;
+      else process.env.GPUSPARSE_CACHE_DIR = before;
+      rmSync(envDir, { recursive: true, force: true });
+    }
     clearCalibrationMemory();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -210,7 +232,9 @@ describe('calibration on the device (mechanics)', () => {
     const timed = r.report.trials.filter((t) => t.status === 'timed');
     expect(timed.length).toBeGreaterThan(0);
     for (const t of timed) expect(t.predictedMs).toBeGreaterThan(0);
+    expect(reportTable(r.report)).toMatch(/cost model: calibration given; \d+ candidates inseparable from the predicted best/);
     const off = await autotune(ctx, a, { cache: false, calibrate: false, expectedProducts: 1000, warn: () => {} });
     expect(off.report.calibration?.source).toBe('off');
+    expect(reportTable(off.report)).toMatch(/cost model: static/);
   }, 120_000);
 });

@@ -2,6 +2,8 @@ import { csrFromTriplets, HostOperator, HostVectorSpace } from '@gpusparse/forma
 import { describe, expect, it } from 'vitest';
 import { symmetricEigen } from '../src/eigen/dense';
 import { certificatePoint, CopyBound } from '../src/eigen/lanczos-check';
+import { keepCount } from '../src/eigen/lanczos-restart';
+import type { LanczosCtx } from '../src/eigen/lanczos-step';
 import { lanczos } from '../src/index';
 import { ciLike, csrToDense, denseEigenvalues, denseToCsr } from './eigen-matrices';
 import { loadShared } from './krylov-matrices';
@@ -192,6 +194,13 @@ describe('CopyBound (the certificate of a check run)', () => {
     expect(new CopyBound(1, 1, 1e6, 1e-4).certifies(1.5, 0)).toBe(false);
     b.invalidate();
     expect(b.certifies(1.5, 1)).toBe(false);
+  });
+  it('keepCount: a check run on the one-pass host path keeps 5 Ritz vectors, the batched path half the basis', () => {
+    const onePass = { keep: undefined, icgs: {} } as unknown as LanczosCtx<Float64Array, unknown>;
+    const batched = { keep: undefined } as unknown as LanczosCtx<Float64Array, unknown>;
+    expect(keepCount(onePass, 1, 20, 0, true)).toBe(5);
+    expect(keepCount(onePass, 4, 20, 2, false)).toBe(7); // k + 1 + nearly converged
+    expect(keepCount(batched, 1, 20, 0, true)).toBe(10);
   });
   it('certificatePoint: the last found value more than thr before the k-th, one thr towards it', () => {
     expect(certificatePoint([1, 2, 2, 3], 1, 1e-3)).toBeCloseTo(2.001, 12);

@@ -144,13 +144,13 @@ function admissionCost(s: TrialSession, c: Candidate, seen: ReadonlySet<string>)
 }
 
 /** Why the budget leaves candidate `c` out (the short-list goes on), or undefined when it fits. */
-function budgetRefusal(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): string | undefined {
+function budgetRefusal(s: TrialSession, c: Candidate, seen: ReadonlySet<string>, net = false): string | undefined {
   const unpaid = prepDoesNotPay(s, c);
   if (unpaid) return unpaid;
   const need = admissionCost(s, c, seen);
   // by product time only: what a conversion may cost is the budget's to limit (below), and the
   // decision weighs it by objective; the model only drops what cannot be faster at all
-  const ruled = modelRulesOut(s, c, 0);
+  const ruled = net ? undefined : modelRulesOut(s, c, 0);
   if (ruled) return ruled;
   const left = s.report.budgetMs - spent(s) - verifyEstimateMs(s.report.nnz);
   return need.ms > left ? `budget: needs ~${need.ms.toFixed(1)} ms (${need.text}), ${Math.max(0, left).toFixed(1)} ms left` : undefined;
@@ -178,12 +178,12 @@ function keepFastest(s: TrialSession, k: number): void {
  * memory: the others are released). Fills `s.live`. Cost: per admitted candidate one conversion
  * (unless shared) and one upload.
  */
-export async function admit(s: TrialSession, picks: readonly { c: Candidate; t: Trial }[]): Promise<void> {
+export async function admit(s: TrialSession, picks: readonly { c: Candidate; t: Trial; net?: boolean }[]): Promise<void> {
   const seen = new Set<string>();
   let fresh = 0;
-  for (const { c, t } of picks) {
+  for (const { c, t, net } of picks) {
     if (s.live.length > 0 && !s.exhaustive) {
-      const refusal = budgetRefusal(s, c, seen);
+      const refusal = budgetRefusal(s, c, seen, net);
       if (refusal) {
         // the model's refusal after the first measurement is a short-list decision, the others the budget's
         t.status = refusal.startsWith('the calibrated model') ? 'skipped' : 'budget';

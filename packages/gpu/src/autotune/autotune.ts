@@ -83,7 +83,8 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     report.spentMs = performance.now() - start;
     // the CSR upload is the operator's own when a CSR kernel wins, and stands in for the
     // winner's upload otherwise: a call without tuning pays one upload too
-    report.overheadMs = report.spentMs - (report.csrUploadMs ?? 0);
+    // … and the adapter's calibration when this call ran it (once per adapter, reported on its own)
+    report.overheadMs = report.spentMs - (report.csrUploadMs ?? 0) - (report.calibration?.source === 'run' ? report.calibration.ms : 0);
     if (report.statsSplit) {
       report.statsSplit.compiled = ctx.pipelines.compiled - compiled0;
       report.statsSplit.blockingCompileMs = ctx.pipelines.log.slice(log0).reduce((s, e) => s + (e.mode === 'sync' ? e.ms : 0), 0);
@@ -162,9 +163,9 @@ function shortListStage(a: CsrMatrix, opts: AutotuneOptions, ks: readonly AnySpm
   // admission's to weigh against the budget, and the decision's by objective — a candidate the
   // model cannot separate on product time is timed when the budget allows its conversion
   const interval = model.cal ? { products, prepMs: () => 0 } : undefined;
-  const { picks, floor, interval: size, truncated } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive: opts.exhaustive ?? false, diagonalSlot: opts.maxTimed === undefined, interval });
+  const { picks, floor, interval: size, truncated, net } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive: opts.exhaustive ?? false, diagonalSlot: opts.maxTimed === undefined, interval });
   if (report.calibration && size !== undefined) Object.assign(report.calibration, { interval: size, truncated });
-  const pair = (i: number): { c: Candidate; t: Trial } => ({ c: list[i]!, t: trials[i]! });
+  const pair = (i: number): { c: Candidate; t: Trial; net?: boolean } => ({ c: list[i]!, t: trials[i]!, net: net?.includes(i) || undefined });
   return { picks: picks.map(pair), floor: floor.map(pair) };
 }
 

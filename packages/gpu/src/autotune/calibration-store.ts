@@ -36,13 +36,19 @@ export function checkCalibration(c: unknown, key: string): string | undefined {
   return undefined;
 }
 
-/** The calibration file beside a tuning cache file (Node), or undefined without a file cache. */
+/**
+ * The calibration file beside the tuning cache file (Node): beside the given path, else beside
+ * the default one — also with the tuning cache off (`false`: the choices are not remembered, but
+ * the adapter's calibration is not a choice, and recalibrating in every process would cost each
+ * `--no-cache` call the micro-benchmark again). None with a store object (a browser or a test
+ * store: the process's memory only).
+ */
 async function fileFor(cache: unknown): Promise<string | undefined> {
-  if (cache === false || (typeof cache === 'object' && cache !== null)) return undefined;
+  if (typeof cache === 'object' && cache !== null) return undefined;
   if (typeof process === 'undefined' || typeof process.versions?.node !== 'string') return undefined;
   const { defaultCachePath } = await import('./cache-fs');
   const { dirname, join } = await import('node:path');
-  return join(dirname(typeof cache === 'string' ? cache : defaultCachePath()), 'calibration.json');
+  return join(dirname(typeof cache === 'string' && cache !== '' ? cache : defaultCachePath()), 'calibration.json');
 }
 
 /** Read `key`'s calibration from `file` (missing or unusable: undefined, with a warning for the unusable). */

@@ -66,7 +66,7 @@ export const COST_TERMS: Readonly<Record<string, CostTerms>> = {
   'csr-long': { lanes: balanced, passes: 1, spread: ANALOGY_SPREAD },
   'csr-balanced': { lanes: balanced, passes: 1, spread: ANALOGY_SPREAD },
   coo: { lanes: balanced, passes: 2, spread: ANALOGY_SPREAD },
-  cmrs: { lanes: lanes('lanes'), passes: 1, spread: ANALOGY_SPREAD },
+  cmrs: { lanes: balanced, passes: 1, spread: ANALOGY_SPREAD }, // its static factor already holds its idle lanes
   ell: { lanes: stream, passes: 1, spread: ANALOGY_SPREAD },
   'ell-r': { lanes: stream, passes: 1, spread: ANALOGY_SPREAD },
   'sliced-ell': { lanes: stream, passes: 1, spread: ANALOGY_SPREAD },

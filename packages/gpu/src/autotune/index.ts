@@ -13,7 +13,7 @@ export { ConversionCache, type Converted, type TuneVectors, tuneVector, tuneVect
 export * from './fingerprint';
 export * from './profile';
 export * from './report';
-export { DEFAULT_MAX_TIMED, familyOf, floorKernel, type IntervalRule, inseparable, SEPARATION, type ShortList, shortList } from './shortlist';
+export { DEFAULT_MAX_TIMED, familyOf, floorKernel, type IntervalRule, inseparable, NET_SLOTS, SEPARATION, type ShortList, shortList } from './shortlist';
 export { bestEntryMs, type Calibration, CALIBRATION_VERSION, calibrate, calibrationProbes, deviceProbeTimer, entryMs, fitCalibration, type Locality, type Probe, type ProbeTimer, probeMatrix, probeRounds, PROBE_LANES, PROBE_ROW_LENGTHS } from './calibrate';
 export { type CalibrationHit, calibrationFor, calibrationKey, checkCalibration, clearCalibrationMemory } from './calibration-store';
 export { COST_TERMS, type CostTerms, DEFAULT_TERMS, gatherFactor, type LaneMap, type Prediction, predictMs, rowLengthBins, termsOf } from './cost-terms';

@@ -121,7 +121,8 @@ export interface TuningReport {
   /**
    * The tuning overhead the budget covers: spentMs less the one CSR upload (`csrUploadMs`) that
    * the operator reuses when a CSR kernel wins and that stands in for the winner's own upload
-   * otherwise — a call without tuning pays one upload too.
+   * otherwise — a call without tuning pays one upload too — and less the adapter's calibration
+   * when this call ran it (`calibration.ms`: once per adapter, then kept).
    */
   overheadMs?: number;
   /** Wall time of the statistics alone (= costs.statsMs). */
@@ -233,6 +234,13 @@ function roundsLine(t: TimingRounds): string {
 }
 
 /** The summary lines under the table. */
+/** The cost model's line: where the calibration came from and what it short-listed. */
+function calibrationLine(c: NonNullable<TuningReport['calibration']>): string {
+  if (c.source === 'off') return 'cost model: static (no calibration: a software adapter, calibrate: false or GPUSPARSE_CALIBRATE=0)';
+  const where = c.source === 'run' ? `calibrated in this call (${fmtNumber(c.ms, 1)} ms, not in the overhead)` : c.source === 'cache' ? 'calibration loaded' : 'calibration given';
+  return `cost model: ${where}; ${c.interval ?? '?'} candidates inseparable from the predicted best${c.truncated ? ' (more than maxTimed: the worse-predicted left off)' : ''}`;
+}
+
 function summaryLines(r: TuningReport): string[] {
   const c = r.costs;
   const w = r.winner;
@@ -241,6 +249,7 @@ function summaryLines(r: TuningReport): string[] {
     `matrix ${r.rows}×${r.cols}, ${r.nnz} nnz; source: ${r.source}; cache: ${r.cacheWhere}`,
     `timed ${r.timed}, pruned ${r.pruned}, failed ${r.failed}, rejected ${r.rejected}; method ${r.method}; expected products ${r.expectedProducts}`,
     `spent ${fmtNumber(r.spentMs, 1)} ms${r.overheadMs !== undefined && r.overheadMs < r.spentMs ? ` (overhead ${fmtNumber(r.overheadMs, 1)} ms without the shared CSR upload)` : ''} of a ${fmtNumber(r.budgetMs, 1)} ms budget: statistics ${fmtNumber(c.statsMs, 1)}${r.statsWhere ? ` (${r.statsWhere})` : ''}, vectors ${fmtNumber(c.vectorsMs, 1)}, conversion ${fmtNumber(c.conversionMs, 1)}, upload ${fmtNumber(c.uploadMs, 1)}${r.csrUploadMs !== undefined ? ` (the shared CSR ${fmtNumber(r.csrUploadMs, 1)})` : ''}, timing ${fmtNumber(c.timingMs, 1)}, verification ${fmtNumber(c.verifyMs, 1)} ms`,
+    ...(r.calibration ? [calibrationLine(r.calibration)] : []),
     ...(r.budgetNote ? [`over budget: ${r.budgetNote}`] : []),
     w ? `winner: ${w.kernel}(${paramText(w.params)}) ${fmtNumber(w.ms, 4)} ms per product${w.gflops !== undefined ? `, ${fmtNumber(w.gflops, 2)} GFLOP/s` : ''}${w.objectiveMs !== undefined ? `, objective ${fmtNumber(w.objectiveMs, 1)} ms for ${r.expectedProducts} products` : ''}` : 'winner: none',
     ...(d ? [`decision (${d.rounds} kept round${d.rounds === 1 ? '' : 's'}${d.uncertain ? ', uncertain' : ''}): ${d.note}`] : []),

@@ -86,7 +86,17 @@ export interface ShortList {
   readonly interval?: number;
   /** True when more than `maxTimed` were inseparable and the worse-predicted were left off. */
   readonly truncated?: boolean;
+  /** With the calibrated model: the static rule's picks added after the interval's (the safety net; not refused by the model after the floor is timed). */
+  readonly net?: number[];
 }
+
+/**
+ * Static-rule picks added after the calibrated interval's, at most. Replayed on the session-7
+ * H100 sweeps with a roofline calibration (bench/tune-replay.ts; not an H100 calibration), the
+ * interval alone short-listed a candidate within 10 % of the best on 11/15 validation matrices,
+ * the static rule on 13/15, both together on 13/15 (bench set 6/6, 5/6, 6/6).
+ */
+export const NET_SLOTS = 4;
 
 /** The calibrated rule's inputs: the expected products and each candidate's predicted host preparation and upload (ms). */
 export interface IntervalRule {
@@ -241,8 +251,12 @@ export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats
   const scouts = csrScouts(csr, stats, opts.exhaustive);
   if (opts.interval && !opts.exhaustive && list.some((c) => c.prediction)) {
     const r = intervalPicks(all, scouts[0], opts.interval, cap);
-    const chosen = new Set(r.picks);
-    return { picks: r.picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i), interval: r.interval, truncated: r.truncated };
+    // the safety net: the static rule's picks the interval left out, after it (a model the
+    // probes misled can only add to what the static rule would time, never take from it)
+    const net = shortList(list, stats, { ...opts, interval: undefined }).picks.filter((i) => !r.picks.includes(i)).slice(0, NET_SLOTS);
+    const picks = [...r.picks, ...net];
+    const chosen = new Set(picks);
+    return { picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i), interval: r.interval, truncated: r.truncated, net };
   }
   const picks = (opts.exhaustive ? scouts : scouts.slice(0, cap)).map(({ i }) => i);
   const rest = all.filter(({ c, i }) => timeable(c, opts.exhaustive) && !picks.includes(i) && (opts.exhaustive || c.kernel.format !== 'csr'));

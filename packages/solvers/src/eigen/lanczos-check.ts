@@ -8,7 +8,7 @@
  * k-th stops as soon as its Krylov polynomial proves ({@link CopyBound}) that the random start had
  * less weight on any missed copy than a random vector has with probability `missChance` (default
  * 1e-4) — without converging anything. Host float64, k = 4, products of the whole solve (SciPy's
- * eigsh: 336 / 264): SiH4 (a triple) 339 → 284, ExaSP2_trpcage_8K 390 → 368; the rule before
+ * eigsh: 336 / 264): SiH4 (a triple) 339 → 287, ExaSP2_trpcage_8K 390 → 370; the rule before
  * (stop at a residual ≤ √(thr·‖A‖) clear of λ_k) had no stated chance.
  * @module
  */
@@ -102,14 +102,15 @@ export function certificatePoint(values: readonly number[], sign: 1 | -1, thr: n
  * eigenvector of the deflated operator on the wanted side of μ₀ is proven below
  * MISS_CHANCE·√(π/2N), below which a uniformly random unit vector of dimension N falls with
  * probability MISS_CHANCE. Each factor 10 lower costs ln 10 ≈ 2.3 more units of ln |p(μ₀)|
- * (ExaSP2_trpcage_8K, k = 4: 1e-3 / 1e-4 / 1e-6 → 348 / 368 / 403 products in all).
+ * (ExaSP2_trpcage_8K, k = 4, half the basis kept in check runs: 1e-3 / 1e-4 / 1e-6 → 348 /
+ * 368 / 403 products in all).
  */
 export const MISS_CHANCE = 1e-4;
 
 /**
  * A posteriori certificate of a multiplicity-check run: each basis vector q of a Lanczos run from
- * x is p_q(A)·x for a polynomial p_q, and its value at μ₀ (the k-th wanted value, one threshold
- * towards the wanted end) follows the run's own recurrence — μ·p_j = Σᵢ H_ij·p_i + β_j·p_{j+1}
+ * x is p_q(A)·x for a polynomial p_q, and its value at μ₀ ({@link certificatePoint}) follows
+ * the run's own recurrence — μ·p_j = Σᵢ H_ij·p_i + β_j·p_{j+1}
  * for a step, p_y = Σᵢ s_i·p_i for a Ritz vector kept at a thick restart. The polynomial of the
  * next vector has its roots at the current Ritz values and those discarded at earlier restarts
  * (Krylov–Schur with exact shifts), all beyond μ₀ while the run's extreme Ritz value is: then
@@ -126,7 +127,7 @@ export class CopyBound {
   private valid = true;
 
   /**
-   * @param mu0 the point of evaluation (k-th wanted value moved one threshold to the wanted end)
+   * @param mu0 the point of evaluation ({@link certificatePoint})
    * @param sign 1 when the smallest values are wanted, −1 for the largest
    * @param dim dimension of the deflated space (rows − locked vectors)
    * @param missChance the accepted chance (see {@link MISS_CHANCE})
@@ -177,7 +178,11 @@ export class CopyBound {
    * (index m of the basis) proves the start's weight on any missed copy below the miss chance.
    */
   certifies(theta: number, m: number): boolean {
-    if (!this.valid || !(this.sign * (theta - this.mu0) > 0) || this.phi.length <= m) return false;
+    return this.sign * (theta - this.mu0) > 0 && this.ready(m);
+  }
+
+  /** Whether |p(μ₀)| of the next vector (index m) is large enough, whatever the Ritz values (no decomposition needed). */
+  ready(m: number): boolean {
     return this.logValue(m) >= Math.log(Math.sqrt((2 * this.dim) / Math.PI) / this.missChance);
   }
 

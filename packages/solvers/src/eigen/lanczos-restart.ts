@@ -16,11 +16,15 @@ import { type EstimatePoint, estimateGap } from './ritz-estimates';
  * Ritz vectors kept at a thick restart: the given `keep`; on the one-pass host path k + 1 plus
  * one per wanted pair whose residual estimate is within 1000× the threshold (`nearlyConverged`:
  * as ARPACK widens its kept space by the converged count, so the nearly converged pairs do not
- * stall the others); else, and in a multiplicity check (one wanted pair, often in a cluster,
- * where 2–3 kept vectors stall: ExaSP2_trpcage_8K 169 → 131 products), half the basis.
+ * stall the others), and 5 in a multiplicity check run there (one wanted pair; it stops on
+ * ./lanczos-check CopyBound, whose growth barely depends on the kept count: ExaSP2_trpcage_8K,
+ * k = 4, 368 products in all keeping half the basis (10), 370 keeping 5, 376 keeping 2 — and a
+ * restart recombining 10 of 20 vectors costs ≈ 20 vector passes per step after it, 5 ≈ 7);
+ * elsewhere (the batched CGS2 path: GPU, float32) half the basis.
  */
 export function keepCount<V, S>(c: LanczosCtx<V, S>, nWant: number, mMax: number, nearlyConverged: number, check = false): number {
-  const wanted = c.keep ?? (c.icgs && !check ? nWant + 1 + nearlyConverged : nWant + Math.floor((mMax - nWant) / 2));
+  const onePass = check ? nWant + 4 : nWant + 1 + nearlyConverged;
+  const wanted = c.keep ?? (c.icgs ? onePass : nWant + Math.floor((mMax - nWant) / 2));
   return Math.max(nWant, Math.min(mMax - 1, wanted));
 }
 

@@ -79,8 +79,8 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    * value — that last run stops, without converging, once its Krylov polynomial proves that its
    * random start had less weight on any missed copy of a found value than a random vector has
    * with the miss chance (./lanczos-check CopyBound). Host float64, k = 4: SiH4 (a triple
-   * eigenvalue; without the check the 4th value is wrong) 175 products without, 284 with;
-   * ExaSP2_trpcage_8K 259 / 368 (SciPy's eigsh: 336 / 264). CuPy's and ARPACK's eigsh do no
+   * eigenvalue; without the check the 4th value is wrong) 175 products without, 287 with;
+   * ExaSP2_trpcage_8K 259 / 370 (SciPy's eigsh: 336 / 264). CuPy's and ARPACK's eigsh do no
    * such check. k = 1 needs none (a copy of the one value changes nothing).
    */
   checkMultiplicity?: boolean | number;
@@ -116,8 +116,8 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
   const q0 = await startVector(c, locked, start, seed);
   if (!q0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
   const st = new KrylovState(c, q0, mMax);
-  const schedule = new EstimateSchedule(c.scheduleEstimates && !check); // a check run's certificate is tested every step
-  // a check run tracks its certificate at the k-th value moved one threshold to the wanted end
+  const schedule = new EstimateSchedule(c.scheduleEstimates);
+  // a check run tracks its certificate at μ₀ (./lanczos-check certificatePoint)
   const bound = check && new CopyBound(check.mu0, c.sign, free, check.missChance);
   const look: Look = { recheck: true, schedule, bound };
   c.icgs?.reset(); // [L, q₀]: q₀ was orthogonalised twice against L
@@ -138,8 +138,9 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
     }
     const m = last + 1;
     bound?.extend(st.h, last, beta);
-    if (m < mMax && m < free && schedule.skips(c.iterations) && !negligible(c, beta)) {
-      // one-pass host path between two scheduled estimates (./ritz-estimates estimateGap): no decomposition
+    if (m < mMax && m < free && schedule.skips(c.iterations) && !negligible(c, beta) && !bound?.ready(m)) {
+      // one-pass host path between two scheduled estimates (./ritz-estimates estimateGap), and a check run's
+      // certificate not yet large enough: no decomposition
       st.defer(m);
       st.q.push(w);
       continue;
