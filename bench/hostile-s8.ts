@@ -1,8 +1,8 @@
 /**
  * Session 8 hardening on a real GPU (subgroup size 32, real timestamps): the fixes made on
  * lavapipe, checked where the tuner and in-solve tuning really time. A pass/fail record per case,
- * one summary line each, plus two host timings of the canonical-CSR check the device DIA paths
- * now make (the only cost the fixes add to a hot path):
+ * one summary line each, plus the host timing of the one compare per entry the fixes add to the
+ * CSR upload's validation (the only cost they add to a hot path):
  *   - device DIA build (gpuOperatorFromCsr dia / dia-tiled): a CSR with a repeated column is an
  *     InvalidMatrixError (was a silently wrong product); edge shapes (0×0, 1×1, corner offsets,
  *     rectangular, split over 256-byte bindings) against the float64 product;
@@ -11,12 +11,15 @@
  *   - in-solve tuning (timestamps) with a candidate whose encode throws, and one whose products
  *     are NaN: CG converges to the right x, or does not report 'converged';
  *   - the reusable SpGEMM plan: execute after dispose / with a disposed operand is refused;
- *   - host ms of validateCsr on a fresh (not yet vouched) 7-point Poisson 160³ (2.8·10^7 nnz).
+ *   - host ms of the CSR upload's index validation on a 7-point Poisson 160³ (2.8·10^7 nnz), which
+ *     now also finds the first unsorted or repeated column (one compare per entry), against the
+ *     same loop with bounds checks only.
  *
  *   node .gpukit/app/hostile-s8.mjs [--out $OUT/hostile-s8.json]
  */
 import { writeFileSync } from 'node:fs';
-import { type CsrMatrix, csrFromTriplets, csrSpmv, generators, hmFromCsr, validateCsr } from '../packages/formats/src/index';
+import { type CsrMatrix, csrFromTriplets, csrSpmv, generators, hmFromCsr } from '../packages/formats/src/index';
+import { validateCsrIndices } from '../packages/gpu/src/memory/upload';
 import { createGpuContext, type GpuOperator, gpuOperatorFromCsr, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../packages/gpu/src/index';
 import { uploadDiagonal } from '../packages/gpu/src/spgemm/device-diagonal';
 import { planSpgemm } from '../packages/gpu/src/spgemm/plan';
@@ -172,17 +175,32 @@ await inSolveCase('in-solve, a candidate whose products are NaN', (o) => {
   da.dispose();
 }
 
-// 5. host cost of the canonical check on a matrix not yet vouched (the device DIA paths' new pass)
+// 5. host cost of the upload's index validation, which now also finds the first unsorted entry
+// (one compare per entry in the same loop), against the same loop without it
 {
   const p = generators.poisson3d(160);
-  const fresh: CsrMatrix = { format: 'csr', rows: p.rows, cols: p.cols, rowPtr: p.rowPtr.slice(), colIdx: p.colIdx.slice(), values: p.values.slice() };
-  const t0 = performance.now();
-  validateCsr(fresh, 'bench');
-  const first = performance.now() - t0;
-  const t1 = performance.now();
-  validateCsr(fresh, 'bench');
-  const again = performance.now() - t1;
-  line({ name: 'validateCsr cost, poisson3d 160^3', pass: true, detail: `${p.colIdx.length} nnz: first ${first.toFixed(1)} ms, vouched ${again.toFixed(3)} ms`, firstMs: first, vouchedMs: again });
+  const plain = (a: CsrMatrix): number => {
+    let bad = 0;
+    for (let i = 0; i < a.rows; i++) {
+      for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
+        const c = a.colIdx[k]!;
+        if (c < 0 || c >= a.cols) bad++;
+      }
+    }
+    return bad;
+  };
+  const best = (f: () => unknown): number => {
+    let m = Number.POSITIVE_INFINITY;
+    for (let r = 0; r < 5; r++) {
+      const t0 = performance.now();
+      f();
+      m = Math.min(m, performance.now() - t0);
+    }
+    return m;
+  };
+  const withCheck = best(() => validateCsrIndices(p, 'bench'));
+  const without = best(() => plain(p));
+  line({ name: 'upload index validation cost, poisson3d 160^3', pass: true, detail: `${p.colIdx.length} nnz: ${withCheck.toFixed(1)} ms validateCsrIndices (bounds, rowPtr, sortedness), ${without.toFixed(1)} ms a bare bounds-only loop over the columns (best of 5)`, withMs: withCheck, withoutMs: without });
 }
 
 await ctx.finish();

@@ -4,10 +4,10 @@
  * go on with a verified candidate and give the right x, or stop with a named error — never a
  * wrong x. A candidate that writes NaN must not end in a 'converged' result either.
  */
-import { csrSpmv, GpuSparseError, generators as g } from '@gpusparse/formats';
+import { csrSpmv, generators as g, ResourceLimitError } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cg } from '../../solvers/src/index';
-import { type GpuOperator, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../src/index';
+import { type GpuOperator, GpuValidationError, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../src/index';
 import { testContext, trueRelative } from './helpers';
 
 afterAll(async () => (await testContext()).dispose());
@@ -121,8 +121,9 @@ describe('in-solve tuning with a failing candidate', () => {
         () => undefined,
         (e: unknown) => e,
       );
-      expect(err).toBeInstanceOf(GpuSparseError);
-      expect((err as Error).message).toMatch(/in-solve tuning: expected at least one candidate that runs, got all \d+ failing/);
+      // plain Errors (no gpusparse class): a bug, exit 70, with every candidate's failure named
+      expect(err).toBeInstanceOf(GpuValidationError);
+      expect((err as Error).message).toMatch(/in-solve tuning: expected at least one candidate that runs, got all \d+ failing .*device memory \(injected\).*no pipeline \(injected\)/);
     } finally {
       proto.applyScaled = orig;
       op.dispose();
@@ -140,6 +141,34 @@ describe('in-solve tuning with a failing candidate', () => {
     // this submit carried the pass with the destroyed query set: a GpuValidationError before
     expect(Array.from(await space.toArray(space.fromArray(ones)))).toEqual(Array.from(ones));
     await ctx.finish();
+  });
+
+  it('every candidate out of memory: the ResourceLimitError itself (CLI exit 5), not a bug', async () => {
+    const ctx = await testContext();
+    const space = new GpuVectorSpace(ctx);
+    const { op, others } = await inSolve();
+    const oom = () => {
+      throw new ResourceLimitError('op-scratch (injected)', 1e12, 8e10, 'use a smaller matrix');
+    };
+    for (const o of others) o.applyScaled = oom;
+    const proto = Object.getPrototypeOf(InSolveOperator.prototype) as GpuOperator;
+    const orig = proto.applyScaled;
+    let calls = 0;
+    proto.applyScaled = function (this: GpuOperator, ...args: Parameters<GpuOperator['applyScaled']>) {
+      if (this === (op as unknown as GpuOperator) && ++calls > 1) oom();
+      return orig.apply(this, args);
+    };
+    try {
+      const err = await cg(space, op, space.fromArray(b), { rtol: 1e-5 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ResourceLimitError);
+      expect(op.tuning.warnings.join('\n')).toMatch(/expected at least one candidate that runs/);
+    } finally {
+      proto.applyScaled = orig;
+      op.dispose();
+    }
   });
 
   it('a candidate whose products are NaN: the solve never reports converged with a wrong x', async () => {

@@ -134,6 +134,7 @@ export class InSolveOperator extends GpuOperator {
    * not x). Otherwise, or when no candidate is left, the solve stops with a named error.
    */
   private tryOn(i: number, k: number, alpha: number, x: GpuVector, beta: number, y: GpuVector): void {
+    let last: unknown;
     for (let c: number | undefined = i; c !== undefined; c = this.standing()) {
       if (this.failed.has(c)) continue;
       const before = this.ctx.recorder.dispatches;
@@ -143,11 +144,16 @@ export class InSolveOperator extends GpuOperator {
       } catch (e) {
         const what = `in-solve tuning: candidate ${this.labelOf(c)} threw on product ${k + 1} of the solve`;
         const partial = this.ctx.recorder.dispatches !== before && (beta !== 0 || x.buf.id === y.buf.id);
+        last = e;
         this.retire(c, `${what}: ${(e as Error)?.message ?? String(e)}`);
         if (partial) throw named(e, `${what} after recording part of y = αAx + βy with β = ${beta} (cannot be redone)`);
       }
     }
-    throw new GpuSparseError(`in-solve tuning: expected at least one candidate that runs, got all ${this.candidates.length} failing (${this.candidates.map((c) => c.trial.error).join('; ')})`);
+    // the last failure as it came when it is one of gpusparse's (out of memory: ResourceLimitError,
+    // exit 5), else a bug (GpuValidationError, exit 70); every candidate's error is in the report
+    const all = `in-solve tuning: expected at least one candidate that runs, got all ${this.candidates.length} failing (${this.candidates.map((c) => c.trial.error).join('; ')})`;
+    this.report.warnings.push(all);
+    throw named(last, all);
   }
 
   /** Mark candidate `i` failed in the report; it is never run again. */

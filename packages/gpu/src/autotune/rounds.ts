@@ -182,7 +182,7 @@ export interface RoundsRun {
   readonly decision: RoundsDecision;
   /** Why the rounds stopped: 'clear' (separated after two kept rounds), 'rounds', 'uncertain' (2 × rounds kept, still not separated), 'budget', 'max'. */
   readonly stopped: 'clear' | 'rounds' | 'uncertain' | 'budget' | 'max';
-  /** Contenders whose products failed (the timer gave NaN): not timed after that round. */
+  /** Contenders whose products failed (the timer gave NaN, ±Infinity or a negative time): not timed after that round. */
   readonly failed: number[];
 }
 
@@ -248,8 +248,10 @@ export async function runRounds(timer: RoundTimer, plan: RoundsPlan): Promise<Ro
     const roundMs = performance.now() - t0;
     const row: (number | undefined)[] = plan.base.map(() => undefined);
     order.forEach((i, k) => {
-      // a contender whose products failed in this round (NaN) is not timed again
-      if (Number.isFinite(ms[k])) row[i] = ms[k];
+      // a contender whose products failed in this round (NaN) is not timed again; nor one timed
+      // below zero (end before begin: a counter that wrapped or was reset), which would win
+      const t = ms[k]!;
+      if (Number.isFinite(t) && t >= 0) row[i] = t;
       else failed.push(i);
     });
     times.push(row);

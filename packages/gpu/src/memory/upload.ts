@@ -7,13 +7,26 @@ import { type CsrMatrix, DimensionMismatchError, InvalidMatrixError } from '@gpu
 import type { GpuContext } from '../device/context';
 import { type GpuBuf, STORAGE_USAGE } from './buffers';
 
+/** The first place where a row's columns do not strictly increase (unsorted, or a repeated column). */
+export interface UnsortedEntry {
+  readonly row: number;
+  /** Index into colIdx of the offending entry. */
+  readonly entry: number;
+  readonly col: number;
+  /** The column before it in the same row. */
+  readonly prev: number;
+}
+
 /**
  * Check the CSR index arrays a kernel will read: lengths consistent, rowPtr[0] = 0, row pointers
- * monotone, columns in [0, cols). Cost O(rows + nnz).
+ * monotone, columns in [0, cols). Returns the first entry whose column does not strictly exceed
+ * the one before it in its row (undefined for canonical rows): the CSR kernels sum such entries
+ * correctly, layouts that give each (row, column) one slot cannot (one compare per entry in the
+ * same loop, instead of a second pass over the columns). Cost O(rows + nnz).
  * @throws InvalidMatrixError naming the first bad row
  * @example validateCsrIndices(a, 'gpuOperatorFromCsr');
  */
-export function validateCsrIndices(a: CsrMatrix, where = 'gpu upload'): void {
+export function validateCsrIndices(a: CsrMatrix, where = 'gpu upload'): UnsortedEntry | undefined {
   const { rows, cols, rowPtr, colIdx, values } = a;
   if (!Number.isInteger(rows) || rows < 0 || !Number.isInteger(cols) || cols < 0) {
     throw new InvalidMatrixError(where, `expected non-negative integer shape, got ${rows}×${cols}`);
@@ -23,15 +36,20 @@ export function validateCsrIndices(a: CsrMatrix, where = 'gpu upload'): void {
   const nnz = rowPtr[rows]!;
   if (colIdx.length !== nnz) throw new DimensionMismatchError(`${where} colIdx (rowPtr[rows])`, nnz, colIdx.length);
   if (values.length !== nnz) throw new DimensionMismatchError(`${where} values (rowPtr[rows])`, nnz, values.length);
+  let unsorted: UnsortedEntry | undefined;
   for (let i = 0; i < rows; i++) {
     const s = rowPtr[i]!;
     const e = rowPtr[i + 1]!;
     if (e < s) throw new InvalidMatrixError(where, `row ${i}: expected rowPtr non-decreasing, got rowPtr[${i}] = ${s} > rowPtr[${i + 1}] = ${e}`);
+    let prev = -1;
     for (let k = s; k < e; k++) {
       const c = colIdx[k]!;
       if (c < 0 || c >= cols) throw new InvalidMatrixError(where, `row ${i}: expected column in [0, ${cols}), got ${c} at entry ${k}`);
+      if (c <= prev && unsorted === undefined) unsorted = { row: i, entry: k, col: c, prev };
+      prev = c;
     }
   }
+  return unsorted;
 }
 
 /** Check that every index of `idx` lies in [0, bound) (generic validation for other formats). */

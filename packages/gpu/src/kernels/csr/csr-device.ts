@@ -9,7 +9,7 @@ import type { GpuContext } from '../../device/context';
 import type { PipelineEntry } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { Uniforms } from '../../memory/recorder';
-import { uploadU32, validateCsrIndices, writeData } from '../../memory/upload';
+import { type UnsortedEntry, uploadU32, validateCsrIndices, writeData } from '../../memory/upload';
 import type { DeviceMatrix, SpmvScale, UploadOptions } from '../types';
 
 /** One binding block: rows [rowStart, rowStart + rows) and entries [k0, k1) of the matrix. */
@@ -86,6 +86,8 @@ export interface SharedCsrBlock extends CsrBlockPlan {
 export interface SharedCsrUpload {
   /** The shape of the host matrix these arrays were uploaded from. */
   readonly source: { readonly rows: number; readonly cols: number; readonly nnz: number };
+  /** The first entry whose row is not strictly increasing (undefined: canonical), for layouts with one slot per (row, column). */
+  readonly unsorted?: UnsortedEntry;
   /**
    * Whether `a` is the matrix these arrays came from (an upload of another matrix is refused).
    * Held weakly: a shared upload must not keep the host matrix alive (the chunked CI assembly
@@ -120,7 +122,7 @@ function localRowPtr(a: CsrMatrix, b: CsrBlockPlan, single: boolean): Int32Array
  * @example const s = uploadCsrArrays(ctx, a); const h = csrScalarKernel.upload(ctx, a, {}, { sharedCsr: s }); s.release();
  */
 export function uploadCsrArrays(ctx: GpuContext, a: CsrMatrix, where = 'csr upload', opts: UploadOptions = {}): SharedCsrUpload {
-  validateCsrIndices(a, where);
+  const unsorted = validateCsrIndices(a, where);
   const capElems = bindingCap(ctx, opts);
   const plan = splitCsrPlan(a, capElems, capElems - 1);
   const blocks: SharedCsrBlock[] = [];
@@ -142,6 +144,7 @@ export function uploadCsrArrays(ctx: GpuContext, a: CsrMatrix, where = 'csr uplo
   const ref = new WeakRef(a);
   return {
     source: { rows: a.rows, cols: a.cols, nnz: a.rowPtr[a.rows] ?? 0 },
+    ...(unsorted ? { unsorted } : {}),
     isSourceOf: (m) => ref.deref() === m,
     capElems,
     blocks,

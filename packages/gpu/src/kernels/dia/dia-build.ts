@@ -19,7 +19,7 @@
  * once, at the CSR upload, as the host conversion rounds them), +0 in every fill slot.
  * @module
  */
-import { type CsrMatrix, checkDiagonalCount, diagonalStats, validateCsr } from '@gpusparse/formats';
+import { type CsrMatrix, checkDiagonalCount, diagonalStats, InvalidMatrixError } from '@gpusparse/formats';
 import type { GpuContext } from '../../device/context';
 import type { GpuBuf } from '../../memory/buffers';
 import { readRanges } from '../../memory/readback';
@@ -195,6 +195,7 @@ export async function deviceDiaFromCsr(ctx: GpuContext, shared: SharedCsrUpload,
  */
 export function deviceDiaWithOffsets(ctx: GpuContext, shared: SharedCsrUpload, offsets: Int32Array, maxDiagonals: number, window?: GpuBuf): DeviceDiaMatrix {
   const { rows, cols, nnz } = shared.source;
+  refuseUnsorted(shared);
   const nd = offsets.length;
   let map = window;
   let offBuf: GpuBuf | undefined;
@@ -239,6 +240,21 @@ export function deviceDiaWithOffsets(ctx: GpuContext, shared: SharedCsrUpload, o
       shared.release();
     },
   };
+}
+
+/**
+ * As the host conversion: refuse rows whose columns do not strictly increase. The scatter stores
+ * each entry in its slot, so a repeated column would overwrite its twin (a race, not a sum) and
+ * the product would be wrong without a word. The upload's validation found the place. O(1).
+ */
+function refuseUnsorted(shared: SharedCsrUpload): void {
+  const u = shared.unsorted;
+  if (!u) return;
+  const what = u.col === u.prev ? 'a repeated column' : 'unsorted columns';
+  throw new InvalidMatrixError(
+    'diaFromCsr (device build)',
+    `CSR colIdx[${u.entry}] = ${u.col} in row ${u.row} after column ${u.prev}: expected columns sorted and unique within a row, got ${what} (csrFromTriplets sorts and sums repeated entries; the CSR kernels take them as they are)`,
+  );
 }
 
 /** What a layout build reads: the CSR arrays, the offset → diagonal map, the offsets. */
@@ -310,15 +326,12 @@ function scatterPiece(src: BuildSource, p: DiagonalPiecePlan, vals: GpuBuf): Gpu
  * from one host counting pass (the caller is synchronous), the values are scattered there.
  * Release it after the upload has taken its layout. Returns a sentence instead when the device
  * build does not apply (the caller then converts on the host).
- * Cost: O(nnz) host reads (canonical-CSR check, offsets, CSR validation, float32 values), O(nnz) device work.
- * @throws InvalidMatrixError for unsorted or duplicate columns in a row (as `diaFromCsr`)
+ * Cost: O(nnz) host reads (offsets, CSR validation, float32 values), O(nnz) device work.
+ * @throws InvalidMatrixError for unsorted or repeated columns in a row (as `diaFromCsr`)
  */
 export function deviceDiaForUpload(ctx: GpuContext, a: CsrMatrix, maxDiagonals: number, opts: UploadOptions = {}): DeviceDiaMatrix | string {
   const applies = deviceDiaApplies(ctx, a);
   if (applies !== true) return applies;
-  // as the host conversion: the scatter stores each entry in its slot, so a duplicate column
-  // would overwrite its twin (a race, not a sum) and give a wrong product without a word
-  validateCsr(a, 'diaFromCsr (device build)');
   const { offsets } = diagonalStats(a);
   checkDiagonalCount('dia', offsets.length, maxDiagonals, a.rows * offsets.length); // before the CSR upload
   const shared = uploadCsrArrays(ctx, a, 'dia build', opts);
