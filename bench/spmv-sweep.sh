@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 20's SpMV sweep on the GPU machine in one call (about 4.5–5 minutes on an H100): dia-tiled
-# with unroll = the stencil's diagonal count (5, 7) against 4 on the banded and stencil matrices,
+# with unroll = the stencil's diagonal count (5, 7) against 4, and with the diagonals' value
+# blocks skewed (skew 1/4/16 × 256 bytes) on the banded and stencil matrices,
 # and on the real H10 Hamiltonian (and, pass 1 only, the CI-like generator) sliced-ell-split's
 # one-array layouts (interleave 1: (column, value) pairs at 8 B/entry; 16-bit offsets in groups of
 # 4 slots at 6.1 B/entry) against its session-7 best (two arrays, parts 16, unroll 8) and
@@ -54,7 +55,9 @@ anchors=$(for f in /tmp/m/*.rowptr; do echo "${f%.rowptr}.csr"; done)
 step cusparse 40 python3 .gpukit/cusparse_anchor.py $anchors --json /tmp/spmv-j/cusparse.jsonl
 base="$extra --reps 20 --heat-ms 60 --no-variants --cusparse /tmp/spmv-j/cusparse.jsonl"
 common="--rounds 2 $base"
-dia="--only $stencils --kernels dia-tiled --grid dia-tiled:vec=0:rowsPerThread=4/8:unroll=4/5/7"
+# unroll 5/7 = the 5- and 7-point stencils' diagonal counts; skew 1/4/16: diagonal t's values t·skew·256 bytes later
+dia="--only $stencils --kernels dia-tiled --grid dia-tiled:vec=0:rowsPerThread=4:unroll=4/5/7 --grid dia-tiled:vec=0:rowsPerThread=8:unroll=5
+  --grid dia-tiled:vec=0:rowsPerThread=4:unroll=4:skew=1/4/16"
 # sliceHeight first: the grid's first parameter varies slowest, so each slice height converts once
 ci="--kernels sliced-ell-split,csr-long
   --grid sliced-ell-split:sliceHeight=16:parts=16:unroll=2/4:pack=1:interleave=1
@@ -64,12 +67,12 @@ ci="--kernels sliced-ell-split,csr-long
   --grid csr-long:lanes=16:unroll=2:pack=1:interleave=1"
 # the CI-like generator (not in determinant order; cuSPARSE 0.285 ms on the same seed in session 7, call 1): one round, no dump
 cilike="--only cilike --kernels sliced-ell-split,csr-long --grid sliced-ell-split:sliceHeight=32:parts=16:unroll=2:pack=1:interleave=1
-  --grid sliced-ell-split:sliceHeight=32:parts=16:unroll=8:pack=0:interleave=1 --grid csr-long:lanes=32:unroll=2:pack=1:interleave=1"
-step stencil-1 50 node $app $common $dia --out /tmp/spmv-j/stencil-1.json
-step ci-1 90 node $app $common --only ci- --fcidump $fd $ci --out /tmp/spmv-j/ci-1.json
-step cilike-1 45 node $app --rounds 1 $base $cilike --out /tmp/spmv-j/cilike-1.json
-step stencil-2 50 node $app $common --unsafe $dia --out /tmp/spmv-j/stencil-2.json
-step ci-2 90 node $app $common --unsafe --only ci- --fcidump $fd $ci --out /tmp/spmv-j/ci-2.json
+  --grid csr-long:lanes=32:unroll=2:pack=1:interleave=1"
+step stencil-1 80 node $app $common $dia --out /tmp/spmv-j/stencil-1.json
+step ci-1 75 node $app $common --only ci- --fcidump $fd $ci --out /tmp/spmv-j/ci-1.json
+step cilike-1 40 node $app --rounds 1 $base $cilike --out /tmp/spmv-j/cilike-1.json
+step stencil-2 80 node $app $common --unsafe $dia --out /tmp/spmv-j/stencil-2.json
+step ci-2 75 node $app $common --unsafe --only ci- --fcidump $fd $ci --out /tmp/spmv-j/ci-2.json
 kill $clk 2>/dev/null
 awk -F', ' 'NR > 1 { n[$2]++ } END { for (c in n) print "SM clock", c, n[c], "samples" }' /tmp/spmv-j/clocks.csv 2>/dev/null | sort -k4 -nr | head -4 >>"$log"
 grep -h '"spmv_ms"' /tmp/spmv-j/cusparse.jsonl 2>/dev/null | grep float32 | sed 's/^/CUSPARSE /' | cut -c1-160

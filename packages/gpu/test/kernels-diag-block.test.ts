@@ -187,6 +187,29 @@ describe('dia-tiled kernel', () => {
       expect(r.worst).toBeLessThanOrEqual(1);
     });
   }
+  // skew (issue 20): diagonal t's block t·skew·256 bytes later; same products, same bits as skew 0
+  it('skew 3 on a 5-point stencil and a banded matrix split over bindings: the bits of skew 0, more device bytes', async () => {
+    for (const [a, opts] of [[g.poisson2d(40), undefined], [g.banded(3000, 4, 4, { seed: 3 }), { maxBindingBytes: 16384 }]] as const) {
+      const base = { vec: 0, rowsPerThread: 1, unroll: 5, workgroupSize: 64 };
+      const [p, q] = [await run(diaTiledKernel, a, dia, { ...base, skew: 0 }, opts, 2, -0.5), await run(diaTiledKernel, a, dia, { ...base, skew: 3 }, opts, 2, -0.5)];
+      expect(q.worst).toBeLessThanOrEqual(1);
+      expect(Array.from(q.y)).toEqual(Array.from(p.y));
+      if (opts) expect(q.blocks).toBeGreaterThan(2);
+    }
+    const m = dia(g.poisson2d(40));
+    const bytes = (skew: number) => {
+      const h = diaTiledKernel.upload(ctx, m, { skew });
+      const b = h.deviceBytes;
+      h.dispose();
+      return b;
+    };
+    expect(bytes(3) - bytes(0)).toBe(4 * 3 * 64 * 4); // 4 gaps of 3·64 floats between 5 diagonals
+  });
+  it('skew: refused with vec 1, outside 0…64, with the reason', () => {
+    const m = dia(g.poisson2d(8));
+    expect(diaTiledKernel.supports(m, ctx.limits, { ...diaTiledKernel.defaults, vec: 1, skew: 1 })).toMatch(/skew > 0 takes vec 0 and a host-converted layout/);
+    expect(() => diaTiledKernel.upload(ctx, m, { skew: 65 })).toThrow(/skew expected an integer in 0…64, got 65/);
+  });
   it('vec 1 with bases not multiples of 4 (rows 1 003 × 1 004 columns) and split pieces', async () => {
     const pairs: [number, number][] = [];
     for (let i = 0; i < 1003; i++) for (const k of [-7, -2, 0, 1, 3, 9]) if (i + k >= 0 && i + k < 1004) pairs.push([i, i + k]);

@@ -30,7 +30,7 @@ import { type DiaMatrix, diaDefaultParams } from '@gpusparse/formats';
 import type { GpuCaps } from '../../device/context';
 import type { PipelineSpec } from '../../device/pipelines';
 import { csrVectorsFit } from '../csr/csr-device';
-import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from '../ell/ell-device';
+import { bindingCapElems, type EllDeviceMatrix, encodeEll, type HostPiece, uploadPieces } from '../ell/ell-device';
 import type { SpmvKernel } from '../types';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, signature, type WgslBinding } from '../wgsl/index';
 import { type DeviceDiaMatrix, deviceDiaHandle, diaBuildSpecs, isDeviceDia } from './dia-build';
@@ -62,7 +62,35 @@ function tilePrologue(wg: number, tile: number): string {
 }
 
 /** Parameters of {@link diaTiledKernel}. */
-export type DiaTiledParams = { rowsPerThread: number; workgroupSize: number; maxDiagonals: number; unroll: number; vec: number };
+export type DiaTiledParams = { rowsPerThread: number; workgroupSize: number; maxDiagonals: number; unroll: number; vec: number; skew: number };
+
+/** Floats per unit of the `skew` parameter (256 bytes). */
+const SKEW_UNIT = 64;
+
+/**
+ * A host piece with diagonal t's value block moved `t·skew·64` floats up (its table base with
+ * it), so the diagonals' streams no longer start rows·4 bytes apart. Why (issue 20): on the H100
+ * the 5-point stencil (4·10^6 rows: blocks 16 000 000 bytes apart) and the banded matrix
+ * (2·10^6 rows) moved 38 % of copy where the 7-point (4 096 000 rows) moved 80 %; both slow
+ * strides are 5^6 times a small power of two, and the HBM3 of an H100 80 GB has 5 stacks — if the
+ * address hash sends the concurrent reads of every diagonal at row t to one stack, a skew spreads
+ * them (a hypothesis the sweep's skew variants test). Reads stay inside each diagonal's valid
+ * slots [base + lo, base + hi), which move intact; a piece that would outgrow `cap` keeps its
+ * layout. O(values of the piece) host copy.
+ */
+function skewPiece(q: HostPiece, skew: number, cap: number): HostPiece {
+  const S = skew * SKEW_UNIT;
+  const [tab0, vals0] = q.data as [Int32Array, Float32Array | Float64Array];
+  if (S === 0 || q.count < 2 || vals0.length + (q.count - 1) * S > cap) return q;
+  const tab = Int32Array.from(tab0);
+  const vals = new Float32Array(vals0.length + (q.count - 1) * S);
+  for (let t = 0; t < q.count; t++) {
+    const [base, lo, hi] = [tab0[4 * t + 1]!, tab0[4 * t + 2]!, tab0[4 * t + 3]!];
+    tab[4 * t + 1] = base + t * S;
+    if (hi > lo) vals.set(vals0.subarray(base + lo, base + hi), base + t * S + lo);
+  }
+  return { ...q, data: [tab, vals] };
+}
 
 /** An uploaded matrix: the pieces and, per piece, the row range [ilo, ihi) its fast path takes. */
 export interface DiaTiledDeviceMatrix extends EllDeviceMatrix {
@@ -240,12 +268,13 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix | DeviceDiaMatrix, DiaTiledPar
     maxDiagonals: { description: 'most diagonals accepted (the dia format default)', values: [diaDefaultParams.maxDiagonals] },
     unroll: { description: 'diagonals per unrolled interior step (1…8; the diagonal count of a stencil with ≤ 8 takes them all in one step): independent loads in flight per row', values: [4, 8] },
     vec: { description: '1: vec4 loads of values and x, 4 consecutive rows per group (columns a multiple of 4); 0: scalar loads', values: [0, 1] },
+    skew: { description: 'vec 0, host-converted layouts: diagonal t of a piece starts t·skew·256 bytes later (the diagonals’ streams no longer rows·4 bytes apart); 0: packed', values: [0] },
   },
   // H100 (bench/RESULTS.md, session 6, issue 20): rowsPerThread 4 with 256 invocations was the
   // fastest variant on all four matrices measured (27-point stencil 120³ 0.171 ms, tied with
   // rowsPerThread 2; banded 2·10^6 b9 0.091; 5-point 2000² 0.109; 7-point 160³ 0.132 ms);
   // rowsPerThread 1 and 8 were 15–70 % slower
-  defaults: { rowsPerThread: 4, workgroupSize: 256, maxDiagonals: diaDefaultParams.maxDiagonals, unroll: 4, vec: 0 },
+  defaults: { rowsPerThread: 4, workgroupSize: 256, maxDiagonals: diaDefaultParams.maxDiagonals, unroll: 4, vec: 0, skew: 0 },
   formatParams: () => ({ maxDiagonals: 2 ** 28, ...DIA_DEVICE_FORMAT }),
   precheck: (a, _limits, params) => diagonalPrecheck(a, params.maxDiagonals, 'dia'),
   supports(m, limits, params) {
@@ -254,6 +283,7 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix | DeviceDiaMatrix, DiaTiledPar
     if (ok === true && params?.vec === 1 && m.cols % 4 !== 0) return `dia-tiled vec 1 reads x as vec4: expected columns a multiple of 4, got ${m.cols} (use vec 0)`;
     // a layout built on the device follows the scalar kernel's piece plan (whole-binding pieces, not whole vec4s)
     if (ok === true && params?.vec === 1 && isDeviceDia(m)) return 'dia-tiled vec 1 takes a host-converted layout: this one was built on the device for vec 0';
+    if (ok === true && (params?.skew ?? 0) !== 0 && (params?.vec === 1 || isDeviceDia(m))) return 'dia-tiled skew > 0 takes vec 0 and a host-converted layout (use skew 0)';
     return ok === true ? csrVectorsFit(m, limits.maxStorageBufferBindingSize) : ok;
   },
   wgsl: (p) => (p.vec === 1 ? diaTiledVecWgsl(p.workgroupSize, p.rowsPerThread, p.unroll) : diaTiledWgsl(p.workgroupSize, p.rowsPerThread, p.unroll)),
@@ -265,6 +295,8 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix | DeviceDiaMatrix, DiaTiledPar
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     if (p.vec !== 0 && p.vec !== 1) throw new RangeError(`dia-tiled: vec expected 0 or 1, got ${p.vec}`);
+    if (!(Number.isInteger(p.skew) && p.skew >= 0 && p.skew <= 64)) throw new RangeError(`dia-tiled: skew expected an integer in 0…64, got ${p.skew}`);
+    if (p.skew > 0 && (p.vec === 1 || isDeviceDia(m))) throw new RangeError('dia-tiled: skew > 0 takes vec 0 and a host-converted layout (use skew 0)');
     const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     if (isDeviceDia(m)) {
       if (p.vec === 1) throw new RangeError('dia-tiled: vec 1 takes a host-converted layout; this one was built on the device (use vec 0)');
@@ -281,7 +313,8 @@ export const diaTiledKernel: SpmvKernel<DiaMatrix | DeviceDiaMatrix, DiaTiledPar
     const interior: [number, number][] = [];
     const pieces = diagonalPieces(diaLayout(m), p.vec === 1 ? vecCap : cap, TILED_MAX_DIAGONALS);
     const tracked = (function* () {
-      for (const q of pieces) {
+      for (const q0 of pieces) {
+        const q = skewPiece(q0, p.skew, cap);
         const tab = q.data[0] as Int32Array;
         interior.push(p.vec === 1 ? pieceVecInterior(tab, q.count, q.rows, q.data[1]!.length, q.rowBase, m.cols) : pieceInterior(tab, q.count, q.rows));
         yield q;
