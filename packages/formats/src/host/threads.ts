@@ -23,8 +23,9 @@ export const MAX_PARTS_PER_THREAD = 8;
 /**
  * Parts per thread of a threaded operation: each thread claims parts until none is left, so on
  * a busy machine a worker that is not running yet leaves its share to the others instead of
- * making the caller wait for it (2 threads ran CG 1.5–3× slower than 1 at load average 15 when
- * the split was one fixed part per thread).
+ * making the caller wait for it. (At load average 15–21 on 2 cores, 2 threads still ran CG
+ * 1.5× slower than 1 after this change: a worker preempted while it holds a part stalls the
+ * caller all the same.)
  */
 export const PARTS_PER_THREAD = 4;
 /** Control block: i32 [seq, done, exit, next, count, pad, pad, pad], then per part (1 + MAX_ARGS) f64. */
