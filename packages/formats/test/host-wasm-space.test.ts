@@ -210,6 +210,41 @@ describe('threads: the same bits for 1 and 2 threads', () => {
   });
 });
 
+describe('ThreadPool: parts claimed in turn', () => {
+  /** 8 parts of y += 1·x over disjoint ranges, `jobs` times; every element must be added once per job. */
+  const stress = (s: WasmVectorSpace, jobs: number) => {
+    const n = 8 * 1000;
+    const x = s.create(n);
+    s.fill(x, 1);
+    const y = s.create(n);
+    const parts = Array.from({ length: 8 }, (_, t) => [1, x.byteOffset + 8000 * t, y.byteOffset + 8000 * t, 1000]);
+    for (let j = 0; j < jobs; j++) s.pool!.run('axpy1', parts);
+    return y;
+  };
+  it('every part of a job runs exactly once, over many jobs, with more parts than threads', () => {
+    const y = stress(space(2, true), 2000);
+    expect(y.every((v) => v === 2000)).toBe(true);
+  });
+
+  it('a worker that never runs again costs nothing: the caller claims its parts', async () => {
+    const s = space(2, true);
+    const pool = s.pool as unknown as { workers: { terminate(): Promise<number> }[] };
+    await pool.workers[0]!.terminate();
+    const y = stress(s, 50);
+    expect(y.every((v) => v === 50)).toBe(true);
+    // the space's own threaded operations still give the one-thread bits
+    const n = 3 * DOT_BLOCK + 5;
+    const [u, v] = [values(n, 70), values(n, 71)];
+    const one = space(1);
+    expect(s.dot(s.fromArray(u), s.fromArray(v)).value).toBe(one.dot(one.fromArray(u), one.fromArray(v)).value);
+  });
+
+  it('more parts than the pool holds is refused', () => {
+    const s = space(2, true);
+    expect(() => s.pool!.run('scale', Array.from({ length: s.pool!.maxParts + 1 }, () => [1, 64, 0]))).toThrow(RangeError);
+  });
+});
+
 describe('cgUpdate: x += α·p, r −= α·q and ⟨r, r⟩ in one pass', () => {
   const one = space(1);
   const two = space(2, true);

@@ -10,6 +10,7 @@ import type { CheckOptions } from '../core/validate';
 import { csrDiagonal, csrNnz, csrTranspose, validateCsr } from '../csr/csr';
 import type { LinearOperator } from '../operator/interfaces';
 import type { WasmVectorSpace } from './space';
+import { PARTS_PER_THREAD } from './threads';
 
 /** Row cuts splitting the non-zeros (plus one per row) of `rowPtr` into `t` about equal parts. O(t log rows). */
 export function balancedRowCuts(rowPtr: Int32Array, t: number): number[] {
@@ -59,7 +60,8 @@ export class WasmCsrOperator implements LinearOperator<Float64Array> {
     private readonly colIdx: number,
     private readonly values: number,
   ) {
-    const t = space.pool && nnz >= space.parMinNnz ? space.threads : 1;
+    // several row ranges per thread, claimed in turn (see ./threads)
+    const t = space.pool && nnz >= space.parMinNnz ? space.threads * PARTS_PER_THREAD : 1;
     this.cuts = balancedRowCuts(source.rowPtr, t);
   }
 
@@ -80,7 +82,7 @@ export class WasmCsrOperator implements LinearOperator<Float64Array> {
 
   /** Threads the product uses (1 below the space's parallelMinNnz). */
   get threads(): number {
-    return this.cuts.length - 1;
+    return this.cuts.length > 2 ? this.space.threads : 1;
   }
 
   private product(x: Float64Array, y: Float64Array): void {

@@ -16,7 +16,7 @@ import type { ScalarLike } from '../operator/interfaces';
 import { Scratch, WasmHeap } from './heap';
 import { COMBINE_BLOCK, DOT_BLOCK } from './kernels';
 import { WasmCsrOperator } from './operator';
-import { ThreadPool, type ThreadKernel } from './threads';
+import { PARTS_PER_THREAD, ThreadPool, type ThreadKernel } from './threads';
 
 /** Options of {@link WasmVectorSpace.create}. */
 export interface WasmSpaceOptions {
@@ -131,11 +131,12 @@ export class WasmVectorSpace extends HostVectorSpace {
   }
 
   /**
-   * Parts of [0, n) for the threads, cut at DOT_BLOCK multiples; one part when the elements
-   * touched (`work`: n per vector, k·n for a k-vector multiDot/combine) are below the threshold.
+   * Parts of [0, n) for the threads ({@link PARTS_PER_THREAD} per thread, claimed in turn: see
+   * ./threads), cut at DOT_BLOCK multiples; one part when the elements touched (`work`: n per
+   * vector, k·n for a k-vector multiDot/combine) are below the threshold.
    */
   parts(n: number, work = n): number[] {
-    const t = this.pool && work >= this.parMinN ? this.threads : 1;
+    const t = this.pool && work >= this.parMinN ? this.threads * PARTS_PER_THREAD : 1;
     const blocks = Math.ceil(n / DOT_BLOCK);
     const cuts = [0];
     for (let i = 1; i < t; i++) cuts.push(Math.min(n, Math.round((blocks * i) / t) * DOT_BLOCK));
