@@ -75,8 +75,8 @@ ours_run() { # case round stop extra... -> prints the row with ratios to the Ope
   local cmp
   cmp=$(node -e '
     const fs = require("fs");
-    const [json, molcas, mt, ot, ms] = process.argv.slice(1);
-    const m = Number(ms);
+    const [json, molcas, mt, ot, mult] = process.argv.slice(1);
+    const m = Number(mult);
     const j = JSON.parse(fs.readFileSync(json, "utf8"));
     const ref = fs.readFileSync(molcas, "utf8").trim().split("\n").map((l) => l.split(" ").map(Number));
     const target = ((m - 1) / 2) * ((m + 1) / 2);

@@ -9,6 +9,7 @@
  * @module
  */
 import { type DavidsonCorrector, lowestIndices } from '@gpusparse/solvers';
+import { symmetricEigenDense } from './dense-eigen';
 import type { HalfSpaceOperator } from './direct/operator';
 
 /** The P block and where its coordinates sit in the half space. */
@@ -22,10 +23,20 @@ export interface PSpace {
    * corrections keep the spin of the residuals), when the operator gives configurations.
    */
   diagonal?: Float64Array;
+  /**
+   * H_PP = U Λ Uᵀ (./dense-eigen.ts), once: each correction is then two products with U,
+   * O(P²), instead of an LU of order P per root and iteration, O(P³).
+   */
+  eig?: { values: number[]; vectors: Float64Array[] };
 }
 
-/** Default P size: 64 coordinates (17 iterations at 64 and at 150 on H2O/6-31G fc; the block costs ≈ 10 ms). */
-export const PSPACE_SIZE = 64;
+/**
+ * Default P size: 160 coordinates. With one root 64 and 150 gave the same 17 iterations (H2O/6-31G
+ * fc); with three roots in four irreps (CH2/6-31G ¹A1 and ¹B1, spin-clean) 64 / 128 / 200 took
+ * 154 / 144 / 137 products. Since the block is diagonalised once (no LU per correction), P costs
+ * O(P²·norb) for the block and ≈ 9P³ flops once per solve (≈ 40 Mflop at 160).
+ */
+export const PSPACE_SIZE = 160;
 
 /**
  * The P space is used only where the half space has at least this many times P coordinates: with
@@ -65,10 +76,11 @@ export function pSpace(half: HalfSpaceOperator, size = PSPACE_SIZE): PSpace | un
   // configurations, so corrections of pure-spin residuals stay pure and a state of another spin
   // of the parity (a quintet among singlets) does not enter the subspace (no deflation round)
   const diagonal = configurationAverage(half.diagonal(), cfg);
-  const idx = wholeConfigurations(lowestCoordinates(diagonal, size), cfg, diagonal, 2 * size);
+  const idx = wholeConfigurations(lowestCoordinates(diagonal, size), cfg, diagonal, Math.ceil(1.25 * size));
   const block = half.block(idx);
   for (const x of block) if (!Number.isFinite(x)) return undefined;
-  return { idx, block, diagonal };
+  const eig = symmetricEigenDense(block, idx.length);
+  return { idx, block, diagonal, eig: { values: Array.from(eig.values), vectors: eig.vectors.map((v) => Float64Array.from(v)) } };
 }
 
 /**
@@ -158,11 +170,39 @@ export function applyPSpaceInverse(ps: PSpace, diag: Float64Array, r: Float64Arr
   }
   const { idx, block } = ps;
   const m = idx.length;
+  if (ps.eig && spectralSolve(ps.eig, idx, r, t, theta - shift)) return t;
   const a = Float64Array.from(block);
   for (let k = 0; k < m; k++) a[k * m + k]! += shift - theta;
   const b = Float64Array.from(idx, (i) => r[i]!);
   if (solveDense(a, b, m)) for (let k = 0; k < m; k++) t[idx[k]!] = b[k]!;
   return t;
+}
+
+/**
+ * t[idx] = U (Λ − μ)⁻¹ Uᵀ r[idx]; false (t untouched) when some λ − μ is numerically zero (the
+ * caller then keeps the diagonal there, as the LU path does for a singular block). O(P²).
+ */
+function spectralSolve(eig: { values: number[]; vectors: Float64Array[] }, idx: Int32Array, r: Float64Array, t: Float64Array, mu: number): boolean {
+  const m = idx.length;
+  let scale = 0;
+  for (const l of eig.values) scale = Math.max(scale, Math.abs(l));
+  const coef = new Float64Array(m);
+  for (let k = 0; k < m; k++) {
+    const den = eig.values[k]! - mu;
+    if (!(Math.abs(den) > 1e-14 * scale)) return false;
+    const u = eig.vectors[k]!;
+    let c = 0;
+    for (let a = 0; a < m; a++) c += u[a]! * r[idx[a]!]!;
+    coef[k] = c / den;
+  }
+  const out = new Float64Array(m);
+  for (let k = 0; k < m; k++) {
+    const u = eig.vectors[k]!;
+    const c = coef[k]!;
+    for (let a = 0; a < m; a++) out[a]! += c * u[a]!;
+  }
+  for (let a = 0; a < m; a++) t[idx[a]!] = out[a]!;
+  return true;
 }
 
 /** Options of {@link pSpaceCorrector}. */

@@ -46,7 +46,7 @@ describe('spin-clean Davidson pieces', () => {
     expect(Array.from(wholeConfigurations(Int32Array.of(0), cfg, d, 1))).toEqual([0, 4]);
   });
 
-  it('N2/STO-3G Ag: the P space is made of whole configurations, and a singlet residual gives a singlet correction', async () => {
+  it('N2/STO-3G Ag: the P space is made of whole configurations, a singlet residual gives a singlet correction, the spectral solve equals the LU', async () => {
     const op = await n2Half(1, 'even');
     const half = op.half!;
     const cfg = half.configurations();
@@ -59,6 +59,10 @@ describe('spin-clean Davidson pieces', () => {
     expect(Math.abs(half.spinSquared([r])[0]!)).toBeLessThan(1e-10);
     const t = applyPSpaceInverse(ps, ps.diagonal!, r, -107.6, 1e-3);
     expect(Math.abs(half.spinSquared([t])[0]!)).toBeLessThan(1e-9);
+    // the block diagonalised once (ps.eig) gives the LU path's correction
+    expect(ps.eig?.values.length).toBe(ps.idx.length);
+    const lu = applyPSpaceInverse({ idx: ps.idx, block: ps.block }, ps.diagonal!, r, -107.6, 1e-3);
+    for (let k = 0; k < t.length; k++) expect(Math.abs(t[k]! - lu[k]!)).toBeLessThan(1e-10 * Math.max(1, Math.abs(lu[k]!)));
     // the plain diagonal does not keep the spin
     const plain = applyPSpaceInverse({ idx: ps.idx, block: ps.block }, half.diagonal(), r, -107.6, 1e-3);
     expect(Math.abs(half.spinSquared([plain])[0]!)).toBeGreaterThan(1e-6);
