@@ -59,9 +59,12 @@ const blockModes = (opt('--block') ?? 'on').split(',').filter((m) => m === 'on' 
 const MIXED_VARIANTS: Record<string, { label: string; o: Partial<MixedEigenOptions<GpuVector, unknown>> }> = {
   cold: { label: 'bound, no multiplicity check (cold)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
   'bound-nocheck': { label: 'bound, no multiplicity check', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000 } },
-  values: { label: 'bound, no multiplicity check, values only (vectors stay on the device, as CuPy)', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000, returnVectors: false } },
+  // basis 20 given: session 7's / the first wave's 'values' (the eigsMixed default basis is 40 since s8b)
+  values: { label: 'bound, no multiplicity check, values only (vectors stay on the device, as CuPy), fast basis 20', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000, maxBasis: 20, returnVectors: false } },
+  // eigsMixed's own fast-phase defaults: basis fastLanczosBasis (40 here), Lanczos's 5000-step cap
+  'values-default': { label: 'bound, no multiplicity check, values only, fast phase defaults (basis 40, up to 5000 steps)', o: { accept: 'bound', fastCheckMultiplicity: false, returnVectors: false } },
   // the fast phase let run longer / with a larger basis: fewer polish iterations for more float32 steps (issue 15's product split)
-  'values-3000': { label: 'bound, no multiplicity check, values only, fast phase up to 3000 steps', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 3000, returnVectors: false } },
+  'values-3000': { label: 'bound, no multiplicity check, values only, fast basis 20, up to 3000 steps', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 3000, maxBasis: 20, returnVectors: false } },
   'values-basis40': { label: 'bound, no multiplicity check, values only, fast basis 40, up to 1000 steps', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000, maxBasis: 40, returnVectors: false } },
   bound: { label: 'bound', o: { accept: 'bound', fastMaxIterations: 1000 } },
   residual: { label: 'residual rule (session 4)', o: {} },

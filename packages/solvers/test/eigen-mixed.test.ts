@@ -2,7 +2,7 @@ import type { CsrMatrix } from '@gpusparse/formats';
 import { csrDiagonal, generators, HostOperator } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import type { MixedEigenResult } from '../src/eigen/mixed';
-import { eigsMixed } from '../src/eigen/mixed';
+import { eigsMixed, fastLanczosBasis } from '../src/eigen/mixed';
 import { Float32HostSpace, float32CsrOperator } from './eigen-f32-space';
 import { csrToDense, denseEigenvalues, denseToCsr, laplacian1dEigenvalues, orthonormalityError, poisson2dEigenvalues, randomSymmetric, residualF64 } from './eigen-matrices';
 
@@ -126,5 +126,26 @@ describe('eigsMixed: float32 fast phase + float64 host polish', () => {
     await expect(eigsMixed({ method: 'lobpcg', k: 1, fastOperator: float32CsrOperator(a), fastSpace: f32(), hostOperator: HostOperator.fromCsr(b) })).rejects.toThrow(/hostOperator/);
     await expect(eigsMixed({ method: 'lobpcg', k: 1, fastOperator: float32CsrOperator(a), fastSpace: f32(), hostOperator: HostOperator.fromCsr(a), polish: 'davidson' })).rejects.toThrow(/diagonal/);
     await expect(eigsMixed({ method: 'davidson', which: 'largest', k: 1, fastOperator: float32CsrOperator(a), fastSpace: f32(), hostOperator: HostOperator.fromCsr(a), diagonal: csrDiagonal(a) })).rejects.toThrow(/which/);
+  });
+});
+
+describe('eigsMixed: the Lanczos fast phase basis default (issue 15, H100: basis 40 1 803 ms vs 20 2 032 ms)', () => {
+  it('fastLanczosBasis: 40 (≥ 2k + 10, ≤ n) while 40 vectors take ≤ 1 GiB, else the Lanczos default', () => {
+    expect(fastLanczosBasis(1_320_000, 5, true)).toBe(40);
+    expect(fastLanczosBasis(1_320_000, 20, true)).toBe(50); // 2k + 10
+    expect(fastLanczosBasis(30, 5, true)).toBe(30); // at most n
+    expect(fastLanczosBasis(6_710_886, 5, true)).toBe(40); // 40·n·4 ≤ 2³⁰
+    expect(fastLanczosBasis(6_710_887, 5, true)).toBeUndefined();
+    expect(fastLanczosBasis(3_355_444, 5, false)).toBeUndefined(); // float64: 8 bytes per entry
+  });
+
+  it('eigsMixed lanczos without maxBasis runs its fast phase with basis 40 (a given maxBasis still wins), same answer', async () => {
+    const a = generators.poisson2d(16);
+    const run = (maxBasis?: number) => eigsMixed({ method: 'lanczos', k: 4, fastOperator: float32CsrOperator(a), fastSpace: f32(), hostOperator: HostOperator.fromCsr(a), ...(maxBasis === undefined ? {} : { maxBasis }) });
+    const [byDefault, twenty] = [await run(), await run(20)];
+    expect(byDefault.phases[0]!.method).toContain('maxBasis=40');
+    expect(twenty.phases[0]!.method).toContain('maxBasis=20');
+    checkMixed(a, byDefault, poisson2dEigenvalues(16).slice(0, 4));
+    checkMixed(a, twenty, poisson2dEigenvalues(16).slice(0, 4));
   });
 });

@@ -103,17 +103,36 @@ fn main(${entryArgs()}) {
   for (var j = lid; j < u.m; j += ${WG}u) { cf[j] = hist[u.coef + j]; }
   workgroupBarrier();
   let base = g * ${DOT_CHUNK}u + lid;
+  // the ${DOT_ITEMS} elements advance together, column by column: ${DOT_ITEMS} independent loads in
+  // flight per invocation per column (an element-at-a-time loop over the columns kept one, and
+  // ran at a third of the bandwidth on the H100); each element's sum keeps its order
   var wv: array<f32, ${DOT_ITEMS}>;
-  var ss = 0.0;
   for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
     let i = base + k * ${WG}u;
     wv[k] = 0.0;
+    if (i < u.n) { wv[k] = -1.0 * w[i]; }
+  }
+  if (base + ${(DOT_ITEMS - 1) * WG}u < u.n) {
+    for (var j = 0u; j < u.m; j++) {
+      let c = cf[j];
+      let off = j * u.n + base;
+      for (var k = 0u; k < ${DOT_ITEMS}u; k++) { wv[k] = wv[k] + c * q[off + k * ${WG}u]; }
+    }
+  } else {
+    for (var j = 0u; j < u.m; j++) {
+      let c = cf[j];
+      let off = j * u.n + base;
+      for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
+        if (base + k * ${WG}u < u.n) { wv[k] = wv[k] + c * q[off + k * ${WG}u]; }
+      }
+    }
+  }
+  var ss = 0.0;
+  for (var k = 0u; k < ${DOT_ITEMS}u; k++) {
+    let i = base + k * ${WG}u;
     if (i < u.n) {
-      var acc = -1.0 * w[i];
-      for (var j = 0u; j < u.m; j++) { acc = acc + cf[j] * q[j * u.n + i]; }
-      w[i] = acc;
-      wv[k] = acc;
-      ss = ss + acc * acc;
+      w[i] = wv[k];
+      ss = ss + wv[k] * wv[k];
     }
   }
   if (u.mode == 1u) {
@@ -202,9 +221,27 @@ fn main(${entryArgs()}) {
   if (i >= u.n) { return; }
   var acc: array<f32, ${r}>;
   for (var t = 0u; t < ${r}u; t++) { acc[t] = 0.0; }
-  for (var j = 0u; j < u.m; j++) {
+  // the output count is the pipeline's constant (acc stays in registers; a loop to u.r indexed it
+  // dynamically), and four columns are loaded before their products (four loads in flight):
+  // 1.5 ms for 12 outputs on the H100 before, against ~0.15 ms of memory traffic
+  var j = 0u;
+  for (; j + 4u <= u.m; j += 4u) {
+    let at = (u.col0 + j) * u.n + i;
+    let x0 = q[at];
+    let x1 = q[at + u.n];
+    let x2 = q[at + 2u * u.n];
+    let x3 = q[at + 3u * u.n];
+    for (var t = 0u; t < ${r}u; t++) {
+      let c = t * u.m + j;
+      acc[t] = acc[t] + cf[c] * x0;
+      acc[t] = acc[t] + cf[c + 1u] * x1;
+      acc[t] = acc[t] + cf[c + 2u] * x2;
+      acc[t] = acc[t] + cf[c + 3u] * x3;
+    }
+  }
+  for (; j < u.m; j++) {
     let x = q[(u.col0 + j) * u.n + i];
-    for (var t = 0u; t < u.r; t++) { acc[t] = acc[t] + cf[t * u.m + j] * x; }
+    for (var t = 0u; t < ${r}u; t++) { acc[t] = acc[t] + cf[t * u.m + j] * x; }
   }
 ${outs}
 }`;
