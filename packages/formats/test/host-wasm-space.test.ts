@@ -349,6 +349,27 @@ describe('WasmVectorSpace fill, copy and create (wasm kernels, not TypedArray me
     expect(c.every((x) => x === 0)).toBe(true);
   });
 
+  it('createUninitialized skips the zero fill (a reused block keeps its old values) and a product overwrites it in full', () => {
+    const s = space(1);
+    const a = s.create(1000);
+    a.fill(Number.NaN);
+    const addr = a.byteOffset;
+    s.release(a);
+    const w = s.createUninitialized(1000);
+    expect(w.byteOffset).toBe(addr);
+    expect(w.length).toBe(1000);
+    expect(Number.isNaN(w[0]!)).toBe(true); // no fill pass ran: create would have zeroed it
+    const m = g.poisson2d(10, 10);
+    const x = s.fromArray(values(100, 5));
+    const op = s.csrOperator(m);
+    const y = s.createUninitialized(100); // NaN-filled block reused
+    op.apply(x, y);
+    const want = csrSpmv(m, Float64Array.from(x), new Float64Array(100));
+    expect(bits(y)).toEqual(bits(want));
+    s.release(w);
+    expect(s.create(1000).every((v) => v === 0)).toBe(true); // create still zeroes that block
+  });
+
   it('copy of different lengths throws DimensionMismatchError; arrays outside the heap still work', () => {
     const s = space(1);
     expect(() => s.copy(s.create(3), s.create(4))).toThrow(DimensionMismatchError);

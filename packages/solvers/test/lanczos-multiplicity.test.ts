@@ -85,8 +85,10 @@ function planted(n: number, copies: number, seed: number) {
 }
 
 describe('lanczos multiplicity check on CI-like matrices with planted multiplicities', () => {
+  // whether one sequence misses a copy depends on rounding (the copy can grow out of roundoff):
+  // seeds where it does with the QR Rayleigh–Ritz of ./dense-qr (seed 3 of 2 copies no longer bites)
   for (const [copies, seed] of [
-    [2, 3],
+    [2, 4],
     [3, 1],
     [3, 3],
   ] as const) {

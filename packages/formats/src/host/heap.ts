@@ -150,14 +150,15 @@ export class WasmHeap {
    * A new Float64Array of n zeros in the heap, freed when it is garbage-collected unless
    * {@link free} frees it first.
    */
-  allocF64(n: number, what?: string): Float64Array {
+  allocF64(n: number, what?: string, zero = true): Float64Array {
     const clean = this.cleanFrom;
     const addr = this.alloc(8 * n, what);
     const v = new Float64Array(this.memory.buffer, addr, n);
     // only the part that was handed out before needs zeros: memory never handed out still holds
     // memory.grow's (a fresh space's first solve skips a write pass per vector). TypedArray.fill
-    // on shared memory is V8's slow path, hence the kernel.
-    if (addr < clean) this.kernels.fill(0, addr, Math.min(n, Math.ceil((clean - addr) / 8)));
+    // on shared memory is V8's slow path, hence the kernel. zero = false: the caller overwrites
+    // every element before reading any (a product's output), so the old contents may stay.
+    if (zero && addr < clean) this.kernels.fill(0, addr, Math.min(n, Math.ceil((clean - addr) / 8)));
     this.registry.register(v, addr, v);
     return v;
   }

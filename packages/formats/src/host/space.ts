@@ -115,6 +115,15 @@ export class WasmVectorSpace extends HostVectorSpace {
   override create(n: number): Float64Array {
     return this.heap.allocF64(n, `WasmVectorSpace.create(${n})`);
   }
+  /**
+   * A vector whose contents are unspecified (whatever a released vector left there): for
+   * outputs that are written in full before they are read — a product's y, a combine with
+   * β = 0 — it saves create's zero-filling pass (≈ 3 % of a host Lanczos step).
+   * @example const w = space.createUninitialized(n); op.apply(x, w);
+   */
+  createUninitialized(n: number): Float64Array {
+    return this.heap.allocF64(n, `WasmVectorSpace.createUninitialized(${n})`, false);
+  }
   override fromArray(values: ArrayLike<number>): Float64Array {
     const v = this.create(values.length);
     v.set(values);

@@ -230,7 +230,7 @@ export async function recordStep<V, S>(c: LanczosCtx<V, S>, locked: readonly V[]
   const n = op.rows;
   const j = st.q.length - 1;
   // CGS2 steps write A·q_j into one reused vector (apply overwrites y, as CG's q = A·p)
-  const w = c.icgs ? space.create(n) : (c.work ??= space.create(n));
+  const w = c.icgs ? createForOverwrite(space, n) : (c.work ??= space.create(n)); // apply writes every element
   op.apply(st.q[j]!, w); // w = A·q_j
   let next = w;
   run.stats.matvecs++;
