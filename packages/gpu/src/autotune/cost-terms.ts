@@ -187,9 +187,10 @@ export interface Anchor {
  * that was 1.0 on the tuner's rounds of the first matrix of each process and 3–4× on everything
  * after it (the same kernels: the GPU's state, not the matrix); the calibration ran in the fast
  * state. Replayed on those sweeps (bench/tune-replay.ts), measured / anchored prediction had a
- * median of 1.08 and 1.27 (validation, bench set), and 501/850 and 166/344 candidates fell inside
- * their interval, against 2.93 and 2.52, 121/865 and 75/350 unanchored (a factor: 1.01 and 1.26,
- * 493 and 146). O(1).
+ * median of 1.08 and 1.27 (validation, bench set), and 516/868 and 173/353 candidates fell inside
+ * their interval, against 2.93 and 2.52, 121/883 and 76/359 unanchored (as a factor rather than a
+ * fixed cost: fewer inside, 493/850 against 501/850 and 146/344 against 166/344 on an earlier
+ * replay). O(1).
  * @example anchorPrediction(c.prediction, 1, { prediction: floor.prediction, passes: 1, ms: 0.031 })
  */
 export function anchorPrediction(p: Prediction, passes: number, anchor: Anchor): Prediction {
