@@ -18,7 +18,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { CsrMatrix } from '@gpusparse/formats';
-import { type Calibration, type Candidate, checkCalibration, DEFAULT_MAX_TIMED, defaultPruneRules, enumerateCandidates, predictMs, profileMatrix, shortList } from '../packages/gpu/src/autotune/index';
+import { anchorPrediction, type Calibration, type Candidate, CALIBRATION_VERSION, checkCalibration, DEFAULT_MAX_TIMED, defaultPruneRules, enumerateCandidates, predictMs, profileMatrix, shortList, termsOf } from '../packages/gpu/src/autotune/index';
 import { kernels } from '../packages/gpu/src/kernels/registry';
 import { benchMatrixSet } from './matrix-set';
 import { validationMatrixSet } from './validation-set';
@@ -53,7 +53,9 @@ const calibration = ci > 0 ? loadCalibration(process.argv[ci + 1]!) : undefined;
 /** A calibration from a file: the object itself or a `bench/tune.ts` output's `calibration` field. */
 function loadCalibration(path: string): Calibration {
   const j = JSON.parse(readFileSync(path, 'utf8')) as { calibration?: Calibration } & Calibration;
-  const c = j.calibration ?? j;
+  const raw = j.calibration ?? j;
+  // an older calibration version replays too: its fields mean the same (version 2 only shrank the gather probes)
+  const c = { ...raw, version: CALIBRATION_VERSION };
   const why = checkCalibration(c, c.key);
   if (why) throw new Error(`--calibration ${path}: ${why}`);
   return c;
@@ -67,7 +69,8 @@ function calibrated(list: Candidate[], p: ReturnType<typeof profileMatrix>, prod
   return { list: withP, interval: { products, prepMs: () => 0 } };
 }
 const sets: [string, () => Promise<CsrMatrix> | CsrMatrix][] = [1, 0.1, 0.01].flatMap((s) => [...benchMatrixSet(s), ...validationMatrixSet(s)]);
-const same = (c: Candidate, k: string, q: Record<string, number>) => c.kernel.id === k && JSON.stringify(c.params) === JSON.stringify(q);
+/** Candidate `c` is the recorded (`k`, `q`): a parameter the kernel gained after the recording (dia-tiled's `skew`) matches at 0, its off value. */
+const same = (c: Candidate, k: string, q: Record<string, number>) => c.kernel.id === k && Object.keys(q).every((n) => c.params[n] === q[n]) && Object.keys(c.params).every((n) => n in q || c.params[n] === 0);
 let exact = 0;
 let kernel = 0;
 let n = 0;
@@ -83,6 +86,36 @@ function fromSweep(m: Row, list: Candidate[], picks: number[]): { ratio: number;
   const obj = (t: SweepTrial) => t.objectiveMs ?? Number.POSITIVE_INFINITY;
   return { ratio: min(listed, (t) => t.ms!) / min(timed, (t) => t.ms!), objective: min(listed, obj) / min(timed, obj) };
 }
+/** Per timed sweep candidate: the current model's prediction against the recorded time, raw and anchored on the CSR floor (as admission.ts rescales). */
+interface FitPoint {
+  readonly logRaw: number;
+  readonly insideRaw: boolean;
+  readonly logAnchored?: number;
+  readonly insideAnchored?: boolean;
+}
+const fit: FitPoint[] = [];
+function collectFit(m: Row, list: Candidate[], floorIndex: number | undefined): void {
+  const timed = (m.exhaustiveReport?.trials ?? []).filter((t) => t.status === 'timed' && t.ms !== undefined && t.ms > 0);
+  const find = (t: SweepTrial) => list.find((c) => same(c, t.kernel, t.params) && c.prediction);
+  const floor = floorIndex === undefined ? undefined : list[floorIndex];
+  const floorMs = floor ? timed.find((t) => same(floor, t.kernel, t.params))?.ms : undefined;
+  for (const t of timed) {
+    const c = find(t);
+    if (!c?.prediction) continue;
+    const p = c.prediction;
+    const a = floor?.prediction && floorMs && c !== floor ? anchorPrediction(p, termsOf(c.kernel).passes, { prediction: floor.prediction, passes: termsOf(floor.kernel).passes, ms: floorMs }) : undefined;
+    fit.push({ logRaw: Math.log(t.ms! / p.ms), insideRaw: t.ms! >= p.low && t.ms! <= p.high, logAnchored: a && Math.log(t.ms! / a.ms), insideAnchored: a && t.ms! >= a.low && t.ms! <= a.high });
+  }
+}
+function printFit(): void {
+  if (!fit.length) return;
+  const q = (xs: number[], f: number) => [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(f * xs.length))]!;
+  const line = (label: string, logs: number[], inside: number) => console.log(`${label}: ${logs.length} sweep candidates, median measured/predicted ${Math.exp(q(logs, 0.5)).toFixed(2)}, |log| median ${q(logs.map(Math.abs), 0.5).toFixed(2)} p90 ${q(logs.map(Math.abs), 0.9).toFixed(2)}, inside the interval ${inside}/${logs.length}`);
+  line('model, raw', fit.map((f) => f.logRaw), fit.filter((f) => f.insideRaw).length);
+  const an = fit.filter((f) => f.logAnchored !== undefined);
+  line('model, anchored on the timed CSR floor', an.map((f) => f.logAnchored!), an.filter((f) => f.insideAnchored).length);
+}
+
 for (const m of rows) {
   const make = sets.find(([name]) => name === m.name)?.[1];
   if (!make || !m.exhaustive) continue;
@@ -106,7 +139,10 @@ for (const m of rows) {
   const untimed = picks.map((k) => list[k]!).filter((c) => !swept.some((t) => same(c, t.kernel, t.params)));
   const untimedText = untimed.length ? `; untimed in the sweep: ${untimed.map((c) => `${c.kernel.id}${JSON.stringify(c.params)}`).join(', ')}` : '';
   const swText = (sw ? `; in the sweep: short-list best ${sw.ratio.toFixed(3)}× product, ${sw.objective.toFixed(3)}× objective` : '') + untimedText;
+  if (calibration) collectFit(m, list, picks[0]);
   console.log(`${m.name.padEnd(26)} best ${best.kernel}${JSON.stringify(best.params)}; recorded tuner: ${recorded}; now on the short-list: ${hit ? 'yes' : fam ? 'its kernel' : 'no'} (${picks.map((k) => `${list[k]!.kernel.id}${list[k]!.kernel.id === 'csr-vec4' ? `/${list[k]!.params.lanes}` : ''}`).join(', ')})${swText}`);
 }
+printFit();
 console.log(`exhaustive best on the current short-list: ${exact}/${n} (its kernel: ${kernel}/${n})`);
 console.log(`fastest short-listed within 10 % of the sweep's best (recorded sweep times): product ${within}/${n}, objective ${withinObjective}/${n}`);
+

@@ -51,7 +51,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { type CsrMatrix, csrNnz, readMatrixMarket } from '@gpusparse/formats';
-import { type AutotuneOptions, autotune, type Calibration, calibrationFor, PROBE_LANES, PROBE_ROW_LENGTHS, clockIndex as clockIndexOf, deviceRoundTimer, rowScaledError, runRounds, createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, InSolveOperator, reportTable, type Trial, type TuningReport, timeGpu, tunedOperator, tuneVector, readF32, uploadF32 } from '@gpusparse/gpu';
+import { anchorPrediction, type AutotuneOptions, autotune, floorKernel, getKernel, profileMatrix, termsOf, type Calibration, calibrationFor, PROBE_LANES, PROBE_ROW_LENGTHS, clockIndex as clockIndexOf, deviceRoundTimer, rowScaledError, runRounds, createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, InSolveOperator, reportTable, type Trial, type TuningReport, timeGpu, tunedOperator, tuneVector, readF32, uploadF32 } from '@gpusparse/gpu';
 import { cg } from '../packages/solvers/src/index';
 import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
@@ -185,7 +185,7 @@ async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<
     return row;
   }
   Object.assign(row, await versusExhaustive(ctx, a, base, tuned));
-  row.model = modelCheck(tr, row.exhaustiveReport as TuningReport, row.exhaustive as { kernel: string; params: Record<string, number> });
+  row.model = modelCheck(tr, row.exhaustiveReport as TuningReport, row.exhaustive as { kernel: string; params: Record<string, number> }, floorKernel(profileMatrix(a, 1024).stats));
   summaryLine(row);
   return row;
 }
@@ -214,14 +214,31 @@ async function overheadAt(ctx: GpuContext, a: CsrMatrix, base: AutotuneOptions, 
 }
 
 /**
+ * The predictions of the sweep's other candidates anchored on its timing of the CSR floor (as the
+ * tuner's admission anchors them, `anchorPrediction`): median measured / anchored prediction, p90
+ * of |log| of it, candidates inside the anchored interval; undefined when the floor was not timed.
+ */
+function anchoredFit(timed: readonly Trial[], floor: { kernel: string; lanes?: number }) {
+  const f = timed.find((t) => t.kernel === floor.kernel && (floor.lanes === undefined || t.params.lanes === floor.lanes));
+  if (!f) return undefined;
+  const anchor = { prediction: { ms: f.predictedMs!, low: f.predictedLowMs!, high: f.predictedHighMs! }, passes: termsOf(getKernel(f.kernel)).passes, ms: f.ms! };
+  const rest = timed.filter((t) => t !== f).map((t) => ({ t, p: anchorPrediction({ ms: t.predictedMs!, low: t.predictedLowMs!, high: t.predictedHighMs! }, termsOf(getKernel(t.kernel)).passes, anchor) }));
+  const logs = rest.map(({ t, p }) => Math.log(t.ms! / p.ms)).sort((x, y) => x - y);
+  const abs = logs.map(Math.abs).sort((x, y) => x - y);
+  const q = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? Number.NaN;
+  return { floor: label(f.kernel, f.params), candidates: rest.length, ratioMedian: Math.exp(q(logs, 0.5)), absLogMedian: q(abs, 0.5), absLogP90: q(abs, 0.9), insideInterval: rest.filter(({ t, p }) => t.ms! >= p.low && t.ms! <= p.high).length };
+}
+
+/**
  * The calibrated model against the sweep: per timed candidate measured / predicted product ms
  * (median and spread of the ratio, the share inside the prediction interval), the exhaustive
  * best's prediction, and whether it was on the tuner's short-list (timed, or left out only by the
  * budget) — the calibrated model's own check, on matrices it was not fitted to.
  */
-function modelCheck(tr: TuningReport, er: TuningReport, best: { kernel: string; params: Record<string, number> }): Record<string, unknown> | undefined {
+function modelCheck(tr: TuningReport, er: TuningReport, best: { kernel: string; params: Record<string, number> }, floor: { kernel: string; lanes?: number }): Record<string, unknown> | undefined {
   const timed = er.trials.filter((t) => t.status === 'timed' && t.ms !== undefined && t.predictedMs !== undefined);
   if (timed.length === 0) return undefined;
+  const anchored = anchoredFit(timed, floor);
   const ratios = timed.map((t) => t.ms! / t.predictedMs!).sort((x, y) => x - y);
   const inside = timed.filter((t) => t.ms! >= t.predictedLowMs! && t.ms! <= t.predictedHighMs!).length;
   const b = er.trials.find((t) => same(t, best.kernel, best.params));
@@ -231,8 +248,9 @@ function modelCheck(tr: TuningReport, er: TuningReport, best: { kernel: string; 
   const onList = inTuner !== undefined && (!['skipped', 'pruned'].includes(inTuner.status) || ruledAfterFloor);
   const predictedBest = [...timed].sort((x, y) => x.predictedMs! - y.predictedMs!)[0]!;
   const q = (f: number) => ratios[Math.min(ratios.length - 1, Math.floor(f * ratios.length))]!;
-  const out = { candidates: timed.length, ratioMedian: q(0.5), ratioP10: q(0.1), ratioP90: q(0.9), insideInterval: inside, bestPredictedMs: b?.predictedMs, bestMeasuredMs: b?.ms, bestOnShortList: onList, bestStatusInTuner: inTuner?.status, bestRuledOutAfterFloor: ruledAfterFloor, predictedBest: label(predictedBest.kernel, predictedBest.params), predictedBestMeasuredOverBest: b?.ms ? predictedBest.ms! / b.ms : undefined, interval: tr.calibration?.interval };
-  console.log(`  model: measured/predicted median ${out.ratioMedian.toFixed(2)} (p10 ${out.ratioP10.toFixed(2)}, p90 ${out.ratioP90.toFixed(2)}), ${inside}/${timed.length} inside the interval; best predicted ${b?.predictedMs?.toFixed(4) ?? '—'} vs measured ${b?.ms?.toFixed(4) ?? '—'} ms, on the short-list: ${onList ? 'yes' : 'no'} (${inTuner?.status ?? '—'}${ruledAfterFloor ? ', ruled out after the floor was timed' : ''}); short-list interval ${out.interval ?? '—'}; predicted best ${out.predictedBest} at ${out.predictedBestMeasuredOverBest?.toFixed(2) ?? '—'}× the best`);
+  const out = { candidates: timed.length, ratioMedian: q(0.5), ratioP10: q(0.1), ratioP90: q(0.9), insideInterval: inside, bestPredictedMs: b?.predictedMs, bestMeasuredMs: b?.ms, bestOnShortList: onList, bestStatusInTuner: inTuner?.status, bestRuledOutAfterFloor: ruledAfterFloor, predictedBest: label(predictedBest.kernel, predictedBest.params), predictedBestMeasuredOverBest: b?.ms ? predictedBest.ms! / b.ms : undefined, interval: tr.calibration?.interval, anchored };
+  const an = anchored ? `; anchored on the floor (${anchored.floor}): median ${anchored.ratioMedian.toFixed(2)} (p90 |log| ${anchored.absLogP90.toFixed(2)}), ${anchored.insideInterval}/${anchored.candidates} inside` : '';
+  console.log(`  model: measured/predicted median ${out.ratioMedian.toFixed(2)} (p10 ${out.ratioP10.toFixed(2)}, p90 ${out.ratioP90.toFixed(2)}), ${inside}/${timed.length} inside the interval${an}; best predicted ${b?.predictedMs?.toFixed(4) ?? '—'} vs measured ${b?.ms?.toFixed(4) ?? '—'} ms, on the short-list: ${onList ? 'yes' : 'no'} (${inTuner?.status ?? '—'}${ruledAfterFloor ? ', ruled out after the floor was timed' : ''}); short-list interval ${out.interval ?? '—'}; predicted best ${out.predictedBest} at ${out.predictedBestMeasuredOverBest?.toFixed(2) ?? '—'}× the best`);
   return out;
 }
 
@@ -429,8 +447,8 @@ async function main(): Promise<void> {
     console.log(`tuning overhead (without the shared CSR upload) within max(0.5 s, 10 % of the work): ${over.filter((r) => r.overheadOk).length}/${over.length}; with it: ${over.filter((r) => r.totalWithUploadOk).length}/${over.length}`);
     console.log(`budget honoured within 20 % (or the report says which fixed cost exceeded it): ${over.filter((r) => r.budgetHonoured).length}/${over.length}`);
   }
-  const models = results.map((r) => r.model as { bestOnShortList: boolean; insideInterval: number; candidates: number } | undefined).filter((m) => m !== undefined);
-  if (models.length) console.log(`calibrated model: exhaustive best on the short-list ${models.filter((m) => m.bestOnShortList).length}/${models.length}; sweep candidates inside their prediction interval ${models.reduce((n, m) => n + m.insideInterval, 0)}/${models.reduce((n, m) => n + m.candidates, 0)}`);
+  const models = results.map((r) => r.model as { bestOnShortList: boolean; insideInterval: number; candidates: number; anchored?: { insideInterval: number; candidates: number } } | undefined).filter((m) => m !== undefined);
+  if (models.length) console.log(`calibrated model: exhaustive best on the short-list ${models.filter((m) => m.bestOnShortList).length}/${models.length}; sweep candidates inside their prediction interval ${models.reduce((n, m) => n + m.insideInterval, 0)}/${models.reduce((n, m) => n + m.candidates, 0)}, anchored on the floor ${models.reduce((n, m) => n + (m.anchored?.insideInterval ?? 0), 0)}/${models.reduce((n, m) => n + (m.anchored?.candidates ?? 0), 0)}`);
   const at = results.map((r) => r.atProducts as { overheadOk: boolean } | undefined).filter((x) => x !== undefined);
   if (at.length) console.log(`overhead at ${overheadProducts} products within max(0.5 s, 10 % of the work): ${at.filter((x) => x.overheadOk).length}/${at.length}`);
   if (inSolve) console.log(`in-solve tuned solve within 10 % of the winner fixed: ${results.filter((r) => r.within10pct).length}/${results.length}`);

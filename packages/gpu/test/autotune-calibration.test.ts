@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, NET_SLOTS, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, probeMatrix, probeRounds, reportTable, profileMatrix, shortList } from '../src/index';
+import { anchorPrediction, autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, NET_SLOTS, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, WINDOW_COLS, probeMatrix, probeRounds, reportTable, profileMatrix, shortList } from '../src/index';
 import { modelRulesOut } from '../src/autotune/admission';
 import { testContext } from './helpers';
 
@@ -52,6 +52,15 @@ describe('calibration fit (injected timer, no device)', () => {
     const ms = await probeRounds(time, 5, 3, 2);
     expect(ms).toEqual([1, 2, 3, 4, 5]);
     expect(asked[1]).toEqual([4, 3, 2, 1, 0]);
+  });
+
+  it('the gather probes hold a quarter of the grid probes\' entries (the fit is a ratio; their random columns are the dearest host work)', () => {
+    const probes = calibrationProbes(1 << 16);
+    const grid = probes.filter((q) => q.locality === 'band' && q.rows > 1);
+    expect(grid.every((q) => q.rows * q.rowLength === 1 << 16)).toBe(true);
+    const far = probes.filter((q) => q.locality !== 'band');
+    expect(far.map((q) => q.locality)).toEqual(['window', 'random']);
+    expect(far.every((q) => q.rows * q.rowLength === 1 << 14 && q.cols >= 2 * WINDOW_COLS)).toBe(true);
   });
 
   it('a grid probe that did not time takes its row length\'s most expensive cost; a failed launch probe or row length is refused, naming it', async () => {
@@ -153,17 +162,35 @@ describe('calibrated prediction and short-list (no device)', () => {
 });
 
 describe('admission with the calibrated model (no device)', () => {
-  it('rescales predictions by the first candidate\'s measured / predicted time and refuses only what cannot beat it even optimistically', () => {
-    const pred = (ms: number, spread: number) => ({ ms, low: ms / spread, high: ms * spread });
-    const floor = { prediction: pred(0.1, 1.3) } as unknown as Candidate;
-    const live = [{ c: floor, samples: [0.2] }] as never; // measured twice the prediction: scale 2
-    const near = { prediction: pred(0.12, 1.6) } as unknown as Candidate; // optimistic 0.075 × 2 = 0.15 ms < 0.2
-    const far = { prediction: pred(0.4, 1.6) } as unknown as Candidate; // optimistic 0.25 × 2 = 0.5 ms > 0.2
+  const pred = (ms: number, spread: number) => ({ ms, low: ms / spread, high: ms * spread });
+  const cand = (id: string, ms: number, spread: number) => ({ kernel: getKernel(id), prediction: pred(ms, spread) }) as unknown as Candidate;
+
+  it('anchors predictions on the first candidate as a fixed cost per dispatch and refuses only what cannot beat it even optimistically', () => {
+    const live = [{ c: cand('csr-scalar', 0.1, 1.3), samples: [0.2] }] as never; // measured 0.1 ms over its prediction: +0.1 ms a dispatch
+    const near = cand('ell', 0.12, 1.6); // anchored 0.22, optimistic 0.1375 ms < 0.2
+    const far = cand('ell', 0.4, 1.6); // anchored 0.5, optimistic 0.3125 ms > 0.2
     expect(modelRulesOut({ live, products: 1000 }, near, 0)).toBeUndefined();
-    expect(modelRulesOut({ live, products: 1000 }, far, 0)).toMatch(/at best 0\.5000 ms a product .*× 2\.00.*> the first's measured 0\.2000 ms/);
-    // preparation counts: 0.05 ms × 1000 products of gain does not pay 60 ms of conversion
-    expect(modelRulesOut({ live, products: 1000 }, near, 60)).toMatch(/~60\.0 ms preparation/);
-    expect(modelRulesOut({ live, products: 1000 }, { } as Candidate, 0)).toBeUndefined(); // no prediction: never refused here
+    expect(modelRulesOut({ live, products: 1000 }, far, 0)).toMatch(/at best 0\.3125 ms a product .*measured 0\.2000 against predicted 0\.1000 ms.*> the first's measured 0\.2000 ms/);
+    // predicted at the floor's own 0.2 ms: as a factor (× 2, optimistic 0.25 ms) it was refused; as a fixed cost (0.3, optimistic 0.1875 ms) it is timed
+    expect(modelRulesOut({ live, products: 1000 }, cand('ell', 0.2, 1.6), 0)).toBeUndefined();
+    // two dispatches pay the fixed cost twice: COO at 0.15 → 0.35, optimistic 0.219 ms > 0.2
+    expect(modelRulesOut({ live, products: 1000 }, cand('coo', 0.15, 1.6), 0)).toMatch(/at best 0\.218\d ms/);
+    // preparation counts: (0.2 − 0.1375) ms × 1000 products of gain does not pay 70 ms of conversion
+    expect(modelRulesOut({ live, products: 1000 }, near, 70)).toMatch(/~70\.0 ms preparation/);
+    expect(modelRulesOut({ live, products: 1000 }, {} as Candidate, 0)).toBeUndefined(); // no prediction: never refused here
+  });
+
+  it('anchorPrediction shifts by the anchor\'s excess per dispatch, keeps the spread, and never goes below a quarter of the prediction', () => {
+    const anchor = { prediction: pred(0.1, 1.3), passes: 1, ms: 0.13 };
+    const one = anchorPrediction(pred(0.05, 1.6), 1, anchor);
+    expect(one.ms).toBeCloseTo(0.08, 12);
+    expect(one.high / one.ms).toBeCloseTo(1.6, 12);
+    expect(one.ms / one.low).toBeCloseTo(1.6, 12);
+    expect(anchorPrediction(pred(0.05, 1.6), 2, anchor).ms).toBeCloseTo(0.11, 12);
+    expect(anchorPrediction(pred(0.05, 1.6), 2, { ...anchor, passes: 2 }).ms).toBeCloseTo(0.08, 12);
+    // the anchor ran faster than predicted: lowered, but at most to a quarter
+    expect(anchorPrediction(pred(0.2, 1.6), 1, { ...anchor, ms: 0.06 }).ms).toBeCloseTo(0.16, 12);
+    expect(anchorPrediction(pred(0.02, 1.6), 1, { ...anchor, ms: 0.01 }).ms).toBeCloseTo(0.005, 12);
   });
 });
 

@@ -14,6 +14,7 @@ import { type CsrMatrix, getFormat, InvalidMatrixError, type SparseMatrix } from
 import type { DeviceMatrix } from '../kernels/types';
 import type { Candidate } from './candidates';
 import { CSR_RELAYOUT } from './cost-model';
+import { anchorPrediction, termsOf } from './cost-terms';
 import type { Trial } from './report';
 import { drain, fail, type Live, probe, spent, type TrialSession, timeRounds, verifyEstimateMs } from './trials';
 import { medianOf } from './types';
@@ -113,24 +114,25 @@ export function prepDoesNotPay(s: Pick<TrialSession, 'live' | 'products' | 'conv
 }
 
 /**
- * Why the calibrated model, rescaled by the first timed candidate, rules candidate `c` out, or
- * undefined: the first (the CSR floor) has a measured product time and a prediction, and their
- * ratio corrects every prediction for this matrix (a gather pattern or cache effect the
- * probes did not see moves all kernels alike); `c` is left out when even its optimistic
- * objective (its interval's low end × the ratio × the expected products, plus its estimated
- * preparation `prepMs`) exceeds the first's measured objective. Candidates without a
- * prediction, and runs whose first has none, are never refused here. O(1).
+ * Why the calibrated model, anchored on the first timed candidate, rules candidate `c` out, or
+ * undefined: the first (the CSR floor) has a measured product time and a prediction, and its
+ * excess over the prediction corrects every prediction for this matrix as a fixed cost per
+ * dispatch ({@link anchorPrediction}: the GPU's state and the cache effects the probes did not
+ * see move all kernels alike); `c` is left out when even its optimistic objective (its anchored
+ * interval's low end × the expected products, plus its estimated preparation `prepMs`) exceeds
+ * the first's measured objective. Candidates without a prediction, and runs whose first has
+ * none, are never refused here. O(1).
  */
 export function modelRulesOut(s: Pick<TrialSession, 'live' | 'products'>, c: Candidate, prepMs: number): string | undefined {
   const first = s.live[0];
   if (!first || !c.prediction || !first.c.prediction) return undefined;
   const ms = firstMs(first);
   if (!(ms > 0)) return undefined;
-  const scale = ms / first.c.prediction.ms;
-  const best = s.products * c.prediction.low * scale + prepMs;
+  const anchored = anchorPrediction(c.prediction, termsOf(c.kernel).passes, { prediction: first.c.prediction, passes: termsOf(first.c.kernel).passes, ms });
+  const best = s.products * anchored.low + prepMs;
   const leader = s.products * ms;
   if (best <= leader) return undefined;
-  return `the calibrated model rules it out: at best ${(c.prediction.low * scale).toFixed(4)} ms a product (its interval's low end × ${scale.toFixed(2)}, the first candidate's measured / predicted) + ~${prepMs.toFixed(1)} ms preparation over ${s.products} products > the first's measured ${ms.toFixed(4)} ms`;
+  return `the calibrated model rules it out: at best ${anchored.low.toFixed(4)} ms a product (its interval's low end, anchored on the first candidate's measured ${ms.toFixed(4)} against predicted ${first.c.prediction.ms.toFixed(4)} ms) + ~${prepMs.toFixed(1)} ms preparation over ${s.products} products > the first's measured ${ms.toFixed(4)} ms`;
 }
 
 /** Estimated cost (ms) of admitting candidate `c`: its conversion (unless shared), upload and timing rounds. */

@@ -24,7 +24,7 @@ import { firstStableRound, type RoundTimer } from './rounds';
 import { medianOf } from './types';
 
 /** Bump when the probes or the fit change meaning (cached calibrations of another version are ignored). */
-export const CALIBRATION_VERSION = 1;
+export const CALIBRATION_VERSION = 2;
 /** Row lengths probed (entries per row). */
 export const PROBE_ROW_LENGTHS: readonly number[] = [1, 4, 16, 64, 256, 1024];
 /** Lanes per row probed; 1 is a thread per row (csr-scalar), the others csr-vector's `lanes`. */
@@ -36,6 +36,13 @@ export const WINDOW_COLS = 1 << 15;
 /** Row length and lanes of the gather probes. */
 export const GATHER_ROW_LENGTH = 16;
 export const GATHER_LANES = 4;
+/**
+ * The gather probes hold this fraction of the grid probes' entries. They measure a ratio (their
+ * per-entry cost over the band's at the same shape), not a rate, and their random columns are
+ * the calibration's dearest host work: at full size the two took ~60 % of its generation time on
+ * this project's CPU (240 and 290 ms of 865 ms for 2^21 entries), a quarter of it a quarter.
+ */
+export const GATHER_SHARE = 1 / 4;
 
 /** One synthetic product to time. */
 export interface Probe {
@@ -69,7 +76,7 @@ export interface Calibration {
 
 /**
  * The probes for matrices of about `nnz` entries: the launch probe, the row-length × lanes grid
- * (band) and the two far-gather probes. O(probes).
+ * (band) and the two far-gather probes ({@link GATHER_SHARE} of `nnz` entries each). O(probes).
  * @example calibrationProbes(1 << 20).length // 1 + 36 + 2
  */
 export function calibrationProbes(nnz: number): Probe[] {
@@ -78,7 +85,7 @@ export function calibrationProbes(nnz: number): Probe[] {
     const rows = Math.max(1, Math.floor(nnz / r));
     for (const l of PROBE_LANES) out.push({ rowLength: r, lanes: l, locality: 'band', rows, cols: Math.max(1, Math.ceil((rows * r) / BAND_REUSE)) });
   }
-  const rows = Math.max(1, Math.floor(nnz / GATHER_ROW_LENGTH));
+  const rows = Math.max(1, Math.floor((nnz * GATHER_SHARE) / GATHER_ROW_LENGTH));
   for (const locality of ['window', 'random'] as const) out.push({ rowLength: GATHER_ROW_LENGTH, lanes: GATHER_LANES, locality, rows, cols: Math.max(rows, 2 * WINDOW_COLS) });
   return out;
 }

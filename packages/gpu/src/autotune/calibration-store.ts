@@ -104,7 +104,7 @@ export interface CalibrationHit {
  * `want` is undefined — a software adapter (its costs say nothing of a GPU, and the probes
  * compete with the tuner for the CPU) or `GPUSPARSE_CALIBRATE=0`, gives undefined. `timer`
  * replaces the device probes (tests). Cost: one file read, or the
- * micro-benchmark (~9 probe matrices of 2^21 entries; 2^15 on a software adapter).
+ * micro-benchmark (~9 probe matrices of 2^21 entries, the two gather probes a quarter of it; 2^15 on a software adapter).
  */
 export async function calibrationFor(ctx: GpuContext, want: boolean | Calibration | undefined, cache: unknown, warn: (m: string) => void, timer?: ProbeTimer): Promise<CalibrationHit | undefined> {
   const t0 = performance.now();

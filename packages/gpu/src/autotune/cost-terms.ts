@@ -165,3 +165,37 @@ export function predictMs(cal: Calibration, p: MatrixProfile, k: AnySpmvKernel, 
   const ms = t.passes * cal.launchMs + body * gatherFactor(cal, p) * (t.measured ? 1 : factor);
   return { ms, low: ms / t.spread, high: ms * t.spread };
 }
+
+/** A timed candidate with a prediction: what {@link anchorPrediction} rescales by. */
+export interface Anchor {
+  readonly prediction: Prediction;
+  /** Its dispatches per product ({@link CostTerms.passes}). */
+  readonly passes: number;
+  /** Its measured product time (ms). */
+  readonly ms: number;
+}
+
+/**
+ * Prediction `p` (a candidate of `passes` dispatches) corrected by a measured `anchor` on the
+ * same matrix (the CSR floor, timed first): the anchor's excess over its own prediction is taken
+ * as a fixed cost per dispatch and added to `p` once per dispatch (`p`'s interval shifted with it,
+ * its spread kept); a negative excess (the anchor ran faster than predicted) lowers `p` likewise,
+ * never below a quarter of it.
+ *
+ * Why a fixed cost and not a factor: on the session-8 H100 run the model under-predicted by a
+ * factor that fell with the matrix's size (×4–7 on 0.6–1.7 M entries, ×1.4–2 on 3–4.6 M) and
+ * that was 1.0 on the tuner's rounds of the first matrix of each process and 3–4× on everything
+ * after it (the same kernels: the GPU's state, not the matrix); the calibration ran in the fast
+ * state. Replayed on those sweeps (bench/tune-replay.ts), measured / anchored prediction had a
+ * median of 1.08 and 1.27 (validation, bench set), and 516/868 and 173/353 candidates fell inside
+ * their interval, against 2.93 and 2.52, 121/883 and 76/359 unanchored (as a factor rather than a
+ * fixed cost: fewer inside, 493/850 against 501/850 and 146/344 against 166/344 on an earlier
+ * replay). O(1).
+ * @example anchorPrediction(c.prediction, 1, { prediction: floor.prediction, passes: 1, ms: 0.031 })
+ */
+export function anchorPrediction(p: Prediction, passes: number, anchor: Anchor): Prediction {
+  const spread = p.high / p.ms;
+  const excess = ((anchor.ms - anchor.prediction.ms) / Math.max(1, anchor.passes)) * passes;
+  const ms = Math.max(p.ms / 4, p.ms + excess);
+  return { ms, low: ms / spread, high: ms * spread };
+}
