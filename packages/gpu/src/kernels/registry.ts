@@ -54,6 +54,7 @@ export const kernels: readonly AnySpmvKernel[] = [
   ellRKernel,
   slicedEllKernel,
   slicedEllRKernel,
+  slicedSplitKernel,
   sellKernel,
   hybridKernel,
 ];
@@ -61,11 +62,11 @@ export const kernels: readonly AnySpmvKernel[] = [
 /**
  * Kernels that are tested (their own test files, the conformance cases) and benchmarked
  * (`bench/spmv.ts` times them with the others) but are not yet autotuner candidates: the tuner
- * enumerates {@link kernels}, and a kernel enters it once its cost terms exist there.
- * `sliced-ell-split` (issue 20): for alpha-major CI Hamiltonians; costed like plain CSR it would
- * displace ELL from the short-list on stencils.
+ * enumerates {@link kernels}, and a kernel enters it once its cost terms exist (its own
+ * `costTerms`, or `autotune/cost-terms.ts`). Empty since `sliced-ell-split` entered the tuner
+ * with its own cost terms and a grid of its H100 winners (issue 20).
  */
-export const experimentalKernels: readonly AnySpmvKernel[] = [slicedSplitKernel];
+export const experimentalKernels: readonly AnySpmvKernel[] = [];
 
 /**
  * Look a kernel up by id (registered or experimental); throws with the list of known ids.
