@@ -86,6 +86,13 @@ describe('sliced-ell-split', () => {
     [32, 8, 2, 1, 1, 256],
     [64, 1, 1, 1, 1, 256],
     [16, 4, 4, 1, 1, 256],
+    // the session-8 second-wave H10 probes (bench/spmv-h10.sh): fewer invocations per row (one
+    // wave of the H100 at parts 4), 64-row slices in one workgroup, workgroups of 128
+    [32, 4, 4, 1, 1, 256],
+    [32, 2, 4, 1, 1, 256],
+    [64, 4, 2, 1, 1, 256],
+    [32, 8, 2, 1, 1, 128],
+    [32, 4, 2, 1, 1, 128],
   ] as const;
   it.each(VARIANTS)('slice %i, parts %i, unroll %i, pack %i, interleave %i, workgroup %i: CI-like and uneven rows, alpha/beta', async (sliceHeight, parts, unroll, pack, interleave, workgroupSize) => {
     const p = { sliceHeight, parts, unroll, pack, interleave, workgroupSize };
