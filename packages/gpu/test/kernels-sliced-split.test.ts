@@ -24,10 +24,10 @@ beforeAll(async () => {
 });
 
 describe('sliced-ell-split', () => {
-  it('is a registered kernel (tuner candidate) with its own cost terms and a grid of the H100 winners', () => {
+  it('is an opt-in tuner candidate (experimental list) with its own cost terms and a grid of the H100 winners', () => {
     expect(getKernel('sliced-ell-split')).toBe(slicedSplitKernel);
-    expect(kernels).toContain(slicedSplitKernel);
-    expect(experimentalKernels).not.toContain(slicedSplitKernel);
+    expect(kernels).not.toContain(slicedSplitKernel);
+    expect(experimentalKernels).toContain(slicedSplitKernel);
     expect(termsOf(slicedSplitKernel)).toEqual({ lanes: { kind: 'stream' }, passes: 1, spread: 2 });
     const a = g.ciLike(300, { refFraction: 0.1, refDensity: 0.5, expDensity: 0.1, seed: 4 });
     const cands = enumerateCandidates(a, profileMatrix(a, 64), [slicedSplitKernel], defaultPruneRules, 1000);
