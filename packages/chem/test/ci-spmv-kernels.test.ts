@@ -7,7 +7,7 @@
  * conformance tier's per-row bound (checkKernel), for y = A·x and y = 2·A·x − 0.5·y.
  */
 import type { CsrMatrix } from '@gpusparse/formats';
-import { createGpuContext, type GpuContext, getKernel } from '@gpusparse/gpu';
+import { autotune, createGpuContext, type GpuContext, getKernel } from '@gpusparse/gpu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkKernel } from '../../gpu/src/testing/conformance';
 import { buildCiSpace } from '../src/determinants/build';
@@ -54,5 +54,28 @@ describe.skipIf(gpuTierSkipped)('CI SpMV kernels on assembled Hamiltonians', () 
       expect(await checkKernel(ctx, k, params, a, 11, 1, 0), `${id} ${JSON.stringify(p)}`).toBe('');
       expect(await checkKernel(ctx, k, params, a, 12, 2, -0.5), `${id} ${JSON.stringify(p)} α 2 β −0.5`).toBe('');
     }
+  });
+
+  // issue 20: sliced-ell-split as a tuner candidate; its conversion and host packing are part of its objective
+  it.each([
+    ['H4_sto6g_R1.8_block2.FCIDUMP', 1e6],
+    ['N2_sto3g_R1.1A_block2.FCIDUMP', 1],
+  ] as const)('the tuner times sliced-ell-split on %s, preparation in its objective (%d products)', async (file, products) => {
+    const a = await hamiltonian(file);
+    // an opt-in candidate: the caller adds it to the kernels the tuner enumerates
+    const r = await autotune(ctx, a, { cache: false, exhaustive: true, expectedProducts: products, kernels: [getKernel('csr-scalar'), getKernel('sliced-ell-split')], candidates: ['sliced-ell-split', 'csr-scalar'], warn: () => {} });
+    const split = r.report.trials.filter((t) => t.kernel === 'sliced-ell-split');
+    expect(split.map((t) => `${t.params.sliceHeight}/${t.params.parts}`).sort()).toEqual(['16/16', '16/8', '32/16', '32/8']);
+    for (const t of split) {
+      expect(t.status, `${JSON.stringify(t.params)}: ${t.error}`).toBe('timed');
+      expect(t.ms).toBeGreaterThan(0);
+      expect(t.conversionMs! + t.uploadMs!).toBeGreaterThan(0);
+      expect(t.objectiveMs).toBeCloseTo(t.conversionMs! + t.uploadMs! + products * t.ms!, 6);
+    }
+    // the winner was verified on the device against the float64 product
+    const w = r.report.trials.find((t) => t.kernel === r.kernel && JSON.stringify(t.params) === JSON.stringify(r.params))!;
+    expect(w.verified).toBe(true);
+    // one product: the preparation decides; CSR needs none
+    if (products === 1) expect(r.kernel).toBe('csr-scalar');
   });
 });

@@ -9,7 +9,10 @@
 import { type CsrMatrix, generators as g, slicedEllRFromCsr } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { slicedSplitKernel, slicedSplitWgsl } from '../src/kernels/ell/sliced-split.kernel';
-import { groupedSlicedPieces, interleavedSlicedPieces, packedSlicedPieces, packFits } from '../src/kernels/ell/sliced-split-device';
+import { groupedSlicedPieces, interleavedSlicedPieces, packedSlicedPieces, packFits, packFitsCsr } from '../src/kernels/ell/sliced-split-device';
+import { defaultPruneRules, enumerateCandidates } from '../src/autotune/candidates';
+import { termsOf } from '../src/autotune/cost-terms';
+import { profileMatrix } from '../src/autotune/profile';
 import { experimentalKernels, getKernel, type GpuContext, kernels } from '../src/index';
 import { CASES, SEEDS } from '../src/testing/conformance';
 import { checkKernel } from '../src/testing/conformance';
@@ -21,10 +24,37 @@ beforeAll(async () => {
 });
 
 describe('sliced-ell-split', () => {
-  it('is in the registry as an experimental kernel (bench, getKernel), not yet a tuner candidate', () => {
+  it('is an opt-in tuner candidate (experimental list) with its own cost terms and a grid of the H100 winners', () => {
     expect(getKernel('sliced-ell-split')).toBe(slicedSplitKernel);
-    expect(experimentalKernels).toContain(slicedSplitKernel);
     expect(kernels).not.toContain(slicedSplitKernel);
+    expect(experimentalKernels).toContain(slicedSplitKernel);
+    expect(termsOf(slicedSplitKernel)).toEqual({ lanes: { kind: 'stream' }, passes: 1, spread: 2 });
+    const a = g.ciLike(300, { refFraction: 0.1, refDensity: 0.5, expDensity: 0.1, seed: 4 });
+    const cands = enumerateCandidates(a, profileMatrix(a, 64), [slicedSplitKernel], defaultPruneRules, 1000);
+    const grid = cands.map((c) => `${c.params.sliceHeight}/${c.params.parts}/${c.params.unroll}/${c.params.pack}/${c.params.interleave}`).sort();
+    expect(grid).toEqual(['16/16/2/1/1', '16/8/2/1/1', '32/16/2/1/1', '32/8/2/1/1']);
+    // one conversion per slice height, reported as the candidates' preparation
+    expect(new Set(cands.map((c) => c.conversionKey)).size).toBe(2);
+    expect(cands.every((c) => c.prepBytes > 8 * 0.9 * c.slots)).toBe(true);
+  });
+
+  it('precheck: pack 1 decided on the CSR source, agreeing with packFits on the converted layout', () => {
+    const limits = ctx.limits;
+    const wide: CsrMatrix = { format: 'csr', rows: 40, cols: 70_064, rowPtr: new Int32Array(41), colIdx: new Int32Array(0), values: new Float64Array(0) };
+    const cols: number[] = [];
+    for (let r = 0; r < 40; r++) {
+      for (let k = 0; k < 64; k++) cols.push(r === 33 ? 70_000 + k : k); // row 33 (slice 1 at height 32, slice 2 at 16) far off
+      wide.rowPtr[r + 1] = cols.length;
+    }
+    const a: CsrMatrix = { ...wide, colIdx: Int32Array.from(cols), values: new Float64Array(cols.length).fill(1) };
+    expect(slicedSplitKernel.precheck!(a, limits, { ...slicedSplitKernel.defaults })).toBe('sliced-ell-split pack 1: slot 0 of slice 1 spans columns 0…70000, more than 65535 apart: use pack 0');
+    expect(slicedSplitKernel.precheck!(a, limits, { ...slicedSplitKernel.defaults, sliceHeight: 16 })).toMatch(/slot 0 of slice 2 spans columns 0…70000/);
+    expect(slicedSplitKernel.precheck!(a, limits, { ...slicedSplitKernel.defaults, pack: 0 })).toBe(true);
+    for (const H of [16, 32]) expect(packFits(slicedEllRFromCsr(a, { sliceHeight: H }))).toBe(packFitsCsr(a, H));
+    // the conformance-style matrices: the CSR answer is the layout's
+    for (const m of [g.ciLike(500, { refFraction: 0.1, refDensity: 0.5, expDensity: 0.1, seed: 6 }), g.withEmptyRows(301, 3000, 120, 0.3, 5), g.uniformRandom(200, 90_000, 40, 3)]) {
+      for (const H of [16, 32]) expect(packFitsCsr(m, H), `${m.rows}×${m.cols} H ${H}`).toBe(packFits(slicedEllRFromCsr(m, { sliceHeight: H })));
+    }
   });
 
   // the conformance tier's cases (the registry loop covers only `kernels`), default parameters, pack 1 and interleave 1
@@ -56,6 +86,13 @@ describe('sliced-ell-split', () => {
     [32, 8, 2, 1, 1, 256],
     [64, 1, 1, 1, 1, 256],
     [16, 4, 4, 1, 1, 256],
+    // the session-8 second-wave H10 probes (bench/spmv-h10.sh): fewer invocations per row (one
+    // wave of the H100 at parts 4), 64-row slices in one workgroup, workgroups of 128
+    [32, 4, 4, 1, 1, 256],
+    [32, 2, 4, 1, 1, 256],
+    [64, 4, 2, 1, 1, 256],
+    [32, 8, 2, 1, 1, 128],
+    [32, 4, 2, 1, 1, 128],
   ] as const;
   it.each(VARIANTS)('slice %i, parts %i, unroll %i, pack %i, interleave %i, workgroup %i: CI-like and uneven rows, alpha/beta', async (sliceHeight, parts, unroll, pack, interleave, workgroupSize) => {
     const p = { sliceHeight, parts, unroll, pack, interleave, workgroupSize };

@@ -83,6 +83,39 @@ export function packFits(m: SlicedEllRMatrix): true | string {
 }
 
 /**
+ * {@link packFits} decided from the CSR source before any conversion (the autotuner's precheck):
+ * slot k of a slice holds the k-th stored entry of each of its rows, so the span of every
+ * (slice, slot) is the spread of the k-th columns of `height` consecutive rows. True, or the
+ * first slot that spans more than 2^16 − 1 columns. O(nnz), one array of the longest row's length.
+ * @example packFitsCsr(a, 32) // true for an alpha-major CI Hamiltonian of fewer than 65 536 columns
+ */
+export function packFitsCsr(a: { rows: number; rowPtr: ArrayLike<number>; colIdx: ArrayLike<number> }, height: number): true | string {
+  let longest = 0;
+  for (let r = 0; r < a.rows; r++) longest = Math.max(longest, a.rowPtr[r + 1]! - a.rowPtr[r]!);
+  const lo = new Float64Array(longest);
+  const hi = new Float64Array(longest);
+  for (let s0 = 0; s0 < a.rows; s0 += height) {
+    const s1 = Math.min(a.rows, s0 + height);
+    let width = 0;
+    for (let r = s0; r < s1; r++) width = Math.max(width, a.rowPtr[r + 1]! - a.rowPtr[r]!);
+    lo.fill(Number.POSITIVE_INFINITY, 0, width);
+    hi.fill(Number.NEGATIVE_INFINITY, 0, width);
+    for (let r = s0; r < s1; r++) {
+      const start = a.rowPtr[r]!;
+      for (let k = 0; k < a.rowPtr[r + 1]! - start; k++) {
+        const c = a.colIdx[start + k]!;
+        if (c < lo[k]!) lo[k] = c;
+        if (c > hi[k]!) hi[k] = c;
+      }
+    }
+    for (let k = 0; k < width; k++) {
+      if (hi[k]! - lo[k]! > MAX_OFFSET) return `sliced-ell-split pack 1: slot ${k} of slice ${s0 / height} spans columns ${lo[k]}…${hi[k]}, more than ${MAX_OFFSET} apart: use pack 0`;
+    }
+  }
+  return true;
+}
+
+/**
  * Pieces of `m` with 16-bit column offsets for bindings of `cap` elements: runs of whole slices
  * whose slots, rows and tables fit; a slice with more slots than `cap` alone, in slot ranges of
  * ⌊cap / rows of the slice⌋ (later ranges accumulate, rl clamped to each range), as pack 0 does.

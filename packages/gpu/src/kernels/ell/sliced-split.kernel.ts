@@ -24,12 +24,13 @@
  * @module
  */
 import { type SlicedEllRMatrix, validateSlicedEllR } from '@gpusparse/formats';
+import type { CostTerms } from '../../autotune/cost-terms';
 import type { SpmvKernel } from '../types';
 import { signature, type WgslBinding } from '../wgsl/index';
 import { spmvLanesHead, stridedSum } from '../wgsl/lanes';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, uploadPieces } from './ell-device';
 import { slicedBindings, slicedPieces, slicedSupports } from './sliced-device';
-import { groupedSlicedPieces, interleavedSlicedPieces, packedSlicedPieces, packFits } from './sliced-split-device';
+import { groupedSlicedPieces, interleavedSlicedPieces, packedSlicedPieces, packFits, packFitsCsr } from './sliced-split-device';
 
 /** Parameters of {@link slicedSplitKernel}. */
 export type SlicedSplitParams = { sliceHeight: number; parts: number; unroll: number; pack: number; interleave: number; workgroupSize: number };
@@ -195,28 +196,45 @@ ${stridedSum('part', parts, wg)}`;
 }
 
 /**
+ * What the autotuner's model needs of this kernel (`autotune/cost-terms.ts`): slots read
+ * coalesced across a slice's rows (a stream over the padded-free sliced layout, one dispatch per
+ * binding piece), predicted by analogy with the streaming kernels, hence the widest interval:
+ * on the H100 it moved 45–49 % of the copy bandwidth on the H10 Hamiltonian but 30 % on the
+ * CI-like generator (bench/RESULTS.md, issue 20), a gap no statistic of the profile predicts.
+ */
+export const SLICED_SPLIT_COST_TERMS: CostTerms = { lanes: { kind: 'stream' }, passes: 1, spread: 2 };
+
+/**
  * Split-row sliced ELL-R SpMV. Cost per apply: one dispatch per piece; 8·nnz bytes of matrix
  * traffic + 4·rows (rl) + 8 per slice, plus the x gathers; host conversion O(slices·width).
  * @example const h = slicedSplitKernel.upload(ctx, slicedEllRFromCsr(a, { sliceHeight: 32 }), { parts: 8, unroll: 4 });
  */
-export const slicedSplitKernel: SpmvKernel<SlicedEllRMatrix, SlicedSplitParams, EllDeviceMatrix> = {
+export const slicedSplitKernel: SpmvKernel<SlicedEllRMatrix, SlicedSplitParams, EllDeviceMatrix> & { readonly costTerms: CostTerms } = {
   id: 'sliced-ell-split',
   format: 'sliced-ell-r',
   title: 'Sliced ELL-R, rows split over parts × unrolled slots, coalesced row map (CI Hamiltonians: x gathers shared by a slice’s rows)',
   params: {
-    sliceHeight: { description: 'rows per slice (format parameter)', values: [32, 64, 16] },
-    parts: { description: 'invocations per row (1–32, dividing the workgroup); each walks every parts-th slot', values: [8, 4, 16] },
-    unroll: { description: 'slots each invocation loads before their gathers (1, 2, 4, 8)', values: [4, 2, 8] },
-    pack: { description: '0: u32 columns (8 bytes per entry); 1: 16-bit offsets from a base column per (slice, slot) (6 + 4/height bytes; each slot’s columns within 2^16 − 1, whole slices per binding)', values: [0, 1] },
+    sliceHeight: { description: 'rows per slice (format parameter); the shader takes any height', values: [32, 16] },
+    parts: { description: 'invocations per row (1, 2, 4, 8, 16 or 32, dividing the workgroup); each walks every parts-th slot (group of 4 slots in the grouped layout)', values: [8, 16] },
+    unroll: { description: 'slots (groups) each invocation loads before their gathers (1, 2, 4, 8)', values: [2] },
+    pack: { description: '0: u32 columns (8 bytes per entry); 1: 16-bit offsets from a base column per (slice, slot) (6 + 4/height bytes; each slot’s columns within 2^16 − 1, whole slices per binding)', values: [1] },
     interleave: {
       description:
         '0: columns and values in separate arrays; 1: one array per piece — pack 0: (column, value bits) pairs, one 8-byte load per entry; pack 1: groups of 4 slots, three 8-byte loads per 4 entries (16-bit offsets, 4 values) and a broadcast vec4 of bases',
-      values: [0, 1],
+      values: [1],
     },
     workgroupSize: { description: 'invocations per workgroup (workgroupSize / parts rows each: sliceHeight 16 with parts 16 keeps each slice in one workgroup)', values: [256] },
   },
-  defaults: { sliceHeight: 32, parts: 8, unroll: 4, pack: 0, interleave: 0, workgroupSize: 256 },
+  // the declared values are the tuner's grid: the H100 winners on the H10 Hamiltonian (first
+  // wave of session 8: slice 32, parts 8, unroll 2, 16-bit offsets in groups of 4 slots 0.235–0.240
+  // ms, cuSPARSE 0.247; slice 16 and parts 16 within 8 %); every other value the shader takes
+  // (PARTS, UNROLL, pack 0, interleave 0) stays reachable by explicit parameters and bench --grid
+  defaults: { sliceHeight: 32, parts: 8, unroll: 2, pack: 1, interleave: 1, workgroupSize: 256 },
+  costTerms: SLICED_SPLIT_COST_TERMS,
   formatParams: (p) => ({ sliceHeight: p.sliceHeight }),
+  // pack 1's 16-bit offsets decided on the CSR source, so that a tuner never converts (seconds at
+  // 10^7 entries) only to be refused
+  precheck: (a, _limits, p) => (p.pack === 1 ? packFitsCsr(a, p.sliceHeight) : true),
   supports(m, limits, p) {
     const ok = slicedSupports(m, m.sliceHeight, limits);
     if (ok !== true) return ok;
