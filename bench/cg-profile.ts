@@ -13,7 +13,7 @@
  * power-law matrix of --rows (bench/df64-matrices.ts). Without --kernel the operator is tuned.
  */
 import { type CsrMatrix, csrSpmv, type ExtendedPrecisionResidual, type ExtendedRefinement, readMatrixMarket } from '../packages/formats/src/index';
-import { createGpuContext, Df64Residual, type GpuOperator, type GpuVector, GpuVectorSpace, gpuOperatorFromCsr, timeGpu, tunedOperator } from '../packages/gpu/src/index';
+import { createGpuContext, Df64Residual, type GpuOperator, type GpuVector, GpuVectorSpace, gpuOperatorFromCsr, joinF64, splitF64, timeGpu, tunedOperator } from '../packages/gpu/src/index';
 import { refinedSolve } from '../packages/solvers/src/index';
 import { powerLawDominant, stencil27 } from './df64-matrices';
 import { COUNTERS, diff, instrument, KernelClock, kernelRows, snapshot, writeRecord } from './gpu-calls';
@@ -63,6 +63,43 @@ function timedExtended(ext: ExtendedPrecisionResidual<GpuVector>): ExtendedPreci
       }) as ExtendedRefinement<GpuVector>;
     },
   };
+}
+
+/**
+ * Where the refinement's start (b to df64 on the device) and solution (x back as float64) go,
+ * medians of 5 after one warm-up: the host split of b into (hi, lo) pairs alone; split +
+ * writeBuffer (no wait); that upload until the queue is done; the df64 read of x (copy, map,
+ * join) and the host join alone.
+ */
+async function transferCosts(ext: Df64Residual, b: Float64Array): Promise<Record<string, number>> {
+  const d = ext.d;
+  const med = (v: number[]) => Number(v.sort((p, q) => p - q)[v.length >> 1]!.toFixed(3));
+  const t = { splitMs: [] as number[], uploadRecordMs: [] as number[], uploadDoneMs: [] as number[], readMs: [] as number[], joinMs: [] as number[] };
+  for (let i = 0; i < 6; i++) {
+    await d.ctx.finish();
+    let t0 = performance.now();
+    const pairs = splitF64(b);
+    const split = performance.now() - t0;
+    t0 = performance.now();
+    const v = d.fromFloat64(b);
+    const rec = performance.now() - t0;
+    await d.ctx.finish();
+    const done = performance.now() - t0;
+    t0 = performance.now();
+    await d.toFloat64(v);
+    const read = performance.now() - t0;
+    t0 = performance.now();
+    joinF64(pairs, b.length);
+    const join = performance.now() - t0;
+    v.buf.dispose();
+    if (i === 0) continue; // warm-up: the pool's buffer and the JIT
+    t.splitMs.push(split);
+    t.uploadRecordMs.push(rec);
+    t.uploadDoneMs.push(done);
+    t.readMs.push(read);
+    t.joinMs.push(join);
+  }
+  return Object.fromEntries(Object.entries(t).map(([k, v]) => [k, med(v)]));
 }
 
 /** `space` with readMany / read timed (the inner solver's synchronisations). */
@@ -120,11 +157,13 @@ const xf = plainSpace.fromArray(new Float64Array(a.cols).fill(1));
 const yf = plainSpace.create(a.rows);
 const spmv = await timeGpu(ctx, () => op.apply(xf, yf), { reps: 20 });
 let residual: number | undefined;
+let transfer: Record<string, number> | undefined;
 if (ext instanceof Df64Residual) {
   const d = ext.d;
   const [x, bb, r] = [d.fromFloat64(new Float64Array(a.cols).fill(1)), d.create(a.rows), d.create(a.rows)];
   residual = (await timeGpu(ctx, () => ext.matrix.residual(x, bb, r), { reps: 10 })).medianMs;
   for (const v of [x, bb, r]) v.buf.dispose();
+  transfer = await transferCosts(ext, b);
 }
 const sc = plainSpace.dot(xf, xf);
 await plainSpace.read(sc);
@@ -171,6 +210,8 @@ const rec = {
   // solver's host logic. When it exceeds the GPU time, the GPU waits on the host.
   hostRecordingMs: Number((wallMs - [...phases.values()].reduce((t, e) => t + e.ms, 0)).toFixed(2)),
   hostUsPerDispatch: Number(((1000 * (wallMs - [...phases.values()].reduce((t, e) => t + e.ms, 0))) / Math.max(1, c.dispatch)).toFixed(2)),
+  // the 'start' and 'solution' phases taken apart (first H100 call: 39 + 18.5 of 228 ms)
+  transfer,
   reference: { spmvMs: Number(spmv.medianMs.toFixed(4)), spmvMethod: spmv.method, df64ResidualMs: residual, scalarReadbackMs: Number(readbackMs.toFixed(3)), finishRoundTripMs: Number(roundTripMs.toFixed(3)) },
   gpuMsAllKernels: gpuMs,
   kernels,

@@ -13,10 +13,12 @@
  * each time the recursive residual fell 1e-3: the default), 'reliable4' (the same at 1e-4: one
  * df64 residual fewer to 1e-8) and 'restart' (one CG solve per outer step, inner rtol 1e-5: the code before);
  * GMRES 'default' (cgs, one Hessenberg read per cycle, inner rtol 1e-4) and 'cgs2' (the earlier
- * inner defaults). With --cupy PATH the CuPy anchor runs after each matrix (generated matrices
+ * inner defaults); 'gm3' / 'gm5' / 'gm6' are 'default' with inner rtol 1e-3 / 1e-5 / 1e-6.
+ * With --cupy PATH the CuPy anchor runs after each matrix (generated matrices
  * are dumped to --dump DIR, default $TMPDIR/df64-bench) and a ratio table is printed at the end.
- * CG 'lag0' / 'lag2' / 'lag8' are 'reliable' with inner.checkLag 0 (the synchronous check before
- * session 8), 2 and 8 ('reliable' is the default, 4). --only poisson7 runs CG on the 7-point
+ * CG 'lag0' / 'lag2' / 'lag4' / 'lag8' / 'lag12' / 'lag16' are 'reliable' with that inner.checkLag
+ * (0: the synchronous check before session 8; 'reliable' takes the default); 'reliable2' is
+ * 'reliable' at δ = 1e-2. --only poisson7 runs CG on the 7-point
  * poisson3d of --grid instead. --repeat N times each variant N times after its warm-up, and CuPy
  * N times (the table takes CuPy's fastest). Prints one JSON line per run and a `SUMMARY` line
  * per run (ours and CuPy's):
@@ -65,9 +67,19 @@ const VARIANTS: Record<string, { method: 'cg' | 'gmres'; inner: Record<string, u
   // fused iteration (4 dispatches with the product)
   lag0: { method: 'cg', inner: { method: 'cg', checkLag: 0 } },
   lag2: { method: 'cg', inner: { method: 'cg', checkLag: 2 } },
+  lag4: { method: 'cg', inner: { method: 'cg', checkLag: 4 } },
   lag8: { method: 'cg', inner: { method: 'cg', checkLag: 8 } },
+  lag12: { method: 'cg', inner: { method: 'cg', checkLag: 12 } },
+  lag16: { method: 'cg', inner: { method: 'cg', checkLag: 16 } },
+  // δ = 1e-2: one more df64 replacement to 1e-8, shorter float32 segments (less drift)
+  reliable2: { method: 'cg', inner: { method: 'cg', rtol: 1e-2 } },
   restart: { method: 'cg', inner: { method: 'cg', rtol: 1e-5, reliable: false } },
   default: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-4, restart: 30 } },
+  // the inner GMRES(30) tolerance per correction (the default variant: 1e-4, two corrections on
+  // the power law; restarted GMRES slows in the second one)
+  gm3: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-3, restart: 30 } },
+  gm5: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-5, restart: 30 } },
+  gm6: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-6, restart: 30 } },
   cgs2: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-4, restart: 30, orthogonalization: 'cgs2', checkEvery: 32 } },
 };
 
@@ -140,52 +152,70 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres', cupySourc
   const setupMs = performance.now() - t0;
   const kernelMs = ext instanceof Df64Residual ? await kernelTimes(ext, op, a) : undefined;
   const host = argv.includes('--host-too') ? HostOperator.fromCsr(a) : undefined;
-  for (const [variant, v] of Object.entries(VARIANTS)) {
-    if (v.method !== method || !variants.has(variant)) continue;
-    for (const extended of host ? [undefined, false as const] : [undefined]) {
-      const opts = { hostOperator: host, innerOperator: op, innerSpace: space, b, extended, inner: v.inner };
-      await refinedSolve({ ...opts, rtol: 1e-8, maxOuterIterations: 1 }); // warm-up: pipelines compiled
-      for (let rep = 0; rep < repeat; rep++) {
-      const t1 = performance.now();
-      const res = await refinedSolve({ ...opts, rtol: 1e-8 });
-      const ms = performance.now() - t1;
-      const rec = {
-        device,
-        matrix: name,
-        rows: a.rows,
-        nnz: a.values.length,
-        method: method === 'gmres' ? 'gmres(30)' : 'cg',
-        variant,
-        operator: op.label,
-        outer: extended === false ? 'host f64' : res.outerPrecision,
-        ...kernelMs,
-        df64ExtraBytesPerNnz: ext instanceof Df64Residual ? Number((ext.matrix.bytes / a.values.length).toFixed(2)) : null,
-        inner: v.inner,
-        ms: Number(ms.toFixed(1)),
-        setupMs: Number(setupMs.toFixed(0)),
-        reason: res.reason,
-        outerIterations: res.outerIterations,
-        innerIterations: res.innerIterations,
-        /** Iterations of each correction solve (the last one aims only at what 1e-8 needs). */
-        innerSteps: res.inner.map((i) => i.iterations),
-        readbacks: res.stats.readbacks,
-        hostMatvecs: res.hostMatvecs,
-        trueRelativeResidual: trueRelative(a, res.x, b),
-      };
-      console.log(JSON.stringify(rec));
-      console.log(
-        `SUMMARY ours ${name} ${rec.method} ${variant} ${rec.ms.toFixed(1)} ms (outer ${res.outerIterations} / inner ${res.innerIterations} / readbacks ${res.stats.readbacks}) rel ${rec.trueRelativeResidual.toExponential(2)} ${res.reason}`,
-      );
-      appendFileSync(out, `${JSON.stringify(rec)}\n`);
-      if (extended !== false) {
-        const iters = `${res.outerIterations} / ${res.innerIterations} / ${res.stats.readbacks}`;
-        table.push({ matrix: name, method: rec.method, variant, ms: rec.ms, iters, rel: rec.trueRelativeResidual });
-      }
-      }
-    }
+  // variants in the order of --variants, warmed up first, then round-robin: the first H100
+  // call ran each variant's repeats back to back and times fell with the run order (stencil
+  // 218 → 147 ms over five variants, poisson7 'reliable' 358 then 250 ms), so a later variant
+  // looked faster; interleaved, a drift of the clocks or of the JIT hits every variant alike
+  const picked = [...variants].filter((k) => VARIANTS[k]?.method === method);
+  const runs = picked.flatMap((variant) => (host ? [undefined, false as const] : [undefined]).map((extended) => ({ variant, extended })));
+  const optsOf = (r: (typeof runs)[number]) => ({ hostOperator: host, innerOperator: op, innerSpace: space, b, extended: r.extended, inner: VARIANTS[r.variant]!.inner });
+  for (const r of runs) await refinedSolve({ ...optsOf(r), rtol: 1e-8, maxOuterIterations: 1 }); // warm-up: pipelines compiled
+  for (let rep = 0; rep < repeat; rep++) {
+    for (const r of runs) await timedSolve(name, a, b, method, op, ext, kernelMs, setupMs, r.variant, r.extended, optsOf(r));
   }
   op.dispose();
   if (cupy && source) runCupy(name, source, method);
+}
+
+/** One timed refinedSolve of a variant: its JSON record, SUMMARY line and table row. */
+async function timedSolve(
+  name: string,
+  a: CsrMatrix,
+  b: Float64Array,
+  method: 'cg' | 'gmres',
+  op: GpuOperator,
+  ext: unknown,
+  kernelMs: Record<string, number> | undefined,
+  setupMs: number,
+  variant: string,
+  extended: false | undefined,
+  opts: Parameters<typeof refinedSolve>[0],
+): Promise<void> {
+  const t1 = performance.now();
+  const res = await refinedSolve({ ...opts, rtol: 1e-8 });
+  const ms = performance.now() - t1;
+  const rec = {
+    device,
+    matrix: name,
+    rows: a.rows,
+    nnz: a.values.length,
+    method: method === 'gmres' ? 'gmres(30)' : 'cg',
+    variant,
+    operator: op.label,
+    outer: extended === false ? 'host f64' : res.outerPrecision,
+    ...kernelMs,
+    df64ExtraBytesPerNnz: ext instanceof Df64Residual ? Number((ext.matrix.bytes / a.values.length).toFixed(2)) : null,
+    inner: VARIANTS[variant]!.inner,
+    ms: Number(ms.toFixed(1)),
+    setupMs: Number(setupMs.toFixed(0)),
+    reason: res.reason,
+    outerIterations: res.outerIterations,
+    innerIterations: res.innerIterations,
+    /** Iterations of each correction solve (the last one aims only at what 1e-8 needs). */
+    innerSteps: res.inner.map((i) => i.iterations),
+    readbacks: res.stats.readbacks,
+    hostMatvecs: res.hostMatvecs,
+    trueRelativeResidual: trueRelative(a, res.x, b),
+  };
+  console.log(JSON.stringify(rec));
+  console.log(
+    `SUMMARY ours ${name} ${rec.method} ${variant} ${rec.ms.toFixed(1)} ms (outer ${res.outerIterations} / inner ${res.innerIterations} / readbacks ${res.stats.readbacks}) rel ${rec.trueRelativeResidual.toExponential(2)} ${res.reason}`,
+  );
+  appendFileSync(out, `${JSON.stringify(rec)}\n`);
+  if (extended !== false) {
+    const iters = `${res.outerIterations} / ${res.innerIterations} / ${res.stats.readbacks}`;
+    table.push({ matrix: name, method: rec.method, variant, ms: rec.ms, iters, rel: rec.trueRelativeResidual });
+  }
 }
 
 /** CuPy float64 on the same matrix (the anchor script prints one JSON line per dtype). */
