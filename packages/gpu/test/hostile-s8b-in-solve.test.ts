@@ -1,0 +1,86 @@
+/**
+ * Session 8b: in-solve tuning with a candidate whose products are wrong (NaN, or finite but
+ * off) during the solve although it passed the verification before it. The solve must get the
+ * verified kernel's products, converge to the right x, and the candidate must be retired and
+ * named — never win, never hand a wrong x labelled converged.
+ */
+import { csrSpmv, generators as g } from '@gpusparse/formats';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cg } from '../../solvers/src/index';
+import { type GpuOperator, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../src/index';
+import { guardVerdict } from '../src/autotune/in-solve-guard';
+import { testContext, trueRelative } from './helpers';
+
+afterAll(async () => (await testContext()).dispose());
+
+const CANDIDATES = ['csr-scalar', 'csr-vector', 'ell', 'sliced-ell'];
+const a = g.poisson2d(16);
+const ones = new Float64Array(a.rows).fill(1);
+const b = csrSpmv(a, ones);
+
+type Tuned = InSolveOperator & { readonly tuning: TuningReport };
+
+async function inSolve(): Promise<{ op: Tuned; others: GpuOperator[] }> {
+  const ctx = await testContext();
+  const op = await tunedOperator(ctx, a, { warn: () => {}, cache: false, inSolve: true, candidates: CANDIDATES, maxTimed: 4, budgetMs: 1e6, expectedProducts: 1e4 });
+  expect(op).toBeInstanceOf(InSolveOperator);
+  const others = (op as unknown as { others: GpuOperator[] }).others;
+  expect(others.length).toBeGreaterThanOrEqual(1);
+  return { op: op as Tuned, others };
+}
+
+const escapeParens = (s: string) => s.replace(/[()]/g, '\\$&');
+
+describe('in-solve tuning with a candidate giving wrong products', () => {
+  for (const [what, alphaOf] of [
+    ['NaN', () => Number.NaN],
+    ['finite but 1 % off', (alpha: number) => alpha * 1.01],
+  ] as const) {
+    it(`${what}: CG converges to the right x, the candidate is retired and never wins`, async () => {
+      const ctx = await testContext();
+      const space = new GpuVectorSpace(ctx);
+      const { op, others } = await inSolve();
+      const o = others[0]!;
+      const bad = o.label;
+      const orig = o.applyScaled.bind(o);
+      o.applyScaled = (alpha, x, beta, y) => orig(alphaOf(alpha), x, beta, y);
+      const r = await cg(space, op, space.fromArray(b), { rtol: 1e-5 });
+      await op.decided;
+      expect(r.reason).toBe('converged');
+      expect(trueRelative(a, await space.toArray(r.x), b)).toBeLessThan(1e-4);
+      const t = op.tuning.trials.find((x) => x.status === 'error');
+      expect(t?.error).toMatch(new RegExp(`candidate ${escapeParens(bad)} gave a wrong product \\d+ of the solve \\((\\d+ non-finite row|max \\|difference\\|)`));
+      expect(op.activeLabel).not.toBe(bad);
+      // the sound candidates passed the check: only the broken one failed
+      expect(op.tuning.decision?.note).toMatch(/\(1 failed\)/);
+      op.dispose();
+    });
+  }
+
+  it('sound candidates pass the check on a matrix with cancelling rows (no false retirement)', async () => {
+    const ctx = await testContext();
+    const space = new GpuVectorSpace(ctx);
+    const { op } = await inSolve();
+    // a smooth x: rows of the Laplacian cancel to ~h², the summation order differs per kernel
+    const x = space.fromArray(Float64Array.from({ length: a.rows }, (_, i) => Math.sin(i / 40) + 1e3));
+    const y = space.create(a.rows);
+    for (let p = 0; p < 16; p++) op.applyScaled(1, x, p % 2, y);
+    await op.decided;
+    expect(op.tuning.trials.filter((t) => t.status === 'error')).toEqual([]);
+    op.dispose();
+  });
+
+  it('the verdict: non-finite rows, a difference past 1e-3 of max |y|, and agreement', () => {
+    const w = new Uint32Array(6);
+    const f = new Float32Array(w.buffer);
+    w[0] = 2;
+    expect(guardVerdict(w, 0)).toMatch(/2 non-finite row/);
+    w[0] = 0;
+    f[1] = 0.5;
+    f[2] = 100;
+    expect(guardVerdict(w, 0)).toMatch(/max \|difference\| 0.500.*at most 0.001 × max \|y\| = 0.100/);
+    f[1] = 1e-5;
+    expect(guardVerdict(w, 0)).toBeUndefined();
+    expect(guardVerdict(w, 3)).toBeUndefined(); // all zero: x = 0, exact
+  });
+});
