@@ -84,3 +84,49 @@ describe('in-solve tuning with a candidate giving wrong products', () => {
     expect(guardVerdict(w, 3)).toBeUndefined(); // all zero: x = 0, exact
   });
 });
+
+/** Timestamps (ns) of `total` tuning products, candidate k % n, as decide() gets them. */
+function stamps(total: number, ms: (k: number) => number): BigUint64Array {
+  const t = new BigUint64Array(2 * total);
+  for (let k = 0; k < total; k++) {
+    t[2 * k] = 10_000_000_000n + BigInt(k) * 1_000_000_000n;
+    // BigUint64Array wraps a negative value: an end before the begin reads as huge or, after Number(), negative
+    t[2 * k + 1] = BigInt.asUintN(64, t[2 * k]! + BigInt(Math.round(ms(k) * 1e6)));
+  }
+  return t;
+}
+
+describe('in-solve decision with hostile GPU timestamps', () => {
+  type Internals = { total: number; candidates: unknown[]; decide(t: BigUint64Array, w: Uint32Array | undefined): void };
+
+  it('an end-before-begin (negative) time is no sample: that candidate does not win', async () => {
+    const { op, others } = await inSolve();
+    const inner = op as unknown as Internals;
+    const n = inner.candidates.length;
+    // candidate 1 "takes" −5 ms on every product; the others 1, 2, 3… ms
+    inner.decide(stamps(inner.total, (k) => (k % n === 1 ? -5 : 1 + (k % n))), undefined);
+    expect(op.activeLabel).not.toBe(others[0]!.label);
+    expect(op.activeLabel).toBe(op.label); // candidate 0 at 1 ms is the fastest left
+    expect(op.tuning.warnings.join('\n')).toMatch(new RegExp(`expected non-negative finite GPU timestamps, got none usable for ${escapeParens(others[0]!.label)}`));
+    expect(op.tuning.winner?.ms).toBeGreaterThan(0);
+    op.dispose();
+  });
+
+  it('no usable timestamp at all: no crash, no winner chosen, the products stay on a candidate that runs', async () => {
+    const ctx = await testContext();
+    const space = new GpuVectorSpace(ctx);
+    const { op } = await inSolve();
+    const inner = op as unknown as Internals;
+    expect(() => inner.decide(stamps(inner.total, () => -1), undefined)).not.toThrow();
+    expect(op.tuning.winner?.ms ?? 0).toBeGreaterThanOrEqual(0); // never a negative time reported
+    expect(op.tuning.warnings.join('\n')).toMatch(/got none usable for/);
+    expect(op.activeLabel).toBe(op.label);
+    const x = space.fromArray(ones);
+    const y = space.create(a.rows);
+    op.apply(x, y);
+    const got = await space.toArray(y);
+    const want = csrSpmv(a, ones);
+    for (let r = 0; r < a.rows; r++) expect(Math.abs(got[r]! - want[r]!)).toBeLessThan(1e-5);
+    op.dispose();
+  });
+});

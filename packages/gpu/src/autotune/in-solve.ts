@@ -239,14 +239,24 @@ export class InSolveOperator extends GpuOperator {
     if (words) this.judge(words);
     const samples: number[][] = this.candidates.map(() => []);
     for (let k = 0; k < this.total; k++) samples[k % n]!.push(Number(t[2 * k + 1]! - t[2 * k]!) / 1e6);
-    const med = samples.map((s) => medianOf(s.length >= 3 ? s.slice(1) : s));
+    // the first product of each dropped as warm-up (3 or more); then, as in the rounds before the
+    // solve, a NaN, infinite or negative time (end before begin: a counter that wrapped or was
+    // reset) is a failed measurement, never a sample — a negative one would win
+    const kept = samples.map((s) => (s.length >= 3 ? s.slice(1) : s).filter((v) => Number.isFinite(v) && v >= 0));
+    const med = kept.map((s) => (s.length > 0 ? medianOf(s) : Number.NaN));
+    const bad = med.flatMap((m, i) => (Number.isNaN(m) && !this.failed.has(i) ? [this.labelOf(i)] : []));
+    if (bad.length > 0) this.report.warnings.push(`in-solve tuning: expected non-negative finite GPU timestamps, got none usable for ${bad.join(', ')}; not timed, not chosen`);
     // a failed candidate's slots timed the redo on another one: it takes no part in the decision
-    const order = med.map((m, i) => [m, i] as const).filter(([, i]) => !this.failed.has(i)).sort((p, q) => p[0] - q[0]);
-    this.candidates.forEach((c, i) => {
-      if (this.failed.has(i)) return;
-      const kept = samples[i]!.length >= 3 ? samples[i]!.slice(1) : samples[i]!;
-      Object.assign(c.trial, { status: 'timed', ms: med[i], loMs: Math.min(...kept), hiMs: Math.max(...kept), samples: kept, gflops: (2 * this.report.nnz) / (med[i]! * 1e6), reason: 'timed in the solve' });
-    });
+    const order = med.map((m, i) => [m, i] as const).filter(([m, i]) => !this.failed.has(i) && !Number.isNaN(m)).sort((p, q) => p[0] - q[0]);
+    if (order.length === 0) {
+      // nothing measured: no winner; the first candidate still standing keeps the products
+      this.active = this.standing() ?? this.active;
+      return;
+    }
+    for (const [m, i] of order) {
+      const k = kept[i]!;
+      Object.assign(this.candidates[i]!.trial, { status: 'timed', ms: m, loMs: Math.min(...k), hiMs: Math.max(...k), samples: k, gflops: (2 * this.report.nnz) / (m * 1e6), reason: 'timed in the solve' });
+    }
     this.switchTo(order[0]![1], order[1]?.[1]);
   }
 
