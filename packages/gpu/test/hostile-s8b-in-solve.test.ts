@@ -4,7 +4,7 @@
  * verified kernel's products, converge to the right x, and the candidate must be retired and
  * named — never win, never hand a wrong x labelled converged.
  */
-import { csrSpmv, generators as g } from '@gpusparse/formats';
+import { csrSpmv, generators as g, ResourceLimitError } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cg } from '../../solvers/src/index';
 import { type GpuOperator, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../src/index';
@@ -56,6 +56,31 @@ describe('in-solve tuning with a candidate giving wrong products', () => {
       op.dispose();
     });
   }
+
+  it("no room for the check's scratch: tuning stops, the verified kernel runs every product, right x", async () => {
+    const ctx = await testContext();
+    const space = new GpuVectorSpace(ctx);
+    const { op, others } = await inSolve();
+    const o = others[0]!;
+    const orig = o.applyScaled.bind(o);
+    o.applyScaled = (_alpha, x, beta, y) => orig(Number.NaN, x, beta, y); // would be caught by the check
+    const acquire = ctx.buffers.acquire.bind(ctx.buffers);
+    ctx.buffers.acquire = (bytes, usage, label) => {
+      if (label === 'in-solve-guard') throw new ResourceLimitError("GPU buffer 'in-solve-guard' (injected)", bytes, 0, 'free memory');
+      return acquire(bytes, usage, label);
+    };
+    try {
+      const r = await cg(space, op, space.fromArray(b), { rtol: 1e-5 });
+      await op.decided;
+      expect(r.reason).toBe('converged');
+      expect(trueRelative(a, await space.toArray(r.x), b)).toBeLessThan(1e-4);
+      expect(op.activeLabel).toBe(op.label);
+      expect(op.tuning.warnings.join('\n')).toMatch(/the product check's scratch \(\d+ bytes\) could not be had .*injected.*tuning stopped/);
+    } finally {
+      ctx.buffers.acquire = acquire;
+      op.dispose();
+    }
+  });
 
   it('sound candidates pass the check on a matrix with cancelling rows (no false retirement)', async () => {
     const ctx = await testContext();

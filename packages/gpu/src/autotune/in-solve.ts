@@ -143,12 +143,15 @@ export class InSolveOperator extends GpuOperator {
   private verified(c: number, alpha: number, x: GpuVector, beta: number, y: GpuVector): boolean {
     if (c === 0 || this.failed.has(0)) return false;
     try {
-      if (!this.guardFlags) {
-        this.guardFlags = this.ctx.buffers.acquire(4 * GUARD_WORDS * this.total, undefined, 'in-solve-guard-flags');
-        Blas1.of(this.ctx).fill(this.guardFlags, GUARD_WORDS * this.total, imm(0));
-      }
-      this.guardVec ??= new GpuVector(this.ctx.buffers.acquire(4 * this.rows, undefined, 'in-solve-guard'), this.rows);
-      const s = this.guardVec;
+      this.ensureGuard();
+    } catch (e) {
+      // no room for the check: no candidate runs unchecked — the verified kernel takes every product
+      const why = `in-solve tuning: the product check's scratch (${4 * this.rows} bytes) could not be had (${(e as Error)?.message ?? String(e)}); tuning stopped, the verified kernel ${this.label} runs`;
+      for (let i = 1; i < this.candidates.length; i++) if (!this.failed.has(i)) this.retire(i, why);
+      return false;
+    }
+    try {
+      const s = this.guardVec!;
       // s = α·A·x + β·y on the verified kernel (y copied first when β reads it; x may alias y)
       if (beta !== 0) Blas1.of(this.ctx).copy(y.buf, s.buf, this.rows);
       super.applyScaled(alpha, x, beta, s);
@@ -157,6 +160,14 @@ export class InSolveOperator extends GpuOperator {
       this.retire(0, `in-solve tuning: candidate ${this.label} threw while checking another candidate's product: ${(e as Error)?.message ?? String(e)}`);
       return false;
     }
+  }
+
+  private ensureGuard(): void {
+    if (!this.guardFlags) {
+      this.guardFlags = this.ctx.buffers.acquire(4 * GUARD_WORDS * this.total, undefined, 'in-solve-guard-flags');
+      Blas1.of(this.ctx).fill(this.guardFlags, GUARD_WORDS * this.total, imm(0));
+    }
+    this.guardVec ??= new GpuVector(this.ctx.buffers.acquire(4 * this.rows, undefined, 'in-solve-guard'), this.rows);
   }
 
   /**
