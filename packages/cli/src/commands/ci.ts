@@ -105,6 +105,16 @@ function sigmaThreads(): number | 'auto' {
   return raw === undefined || raw.trim() === '' ? 'auto' : hostThreads();
 }
 
+/**
+ * Worker threads of the explicit-H assembly: GPUSPARSE_THREADS − 1 when the variable is set (the
+ * main thread assembles rows too, so the assembly uses that many threads; checked as for the CPU
+ * backend), else chem's own choice (a thread per core past 20 000 determinants). The assembly
+ * used to take every core whatever the variable said.
+ */
+function assemblyWorkers(): { workers?: number } {
+  return sigmaThreads() === 'auto' ? {} : { workers: hostThreads() - 1 };
+}
+
 /** The progress of a CI run as a bar (TTY) and stage lines (log). */
 function ciProgressHandler(bar: ReturnType<typeof progressBar>, log: ReturnType<typeof stageLog>): (p: CiProgress) => void {
   return (p) => {
@@ -276,6 +286,7 @@ export const ciCommand: Command = {
           ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
           ...(v.polish === undefined ? {} : { polish: parsePolish(v.polish as string) }),
           ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: integerOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24, 1) }),
+          ...assemblyWorkers(),
           ...sigmaOptions(v.sigma as string | undefined, nroots, backend, ciBackend.deviceMemory?.bytes, v.multiplicity === undefined ? undefined : integerOption('multiplicity', v.multiplicity as string, 1, 1)),
         });
         bar.finish();

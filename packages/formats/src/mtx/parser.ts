@@ -9,6 +9,7 @@
 import { ResourceLimitError } from '../core/errors';
 import type { CsrMatrix } from '../core/types';
 import { assembleCsr, TripletBuffer } from './assemble';
+import { roundedDuplicateSums } from './duplicate-sums';
 import { MatrixMarketError } from './errors';
 import { parseBanner, parseSizeLine } from './header';
 import { isSpace, parseIntToken, parseRealToken, tokenText } from './scan';
@@ -171,6 +172,7 @@ export class MatrixMarketParser {
     } catch (e) {
       throw this.error(this.sizeLine, `at most ${MAX_INT32} stored entries after symmetric expansion`, String((e as Error).message));
     }
+    if (this.field === 'integer') this.warnRoundedSums(matrix);
     const header: MatrixMarketHeader = {
       object: 'matrix',
       format: this.format,
@@ -184,6 +186,16 @@ export class MatrixMarketParser {
       omittedComments: this.omittedComments,
     };
     return { matrix, header, warnings: this.warnings };
+  }
+
+  /** Duplicate integer entries whose float64 sum passed 2^53 and was rounded: warned like a single such value. */
+  private warnRoundedSums(matrix: CsrMatrix): void {
+    const { count, first } = roundedDuplicateSums(matrix, this.triplets, this.symmetry);
+    if (!first) return;
+    this.warn(
+      this.sizeLine,
+      `${count === 1 ? 'an entry' : `${count} entries`} of repeated (duplicate) integer values summed past 2^53 in magnitude and rounded to the nearest float64 (the first at row ${first.row}, column ${first.col}: ${first.exact} stored as ${first.stored}); the matrix is not exactly the file's`,
+    );
   }
 
   private checkLength(len: number): void {

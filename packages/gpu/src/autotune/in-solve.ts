@@ -13,10 +13,13 @@
 import { type CsrMatrix, GpuSparseError } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 import { GpuValidationError } from '../device/errors';
+import { Blas1, imm } from '../blas1/ops';
+import type { GpuBuf } from '../memory/buffers';
+import { GUARD_WORDS, guardVerdict, recordGuard } from './in-solve-guard';
 import type { AnySpmvKernel, DeviceMatrix } from '../kernels/types';
 import { readRanges } from '../memory/readback';
 import { GpuOperator } from '../operator';
-import type { GpuVector } from '../vector-space';
+import { GpuVector } from '../vector-space';
 import type { Trial, TuningReport } from './report';
 import { medianOf } from './types';
 
@@ -61,6 +64,9 @@ export class InSolveOperator extends GpuOperator {
   /** Candidates (indices into `candidates`) whose product threw during the solve: never run again. */
   private readonly failed = new Set<number>();
   private querySet: GPUQuerySet | undefined;
+  /** The product check ({@link recordGuard}): the verified product of a tuning product, and the flags of every tuning product. */
+  private guardVec: GpuVector | undefined;
+  private guardFlags: GpuBuf | undefined;
   private resolveDecided!: () => void;
   /** Resolves when the timestamps are read and the operator runs the winner. */
   readonly decided: Promise<void>;
@@ -116,14 +122,52 @@ export class InSolveOperator extends GpuOperator {
     const rec = this.ctx.recorder;
     // errors of earlier GPU work surface here as themselves, not as this candidate's failure
     this.ctx.check();
+    const guarded = this.verified(k % this.candidates.length, alpha, x, beta, y);
     rec.computePass({ timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 2 * k, endOfPassWriteIndex: 2 * k + 1 } });
     try {
       this.tryOn(k % this.candidates.length, k, alpha, x, beta, y);
     } finally {
       rec.endPass();
     }
+    if (guarded) recordGuard(this.ctx, this.guardVec!.buf, y.buf, this.guardFlags!, GUARD_WORDS * k, this.rows);
     this.issued++;
     if (this.issued === this.total) this.collect();
+  }
+
+  /**
+   * Before tuning product k on candidate c ≠ 0: the same product on the first (verified)
+   * candidate into scratch, for {@link recordGuard} to check and replace y with after the timed
+   * pass. False (no check) for the first candidate itself, or when it has failed or throws here
+   * (it is then retired like any candidate, and the product goes unchecked).
+   */
+  private verified(c: number, alpha: number, x: GpuVector, beta: number, y: GpuVector): boolean {
+    if (c === 0 || this.failed.has(0)) return false;
+    try {
+      this.ensureGuard();
+    } catch (e) {
+      // no room for the check: no candidate runs unchecked — the verified kernel takes every product
+      const why = `in-solve tuning: the product check's scratch (${4 * this.rows} bytes) could not be had (${(e as Error)?.message ?? String(e)}); tuning stopped, the verified kernel ${this.label} runs`;
+      for (let i = 1; i < this.candidates.length; i++) if (!this.failed.has(i)) this.retire(i, why);
+      return false;
+    }
+    try {
+      const s = this.guardVec!;
+      // s = α·A·x + β·y on the verified kernel (y copied first when β reads it; x may alias y)
+      if (beta !== 0) Blas1.of(this.ctx).copy(y.buf, s.buf, this.rows);
+      super.applyScaled(alpha, x, beta, s);
+      return true;
+    } catch (e) {
+      this.retire(0, `in-solve tuning: candidate ${this.label} threw while checking another candidate's product: ${(e as Error)?.message ?? String(e)}`);
+      return false;
+    }
+  }
+
+  private ensureGuard(): void {
+    if (!this.guardFlags) {
+      this.guardFlags = this.ctx.buffers.acquire(4 * GUARD_WORDS * this.total, undefined, 'in-solve-guard-flags');
+      Blas1.of(this.ctx).fill(this.guardFlags, GUARD_WORDS * this.total, imm(0));
+    }
+    this.guardVec ??= new GpuVector(this.ctx.buffers.acquire(4 * this.rows, undefined, 'in-solve-guard'), this.rows);
   }
 
   /**
@@ -182,14 +226,17 @@ export class InSolveOperator extends GpuOperator {
     const bytes = 16 * this.total;
     const buf = this.ctx.buffers.acquire(bytes, QUERY_RESOLVE | COPY_SRC, 'in-solve-timestamps');
     this.ctx.recorder.commandEncoder().resolveQuerySet(qs, 0, 2 * this.total, buf.buffer, 0);
-    readRanges(this.ctx, [{ buf, offset: 0, bytes }])
-      .then(([data]) => this.decide(new BigUint64Array(data!)))
+    const flags = this.guardFlags;
+    const ranges = [{ buf, offset: 0, bytes }, ...(flags ? [{ buf: flags, offset: 0, bytes: 4 * GUARD_WORDS * this.total }] : [])];
+    readRanges(this.ctx, ranges)
+      .then(([data, words]) => this.decide(new BigUint64Array(data!), words ? new Uint32Array(words) : undefined))
       .catch((e: unknown) => {
         this.report.warnings.push(`in-solve tuning: the timestamps could not be read (${(e as Error).message}); the first candidate that did not fail stays`);
         if (this.failed.has(this.active) && !this.disposed) this.active = this.standing() ?? this.active;
       })
       .finally(() => {
         buf.dispose();
+        this.freeGuard();
         qs.destroy();
         this.querySet = undefined;
         this.resolveDecided();
@@ -197,20 +244,49 @@ export class InSolveOperator extends GpuOperator {
   }
 
   /** Per candidate: samples, median (the first product of each dropped as warm-up when 3 or more), the winner, the report. */
-  private decide(t: BigUint64Array): void {
+  private decide(t: BigUint64Array, words: Uint32Array | undefined): void {
     if (this.disposed) return;
     const n = this.candidates.length;
+    if (words) this.judge(words);
     const samples: number[][] = this.candidates.map(() => []);
     for (let k = 0; k < this.total; k++) samples[k % n]!.push(Number(t[2 * k + 1]! - t[2 * k]!) / 1e6);
-    const med = samples.map((s) => medianOf(s.length >= 3 ? s.slice(1) : s));
+    // the first product of each dropped as warm-up (3 or more); then, as in the rounds before the
+    // solve, a NaN, infinite or negative time (end before begin: a counter that wrapped or was
+    // reset) is a failed measurement, never a sample — a negative one would win
+    const kept = samples.map((s) => (s.length >= 3 ? s.slice(1) : s).filter((v) => Number.isFinite(v) && v >= 0));
+    const med = kept.map((s) => (s.length > 0 ? medianOf(s) : Number.NaN));
+    const bad = med.flatMap((m, i) => (Number.isNaN(m) && !this.failed.has(i) ? [this.labelOf(i)] : []));
+    if (bad.length > 0) this.report.warnings.push(`in-solve tuning: expected non-negative finite GPU timestamps, got none usable for ${bad.join(', ')}; not timed, not chosen`);
     // a failed candidate's slots timed the redo on another one: it takes no part in the decision
-    const order = med.map((m, i) => [m, i] as const).filter(([, i]) => !this.failed.has(i)).sort((p, q) => p[0] - q[0]);
-    this.candidates.forEach((c, i) => {
-      if (this.failed.has(i)) return;
-      const kept = samples[i]!.length >= 3 ? samples[i]!.slice(1) : samples[i]!;
-      Object.assign(c.trial, { status: 'timed', ms: med[i], loMs: Math.min(...kept), hiMs: Math.max(...kept), samples: kept, gflops: (2 * this.report.nnz) / (med[i]! * 1e6), reason: 'timed in the solve' });
-    });
+    const order = med.map((m, i) => [m, i] as const).filter(([m, i]) => !this.failed.has(i) && !Number.isNaN(m)).sort((p, q) => p[0] - q[0]);
+    if (order.length === 0) {
+      // nothing measured: no winner; the first candidate still standing keeps the products
+      this.active = this.standing() ?? this.active;
+      return;
+    }
+    for (const [m, i] of order) {
+      const k = kept[i]!;
+      Object.assign(this.candidates[i]!.trial, { status: 'timed', ms: m, loMs: Math.min(...k), hiMs: Math.max(...k), samples: k, gflops: (2 * this.report.nnz) / (m * 1e6), reason: 'timed in the solve' });
+    }
     this.switchTo(order[0]![1], order[1]?.[1]);
+  }
+
+  /** Retire every candidate whose checked tuning products disagreed with the verified kernel's (the solve got the verified ones). */
+  private judge(words: Uint32Array): void {
+    const n = this.candidates.length;
+    for (let k = 0; k < this.total; k++) {
+      const c = k % n;
+      if (c === 0 || this.failed.has(c)) continue;
+      const v = guardVerdict(words, GUARD_WORDS * k);
+      if (v) this.retire(c, `in-solve tuning: candidate ${this.labelOf(c)} gave a wrong product ${k + 1} of the solve (${v})`);
+    }
+  }
+
+  private freeGuard(): void {
+    this.guardVec?.buf.dispose();
+    this.guardFlags?.dispose();
+    this.guardVec = undefined;
+    this.guardFlags = undefined;
   }
 
   private switchTo(w: number, r: number | undefined): void {
@@ -249,6 +325,8 @@ export class InSolveOperator extends GpuOperator {
     }
     for (const i of this.alive) this.others[i]!.dispose();
     this.alive.clear();
+    // buffers still read by the timestamps' readback are freed by its cleanup
+    if (this.issued < this.total) this.freeGuard();
     super.dispose();
     if (this.issued < this.total) this.resolveDecided(); // never switched: nothing to wait for
   }

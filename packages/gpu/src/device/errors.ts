@@ -51,3 +51,20 @@ export class GpuValidationError extends Error {
     this.name = 'GpuValidationError';
   }
 }
+
+/**
+ * GPU work recorded on a buffer after its `dispose()`. A disposed buffer goes back to the
+ * context's pool and may already hold another vector, so the work would silently read or
+ * overwrite that one: the recorder refuses it. It is a bug of the calling code (a vector or
+ * operator used after it was freed), not bad input: not a GpuSparseError, CLI exit code 70.
+ */
+export class UseAfterDisposeError extends Error {
+  constructor(
+    readonly where: string,
+    readonly bufferId: number,
+    readonly bufferLabel: string,
+  ) {
+    super(`${where}: expected a live GPU buffer, got buffer ${bufferId} ('${bufferLabel}') after its dispose() (it may already hold other data; use the vector or operator only before disposing it)`);
+    this.name = 'UseAfterDisposeError';
+  }
+}

@@ -4,7 +4,7 @@
  * @module
  */
 import type { GpuContext } from '../device/context';
-import { DeviceLostError } from '../device/errors';
+import { DeviceLostError, UseAfterDisposeError } from '../device/errors';
 import type { GpuBuf } from './buffers';
 
 /** A byte range of a device buffer (offset and bytes multiples of 4). */
@@ -34,6 +34,8 @@ export async function readRanges(ctx: GpuContext, ranges: readonly ReadRange[]):
     await ctx.finish();
     return ranges.map(() => new ArrayBuffer(0));
   }
+  // refused before the staging buffer exists, so that the refusal leaks nothing
+  for (const r of ranges) if (r.buf.isDisposed) throw new UseAfterDisposeError('readback', r.buf.id, r.buf.buffer.label);
   const staging = ctx.buffers.acquire(total, MAP_READ_USAGE, 'readback');
   ranges.forEach((r, k) => {
     ctx.recorder.copy(r.buf, r.offset, staging, offsets[k]!, Math.ceil(r.bytes / 4) * 4);

@@ -5,6 +5,7 @@
  * @module
  */
 import type { GpuContext } from '../device/context';
+import { UseAfterDisposeError } from '../device/errors';
 import { type Bindable, type PipelineEntry, UNIFORM_BYTES } from '../device/pipelines';
 import type { GpuBuf } from './buffers';
 
@@ -170,6 +171,11 @@ export class Recorder {
    */
   dispatch(pipe: PipelineEntry, refs: readonly Bindable[], uni: Uniforms, groups: number): void {
     if (groups <= 0) return;
+    for (let i = 0; i < refs.length; i++) {
+      const r = refs[i]!;
+      const b = 'buf' in r ? r.buf : r;
+      if (b.isDisposed) throw new UseAfterDisposeError(`dispatch of '${pipe.label}', binding ${i + 1}`, b.id, b.buffer.label);
+    }
     if (this.used + UNIFORM_BYTES > ARENA_BYTES) this.flush();
     this.ctx.check();
     const offset = this.used;
@@ -202,6 +208,8 @@ export class Recorder {
   /** Record a buffer-to-buffer copy (byte offsets and size multiples of 4). */
   copy(src: GpuBuf, srcOffset: number, dst: GpuBuf, dstOffset: number, bytes: number): void {
     if (bytes <= 0) return;
+    if (src.isDisposed) throw new UseAfterDisposeError('buffer copy (source)', src.id, src.buffer.label);
+    if (dst.isDisposed) throw new UseAfterDisposeError('buffer copy (destination)', dst.id, dst.buffer.label);
     this.commandEncoder().copyBufferToBuffer(src.buffer, srcOffset, dst.buffer, dstOffset, bytes);
   }
 

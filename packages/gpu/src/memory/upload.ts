@@ -5,6 +5,7 @@
  */
 import { type CsrMatrix, DimensionMismatchError, InvalidMatrixError } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
+import { UseAfterDisposeError } from '../device/errors';
 import { type GpuBuf, STORAGE_USAGE } from './buffers';
 
 /** The first place where a row's columns do not strictly increase (unsorted, or a repeated column). */
@@ -63,6 +64,7 @@ export function validateIndexRange(idx: Int32Array | Uint32Array, bound: number,
 /** Overwrite `buf` from element `first` with `data` (flushes pending work first: ordering). */
 export function writeData(ctx: GpuContext, buf: GpuBuf, data: Float32Array | Uint32Array | Int32Array, first = 0): void {
   if (data.length === 0) return;
+  if (buf.isDisposed) throw new UseAfterDisposeError('write', buf.id, buf.buffer.label);
   ctx.recorder.flush();
   ctx.device.queue.writeBuffer(buf.buffer, first * 4, data.buffer, data.byteOffset, data.byteLength);
 }
