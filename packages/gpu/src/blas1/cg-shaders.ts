@@ -5,7 +5,7 @@
  * @module
  */
 import { entryArgs, preamble, SCALAR_OPERAND, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
-import { DOT_CHUNK, DOT_ITEMS, f32arr, WG } from './shaders';
+import { DOT_CHUNK, DOT_ITEMS, f32arr, partialShare, WG } from './shaders';
 
 /** Bindings of {@link cgDirectionWgsl}: scalar slots, the ⟨r, r⟩ partials, r, p. */
 export const CG_DIRECTION_BINDINGS: WgslBinding[] = [f32arr('sc', 'w'), f32arr('partial', 'r'), f32arr('r', 'r'), f32arr('p', 'w')];
@@ -38,8 +38,7 @@ ${workgroupSum('red', WG)}
 fn main(${entryArgs()}) {
   let g = wg_linear(wid, nwg);
   if (g >= u.groups) { return; } // whole workgroup exits together: uniform
-  var ps = 0.0;
-  for (var k = lid; k < u.count; k += ${WG}u) { ps = ps + partial[u.first + k]; }
+${partialShare('ps', 'u.first')}
   let rr = red_sum(lid, ps);
   if (g == 0u && lid == 0u) { sc[u.slot] = rr; }
   var beta = 1.0 * rr;

@@ -7,7 +7,7 @@
  * @module
  */
 import { entryArgs, preamble, SCALAR_OPERAND, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
-import { DOT_CHUNK, DOT_ITEMS, elementKernelWgsl, f32arr, WG } from './shaders';
+import { DOT_CHUNK, DOT_ITEMS, elementKernelWgsl, f32arr, partialShare, WG } from './shaders';
 
 /**
  * Vectors per fused dispatch within WebGPU's default limit of 8 storage buffers per stage
@@ -158,8 +158,7 @@ fn main(${entryArgs()}) {
   let j = wg_linear(wid, nwg);
   if (j >= u.m) { return; } // whole workgroup exits together: uniform
   let first = u.first + j * u.count;
-  var s = 0.0;
-  for (var k = lid; k < u.count; k += ${WG}u) { s = s + partial[first + k]; }
+${partialShare('s', 'first')}
   let t = red_sum(lid, s);
   var slot = 0u;
   switch j {
@@ -338,8 +337,7 @@ ${workgroupSum('red', WG)}
 fn main(${entryArgs()}) {
   let g = wg_linear(wid, nwg);
   if (g >= u.groups) { return; } // whole workgroup exits together: uniform
-  var ps = 0.0;
-  for (var k = lid; k < u.count; k += ${WG}u) { ps = ps + partial[u.first + k]; }
+${partialShare('ps', 'u.first')}
   let h = sqrt(red_sum(lid, ps));
   if (g == 0u && lid == 0u) { sc[u.slot] = h; }
   var a = u.k;

@@ -18,7 +18,7 @@
  * @module
  */
 import { entryArgs, preamble, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
-import { DOT_CHUNK, DOT_ITEMS, f32arr, WG } from './shaders';
+import { DOT_CHUNK, DOT_ITEMS, f32arr, partialShare, WG } from './shaders';
 
 /** Columns reduced side by side in workgroup memory (4·J·WG bytes: 12 KiB, one barrier per tree level for all of them). */
 export const LANCZOS_J = 12;
@@ -158,8 +158,7 @@ fn main(${entryArgs()}) {
   let j = wg_linear(wid, nwg);
   if (j >= u.m) { return; } // whole workgroup exits together: uniform
   let first = u.first + j * u.count;
-  var s = 0.0;
-  for (var k = lid; k < u.count; k += ${WG}u) { s = s + partial[first + k]; }
+${partialShare('s', 'first')}
   let t = red_sum(lid, s);
   if (lid == 0u) { hist[u.dst + j] = t; }
 }`;
@@ -177,8 +176,7 @@ ${workgroupSum('red', WG)}
 fn main(${entryArgs()}) {
   let g = wg_linear(wid, nwg);
   if (g >= u.groups) { return; } // whole workgroup exits together: uniform
-  var ps = 0.0;
-  for (var k = lid; k < u.count; k += ${WG}u) { ps = ps + partial[u.first + k]; }
+${partialShare('ps', 'u.first')}
   let h = sqrt(red_sum(lid, ps));
   if (g == 0u && lid == 0u) { hist[u.dst] = h; }
   var a = 1.0;

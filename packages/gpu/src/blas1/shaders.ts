@@ -108,6 +108,16 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 }`;
 }
 
+/**
+ * WGSL lines: `var <acc>` = this workgroup's strided share of Σ partial[<start> + k], k < u.count —
+ * the first half of dot stage 2's order (the caller finishes it with `red_sum`). Every kernel
+ * that finishes a reduction uses this loop, so they all give the bits of the stage-2 dispatch.
+ */
+export function partialShare(acc: string, start: string): string {
+  return `  var ${acc} = 0.0;
+  for (var k = lid; k < u.count; k += ${WG}u) { ${acc} = ${acc} + partial[${start} + k]; }`;
+}
+
 /** Dot stage 2: sc[slot] = Σ partial[0..count) (mode 1: sqrt of it). One workgroup. */
 export const DOT_STAGE2_BINDINGS: WgslBinding[] = [f32arr('partial', 'r'), f32arr('sc', 'w')];
 export function dotStage2Wgsl(): string {
@@ -115,8 +125,7 @@ export function dotStage2Wgsl(): string {
 ${workgroupSum('red', WG)}
 @compute @workgroup_size(${WG})
 fn main(@builtin(local_invocation_index) lid: u32) {
-  var s = 0.0;
-  for (var k = lid; k < u.count; k += ${WG}u) { s = s + partial[u.first + k]; }
+${partialShare('s', 'u.first')}
   let t = red_sum(lid, s);
   if (lid == 0u) { sc[u.slot] = select(t, sqrt(t), u.mode == 1u); }
 }`;
