@@ -5,7 +5,7 @@
  * @module
  */
 import { entryArgs, preamble, SCALAR_OPERAND, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
-import { DOT_CHUNK, DOT_ITEMS, f32arr, partialShare, WG } from './shaders';
+import { DOT_CHUNK, DOT_ITEMS, f32arr, everyGroupShare, WG } from './shaders';
 
 /** Bindings of {@link cgDirectionWgsl}: scalar slots, the ⟨r, r⟩ partials, r, p. */
 export const CG_DIRECTION_BINDINGS: WgslBinding[] = [f32arr('sc', 'w'), f32arr('partial', 'r'), f32arr('r', 'r'), f32arr('p', 'w')];
@@ -36,9 +36,7 @@ ${SCALAR_OPERAND}
 ${workgroupSum('red', WG)}
 @compute @workgroup_size(${WG})
 fn main(${entryArgs()}) {
-  let g = wg_linear(wid, nwg);
-  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
-${partialShare('ps', 'u.first')}
+${everyGroupShare()}
   let rr = red_sum(lid, ps);
   if (g == 0u && lid == 0u) { sc[u.slot] = rr; }
   var beta = 1.0 * rr;

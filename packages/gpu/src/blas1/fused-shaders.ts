@@ -7,7 +7,7 @@
  * @module
  */
 import { entryArgs, preamble, SCALAR_OPERAND, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
-import { DOT_CHUNK, DOT_ITEMS, elementKernelWgsl, f32arr, partialShare, WG } from './shaders';
+import { DOT_CHUNK, DOT_ITEMS, elementKernelWgsl, f32arr, everyGroupShare, groupRowSum, WG } from './shaders';
 
 /**
  * Vectors per fused dispatch within WebGPU's default limit of 8 storage buffers per stage
@@ -155,11 +155,7 @@ export function multiDot2Wgsl(g: number = FUSED_G): string {
 ${workgroupSum('red', WG)}
 @compute @workgroup_size(${WG})
 fn main(${entryArgs()}) {
-  let j = wg_linear(wid, nwg);
-  if (j >= u.m) { return; } // whole workgroup exits together: uniform
-  let first = u.first + j * u.count;
-${partialShare('s', 'first')}
-  let t = red_sum(lid, s);
+${groupRowSum()}
   var slot = 0u;
   switch j {
 ${slots}
@@ -335,9 +331,7 @@ export function normalizeWgsl(): string {
 ${workgroupSum('red', WG)}
 @compute @workgroup_size(${WG})
 fn main(${entryArgs()}) {
-  let g = wg_linear(wid, nwg);
-  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
-${partialShare('ps', 'u.first')}
+${everyGroupShare()}
   let h = sqrt(red_sum(lid, ps));
   if (g == 0u && lid == 0u) { sc[u.slot] = h; }
   var a = u.k;

@@ -18,7 +18,7 @@
  * @module
  */
 import { entryArgs, preamble, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
-import { DOT_CHUNK, DOT_ITEMS, f32arr, partialShare, WG } from './shaders';
+import { DOT_CHUNK, DOT_ITEMS, f32arr, everyGroupShare, groupRowSum, WG } from './shaders';
 
 /** Columns reduced side by side in workgroup memory (4·J·WG bytes: 12 KiB, one barrier per tree level for all of them). */
 export const LANCZOS_J = 12;
@@ -155,11 +155,7 @@ export function lanczosReduceWgsl(): string {
 ${workgroupSum('red', WG)}
 @compute @workgroup_size(${WG})
 fn main(${entryArgs()}) {
-  let j = wg_linear(wid, nwg);
-  if (j >= u.m) { return; } // whole workgroup exits together: uniform
-  let first = u.first + j * u.count;
-${partialShare('s', 'first')}
-  let t = red_sum(lid, s);
+${groupRowSum()}
   if (lid == 0u) { hist[u.dst + j] = t; }
 }`;
 }
@@ -174,9 +170,7 @@ export function lanczosNormalizeWgsl(): string {
 ${workgroupSum('red', WG)}
 @compute @workgroup_size(${WG})
 fn main(${entryArgs()}) {
-  let g = wg_linear(wid, nwg);
-  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
-${partialShare('ps', 'u.first')}
+${everyGroupShare()}
   let h = sqrt(red_sum(lid, ps));
   if (g == 0u && lid == 0u) { hist[u.dst] = h; }
   var a = 1.0;

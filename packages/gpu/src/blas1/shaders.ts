@@ -118,6 +118,29 @@ export function partialShare(acc: string, start: string): string {
   for (var k = lid; k < u.count; k += ${WG}u) { ${acc} = ${acc} + partial[${start} + k]; }`;
 }
 
+/**
+ * WGSL lines: workgroup j < u.m sums partial[u.first + j·u.count + k], k < u.count, into `t` in
+ * dot stage 2's order (one finished reduction per workgroup: multi-dot stage 2, Lanczos reduce).
+ */
+export function groupRowSum(): string {
+  return `  let j = wg_linear(wid, nwg);
+  if (j >= u.m) { return; } // whole workgroup exits together: uniform
+  let first = u.first + j * u.count;
+${partialShare('s', 'first')}
+  let t = red_sum(lid, s);`;
+}
+
+/**
+ * WGSL lines: every workgroup g < u.groups takes its share of the one reduction in
+ * partial[u.first …] into `ps` (the caller finishes it with `red_sum`), so that a following
+ * element-wise pass can use the reduced value without a separate stage-2 dispatch.
+ */
+export function everyGroupShare(): string {
+  return `  let g = wg_linear(wid, nwg);
+  if (g >= u.groups) { return; } // whole workgroup exits together: uniform
+${partialShare('ps', 'u.first')}`;
+}
+
 /** Dot stage 2: sc[slot] = Σ partial[0..count) (mode 1: sqrt of it). One workgroup. */
 export const DOT_STAGE2_BINDINGS: WgslBinding[] = [f32arr('partial', 'r'), f32arr('sc', 'w')];
 export function dotStage2Wgsl(): string {
