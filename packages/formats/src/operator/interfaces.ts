@@ -150,3 +150,35 @@ export async function extendedPrecisionOf<V>(op: LinearOperator<V>): Promise<Ext
   const src = op as Partial<ExtendedPrecisionSource<V>>;
   return typeof src.extendedPrecision === 'function' ? src.extendedPrecision() : undefined;
 }
+
+/**
+ * Capability of an operator whose products may run on a kernel other than the one verified
+ * against the float64 reference (in-solve tuning switches to the fastest candidate after its
+ * tuning products passed the check; a fault that shows only later, for some x or after a
+ * driver hiccup, would then give a wrong x labelled converged). Solvers ask for it through
+ * {@link unverifiedKernelOf} before a 'converged' verdict and recompute the residual on the
+ * verified kernel; on a mismatch they call {@link VerifiedKernelSource.fallBackToVerified}
+ * and go on with the verified kernel.
+ */
+export interface VerifiedKernelSource<V> {
+  /** True when the products run on a kernel other than the verified one now. */
+  runsUnverified(): boolean;
+  /** y = A·x on the verified kernel (one product; records only). */
+  applyVerified(x: V, y: V): void;
+  /** Every later product runs on the verified kernel; `why` goes into the operator's report. */
+  fallBackToVerified(why: string): void;
+  /** The verified kernel's label, e.g. 'csr-vector(lanes=8)'. */
+  readonly verifiedLabel: string;
+  /** The label of the kernel the products run on now. */
+  readonly activeLabel: string;
+}
+
+/**
+ * The operator's verified-kernel source when its products run on an unverified kernel now;
+ * undefined otherwise (host and plain GPU operators, or in-solve tuning still on the verified one).
+ * @example const chk = unverifiedKernelOf(op); if (chk) chk.applyVerified(x, r);
+ */
+export function unverifiedKernelOf<V>(op: LinearOperator<V>): VerifiedKernelSource<V> | undefined {
+  const src = op as Partial<VerifiedKernelSource<V>>;
+  return typeof src.runsUnverified === 'function' && src.runsUnverified() ? (src as VerifiedKernelSource<V>) : undefined;
+}

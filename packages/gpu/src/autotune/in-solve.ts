@@ -10,7 +10,7 @@
  * Used by `tunedOperator(…, { inSolve: true })` when the device has timestamp queries.
  * @module
  */
-import { type CsrMatrix, GpuSparseError } from '@gpusparse/formats';
+import { type CsrMatrix, GpuSparseError, type VerifiedKernelSource } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 import { GpuValidationError } from '../device/errors';
 import { Blas1, imm } from '../blas1/ops';
@@ -52,7 +52,7 @@ const COPY_SRC = 0x04;
  * const op = await tunedOperator(ctx, a, { inSolve: true }); // then solve with op
  * await op.decided; op.activeLabel // the winner
  */
-export class InSolveOperator extends GpuOperator {
+export class InSolveOperator extends GpuOperator implements VerifiedKernelSource<GpuVector> {
   private readonly others: GpuOperator[];
   private readonly rounds: number;
   private readonly total: number;
@@ -104,6 +104,42 @@ export class InSolveOperator extends GpuOperator {
   /** y = alpha·A·x + beta·y. */
   override applyScaled(alpha: number, x: GpuVector, beta: number, y: GpuVector): void {
     this.product(alpha, x, beta, y);
+  }
+
+  /**
+   * True when the products run on a candidate other than the first (verified) one: the tuning
+   * switched to it. Its tuning products agreed with the verified kernel's, but a fault that shows
+   * only for some x or after a driver hiccup would not have; solvers recompute the residual with
+   * {@link InSolveOperator.applyVerified} before a 'converged' verdict. False once the first
+   * candidate itself has failed (nothing left to check against).
+   */
+  runsUnverified(): boolean {
+    return !this.disposed && this.active !== 0 && !this.failed.has(0);
+  }
+
+  /** The first candidate's label: the kernel every product is checked against. */
+  get verifiedLabel(): string {
+    return this.label;
+  }
+
+  /** y = A·x on the first (verified) candidate, whatever runs the products now. */
+  applyVerified(x: GpuVector, y: GpuVector): void {
+    super.applyScaled(1, x, 0, y);
+  }
+
+  /**
+   * The switched-to candidate disagreed with the verified kernel after the decision (`why`):
+   * it is retired, its buffers freed, and every later product runs on the first candidate.
+   */
+  fallBackToVerified(why: string): void {
+    const w = this.active;
+    if (w === 0 || this.disposed) return;
+    this.retire(w, `in-solve tuning: candidate ${this.labelOf(w)}, chosen by the tuning, ${why}; every later product runs on the verified kernel ${this.label}`);
+    this.active = 0;
+    if (this.alive.delete(w - 1)) this.others[w - 1]!.dispose();
+    const t0 = this.candidates[0]!.trial;
+    this.report.winner = t0.ms !== undefined ? { kernel: t0.kernel, params: { ...t0.params }, ms: t0.ms, loMs: t0.loMs, hiMs: t0.hiMs, gflops: t0.gflops } : undefined;
+    if (this.report.decision) this.report.decision.note += `; ${this.labelOf(w)} was dropped after the decision (its products disagreed with the verified kernel's)`;
   }
 
   private on(i: number, alpha: number, x: GpuVector, beta: number, y: GpuVector): void {

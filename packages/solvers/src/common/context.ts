@@ -4,7 +4,7 @@
  * final {@link SolveResult}.
  * @module
  */
-import type { LinearOperator, ScalarLike, VectorSpace } from '@gpusparse/formats';
+import { type LinearOperator, type ScalarLike, unverifiedKernelOf, type VectorSpace } from '@gpusparse/formats';
 import { type HistoryPoint, newStats, type SolveResult, type SolverStats, type StopReason } from './result';
 import type { ResolvedOptions } from './options';
 
@@ -122,6 +122,40 @@ export class SolveContext<V, S> {
       if (verdict === false) return true;
     }
     return this.aborted();
+  }
+
+  /** Note something that went wrong without ending the solve (result.stats.warnings). */
+  warn(message: string): void {
+    (this.stats.warnings ??= []).push(message);
+  }
+
+  /**
+   * Before a 'converged' verdict on x whose true residual `tr` came from the operator's products:
+   * when those run on a kernel other than the operator's verified one ({@link unverifiedKernelOf}:
+   * in-solve tuning switched to a faster candidate), ‖b − A·x‖ once more on the verified kernel
+   * (one product, one readback). True when it passes the tolerance, or when there is nothing to
+   * check (no cost then). Otherwise the operator falls back to the verified kernel, the warning
+   * goes into stats.warnings, and the caller must restart from r = b − A·x and go on: a kernel
+   * that went wrong after the tuning never hands back a wrong x labelled converged.
+   */
+  async confirm(x: V, tr: number): Promise<boolean> {
+    const chk = unverifiedKernelOf(this.op);
+    if (!chk) return true;
+    const r = this.space.create(this.n);
+    try {
+      this.stats.matvecs++;
+      chk.applyVerified(x, r); // r = A·x on the verified kernel
+      this.space.axpby(1, this.b, -1, r); // r = b − A·x
+      const verified = await this.take(this.space.norm2(r));
+      if (verified <= this.tol) return true;
+      const active = chk.activeLabel;
+      const why = `gave ‖b − A·x‖ = ${tr.toExponential(2)} where the verified kernel ${chk.verifiedLabel} gives ${verified.toExponential(2)} (tolerance ${this.tol.toExponential(2)})`;
+      chk.fallBackToVerified(why);
+      this.warn(`${this.method}: the operator's tuned kernel ${active} ${why}; the operator fell back to the verified kernel and the solve went on from this x`);
+      return false;
+    } finally {
+      this.space.release(r);
+    }
   }
 
   /** Build the result; `converged` is decided by the true residual against the tolerance. */

@@ -138,7 +138,11 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
     return ctx.finish(x, 'non-finite', 0, rn, `${ctx.method}: initial residual ‖b − A·x0‖ = ${rn} (x0 or A holds non-finite values)`);
   }
   if (opts.recordHistory) ctx.history.push({ iteration: 0, residual: rn });
-  if (rn <= ctx.tol) return ctx.finish(x, 'converged', 0, rn);
+  if (rn <= ctx.tol) {
+    if (await ctx.confirm(x, rn)) return ctx.finish(x, 'converged', 0, rn);
+    rn = await ctx.take(m.restart(false)); // on the verified kernel now
+    if (rn <= ctx.tol) return ctx.finish(x, 'converged', 0, rn);
+  }
   if (ctx.aborted()) return ctx.finish(x, 'stopped', 0, rn, 'signal aborted before the first iteration');
 
   space.copy(x, checkpoint);
@@ -181,7 +185,14 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
         rn = await ctx.take(m.residualNorm());
         if (rn <= ctx.tol) {
           const tr = await ctx.take(m.restart(false));
-          if (tr <= ctx.tol) return ctx.finish(x, 'converged', k, tr);
+          if (tr <= ctx.tol) {
+            if (await ctx.confirm(x, tr)) return ctx.finish(x, 'converged', k, tr);
+            // the operator runs on its verified kernel now: restart the recurrence from this x
+            space.release(m.restart(false));
+            space.copy(x, checkpoint);
+            kCheck = k;
+            continue;
+          }
         }
         return final('breakdown', `${ctx.method}: ${f.name} = 0 at iteration ${k}${rangeHint(ctx.bNorm)}`);
       }
@@ -225,8 +236,11 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
     let current = rn;
     if (converging) {
       // the estimate passed: recompute r = b − A·x (residual replacement) and let it decide
-      const tr = await ctx.take(m.restart(false));
-      if (tr <= ctx.tol) return ctx.finish(x, 'converged', k, tr);
+      let tr = await ctx.take(m.restart(false));
+      if (tr <= ctx.tol) {
+        if (await ctx.confirm(x, tr)) return ctx.finish(x, 'converged', k, tr);
+        tr = await ctx.take(m.restart(false)); // r on the verified kernel: the recurrence goes on from it
+      }
       current = tr;
       falseConvergences = tr > 0.5 * lastTrue ? falseConvergences + 1 : 0;
       lastTrue = Math.min(lastTrue, tr);

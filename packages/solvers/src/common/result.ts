@@ -17,6 +17,12 @@ export interface SolverStats {
   readbacks: number;
   /** Wall-clock milliseconds of the whole solve. */
   ms: number;
+  /**
+   * What went wrong on the way without ending the solve, e.g. the operator's tuned kernel
+   * disagreeing with its verified one at the final check (the solve then went on with the
+   * verified kernel). Absent when nothing did.
+   */
+  warnings?: string[];
 }
 
 /** One recorded point of a convergence history. */

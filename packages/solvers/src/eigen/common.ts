@@ -4,7 +4,7 @@
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
-import { DimensionMismatchError, InvalidParameterError, mulberry32 } from '@gpusparse/formats';
+import { DimensionMismatchError, InvalidParameterError, mulberry32, unverifiedKernelOf } from '@gpusparse/formats';
 import type { EigenResult, EigenToleranceReport, SolverStats, StopReason } from '../common/result';
 import { newStats } from '../common/result';
 
@@ -97,8 +97,11 @@ export async function finishEigen<V, S>(
   const norms: S[] = [];
   const n = op.rows;
   const tmp = space.create(n);
+  // products on a tuned kernel (in-solve tuning switched): the residuals come from the verified one
+  const chk = unverifiedKernelOf(op);
   for (let i = 0; i < r.vectors.length; i++) {
-    op.apply(r.vectors[i]!, tmp); // tmp = A·v
+    if (chk) chk.applyVerified(r.vectors[i]!, tmp);
+    else op.apply(r.vectors[i]!, tmp); // tmp = A·v
     run.stats.matvecs++;
     space.axpby(-r.values[i]!, r.vectors[i]!, 1, tmp); // tmp = A·v − λ·v
     norms.push(space.norm2(tmp));
@@ -107,6 +110,18 @@ export async function finishEigen<V, S>(
   space.release(tmp);
   let reason = r.reason;
   let detail = r.detail;
+  const threshold = r.tolerance?.threshold;
+  if (chk && reason === 'converged' && threshold !== undefined && !residualNorms.every((x) => x <= CONFIRM_SLACK * threshold)) {
+    // the tuned kernel's products passed the run's checks but the verified kernel's do not
+    const worst = Math.max(...residualNorms.map((x) => (Number.isNaN(x) ? Infinity : x)));
+    const active = chk.activeLabel;
+    const why = `gave Ritz pairs whose residual ‖A·v − λ·v‖ on the verified kernel ${chk.verifiedLabel} is ${worst.toExponential(2)}, over ${CONFIRM_SLACK}× the threshold ${threshold.toExponential(2)}`;
+    chk.fallBackToVerified(why);
+    (run.stats.warnings ??= []).push(`${r.method}: the operator's tuned kernel ${active} ${why}; the operator fell back to the verified kernel`);
+    reason = 'breakdown';
+    detail = `${detail ? `${detail}; ` : ''}the tuned kernel ${active} disagreed with the verified kernel at the final check (stats.warnings)`;
+    fellBack.add(run.stats);
+  }
   if (reason === 'converged' && !residualNorms.every(Number.isFinite)) {
     reason = 'non-finite';
     detail = `${detail ? `${detail}; ` : ''}non-finite residual recomputed at exit`;
@@ -126,6 +141,37 @@ export async function finishEigen<V, S>(
   if (detail !== undefined) out.detail = detail;
   if (r.tolerance !== undefined) out.tolerance = r.tolerance;
   return out;
+}
+
+/**
+ * A converged pair's residual on the verified kernel may exceed the threshold the run met on the
+ * tuned kernel by float32 rounding between the two kernels (far below the threshold); past twice
+ * the threshold the tuned kernel's products were wrong.
+ */
+const CONFIRM_SLACK = 2;
+
+/** The stats of runs whose final check made the operator fall back to its verified kernel ({@link confirmedEigen} runs them again). */
+const fellBack = new WeakSet<SolverStats>();
+
+/**
+ * Run an eigensolver; when its final check found the operator's tuned kernel disagreeing with
+ * the verified one ({@link finishEigen}: the operator fell back), run it once more, now on the
+ * verified kernel, and return that result with both runs' counts and the warning. Cost: nothing
+ * unless that happened, then a second solve.
+ * @example return confirmedEigen(space, () => lanczosRun(space, op, opts));
+ */
+export async function confirmedEigen<V, S>(space: VectorSpace<V, S>, solve: () => Promise<EigenResult<V>>): Promise<EigenResult<V>> {
+  const first = await solve();
+  if (!fellBack.has(first.stats)) return first;
+  for (const v of first.vectors) space.release(v);
+  const second = await solve();
+  const s = second.stats;
+  s.matvecs += first.stats.matvecs;
+  s.precondApplies += first.stats.precondApplies;
+  s.readbacks += first.stats.readbacks;
+  s.ms += first.stats.ms;
+  s.warnings = [...(first.stats.warnings ?? []), ...(s.warnings ?? []), `the solve was run again on the verified kernel after ${first.iterations} iterations on the tuned one`];
+  return { ...second, iterations: second.iterations + first.iterations };
 }
 
 /**

@@ -20,11 +20,11 @@
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
-import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
+import { DimensionMismatchError, InvalidParameterError, unverifiedKernelOf } from '@gpusparse/formats';
 import { spaceAndOperator } from '../common/argument-order';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
-import { allFinite, checkEigenInput, EigenRun, finishEigen, noIteration, readAndRelease } from './common';
+import { allFinite, checkEigenInput, EigenRun, finishEigen, confirmedEigen, noIteration, readAndRelease } from './common';
 import { corrections, type DavidsonCorrector, type DiagonalCache, orthonormalCorrections } from './davidson-correct';
 import { type DavidsonRule, davidsonRule } from './davidson-rule';
 import { initialSubspace } from './davidson-start';
@@ -130,6 +130,11 @@ export async function davidsonWith<V, S>(
   opts: DavidsonCoreOptions<V>,
 ): Promise<EigenResult<V>> {
   const [space, op] = spaceAndOperator('davidsonWith', spaceOrOp, opOrSpace);
+  return confirmedEigen(space, () => davidsonRun(space, op, opts));
+}
+
+/** One run of {@link davidsonWith} (rerun by confirmedEigen when the operator's tuned kernel failed the final check). */
+async function davidsonRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: DavidsonCoreOptions<V>): Promise<EigenResult<V>> {
   const c = setUp(space, op, opts);
   const { k, run, method } = c;
   const n = op.rows;
@@ -378,7 +383,8 @@ async function finish<V, S>(c: Ctx<V, S>, st: Iterate<V>): Promise<EigenResult<V
   st.av.forEach((y) => { space.release(y); });
   if (c.diag.inSpace !== undefined) space.release(c.diag.inSpace);
   const exit = { values: theta, reason: st.reason, iterations: st.iterations, method: c.method, tolerance: c.rule.report(c.normA), ...(st.detail ? { detail: st.detail } : {}) };
-  if (c.opts.recomputeResiduals === false && st.reason === 'converged' && st.lastRn.length === k && allFinite(st.lastRn)) {
+  // on a tuned kernel the residuals are recomputed anyway, on the verified kernel (finishEigen)
+  if (c.opts.recomputeResiduals === false && st.reason === 'converged' && st.lastRn.length === k && allFinite(st.lastRn) && !unverifiedKernelOf(op)) {
     // the last iteration's residuals belong to these very Ritz vectors (no products at exit)
     return { ...(await finishEigen(op, space, run, { ...exit, vectors: [] })), vectors, residualNorms: st.lastRn };
   }

@@ -40,7 +40,7 @@ import { spaceAndOperator } from '../common/argument-order';
 import type { EigenResult } from '../common/result';
 import type { EigenBaseOptions } from './common';
 import { eigenTolerance, toleranceReport } from '../common/eigen-tolerance';
-import { checkEigenInput, EigenRun, finishEigen, randomVector } from './common';
+import { checkEigenInput, EigenRun, finishEigen, confirmedEigen, randomVector } from './common';
 import { IcgsBasis } from '../common/icgs';
 import { checkMultiplicity, confirmResiduals, CopyBound, MISS_CHANCE } from './lanczos-check';
 import { EstimateSchedule, thickRestart } from './lanczos-restart';
@@ -248,6 +248,11 @@ export async function lanczos<V, S>(
   opts: LanczosOptions<V>,
 ): Promise<EigenResult<V>> {
   const [space, op] = spaceAndOperator('lanczos', spaceOrOp, opOrSpace);
+  return confirmedEigen(space, () => lanczosRun(space, op, opts));
+}
+
+/** One run of {@link lanczos} (rerun by confirmedEigen when the operator's tuned kernel failed the final check). */
+async function lanczosRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: LanczosOptions<V>): Promise<EigenResult<V>> {
   const k = opts.k;
   checkEigenInput('lanczos', op, k);
   const n = op.rows;

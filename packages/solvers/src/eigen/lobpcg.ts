@@ -23,7 +23,7 @@ import { spaceAndOperator } from '../common/argument-order';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
 import { eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
-import { EigenRun, allFinite, checkEigenInput, finishEigen, noIteration, randomVector, readAndRelease, releaseScalars } from './common';
+import { EigenRun, allFinite, checkEigenInput, finishEigen, confirmedEigen, noIteration, randomVector, readAndRelease, releaseScalars } from './common';
 import { symmetricEigen } from './dense';
 import { combineColumns, createForOverwrite, projectOutTwice, svqb } from './ortho';
 
@@ -159,6 +159,11 @@ export async function lobpcg<V, S>(
   opts: LobpcgOptions<V>,
 ): Promise<EigenResult<V>> {
   const [space, op] = spaceAndOperator('lobpcg', spaceOrOp, opOrSpace);
+  return confirmedEigen(space, () => lobpcgRun(space, op, opts));
+}
+
+/** One run of {@link lobpcg} (rerun by confirmedEigen when the operator's tuned kernel failed the final check). */
+async function lobpcgRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: LobpcgOptions<V>): Promise<EigenResult<V>> {
   const k = opts.k;
   checkEigenInput('lobpcg', op, k);
   const n = op.rows;

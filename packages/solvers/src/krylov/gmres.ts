@@ -130,19 +130,27 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
   // discarded (its steps are not counted) and x stays the one β belongs to.
   const deferrable = opts.checkEvery > 1 && ortho !== 'icgs';
   let betaDev: S | undefined;
-  /** The checks on a β just read (kAt: the iteration it belongs to); a result ends the solve. */
-  const checkBeta = (kAt: number): SolveResult<V> | undefined => {
+  /**
+   * The checks on a β just read (kAt: the iteration it belongs to); a result ends the solve.
+   * 'refreshed': a passing β did not pass on the operator's verified kernel ({@link SolveContext.confirm}):
+   * the operator runs on that kernel now, and w and β hold the residual it gives.
+   */
+  const checkBeta = async (kAt: number): Promise<SolveResult<V> | 'refreshed' | undefined> => {
     if (!Number.isFinite(beta)) return ctx.finish(x, 'non-finite', kAt, beta, `${method}: ‖b − A·x‖ = ${beta} at iteration ${kAt}`);
-    if (beta <= ctx.tol) return ctx.finish(x, 'converged', kAt, beta);
+    if (beta <= ctx.tol) {
+      if (await ctx.confirm(x, beta)) return ctx.finish(x, 'converged', kAt, beta);
+      beta = await trueResidual(); // r = b − A·x into w, on the verified kernel now
+      return (await checkBeta(kAt)) ?? 'refreshed';
+    }
     return undefined;
   };
 
-  for (;;) {
+  cycle: for (;;) {
     const kStart = k;
     let ls: GivensLeastSquares | undefined;
     if (betaDev === undefined) {
-      const end = checkBeta(k);
-      if (end) return end;
+      const end = await checkBeta(k);
+      if (end && end !== 'refreshed') return end;
       if (k >= opts.maxIterations) return ctx.finish(x, 'max-iterations', k, beta);
       if (ctx.aborted()) return ctx.finish(x, 'stopped', k, beta, 'signal aborted');
       space.axpby(1 / beta, w, 0, basis(0)); // v₀ = r / β (β was read on the host)
@@ -216,7 +224,12 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
         betaDev = undefined;
         beta = flat[0]!;
         if (opts.recordHistory) ctx.history.push({ iteration: kStart, residual: beta });
-        const end = checkBeta(kStart);
+        const end = await checkBeta(kStart);
+        if (end === 'refreshed') {
+          // this cycle was built on the unverified residual: discard it, start again from x
+          k = kStart;
+          continue cycle;
+        }
         if (end) return end;
         ls = new GivensLeastSquares(m, beta);
         estimate = beta;

@@ -1,0 +1,164 @@
+/**
+ * Session 9: in-solve tuning switched to a candidate whose tuning products were right, and that
+ * goes wrong later (after N more products: a fault for some x, a driver hiccup). Every solver
+ * path that can end 'converged' on such an operator must confirm the verdict on the verified
+ * kernel, fall back to it on a mismatch (warning in stats.warnings) and go on — never hand back
+ * a wrong x or λ labelled converged.
+ */
+import { csrSpmv, generators as g, HostOperator, HostVectorSpace } from '@gpusparse/formats';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bicgstab, cg, davidsonWith, gmres, lanczos, lobpcg } from '../../solvers/src/index';
+import { type GpuOperator, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../src/index';
+import { testContext, trueRelative } from './helpers';
+
+afterAll(async () => (await testContext()).dispose());
+
+const CANDIDATES = ['csr-scalar', 'csr-vector', 'ell', 'sliced-ell'];
+const a = g.poisson2d(16);
+const ones = new Float64Array(a.rows).fill(1);
+const b = csrSpmv(a, ones);
+
+type Tuned = InSolveOperator & { readonly tuning: TuningReport };
+interface Internals {
+  total: number;
+  candidates: unknown[];
+  others: GpuOperator[];
+  decide(t: BigUint64Array, w: Uint32Array | undefined): void;
+}
+
+/** Timestamps (ns) of `total` tuning products, candidate k % n, `ms(k)` each. */
+function stamps(total: number, ms: (k: number) => number): BigUint64Array {
+  const t = new BigUint64Array(2 * total);
+  for (let k = 0; k < total; k++) {
+    t[2 * k] = 1_000_000_000n * BigInt(k + 1);
+    t[2 * k + 1] = t[2 * k]! + BigInt(Math.round(ms(k) * 1e6));
+  }
+  return t;
+}
+
+/**
+ * An in-solve operator whose tuning (real tuning products, checked on the device) chose
+ * candidate 1 (its timestamps are made the fastest), and whose candidate 1 then gives
+ * products scaled by `factor` from the `after`-th product after the switch on.
+ */
+async function switchedThenWrong(factor: number, after: number): Promise<{ op: Tuned; bad: string; wrong: () => number }> {
+  const ctx = await testContext();
+  const space = new GpuVectorSpace(ctx);
+  const op = (await tunedOperator(ctx, a, { warn: () => {}, cache: false, inSolve: true, candidates: CANDIDATES, maxTimed: 4, budgetMs: 1e6, expectedProducts: 1e4 })) as Tuned;
+  expect(op).toBeInstanceOf(InSolveOperator);
+  const inner = op as unknown as Internals;
+  const n = inner.candidates.length;
+  expect(n).toBeGreaterThanOrEqual(2);
+  const decide = inner.decide.bind(op);
+  inner.decide = (_t, w) => decide(stamps(inner.total, (k) => (k % n === 1 ? 1 : 2)), w);
+  const cand = inner.others[0]!;
+  const orig = cand.applyScaled.bind(cand);
+  let afterSwitch = 0;
+  let wrongProducts = 0;
+  cand.applyScaled = (alpha, x, beta, y) => {
+    const switched = op.activeLabel === cand.label;
+    if (switched && ++afterSwitch >= after) {
+      wrongProducts++;
+      orig(alpha * factor, x, beta, y);
+    } else orig(alpha, x, beta, y);
+  };
+  // the tuning products (checked against the verified kernel: all agree), then the switch
+  const x = space.fromArray(ones);
+  const y = space.create(a.rows);
+  for (let k = 0; k < inner.total; k++) op.apply(x, y);
+  await op.decided;
+  expect(op.activeLabel).toBe(cand.label);
+  expect(op.runsUnverified()).toBe(true);
+  space.release(x);
+  space.release(y);
+  return { op, bad: cand.label, wrong: () => wrongProducts };
+}
+
+function expectFellBack(op: Tuned, bad: string, warnings: string[] | undefined): void {
+  expect(op.runsUnverified()).toBe(false);
+  expect(op.activeLabel).toBe(op.label);
+  expect(op.activeLabel).not.toBe(bad);
+  expect((warnings ?? []).join('\n')).toMatch(new RegExp(`tuned kernel ${bad.replace(/[()]/g, '\\$&')} gave .*verified kernel ${op.label.replace(/[()]/g, '\\$&')}.*fell back to the verified kernel`));
+  expect(op.tuning.trials.some((t) => t.status === 'error' && /chosen by the tuning/.test(t.error ?? ''))).toBe(true);
+}
+
+describe('in-solve tuning: a chosen kernel that goes wrong after the switch', () => {
+  for (const [name, solve] of [
+    ['cg', cg],
+    ['bicgstab', bicgstab],
+    ['gmres', gmres],
+  ] as const) {
+    it(`${name}: the final check on the verified kernel catches it, the solve goes on and converges to the right x`, async () => {
+      const ctx = await testContext();
+      const space = new GpuVectorSpace(ctx);
+      const { op, bad, wrong } = await switchedThenWrong(1.1, 5);
+      const r = await solve(space, op, space.fromArray(b), { rtol: 1e-5, maxIterations: 2000 });
+      expect(wrong()).toBeGreaterThan(0);
+      expect(r.converged).toBe(true);
+      expect(trueRelative(a, await space.toArray(r.x), b)).toBeLessThan(1e-4);
+      expectFellBack(op, bad, r.stats.warnings);
+      op.dispose();
+    });
+  }
+
+  it('a chosen kernel that stays right: the check passes, no warning, no fallback', async () => {
+    const ctx = await testContext();
+    const space = new GpuVectorSpace(ctx);
+    const { op, bad } = await switchedThenWrong(1, 1);
+    const r = await cg(space, op, space.fromArray(b), { rtol: 1e-5 });
+    expect(r.converged).toBe(true);
+    expect(r.stats.warnings).toBeUndefined();
+    expect(op.activeLabel).toBe(bad);
+    op.dispose();
+  });
+
+  it('x0 already "converged" on the wrong kernel: checked at iteration 0, then solved on the verified one', async () => {
+    const ctx = await testContext();
+    const space = new GpuVectorSpace(ctx);
+    const { op, bad } = await switchedThenWrong(1.1, 1);
+    // x0 = A⁻¹b / 1.1 solves the wrong operator exactly
+    const x0 = space.fromArray(ones.map((v) => v / 1.1));
+    const r = await cg(space, op, space.fromArray(b), { rtol: 1e-5, x0 });
+    expect(r.converged).toBe(true);
+    expect(trueRelative(a, await space.toArray(r.x), b)).toBeLessThan(1e-4);
+    expectFellBack(op, bad, r.stats.warnings);
+    op.dispose();
+  });
+});
+
+describe('in-solve tuning: eigensolvers on a chosen kernel that goes wrong after the switch', () => {
+  const host = new HostVectorSpace();
+  const hostOp = HostOperator.fromCsr(a);
+
+  for (const [name, run] of [
+    ['lanczos', (space: GpuVectorSpace, op: GpuOperator) => lanczos(space, op, { k: 1, checkMultiplicity: false })],
+    ['lobpcg', (space: GpuVectorSpace, op: GpuOperator) => lobpcg(space, op, { k: 2 })],
+    ['davidsonWith (recomputeResiduals: false)', (space: GpuVectorSpace, op: GpuOperator) => davidsonWith(space, op, { k: 2, diagonal: op.diagonal!(), recomputeResiduals: false })],
+  ] as const) {
+    it(`${name}: never converged with λ of the wrong kernel; run again on the verified kernel`, async () => {
+      const ctx = await testContext();
+      const space = new GpuVectorSpace(ctx);
+      const { op, bad, wrong } = await switchedThenWrong(1.1, 1);
+      const r = await run(space, op);
+      expect(wrong()).toBeGreaterThan(0);
+      const want = await lanczos(host, hostOp, { k: r.values.length, checkMultiplicity: false });
+      expect(r.converged).toBe(true);
+      for (let i = 0; i < r.values.length; i++) expect(Math.abs(r.values[i]! - want.values[i]!)).toBeLessThan(1e-4 * Math.abs(want.values[i]!) + 1e-5);
+      expectFellBack(op, bad, r.stats.warnings);
+      expect(r.stats.warnings!.join('\n')).toMatch(/run again on the verified kernel/);
+      op.dispose();
+    });
+  }
+
+  it('lanczos with the fault from the middle of the run on: a non-converged result that says why, or the right λ', async () => {
+    const ctx = await testContext();
+    const space = new GpuVectorSpace(ctx);
+    const { op, wrong } = await switchedThenWrong(1.1, 6);
+    const r = await lanczos(space, op, { k: 1, checkMultiplicity: false, maxIterations: 150 });
+    expect(wrong()).toBeGreaterThan(0);
+    const want = await lanczos(host, hostOp, { k: 1, checkMultiplicity: false });
+    if (r.converged) expect(Math.abs(r.values[0]! - want.values[0]!)).toBeLessThan(1e-4 * want.values[0]!);
+    else expect(['max-iterations', 'breakdown', 'non-finite']).toContain(r.reason);
+    op.dispose();
+  });
+});
