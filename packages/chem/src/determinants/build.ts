@@ -5,6 +5,7 @@
  */
 import { InvalidParameterError } from '@gpusparse/formats';
 import { chooseActiveSpace, freezeOrbitals, occupationsByEnergy, orbitalEnergies } from '../fcidump/active-space';
+import { assertIrrepRestrictable } from '../fcidump/symmetry-check';
 import type { Fcidump } from '../fcidump/types';
 import { type DeterminantSpace, fciSpace, orderByExcitation, type ReferenceDeterminant, truncatedSpace } from './space';
 
@@ -78,6 +79,8 @@ export function prepareCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpac
     fd = freezeOrbitals(fd0, chooseActiveSpace(fd0, spec.electrons, spec.orbitals, { ...(spec.core ? { core: spec.core } : {}), ...(spec.active ? { active: spec.active } : {}) }));
   }
   const irrep = options.irrep === 'isym' ? fd.isym : options.irrep;
+  // the file's integrals (before any core folding): a forbidden one there is a wrong label
+  if (irrep !== undefined) assertIrrepRestrictable(fd0, irrep);
   const nalpha = (fd.nelec + ms2) / 2;
   const nbeta = (fd.nelec - ms2) / 2;
   if (nalpha > fd.norb || nbeta > fd.norb) throw new InvalidParameterError('ms2', `at most ${fd.norb} electrons per spin`, `${nalpha}α, ${nbeta}β`);
