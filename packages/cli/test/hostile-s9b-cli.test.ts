@@ -1,0 +1,43 @@
+/**
+ * Session 9 hostile inputs through the CLI (the second helper's sweep): each case gave a silent
+ * wrong answer, a "bug" exit (70) or a misleading message before its fix. Tiny files written here.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../src/main';
+import { captured, captureOutput } from './capture';
+
+captureOutput();
+const dir = mkdtempSync(join(tmpdir(), 'gpusparse-s9b-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A Matrix Market file in the temporary folder: banner fields, then the size line and entries. */
+function mtx(name: string, banner: string, body: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, `%%MatrixMarket matrix ${banner}\n${body}`);
+  return path;
+}
+/** The --json error document on stdout. */
+const jsonError = () => JSON.parse(captured.stdout).error as { name: string; message: string; exitCode: number };
+
+describe('spgemm whose product leaves float64', () => {
+  it('diag(−0, 5e-324, 1e308)²: exit 3 naming row 3, column 3 (was exit 0 with "Infinity" in the JSON C, or "row 2, column 2" for .mtx)', async () => {
+    const a = mtx('special.mtx', 'coordinate real general', '3 3 3\n1 1 -0\n2 2 4.9e-324\n3 3 1e308\n');
+    for (const out of ['c.json', 'c.mtx']) {
+      captured.stdout = '';
+      expect(await main(['spgemm', a, a, '-o', join(dir, out), '--backend', 'cpu', '--json']), out).toBe(3);
+      expect(jsonError()).toMatchObject({
+        name: 'InvalidMatrixError',
+        exitCode: 3,
+        message: expect.stringMatching(/^spgemm C = A·B: expected entries within float64 .*got Infinity at row 3, column 3: .*scale A or B down/),
+      });
+    }
+    // operands whose product fits are still multiplied
+    const b = mtx('fits.mtx', 'coordinate real general', '3 3 3\n1 1 -0\n2 2 4.9e-324\n3 3 1e154\n');
+    captured.stdout = '';
+    expect(await main(['spgemm', b, b, '-o', join(dir, 'ok.mtx'), '--backend', 'cpu', '--json'])).toBe(0);
+    expect(JSON.parse(captured.stdout)).toMatchObject({ nnzC: 3, engine: 'host float64' });
+  });
+});
