@@ -41,3 +41,11 @@ describe('spgemm whose product leaves float64', () => {
     expect(JSON.parse(captured.stdout)).toMatchObject({ nnzC: 3, engine: 'host float64' });
   });
 });
+
+describe('solve --method gmres with a restart beyond the matrix', () => {
+  it('--restart 999999999999 on a 3×3 system: converged (was exit 5, "Invalid typed array length … please report it")', async () => {
+    const a = mtx('spd3b.mtx', 'coordinate real symmetric', '3 3 5\n1 1 4\n2 1 1\n2 2 4\n3 2 1\n3 3 4\n');
+    expect(await main(['solve', a, '--backend', 'cpu', '--method', 'gmres', '--restart', '999999999999', '--json'])).toBe(0);
+    expect(JSON.parse(captured.stdout)).toMatchObject({ converged: true, method: 'gmres(3)' });
+  });
+});
