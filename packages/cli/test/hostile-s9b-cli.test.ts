@@ -42,6 +42,22 @@ describe('spgemm whose product leaves float64', () => {
   });
 });
 
+describe('tune options the tuner refuses', () => {
+  it('--fraction 0 / 2 and --budget-ms 0: usage errors (exit 2) naming the option (were exit 70, "this looks like a bug")', async () => {
+    const a = mtx('spd3.mtx', 'coordinate real symmetric', '3 3 5\n1 1 4\n2 1 1\n2 2 4\n3 2 1\n3 3 4\n');
+    for (const [flag, value, want] of [
+      ['--fraction', '0', /--fraction: expected a number in \(0, 1\], got '0'/],
+      ['--fraction', '2', /--fraction: expected a number in \(0, 1\], got '2'/],
+      ['--budget-ms', '0', /--budget-ms: expected a number > 0, got '0'/],
+    ] as const) {
+      captured.stdout = '';
+      // the check comes before any adapter is opened: the same on a machine without a GPU
+      expect(await main(['tune', a, flag, value, '--json']), `${flag} ${value}`).toBe(2);
+      expect(jsonError()).toMatchObject({ name: 'UsageError', exitCode: 2, message: expect.stringMatching(want) });
+    }
+  });
+});
+
 describe('solve --method gmres with a restart beyond the matrix', () => {
   it('--restart 999999999999 on a 3×3 system: converged (was exit 5, "Invalid typed array length … please report it")', async () => {
     const a = mtx('spd3b.mtx', 'coordinate real symmetric', '3 3 5\n1 1 4\n2 1 1\n2 2 4\n3 2 1\n3 3 4\n');
