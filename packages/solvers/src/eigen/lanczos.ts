@@ -250,6 +250,8 @@ export async function lanczos<V, S>(
   const [space, op] = spaceAndOperator('lanczos', spaceOrOp, opOrSpace);
   const k = opts.k;
   checkEigenInput('lanczos', op, k);
+  // anything but 'largest' ran as smallest: SciPy's 'LA' gave the smallest eigenvalues, silently
+  if (opts.which !== undefined && opts.which !== 'smallest' && opts.which !== 'largest') throw new InvalidParameterError('lanczos which', "'smallest' or 'largest'", opts.which);
   const n = op.rows;
   const maxBasis = Math.min(n, opts.maxBasis ?? Math.max(20, 2 * k + 10));
   if (!Number.isInteger(maxBasis) || (maxBasis < k + 2 && maxBasis < n)) {
