@@ -65,3 +65,17 @@ describe('solve --method gmres with a restart beyond the matrix', () => {
     expect(JSON.parse(captured.stdout)).toMatchObject({ converged: true, method: 'gmres(3)' });
   });
 });
+
+describe('a non-square matrix for solve or eigs is bad input', () => {
+  it('a 2×3 A: exit 3, InvalidMatrixError naming the file (was exit 2, a usage error, as if the command line were wrong)', async () => {
+    const rect = mtx('rect.mtx', 'coordinate real general', '2 3 3\n1 1 4\n2 2 1\n1 3 1\n');
+    for (const [cmd, want] of [
+      ['solve', /rect\.mtx: expected a square matrix for solve, got 2×3/],
+      ['eigs', /rect\.mtx: expected a square \(symmetric\) matrix for eigs, got 2×3/],
+    ] as const) {
+      captured.stdout = '';
+      expect(await main([cmd, rect, '--backend', 'cpu', '--json']), cmd).toBe(3);
+      expect(jsonError()).toMatchObject({ name: 'InvalidMatrixError', exitCode: 3, message: expect.stringMatching(want) });
+    }
+  });
+});
