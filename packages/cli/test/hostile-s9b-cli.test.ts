@@ -79,3 +79,32 @@ describe('a non-square matrix for solve or eigs is bad input', () => {
     }
   });
 });
+
+describe("names that are Object.prototype's keys", () => {
+  it("command 'toString', solve --method toString, gen:toString / gen:__proto__: usage errors (were exit 70, TypeErrors)", async () => {
+    const a = mtx('spd3c.mtx', 'coordinate real symmetric', '3 3 5\n1 1 4\n2 1 1\n2 2 4\n3 2 1\n3 3 4\n');
+    for (const [args, want] of [
+      [['toString'], /unknown command 'toString'/],
+      [['constructor'], /unknown command 'constructor'/],
+      [['solve', a, '--backend', 'cpu', '--method', 'toString'], /--method: expected cg, gmres, bicgstab or bicg, got 'toString'/],
+      [['info', 'gen:toString:3'], /unknown generator 'toString'/],
+      [['solve', 'gen:__proto__:3', '--backend', 'cpu'], /unknown generator '__proto__'/],
+    ] as const) {
+      captured.stdout = '';
+      expect(await main([...args, '--json']), args.join(' ')).toBe(2);
+      expect(jsonError()).toMatchObject({ name: 'UsageError', exitCode: 2, message: expect.stringMatching(want) });
+    }
+  });
+  it("convert --param toString=3 / constructor=3 (accepted and written into the parameters) and ci --space constructor: usage errors", async () => {
+    const a = mtx('spd3d.mtx', 'coordinate real symmetric', '3 3 5\n1 1 4\n2 1 1\n2 2 4\n3 2 1\n3 3 4\n');
+    for (const [to, param] of [['ell', 'toString=3'], ['sell', 'constructor=3']]) {
+      captured.stdout = '';
+      expect(await main(['convert', a, '--to', to!, '--param', param!, '-o', join(dir, 'p.json'), '--json'])).toBe(2);
+      expect(jsonError().message).toMatch(new RegExp(`--param ${param!.split('=')[0]}: unknown parameter`));
+    }
+    const h4 = join(__dirname, '../../../testdata/fcidump/H4_sto6g_R1.8_block2.FCIDUMP');
+    captured.stdout = '';
+    expect(await main(['ci', h4, '--backend', 'cpu', '--space', 'constructor', '--json'])).toBe(2); // was exit 3: "level … got function Object()"
+    expect(jsonError().message).toMatch(/--space: expected fci, cis, cisd, cisdt, ci:<level> or cas:<electrons>,<orbitals>, got 'constructor'/);
+  });
+});
