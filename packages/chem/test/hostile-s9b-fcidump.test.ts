@@ -1,0 +1,26 @@
+/**
+ * Session 9 hostile CI inputs: more roots than the space has determinants was sized first and
+ * refused as a memory problem (10^11 roots of H4's 36 determinants: ResourceLimitError "needs
+ * 115.2 TB … select one point-group irrep"), and a Molpro IUHF=1 (spin-unrestricted) file was
+ * read as restricted until its blocks clashed ("core energy 0 here, 2.4 there").
+ */
+import { InvalidParameterError } from '@gpusparse/formats';
+import { describe, expect, it } from 'vitest';
+import { ciEnergies } from '../src/ci';
+import { readFcidump } from '../src/fcidump/node';
+import { dataFile } from '../../../testdata/index';
+
+const h4path = dataFile('fcidump', 'H4_sto6g_R1.8_block2.FCIDUMP');
+
+describe('nroots beyond the space', () => {
+  it('10^11 and 37 roots of 36 determinants: InvalidParameterError naming nroots and the space size, not ResourceLimitError', async () => {
+    const fd = await readFcidump(h4path);
+    for (const nroots of [1e11, 37]) {
+      const run = ciEnergies(fd, { nroots });
+      await expect(run).rejects.toThrow(InvalidParameterError);
+      await expect(ciEnergies(fd, { nroots })).rejects.toThrow(new RegExp(`parameter nroots: expected an integer in 1\\.\\.36 \\(the space size\\), got ${nroots}`));
+    }
+    // an irrep block of 20 determinants: named with its own size
+    await expect(ciEnergies(fd, { irrep: 1, nroots: 1e9 })).rejects.toThrow(/parameter nroots: expected an integer in 1\.\.20 \(the space size\), got 1000000000/);
+  });
+});
