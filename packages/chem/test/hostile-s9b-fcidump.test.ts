@@ -4,9 +4,11 @@
  * 115.2 TB … select one point-group irrep"), and a Molpro IUHF=1 (spin-unrestricted) file was
  * read as restricted until its blocks clashed ("core energy 0 here, 2.4 there").
  */
+import { readFileSync } from 'node:fs';
 import { InvalidParameterError } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { ciEnergies } from '../src/ci';
+import { FcidumpError, parseFcidump } from '../src/fcidump/index';
 import { readFcidump } from '../src/fcidump/node';
 import { dataFile } from '../../../testdata/index';
 
@@ -22,5 +24,15 @@ describe('nroots beyond the space', () => {
     }
     // an irrep block of 20 determinants: named with its own size
     await expect(ciEnergies(fd, { irrep: 1, nroots: 1e9 })).rejects.toThrow(/parameter nroots: expected an integer in 1\.\.20 \(the space size\), got 1000000000/);
+  });
+});
+
+describe('spin-unrestricted FCIDUMP headers', () => {
+  it('IUHF=1 is refused at its line like UHF=.TRUE.; IUHF=0 reads as before', () => {
+    const h4 = readFileSync(h4path, 'utf8');
+    const header = (iuhf: string) => h4.replace('  ISYM=   1,\n', `  ISYM=   1,\n  IUHF=${iuhf},\n`);
+    expect(() => parseFcidump(header('1'), { file: 'uhf.FCIDUMP' })).toThrow(FcidumpError);
+    expect(() => parseFcidump(header('1'), { file: 'uhf.FCIDUMP' })).toThrow(/^uhf\.FCIDUMP:4: expected a restricted FCIDUMP \(IUHF=0 or absent\), got IUHF=1, which is not supported \(spin-unrestricted integrals\)/);
+    expect(parseFcidump(header('0')).norb).toBe(4);
   });
 });
