@@ -36,3 +36,20 @@ describe('spin-unrestricted FCIDUMP headers', () => {
     expect(parseFcidump(header('0')).norb).toBe(4);
   });
 });
+
+describe('active spaces and irreps that hold no determinant', () => {
+  it('cas:4,1 (blamed ms2: "at most 1 electrons per spin") and cas:2,0 (blamed NORB: "core (1) + active ≤ 4, got 0"): the CAS option named', async () => {
+    const fd = await readFcidump(h4path);
+    await expect(ciEnergies(fd, { space: { kind: 'cas', electrons: 4, orbitals: 1 } })).rejects.toThrow(/parameter CAS electrons: expected at most 2 per active orbital \(≤ 2 in 1\), got 4/);
+    await expect(ciEnergies(fd, { space: { kind: 'cas', electrons: 2, orbitals: 0 } })).rejects.toThrow(/parameter CAS orbitals: expected at least 1 active orbital, got 0/);
+    // every electron frozen in the core (0 in 2 active orbitals) is a space of one determinant: it runs
+    const r = await ciEnergies(fd, { space: { kind: 'cas', electrons: 0, orbitals: 2 } });
+    expect(r.energies).toHaveLength(1);
+  });
+  it('an irrep outside the point group of ORBSYM (H4: irreps 1, 5; CH4: 1–4) says so (was only "an empty space")', async () => {
+    const fd = await readFcidump(h4path);
+    await expect(ciEnergies(fd, { irrep: 2 })).rejects.toThrow(/empty space \(FCI\(4o; 2α,2β; irrep 2\)\): irrep 2 is not in the point group of the file — ORBSYM's orbitals \(irreps 1, 5\) make determinants of irreps 1, 5 only/);
+    const ch4 = await readFcidump(dataFile('fcidump', 'CH4_sto3g_chemps2.FCIDUMP'));
+    await expect(ciEnergies(ch4, { irrep: 8 })).rejects.toThrow(/irrep 8 is not in the point group of the file — ORBSYM's orbitals \(irreps 1, 2, 3\) make determinants of irreps 1, 2, 3, 4 only/);
+  });
+});

@@ -114,6 +114,19 @@ export function buildCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpaceO
   } else {
     space = truncatedSpace(fd.norb, level!, reference, { ...spaceOpts, ...(options.referenceLevel !== undefined ? { referenceLevel: options.referenceLevel } : {}) });
   }
-  if (space.size === 0) throw new InvalidParameterError('space', 'at least one determinant', `an empty space (${space.label})`);
+  if (space.size === 0) throw new InvalidParameterError('space', 'at least one determinant', `an empty space (${space.label})${irrepHint(fd.orbsym, irrep)}`);
   return { fcidump: fd, space, reference };
+}
+
+/**
+ * Why an irrep block can be empty: the irreps that products of the file's orbitals reach (the
+ * XOR closure of ORBSYM − 1) — an irrep outside them is not in the point group the file uses.
+ */
+function irrepHint(orbsym: Int32Array, irrep: number | undefined): string {
+  if (irrep === undefined) return '';
+  const reach = new Set([0]);
+  for (const s of new Set(orbsym)) for (const g of [...reach]) reach.add(g ^ (s - 1));
+  const names = [...reach].sort((x, y) => x - y).map((g) => g + 1);
+  const where = `ORBSYM's orbitals (irreps ${[...new Set(orbsym)].sort((x, y) => x - y).join(', ')}) make determinants of irreps ${names.join(', ')} only`;
+  return reach.has(irrep - 1) ? `: irrep ${irrep} has no determinant with these electrons; ${where}` : `: irrep ${irrep} is not in the point group of the file — ${where}`;
 }
