@@ -108,3 +108,11 @@ describe("names that are Object.prototype's keys", () => {
     expect(jsonError().message).toMatch(/--space: expected fci, cis, cisd, cisdt, ci:<level> or cas:<electrons>,<orbitals>, got 'constructor'/);
   });
 });
+
+describe('start with a grid that cannot be built', () => {
+  it('--grid 20724 (4.3e8 rows): exit 5, ResourceLimitError before the CI part (was a V8 heap-limit abort, exit 134, after it)', async () => {
+    expect(await main(['start', '--grid', '20724', '--backend', 'cpu', '--json'])).toBe(5);
+    expect(jsonError()).toMatchObject({ name: 'ResourceLimitError', exitCode: 5, message: expect.stringMatching(/'gen:poisson2d:20724' \(429484176 rows.*choose a smaller size/) });
+    expect(captured.stderr).not.toMatch(/main job on/); // refused before the backend was opened
+  });
+});
