@@ -125,6 +125,9 @@ export async function planCi<V, S>(input: Fcidump | string | URL, options: CiOpt
 /** nroots, spin, format and solver against the built space. */
 function validateRun<V, S>(options: CiOptions<V, S>, space: DeterminantSpace): { nroots: number; format: string; solverName: 'dense' | 'davidson' } {
   const nroots = options.nroots ?? 1;
+  // −1 ran no Davidson iteration and returned the start vectors' energies (not converged)
+  const maxit = options.maxIterations;
+  if (maxit !== undefined && !(Number.isSafeInteger(maxit) && maxit >= 0)) throw new InvalidParameterError('maxIterations', 'an integer ≥ 0', maxit);
   if (!Number.isInteger(nroots) || nroots < 1 || nroots > space.size) {
     throw new InvalidParameterError('nroots', `an integer in 1..${space.size} (the space size)`, nroots);
   }

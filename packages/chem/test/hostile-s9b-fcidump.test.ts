@@ -53,3 +53,11 @@ describe('active spaces and irreps that hold no determinant', () => {
     await expect(ciEnergies(ch4, { irrep: 8 })).rejects.toThrow(/irrep 8 is not in the point group of the file — ORBSYM's orbitals \(irreps 1, 2, 3\) make determinants of irreps 1, 2, 3, 4 only/);
   });
 });
+
+describe('ciEnergies options of the wrong kind', () => {
+  it("space: 'cas' as a bare string (ran FCI, 36 determinants, silently) and maxIterations −1 (returned start-vector energies): refused", async () => {
+    const fd = await readFcidump(h4path);
+    await expect(ciEnergies(fd, { space: 'cas' as never })).rejects.toThrow(/parameter space: expected \{ kind: 'cas', electrons, orbitals \} \(a CAS needs its sizes\), got 'cas'/);
+    for (const maxIterations of [-1, 2.5]) await expect(ciEnergies(fd, { solver: 'davidson', maxIterations })).rejects.toThrow(/parameter maxIterations: expected an integer ≥ 0/);
+  });
+});

@@ -74,6 +74,8 @@ export function prepareCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpac
     throw new InvalidParameterError('ms2', `an integer with |ms2| ≤ ${fd0.nelec} and the parity of NELEC`, ms2);
   }
   const kind = typeof spec === 'string' ? spec : spec.kind;
+  // space: 'cas' (a string, no sizes) fell through to the FCI branch and ran FCI, silently
+  if ((spec as unknown) === 'cas') throw new InvalidParameterError('space', "{ kind: 'cas', electrons, orbitals } (a CAS needs its sizes)", "'cas'");
   let fd = fd0;
   if (typeof spec === 'object' && spec.kind === 'cas') {
     fd = freezeOrbitals(fd0, chooseActiveSpace(fd0, spec.electrons, spec.orbitals, { ...(spec.core ? { core: spec.core } : {}), ...(spec.active ? { active: spec.active } : {}) }));
