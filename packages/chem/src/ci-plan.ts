@@ -106,6 +106,10 @@ export async function planCi<V, S>(input: Fcidump | string | URL, options: CiOpt
   // a factory that stores no H (the host direct σ) needs no sampled nnz: ≈ 0.15 s saved at 4·10^5 determinants
   const storesMatrix = (options.hamiltonian as { storesMatrix?: boolean } | undefined)?.storesMatrix !== false;
   let { estimate } = await sizeCiRun(prepared, { ...sizing, storesMatrix, memory: { ...options.memory, check: false } });
+  // the memory check sizes Davidson's basis by nroots: 10^11 roots of 36 determinants was a
+  // ResourceLimitError (115 TB, "select an irrep") instead of naming nroots (determinants are exact here)
+  const nroots = options.nroots ?? 1;
+  if (estimate.determinants > 0 && nroots > estimate.determinants) throw new InvalidParameterError('nroots', `an integer in 1..${estimate.determinants} (the space size)`, nroots);
   const chunked = canChunk && (mode === 'chunked' || (mode === 'auto' && estimate.nnz.nnz >= 5e7));
   // with an operator factory the memory check is off: the first estimate is the same (≈ 0.16 s of nnz sampling saved)
   if (!options.hamiltonian) ({ estimate } = await sizeCiRun(prepared, { ...sizing, ...(chunked ? { chunkNnz: options.chunkNnz ?? 2 ** 24 } : {}) }));
@@ -121,6 +125,9 @@ export async function planCi<V, S>(input: Fcidump | string | URL, options: CiOpt
 /** nroots, spin, format and solver against the built space. */
 function validateRun<V, S>(options: CiOptions<V, S>, space: DeterminantSpace): { nroots: number; format: string; solverName: 'dense' | 'davidson' } {
   const nroots = options.nroots ?? 1;
+  // −1 ran no Davidson iteration and returned the start vectors' energies (not converged)
+  const maxit = options.maxIterations;
+  if (maxit !== undefined && !(Number.isSafeInteger(maxit) && maxit >= 0)) throw new InvalidParameterError('maxIterations', 'an integer ≥ 0', maxit);
   if (!Number.isInteger(nroots) || nroots < 1 || nroots > space.size) {
     throw new InvalidParameterError('nroots', `an integer in 1..${space.size} (the space size)`, nroots);
   }

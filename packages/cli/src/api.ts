@@ -130,6 +130,26 @@ function relResidual(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
 
 const krylov = { cg, gmres, bicgstab, bicg } as const;
 
+/**
+ * b as float64, or InvalidParameterError / DimensionMismatchError naming what came: undefined
+ * threw a TypeError, a string of digits was read as its characters, 'x' entries became NaN.
+ */
+function rightHandSide(b: ArrayLike<number>, n: number): Float64Array {
+  const isArrayLike = Array.isArray(b) || (ArrayBuffer.isView(b) && !(b instanceof DataView));
+  if (!isArrayLike) throw new InvalidParameterError('b', 'an array or typed array of numbers', b === null ? 'null' : typeof b);
+  if (b.length !== n) throw new DimensionMismatchError('solve: b', n, b.length);
+  for (let i = 0; i < n; i++) {
+    const v = b[i];
+    if (typeof v !== 'number' && typeof v !== 'bigint') throw new InvalidParameterError(`b[${i}]`, 'a number', typeof v);
+  }
+  return Float64Array.from(b as ArrayLike<number>, Number);
+}
+
+/** maxIterations: undefined or an integer ≥ 0 (−1 ran 0 iterations; '100' reached the tuner as a string). */
+function checkMaxIterations(m: unknown): void {
+  if (m !== undefined && !(Number.isSafeInteger(m) && (m as number) >= 0)) throw new InvalidParameterError('maxIterations', 'an integer ≥ 0', m);
+}
+
 export interface SolveOptions {
   /** 'cg' (default; A symmetric positive definite), 'gmres', 'bicgstab' or 'bicg'. */
   method?: keyof typeof krylov;
@@ -161,12 +181,15 @@ export interface OneCallSolveResult extends Omit<SolveResult<unknown>, 'x'> {
 export async function solve(A: MatrixInput, b: ArrayLike<number>, options: SolveOptions = {}): Promise<OneCallSolveResult> {
   const a = await toCsr(A);
   const method = options.method ?? 'cg';
-  if (!(method in krylov)) throw new InvalidParameterError('method', 'cg, gmres, bicgstab or bicg', method);
+  // own keys only: 'toString' in krylov is true and ran Object.prototype.toString as the solver
+  if (typeof method !== 'string' || !Object.hasOwn(krylov, method)) throw new InvalidParameterError('method', 'cg, gmres, bicgstab or bicg', method);
   if (a.rows !== a.cols) throw new DimensionMismatchError('solve: A must be square; A.cols', a.rows, a.cols);
-  if (b.length !== a.rows) throw new DimensionMismatchError('solve: b', a.rows, b.length);
-  const rhs = Float64Array.from(b);
+  const rhs = rightHandSide(b, a.rows);
   const rtol = options.rtol ?? 1e-8;
+  checkMaxIterations(options.maxIterations);
   const diag = csrDiagonal(a);
+  // an unknown name ('ilu', 'Jacobi') ran without a preconditioner, silently
+  if (options.precond !== undefined && options.precond !== 'jacobi' && options.precond !== 'none') throw new InvalidParameterError('precond', "'jacobi' or 'none'", options.precond);
   const precond = options.precond ?? (diag.every((d) => d !== 0) ? 'jacobi' : 'none');
   const backend = await openBackend(options.backend ?? 'auto', options.threads);
   try {
@@ -244,6 +267,11 @@ export async function eigsh(A: MatrixInput, k: number, options: EigshOptions = {
   const which = options.which ?? 'smallest';
   const method = options.method ?? 'lanczos';
   const accept = options.accept ?? 'residual';
+  // SciPy's which codes ('LA', 'SA', 'LM') or a misspelt method ran as 'smallest' / lobpcg before
+  if (which !== 'smallest' && which !== 'largest') throw new InvalidParameterError('which', "'smallest' or 'largest' (algebraic; SciPy's 'SA' / 'LA')", which);
+  if (method !== 'lanczos' && method !== 'davidson' && method !== 'lobpcg') throw new InvalidParameterError('method', "'lanczos', 'davidson' or 'lobpcg'", method);
+  if (options.tol !== undefined && !(typeof options.tol === 'number' && options.tol > 0 && Number.isFinite(options.tol))) throw new InvalidParameterError('tol', 'a finite number > 0', options.tol);
+  checkMaxIterations(options.maxIterations);
   if (accept !== 'residual' && accept !== 'bound') throw new InvalidParameterError('accept', "'residual' or 'bound'", accept);
   if (which === 'largest' && method !== 'lanczos') throw new InvalidParameterError('method', "lanczos with which: 'largest'", method);
   let normInf = 0; // ‖A‖∞ ≥ every |λ|: the scale that makes the tolerance relative

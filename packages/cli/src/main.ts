@@ -52,7 +52,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${usage()}\n`);
       return name ? ExitCode.ok : ExitCode.usage;
     }
-    const entry = commands[name];
+    const entry = Object.hasOwn(commands, name) ? commands[name] : undefined; // not 'toString', 'constructor'
     if (!entry) throw new UsageError(`unknown command '${name}': expected one of ${Object.keys(commands).join(', ')}`);
     const cmd = await entry.load();
     const allOptions = { ...commonOptions, ...cmd.options };

@@ -5,6 +5,7 @@
  */
 import { InvalidParameterError } from '@gpusparse/formats';
 import { chooseActiveSpace, freezeOrbitals, occupationsByEnergy, orbitalEnergies } from '../fcidump/active-space';
+import { assertIrrepRestrictable } from '../fcidump/symmetry-check';
 import type { Fcidump } from '../fcidump/types';
 import { type DeterminantSpace, fciSpace, orderByExcitation, type ReferenceDeterminant, truncatedSpace } from './space';
 
@@ -73,11 +74,15 @@ export function prepareCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpac
     throw new InvalidParameterError('ms2', `an integer with |ms2| ≤ ${fd0.nelec} and the parity of NELEC`, ms2);
   }
   const kind = typeof spec === 'string' ? spec : spec.kind;
+  // space: 'cas' (a string, no sizes) fell through to the FCI branch and ran FCI, silently
+  if ((spec as unknown) === 'cas') throw new InvalidParameterError('space', "{ kind: 'cas', electrons, orbitals } (a CAS needs its sizes)", "'cas'");
   let fd = fd0;
   if (typeof spec === 'object' && spec.kind === 'cas') {
     fd = freezeOrbitals(fd0, chooseActiveSpace(fd0, spec.electrons, spec.orbitals, { ...(spec.core ? { core: spec.core } : {}), ...(spec.active ? { active: spec.active } : {}) }));
   }
   const irrep = options.irrep === 'isym' ? fd.isym : options.irrep;
+  // the file's integrals (before any core folding): a forbidden one there is a wrong label
+  if (irrep !== undefined) assertIrrepRestrictable(fd0, irrep);
   const nalpha = (fd.nelec + ms2) / 2;
   const nbeta = (fd.nelec - ms2) / 2;
   if (nalpha > fd.norb || nbeta > fd.norb) throw new InvalidParameterError('ms2', `at most ${fd.norb} electrons per spin`, `${nalpha}α, ${nbeta}β`);
@@ -111,6 +116,19 @@ export function buildCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpaceO
   } else {
     space = truncatedSpace(fd.norb, level!, reference, { ...spaceOpts, ...(options.referenceLevel !== undefined ? { referenceLevel: options.referenceLevel } : {}) });
   }
-  if (space.size === 0) throw new InvalidParameterError('space', 'at least one determinant', `an empty space (${space.label})`);
+  if (space.size === 0) throw new InvalidParameterError('space', 'at least one determinant', `an empty space (${space.label})${irrepHint(fd.orbsym, irrep)}`);
   return { fcidump: fd, space, reference };
+}
+
+/**
+ * Why an irrep block can be empty: the irreps that products of the file's orbitals reach (the
+ * XOR closure of ORBSYM − 1) — an irrep outside them is not in the point group the file uses.
+ */
+function irrepHint(orbsym: Int32Array, irrep: number | undefined): string {
+  if (irrep === undefined) return '';
+  const reach = new Set([0]);
+  for (const s of new Set(orbsym)) for (const g of [...reach]) reach.add(g ^ (s - 1));
+  const names = [...reach].sort((x, y) => x - y).map((g) => g + 1);
+  const where = `ORBSYM's orbitals (irreps ${[...new Set(orbsym)].sort((x, y) => x - y).join(', ')}) make determinants of irreps ${names.join(', ')} only`;
+  return reach.has(irrep - 1) ? `: irrep ${irrep} has no determinant with these electrons; ${where}` : `: irrep ${irrep} is not in the point group of the file — ${where}`;
 }

@@ -4,6 +4,7 @@
  * the one-electron integrals, frozen virtuals dropped.
  * @module
  */
+import { InvalidParameterError } from '@gpusparse/formats';
 import { FcidumpError } from './errors';
 import type { Fcidump } from './types';
 
@@ -139,6 +140,9 @@ export function chooseActiveSpace(
   orbitals: number,
   explicit: Partial<ActiveSpaceChoice> = {},
 ): ActiveSpaceChoice {
+  // what the option cannot mean, said as such (was blamed on NORB, or on ms2 further on)
+  if (!Number.isInteger(orbitals) || orbitals < 1) throw new InvalidParameterError('CAS orbitals', 'at least 1 active orbital', orbitals);
+  if (electrons > 2 * orbitals) throw new InvalidParameterError('CAS electrons', `at most 2 per active orbital (≤ ${2 * orbitals} in ${orbitals})`, electrons);
   const ncore2 = fd.nelec - electrons;
   if (ncore2 < 0 || ncore2 % 2 !== 0) {
     throw new FcidumpError(fd.file, undefined, `CAS electrons ≤ NELEC=${fd.nelec} with an even number of core electrons`, `${electrons} electrons`);

@@ -6,3 +6,4 @@ export * from './reader';
 export { DUPLICATE_RTOL, fcidumpTableBytes } from './tables';
 export { parseIntToken, parseRealToken } from './numbers';
 export * from './active-space';
+export { assertIrrepRestrictable, SYMMETRY_NOISE, type SymmetryBreaking, symmetryBreaking } from './symmetry-check';

@@ -361,6 +361,12 @@ function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseFcidumpO
   if (uhf && uhf[0] === true) {
     throw new FcidumpError(file, h.lines.UHF, 'a restricted (UHF=.FALSE.) FCIDUMP', 'UHF=.TRUE., which is not supported (spin-unrestricted integrals)');
   }
+  // Molpro writes IUHF=1 for spin-unrestricted integrals (αα, ββ, αβ blocks after one another):
+  // read as restricted they met as "core energy 0 here, 2.4 there", a message about the wrong thing
+  const iuhf = h.values.IUHF;
+  if (iuhf && iuhf[0] !== 0 && iuhf[0] !== false) {
+    throw new FcidumpError(file, h.lines.IUHF, 'a restricted FCIDUMP (IUHF=0 or absent)', `IUHF=${String(iuhf[0])}, which is not supported (spin-unrestricted integrals)`);
+  }
   const orbsym = orbsymOf(h, file, norb);
   const notes: string[] = [];
   if (isymRaw === 0) notes.push('ISYM=0 in the header (as OpenMolcas writes it): read as not given, target irrep 1 unless --irrep says otherwise');

@@ -21,7 +21,7 @@ import { formatTable } from '../util/table';
 export function parseSpace(s: string): SpaceSpec {
   const levels: Record<string, number> = { cis: 1, cisd: 2, cisdt: 3, cisdtq: 4 };
   if (s === 'fci') return 'fci';
-  if (s in levels) return { kind: 'ci', level: levels[s] };
+  if (Object.hasOwn(levels, s)) return { kind: 'ci', level: levels[s] }; // own keys: not 'constructor'
   const ci = /^ci:(\d+)$/.exec(s);
   if (ci) return { kind: 'ci', level: Number(ci[1]) };
   const cas = /^cas:(\d+),(\d+)$/.exec(s);

@@ -54,7 +54,7 @@ export function parseParams(defaults: Record<string, unknown>, pairs: string[]):
     if (eq <= 0) throw new UsageError(`--param: expected key=value, got '${pair}'`);
     const k = pair.slice(0, eq);
     const raw = pair.slice(eq + 1);
-    if (!(k in defaults)) throw new UsageError(`--param ${k}: unknown parameter; this format takes ${Object.keys(defaults).join(', ') || 'none'}`);
+    if (!Object.hasOwn(defaults, k)) throw new UsageError(`--param ${k}: unknown parameter; this format takes ${Object.keys(defaults).join(', ') || 'none'}`);
     const d = defaults[k];
     const num = checkStrictNumber(raw);
     if (typeof d === 'number' || (num.ok && typeof d !== 'string')) {

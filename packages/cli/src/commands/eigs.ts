@@ -150,7 +150,7 @@ export const eigsCommand: Command = {
     const engine = parseEngineOptions(v, ['slepc', 'petsc']);
     const m = await loadMatrix(pos[0]!);
     const a = m.matrix;
-    if (a.rows !== a.cols) throw new UsageError(`eigs: expected a square (symmetric) matrix, got ${a.rows}×${a.cols}`);
+    if (a.rows !== a.cols) throw new InvalidMatrixError(m.name, `expected a square (symmetric) matrix for eigs, got ${a.rows}×${a.cols}`);
     checkEigsMatrix(m.name, a, m.symmetry);
     if (o.k > a.rows) throw new UsageError(`--k: expected an integer in 1..${a.rows} (the matrix order), got ${o.k}`);
     // --engine slepc: SLEPc's EPS under mpiexec, same result table and JSON (docs/guides/scaling-out.md)

@@ -4,7 +4,7 @@
  * on the CPU (float64), print the result object, optionally plot the convergence history.
  * @module
  */
-import { HostOperator } from '@gpusparse/formats';
+import { HostOperator, InvalidMatrixError } from '@gpusparse/formats';
 import { bicg, bicgstab, cg, gmres, jacobi, refinedSolve, type SolveResult } from '@gpusparse/solvers';
 import { engineSolveOptions, parseEngineOptions, solveWithEngine } from '../engines/engine-solve';
 import { linePlot } from '../plots/svg';
@@ -52,7 +52,7 @@ export const solveCommand: Command = {
   async run(pos, v, common: CommonOptions) {
     if (pos.length < 1 || pos.length > 2) throw new UsageError(`solve: expected A and optionally b, got ${pos.length} arguments`);
     const method = ((v.method as string | undefined) ?? 'cg') as Method;
-    if (!(method in methods)) throw new UsageError(`--method: expected cg, gmres, bicgstab or bicg, got '${method}'`);
+    if (!Object.hasOwn(methods, method)) throw new UsageError(`--method: expected cg, gmres, bicgstab or bicg, got '${method}'`);
     const rtol = numberOption('rtol', v.rtol as string | undefined, 1e-8, { min: 0 });
     const atol = numberOption('atol', v.atol as string | undefined, 0, { min: 0 });
     const maxIterations = v.maxit === undefined ? undefined : integerOption('maxit', v.maxit as string, 0);
@@ -67,7 +67,8 @@ export const solveCommand: Command = {
 
     const m = await loadMatrix(pos[0]!);
     const a = m.matrix;
-    if (a.rows !== a.cols) throw new UsageError(`solve: expected a square matrix, got ${a.rows}×${a.cols}`);
+    // the file is wrong for the command, not the command line: bad input (exit 3), named
+    if (a.rows !== a.cols) throw new InvalidMatrixError(m.name, `expected a square matrix for solve, got ${a.rows}×${a.cols}`);
     for (const w of m.warnings) info(`warning: ${w}`);
     const { b, source } = await solveRhs(a, pos[1], m.rhs);
     // --engine petsc: PETSc's KSP under mpiexec, same result table and JSON (docs/guides/scaling-out.md)

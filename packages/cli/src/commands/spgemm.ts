@@ -7,7 +7,7 @@
  * With `--backend cpu` (or auto without an adapter) C is the float64 host product itself.
  * @module
  */
-import { availableMemoryBytes, type CsrMatrix, csrSpgemmReference, diagonalFootprint, MatrixMarketError, ResourceLimitError, spgemmMaxRelError, writeMatrixMarket } from '@gpusparse/formats';
+import { availableMemoryBytes, type CsrMatrix, csrSpgemmReference, diagonalFootprint, InvalidMatrixError, MatrixMarketError, ResourceLimitError, spgemmMaxRelError, writeMatrixMarket } from '@gpusparse/formats';
 import { openGpuContext } from '../util/backend';
 import { type Command, type CommonOptions, ExitCode, info, jsonText, out, printJson, UsageError } from '../util/context';
 import { loadMatrix } from '../util/load';
@@ -57,6 +57,23 @@ function checkOperandsFit(a: CsrMatrix, b: CsrMatrix, format: Format): void {
   }
 }
 
+/**
+ * Refuse a C with an entry beyond float64 (operands near 1e308 overflow in the host product):
+ * JSON would carry it as the string "Infinity" and exit 0. Rows and columns 1-based.
+ */
+function assertFiniteProduct(c: CsrMatrix): void {
+  for (let i = 0; i < c.rows; i++) {
+    for (let k = c.rowPtr[i]!; k < c.rowPtr[i + 1]!; k++) {
+      const v = c.values[k]!;
+      if (Number.isFinite(v)) continue;
+      throw new InvalidMatrixError(
+        'spgemm C = A·B',
+        `expected entries within float64 (|c| ≤ 1.8e308), got ${v} at row ${i + 1}, column ${c.colIdx[k]! + 1}: the products of A's and B's values overflow; scale A or B down (by a power of two keeps every other entry exact)`,
+      );
+    }
+  }
+}
+
 /** Write C: Matrix Market for .mtx, else JSON of the requested storage. */
 async function writeC(path: string, c: CsrMatrix, diagonal: unknown, format: Format): Promise<void> {
   if (path.endsWith('.mtx') || path.endsWith('.mtx.gz')) {
@@ -102,6 +119,7 @@ export const spgemmCommand: Command = {
     const hostMs = performance.now() - t;
     const r = dev.result;
     const c = r ? r.c : ref!.c;
+    assertFiniteProduct(c);
     const maxRelError = r && ref ? spgemmMaxRelError(c, ref) : ref ? 0 : null;
     // float32 rounding of a and b (2u), then one rounding per product and per addition (≤ 2·dgA·u)
     const bound = r ? (2 * Math.max(1, r.stats.diagonalsA) + 2) * 2 ** -24 : 0;

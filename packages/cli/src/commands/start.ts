@@ -7,10 +7,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import { ciEnergies } from '@gpusparse/chem';
-import { csrSpmv, generators, HostOperator } from '@gpusparse/formats';
+import { csrSpmv, HostOperator } from '@gpusparse/formats';
 import { refinedSolve } from '@gpusparse/solvers';
 import { openBackend } from '../util/backend';
 import { type Command, ExitCode, info, integerOption, out, printJson } from '../util/context';
+import { loadMatrix } from '../util/load';
 import { formatTable } from '../util/table';
 import { ciBackendOf } from './ci';
 
@@ -29,6 +30,9 @@ export const startCommand: Command = {
     // grid² rows and ~5·grid² non-zeros must fit 32-bit indices
     const grid = integerOption('grid', v.grid as string | undefined, 128, 2, 20724);
     const nroots = integerOption('nroots', v.nroots as string | undefined, 4, 1);
+    // built first through gen:'s memory checks: --grid 20724 (4.3e8 rows) ran the CI part, then
+    // died in the generator with a V8 heap-limit abort (exit 134) instead of exit 5
+    const a = (await loadMatrix(`gen:poisson2d:${grid}`)).matrix;
     const tOpen = performance.now();
     const backend = await openBackend(common.backend);
     const openMs = performance.now() - tOpen;
@@ -48,7 +52,6 @@ export const startCommand: Command = {
       }
 
       // 2. A linear solve on a generated 2-D Poisson matrix, to float64 accuracy
-      const a = generators.poisson2d(grid);
       const x = new Float64Array(a.rows);
       for (let i = 0; i < x.length; i++) x[i] = Math.sin(i * 0.001) + 1;
       const b = csrSpmv(a, x);

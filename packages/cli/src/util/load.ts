@@ -57,7 +57,8 @@ const HEAP_BYTES_PER_ROW = 100;
 /** Parse and check a `gen:` spec, refusing before allocation what cannot be built. */
 function generate(spec: string): LoadedMatrix {
   const [, name, ...rest] = spec.split(':');
-  const g = gens[name ?? ''];
+  // own keys only: gen:toString or gen:__proto__ found Object.prototype's and crashed (exit 70)
+  const g = Object.hasOwn(gens, name ?? '') ? gens[name!] : undefined;
   if (!g) throw new UsageError(`unknown generator '${name}' in '${spec}': expected one of ${Object.keys(gens).join(', ')}`);
   if (rest.length > g.args.length) throw new UsageError(`'${spec}': ${name} takes at most ${g.args.length} argument(s) (${g.args.map(([n]) => n).join(', ')}), got ${rest.length}`);
   const args = g.args.map(([argName, fallback], k) => {

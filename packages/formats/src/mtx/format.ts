@@ -37,9 +37,10 @@ function check(a: CsrMatrix, field: string, symmetric: boolean, where: string): 
   for (let i = 0; i < a.rows; i++) {
     for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
       const v = a.values[k]!;
-      if (field !== 'pattern' && !Number.isFinite(v)) throw new InvalidMatrixError(where, `row ${i}, column ${a.colIdx[k]}: expected a finite value, got ${v}`);
+      // rows and columns 1-based, as the file would number them
+      if (field !== 'pattern' && !Number.isFinite(v)) throw new InvalidMatrixError(where, `row ${i + 1}, column ${a.colIdx[k]! + 1}: expected a finite value, got ${v}`);
       if (field === 'integer' && !Number.isSafeInteger(v)) {
-        throw new InvalidMatrixError(where, `row ${i}, column ${a.colIdx[k]}: field 'integer' expects safe integers, got ${v}`);
+        throw new InvalidMatrixError(where, `row ${i + 1}, column ${a.colIdx[k]! + 1}: field 'integer' expects safe integers, got ${v}`);
       }
     }
   }
@@ -52,7 +53,7 @@ function check(a: CsrMatrix, field: string, symmetric: boolean, where: string): 
       if (t === undefined || (field !== 'pattern' && !Object.is(t, a.values[k]!))) {
         throw new InvalidMatrixError(
           where,
-          `symmetry 'symmetric' expects A[i][j] === A[j][i]; row ${i}, column ${j}: ${a.values[k]} but A[${j}][${i}] is ${t === undefined ? 'not stored' : t}`,
+          `symmetry 'symmetric' expects A[i][j] === A[j][i]; row ${i + 1}, column ${j + 1}: ${a.values[k]} but row ${j + 1}, column ${i + 1} is ${t === undefined ? 'not stored' : t}`,
         );
       }
     }

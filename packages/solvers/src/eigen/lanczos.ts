@@ -255,6 +255,8 @@ export async function lanczos<V, S>(
 async function lanczosRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: LanczosOptions<V>): Promise<EigenResult<V>> {
   const k = opts.k;
   checkEigenInput('lanczos', op, k);
+  // anything but 'largest' ran as smallest: SciPy's 'LA' gave the smallest eigenvalues, silently
+  if (opts.which !== undefined && opts.which !== 'smallest' && opts.which !== 'largest') throw new InvalidParameterError('lanczos which', "'smallest' or 'largest'", opts.which);
   const n = op.rows;
   const maxBasis = Math.min(n, opts.maxBasis ?? Math.max(20, 2 * k + 10));
   if (!Number.isInteger(maxBasis) || (maxBasis < k + 2 && maxBasis < n)) {

@@ -33,7 +33,7 @@ const ORTHO: readonly Ortho[] = ['cgs2', 'cgs', 'mgs', 'icgs'];
 
 /** Options of {@link gmres}. */
 export interface GmresOptions<V> extends SolveOptions<V> {
-  /** Restart length m (default 30): m + 1 basis vectors are stored. */
+  /** Restart length m (default 30; at most n, the order of A): m + 1 basis vectors are stored. */
   restart?: number;
   /**
    * 'cgs2' (default): classical Gram–Schmidt applied twice with multiDot/combine — 4 fused passes
@@ -69,8 +69,11 @@ export async function gmres<V, S>(
   b: V,
   options: GmresOptions<V> = {},
 ): Promise<SolveResult<V>> {
-  const m = options.restart ?? 30;
-  if (!Number.isInteger(m) || m < 1) throw new InvalidParameterError('gmres restart', 'an integer ≥ 1', m);
+  const requested = options.restart ?? 30;
+  if (!Number.isInteger(requested) || requested < 1) throw new InvalidParameterError('gmres restart', 'an integer ≥ 1', requested);
+  // a Krylov space of an n×n A has at most n dimensions: a longer cycle only sizes arrays by the
+  // request (restart 1e12 failed allocating them), so it is capped at n as SciPy does
+  const m = Math.min(requested, Math.max(1, op.rows));
   const method = `gmres(${m})`;
   const opts = resolveOptions(method, space, op, b, options);
   // reads are free on host spaces ('host-…'): there the per-step test of 'icgs' costs nothing
