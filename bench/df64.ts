@@ -18,7 +18,8 @@
  * are dumped to --dump DIR, default $TMPDIR/df64-bench) and a ratio table is printed at the end.
  * CG 'lag0' / 'lag2' / 'lag4' / 'lag8' / 'lag12' / 'lag16' are 'reliable' with that inner.checkLag
  * (0: the synchronous check before session 8; 'reliable' takes the default); 'reliable2' is
- * 'reliable' at δ = 1e-2. --only poisson7 runs CG on the 7-point
+ * 'reliable' at δ = 1e-2; 'ce8' / 'ce32' are 'reliable' with at most 8 / 32 iterations between
+ * checks (default 16). --only poisson7 runs CG on the 7-point
  * poisson3d of --grid instead. --repeat N times each variant N times after its warm-up, and CuPy
  * N times (the table takes CuPy's fastest). --io device,host (default both): 'device' times the
  * solve with b already on the GPU (a df64 vector uploaded before the timer, as CuPy's b = A·1 is
@@ -77,6 +78,9 @@ const VARIANTS: Record<string, { method: 'cg' | 'gmres'; inner: Record<string, u
   lag8: { method: 'cg', inner: { method: 'cg', checkLag: 8 } },
   lag12: { method: 'cg', inner: { method: 'cg', checkLag: 12 } },
   lag16: { method: 'cg', inner: { method: 'cg', checkLag: 16 } },
+  // the most iterations between two checks (default 16 since session 9; 32 before)
+  ce8: { method: 'cg', inner: { method: 'cg', checkEvery: 8 } },
+  ce32: { method: 'cg', inner: { method: 'cg', checkEvery: 32 } },
   // δ = 1e-2: one more df64 replacement to 1e-8, shorter float32 segments (less drift)
   reliable2: { method: 'cg', inner: { method: 'cg', rtol: 1e-2 } },
   restart: { method: 'cg', inner: { method: 'cg', rtol: 1e-5, reliable: false } },
