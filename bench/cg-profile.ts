@@ -67,9 +67,10 @@ function timedExtended(ext: ExtendedPrecisionResidual<GpuVector>): ExtendedPreci
 
 /**
  * Where the refinement's start (b to df64 on the device) and solution (x back as float64) go,
- * medians of 5 after one warm-up: the host split of b into (hi, lo) pairs alone; split +
- * writeBuffer (no wait); that upload until the queue is done; the df64 read of x (copy, map,
- * join) and the host join alone.
+ * medians of 5 after one warm-up: the host split of b into (hi, lo) pairs alone (the path
+ * before session 9, for comparison); writeBuffer of the raw float64 words + the device split
+ * (no wait; what `fromFloat64` does since session 9); that until the queue is done; the df64
+ * read of x (copy, map, join) and the host join alone.
  */
 async function transferCosts(ext: Df64Residual, b: Float64Array): Promise<Record<string, number>> {
   const d = ext.d;

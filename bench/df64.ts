@@ -18,10 +18,15 @@
  * are dumped to --dump DIR, default $TMPDIR/df64-bench) and a ratio table is printed at the end.
  * CG 'lag0' / 'lag2' / 'lag4' / 'lag8' / 'lag12' / 'lag16' are 'reliable' with that inner.checkLag
  * (0: the synchronous check before session 8; 'reliable' takes the default); 'reliable2' is
- * 'reliable' at δ = 1e-2. --only poisson7 runs CG on the 7-point
+ * 'reliable' at δ = 1e-2; 'ce8' / 'ce32' are 'reliable' with at most 8 / 32 iterations between
+ * checks (default 16). --only poisson7 runs CG on the 7-point
  * poisson3d of --grid instead. --repeat N times each variant N times after its warm-up, and CuPy
- * N times (the table takes CuPy's fastest). Prints one JSON line per run and a `SUMMARY` line
- * per run (ours and CuPy's):
+ * N times (the table takes CuPy's fastest). --io device,host (default both): 'device' times the
+ * solve with b already on the GPU (a df64 vector uploaded before the timer, as CuPy's b = A·1 is
+ * made on the GPU before its timer) and x left there (`output: 'device'`, read after the timer
+ * for the true residual) — the CuPy-comparable number; 'host' times host b in, host x out
+ * (upload of the float64 words, device split, read of x and join inside the timer). Prints one
+ * JSON line per run and a `SUMMARY` line per run (ours and CuPy's):
  *
  *   node .gpukit/app/df64.mjs --out $OUT/df64.json --cupy .gpukit/cupy_solvers_anchor.py
  *     [--mtx .gpukit/data/bcsstk09.mtx:cg,.gpukit/data/ExaSP2_poly_chain.512.mtx:gmres]
@@ -34,7 +39,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { type CsrMatrix, csrSpmv, generators, HostOperator, readMatrixMarket } from '../packages/formats/src/index';
 import { createGpuContext, Df64Residual, type GpuOperator, gpuOperatorFromCsr, GpuVectorSpace, tunedOperator } from '../packages/gpu/src/index';
-import { refinedSolve } from '../packages/solvers/src/index';
+import { type RefinedSolveDeviceResult, type RefinedSolveResult, refinedSolve } from '../packages/solvers/src/index';
 import { powerLawDominant, stencil27 } from './df64-matrices';
 import { dumpCsr } from './dump';
 
@@ -43,6 +48,8 @@ const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undef
 const out = opt('--out') ?? 'bench/out/df64.json';
 const grid = Number(opt('--grid') ?? 120);
 const plRows = Number(opt('--rows') ?? 1_000_000);
+const ioModes = (opt('--io') ?? 'device,host').split(',') as ('device' | 'host')[];
+for (const m of ioModes) if (m !== 'device' && m !== 'host') throw new Error(`--io ${m}: expected device or host`);
 const variants = new Set((opt('--variants') ?? 'reliable,reliable4,restart,default,cgs2').split(','));
 /** Timed solves per variant (after the warm-up), each printed. */
 const repeat = Number(opt('--repeat') ?? 1);
@@ -71,6 +78,9 @@ const VARIANTS: Record<string, { method: 'cg' | 'gmres'; inner: Record<string, u
   lag8: { method: 'cg', inner: { method: 'cg', checkLag: 8 } },
   lag12: { method: 'cg', inner: { method: 'cg', checkLag: 12 } },
   lag16: { method: 'cg', inner: { method: 'cg', checkLag: 16 } },
+  // the most iterations between two checks (default 16 since session 9; 32 before)
+  ce8: { method: 'cg', inner: { method: 'cg', checkEvery: 8 } },
+  ce32: { method: 'cg', inner: { method: 'cg', checkEvery: 32 } },
   // δ = 1e-2: one more df64 replacement to 1e-8, shorter float32 segments (less drift)
   reliable2: { method: 'cg', inner: { method: 'cg', rtol: 1e-2 } },
   restart: { method: 'cg', inner: { method: 'cg', rtol: 1e-5, reliable: false } },
@@ -157,12 +167,18 @@ async function run(name: string, a: CsrMatrix, method: 'cg' | 'gmres', cupySourc
   // 218 → 147 ms over five variants, poisson7 'reliable' 358 then 250 ms), so a later variant
   // looked faster; interleaved, a drift of the clocks or of the JIT hits every variant alike
   const picked = [...variants].filter((k) => VARIANTS[k]?.method === method);
-  const runs = picked.flatMap((variant) => (host ? [undefined, false as const] : [undefined]).map((extended) => ({ variant, extended })));
-  const optsOf = (r: (typeof runs)[number]) => ({ hostOperator: host, innerOperator: op, innerSpace: space, b, extended: r.extended, inner: VARIANTS[r.variant]!.inner });
+  // b on the device for --io device (made before any timer, like CuPy's b = A·1)
+  const bDev = ext instanceof Df64Residual ? ext.d.fromFloat64(b) : undefined;
+  const runs = picked.flatMap((variant) => [
+    ...ioModes.filter((io) => io === 'host' || bDev).map((io) => ({ variant, extended: undefined, io })),
+    ...(host ? [{ variant, extended: false as const, io: 'host' as const }] : []),
+  ]);
+  const optsOf = (r: (typeof runs)[number]) => ({ hostOperator: host, innerOperator: op, innerSpace: space, b: r.io === 'device' ? bDev! : b, extended: r.extended, inner: VARIANTS[r.variant]!.inner });
   for (const r of runs) await refinedSolve({ ...optsOf(r), rtol: 1e-8, maxOuterIterations: 1 }); // warm-up: pipelines compiled
   for (let rep = 0; rep < repeat; rep++) {
-    for (const r of runs) await timedSolve(name, a, b, method, op, ext, kernelMs, setupMs, r.variant, r.extended, optsOf(r));
+    for (const r of runs) await timedSolve(name, a, b, method, op, ext, kernelMs, setupMs, r, optsOf(r));
   }
+  bDev?.buf.dispose();
   op.dispose();
   if (cupy && source) runCupy(name, source, method);
 }
@@ -177,13 +193,27 @@ async function timedSolve(
   ext: unknown,
   kernelMs: Record<string, number> | undefined,
   setupMs: number,
-  variant: string,
-  extended: false | undefined,
+  r: { variant: string; extended: false | undefined; io: 'device' | 'host' },
   opts: Parameters<typeof refinedSolve>[0],
 ): Promise<void> {
+  const { variant, extended, io } = r;
   const t1 = performance.now();
-  const res = await refinedSolve({ ...opts, rtol: 1e-8 });
-  const ms = performance.now() - t1;
+  let res: RefinedSolveResult | RefinedSolveDeviceResult;
+  let x: Float64Array;
+  let ms: number;
+  if (io === 'device') {
+    const dres = await refinedSolve({ ...opts, rtol: 1e-8, output: 'device' });
+    await ctx.finish(); // x complete on the device: the CuPy-comparable end point
+    ms = performance.now() - t1;
+    x = await dres.x.read();
+    dres.x.dispose();
+    res = dres;
+  } else {
+    const hres = await refinedSolve({ ...opts, rtol: 1e-8 });
+    ms = performance.now() - t1;
+    x = hres.x;
+    res = hres;
+  }
   const rec = {
     device,
     matrix: name,
@@ -191,6 +221,7 @@ async function timedSolve(
     nnz: a.values.length,
     method: method === 'gmres' ? 'gmres(30)' : 'cg',
     variant,
+    io,
     operator: op.label,
     outer: extended === false ? 'host f64' : res.outerPrecision,
     ...kernelMs,
@@ -205,16 +236,16 @@ async function timedSolve(
     innerSteps: res.inner.map((i) => i.iterations),
     readbacks: res.stats.readbacks,
     hostMatvecs: res.hostMatvecs,
-    trueRelativeResidual: trueRelative(a, res.x, b),
+    trueRelativeResidual: trueRelative(a, x, b),
   };
   console.log(JSON.stringify(rec));
   console.log(
-    `SUMMARY ours ${name} ${rec.method} ${variant} ${rec.ms.toFixed(1)} ms (outer ${res.outerIterations} / inner ${res.innerIterations} / readbacks ${res.stats.readbacks}) rel ${rec.trueRelativeResidual.toExponential(2)} ${res.reason}`,
+    `SUMMARY ours ${name} ${rec.method} ${variant} io-${io} ${rec.ms.toFixed(1)} ms (outer ${res.outerIterations} / inner ${res.innerIterations} / readbacks ${res.stats.readbacks}) rel ${rec.trueRelativeResidual.toExponential(2)} ${res.reason}`,
   );
   appendFileSync(out, `${JSON.stringify(rec)}\n`);
   if (extended !== false) {
     const iters = `${res.outerIterations} / ${res.innerIterations} / ${res.stats.readbacks}`;
-    table.push({ matrix: name, method: rec.method, variant, ms: rec.ms, iters, rel: rec.trueRelativeResidual });
+    table.push({ matrix: name, method: rec.method, variant: `${variant} (${io} b, x)`, ms: rec.ms, iters, rel: rec.trueRelativeResidual });
   }
 }
 

@@ -117,6 +117,11 @@ export interface ExtendedRefinement<V> {
   restoreBest(): void;
   /** x as float64 (one synchronisation). */
   solution(): Promise<Float64Array>;
+  /**
+   * x left on the backend instead (no transfer): the refinement hands it over and no longer
+   * frees it. Absent on backends that keep x on the host.
+   */
+  takeSolution?(): DeviceSolution;
   /** Synchronisations (readbacks) so far. */
   readonly readbacks: number;
   /** Free the backend's buffers. */
@@ -132,8 +137,31 @@ export interface ExtendedPrecisionResidual<V> {
   /** What the extended precision is, e.g. 'df64 (≈48 bits) on webgpu'. */
   readonly precision: string;
   readonly rows: number;
-  /** Start a refinement with b and x0 (zero when absent), both float64 on the host. */
-  start(b: ArrayLike<number>, x0?: ArrayLike<number>): ExtendedRefinement<V>;
+  /**
+   * Start a refinement with b and x0 (zero when absent): float64 values on the host, or for b a
+   * vector of this backend that {@link acceptsVector} takes (it is copied, never changed).
+   * `shift`: solve for b·2^shift instead, exactly (default 0; x0 is taken as given).
+   */
+  start(b: ArrayLike<number> | ExtendedVector, x0?: ArrayLike<number>, opts?: { shift?: number }): ExtendedRefinement<V>;
+  /** Whether `b` is a vector on this backend that {@link start} takes as the right-hand side. */
+  acceptsVector?(b: unknown): b is ExtendedVector;
+  /** ‖b‖₂ of such a vector in the extended precision (one synchronisation). */
+  vectorNorm?(b: ExtendedVector): Promise<number>;
+}
+
+/** A vector on an extended-precision backend (e.g. a df64 or float32 GPU vector): `n` elements, opaque to the solvers. */
+export interface ExtendedVector {
+  readonly n: number;
+}
+
+/** A solution left on the device by `refinedSolve({ ..., output: 'device' })`. */
+export interface DeviceSolution {
+  /** The vector (on the GPU backend a Df64Vector: interleaved (hi, lo) float32 pairs). */
+  readonly vector: ExtendedVector;
+  /** x as float64 on the host (one transfer; the vector stays valid). */
+  read(): Promise<Float64Array>;
+  /** Free the vector. */
+  dispose(): void;
 }
 
 /** An operator that can hand out an {@link ExtendedPrecisionResidual} (it may decline: undefined). */

@@ -14,7 +14,8 @@ import { readRanges } from '../memory/readback';
 import { Uniforms } from '../memory/recorder';
 import { writeData } from '../memory/upload';
 import { DF_DOT_CHUNK, DF_DOT1_BINDINGS, DF_DOT2_BINDINGS, DF_ELEMENTWISE, DF_WG, dfDot1Wgsl, dfDot2Wgsl, dfElementwiseWgsl } from './blas.kernel';
-import { joinF64, splitF64 } from './host';
+import { joinF64 } from './host';
+import { SPLIT_BINDINGS, SPLIT_WG, splitF64Wgsl } from './split.kernel';
 import { df64Mode } from './selftest';
 import type { TwoProdMode } from './wgsl';
 
@@ -112,17 +113,34 @@ export class Df64Blas {
     return v;
   }
 
-  /** A new df64 vector holding `values` (hi = fl32(v), lo = fl32(v − hi): 48 bits kept). */
-  fromFloat64(values: ArrayLike<number>): Df64Vector {
+  /**
+   * A new df64 vector holding `values`·2^shift (hi = fl32(v), lo = fl32(v − hi): 48 bits kept).
+   * The float64 words are uploaded as they are and split on the device ({@link splitF64Wgsl},
+   * bit for bit the host's `splitF64`); values beyond float32's range become ±Inf (callers
+   * that accept user values check the range first: `checkFloat32Range`, `rhsPowerOfTwo`).
+   */
+  fromFloat64(values: ArrayLike<number>, shift = 0): Df64Vector {
     const v = new Df64Vector(this.ctx.buffers.acquire(Math.max(8, values.length * 8), undefined, 'df64-vector'), values.length);
-    writeData(this.ctx, v.buf, splitF64(values));
+    this.splitInto(values, v, shift);
     return v;
   }
 
   /** Overwrite `v` with `values`. */
   write(v: Df64Vector, values: ArrayLike<number>): void {
     if (values.length !== v.n) throw new DimensionMismatchError('df64 write', v.n, values.length);
-    writeData(this.ctx, v.buf, splitF64(values));
+    this.splitInto(values, v, 0);
+  }
+
+  /** Upload the raw words of `values` into v and split them there in place (·2^shift). */
+  private splitInto(values: ArrayLike<number>, v: Df64Vector, shift: number): void {
+    if (v.n === 0) return;
+    if (!Number.isInteger(shift) || Math.abs(shift) > 2000) throw new GpuSparseError(`df64 split: expected an integer power-of-two shift in [-2000, 2000], got ${shift}`);
+    const f64 = values instanceof Float64Array ? values : Float64Array.from(values);
+    writeData(this.ctx, v.buf, new Uint32Array(f64.buffer, f64.byteOffset, 2 * v.n));
+    const u = Uniforms.take();
+    u.u[0] = v.n;
+    u.i[1] = shift;
+    this.ctx.recorder.dispatch(this.pipe('split-f64', splitF64Wgsl, signature(SPLIT_BINDINGS)), [v.buf], u, Math.ceil(v.n / SPLIT_WG));
   }
 
   /** hi + lo of every element as float64 (a synchronisation point). */

@@ -5,8 +5,16 @@
  * accumulated in df64. Per outer step the host reads one df64 scalar (‖r‖²).
  * @module
  */
-import { type CsrMatrix, DimensionMismatchError, type ExtendedPrecisionResidual, type ExtendedRefinement } from '@gpusparse/formats';
-import type { GpuVector } from '../vector-space';
+import {
+  type CsrMatrix,
+  type DeviceSolution,
+  DimensionMismatchError,
+  type ExtendedPrecisionResidual,
+  type ExtendedRefinement,
+  type ExtendedVector,
+  InvalidParameterError,
+} from '@gpusparse/formats';
+import { GpuVector } from '../vector-space';
 import { type Df64Blas, Df64Vector } from './blas';
 import { Df64Csr, type SharedCsrArrays } from './csr';
 
@@ -31,10 +39,30 @@ export class Df64Residual implements ExtendedPrecisionResidual<GpuVector> {
     this.precision = `df64 (≈48 bits, TwoProd by ${d.mode}) on webgpu`;
   }
 
-  start(b: ArrayLike<number>, x0?: ArrayLike<number>): ExtendedRefinement<GpuVector> {
-    if (b.length !== this.rows) throw new DimensionMismatchError('df64 refinement b', this.rows, b.length);
+  start(b: ArrayLike<number> | ExtendedVector, x0?: ArrayLike<number>, opts: { shift?: number } = {}): ExtendedRefinement<GpuVector> {
+    const n = isDeviceVector(b) ? b.n : (b as ArrayLike<number>).length;
+    if (n !== this.rows) throw new DimensionMismatchError('df64 refinement b', this.rows, n);
+    if (!isDeviceVector(b) && 'n' in b) throw new InvalidParameterError('df64 refinement b', 'host values or a Df64Vector / GpuVector of this device', 'another kind of vector');
     if (x0 && x0.length !== this.rows) throw new DimensionMismatchError('df64 refinement x0', this.rows, x0.length);
-    return new Df64Refinement(this, b, x0);
+    return new Df64Refinement(this, b as ArrayLike<number> | Df64Vector | GpuVector, x0, opts.shift ?? 0);
+  }
+
+  /** A df64 vector (copied as it is) or a float32 GPU vector (exact in df64) can be the right-hand side. */
+  acceptsVector(b: unknown): b is Df64Vector | GpuVector {
+    return isDeviceVector(b);
+  }
+
+  /** ‖b‖₂ of a device right-hand side in df64 (one synchronisation; two when it leaves f32's range). */
+  async vectorNorm(b: ExtendedVector): Promise<number> {
+    if (b instanceof Df64Vector) return this.d.norm2Value(b);
+    if (!(b instanceof GpuVector)) throw new InvalidParameterError('df64 vectorNorm b', 'a Df64Vector or GpuVector', typeof b);
+    const t = deviceVector(this.d, b.n, false);
+    try {
+      if (b.n > 0) this.d.fromF32(b.buf, t);
+      return await this.d.norm2Value(t);
+    } finally {
+      t.buf.dispose();
+    }
   }
 
   /** Free the matrix copy. */
@@ -52,14 +80,16 @@ class Df64Refinement implements ExtendedRefinement<GpuVector> {
   private readonly b: Df64Vector;
   private readonly r: Df64Vector;
   private best: Df64Vector | undefined;
+  private taken = false;
 
   constructor(
     private readonly owner: Df64Residual,
-    b: ArrayLike<number>,
+    b: ArrayLike<number> | Df64Vector | GpuVector,
     x0: ArrayLike<number> | undefined,
+    shift: number,
   ) {
     const d = owner.d;
-    this.b = d.fromFloat64(b);
+    this.b = rhsOnDevice(d, b, shift);
     this.x = x0 ? d.fromFloat64(x0) : deviceVector(d, owner.rows, true);
     this.r = deviceVector(d, owner.rows, !!x0);
     if (!x0) d.copy(this.b, this.r); // r = b − A·0 until the first residualNorm
@@ -107,9 +137,32 @@ class Df64Refinement implements ExtendedRefinement<GpuVector> {
     return this.owner.d.toFloat64(this.x);
   }
 
-  dispose(): void {
-    for (const v of [this.x, this.b, this.r, this.best]) v?.buf.dispose();
+  takeSolution(): DeviceSolution {
+    if (this.taken) throw new InvalidParameterError('df64 refinement takeSolution', 'one call', 'a second call');
+    this.taken = true;
+    const { x } = this;
+    const d = this.owner.d;
+    return { vector: x, read: () => d.toFloat64(x), dispose: () => x.buf.dispose() };
   }
+
+  dispose(): void {
+    for (const v of [this.taken ? undefined : this.x, this.b, this.r, this.best]) v?.buf.dispose();
+  }
+}
+
+function isDeviceVector(b: unknown): b is Df64Vector | GpuVector {
+  return b instanceof Df64Vector || b instanceof GpuVector;
+}
+
+/** The refinement's own copy of b·2^shift: split on the device from host words, copied from a df64 vector, or widened from float32. */
+function rhsOnDevice(d: Df64Blas, b: ArrayLike<number> | Df64Vector | GpuVector, shift: number): Df64Vector {
+  if (!isDeviceVector(b)) return d.fromFloat64(b, shift);
+  const own = deviceVector(d, b.n, false);
+  if (b.n === 0) return own;
+  if (b instanceof Df64Vector) d.copy(b, own);
+  else d.fromF32(b.buf, own);
+  if (shift !== 0) d.scale(2 ** shift, own); // a power of two: exact unless it leaves f32's range
+  return own;
 }
 
 /**

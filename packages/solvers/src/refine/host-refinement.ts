@@ -12,11 +12,12 @@ export function norm64(v: Float64Array): number {
   let s = 0;
   for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
   const r = Math.sqrt(s);
-  // r = 0 too: squares below 1e-323 underflow to 0 (b = 1e-300 was "b = 0, so x = 0")
-  if (Number.isFinite(r) && (r > 1e150 || r < 1e-150)) {
+  // r = 0 too: squares below 1e-323 underflow to 0 (b = 1e-300 was "b = 0, so x = 0"); r = Inf
+  // from squares that overflow (b = 1e300) as well, but not from an Inf or NaN entry
+  if (!Number.isFinite(r) || r > 1e150 || r < 1e-150) {
     let scale = 0;
     for (let i = 0; i < v.length; i++) scale = Math.max(scale, Math.abs(v[i]!));
-    if (scale === 0) return 0;
+    if (scale === 0 || !Number.isFinite(scale)) return scale;
     let t = 0;
     for (let i = 0; i < v.length; i++) t += (v[i]! / scale) ** 2;
     return scale * Math.sqrt(t);

@@ -13,8 +13,10 @@
  * @module
  */
 import {
+  type DeviceSolution,
   DimensionMismatchError,
   type ExtendedPrecisionResidual,
+  type ExtendedVector,
   extendedPrecisionOf,
   InvalidParameterError,
   type LinearOperator,
@@ -69,6 +71,15 @@ export interface InnerSolveOptions<V> extends Omit<GmresOptions<V>, 'x0' | 'sign
 /** Default check lag of reliable CG on device spaces (see {@link InnerSolveOptions.checkLag}). */
 export const RELIABLE_CG_LAG = 4;
 
+/**
+ * Default most iterations between two convergence checks of reliable-update CG (the checks are
+ * planned sooner from the observed rate). 16, not 32: CG's rate speeds up, so a plan made from
+ * the early rate checked late — inner iterations to 1e-8 (lavapipe, lag 4): stencil27 40³ 78 →
+ * 66 (float64 CG 59), poisson7 40³ 115 → 109 (101), bcsstk09 272 → 266 (208). With a check lag
+ * a check costs one small readback that the GPU does not wait for.
+ */
+export const RELIABLE_CG_CHECK_EVERY = 16;
+
 /** Default reduction of the recursive residual between two replacements of reliable-update CG. */
 export const RELIABLE_CG_DELTA = 1e-3;
 
@@ -98,7 +109,18 @@ export interface RefinedSolveOptions<V, S> {
   /** The same matrix in the inner space (e.g. a float32 GPU operator). */
   innerOperator: LinearOperator<V>;
   innerSpace: VectorSpace<V, S>;
-  b: ArrayLike<number>;
+  /**
+   * The right-hand side: float64 values on the host, or a vector already on the device of the
+   * extended-precision backend (on WebGPU a Df64Vector or a float32 GpuVector of the operator's
+   * context; it is copied, never changed), so that no host transfer of b is paid.
+   */
+  b: ArrayLike<number> | ExtendedVector;
+  /**
+   * Where x comes back: 'host' (default: `x` a Float64Array, one transfer of n·8 bytes) or
+   * 'device' (`x` a {@link DeviceSolution} left on the GPU in df64, read only when asked;
+   * needs an extended-precision backend and max|b| within [2^-60, 2^60]).
+   */
+  output?: 'host' | 'device';
   /** Initial guess in float64 (never mutated). */
   x0?: Float64Array;
   /** Outer relative tolerance (default 1e-10). */
@@ -127,6 +149,12 @@ export interface RefinedSolveResult extends SolveResult<Float64Array> {
   hostMatvecs: number;
 }
 
+/** {@link RefinedSolveResult} with x left on the device (`output: 'device'`). */
+export interface RefinedSolveDeviceResult extends Omit<RefinedSolveResult, 'x'> {
+  /** The solution on the device: `await x.read()` for the float64 values, `x.dispose()` when done. */
+  x: DeviceSolution;
+}
+
 /**
  * Solve A·x = b to float64 accuracy with correction solves in a lower-precision space.
  * Stops when ‖b − A·x‖₂ ≤ max(rtol·‖b‖₂, atol) (rtol down to ~1e-13 is meaningful on the host
@@ -144,27 +172,74 @@ export interface RefinedSolveResult extends SolveResult<Float64Array> {
  * });
  * res.trueResidual / res.bNorm; // ≤ 1e-10
  */
-export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<RefinedSolveResult> {
+export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S> & { output: 'device' }): Promise<RefinedSolveDeviceResult>;
+export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<RefinedSolveResult>;
+export async function refinedSolve<V, S>(o: RefinedSolveOptions<V, S>): Promise<RefinedSolveResult | RefinedSolveDeviceResult> {
+  const t0 = performance.now();
+  const n = checkShapes(o);
+  const ext = o.extended === false ? undefined : (o.extended ?? (await extendedPrecisionOf(o.innerOperator)));
+  const rhs = await rhsOf(o, ext, n);
   // b outside [2^-60, 2^60]: solve for b/s (s a power of two: exact), then x·s. The df64 outer
   // state and the float32 corrections hold only float32's exponent range (b = 1e-300 was
   // "converged" with x = 0, b = 1e38 non-finite)
-  const s = rhsPowerOfTwo(o.b);
-  if (s === 1) return refinedSolveInRange(o);
+  const s = rhs.scale;
+  if (s !== 1 && o.output === 'device') {
+    throw new InvalidParameterError("refinedSolve output 'device'", 'max|b| within [2^-60, 2^60] (the df64 x on the device has float32\'s exponent range)', `max|b| ≈ ${s.toExponential(2)}; use output 'host'`);
+  }
   const cb = o.onOuterIteration;
-  const res = await refinedSolveInRange({
-    ...o,
-    b: Float64Array.from(o.b, (v) => v / s),
-    ...(o.x0 ? { x0: o.x0.map((v) => v / s) } : {}),
-    atol: (o.atol ?? 0) / s,
-    ...(cb ? { onOuterIteration: (info: OuterIterationInfo) => cb({ ...info, residual: info.residual * s }) } : {}),
-  });
-  for (let i = 0; i < res.x.length; i++) res.x[i]! *= s;
+  const res = await refinedSolveInRange(
+    {
+      ...o,
+      ...(o.x0 && s !== 1 ? { x0: o.x0.map((v) => v / s) } : {}),
+      atol: (o.atol ?? 0) / s,
+      ...(cb && s !== 1 ? { onOuterIteration: (info: OuterIterationInfo) => cb({ ...info, residual: info.residual * s }) } : {}),
+    },
+    { ...rhs, ext, t0 },
+  );
+  if (s === 1) return res;
+  const x = res.x as Float64Array; // output 'device' was refused above when s ≠ 1
+  for (let i = 0; i < x.length; i++) x[i]! *= s;
   for (const h of res.history) h.residual *= s;
   res.bNorm *= s;
   res.trueResidual *= s;
   const note = `solved for b/2^${Math.log2(s)} (max |b| outside float32's comfortable range), x scaled back`;
   res.detail = res.detail ? `${res.detail}; ${note}` : note;
   return res;
+}
+
+/** The right-hand side as refinedSolveInRange takes it: host values or a device vector, its norm and scale. */
+interface Rhs {
+  /** Host values (unscaled), or undefined for a device vector. */
+  values?: ArrayLike<number>;
+  vector?: ExtendedVector;
+  /** ‖b/scale‖₂. */
+  bNorm: number;
+  /** 1 or the power of two b is divided by. */
+  scale: number;
+}
+
+async function rhsOf<V>(o: { b: ArrayLike<number> | ExtendedVector; output?: 'host' | 'device' }, ext: ExtendedPrecisionResidual<V> | undefined, n: number): Promise<Rhs> {
+  if (o.output !== undefined && o.output !== 'host' && o.output !== 'device') throw new InvalidParameterError('refinedSolve output', "'host' | 'device'", String(o.output));
+  if (o.output === 'device' && !ext?.acceptsVector) {
+    throw new InvalidParameterError("refinedSolve output 'device'", 'an inner operator with a device extended-precision residual (a GPU operator built from CSR, df64)', ext ? ext.precision : 'none (x is kept on the host)');
+  }
+  if (!isHostArray(o.b)) {
+    if (!ext?.acceptsVector?.(o.b) || !ext.vectorNorm) {
+      throw new InvalidParameterError('refinedSolve b', "host values, or a device vector of the inner operator's extended-precision backend", ext ? `a vector that ${ext.precision} does not take` : 'a vector, but the inner operator has no extended-precision residual');
+    }
+    const norm = await ext.vectorNorm(o.b);
+    const scale = norm > 0 && Number.isFinite(norm) && (norm < 2 ** -60 || norm > 2 ** 60) ? 2 ** Math.round(Math.log2(norm)) : 1;
+    return { vector: o.b, bNorm: norm / scale, scale };
+  }
+  const scale = rhsPowerOfTwo(o.b);
+  const values = o.b;
+  if (values.length !== n) throw new DimensionMismatchError('refinedSolve: b', n, values.length);
+  const f64 = values instanceof Float64Array ? values : Float64Array.from(values);
+  return { values: f64, bNorm: norm64(f64) / scale, scale };
+}
+
+function isHostArray(b: ArrayLike<number> | ExtendedVector): b is ArrayLike<number> {
+  return typeof (b as ArrayLike<number>).length === 'number';
 }
 
 /** 1, or the power of two nearest max|b| when that lies outside [2^-60, 2^60]. O(n). */
@@ -175,9 +250,17 @@ export function rhsPowerOfTwo(b: ArrayLike<number>): number {
   return 2 ** Math.round(Math.log2(m));
 }
 
-async function refinedSolveInRange<V, S>(o: RefinedSolveOptions<V, S>): Promise<RefinedSolveResult> {
-  const t0 = performance.now();
-  const n = checkShapes(o);
+/** The outer state for b/scale: on the extended backend (b split or copied there), else on the host. */
+function startState<V, S>(o: RefinedSolveOptions<V, S>, rhs: Rhs, ext: ExtendedPrecisionResidual<V> | undefined): OuterState<V> {
+  const b = rhs.vector ?? rhs.values!;
+  if (ext) return ext.start(b, o.x0, { shift: -Math.log2(rhs.scale) });
+  const v = rhs.values as Float64Array;
+  return new HostRefinement(o.hostOperator!, rhs.scale === 1 ? v : v.map((t) => t / rhs.scale), o.x0, o.innerSpace);
+}
+
+async function refinedSolveInRange<V, S>(o: RefinedSolveOptions<V, S>, rhs: Rhs & { ext: ExtendedPrecisionResidual<V> | undefined; t0: number }): Promise<RefinedSolveResult | RefinedSolveDeviceResult> {
+  const { ext, t0, bNorm } = rhs;
+  const n = o.innerOperator.rows;
   const rtol = o.rtol ?? 1e-10;
   const atol = o.atol ?? 0;
   if (!(rtol >= 0) || !(atol >= 0)) throw new InvalidParameterError('refinedSolve rtol/atol', 'numbers ≥ 0', `${rtol}/${atol}`);
@@ -185,13 +268,10 @@ async function refinedSolveInRange<V, S>(o: RefinedSolveOptions<V, S>): Promise<
   const innerMethod = innerOpts.method ?? 'gmres';
   const solver = { cg, gmres, bicgstab, bicg }[innerMethod];
   if (!solver) throw new InvalidParameterError('refinedSolve inner.method', "'cg' | 'gmres' | 'bicgstab' | 'bicg'", innerMethod);
-  const ext = o.extended === false ? undefined : (o.extended ?? (await extendedPrecisionOf(o.innerOperator)));
   if (!ext && !o.hostOperator) {
     throw new InvalidParameterError('refinedSolve hostOperator', 'a float64 host operator (the inner operator offers no extended-precision residual)', 'none');
   }
-  const b = Float64Array.from(o.b);
-  const bNorm = norm64(b);
-  const base: Omit<RefinedSolveResult, 'x' | 'converged' | 'reason' | 'trueResidual'> = {
+  const base: Book = {
     iterations: 0,
     bNorm,
     history: [],
@@ -203,15 +283,26 @@ async function refinedSolveInRange<V, S>(o: RefinedSolveOptions<V, S>): Promise<
     outerPrecision: ext ? ext.precision : 'f64 on the host',
     hostMatvecs: 0,
   };
-  const finish = (x: Float64Array, reason: StopReason, trueResidual: number, detail?: string): RefinedSolveResult => {
+  const device = o.output === 'device';
+  const finish = (x: Float64Array | DeviceSolution, reason: StopReason, trueResidual: number, detail?: string): RefinedSolveResult | RefinedSolveDeviceResult => {
     base.stats.ms = performance.now() - t0;
-    const res: RefinedSolveResult = { ...base, x, converged: reason === 'converged', reason, trueResidual };
+    const res = { ...base, x, converged: reason === 'converged', reason, trueResidual } as RefinedSolveResult | RefinedSolveDeviceResult;
     if (detail !== undefined) res.detail = detail;
     return res;
   };
-  if (!Number.isFinite(bNorm)) return finish(o.x0?.slice() ?? new Float64Array(n), 'non-finite', Number.NaN, `refinedSolve: b contains non-finite values (‖b‖ = ${bNorm})`);
-  if (bNorm === 0) return finish(new Float64Array(n), 'converged', 0, 'b = 0, so x = 0');
-  const state: OuterState<V> = ext ? ext.start(b, o.x0) : new HostRefinement(o.hostOperator!, b, o.x0, o.innerSpace);
+  /** x without a solve (b = 0 or non-finite): on the host, or a device vector of it. */
+  const early = (x: Float64Array | undefined): Float64Array | DeviceSolution => {
+    if (!device) return x?.slice() ?? new Float64Array(n);
+    const st = ext!.start(new Float64Array(n), x);
+    try {
+      return st.takeSolution!();
+    } finally {
+      st.dispose();
+    }
+  };
+  if (!Number.isFinite(bNorm)) return finish(early(o.x0), 'non-finite', Number.NaN, `refinedSolve: b contains non-finite values (‖b‖ = ${bNorm})`);
+  if (bNorm === 0) return finish(early(undefined), 'converged', 0, 'b = 0, so x = 0');
+  const state = startState(o, rhs, ext);
   try {
     const tol = Math.max(rtol * bNorm, atol);
     const reliable = innerMethod === 'cg' && innerOpts.reliable !== false;
@@ -226,7 +317,7 @@ async function refinedSolveInRange<V, S>(o: RefinedSolveOptions<V, S>): Promise<
       out = await outerLoop(o, state, base, { solver, tol, resume: true });
       if (out.reason !== 'converged' && why) out.detail = `${out.detail ? `${out.detail}; ` : ''}before: ${why}`;
     }
-    const x = await state.solution();
+    const x = device ? state.takeSolution!() : await state.solution();
     base.stats.readbacks += state.readbacks; // outer-state synchronisations, the final x included
     base.hostMatvecs = state.hostMatvecs ?? 0;
     return finish(x, out.reason, out.rn, out.detail);
@@ -240,7 +331,8 @@ function checkShapes<V, S>(o: RefinedSolveOptions<V, S>): number {
   if (o.innerOperator.cols !== n) throw new DimensionMismatchError('refinedSolve: square innerOperator, cols', n, o.innerOperator.cols);
   const A = o.hostOperator;
   if (A && (A.rows !== n || A.cols !== n)) throw new DimensionMismatchError('refinedSolve: hostOperator shape', `${n}x${n}`, `${A.rows}x${A.cols}`);
-  if (o.b.length !== n) throw new DimensionMismatchError('refinedSolve: b', n, o.b.length);
+  const bn = isHostArray(o.b) ? o.b.length : o.b.n;
+  if (bn !== n) throw new DimensionMismatchError('refinedSolve: b', n, bn);
   if (o.x0 && o.x0.length !== n) throw new DimensionMismatchError('refinedSolve: x0', n, o.x0.length);
   return n;
 }
@@ -310,7 +402,7 @@ async function reliableLoop<V, S>(o: RefinedSolveOptions<V, S>, state: OuterStat
     tol,
     rn0: rn,
     delta: inner.rtol ?? RELIABLE_CG_DELTA,
-    checkEvery: inner.checkEvery ?? 32,
+    checkEvery: inner.checkEvery ?? RELIABLE_CG_CHECK_EVERY,
     checkLag: checkLagOf(inner.checkLag, o.innerSpace.name),
     maxSegment: inner.maxIterations ?? 1000,
     maxReplacements: o.maxOuterIterations ?? 30,
