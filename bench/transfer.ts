@@ -19,6 +19,8 @@
  * - `read-slice`: copy into one MAP_READ staging buffer, mapAsync, getMappedRange + slice (what
  *   readRanges does);
  * - `read-chunk-N`: one N MiB staging buffer mapped per chunk, each chunk copied into the result.
+ * The library's own paths end to end: `lib-upload-f64` (uploadF32 of a Float64Array: conversion
+ * + writeData) and `lib-read-f64` (readF32: readback + conversion to a Float64Array).
  *
  *   node .gpukit/app/transfer.mjs [--sizes 1,16,64,256,1024] [--reps 3] [--methods …]
  *     [--out $OUT/transfer.json]
@@ -26,7 +28,7 @@
  * Prints one line per (method, size): min and median ms of the reps and GB/s at the min; also
  * appends JSON records to --out.
  */
-import { createGpuContext } from '../packages/gpu/src/index';
+import { createGpuContext, type GpuBuf, readF32, uploadF32 } from '../packages/gpu/src/index';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -35,7 +37,7 @@ const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undef
 const out = opt('--out') ?? 'bench/out/transfer.json';
 const sizesMiB = (opt('--sizes') ?? '1,16,64').split(',').map(Number);
 const reps = Number(opt('--reps') ?? 3);
-const ALL = ['write', 'write-chunk-4', 'write-chunk-16', 'write-chunk-64', 'staging-new', 'staging-reuse-16', 'staging-reuse-64', 'mapped-direct', 'conv-from', 'conv-new', 'conv-set', 'conv64-from', 'conv64-new', 'read-slice', 'read-chunk-16', 'read-chunk-64'];
+const ALL = ['lib-upload-f64', 'lib-read-f64', 'write', 'write-chunk-4', 'write-chunk-16', 'write-chunk-64', 'staging-new', 'staging-reuse-16', 'staging-reuse-64', 'mapped-direct', 'conv-from', 'conv-new', 'conv-set', 'conv64-from', 'conv64-new', 'read-slice', 'read-chunk-16', 'read-chunk-64'];
 const methods = (opt('--methods') ?? ALL.join(',')).split(',');
 
 mkdirSync(dirname(out), { recursive: true });
@@ -142,7 +144,25 @@ for (const mib of sizesMiB) {
   for (const method of methods) {
     let t: { min: number; median: number };
     let ok = true;
-    if (method.startsWith('conv')) {
+    if (method === 'lib-upload-f64') {
+      let last: GpuBuf | undefined;
+      t = await time(async () => {
+        last?.dispose();
+        last = uploadF32(ctx, f64, 'transfer-bench');
+        await ctx.finish();
+      });
+      const back = await readF32(ctx, last!, n);
+      ok = back[n - 1] === host[n - 1] && back[n >> 1] === host[n >> 1];
+      last!.dispose();
+    } else if (method === 'lib-read-f64') {
+      const b = uploadF32(ctx, host, 'transfer-bench');
+      let back: Float64Array | undefined;
+      t = await time(async () => {
+        back = await readF32(ctx, b, n);
+      });
+      ok = back![n - 1] === host[n - 1] && back![n >> 1] === host[n >> 1];
+      b.dispose();
+    } else if (method.startsWith('conv')) {
       const f = {
         'conv-from': () => Float32Array.from(f64),
         'conv-new': () => new Float32Array(f64),
