@@ -20,7 +20,9 @@
  *   readRanges does);
  * - `read-chunk-N`: one N MiB staging buffer mapped per chunk, each chunk copied into the result.
  * The library's own paths end to end: `lib-upload-f64` (uploadF32 of a Float64Array: conversion
- * + writeData) and `lib-read-f64` (readF32: readback + conversion to a Float64Array).
+ * + writeData with its default method), `lib-upload-f64-chunks` / `lib-upload-f64-staging` (the same
+ * with uploadTuning's other methods, 64 MiB pieces) and `lib-read-f64` (readF32: readback +
+ * conversion to a Float64Array).
  *
  *   node .gpukit/app/transfer.mjs [--sizes 1,16,64,256,1024] [--reps 3] [--methods …]
  *     [--out $OUT/transfer.json]
@@ -28,7 +30,7 @@
  * Prints one line per (method, size): min and median ms of the reps and GB/s at the min; also
  * appends JSON records to --out.
  */
-import { createGpuContext, type GpuBuf, readF32, uploadF32 } from '../packages/gpu/src/index';
+import { createGpuContext, type GpuBuf, readF32, uploadF32, uploadTuning } from '../packages/gpu/src/index';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -37,7 +39,7 @@ const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undef
 const out = opt('--out') ?? 'bench/out/transfer.json';
 const sizesMiB = (opt('--sizes') ?? '1,16,64').split(',').map(Number);
 const reps = Number(opt('--reps') ?? 3);
-const ALL = ['lib-upload-f64', 'lib-read-f64', 'write', 'write-chunk-4', 'write-chunk-16', 'write-chunk-64', 'staging-new', 'staging-reuse-16', 'staging-reuse-64', 'mapped-direct', 'conv-from', 'conv-new', 'conv-set', 'conv64-from', 'conv64-new', 'read-slice', 'read-chunk-16', 'read-chunk-64'];
+const ALL = ['lib-upload-f64', 'lib-upload-f64-chunks', 'lib-upload-f64-staging', 'lib-read-f64', 'write', 'write-chunk-4', 'write-chunk-16', 'write-chunk-64', 'staging-new', 'staging-reuse-16', 'staging-reuse-64', 'mapped-direct', 'conv-from', 'conv-new', 'conv-set', 'conv64-from', 'conv64-new', 'read-slice', 'read-chunk-16', 'read-chunk-64'];
 const methods = (opt('--methods') ?? ALL.join(',')).split(',');
 
 mkdirSync(dirname(out), { recursive: true });
@@ -144,7 +146,9 @@ for (const mib of sizesMiB) {
   for (const method of methods) {
     let t: { min: number; median: number };
     let ok = true;
-    if (method === 'lib-upload-f64') {
+    if (method.startsWith('lib-upload-f64')) {
+      const saved = uploadTuning.method;
+      uploadTuning.method = method.endsWith('chunks') ? 'chunks' : method.endsWith('staging') ? 'staging' : saved;
       let last: GpuBuf | undefined;
       t = await time(async () => {
         last?.dispose();
@@ -154,6 +158,7 @@ for (const mib of sizesMiB) {
       const back = await readF32(ctx, last!, n);
       ok = back[n - 1] === host[n - 1] && back[n >> 1] === host[n >> 1];
       last!.dispose();
+      uploadTuning.method = saved;
     } else if (method === 'lib-read-f64') {
       const b = uploadF32(ctx, host, 'transfer-bench');
       let back: Float64Array | undefined;

@@ -67,3 +67,26 @@ describe('readF32 and readRanges', () => {
     gs.release(w);
   });
 });
+
+describe('writeData methods (uploadTuning)', () => {
+  it('write, chunks and staging put the same bytes at the same place, odd sizes and offsets included', async () => {
+    const { uploadTuning, writeData } = await import('../src/index');
+    const saved = { ...uploadTuning };
+    try {
+      const n = 10_007;
+      const data = Float32Array.from({ length: n }, (_, i) => Math.fround(Math.cos(i) * (i + 1)));
+      for (const method of ['write', 'chunks', 'staging'] as const) {
+        uploadTuning.method = method;
+        uploadTuning.chunkBytes = 4 * 1003; // ten pieces and a short one
+        const buf = uploadF32(ctx, new Float32Array(n + 5).fill(-1), `write-${method}`);
+        writeData(ctx, buf, data, 3);
+        const got = await readF32(ctx, buf, n + 5);
+        expect([got[0], got[1], got[2], got[n + 3], got[n + 4]]).toEqual([-1, -1, -1, -1, -1]);
+        expect(Array.from(got.subarray(3, n + 3))).toEqual(Array.from(data));
+        buf.dispose();
+      }
+    } finally {
+      Object.assign(uploadTuning, saved);
+    }
+  });
+});
