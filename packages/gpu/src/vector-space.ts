@@ -10,7 +10,7 @@ import { Blas1, imm, type Operand } from './blas1/ops';
 import type { GpuContext } from './device/context';
 import type { GpuBuf } from './memory/buffers';
 import { readF32, readRanges } from './memory/readback';
-import { writeData } from './memory/upload';
+import { toFloat32, writeData } from './memory/upload';
 
 /** A float32 vector on the device. */
 export class GpuVector {
@@ -42,6 +42,20 @@ export class GpuScalar {
   get simple(): boolean {
     return this.den < 0;
   }
+}
+
+/** Packing of a scalar's two slots (each −1 … 65 535) in one number for the finalizer. */
+const SLOT_PACK = 2 ** 17;
+
+/** (num, den) as one number, (num + 1)·2^17 + den + 1 (below 2^34: exact). */
+function packSlots(num: number, den: number): number {
+  return (num + 1) * SLOT_PACK + den + 1;
+}
+
+/** Whether some x shares v's buffer. O(k), no closure. */
+function holds(xs: readonly GpuVector[], v: GpuVector): boolean {
+  for (let j = 0; j < xs.length; j++) if (xs[j]!.buf.id === v.buf.id) return true;
+  return false;
 }
 
 /** Smallest normal float32 (2^-126): the device may flush anything smaller to 0. */
@@ -78,20 +92,28 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   readonly name = 'webgpu-f32';
   readonly precision = 'f32' as const;
   private readonly b1: Blas1;
-  /** Slots of scalars that were garbage-collected without release() go back to the pool. */
-  private readonly finalizer: FinalizationRegistry<[number, number]>;
+  /**
+   * Slots of scalars that were garbage-collected without release() go back to the pool. The
+   * held value is the pair (num, den) packed in one number ({@link packSlots}): an array per
+   * scalar was ~100 bytes of garbage per dispatch in a Lanczos step.
+   */
+  private readonly finalizer: FinalizationRegistry<number>;
+  /** Operand and buffer arrays of the combine being recorded, reused ({@link operands}). */
+  private readonly coeffScratch: Operand[] = [];
+  private readonly bufScratch: GpuBuf[] = [];
+  private readonly slotScratch: number[] = [];
 
   constructor(readonly ctx: GpuContext) {
     this.b1 = Blas1.of(ctx);
     const pool = this.b1.scalars;
-    this.finalizer = new FinalizationRegistry(([num, den]) => {
-      pool.release(num);
-      pool.release(den);
+    this.finalizer = new FinalizationRegistry((held) => {
+      pool.release(Math.floor(held / SLOT_PACK) - 1);
+      pool.release((held % SLOT_PACK) - 1);
     });
   }
 
   private track(s: GpuScalar): GpuScalar {
-    this.finalizer.register(s, [s.num, s.den], s);
+    this.finalizer.register(s, packSlots(s.num, s.den), s);
     return s;
   }
 
@@ -116,13 +138,49 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   /** The fused combines' checks: one coefficient per vector, every x of y's length, no x aliasing y. */
   private checkCombineArgs(where: string, coeffs: readonly unknown[], xs: readonly GpuVector[], y: GpuVector): void {
     if (coeffs.length !== xs.length) throw new DimensionMismatchError(`${where} coeffs`, xs.length, coeffs.length);
-    for (const x of xs) this.same(where, x, y);
-    if (xs.some((x) => x.buf.id === y.buf.id)) throw new InvalidParameterError(`${where} xs`, 'vectors distinct from y', 'an alias of y');
+    for (let j = 0; j < xs.length; j++) this.same(where, xs[j]!, y);
+    if (holds(xs, y)) throw new InvalidParameterError(`${where} xs`, 'vectors distinct from y', 'an alias of y');
   }
 
-  /** The device operands of a combine: the coefficients, the vectors' buffers, β. */
-  private operands(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[], beta: ScalarLike<GpuScalar>): [Operand[], GpuBuf[], Operand] {
-    return [coeffs.map((c) => this.op(c)), xs.map((x) => x.buf), this.op(beta)];
+  /**
+   * The device operands of a combine (the coefficients and the vectors' buffers) in the reused
+   * scratch arrays: Blas1 reads them while it records and keeps none. O(k), no allocation once
+   * the arrays have grown (a number coefficient still makes its immediate operand).
+   */
+  private operands(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[]): [Operand[], GpuBuf[]] {
+    const cs = this.coeffScratch;
+    const bs = this.bufScratch;
+    cs.length = coeffs.length;
+    bs.length = xs.length;
+    for (let j = 0; j < coeffs.length; j++) cs[j] = this.op(coeffs[j]!);
+    for (let j = 0; j < xs.length; j++) bs[j] = xs[j]!.buf;
+    return this.operandPair;
+  }
+  /** The pair {@link operands} returns (made once). */
+  private readonly operandPair: [Operand[], GpuBuf[]] = [this.coeffScratch, this.bufScratch];
+
+  /** `count` fresh scalars, their slots in the reused {@link slotScratch}. */
+  private slots(count: number): GpuScalar[] {
+    const out: GpuScalar[] = new Array<GpuScalar>(count);
+    const ns = this.slotScratch;
+    ns.length = count;
+    for (let j = 0; j < count; j++) {
+      out[j] = this.slot();
+      ns[j] = out[j]!.num;
+    }
+    return out;
+  }
+
+  /** The four CG vectors: of one length and distinct (no Set, no array). */
+  private cgVectors(where: string, p: GpuVector, q: GpuVector, x: GpuVector, r: GpuVector): void {
+    this.same(where, p, q);
+    this.same(where, p, x);
+    this.same(where, p, r);
+    const a = p.buf.id;
+    const b = q.buf.id;
+    const c = x.buf.id;
+    const d = r.buf.id;
+    if (a === b || a === c || a === d || b === c || b === d || c === d) throw new InvalidParameterError(`${where} p, q, x, r`, 'four distinct vectors', 'an alias');
   }
 
   create(n: number): GpuVector {
@@ -143,7 +201,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   fromArray(values: ArrayLike<number>): GpuVector {
     checkFloat32Range(values, 'GpuVectorSpace.fromArray');
     const v = new GpuVector(this.ctx.buffers.acquire(values.length * 4, undefined, 'vector'), values.length);
-    writeData(this.ctx, v.buf, Float32Array.from(values));
+    writeData(this.ctx, v.buf, toFloat32(values));
     return v;
   }
   toArray(v: GpuVector): Promise<Float64Array> {
@@ -151,7 +209,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   }
   write(v: GpuVector, values: ArrayLike<number>): void {
     if (values.length !== v.n) throw new DimensionMismatchError('write', v.n, values.length);
-    writeData(this.ctx, v.buf, Float32Array.from(values));
+    writeData(this.ctx, v.buf, toFloat32(values));
   }
   length(v: GpuVector): number {
     return v.n;
@@ -192,15 +250,10 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     return s;
   }
   multiDot(xs: readonly GpuVector[], y: GpuVector): GpuScalar[] {
-    for (const x of xs) this.same('multiDot', x, y);
-    const out = xs.map(() => this.slot());
+    for (let j = 0; j < xs.length; j++) this.same('multiDot', xs[j]!, y);
+    const out = this.slots(xs.length);
     // s_j = x_j·y (fused: one read of y per group of vectors)
-    this.b1.multiDots(
-      xs.map((x) => x.buf),
-      y.buf,
-      y.n,
-      out.map((s) => s.num),
-    );
+    this.b1.multiDots(this.operands([], xs)[1], y.buf, y.n, this.slotScratch);
     return out;
   }
   combine(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[], beta: ScalarLike<GpuScalar>, y: GpuVector): void {
@@ -212,7 +265,8 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       return;
     }
     // y = beta·y + Σ_j c_j·x_j (one dispatch per group of vectors, j ascending)
-    this.b1.combine(...this.operands(coeffs, xs, beta), y.buf, y.n);
+    const [cs, bs] = this.operands(coeffs, xs);
+    this.b1.combine(cs, bs, this.op(beta), y.buf, y.n);
   }
   /**
    * CG's update, fused (not part of VectorSpace: solvers look for it): x += α·p, r −= α·q, and
@@ -221,8 +275,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
    * @example const rr = space.cgUpdate(alpha, p, q, x, r);
    */
   cgUpdate(alpha: ScalarLike<GpuScalar>, p: GpuVector, q: GpuVector, x: GpuVector, r: GpuVector): GpuScalar {
-    for (const v of [q, x, r]) this.same('cgUpdate', p, v);
-    if (new Set([p.buf.id, q.buf.id, x.buf.id, r.buf.id]).size < 4) throw new InvalidParameterError('cgUpdate p, q, x, r', 'four distinct vectors', 'an alias');
+    this.cgVectors('cgUpdate', p, q, x, r);
     const s = this.slot();
     this.b1.cgUpdate(this.op(alpha), p.buf, q.buf, x.buf, r.buf, p.n, s.num);
     return s;
@@ -234,8 +287,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
    * @example const { pq, rr } = space.cgStep(rho, p, q, x, r);
    */
   cgStep(rho: ScalarLike<GpuScalar>, p: GpuVector, q: GpuVector, x: GpuVector, r: GpuVector): { pq: GpuScalar; rr: GpuScalar } {
-    for (const v of [q, x, r]) this.same('cgStep', p, v);
-    if (new Set([p.buf.id, q.buf.id, x.buf.id, r.buf.id]).size < 4) throw new InvalidParameterError('cgStep p, q, x, r', 'four distinct vectors', 'an alias');
+    this.cgVectors('cgStep', p, q, x, r);
     const pq = this.slot();
     const rr = this.slot();
     this.b1.cgStep(this.op(rho), p.buf, q.buf, x.buf, r.buf, p.n, pq.num, rr.num);
@@ -248,8 +300,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
    * @example const { pq, rr } = space.cgIteration(rho, p, q, x, r);
    */
   cgIteration(rho: GpuScalar, p: GpuVector, q: GpuVector, x: GpuVector, r: GpuVector): { pq: GpuScalar; rr: GpuScalar } {
-    for (const v of [q, x, r]) this.same('cgIteration', p, v);
-    if (new Set([p.buf.id, q.buf.id, x.buf.id, r.buf.id]).size < 4) throw new InvalidParameterError('cgIteration p, q, x, r', 'four distinct vectors', 'an alias');
+    this.cgVectors('cgIteration', p, q, x, r);
     const pq = this.slot();
     const rr = this.slot();
     this.b1.cgIteration(rho, p.buf, q.buf, x.buf, r.buf, p.n, pq.num, rr.num);
@@ -269,7 +320,8 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       return this.norm2(y);
     }
     const s = this.slot();
-    this.b1.combineNorm(...this.operands(coeffs, xs, beta), y.buf, y.n, s.num);
+    const [cs, bs] = this.operands(coeffs, xs);
+    this.b1.combineNorm(cs, bs, this.op(beta), y.buf, y.n, s.num);
     return s;
   }
   /**
@@ -285,8 +337,9 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
       this.combine(coeffs, xs, beta, y);
       return this.multiDot(xs, y);
     }
-    const out = xs.map(() => this.slot());
-    this.b1.combineDots(...this.operands(coeffs, xs, beta), y.buf, y.n, out.map((s) => s.num));
+    const out = this.slots(xs.length);
+    const [cs, bs] = this.operands(coeffs, xs);
+    this.b1.combineDots(cs, bs, this.op(beta), y.buf, y.n, this.slotScratch);
     return out;
   }
   /**
@@ -297,7 +350,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
    */
   combineNormalize(coeffs: readonly ScalarLike<GpuScalar>[], xs: readonly GpuVector[], beta: ScalarLike<GpuScalar>, y: GpuVector, v: GpuVector, k: number): GpuScalar {
     this.same('combineNormalize', y, v);
-    if (v.buf.id === y.buf.id || xs.some((x) => x.buf.id === v.buf.id)) throw new InvalidParameterError('combineNormalize v', 'a vector distinct from y and the xs', 'an alias');
+    if (v.buf.id === y.buf.id || holds(xs, v)) throw new InvalidParameterError('combineNormalize v', 'a vector distinct from y and the xs', 'an alias');
     if (xs.length === 0 || y.n === 0) {
       const h = this.combineNorm(coeffs, xs, beta, y);
       const inv = this.div(k, h);
@@ -307,7 +360,8 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     }
     this.checkCombineArgs('combineNormalize', coeffs, xs, y);
     const s = this.slot();
-    this.b1.combineNormalize(...this.operands(coeffs, xs, beta), y.buf, y.n, s.num, v.buf, k);
+    const [cs, bs] = this.operands(coeffs, xs);
+    this.b1.combineNormalize(cs, bs, this.op(beta), y.buf, y.n, s.num, v.buf, k);
     return s;
   }
   /**

@@ -38,12 +38,22 @@ export interface Operand {
 /** An immediate operand (no slot read). */
 export const imm = (k: number): Operand => ({ num: -1, den: -1, k });
 
+/** The immediates 0 and 1, made once: the hot paths' defaults allocate no operand per dispatch. */
+const IMM0: Operand = Object.freeze(imm(0));
+const IMM1: Operand = Object.freeze(imm(1));
+
 /** BLAS-1 state of one context: scalar slots and the reduction scratch. */
 export class Blas1 {
   readonly scalars: ScalarPool;
   /** Vectors per fused combine / multiDot dispatch on this device ({@link fusedGroup}). */
   readonly group: number;
   private partial: GpuBuf;
+  /**
+   * Binding arrays by length, reused for every dispatch: the recorder reads them synchronously
+   * (bind-group lookup, use-after-dispose checks) and keeps none, so no array is made per
+   * dispatch (and none is resized: V8 shrinks an array's store when its length drops).
+   */
+  private readonly byLength: GpuBuf[][] = [];
 
   private constructor(readonly ctx: GpuContext) {
     this.scalars = new ScalarPool(ctx);
@@ -64,6 +74,11 @@ export class Blas1 {
   private readonly pipes = new Map<string, PipelineEntry>();
   private pipesEvictions = 0;
 
+  /** The pipeline of `name` when cached and no compile failed since (no closure made: the hot paths' fast path). */
+  private cached(name: string): PipelineEntry | undefined {
+    return this.pipesEvictions === this.ctx.pipelines.evictions ? this.pipes.get(name) : undefined;
+  }
+
   private pipe(name: string, wgsl: () => string, bindings: () => string): PipelineEntry {
     if (this.pipesEvictions !== this.ctx.pipelines.evictions) {
       this.pipes.clear(); // a compile failed somewhere: ask the context again (it recompiles and reports)
@@ -74,9 +89,30 @@ export class Blas1 {
     return p;
   }
 
-  private ew(name: string, n: number, refs: GpuBuf[], a: Operand = imm(0), b: Operand = imm(0)): void {
-    const k = ELEMENTWISE[name]!;
-    const p = this.pipe(name, () => elementwiseWgsl(name), () => signature(k.bindings));
+  /** The reused binding array of length k ({@link Blas1.byLength}); its entries are the caller's to set. */
+  private fixed(k: number): GpuBuf[] {
+    let a = this.byLength[k];
+    if (!a) this.byLength[k] = a = new Array<GpuBuf>(k).fill(this.scalars.buf);
+    return a;
+  }
+
+  /** The bindings r0, r1, … (up to six, in order) in a reused array. O(1), no allocation. */
+  private bind(r0: GpuBuf, r1?: GpuBuf, r2?: GpuBuf, r3?: GpuBuf, r4?: GpuBuf, r5?: GpuBuf): GpuBuf[] {
+    const k = r5 ? 6 : r4 ? 5 : r3 ? 4 : r2 ? 3 : r1 ? 2 : 1;
+    const a = this.fixed(k);
+    a[0] = r0;
+    if (r1) a[1] = r1;
+    if (r2) a[2] = r2;
+    if (r3) a[3] = r3;
+    if (r4) a[4] = r4;
+    if (r5) a[5] = r5;
+    return a;
+  }
+
+  /** An element-wise kernel over the scalar slots and the buffers r1 (, r2, r3). */
+  private ew(name: string, n: number, a: Operand, b: Operand, r1: GpuBuf, r2?: GpuBuf, r3?: GpuBuf): void {
+    const p = this.cached(name) ?? this.pipe(name, () => elementwiseWgsl(name), () => signature(ELEMENTWISE[name]!.bindings));
+    const refs = this.bind(this.scalars.buf, r1, r2, r3);
     const u = Uniforms.take();
     u.u[0] = n;
     u.i[1] = a.num;
@@ -85,41 +121,41 @@ export class Blas1 {
     u.i[4] = b.num;
     u.i[5] = b.den;
     u.f[6] = b.k;
-    this.ctx.recorder.dispatch(p, [this.scalars.buf, ...refs], u, Math.ceil(n / WG));
+    this.ctx.recorder.dispatch(p, refs, u, Math.ceil(n / WG));
   }
 
   /** y[0..n) = a. O(n). */
   fill(y: GpuBuf, n: number, a: Operand): void {
-    this.ew('fill', n, [y], a);
+    this.ew('fill', n, a, IMM0, y);
   }
 
   /** y[0..n) = x[0..n). O(n). */
   copy(x: GpuBuf, y: GpuBuf, n: number): void {
-    if (x.id !== y.id) this.ew('copy', n, [x, y]);
+    if (x.id !== y.id) this.ew('copy', n, IMM0, IMM0, x, y);
   }
 
   /** y = a·x + b·y (b = 0 ignores y; x may alias y). O(n), one dispatch. */
   axpby(a: Operand, x: GpuBuf, b: Operand, y: GpuBuf, n: number): void {
-    if (x.id === y.id) this.ew('axpbySelf', n, [y], a, b);
-    else this.ew('axpby', n, [x, y], a, b);
+    if (x.id === y.id) this.ew('axpbySelf', n, a, b, y);
+    else this.ew('axpby', n, a, b, x, y);
   }
 
   /** y = a·y. O(n), one dispatch. */
   scale(a: Operand, y: GpuBuf, n: number): void {
-    this.ew('axpbySelf', n, [y], a, imm(0));
+    this.ew('axpbySelf', n, a, IMM0, y);
   }
 
   /** z = x ∘ y (z may alias x or y). O(n), one dispatch. */
   multiply(x: GpuBuf, y: GpuBuf, z: GpuBuf, n: number): void {
-    if (z.id === x.id && z.id === y.id) this.ew('square', n, [z]);
-    else if (z.id === x.id) this.ew('mulInto', n, [y, z]);
-    else if (z.id === y.id) this.ew('mulInto', n, [x, z]);
-    else this.ew('mul', n, [x, y, z]);
+    if (z.id === x.id && z.id === y.id) this.ew('square', n, IMM0, IMM0, z);
+    else if (z.id === x.id) this.ew('mulInto', n, IMM0, IMM0, y, z);
+    else if (z.id === y.id) this.ew('mulInto', n, IMM0, IMM0, x, z);
+    else this.ew('mul', n, IMM0, IMM0, x, y, z);
   }
 
   /** t = r / (d − sigma), |d − sigma| clamped below at `clamp` (sign kept); t distinct from r and d. O(n). */
   shiftedDivide(r: GpuBuf, d: GpuBuf, sigma: number, clamp: number, t: GpuBuf, n: number): void {
-    this.ew('shiftDiv', n, [r, d, t], imm(sigma), imm(clamp));
+    this.ew('shiftDiv', n, imm(sigma), imm(clamp), r, d, t);
   }
 
   private ensurePartial(count: number): void {
@@ -138,7 +174,7 @@ export class Blas1 {
    */
   combineNormalize(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, y: GpuBuf, n: number, slot: number, v: GpuBuf, k: number): void {
     const groups = this.combineNormStage1(coeffs, xs, beta, y, n);
-    const p = this.pipe('normalize', normalizeWgsl, () => signature(NORMALIZE_BINDINGS));
+    const p = this.cached('normalize') ?? this.pipe('normalize', normalizeWgsl, () => signature(NORMALIZE_BINDINGS));
     const u = Uniforms.take();
     u.u[0] = n;
     u.u[1] = groups;
@@ -146,7 +182,8 @@ export class Blas1 {
     u.u[3] = 0;
     u.u[4] = slot;
     u.f[5] = k;
-    this.ctx.recorder.dispatch(p, [this.scalars.buf, this.partial, y, v], u, groups);
+    const refs = this.bind(this.scalars.buf, this.partial, y, v);
+    this.ctx.recorder.dispatch(p, refs, u, groups);
   }
 
   /** The combine of the leading vectors and the combine-norm pass (partials of ‖y‖² at 0); returns their count. */
@@ -154,12 +191,16 @@ export class Blas1 {
     const G = Math.max(1, this.group - 1);
     const lead = Math.max(0, xs.length - G);
     if (lead > 0) this.combine(coeffs.slice(0, lead), xs.slice(0, lead), beta, y, n);
-    const b = lead > 0 ? imm(1) : beta;
+    const b = lead > 0 ? IMM1 : beta;
     const m = xs.length - lead;
     const groups = Math.ceil(n / DOT_CHUNK);
     this.ensurePartial(Math.max(1, groups));
-    const p1 = this.pipe(`combine-norm${G}`, () => combineNormWgsl(G), () => signature(combineNormBindings(G)));
-    const { u, refs } = combineUniforms(coeffs, xs, b, lead, m, G, n, this.scalars.buf, [y, this.partial]);
+    const p1 = this.cached(`combine-norm${G}`) ?? this.pipe(`combine-norm${G}`, () => combineNormWgsl(G), () => signature(combineNormBindings(G)));
+    const refs = this.fixed(G + 3);
+    refs[0] = this.scalars.buf;
+    const u = combineUniforms(coeffs, xs, b, lead, m, G, n, refs);
+    refs[G + 1] = y;
+    refs[G + 2] = this.partial;
     u.u[5 + 3 * G] = groups;
     u.u[6 + 3 * G] = 0;
     this.ctx.recorder.dispatch(p1, refs, u, groups);
@@ -173,23 +214,24 @@ export class Blas1 {
   dots(xs: readonly GpuBuf[], y: GpuBuf, n: number, slots: readonly number[], sqrt = false): void {
     const groups = Math.ceil(n / DOT_CHUNK);
     this.ensurePartial(Math.max(1, groups * xs.length));
-    const p1 = this.pipe('dot1', dotStage1Wgsl, () => signature(DOT_STAGE1_BINDINGS));
-    const p2 = this.pipe('dot2', dotStage2Wgsl, () => signature(DOT_STAGE2_BINDINGS));
-    xs.forEach((x, j) => {
+    const p1 = this.cached('dot1') ?? this.pipe('dot1', dotStage1Wgsl, () => signature(DOT_STAGE1_BINDINGS));
+    const p2 = this.cached('dot2') ?? this.pipe('dot2', dotStage2Wgsl, () => signature(DOT_STAGE2_BINDINGS));
+    for (let j = 0; j < xs.length; j++) {
       const u = Uniforms.take();
       u.u[0] = n;
       u.u[1] = groups;
       u.u[2] = j * groups;
-      this.ctx.recorder.dispatch(p1, [x, y, this.partial], u, groups);
-    });
-    xs.forEach((_, j) => {
+      const refs = this.bind(xs[j]!, y, this.partial);
+      this.ctx.recorder.dispatch(p1, refs, u, groups);
+    }
+    for (let j = 0; j < xs.length; j++) {
       const u = Uniforms.take();
       u.u[0] = groups;
       u.u[1] = slots[j]!;
       u.u[2] = sqrt ? 1 : 0;
       u.u[3] = j * groups;
-      this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u, 1);
-    });
+      this.ctx.recorder.dispatch(p2, this.bind(this.partial, this.scalars.buf), u, 1);
+    }
   }
 
   /**
@@ -200,19 +242,20 @@ export class Blas1 {
    * @example b1.combine([imm(2), h], [v0, v1], imm(0), w, n); // w = 2·v0 + h·v1
    */
   combine(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, y: GpuBuf, n: number): void {
-    if (xs.some((x) => x.id === y.id)) {
+    if (aliases(xs, y)) {
       // y = c0·x0 + beta·y, then y = cj·xj + y
-      xs.forEach((x, j) => {
-        this.axpby(coeffs[j]!, x, j === 0 ? beta : imm(1), y, n);
-      });
+      for (let j = 0; j < xs.length; j++) this.axpby(coeffs[j]!, xs[j]!, j === 0 ? beta : IMM1, y, n);
       return;
     }
     const G = this.group;
-    const p = this.pipe(`combine${G}`, () => combineWgsl(G), () => signature(combineBindings(G)));
+    const p = this.cached(`combine${G}`) ?? this.pipe(`combine${G}`, () => combineWgsl(G), () => signature(combineBindings(G)));
     for (let first = 0; first < xs.length; first += G) {
       const m = Math.min(G, xs.length - first);
-      const b = first === 0 ? beta : imm(1);
-      const { u, refs } = combineUniforms(coeffs, xs, b, first, m, G, n, this.scalars.buf, [y]);
+      const b = first === 0 ? beta : IMM1;
+      const refs = this.fixed(G + 2);
+      refs[0] = this.scalars.buf;
+      const u = combineUniforms(coeffs, xs, b, first, m, G, n, refs);
+      refs[G + 1] = y;
       this.ctx.recorder.dispatch(p, refs, u, Math.ceil(n / WG));
     }
   }
@@ -227,13 +270,13 @@ export class Blas1 {
    */
   combineNorm(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, y: GpuBuf, n: number, slot: number): void {
     const groups = this.combineNormStage1(coeffs, xs, beta, y, n);
-    const p2 = this.pipe('dot2', dotStage2Wgsl, () => signature(DOT_STAGE2_BINDINGS));
+    const p2 = this.cached('dot2') ?? this.pipe('dot2', dotStage2Wgsl, () => signature(DOT_STAGE2_BINDINGS));
     const u2 = Uniforms.take();
     u2.u[0] = groups;
     u2.u[1] = slot;
     u2.u[2] = 1; // sqrt
     u2.u[3] = 0;
-    this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u2, 1);
+    this.ctx.recorder.dispatch(p2, this.bind(this.partial, this.scalars.buf), u2, 1);
   }
 
   /**
@@ -259,8 +302,12 @@ export class Blas1 {
     }
     if (lead > 0) this.combine(coeffs.slice(0, lead), xs.slice(0, lead), beta, y, n);
     const m = xs.length - lead;
-    const p = this.pipe(`combine-dots${G}`, () => combineDotsWgsl(G), () => signature(combineNormBindings(G)));
-    const { u, refs } = combineUniforms(coeffs, xs, lead > 0 ? imm(1) : beta, lead, m, G, n, this.scalars.buf, [y, this.partial]);
+    const p = this.cached(`combine-dots${G}`) ?? this.pipe(`combine-dots${G}`, () => combineDotsWgsl(G), () => signature(combineNormBindings(G)));
+    const refs = this.fixed(G + 3);
+    refs[0] = this.scalars.buf;
+    const u = combineUniforms(coeffs, xs, lead > 0 ? IMM1 : beta, lead, m, G, n, refs);
+    refs[G + 1] = y;
+    refs[G + 2] = this.partial;
     u.u[5 + 3 * G] = groups;
     u.u[6 + 3 * G] = lead * groups; // partials of vector lead + j at (lead + j)·groups
     this.ctx.recorder.dispatch(p, refs, u, groups);
@@ -287,7 +334,7 @@ export class Blas1 {
   private multiDotStage1(xs: readonly GpuBuf[], y: GpuBuf, n: number, base: number): void {
     const groups = Math.ceil(n / DOT_CHUNK);
     const G = this.group;
-    const p1 = this.pipe(`multidot1-${G}`, () => multiDot1Wgsl(G), () => signature(multiDot1Bindings(G)));
+    const p1 = this.cached(`multidot1-${G}`) ?? this.pipe(`multidot1-${G}`, () => multiDot1Wgsl(G), () => signature(multiDot1Bindings(G)));
     for (let first = 0; first < xs.length; first += G) {
       const m = Math.min(G, xs.length - first);
       const u = Uniforms.take();
@@ -295,9 +342,10 @@ export class Blas1 {
       u.u[1] = groups;
       u.u[2] = (base + first) * groups;
       u.u[3] = m;
-      const refs: GpuBuf[] = [y];
-      for (let j = 0; j < G; j++) refs.push(xs[first + Math.min(j, m - 1)]!);
-      refs.push(this.partial);
+      const refs = this.fixed(G + 2);
+      refs[0] = y;
+      for (let j = 0; j < G; j++) refs[1 + j] = xs[first + Math.min(j, m - 1)]!;
+      refs[G + 1] = this.partial;
       this.ctx.recorder.dispatch(p1, refs, u, groups);
     }
   }
@@ -305,7 +353,7 @@ export class Blas1 {
   /** Multi-dot stage 2: up to S vectors per dispatch (the partials of all groups lie in vector order). */
   private multiDotStage2(count: number, groups: number, slots: readonly number[], sqrt: boolean): void {
     const S = MULTIDOT2_SLOTS;
-    const p2 = this.pipe(`multidot2-${S}`, () => multiDot2Wgsl(S), () => signature(MULTIDOT2_BINDINGS));
+    const p2 = this.cached(`multidot2-${S}`) ?? this.pipe(`multidot2-${S}`, () => multiDot2Wgsl(S), () => signature(MULTIDOT2_BINDINGS));
     for (let first = 0; first < count; first += S) {
       const m = Math.min(S, count - first);
       const u = Uniforms.take();
@@ -314,7 +362,7 @@ export class Blas1 {
       u.u[2] = sqrt ? 1 : 0;
       u.u[3] = m;
       for (let j = 0; j < m; j++) u.u[4 + j] = slots[first + j]!;
-      this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u, m);
+      this.ctx.recorder.dispatch(p2, this.bind(this.partial, this.scalars.buf), u, m);
     }
   }
 
@@ -340,12 +388,13 @@ export class Blas1 {
   cgStep(rho: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, pqSlot: number, rrSlot: number): void {
     const groups = Math.ceil(n / DOT_CHUNK);
     this.ensurePartial(2 * Math.max(1, groups)); // before dot stage 1: the buffer must not change between the two
-    const p1 = this.pipe('dot1', dotStage1Wgsl, () => signature(DOT_STAGE1_BINDINGS));
+    const p1 = this.cached('dot1') ?? this.pipe('dot1', dotStage1Wgsl, () => signature(DOT_STAGE1_BINDINGS));
     const u = Uniforms.take();
     u.u[0] = n;
     u.u[1] = groups;
     u.u[2] = 0;
-    this.ctx.recorder.dispatch(p1, [p, q, this.partial], u, groups);
+    const refs = this.bind(p, q, this.partial);
+    this.ctx.recorder.dispatch(p1, refs, u, groups);
     this.cgFused(rho, p, q, x, r, n, rrSlot, pqSlot);
   }
 
@@ -367,15 +416,16 @@ export class Blas1 {
     u.i[5] = rho.num;
     u.i[6] = rho.den;
     u.f[7] = rho.k;
-    const pd = this.pipe('cg-direction', cgDirectionWgsl, () => signature(CG_DIRECTION_BINDINGS));
-    this.ctx.recorder.dispatch(pd, [this.scalars.buf, this.partial, r, p], u, groups);
+    const pd = this.cached('cg-direction') ?? this.pipe('cg-direction', cgDirectionWgsl, () => signature(CG_DIRECTION_BINDINGS));
+    const refs = this.bind(this.scalars.buf, this.partial, r, p);
+    this.ctx.recorder.dispatch(pd, refs, u, groups);
   }
 
   /** The fused update (α = a, or a / ⟨p, q⟩ from partials [0, groups) when pqSlot ≥ 0) and ⟨r, r⟩ stage 2 (none when slot < 0). */
   private cgFused(a: Operand, p: GpuBuf, q: GpuBuf, x: GpuBuf, r: GpuBuf, n: number, slot: number, pqSlot: number): void {
     const groups = Math.ceil(n / DOT_CHUNK);
-    const p1 = this.pipe('cg-update', cgUpdateWgsl, () => signature(CG_UPDATE_BINDINGS));
-    const p2 = this.pipe('dot2', dotStage2Wgsl, () => signature(DOT_STAGE2_BINDINGS));
+    const p1 = this.cached('cg-update') ?? this.pipe('cg-update', cgUpdateWgsl, () => signature(CG_UPDATE_BINDINGS));
+    const p2 = this.cached('dot2') ?? this.pipe('dot2', dotStage2Wgsl, () => signature(DOT_STAGE2_BINDINGS));
     const u = Uniforms.take();
     u.u[0] = n;
     u.u[1] = groups;
@@ -386,19 +436,20 @@ export class Blas1 {
     u.u[6] = pqSlot >= 0 ? 1 : 0;
     u.u[7] = 0;
     u.u[8] = Math.max(0, pqSlot);
-    this.ctx.recorder.dispatch(p1, [this.scalars.buf, p, q, x, r, this.partial], u, groups);
+    const refs = this.bind(this.scalars.buf, p, q, x, r, this.partial);
+    this.ctx.recorder.dispatch(p1, refs, u, groups);
     if (slot < 0) return;
     const u2 = Uniforms.take();
     u2.u[0] = groups;
     u2.u[1] = slot;
     u2.u[2] = 0;
     u2.u[3] = groups;
-    this.ctx.recorder.dispatch(p2, [this.partial, this.scalars.buf], u2, 1);
+    this.ctx.recorder.dispatch(p2, this.bind(this.partial, this.scalars.buf), u2, 1);
   }
 
   /** s[out] = op(A, B) on the device (one single-invocation dispatch). */
   scalarOp(op: keyof typeof SCALAR_OPS, a: Operand, b: Operand, out: number): void {
-    const p = this.pipe('scalar', scalarWgsl, () => signature(SCALAR_BINDINGS));
+    const p = this.cached('scalar') ?? this.pipe('scalar', scalarWgsl, () => signature(SCALAR_BINDINGS));
     const u = Uniforms.take();
     u.u[0] = SCALAR_OPS[op];
     u.i[1] = a.num;
@@ -408,23 +459,28 @@ export class Blas1 {
     u.i[5] = b.den;
     u.f[6] = b.k;
     u.u[7] = out;
-    this.ctx.recorder.dispatch(p, [this.scalars.buf], u, 1);
+    this.ctx.recorder.dispatch(p, this.bind(this.scalars.buf), u, 1);
   }
 }
 
+/** Whether some x is y itself. O(k), no closure. */
+function aliases(xs: readonly GpuBuf[], y: GpuBuf): boolean {
+  for (let j = 0; j < xs.length; j++) if (xs[j]!.id === y.id) return true;
+  return false;
+}
+
 /**
- * Uniforms and bindings of a combine-type pass over xs[first … first + m) (G binding slots):
- * n, m, β, then (num, den, k) per coefficient (0 past m), and the bindings `head`, the vectors
- * (unused slots bind the last one: any readable buffer), then `tail`.
+ * Uniforms of a combine-type pass over xs[first … first + m) (G binding slots): n, m, β, then
+ * (num, den, k) per coefficient (0 past m); sets the G vector bindings refs[1 … G] (unused
+ * slots bind the last one: any readable buffer). The caller sets the head and tail bindings.
  */
-function combineUniforms(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, first: number, m: number, G: number, n: number, head: GpuBuf, tail: readonly GpuBuf[]): { u: Uniforms; refs: GpuBuf[] } {
+function combineUniforms(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta: Operand, first: number, m: number, G: number, n: number, refs: GpuBuf[]): Uniforms {
   const u = Uniforms.take();
   u.u[0] = n;
   u.u[1] = m;
   u.i[2] = beta.num;
   u.i[3] = beta.den;
   u.f[4] = beta.k;
-  const refs: GpuBuf[] = [head];
   for (let j = 0; j < G; j++) {
     if (j < m) {
       const c = coeffs[first + j]!;
@@ -435,8 +491,7 @@ function combineUniforms(coeffs: readonly Operand[], xs: readonly GpuBuf[], beta
       u.i[5 + 3 * j] = -1; // imm(0)
       u.i[6 + 3 * j] = -1;
     }
-    refs.push(xs[first + Math.min(j, m - 1)]!);
+    refs[1 + j] = xs[first + Math.min(j, m - 1)]!;
   }
-  for (const t of tail) refs.push(t);
-  return { u, refs };
+  return u;
 }

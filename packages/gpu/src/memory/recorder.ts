@@ -60,16 +60,23 @@ const uniformBlocks: Uniforms[] = [];
  * views made once), where `new Uniforms()` makes four views per dispatch.
  */
 export class Uniforms {
-  readonly u: Uint32Array;
-  readonly i: Int32Array;
-  readonly f: Float32Array;
+  readonly u!: Uint32Array;
+  readonly i!: Int32Array;
+  readonly f!: Float32Array;
   /** The block's bytes (what the recorder copies). */
-  readonly bytes: Uint8Array;
+  readonly bytes!: Uint8Array;
 
+  /**
+   * `new Uniforms()` is {@link Uniforms.take}: the next ring block, zeroed, with the views made
+   * once (the same contract; kernels that construct their block allocate nothing per dispatch).
+   * `slot` ≥ 0 makes the views of that slot (what take() does once per slot).
+   */
   constructor(slot = -1) {
-    const at = slot >= 0 ? slot : uniformNext;
-    if (slot < 0) uniformNext = (uniformNext + 1) % UNIFORM_RING_SLOTS;
-    const offset = at * UNIFORM_BYTES;
+    if (slot < 0) {
+      // biome-ignore lint/correctness/noConstructorReturn: the ring's block, so that kernels constructing theirs make no four views per dispatch
+      return Uniforms.take();
+    }
+    const offset = slot * UNIFORM_BYTES;
     this.bytes = new Uint8Array(uniformRing, offset, UNIFORM_BYTES);
     this.bytes.fill(0);
     this.u = new Uint32Array(uniformRing, offset, UNIFORM_BYTES / 4);
@@ -78,8 +85,8 @@ export class Uniforms {
   }
 
   /**
-   * The next block of the ring, zeroed: the same contract as `new Uniforms()` (fill and
-   * dispatch it before 1024 newer blocks are made) without allocating. O(64).
+   * The next block of the ring, zeroed (fill and dispatch it before 1024 newer blocks are made),
+   * without allocating. O(64).
    * @example const u = Uniforms.take(); u.u[0] = n; rec.dispatch(pipe, refs, u, groups);
    */
   static take(): Uniforms {

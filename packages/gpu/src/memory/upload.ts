@@ -61,12 +61,54 @@ export function validateIndexRange(idx: Int32Array | Uint32Array, bound: number,
   }
 }
 
+/**
+ * How {@link writeData} moves bytes to the device (bench/transfer.ts measures the options per
+ * device): `write`, one queue.writeBuffer; `chunks`, writeBuffer in pieces of `chunkBytes`;
+ * `staging`, a buffer created mapped (MAP_WRITE | COPY_SRC), filled, unmapped and copied on
+ * the GPU, in pieces of `chunkBytes`. All give the same bytes in queue order.
+ */
+export const uploadTuning: { method: 'write' | 'chunks' | 'staging'; chunkBytes: number } = { method: 'write', chunkBytes: 64 * 2 ** 20 };
+
 /** Overwrite `buf` from element `first` with `data` (flushes pending work first: ordering). */
 export function writeData(ctx: GpuContext, buf: GpuBuf, data: Float32Array | Uint32Array | Int32Array, first = 0): void {
   if (data.length === 0) return;
   if (buf.isDisposed) throw new UseAfterDisposeError('write', buf.id, buf.buffer.label);
   ctx.recorder.flush();
-  ctx.device.queue.writeBuffer(buf.buffer, first * 4, data.buffer, data.byteOffset, data.byteLength);
+  const { method } = uploadTuning;
+  const chunk = Math.max(4, Math.floor(uploadTuning.chunkBytes / 4) * 4);
+  if (method === 'write' || data.byteLength <= chunk && method === 'chunks') {
+    ctx.device.queue.writeBuffer(buf.buffer, first * 4, data.buffer, data.byteOffset, data.byteLength);
+    return;
+  }
+  for (let at = 0; at < data.byteLength; at += chunk) {
+    const len = Math.min(chunk, data.byteLength - at);
+    if (method === 'chunks') ctx.device.queue.writeBuffer(buf.buffer, first * 4 + at, data.buffer, data.byteOffset + at, len);
+    else stagedWrite(ctx, buf, first * 4 + at, new Uint8Array(data.buffer, data.byteOffset + at, len));
+  }
+}
+
+/** One piece of a `staging` upload: a mapped buffer filled and copied into `buf` at `offset`, submitted at once. */
+function stagedWrite(ctx: GpuContext, buf: GpuBuf, offset: number, bytes: Uint8Array): void {
+  const size = Math.ceil(bytes.byteLength / 4) * 4;
+  const staging = ctx.scoped(`upload staging buffer (${size} bytes)`, () => ctx.device.createBuffer({ size, usage: 0x02 | 0x04, mappedAtCreation: true, label: 'upload-staging' }), { bytes: size }); // MAP_WRITE | COPY_SRC
+  new Uint8Array(staging.getMappedRange(0, size)).set(bytes);
+  staging.unmap();
+  ctx.recorder.commandEncoder().copyBufferToBuffer(staging, 0, buf.buffer, offset, size);
+  ctx.recorder.flush();
+  staging.destroy(); // freed once the submitted copy has run
+}
+
+/**
+ * `values` as a Float32Array: itself when it is one, else rounded to float32 — through the
+ * typed-array constructor for typed arrays (a conversion loop in V8, ~3× faster than
+ * `Float32Array.from`, which goes through the iterator protocol), through `from` for other
+ * array-likes (the constructor is slower for plain arrays). O(n).
+ * @example toFloat32(new Float64Array([1, 0.1])) // Float32Array [1, 0.1 rounded]
+ */
+export function toFloat32(values: ArrayLike<number>): Float32Array {
+  if (values instanceof Float32Array) return values;
+  if (ArrayBuffer.isView(values)) return new Float32Array(values as unknown as Float64Array);
+  return Float32Array.from(values);
 }
 
 /**
@@ -75,7 +117,7 @@ export function writeData(ctx: GpuContext, buf: GpuBuf, data: Float32Array | Uin
  */
 export function uploadF32(ctx: GpuContext, values: ArrayLike<number>, label = 'f32'): GpuBuf {
   const buf = ctx.buffers.acquire(values.length * 4, STORAGE_USAGE, label);
-  writeData(ctx, buf, values instanceof Float32Array ? values : Float32Array.from(values));
+  writeData(ctx, buf, toFloat32(values));
   return buf;
 }
 

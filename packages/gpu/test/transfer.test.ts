@@ -1,0 +1,92 @@
+/**
+ * Host ↔ device transfers (issue 15, session 9; bench/transfer.ts): uploads convert typed arrays
+ * with the typed-array constructor (toFloat32), readF32 converts straight from the mapped
+ * staging memory; the values are those of float32 rounding, every special value included.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type GpuContext, GpuVectorSpace, readF32, readRanges, toFloat32, uploadF32 } from '../src/index';
+import { testContext } from './helpers';
+
+let ctx: GpuContext;
+beforeAll(async () => {
+  ctx = await testContext();
+});
+afterAll(() => ctx.dispose());
+
+const SPECIAL = [0, -0, 1, -1, 0.1, 1e-40, -1e-45, 3.4028235e38, 3.5e38, -3.5e38, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 2 ** -126, 1 / 3];
+
+describe('toFloat32', () => {
+  it('returns a Float32Array itself and rounds every other input as Math.fround does', () => {
+    const f = new Float32Array([1, 2]);
+    expect(toFloat32(f)).toBe(f);
+    const want = SPECIAL.map(Math.fround);
+    for (const input of [new Float64Array(SPECIAL), SPECIAL, new Float64Array(SPECIAL).subarray(0)]) {
+      const got = toFloat32(input);
+      expect(got).toBeInstanceOf(Float32Array);
+      expect(Array.from(got)).toEqual(want); // toEqual tells −0 from 0 and matches NaN
+    }
+    expect(Array.from(toFloat32(new Int32Array([-7, 2 ** 30 + 1])))).toEqual([-7, Math.fround(2 ** 30 + 1)]);
+    // a view into a larger buffer converts its own elements only
+    const big = new Float64Array([9, 9, 0.1, 0.2, 9]);
+    expect(Array.from(toFloat32(big.subarray(2, 4)))).toEqual([Math.fround(0.1), Math.fround(0.2)]);
+  });
+});
+
+describe('readF32 and readRanges', () => {
+  it('read back float32 values as float64 (specials, an offset, several ranges, none)', async () => {
+    const n = 70_001;
+    const host = new Float64Array(n);
+    for (let i = 0; i < n; i++) host[i] = i < SPECIAL.length ? SPECIAL[i]! : Math.sin(i) * 10 ** ((i % 60) - 30);
+    const buf = uploadF32(ctx, host, 'transfer-test');
+    const all = await readF32(ctx, buf, n);
+    expect(all).toBeInstanceOf(Float64Array);
+    const want = Array.from(host, Math.fround);
+    // a copy keeps every bit (subnormals, −0, NaN) on the way and back
+    expect(Array.from(all)).toEqual(want);
+    const part = await readF32(ctx, buf, 5, 1000);
+    expect(Array.from(part)).toEqual(want.slice(1000, 1005));
+    expect((await readF32(ctx, buf, 0)).length).toBe(0);
+    const [a, b] = await readRanges(ctx, [
+      { buf, offset: 8, bytes: 12 },
+      { buf, offset: 4 * 60_000, bytes: 8 },
+    ]);
+    expect(Array.from(new Float32Array(a!))).toEqual(want.slice(2, 5));
+    expect(Array.from(new Float32Array(b!))).toEqual(want.slice(60_000, 60_002));
+    buf.dispose();
+  });
+
+  it('the vector space writes typed and plain arrays alike', async () => {
+    const gs = new GpuVectorSpace(ctx);
+    const vals = [0.1, -2.5, 1e-3, 7];
+    const v = gs.fromArray(new Float64Array(vals));
+    const w = gs.fromArray(vals);
+    expect(Array.from(await gs.toArray(v))).toEqual(vals.map(Math.fround));
+    gs.write(w, new Float64Array([1, 2, 3, 0.3]));
+    expect(Array.from(await gs.toArray(w))).toEqual([1, 2, 3, Math.fround(0.3)]);
+    gs.release(v);
+    gs.release(w);
+  });
+});
+
+describe('writeData methods (uploadTuning)', () => {
+  it('write, chunks and staging put the same bytes at the same place, odd sizes and offsets included', async () => {
+    const { uploadTuning, writeData } = await import('../src/index');
+    const saved = { ...uploadTuning };
+    try {
+      const n = 10_007;
+      const data = Float32Array.from({ length: n }, (_, i) => Math.fround(Math.cos(i) * (i + 1)));
+      for (const method of ['write', 'chunks', 'staging'] as const) {
+        uploadTuning.method = method;
+        uploadTuning.chunkBytes = 4 * 1003; // ten pieces and a short one
+        const buf = uploadF32(ctx, new Float32Array(n + 5).fill(-1), `write-${method}`);
+        writeData(ctx, buf, data, 3);
+        const got = await readF32(ctx, buf, n + 5);
+        expect([got[0], got[1], got[2], got[n + 3], got[n + 4]]).toEqual([-1, -1, -1, -1, -1]);
+        expect(Array.from(got.subarray(3, n + 3))).toEqual(Array.from(data));
+        buf.dispose();
+      }
+    } finally {
+      Object.assign(uploadTuning, saved);
+    }
+  });
+});
