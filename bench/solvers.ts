@@ -27,6 +27,7 @@
  *     [--gmres-iters 300] [--restart 30] [--kernel csr-scalar] [--dump DIR] [--refine-max-rows N]
  *     [--blas 1000000,4000000] [--ortho cgs2,cgs] [--eig-kernel tuned|csr-scalar|…] [--host-polish] [--unsafe]
  *     [--spd poisson3d-100x110x120] [--mixed cold,bound-nocheck,values,bound,residual] [--block on,off] [--rounds 2]
+ *     [--ahead on,off] [--lanczos-basis 40]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -50,6 +51,10 @@ const spdNames = (opt('--spd') ?? '').split(',').filter(Boolean);
 const mixedKeys = opt('--mixed')?.split(',').filter(Boolean);
 /** Lanczos basis block modes of the float32 Lanczos runs ('on': GpuVectorSpace.lanczosBlock, 'off': per vector). */
 const blockModes = (opt('--block') ?? 'on').split(',').filter((m) => m === 'on' || m === 'off');
+/** Lanczos's record-ahead (the next batch recorded while a readback is in flight) in the float32 Lanczos runs: 'on' (default), 'off'. */
+/** `--lanczos-basis M`: the float32 Lanczos runs' maxBasis (default Lanczos's own, 20 for k = 4; eigsMixed's fast phase takes 40). */
+const lanczosBasis = opt('--lanczos-basis') ? Number(opt('--lanczos-basis')) : undefined;
+const aheadModes = (opt('--ahead') ?? 'on').split(',').filter((m) => m === 'on' || m === 'off');
 
 /**
  * The eigsMixed variants of {@link mixedOnDevice} by `--mixed` key. The float32 Lanczos to 1e-6
@@ -212,15 +217,15 @@ async function eigenCase(name: string, a: CsrMatrix, shift: number): Promise<voi
   for (const block of blockModes) {
     const sp = block === 'on' ? space : plainSpace;
     if (block === 'off') for (const v of (await lanczos(op, sp, { k, tol: 1e-3, maxIterations: 40 })).vectors) sp.release(v); // its pipelines
-    for (const checkMultiplicity of [true, false]) {
+    for (const [checkMultiplicity, ahead] of [true, false].flatMap((cm) => aheadModes.map((m) => [cm, m] as const))) {
       const d0 = ctx.recorder.dispatches;
       const t0 = performance.now();
-      const r = await lanczos(op, sp, { k, tol: 1e-5, checkMultiplicity });
+      const r = await lanczos(op, sp, { k, tol: 1e-5, checkMultiplicity, recordAhead: ahead === 'on', ...(lanczosBasis ? { maxBasis: lanczosBasis } : {}) });
       await ctx.finish();
       const ms = performance.now() - t0;
       const dispatchesPerMatvec = (ctx.recorder.dispatches - d0) / Math.max(1, r.stats.matvecs);
       r.vectors.forEach((v) => { sp.release(v); });
-      const solver = `${checkMultiplicity ? 'lanczos' : 'lanczos (no multiplicity check)'}${block === 'on' ? '' : ' per-vector basis'}`;
+      const solver = `${checkMultiplicity ? 'lanczos' : 'lanczos (no multiplicity check)'}${block === 'on' ? '' : ' per-vector basis'}${ahead === 'on' ? '' : ' no record-ahead'}${lanczosBasis ? ` basis ${lanczosBasis}` : ''}`;
       rows.push({ problem: name, solver, block, precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), dispatchesPerMatvec, values: r.values.map((x) => x + shift), residualNorms: r.residualNorms, reason: r.reason });
       console.log(`${name} ${solver} k=${k} f32 tol 1e-5: ${r.reason}, ${r.stats.matvecs} matvecs, ${ms.toFixed(0)} ms (${(ms / Math.max(1, r.stats.matvecs)).toFixed(3)} ms/matvec, ${dispatchesPerMatvec.toFixed(2)} dispatches/matvec); ${r.values.map((v) => v.toFixed(7)).join(' ')}`);
     }
