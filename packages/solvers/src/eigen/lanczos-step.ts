@@ -9,7 +9,8 @@
  * then taken on a schedule (./lanczos-restart EstimateSchedule). Elsewhere (the GPU, float32) a
  * step is CGS2 against [L Q] recorded without waiting: its projections and ‖w‖ stay device
  * scalars, q_{j+1} = w/‖w‖ is normalised on the device, A·q_j goes to one work vector reused by
- * the whole run, and the host reads a batch of steps back every `checkEvery` steps.
+ * the whole run, and the host reads a batch of steps back every `checkEvery` steps; on the block
+ * path it records the next batch's steps while that readback is in flight ({@link readBatch}).
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
