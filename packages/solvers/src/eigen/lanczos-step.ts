@@ -64,6 +64,8 @@ export interface BasisBlock<V> {
   read(widths: readonly number[]): Promise<number[][]>;
   /** New vectors Σ_j coeffs[t][j]·basis[j] from the block's copy, or undefined (nothing done) when it cannot. */
   combineColumns?(basis: readonly V[], coeffs: readonly (readonly number[])[], make: (n: number) => V): V[] | undefined;
+  /** Submit the recorded work now (after the steps recorded ahead, before the host waits). */
+  submit?(): void;
   dispose(): void;
 }
 
@@ -355,6 +357,7 @@ async function recordAhead<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], st: 
   for (let t = 0; t < steps; t++) await recordStep(c, locked, st);
   st.ahead = { q: st.q.splice(len), pending: st.pending.splice(0) };
   st.pending.push(...batch);
+  c.block?.submit?.(); // the last of them too: the GPU works on them while the host waits and examines
 }
 
 /**
