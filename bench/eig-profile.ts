@@ -42,7 +42,11 @@ const kernelParams = Object.fromEntries((opt('--params') ?? '').split(',').filte
 const wantTimestamps = !argv.includes('--no-timestamps');
 const toggles = opt('--toggles')?.split(';').filter(Boolean) ?? [];
 const firstBatches = (opt('--first-batch') ?? '16').split(',').filter(Boolean).map(Number);
-const blockModes = (opt('--block') ?? 'on,off').split(',').filter((m) => m === 'on' || m === 'off');
+// 'on-noahead': the block without Lanczos's record-ahead (host and GPU taking turns, the s8 behaviour)
+const blockModes = (opt('--block') ?? 'on,off').split(',').filter((m) => m === 'on' || m === 'off' || m === 'on-noahead');
+/** `--basis M`: Lanczos maxBasis (default Lanczos's own: 20 for k = 4; eigsMixed's fast phase takes 40). */
+const basis = opt('--basis') ? Number(opt('--basis')) : undefined;
+let recordAhead = true;
 
 async function loadMatrix(): Promise<{ name: string; a: CsrMatrix }> {
   if (mtx) return { name: mtx.split('/').pop()!, a: (await readMatrixMarket(mtx)).matrix };
@@ -82,19 +86,21 @@ const useBlock = (on: boolean) => {
     : undefined;
 };
 const run = async () => {
-  const r = await lanczos(op, space, { k, tol });
+  const r = await lanczos(op, space, { k, tol, recordAhead, ...(basis ? { maxBasis: basis } : {}) });
   await ctx.finish();
   r.vectors.forEach((v) => { space.release(v); });
   return r;
 };
 for (const mode of blockModes) {
-  useBlock(mode === 'on');
+  useBlock(mode !== 'off');
+  recordAhead = mode !== 'on-noahead';
   await run(); // warm-up: pipelines and bind groups created
 }
 
 /** One mode's measured runs (one per first-batch value), its counts and its kernel times. */
 async function measure(mode: string) {
-  useBlock(mode === 'on');
+  useBlock(mode !== 'off');
+  recordAhead = mode !== 'on-noahead';
   const byFirstBatch: Record<string, unknown>[] = [];
   let first: { res: Awaited<ReturnType<typeof run>>; wallMs: number; c: ReturnType<typeof diff>; k0: Map<string, number> } | undefined;
   for (const fb of firstBatches) {

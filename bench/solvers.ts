@@ -26,7 +26,8 @@
  *   node .gpukit/app/solvers.mjs --out $OUT/solvers.json [--cd 1000,2000] [--hubbard 12] [--k 4]
  *     [--gmres-iters 300] [--restart 30] [--kernel csr-scalar] [--dump DIR] [--refine-max-rows N]
  *     [--blas 1000000,4000000] [--ortho cgs2,cgs] [--eig-kernel tuned|csr-scalar|…] [--host-polish] [--unsafe]
- *     [--spd poisson3d-100x110x120] [--mixed cold,bound-nocheck,values,bound,residual] [--block on,off]
+ *     [--spd poisson3d-100x110x120] [--mixed cold,bound-nocheck,values,bound,residual] [--block on,off] [--rounds 2]
+ *     [--ahead on,off] [--lanczos-basis 40]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -50,6 +51,10 @@ const spdNames = (opt('--spd') ?? '').split(',').filter(Boolean);
 const mixedKeys = opt('--mixed')?.split(',').filter(Boolean);
 /** Lanczos basis block modes of the float32 Lanczos runs ('on': GpuVectorSpace.lanczosBlock, 'off': per vector). */
 const blockModes = (opt('--block') ?? 'on').split(',').filter((m) => m === 'on' || m === 'off');
+/** Lanczos's record-ahead (the next batch recorded while a readback is in flight) in the float32 Lanczos runs: 'on' (default), 'off'. */
+/** `--lanczos-basis M`: the float32 Lanczos runs' maxBasis (default Lanczos's own, 20 for k = 4; eigsMixed's fast phase takes 40). */
+const lanczosBasis = opt('--lanczos-basis') ? Number(opt('--lanczos-basis')) : undefined;
+const aheadModes = (opt('--ahead') ?? 'on').split(',').filter((m) => m === 'on' || m === 'off');
 
 /**
  * The eigsMixed variants of {@link mixedOnDevice} by `--mixed` key. The float32 Lanczos to 1e-6
@@ -66,6 +71,11 @@ const MIXED_VARIANTS: Record<string, { label: string; o: Partial<MixedEigenOptio
   // the fast phase let run longer / with a larger basis: fewer polish iterations for more float32 steps (issue 15's product split)
   'values-3000': { label: 'bound, no multiplicity check, values only, fast basis 20, up to 3000 steps', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 3000, maxBasis: 20, returnVectors: false } },
   'values-basis40': { label: 'bound, no multiplicity check, values only, fast basis 40, up to 1000 steps', o: { accept: 'bound', fastCheckMultiplicity: false, fastMaxIterations: 1000, maxBasis: 40, returnVectors: false } },
+  // the user-facing default: the multiplicity check ON and no step cap. ('bound' caps the fast phase at 1000 steps, which
+  // cut its check off on poisson3d 100×110×120 after 8 steps, fast reason 'max-iterations': s8-dev/6 eig18b, 1 548 ms)
+  'values-check': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults (basis 40, up to 5000 steps)', o: { accept: 'bound', returnVectors: false } },
+  // the polish's correction solves given more GMRES steps (issue 15 item 3: fewer outer df64 iterations for longer float32 solves)
+  'values-inner50': { label: 'bound, no multiplicity check, values only, fast phase defaults, 50 inner GMRES steps', o: { accept: 'bound', fastCheckMultiplicity: false, returnVectors: false, innerIterations: 50 } },
   bound: { label: 'bound', o: { accept: 'bound', fastMaxIterations: 1000 } },
   residual: { label: 'residual rule (session 4)', o: {} },
 };
@@ -207,15 +217,15 @@ async function eigenCase(name: string, a: CsrMatrix, shift: number): Promise<voi
   for (const block of blockModes) {
     const sp = block === 'on' ? space : plainSpace;
     if (block === 'off') for (const v of (await lanczos(op, sp, { k, tol: 1e-3, maxIterations: 40 })).vectors) sp.release(v); // its pipelines
-    for (const checkMultiplicity of [true, false]) {
+    for (const [checkMultiplicity, ahead] of [true, false].flatMap((cm) => aheadModes.map((m) => [cm, m] as const))) {
       const d0 = ctx.recorder.dispatches;
       const t0 = performance.now();
-      const r = await lanczos(op, sp, { k, tol: 1e-5, checkMultiplicity });
+      const r = await lanczos(op, sp, { k, tol: 1e-5, checkMultiplicity, recordAhead: ahead === 'on', ...(lanczosBasis ? { maxBasis: lanczosBasis } : {}) });
       await ctx.finish();
       const ms = performance.now() - t0;
       const dispatchesPerMatvec = (ctx.recorder.dispatches - d0) / Math.max(1, r.stats.matvecs);
       r.vectors.forEach((v) => { sp.release(v); });
-      const solver = `${checkMultiplicity ? 'lanczos' : 'lanczos (no multiplicity check)'}${block === 'on' ? '' : ' per-vector basis'}`;
+      const solver = `${checkMultiplicity ? 'lanczos' : 'lanczos (no multiplicity check)'}${block === 'on' ? '' : ' per-vector basis'}${ahead === 'on' ? '' : ' no record-ahead'}${lanczosBasis ? ` basis ${lanczosBasis}` : ''}`;
       rows.push({ problem: name, solver, block, precision: 'f32', tol: 1e-5, k, rows: a.rows, nnz: a.rowPtr[a.rows], kernel: op.label, iterations: r.iterations, matvecs: r.stats.matvecs, readbacks: r.stats.readbacks, ms, msPerMatvec: ms / Math.max(1, r.stats.matvecs), dispatchesPerMatvec, values: r.values.map((x) => x + shift), residualNorms: r.residualNorms, reason: r.reason });
       console.log(`${name} ${solver} k=${k} f32 tol 1e-5: ${r.reason}, ${r.stats.matvecs} matvecs, ${ms.toFixed(0)} ms (${(ms / Math.max(1, r.stats.matvecs)).toFixed(3)} ms/matvec, ${dispatchesPerMatvec.toFixed(2)} dispatches/matvec); ${r.values.map((v) => v.toFixed(7)).join(' ')}`);
     }
@@ -234,7 +244,7 @@ async function eigenCase(name: string, a: CsrMatrix, shift: number): Promise<voi
 
 /** The phases of an eigsMixed result in one line (products per space, readbacks, ms). */
 function phaseText(m: MixedEigenResult): string {
-  return `phases ${m.phases.map((p) => `${p.phase} ${p.method} ${p.matvecs} products${p.innerMatvecs !== undefined ? ` + ${p.innerMatvecs} f32 correction products` : ''}, ${p.readbacks} readbacks, ${p.ms.toFixed(0)} ms`).join('; ')}`;
+  return `phases ${m.phases.map((p) => `${p.phase} ${p.method} ${p.reason} after ${p.iterations} iterations, ${p.matvecs} products${p.innerMatvecs !== undefined ? ` + ${p.innerMatvecs} f32 correction products` : ''}, ${p.readbacks} readbacks, ${p.ms.toFixed(0)} ms`).join('; ')}`;
 }
 
 /**
@@ -261,7 +271,9 @@ async function mixedOnDevice(name: string, a: CsrMatrix, op: GpuOperator): Promi
     return v;
   }) : Object.values(MIXED_VARIANTS);
   let ref: number[] | undefined;
-  for (const v of variants) {
+  // `--rounds N`: the variant list N times over, interleaved (round 1: a, b; round 2: a, b), against drift of the machine
+  const rounds = Number(opt('--rounds') ?? 1);
+  for (const v of Array.from({ length: rounds }, () => variants).flat()) {
     await ctx.finish();
     const t = performance.now();
     const m = await eigsMixed({ method: 'lanczos', k, fastOperator: op, fastSpace: space, devicePolish: df.polish(dop), ...v.o });

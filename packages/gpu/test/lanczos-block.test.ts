@@ -158,4 +158,25 @@ describe('float32 Lanczos with the basis block', () => {
     expect(without.perProduct).toBeGreaterThan(11);
     op.dispose();
   });
+
+  it('record ahead at basis 40 (the next batch recorded while the readback is in flight, history rows overwritten after their copy): the answers of recordAhead false', async () => {
+    const a = generators.poisson2d(20, 21);
+    const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector', params: { lanes: 4 } });
+    const run = async (recordAhead: boolean) => {
+      const r = await lanczos(s, op, { k: 4, tol: 1e-5, maxBasis: 40, recordAhead });
+      for (const v of r.vectors) s.release(v);
+      return r;
+    };
+    const ahead = await run(true);
+    const turns = await run(false);
+    for (const r of [ahead, turns]) expect(r.reason, r.detail).toBe('converged');
+    ahead.values.forEach((v, i) => {
+      expect(Math.abs(v - turns.values[i]!)).toBeLessThanOrEqual(1e-6 * 8);
+    });
+    // the same steps in the same order; at most checkEvery − 1 = 7 discarded per run (main + up to 4 checks)
+    expect(ahead.stats.matvecs).toBeGreaterThanOrEqual(turns.stats.matvecs);
+    expect(ahead.stats.matvecs).toBeLessThanOrEqual(turns.stats.matvecs + 5 * 7);
+    expect(ahead.stats.readbacks).toBeLessThanOrEqual(turns.stats.readbacks + 5);
+    op.dispose();
+  });
 });

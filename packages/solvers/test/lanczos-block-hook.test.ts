@@ -15,6 +15,9 @@ type V = Float64Array;
 class HostBlock {
   readonly hist: number[][] = [];
   steps = 0;
+  /** Steps recorded while a read was in flight (between a read call and its result). */
+  overlapped = 0;
+  private reading = false;
   combines = 0;
   disposed = false;
   poison = false;
@@ -35,12 +38,19 @@ class HostBlock {
     s.axpby(1 / beta, w, 0, next);
     this.hist[row] = [...h1, ...h2, this.poison ? Number.NaN : beta];
     this.steps++;
+    if (this.reading) this.overlapped++;
   }
-  async read(widths: readonly number[]): Promise<number[][]> {
-    return widths.map((m, r) => {
+  /** The rows as they are at the call (the device copies them then), delivered a macrotask later (a readback). */
+  read(widths: readonly number[]): Promise<number[][]> {
+    const rows = widths.map((m, r) => {
       expect(this.hist[r]!.length).toBe(2 * m + 1);
       return this.hist[r]!;
     });
+    this.reading = true;
+    return new Promise((resolve) => setTimeout(() => {
+      this.reading = false;
+      resolve(rows);
+    }, 0));
   }
   combineColumns(basis: readonly V[], coeffs: readonly (readonly number[])[], make: (n: number) => V): V[] {
     this.combines++;
@@ -78,7 +88,7 @@ class BlockSpace extends HostVectorSpace {
 
 const a = generators.poisson2d(16, 17); // simple lowest eigenvalues
 const op = HostOperator.fromCsr(a);
-const opts = { k: 4, tol: 1e-8, checkEvery: 8, orthogonalization: 'cgs2' as const };
+const opts = { k: 4, tol: 1e-8, checkEvery: 8, orthogonalization: 'cgs2' as const, recordAhead: false };
 
 describe('Lanczos with a basis block offered by the space', () => {
   it('the answers of the per-vector steps, every product through the block, restarts from it, disposed at the end', async () => {
@@ -96,6 +106,27 @@ describe('Lanczos with a basis block offered by the space', () => {
     expect(b.steps).toBe(r.iterations);
     expect(b.combines).toBeGreaterThan(0);
     expect(b.disposed).toBe(true);
+  });
+
+  it('record ahead (the default): the next steps recorded while a read is in flight; the same answers, a few discarded products', async () => {
+    // basis 40 (eigsMixed's fast default): 18 steps between restarts, batches of 8, 8, 2; no step crosses a restart
+    const wide = { ...opts, maxBasis: 40 };
+    const plain = await lanczos(new HostVectorSpace(), op, wide);
+    const space = new BlockSpace();
+    const r = await lanczos(space, op, { ...wide, recordAhead: true });
+    expect(r.reason, r.detail).toBe('converged');
+    r.values.forEach((v, i) => {
+      expect(Math.abs(v - plain.values[i]!)).toBeLessThanOrEqual(1e-12);
+    });
+    const b = space.blocks[0]!;
+    expect(b.overlapped).toBeGreaterThan(r.iterations / 4); // 7 of each 18 steps recorded during a readback
+    // each run (the main one and the multiplicity checks) discards at most checkEvery − 1 steps recorded ahead
+    expect(r.stats.matvecs).toBeGreaterThanOrEqual(plain.stats.matvecs);
+    expect(r.stats.matvecs).toBeLessThanOrEqual(plain.stats.matvecs + 5 * 7);
+    expect(b.disposed).toBe(true);
+    const off = new BlockSpace();
+    await lanczos(off, op, wide);
+    expect(off.blocks[0]!.overlapped).toBe(0); // recordAhead false: host and device take turns
   });
 
   it('a refused block: asked twice (the size of the call, then the least that fits), never again; the per-vector steps, the same answers', async () => {

@@ -221,6 +221,14 @@ export class LanczosBlock {
     });
   }
 
+  /**
+   * Submit what is recorded (Lanczos's record-ahead: the steps recorded during a readback go to
+   * the GPU before the host waits, instead of the last part of them waiting for the next batch).
+   */
+  submit(): void {
+    if (!this.disposed) this.ctx.recorder.flush();
+  }
+
   /** Return the buffers to the pool (idempotent). */
   dispose(): void {
     if (this.disposed) return;

@@ -57,6 +57,13 @@ export interface FastCorrectorOptions {
    */
   targetResidualOf?: (theta: readonly number[]) => number;
   /**
+   * Whether a root already at or below the target gets no correction (default true, the CI
+   * polish's rule). false: it still gets one, at the loosest inner tolerance (0.5: one GMRES
+   * check), so the outer loop never runs out of corrections while its own acceptance rule
+   * (e.g. eigsMixed's bound over all roots' residuals together) is not met yet.
+   */
+  skipBelowTarget?: boolean;
+  /**
    * Roots with index ≥ guardFrom are guard roots (Davidson's nConverge): they get no correction
    * equation (the subspace keeps their Ritz vectors; they only keep the wanted roots apart),
    * which saves a whole inner solve per guard root and iteration. Default: none.
@@ -236,7 +243,8 @@ export function fastCorrector<V, S, P>(
     const rns = await br.norms(residuals);
     const target = opts.targetResidualOf ? opts.targetResidualOf(theta) : opts.targetResidual;
     // guard roots, roots already below the target and zero or non-finite residuals: no solve
-    const todo = rns.map((rn, j) => (rn > 0 && Number.isFinite(rn) && roots[j]! < guardFrom && !(target !== undefined && rn <= target) ? j : -1)).filter((j) => j >= 0);
+    const skip = opts.skipBelowTarget ?? true;
+    const todo = rns.map((rn, j) => (rn > 0 && Number.isFinite(rn) && roots[j]! < guardFrom && !(skip && target !== undefined && rn <= target) ? j : -1)).filter((j) => j >= 0);
     const out: P[] = [];
     if (todo.length === 0) return out;
     const x = ritzVectors().map((v) => br.toFast(v, 1)); // X in the fast space

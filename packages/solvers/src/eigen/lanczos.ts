@@ -100,6 +100,13 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    * (../common/icgs), every step after an explicit residual check failed.
    */
   orthogonalization?: 'cgs2' | 'icgs';
+  /**
+   * Record the next batch's steps while a batch's readback is in flight (default true; GPU
+   * block path only): host recording overlaps GPU execution; up to checkEvery − 1 steps are
+   * discarded, their products counted, when a run ends, restarts early or replaces its next
+   * vector (./lanczos-step recordAhead).
+   */
+  recordAhead?: boolean;
 }
 
 /**
@@ -143,6 +150,7 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
       // certificate not yet large enough: no decomposition
       st.defer(m);
       st.q.push(w);
+      st.reattachAhead(true); // (s9-eig15) steps recorded ahead from w go on
       continue;
     }
     const seen = await examine(c, st, look, { m, free, beta, nWant, w });
@@ -160,8 +168,10 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
     } // else q_{j+1} = w / β was normalised on the device
     if (m < mMax) {
       st.q.push(next);
+      st.reattachAhead(next === w); // (s9-eig15) steps recorded ahead during the readback: kept unless q_m was replaced
       continue;
     }
+    st.dropAhead(); // (s9-eig15)
     const kept = await thickRestart(c, st, nWant, seen.nearlyConverged, check !== undefined, next, betaEff, locked.length);
     if (!kept) {
       space.release(next);
@@ -190,6 +200,7 @@ async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: L
   const { space, run } = c;
   const { m, free, beta, nWant } = at;
   const done = (end: () => CoreOut<V>): { done: CoreOut<V> } => {
+    st.dropAhead(); // (s9-eig15) steps recorded ahead of this batch
     space.release(at.w);
     return { done: end() };
   };
@@ -288,6 +299,7 @@ async function lanczosRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>,
     eps: f32 ? 2 ** -23 : 2 ** -52,
     keep: opts.keep,
     scheduleEstimates: false,
+    recordAhead: opts.recordAhead ?? true,
   };
   // float64 host spaces read scalars for free: one Gram–Schmidt pass per step, two only when needed
   const onePass = c.checkEvery === 1 && space.name.startsWith('host');

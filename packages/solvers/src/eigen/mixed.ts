@@ -383,7 +383,9 @@ async function polishIn<V, S, P, PS>(
   let innerMatvecs: number | undefined;
   if (polishMethod === 'jd') {
     const fastOp = sign === 1 ? opts.fastOperator : negatedFast(opts.fastOperator, opts.fastSpace);
-    const jd = fastCorrector(fastOp, opts.fastSpace, { innerIterations: opts.innerIterations, innerRtol: opts.innerRtol, ...(kSolve > k ? { guardFrom: k } : {}) }, p.bridge);
+    // accept 'bound': a root's inner solve only as tight as its bound needs (judge.target); the documented 25 / 1e-3 kept
+    const byTarget = c.accept === 'bound' ? { targetResidualOf: judge.target, skipBelowTarget: false } : {};
+    const jd = fastCorrector(fastOp, opts.fastSpace, { innerIterations: opts.innerIterations ?? 25, innerRtol: opts.innerRtol ?? 1e-3, ...byTarget, ...(kSolve > k ? { guardFrom: k } : {}) }, p.bridge);
     result = await davidsonWith(polishOp, p.space, { ...common, ...byBound, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(polishOp.rows, 4 * kSolve + 8), name: 'jd-davidson' });
     innerMatvecs = jd.stats.matvecs;
   } else if (polishMethod === 'davidson') {
@@ -419,13 +421,30 @@ function rootJudge(c: PolishContext, lamScale: number) {
   let normA = lamScale;
   const allowance = () => 64 * c.unitRoundoff * normA;
   const residualOk = (rn: number) => rn <= ('residualTol' in rule ? rule.residualTol : Math.max(rule.rtol * normA, rule.atol ?? 0));
+  let lastRn: readonly number[] = [];
   const byBound = (theta: readonly number[], rn: readonly number[]) => {
     for (const t of theta) if (Number.isFinite(t)) normA = Math.max(normA, Math.abs(t));
     const b = ritzValueBounds(theta, rn, allowance());
     return { b, ok: theta.map((t, i) => i < k && b.bound[i]! <= tol * Math.abs(t)) };
   };
   return {
+    /**
+     * The residual at which every wanted root's bound would pass with margin: with all k wanted
+     * residuals ≤ ρ, ε² ≤ k·(ρ + a)² ≤ ½(tol·min|θ| − a)·gap, gap = σ − θ_{k−1} (σ = guard − its
+     * residual, from this iteration's verdict), so ε²/gap + a ≤ tol·|θⱼ|. 0 (no loosening) without
+     * a guard, a positive gap or room above the rounding allowance a.
+     */
+    target(theta: readonly number[]): number {
+      const a = allowance();
+      const guardRn = lastRn[k];
+      if (theta.length <= k || guardRn === undefined || !Number.isFinite(guardRn)) return 0;
+      const gap = theta[k]! - guardRn - a - theta[k - 1]!;
+      const room = tol * Math.min(...theta.slice(0, k).map(Math.abs)) - a;
+      const rho = gap > 0 && room > 0 ? Math.sqrt((0.5 * room * gap) / k) - a : 0;
+      return Number.isFinite(rho) && rho > 0 ? rho : 0;
+    },
     accept(theta: readonly number[], rn: readonly number[], previous: readonly number[] | undefined): boolean[] {
+      lastRn = rn;
       const { ok } = byBound(theta, rn);
       return theta.map((t, i) => ok[i]! || (previous !== undefined && Math.abs(t - previous[i]!) < tol * lamScale && residualOk(rn[i]!)));
     },
