@@ -5,13 +5,17 @@
  * those), loaded calibrations are checked, and the device probes run end to end on this
  * machine's adapter (lavapipe: the mechanics only — its costs say nothing of a GPU).
  */
-import { type CsrMatrix, generators as g } from '@gpusparse/formats';
+import { type CsrMatrix, csrSpmv, generators as g } from '@gpusparse/formats';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { anchorPrediction, autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, NET_SLOTS, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, WINDOW_COLS, probeMatrix, probeRounds, reportTable, profileMatrix, shortList } from '../src/index';
 import { modelRulesOut } from '../src/autotune/admission';
+import { sameEntries } from '../src/autotune/calibrate';
+import { uploadCsrArrays } from '../src/kernels/csr/csr-device';
+import { readF32 } from '../src/memory/readback';
+import { uploadF32, validateCsrIndices } from '../src/memory/upload';
 import { testContext } from './helpers';
 
 afterAll(async () => (await testContext()).dispose());
@@ -281,6 +285,38 @@ describe('the calibration store', () => {
 });
 
 describe('calibration on the device (mechanics)', () => {
+  it('a band probe of another row length shares the first one\'s column and value buffers (only its row pointers sent) and multiplies as a full upload', async () => {
+    const ctx = await testContext();
+    const nnz = 1 << 12;
+    const [p16, p4, p1] = [16, 4, 1].map((r) => calibrationProbes(nnz).find((q) => q.locality === 'band' && q.rows > 1 && q.rowLength === r && q.lanes === 1)!); // not the launch probe (one row of 1)
+    const a16 = probeMatrix(p16!);
+    const base = uploadCsrArrays(ctx, a16, 'test');
+    const x = Float64Array.from({ length: a16.cols }, (_, i) => Math.fround(((i * 7) % 13) - 6));
+    const dx = uploadF32(ctx, x, 'x');
+    for (const p of [p4!, p1!]) {
+      const a = probeMatrix(p, undefined, { colIdx: a16.colIdx, values: a16.values });
+      const s = sameEntries(ctx, base, a);
+      expect(s.blocks[0]!.colIdx).toBe(base.blocks[0]!.colIdx);
+      expect(s.blocks[0]!.values).toBe(base.blocks[0]!.values);
+      expect(s.deviceBytes).toBeLessThanOrEqual(4 * (a.rows + 1) + 256); // the row pointers only (16·nnz bytes before)
+      expect(s.unsorted).toEqual(validateCsrIndices(a, 'test')); // rows of 1: none; rows of 4: entry 1 repeats column 0
+      const k = getKernel('csr-vector');
+      const h = k.upload(ctx, a, { lanes: 4 }, { sharedCsr: s });
+      const dy = ctx.buffers.acquire(4 * a.rows, undefined, 'y');
+      k.encode(ctx, h, dx, dy);
+      const y = await readF32(ctx, dy, a.rows);
+      const want = csrSpmv(a, x);
+      for (let i = 0; i < a.rows; i++) expect(y[i]).toBeCloseTo(want[i]!, 3);
+      h.dispose();
+      dy.dispose();
+      s.release();
+      expect(s.holders).toBe(0);
+    }
+    expect(base.holders).toBe(1); // each variant held the base and let it go
+    base.release();
+    dx.dispose();
+  }, 60_000);
+
   it('the probes run and fit to finite positive costs; autotune with a given calibration reports predictions', async () => {
     const ctx = await testContext();
     const cal: Calibration = await calibrate(ctx, 'device', { nnz: 1 << 12, timer: deviceProbeTimer(ctx, 2, 2) });
