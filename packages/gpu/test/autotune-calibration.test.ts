@@ -5,13 +5,17 @@
  * those), loaded calibrations are checked, and the device probes run end to end on this
  * machine's adapter (lavapipe: the mechanics only — its costs say nothing of a GPU).
  */
-import { type CsrMatrix, generators as g } from '@gpusparse/formats';
+import { type CsrMatrix, csrSpmv, generators as g } from '@gpusparse/formats';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { anchorPrediction, autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, NET_SLOTS, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, WINDOW_COLS, probeMatrix, probeRounds, reportTable, profileMatrix, shortList } from '../src/index';
 import { modelRulesOut } from '../src/autotune/admission';
+import { sameEntries } from '../src/autotune/calibrate';
+import { uploadCsrArrays } from '../src/kernels/csr/csr-device';
+import { readF32 } from '../src/memory/readback';
+import { uploadF32, validateCsrIndices } from '../src/memory/upload';
 import { testContext } from './helpers';
 
 afterAll(async () => (await testContext()).dispose());
@@ -149,15 +153,48 @@ describe('calibrated prediction and short-list (no device)', () => {
     }
     expect(r.net!.length).toBe(Math.min(NET_SLOTS, statics.filter((i) => !own.includes(i)).length));
     expect(r.interval).toBeGreaterThan(1);
-    // kernel diversity first: the families in the picks' order appear before any repeat of a family
-    const fams = own.map((i) => familyOf(list[i]!.kernel.id));
+    // the CSR kernels first (one variant each: they need no conversion), then kernel diversity:
+    // the other families in the picks' order appear before any repeat of a family
+    const csrHead = own.findIndex((i) => list[i]!.kernel.format !== 'csr');
+    const head = own.slice(0, csrHead < 0 ? own.length : csrHead).map((i) => list[i]!.kernel.id);
+    expect(new Set(head).size).toBe(head.length);
+    const fams = own.slice(head.length).map((i) => familyOf(list[i]!.kernel.id)).filter((f) => f !== 'csr'); // further CSR variants come last
     const firstRepeat = fams.findIndex((f, k) => fams.indexOf(f) < k);
     if (firstRepeat > 0) expect(new Set(fams.slice(0, firstRepeat))).toEqual(new Set(fams));
     const capped = shortList(list, p.stats, { maxTimed: 3, exhaustive: false, interval: rule });
     expect(capped.picks.slice(0, 3)).toEqual(own.slice(0, 3));
-    expect(capped.truncated).toBe(r.interval! > 3);
+    expect(capped.truncated).toBe(r.interval! > capped.picks.length - capped.net!.length);
     const lanes32 = list.findIndex((x) => x.kernel.id === 'csr-vector' && x.params.lanes === 32);
     if (lanes32 >= 0 && !list[lanes32]!.pruned) expect(near.has(lanes32)).toBe(false); // half its lanes idle on rows of 16: 2× the cost
+  });
+});
+
+describe('calibrated short-list: the CSR kernels on the shared upload (no device)', () => {
+  // rows of 16: with the made-up device, csr-adaptive and csr-vec4 are within the model's reach of the csr-vector floor
+  const a: CsrMatrix = g.banded(20000, 8, 7, { seed: 3 });
+  const p = profileMatrix(a, 1024);
+
+  it('puts the best variant of each inseparable CSR kernel right after the floor, the shared-upload ones past maxTimed', async () => {
+    const cal = await calibrate(undefined, 'fake', { nnz: 1 << 16, timer: fakeTimer });
+    const list = enumerateCandidates(a, p, kernels, { ...defaultPruneRules, maxPerKernel: 3 }, 1e5).map((x) => (x.pruned?.hard ? x : { ...x, prediction: predictMs(cal, p, x.kernel, x.params, x.slots, x.factor) }));
+    const rule = { products: 1e5, prepMs: () => 0 };
+    const near = inseparable(list.map((x, i) => ({ c: x, i })).filter(({ c }) => !c.pruned), rule);
+    const floor = floorKernel(p.stats).kernel;
+    // the model's best variant of each other CSR kernel it cannot separate (csr-balanced only on power-law rows)
+    const want: number[] = [];
+    for (const i of near) {
+      const id = list[i]!.kernel.id;
+      if (list[i]!.kernel.format === 'csr' && id !== floor && id !== 'csr-balanced' && !want.some((j) => list[j]!.kernel.id === id)) want.push(i);
+    }
+    expect(want.length).toBeGreaterThanOrEqual(2); // the case this test is about: several CSR kernels in reach
+    const r = shortList(list, p.stats, { maxTimed: 2, exhaustive: false, interval: rule });
+    expect(list[r.picks[0]!]!.kernel.id).toBe(floor);
+    expect(r.picks.slice(1, 1 + want.length)).toEqual(want);
+    // csr-vec4 / csr-long re-lay the matrix out (a conversion): they count against maxTimed; the others do not
+    const shared = want.filter((i) => !['csr-vec4', 'csr-long'].includes(list[i]!.kernel.id)).length;
+    expect(shared).toBeGreaterThanOrEqual(1);
+    expect(r.picks.length - r.net!.length).toBe(Math.min(r.interval!, 2 + shared));
+    expect(r.picks.map((i) => list[i]!.kernel.id)).not.toContain('csr-balanced');
   });
 });
 
@@ -248,6 +285,38 @@ describe('the calibration store', () => {
 });
 
 describe('calibration on the device (mechanics)', () => {
+  it('a band probe of another row length shares the first one\'s column and value buffers (only its row pointers sent) and multiplies as a full upload', async () => {
+    const ctx = await testContext();
+    const nnz = 1 << 12;
+    const [p16, p4, p1] = [16, 4, 1].map((r) => calibrationProbes(nnz).find((q) => q.locality === 'band' && q.rows > 1 && q.rowLength === r && q.lanes === 1)!); // not the launch probe (one row of 1)
+    const a16 = probeMatrix(p16!);
+    const base = uploadCsrArrays(ctx, a16, 'test');
+    const x = Float64Array.from({ length: a16.cols }, (_, i) => Math.fround(((i * 7) % 13) - 6));
+    const dx = uploadF32(ctx, x, 'x');
+    for (const p of [p4!, p1!]) {
+      const a = probeMatrix(p, undefined, { colIdx: a16.colIdx, values: a16.values });
+      const s = sameEntries(ctx, base, a);
+      expect(s.blocks[0]!.colIdx).toBe(base.blocks[0]!.colIdx);
+      expect(s.blocks[0]!.values).toBe(base.blocks[0]!.values);
+      expect(s.deviceBytes).toBeLessThanOrEqual(4 * (a.rows + 1) + 256); // the row pointers only (16·nnz bytes before)
+      expect(s.unsorted).toEqual(validateCsrIndices(a, 'test')); // rows of 1: none; rows of 4: entry 1 repeats column 0
+      const k = getKernel('csr-vector');
+      const h = k.upload(ctx, a, { lanes: 4 }, { sharedCsr: s });
+      const dy = ctx.buffers.acquire(4 * a.rows, undefined, 'y');
+      k.encode(ctx, h, dx, dy);
+      const y = await readF32(ctx, dy, a.rows);
+      const want = csrSpmv(a, x);
+      for (let i = 0; i < a.rows; i++) expect(y[i]).toBeCloseTo(want[i]!, 3);
+      h.dispose();
+      dy.dispose();
+      s.release();
+      expect(s.holders).toBe(0);
+    }
+    expect(base.holders).toBe(1); // each variant held the base and let it go
+    base.release();
+    dx.dispose();
+  }, 60_000);
+
   it('the probes run and fit to finite positive costs; autotune with a given calibration reports predictions', async () => {
     const ctx = await testContext();
     const cal: Calibration = await calibrate(ctx, 'device', { nnz: 1 << 12, timer: deviceProbeTimer(ctx, 2, 2) });

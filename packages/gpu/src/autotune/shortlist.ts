@@ -123,14 +123,26 @@ export function inseparable(pool: readonly { c: Candidate; i: number }[], rule: 
 }
 
 /**
- * The calibrated short-list: the CSR floor first, then the inseparable candidates
- * ({@link inseparable}) — the best predicted of each family, then of each further kernel, then
- * the other variants — at most `cap` in all (kernel diversity first: the model ranks variants of
- * one kernel better than kernels against each other). O(n log n).
+ * The calibrated short-list: the CSR floor first, then the model's best variant of each other
+ * CSR kernel among the inseparable candidates ({@link inseparable}; {@link csrFirst}), then the
+ * rest of them — the best predicted of each family, then of each further kernel, then the other
+ * variants — at most `cap` in all, plus one slot per CSR kernel that reads the shared CSR upload
+ * (its trial costs a few products, no conversion, no upload; csr-vec4 and csr-long re-lay the
+ * matrix out on the host and take slots of `cap`, their preparation weighed by the admission).
+ * Why the CSR kernels first: replayed on the session-8 H100 sweeps (bench/tune-replay.ts,
+ * calibration of the same run), the exhaustive best was short-listed on 5/15 validation and 4/6
+ * bench matrices with the families first — csr-vec4 and csr-long, the exhaustive best on 10 of
+ * the 21, lost their slots to other families — and on 11/15 and 5/6 with the CSR kernels first.
+ * O(n log n).
  */
-function intervalPicks(all: readonly Indexed[], first: Indexed | undefined, rule: IntervalRule, cap: number): { picks: number[]; interval: number; truncated: boolean } {
+function intervalPicks(all: readonly Indexed[], first: Indexed | undefined, rule: IntervalRule, cap: number, s: Pick<RowLengthStats, 'rsdp'>): { picks: number[]; interval: number; truncated: boolean } {
   const near = inseparable(all.filter(({ c }) => timeable(c, false)), rule);
   const ordered = first ? [first.i] : [];
+  // the other CSR kernels first, the model's best variant of each: on the session-8 H100 sweeps
+  // csr-vec4 / csr-long were the exhaustive best on 10 of 21 matrices and lost their slots to the families
+  const csrKernels = csrFirst(all, near, ordered, s);
+  ordered.push(...csrKernels);
+  const csrExtra = csrKernels.filter((i) => !CSR_RELAYOUT.has(all[i]!.c.kernel.id)).length;
   const pass = (key: (id: string) => string) => {
     const seen = new Set(ordered.map((i) => key(all[i]!.c.kernel.id)));
     for (const i of near) {
@@ -144,7 +156,26 @@ function intervalPicks(all: readonly Indexed[], first: Indexed | undefined, rule
   pass((id) => id);
   for (const i of near) if (!ordered.includes(i)) ordered.push(i); // the other variants, in predicted order
   const interval = new Set([...near, ...(first ? [first.i] : [])]).size;
-  return { picks: ordered.slice(0, cap), interval, truncated: ordered.length > cap };
+  // the shared-upload CSR kernels cost only their trials: they take slots past `cap`
+  const room = cap + csrExtra;
+  return { picks: ordered.slice(0, room), interval, truncated: ordered.length > room };
+}
+
+/**
+ * The model's best-predicted variant of each CSR kernel (other than the floor's, `taken`) that
+ * it cannot separate from the best (`near`, in predicted order); csr-balanced only on
+ * power-law-like rows ({@link POWER_LAW_RSD}). O(near).
+ */
+function csrFirst(all: readonly Indexed[], near: readonly number[], taken: readonly number[], s: Pick<RowLengthStats, 'rsdp'>): number[] {
+  const seen = new Set(taken.map((i) => all[i]!.c.kernel.id));
+  const out: number[] = [];
+  for (const i of near) {
+    const k = all[i]!.c.kernel;
+    if (k.format !== 'csr' || seen.has(k.id) || (k.id === 'csr-balanced' && s.rsdp <= POWER_LAW_RSD)) continue;
+    seen.add(k.id);
+    out.push(i);
+  }
+  return out;
 }
 
 /**
@@ -250,7 +281,7 @@ export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats
   const cap = Math.max(1, Math.floor(opts.maxTimed));
   const scouts = csrScouts(csr, stats, opts.exhaustive);
   if (opts.interval && !opts.exhaustive && list.some((c) => c.prediction)) {
-    const r = intervalPicks(all, scouts[0], opts.interval, cap);
+    const r = intervalPicks(all, scouts[0], opts.interval, cap, stats);
     // the safety net: the static rule's picks the interval left out, after it (a model the
     // probes misled can only add to what the static rule would time, never take from it)
     const net = shortList(list, stats, { ...opts, interval: undefined }).picks.filter((i) => !r.picks.includes(i)).slice(0, NET_SLOTS);
