@@ -11,6 +11,11 @@ the process CPU time (which a loaded machine inflates less than the wall time), 
 (callback count; for eigsh ARPACK's operator applications), the true relative
 residual ||b - A x|| / ||b|| (linear) or max_j ||A v_j - l_j v_j|| / ||A||_inf (eigsh), and the
 eigenvalues. SciPy runs with its own default threads (its sparse kernels are single-threaded).
+For eigsh, with "inertia_s" in the case, it also counts (Sylvester's law of inertia, a sparse
+L·D·Lᵀ of A − σI, at most inertia_s seconds) the eigenvalues below the k-th value of SciPy's
+answer and of each answer in "ours_values": "missed" lists how many each answer lacks (a copy of
+a multiple eigenvalue that a single Krylov sequence did not see), null where the count did not
+finish in time.
 """
 import json
 import sys
@@ -85,6 +90,50 @@ def run_eigsh(a, case):
     return {"times": times, "cpu": cpus, "iterations": nops, "residual": res, "values": vals, "converged": True}
 
 
+def count_below(a, sigma, out):
+    """Eigenvalues of the symmetric a below sigma (Sylvester's law of inertia): the negative
+    pivots of a symmetric-mode sparse LU of a - sigma*I with diagonal pivots only (L·D·Lᵀ)."""
+    m = (a - sigma * sp.identity(a.shape[0], format="csc")).tocsc()
+    lu = sla.splu(m, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+    if not (lu.perm_r == lu.perm_c).all():
+        return  # not a symmetric elimination: no inertia
+    out.put(int((lu.U.diagonal() < 0).sum()))
+
+
+def missed(a, answers, budget_s):
+    """For each answer (k ascending values), how many eigenvalues of a below its k-th it lacks —
+    copies of a multiple eigenvalue that one Krylov sequence misses — by an inertia count at
+    sigma just below the k-th value; None where the factorisation did not finish within budget_s
+    (fill-in: the 3-D stencil at 40³ takes ≈ 70 s a factorisation) or gave no symmetric elimination."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    res, memo = [], {}
+    for vals in answers:
+        if not vals:
+            res.append(None)
+            continue
+        v = sorted(vals)
+        scale = max(abs(x) for x in v)
+        sigma = v[-1] - 1e-7 * scale
+        # answers whose k-th values agree share one factorisation; after one ran out of time, none is tried
+        sigma = next((t for t in memo if abs(t - sigma) <= 1e-9 * scale), sigma)
+        if None in memo.values():
+            memo[sigma] = None
+        if sigma not in memo:
+            q = ctx.Queue()
+            p = ctx.Process(target=count_below, args=(a.tocsc(), sigma, q))
+            p.start()
+            p.join(budget_s)
+            if p.is_alive():
+                p.kill()
+                p.join()
+            memo[sigma] = q.get() if not q.empty() else None
+        below = memo[sigma]
+        res.append(None if below is None else below - sum(1 for x in v if x < sigma))
+    return res
+
+
 def warm_up():
     """One tiny solve of each kind first, so no timed call pays a first-call cost (lazy imports)."""
     t = sp.diags([-1.0, 2.5, -1.2], [-1, 0, 1], shape=(40, 40), format="csr")
@@ -107,6 +156,9 @@ def main():
             r = {"times": [], "iterations": 0, "residual": float("nan"), "converged": False, "error": str(e)[:200]}
         print(f"SciPy {case['method']} {case['name']}: {[round(t * 1e3) for t in r['times']]} ms, {r['iterations']} it, "
               f"residual {r['residual']:.1e}", file=sys.stderr, flush=True)
+        if case["method"] == "eigsh" and case.get("inertia_s") and r.get("values"):
+            # which answers hold the k lowest eigenvalues counted with multiplicity (outside the timing)
+            r["missed"] = missed(a, [r["values"], *case.get("ours_values", [])], case["inertia_s"])
         r["name"] = case["name"]
         r["method"] = case["method"]
         out["results"].append(r)
