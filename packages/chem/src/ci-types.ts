@@ -101,8 +101,8 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   accept?: 'residual' | 'bound';
   /**
    * Under accept 'bound' on a float64 backend: a root accepted by its bound must also have
-   * ‖Hv − Ev‖ ≤ residualFloor (default max(tol, 0.1·√tol): 1e-5 at 1e-8), which keeps ⟨S²⟩ and
-   * the vectors converged and bounds the error by the residual should the bound's assumption fail.
+   * ‖Hv − Ev‖ ≤ residualFloor (default max(tol, √tol): 1e-4 at 1e-8), which keeps ⟨S²⟩ and the
+   * vectors converged to ≈ ‖r‖/gap and bounds the error by the residual should the bound's assumption fail.
    */
   residualFloor?: number;
   /**

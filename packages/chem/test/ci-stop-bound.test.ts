@@ -1,6 +1,6 @@
 /**
  * The float64 CI Davidson's default stop (issue 19): a root is accepted when its certified
- * Lehmann–Temple bound 0 ≤ E − λ ≤ ε²/gap is ≤ tol and ‖r‖ ≤ the residual floor (0.1·√tol), or
+ * Lehmann–Temple bound 0 ≤ E − λ ≤ ε²/gap is ≤ tol and ‖r‖ ≤ the residual floor (√tol), or
  * when ‖r‖ ≤ tol — against the residual rule on the same runs (H8/STO-6G FCI, 4 900
  * determinants), the floor on its own, and the option checks.
  */
@@ -27,15 +27,15 @@ describe('ciJudge with a residual floor', () => {
     expect(ciJudge(1e-8, 1, 2 ** -53, true).accept([0, 1], [3e-5, 0])[0]).toBe(true);
   });
 
-  it('the default floor is 0.1·√tol, never below tol', () => {
-    expect(residualFloor(1e-8, undefined)).toBeCloseTo(1e-5, 15);
-    expect(residualFloor(1e-6, undefined)).toBeCloseTo(1e-4, 15);
+  it('the default floor is √tol, never below tol', () => {
+    expect(residualFloor(1e-8, undefined)).toBeCloseTo(1e-4, 15);
+    expect(residualFloor(1e-6, undefined)).toBeCloseTo(1e-3, 15);
     expect(residualFloor(1e-8, 1e-9)).toBe(1e-8);
   });
 });
 
 describe('ciEnergies on a float64 backend: the bound stop is the default', () => {
-  it('H8 Ag, 3 roots (direct σ): energies within 1e-8 Eh of the residual rule and the reference, bounds ≤ tol, residuals ≤ 1e-5, fewer iterations', async () => {
+  it('H8 Ag, 3 roots (direct σ): energies within 1e-8 Eh of the residual rule and the reference, bounds ≤ tol, residuals ≤ 1e-4, fewer iterations', async () => {
     const fd = await h8();
     const opts = { irrep: 'isym' as const, nroots: 3, hamiltonian: directHamiltonian({ threads: 1 }) };
     const byBound = await ciEnergies(fd, opts);
@@ -45,9 +45,9 @@ describe('ciEnergies on a float64 backend: the bound stop is the default', () =>
     expect(byBound.bounds!.acceptedBy.every((a) => a === 'bound' || a === 'residual')).toBe(true);
     expect(byBound.bounds!.acceptedBy).toContain('bound');
     for (const b of byBound.bounds!.bound) expect(b).toBeLessThanOrEqual(1e-8);
-    for (const x of byBound.residualNorms) expect(x).toBeLessThanOrEqual(1e-5);
+    for (const x of byBound.residualNorms) expect(x).toBeLessThanOrEqual(1e-4);
     expect(Math.max(...byBound.residualNorms)).toBeGreaterThan(1e-8); // it did stop on the bound
-    expect(byBound.notes.join('\n')).toMatch(/stop: roots accepted by .*certified bounds .* Eh \(0 ≤ E − λ ≤ bound with ‖r‖ ≤ 1\.0e-5/);
+    expect(byBound.notes.join('\n')).toMatch(/stop: roots accepted by .*certified bounds .* Eh \(0 ≤ E − λ ≤ bound with ‖r‖ ≤ 1\.0e-4/);
     for (const x of byResidual.residualNorms) expect(x).toBeLessThanOrEqual(1e-8);
     expect(byResidual.bounds).toBeUndefined();
     expect(Math.abs(byBound.energies[0]! - H8_FCI)).toBeLessThan(1e-8);

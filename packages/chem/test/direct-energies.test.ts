@@ -25,8 +25,8 @@ describe('CI energies with the direct σ', () => {
     expect(d.notes.join('\n')).toMatch(/H not stored: σ = H·c by direct-sigma/);
     near(d.energies[0]!, -4.3450794027); // cross-check FCI (block2 DMRG −4.3450794024)
     for (let r = 0; r < 3; r++) near(d.energies[r]!, e.energies[r]!, 1e-9);
-    // the float64 default stop: certified bound ≤ 1e-8 Eh with ‖r‖ ≤ 1e-5 (or ‖r‖ ≤ 1e-8)
-    for (const res of d.residualNorms) expect(res).toBeLessThanOrEqual(1e-5);
+    // the float64 default stop: certified bound ≤ 1e-8 Eh with ‖r‖ ≤ 1e-4 (or ‖r‖ ≤ 1e-8)
+    for (const res of d.residualNorms) expect(res).toBeLessThanOrEqual(1e-4);
     for (const b of d.bounds!.bound) expect(b).toBeLessThanOrEqual(1e-8);
   });
 

@@ -190,7 +190,7 @@ export const ciCommand: Command = {
     'and refused with exit 5 when it cannot fit; --dry-run prints that estimate and stops.',
     'Off a terminal, progress is a line per stage on stderr with the elapsed time.',
     '--tol: energy tolerance in Eh. On the CPU backend a root stops when its certified bound 0 ≤ E − λ ≤ ε²/gap is ≤ --tol',
-    '(gap from a guard root above the wanted ones) and ‖H v − E v‖ ≤ 0.1·√tol (1e-5 at 1e-8), or when ‖H v − E v‖ ≤ --tol;',
+    '(gap from a guard root above the wanted ones) and ‖H v − E v‖ ≤ √tol (1e-4 at 1e-8), or when ‖H v − E v‖ ≤ --tol;',
     'the table shows per root how it stopped and its bound (docs/guides/ci.md). Judged on the --nroots requested roots only.',
     '--tol-residual r: the residual rule instead, ‖H v − E v‖ ≤ r Eh for every requested root: no assumption on the',
     'spectrum, vectors converged to r, more iterations. --maxit: most Davidson iterations (an integer ≥ 1, default 200).',
