@@ -12,9 +12,10 @@
 # OpenMolcas: one pymolcas process per case (four &RASSCF sections, h2o-631g.same-s.input etc.;
 # each section copies its rasscf.h5 to roots.<irrep>.h5, whose ROOT_ENERGIES give full-precision
 # energies). Ours: one CLI process per case and stop rule (`--irrep 1,2,3,4 --nroots 3
-# --multiplicity 1|3`), right after OpenMolcas: `residual` (the default, ‖H v − E v‖ ≤ 1e-8 Eh, certified)
-# and `energy` (`--energy-change 1e-8`: OpenMolcas' own rule, its RASSCF energy threshold 1e-8);
-# STOPS="residual" runs only the first.
+# --multiplicity 1|3`), right after OpenMolcas: `bound` (the default: certified 0 ≤ E − λ ≤ 1e-8 Eh by the
+# Lehmann–Temple bound with ‖H v − E v‖ ≤ 1e-4, docs/guides/ci.md), `residual` (`--tol-residual 1e-8`:
+# ‖H v − E v‖ ≤ 1e-8 Eh) and `energy` (`--energy-change 1e-8`: OpenMolcas' own rule, its RASSCF energy
+# threshold 1e-8, not certified); STOPS="bound" runs only the first.
 # Both under /usr/bin/time: wall, user, system, peak RSS. Energies compared root by root (irrep by
 # irrep); a run whose largest |ΔE| exceeds 1e-8 Eh, or whose ⟨S²⟩ is off the multiplicity by
 # > 1e-6, is flagged `MISMATCH`. Run `pnpm build` first (the bin runs dist/ unless a src/ is newer).
@@ -69,6 +70,7 @@ ours_run() { # case round stop extra... -> prints the row with ratios to the Ope
   local stop=() rule="$1"
   shift
   [ "$rule" = energy ] && stop=(--energy-change 1e-8)
+  [ "$rule" = residual ] && stop=(--tol-residual 1e-8)
   local load; load=$(cut -d' ' -f1 /proc/loadavg)
   (cd "$root" && /usr/bin/time -f '%e\t%U\t%S\t%M' -o "$d/ours.t" node --conditions=gpusparse-dist packages/cli/bin/gpusparse.mjs ci "$d/$mol.FCIDUMP" \
     --backend cpu --sigma direct --irrep 1,2,3,4 --nroots 3 --multiplicity "$m" --json "${stop[@]}" "$@" >"$d/ours.json" 2>"$d/ours.err") || { echo "ours failed: $d/ours.err" >&2; exit 4; }
@@ -100,7 +102,7 @@ printf 'who\tcase\tround\tload1\twall_s\tuser_s\tsys_s\tmaxrss_kB\twall_ratio\tc
 for round in $(seq 1 "$repeats"); do
   for c in $cases; do
     molcas_run "$c" "$round" | tee -a "$raw"
-    for rule in ${STOPS:-residual energy}; do ours_run "$c" "$round" "$rule" "$@" | tee -a "$raw"; done
+    for rule in ${STOPS:-bound residual energy}; do ours_run "$c" "$round" "$rule" "$@" | tee -a "$raw"; done
   done
 done
 # medians per case and code: wall, CPU (user + sys), RSS; and of the per-round ratios

@@ -157,6 +157,7 @@ function validateRun<V, S>(options: CiOptions<V, S>, space: DeterminantSpace): {
     throw new NotSupportedError(`ciEnergies: the dense solver takes at most ${DENSE_LIMIT} determinants, got ${space.size}; use solver: 'davidson'`);
   }
   if (options.accept !== undefined && options.accept !== 'residual' && options.accept !== 'bound') throw new InvalidParameterError('accept', "'residual' or 'bound'", options.accept);
+  if (options.residualFloor !== undefined && !(Number.isFinite(options.residualFloor) && options.residualFloor > 0)) throw new InvalidParameterError('residualFloor', 'a positive number of Eh', options.residualFloor);
   return { nroots, format, solverName };
 }
 

@@ -110,19 +110,22 @@ export function boundTarget(tol: number, nroots: number): (theta: readonly numbe
 }
 
 /**
- * Davidson's per-root verdict for the CI polish with accept 'bound': the certified bound (ε²/gap
- * plus a rounding allowance of 64·u·‖H‖est) ≤ tol, or the residual rule ‖r‖ ≤ tol; guard roots
- * never decide. Its report (bounds, how each root passes) is given in both modes; with
- * `byBound` false (accept 'residual') a root counts as accepted by the residual rule only, its
- * bound is reported for information. Used by the device polish (polishCi) and the host float64
- * polish of ci.ts (u = 2⁻⁵³ there).
+ * Davidson's per-root verdict for the CI polish with accept 'bound', and the float64 host solve's
+ * default stop (./ci-solve.ts): the certified bound (ε²/gap plus a rounding allowance of
+ * 64·u·‖H‖est) ≤ tol with ‖r‖ ≤ `residualFloor`, or the residual rule ‖r‖ ≤ tol; guard roots
+ * never decide. The floor (default none) keeps the vectors usable and bounds the error when the
+ * bound's assumption fails: whatever Davidson missed, an eigenvalue lies within ‖r‖ of θ. Its
+ * report (bounds, how each root passes) is given in both modes; with `byBound` false (accept
+ * 'residual') a root counts as accepted by the residual rule only, its bound is reported for
+ * information. Used by the device polish (polishCi), the host float64 polish of ci.ts (u = 2⁻⁵³
+ * there) and the float64 Davidson of ci-solve.ts.
  */
-export function ciJudge(tol: number, nroots: number, unitRoundoff: number, byBound = true) {
+export function ciJudge(tol: number, nroots: number, unitRoundoff: number, byBound = true, residualFloor = Number.POSITIVE_INFINITY) {
   let normA = 0;
   const verdict = (theta: readonly number[], rn: readonly number[]) => {
     for (const t of theta) if (Number.isFinite(t)) normA = Math.max(normA, Math.abs(t));
     const b = ritzValueBounds(theta, rn, 64 * unitRoundoff * normA);
-    const how = theta.map((_, i): 'bound' | 'residual' | 'none' => (i >= nroots ? 'none' : byBound && b.bound[i]! <= tol ? 'bound' : rn[i]! <= tol ? 'residual' : 'none'));
+    const how = theta.map((_, i): 'bound' | 'residual' | 'none' => (i >= nroots ? 'none' : byBound && b.bound[i]! <= tol && rn[i]! <= residualFloor ? 'bound' : rn[i]! <= tol ? 'residual' : 'none'));
     return { bound: b.bound.slice(0, nroots), how };
   };
   return {

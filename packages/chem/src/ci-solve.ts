@@ -10,7 +10,7 @@ import { type PendingPolishOperator, runDevicePolish, startPolishOperator } from
 import { parityHalf } from './ci-parity';
 import { hostJdPolish } from './ci-phases';
 import type { CiBuilt, CiPlan } from './ci-plan';
-import type { CiPolishOutcome } from './ci-polish';
+import { ciJudge, type CiPolishOutcome } from './ci-polish';
 import { startVectors } from './ci-start';
 import { configurationAverage, pSpace, pSpaceCorrector } from './pspace-precond';
 import { energyChangeAccept } from './davidson-stop';
@@ -61,6 +61,10 @@ interface SolveState<V, S> {
   byBound: boolean;
   lowPrecision: boolean;
   tol: number;
+  /** The float64 Davidson's default stop: the certified energy bound (./ci-polish ciJudge) with a residual floor. */
+  judge64?: ReturnType<typeof ciJudge>;
+  /** The last verdict's Ritz values and residual norms, for the bounds report. */
+  lastVerdict?: { theta: readonly number[]; rn: readonly number[] };
 }
 
 /** The backend's operators over H (+ the spin penalty). */
@@ -95,8 +99,13 @@ export async function davidsonCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, sp
   const lowPrecision = plan.backend.space.precision === 'f32';
   // accept 'bound' needs a guard root above the wanted ones (it gives the gap), even for one root
   const byBound = options.accept === 'bound' && lowPrecision && !spin.pm;
-  const kSolve = Math.min(parityHalf(built.h.host)?.rows ?? plan.space.size, plan.nroots + (options.extraRoots ?? (plan.nroots > 1 || byBound ? 1 : 0)));
-  const st: SolveState<V, S> = { plan, built, spin, options, emit, notes, ...(await fastOperators(plan, built, spin)), kSolve, byBound, lowPrecision, tol: options.tol ?? 1e-8 };
+  const tol = options.tol ?? 1e-8;
+  // float64 Davidson (no polish): the certified energy bound is the default stop (./ci-types.ts accept)
+  const judge64 = !lowPrecision && (options.accept ?? 'bound') === 'bound' && !spin.pm && options.energyChange === undefined ? ciJudge(tol, plan.nroots, 2 ** -53, true, residualFloor(tol, options.residualFloor)) : undefined;
+  // a guard root gives the bound its gap; for one root only when 'bound' is asked for (it doubles the products per iteration)
+  const guard = plan.nroots > 1 || byBound || (judge64 !== undefined && options.accept === 'bound');
+  const kSolve = Math.min(parityHalf(built.h.host)?.rows ?? plan.space.size, plan.nroots + (options.extraRoots ?? (guard ? 1 : 0)));
+  const st: SolveState<V, S> = { plan, built, spin, options, emit, notes, ...(await fastOperators(plan, built, spin)), kSolve, byBound, lowPrecision, tol, ...(judge64 ? { judge64 } : {}) };
   const { res, knownS2, half, pending, prewarmed } = await float32Davidson(st);
   const devicePolish = built.devicePolish;
   if (pending && devicePolish) {
@@ -110,8 +119,28 @@ export async function davidsonCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, sp
   const fastVectors = await Promise.all(res.vectors.slice(0, kSolve).map(async (v) => (half ? half.expand(await space.toArray(v)) : space.toArray(v))));
   await (built.h as { prepareHost?: () => Promise<void> }).prepareHost?.(); // the host polish and the float64 energies (built on demand by some operator factories)
   const solver = { method: res.method, converged: res.converged, iterations: res.iterations, matvecs: res.stats.matvecs };
-  const base: CiSolved = { values: res.values.slice(0, plan.nroots), vectors: fastVectors.slice(0, plan.nroots), solver, format: st.format, polishMs: 0, ...(knownS2 ? { knownS2 } : {}) };
+  const base: CiSolved = { values: res.values.slice(0, plan.nroots), vectors: fastVectors.slice(0, plan.nroots), solver, format: st.format, polishMs: 0, ...(knownS2 ? { knownS2 } : {}), ...(judge64 ? { bounds: boundsReport(st, judge64) } : {}) };
   return lowPrecision ? { ...base, ...(await hostPolish(st, res, fastVectors)) } : base;
+}
+
+/**
+ * The residual floor of the float64 bound stop: √tol Eh (1e-4 at 1e-8, the energy-change rule's
+ * guard) unless given. Should the bound's assumption fail (a state missed below the guard), an
+ * eigenvalue still lies within ‖r‖ of each energy; the vectors are converged to ≈ ‖r‖/gap. A
+ * floor of 0.1·√tol cost 11 → 15 iterations on CH2/6-31G ¹B2 for no energy digit.
+ */
+export function residualFloor(tol: number, floor: number | undefined): number {
+  return Math.max(tol, floor ?? Math.sqrt(tol));
+}
+
+/** How the float64 Davidson accepted each wanted root and its certified bound (from its last verdict). */
+function boundsReport<V, S>(st: SolveState<V, S>, judge: ReturnType<typeof ciJudge>): NonNullable<CiSolved['bounds']> {
+  const last = st.lastVerdict;
+  const n = st.plan.nroots;
+  const r = last ? judge.report(last.theta, last.rn) : { bound: new Array<number>(n).fill(Number.POSITIVE_INFINITY), acceptedBy: new Array<'none'>(n).fill('none') };
+  if (st.kSolve <= n) st.notes.push("stop: no guard root above the wanted one (one root: accept 'bound' or extraRoots adds one), so no bound: the residual rule judged");
+  st.notes.push(`stop: roots accepted by ${r.acceptedBy.join(', ')}; certified bounds ${r.bound.map((b) => b.toExponential(1)).join(' ')} Eh (0 ≤ E − λ ≤ bound with ‖r‖ ≤ ${residualFloor(st.tol, st.options.residualFloor).toExponential(1)}, or ‖r‖ ≤ ${st.tol.toExponential(1)}; docs/guides/ci.md)`);
+  return { accept: 'bound', ...r };
 }
 
 function polishProgress(emit: (p: CiProgress) => void) {
@@ -169,7 +198,7 @@ async function float32Davidson<V, S>(st: SolveState<V, S>): Promise<{ res: Eigen
       residualTol: lowPrecision ? Math.max(st.tol, st.byBound ? Math.min(1e-4, 0.3 * Math.sqrt(st.tol)) : 1e-4) : st.tol,
       ...(lowPrecision ? { tol: 1e-6 } : {}),
       ...(options.maxIterations === undefined ? {} : { maxIterations: options.maxIterations }),
-      ...(energyRule ? { acceptRoots: energyRule } : {}),
+      ...(energyRule ? { acceptRoots: energyRule } : st.judge64 ? { acceptRoots: boundAccept(st) } : {}),
       onIteration: (info) => void st.emit({ stage: 'solve', iteration: info.iteration, values: info.values, residualNorms: info.residualNorms }),
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -189,6 +218,15 @@ async function float32Davidson<V, S>(st: SolveState<V, S>): Promise<{ res: Eigen
   if (f.deflated) st.notes.push(`spin: ${f.deflated} state(s) of another spin of the same parity shifted out of the lowest roots`);
   // ⟨S²⟩ of these vectors (O(size·n_open²), ≈ 0.25 s at 4·10^5 determinants): not computed twice
   return { res: f as unknown as EigenResult<V>, knownS2: f.s2, ...out };
+}
+
+/** The float64 Davidson's bound stop as an acceptRoots test, remembering the last verdict for the report. */
+function boundAccept<V, S>(st: SolveState<V, S>) {
+  const judge = st.judge64!;
+  return (theta: readonly number[], rn: readonly number[]) => {
+    st.lastVerdict = { theta: [...theta], rn: [...rn] };
+    return judge.accept(theta, rn);
+  };
 }
 
 /** The float64 Jacobi–Davidson polish on the host (kept float64 H), corrections on the backend. */

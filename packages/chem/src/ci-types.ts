@@ -81,21 +81,30 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   /** 'davidson', 'dense' (all eigenpairs, n ≤ 4000), or 'auto' (default: dense up to 64 determinants, else Davidson). */
   solver?: 'davidson' | 'dense' | 'auto';
   /**
-   * Residual tolerance ‖Hv − λv‖ in Eh, absolute (default 1e-8): energies are in the user's unit,
-   * so CI keeps PySCF's absolute rule. Judged on the `nroots` requested roots only; extra
-   * (guard) roots do not hold the verdict.
+   * Tolerance in Eh, absolute (default 1e-8): energies are in the user's unit. Under `accept:
+   * 'bound'` (the default on a float64 backend) the energy error a root is certified to
+   * (0 ≤ E − λ ≤ tol, see `accept`); under 'residual' the residual ‖Hv − λv‖. Judged on the
+   * `nroots` requested roots only; extra (guard) roots do not hold the verdict.
    */
   tol?: number;
   /**
-   * How the float64 polish after a float32 solve (device or host) accepts a root (default
-   * 'residual'): 'residual' — ‖Hv − Ev‖ ≤ tol; 'bound' — also when the certified bound
-   * 0 ≤ E − λ ≤ ε²/gap (docs/guides/precision.md, "Accepting eigenvalues by a bound") is ≤ tol
-   * Eh, so energies are certified to tol with fewer corrections and residuals may stay above tol.
-   * The bound assumes Davidson missed no eigenvalue below its guard root (docs/guides/ci.md, why
-   * 'residual' stays the default). Not with a spin penalty (the polish then uses the residual
-   * rule and says so in `notes`); no effect on a float64 backend (no polish).
+   * How a root is accepted. 'bound': when its certified Lehmann–Temple bound 0 ≤ E − λ ≤ ε²/gap
+   * (docs/guides/precision.md, "Accepting eigenvalues by a bound"; gap from a guard root Davidson
+   * carries above the wanted ones, one is added for `nroots: 1` too) is ≤ tol Eh and its residual
+   * is ≤ `residualFloor`, or when ‖Hv − Ev‖ ≤ tol. 'residual': only the latter.
+   * Default: 'bound' for the Davidson of a float64 backend (`--backend cpu`), 'residual' for the
+   * float64 polish after a float32 solve (device or host). The bound assumes Davidson missed no
+   * eigenvalue below its guard root (docs/guides/ci.md says when that is safe and what the floor
+   * guarantees without it). Not with a spin penalty (the residual rule then, and a note) nor with
+   * `energyChange`.
    */
   accept?: 'residual' | 'bound';
+  /**
+   * Under accept 'bound' on a float64 backend: a root accepted by its bound must also have
+   * ‖Hv − Ev‖ ≤ residualFloor (default max(tol, √tol): 1e-4 at 1e-8), which keeps ⟨S²⟩ and the
+   * vectors converged to ≈ ‖r‖/gap and bounds the error by the residual should the bound's assumption fail.
+   */
+  residualFloor?: number;
   /**
    * Stop on the energy change instead of the residual (OpenMolcas-style): every requested root's
    * energy moved by < energyChange Eh since the previous Davidson iteration and ‖r‖ ≤ √energyChange.

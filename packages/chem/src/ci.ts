@@ -32,8 +32,9 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   checkParityRun(built.h.host, options.spin?.multiplicity, plan.nroots);
   const t = performance.now();
   emit({ stage: 'solve-start' });
-  if (options.accept === 'bound' && (plan.solverName === 'dense' || plan.backend.space.precision !== 'f32')) notes.push(`accept 'bound': no float32 phase to polish (${plan.solverName === 'dense' ? 'dense solver' : 'float64 backend'}): roots judged by the residual rule`);
+  if (options.accept === 'bound' && plan.solverName === 'dense') notes.push("accept 'bound': the dense solver is exact: no stop rule to apply");
   else if (options.accept === 'bound' && spin.pm) notes.push("accept 'bound': not with a spin penalty (the energies are ⟨H⟩, not the penalised eigenvalues the bound would certify): roots judged by the residual rule");
+  else if (options.accept === 'bound' && options.energyChange !== undefined && plan.backend.space.precision !== 'f32') notes.push("accept 'bound': energyChange replaces it (OpenMolcas' rule, not certified)");
   const solved = plan.solverName === 'dense' ? await denseSolve(plan, built, spin) : await davidsonCi(plan, built, spin, options, emit, notes);
   const solve = performance.now() - t;
   return finishCi(plan, built, spin, solved, notes, { solve, assembly: built.h.stats.ms }, options.spin !== undefined);

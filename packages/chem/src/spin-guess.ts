@@ -214,7 +214,7 @@ export async function solveSpinFiltered(first: EigenResult<Float64Array>, o: Spi
     const order = [...good, ...res.values.map((_, r) => r).filter((r) => !good.includes(r))];
     const sorted = { ...res, values: order.map((r) => res.values[r]!), vectors: order.map((r) => res.vectors[r]!), residualNorms: order.map((r) => res.residualNorms[r]!) };
     if (bad.length === 0 || round >= (o.rounds ?? 4)) return { ...sorted, iterations, stats: { ...res.stats, matvecs }, deflated: wrong.length, s2: order.map((r) => s2[r]!) };
-    for (const r of bad) wrong.push(res.vectors[r]!);
+    for (const r of bad) wrong.push(spinPure(o.half, res.vectors[r]!, s2[r]!));
     const base = o.half;
     const op: LinearOperator<Float64Array> = {
       rows: base.rows,
@@ -241,4 +241,23 @@ export async function solveSpinFiltered(first: EigenResult<Float64Array>, o: Spi
     iterations += res.iterations;
     matvecs += res.stats.matvecs;
   }
+}
+
+/**
+ * A state of another spin to shift out, projected onto its nearest spin S (from its ⟨S²⟩) and
+ * normalised: then the shift H + shift·|q⟩⟨q| leaves the wanted spin's block of H exactly as it
+ * was, however loosely q converged (a Davidson stopped by the energy bound leaves ‖r‖ ≈ 1e-5,
+ * whose other-spin part, times the shift, would otherwise move the wanted energies). Keeps q as
+ * it is when the projection leaves (almost) nothing.
+ */
+function spinPure(half: HalfSpaceOperator, v: Float64Array, s2: number): Float64Array {
+  const spin = Math.max(0, Math.round((Math.sqrt(1 + 4 * Math.max(0, s2)) - 1) / 2));
+  const q = Float64Array.from(v);
+  half.spinProject(q, 2 * spin + 1);
+  let nq = 0;
+  for (let i = 0; i < q.length; i++) nq += q[i]! * q[i]!;
+  nq = Math.sqrt(nq);
+  if (!(nq > 0.5)) return v;
+  for (let i = 0; i < q.length; i++) q[i]! /= nq;
+  return q;
 }

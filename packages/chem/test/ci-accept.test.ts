@@ -2,7 +2,7 @@
  * `accept: 'bound'` in the CI driver's host float64 polish (float32 solve, then Jacobi–Davidson
  * in float64 on the host: the path of `--polish host`, a spin penalty, or a device without df64),
  * against `accept: 'residual'`, on H8/STO-6G FCI (4 900 determinants) with a float32-emulating
- * host backend; and the case that keeps 'residual' the default: an eigenvalue missed below the
+ * host backend; and the case that keeps 'residual' the polish's default (and a residual floor under the float64 default): an eigenvalue missed below the
  * guard makes the bound wrong while the residual rule still holds.
  */
 import { csrFromTriplets, HostOperator } from '@gpusparse/formats';
@@ -55,16 +55,18 @@ describe("CI host polish: accept 'bound'", () => {
     expect(r.bounds!.bound[0]).toBeLessThanOrEqual(1e-8);
   });
 
-  it('a float64 backend has no polish: accept bound is a no-op with a note, no bounds field', async () => {
+  it("a float64 backend (no polish): accept 'bound' is its Davidson's stop, with a guard root for one root", async () => {
     const fd = await readFcidump(dataFile('fcidump', 'H4_sto6g_R1.8_block2.FCIDUMP'));
     const r = await ciEnergies(fd, { nroots: 1, workers: 0, solver: 'davidson', accept: 'bound' });
     expect(Math.abs(r.energies[0]! - -2.1903842178)).toBeLessThan(1e-8);
-    expect(r.bounds).toBeUndefined();
-    expect(r.notes.join('\n')).toMatch(/accept 'bound': no float32 phase.*residual rule/);
+    expect(r.bounds!.accept).toBe('bound');
+    expect(r.bounds!.bound[0]).toBeLessThanOrEqual(1e-8);
+    expect(r.solver.method).toContain('k=2'); // the guard root
+    expect(r.notes.join('\n')).not.toMatch(/no float32 phase/);
   });
 });
 
-describe("why 'residual' stays the CI default: a missed eigenvalue below the guard", () => {
+describe("why 'residual' stays the default of the float32 polish and the floor stays under 'bound': a missed eigenvalue below the guard", () => {
   it('the bound is violated by orders of magnitude; the residual rule (|θ − λ| ≤ ‖r‖ for some λ) still holds', () => {
     // A = diag(0, 0.01, 1, 2): the Rayleigh–Ritz space spans x0 = (e0 + δ·e1)/‖·‖ and e2, e3 —
     // the eigenvalue 0.01 (e.g. a state of a symmetry the start vectors barely touch) is missed,

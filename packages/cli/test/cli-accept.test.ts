@@ -52,13 +52,34 @@ describe('--accept: usage', () => {
     await expect(eigsh(tridiagonal().path, 2, { backend: 'cpu', accept: 'energy' as never })).rejects.toThrow(InvalidParameterError);
   });
 
-  it('ci on the CPU backend (float64, no polish): accept bound is reported, a note says the residual rule judged', async () => {
-    expect(await main(['ci', h4, '--backend', 'cpu', '--solver', 'davidson', '--accept', 'bound', '--json'])).toBe(0);
-    const j = JSON.parse(captured.stdout);
-    expect(j.accept).toBe('bound');
-    expect(j.bounds).toBeUndefined();
-    expect(Math.abs(j.energies[0] - H4_FCI)).toBeLessThan(1e-8);
-    expect(j.notes.join('\n')).toMatch(/accept 'bound': no float32 phase to polish \(float64 backend\)/);
+  it('ci on the CPU backend (float64, no polish): bound is the default stop; --accept residual and --tol-residual the residual rule', async () => {
+    const run = async (...extra: string[]) => {
+      expect(await main(['ci', h4, '--backend', 'cpu', '--solver', 'davidson', '--nroots', '2', '--json', ...extra])).toBe(0);
+      const j = JSON.parse(captured.stdout);
+      captured.stdout = '';
+      return j;
+    };
+    const def = await run();
+    expect(def.accept).toBe('bound');
+    expect(def.bounds.accept).toBe('bound');
+    for (const b of def.bounds.bound) expect(b).toBeLessThanOrEqual(1e-8);
+    for (const x of def.residualNorms) expect(x).toBeLessThanOrEqual(1e-4);
+    expect(Math.abs(def.energies[0] - H4_FCI)).toBeLessThan(1e-8);
+    for (const extra of [['--accept', 'residual'], ['--tol-residual', '1e-8']]) {
+      const j = await run(...extra);
+      expect(j.accept, extra.join(' ')).toBe('residual');
+      expect(j.bounds).toBeUndefined();
+      for (const x of j.residualNorms) expect(x).toBeLessThanOrEqual(1e-8);
+      expect(Math.abs(j.energies[1] - def.energies[1])).toBeLessThan(1e-8);
+    }
+  });
+
+  it('--tol-residual refuses --tol, --accept bound and --energy-change (exit 2)', async () => {
+    for (const extra of [['--tol', '1e-8'], ['--accept', 'bound'], ['--energy-change', '1e-8']]) {
+      expect(await main(['ci', h4, '--backend', 'cpu', '--tol-residual', '1e-8', ...extra])).toBe(2);
+      expect(captured.stderr).toMatch(/--tol-residual: not with/);
+      captured.stderr = '';
+    }
   });
 });
 

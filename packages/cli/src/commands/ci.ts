@@ -158,12 +158,25 @@ function printRun(file: string, backend: string, r: Awaited<ReturnType<typeof ci
   for (const n of r.notes) out(`note: ${n}`);
 }
 
+/**
+ * --tol, --tol-residual and --accept: the tolerance (> 0: 0 would never be met in floating point)
+ * and the acceptance rule; undefined leaves the driver's default (bound on a float64 backend).
+ */
+function stopOptions(v: Record<string, unknown>): { tol: number; accept: 'residual' | 'bound' | undefined } {
+  const accept = v.accept === undefined ? undefined : parseAccept(v.accept as string);
+  if (v['tol-residual'] === undefined) return { tol: positiveOption('tol', v.tol, 1e-8), accept };
+  if (v.tol !== undefined) throw new UsageError('--tol-residual: not with --tol (it is the tolerance of the residual rule)');
+  if (accept === 'bound') throw new UsageError('--tol-residual: not with --accept bound (it asks for the residual rule)');
+  if (v['energy-change'] !== undefined) throw new UsageError('--tol-residual: not with --energy-change (two stop rules)');
+  return { tol: positiveOption('tol-residual', v['tol-residual'], 1e-8), accept: 'residual' };
+}
+
 export const ciCommand: Command = {
   summary: 'configuration-interaction energies from an FCIDUMP',
   usage: [
     'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n|n,m,…]',
     '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8] [--maxit N]',
-    '                    [--energy-change Eh]',
+    '                    [--tol-residual r | --energy-change Eh]',
     '                    [--allow-missing-core] [--dry-run] [--host-memory GB] [--device-memory GB] [--assembly auto|chunked|whole] [--chunk-nnz N]',
     '                    [--polish auto|device|host] [--accept residual|bound]',
     '                    [--sigma explicit|direct|auto]',
@@ -176,16 +189,19 @@ export const ciCommand: Command = {
     'The run is sized before the space is built (determinants exact, H non-zeros sampled, bytes per stage)',
     'and refused with exit 5 when it cannot fit; --dry-run prints that estimate and stops.',
     'Off a terminal, progress is a line per stage on stderr with the elapsed time.',
-    '--tol: absolute residual ‖H v − E v‖ in Eh, judged on the --nroots requested roots only (a guard root',
-    'Davidson adds against skipped states does not hold the verdict). --maxit: most Davidson iterations (an integer ≥ 1, default 200).',
+    '--tol: energy tolerance in Eh. On the CPU backend a root stops when its certified bound 0 ≤ E − λ ≤ ε²/gap is ≤ --tol',
+    '(gap from a guard root above the wanted ones) and ‖H v − E v‖ ≤ √tol (1e-4 at 1e-8), or when ‖H v − E v‖ ≤ --tol;',
+    'the table shows per root how it stopped and its bound (docs/guides/ci.md). Judged on the --nroots requested roots only.',
+    '--tol-residual r: the residual rule instead, ‖H v − E v‖ ≤ r Eh for every requested root: no assumption on the',
+    'spectrum, vectors converged to r, more iterations. --maxit: most Davidson iterations (an integer ≥ 1, default 200).',
     '--energy-change e: stop instead when every root\'s energy moved by < e Eh in one Davidson iteration and ‖H v − E v‖ ≤ √e',
     '(OpenMolcas-style; float64 backends). Not a certified error: E − λ ≈ ‖r‖²/gap; the table shows ‖r‖ (docs/guides/ci-direct.md).',
     '--polish: where the float64 phase after the float32 GPU solve runs: device (df64 on the GPU, no float64 H',
     'on the host), host, or auto (default: device when the GPU passes the df64 self-test and no --multiplicity).',
-    '--accept: how that float64 phase accepts a root: residual (default: ‖H v − E v‖ ≤ --tol) or bound (also when the',
+    '--accept: how that float64 phase accepts a root: residual (default there: ‖H v − E v‖ ≤ --tol) or bound (also when the',
     'certified bound 0 ≤ E − λ ≤ ε²/gap is ≤ --tol Eh: usually no correction solve, residuals stay ≈ 1e-5 and are',
     'reported as they are). The bound assumes Davidson missed no state below its guard root (docs/guides/ci.md).',
-    'The table and JSON (bounds) say per root how it was accepted and its bound; no effect on the CPU backend.',
+    'The table and JSON (bounds) say per root how it was accepted and its bound. On the CPU backend bound is the default.',
     '--export-petsc H.petsc: write H (streamed in row chunks) and its diagonal (H.diag.petsc) in PETSc binary and stop;',
     'with --engine slepc --np N [--eps-type gd|jd|krylovschur] SLEPc solves it under mpiexec (docs/guides/scaling-out.md).',
   ].join('\n'),
@@ -199,6 +215,7 @@ export const ciCommand: Command = {
     format: { type: 'string' },
     solver: { type: 'string' },
     tol: { type: 'string' },
+    'tol-residual': { type: 'string' },
     maxit: { type: 'string' },
     'energy-change': { type: 'string' },
     'allow-missing-core': { type: 'boolean' },
@@ -218,10 +235,8 @@ export const ciCommand: Command = {
     const nroots = integerOption('nroots', v.nroots as string | undefined, 1, 1);
     const solver = ((v.solver as string | undefined) ?? 'auto') as 'davidson' | 'dense' | 'auto';
     if (!['davidson', 'dense', 'auto'].includes(solver)) throw new UsageError(`--solver: expected davidson, dense or auto, got '${solver}'`);
-    // the residual rule needs a positive tolerance (0 would never be met in floating point)
-    const tol = positiveOption('tol', v.tol, 1e-8);
+    const { tol, accept } = stopOptions(v);
     const maxIterations = intOption('maxit', v.maxit as string | undefined, undefined, 1);
-    const accept = parseAccept(v.accept as string | undefined);
     // --export-petsc H.petsc and --engine slepc: H streamed to PETSc binary, SLEPc under mpiexec (docs/guides/scaling-out.md)
     const engine = parseEngineOptions(v, ['slepc', 'petsc']);
     if ((engine || v['export-petsc'] !== undefined) && v['energy-change'] !== undefined) throw new UsageError('--energy-change: not with --engine or --export-petsc (the external solver has its own stop rule)');
@@ -279,7 +294,7 @@ export const ciCommand: Command = {
           format: formatNameOption('format', v.format, 'csr', ['auto']),
           backend: ciBackend,
           tol,
-          accept,
+          ...(accept === undefined ? {} : { accept }),
           ...(maxIterations === undefined ? {} : { maxIterations }),
           ...(v['energy-change'] === undefined ? {} : { energyChange: numberOption('energy-change', v['energy-change'] as string, 1e-8, { min: 1e-15, max: 0.1 }) }),
           onProgress: ciProgressHandler(bar, log),
@@ -295,7 +310,9 @@ export const ciCommand: Command = {
         runs.push({ ...(irrep === undefined ? {} : { irrep }), ...rest });
         if (!common.json) printRun(pos[0]!, backend.description, r, irreps.length > 1 ? irrep : undefined);
       }
-      if (common.json) printJson(irreps.length > 1 ? { file: pos[0], backend: backend.description, accept, irreps: runs } : { file: pos[0], backend: backend.description, accept, ...runs[0]! });
+      // the rule the driver applied (its default depends on the backend)
+      const applied = runs[0]?.bounds?.accept ?? accept ?? 'residual';
+      if (common.json) printJson(irreps.length > 1 ? { file: pos[0], backend: backend.description, accept: applied, irreps: runs } : { file: pos[0], backend: backend.description, accept: applied, ...runs[0]! });
       return runs.every((r) => r.solver.converged) ? ExitCode.ok : ExitCode.notConverged;
     } finally {
       bar.finish();
