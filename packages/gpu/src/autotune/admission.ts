@@ -73,7 +73,9 @@ async function upload(s: TrialSession, c: Candidate, m: SparseMatrix | CsrMatrix
   s.report.costs.uploadMs += uploadMs;
   if (relayout) {
     s.report.costs.conversionMs += ms;
-    if (c.prepBytes > 0) s.convMsPerByte = Math.max(s.convMsPerByte, ms / c.prepBytes);
+    // quads built on the device from the shared CSR say nothing of the host conversion rate
+    const onDevice = (handle as { builtOnDevice?: boolean }).builtOnDevice === true;
+    if (c.prepBytes > 0 && !onDevice) s.convMsPerByte = Math.max(s.convMsPerByte, ms / c.prepBytes);
   }
   if (c.estimatedBytes > 0 && !csr && !deviceBuilt) s.uploadMsPerByte = uploadMs / c.estimatedBytes;
   Object.assign(t, { conversionMs: relayout ? ms : convMs, uploadMs, bytes: storageBytes(c, m), deviceBytes: handle.deviceBytes });

@@ -21,6 +21,13 @@ const LANE_PARAM: Record<string, string> = { 'csr-vector': 'lanes', hybrid: 'lan
  */
 export const CSR_RELAYOUT: ReadonlySet<string> = new Set(['csr-vec4', 'csr-long']);
 
+/**
+ * Padded quad entries past which the device build is not assumed (one binding of 2 GiB, the
+ * H100's and H200's limit, holds 2^29 four-byte words): larger layouts split over bindings and
+ * are packed on the host.
+ */
+const DEVICE_QUADS_MAX = 2 ** 29;
+
 /** CSR kernels that add a row-block table (one O(rows) host pass) to the shared CSR arrays. */
 const CSR_ROW_BLOCKS: ReadonlySet<string> = new Set(['csr-adaptive', 'csr-balanced']);
 
@@ -59,6 +66,9 @@ export function hostPrepBytes(a: CsrMatrix, k: AnySpmvKernel, params: Record<str
   if (CSR_ROW_BLOCKS.has(k.id)) return 4 * (n + 1);
   if (!CSR_RELAYOUT.has(k.id)) return 0;
   const pack = params.pack ?? 0;
+  // pack 0 without interleaving is built on the device from the tuner's shared CSR upload
+  // (kernels/csr4/quad-build.ts): the host computes only the quad pointers
+  if (pack === 0 && !params.interleave && paddedQuadEntries(a) <= DEVICE_QUADS_MAX) return 4 * (n + 1);
   const perEntry = pack === 2 ? 4 : pack === 1 ? 6 : 8;
   const checks = pack === 0 ? 0 : pack === 1 ? 4 * z : 12 * z;
   return perEntry * paddedQuadEntries(a) + 4 * (n + 1) + (pack >= 1 ? 4 * n : 0) + checks;

@@ -17,6 +17,7 @@ import type { GpuBuf } from '../../memory/buffers';
 import { uploadF32, uploadU32, validateCsrIndices, writeData } from '../../memory/upload';
 import { blockUniforms, type CsrBlockPlan, csrVectorsFit, splitCsrPlan } from '../csr/csr-device';
 import { signature } from '../wgsl/index';
+import { buildQuadsOnDevice, quadBuildApplies } from './quad-build';
 import type { DeviceMatrix, SpmvScale, UploadOptions } from '../types';
 
 /** Mask of the quad index in a quad pointer (the top two bits hold the ending row's pad count). */
@@ -111,6 +112,8 @@ export interface QuadDeviceMatrix extends DeviceMatrix {
   readonly pack: number;
   /** The distinct values (pack 2). */
   readonly table?: GpuBuf;
+  /** True when the quads were built on the device from shared CSR arrays (`quad-build.ts`), not packed on the host. */
+  readonly builtOnDevice?: boolean;
 }
 
 /**
@@ -180,6 +183,10 @@ export type QuadGroups = (rows: number) => number;
  * @throws InvalidParameterError when 16-bit columns are asked for a row spanning 2^16 columns or more
  */
 export function uploadQuad(ctx: GpuContext, kernelId: string, a: CsrMatrix, pack: number, pipeline: PipelineEntry, groups: QuadGroups, opts: UploadOptions = {}, interleaveLanes = 0): QuadDeviceMatrix {
+  if (pack === 0 && interleaveLanes === 0) {
+    const built = deviceQuads(ctx, kernelId, a, pipeline, groups, opts);
+    if (built) return built;
+  }
   validateCsrIndices(a, kernelId);
   if (pack >= 1) {
     const fit = rowSpansFit16(a);
@@ -213,6 +220,27 @@ export function uploadQuad(ctx: GpuContext, kernelId: string, a: CsrMatrix, pack
     throw e;
   }
   return { kernelId, rows: a.rows, cols: a.cols, nnz: csrNnz(a), deviceBytes, blocks: blocks.length, quadBlocks: blocks, pipeline, pack, table, dispose: release };
+}
+
+/**
+ * The pack-0 quads built on the device from `opts.sharedCsr` (`quad-build.ts`: its arrays were
+ * validated at their upload), or undefined when that does not apply (no shared arrays, or
+ * more than one binding block either way). O(rows) host work.
+ */
+function deviceQuads(ctx: GpuContext, kernelId: string, a: CsrMatrix, pipeline: PipelineEntry, groups: QuadGroups, opts: UploadOptions): QuadDeviceMatrix | undefined {
+  const shared = opts.sharedCsr;
+  if (!shared?.isSourceOf(a)) return undefined;
+  const q = quadPointers(a);
+  const capElems = Math.floor(Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, ctx.limits.maxStorageBufferBindingSize) / 4);
+  const plan = splitCsrPlan({ ...a, rowPtr: q }, Math.max(1, Math.min(QUAD_MASK, Math.floor(capElems / 4))), capElems - 1);
+  if (!quadBuildApplies(shared, a, plan)) return undefined;
+  const b = buildQuadsOnDevice(ctx, shared, a, q, kernelId);
+  const blk: QuadDeviceBlock = { ...plan[0]!, ...b, groups: groups(plan[0]!.rows) };
+  const deviceBytes = b.rowQuad.bytes + b.values.bytes + b.cols.bytes;
+  const dispose = () => {
+    for (const buf of [b.rowQuad, b.values, b.cols]) buf.dispose();
+  };
+  return { kernelId, rows: a.rows, cols: a.cols, nnz: csrNnz(a), deviceBytes, blocks: 1, quadBlocks: [blk], pipeline, pack: 0, builtOnDevice: true, dispose };
 }
 
 /** Record y = alpha·A·x + beta·y block by block (in order: continued rows accumulate). */
