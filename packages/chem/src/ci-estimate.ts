@@ -4,6 +4,7 @@
  * `estimateCiEnergies` behind `gpusparse ci --dry-run`.
  * @module
  */
+import { InvalidParameterError } from '@gpusparse/formats';
 import type { Fcidump } from './fcidump/types';
 import { type BuildSpaceOptions, type PreparedSpace, prepareCiSpace, type SpaceSpec } from './determinants/build';
 import { defaultWorkers } from './hamiltonian/assemble';
@@ -69,6 +70,15 @@ export async function sizeCiRun(prepared: PreparedSpace, o: SizingOptions): Prom
 }
 
 /**
+ * More roots than determinants is the option's fault, said before any memory verdict (which
+ * sizes Davidson's basis by nroots: 10^11 roots of 36 determinants read as "needs 115 TB").
+ * An empty space (0 determinants) is left to the space's own error.
+ */
+export function assertRootsFit(nroots: number | undefined, determinants: number): void {
+  if (nroots !== undefined && determinants > 0 && nroots > determinants) throw new InvalidParameterError('nroots', `an integer in 1..${determinants} (the space size)`, nroots);
+}
+
+/**
  * Size a CI run without running it: determinants (exact), H's non-zeros (sampled), and the
  * host and device bytes of each stage. Reads the FCIDUMP (a path is read from disk).
  * @example
@@ -86,6 +96,7 @@ export async function estimateCiEnergies(
   } else fd = input;
   const prepared = prepareCiSpace(fd, options.space ?? 'fci', options);
   const { estimate, plan } = await sizeCiRun(prepared, { ...options, memory: { ...options.memory, check: false } });
+  assertRootsFit(options.nroots, estimate.determinants);
   const label = `${prepared.kind.toUpperCase()}${prepared.level === undefined ? '' : `(level ${prepared.level})`}(${prepared.fcidump.norb}o; ${prepared.nalpha}α,${prepared.nbeta}β${prepared.irrep === undefined ? '' : `; irrep ${prepared.irrep}`})`;
   return { label, estimate, plan };
 }

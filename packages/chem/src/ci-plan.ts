@@ -7,7 +7,7 @@
  */
 import { getFormat, InvalidParameterError, type LinearOperator, NotSupportedError } from '@gpusparse/formats';
 import { assembleForCi, type CiHamiltonian } from './ci-assembly';
-import { sizeCiRun } from './ci-estimate';
+import { assertRootsFit, sizeCiRun } from './ci-estimate';
 import type { CiDevicePolish } from './ci-polish';
 import { type CiBackend, type CiOptions, type CiProgress, hostBackend } from './ci-types';
 import { buildCiSpace, prepareCiSpace } from './determinants/build';
@@ -106,10 +106,7 @@ export async function planCi<V, S>(input: Fcidump | string | URL, options: CiOpt
   // a factory that stores no H (the host direct σ) needs no sampled nnz: ≈ 0.15 s saved at 4·10^5 determinants
   const storesMatrix = (options.hamiltonian as { storesMatrix?: boolean } | undefined)?.storesMatrix !== false;
   let { estimate } = await sizeCiRun(prepared, { ...sizing, storesMatrix, memory: { ...options.memory, check: false } });
-  // the memory check sizes Davidson's basis by nroots: 10^11 roots of 36 determinants was a
-  // ResourceLimitError (115 TB, "select an irrep") instead of naming nroots (determinants are exact here)
-  const nroots = options.nroots ?? 1;
-  if (estimate.determinants > 0 && nroots > estimate.determinants) throw new InvalidParameterError('nroots', `an integer in 1..${estimate.determinants} (the space size)`, nroots);
+  assertRootsFit(options.nroots, estimate.determinants); // before the memory check, which sizes by nroots
   const chunked = canChunk && (mode === 'chunked' || (mode === 'auto' && estimate.nnz.nnz >= 5e7));
   // with an operator factory the memory check is off: the first estimate is the same (≈ 0.16 s of nnz sampling saved)
   if (!options.hamiltonian) ({ estimate } = await sizeCiRun(prepared, { ...sizing, ...(chunked ? { chunkNnz: options.chunkNnz ?? 2 ** 24 } : {}) }));

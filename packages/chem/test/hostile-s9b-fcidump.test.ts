@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { InvalidParameterError } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { ciEnergies } from '../src/ci';
+import { estimateCiEnergies } from '../src/ci-estimate';
 import { FcidumpError, parseFcidump } from '../src/fcidump/index';
 import { readFcidump } from '../src/fcidump/node';
 import { dataFile } from '../../../testdata/index';
@@ -59,5 +60,12 @@ describe('ciEnergies options of the wrong kind', () => {
     const fd = await readFcidump(h4path);
     await expect(ciEnergies(fd, { space: 'cas' as never })).rejects.toThrow(/parameter space: expected \{ kind: 'cas', electrons, orbitals \} \(a CAS needs its sizes\), got 'cas'/);
     for (const maxIterations of [-1, 2.5]) await expect(ciEnergies(fd, { solver: 'davidson', maxIterations })).rejects.toThrow(/parameter maxIterations: expected an integer ≥ 0/);
+  });
+});
+
+describe('the dry-run sizing (estimateCiEnergies) with more roots than determinants', () => {
+  it('10^11 roots of 36: InvalidParameterError naming nroots (was an estimate of 115 TB and "would be refused")', async () => {
+    await expect(estimateCiEnergies(h4path, { nroots: 1e11, backend: 'host' })).rejects.toThrow(/parameter nroots: expected an integer in 1\.\.36 \(the space size\), got 100000000000/);
+    expect((await estimateCiEnergies(h4path, { nroots: 36, backend: 'host' })).estimate.determinants).toBe(36);
   });
 });
