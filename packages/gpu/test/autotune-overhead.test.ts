@@ -11,6 +11,7 @@
 import { csrSpmv, generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Candidate, deviceMatrixStats, getKernel, kernels, PREWARM_NNZ, prewarmTuner, readF32, tuneVectors, uploadCsrArrays, uploadF32, VERIFY_NNZ, verifyProduct } from '../src/index';
+import { quadBuildSpec } from '../src/kernels/csr4/quad-build';
 import { testContext } from './helpers';
 
 afterAll(async () => (await testContext()).dispose());
@@ -44,6 +45,8 @@ describe('prewarmTuner', () => {
       dx.dispose();
       dy.dispose();
       // the statistics (scan, hist, chunks) and the three CSR uploads compiled nothing new
+      expect(ctx.pipelines.compiled).toBe(compiled);
+      ctx.pipelines.get(quadBuildSpec()); // csr-vec4 / csr-long's device quad build: prewarmed too
       expect(ctx.pipelines.compiled).toBe(compiled);
     } finally {
       shared.release();

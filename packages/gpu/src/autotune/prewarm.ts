@@ -7,6 +7,7 @@
 import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 import type { AnySpmvKernel } from '../kernels/types';
+import { quadBuildSpec } from '../kernels/csr4/quad-build';
 import { diaDeviceSpecs } from '../kernels/dia/dia-tiled.kernel';
 import { deviceStatsSpecs } from '../profile/device-stats';
 
@@ -29,7 +30,8 @@ const PREWARM_PER_KERNEL = 6;
  */
 export function prewarmTuner(ctx: GpuContext, a: CsrMatrix, ks: readonly AnySpmvKernel[], minNnz = PREWARM_NNZ): { asked: number; done: Promise<void> } {
   if ((a.rowPtr[a.rows] ?? 0) < minNnz) return { asked: 0, done: Promise.resolve() };
-  const specs = [...deviceStatsSpecs(), ...diaDeviceSpecs(ctx.caps)];
+  // … and csr-vec4 / csr-long's device quad build (one pipeline)
+  const specs = [...deviceStatsSpecs(), ...diaDeviceSpecs(ctx.caps), quadBuildSpec()];
   for (const k of ks) {
     if (k.format !== 'csr' || !k.pipelineSpec) continue;
     const combos = enumerateParams(k).slice(0, PREWARM_PER_KERNEL);
