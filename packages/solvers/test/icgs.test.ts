@@ -1,6 +1,6 @@
-import { type CsrMatrix, csrSpmv, generators as g, HostOperator, HostVectorSpace, InvalidParameterError } from '@gpusparse/formats';
+import { type CsrMatrix, csrSpmv, generators as g, HostOperator, HostVectorSpace, InvalidParameterError, WasmVectorSpace } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
-import { IcgsBasis } from '../src/common/icgs';
+import { CHUNK_BYTES, IcgsBasis } from '../src/common/icgs';
 import { gmres, lanczos } from '../src/index';
 
 const space = new HostVectorSpace();
@@ -105,6 +105,55 @@ describe('IcgsBasis (one Gram–Schmidt pass, a second when the loss bound passe
     const bad = basis(n, 3);
     bad[1] = bad[1]!.map((x, i) => x + 1e-6 * bad[0]![i]!);
     expect(await ortho.remeasure(bad)).toBeCloseTo(1e-6, 8);
+  });
+});
+
+describe('IcgsBasis in cache-sized chunks of basis vectors (host spaces, a basis above chunkBytes)', () => {
+  // 10 basis vectors of 3 000 rows (240 kB) against chunkBytes 48 kB: chunks of 4, 4 and 2 vectors
+  const n = 3000;
+  const wasm = WasmVectorSpace.create({ threads: 1 });
+  const spaces: [string, HostVectorSpace][] = [['HostVectorSpace', space], ...(wasm ? [['WasmVectorSpace', wasm] as [string, HostVectorSpace]] : [])];
+  for (const [name, sp] of spaces) {
+    it(`${name}: one pass and the second give the same bits, h and norms as the unchunked pass; the copy of w is released`, async () => {
+      const q = basis(n, 10).map((v) => sp.fromArray(v));
+      const run = async (chunkBytes: number, w0: Float64Array) => {
+        const w = sp.fromArray(w0);
+        const ortho = new IcgsBasis(sp, undefined, undefined, chunkBytes);
+        const combine = sp.combine;
+        let combines = 0;
+        sp.combine = (...args: Parameters<HostVectorSpace['combine']>) => {
+          combines++;
+          combine.apply(sp, args);
+        };
+        const st = await ortho.step(q, w).finally(() => {
+          sp.combine = combine;
+        });
+        const out = { st, combines, w: Float64Array.from(await sp.toArray(w)) };
+        sp.release(w);
+        return out;
+      };
+      const plain = rand(n, 7);
+      const nearly = Float64Array.from(await sp.toArray(q[5]!), (x, i) => x + 1e-9 * plain[i]!); // the second pass fires
+      for (const w0 of [plain, nearly]) {
+        const whole = await run(Number.POSITIVE_INFINITY, w0);
+        const before = wasm && sp === wasm ? wasm.heap.usedBytes : undefined;
+        const chunked = await run(48_000, w0);
+        expect(chunked.st.twice).toBe(w0 === nearly);
+        expect([whole.combines, chunked.combines]).toEqual(w0 === nearly ? [2, 6] : [1, 3]); // chunks of 4, 4 and 2 per pass
+        expect(chunked.st).toEqual(whole.st);
+        expect(Array.from(chunked.w)).toEqual(Array.from(whole.w));
+        if (before !== undefined) expect(wasm!.heap.usedBytes).toBe(before);
+      }
+      expect(lossOf(await Promise.all(q.map((v) => sp.toArray(v))), (await run(48_000, plain)).w)).toBeLessThan(1e-14);
+      for (const v of q) sp.release(v);
+    });
+  }
+  it('host spaces chunk above CHUNK_BYTES by default, other spaces never (their combines run on a device)', () => {
+    expect(CHUNK_BYTES).toBe(8 * 2 ** 20);
+    const chunkOf = (o: IcgsBasis<unknown, unknown>) => (o as unknown as { chunkBytes: number }).chunkBytes;
+    expect(chunkOf(new IcgsBasis(space) as IcgsBasis<unknown, unknown>)).toBe(CHUNK_BYTES);
+    const device = Object.assign(Object.create(space), { name: 'webgpu-f32', precision: 'f32' }) as HostVectorSpace;
+    expect(chunkOf(new IcgsBasis(device) as IcgsBasis<unknown, unknown>)).toBe(Number.POSITIVE_INFINITY);
   });
 });
 

@@ -12,13 +12,34 @@
  * dropped at all is done twice; the classic Kahan–Parlett rule (second pass when
  * ‖w'‖ < ‖w‖/√2) is the special case of a fresh, orthogonal basis and tol = √2·(j+1)·u.
  * After a second pass the new vector is orthogonal to working precision ("twice is enough").
+ *
+ * Cache. A pass of classical Gram–Schmidt reads the basis twice: Qᵀ·w, then w − Q·h. When Q is
+ * larger than the last-level cache (GMRES(30) at 2·10^5 rows: up to 48 MB), both sweeps come
+ * from memory, where modified Gram–Schmidt reads each vector twice in a row from cache. On host
+ * spaces (scalars synchronous) a pass over a basis of more than {@link CHUNK_BYTES} runs in
+ * chunks of basis vectors instead — the dots of a chunk against a copy of the incoming w, then
+ * that chunk's combine on w, while the chunk is still in cache —, the same operations in the
+ * same order per element (combine's sum runs over the vectors in order, the chunks are multiples
+ * of four), so the same bits as one multiDot and one combine.
  * @module
  */
 import type { VectorSpace } from '@gpusparse/formats';
 
+/** A vector whose contents will be overwritten (the space's createUninitialized where it has one). */
+function createUninitialized<V, S>(space: VectorSpace<V, S>, n: number): V {
+  const f = (space as { createUninitialized?: (n: number) => V }).createUninitialized;
+  return typeof f === 'function' ? f.call(space, n) : space.create(n);
+}
+
 /** Unit roundoff of float64 / float32. */
 const U64 = 2 ** -53;
 const U32 = 2 ** -24;
+
+/**
+ * Bytes of basis above which a host pass runs in chunks of vectors (a quarter of a 32 MiB L3,
+ * shared with the other cores' work); each chunk holds about a quarter of it, at least 4 vectors.
+ */
+export const CHUNK_BYTES = 8 * 2 ** 20;
 
 /** Outcome of one {@link IcgsBasis.step}. */
 export interface IcgsStep {
@@ -52,13 +73,25 @@ export class IcgsBasis<V, S> {
   private readonly u: number;
   readonly tol: number;
 
+  /** Basis bytes above which a pass runs in chunks (host spaces only; Infinity: never). */
+  private readonly chunkBytes: number;
+
+  /**
+   * @param space the vector space of the basis
+   * @param tol the loss bound that triggers the second pass (default √u)
+   * @param onRead called at every scalar readback (for the solvers' stats)
+   * @param chunkBytes basis bytes above which a pass runs in cache-sized chunks of vectors
+   *   (default {@link CHUNK_BYTES} on host spaces, never elsewhere; the result is the same)
+   */
   constructor(
     private readonly space: VectorSpace<V, S>,
     tol?: number,
     private readonly onRead?: () => void,
+    chunkBytes?: number,
   ) {
     this.u = space.precision === 'f32' ? U32 : U64;
     this.tol = tol ?? Math.sqrt(this.u);
+    this.chunkBytes = chunkBytes ?? (space.name.startsWith('host') ? CHUNK_BYTES : Number.POSITIVE_INFINITY);
   }
 
   /** A new, exactly orthonormal basis (or one whose vectors were orthogonalised twice). */
@@ -75,11 +108,9 @@ export class IcgsBasis<V, S> {
     const s = this.space;
     const j = q.length;
     this.steps++;
-    const d = s.multiDot([...q, w], w); // Qᵀ·w and ‖w‖² in one pass over w
-    const ww = d.pop()!;
-    if (j > 0) s.combine(d, q, -1, w); // w ← Q·h − w = −w'
+    const [d, ww] = this.project(q, w, true); // Qᵀ·w₀ and ‖w₀‖², w ← Q·h − w₀ = −w'
     const nrm = s.norm2(w);
-    const got = await this.read([...d, ww, nrm]);
+    const got = await this.read([...d, ww!, nrm]);
     const h = got.slice(0, j);
     const norm0 = Math.sqrt(Math.max(got[j]!, 0));
     let norm = got[j + 1]!;
@@ -90,8 +121,7 @@ export class IcgsBasis<V, S> {
       this.loss = Math.max(this.loss, predicted);
       return { h, norm, norm0, sign: -1, twice: false };
     }
-    const g = s.multiDot(q, w); // Qᵀ·(−w') = −(second-pass coefficients)
-    s.combine(g, q, -1, w); // w ← Q·g + w' = w₀ − Q·h − Q·h₂
+    const [g] = this.project(q, w, false); // Qᵀ·(−w') = −(second-pass coefficients); w ← Q·g + w' = w₀ − Q·h − Q·h₂
     const nrm2 = s.norm2(w);
     const got2 = await this.read([...g, nrm2]);
     const normBefore = norm;
@@ -102,6 +132,36 @@ export class IcgsBasis<V, S> {
     const after = (this.loss * Math.min(predicted, 1) + (j + 1) * this.u) * (norm > 0 ? normBefore / norm : Number.POSITIVE_INFINITY);
     this.loss = Math.max(this.loss, Number.isFinite(after) ? after : this.loss);
     return { h, norm, norm0, sign: 1, twice: true };
+  }
+
+  /**
+   * d = Qᵀ·w (and ‖w‖² with `withNorm`), then w ← Q·d − w: one multiDot and one combine, or —
+   * a basis of more than chunkBytes — the same chunk by chunk against a copy of w (module comment).
+   */
+  private project(q: readonly V[], w: V, withNorm: boolean): [S[], S | undefined] {
+    const s = this.space;
+    const j = q.length;
+    const n = s.length(w);
+    const per = Math.max(4, 4 * Math.floor(this.chunkBytes / 4 / (32 * n)));
+    if (j === 0 || 8 * n * j <= this.chunkBytes || j <= per) {
+      const d = s.multiDot(withNorm ? [...q, w] : q, w);
+      const ww = withNorm ? d.pop() : undefined;
+      if (j > 0) s.combine(d, q, -1, w);
+      return [d, ww];
+    }
+    const w0 = createUninitialized(s, n);
+    s.copy(w, w0);
+    const d: S[] = [];
+    let ww: S | undefined;
+    for (let lo = 0; lo < j; lo += per) {
+      const chunk = q.slice(lo, lo + per);
+      const part = s.multiDot(lo === 0 && withNorm ? [...chunk, w0] : chunk, w0);
+      if (lo === 0 && withNorm) ww = part.pop();
+      s.combine(part, chunk, lo === 0 ? -1 : 1, w); // −w₀ + Σ over the chunks in order, as one combine
+      d.push(...part);
+    }
+    s.release(w0);
+    return [d, ww];
   }
 
   /**
