@@ -130,3 +130,21 @@ describe('eigs on a matrix smaller than the default k', () => {
     expect(jsonError().message).toMatch(/--k: expected an integer in 1\.\.3 \(the matrix order\), got 4/);
   });
 });
+
+describe('ci --irrep with a list holding an impossible irrep', () => {
+  it('--irrep 1,2 on H4 (irreps 1, 5 only) and --irrep 1,5 --nroots 17 (irrep 5 holds 16): refused before the first run (irrep 1 was solved, then discarded by the error)', async () => {
+    const h4 = join(__dirname, '../../../testdata/fcidump/H4_sto6g_R1.8_block2.FCIDUMP');
+    for (const [flags, want] of [
+      [['--irrep', '1,2'], /InvalidParameterError: .*irrep 2 is not in the point group of the file/],
+      [['--irrep', '1,5', '--nroots', '17'], /InvalidParameterError: parameter nroots: expected an integer in 1\.\.16 \(the space size\), got 17/],
+    ] as const) {
+      captured.stdout = '';
+      captured.stderr = '';
+      expect(await main(['ci', h4, '--backend', 'cpu', ...flags]), flags.join(' ')).toBe(3);
+      expect(captured.stderr).toMatch(want);
+      // no irrep was solved first: no result table, no finished stage
+      expect(captured.stdout).toBe('');
+      expect(captured.stderr).not.toMatch(/done: converged/);
+    }
+  });
+});
