@@ -101,6 +101,21 @@ export function toMlMatrix<T extends { set(row: number, column: number, value: n
   return m;
 }
 
+/**
+ * A non-finite entry of an in-memory matrix, named (1-based) — a Matrix Market path is checked
+ * by its reader; a CSR, mathjs or ml-matrix input with NaN reached the solver and came back as
+ * "jacobi: row 1: expected a non-zero finite pivot, got NaN".
+ */
+function assertFiniteValues(a: CsrMatrix, where: string): CsrMatrix {
+  for (let i = 0; i < a.rows; i++) {
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
+      const v = a.values[k]!;
+      if (!Number.isFinite(v)) throw new InvalidMatrixError(`${where}(row ${i + 1}, column ${a.colIdx[k]! + 1})`, `expected a finite value, got ${v}`);
+    }
+  }
+  return a;
+}
+
 /** Any accepted input → canonical CSR; the error names what came when nothing matches. */
 export async function toCsr(a: MatrixInput, where = 'A'): Promise<CsrMatrix> {
   if (typeof a === 'string') return (await readMatrixMarket(a)).matrix;
@@ -108,10 +123,10 @@ export async function toCsr(a: MatrixInput, where = 'A'): Promise<CsrMatrix> {
   if (o && typeof o === 'object') {
     if ('rowPtr' in o && 'colIdx' in o && 'values' in o) {
       validateCsr(a as CsrMatrix, where);
-      return a as CsrMatrix;
+      return assertFiniteValues(a as CsrMatrix, where);
     }
-    if (typeof o.storage === 'function' && typeof o.toJSON === 'function') return fromMathjs(a as MathjsSparseLike);
-    if (typeof o.rows === 'number' && typeof o.columns === 'number' && typeof o.get === 'function') return fromMlMatrix(a as MlMatrixLike);
+    if (typeof o.storage === 'function' && typeof o.toJSON === 'function') return assertFiniteValues(fromMathjs(a as MathjsSparseLike), where);
+    if (typeof o.rows === 'number' && typeof o.columns === 'number' && typeof o.get === 'function') return assertFiniteValues(fromMlMatrix(a as MlMatrixLike), where);
   }
   const got = o && typeof o === 'object' ? `an object with keys ${Object.keys(o).slice(0, 6).join(', ')}` : typeof a;
   throw new InvalidParameterError(where, 'a CsrMatrix, a Matrix Market path, a mathjs SparseMatrix or an ml-matrix Matrix', got);

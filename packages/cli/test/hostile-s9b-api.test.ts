@@ -54,3 +54,21 @@ describe('solve options and b that ran as something else', () => {
     expect(r.relativeResidual).toBeLessThan(1e-8);
   });
 });
+
+describe('an in-memory A with a non-finite entry', () => {
+  it('CSR, ml-matrix-like and mathjs-like inputs with NaN / Infinity: InvalidMatrixError naming row and column (was a Jacobi "zero pivot" at the wrong place, or a non-finite solve)', async () => {
+    const csr = { format: 'csr', rows: 2, cols: 2, rowPtr: Int32Array.of(0, 1, 2), colIdx: Int32Array.of(0, 1), values: Float64Array.of(1, Number.NaN) };
+    const ml = { rows: 2, columns: 2, get: (i: number, j: number) => (i === 0 && j === 1 ? Number.POSITIVE_INFINITY : i === j ? 2 : 0) };
+    const mathjs = { storage: () => 'sparse', toJSON: () => ({ values: [2, Number.NaN, 2], index: [0, 1, 1], ptr: [0, 2, 3], size: [2, 2] }) };
+    for (const [input, where, got] of [
+      [csr, 'row 2, column 2', 'NaN'],
+      [ml, 'row 1, column 2', 'Infinity'],
+      [mathjs, 'row 2, column 1', 'NaN'],
+    ] as const) {
+      for (const precond of ['jacobi', 'none'] as const) {
+        await expect(solve(input as Any, [1, 1], { ...cpu, precond })).rejects.toThrow(new RegExp(`^A\\(${where}\\): expected a finite value, got ${got}$`));
+      }
+      await expect(eigsh(input as Any, 1, cpu)).rejects.toThrow(/expected a finite value/);
+    }
+  });
+});

@@ -116,3 +116,35 @@ describe('start with a grid that cannot be built', () => {
     expect(captured.stderr).not.toMatch(/main job on/); // refused before the backend was opened
   });
 });
+
+describe('eigs on a matrix smaller than the default k', () => {
+  it('a 3×3 matrix without --k: its 3 eigenvalues (was exit 2, "--k: expected 1..3, got 4" for a --k never given); --k 4 still refused', async () => {
+    const a = mtx('spd3e.mtx', 'coordinate real symmetric', '3 3 5\n1 1 4\n2 1 1\n2 2 4\n3 2 1\n3 3 4\n');
+    expect(await main(['eigs', a, '--backend', 'cpu', '--json'])).toBe(0);
+    const j = JSON.parse(captured.stdout);
+    // A = [[4,1,0],[1,4,1],[0,1,4]]: λ = 4 − √2, 4, 4 + √2
+    expect(j.values).toHaveLength(3);
+    for (const [i, want] of [4 - Math.SQRT2, 4, 4 + Math.SQRT2].entries()) expect(j.values[i]).toBeCloseTo(want, 8);
+    captured.stdout = '';
+    expect(await main(['eigs', a, '--backend', 'cpu', '--k', '4', '--json'])).toBe(2);
+    expect(jsonError().message).toMatch(/--k: expected an integer in 1\.\.3 \(the matrix order\), got 4/);
+  });
+});
+
+describe('ci --irrep with a list holding an impossible irrep', () => {
+  it('--irrep 1,2 on H4 (irreps 1, 5 only) and --irrep 1,5 --nroots 17 (irrep 5 holds 16): refused before the first run (irrep 1 was solved, then discarded by the error)', async () => {
+    const h4 = join(__dirname, '../../../testdata/fcidump/H4_sto6g_R1.8_block2.FCIDUMP');
+    for (const [flags, want] of [
+      [['--irrep', '1,2'], /InvalidParameterError: .*irrep 2 is not in the point group of the file/],
+      [['--irrep', '1,5', '--nroots', '17'], /InvalidParameterError: parameter nroots: expected an integer in 1\.\.16 \(the space size\), got 17/],
+    ] as const) {
+      captured.stdout = '';
+      captured.stderr = '';
+      expect(await main(['ci', h4, '--backend', 'cpu', ...flags]), flags.join(' ')).toBe(3);
+      expect(captured.stderr).toMatch(want);
+      // no irrep was solved first: no result table, no finished stage
+      expect(captured.stdout).toBe('');
+      expect(captured.stderr).not.toMatch(/done: converged/);
+    }
+  });
+});

@@ -3,7 +3,7 @@
  * energies (ground and excited states) from an FCIDUMP file, with ⟨S²⟩ per root.
  * @module
  */
-import { autoHamiltonian, type ChunkSink, type CiBackend, type CiDevicePolish, type CiProgress, ciEnergies, directHamiltonian, estimateCiEnergies, gpuAutoHamiltonian, gpuDirectHamiltonian, type SpaceSpec } from '@gpusparse/chem';
+import { autoHamiltonian, buildCiSpace, type ChunkSink, type CiBackend, type CiDevicePolish, type CiProgress, ciEnergies, directHamiltonian, estimateCiEnergies, type Fcidump, gpuAutoHamiltonian, gpuDirectHamiltonian, type SpaceSpec } from '@gpusparse/chem';
 import { readFcidump } from '@gpusparse/chem/node';
 import { formatBytes } from '@gpusparse/formats';
 import type { CsrMatrix } from '@gpusparse/formats';
@@ -16,6 +16,18 @@ import { acceptColumns, parseAccept } from '../util/accept';
 import { intOption } from '../util/int-option';
 import { progressBar, stageLog } from '../util/progress';
 import { formatTable } from '../util/table';
+
+/**
+ * Every irrep of an --irrep list checked before the first run: an empty block or more roots than
+ * a block holds in the last irrep threw away the finished runs before it. Exact determinant
+ * counts (the dry run's sizing); an empty block raises the space's own error, with its hint.
+ */
+async function preflightIrreps(fd: Fcidump, runs: Array<{ space: SpaceSpec; nroots: number; irrep?: number; ms2?: number }>): Promise<void> {
+  for (const o of runs) {
+    const e = await estimateCiEnergies(fd, { ...o, backend: 'host' });
+    if (e.estimate.determinants === 0) buildCiSpace(fd, o.space, o);
+  }
+}
 
 /** Parse --space: fci, cis, cisd, cisdt, ci:<level>, cas:<electrons>,<orbitals>. */
 export function parseSpace(s: string): SpaceSpec {
@@ -285,6 +297,7 @@ export const ciCommand: Command = {
         if (common.json) printJson(irreps.length > 1 ? { irreps: rows } : rows[0]);
         return rows.every((x) => x.fits) ? ExitCode.ok : ExitCode.resource;
       }
+      if (irreps.length > 1) await preflightIrreps(fd as Fcidump, irreps.map(common0));
       const runs = [];
       for (const irrep of irreps) {
         if (irreps.length > 1) log.stage(`irrep ${irrep}`);

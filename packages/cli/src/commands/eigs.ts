@@ -152,6 +152,8 @@ export const eigsCommand: Command = {
     const a = m.matrix;
     if (a.rows !== a.cols) throw new InvalidMatrixError(m.name, `expected a square (symmetric) matrix for eigs, got ${a.rows}×${a.cols}`);
     checkEigsMatrix(m.name, a, m.symmetry);
+    // the default k = 4 on a matrix of order < 4 blamed a --k nobody gave: all its eigenvalues instead
+    if (o.k > a.rows && v.k === undefined) o.k = a.rows;
     if (o.k > a.rows) throw new UsageError(`--k: expected an integer in 1..${a.rows} (the matrix order), got ${o.k}`);
     // --engine slepc: SLEPc's EPS under mpiexec, same result table and JSON (docs/guides/scaling-out.md)
     if (engine) return eigsWithEngine({ name: m.name, a, ...o, epsType: v['eps-type'] as string | undefined, plot: v.plot as string | undefined }, engine, common);
