@@ -14,7 +14,6 @@ import { readRanges } from '../memory/readback';
 import { Uniforms } from '../memory/recorder';
 import { writeData } from '../memory/upload';
 import { DF_DOT_CHUNK, DF_DOT1_BINDINGS, DF_DOT2_BINDINGS, DF_ELEMENTWISE, DF_WG, dfDot1Wgsl, dfDot2Wgsl, dfElementwiseWgsl } from './blas.kernel';
-import { joinF64 } from './host';
 import { JOIN_BINDINGS, joinF64Wgsl, SPLIT_BINDINGS, SPLIT_WG, splitF64Wgsl } from './split.kernel';
 import { df64Mode } from './selftest';
 import type { TwoProdMode } from './wgsl';
@@ -160,13 +159,6 @@ export class Df64Blas {
     } finally {
       out.dispose();
     }
-  }
-
-  /** The host join (read the pairs, add on the host): the reference of {@link toFloat64}. */
-  async toFloat64OnHost(v: Df64Vector): Promise<Float64Array> {
-    if (v.n === 0) return new Float64Array(0);
-    const [b] = await readRanges(this.ctx, [{ buf: v.buf, offset: 0, bytes: v.n * 8 }]);
-    return joinF64(new Float32Array(b!), v.n);
   }
 
   /** dst = src (a buffer copy). */
