@@ -70,7 +70,8 @@ function timedExtended(ext: ExtendedPrecisionResidual<GpuVector>): ExtendedPreci
  * medians of 5 after one warm-up: the host split of b into (hi, lo) pairs alone (the path
  * before session 9, for comparison); writeBuffer of the raw float64 words + the device split
  * (no wait; what `fromFloat64` does since session 9); that until the queue is done; the df64
- * read of x (copy, map, join) and the host join alone.
+ * read of x (since session 9 joined on the device, then copy and map) and the host join alone
+ * (the path before, for comparison).
  */
 async function transferCosts(ext: Df64Residual, b: Float64Array): Promise<Record<string, number>> {
   const d = ext.d;

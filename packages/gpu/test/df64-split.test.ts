@@ -2,13 +2,16 @@
  * The device split of float64 words into df64 (hi, lo) pairs (split.kernel.ts) against the
  * host's splitF64, bit for bit, over random doubles of every exponent and the edge cases
  * (±0, float32 subnormal highs and lows, ties, the overflow boundary, double subnormals,
- * ±Inf, NaN), with and without a power-of-two shift. Runs on lavapipe in CI.
+ * ±Inf, NaN), with and without a power-of-two shift; and the device join of (hi, lo) pairs into
+ * float64 against the host's joinF64, on arbitrary pairs (any two float32 bit patterns: far
+ * apart exponents, cancellation, ties of the float64 rounding). Runs on lavapipe in CI.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Df64Blas } from '../src/df64/blas';
-import { splitF64 } from '../src/df64/host';
+import { Df64Blas, Df64Vector } from '../src/df64/blas';
+import { joinF64, splitF64 } from '../src/df64/host';
 import type { GpuContext } from '../src/index';
 import { readRanges } from '../src/memory/readback';
+import { writeData } from '../src/memory/upload';
 import { testContext } from './helpers';
 
 let ctx: GpuContext;
@@ -124,5 +127,55 @@ describe('df64 split of float64 words on the device', () => {
     const back = await d.toFloat64(d.fromFloat64(v));
     for (let i = 0; i < v.length; i++) expect(Math.abs(back[i]! - v[i]!)).toBeLessThanOrEqual(Math.abs(v[i]!) * 2 ** -47);
     expect(f(back[3]!)).toBe(f(v[3]!));
+  });
+});
+
+/** Compare the device join of raw pairs with the host join, bit for bit (NaN equals NaN). */
+async function joinMismatches(pairs: Uint32Array): Promise<{ bad: number; first: string[] }> {
+  const n = pairs.length / 2;
+  const v = new Df64Vector(ctx.buffers.acquire(n * 8, undefined, 'test-pairs'), n);
+  writeData(ctx, v.buf, pairs);
+  const dev = await d.toFloat64(v);
+  v.buf.dispose();
+  const host = joinF64(new Float32Array(pairs.buffer), n);
+  const du = new Uint32Array(dev.buffer, dev.byteOffset, 2 * n);
+  const hu = new Uint32Array(host.buffer);
+  const f = new Float32Array(pairs.buffer);
+  let bad = 0;
+  const first: string[] = [];
+  for (let i = 0; i < n; i++) {
+    if ((du[2 * i] === hu[2 * i] && du[2 * i + 1] === hu[2 * i + 1]) || (Number.isNaN(dev[i]) && Number.isNaN(host[i]))) continue;
+    bad++;
+    if (first.length < 5) first.push(`hi=${f[2 * i]} lo=${f[2 * i + 1]}: device ${dev[i]} host ${host[i]}`);
+  }
+  return { bad, first };
+}
+
+describe('df64 join into float64 on the device', () => {
+  it('equals the host join bit for bit on arbitrary pairs, near pairs and edge cases', async () => {
+    const w = words(23);
+    const n = 1 << 16;
+    const pairs = new Uint32Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      const hi = w();
+      pairs[2 * i] = hi;
+      // a third: any lo; a third: lo 20–60 binades below hi (rounding and sticky bits); a third: −hi + a few ulps
+      const kind = i % 3;
+      const he = (hi >>> 23) & 0xff;
+      if (kind === 0) pairs[2 * i + 1] = w();
+      else if (kind === 1) pairs[2 * i + 1] = (w() & 0x807fffff) | (Math.max(0, Math.min(254, he - 20 - (w() % 41))) << 23);
+      else pairs[2 * i + 1] = (hi ^ 0x80000000) + (w() % 5) - 2;
+    }
+    const edges = [
+      [1, 2 ** -53], [1, -(2 ** -54)], [1, 3 * 2 ** -53], [1 + 2 ** -23, 2 ** -53], [1, 2 ** -53 + 2 ** -80], [1, -(2 ** -53) - 2 ** -90],
+      [2 ** 127, 2 ** 127], [-(2 ** -149), 2 ** -149], [0, -0], [-0, -0], [0, 2 ** -149], [-0, 5], [3, 0],
+      [Number.POSITIVE_INFINITY, 1], [Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY], [Number.NaN, 1], [1, Number.NaN], [2 ** 100, 2 ** -100], [-(2 ** 100), 2 ** 70],
+    ];
+    const e = new Float32Array(edges.flat());
+    const all = new Uint32Array(pairs.length + e.length);
+    all.set(pairs);
+    all.set(new Uint32Array(e.buffer), pairs.length);
+    const { bad, first } = await joinMismatches(all);
+    expect(bad, first.join('; ')).toBe(0);
   });
 });

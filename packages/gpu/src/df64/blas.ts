@@ -14,8 +14,7 @@ import { readRanges } from '../memory/readback';
 import { Uniforms } from '../memory/recorder';
 import { writeData } from '../memory/upload';
 import { DF_DOT_CHUNK, DF_DOT1_BINDINGS, DF_DOT2_BINDINGS, DF_ELEMENTWISE, DF_WG, dfDot1Wgsl, dfDot2Wgsl, dfElementwiseWgsl } from './blas.kernel';
-import { joinF64 } from './host';
-import { SPLIT_BINDINGS, SPLIT_WG, splitF64Wgsl } from './split.kernel';
+import { JOIN_BINDINGS, joinF64Wgsl, SPLIT_BINDINGS, SPLIT_WG, splitF64Wgsl } from './split.kernel';
 import { df64Mode } from './selftest';
 import type { TwoProdMode } from './wgsl';
 
@@ -143,11 +142,23 @@ export class Df64Blas {
     this.ctx.recorder.dispatch(this.pipe('split-f64', splitF64Wgsl, signature(SPLIT_BINDINGS)), [v.buf], u, Math.ceil(v.n / SPLIT_WG));
   }
 
-  /** hi + lo of every element as float64 (a synchronisation point). */
+  /**
+   * hi + lo of every element as float64 (a synchronisation point). The sum is formed on the
+   * device ({@link joinF64Wgsl}: bit for bit the host's `joinF64`) into a scratch buffer, and the
+   * bytes read back are the Float64Array: no host pass over the n values.
+   */
   async toFloat64(v: Df64Vector): Promise<Float64Array> {
     if (v.n === 0) return new Float64Array(0);
-    const [b] = await readRanges(this.ctx, [{ buf: v.buf, offset: 0, bytes: v.n * 8 }]);
-    return joinF64(new Float32Array(b!), v.n);
+    const out = this.ctx.buffers.acquire(v.n * 8, undefined, 'df64-joined');
+    try {
+      const u = Uniforms.take();
+      u.u[0] = v.n;
+      this.ctx.recorder.dispatch(this.pipe('join-f64', joinF64Wgsl, signature(JOIN_BINDINGS)), [v.buf, out], u, Math.ceil(v.n / SPLIT_WG));
+      const [b] = await readRanges(this.ctx, [{ buf: out, offset: 0, bytes: v.n * 8 }]);
+      return new Float64Array(b!, 0, v.n);
+    } finally {
+      out.dispose();
+    }
   }
 
   /** dst = src (a buffer copy). */

@@ -121,3 +121,122 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
   w[i] = vec2<u32>(sign | h.x, lo);
 }`;
 }
+
+/** Bindings of the join: the df64 pairs in, the float64 words out (another buffer: x stays df64). */
+export const JOIN_BINDINGS: WgslBinding[] = [
+  { name: 'x', type: 'array<vec2<u32>>', access: 'r' },
+  { name: 'y', type: 'array<vec2<u32>>', access: 'w' },
+];
+
+/**
+ * 64-bit add and the float64 nearest N·2^k (N ≥ 1, k such that the result is a normal double:
+ * df64 values lie in float32's range) as (low word, high word) without sign; ties to even.
+ */
+const JOIN_LIB = `
+fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let lo = a.y + b.y;
+  return vec2<u32>(a.x + b.x + select(0u, 1u, lo < a.y), lo);
+}
+fn shl64(n: vec2<u32>, d: u32) -> vec2<u32> {
+  if (d == 0u) { return n; }
+  if (d >= 64u) { return vec2<u32>(0u, 0u); }
+  if (d >= 32u) { return vec2<u32>(shl32(n.y, d - 32u), 0u); }
+  return vec2<u32>((n.x << d) | shr32(n.y, 32u - d), n.y << d);
+}
+fn round_f64(n: vec2<u32>, k: i32) -> vec2<u32> {
+  let len = bitlen64(n);
+  var q = n; // the 53-bit significand (with its leading bit)
+  var e = i32(len) - 1 + k;
+  if (len > 53u) {
+    let d = len - 53u;
+    q = shr64(n, d);
+    let rem = low64(n, d);
+    let half = pow64(d - 1u);
+    if (lt64(half, rem) || (eq64(rem, half) && (q.y & 1u) == 1u)) {
+      q = add64(q, vec2<u32>(0u, 1u));
+      if (q.x >= 0x200000u) { q = shr64(q, 1u); e = e + 1; } // carried into bit 53
+    }
+  } else {
+    q = shl64(n, 53u - len);
+  }
+  return vec2<u32>(q.y, (u32(e + 1023) << 20u) | (q.x & 0xfffffu));
+}
+// |v| of an f32 as M·2^k (M < 2^24), .z = sign bit
+fn f32_parts(b: u32) -> vec3<i32> {
+  let ex = i32((b >> 23u) & 0xffu);
+  let m = b & 0x7fffffu;
+  return vec3<i32>(select(i32(m), i32(m | 0x800000u), ex != 0), select(-149, ex - 150, ex != 0), i32(b >> 31u));
+}
+`;
+
+/**
+ * WGSL of the device join: y = fl64(hi + lo) for every df64 pair of x (the host's `joinF64`
+ * bit for bit), integer arithmetic only. The exact sum is formed in a 64-bit frame: with the
+ * exponents ≤ 40 apart exactly, else the smaller part shifted in with a sticky bit (it lies ≥ 16
+ * bits below the larger's last bit, so one cancellation bit at most and ≥ 10 guard bits remain).
+ */
+export function joinF64Wgsl(): string {
+  return `${preamble(SPLIT_UNIFORMS, JOIN_BINDINGS)}
+${U64_LIB}
+${JOIN_LIB}
+fn join(hb: u32, lb: u32) -> vec2<u32> {
+  let hn = (hb & 0x7f800000u) == 0x7f800000u;
+  let ln = (lb & 0x7f800000u) == 0x7f800000u;
+  if (hn || ln) {
+    let hnan = hn && (hb & 0x7fffffu) != 0u;
+    let lnan = ln && (lb & 0x7fffffu) != 0u;
+    if (hnan || lnan || (hn && ln && hb != lb)) { return vec2<u32>(0u, 0x7ff80000u); }
+    let s = select(lb, hb, hn) & 0x80000000u;
+    return vec2<u32>(0u, s | 0x7ff00000u);
+  }
+  var a = f32_parts(hb);
+  var b = f32_parts(lb);
+  if (b.x == 0) {
+    if (a.x == 0) { return vec2<u32>(0u, select(0u, 0x80000000u, a.z == 1 && b.z == 1)); } // +0 unless both −0
+    b = a; a = vec3<i32>(0, 0, 0); // one term: convert it
+  }
+  if (a.x == 0) { let r = round_f64(vec2<u32>(0u, u32(b.x)), b.y); return vec2<u32>(r.x, r.y | (u32(b.z) << 31u)); }
+  // big = the term whose leading bit is higher (the larger magnitude when equal)
+  let la = i32(bitlen64(vec2<u32>(0u, u32(a.x)))) + a.y;
+  let lb2 = i32(bitlen64(vec2<u32>(0u, u32(b.x)))) + b.y;
+  var big = a;
+  var small = b;
+  // same leading position: the exponents differ by < 24, so the aligned magnitudes fit 48 bits
+  let ab = shl64(vec2<u32>(0u, u32(a.x)), u32(max(0, a.y - b.y)));
+  let bb = shl64(vec2<u32>(0u, u32(b.x)), u32(max(0, b.y - a.y)));
+  if (lb2 > la || (lb2 == la && lt64(ab, bb))) { big = b; small = a; }
+  let d = big.y - small.y;
+  var nb: vec2<u32>;
+  var ns: vec2<u32>;
+  var k: i32;
+  var sticky = false;
+  if (d <= 40) {
+    if (d >= 0) { nb = shl64(vec2<u32>(0u, u32(big.x)), u32(d)); ns = vec2<u32>(0u, u32(small.x)); k = small.y; }
+    else { nb = vec2<u32>(0u, u32(big.x)); ns = shl64(vec2<u32>(0u, u32(small.x)), u32(-d)); k = big.y; }
+  } else {
+    nb = shl64(vec2<u32>(0u, u32(big.x)), 40u);
+    let sh = u32(d - 40);
+    ns = shr64(vec2<u32>(0u, u32(small.x)), sh);
+    sticky = !eq64(low64(vec2<u32>(0u, u32(small.x)), sh), vec2<u32>(0u, 0u));
+    k = big.y - 40;
+  }
+  var n: vec2<u32>;
+  if (big.z == small.z) {
+    n = add64(nb, ns);
+    if (sticky) { n.y = n.y | 1u; }
+  } else {
+    n = sub64(nb, ns);
+    if (sticky) { n = sub64(n, vec2<u32>(0u, 1u)); n.y = n.y | 1u; }
+    if (n.x == 0u && n.y == 0u) { return vec2<u32>(0u, 0u); } // exact cancellation: +0
+  }
+  let r = round_f64(n, k);
+  return vec2<u32>(r.x, r.y | (u32(big.z) << 31u));
+}
+@compute @workgroup_size(${SPLIT_WG})
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = wg_linear(wid, nwg) * ${SPLIT_WG}u + lid;
+  if (i >= u.n) { return; }
+  let p = x[i];
+  y[i] = join(p.x, p.y);
+}`;
+}

@@ -216,6 +216,8 @@ interface Rhs {
   bNorm: number;
   /** 1 or the power of two b is divided by. */
   scale: number;
+  /** Synchronisations spent on b (1 for the norm of a device vector). */
+  readbacks: number;
 }
 
 async function rhsOf<V>(o: { b: ArrayLike<number> | ExtendedVector; output?: 'host' | 'device' }, ext: ExtendedPrecisionResidual<V> | undefined, n: number): Promise<Rhs> {
@@ -229,13 +231,13 @@ async function rhsOf<V>(o: { b: ArrayLike<number> | ExtendedVector; output?: 'ho
     }
     const norm = await ext.vectorNorm(o.b);
     const scale = norm > 0 && Number.isFinite(norm) && (norm < 2 ** -60 || norm > 2 ** 60) ? 2 ** Math.round(Math.log2(norm)) : 1;
-    return { vector: o.b, bNorm: norm / scale, scale };
+    return { vector: o.b, bNorm: norm / scale, scale, readbacks: 1 };
   }
   const scale = rhsPowerOfTwo(o.b);
   const values = o.b;
   if (values.length !== n) throw new DimensionMismatchError('refinedSolve: b', n, values.length);
   const f64 = values instanceof Float64Array ? values : Float64Array.from(values);
-  return { values: f64, bNorm: norm64(f64) / scale, scale };
+  return { values: f64, bNorm: norm64(f64) / scale, scale, readbacks: 0 };
 }
 
 function isHostArray(b: ArrayLike<number> | ExtendedVector): b is ArrayLike<number> {
@@ -283,6 +285,7 @@ async function refinedSolveInRange<V, S>(o: RefinedSolveOptions<V, S>, rhs: Rhs 
     outerPrecision: ext ? ext.precision : 'f64 on the host',
     hostMatvecs: 0,
   };
+  base.stats.readbacks += rhs.readbacks;
   const device = o.output === 'device';
   const finish = (x: Float64Array | DeviceSolution, reason: StopReason, trueResidual: number, detail?: string): RefinedSolveResult | RefinedSolveDeviceResult => {
     base.stats.ms = performance.now() - t0;
