@@ -126,6 +126,7 @@ function autoMethod(ctx: GpuContext): 'ring' | 'write' {
  * through writeBuffer. O(bytes) host copies.
  */
 function ringWrite(ctx: GpuContext, buf: GpuBuf, offset: number, bytes: Uint8Array): void {
+  ctx.check(); // a disposed or lost context says so here, before any ring buffer is touched
   let ring = rings.get(ctx);
   if (!ring) rings.set(ctx, (ring = { ready: [], made: 0 }));
   const size = Math.max(4, Math.floor(uploadTuning.ringBytes / 4) * 4);
