@@ -20,8 +20,8 @@
  *   readRanges does);
  * - `read-chunk-N`: one N MiB staging buffer mapped per chunk, each chunk copied into the result.
  * The library's own paths end to end: `lib-upload-f64` (uploadF32 of a Float64Array: conversion
- * + writeData with its default method), `lib-upload-f64-chunks` / `lib-upload-f64-staging` (the same
- * with uploadTuning's other methods, 64 MiB pieces) and `lib-read-f64` (readF32: readback +
+ * + writeData with its default method, `auto`), `lib-upload-f64-write|ring|chunks|staging` (the
+ * same with each of uploadTuning's methods) and `lib-read-f64` (readF32: readback +
  * conversion to a Float64Array).
  *
  *   node .gpukit/app/transfer.mjs [--sizes 1,16,64,256,1024] [--reps 3] [--methods …]
@@ -39,7 +39,7 @@ const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undef
 const out = opt('--out') ?? 'bench/out/transfer.json';
 const sizesMiB = (opt('--sizes') ?? '1,16,64').split(',').map(Number);
 const reps = Number(opt('--reps') ?? 3);
-const ALL = ['lib-upload-f64', 'lib-upload-f64-chunks', 'lib-upload-f64-staging', 'lib-read-f64', 'write', 'write-chunk-4', 'write-chunk-16', 'write-chunk-64', 'staging-new', 'staging-reuse-16', 'staging-reuse-64', 'mapped-direct', 'conv-from', 'conv-new', 'conv-set', 'conv64-from', 'conv64-new', 'read-slice', 'read-chunk-16', 'read-chunk-64'];
+const ALL = ['lib-upload-f64', 'lib-upload-f64-write', 'lib-upload-f64-ring', 'lib-upload-f64-chunks', 'lib-upload-f64-staging', 'lib-read-f64', 'write', 'write-chunk-4', 'write-chunk-16', 'write-chunk-64', 'staging-new', 'staging-reuse-16', 'staging-reuse-64', 'mapped-direct', 'conv-from', 'conv-new', 'conv-set', 'conv64-from', 'conv64-new', 'read-slice', 'read-chunk-16', 'read-chunk-64'];
 const methods = (opt('--methods') ?? ALL.join(',')).split(',');
 
 mkdirSync(dirname(out), { recursive: true });
@@ -148,7 +148,8 @@ for (const mib of sizesMiB) {
     let ok = true;
     if (method.startsWith('lib-upload-f64')) {
       const saved = uploadTuning.method;
-      uploadTuning.method = method.endsWith('chunks') ? 'chunks' : method.endsWith('staging') ? 'staging' : saved;
+      const variant = method.slice('lib-upload-f64-'.length);
+      uploadTuning.method = variant === 'chunks' || variant === 'staging' || variant === 'ring' || variant === 'write' ? variant : saved;
       let last: GpuBuf | undefined;
       t = await time(async () => {
         last?.dispose();

@@ -24,11 +24,17 @@ export class GpuVector {
  * A device scalar: value = k · s[num] / s[den] (num / den = -1: absent). Ratios and negations
  * of device scalars are kept in this form (no kernel), and fused kernels read them directly, so
  * CG's α = ρ / (p·q) and −α cost no dispatch. Slots are freed by `release()` or, for scalars
- * a solver forgets, when the scalar is garbage-collected (pending GPU reads of the slot are
- * recorded earlier than any later reuse, so the reuse is safe).
+ * a solver forgets, once every scalar of its group (the {@link SCALAR_GROUP} made in a row by
+ * one space) is garbage-collected (pending GPU reads of the slot are recorded earlier than any
+ * later reuse, so the reuse is safe).
  */
 export class GpuScalar {
   released = false;
+  /** The group's record ({@link ScalarGroup}) and this scalar's place in it; set by the space. */
+  group: ScalarGroup | undefined;
+  member = -1;
+  /** Keeps the group's finalization token alive while this scalar lives (see {@link GpuVectorSpace}). */
+  token: object | undefined;
   constructor(
     readonly num: number,
     readonly den: number,
@@ -44,12 +50,20 @@ export class GpuScalar {
   }
 }
 
-/** Packing of a scalar's two slots (each −1 … 65 535) in one number for the finalizer. */
-const SLOT_PACK = 2 ** 17;
+/**
+ * Scalars per finalization group. A FinalizationRegistry registration cost ~2 µs of host time
+ * per scalar on the H100 host (a Lanczos / GMRES CGS2 step makes ~3 scalars per dispatch: 6–7 µs
+ * per dispatch of our own host time, as much as Dawn's dispatch), so the space registers one
+ * token per group of this many scalars; the cost: a forgotten scalar's slots return only when
+ * every scalar of its group is unreachable (at most SCALAR_GROUP − 1 forgotten slots pinned per
+ * live scalar; scalars given back with release() return at once, as before).
+ */
+export const SCALAR_GROUP = 32;
 
-/** (num, den) as one number, (num + 1)·2^17 + den + 1 (below 2^34: exact). */
-function packSlots(num: number, den: number): number {
-  return (num + 1) * SLOT_PACK + den + 1;
+/** The slots of a group of scalars: (num, den) per member, −1 once released. */
+export interface ScalarGroup {
+  readonly slots: Int32Array;
+  count: number;
 }
 
 /** Whether some x shares v's buffer. O(k), no closure. */
@@ -93,11 +107,14 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   readonly precision = 'f32' as const;
   private readonly b1: Blas1;
   /**
-   * Slots of scalars that were garbage-collected without release() go back to the pool. The
-   * held value is the pair (num, den) packed in one number ({@link packSlots}): an array per
-   * scalar was ~100 bytes of garbage per dispatch in a Lanczos step.
+   * Slots of scalars that were garbage-collected without release() go back to the pool: one
+   * registration per group of {@link SCALAR_GROUP} scalars (the target: a token object that only
+   * the group's scalars reference; the held value: the group's slot record).
    */
-  private readonly finalizer: FinalizationRegistry<number>;
+  private readonly finalizer: FinalizationRegistry<ScalarGroup>;
+  /** The group that new scalars join, and its token. */
+  private group: ScalarGroup | undefined;
+  private token: object | undefined;
   /** Operand and buffer arrays of the combine being recorded, reused ({@link operands}). */
   private readonly coeffScratch: Operand[] = [];
   private readonly bufScratch: GpuBuf[] = [];
@@ -106,14 +123,24 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   constructor(readonly ctx: GpuContext) {
     this.b1 = Blas1.of(ctx);
     const pool = this.b1.scalars;
-    this.finalizer = new FinalizationRegistry((held) => {
-      pool.release(Math.floor(held / SLOT_PACK) - 1);
-      pool.release((held % SLOT_PACK) - 1);
+    this.finalizer = new FinalizationRegistry((g) => {
+      for (let i = 0; i < 2 * g.count; i++) pool.release(g.slots[i]!); // released members hold −1 (ignored)
     });
   }
 
   private track(s: GpuScalar): GpuScalar {
-    this.finalizer.register(s, packSlots(s.num, s.den), s);
+    let g = this.group;
+    if (!g || g.count === SCALAR_GROUP) {
+      g = this.group = { slots: new Int32Array(2 * SCALAR_GROUP).fill(-1), count: 0 };
+      this.token = {};
+      this.finalizer.register(this.token, g);
+    }
+    const m = g.count++;
+    g.slots[2 * m] = s.num;
+    g.slots[2 * m + 1] = s.den;
+    s.group = g;
+    s.member = m;
+    s.token = this.token;
     return s;
   }
 
@@ -457,7 +484,8 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
     if (x instanceof GpuVector) x.buf.dispose();
     else if (!x.released) {
       x.released = true;
-      this.finalizer.unregister(x);
+      const g = x.group;
+      if (g && x.member >= 0) g.slots[2 * x.member] = g.slots[2 * x.member + 1] = -1; // the finalizer must not release them again
       this.b1.scalars.release(x.num);
       this.b1.scalars.release(x.den);
     }

@@ -75,9 +75,11 @@ describe('writeData methods (uploadTuning)', () => {
     try {
       const n = 10_007;
       const data = Float32Array.from({ length: n }, (_, i) => Math.fround(Math.cos(i) * (i + 1)));
-      for (const method of ['write', 'chunks', 'staging'] as const) {
+      for (const method of ['write', 'chunks', 'staging', 'ring'] as const) {
         uploadTuning.method = method;
         uploadTuning.chunkBytes = 4 * 1003; // ten pieces and a short one
+        uploadTuning.ringBytes = 4 * 1003; // ring: four pieces through staging, the rest by writeBuffer (no event loop between)
+        uploadTuning.minRingBytes = 4;
         const buf = uploadF32(ctx, new Float32Array(n + 5).fill(-1), `write-${method}`);
         writeData(ctx, buf, data, 3);
         const got = await readF32(ctx, buf, n + 5);
@@ -86,6 +88,66 @@ describe('writeData methods (uploadTuning)', () => {
         buf.dispose();
       }
     } finally {
+      Object.assign(uploadTuning, saved);
+    }
+  });
+});
+
+describe('the upload ring', () => {
+  it('reuses its mapped staging buffers once the event loop has run (no new buffer for the next upload)', async () => {
+    const { uploadTuning } = await import('../src/index');
+    const saved = { ...uploadTuning };
+    const d = ctx.device as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const create = d.createBuffer!;
+    let mapped = 0;
+    d.createBuffer = function (this: unknown, ...a: unknown[]) {
+      if ((a[0] as GPUBufferDescriptor).mappedAtCreation) mapped++;
+      return create.apply(this, a);
+    };
+    try {
+      Object.assign(uploadTuning, { method: 'ring', ringBytes: 4096, minRingBytes: 4 });
+      const n = 3000; // three ring pieces
+      const bufs: Awaited<ReturnType<typeof uploadF32>>[] = [];
+      let afterFirst = -1;
+      for (let round = 0; round < 3; round++) {
+        if (round === 1) afterFirst = mapped;
+        const data = Float32Array.from({ length: n }, (_, i) => i * (round + 1));
+        bufs.push(uploadF32(ctx, data, `ring-${round}`));
+        await ctx.finish();
+        await new Promise((res) => setTimeout(res, 20)); // the ring's mapAsync settles
+        const got = await readF32(ctx, bufs[round]!, n);
+        expect(got[n - 1]).toBe((n - 1) * (round + 1));
+        expect(got[1234]).toBe(1234 * (round + 1));
+      }
+      expect(mapped).toBeLessThanOrEqual(4); // at most the ring's size, ever (the file's earlier uploads may have made them)
+      expect(mapped).toBe(afterFirst); // the second and third uploads reuse them
+      for (const b of bufs) b.dispose();
+    } finally {
+      d.createBuffer = create;
+      Object.assign(uploadTuning, saved);
+    }
+  });
+
+  it("'auto' takes the ring on NVIDIA / AMD adapters and one writeBuffer elsewhere (lavapipe: host memory is device memory)", async () => {
+    const { uploadTuning } = await import('../src/index');
+    const saved = { ...uploadTuning };
+    const q = ctx.device.queue as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const write = q.writeBuffer!;
+    let writes = 0;
+    q.writeBuffer = function (this: unknown, ...a: unknown[]) {
+      writes++;
+      return write.apply(this, a);
+    };
+    try {
+      Object.assign(uploadTuning, { method: 'auto', ringBytes: 4096, minRingBytes: 4 });
+      const b = uploadF32(ctx, new Float32Array(3000).fill(2), 'auto');
+      const v = ctx.adapterInfo.vendor.toLowerCase();
+      const discrete = v.includes('nvidia') || v === 'amd' || v === 'ati';
+      expect(writes).toBe(discrete ? 0 : 1);
+      expect((await readF32(ctx, b, 3000))[2999]).toBe(2);
+      b.dispose();
+    } finally {
+      q.writeBuffer = write;
       Object.assign(uploadTuning, saved);
     }
   });
