@@ -154,7 +154,7 @@ async function measure(mode: string) {
     kernels,
   };
   const fb0 = byFirstBatch[0] as Record<string, number>;
-  console.log(`eig-profile ${name} block=${mode}: ${res.reason}, ${products} products, ${row.wallMsPerProduct} ms/product (record ${fb0.recordMsPerProduct}, wait ${fb0.waitMsPerProduct}, solver host ${fb0.solverHostMsPerProduct}), ${perProduct.dispatch} dispatches/product, GPU ${gpuMs === undefined ? '-' : (gpuMs / products).toFixed(3)} ms/product; ${res.values.map((v) => v.toFixed(9)).join(' ')}`);
+  console.log(`eig-profile ${name} block=${mode}: ${res.reason}, ${products} products, ${row.wallMsPerProduct} ms/product (every run: ${byFirstBatch.map((b) => b.wallMsPerProduct).join(' / ')}; record ${fb0.recordMsPerProduct}, wait ${fb0.waitMsPerProduct}, solver host ${fb0.solverHostMsPerProduct}), ${perProduct.dispatch} dispatches/product, GPU ${gpuMs === undefined ? '-' : (gpuMs / products).toFixed(3)} ms/product; ${res.values.map((v) => v.toFixed(9)).join(' ')}`);
   // the four costliest kernels, greppable (issue 15: the block's combine was 289 µs a dispatch on the H100)
   if (kernels) console.log(`eig-profile ${name} block=${mode} kernels: ${kernels.slice(0, 4).map((kr) => `${kr.label} ${kr.meanUs} µs × ${kr.perIteration}/product`).join(', ')}`);
   return row;
