@@ -85,6 +85,11 @@ describe('csr-vec4 preparation is a conversion (no device)', () => {
     const built = { kernel: kernels.find((k) => k.id === 'csr-vec4')!, work: 1.3 * 5.6e8, prepBytes: 6e5 } as Candidate;
     const stencil = [{ c: floor, samples: [0.039] }] as never;
     expect(prepDoesNotPay({ live: stencil, products: 1000, convMsPerByte: 0 }, built)).toBeUndefined();
+    // predicted 2× the floor (no gain even optimistically) but its 3 ms within 10 % of the 39 ms of work: timed;
+    // at 10 products (0.39 ms of work) refused
+    const slow = { ...built, work: 2 * 5.6e8 } as Candidate;
+    expect(prepDoesNotPay({ live: stencil, products: 1000, convMsPerByte: 0 }, slow)).toBeUndefined();
+    expect(prepDoesNotPay({ live: stencil, products: 10, convMsPerByte: 0 }, slow)).toMatch(/host preparation ~3\.0 ms > optimistic gain 0\.0 ms over 10 products/);
   });
 });
 

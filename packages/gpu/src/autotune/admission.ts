@@ -99,6 +99,15 @@ function prepEstimateMs(s: TrialSession, c: Candidate, seen: ReadonlySet<string>
 const firstMs = (f: Live): number => (f.samples.length ? medianOf(f.samples) : (f.probeMs ?? 0));
 
 /**
+ * A relayout whose preparation is at most this share of the work it serves (expected products ×
+ * the floor's product time) is timed whatever the model predicts: the issue-16 overhead bound is
+ * 10 % of that work, so its cost is affordable by the target's own terms, and the trials and the
+ * objective decide (the device-built quads cost 1–8 ms on the H100, against 15–90 ms of work at
+ * 10^3 products on the session-9 matrices).
+ */
+export const PREP_AFFORDABLE = 0.1;
+
+/**
  * Why a CSR kernel that re-lays the matrix out (csr-vec4) is not worth its preparation, or
  * undefined: its optimistic gain over the first timed candidate (that one's measured product
  * time scaled by the model's work ratio, at the low end of the model's ×/÷ {@link ANALOGY_SPREAD}
@@ -106,7 +115,7 @@ const firstMs = (f: Live): number => (f.samples.length ? medianOf(f.samples) : (
  * estimated preparation. Optimistic, as the calibrated short-list: the static ratio put
  * csr-vec4 at 1.0–1.4× the floor where the H100 ran it 0.8–0.9× (session 9: the device-built
  * quads, ~1–8 ms, were refused on 12 of 21 matrices for a predicted gain of 0 ms); the trials
- * and the objective decide. O(1).
+ * and the objective decide. A preparation within {@link PREP_AFFORDABLE} of the work always pays. O(1).
  */
 export function prepDoesNotPay(s: Pick<TrialSession, 'live' | 'products' | 'convMsPerByte'>, c: Candidate): string | undefined {
   const first = s.live[0];
@@ -115,7 +124,7 @@ export function prepDoesNotPay(s: Pick<TrialSession, 'live' | 'products' | 'conv
   const optimisticMs = (ms * (c.work / Math.max(1e-12, first.c.work))) / ANALOGY_SPREAD;
   const gainMs = s.products * (ms - optimisticMs);
   const prepMs = c.prepBytes * (s.convMsPerByte || CONVERSION_MS_PER_BYTE);
-  if (gainMs > prepMs) return undefined;
+  if (gainMs > prepMs || prepMs <= PREP_AFFORDABLE * s.products * ms) return undefined;
   return `conversion does not pay: host preparation ~${prepMs.toFixed(1)} ms > optimistic gain ${Math.max(0, gainMs).toFixed(1)} ms over ${s.products} products`;
 }
 
