@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { anchorPrediction, autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, NET_SLOTS, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, WINDOW_COLS, probeMatrix, probeRounds, reportTable, profileMatrix, shortList } from '../src/index';
 import { modelRulesOut } from '../src/autotune/admission';
-import { sameEntries } from '../src/autotune/calibrate';
+import { prewarmProbes, sameEntries } from '../src/autotune/calibrate';
 import { uploadCsrArrays } from '../src/kernels/csr/csr-device';
 import { readF32 } from '../src/memory/readback';
 import { uploadF32, validateCsrIndices } from '../src/memory/upload';
@@ -285,6 +285,24 @@ describe('the calibration store', () => {
 });
 
 describe('calibration on the device (mechanics)', () => {
+  it('asks for the probes\' six pipelines ahead on a hardware adapter (none on a software one), so that the probes compile nothing on their path', async () => {
+    const ctx = await testContext();
+    const probes = calibrationProbes(1 << 12);
+    expect(prewarmProbes(ctx, probes).asked).toBe(0); // this machine's lavapipe: the compiles would share its cores
+    // the same device presented as a hardware adapter
+    const hw = Object.create(ctx, { adapterInfo: { value: { vendor: 'test-gpu', architecture: '', device: 'hardware', description: '' } } }) as typeof ctx;
+    const { asked, done } = prewarmProbes(hw, probes);
+    expect(asked).toBe(PROBE_LANES.length); // csr-scalar and csr-vector at 2, 4, 8, 16, 32 lanes
+    await done;
+    const compiled = ctx.pipelines.compiled;
+    for (const lanes of PROBE_LANES) {
+      const k = getKernel(lanes === 1 ? 'csr-scalar' : 'csr-vector');
+      ctx.pipelines.get(k.pipelineSpec!({ ...k.defaults, ...(lanes === 1 ? {} : { lanes }) }, ctx.caps));
+    }
+    expect(ctx.pipelines.compiled).toBe(compiled);
+  }, 60_000);
+
+
   it('a band probe of another row length shares the first one\'s column and value buffers (only its row pointers sent) and multiplies as a full upload', async () => {
     const ctx = await testContext();
     const nnz = 1 << 12;

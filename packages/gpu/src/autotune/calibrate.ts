@@ -16,10 +16,12 @@
  */
 import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
+import type { PipelineSpec } from '../device/pipelines';
 import { type SharedCsrUpload, splitCsrPlan, uploadCsrArrays } from '../kernels/csr/csr-device';
 import { getKernel } from '../kernels/registry';
 import type { DeviceMatrix } from '../kernels/types';
 import { type UnsortedEntry, uploadU32 } from '../memory/upload';
+import { softwareAdapter } from './prewarm';
 import { deviceRoundTimer } from './round-timer';
 import { firstStableRound, type RoundTimer } from './rounds';
 import { medianOf } from './types';
@@ -223,6 +225,7 @@ export function deviceProbeTimer(ctx: GpuContext, rounds = 3, reps = 3): ProbeTi
     const shared = new Map<string, { a: CsrMatrix; s: SharedCsrUpload }>();
     let band: { host: { colIdx: Int32Array; values: Float64Array }; s: SharedCsrUpload } | undefined;
     const handles: DeviceMatrix[] = [];
+    prewarmProbes(ctx, probes);
     const x = ctx.buffers.acquire(4 * Math.max(...probes.map((p) => p.cols)), undefined, 'calibration-x');
     const y = ctx.buffers.acquire(4 * Math.max(...probes.map((p) => p.rows)), undefined, 'calibration-y');
     try {
@@ -301,6 +304,24 @@ function unsortedOf(a: CsrMatrix): { unsorted?: UnsortedEntry } {
     }
   }
   return {};
+}
+
+/**
+ * Ask for the probes' pipelines ahead (createComputePipelineAsync, no wait): csr-scalar and
+ * csr-vector at five lanes compile on the device's worker threads while the host generates and
+ * uploads the probe matrices, instead of one by one on the calibration's path (10–30 ms each on
+ * the H100). Not on a software adapter, whose compiles would take the same cores. Returns the
+ * number asked for and the promise of their end (never rejects). O(probes).
+ */
+export function prewarmProbes(ctx: GpuContext, probes: readonly Probe[]): { asked: number; done: Promise<void> } {
+  if (softwareAdapter(ctx)) return { asked: 0, done: Promise.resolve() };
+  const specs = new Map<string, PipelineSpec>();
+  for (const p of probes) {
+    const { k, params } = probeKernel(p);
+    const spec = k.pipelineSpec?.({ ...k.defaults, ...params }, ctx.caps);
+    if (spec) specs.set(spec.key, spec);
+  }
+  return { asked: specs.size, done: ctx.pipelines.prewarm([...specs.values()]) };
 }
 
 /** Interleaved rounds over the probe encoders on the device ({@link probeRounds}). */

@@ -55,7 +55,7 @@ const lanes = (param: string) => ({ kind: 'lanes', param }) as const;
  */
 const MEASURED_SPREAD = 1.3;
 /** Interval of kernels predicted by analogy: their static factors were off by up to 2× between families on the H100 bench set (bench/RESULTS.md, issue 16). */
-const ANALOGY_SPREAD = 1.6;
+export const ANALOGY_SPREAD = 1.6;
 
 /** The terms of the registered kernels (ids of `kernels/registry.ts`). */
 export const COST_TERMS: Readonly<Record<string, CostTerms>> = {
