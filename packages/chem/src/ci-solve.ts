@@ -182,7 +182,18 @@ async function float32Davidson<V, S>(st: SolveState<V, S>): Promise<{ res: Eigen
   if (options.energyChange !== undefined) st.notes.push(energyRule ? `stop: energy change < ${options.energyChange} Eh per iteration and ‖r‖ ≤ ${Math.sqrt(options.energyChange).toExponential(1)} (not a certified energy error)` : 'energyChange: not on a float32 backend (residual rule)');
   // the P-space preconditioner on the float64 half space (./pspace-precond.ts); its corrections go through the backend's vectors
   const ps = half && !lowPrecision ? pSpace(half) : undefined;
-  const corrector = ps ? pSpaceCorrector<V>({ ps, diagonal: st.diagonal, toArray: (v) => backend.space.toArray(v), fromArray: (a) => backend.space.fromArray(a) }) : undefined;
+  // a float64 host space's vectors are Float64Arrays: the corrector reads the residual in place and writes
+  // the correction into a vector of the space (two copies of n/2 doubles less per root and iteration)
+  const hostVectors = !lowPrecision;
+  const corrector = ps
+    ? pSpaceCorrector<V>({
+        ps,
+        diagonal: st.diagonal,
+        toArray: (v) => (hostVectors && v instanceof Float64Array ? Promise.resolve(v) : backend.space.toArray(v)),
+        fromArray: (a) => backend.space.fromArray(a),
+        ...(hostVectors ? { alloc: (n: number) => hostVector(backend.space, n) } : {}),
+      })
+    : undefined;
   if (ps) st.notes.push(`Davidson preconditioner: exact H on the ${ps.idx.length} half coordinates of lowest diagonal (P space${ps.diagonal ? ', whole configurations' : ''}), diag(H)${ps.diagonal ? ' averaged per configuration' : ''} elsewhere`);
   const solveFrom = (o: LinearOperator<V>, starts: V[]) =>
     davidsonWith<V, S>(o, backend.space, {
@@ -218,6 +229,14 @@ async function float32Davidson<V, S>(st: SolveState<V, S>): Promise<{ res: Eigen
   if (f.deflated) st.notes.push(`spin: ${f.deflated} state(s) of another spin of the same parity shifted out of the lowest roots`);
   // ⟨S²⟩ of these vectors (O(size·n_open²), ≈ 0.25 s at 4·10^5 determinants): not computed twice
   return { res: f as unknown as EigenResult<V>, knownS2: f.s2, ...out };
+}
+
+/** A new vector of the space and itself as a Float64Array when its vectors are host arrays (else released, undefined). */
+function hostVector<V, S>(space: CiPlan<V, S>['backend']['space'], n: number): { vector: V; array: Float64Array } | undefined {
+  const x = space.create(n);
+  if (x instanceof Float64Array) return { vector: x, array: x };
+  space.release(x);
+  return undefined;
 }
 
 /** The float64 Davidson's bound stop as an acceptRoots test, remembering the last verdict for the report. */

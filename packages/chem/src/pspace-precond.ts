@@ -158,11 +158,11 @@ function solveDense(a: Float64Array, b: Float64Array, m: number): boolean {
 
 /**
  * t = (M − θ + shift)⁻¹ r: the clamped diagonal outside P, the P block by a dense solve (the
- * diagonal there too when the block is singular at θ). O(n + P³).
+ * diagonal there too when the block is singular at θ), into `out` when given (length of r). O(n + P³).
  * @example const t = applyPSpaceInverse(ps, half.diagonal(), r, theta, 1e-3);
  */
-export function applyPSpaceInverse(ps: PSpace, diag: Float64Array, r: Float64Array, theta: number, shift: number): Float64Array {
-  const t = new Float64Array(r.length);
+export function applyPSpaceInverse(ps: PSpace, diag: Float64Array, r: Float64Array, theta: number, shift: number, out?: Float64Array): Float64Array {
+  const t = out ?? new Float64Array(r.length);
   for (let j = 0; j < r.length; j++) {
     let den = diag[j]! - theta + shift;
     if (Math.abs(den) < CLAMP) den = den < 0 ? -CLAMP : CLAMP;
@@ -212,6 +212,13 @@ export interface PSpaceCorrectorOptions<V> {
   diagonal: Float64Array;
   toArray: (v: V) => Promise<Float64Array>;
   fromArray: (a: Float64Array) => V;
+  /**
+   * Optional, for a space whose vectors are host Float64Arrays: a new vector of length n and the
+   * array to write it through, so the correction is written in place (no copy, no garbage of n
+   * doubles per root and iteration awaiting collection); `toArray` may then return the vector
+   * itself (it is only read). Undefined from it: the copy path.
+   */
+  alloc?: (n: number) => { vector: V; array: Float64Array } | undefined;
   /** Davidson's level shift (default 1e-3, its own default). */
   levelShift?: number;
 }
@@ -227,7 +234,9 @@ export function pSpaceCorrector<V>(o: PSpaceCorrectorOptions<V>): DavidsonCorrec
     const out: V[] = [];
     for (let j = 0; j < residuals.length; j++) {
       const r = await o.toArray(residuals[j]!);
-      out.push(o.fromArray(applyPSpaceInverse(o.ps, o.ps.diagonal ?? o.diagonal, r, theta[roots[j]!]!, shift)));
+      const target = o.alloc?.(r.length);
+      const t = applyPSpaceInverse(o.ps, o.ps.diagonal ?? o.diagonal, r, theta[roots[j]!]!, shift, target?.array);
+      out.push(target ? target.vector : o.fromArray(t));
     }
     return out;
   };

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { startVectors } from '../src/ci-start';
+import type { HalfSpaceOperator } from '../src/direct/operator';
 import { buildCiSpace } from '../src/determinants/index';
 import { readFcidump } from '../src/fcidump/node';
 import { dataFile } from '../../../testdata/index';
@@ -45,5 +46,23 @@ describe('startVectors', () => {
     expect(s.initial.length).toBe(2);
     expect(s.spare.length).toBe(4);
     expect(projected).toBe(6);
+  });
+
+  it('half space, spin-adapted: two projections of random parts for all starts (was one per start), distinct starts', async () => {
+    const { space, diagonal } = await h4();
+    let projections = 0;
+    const half = {
+      rows: space.size,
+      compress: (g: Float64Array) => Float64Array.from(g),
+      spinProject: () => void projections++,
+    } as unknown as HalfSpaceOperator;
+    const s = startVectors({ space, diagonal, kSolve: 3, multiplicity: 1, half, fromArray: (g) => g });
+    expect(s.initial.length + s.spare.length).toBe(7);
+    expect(projections).toBe(2);
+    const all = [...s.initial, ...s.spare];
+    // the random parts differ between starts (a combination of the two with its own coefficients)
+    const diff = (a: Float64Array, b: Float64Array) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]!)), 0);
+    for (let i = 1; i < all.length; i++) expect(diff(all[i]!, all[i - 1]!)).toBeGreaterThan(0);
+    for (const v of all) expect(Math.max(...v.map(Math.abs))).toBeLessThanOrEqual(1 + 1e-3);
   });
 });
