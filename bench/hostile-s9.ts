@@ -12,15 +12,16 @@
  *      the right answer, or a named error / a non-converged reason that says why;
  *   4. the device destroyed in the middle of a CG solve: DeviceLostError, then on later calls.
  *
- *   node .gpukit/app/hostile-s9.mjs [--out $OUT/hostile-s9.json]
+ *   node .gpukit/app/hostile-s9.mjs [--out $OUT/hostile-s9.json] [--small]   (--small: 48² / 24² grids, for lavapipe)
  */
 import { writeFileSync } from 'node:fs';
-import { type CsrMatrix, csrSpmv, generators, HostOperator, HostVectorSpace, type LinearOperator } from '../packages/formats/src/index';
+import { type CsrMatrix, csrSpmv, generators, HostOperator, type LinearOperator } from '../packages/formats/src/index';
 import { createGpuContext, DeviceLostError, type GpuOperator, gpuOperatorFromCsr, type GpuVector, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../packages/gpu/src/index';
 import { bicgstab, cg, davidson, eigsMixed, gmres, lanczos, lobpcg, refinedSolve, type SolveResult } from '../packages/solvers/src/index';
 
 const argv = process.argv.slice(2);
 const out = argv.includes('--out') ? argv[argv.indexOf('--out') + 1] : undefined;
+const small = argv.includes('--small');
 const ctx = await createGpuContext();
 const device = ctx.describeText().split('\n')[0];
 const space = new GpuVectorSpace(ctx);
@@ -80,7 +81,7 @@ async function switchedThenWrong(a: CsrMatrix, factor: number, after: number): P
   return op;
 }
 
-const big = generators.poisson2d(256);
+const big = generators.poisson2d(small ? 48 : 256);
 const bBig = csrSpmv(big, new Float64Array(big.rows).fill(1));
 for (const [name, solve] of [
   ['cg', cg],
@@ -101,21 +102,27 @@ for (const [name, solve] of [
     line({ name: what, pass: false, detail: errText(e) });
   }
 }
-const mid = generators.poisson2d(128);
+const mid = generators.poisson2d(small ? 24 : 128);
 const hostMid = HostOperator.fromCsr(mid);
-const host = new HostVectorSpace();
-const wantMid = await lanczos(host, hostMid, { k: 4, checkMultiplicity: false });
+// the 5-point Laplacian's eigenvalues in closed form (degenerate pairs included: a Lanczos run
+// without its multiplicity check may miss a copy)
+const m = small ? 24 : 128;
+const closed: number[] = [];
+for (let i = 1; i <= m; i++) for (let j = 1; j <= m; j++) closed.push(4 - 2 * Math.cos((i * Math.PI) / (m + 1)) - 2 * Math.cos((j * Math.PI) / (m + 1)));
+const wantMid = { values: closed.sort((p, q) => p - q).slice(0, 4) };
 for (const [name, run] of [
-  ['lanczos', (op: LinearOperator<GpuVector>) => lanczos(space, op, { k: 4, checkMultiplicity: false })],
+  ['lanczos', (op: LinearOperator<GpuVector>) => lanczos(space, op, { k: 4 })],
   ['lobpcg', (op: LinearOperator<GpuVector>) => lobpcg(space, op, { k: 4 })],
 ] as const) {
   const what = `in-solve, chosen kernel wrong after the switch: ${name}`;
   try {
     const op = await switchedThenWrong(mid, 1.1, 1);
     const r = await run(op);
-    const err = Math.max(...r.values.map((v, i) => Math.abs(v - wantMid.values[i]!) / Math.abs(wantMid.values[i]!)));
+    // a converged pair is exact for a matrix within its threshold (tol·‖A‖est) of A: judge |Δλ| by it
+    const err = Math.max(...r.values.map((v, i) => Math.abs(v - wantMid.values[i]!)));
+    const thr = r.tolerance?.threshold ?? 1e-4;
     const warned = (r.stats.warnings ?? []).some((w) => /fell back to the verified kernel/.test(w));
-    line({ name: what, pass: r.converged && err < 1e-4 && warned, detail: `reason ${r.reason}, ${r.iterations} it, max rel λ error ${err.toExponential(2)}, warned ${warned}` });
+    line({ name: what, pass: r.converged && err <= 2 * thr && warned, detail: `reason ${r.reason}, ${r.iterations} it, max |Δλ| ${err.toExponential(2)} (threshold ${thr.toExponential(2)}), warned ${warned}` });
     op.dispose();
   } catch (e) {
     line({ name: what, pass: false, detail: errText(e) });
@@ -172,7 +179,7 @@ const solvers: [string, (op: LinearOperator<GpuVector>) => Promise<Outcome>, (r:
   ['bicgstab', (op) => bicgstab(space, op, space.fromArray(bMid), { rtol: 1e-5, maxIterations: 3000 }), async (r) => relResidual(mid, await space.toArray(r.x as GpuVector), bMid) < 1e-4],
   ['gmres', (op) => gmres(space, op, space.fromArray(bMid), { rtol: 1e-5, maxIterations: 3000 }), async (r) => relResidual(mid, await space.toArray(r.x as GpuVector), bMid) < 1e-4],
   ['refinedSolve', (op) => refinedSolve({ innerOperator: op, innerSpace: space, hostOperator: hostMid, b: bMid, rtol: 1e-10 }), async (r) => relResidual(mid, r.x as Float64Array, bMid) < 1e-9],
-  ['lanczos', (op) => lanczos(space, op, { k: 4, checkMultiplicity: false, maxIterations: 2000 }), async (r) => (r.values as number[]).every((v, i) => Math.abs(v - wantMid.values[i]!) < 1e-4 * wantMid.values[i]!)],
+  ['lanczos', (op) => lanczos(space, op, { k: 4, maxIterations: 2000 }), async (r) => (r.values as number[]).every((v, i) => Math.abs(v - wantMid.values[i]!) < 1e-4 * wantMid.values[i]!)],
   ['lobpcg', (op) => lobpcg(space, op, { k: 4, maxIterations: 500 }), async (r) => (r.values as number[]).every((v, i) => Math.abs(v - wantMid.values[i]!) < 1e-4 * wantMid.values[i]!)],
   ['davidson', (op) => davidson(space, op, { k: 4, diagonal: op.diagonal!(), maxIterations: 500 }), async (r) => (r.values as number[]).every((v, i) => Math.abs(v - wantMid.values[i]!) < 1e-4 * wantMid.values[i]!)],
   ['eigsMixed', (op) => eigsMixed({ k: 4, method: 'lanczos', fastOperator: op, fastSpace: space, hostOperator: hostMid }), async (r) => (r.values as number[]).every((v, i) => Math.abs(v - wantMid.values[i]!) < 1e-8 * wantMid.values[i]!)],
@@ -180,7 +187,7 @@ const solvers: [string, (op: LinearOperator<GpuVector>) => Promise<Outcome>, (r:
 for (const [bad, row] of [
   [Number.NaN, undefined],
   [Number.POSITIVE_INFINITY, undefined],
-  [Number.NaN, 4097],
+  [Number.NaN, small ? 300 : 4097],
 ] as const) {
   for (const at of [2, 20]) {
     for (const [name, run, right] of solvers) {

@@ -41,7 +41,7 @@ function stamps(total: number, ms: (k: number) => number): BigUint64Array {
  * candidate 1 (its timestamps are made the fastest), and whose candidate 1 then gives
  * products scaled by `factor` from the `after`-th product after the switch on.
  */
-async function switchedThenWrong(factor: number, after: number): Promise<{ op: Tuned; bad: string; wrong: () => number }> {
+async function switchedThenWrong(factor: number | ((k: number) => number), after: number): Promise<{ op: Tuned; bad: string; wrong: () => number }> {
   const ctx = await testContext();
   const space = new GpuVectorSpace(ctx);
   const op = (await tunedOperator(ctx, a, { warn: () => {}, cache: false, inSolve: true, candidates: CANDIDATES, maxTimed: 4, budgetMs: 1e6, expectedProducts: 1e4 })) as Tuned;
@@ -59,7 +59,7 @@ async function switchedThenWrong(factor: number, after: number): Promise<{ op: T
     const switched = op.activeLabel === cand.label;
     if (switched && ++afterSwitch >= after) {
       wrongProducts++;
-      orig(alpha * factor, x, beta, y);
+      orig(alpha * (typeof factor === 'number' ? factor : factor(wrongProducts)), x, beta, y);
     } else orig(alpha, x, beta, y);
   };
   // the tuning products (checked against the verified kernel: all agree), then the switch
@@ -93,6 +93,23 @@ describe('in-solve tuning: a chosen kernel that goes wrong after the switch', ()
       const space = new GpuVectorSpace(ctx);
       const { op, bad, wrong } = await switchedThenWrong(1.1, 5);
       const r = await solve(space, op, space.fromArray(b), { rtol: 1e-5, maxIterations: 2000 });
+      expect(wrong()).toBeGreaterThan(0);
+      expect(r.converged).toBe(true);
+      expect(trueRelative(a, await space.toArray(r.x), b)).toBeLessThan(1e-4);
+      expectFellBack(op, bad, r.stats.warnings);
+      op.dispose();
+    });
+  }
+
+  for (const [name, solve] of [
+    ['cg', cg],
+    ['gmres', gmres],
+  ] as const) {
+    it(`${name}: a chosen kernel whose products are inconsistent (×1.1, ×0.9, …) stalls the solve; the stall is rechecked on the verified kernel and the solve goes on`, async () => {
+      const ctx = await testContext();
+      const space = new GpuVectorSpace(ctx);
+      const { op, bad, wrong } = await switchedThenWrong((k) => (k % 2 === 0 ? 1.1 : 0.9), 5);
+      const r = await solve(space, op, space.fromArray(b), { rtol: 1e-5, maxIterations: 3000 });
       expect(wrong()).toBeGreaterThan(0);
       expect(r.converged).toBe(true);
       expect(trueRelative(a, await space.toArray(r.x), b)).toBeLessThan(1e-4);

@@ -204,6 +204,7 @@ export const eigsCommand: Command = {
         const extra = bounds ? ['accepted by', 'bound'] : [];
         out(formatTable(['#', 'eigenvalue', '‖A v − λ v‖', ...extra], r.values.map((x, j) => [j, x.toPrecision(15), r.residualNorms[j]!, ...(bounds ? acceptColumns(bounds, j) : [])])));
         if (r.detail) out(`detail: ${r.detail}`);
+        for (const w of r.stats.warnings ?? []) out(`warning: ${w}`);
         for (const n of notes) out(`note: ${n}`);
       }
       return r.converged ? ExitCode.ok : ExitCode.notConverged;

@@ -163,6 +163,8 @@ export const solveCommand: Command = {
           ),
         );
         if (result.detail) out(`detail: ${result.detail}`);
+        // e.g. the tuned kernel disagreeing with the verified one at the final check
+        for (const w of result.stats.warnings ?? []) out(`warning: ${w}`);
         if (xFile) out(`x written to ${xFile}`);
       }
       return result.converged ? ExitCode.ok : ExitCode.notConverged;

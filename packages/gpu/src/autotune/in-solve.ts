@@ -87,7 +87,8 @@ export class InSolveOperator extends GpuOperator implements VerifiedKernelSource
     this.decided = new Promise((resolve) => {
       this.resolveDecided = resolve;
     });
-    if (this.total > 0) this.querySet = ctx.device.createQuerySet({ type: 'timestamp', count: 2 * this.total });
+    // in its own error scopes: a failure is attributed to it (out of memory: ResourceLimitError)
+    if (this.total > 0) this.querySet = ctx.scoped(`timestamp query set (${2 * this.total} queries)`, () => ctx.device.createQuerySet({ type: 'timestamp', count: 2 * this.total }), { bytes: 16 * this.total });
     else this.resolveDecided();
   }
 

@@ -282,16 +282,20 @@ export class GpuContext {
 
   /**
    * Throw the pending device loss, or the first error reported since the last check (the
-   * others of the same failure are dropped, so the next operation starts clean). O(1).
+   * others of the same failure are dropped, so the next operation starts clean) — an
+   * out-of-memory one first: a buffer whose creation ran out of memory is an error object, and
+   * every later use of it (a write, a bind group, a submit) reports a validation error that may
+   * arrive before the allocation's own out-of-memory scope resolves; that consequence would read
+   * as a gpusparse bug (GpuValidationError, exit 70) instead of "does not fit" (exit 5).
+   * O(pending errors).
    */
   check(): void {
     if (this.lostError) throw this.lostError;
     if (this.disposed) throw new DeviceLostError('destroyed', 'context disposed');
-    const e = this.errors.shift();
-    if (e) {
-      this.errors.length = 0;
-      throw e;
-    }
+    if (this.errors.length === 0) return;
+    const e = this.errors.find((x) => x instanceof ResourceLimitError) ?? this.errors[0]!;
+    this.errors.length = 0;
+    throw e;
   }
 
   /** Wait for all submitted work and surface errors (a synchronisation point). */

@@ -158,6 +158,39 @@ export class SolveContext<V, S> {
     }
   }
 
+  /**
+   * Before a stop for stagnation or breakdown on an operator that runs an unverified kernel: A·x
+   * on the tuned and on the verified kernel (two products, one readback). True when they differ
+   * by more than 1e-3 of ‖A·x‖ (or not finitely): the operator fell back to the verified kernel
+   * (warning in stats.warnings) and the caller must restart from r = b − A·x and go on — the
+   * stall came from the tuned kernel, not from the problem. False (no cost when nothing runs
+   * unverified): the stop stands.
+   */
+  async recheck(x: V, tr: number): Promise<boolean> {
+    const chk = unverifiedKernelOf(this.op);
+    if (!chk) return false;
+    const p = this.space.create(this.n);
+    const q = this.space.create(this.n);
+    try {
+      this.stats.matvecs += 2;
+      this.op.apply(x, p); // the tuned kernel's A·x
+      chk.applyVerified(x, q); // the verified kernel's
+      const qn = this.space.norm2(q);
+      this.space.axpby(-1, q, 1, p); // p = difference
+      const [d, s] = await this.takeMany([this.space.norm2(p), qn]);
+      // float32 summation order moves a product by ~1e-7 of its norm
+      if (d! <= 1e-3 * s!) return false;
+      const active = chk.activeLabel;
+      const why = `gave A·x differing from the verified kernel ${chk.verifiedLabel}'s by ${d!.toExponential(2)} (‖A·x‖ = ${s!.toExponential(2)}) when the solve stalled at ‖b − A·x‖ = ${tr.toExponential(2)}`;
+      chk.fallBackToVerified(why);
+      this.warn(`${this.method}: the operator's tuned kernel ${active} ${why}; the operator fell back to the verified kernel and the solve went on from this x`);
+      return true;
+    } finally {
+      this.space.release(p);
+      this.space.release(q);
+    }
+  }
+
   /** Build the result; `converged` is decided by the true residual against the tolerance. */
   finish(x: V, reason: StopReason, iterations: number, trueResidual: number, detail?: string): SolveResult<V> {
     this.stats.ms = performance.now() - this.t0;

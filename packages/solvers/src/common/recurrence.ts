@@ -244,7 +244,12 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
       current = tr;
       falseConvergences = tr > 0.5 * lastTrue ? falseConvergences + 1 : 0;
       lastTrue = Math.min(lastTrue, tr);
-      if (falseConvergences >= STAGNATION_LIMIT) {
+      if (falseConvergences >= STAGNATION_LIMIT && (await ctx.recheck(x, tr))) {
+        // the stall came from a tuned kernel that went wrong: on the verified one now, go on
+        current = await ctx.take(m.restart(false));
+        falseConvergences = 0;
+        lastTrue = current;
+      } else if (falseConvergences >= STAGNATION_LIMIT) {
         return ctx.finish(
           x,
           'breakdown',

@@ -282,7 +282,19 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
     }
     beta = await trueResidual();
     if (opts.recordHistory) ctx.history.push({ iteration: k, residual: beta });
+    if (stop?.reason === 'breakdown' && (await ctx.recheck(x, beta))) {
+      beta = await trueResidual(); // the breakdown came from a tuned kernel that went wrong: go on
+      continue;
+    }
     if (stop && !(stop.reason === 'stopped' && beta <= ctx.tol)) return ctx.finish(x, stop.reason, k, beta, stop.detail);
+    const stalled = (used === 0 && beta >= previous) || (passed && beta > ctx.tol && beta > 0.5 * lastTrue && falseConvergences >= 2);
+    if (stalled && (await ctx.recheck(x, beta))) {
+      // the stall came from a tuned kernel that went wrong: on the verified one now, go on
+      beta = await trueResidual();
+      falseConvergences = 0;
+      lastTrue = Number.POSITIVE_INFINITY;
+      continue;
+    }
     if (used === 0 && beta >= previous) {
       return ctx.finish(x, 'breakdown', k, beta, `${method}: no progress in a cycle at iteration ${k} (singular least-squares problem)`);
     }
