@@ -20,13 +20,11 @@ import { type EstimatePoint, estimateGap } from './ritz-estimates';
  * ./lanczos-check CopyBound, whose growth barely depends on the kept count: ExaSP2_trpcage_8K,
  * k = 4, 368 products in all keeping half the basis (10), 370 keeping 5, 376 keeping 2 — and a
  * restart recombining 10 of 20 vectors costs ≈ 20 vector passes per step after it, 5 ≈ 7);
- * elsewhere (the batched CGS2 path: GPU, float32) half the basis, except in a check run (5 there too).
+ * elsewhere (the batched CGS2 path: GPU, float32) half the basis.
  */
 export function keepCount<V, S>(c: LanczosCtx<V, S>, nWant: number, mMax: number, nearlyConverged: number, check = false): number {
   const onePass = check ? nWant + 4 : nWant + 1 + nearlyConverged;
-  // (s9-eig15) check runs keep nWant + 4 on the batched path too: the same products (f32 poisson3d 30×33×36, k = 5,
-  // basis 40: 450 → 452), a basis ≈ 24 % narrower per step and restarts every 35 steps instead of 18 (record-ahead spans more)
-  const wanted = c.keep ?? (c.icgs || check ? onePass : nWant + Math.floor((mMax - nWant) / 2));
+  const wanted = c.keep ?? (c.icgs ? onePass : nWant + Math.floor((mMax - nWant) / 2));
   return Math.max(nWant, Math.min(mMax - 1, wanted));
 }
 
