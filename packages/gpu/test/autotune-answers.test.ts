@@ -369,9 +369,17 @@ describe('autotune report figures and timing', () => {
     const timed = rep.trials.filter((t) => t.status === 'timed');
     expect(timed).toHaveLength(3);
     for (const t of timed) {
+      // a candidate timed only in rounds discarded for a rising clock (a loaded machine) is shown, not
+      // ranked: it has a time but no kept samples or spread (trials.ts record)
+      if (t.samples === undefined) {
+        expect(t.reason).toMatch(/clock was rising/);
+        expect(t.kernel).not.toBe(r.kernel);
+        expect(t.ms).toBeGreaterThan(0);
+        continue;
+      }
       // interleaved rounds (a probe round, then full ones, stopping once two kept full rounds separate the
       // leader); a candidate over twice the best median is timed no further
-      expect(t.samples!.length).toBeGreaterThanOrEqual(t.kernel === r.kernel ? 2 : 1);
+      expect(t.samples.length).toBeGreaterThanOrEqual(t.kernel === r.kernel ? 2 : 1);
       expect(t.loMs!).toBeLessThanOrEqual(t.ms!);
       expect(t.hiMs!).toBeGreaterThanOrEqual(t.ms!);
       expect(t.objectiveMs).toBeCloseTo((t.conversionMs ?? 0) + t.uploadMs! + 300 * t.ms!, 9);
