@@ -64,7 +64,7 @@ describe('ciEnergies options', () => {
     await expect(ciEnergies(fd, { nroots: 37 })).rejects.toThrow(/nroots: expected an integer in 1\.\.36/);
     await expect(ciEnergies(fd, { ms2: 1 })).rejects.toBeInstanceOf(InvalidParameterError);
     await expect(ciEnergies(fd, { spin: { multiplicity: 2 } })).rejects.toThrow(/spin\.multiplicity/);
-    await expect(ciEnergies(fd, { format: 'nope' })).rejects.toThrow(/unknown format 'nope'/);
+    await expect(ciEnergies(fd, { format: 'nope' })).rejects.toThrow(/parameter format: expected a registered format name \(one of csr, .*got 'nope'/);
     await expect(ciEnergies(fd, { space: { kind: 'cas', electrons: 3, orbitals: 2 } })).rejects.toThrow(/even number of core electrons/);
   });
 });

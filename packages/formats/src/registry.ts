@@ -3,6 +3,7 @@
  * conformance loop and does not ship.
  * @module
  */
+import { InvalidParameterError } from './core/errors';
 import type { FormatDescriptor, SparseMatrix } from './core/types';
 import { cooFormat } from './coo/index';
 import { cscFormat } from './csc/index';
@@ -66,9 +67,9 @@ export const formats: readonly AnyFormat[] = [
   acsrFormat,
 ];
 
-/** Look a format up by name; throws with the list of known names. */
+/** Look a format up by name; an unknown name is an InvalidParameterError ('format') listing the known names. */
 export function getFormat(name: string): AnyFormat {
   const f = formats.find((d) => d.name === name);
-  if (!f) throw new Error(`unknown format '${name}': expected one of ${formats.map((d) => d.name).join(', ')}`);
+  if (!f) throw new InvalidParameterError('format', `a registered format name (one of ${formats.map((d) => d.name).join(', ')})`, `'${name}'`);
   return f;
 }

@@ -341,7 +341,7 @@ describe('autotune on the device', () => {
 
   it('rejects bad options with the expected range', async () => {
     const ctx = await testContext();
-    await expect(autotune(ctx, g.poisson2d(4), { fraction: 2 })).rejects.toThrow(/fraction expected in \(0, 1\], got 2/);
-    await expect(autotune(ctx, g.poisson2d(4), { budgetMs: -1 })).rejects.toThrow(/budgetMs expected a number > 0/);
+    await expect(autotune(ctx, g.poisson2d(4), { fraction: 2 })).rejects.toThrow(/autotune fraction: expected a number in \(0, 1\], got 2/);
+    await expect(autotune(ctx, g.poisson2d(4), { budgetMs: -1 })).rejects.toThrow(/autotune budgetMs: expected a number > 0, got -1/);
   });
 });

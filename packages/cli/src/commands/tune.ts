@@ -41,7 +41,7 @@ export const tuneCommand: Command = {
     if (kernelIds) await checkKernelIds(kernelIds, '--kernels');
     const expectedProducts = v.products === undefined ? undefined : integerOption('products', v.products as string, 1000, 1);
     const budgetMs = v['budget-ms'] === undefined ? undefined : numberOption('budget-ms', v['budget-ms'] as string, 0, { min: 0 });
-    // the tuner's own check of these is a RangeError, which the CLI reports as a bug (exit 70)
+    // checked here too: the tuner's own check (InvalidParameterError) would not name the --option
     if (budgetMs === 0) throw new UsageError(`--budget-ms: expected a number > 0, got '${String(v['budget-ms'])}'`);
     const fraction = numberOption('fraction', v.fraction as string | undefined, 0.1, { min: 0 });
     if (fraction === 0 || fraction > 1) throw new UsageError(`--fraction: expected a number in (0, 1], got '${String(v.fraction)}'`);

@@ -30,7 +30,7 @@ import type { Calibration } from './calibrate';
 import { calibrationFor } from './calibration-store';
 import { predictMs } from './cost-terms';
 import { budgetFrom, budgetNote } from './budget';
-import { remember, verifyCached } from './cached';
+import { forget, remember, verifyCached } from './cached';
 import { type Candidate, defaultPruneRules, enumerateCandidates, type PruneRules } from './candidates';
 import { ConversionCache, type TuneVectors, tuneVectors } from './conversions';
 import { decide, deferToSolve } from './decision';
@@ -125,7 +125,10 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     // the budget covers the tuning overhead: everything but the one upload any operator needs and
     // the once-per-adapter calibration (reported on its own)
     const win = await search(ctx, a, opts, ks, rules, { profile, cal: cal?.cal }, v, shared, report, held, start + (report.csrUploadMs ?? 0) + (cal?.source === 'run' ? cal.ms : 0));
-    if (held.inSolve) held.remember = (t) => remember(store, report, t);
+    if (held.inSolve) {
+      held.remember = (t) => remember(store, report, t);
+      held.forget = (t) => (t ? remember(store, report, t) : forget(store, report));
+    }
     else remember(store, report, win);
     return finish(win.kernel, { ...win.params });
   } finally {
@@ -217,7 +220,7 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
 function buildOperator(ctx: GpuContext, a: CsrMatrix, k: AnySpmvKernel, params: Record<string, number>, held: Held, report: TuningReport, opts: AutotuneOptions): GpuOperator {
   const cands = held.inSolve;
   held.inSolve = undefined;
-  if (cands) return new InSolveOperator(ctx, cands, a, report, { rounds: typeof opts.inSolve === 'object' ? opts.inSolve.rounds : undefined, onDecided: held.remember });
+  if (cands) return new InSolveOperator(ctx, cands, a, report, { rounds: typeof opts.inSolve === 'object' ? opts.inSolve.rounds : undefined, onDecided: held.remember, onFellBack: held.forget });
   const handle = held.handle;
   held.handle = undefined;
   if (handle) return new GpuOperator(ctx, k, handle, { ...k.defaults, ...params }, a);

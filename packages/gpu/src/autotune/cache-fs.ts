@@ -24,7 +24,7 @@ export function defaultCachePath(env: Record<string, string | undefined> = proce
  * A store in a JSON file. The file is read once (a missing file is an empty cache; a corrupt
  * one is ignored with a warning and replaced on the next write) and rewritten atomically
  * (temporary file + rename) after each `set`, merging entries another process wrote meanwhile.
- * Write failures warn and leave the choice in memory. Cost: O(file) per `set`.
+ * `delete` rewrites it the same way. Write failures warn and leave the choice in memory. Cost: O(file) per `set`.
  * @example const store = new FileTuneStore('/tmp/tune.json');
  */
 export class FileTuneStore implements TuneStore {
@@ -53,9 +53,18 @@ export class FileTuneStore implements TuneStore {
   }
 
   set(key: string, entry: CacheEntry): void {
+    this.write((m) => m.set(key, entry));
+  }
+
+  /** Forget `key` (in memory, on disk and among entries another process wrote meanwhile). */
+  delete(key: string): void {
+    this.write((m) => m.delete(key));
+  }
+
+  private write(change: (m: Map<string, CacheEntry>) => void): void {
     const merged = this.read(true);
     for (const [k, v] of this.entries ?? []) if (!merged.has(k)) merged.set(k, v);
-    merged.set(key, entry);
+    change(merged);
     this.entries = merged;
     try {
       mkdirSync(dirname(this.where), { recursive: true });

@@ -27,6 +27,8 @@ export interface TuneStore {
   readonly where: string;
   get(key: string): CacheEntry | undefined;
   set(key: string, entry: CacheEntry): void;
+  /** Forget a choice (one that went wrong after it was made); optional for stores of callers. */
+  delete?(key: string): void;
 }
 
 /** The format version written into cache files; other versions are ignored. */
@@ -105,6 +107,9 @@ export class MemoryTuneStore implements TuneStore {
   set(key: string, entry: CacheEntry): void {
     this.entries.set(key, entry);
   }
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
 }
 
 /** The part of the Web Storage API (localStorage) the store uses. */
@@ -149,6 +154,15 @@ export class LocalStorageTuneStore implements TuneStore {
   set(key: string, entry: CacheEntry): void {
     const m = this.load();
     m.set(key, entry);
+    this.save(m);
+  }
+
+  delete(key: string): void {
+    const m = this.load();
+    if (m.delete(key)) this.save(m);
+  }
+
+  private save(m: Map<string, CacheEntry>): void {
     try {
       this.storage.setItem(this.item, serializeCache(m));
     } catch (e) {

@@ -21,6 +21,16 @@ export function remember(store: TuneStore | undefined, report: TuningReport, win
   store.set(report.key, entry);
 }
 
+/**
+ * Drop the entry under the report's key (the in-solve winner went wrong after the decision and
+ * the verified kernel was not timed). A store without `delete` keeps it: said in the report.
+ */
+export function forget(store: TuneStore | undefined, report: TuningReport): void {
+  if (!store) return;
+  if (store.delete) store.delete(report.key);
+  else report.warnings.push(`in-solve tuning: the cache ${store.where} has no delete(): its entry for this matrix still names the dropped kernel (a later tuning verifies it with one product)`);
+}
+
 /** Verify a cached choice with one product (no timing); records it as the only trial. */
 export async function verifyCached(ctx: GpuContext, a: CsrMatrix, hit: CacheEntry, ks: readonly AnySpmvKernel[], v: TuneVectors, shared: SharedCsrUpload, held: Held, report: TuningReport): Promise<boolean> {
   const k = ks.find((d) => d.id === hit.kernel)!;

@@ -37,6 +37,12 @@ export interface InSolveOptions {
   readonly rounds?: number;
   /** Called once with the winner when the operator has switched (the tuner caches it). */
   readonly onDecided?: (winner: Trial) => void;
+  /**
+   * Called when the winner is dropped after the decision ({@link InSolveOperator.fallBackToVerified}),
+   * with the verified candidate's trial when it was timed: the tuner caches that one instead (or
+   * forgets the entry), so the next tuning of this matrix does not pick the dropped kernel again.
+   */
+  readonly onFellBack?: (verified: Trial | undefined) => void;
 }
 
 const QUERY_RESOLVE = 0x200;
@@ -130,7 +136,8 @@ export class InSolveOperator extends GpuOperator implements VerifiedKernelSource
 
   /**
    * The switched-to candidate disagreed with the verified kernel after the decision (`why`):
-   * it is retired, its buffers freed, and every later product runs on the first candidate.
+   * it is retired, its buffers freed, and every later product runs on the first candidate. The
+   * tuning cache then holds the verified kernel (or nothing) for this matrix, not the dropped one.
    */
   fallBackToVerified(why: string): void {
     const w = this.active;
@@ -141,6 +148,9 @@ export class InSolveOperator extends GpuOperator implements VerifiedKernelSource
     const t0 = this.candidates[0]!.trial;
     this.report.winner = t0.ms !== undefined ? { kernel: t0.kernel, params: { ...t0.params }, ms: t0.ms, loMs: t0.loMs, hiMs: t0.hiMs, gflops: t0.gflops } : undefined;
     if (this.report.decision) this.report.decision.note += `; ${this.labelOf(w)} was dropped after the decision (its products disagreed with the verified kernel's)`;
+    // the cache still names the dropped kernel: a cache hit is checked with one product only, which
+    // a kernel that goes wrong for some x passes, so the next solve would run it again
+    this.opts.onFellBack?.(t0.ms !== undefined ? t0 : undefined);
   }
 
   private on(i: number, alpha: number, x: GpuVector, beta: number, y: GpuVector): void {

@@ -1,23 +1,28 @@
 /**
- * The options of a tuning run checked (a bad one is a RangeError naming the option and the value)
+ * The options of a tuning run checked (a bad one is an InvalidParameterError naming the option,
+ * what was expected and the value)
  * and the empty report the run fills in.
  * @module
  */
-import type { CsrMatrix } from '@gpusparse/formats';
+import { type CsrMatrix, InvalidParameterError } from '@gpusparse/formats';
 import { REPORT_GLOSSARY, type TuningReport } from './report';
 import type { AutotuneOptions } from './types';
 
-/** Check the numeric options; throws RangeError naming the option, what was expected and what came. O(1). */
+/**
+ * Check the numeric options; throws InvalidParameterError ('autotune <option>': what was expected
+ * and what came; the CLI's bad-input exit, not a bug). O(1).
+ * @example validateOptions({ fraction: 2 }) // InvalidParameterError "parameter autotune fraction: expected a number in (0, 1], got 2"
+ */
 export function validateOptions(opts: AutotuneOptions): void {
   const fraction = opts.fraction ?? 0.1;
-  if (!(fraction > 0 && fraction <= 1)) throw new RangeError(`autotune: fraction expected in (0, 1], got ${fraction}`);
+  if (!(fraction > 0 && fraction <= 1)) throw new InvalidParameterError('autotune fraction', 'a number in (0, 1]', fraction);
   for (const f of ['budgetMs', 'expectedProducts'] as const) {
     const v = opts[f];
-    if (v !== undefined && !(v > 0)) throw new RangeError(`autotune: ${f} expected a number > 0, got ${v}`);
+    if (v !== undefined && !(v > 0)) throw new InvalidParameterError(`autotune ${f}`, 'a number > 0', v);
   }
   for (const f of ['reps', 'rounds', 'maxTimed'] as const) {
     const v = opts[f];
-    if (v !== undefined && !(Number.isInteger(v) && v >= 1)) throw new RangeError(`autotune: ${f} expected an integer ≥ 1, got ${v}`);
+    if (v !== undefined && !(Number.isInteger(v) && v >= 1)) throw new InvalidParameterError(`autotune ${f}`, 'an integer ≥ 1', v);
   }
 }
 

@@ -102,6 +102,8 @@ export interface Held {
   inSolve?: InSolveCandidate[];
   /** Caches the in-solve winner once the operator has decided. */
   remember?: (winner: Trial) => void;
+  /** Replaces (or forgets) the cached in-solve winner when the operator dropped it after the decision. */
+  forget?: (verified: Trial | undefined) => void;
 }
 
 /** Median of a non-empty list (mean of the middle two for even lengths). O(n log n). @example medianOf([3, 1, 2, 4]) // 2.5 */

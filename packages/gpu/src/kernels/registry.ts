@@ -4,6 +4,7 @@
  * exporting an {@link SpmvKernel}, then add one line below.
  * @module
  */
+import { InvalidParameterError } from '@gpusparse/formats';
 import { csrAdaptiveKernel } from './csr/adaptive.kernel';
 import { csrScalarKernel } from './csr/scalar.kernel';
 import { csrVectorKernel } from './csr/vector.kernel';
@@ -71,13 +72,14 @@ export const kernels: readonly AnySpmvKernel[] = [
 export const experimentalKernels: readonly AnySpmvKernel[] = [slicedSplitKernel];
 
 /**
- * Look a kernel up by id (registered or experimental); throws with the list of known ids.
+ * Look a kernel up by id (registered or experimental); an unknown id is an InvalidParameterError
+ * ('kernel') listing the known ids.
  * @example getKernel('csr-vector')
  */
 export function getKernel(id: string): AnySpmvKernel {
   const all = [...kernels, ...experimentalKernels];
   const k = all.find((d) => d.id === id);
-  if (!k) throw new RangeError(`unknown SpMV kernel '${id}': expected one of ${all.map((d) => d.id).join(', ')}`);
+  if (!k) throw new InvalidParameterError('kernel', `a known SpMV kernel id (one of ${all.map((d) => d.id).join(', ')})`, `'${id}'`);
   return k;
 }
 
