@@ -152,3 +152,46 @@ describe('the upload ring', () => {
     }
   });
 });
+
+describe('writeValues (float64 straight into the ring, issue 15)', () => {
+  it('rounds a Float64Array, a plain array and a subarray as Math.fround, on every method, through ring pieces and writeBuffer pieces', async () => {
+    const { uploadTuning, writeValues } = await import('../src/index');
+    const saved = { ...uploadTuning };
+    try {
+      const n = 10_007; // ring: four pieces of 1003 through the ring, the rest converted into the scratch and written
+      const big = new Float64Array(n + 4);
+      for (let i = 0; i < big.length; i++) big[i] = i < SPECIAL.length ? SPECIAL[i]! : Math.sin(i) * 10 ** ((i % 80) - 40);
+      const host = big.subarray(2, n + 2); // a view with an offset into its buffer
+      const want = Array.from(host, Math.fround);
+      for (const method of ['ring', 'write', 'chunks', 'staging'] as const) {
+        Object.assign(uploadTuning, { method, chunkBytes: 4 * 1003, ringBytes: 4 * 1003, minRingBytes: 4 });
+        for (const input of [host, Array.from(host)]) {
+          const buf = uploadF32(ctx, new Float32Array(n + 5).fill(-1), `values-${method}`);
+          writeValues(ctx, buf, input, 3);
+          const got = await readF32(ctx, buf, n + 5);
+          expect([got[0], got[1], got[2], got[n + 3], got[n + 4]]).toEqual([-1, -1, -1, -1, -1]);
+          expect(Array.from(got.subarray(3, n + 3))).toEqual(want); // toEqual tells −0 from 0 and matches NaN
+          buf.dispose();
+        }
+        const up = uploadF32(ctx, host, `upload-${method}`);
+        expect(Array.from(await readF32(ctx, up, n))).toEqual(want);
+        up.dispose();
+      }
+    } finally {
+      Object.assign(uploadTuning, saved);
+    }
+  });
+
+  it('refuses a disposed buffer on the ring path before touching the ring', async () => {
+    const { uploadTuning, writeValues, UseAfterDisposeError } = await import('../src/index');
+    const saved = { ...uploadTuning };
+    try {
+      Object.assign(uploadTuning, { method: 'ring', minRingBytes: 4 });
+      const buf = uploadF32(ctx, new Float64Array(100), 'disposed');
+      buf.dispose();
+      expect(() => writeValues(ctx, buf, new Float64Array(100))).toThrow(UseAfterDisposeError);
+    } finally {
+      Object.assign(uploadTuning, saved);
+    }
+  });
+});
