@@ -195,3 +195,48 @@ describe('writeValues (float64 straight into the ring, issue 15)', () => {
     }
   });
 });
+
+describe('readF32 in pipelined pieces (readTuning, issue 15)', () => {
+  it('gives the same values as one read: odd sizes, an offset, specials, two reads at once', async () => {
+    const { readTuning } = await import('../src/index');
+    const saved = { ...readTuning };
+    try {
+      const n = 10_007;
+      const host = new Float64Array(n);
+      for (let i = 0; i < n; i++) host[i] = i < SPECIAL.length ? SPECIAL[i]! : Math.cos(i) * 10 ** ((i % 70) - 35);
+      const want = Array.from(host, Math.fround);
+      const buf = uploadF32(ctx, host, 'pieces');
+      Object.assign(readTuning, { method: 'pieces', pieceBytes: 4 * 1003 }); // ten pieces and a short one
+      expect(Array.from(await readF32(ctx, buf, n))).toEqual(want);
+      expect(Array.from(await readF32(ctx, buf, 3000, 5000))).toEqual(want.slice(5000, 8000));
+      expect(Array.from(await readF32(ctx, buf, 1003 * 2))).toEqual(want.slice(0, 2006)); // whole pieces only
+      const [a, b] = await Promise.all([readF32(ctx, buf, n), readF32(ctx, buf, 4000, 17)]); // each takes its own staging buffers
+      expect(Array.from(a)).toEqual(want);
+      expect(Array.from(b)).toEqual(want.slice(17, 4017));
+      Object.assign(readTuning, { method: 'auto', minPiecesBytes: 4 * 5000 }); // auto: pieces from 5000 values on
+      expect(Array.from(await readF32(ctx, buf, n))).toEqual(want);
+      expect(Array.from(await readF32(ctx, buf, 4999, 1))).toEqual(want.slice(1, 5000));
+      Object.assign(readTuning, { method: 'single' });
+      expect(Array.from(await readF32(ctx, buf, n))).toEqual(want);
+      buf.dispose();
+    } finally {
+      Object.assign(readTuning, saved);
+    }
+  });
+
+  it('refuses a disposed buffer, and leaves its staging buffers reusable', async () => {
+    const { readTuning, UseAfterDisposeError } = await import('../src/index');
+    const saved = { ...readTuning };
+    try {
+      Object.assign(readTuning, { method: 'pieces', pieceBytes: 4 * 100 });
+      const buf = uploadF32(ctx, new Float64Array(1000).fill(3), 'pieces-disposed');
+      buf.dispose();
+      await expect(readF32(ctx, buf, 1000)).rejects.toThrow(UseAfterDisposeError);
+      const ok = uploadF32(ctx, new Float64Array(1000).fill(4), 'pieces-ok');
+      expect(Array.from(await readF32(ctx, ok, 1000))).toEqual(new Array(1000).fill(4));
+      ok.dispose();
+    } finally {
+      Object.assign(readTuning, saved);
+    }
+  });
+});
