@@ -27,7 +27,7 @@
  * one staging buffer, or pipelined pieces through two).
  *
  *   node .gpukit/app/transfer.mjs [--sizes 1,16,64,256,1024] [--reps 3] [--methods …]
- *     [--out $OUT/transfer.json]
+ *     [--read-piece-mib 16 (readTuning.pieceBytes)] [--out $OUT/transfer.json]
  *
  * Prints one line per (method, size): min and median ms of the reps and GB/s at the min; also
  * appends JSON records to --out.
@@ -41,6 +41,7 @@ const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undef
 const out = opt('--out') ?? 'bench/out/transfer.json';
 const sizesMiB = (opt('--sizes') ?? '1,16,64').split(',').map(Number);
 const reps = Number(opt('--reps') ?? 3);
+if (opt('--read-piece-mib')) readTuning.pieceBytes = Number(opt('--read-piece-mib')) * 2 ** 20;
 const ALL = ['lib-upload-f64', 'lib-upload-f64-write', 'lib-upload-f64-ring', 'lib-upload-f64-chunks', 'lib-upload-f64-staging', 'lib-read-f64', 'lib-read-f64-single', 'lib-read-f64-pieces', 'write', 'write-chunk-4', 'write-chunk-16', 'write-chunk-64', 'staging-new', 'staging-reuse-16', 'staging-reuse-64', 'mapped-direct', 'conv-from', 'conv-new', 'conv-set', 'conv64-from', 'conv64-new', 'read-slice', 'read-chunk-16', 'read-chunk-64'];
 const methods = (opt('--methods') ?? ALL.join(',')).split(',');
 

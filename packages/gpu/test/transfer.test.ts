@@ -182,6 +182,30 @@ describe('writeValues (float64 straight into the ring, issue 15)', () => {
     }
   });
 
+  it("'auto' converts float64 input through the ring on every adapter (no writeBuffer while the ring has buffers), a Float32Array as before", async () => {
+    const { uploadTuning } = await import('../src/index');
+    const saved = { ...uploadTuning };
+    const q = ctx.device.queue as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const write = q.writeBuffer!;
+    let writes = 0;
+    q.writeBuffer = function (this: unknown, ...a: unknown[]) {
+      writes++;
+      return write.apply(this, a);
+    };
+    try {
+      Object.assign(uploadTuning, { method: 'auto', ringBytes: 4096, minRingBytes: 4 });
+      await ctx.finish();
+      await new Promise((res) => setTimeout(res, 20)); // earlier ring uploads' buffers are mapped again
+      const b = uploadF32(ctx, new Float64Array(2000).fill(0.1), 'auto-f64'); // two ring pieces
+      expect(writes).toBe(0);
+      expect((await readF32(ctx, b, 2000))[1999]).toBe(Math.fround(0.1));
+      b.dispose();
+    } finally {
+      q.writeBuffer = write;
+      Object.assign(uploadTuning, saved);
+    }
+  });
+
   it('refuses a disposed buffer on the ring path before touching the ring', async () => {
     const { uploadTuning, writeValues, UseAfterDisposeError } = await import('../src/index');
     const saved = { ...uploadTuning };

@@ -72,7 +72,8 @@ export function validateIndexRange(idx: Int32Array | Uint32Array, bound: number,
  * on the H100 host (session 9): writeBuffer 1.1–1.5 GB/s from 16 MiB to 1 GiB, a reused mapped
  * 16 MiB staging buffer 6.7–7.7 GB/s, a fresh one per upload 1.1–1.5 GB/s; on lavapipe (host
  * memory is device memory) writeBuffer was the faster (5.8–8.7 against 1.4–1.9 GB/s). `auto`
- * (the default): `ring` on NVIDIA and AMD adapters, `write` elsewhere.
+ * (the default): `ring` on NVIDIA and AMD adapters, `write` elsewhere, for float32 data; float64
+ * values ({@link writeValues}: uploadF32, the vector space, CSR values) take the ring everywhere.
  */
 export const uploadTuning: { method: 'auto' | 'write' | 'chunks' | 'staging' | 'ring'; chunkBytes: number; minRingBytes: number; ringBytes: number } = {
   method: 'auto',
@@ -213,18 +214,21 @@ const scratches = new WeakMap<GpuContext, Float32Array>();
 
 /**
  * Overwrite `buf` from element `first` with `values` rounded to float32 (as Math.fround). On
- * the `ring` method (NVIDIA, AMD) a Float64Array (or other non-float32 input) is converted
+ * the `ring` method — what `auto` takes here on every adapter, lavapipe included — a
+ * Float64Array (or other non-float32 input) is converted
  * piece by piece straight into the ring's mapped staging memory — one pass, no full-size
  * Float32Array (on the H100 host, converting into fresh memory ran at ~1.4 GB/s, a copy into
  * a reused mapped buffer at ~7 GB/s) — and the GPU copies piece i while the host converts
  * piece i + 1; pieces that find no ready ring buffer are converted into one reused piece-sized
- * array and written with writeBuffer. Other methods (lavapipe's `write`): {@link toFloat32} and
- * {@link writeData}, as before. O(n).
+ * array and written with writeBuffer. On lavapipe this beat toFloat32 + one writeBuffer (what
+ * `auto` does for a Float32Array there) in six of seven runs of bench/transfer.ts (16 MiB:
+ * 8–23 against 18–31 ms; 64 MiB: 37–66 against 143–220 ms; 128 MiB: 521 against 441 ms, the
+ * ring's 64 MiB passed). Other methods: {@link toFloat32} and {@link writeData}. O(n).
  * @example writeValues(ctx, v.buf, new Float64Array([0.1, 2]));
  */
 export function writeValues(ctx: GpuContext, buf: GpuBuf, values: ArrayLike<number>, first = 0): void {
   const n = values.length;
-  const method = uploadTuning.method === 'auto' ? autoMethod(ctx) : uploadTuning.method;
+  const method = uploadTuning.method === 'auto' ? 'ring' : uploadTuning.method; // see the note: auto takes the ring for converted input on every adapter
   if (values instanceof Float32Array || method !== 'ring' || n * 4 < uploadTuning.minRingBytes) {
     writeData(ctx, buf, toFloat32(values), first);
     return;
