@@ -221,7 +221,7 @@ describe('writeValues (float64 straight into the ring, issue 15)', () => {
 });
 
 describe('readF32 in pipelined pieces (readTuning, issue 15)', () => {
-  it('gives the same values as one read: odd sizes, an offset, specials, two reads at once', async () => {
+  it('gives the same values as one read: odd sizes, an offset, specials, two reads at once, readRanges of one range', async () => {
     const { readTuning } = await import('../src/index');
     const saved = { ...readTuning };
     try {
@@ -237,6 +237,12 @@ describe('readF32 in pipelined pieces (readTuning, issue 15)', () => {
       const [a, b] = await Promise.all([readF32(ctx, buf, n), readF32(ctx, buf, 4000, 17)]); // each takes its own staging buffers
       expect(Array.from(a)).toEqual(want);
       expect(Array.from(b)).toEqual(want.slice(17, 4017));
+      const [r] = await readRanges(ctx, [{ buf, offset: 4 * 7, bytes: 4 * 9000 }]); // one range: in pieces too
+      expect(r!.byteLength).toBe(4 * 9000);
+      expect(Array.from(new Float32Array(r!))).toEqual(want.slice(7, 9007));
+      const [p, q] = await readRanges(ctx, [{ buf, offset: 0, bytes: 8 }, { buf, offset: 4 * 5000, bytes: 4 * 5000 }]); // several: one staging buffer
+      expect(Array.from(new Float32Array(p!))).toEqual(want.slice(0, 2));
+      expect(Array.from(new Float32Array(q!))).toEqual(want.slice(5000, 10_000));
       Object.assign(readTuning, { method: 'auto', minPiecesBytes: 4 * 5000 }); // auto: pieces from 5000 values on
       expect(Array.from(await readF32(ctx, buf, n))).toEqual(want);
       expect(Array.from(await readF32(ctx, buf, 4999, 1))).toEqual(want.slice(1, 5000));
