@@ -254,6 +254,30 @@ describe('readF32 in pipelined pieces (readTuning, issue 15)', () => {
     }
   });
 
+  it('a failed map of a piece rejects with DeviceLostError (no unhandled rejection) and the next read works', async () => {
+    const { readTuning, DeviceLostError } = await import('../src/index');
+    const saved = { ...readTuning };
+    const buf = uploadF32(ctx, Float64Array.from({ length: 1000 }, (_, i) => i), 'pieces-fail');
+    await ctx.finish();
+    const proto = Object.getPrototypeOf(buf.buffer) as { mapAsync: (...a: unknown[]) => Promise<void> };
+    const map = proto.mapAsync;
+    let calls = 0;
+    proto.mapAsync = function (this: GPUBuffer, ...a: unknown[]) {
+      if (this.label === 'readback-piece' && ++calls === 3) return Promise.reject(new Error('simulated map failure'));
+      return map.apply(this, a);
+    };
+    try {
+      Object.assign(readTuning, { method: 'pieces', pieceBytes: 4 * 100 });
+      await expect(readF32(ctx, buf, 1000)).rejects.toThrow(DeviceLostError);
+      proto.mapAsync = map;
+      expect(Array.from(await readF32(ctx, buf, 1000))).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    } finally {
+      proto.mapAsync = map;
+      buf.dispose();
+      Object.assign(readTuning, saved);
+    }
+  });
+
   it('refuses a disposed buffer, and leaves its staging buffers reusable', async () => {
     const { readTuning, UseAfterDisposeError } = await import('../src/index');
     const saved = { ...readTuning };
