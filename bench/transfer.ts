@@ -20,17 +20,19 @@
  *   readRanges does);
  * - `read-chunk-N`: one N MiB staging buffer mapped per chunk, each chunk copied into the result.
  * The library's own paths end to end: `lib-upload-f64` (uploadF32 of a Float64Array: conversion
- * + writeData with its default method, `auto`), `lib-upload-f64-write|ring|chunks|staging` (the
- * same with each of uploadTuning's methods) and `lib-read-f64` (readF32: readback +
- * conversion to a Float64Array).
+ * + writeData with its default method, `auto`; on the ring the float64 values are converted
+ * straight into the mapped staging memory), `lib-upload-f64-write|ring|chunks|staging` (the
+ * same with each of uploadTuning's methods), `lib-read-f64` (readF32: readback + conversion to
+ * a Float64Array, readTuning `auto`) and `lib-read-f64-single|pieces` (readTuning's methods:
+ * one staging buffer, or pipelined pieces through two).
  *
  *   node .gpukit/app/transfer.mjs [--sizes 1,16,64,256,1024] [--reps 3] [--methods …]
- *     [--out $OUT/transfer.json]
+ *     [--read-piece-mib 16 (readTuning.pieceBytes)] [--out $OUT/transfer.json]
  *
  * Prints one line per (method, size): min and median ms of the reps and GB/s at the min; also
  * appends JSON records to --out.
  */
-import { createGpuContext, type GpuBuf, readF32, uploadF32, uploadTuning } from '../packages/gpu/src/index';
+import { createGpuContext, type GpuBuf, readF32, readTuning, uploadF32, uploadTuning } from '../packages/gpu/src/index';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -39,7 +41,8 @@ const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undef
 const out = opt('--out') ?? 'bench/out/transfer.json';
 const sizesMiB = (opt('--sizes') ?? '1,16,64').split(',').map(Number);
 const reps = Number(opt('--reps') ?? 3);
-const ALL = ['lib-upload-f64', 'lib-upload-f64-write', 'lib-upload-f64-ring', 'lib-upload-f64-chunks', 'lib-upload-f64-staging', 'lib-read-f64', 'write', 'write-chunk-4', 'write-chunk-16', 'write-chunk-64', 'staging-new', 'staging-reuse-16', 'staging-reuse-64', 'mapped-direct', 'conv-from', 'conv-new', 'conv-set', 'conv64-from', 'conv64-new', 'read-slice', 'read-chunk-16', 'read-chunk-64'];
+if (opt('--read-piece-mib')) readTuning.pieceBytes = Number(opt('--read-piece-mib')) * 2 ** 20;
+const ALL = ['lib-upload-f64', 'lib-upload-f64-write', 'lib-upload-f64-ring', 'lib-upload-f64-chunks', 'lib-upload-f64-staging', 'lib-read-f64', 'lib-read-f64-single', 'lib-read-f64-pieces', 'write', 'write-chunk-4', 'write-chunk-16', 'write-chunk-64', 'staging-new', 'staging-reuse-16', 'staging-reuse-64', 'mapped-direct', 'conv-from', 'conv-new', 'conv-set', 'conv64-from', 'conv64-new', 'read-slice', 'read-chunk-16', 'read-chunk-64'];
 const methods = (opt('--methods') ?? ALL.join(',')).split(',');
 
 mkdirSync(dirname(out), { recursive: true });
@@ -160,7 +163,10 @@ for (const mib of sizesMiB) {
       ok = back[n - 1] === host[n - 1] && back[n >> 1] === host[n >> 1];
       last!.dispose();
       uploadTuning.method = saved;
-    } else if (method === 'lib-read-f64') {
+    } else if (method.startsWith('lib-read-f64')) {
+      const savedRead = readTuning.method;
+      const variant = method.slice('lib-read-f64-'.length);
+      readTuning.method = variant === 'single' || variant === 'pieces' ? variant : savedRead;
       const b = uploadF32(ctx, host, 'transfer-bench');
       let back: Float64Array | undefined;
       t = await time(async () => {
@@ -168,6 +174,7 @@ for (const mib of sizesMiB) {
       });
       ok = back![n - 1] === host[n - 1] && back![n >> 1] === host[n >> 1];
       b.dispose();
+      readTuning.method = savedRead;
     } else if (method.startsWith('conv')) {
       const f = {
         'conv-from': () => Float32Array.from(f64),

@@ -10,7 +10,7 @@ import { Blas1, imm, type Operand } from './blas1/ops';
 import type { GpuContext } from './device/context';
 import type { GpuBuf } from './memory/buffers';
 import { readF32, readRanges } from './memory/readback';
-import { toFloat32, writeData } from './memory/upload';
+import { writeValues } from './memory/upload';
 
 /** A float32 vector on the device. */
 export class GpuVector {
@@ -228,7 +228,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   fromArray(values: ArrayLike<number>): GpuVector {
     checkFloat32Range(values, 'GpuVectorSpace.fromArray');
     const v = new GpuVector(this.ctx.buffers.acquire(values.length * 4, undefined, 'vector'), values.length);
-    writeData(this.ctx, v.buf, toFloat32(values));
+    writeValues(this.ctx, v.buf, values);
     return v;
   }
   toArray(v: GpuVector): Promise<Float64Array> {
@@ -236,7 +236,7 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
   }
   write(v: GpuVector, values: ArrayLike<number>): void {
     if (values.length !== v.n) throw new DimensionMismatchError('write', v.n, values.length);
-    writeData(this.ctx, v.buf, toFloat32(values));
+    writeValues(this.ctx, v.buf, values);
   }
   length(v: GpuVector): number {
     return v.n;

@@ -152,3 +152,145 @@ describe('the upload ring', () => {
     }
   });
 });
+
+describe('writeValues (float64 straight into the ring, issue 15)', () => {
+  it('rounds a Float64Array, a plain array and a subarray as Math.fround, on every method, through ring pieces and writeBuffer pieces', async () => {
+    const { uploadTuning, writeValues } = await import('../src/index');
+    const saved = { ...uploadTuning };
+    try {
+      const n = 10_007; // ring: four pieces of 1003 through the ring, the rest converted into the scratch and written
+      const big = new Float64Array(n + 4);
+      for (let i = 0; i < big.length; i++) big[i] = i < SPECIAL.length ? SPECIAL[i]! : Math.sin(i) * 10 ** ((i % 80) - 40);
+      const host = big.subarray(2, n + 2); // a view with an offset into its buffer
+      const want = Array.from(host, Math.fround);
+      for (const method of ['ring', 'write', 'chunks', 'staging'] as const) {
+        Object.assign(uploadTuning, { method, chunkBytes: 4 * 1003, ringBytes: 4 * 1003, minRingBytes: 4 });
+        for (const input of [host, Array.from(host)]) {
+          const buf = uploadF32(ctx, new Float32Array(n + 5).fill(-1), `values-${method}`);
+          writeValues(ctx, buf, input, 3);
+          const got = await readF32(ctx, buf, n + 5);
+          expect([got[0], got[1], got[2], got[n + 3], got[n + 4]]).toEqual([-1, -1, -1, -1, -1]);
+          expect(Array.from(got.subarray(3, n + 3))).toEqual(want); // toEqual tells −0 from 0 and matches NaN
+          buf.dispose();
+        }
+        const up = uploadF32(ctx, host, `upload-${method}`);
+        expect(Array.from(await readF32(ctx, up, n))).toEqual(want);
+        up.dispose();
+      }
+    } finally {
+      Object.assign(uploadTuning, saved);
+    }
+  });
+
+  it("'auto' converts float64 input through the ring on every adapter (no writeBuffer while the ring has buffers), a Float32Array as before", async () => {
+    const { uploadTuning } = await import('../src/index');
+    const saved = { ...uploadTuning };
+    const q = ctx.device.queue as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const write = q.writeBuffer!;
+    let writes = 0;
+    q.writeBuffer = function (this: unknown, ...a: unknown[]) {
+      writes++;
+      return write.apply(this, a);
+    };
+    try {
+      Object.assign(uploadTuning, { method: 'auto', ringBytes: 4096, minRingBytes: 4 });
+      await ctx.finish();
+      await new Promise((res) => setTimeout(res, 20)); // earlier ring uploads' buffers are mapped again
+      const b = uploadF32(ctx, new Float64Array(2000).fill(0.1), 'auto-f64'); // two ring pieces
+      expect(writes).toBe(0);
+      expect((await readF32(ctx, b, 2000))[1999]).toBe(Math.fround(0.1));
+      b.dispose();
+    } finally {
+      q.writeBuffer = write;
+      Object.assign(uploadTuning, saved);
+    }
+  });
+
+  it('refuses a disposed buffer on the ring path before touching the ring', async () => {
+    const { uploadTuning, writeValues, UseAfterDisposeError } = await import('../src/index');
+    const saved = { ...uploadTuning };
+    try {
+      Object.assign(uploadTuning, { method: 'ring', minRingBytes: 4 });
+      const buf = uploadF32(ctx, new Float64Array(100), 'disposed');
+      buf.dispose();
+      expect(() => writeValues(ctx, buf, new Float64Array(100))).toThrow(UseAfterDisposeError);
+    } finally {
+      Object.assign(uploadTuning, saved);
+    }
+  });
+});
+
+describe('readF32 in pipelined pieces (readTuning, issue 15)', () => {
+  it('gives the same values as one read: odd sizes, an offset, specials, two reads at once, readRanges of one range', async () => {
+    const { readTuning } = await import('../src/index');
+    const saved = { ...readTuning };
+    try {
+      const n = 10_007;
+      const host = new Float64Array(n);
+      for (let i = 0; i < n; i++) host[i] = i < SPECIAL.length ? SPECIAL[i]! : Math.cos(i) * 10 ** ((i % 70) - 35);
+      const want = Array.from(host, Math.fround);
+      const buf = uploadF32(ctx, host, 'pieces');
+      Object.assign(readTuning, { method: 'pieces', pieceBytes: 4 * 1003 }); // ten pieces and a short one
+      expect(Array.from(await readF32(ctx, buf, n))).toEqual(want);
+      expect(Array.from(await readF32(ctx, buf, 3000, 5000))).toEqual(want.slice(5000, 8000));
+      expect(Array.from(await readF32(ctx, buf, 1003 * 2))).toEqual(want.slice(0, 2006)); // whole pieces only
+      const [a, b] = await Promise.all([readF32(ctx, buf, n), readF32(ctx, buf, 4000, 17)]); // each takes its own staging buffers
+      expect(Array.from(a)).toEqual(want);
+      expect(Array.from(b)).toEqual(want.slice(17, 4017));
+      const [r] = await readRanges(ctx, [{ buf, offset: 4 * 7, bytes: 4 * 9000 }]); // one range: in pieces too
+      expect(r!.byteLength).toBe(4 * 9000);
+      expect(Array.from(new Float32Array(r!))).toEqual(want.slice(7, 9007));
+      const [p, q] = await readRanges(ctx, [{ buf, offset: 0, bytes: 8 }, { buf, offset: 4 * 5000, bytes: 4 * 5000 }]); // several: one staging buffer
+      expect(Array.from(new Float32Array(p!))).toEqual(want.slice(0, 2));
+      expect(Array.from(new Float32Array(q!))).toEqual(want.slice(5000, 10_000));
+      Object.assign(readTuning, { method: 'auto', minPiecesBytes: 4 * 5000 }); // auto: pieces from 5000 values on
+      expect(Array.from(await readF32(ctx, buf, n))).toEqual(want);
+      expect(Array.from(await readF32(ctx, buf, 4999, 1))).toEqual(want.slice(1, 5000));
+      Object.assign(readTuning, { method: 'single' });
+      expect(Array.from(await readF32(ctx, buf, n))).toEqual(want);
+      buf.dispose();
+    } finally {
+      Object.assign(readTuning, saved);
+    }
+  });
+
+  it('a failed map of a piece rejects with DeviceLostError (no unhandled rejection) and the next read works', async () => {
+    const { readTuning, DeviceLostError } = await import('../src/index');
+    const saved = { ...readTuning };
+    const buf = uploadF32(ctx, Float64Array.from({ length: 1000 }, (_, i) => i), 'pieces-fail');
+    await ctx.finish();
+    const proto = Object.getPrototypeOf(buf.buffer) as { mapAsync: (...a: unknown[]) => Promise<void> };
+    const map = proto.mapAsync;
+    let calls = 0;
+    proto.mapAsync = function (this: GPUBuffer, ...a: unknown[]) {
+      if (this.label === 'readback-piece' && ++calls === 3) return Promise.reject(new Error('simulated map failure'));
+      return map.apply(this, a);
+    };
+    try {
+      Object.assign(readTuning, { method: 'pieces', pieceBytes: 4 * 100 });
+      await expect(readF32(ctx, buf, 1000)).rejects.toThrow(DeviceLostError);
+      proto.mapAsync = map;
+      expect(Array.from(await readF32(ctx, buf, 1000))).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    } finally {
+      proto.mapAsync = map;
+      buf.dispose();
+      Object.assign(readTuning, saved);
+    }
+  });
+
+  it('refuses a disposed buffer, and leaves its staging buffers reusable', async () => {
+    const { readTuning, UseAfterDisposeError } = await import('../src/index');
+    const saved = { ...readTuning };
+    try {
+      Object.assign(readTuning, { method: 'pieces', pieceBytes: 4 * 100 });
+      const buf = uploadF32(ctx, new Float64Array(1000).fill(3), 'pieces-disposed');
+      buf.dispose();
+      await expect(readF32(ctx, buf, 1000)).rejects.toThrow(UseAfterDisposeError);
+      const ok = uploadF32(ctx, new Float64Array(1000).fill(4), 'pieces-ok');
+      expect(Array.from(await readF32(ctx, ok, 1000))).toEqual(new Array(1000).fill(4));
+      ok.dispose();
+    } finally {
+      Object.assign(readTuning, saved);
+    }
+  });
+});

@@ -72,7 +72,8 @@ export function validateIndexRange(idx: Int32Array | Uint32Array, bound: number,
  * on the H100 host (session 9): writeBuffer 1.1–1.5 GB/s from 16 MiB to 1 GiB, a reused mapped
  * 16 MiB staging buffer 6.7–7.7 GB/s, a fresh one per upload 1.1–1.5 GB/s; on lavapipe (host
  * memory is device memory) writeBuffer was the faster (5.8–8.7 against 1.4–1.9 GB/s). `auto`
- * (the default): `ring` on NVIDIA and AMD adapters, `write` elsewhere.
+ * (the default): `ring` on NVIDIA and AMD adapters, `write` elsewhere, for float32 data; float64
+ * values ({@link writeValues}: uploadF32, the vector space, CSR values) take the ring everywhere.
  */
 export const uploadTuning: { method: 'auto' | 'write' | 'chunks' | 'staging' | 'ring'; chunkBytes: number; minRingBytes: number; ringBytes: number } = {
   method: 'auto',
@@ -98,7 +99,15 @@ export function writeData(ctx: GpuContext, buf: GpuBuf, data: Float32Array | Uin
   ctx.recorder.flush();
   const method = uploadTuning.method === 'auto' ? autoMethod(ctx) : uploadTuning.method;
   if (method === 'ring' && data.byteLength >= uploadTuning.minRingBytes) {
-    ringWrite(ctx, buf, first * 4, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    ringWrite(
+      ctx,
+      buf,
+      first * 4,
+      bytes.byteLength,
+      (dst, at, len) => new Uint8Array(dst, 0, len).set(bytes.subarray(at, at + len)),
+      (at, len) => ctx.device.queue.writeBuffer(buf.buffer, first * 4 + at, bytes.buffer, bytes.byteOffset + at, len),
+    );
     return;
   }
   const chunk = Math.max(4, Math.floor(uploadTuning.chunkBytes / 4) * 4);
@@ -120,30 +129,31 @@ function autoMethod(ctx: GpuContext): 'ring' | 'write' {
 }
 
 /**
- * A `ring` upload: each piece (a ring buffer's size) goes through a ready staging buffer of the
- * ring (filled through its mapped range, unmapped, copied on the GPU, submitted, mapped again
+ * A `ring` upload of `total` bytes at byte `offset` of `buf`: each piece (a ring buffer's size)
+ * goes through a ready staging buffer of the ring (`fill` writes source bytes [at, at + len)
+ * into its mapped range, which is unmapped, copied on the GPU, submitted, mapped again
  * asynchronously), or a new one while the ring has fewer than {@link RING_BUFFERS}, else
- * through writeBuffer. O(bytes) host copies.
+ * through `direct` (writeBuffer). The GPU copies piece i while the host fills piece i + 1.
+ * O(bytes) host work.
  */
-function ringWrite(ctx: GpuContext, buf: GpuBuf, offset: number, bytes: Uint8Array): void {
+function ringWrite(ctx: GpuContext, buf: GpuBuf, offset: number, total: number, fill: (dst: ArrayBuffer, at: number, len: number) => void, direct: (at: number, len: number) => void): void {
   ctx.check(); // a disposed or lost context says so here, before any ring buffer is touched
   let ring = rings.get(ctx);
   if (!ring) rings.set(ctx, (ring = { ready: [], made: 0 }));
-  const size = Math.max(4, Math.floor(uploadTuning.ringBytes / 4) * 4);
-  for (let at = 0; at < bytes.byteLength; ) {
+  const size = ringPieceBytes();
+  for (let at = 0; at < total; ) {
     let staging = ring.ready.pop();
     if (!staging && ring.made < RING_BUFFERS) {
       staging = ctx.scoped(`upload ring buffer (${size} bytes)`, () => ctx.device.createBuffer({ size, usage: 0x02 | 0x04, mappedAtCreation: true, label: 'upload-ring' }), { bytes: size }); // MAP_WRITE | COPY_SRC
       ring.made++;
     }
-    const len = Math.min(staging ? staging.size : size, bytes.byteLength - at);
-    const piece = bytes.subarray(at, at + len);
+    const len = Math.min(staging ? staging.size : size, total - at);
     if (!staging) {
-      ctx.device.queue.writeBuffer(buf.buffer, offset + at, piece.buffer, piece.byteOffset, len);
+      direct(at, len);
       at += len;
       continue;
     }
-    new Uint8Array(staging.getMappedRange(0, len)).set(piece);
+    fill(staging.getMappedRange(0, len), at, len);
     staging.unmap();
     ctx.recorder.commandEncoder().copyBufferToBuffer(staging, 0, buf.buffer, offset + at, len);
     ctx.recorder.flush();
@@ -157,6 +167,11 @@ function ringWrite(ctx: GpuContext, buf: GpuBuf, offset: number, bytes: Uint8Arr
       },
     );
   }
+}
+
+/** Bytes of one ring piece (uploadTuning.ringBytes, a multiple of 4). */
+function ringPieceBytes(): number {
+  return Math.max(4, Math.floor(uploadTuning.ringBytes / 4) * 4);
 }
 
 /** One piece of a `staging` upload: a mapped buffer filled and copied into `buf` at `offset`, submitted at once. */
@@ -184,13 +199,62 @@ export function toFloat32(values: ArrayLike<number>): Float32Array {
 }
 
 /**
- * A new device buffer holding `values` rounded to float32. Cost: O(n) host conversion + transfer.
+ * A new device buffer holding `values` rounded to float32 ({@link writeValues}). Cost: O(n)
+ * host conversion + transfer.
  * @example const x = uploadF32(ctx, new Float64Array([1, 2, 3]));
  */
 export function uploadF32(ctx: GpuContext, values: ArrayLike<number>, label = 'f32'): GpuBuf {
   const buf = ctx.buffers.acquire(values.length * 4, STORAGE_USAGE, label);
-  writeData(ctx, buf, toFloat32(values));
+  writeValues(ctx, buf, values);
   return buf;
+}
+
+/** Per context: a host Float32Array of one ring piece, reused by the writeBuffer pieces of {@link writeValues}. */
+const scratches = new WeakMap<GpuContext, Float32Array>();
+
+/**
+ * Overwrite `buf` from element `first` with `values` rounded to float32 (as Math.fround). On
+ * the `ring` method — what `auto` takes here on every adapter, lavapipe included — a
+ * Float64Array (or other non-float32 input) is converted
+ * piece by piece straight into the ring's mapped staging memory — one pass, no full-size
+ * Float32Array (on the H100 host, converting into fresh memory ran at ~1.4 GB/s, a copy into
+ * a reused mapped buffer at ~7 GB/s) — and the GPU copies piece i while the host converts
+ * piece i + 1; pieces that find no ready ring buffer are converted into one reused piece-sized
+ * array and written with writeBuffer. On lavapipe this beat toFloat32 + one writeBuffer (what
+ * `auto` does for a Float32Array there) in six of seven runs of bench/transfer.ts (16 MiB:
+ * 8–23 against 18–31 ms; 64 MiB: 37–66 against 143–220 ms; 128 MiB: 521 against 441 ms, the
+ * ring's 64 MiB passed). Other methods: {@link toFloat32} and {@link writeData}. O(n).
+ * @example writeValues(ctx, v.buf, new Float64Array([0.1, 2]));
+ */
+export function writeValues(ctx: GpuContext, buf: GpuBuf, values: ArrayLike<number>, first = 0): void {
+  const n = values.length;
+  const method = uploadTuning.method === 'auto' ? 'ring' : uploadTuning.method; // see the note: auto takes the ring for converted input on every adapter
+  if (values instanceof Float32Array || method !== 'ring' || n * 4 < uploadTuning.minRingBytes) {
+    writeData(ctx, buf, toFloat32(values), first);
+    return;
+  }
+  if (buf.isDisposed) throw new UseAfterDisposeError('write', buf.id, buf.buffer.label);
+  ctx.recorder.flush();
+  const typed = ArrayBuffer.isView(values) ? (values as unknown as Float64Array) : undefined;
+  /** Round elements [from, from + count) of `values` into `dst`. */
+  const convert = (dst: Float32Array, from: number, count: number): void => {
+    if (typed) dst.set(typed.subarray(from, from + count));
+    else for (let i = 0; i < count; i++) dst[i] = values[from + i]!;
+  };
+  ringWrite(
+    ctx,
+    buf,
+    first * 4,
+    n * 4,
+    (dst, at, len) => convert(new Float32Array(dst, 0, len / 4), at / 4, len / 4),
+    (at, len) => {
+      let scratch = scratches.get(ctx);
+      if (!scratch || scratch.byteLength < len) scratches.set(ctx, (scratch = new Float32Array(Math.max(len, ringPieceBytes()) / 4)));
+      const piece = scratch.subarray(0, len / 4);
+      convert(piece, at / 4, len / 4);
+      ctx.device.queue.writeBuffer(buf.buffer, first * 4 + at, piece.buffer, piece.byteOffset, len); // copied at once: the scratch may be reused
+    },
+  );
 }
 
 /** A new device buffer holding the indices `idx` as u32 (validate before calling). */

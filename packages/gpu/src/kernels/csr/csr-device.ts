@@ -9,7 +9,7 @@ import type { GpuContext } from '../../device/context';
 import type { PipelineEntry } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { Uniforms } from '../../memory/recorder';
-import { type UnsortedEntry, uploadU32, validateCsrIndices, writeData } from '../../memory/upload';
+import { type UnsortedEntry, uploadU32, validateCsrIndices, writeValues } from '../../memory/upload';
 import type { DeviceMatrix, SpmvScale, UploadOptions } from '../types';
 
 /** One binding block: rows [rowStart, rowStart + rows) and entries [k0, k1) of the matrix. */
@@ -133,7 +133,7 @@ export function uploadCsrArrays(ctx: GpuContext, a: CsrMatrix, where = 'csr uplo
       const colIdx = uploadU32(ctx, a.colIdx.subarray(b.k0, b.k1), `${where}-colidx`);
       const values = ctx.buffers.acquire((b.k1 - b.k0) * 4, undefined, `${where}-values`);
       blocks.push({ ...b, rowPtr, colIdx, values });
-      writeData(ctx, values, Float32Array.from(a.values.subarray(b.k0, b.k1)));
+      writeValues(ctx, values, a.values.subarray(b.k0, b.k1));
       deviceBytes += rowPtr.bytes + colIdx.bytes + values.bytes;
     }
   } catch (e) {
