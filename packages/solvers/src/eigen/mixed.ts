@@ -63,7 +63,7 @@ export interface EigenvalueBoundReport {
   /** Guard Ritz values (and their residual norms) that gave the gaps. */
   guardValues: number[];
   guardResidualNorms: number[];
-  /** Rounding allowance added to every residual and bound (64·u·‖A‖est). */
+  /** Rounding allowance added to every residual and bound (64·u·‖A‖est, ‖A‖est from both ends of the spectrum: see normLowerBound). */
   allowance: number;
 }
 
@@ -276,7 +276,8 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
     return combineMixed(fast, undefined, start, phases, sign, undefined, t0, k);
   }
   const unitRoundoff = opts.devicePolish ? (opts.devicePolish.unitRoundoff ?? 2 ** -44) : 2 ** -53;
-  const ctx: PolishContext = { k, kSolve: kFast, tol, rule, sign, tag, signal: opts.signal, accept, unitRoundoff };
+  const normFloor = normLowerBound(fast, opts.diagonal ?? (opts.devicePolish ? undefined : hostOperator?.diagonal?.()));
+  const ctx: PolishContext = { k, kSolve: kFast, tol, rule, sign, tag, signal: opts.signal, accept, unitRoundoff, normFloor };
   const polished = opts.devicePolish
     ? await polishOnDevice(opts, fast, ctx, opts.devicePolish)
     : await polishIn(opts, fast, ctx, { space: hostSpace, operator: hostOperator!, start: await hostStart(fast, fastSpace), bridge: hostBridge(fastSpace) });
@@ -329,6 +330,8 @@ interface PolishContext {
   accept: 'residual' | 'bound';
   /** Unit roundoff of the polish space (for the bounds' rounding allowance). */
   unitRoundoff: number;
+  /** A lower bound of ‖A‖₂ from the whole spectrum ({@link normLowerBound}), 0 when none. */
+  normFloor: number;
   tol: number;
   rule: { residualTol: number } | { rtol: number; atol?: number };
   sign: number;
@@ -418,7 +421,9 @@ async function polishIn<V, S, P, PS>(
  */
 function rootJudge(c: PolishContext, lamScale: number) {
   const { k, tol, rule } = c;
-  let normA = lamScale;
+  // ‖A‖ of the whole operator, not of the wanted roots: the rounding of a float64 product scales
+  // with ‖A‖, and the wanted |θ| can be 1 000× smaller (poisson3d: 0.007 against 12)
+  let normA = Math.max(lamScale, c.normFloor);
   const allowance = () => 64 * c.unitRoundoff * normA;
   const residualOk = (rn: number) => rn <= ('residualTol' in rule ? rule.residualTol : Math.max(rule.rtol * normA, rule.atol ?? 0));
   let lastRn: readonly number[] = [];
@@ -460,6 +465,20 @@ function rootJudge(c: PolishContext, lamScale: number) {
       };
     },
   };
+}
+
+/**
+ * A lower bound of ‖A‖₂ from what the fast phase saw of the whole spectrum, for the rounding
+ * allowance 64·u·‖A‖ of accept 'bound': its ‖A‖ estimate (Lanczos and LOBPCG: the extreme Ritz
+ * values of both ends of their projected matrices, which lie inside [λmin, λmax]), its values,
+ * and max|aᵢᵢ| of the diagonal when known (|aᵢᵢ| = |eᵢᵀ·A·eᵢ| ≤ ‖A‖₂). 0 when none is known.
+ */
+function normLowerBound<V>(fast: EigenResult<V>, diagonal: Float64Array | undefined): number {
+  let n = fast.tolerance?.normEstimate ?? 0;
+  if (!Number.isFinite(n)) n = 0;
+  for (const t of fast.values) if (Number.isFinite(t)) n = Math.max(n, Math.abs(t));
+  if (diagonal) for (const d of diagonal) if (Number.isFinite(d)) n = Math.max(n, Math.abs(d));
+  return n;
 }
 
 /** The phases joined into one result (values back to the caller's sign). */
