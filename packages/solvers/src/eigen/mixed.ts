@@ -72,6 +72,13 @@ export interface MixedEigenResult extends EigenResult<Float64Array> {
   phases: EigenPhaseReport[];
   /** Error bounds of the eigenvalues and how each was accepted (absent after a stopped fast phase). */
   bounds?: EigenvalueBoundReport;
+  /**
+   * Lanczos fast phase with `fastCheckMultiplicity` on: whether its multiplicity check ran to
+   * the end. false when `fastMaxIterations` (or a non-converged fast phase) cut it short: a
+   * missed copy of a multiple eigenvalue is then not excluded, whatever `reason` says of the
+   * polished pairs, and `stats.warnings` says so. Absent when no check was asked for.
+   */
+  multiplicityChecked?: boolean;
 }
 
 /**
@@ -286,7 +293,22 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   phases.push(polishReport);
   const out = combineMixed(fast, polished.result, polished.vectors, phases, sign, polished.innerMatvecs, t0, k);
   out.bounds = polished.bounds;
+  if (opts.method === 'lanczos' && opts.fastCheckMultiplicity !== false && kFast < fastOperator.rows) noteMultiplicityCheck(out, fast);
   return out;
+}
+
+/**
+ * Says whether the Lanczos fast phase's multiplicity check ran to the end: Lanczos runs it only
+ * after a converged first run and reports the reason of a check run that ended early, so the
+ * check completed exactly when the fast phase ended 'converged'. An incomplete check leaves a
+ * warning: the polish refines the pairs it was given, it cannot find a copy the check missed.
+ */
+function noteMultiplicityCheck<V>(out: MixedEigenResult, fast: EigenResult<V>): void {
+  out.multiplicityChecked = fast.reason === 'converged';
+  if (out.multiplicityChecked) return;
+  const why = fast.detail ?? `the fast phase ended '${fast.reason}' before the check`;
+  const warning = `eigsMixed: the fast phase's multiplicity check did not complete (${why}; ${fast.iterations} fast iterations): a missed copy of a multiple eigenvalue is not excluded (raise fastMaxIterations)`;
+  out.stats.warnings = [...(out.stats.warnings ?? []), warning];
 }
 
 /** Basis bytes up to which the Lanczos fast phase takes the larger default basis (1 GiB). */
@@ -481,6 +503,12 @@ function normLowerBound<V>(fast: EigenResult<V>, diagonal: Float64Array | undefi
   return n;
 }
 
+/** Both phases' warnings (e.g. a tuned kernel's fallback), as a stats field when there are any. */
+function warningsOf<V, P>(fast: EigenResult<V>, polish: EigenResult<P> | undefined): { warnings?: string[] } {
+  const w = [...(fast.stats.warnings ?? []), ...(polish?.stats.warnings ?? [])];
+  return w.length > 0 ? { warnings: w } : {};
+}
+
 /** The phases joined into one result (values back to the caller's sign). */
 function combineMixed<V, P>(fast: EigenResult<V>, polish: EigenResult<P> | undefined, vectors: Float64Array[], phases: EigenPhaseReport[], sign: number, innerMatvecs: number | undefined, t0: number, k: number): MixedEigenResult {
   const history = [...fast.history, ...(polish?.history ?? []).map((h) => ({ ...h, iteration: h.iteration + fast.iterations, values: h.values.map((x) => sign * x) }))];
@@ -497,6 +525,7 @@ function combineMixed<V, P>(fast: EigenResult<V>, polish: EigenResult<P> | undef
       precondApplies: fast.stats.precondApplies + (polish?.stats.precondApplies ?? 0),
       readbacks: fast.stats.readbacks + (polish?.stats.readbacks ?? 0),
       ms: performance.now() - t0,
+      ...warningsOf(fast, polish),
     },
     method: `mixed(${fast.method} → ${polish?.method ?? 'none'})`,
     phases,
