@@ -63,7 +63,7 @@ export interface EigenvalueBoundReport {
   /** Guard Ritz values (and their residual norms) that gave the gaps. */
   guardValues: number[];
   guardResidualNorms: number[];
-  /** Rounding allowance added to every residual and bound (64·u·‖A‖est). */
+  /** Rounding allowance added to every residual and bound (64·u·‖A‖est, ‖A‖est from both ends of the spectrum: see normLowerBound). */
   allowance: number;
 }
 
@@ -72,6 +72,13 @@ export interface MixedEigenResult extends EigenResult<Float64Array> {
   phases: EigenPhaseReport[];
   /** Error bounds of the eigenvalues and how each was accepted (absent after a stopped fast phase). */
   bounds?: EigenvalueBoundReport;
+  /**
+   * Lanczos fast phase with `fastCheckMultiplicity` on: whether its multiplicity check ran to
+   * the end. false when `fastMaxIterations` (or a non-converged fast phase) cut it short: a
+   * missed copy of a multiple eigenvalue is then not excluded, whatever `reason` says of the
+   * polished pairs, and `stats.warnings` says so. Absent when no check was asked for.
+   */
+  multiplicityChecked?: boolean;
 }
 
 /**
@@ -276,7 +283,8 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
     return combineMixed(fast, undefined, start, phases, sign, undefined, t0, k);
   }
   const unitRoundoff = opts.devicePolish ? (opts.devicePolish.unitRoundoff ?? 2 ** -44) : 2 ** -53;
-  const ctx: PolishContext = { k, kSolve: kFast, tol, rule, sign, tag, signal: opts.signal, accept, unitRoundoff };
+  const normFloor = normLowerBound(fast, opts.diagonal ?? (opts.devicePolish ? undefined : hostOperator?.diagonal?.()));
+  const ctx: PolishContext = { k, kSolve: kFast, tol, rule, sign, tag, signal: opts.signal, accept, unitRoundoff, normFloor };
   const polished = opts.devicePolish
     ? await polishOnDevice(opts, fast, ctx, opts.devicePolish)
     : await polishIn(opts, fast, ctx, { space: hostSpace, operator: hostOperator!, start: await hostStart(fast, fastSpace), bridge: hostBridge(fastSpace) });
@@ -285,7 +293,22 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   phases.push(polishReport);
   const out = combineMixed(fast, polished.result, polished.vectors, phases, sign, polished.innerMatvecs, t0, k);
   out.bounds = polished.bounds;
+  if (opts.method === 'lanczos' && opts.fastCheckMultiplicity !== false && kFast < fastOperator.rows) noteMultiplicityCheck(out, fast);
   return out;
+}
+
+/**
+ * Says whether the Lanczos fast phase's multiplicity check ran to the end: Lanczos runs it only
+ * after a converged first run and reports the reason of a check run that ended early, so the
+ * check completed exactly when the fast phase ended 'converged'. An incomplete check leaves a
+ * warning: the polish refines the pairs it was given, it cannot find a copy the check missed.
+ */
+function noteMultiplicityCheck<V>(out: MixedEigenResult, fast: EigenResult<V>): void {
+  out.multiplicityChecked = fast.reason === 'converged';
+  if (out.multiplicityChecked) return;
+  const why = fast.detail ?? `the fast phase ended '${fast.reason}' before the check`;
+  const warning = `eigsMixed: the fast phase's multiplicity check did not complete (${why}; ${fast.iterations} fast iterations): a missed copy of a multiple eigenvalue is not excluded (raise fastMaxIterations)`;
+  out.stats.warnings = [...(out.stats.warnings ?? []), warning];
 }
 
 /** Basis bytes up to which the Lanczos fast phase takes the larger default basis (1 GiB). */
@@ -329,6 +352,8 @@ interface PolishContext {
   accept: 'residual' | 'bound';
   /** Unit roundoff of the polish space (for the bounds' rounding allowance). */
   unitRoundoff: number;
+  /** A lower bound of ‖A‖₂ from the whole spectrum ({@link normLowerBound}), 0 when none. */
+  normFloor: number;
   tol: number;
   rule: { residualTol: number } | { rtol: number; atol?: number };
   sign: number;
@@ -418,7 +443,9 @@ async function polishIn<V, S, P, PS>(
  */
 function rootJudge(c: PolishContext, lamScale: number) {
   const { k, tol, rule } = c;
-  let normA = lamScale;
+  // ‖A‖ of the whole operator, not of the wanted roots: the rounding of a float64 product scales
+  // with ‖A‖, and the wanted |θ| can be 1 000× smaller (poisson3d: 0.007 against 12)
+  let normA = Math.max(lamScale, c.normFloor);
   const allowance = () => 64 * c.unitRoundoff * normA;
   const residualOk = (rn: number) => rn <= ('residualTol' in rule ? rule.residualTol : Math.max(rule.rtol * normA, rule.atol ?? 0));
   let lastRn: readonly number[] = [];
@@ -462,6 +489,26 @@ function rootJudge(c: PolishContext, lamScale: number) {
   };
 }
 
+/**
+ * A lower bound of ‖A‖₂ from what the fast phase saw of the whole spectrum, for the rounding
+ * allowance 64·u·‖A‖ of accept 'bound': its ‖A‖ estimate (Lanczos and LOBPCG: the extreme Ritz
+ * values of both ends of their projected matrices, which lie inside [λmin, λmax]), its values,
+ * and max|aᵢᵢ| of the diagonal when known (|aᵢᵢ| = |eᵢᵀ·A·eᵢ| ≤ ‖A‖₂). 0 when none is known.
+ */
+function normLowerBound<V>(fast: EigenResult<V>, diagonal: Float64Array | undefined): number {
+  let n = fast.tolerance?.normEstimate ?? 0;
+  if (!Number.isFinite(n)) n = 0;
+  for (const t of fast.values) if (Number.isFinite(t)) n = Math.max(n, Math.abs(t));
+  if (diagonal) for (const d of diagonal) if (Number.isFinite(d)) n = Math.max(n, Math.abs(d));
+  return n;
+}
+
+/** Both phases' warnings (e.g. a tuned kernel's fallback), as a stats field when there are any. */
+function warningsOf<V, P>(fast: EigenResult<V>, polish: EigenResult<P> | undefined): { warnings?: string[] } {
+  const w = [...(fast.stats.warnings ?? []), ...(polish?.stats.warnings ?? [])];
+  return w.length > 0 ? { warnings: w } : {};
+}
+
 /** The phases joined into one result (values back to the caller's sign). */
 function combineMixed<V, P>(fast: EigenResult<V>, polish: EigenResult<P> | undefined, vectors: Float64Array[], phases: EigenPhaseReport[], sign: number, innerMatvecs: number | undefined, t0: number, k: number): MixedEigenResult {
   const history = [...fast.history, ...(polish?.history ?? []).map((h) => ({ ...h, iteration: h.iteration + fast.iterations, values: h.values.map((x) => sign * x) }))];
@@ -478,6 +525,7 @@ function combineMixed<V, P>(fast: EigenResult<V>, polish: EigenResult<P> | undef
       precondApplies: fast.stats.precondApplies + (polish?.stats.precondApplies ?? 0),
       readbacks: fast.stats.readbacks + (polish?.stats.readbacks ?? 0),
       ms: performance.now() - t0,
+      ...warningsOf(fast, polish),
     },
     method: `mixed(${fast.method} → ${polish?.method ?? 'none'})`,
     phases,
