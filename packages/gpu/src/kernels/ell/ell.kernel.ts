@@ -16,6 +16,7 @@ import { csrVectorsFit } from '../csr/csr-device';
 import type { SpmvKernel } from '../types';
 import { signature, type WgslBinding } from '../wgsl/index';
 import { spmvLanesHead } from '../wgsl/lanes';
+import { type DeviceEllMatrix, isDeviceEll } from './ell-build';
 import { bindingCapElems, type EllDeviceMatrix, type EllLayout, ellPieces, encodeEll, uploadPieces } from './ell-device';
 
 /** Parameters of {@link ellKernel} and the ELL-R kernel. */
@@ -102,14 +103,49 @@ export function ellFamilyKernel<M extends EllLayout & { cols: number; nnz: numbe
   };
 }
 
-/**
- * Thread-per-row ELL SpMV. Cost per apply: one dispatch per piece (one when the matrix fits a
- * binding), 8·rows·width bytes of matrix traffic (padding included) plus the x gathers.
- * @example const h = ellKernel.upload(ctx, ellFromCsr(a)); ellKernel.encode(ctx, h, x, y);
- */
-export const ellKernel: SpmvKernel<EllMatrix, EllParams, EllDeviceMatrix> = ellFamilyKernel<EllMatrix>({
+/** ELL from a host `EllMatrix` (the layout converted on the host). */
+const hostEll = ellFamilyKernel<EllMatrix>({
   id: 'ell',
   title: 'ELL: one invocation per row over column-major slots, padding multiplied by 0 (seed 001 §3.2, Algorithm 2)',
   validate: (m) => void ellRowLengths(m), // columns and padding
   rowLength: () => null,
 });
+
+/**
+ * Thread-per-row ELL SpMV. Cost per apply: one dispatch per piece (one when the matrix fits a
+ * binding), 8·rows·width bytes of matrix traffic (padding included) plus the x gathers. Takes
+ * a host `EllMatrix` or the slots of a {@link DeviceEllMatrix} built on the device from the CSR
+ * arrays (`ell-build.ts`: no host conversion, no transfer; the handle holds the matrix).
+ * @example const h = ellKernel.upload(ctx, ellFromCsr(a)); ellKernel.encode(ctx, h, x, y);
+ */
+export const ellKernel: SpmvKernel<EllMatrix | DeviceEllMatrix, EllParams, EllDeviceMatrix> = {
+  ...hostEll,
+  upload(ctx, m, params = {}, opts) {
+    if (!isDeviceEll(m)) return hostEll.upload.call(this, ctx, m, params, opts);
+    const p = { ...this.defaults, ...params };
+    const text = this.wgsl(p, ctx.caps);
+    const pipeline = ctx.pipelines.get({ key: text, label: `ell(wg=${p.workgroupSize})`, bindings: signature(ellBindings(false)), wgsl: () => text });
+    return deviceEllHandle(m, pipeline, p.workgroupSize);
+  },
+};
+
+/** An `ell` handle on the slots of device matrix `m` (one piece; holds `m` until its dispose). O(1). */
+function deviceEllHandle(m: DeviceEllMatrix, pipeline: EllDeviceMatrix['pipeline'], rowsPerGroup: number): EllDeviceMatrix {
+  m.retain();
+  let held = true;
+  const part = { rows: m.rows, rowBase: 0, count: m.width, accumulate: false, groups: Math.ceil(m.rows / rowsPerGroup), arrays: m.arrays };
+  return {
+    kernelId: 'ell',
+    rows: m.rows,
+    cols: m.cols,
+    nnz: m.nnz,
+    deviceBytes: m.arrays[0].bytes + m.arrays[1].bytes,
+    blocks: 1,
+    parts: [part],
+    pipeline,
+    dispose() {
+      if (held) m.release();
+      held = false;
+    },
+  };
+}
