@@ -5,11 +5,12 @@
  * conversion kept where the build does not apply, unsorted rows refused as the host conversion
  * refuses them, and the tuner converting ELL on the device and timing it.
  */
-import { type CsrMatrix, csrSpmv, ellFromCsr, generators as g, InvalidMatrixError } from '@gpusparse/formats';
+import { type CsrMatrix, csrSpmv, ellFromCsr, ellRFromCsr, generators as g, InvalidMatrixError } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { autotune, ConversionCache, uploadCsrArrays } from '../src/index';
 import { buildEllOnDevice, deviceEllApplies, isDeviceEll } from '../src/kernels/ell/ell-build';
 import type { EllDeviceMatrix } from '../src/kernels/ell/ell-device';
+import { ellRKernel } from '../src/kernels/ell/ell-r.kernel';
 import { ellKernel } from '../src/kernels/ell/ell.kernel';
 import { readRanges } from '../src/memory/readback';
 import { uploadF32 } from '../src/memory/upload';
@@ -18,7 +19,7 @@ import { testContext } from './helpers';
 
 afterAll(async () => (await testContext()).dispose());
 
-/** The words of a one-piece ELL handle: [column indices, float32 value bits]. */
+/** The words of a one-piece ELL handle: [column indices, float32 value bits, (ELL-R) row lengths]. */
 async function words(h: EllDeviceMatrix): Promise<Uint32Array[]> {
   const ctx = await testContext();
   expect(h.parts.length).toBe(1);
@@ -56,26 +57,28 @@ describe('ELL built on the device', () => {
           return;
         }
         expect(applies, name).toBe(true);
-        const m = buildEllOnDevice(ctx, shared, a);
-        const dev = ellKernel.upload(ctx, m, {}, opts);
-        m.release(); // the handle holds its own reference
-        const host = ellKernel.upload(ctx, ellFromCsr(a), {}, opts);
-        expect([dev.parts[0]!.count, dev.parts[0]!.groups, dev.deviceBytes]).toEqual([host.parts[0]!.count, host.parts[0]!.groups, host.deviceBytes]);
-        const [dw, hw] = [await words(dev), await words(host)];
-        for (const i of [0, 1]) expect(firstDifference(dw[i]!, hw[i]!), `${name} array ${i}`).toBe(-1);
         const x = Float64Array.from({ length: a.cols }, (_, i) => Math.fround(Math.cos(i) * 1.5));
-        const dx = uploadF32(ctx, x, 'x');
-        const dy = ctx.buffers.acquire(4 * a.rows, undefined, 'y');
-        ellKernel.encode(ctx, dev, dx, dy);
-        const [yb] = await readRanges(ctx, [{ buf: dy, offset: 0, bytes: 4 * a.rows }]);
-        const y = new Float32Array(yb!);
         const want = csrSpmv(a, x);
         let scale = 0;
         for (let k = 0; k < a.values.length; k++) scale = Math.max(scale, Math.abs(a.values[k]!));
-        for (let r = 0; r < a.rows; r++) expect(Math.abs(y[r]! - want[r]!), `${name} row ${r}`).toBeLessThanOrEqual(1e-5 * (1 + scale) * (1 + a.rowPtr[r + 1]! - a.rowPtr[r]!));
+        const dx = uploadF32(ctx, x, 'x');
+        const dy = ctx.buffers.acquire(4 * a.rows, undefined, 'y');
+        for (const [k, format, hostOf] of [[ellKernel, 'ell', ellFromCsr], [ellRKernel, 'ell-r', ellRFromCsr]] as const) {
+          const m = buildEllOnDevice(ctx, shared, a, format);
+          const dev = k.upload(ctx, m, {}, opts);
+          m.release(); // the handle holds its own reference
+          const host = (k.upload as (...z: unknown[]) => EllDeviceMatrix)(ctx, hostOf(a), {}, opts);
+          expect([dev.parts[0]!.count, dev.parts[0]!.groups, dev.deviceBytes, dev.parts[0]!.arrays.length]).toEqual([host.parts[0]!.count, host.parts[0]!.groups, host.deviceBytes, format === 'ell' ? 2 : 3]);
+          const [dw, hw] = [await words(dev), await words(host)];
+          for (let i = 0; i < hw.length; i++) expect(firstDifference(dw[i]!, hw[i]!), `${name} ${format} array ${i}`).toBe(-1);
+          k.encode(ctx, dev, dx, dy);
+          const [yb] = await readRanges(ctx, [{ buf: dy, offset: 0, bytes: 4 * a.rows }]);
+          const y = new Float32Array(yb!);
+          for (let r = 0; r < a.rows; r++) expect(Math.abs(y[r]! - want[r]!), `${name} ${format} row ${r}`).toBeLessThanOrEqual(1e-5 * (1 + scale) * (1 + a.rowPtr[r + 1]! - a.rowPtr[r]!));
+          dev.dispose();
+          host.dispose();
+        }
         for (const b of [dx, dy]) b.dispose();
-        dev.dispose();
-        host.dispose();
       } finally {
         shared.release();
       }
@@ -109,6 +112,7 @@ describe('ELL built on the device', () => {
     const shared = uploadCsrArrays(ctx, a, 'test');
     try {
       expect(() => buildEllOnDevice(ctx, shared, a)).toThrow(/colIdx\[3\] = 1 in row 1 after column 3: .*unsorted columns/);
+      expect(() => buildEllOnDevice(ctx, shared, a, 'ell-r')).toThrow(/ellRFromCsr \(device build\).*unsorted columns/);
     } finally {
       shared.release();
     }
@@ -120,22 +124,27 @@ describe('ELL built on the device', () => {
     const a = g.uniformRandom(20_000, 20_000, 8, 3);
     const shared = uploadCsrArrays(ctx, a, 'test');
     try {
-      const cand = { kernel: ellKernel, params: { ...ellKernel.defaults }, conversionKey: 'ell', estimatedBytes: 8 * 20_000 * 8, predicted: 0, work: 0, prepBytes: 0 } as never;
       const conv = new ConversionCache(a, 0, { ctx, shared });
-      expect(conv.onDevice(cand)).toBe(true);
-      expect(new ConversionCache(a, 0).onDevice(cand)).toBe(false);
-      const got = await conv.get(cand);
-      expect(got.where).toBe('device');
-      expect(isDeviceEll(got.m)).toBe(true);
+      for (const k of [ellKernel, ellRKernel]) {
+        const cand = { kernel: k, params: { ...k.defaults }, conversionKey: k.id, estimatedBytes: 8 * 20_000 * 8, predicted: 0, work: 0, prepBytes: 0 } as never;
+        expect(conv.onDevice(cand)).toBe(true);
+        expect(new ConversionCache(a, 0).onDevice(cand)).toBe(false);
+        const got = await conv.get(cand);
+        expect(got.where).toBe('device');
+        expect(isDeviceEll(got.m) && got.m.format).toBe(k.id);
+        expect(() => (k.id === 'ell' ? ellRKernel : ellKernel).upload(ctx, got.m as never)).toThrow(/expected a device-built ell/);
+      }
       conv.clear();
     } finally {
       shared.release();
     }
-    const r = await autotune(ctx, a, { cache: false, candidates: [{ kernel: 'csr-scalar', params: {} }, { kernel: 'ell', params: { workgroupSize: 256 } }], reps: 2, warn: () => {} });
-    const t = r.report.trials.find((x) => x.kernel === 'ell')!;
-    expect(t.status, t.reason).toBe('timed');
-    expect(t.verified).not.toBe(false); // checked in float64 when it is the pick (the winner or a fallback)
-    expect(t.conversionMs!).toBeGreaterThan(0);
+    const r = await autotune(ctx, a, { cache: false, candidates: [{ kernel: 'csr-scalar', params: {} }, { kernel: 'ell', params: { workgroupSize: 256 } }, { kernel: 'ell-r', params: { workgroupSize: 256 } }], reps: 2, warn: () => {} });
+    for (const id of ['ell', 'ell-r']) {
+      const t = r.report.trials.find((x) => x.kernel === id)!;
+      expect(t.status, `${id}: ${t.reason}`).toBe('timed');
+      expect(t.verified).not.toBe(false); // checked in float64 when it is the pick (the winner or a fallback)
+      expect(t.conversionMs!).toBeGreaterThan(0);
+    }
     r.operator().dispose();
   }, 120_000);
 });

@@ -3,7 +3,7 @@
  * by candidates of the same format parameters) and the device vectors x and y. The DIA
  * candidates (`dia`, `dia-tiled`) convert on the device from the CSR arrays the run uploaded
  * once (`kernels/dia/dia-build.ts`): no host pass over the non-zeros, no transfer of the padded
- * slots, and the conversion time reported is the device build's; so does `ell`
+ * slots, and the conversion time reported is the device build's; so do `ell` and `ell-r`
  * (`kernels/ell/ell-build.ts`) when its slots fit one binding; the other formats convert on the
  * host.
  * @module
@@ -57,7 +57,7 @@ const hostBytesOf = (m: object): number => {
 };
 
 /** Bytes a converted layout holds (host arrays, or the device values of a device build). */
-const heldBytes = (m: Converted['m']): number => (isDeviceEll(m) ? 8 * m.rows * m.width : isDeviceDia(m) ? 4 * m.rows * m.offsets.length : hostBytesOf(m));
+const heldBytes = (m: Converted['m']): number => (isDeviceEll(m) ? 8 * m.rows * m.width + (m.format === 'ell-r' ? 4 * m.rows : 0) : isDeviceDia(m) ? 4 * m.rows * m.offsets.length : hostBytesOf(m));
 
 /**
  * Conversions of one tuning run, shared between candidates of the same format parameters; the
@@ -70,7 +70,7 @@ export class ConversionCache {
   private bytes = 0;
   /** Measured device build ms per converted byte (0 until one is measured). */
   private deviceMsPerByte = 0;
-  /** Whether ELL builds on the device in this run (an O(rows) check, made once). */
+  /** Whether ELL / ELL-R build on the device in this run (an O(rows) check, made once). */
   private ellOnDevice?: boolean;
 
   constructor(
@@ -120,7 +120,7 @@ export class ConversionCache {
     const params = c.kernel.formatParams?.(c.params);
     const t0 = performance.now();
     const onDevice = this.onDevice(c);
-    const m = !onDevice ? getFormat(c.kernel.format).fromCsr(this.a, params) : DEVICE_ELL_KERNELS.has(c.kernel.id) ? await this.buildEll() : await this.build(params?.maxDiagonals as number | undefined);
+    const m = !onDevice ? getFormat(c.kernel.format).fromCsr(this.a, params) : DEVICE_ELL_KERNELS.has(c.kernel.id) ? await this.buildEll(c.kernel.id as 'ell' | 'ell-r') : await this.build(params?.maxDiagonals as number | undefined);
     const ms = performance.now() - t0;
     const first = this.times.get(c.conversionKey);
     if (first === undefined) this.times.set(c.conversionKey, ms);
@@ -151,9 +151,9 @@ export class ConversionCache {
   }
 
   /** The ELL slots of the run's CSR arrays, built on the device and waited for (so that its time is the build's). */
-  private async buildEll(): Promise<DeviceEllMatrix> {
+  private async buildEll(format: 'ell' | 'ell-r'): Promise<DeviceEllMatrix> {
     const { ctx, shared } = this.device!;
-    const m = buildEllOnDevice(ctx, shared, this.a);
+    const m = buildEllOnDevice(ctx, shared, this.a, format);
     try {
       await ctx.finish();
     } catch (e) {

@@ -8,7 +8,8 @@
  * invocation per slot k·rows + r copies entry k of row r or, past the row's end, writes value 0
  * and the row's last column (column 0 for an empty row), the ELL-family padding of `ellFromCsr`.
  *
- * The result is word for word the `ell` upload of `ellFromCsr(a)` (the f32 values were rounded
+ * The result is word for word the `ell` upload of `ellFromCsr(a)` (with format 'ell-r', the
+ * `ell-r` upload of `ellRFromCsr(a)`: the same slots and the row lengths; the f32 values were rounded
  * once, at the CSR upload, as the host upload rounds the f64 ones; padding +0). Only a matrix
  * whose CSR arrays are one binding block and whose slots fit one binding (one piece): the other
  * cases keep the host conversion.
@@ -19,6 +20,7 @@ import type { GpuContext } from '../../device/context';
 import type { PipelineSpec } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { Uniforms } from '../../memory/recorder';
+import { uploadU32 } from '../../memory/upload';
 import type { SharedCsrUpload } from '../csr/csr-device';
 import type { MatrixShape } from '../types';
 import { entryArgs, preamble, signature, type WgslBinding } from '../wgsl/index';
@@ -76,21 +78,22 @@ const SPEC: PipelineSpec = (() => {
 /** The build's pipeline (for PipelineCache.prewarm). */
 export const ellBuildSpec = (): PipelineSpec => SPEC;
 
-/** Kernels whose upload takes a {@link DeviceEllMatrix}. */
-export const DEVICE_ELL_KERNELS: ReadonlySet<string> = new Set(['ell']);
+/** Kernels whose upload takes a {@link DeviceEllMatrix} (of their own format). */
+export const DEVICE_ELL_KERNELS: ReadonlySet<string> = new Set(['ell', 'ell-r']);
 
 /**
  * An ELL matrix whose column-major slots live on the device (one piece): what the `ell` upload
  * accepts beside a host `EllMatrix`. Reference-counted: the handles taken from it hold it.
  */
 export interface DeviceEllMatrix extends MatrixShape {
-  readonly format: 'ell';
+  /** 'ell-r' carries the row lengths too (`ellRFromCsr`'s rowLength). */
+  readonly format: 'ell' | 'ell-r';
   readonly onDevice: true;
   readonly nnz: number;
   /** Slots per row (the longest row). */
   readonly width: number;
-  /** [column indices, float32 values], rows·width each, slot k of row r at k·rows + r. */
-  readonly arrays: readonly [GpuBuf, GpuBuf];
+  /** [column indices, float32 values], rows·width each, slot k of row r at k·rows + r; 'ell-r': then the row lengths. */
+  readonly arrays: readonly GpuBuf[];
   retain(): void;
   /** Drop one hold; the buffers go back to the pool with the last. */
   release(): void;
@@ -99,7 +102,7 @@ export interface DeviceEllMatrix extends MatrixShape {
 /** Whether `m` is a {@link DeviceEllMatrix}. */
 export const isDeviceEll = (m: unknown): m is DeviceEllMatrix => {
   const d = m as { onDevice?: unknown; format?: unknown } | undefined;
-  return d?.onDevice === true && d.format === 'ell';
+  return d?.onDevice === true && (d.format === 'ell' || d.format === 'ell-r');
 };
 
 /** The longest row of `a`. O(rows). */
@@ -128,24 +131,27 @@ export function deviceEllApplies(shared: SharedCsrUpload | undefined, a: CsrMatr
  * first): one O(rows) host pass, one dispatch over the slots, recorded and flushed (not waited for). The CSR
  * arrays stay held until the queue has run the build.
  * Cost on the device: one read of the CSR arrays, 8 bytes written per slot.
+ * With `format` 'ell-r' also the row lengths (one upload of 4·rows bytes), as `ellRFromCsr`.
  * @throws InvalidMatrixError for unsorted or repeated columns in a row, as `ellFromCsr`
  * @example const m = buildEllOnDevice(ctx, shared, a); const h = ellKernel.upload(ctx, m); m.release();
  */
-export function buildEllOnDevice(ctx: GpuContext, shared: SharedCsrUpload, a: CsrMatrix): DeviceEllMatrix {
-  refuseUnsorted(shared);
+export function buildEllOnDevice(ctx: GpuContext, shared: SharedCsrUpload, a: CsrMatrix, format: 'ell' | 'ell-r' = 'ell'): DeviceEllMatrix {
+  refuseUnsorted(shared, format);
   const width = ellWidth(a);
   const slots = a.rows * width;
   const src = shared.blocks[0]!;
-  const cols = ctx.buffers.acquire(4 * slots, undefined, 'ell-0');
-  const vals = ctx.buffers.acquire(4 * slots, undefined, 'ell-1');
+  const cols = ctx.buffers.acquire(4 * slots, undefined, `${format}-0`);
+  const vals = ctx.buffers.acquire(4 * slots, undefined, `${format}-1`);
+  const all = [cols, vals];
   try {
+    // ELL-R's row lengths: O(rows) from the row pointers, 4 bytes a row (the slots stay on the device)
+    if (format === 'ell-r') all.push(uploadU32(ctx, rowLengthsOf(a), `${format}-2`));
     const u = new Uniforms();
     u.u[0] = a.rows;
     u.u[1] = slots;
     ctx.recorder.dispatch(ctx.pipelines.get(SPEC), [src.rowPtr, src.colIdx, src.values, cols, vals], u, Math.ceil(slots / ELL_BUILD_WG));
   } catch (e) {
-    cols.dispose();
-    vals.dispose();
+    for (const b of all) b.dispose();
     throw e;
   }
   // the CSR arrays are read by a dispatch still to run: held until the queue has done it
@@ -155,31 +161,38 @@ export function buildEllOnDevice(ctx: GpuContext, shared: SharedCsrUpload, a: Cs
   ctx.device.queue.onSubmittedWorkDone().then(done, done);
   let refs = 1;
   return {
-    format: 'ell',
+    format,
     onDevice: true,
     rows: a.rows,
     cols: a.cols,
     nnz: a.rowPtr[a.rows]!,
     width,
-    arrays: [cols, vals],
+    arrays: all,
     retain() {
       if (refs <= 0) throw new RangeError('DeviceEllMatrix.retain: expected a matrix still held, got a released one');
       refs++;
     },
     release() {
       if (refs <= 0) return;
-      if (--refs === 0) for (const b of [cols, vals]) b.dispose();
+      if (--refs === 0) for (const b of all) b.dispose();
     },
   };
 }
 
-/** As `ellFromCsr` (validateCsr): refuse rows whose columns do not strictly increase. O(1). */
-function refuseUnsorted(shared: SharedCsrUpload): void {
+/** The stored entries of each row of `a`. O(rows). */
+function rowLengthsOf(a: CsrMatrix): Uint32Array {
+  const out = new Uint32Array(a.rows);
+  for (let i = 0; i < a.rows; i++) out[i] = a.rowPtr[i + 1]! - a.rowPtr[i]!;
+  return out;
+}
+
+/** As `ellFromCsr` / `ellRFromCsr` (validateCsr): refuse rows whose columns do not strictly increase. O(1). */
+function refuseUnsorted(shared: SharedCsrUpload, format: string): void {
   const u = shared.unsorted;
   if (!u) return;
   const what = u.col === u.prev ? 'a repeated column' : 'unsorted columns';
   throw new InvalidMatrixError(
-    'ellFromCsr (device build)',
+    `${format === 'ell' ? 'ellFromCsr' : 'ellRFromCsr'} (device build)`,
     `CSR colIdx[${u.entry}] = ${u.col} in row ${u.row} after column ${u.prev}: expected columns sorted and unique within a row, got ${what}`,
   );
 }

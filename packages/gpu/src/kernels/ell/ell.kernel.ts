@@ -11,9 +11,9 @@
  * slot-range piece of the same rows accumulates with beta = 1 in a later, ordered dispatch.
  * @module
  */
-import { type CsrMatrix, type EllMatrix, ellRowLengths } from '@gpusparse/formats';
+import { type CsrMatrix, type EllMatrix, ellRowLengths, InvalidParameterError } from '@gpusparse/formats';
 import { csrVectorsFit } from '../csr/csr-device';
-import type { SpmvKernel } from '../types';
+import type { MatrixShape, SpmvKernel } from '../types';
 import { signature, type WgslBinding } from '../wgsl/index';
 import { spmvLanesHead } from '../wgsl/lanes';
 import { type DeviceEllMatrix, isDeviceEll } from './ell-build';
@@ -118,28 +118,38 @@ const hostEll = ellFamilyKernel<EllMatrix>({
  * arrays (`ell-build.ts`: no host conversion, no transfer; the handle holds the matrix).
  * @example const h = ellKernel.upload(ctx, ellFromCsr(a)); ellKernel.encode(ctx, h, x, y);
  */
-export const ellKernel: SpmvKernel<EllMatrix | DeviceEllMatrix, EllParams, EllDeviceMatrix> = {
-  ...hostEll,
-  upload(ctx, m, params = {}, opts) {
-    if (!isDeviceEll(m)) return hostEll.upload.call(this, ctx, m, params, opts);
-    const p = { ...this.defaults, ...params };
-    const text = this.wgsl(p, ctx.caps);
-    const pipeline = ctx.pipelines.get({ key: text, label: `ell(wg=${p.workgroupSize})`, bindings: signature(ellBindings(false)), wgsl: () => text });
-    return deviceEllHandle(m, pipeline, p.workgroupSize);
-  },
-};
+export const ellKernel: SpmvKernel<EllMatrix | DeviceEllMatrix, EllParams, EllDeviceMatrix> = withDeviceBuild(hostEll);
 
-/** An `ell` handle on the slots of device matrix `m` (one piece; holds `m` until its dispose). O(1). */
+/**
+ * `host` (ELL or ELL-R) taking also a {@link DeviceEllMatrix} of its own format: the handle
+ * binds the device-built arrays (no validation: they came from validated CSR arrays). O(1).
+ */
+export function withDeviceBuild<M extends MatrixShape>(host: SpmvKernel<M, EllParams, EllDeviceMatrix>): SpmvKernel<M | DeviceEllMatrix, EllParams, EllDeviceMatrix> {
+  const lengths = host.id === 'ell-r';
+  return {
+    ...(host as SpmvKernel<M | DeviceEllMatrix, EllParams, EllDeviceMatrix>),
+    upload(ctx, m, params = {}, opts) {
+      if (!isDeviceEll(m)) return host.upload.call(this, ctx, m, params, opts);
+      if (m.format !== host.id) throw new InvalidParameterError(`${host.id} upload`, `a device-built ${host.id} matrix`, `one of format ${m.format}`);
+      const p = { ...this.defaults, ...params };
+      const text = this.wgsl(p, ctx.caps);
+      const pipeline = ctx.pipelines.get({ key: text, label: `${host.id}(wg=${p.workgroupSize})`, bindings: signature(ellBindings(lengths)), wgsl: () => text });
+      return deviceEllHandle(m, pipeline, p.workgroupSize);
+    },
+  };
+}
+
+/** A handle on the slots of device matrix `m` (one piece; holds `m` until its dispose). O(1). */
 function deviceEllHandle(m: DeviceEllMatrix, pipeline: EllDeviceMatrix['pipeline'], rowsPerGroup: number): EllDeviceMatrix {
   m.retain();
   let held = true;
   const part = { rows: m.rows, rowBase: 0, count: m.width, accumulate: false, groups: Math.ceil(m.rows / rowsPerGroup), arrays: m.arrays };
   return {
-    kernelId: 'ell',
+    kernelId: m.format,
     rows: m.rows,
     cols: m.cols,
     nnz: m.nnz,
-    deviceBytes: m.arrays[0].bytes + m.arrays[1].bytes,
+    deviceBytes: m.arrays.reduce((s, b) => s + b.bytes, 0),
     blocks: 1,
     parts: [part],
     pipeline,
