@@ -3,8 +3,9 @@
  * by candidates of the same format parameters) and the device vectors x and y. The DIA
  * candidates (`dia`, `dia-tiled`) convert on the device from the CSR arrays the run uploaded
  * once (`kernels/dia/dia-build.ts`): no host pass over the non-zeros, no transfer of the padded
- * slots, and the conversion time reported is the device build's; the other formats convert on
- * the host.
+ * slots, and the conversion time reported is the device build's; so do `ell` and `ell-r`
+ * (`kernels/ell/ell-build.ts`) when its slots fit one binding; the other formats convert on the
+ * host.
  * @module
  */
 import { type CsrMatrix, getFormat, mulberry32, type SparseMatrix } from '@gpusparse/formats';
@@ -12,6 +13,7 @@ import type { GpuContext, GpuLimits } from '../device/context';
 import type { SharedCsrUpload } from '../kernels/csr/csr-device';
 import { DEVICE_DIA_KERNELS, type DeviceDiaMatrix, deviceDiaApplies, deviceDiaFromCsr, isDeviceDia } from '../kernels/dia/dia-build';
 import { diagonalCountFits } from '../kernels/dia/diagonal-device';
+import { buildEllOnDevice, DEVICE_ELL_KERNELS, type DeviceEllMatrix, deviceEllApplies, isDeviceEll } from '../kernels/ell/ell-build';
 import { bindingCapElems } from '../kernels/ell/ell-device';
 import { supportsCsr } from '../kernels/types';
 import type { GpuBuf } from '../memory/buffers';
@@ -20,7 +22,7 @@ import type { Candidate } from './candidates';
 
 /** A converted matrix and what its conversion cost. */
 export interface Converted {
-  readonly m: SparseMatrix | CsrMatrix | DeviceDiaMatrix;
+  readonly m: SparseMatrix | CsrMatrix | DeviceDiaMatrix | DeviceEllMatrix;
   /** Conversion time (ms) the first time this layout was built; 0 for CSR. */
   readonly ms: number;
   /** True when this call did the conversion (false: shared with an earlier candidate). */
@@ -55,7 +57,7 @@ const hostBytesOf = (m: object): number => {
 };
 
 /** Bytes a converted layout holds (host arrays, or the device values of a device build). */
-const heldBytes = (m: SparseMatrix | CsrMatrix | DeviceDiaMatrix): number => (isDeviceDia(m) ? 4 * m.rows * m.offsets.length : hostBytesOf(m));
+const heldBytes = (m: Converted['m']): number => (isDeviceEll(m) ? 8 * m.rows * m.width + (m.format === 'ell-r' ? 4 * m.rows : 0) : isDeviceDia(m) ? 4 * m.rows * m.offsets.length : hostBytesOf(m));
 
 /**
  * Conversions of one tuning run, shared between candidates of the same format parameters; the
@@ -68,6 +70,8 @@ export class ConversionCache {
   private bytes = 0;
   /** Measured device build ms per converted byte (0 until one is measured). */
   private deviceMsPerByte = 0;
+  /** Whether ELL / ELL-R build on the device in this run (an O(rows) check, made once). */
+  private ellOnDevice?: boolean;
 
   constructor(
     private readonly a: CsrMatrix,
@@ -77,7 +81,9 @@ export class ConversionCache {
 
   /** Whether candidate `c` converts on the device in this run. O(1). */
   onDevice(c: Candidate): boolean {
-    return this.device !== undefined && DEVICE_DIA_KERNELS.has(c.kernel.id) && deviceDiaApplies(this.device.ctx, this.a) === true;
+    if (this.device === undefined) return false;
+    if (DEVICE_ELL_KERNELS.has(c.kernel.id)) return (this.ellOnDevice ??= deviceEllApplies(this.device.shared, this.a, bindingCapElems(this.device.ctx)) === true);
+    return DEVICE_DIA_KERNELS.has(c.kernel.id) && deviceDiaApplies(this.device.ctx, this.a) === true;
   }
 
   /**
@@ -114,7 +120,7 @@ export class ConversionCache {
     const params = c.kernel.formatParams?.(c.params);
     const t0 = performance.now();
     const onDevice = this.onDevice(c);
-    const m = onDevice ? await this.build(params?.maxDiagonals as number | undefined) : getFormat(c.kernel.format).fromCsr(this.a, params);
+    const m = !onDevice ? getFormat(c.kernel.format).fromCsr(this.a, params) : DEVICE_ELL_KERNELS.has(c.kernel.id) ? await this.buildEll(c.kernel.id as 'ell' | 'ell-r') : await this.build(params?.maxDiagonals as number | undefined);
     const ms = performance.now() - t0;
     const first = this.times.get(c.conversionKey);
     if (first === undefined) this.times.set(c.conversionKey, ms);
@@ -144,10 +150,23 @@ export class ConversionCache {
     return m;
   }
 
+  /** The ELL slots of the run's CSR arrays, built on the device and waited for (so that its time is the build's). */
+  private async buildEll(format: 'ell' | 'ell-r'): Promise<DeviceEllMatrix> {
+    const { ctx, shared } = this.device!;
+    const m = buildEllOnDevice(ctx, shared, this.a, format);
+    try {
+      await ctx.finish();
+    } catch (e) {
+      m.release();
+      throw e;
+    }
+    return m;
+  }
+
   private drop(key: string, v: Converted): void {
     this.held.delete(key);
     this.bytes -= v.hostBytes;
-    if (isDeviceDia(v.m)) v.m.release(); // uploads taken from it keep their own hold
+    if (isDeviceEll(v.m) || isDeviceDia(v.m)) v.m.release(); // uploads taken from it keep their own hold
   }
 
   /** Drop every held conversion (device builds released: the handles taken from them keep theirs). */

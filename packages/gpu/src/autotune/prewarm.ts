@@ -9,6 +9,7 @@ import type { GpuContext } from '../device/context';
 import type { AnySpmvKernel } from '../kernels/types';
 import { quadBuildSpec } from '../kernels/csr4/quad-build';
 import { diaDeviceSpecs } from '../kernels/dia/dia-tiled.kernel';
+import { ellBuildSpec } from '../kernels/ell/ell-build';
 import { deviceStatsSpecs } from '../profile/device-stats';
 
 /** Whether `ctx` runs on a CPU (lavapipe, SwiftShader): its "device" work and compiles share the host's cores. */
@@ -30,8 +31,8 @@ const PREWARM_PER_KERNEL = 6;
  */
 export function prewarmTuner(ctx: GpuContext, a: CsrMatrix, ks: readonly AnySpmvKernel[], minNnz = PREWARM_NNZ): { asked: number; done: Promise<void> } {
   if ((a.rowPtr[a.rows] ?? 0) < minNnz) return { asked: 0, done: Promise.resolve() };
-  // … and csr-vec4 / csr-long's device quad build (one pipeline)
-  const specs = [...deviceStatsSpecs(), ...diaDeviceSpecs(ctx.caps), quadBuildSpec()];
+  // … and csr-vec4 / csr-long's device quad build and ELL's device build (one pipeline each)
+  const specs = [...deviceStatsSpecs(), ...diaDeviceSpecs(ctx.caps), quadBuildSpec(), ellBuildSpec()];
   for (const k of ks) {
     if (k.format !== 'csr' || !k.pipelineSpec) continue;
     const combos = enumerateParams(k).slice(0, PREWARM_PER_KERNEL);

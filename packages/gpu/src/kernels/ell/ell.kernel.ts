@@ -11,11 +11,12 @@
  * slot-range piece of the same rows accumulates with beta = 1 in a later, ordered dispatch.
  * @module
  */
-import { type CsrMatrix, type EllMatrix, ellRowLengths } from '@gpusparse/formats';
+import { type CsrMatrix, type EllMatrix, ellRowLengths, InvalidParameterError } from '@gpusparse/formats';
 import { csrVectorsFit } from '../csr/csr-device';
-import type { SpmvKernel } from '../types';
+import type { MatrixShape, SpmvKernel } from '../types';
 import { signature, type WgslBinding } from '../wgsl/index';
 import { spmvLanesHead } from '../wgsl/lanes';
+import { type DeviceEllMatrix, isDeviceEll } from './ell-build';
 import { bindingCapElems, type EllDeviceMatrix, type EllLayout, ellPieces, encodeEll, uploadPieces } from './ell-device';
 
 /** Parameters of {@link ellKernel} and the ELL-R kernel. */
@@ -102,14 +103,59 @@ export function ellFamilyKernel<M extends EllLayout & { cols: number; nnz: numbe
   };
 }
 
-/**
- * Thread-per-row ELL SpMV. Cost per apply: one dispatch per piece (one when the matrix fits a
- * binding), 8·rows·width bytes of matrix traffic (padding included) plus the x gathers.
- * @example const h = ellKernel.upload(ctx, ellFromCsr(a)); ellKernel.encode(ctx, h, x, y);
- */
-export const ellKernel: SpmvKernel<EllMatrix, EllParams, EllDeviceMatrix> = ellFamilyKernel<EllMatrix>({
+/** ELL from a host `EllMatrix` (the layout converted on the host). */
+const hostEll = ellFamilyKernel<EllMatrix>({
   id: 'ell',
   title: 'ELL: one invocation per row over column-major slots, padding multiplied by 0 (seed 001 §3.2, Algorithm 2)',
   validate: (m) => void ellRowLengths(m), // columns and padding
   rowLength: () => null,
 });
+
+/**
+ * Thread-per-row ELL SpMV. Cost per apply: one dispatch per piece (one when the matrix fits a
+ * binding), 8·rows·width bytes of matrix traffic (padding included) plus the x gathers. Takes
+ * a host `EllMatrix` or the slots of a {@link DeviceEllMatrix} built on the device from the CSR
+ * arrays (`ell-build.ts`: no host conversion, no transfer; the handle holds the matrix).
+ * @example const h = ellKernel.upload(ctx, ellFromCsr(a)); ellKernel.encode(ctx, h, x, y);
+ */
+export const ellKernel: SpmvKernel<EllMatrix | DeviceEllMatrix, EllParams, EllDeviceMatrix> = withDeviceBuild(hostEll);
+
+/**
+ * `host` (ELL or ELL-R) taking also a {@link DeviceEllMatrix} of its own format: the handle
+ * binds the device-built arrays (no validation: they came from validated CSR arrays). O(1).
+ */
+export function withDeviceBuild<M extends MatrixShape>(host: SpmvKernel<M, EllParams, EllDeviceMatrix>): SpmvKernel<M | DeviceEllMatrix, EllParams, EllDeviceMatrix> {
+  const lengths = host.id === 'ell-r';
+  return {
+    ...(host as SpmvKernel<M | DeviceEllMatrix, EllParams, EllDeviceMatrix>),
+    upload(ctx, m, params = {}, opts) {
+      if (!isDeviceEll(m)) return host.upload.call(this, ctx, m, params, opts);
+      if (m.format !== host.id) throw new InvalidParameterError(`${host.id} upload`, `a device-built ${host.id} matrix`, `one of format ${m.format}`);
+      const p = { ...this.defaults, ...params };
+      const text = this.wgsl(p, ctx.caps);
+      const pipeline = ctx.pipelines.get({ key: text, label: `${host.id}(wg=${p.workgroupSize})`, bindings: signature(ellBindings(lengths)), wgsl: () => text });
+      return deviceEllHandle(m, pipeline, p.workgroupSize);
+    },
+  };
+}
+
+/** A handle on the slots of device matrix `m` (one piece; holds `m` until its dispose). O(1). */
+function deviceEllHandle(m: DeviceEllMatrix, pipeline: EllDeviceMatrix['pipeline'], rowsPerGroup: number): EllDeviceMatrix {
+  m.retain();
+  let held = true;
+  const part = { rows: m.rows, rowBase: 0, count: m.width, accumulate: false, groups: Math.ceil(m.rows / rowsPerGroup), arrays: m.arrays };
+  return {
+    kernelId: m.format,
+    rows: m.rows,
+    cols: m.cols,
+    nnz: m.nnz,
+    deviceBytes: m.arrays.reduce((s, b) => s + b.bytes, 0),
+    blocks: 1,
+    parts: [part],
+    pipeline,
+    dispose() {
+      if (held) m.release();
+      held = false;
+    },
+  };
+}
