@@ -191,6 +191,46 @@ export class SolveContext<V, S> {
     }
   }
 
+  /**
+   * Build the result of an exit without a 'converged' verdict ('max-iterations', 'breakdown',
+   * 'stopped', 'non-finite') on x whose true residual `tr` came from the operator's products. When
+   * those run on a kernel other than the operator's verified one ({@link unverifiedKernelOf}), the
+   * reported residual is ‖b − A·x‖ recomputed on the verified kernel (one product, one readback):
+   * a kernel that went wrong after the tuning must not hand the user a wrong residual figure. When
+   * the two disagree by more than 1e-3 of max(the two, ‖b‖) — far beyond float32 rounding between
+   * two right kernels — the operator falls back to the verified kernel (warning in
+   * stats.warnings). A 'max-iterations' or 'breakdown' exit whose verified residual passes the
+   * tolerance is 'converged' (the verdict belongs to the verified residual). No cost when nothing
+   * runs unverified.
+   */
+  async finishExit(x: V, reason: StopReason, iterations: number, tr: number, detail?: string): Promise<SolveResult<V>> {
+    const chk = unverifiedKernelOf(this.op);
+    if (!chk || reason === 'converged' || !Number.isFinite(this.bNorm)) return this.finish(x, reason, iterations, tr, detail);
+    const r = this.space.create(this.n);
+    let verified: number;
+    try {
+      this.stats.matvecs++;
+      chk.applyVerified(x, r); // r = A·x on the verified kernel
+      this.space.axpby(1, this.b, -1, r); // r = b − A·x
+      verified = await this.take(this.space.norm2(r));
+    } finally {
+      this.space.release(r);
+    }
+    const agree = Math.abs(verified - tr) <= 1e-3 * Math.max(verified, tr, this.bNorm);
+    if (!agree && !(Number.isNaN(verified) && Number.isNaN(tr))) {
+      const active = chk.activeLabel;
+      const why = `gave ‖b − A·x‖ = ${tr.toExponential(2)} at the '${reason}' exit where the verified kernel ${chk.verifiedLabel} gives ${verified.toExponential(2)}`;
+      chk.fallBackToVerified(why);
+      this.warn(`${this.method}: the operator's tuned kernel ${active} ${why}; the operator fell back to the verified kernel and the result reports the verified residual`);
+      detail = `${detail ? `${detail}; ` : ''}trueResidual recomputed on the verified kernel ${chk.verifiedLabel} (the tuned kernel ${active} gave ${tr.toExponential(2)})`;
+    }
+    if ((reason === 'max-iterations' || reason === 'breakdown') && verified <= this.tol) {
+      detail = `${detail ? `${detail}; ` : ''}the '${reason}' exit's residual on the verified kernel passes the tolerance`;
+      reason = 'converged';
+    }
+    return this.finish(x, reason, iterations, verified, detail);
+  }
+
   /** Build the result; `converged` is decided by the true residual against the tolerance. */
   finish(x: V, reason: StopReason, iterations: number, trueResidual: number, detail?: string): SolveResult<V> {
     this.stats.ms = performance.now() - this.t0;

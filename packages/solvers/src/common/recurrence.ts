@@ -135,7 +135,7 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
   if (xIsZero) space.release(m.restart(true)); // r = b
   else rn = await ctx.take(m.restart(false));
   if (!Number.isFinite(rn)) {
-    return ctx.finish(x, 'non-finite', 0, rn, `${ctx.method}: initial residual ‖b − A·x0‖ = ${rn} (x0 or A holds non-finite values)`);
+    return ctx.finishExit(x, 'non-finite', 0, rn, `${ctx.method}: initial residual ‖b − A·x0‖ = ${rn} (x0 or A holds non-finite values)`);
   }
   if (opts.recordHistory) ctx.history.push({ iteration: 0, residual: rn });
   if (rn <= ctx.tol) {
@@ -143,7 +143,7 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
     rn = await ctx.take(m.restart(false)); // on the verified kernel now
     if (rn <= ctx.tol) return ctx.finish(x, 'converged', 0, rn);
   }
-  if (ctx.aborted()) return ctx.finish(x, 'stopped', 0, rn, 'signal aborted before the first iteration');
+  if (ctx.aborted()) return ctx.finishExit(x, 'stopped', 0, rn, 'signal aborted before the first iteration');
 
   space.copy(x, checkpoint);
   space.copy(x, best);
@@ -169,7 +169,7 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
         detail = `${detail ? `${detail}; ` : ''}x is the best checked iterate, from iteration ${bestK}`;
       } else space.copy(checkpoint, x);
     }
-    return ctx.finish(x, reason, k, tr, detail);
+    return ctx.finishExit(x, reason, k, tr, detail); // on the verified kernel where a tuned one runs
   };
 
   for (;;) {
@@ -250,7 +250,7 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
         falseConvergences = 0;
         lastTrue = current;
       } else if (falseConvergences >= STAGNATION_LIMIT) {
-        return ctx.finish(
+        return ctx.finishExit(
           x,
           'breakdown',
           k,

@@ -147,7 +147,7 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
    * the operator runs on that kernel now, and w and β hold the residual it gives.
    */
   const checkBeta = async (kAt: number): Promise<SolveResult<V> | 'refreshed' | undefined> => {
-    if (!Number.isFinite(beta)) return ctx.finish(x, 'non-finite', kAt, beta, `${method}: ‖b − A·x‖ = ${beta} at iteration ${kAt}`);
+    if (!Number.isFinite(beta)) return ctx.finishExit(x, 'non-finite', kAt, beta, `${method}: ‖b − A·x‖ = ${beta} at iteration ${kAt}`);
     if (beta <= ctx.tol) {
       if (await ctx.confirm(x, beta)) return ctx.finish(x, 'converged', kAt, beta);
       fresh(); // the history of the wrong kernel's solve says nothing of the verified one's
@@ -163,8 +163,8 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
     if (betaDev === undefined) {
       const end = await checkBeta(k);
       if (end && end !== 'refreshed') return end;
-      if (k >= opts.maxIterations) return ctx.finish(x, 'max-iterations', k, beta);
-      if (ctx.aborted()) return ctx.finish(x, 'stopped', k, beta, 'signal aborted');
+      if (k >= opts.maxIterations) return ctx.finishExit(x, 'max-iterations', k, beta);
+      if (ctx.aborted()) return ctx.finishExit(x, 'stopped', k, beta, 'signal aborted');
       space.axpby(1 / beta, w, 0, basis(0)); // v₀ = r / β (β was read on the host)
       ls = new GivensLeastSquares(m, beta);
     } else {
@@ -296,7 +296,7 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
       beta = await trueResidual(); // the breakdown came from a tuned kernel that went wrong: go on
       continue;
     }
-    if (stop && !(stop.reason === 'stopped' && beta <= ctx.tol)) return ctx.finish(x, stop.reason, k, beta, stop.detail);
+    if (stop && !(stop.reason === 'stopped' && beta <= ctx.tol)) return ctx.finishExit(x, stop.reason, k, beta, stop.detail);
     const stalled = (used === 0 && beta >= previous) || (passed && beta > ctx.tol && beta > 0.5 * lastTrue && falseConvergences >= 2);
     if (stalled && (await ctx.recheck(x, beta))) {
       // the stall came from a tuned kernel that went wrong: on the verified one now, go on
@@ -305,13 +305,13 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
       continue;
     }
     if (used === 0 && beta >= previous) {
-      return ctx.finish(x, 'breakdown', k, beta, `${method}: no progress in a cycle at iteration ${k} (singular least-squares problem)`);
+      return ctx.finishExit(x, 'breakdown', k, beta, `${method}: no progress in a cycle at iteration ${k} (singular least-squares problem)`);
     }
     if (passed && beta > ctx.tol) {
       falseConvergences = beta > 0.5 * lastTrue ? falseConvergences + 1 : 0;
       lastTrue = Math.min(lastTrue, beta);
       if (falseConvergences >= 3) {
-        return ctx.finish(
+        return ctx.finishExit(
           x,
           'breakdown',
           k,
