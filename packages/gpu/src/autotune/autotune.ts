@@ -244,6 +244,17 @@ export async function tunedOperator(ctx: GpuContext, a: CsrMatrix, opts: TunedOp
   const r = await tuneInternal(ctx, a, opts, held);
   try {
     const op = r.operator();
+    // the operator's last allocations (the winner's upload on a cache hit, the in-solve query
+    // set) report out-of-memory asynchronously: wait for their error scopes here (one
+    // popErrorScope round trip) so that the ResourceLimitError comes from this call, not from the
+    // solve's first readback
+    try {
+      await ctx.settle();
+      ctx.check();
+    } catch (e) {
+      op.dispose();
+      throw e;
+    }
     return Object.assign(op, { tuning: r.report });
   } finally {
     held.handle?.dispose();
