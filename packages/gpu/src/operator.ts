@@ -24,6 +24,7 @@ import type { GpuContext } from './device/context';
 import { getKernel } from './kernels/registry';
 import { type AnySpmvKernel, type DeviceMatrix, supportsCsr, type UploadOptions } from './kernels/types';
 import { GpuVector } from './vector-space';
+import { checkFloat32Range } from './memory/float32-range';
 
 /** Options of {@link gpuOperatorFromCsr}. */
 export interface GpuOperatorOptions {
@@ -171,6 +172,7 @@ export function checkVectorBindings(ctx: GpuContext, a: Pick<CsrMatrix, 'rows' |
 export function gpuOperatorFromCsr(ctx: GpuContext, a: CsrMatrix, opts: GpuOperatorOptions = {}): GpuOperator {
   const kernel = typeof opts.kernel === 'object' ? opts.kernel : getKernel(opts.kernel ?? 'csr-vector');
   checkVectorBindings(ctx, a, kernel.id);
+  checkFloat32Range(a, 'gpuOperatorFromCsr');
   const params = { ...kernel.defaults, ...opts.params };
   const pre = supportsCsr(kernel, a, ctx.limits, params); // before any conversion
   if (pre !== true) throw new NotSupportedError(`${kernel.id}: expected a matrix this kernel supports, got ${a.rows}×${a.cols}: ${pre}`);

@@ -19,6 +19,7 @@
  * The budget rules are in `budget.ts`, the options' checks in `options.ts`.
  * @module
  */
+import { checkFloat32Range } from '../memory/float32-range';
 import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuContext } from '../device/context';
 import { getKernel, kernels as registry } from '../kernels/registry';
@@ -70,6 +71,7 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
   const start = performance.now();
   const compiled0 = ctx.pipelines.compiled;
   validateOptions(opts);
+  checkFloat32Range(a, 'autotune'); // else every candidate fails verification, far from the cause
   const warnings: string[] = [];
   const warn = (m: string) => {
     warnings.push(m);
