@@ -237,6 +237,16 @@ export function gpuDirectHamiltonian(ctx: GpuContext, options: GpuDirectHamilton
   return async (fd, space, driverNotes) => {
     const t0 = performance.now();
     const estimate = await checkGpuDirectFits(ctx, fd, space, options);
-    return gpuDirectParts(gpuDirectSigmaOperator(ctx, fd, space, { stageIntegrals: options.stageIntegrals === true }), fd, space, options, t0, estimate, driverNotes);
+    const dev = gpuDirectSigmaOperator(ctx, fd, space, { stageIntegrals: options.stageIntegrals === true });
+    // the tables' allocations report out-of-memory asynchronously: wait for their error scopes
+    // here (one popErrorScope round trip) so that the ResourceLimitError comes from this build
+    try {
+      await ctx.settle();
+      ctx.check();
+    } catch (e) {
+      dev.dispose();
+      throw e;
+    }
+    return gpuDirectParts(dev, fd, space, options, t0, estimate, driverNotes);
   };
 }
