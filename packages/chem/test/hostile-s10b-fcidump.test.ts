@@ -46,3 +46,40 @@ describe('more orbitals than a determinant holds (64)', () => {
     expect(cas.energies[0]).toBeCloseTo(fci.energies[0]!, 9);
   });
 });
+
+/** H4's integrals under another header. */
+const h4body = h4text.slice(h4text.indexOf('&END') + 5);
+const withHeader = (header: string) => `${header}\n${h4body}`;
+
+describe('namelist headers as Fortran writes them (each was an FcidumpError before)', () => {
+  const ref = parseFcidump(h4text);
+  const same = (text: string) => {
+    const fd = parseFcidump(text, { file: 'h.FCIDUMP' });
+    expect([fd.norb, fd.nelec, fd.ms2, fd.isym, Array.from(fd.orbsym), fd.ecore]).toEqual([ref.norb, ref.nelec, ref.ms2, ref.isym, Array.from(ref.orbsym), ref.ecore]);
+    expect(fd.h1).toEqual(ref.h1);
+    expect(fd.eri).toEqual(ref.eri);
+  };
+
+  it("repeat counts 'r*value' (gfortran's namelist output: ORBSYM= 2*1, 2*5): r copies (was 'a number … got \"2*1\"')", () => {
+    same(withHeader(' &FCI NORB=4,NELEC=4,MS2=0,\n  ORBSYM= 2*1, 2*5,\n  ISYM=1,\n &END'));
+    same(withHeader(' &FCI NORB=4,NELEC=4,MS2=0,ORBSYM=1,1*1,2*5,ISYM=1*1 &END'));
+    // what a repeat cannot be: refused at its line and column
+    expect(() => parseFcidump(withHeader(' &FCI NORB=4,NELEC=4,MS2=0,ORBSYM=0*1,4*1 &END'))).toThrow(/:1:35: expected a repeat count r in 1\.\.65536 in 'r\*value' in header key ORBSYM, got "0\*1"/);
+    expect(() => parseFcidump(withHeader(' &FCI NORB=4,NELEC=4,MS2=0,ORBSYM=100000000*1 &END'))).toThrow(/repeat count r in 1\.\.65536/);
+    expect(() => parseFcidump(withHeader(' &FCI NORB=4,NELEC=4,MS2=0,ORBSYM=4* &END'))).toThrow(/a value after the repeat count .*null values 'r\*' are not supported/);
+    expect(() => parseFcidump(withHeader(' &FCI NORB=4,NELEC=4,MS2=0,ORBSYM=4*x &END'))).toThrow(/:1:37: expected a number or a logical after 'r\*' in header key ORBSYM, got "x"/);
+    // a repeated count must still match NORB
+    expect(() => parseFcidump(withHeader(' &FCI NORB=4,NELEC=4,MS2=0,ORBSYM=3*1 &END'))).toThrow(/expected ORBSYM with NORB=4 entries, got 3 entries/);
+  });
+
+  it("'!' comments (Fortran namelist input), a key whose '=' is on the next line, a UTF-8 byte order mark", () => {
+    same(withHeader(' &FCI NORB=4, ! orbitals\n NELEC=4,MS2=0, ! closed shell\n ! a whole comment line\n ORBSYM=1,1,5,5,ISYM=1\n &END ! end of header'));
+    same(withHeader(' &FCI NORB\n = 4, NELEC\n\n =4,MS2=0,ORBSYM=1,1,5,5,ISYM=1\n &END'));
+    same(`\ufeff${h4text}`); // readFileSync(path, 'utf8') keeps it; the message showed an invisible character
+    // a name followed by anything but '=' is still refused, naming the name where it was
+    expect(() => parseFcidump(withHeader(' &FCI NORB\n NELEC=4 &END'))).toThrow(/:1:7: expected a key 'NAME=' or a value, got "NORB" followed by "NELEC=4 &END" on line 2/);
+    expect(() => parseFcidump(withHeader(' &FCI NORB=4 NELEC &END'))).toThrow(/expected a key 'NAME=' or a value, got "NELEC"/);
+    // a byte order mark anywhere else is not one
+    expect(() => parseFcidump(withHeader(' &FCI NORB=4,\n\ufeffNELEC=4 &END'))).toThrow(/:2:1:/);
+  });
+});
