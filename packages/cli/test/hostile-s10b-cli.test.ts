@@ -5,7 +5,7 @@
  * word, and a `pattern` file (no values) was solved as a matrix of ones without one. Tiny files
  * written here; the CPU backend.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -62,6 +62,35 @@ describe('a pattern file given to a command that needs values', () => {
       captured.stderr = '';
       expect(await main(args), args[0]).toBe(0);
       expect(captured.stderr, args[0]).toMatch(/^warning: .*pattern\.mtx: a pattern file \(structure only, no values\): every stored entry is taken as 1$/m);
+    }
+  });
+});
+
+describe("'-' as an output file", () => {
+  it("-o - (convert, spgemm, export, solve), --plot -, --spy -, --export-petsc -: usage error naming the option (wrote a file named '-' in the working directory)", async () => {
+    const a = mtx('a.mtx', 'coordinate real symmetric', '2 2 2\n1 1 4\n2 2 4\n');
+    const fd = join(dir, 'none.FCIDUMP'); // never read: the option is refused first
+    const cases = [
+      ['convert', a, '--to', 'ell', '-o', '-'],
+      ['spgemm', a, a, '-o', '-', '--backend', 'cpu'],
+      ['export', a, '-o', '-'],
+      ['solve', a, '--backend', 'cpu', '-o', '-'],
+      ['solve', a, '--backend', 'cpu', '--plot', '-'],
+      ['info', a, '--spy', '-'],
+      ['ci', fd, '--export-petsc', '-'],
+    ];
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      for (const args of cases) {
+        captured.stdout = '';
+        expect(await main([...args, '--json']), args.join(' ')).toBe(2);
+        const flag = args[args.indexOf('-') - 1]!.replace(/^-o$/, '--output');
+        expect(JSON.parse(captured.stdout).error.message, args.join(' ')).toBe(`${flag}: expected a file name, got '-' (standard output carries the command's summary or its --json document; write to a file)`);
+      }
+      expect(existsSync(join(dir, '-'))).toBe(false);
+    } finally {
+      process.chdir(cwd);
     }
   });
 });
