@@ -23,6 +23,7 @@ import {
   validateCsr,
 } from '@gpusparse/formats';
 import { bicg, bicgstab, cg, davidson, type EigenResult, type EigenvalueBoundReport, eigsMixed, gmres, jacobi, lanczos, lobpcg, refinedSolve, type SolveResult } from '@gpusparse/solvers';
+import { checkedBackend, checkedOptions } from './api-options';
 import { openBackend } from './util/backend';
 
 /** mathjs' SparseMatrix (`math.sparse(...)`) as far as the converters use it: its JSON form is CSC. */
@@ -128,7 +129,7 @@ export async function toCsr(a: MatrixInput, where = 'A'): Promise<CsrMatrix> {
     if (typeof o.storage === 'function' && typeof o.toJSON === 'function') return assertFiniteValues(fromMathjs(a as MathjsSparseLike), where);
     if (typeof o.rows === 'number' && typeof o.columns === 'number' && typeof o.get === 'function') return assertFiniteValues(fromMlMatrix(a as MlMatrixLike), where);
   }
-  const got = o && typeof o === 'object' ? `an object with keys ${Object.keys(o).slice(0, 6).join(', ')}` : typeof a;
+  const got = o && typeof o === 'object' ? `an object with keys ${Object.keys(o).slice(0, 6).join(', ')}` : a === null ? 'null' : typeof a;
   throw new InvalidParameterError(where, 'a CsrMatrix, a Matrix Market path, a mathjs SparseMatrix or an ml-matrix Matrix', got);
 }
 
@@ -156,6 +157,8 @@ function rightHandSide(b: ArrayLike<number>, n: number): Float64Array {
   for (let i = 0; i < n; i++) {
     const v = b[i];
     if (typeof v !== 'number' && typeof v !== 'bigint') throw new InvalidParameterError(`b[${i}]`, 'a number', typeof v);
+    // NaN / ±Infinity came back as reason 'non-finite' with x = 0 and no word of where
+    if (typeof v === 'number' && !Number.isFinite(v)) throw new InvalidParameterError(`b[${i}]`, 'a finite number', v);
   }
   return Float64Array.from(b as ArrayLike<number>, Number);
 }
@@ -188,12 +191,17 @@ export interface OneCallSolveResult extends Omit<SolveResult<unknown>, 'x'> {
   refined: boolean;
 }
 
+/** The keys of {@link SolveOptions}; any other key is refused (it would be ignored). */
+const SOLVE_KEYS = ['method', 'rtol', 'maxIterations', 'precond', 'backend', 'threads'] as const satisfies readonly (keyof SolveOptions)[];
+
 /**
  * Solve A·x = b. On WebGPU the autotuned float32 Krylov method runs inside float64 iterative
  * refinement, so x is accurate to `rtol` in float64 on either backend.
  * @example const { x, converged } = await solve('A.mtx', b, { method: 'cg', rtol: 1e-10 });
  */
-export async function solve(A: MatrixInput, b: ArrayLike<number>, options: SolveOptions = {}): Promise<OneCallSolveResult> {
+export async function solve(A: MatrixInput, b: ArrayLike<number>, opts?: SolveOptions): Promise<OneCallSolveResult> {
+  const options = checkedOptions('solve', opts, SOLVE_KEYS);
+  const backendChoice = checkedBackend('solve', options.backend);
   const a = await toCsr(A);
   const method = options.method ?? 'cg';
   // own keys only: 'toString' in krylov is true and ran Object.prototype.toString as the solver
@@ -206,7 +214,7 @@ export async function solve(A: MatrixInput, b: ArrayLike<number>, options: Solve
   // an unknown name ('ilu', 'Jacobi') ran without a preconditioner, silently
   if (options.precond !== undefined && options.precond !== 'jacobi' && options.precond !== 'none') throw new InvalidParameterError('precond', "'jacobi' or 'none'", options.precond);
   const precond = options.precond ?? (diag.every((d) => d !== 0) ? 'jacobi' : 'none');
-  const backend = await openBackend(options.backend ?? 'auto', options.threads);
+  const backend = await openBackend(backendChoice, options.threads);
   try {
     const built = await backend.operator(a, { expectedProducts: options.maxIterations ?? 1000 });
     const pre = precond === 'jacobi' ? jacobi(backend.space, diag) : undefined;
@@ -254,6 +262,9 @@ export interface OneCallEigshResult extends Omit<EigenResult<unknown>, 'vectors'
   operator: string;
 }
 
+/** The keys of {@link EigshOptions}; any other key is refused (it would be ignored). */
+const EIGSH_KEYS = ['which', 'method', 'tol', 'maxIterations', 'backend', 'threads', 'accept'] as const satisfies readonly (keyof EigshOptions)[];
+
 /** Throws InvalidMatrixError at the first pair (i, j) where A differs from Aᵀ. */
 function assertSymmetric(a: CsrMatrix): void {
   const t = csrTranspose(a);
@@ -272,7 +283,9 @@ function assertSymmetric(a: CsrMatrix): void {
  * are polished in float64 on the host (`eigsMixed`); vectors come back as Float64Array.
  * @example const { values } = await eigsh(A, 4, { which: 'smallest' });
  */
-export async function eigsh(A: MatrixInput, k: number, options: EigshOptions = {}): Promise<OneCallEigshResult> {
+export async function eigsh(A: MatrixInput, k: number, opts?: EigshOptions): Promise<OneCallEigshResult> {
+  const options = checkedOptions('eigsh', opts, EIGSH_KEYS);
+  const backendChoice = checkedBackend('eigsh', options.backend);
   const a = await toCsr(A);
   if (a.rows !== a.cols) throw new DimensionMismatchError('eigsh: A must be square; A.cols', a.rows, a.cols);
   // the CLI's check (eigs): "k in [1, 0]" would blame k for an empty matrix
@@ -297,7 +310,7 @@ export async function eigsh(A: MatrixInput, k: number, options: EigshOptions = {
   }
   const residualTol = (options.tol ?? 1e-8) * (normInf || 1);
   const diagonal = csrDiagonal(a);
-  const backend = await openBackend(options.backend ?? 'auto', options.threads);
+  const backend = await openBackend(backendChoice, options.threads);
   try {
     const built = await backend.operator(a, { expectedProducts: 500 });
     const base = { backend: backend.description, operator: built.label };

@@ -62,6 +62,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${cmd.usage}\n`);
       return ExitCode.ok;
     }
+    refuseStdoutPaths(v);
     debug = Boolean(v.debug);
     setQuietNativeNotices(!debug);
     const backend = (v.backend as string | undefined) ?? 'auto';
@@ -83,6 +84,21 @@ export async function main(argv: string[]): Promise<number> {
 
 /** A token that reads as a negative number (`-1`, `-.5`, `-1e-3`, `-inf`), not as an option. */
 const NEGATIVE_NUMBER = /^-(?:\d|\.\d|inf|nan)/i;
+
+/** Options that name a file the command writes. */
+const OUTPUT_FILE_OPTIONS = ['output', 'plot', 'spy', 'export-petsc'] as const;
+
+/**
+ * `-o -` wrote a file named "-" in the working directory, while a user means standard output
+ * (which carries the summary, or the one --json document). Refused as a usage error.
+ */
+function refuseStdoutPaths(v: Record<string, unknown>): void {
+  for (const key of OUTPUT_FILE_OPTIONS) {
+    if (v[key] === '-') {
+      throw new UsageError(`--${key}: expected a file name, got '-' (standard output carries the command's summary or its --json document; write to a file)`);
+    }
+  }
+}
 
 /**
  * `--rtol -1` → `--rtol=-1` for options that take a value: parseArgs calls a value starting with

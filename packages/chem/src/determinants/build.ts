@@ -7,6 +7,7 @@ import { InvalidParameterError } from '@gpusparse/formats';
 import { chooseActiveSpace, freezeOrbitals, occupationsByEnergy, orbitalEnergies } from '../fcidump/active-space';
 import { assertIrrepRestrictable } from '../fcidump/symmetry-check';
 import type { Fcidump } from '../fcidump/types';
+import { MAX_ORBITALS } from './bits';
 import { type DeterminantSpace, fciSpace, orderByExcitation, type ReferenceDeterminant, truncatedSpace } from './space';
 
 /** Which determinants: full CI, truncated CI by excitation level, or a CAS. */
@@ -64,6 +65,20 @@ export interface PreparedSpace {
 }
 
 /**
+ * Determinants are one 64-bit string per spin: more orbitals in the space were refused only
+ * when the space was built, after the run had been sized (--dry-run said it fits), as
+ * "parameter norb: expected an integer in 1..64" — naming neither the file's NORB nor a way out.
+ */
+function assertOrbitalsFit(fileNorb: number, norb: number, kind: string): void {
+  if (norb <= MAX_ORBITALS) return;
+  throw new InvalidParameterError(
+    'space',
+    `at most ${MAX_ORBITALS} orbitals in the determinant space (one ${MAX_ORBITALS}-bit string per spin)`,
+    `${kind === 'cas' ? `an active space of ${norb} orbitals` : `${kind.toUpperCase()} over all ${norb} orbitals of the FCIDUMP (NORB=${fileNorb})`}: choose an active space of at most ${MAX_ORBITALS} orbitals ({ kind: 'cas', electrons, orbitals }; CLI --space cas:N,M)`,
+  );
+}
+
+/**
  * Resolve `spec` for `fd0` (CAS reduction, electron counts, irrep, reference, level) without
  * building the determinants, so that the space can be sized first (../memory-estimate.ts).
  * Cost O(norb⁴) for a CAS, O(norb) otherwise.
@@ -80,6 +95,7 @@ export function prepareCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpac
   if (typeof spec === 'object' && spec.kind === 'cas') {
     fd = freezeOrbitals(fd0, chooseActiveSpace(fd0, spec.electrons, spec.orbitals, { ...(spec.core ? { core: spec.core } : {}), ...(spec.active ? { active: spec.active } : {}) }));
   }
+  assertOrbitalsFit(fd0.norb, fd.norb, kind);
   const irrep = options.irrep === 'isym' ? fd.isym : options.irrep;
   // the file's integrals (before any core folding): a forbidden one there is a wrong label
   if (irrep !== undefined) assertIrrepRestrictable(fd0, irrep);

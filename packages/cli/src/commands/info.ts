@@ -63,7 +63,6 @@ export const infoCommand: Command = {
     const t0 = performance.now();
     const m = await loadMatrix(pos[0]!, { strictCount: !v.lenient });
     const readMs = performance.now() - t0;
-    for (const w of m.warnings) info(`warning: ${w}`);
     const a = m.matrix;
     const stats = rowLengthStats(a);
     const symmetry = detectSymmetry(a);

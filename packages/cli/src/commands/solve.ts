@@ -69,7 +69,6 @@ export const solveCommand: Command = {
     const a = m.matrix;
     // the file is wrong for the command, not the command line: bad input (exit 3), named
     if (a.rows !== a.cols) throw new InvalidMatrixError(m.name, `expected a square matrix for solve, got ${a.rows}×${a.cols}`);
-    for (const w of m.warnings) info(`warning: ${w}`);
     const { b, source } = await solveRhs(a, pos[1], m.rhs);
     // --engine petsc: PETSc's KSP under mpiexec, same result table and JSON (docs/guides/scaling-out.md)
     if (engine) return solveWithEngine({ name: m.name, a, b, source, method, rtol, atol, maxIterations, restart, pc: (v.pc as string | undefined) ?? precond, plot: v.plot as string | undefined, output: v.output as string | undefined, withX: Boolean(v['with-x']) }, engine, common);

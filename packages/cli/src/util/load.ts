@@ -10,7 +10,7 @@
  */
 import { getHeapStatistics } from 'node:v8';
 import { availableMemoryBytes, type CsrMatrix, checkStrictNumber, generators, isPetscBinaryFile, PetscBinaryError, readMatrixMarket, readPetscFile, ResourceLimitError } from '@gpusparse/formats';
-import { UsageError } from './context';
+import { info, UsageError } from './context';
 
 /** A loaded matrix and where it came from. */
 export interface LoadedMatrix {
@@ -84,7 +84,16 @@ function generate(spec: string): LoadedMatrix {
   return { matrix: g.build(args), name: spec, symmetry: g.symmetry, warnings: [] };
 }
 
-/** Load a matrix from a path or a `gen:` spec. */
+/**
+ * The reader's warnings on stderr, for every command: only info and solve printed them, so
+ * eigs, convert, tune, bench, export and spgemm used a matrix rounded past 2^53 (or with summed
+ * repeats) without a word.
+ */
+function printWarnings(warnings: readonly string[]): void {
+  for (const w of warnings) info(`warning: ${w}`);
+}
+
+/** Load a matrix from a path or a `gen:` spec (the reader's warnings are printed on stderr). */
 export async function loadMatrix(spec: string, opts: { strictCount?: boolean } = {}): Promise<LoadedMatrix> {
   if (spec.startsWith('gen:')) return generate(spec);
   const warnings: string[] = [];
@@ -98,8 +107,12 @@ export async function loadMatrix(spec: string, opts: { strictCount?: boolean } =
     if (mat.sortedRows > 0) warnings.push(`${spec}: ${mat.sortedRows} row(s) stored with unsorted columns, sorted on reading`);
     const vec = objs.slice(at + 1).find((o) => o.kind === 'vector');
     if (objs.length > 2 || (objs.length === 2 && !vec)) warnings.push(`${spec}: ${objs.length} objects; using the first matrix${vec ? ' and the vector after it' : ''}`);
+    printWarnings(warnings);
     return { matrix: mat.matrix, name: spec, symmetry: 'general', warnings, ...(vec?.kind === 'vector' ? { rhs: { values: vec.values, file: spec } } : {}) };
   }
   const r = await readMatrixMarket(spec, { strictCount: opts.strictCount ?? true, onWarning: (w) => warnings.push(`${w.file}:${w.line}: ${w.message}`) });
+  // the values are not in the file: a solve or eigs answers for A with ones, say so
+  if (r.header.field === 'pattern') warnings.push(`${spec}: a pattern file (structure only, no values): every stored entry is taken as 1`);
+  printWarnings(warnings);
   return { matrix: r.matrix, name: spec, symmetry: r.header.symmetry, warnings };
 }

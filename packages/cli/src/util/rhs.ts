@@ -6,6 +6,7 @@
  * @module
  */
 import { type CsrMatrix, csrSpmv, DimensionMismatchError, isPetscBinaryFile, readMatrixMarket, readPetscVectors } from '@gpusparse/formats';
+import { info } from './context';
 
 /** A right-hand side and a words-for-humans account of where it came from. */
 export interface Rhs {
@@ -33,7 +34,7 @@ export async function readRhsFile(a: CsrMatrix, path: string, where = 'b'): Prom
     const [v] = await readPetscVectors(path);
     return checked(a, v!, `${where} (${path})`, `a PETSc vector of ${v!.length}`);
   }
-  const m = (await readMatrixMarket(path)).matrix;
+  const m = (await readMatrixMarket(path, { onWarning: (w) => info(`warning: ${w.file}:${w.line}: ${w.message}`) })).matrix;
   if (m.cols !== 1) throw new DimensionMismatchError(`${where} (${path})`, `${a.rows}×1 (a vector of A's rows)`, `${m.rows}×${m.cols}`);
   const b = new Float64Array(m.rows);
   for (let i = 0; i < m.rows; i++) for (let k = m.rowPtr[i]!; k < m.rowPtr[i + 1]!; k++) b[i] = m.values[k]!;

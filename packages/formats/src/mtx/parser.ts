@@ -72,6 +72,9 @@ export class MatrixMarketParser {
   /** Integer-field values that float64 cannot hold exactly: how many, and the first line. */
   private roundedInts = 0;
   private firstRoundedLine = 0;
+  /** Real values whose decimal is not zero but below float64's range (read as 0): how many, the first line. */
+  private underflows = 0;
+  private firstUnderflowLine = 0;
   private readonly triplets = new TripletBuffer();
 
   constructor(opts: MatrixMarketReadOptions = {}) {
@@ -173,6 +176,10 @@ export class MatrixMarketParser {
       throw this.error(this.sizeLine, `at most ${MAX_INT32} stored entries after symmetric expansion`, String((e as Error).message));
     }
     if (this.field === 'integer') this.warnRoundedSums(matrix);
+    if (this.format === 'coordinate') this.warnDuplicates(matrix);
+    if (this.underflows > 1) {
+      this.warn(this.firstUnderflowLine, `${this.underflows} non-zero values below float64's range (≈ 4.9e-324) were read as 0 (the first on line ${this.firstUnderflowLine}); the matrix is not exactly the file's`);
+    }
     const header: MatrixMarketHeader = {
       object: 'matrix',
       format: this.format,
@@ -186,6 +193,39 @@ export class MatrixMarketParser {
       omittedComments: this.omittedComments,
     };
     return { matrix, header, warnings: this.warnings };
+  }
+
+  /**
+   * Positions given more than once are summed (as SciPy's and MATLAB's readers do), but a file
+   * with repeats is often a damaged or wrongly concatenated one: say how many, not a silent sum.
+   * Counted in the file's terms: entries read minus the distinct positions they fill.
+   */
+  private warnDuplicates(matrix: CsrMatrix): void {
+    const nnz = matrix.rowPtr[matrix.rows]!;
+    let distinct = nnz;
+    if (this.symmetry === 'skew-symmetric') distinct = nnz / 2;
+    else if (this.symmetry !== 'general') {
+      let diag = 0;
+      for (let i = 0; i < matrix.rows; i++) for (let k = matrix.rowPtr[i]!; k < matrix.rowPtr[i + 1]!; k++) if (matrix.colIdx[k] === i) diag++;
+      distinct = (nnz + diag) / 2;
+    }
+    const repeats = this.count - distinct;
+    if (repeats <= 0) return;
+    this.warn(
+      this.sizeLine,
+      `${repeats} ${repeats === 1 ? 'entry repeats a position' : 'entries repeat positions'} given earlier in the file and ${repeats === 1 ? 'was' : 'were'} summed into ${this.field === 'pattern' ? 'it (a pattern entry then holds the count, not 1)' : 'it'} (${this.count} entries read, ${distinct} distinct positions)`,
+    );
+  }
+
+  /** A real value; a non-zero decimal that underflows float64 to 0 is warned about (it loses an entry's value). */
+  private realValue(buf: Uint8Array, s: number, e: number, line: number): number {
+    const v = parseRealToken(buf, s, e);
+    if (v !== 0 || !nonZeroSignificand(buf, s, e)) return v;
+    if (this.underflows++ === 0) {
+      this.firstUnderflowLine = line;
+      this.warn(line, `value ${tokenText(buf, s, Math.min(e, s + 40))} is below float64's range (≈ 4.9e-324) and was read as 0`);
+    }
+    return v;
   }
 
   /** Duplicate integer entries whose float64 sum passed 2^53 and was rounded: warned like a single such value. */
@@ -322,7 +362,7 @@ export class MatrixMarketParser {
       if (p === e) throw this.fieldsError(buf, s, e, line, nf);
       q = p;
       while (q < e && !isSpace(buf[q]!)) q++;
-      v = this.field === 'real' ? parseRealToken(buf, p, q) : this.integerValue(buf, p, q, line);
+      v = this.field === 'real' ? this.realValue(buf, p, q, line) : this.integerValue(buf, p, q, line);
       if (!Number.isFinite(v)) throw this.error(line, describeFieldValue(this.field), describeValue(buf, p, q, v));
       p = q;
       while (p < e && isSpace(buf[p]!)) p++;
@@ -363,7 +403,7 @@ export class MatrixMarketParser {
     if (p === e || buf[p] === 37) return;
     let q = p;
     while (q < e && !isSpace(buf[q]!)) q++;
-    const v = this.field === 'real' ? parseRealToken(buf, p, q) : this.integerValue(buf, p, q, line);
+    const v = this.field === 'real' ? this.realValue(buf, p, q, line) : this.integerValue(buf, p, q, line);
     let r = q;
     while (r < e && isSpace(buf[r]!)) r++;
     if (r !== e) throw this.fieldsError(buf, s, e, line, 1);
@@ -406,6 +446,16 @@ export class MatrixMarketParser {
   private fieldsError(buf: Uint8Array, s: number, e: number, line: number, nf: number): MatrixMarketError {
     return this.error(line, describeFields(nf, this.format, this.field), describeFieldsGot(buf, s, e));
   }
+}
+
+/** True when a decimal token has a non-zero digit before its exponent (so 0 means underflow). */
+function nonZeroSignificand(buf: Uint8Array, s: number, e: number): boolean {
+  for (let p = s; p < e; p++) {
+    const c = buf[p]!;
+    if (c === 101 || c === 69 || c === 100 || c === 68) return false; // e E d D
+    if (c >= 49 && c <= 57) return true;
+  }
+  return false;
 }
 
 /** Cells a coordinate file can address: rows·cols, or the stored triangle of a symmetric kind. */

@@ -61,6 +61,9 @@ class Source {
   }
 }
 
+/** Why a body holds exactly 4-byte values. */
+const SINGLE_PRECISION = 'exactly 4-byte values follow: a file of a single-precision PETSc (--with-precision=single); write it from a double-precision build';
+
 /** Check the sizes in a matrix header; returns rows, cols, nz. */
 async function matrixHeader(src: Source, at: number): Promise<{ rows: number; cols: number; nnz: number }> {
   if (src.size - at < MAT_HEADER_BYTES) throw src.fail(src.size, `a ${MAT_HEADER_BYTES}-byte matrix header (class id, rows, columns, nz) from byte ${at}`, `the end of the file after ${src.size - at} bytes`);
@@ -75,7 +78,9 @@ async function matrixHeader(src: Source, at: number): Promise<{ rows: number; co
   const body = 4 * rows + 12 * nnz;
   const left = src.size - at - MAT_HEADER_BYTES;
   if (body > left) {
-    throw src.fail(at + MAT_HEADER_BYTES, `4·rows + 12·nz = ${body} bytes of row lengths, column indices and values (rows ${rows}, nz ${nnz})`, `${left} bytes before the end of the file (a truncated file, or a header that is not true)`);
+    // exactly 4-byte values: a file of a PETSc built --with-precision=single, not a cut one
+    const why = left === 4 * rows + 8 * nnz ? SINGLE_PRECISION : 'a truncated file, or a header that is not true';
+    throw src.fail(at + MAT_HEADER_BYTES, `4·rows + 12·nz = ${body} bytes of row lengths, column indices and values (rows ${rows}, nz ${nnz})`, `${left} bytes before the end of the file (${why})`);
   }
   const need = 4 * (rows + 1) + 12 * nnz;
   if (need > src.maxBytes) throw new ResourceLimitError(`${src.name}: ${rows}×${cols} matrix with ${nnz} non-zeros (CSR)`, need, src.maxBytes, 'use a machine with more memory');
@@ -138,7 +143,7 @@ async function readVectorAt(src: Source, at: number): Promise<{ values: Float64A
   const n = (await src.view(at, VEC_HEADER_BYTES)).getInt32(4, false);
   if (n < 0) throw src.fail(at + 4, 'a vector length ≥ 0', String(n));
   const left = src.size - at - VEC_HEADER_BYTES;
-  if (8 * n > left) throw src.fail(at + VEC_HEADER_BYTES, `8·n = ${8 * n} bytes of values (n ${n})`, `${left} bytes before the end of the file`);
+  if (8 * n > left) throw src.fail(at + VEC_HEADER_BYTES, `8·n = ${8 * n} bytes of values (n ${n})`, `${left} bytes before the end of the file${left === 4 * n && n > 0 ? ` (${SINGLE_PRECISION})` : ''}`);
   if (8 * n > src.maxBytes) throw new ResourceLimitError(`${src.name}: vector of ${n} entries`, 8 * n, src.maxBytes, 'use a machine with more memory');
   const values = new Float64Array(n);
   const valAt = at + VEC_HEADER_BYTES;

@@ -9,6 +9,7 @@
  * @module
  */
 import { DimensionMismatchError, InvalidParameterError, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
+import { assertUsableOperator } from './operator-check';
 
 /** What a solver tells `onIteration` at every check (every `checkEvery` iterations). */
 export interface IterationInfo {
@@ -97,6 +98,8 @@ export function resolveOptions<V, S>(
   options: SolveOptions<V>,
 ): ResolvedOptions<V> {
   const where = `${method} (operator ${op.label ?? 'unlabelled'})`;
+  assertUsableOperator(method, op);
+  if (options.preconditioner) assertUsableOperator(`${method} preconditioner`, options.preconditioner);
   if (op.rows !== op.cols) throw new DimensionMismatchError(`${where}: square operator, cols`, op.rows, op.cols);
   const n = op.rows;
   const bn = space.length(b);

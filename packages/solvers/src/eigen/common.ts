@@ -7,6 +7,7 @@ import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { DimensionMismatchError, InvalidParameterError, mulberry32, unverifiedKernelOf } from '@gpusparse/formats';
 import type { EigenResult, EigenToleranceReport, SolverStats, StopReason } from '../common/result';
 import { newStats } from '../common/result';
+import { assertUsableOperator } from '../common/operator-check';
 
 /** What an eigensolver reports to `onIteration` after each outer iteration. */
 export interface EigenIterationInfo {
@@ -38,6 +39,7 @@ export interface EigenBaseOptions {
  * checkEigenInput('lanczos', op, 4); // throws InvalidParameterError when op has fewer than 4 rows
  */
 export function checkEigenInput<V>(where: string, op: LinearOperator<V>, k: number): void {
+  assertUsableOperator(where, op);
   if (op.rows !== op.cols) throw new DimensionMismatchError(`${where}: operator must be square`, op.rows, op.cols);
   if (!Number.isInteger(k) || k < 1 || k > op.rows) {
     throw new InvalidParameterError(`${where} k`, `an integer in 1..${op.rows}`, k);

@@ -1,0 +1,39 @@
+/**
+ * Checks of a caller's LinearOperator that its TypeScript type cannot make: the products are
+ * synchronous (`apply(x, y): void`), yet an `async apply` type-checks (a function returning a
+ * Promise is assignable to one returning void) and its y is written only after the solver has
+ * read it. Lanczos then reported the eigenvalue 0 of the zero product as converged (the true
+ * smallest was 0.38). Sizes must be integers: a string '4' passed as rows came out as
+ * "expected length 4, got 4".
+ * @module
+ */
+import { InvalidParameterError, type LinearOperator } from '@gpusparse/formats';
+
+/** True for an `async function` / `async` method (checked without calling it). */
+function isAsyncFunction(f: unknown): boolean {
+  return typeof f === 'function' && Object.prototype.toString.call(f) === '[object AsyncFunction]';
+}
+
+/**
+ * Throw InvalidParameterError when `op`'s rows or cols are not integers ≥ 0, or when one of its
+ * products (apply, applyScaled, applyTranspose) is an async function. O(1); nothing is called.
+ * @example
+ * assertUsableOperator('lanczos', op); // throws for { async apply(x, y) { … } }
+ */
+export function assertUsableOperator<V>(where: string, op: LinearOperator<V>): void {
+  for (const key of ['rows', 'cols'] as const) {
+    const n = op[key] as unknown;
+    if (!Number.isSafeInteger(n) || (n as number) < 0) {
+      throw new InvalidParameterError(`${where} operator ${key}`, 'an integer ≥ 0 (a number)', typeof n === 'string' ? `the string '${n}'` : n);
+    }
+  }
+  for (const key of ['apply', 'applyScaled', 'applyTranspose'] as const) {
+    if (isAsyncFunction(op[key])) {
+      throw new InvalidParameterError(
+        `${where} operator ${key}`,
+        'a synchronous product that has written y when it returns (LinearOperator products return void)',
+        `an async function: y would be read before it is written (compute the product before the solve, or keep it synchronous)`,
+      );
+    }
+  }
+}
