@@ -13,18 +13,15 @@ import { type KrylovState, type LanczosCtx, wantedOrder } from './lanczos-step';
 import { type EstimatePoint, estimateGap } from './ritz-estimates';
 
 /**
- * Ritz vectors kept at a thick restart: the given `keep`; on the one-pass host path k + 1 plus
- * one per wanted pair whose residual estimate is within 1000× the threshold (`nearlyConverged`:
- * as ARPACK widens its kept space by the converged count, so the nearly converged pairs do not
- * stall the others), and 5 in a multiplicity check run there (one wanted pair; it stops on
- * ./lanczos-check CopyBound, whose growth barely depends on the kept count: ExaSP2_trpcage_8K,
- * k = 4, 368 products in all keeping half the basis (10), 370 keeping 5, 376 keeping 2 — and a
- * restart recombining 10 of 20 vectors costs ≈ 20 vector passes per step after it, 5 ≈ 7);
+ * Ritz vectors kept at a thick restart: in a multiplicity-check run 5 on every path, whatever
+ * `keep` says (one wanted pair, basis CHECK_BASIS; it stops on ./lanczos-check CopyBound, whose growth barely depends on the
+ * kept count — see CHECK_BASIS there); else the given `keep`; on the one-pass host path k + 1 plus one per wanted pair
+ * whose residual estimate is within 1000× the threshold (`nearlyConverged`: as ARPACK widens its
+ * kept space by the converged count, so the nearly converged pairs do not stall the others);
  * elsewhere (the batched CGS2 path: GPU, float32) half the basis.
  */
 export function keepCount<V, S>(c: LanczosCtx<V, S>, nWant: number, mMax: number, nearlyConverged: number, check = false): number {
-  const onePass = check ? nWant + 4 : nWant + 1 + nearlyConverged;
-  const wanted = c.keep ?? (c.icgs ? onePass : nWant + Math.floor((mMax - nWant) / 2));
+  const wanted = check ? nWant + 4 : (c.keep ?? (c.icgs ? nWant + 1 + nearlyConverged : nWant + Math.floor((mMax - nWant) / 2)));
   return Math.max(nWant, Math.min(mMax - 1, wanted));
 }
 
