@@ -2,8 +2,9 @@ import { csrFromTriplets, HostOperator, HostVectorSpace } from '@gpusparse/forma
 import { describe, expect, it } from 'vitest';
 import { symmetricEigen } from '../src/eigen/dense';
 import { certificatePoint, CHECK_BASIS, confirmNow, COPY_EARLY, COPY_WAIT, CopyBound } from '../src/eigen/lanczos-check';
-import { keepCount } from '../src/eigen/lanczos-restart';
-import type { LanczosCtx } from '../src/eigen/lanczos-step';
+import { keepCount, thickRestart } from '../src/eigen/lanczos-restart';
+import { KrylovState, type LanczosCtx } from '../src/eigen/lanczos-step';
+import { IcgsBasis } from '../src/common/icgs';
 import { lanczos } from '../src/index';
 import { ciLike, csrToDense, denseEigenvalues, denseToCsr } from './eigen-matrices';
 import { loadShared } from './krylov-matrices';
@@ -250,6 +251,29 @@ describe('CopyBound (the certificate of a check run)', () => {
     expect(Math.abs(y[1]! / xn[1]!)).toBeCloseTo(norm, 3); // p_y(μ₀) = ‖φ‖
     expect(Math.abs(y[0]! / xn[0]!)).toBeGreaterThan(norm); // |p_y| grows below μ₀: the missed copy's weight ≤ 1/‖φ‖
     expect(Math.abs(dot(y, y) - 1)).toBeLessThan(1e-10);
+  });
+  it('thickRestart with locked vectors measures the loss of [L, kept vectors] (was left at its old bound: second passes at every step of a check run)', async () => {
+    const space = new HostVectorSpace();
+    const nn = 30;
+    const m = 6;
+    const icgs = new IcgsBasis(space, 1e-8);
+    const c = { space, icgs, sign: 1, keep: undefined } as unknown as LanczosCtx<Float64Array, unknown>;
+    const locked = [Float64Array.from({ length: nn }, (_, i) => (i === 0 ? 1 : 0))];
+    // Q: e_1..e_m, the first tilted by 1e-6 towards the locked e_0 (Q alone stays orthonormal to 1e-12)
+    const q = Array.from({ length: m }, (_, j) => Float64Array.from({ length: nn }, (_, i) => (i === j + 1 ? 1 : 0)));
+    q[0]![0] = 1e-6;
+    q[0]![1] = Math.sqrt(1 - 1e-12);
+    const st = new KrylovState(c, q[0]!, m);
+    st.q = q;
+    st.hm = Array.from({ length: m }, (_, i) => Array.from({ length: m }, (_, j) => (i === j ? 1 + i : Math.abs(i - j) === 1 ? 0.1 : 0)));
+    icgs.reset(0.5); // an old, pessimistic bound
+    const next = Float64Array.from({ length: nn }, (_, i) => (i === m + 1 ? 1 : 0));
+    const kept = await thickRestart(c, st, 1, 0, true, next, 0.01, locked);
+    expect(kept).toHaveLength(5);
+    // the kept Ritz vectors carry the tilt: ⟨e_0, y⟩ = 1e-6·s_0 for each; the measured loss says so, not 0.5
+    const tilt = Math.max(...kept!.map((s) => Math.abs(1e-6 * s[0]!)));
+    expect(icgs.loss).toBeLessThan(1e-5);
+    expect(icgs.loss).toBeGreaterThanOrEqual(tilt);
   });
   it('confirmNow: a check run confirms a converging pair at COPY_EARLY of the threshold, or after COPY_WAIT looks below it', () => {
     const look = { early: COPY_EARLY, waited: 0 };

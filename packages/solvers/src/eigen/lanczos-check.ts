@@ -8,7 +8,7 @@
  * k-th stops as soon as its Krylov polynomial proves ({@link CopyBound}) that the random start had
  * less weight on any missed copy than a random vector has with probability `missChance` (default
  * 1e-4) — without converging anything. Host float64, k = 4, products of the whole solve (SciPy's
- * eigsh: 336 / 264): SiH4 (a triple) 339 → 287, ExaSP2_trpcage_8K 390 → 370; the rule before
+ * eigsh: 336 / 264): SiH4 (a triple) 339 → 291, ExaSP2_trpcage_8K 390 → 366 (session 10); the rule before
  * (stop at a residual ≤ √(thr·‖A‖) clear of λ_k) had no stated chance.
  * @module
  */

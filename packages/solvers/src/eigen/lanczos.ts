@@ -79,8 +79,8 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    * value — that last run stops, without converging, once its Krylov polynomial proves that its
    * random start had less weight on any missed copy of a found value than a random vector has
    * with the miss chance (./lanczos-check CopyBound). Host float64, k = 4: SiH4 (a triple
-   * eigenvalue; without the check the 4th value is wrong) 175 products without, 287 with;
-   * ExaSP2_trpcage_8K 259 / 370 (SciPy's eigsh: 336 / 264). CuPy's and ARPACK's eigsh do no
+   * eigenvalue; without the check the 4th value is wrong) 175 products without, 291 with;
+   * ExaSP2_trpcage_8K 259 / 366 (SciPy's eigsh: 336 / 264). CuPy's and ARPACK's eigsh do no
    * such check. k = 1 needs none (a copy of the one value changes nothing).
    */
   checkMultiplicity?: boolean | number;
@@ -172,7 +172,7 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
       continue;
     }
     st.dropAhead(); // (s9-eig15)
-    const kept = await thickRestart(c, st, nWant, seen.nearlyConverged, check !== undefined, next, betaEff, locked.length);
+    const kept = await thickRestart(c, st, nWant, seen.nearlyConverged, check !== undefined, next, betaEff, locked); // (s10-eig15) locked
     if (!kept) {
       space.release(next);
       return st.finish(nWant, 'non-finite', 'lanczos: non-finite eigenvectors of the projected matrix');
