@@ -257,7 +257,7 @@ describe('CopyBound (the certificate of a check run)', () => {
     const nn = 30;
     const m = 6;
     const icgs = new IcgsBasis(space, 1e-8);
-    const c = { space, icgs, sign: 1, keep: undefined } as unknown as LanczosCtx<Float64Array, unknown>;
+    const c = { space, icgs, sign: 1, keep: undefined, eps: 2 ** -52, run: { stats: { readbacks: 0 } } } as unknown as LanczosCtx<Float64Array, unknown>;
     const locked = [Float64Array.from({ length: nn }, (_, i) => (i === 0 ? 1 : 0))];
     // Q: e_1..e_m, the first tilted by 1e-6 towards the locked e_0 (Q alone stays orthonormal to 1e-12)
     const q = Array.from({ length: m }, (_, j) => Float64Array.from({ length: nn }, (_, i) => (i === j + 1 ? 1 : 0)));
