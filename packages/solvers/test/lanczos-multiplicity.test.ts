@@ -1,9 +1,10 @@
 import { csrFromTriplets, HostOperator, HostVectorSpace } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { symmetricEigen } from '../src/eigen/dense';
-import { certificatePoint, CopyBound } from '../src/eigen/lanczos-check';
-import { keepCount } from '../src/eigen/lanczos-restart';
-import type { LanczosCtx } from '../src/eigen/lanczos-step';
+import { certificatePoint, CHECK_BASIS, confirmNow, COPY_EARLY, COPY_WAIT, CopyBound } from '../src/eigen/lanczos-check';
+import { keepCount, thickRestart } from '../src/eigen/lanczos-restart';
+import { KrylovState, type LanczosCtx } from '../src/eigen/lanczos-step';
+import { IcgsBasis } from '../src/common/icgs';
 import { lanczos } from '../src/index';
 import { ciLike, csrToDense, denseEigenvalues, denseToCsr } from './eigen-matrices';
 import { loadShared } from './krylov-matrices';
@@ -197,12 +198,90 @@ describe('CopyBound (the certificate of a check run)', () => {
     b.invalidate();
     expect(b.certifies(1.5, 1)).toBe(false);
   });
-  it('keepCount: a check run on the one-pass host path keeps 5 Ritz vectors, the batched path half the basis', () => {
+  it('keepCount: a check run keeps 5 Ritz vectors on every path, whatever keep says; the batched main run half the basis', () => {
     const onePass = { keep: undefined, icgs: {} } as unknown as LanczosCtx<Float64Array, unknown>;
     const batched = { keep: undefined } as unknown as LanczosCtx<Float64Array, unknown>;
-    expect(keepCount(onePass, 1, 20, 0, true)).toBe(5);
+    const given = { keep: 30 } as unknown as LanczosCtx<Float64Array, unknown>;
+    expect(keepCount(onePass, 1, CHECK_BASIS, 0, true)).toBe(5);
     expect(keepCount(onePass, 4, 20, 2, false)).toBe(7); // k + 1 + nearly converged
-    expect(keepCount(batched, 1, 20, 0, true)).toBe(10);
+    expect(keepCount(batched, 1, CHECK_BASIS, 0, true)).toBe(5); // (was half the basis of 40: 20)
+    expect(keepCount(batched, 4, 40, 0, false)).toBe(22);
+    expect(keepCount(given, 1, CHECK_BASIS, 0, true)).toBe(5); // keep = 30 would restart a 16-vector check basis every step
+    expect(keepCount(given, 4, 40, 0, false)).toBe(30);
+  });
+  it('the kernel certificate: y = Σ φᵢ·qᵢ/‖φ‖ has |p_y| ≥ ‖φ‖ at and below μ₀ — through a thick restart — and ‖φ‖ ≥ |φ_m|', () => {
+    // A = diag(dd): a missed copy at dd_0 below μ₀ and a probe at dd_1 = μ₀, both with tiny weight (the Ritz values stay beyond μ₀)
+    const dd = d.map((v, i) => (i === 0 ? 0.2 : i === 1 ? 0.5 : v + 1));
+    const mu = dd[1]!;
+    const x1 = Float64Array.from(x, (v, i) => (i < 2 ? 1e-9 : v));
+    const xn = x1.map((v) => v / Math.sqrt(dot(x1, x1)));
+    const stepD = (q: Float64Array[], h: number[][], j: number): number => {
+      const w = q[j]!.map((v, i) => dd[i]! * v);
+      for (let pass = 0; pass < 2; pass++) {
+        for (let i = 0; i < q.length; i++) {
+          const c = dot(q[i]!, w);
+          h[i]![j] = h[j]![i] = (pass === 0 ? 0 : h[i]![j]!) + c;
+          for (let t = 0; t < n; t++) w[t] = w[t]! - c * q[i]![t]!;
+        }
+      }
+      const beta = Math.sqrt(dot(w, w));
+      q.push(w.map((v) => v / beta));
+      h[j + 1]![j] = h[j]![j + 1] = beta;
+      return beta;
+    };
+    const m = 12;
+    const b = new CopyBound(mu, 1, n);
+    let q = [xn];
+    let h = Array.from({ length: m + 1 }, () => new Array<number>(m + 1).fill(0));
+    for (let j = 0; j < m; j++) b.extend(h, j, stepD(q, h, j));
+    const e = symmetricEigen(h.slice(0, m).map((r) => r.slice(0, m)))!;
+    const kept = e.vectors.slice(0, 5);
+    b.restart(kept, m);
+    q = [...kept.map((s) => q[0]!.map((_, t) => s.reduce((acc, c, i) => acc + c * q[i]![t]!, 0))), q[m]!];
+    h = Array.from({ length: m + 1 }, () => new Array<number>(m + 1).fill(0));
+    for (let r = 0; r < 5; r++) h[r]![r] = e.values[r]!;
+    for (let j = 5; j < m; j++) b.extend(h, j, stepD(q, h, j)); // (the arrow column of H is rebuilt by the steps' projections)
+    const ritz = symmetricEigen(h.slice(0, m).map((r) => r.slice(0, m)))!.values;
+    expect(Math.min(...ritz)).toBeGreaterThan(mu); // the certificate's condition holds here
+    const phi = q.map((v) => v[1]! / xn[1]!); // p_q(μ₀) of each basis vector and the next one
+    const norm = Math.sqrt(phi.reduce((acc, v) => acc + v * v, 0));
+    expect(b.logKernel(m)).toBeCloseTo(Math.log(norm), 6);
+    expect(b.logKernel(m)).toBeGreaterThanOrEqual(b.logValue(m));
+    const y = q[0]!.map((_, t) => phi.reduce((acc, f, i) => acc + (f * q[i]![t]!) / norm, 0));
+    expect(Math.abs(y[1]! / xn[1]!)).toBeCloseTo(norm, 3); // p_y(μ₀) = ‖φ‖
+    expect(Math.abs(y[0]! / xn[0]!)).toBeGreaterThan(norm); // |p_y| grows below μ₀: the missed copy's weight ≤ 1/‖φ‖
+    expect(Math.abs(dot(y, y) - 1)).toBeLessThan(1e-10);
+  });
+  it('thickRestart with locked vectors measures the loss of [L, kept vectors] (was left at its old bound: second passes at every step of a check run)', async () => {
+    const space = new HostVectorSpace();
+    const nn = 30;
+    const m = 6;
+    const icgs = new IcgsBasis(space, 1e-8);
+    const c = { space, icgs, sign: 1, keep: undefined, eps: 2 ** -52, run: { stats: { readbacks: 0 } } } as unknown as LanczosCtx<Float64Array, unknown>;
+    const locked = [Float64Array.from({ length: nn }, (_, i) => (i === 0 ? 1 : 0))];
+    // Q: e_1..e_m, the first tilted by 1e-6 towards the locked e_0 (Q alone stays orthonormal to 1e-12)
+    const q = Array.from({ length: m }, (_, j) => Float64Array.from({ length: nn }, (_, i) => (i === j + 1 ? 1 : 0)));
+    q[0]![0] = 1e-6;
+    q[0]![1] = Math.sqrt(1 - 1e-12);
+    const st = new KrylovState(c, q[0]!, m);
+    st.q = q;
+    st.hm = Array.from({ length: m }, (_, i) => Array.from({ length: m }, (_, j) => (i === j ? 1 + i : Math.abs(i - j) === 1 ? 0.1 : 0)));
+    icgs.reset(0.5); // an old, pessimistic bound
+    const next = Float64Array.from({ length: nn }, (_, i) => (i === m + 1 ? 1 : 0));
+    const kept = await thickRestart(c, st, 1, 0, true, next, 0.01, locked);
+    expect(kept).toHaveLength(5);
+    // the kept Ritz vectors carry the tilt: ⟨e_0, y⟩ = 1e-6·s_0 for each; the measured loss says so, not 0.5
+    const tilt = Math.max(...kept!.map((s) => Math.abs(1e-6 * s[0]!)));
+    expect(icgs.loss).toBeLessThan(1e-5);
+    expect(icgs.loss).toBeGreaterThanOrEqual(tilt);
+  });
+  it('confirmNow: a check run confirms a converging pair at COPY_EARLY of the threshold, or after COPY_WAIT looks below it', () => {
+    const look = { early: COPY_EARLY, waited: 0 };
+    expect(confirmNow(look, [0.05], 1)).toBe(COPY_EARLY >= 0.05);
+    const lingering = { early: COPY_EARLY, waited: 0 };
+    const answers = Array.from({ length: COPY_WAIT + 1 }, () => confirmNow(lingering, [0.5], 1));
+    expect(answers).toEqual([...new Array<boolean>(COPY_WAIT).fill(false), true]); // estimates level off: confirmed anyway
+    expect(confirmNow({ early: 1, waited: 0 }, [0.9], 1)).toBe(true); // a first run: at the threshold, as always
   });
   it('certificatePoint: the last found value more than thr before the k-th, one thr towards it', () => {
     expect(certificatePoint([1, 2, 2, 3], 1, 1e-3)).toBeCloseTo(2.001, 12);

@@ -8,7 +8,7 @@
  * k-th stops as soon as its Krylov polynomial proves ({@link CopyBound}) that the random start had
  * less weight on any missed copy than a random vector has with probability `missChance` (default
  * 1e-4) — without converging anything. Host float64, k = 4, products of the whole solve (SciPy's
- * eigsh: 336 / 264): SiH4 (a triple) 339 → 287, ExaSP2_trpcage_8K 390 → 370; the rule before
+ * eigsh: 336 / 264): SiH4 (a triple) 339 → 291, ExaSP2_trpcage_8K 390 → 366 (session 10); the rule before
  * (stop at a residual ≤ √(thr·‖A‖) clear of λ_k) had no stated chance.
  * @module
  */
@@ -97,6 +97,40 @@ export function certificatePoint(values: readonly number[], sign: 1 | -1, thr: n
 }
 
 /**
+ * Basis of a multiplicity-check run (at most the caller's maxBasis), kept Ritz vectors at its
+ * thick restarts: 5 (./lanczos-restart keepCount). The certificate's growth per product barely
+ * depends on either (a check run has one pair to find; f32 path, poisson3d 30×33×36, k = 5,
+ * check products at basis 40 / 24 / 16 / 12: 134 / 138 / 145 / 172 keeping 5, 136 at 40 keeping
+ * 20; ExaSP2_trpcage_8K, k = 4: 98 at 80, 104 at 24, 107 at 16), while each of its steps
+ * orthogonalises against the locked vectors and the basis: at 16 keeping 5 a check step reads
+ * about 40 % of the vector bytes of one at 40 keeping 20 (the same proxy: 22 900 → 11 400
+ * vector passes for the whole check, 136 → 71 main-run-step equivalents by bytes).
+ */
+export const CHECK_BASIS = 16;
+
+/**
+ * A check run that converges a pair (a missed copy, or a value at or beyond the k-th) takes its
+ * explicit residual once the estimate is below this fraction of the threshold, or after
+ * {@link COPY_WAIT} examinations below the threshold itself (estimates can level off near the
+ * rounding floor of float32): a copy then joins the answer about as accurate as the pairs the
+ * first run converged together, most of which went past the threshold while the last one
+ * reached it, and eigsMixed's bound certifies it without a correction round (the shifted 20×20
+ * Laplacian of df64-shared-operator.test.ts, whose second eigenvalue is double: a copy at
+ * 1.2e-5 against the others' ≤ 2.3e-6 cost 18 correction products). The acceptance rule itself
+ * (explicit residual ≤ threshold) is unchanged; costs steps only in a check run that converges.
+ */
+export const COPY_EARLY = 0.1;
+/** See {@link COPY_EARLY}. */
+export const COPY_WAIT = 2;
+
+/** Whether a run whose estimates are all below `thr` takes its explicit residuals now ({@link COPY_EARLY}). */
+export function confirmNow(look: { early: number; waited: number }, est: readonly number[], thr: number): boolean {
+  if (look.early >= 1 || est.every((r) => r <= look.early * thr)) return true;
+  look.waited++;
+  return look.waited > COPY_WAIT;
+}
+
+/**
  * Default chance, for a random start, that a missed copy goes unseen by a check run that stops
  * on {@link CopyBound}'s certificate: the run ends once the start's component along any
  * eigenvector of the deflated operator on the wanted side of μ₀ is proven below
@@ -111,14 +145,23 @@ export const MISS_CHANCE = 1e-4;
  * A posteriori certificate of a multiplicity-check run: each basis vector q of a Lanczos run from
  * x is p_q(A)·x for a polynomial p_q, and its value at μ₀ ({@link certificatePoint}) follows
  * the run's own recurrence — μ·p_j = Σᵢ H_ij·p_i + β_j·p_{j+1}
- * for a step, p_y = Σᵢ s_i·p_i for a Ritz vector kept at a thick restart. The polynomial of the
- * next vector has its roots at the current Ritz values and those discarded at earlier restarts
- * (Krylov–Schur with exact shifts), all beyond μ₀ while the run's extreme Ritz value is: then
- * |p(μ)| ≥ |p(μ₀)| for every μ on the wanted side of μ₀, and since the next vector is a unit
- * vector, the start's component c along an eigenvector z of the deflated operator with
- * eigenvalue μ there obeys |c|·|p(μ₀)| ≤ |⟨z, q_next⟩| ≤ 1. A large |p(μ₀)| thus proves that
- * the random start had next to no weight on any missed copy, with no Ritz value converged.
- * Exact-arithmetic argument; rounding adds components of order u per step, which only help.
+ * for a step, p_y = Σᵢ s_i·p_i for a Ritz vector kept at a thick restart. Let φ = (p_0(μ₀), …,
+ * p_m(μ₀)) over the basis and the next vector q_m. The unit vector y = Σᵢ φᵢ·qᵢ/‖φ‖ of their span
+ * has p_y(μ₀) = ‖φ‖, the largest of any unit vector there (Cauchy–Schwarz), and p_y's roots all
+ * lie beyond μ₀ while the run's extreme Ritz value does: p_y = r·ψ, where ψ has its roots at the
+ * Ritz values discarded at thick restarts (Krylov–Schur with exact shifts: the basis spans
+ * K_{m+1}(A, u), u = ψ(A)·x), each beyond the run's extreme Ritz value at that time, which only
+ * moves towards μ₀ — and r is the reproducing kernel K_m(·, μ₀) of u's spectral measure, whose
+ * roots are the eigenvalues other than μ₀ of the Gauss–Radau matrix [[H, f], [fᵀ, ω]] (H the
+ * projected matrix, f the coupling of q_m, ω chosen so that μ₀ is an eigenvalue); by Sylvester's
+ * inertia, with H − μ₀ positive definite (every Ritz value beyond μ₀) those m others are beyond
+ * μ₀ too. So |p_y(μ)| ≥ ‖φ‖ for every μ on the wanted side of μ₀, and the start's component c
+ * along an eigenvector z of the deflated operator with eigenvalue μ there obeys
+ * |c|·‖φ‖ ≤ |⟨z, y⟩| ≤ 1. A large ‖φ‖ thus proves that the random start had next to no weight on
+ * any missed copy, with no Ritz value converged. (Sessions ≤ 9 used |φ_m| of the next vector
+ * alone: the same argument with y = q_m; ‖φ‖ ≥ |φ_m|, ExaSP2_trpcage_8K k = 4: 111 → 106
+ * check products.) Exact-arithmetic argument; rounding adds components of order u per step,
+ * which only help.
  */
 export class CopyBound {
   /** p_q(μ₀) of each basis vector and the next one, scaled by e^(−logScale). */
@@ -174,20 +217,28 @@ export class CopyBound {
   }
 
   /**
-   * Whether the run may stop: its extreme Ritz value `theta` lies beyond μ₀ and the next vector
-   * (index m of the basis) proves the start's weight on any missed copy below the miss chance.
+   * Whether the run may stop: its extreme Ritz value `theta` lies beyond μ₀ and the basis with
+   * its next vector (index m) proves the start's weight on any missed copy below the miss chance.
    */
   certifies(theta: number, m: number): boolean {
     return this.sign * (theta - this.mu0) > 0 && this.ready(m);
   }
 
-  /** Whether |p(μ₀)| of the next vector (index m) is large enough, whatever the Ritz values (no decomposition needed). */
+  /** Whether ‖φ‖ over the basis and the next vector (index m) is large enough, whatever the Ritz values (no decomposition needed). */
   ready(m: number): boolean {
-    return this.logValue(m) >= Math.log(Math.sqrt((2 * this.dim) / Math.PI) / this.missChance);
+    return this.logKernel(m) >= Math.log(Math.sqrt((2 * this.dim) / Math.PI) / this.missChance);
   }
 
   /** ln |p_next(μ₀)| (for diagnostics and tests). */
   logValue(m: number): number {
     return this.valid && this.phi.length > m ? Math.log(Math.abs(this.phi[m]!)) + this.logScale : Number.NaN;
+  }
+
+  /** ln ‖(p_0(μ₀), …, p_m(μ₀))‖: the largest |p_y(μ₀)| of a unit vector y of the basis and the next vector. */
+  logKernel(m: number): number {
+    if (!this.valid || this.phi.length <= m) return Number.NaN;
+    let s = 0;
+    for (let i = 0; i <= m; i++) s += this.phi[i]! * this.phi[i]!;
+    return 0.5 * Math.log(s) + this.logScale;
   }
 }

@@ -8,23 +8,21 @@
  * 181 / 279 → 175 / 259; 2-D Poisson 200²: products 1 906 with k + 4 → 1 100).
  * @module
  */
+import { readAndRelease } from './common';
 import { zeros } from './dense';
 import { type KrylovState, type LanczosCtx, wantedOrder } from './lanczos-step';
 import { type EstimatePoint, estimateGap } from './ritz-estimates';
 
 /**
- * Ritz vectors kept at a thick restart: the given `keep`; on the one-pass host path k + 1 plus
- * one per wanted pair whose residual estimate is within 1000× the threshold (`nearlyConverged`:
- * as ARPACK widens its kept space by the converged count, so the nearly converged pairs do not
- * stall the others), and 5 in a multiplicity check run there (one wanted pair; it stops on
- * ./lanczos-check CopyBound, whose growth barely depends on the kept count: ExaSP2_trpcage_8K,
- * k = 4, 368 products in all keeping half the basis (10), 370 keeping 5, 376 keeping 2 — and a
- * restart recombining 10 of 20 vectors costs ≈ 20 vector passes per step after it, 5 ≈ 7);
+ * Ritz vectors kept at a thick restart: in a multiplicity-check run 5 on every path, whatever
+ * `keep` says (one wanted pair, basis CHECK_BASIS; it stops on ./lanczos-check CopyBound, whose growth barely depends on the
+ * kept count — see CHECK_BASIS there); else the given `keep`; on the one-pass host path k + 1 plus one per wanted pair
+ * whose residual estimate is within 1000× the threshold (`nearlyConverged`: as ARPACK widens its
+ * kept space by the converged count, so the nearly converged pairs do not stall the others);
  * elsewhere (the batched CGS2 path: GPU, float32) half the basis.
  */
 export function keepCount<V, S>(c: LanczosCtx<V, S>, nWant: number, mMax: number, nearlyConverged: number, check = false): number {
-  const onePass = check ? nWant + 4 : nWant + 1 + nearlyConverged;
-  const wanted = c.keep ?? (c.icgs ? onePass : nWant + Math.floor((mMax - nWant) / 2));
+  const wanted = check ? nWant + 4 : (c.keep ?? (c.icgs ? nWant + 1 + nearlyConverged : nWant + Math.floor((mMax - nWant) / 2)));
   return Math.max(nWant, Math.min(mMax - 1, wanted));
 }
 
@@ -60,7 +58,7 @@ export class EstimateSchedule {
  * vectors s_i (for ./lanczos-check CopyBound), undefined when H's eigenvectors are not finite
  * (nothing changed then).
  */
-export async function thickRestart<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, nWant: number, nearlyConverged: number, check: boolean, next: V, betaEff: number, lockedCount: number): Promise<number[][] | undefined> {
+export async function thickRestart<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, nWant: number, nearlyConverged: number, check: boolean, next: V, betaEff: number, locked: readonly V[]): Promise<number[][] | undefined> {
   const e = st.fullEig();
   if (!e) return undefined;
   const m = st.mMax;
@@ -71,7 +69,9 @@ export async function thickRestart<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V,
   for (const v of st.q) c.space.release(v);
   st.q = [...y, next];
   // the bound of the old basis passes to y = Q·S; measured, it is usually far lower
-  if (c.icgs && lockedCount === 0) await c.icgs.remeasure(st.q);
+  // (with locked vectors, of [L Q] — a check run's steps then take one pass as the first run's do:
+  // ExaSP2_trpcage_8K, k = 4, the check's vector passes 7 610 → 5 239, the same 107 products)
+  if (c.icgs) await remeasureWithLocked(c, c.icgs, locked, st.q);
   const h = zeros(m);
   keep.forEach((i, r) => {
     h[r]![r] = e.values[i]!; // H = diag(θ) ...
@@ -85,4 +85,18 @@ export async function thickRestart<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V,
   st.eig = { values: kept.map((x) => x.theta), vectors: kept.map((x) => Array.from({ length: nKeep }, (_, t) => (t === x.r ? 1 : 0))) };
   st.hm = undefined;
   return keep.map((i) => e.vectors[i]!);
+}
+
+/**
+ * The measured loss of the basis [L Q] after a thick restart: Q's own Gram matrix (IcgsBasis
+ * remeasure) and the cross terms LᵀQ (|L|·|Q| dots, one read), not LᵀL — the locked vectors are
+ * taken as orthonormal, as a run's start assumes (IcgsBasis reset): |L|·|Q| + |Q|²/2 dots rather
+ * than (|L| + |Q|)²/2, which matters when many pairs are locked.
+ */
+async function remeasureWithLocked<V, S>(c: LanczosCtx<V, S>, icgs: NonNullable<LanczosCtx<V, S>['icgs']>, locked: readonly V[], q: readonly V[]): Promise<void> {
+  const own = await icgs.remeasure(q);
+  if (locked.length === 0) return;
+  const cross = await readAndRelease(c.space, q.flatMap((v) => c.space.multiDot(locked, v)), c.run.stats);
+  const worst = cross.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+  icgs.reset(Number.isFinite(worst) ? Math.max(own, worst + (locked.length + q.length) * c.eps) : Number.POSITIVE_INFINITY);
 }

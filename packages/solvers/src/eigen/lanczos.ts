@@ -42,7 +42,7 @@ import type { EigenBaseOptions } from './common';
 import { eigenTolerance, toleranceReport } from '../common/eigen-tolerance';
 import { checkEigenInput, EigenRun, finishEigen, confirmedEigen, randomVector } from './common';
 import { IcgsBasis } from '../common/icgs';
-import { checkMultiplicity, confirmResiduals, CopyBound, MISS_CHANCE } from './lanczos-check';
+import { CHECK_BASIS, checkMultiplicity, confirmNow, COPY_EARLY, confirmResiduals, CopyBound, MISS_CHANCE } from './lanczos-check';
 import { EstimateSchedule, thickRestart } from './lanczos-restart';
 import { type CoreOut, estimates, freshVector, KrylovState, type LanczosCtx, negligible, readBatch, recordStep, releaseWork, startVector, strictIcgs, threshold, wantedOrder } from './lanczos-step';
 
@@ -79,8 +79,8 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    * value — that last run stops, without converging, once its Krylov polynomial proves that its
    * random start had less weight on any missed copy of a found value than a random vector has
    * with the miss chance (./lanczos-check CopyBound). Host float64, k = 4: SiH4 (a triple
-   * eigenvalue; without the check the 4th value is wrong) 175 products without, 287 with;
-   * ExaSP2_trpcage_8K 259 / 370 (SciPy's eigsh: 336 / 264). CuPy's and ARPACK's eigsh do no
+   * eigenvalue; without the check the 4th value is wrong) 175 products without, 291 with;
+   * ExaSP2_trpcage_8K 259 / 366 (SciPy's eigsh: 336 / 264). CuPy's and ARPACK's eigsh do no
    * such check. k = 1 needs none (a copy of the one value changes nothing).
    */
   checkMultiplicity?: boolean | number;
@@ -119,14 +119,14 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
 async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWant: number, start: V, seed: number, check?: { mu0: number; missChance: number }): Promise<CoreOut<V>> {
   const { space, run } = c;
   const free = c.op.rows - locked.length;
-  const mMax = Math.min(c.maxBasis, free);
+  const mMax = Math.min(check ? Math.min(c.maxBasis, CHECK_BASIS) : c.maxBasis, free); // (s10-eig15) check runs: a narrower basis
   const q0 = await startVector(c, locked, start, seed);
   if (!q0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
   const st = new KrylovState(c, q0, mMax);
   const schedule = new EstimateSchedule(c.scheduleEstimates);
   // a check run tracks its certificate at μ₀ (./lanczos-check certificatePoint)
   const bound = check && new CopyBound(check.mu0, c.sign, free, check.missChance);
-  const look: Look = { recheck: true, schedule, bound };
+  const look: Look = { recheck: true, schedule, bound, early: check ? COPY_EARLY : 1, waited: 0 }; // (s10-eig15) early, waited
   c.icgs?.reset(); // [L, q₀]: q₀ was orthogonalised twice against L
   for (;;) {
     if (st.pending.length === 0) {
@@ -172,7 +172,7 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
       continue;
     }
     st.dropAhead(); // (s9-eig15)
-    const kept = await thickRestart(c, st, nWant, seen.nearlyConverged, check !== undefined, next, betaEff, locked.length);
+    const kept = await thickRestart(c, st, nWant, seen.nearlyConverged, check !== undefined, next, betaEff, locked); // (s10-eig15) locked
     if (!kept) {
       space.release(next);
       return st.finish(nWant, 'non-finite', 'lanczos: non-finite eigenvectors of the projected matrix');
@@ -188,6 +188,10 @@ interface Look {
   schedule: EstimateSchedule;
   /** The certificate of a multiplicity-check run (./lanczos-check CopyBound). */
   bound: CopyBound | undefined;
+  /** A check run looks at explicit residuals once its estimates are this fraction of the threshold (./lanczos-check COPY_EARLY)... */
+  early: number;
+  /** ... or after COPY_WAIT examinations with every estimate below the threshold itself. */
+  waited: number;
 }
 
 /**
@@ -221,7 +225,7 @@ async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: L
   if (look.bound && est.length > 0 && look.bound.certifies(fast.values[shown[0]!]!, m)) {
     return done(() => ({ ...st.finish(nWant, 'converged'), clear: true }));
   }
-  if (m >= nWant && (m === free || (look.recheck && est.every((r) => r <= thr)))) {
+  if (m >= nWant && (m === free || (look.recheck && est.every((r) => r <= thr) && confirmNow(look, est, thr)))) {
     // estimates say converged: confirm with explicit residuals (nWant matvecs, one readback)
     const { cand, res, ok } = await confirmResiduals(c, st, nWant, thr);
     if (ok) {

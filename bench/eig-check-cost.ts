@@ -1,0 +1,64 @@
+/**
+ * What the Lanczos multiplicity check costs, in products (machine independent; issues 15 / 18):
+ * each case runs `lanczos` with and without the check and reports the products of the main run,
+ * of the check, and the check's share.
+ *
+ *   pnpm tsx bench/eig-check-cost.ts [--case trpcage|sih4|poisson3d-AxBxC[:f32path]] [--k 4]
+ *
+ * `:f32path` runs the GPU fast phase's settings on a float64 host space (CGS2 steps read back
+ * every 8, basis 40, half kept at a restart, tol 1e-6, k + 1 pairs as eigsMixed's bound mode):
+ * the same counts of products as the device path up to rounding.
+ * @module
+ */
+import { generators, HostOperator, HostVectorSpace, readMatrixMarket } from '../packages/formats/src/index';
+import { lanczos } from '../packages/solvers/src/index';
+
+const argv = process.argv.slice(2);
+const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
+const cases = (opt('--case') ?? 'trpcage,sih4').split(',');
+const k = Number(opt('--k') ?? 4);
+
+async function load(name: string) {
+  if (name === 'trpcage') return (await readMatrixMarket('/work/wt/shared/data/matrices/ExaSP2_trpcage_8K.mtx.gz', { strictCount: false })).matrix;
+  if (name === 'sih4') return (await readMatrixMarket('/work/wt/shared/data/matrices/SiH4.mtx.gz')).matrix;
+  const d = name.replace('poisson3d-', '').split('x').map(Number);
+  return generators.poisson3d(d[0]!, d[1]!, d[2]!);
+}
+
+/** A host space that counts vector passes (each vector read or written once = one pass of n values). */
+function counted(): { space: HostVectorSpace; passes: () => number } {
+  const space = new HostVectorSpace();
+  let passes = 0;
+  const add = (k: number) => (passes += k);
+  const wrap = <A extends unknown[], R>(f: (...a: A) => R, cost: (...a: A) => number) => (...a: A): R => {
+    add(cost(...a));
+    return f.apply(space, a);
+  };
+  space.axpby = wrap(space.axpby, () => 3);
+  space.dot = wrap(space.dot, () => 2);
+  space.multiDot = wrap(space.multiDot, (xs) => xs.length + 1);
+  space.combine = wrap(space.combine, (_c, xs, beta) => xs.length + 1 + (beta === 0 ? 0 : 1));
+  space.copy = wrap(space.copy, () => 2);
+  return { space, passes: () => passes };
+}
+
+for (const spec of cases) {
+  const [name, mode] = spec.split(':');
+  const a = await load(name!);
+  const op = HostOperator.fromCsr(a);
+  const gpuLike = mode === 'f32path';
+  const opts = gpuLike ? { k: k + 1, tol: 1e-6, maxBasis: 40, checkEvery: 8, orthogonalization: 'cgs2' as const } : { k, tol: 1e-8 };
+  const t0 = performance.now();
+  const s0 = counted();
+  const without = await lanczos(s0.space, op, { ...opts, checkMultiplicity: false, ...(argv.includes('--quick') ? { maxIterations: 1 } : {}) });
+  const t1 = performance.now();
+  const s1 = counted();
+  const withCheck = await lanczos(s1.space, op, opts);
+  const t2 = performance.now();
+  const check = withCheck.stats.matvecs - without.stats.matvecs;
+  const checkPasses = s1.passes() - s0.passes();
+  // one product ≈ nnz·8 bytes (value + index) against n·8 per vector pass (float32 on the device: halve both)
+  const perStep = (p: number, m: number) => m + (p * a.rows) / a.values.length;
+  const equiv = (check + (checkPasses * a.rows) / a.values.length) / perStep(s0.passes() / without.stats.matvecs, 1) ;
+  console.log(`eig-check-cost ${spec} k=${opts.k}: main ${without.stats.matvecs} products (${(s0.passes() / without.stats.matvecs).toFixed(1)} vector passes each), with check ${withCheck.stats.matvecs} (check ${check} products, ${checkPasses} passes = ${equiv.toFixed(0)} main-step equivalents by bytes, ${((100 * check) / without.stats.matvecs).toFixed(0)} % in products); ${(t1 - t0).toFixed(0)} / ${(t2 - t1).toFixed(0)} ms; ${withCheck.reason}; values ${withCheck.values.map((x) => x.toPrecision(10)).join(' ')}`);
+}
