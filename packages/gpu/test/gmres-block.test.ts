@@ -1,8 +1,8 @@
 /**
  * GMRES's device basis block (blas1/gmres-block, issue 15): the one-pass Gram–Schmidt step and
  * the cycle start against host float64 arithmetic, its argument checks, and GMRES with the block
- * against the per-vector passes — the same iterations and answer, fewer dispatches per step, the
- * same readbacks — and a non-finite product caught, never reported converged.
+ * against the per-vector passes — the same iterations and answer, fewer dispatches per step, ‖b‖
+ * read with the first cycle's rows — and b = 0, a non-finite b and a non-finite product caught.
  */
 import { csrSpmv, generators, GpuSparseError, InvalidParameterError, type LinearOperator } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -90,7 +90,7 @@ describe('gmres with the basis block', () => {
     return { r, dispatches, rel: trueRelative(a, x, b) };
   }
 
-  it("'cgs' with a read per cycle: the same iterations and answer as the per-vector passes, fewer dispatches, the same readbacks", async () => {
+  it("'cgs' with a read per cycle: the same iterations and answer as the per-vector passes, fewer dispatches, two readbacks fewer (‖b‖, the first step's check)", async () => {
     const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector' });
     const per = await run(false, op);
     const blk = await run(true, op);
@@ -100,10 +100,27 @@ describe('gmres with the basis block', () => {
     }
     expect(per.r.iterations).toBeGreaterThan(60); // several cycles: the deferred restart residual is exercised
     expect(Math.abs(blk.r.iterations - per.r.iterations)).toBeLessThanOrEqual(2);
-    expect(blk.r.stats.readbacks).toBe(per.r.stats.readbacks);
+    expect(blk.r.stats.readbacks).toBe(per.r.stats.readbacks - 2);
+    expect(blk.r.history[0]!.residual).toBeCloseTo(per.r.history[0]!.residual, 2); // ‖b‖, read with the first cycle's rows
     // per step the product and four dispatches; per vector five up to 13 basis vectors, more past them
     expect(blk.dispatches / blk.r.stats.matvecs).toBeLessThan(5.6);
     expect(blk.dispatches).toBeLessThan(0.9 * per.dispatches);
+    op.dispose();
+  });
+
+  it('b = 0 and a non-finite b, whose norm comes with the first cycle: x = 0 converged, and non-finite', async () => {
+    const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector' });
+    for (const [rhs, reason, detail] of [
+      [new Float64Array(a.rows), 'converged', /b = 0/],
+      [b.map((v, i) => (i === 11 ? Number.NaN : v)), 'non-finite', /b contains non-finite values/],
+    ] as const) {
+      const r = await gmres(space, op, space.fromArray(rhs), { restart: 30, orthogonalization: 'cgs', checkEvery: 30 });
+      expect(r.reason).toBe(reason);
+      expect(r.detail).toMatch(detail);
+      expect(r.iterations).toBe(0);
+      if (reason === 'converged') expect(Array.from(await space.toArray(r.x)).every((v) => v === 0)).toBe(true);
+      space.release(r.x);
+    }
     op.dispose();
   });
 

@@ -59,7 +59,8 @@ export interface GmresOptions<V> extends SolveOptions<V> {
    * 'cgs' where the space offers a device basis block (WebGPU) and the Hessenberg is read in
    * batches (`checkEvery` > 1): keep the cycle's basis in one device buffer, so that a step is
    * the product plus four dispatches for any basis size (per vector: five up to 13 vectors, up
-   * to eight past them) and the restart residual's norm needs no scalar of its own. Default true;
+   * to eight past them), the restart residual's norm needs no scalar of its own, and ‖b‖ (with no
+   * x0) is read with the first cycle's rows, without a check of its own. Default true;
    * false keeps the per-vector passes (the same arithmetic in another summation order).
    */
   basisBlock?: boolean;
@@ -98,31 +99,47 @@ export async function gmres<V, S>(
   const hasM = opts.preconditioner !== undefined;
   const x = ctx.initialX();
 
-  const bNorm = await ctx.take(space.norm2(b));
-  ctx.setBNorm(bNorm);
-  if (!Number.isFinite(bNorm)) return ctx.finish(x, 'non-finite', 0, Number.NaN, `${method}: b contains non-finite values (‖b‖ = ${bNorm})`);
-  if (bNorm === 0) {
-    space.fill(x, 0);
-    return ctx.finish(x, 'converged', 0, 0, 'b = 0, so x = 0');
-  }
-
-  const V: V[] = [];
-  const w = space.create(n);
-  const z = hasM ? space.create(n) : w;
   const block = ortho === 'cgs' && opts.checkEvery > 1 && options.basisBlock !== false ? arnoldiBlock(space, n, m) : undefined;
   try {
-    return await cycles(ctx, x, V, w, z, m, ortho, block);
+    // with the block and no x0, ‖b‖ comes with the first cycle's rows and b is checked there
+    if (!lazyNorm(block, opts)) {
+      const end = checkB(ctx, x, await ctx.take(space.norm2(b)));
+      if (end) return end;
+    }
+    const V: V[] = [];
+    const w = space.create(n);
+    const z = hasM ? space.create(n) : w;
+    try {
+      return await cycles(ctx, x, V, w, z, m, ortho, block);
+    } finally {
+      for (const v of V) space.release(v);
+      space.release(w);
+      if (z !== w) space.release(z);
+    }
   } finally {
-    for (const v of V) space.release(v);
-    space.release(w);
-    if (z !== w) space.release(z);
     block?.dispose();
   }
 }
 
+/** ‖b‖ read with the first cycle's rows: with a basis block, no x0, at least one iteration. */
+function lazyNorm<V>(block: ArnoldiBlock<V> | undefined, opts: { x0: V | undefined; maxIterations: number }): boolean {
+  return block !== undefined && opts.x0 === undefined && opts.maxIterations > 0;
+}
+
+/** Fix ‖b‖; the result for a non-finite or zero b (x = 0 for b = 0), else undefined. */
+function checkB<V, S>(ctx: SolveContext<V, S>, x: V, bNorm: number): SolveResult<V> | undefined {
+  ctx.setBNorm(bNorm);
+  if (!Number.isFinite(bNorm)) return ctx.finish(x, 'non-finite', 0, Number.NaN, `${ctx.method}: b contains non-finite values (‖b‖ = ${bNorm})`);
+  if (bNorm === 0) {
+    ctx.space.fill(x, 0);
+    return ctx.finish(x, 'converged', 0, 0, 'b = 0, so x = 0');
+  }
+  return undefined;
+}
+
 /** The restart cycles of {@link gmres} (V, w, z are work vectors owned by the caller). */
 async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m: number, ortho: Ortho, block: ArnoldiBlock<V> | undefined): Promise<SolveResult<V>> {
-  const { space, opts, b, method, n, bNorm } = ctx;
+  const { space, opts, b, method, n } = ctx;
   const hasM = opts.preconditioner !== undefined;
   const basis = (i: number): V => V[i] ?? (V[i] = space.create(n));
   let k = 0;
@@ -132,14 +149,16 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
   const trueResidual = async (): Promise<number> => {
     if (k === 0 && opts.x0 === undefined) {
       space.copy(b, w); // r = b
-      return bNorm;
+      return ctx.bNorm;
     }
     ctx.residual(x, w); // r = b − A·x
     return ctx.take(space.norm2(w));
   };
 
-  let beta = await trueResidual();
-  if (opts.recordHistory) ctx.history.push({ iteration: 0, residual: beta });
+  // ‖b‖ not read yet (block, no x0): the first cycle starts from v₀ = −b/‖b‖ made in the block
+  let lazyB = lazyNorm(block, opts);
+  let beta = lazyB ? Number.NaN : await trueResidual();
+  if (opts.recordHistory && !lazyB) ctx.history.push({ iteration: 0, residual: beta });
   let falseConvergences = 0;
   let lastTrue = Number.POSITIVE_INFINITY;
   // After a fallback to the verified kernel the solve starts afresh from x: new Krylov space
@@ -159,6 +178,11 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
   let betaDev: S | undefined;
   // with a basis block, the deferred β is in the block's start row and v₀ = −r/β is made there
   let betaInBlock = false;
+  if (lazyB) {
+    space.copy(b, w);
+    block!.start(w, basis(0));
+    betaInBlock = true;
+  }
   /**
    * The checks on a β just read (kAt: the iteration it belongs to); a result ends the solve.
    * 'refreshed': a passing β did not pass on the operator's verified kernel ({@link SolveContext.confirm}):
@@ -250,7 +274,8 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
       }
 
       const last = j === m - 1 || k >= opts.maxIterations;
-      if (!(last || k === 1 || k % opts.checkEvery === 0 || ctx.aborted())) continue;
+      // the first step's own check (an early stop) costs a readback per solve: not with the block
+      if (!(last || (k === 1 && !block) || k % opts.checkEvery === 0 || ctx.aborted())) continue;
       const got = await readBatch(ctx, block, pending, betaDev, betaInBlock);
       if (betaDev !== undefined || betaInBlock) {
         // v₀ made by the block is −r/β: the least-squares right-hand side is −β·e₁ in its basis
@@ -258,6 +283,11 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
         betaDev = undefined;
         betaInBlock = false;
         beta = got.beta!;
+        if (lazyB) {
+          lazyB = false;
+          const end = checkB(ctx, x, beta);
+          if (end) return end;
+        }
         if (opts.recordHistory) ctx.history.push({ iteration: kStart, residual: beta });
         const end = await checkBeta(kStart);
         if (end === 'refreshed') {
