@@ -6,7 +6,7 @@
  */
 import { csrSpmv, generators, GpuSparseError, InvalidParameterError, type LinearOperator } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { gmres } from '../../solvers/src/index';
+import { gmres, jacobi } from '../../solvers/src/index';
 import { type GpuContext, GmresBlock, gpuOperatorFromCsr, type GpuVector, GpuVectorSpace } from '../src/index';
 import { randomVector, testContext, trueRelative } from './helpers';
 
@@ -105,6 +105,25 @@ describe('gmres with the basis block', () => {
     // per step the product and four dispatches; per vector five up to 13 basis vectors, more past them
     expect(blk.dispatches / blk.r.stats.matvecs).toBeLessThan(5.6);
     expect(blk.dispatches).toBeLessThan(0.9 * per.dispatches);
+    op.dispose();
+  });
+
+  it('right-preconditioned (Jacobi): the same iterations and answer with and without the block', async () => {
+    const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector' });
+    const preconditioner = jacobi(space, op);
+    const solve = async (basisBlock: boolean) => {
+      const r = await gmres(space, op, space.fromArray(b), { restart: 20, rtol: 1e-5, orthogonalization: 'cgs', checkEvery: 20, basisBlock, preconditioner, maxIterations: 3000 });
+      const rel = trueRelative(a, await space.toArray(r.x), b);
+      space.release(r.x);
+      return { r, rel };
+    };
+    const per = await solve(false);
+    const blk = await solve(true);
+    for (const x of [per, blk]) {
+      expect(x.r.reason, x.r.detail).toBe('converged');
+      expect(x.rel).toBeLessThanOrEqual(1.2e-5);
+    }
+    expect(Math.abs(blk.r.iterations - per.r.iterations)).toBeLessThanOrEqual(2);
     op.dispose();
   });
 
