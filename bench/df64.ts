@@ -12,8 +12,10 @@
  * Variants (--variants, default all): CG 'reliable' (one recurrence, df64 residual replacements
  * each time the recursive residual fell 1e-3: the default), 'reliable4' (the same at 1e-4: one
  * df64 residual fewer to 1e-8) and 'restart' (one CG solve per outer step, inner rtol 1e-5: the code before);
- * GMRES 'default' (cgs, one Hessenberg read per cycle, inner rtol 1e-4) and 'cgs2' (the earlier
- * inner defaults); 'gm3' / 'gm5' / 'gm6' are 'default' with inner rtol 1e-3 / 1e-5 / 1e-6.
+ * GMRES 'default' (cgs through the device basis block, one Hessenberg read per cycle, inner rtol
+ * 1e-4), 'noblock' (the same with the per-vector passes of session 9) and 'cgs2' (the earlier
+ * inner defaults); 'gm3' / 'gm5' / 'gm6' are 'default' with inner rtol 1e-3 / 1e-5 / 1e-6,
+ * 'gm5noblock' is 'gm5' with the per-vector passes.
  * With --cupy PATH the CuPy anchor runs after each matrix (generated matrices
  * are dumped to --dump DIR, default $TMPDIR/df64-bench) and a ratio table is printed at the end.
  * CG 'lag0' / 'lag2' / 'lag4' / 'lag8' / 'lag12' / 'lag16' are 'reliable' with that inner.checkLag
@@ -91,6 +93,10 @@ const VARIANTS: Record<string, { method: 'cg' | 'gmres'; inner: Record<string, u
   gm5: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-5, restart: 30 } },
   gm6: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-6, restart: 30 } },
   cgs2: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-4, restart: 30, orthogonalization: 'cgs2', checkEvery: 32 } },
+  // the per-vector Gram–Schmidt passes of session 9 (the default now keeps the cycle's basis in a
+  // device block: product + 4 dispatches per step for any basis size)
+  noblock: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-4, restart: 30, basisBlock: false } },
+  gm5noblock: { method: 'gmres', inner: { method: 'gmres', rtol: 1e-5, restart: 30, basisBlock: false } },
 };
 
 const ctx = await createGpuContext();
@@ -197,20 +203,24 @@ async function timedSolve(
   opts: Parameters<typeof refinedSolve>[0],
 ): Promise<void> {
   const { variant, extended, io } = r;
+  const d0 = ctx.recorder.dispatches;
   const t1 = performance.now();
   let res: RefinedSolveResult | RefinedSolveDeviceResult;
   let x: Float64Array;
   let ms: number;
+  let dispatches: number;
   if (io === 'device') {
     const dres = await refinedSolve({ ...opts, rtol: 1e-8, output: 'device' });
     await ctx.finish(); // x complete on the device: the CuPy-comparable end point
     ms = performance.now() - t1;
+    dispatches = ctx.recorder.dispatches - d0;
     x = await dres.x.read();
     dres.x.dispose();
     res = dres;
   } else {
     const hres = await refinedSolve({ ...opts, rtol: 1e-8 });
     ms = performance.now() - t1;
+    dispatches = ctx.recorder.dispatches - d0;
     x = hres.x;
     res = hres;
   }
@@ -235,12 +245,14 @@ async function timedSolve(
     /** Iterations of each correction solve (the last one aims only at what 1e-8 needs). */
     innerSteps: res.inner.map((i) => i.iterations),
     readbacks: res.stats.readbacks,
+    /** Dispatches recorded by the solve (machine-independent; the final read of x excluded). */
+    dispatches,
     hostMatvecs: res.hostMatvecs,
     trueRelativeResidual: trueRelative(a, x, b),
   };
   console.log(JSON.stringify(rec));
   console.log(
-    `SUMMARY ours ${name} ${rec.method} ${variant} io-${io} ${rec.ms.toFixed(1)} ms (outer ${res.outerIterations} / inner ${res.innerIterations} / readbacks ${res.stats.readbacks}) rel ${rec.trueRelativeResidual.toExponential(2)} ${res.reason}`,
+    `SUMMARY ours ${name} ${rec.method} ${variant} io-${io} ${rec.ms.toFixed(1)} ms (outer ${res.outerIterations} / inner ${res.innerIterations} / readbacks ${res.stats.readbacks} / dispatches ${dispatches} / products ${res.stats.matvecs}) rel ${rec.trueRelativeResidual.toExponential(2)} ${res.reason}`,
   );
   appendFileSync(out, `${JSON.stringify(rec)}\n`);
   if (extended !== false) {

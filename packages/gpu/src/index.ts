@@ -15,6 +15,7 @@ export * from './blas1/ops';
 export { FUSED_G, FUSED_G_MAX, fusedGroup } from './blas1/fused-shaders';
 export * from './blas1/scalar-pool';
 export { LanczosBlock, LANCZOS_MAX_ROWS } from './blas1/lanczos-block';
+export { GmresBlock, type GmresBlockRows } from './blas1/gmres-block';
 export * from './kernels/types';
 export * from './kernels/registry';
 export * from './kernels/wgsl/index';

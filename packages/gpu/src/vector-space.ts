@@ -5,6 +5,7 @@
  * @module
  */
 import { DimensionMismatchError, InvalidParameterError, type ScalarLike, type VectorSpace } from '@gpusparse/formats';
+import { GmresBlock } from './blas1/gmres-block';
 import { LanczosBlock } from './blas1/lanczos-block';
 import { Blas1, imm, type Operand } from './blas1/ops';
 import type { GpuContext } from './device/context';
@@ -401,6 +402,17 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
    */
   lanczosBlock(n: number, capacity: number, rows: number): LanczosBlock | undefined {
     return LanczosBlock.create(this.ctx, n, capacity, rows);
+  }
+
+  /**
+   * A device block for the basis of a GMRES cycle (not part of VectorSpace: the solvers'
+   * krylov/gmres looks for it): one-pass Gram–Schmidt steps in four dispatches for any basis size,
+   * their history read back once per cycle (./blas1/gmres-block). Undefined where it would not
+   * fit one storage binding. The caller disposes it.
+   * @example const block = space.gmresBlock(n, restart + 1);
+   */
+  gmresBlock(n: number, capacity: number): GmresBlock | undefined {
+    return GmresBlock.create(this.ctx, n, capacity);
   }
   scalar(value: number): GpuScalar {
     const s = this.slot();

@@ -14,6 +14,11 @@
  *   (free on the host).
  * - per cycle: x update (k + 1 reads + 1 write), r = b − A·x (1 matvec)
  * - storage: m + 1 basis vectors + x, w (+ z with M)
+ * - 'cgs' with a device basis block (`basisBlock`, WebGPU, `checkEvery` > 1; ./gmres-block): the
+ *   cycle's basis also in one device buffer, a step = product + 4 dispatches for any j (dots,
+ *   reduce, combine with the norm's partials, normalize), where the per-vector passes take 5 up
+ *   to j = 12 and 7–9 past it; lavapipe, ExaSP2_poly_chain.512 refined to 1e-8: 8 216 → 6 618
+ *   dispatches for the same 1 285 products and 55 readbacks
  * Hessenberg entries stay on the device and are read in one batch every `checkEvery` steps;
  * the Givens rotations and the triangular solve run on the host in float64 (see givens.ts).
  * With `checkEvery` > 1 the restart residual ‖r‖ of a cycle is read with the next cycle's first
@@ -27,6 +32,7 @@ import type { SolveResult, StopReason } from '../common/result';
 import { IcgsBasis } from '../common/icgs';
 import { GivensLeastSquares } from './givens';
 import { combineNormalize } from './fused-update';
+import { type ArnoldiBlock, arnoldiBlock } from './gmres-block';
 
 type Ortho = 'cgs2' | 'cgs' | 'mgs' | 'icgs';
 const ORTHO: readonly Ortho[] = ['cgs2', 'cgs', 'mgs', 'icgs'];
@@ -49,6 +55,15 @@ export interface GmresOptions<V> extends SolveOptions<V> {
    * when every step is checked (`checkEvery` 1, their default), 'cgs2' elsewhere.
    */
   orthogonalization?: 'cgs2' | 'cgs' | 'mgs' | 'icgs';
+  /**
+   * 'cgs' where the space offers a device basis block (WebGPU) and the Hessenberg is read in
+   * batches (`checkEvery` > 1): keep the cycle's basis in one device buffer, so that a step is
+   * the product plus four dispatches for any basis size (per vector: five up to 13 vectors, up
+   * to eight past them), the restart residual's norm needs no scalar of its own, and ‖b‖ (with no
+   * x0) is read with the first cycle's rows, without a check of its own. Default true;
+   * false keeps the per-vector passes (the same arithmetic in another summation order).
+   */
+  basisBlock?: boolean;
 }
 
 /**
@@ -86,30 +101,48 @@ export async function gmres<V, S>(
   const hasM = opts.preconditioner !== undefined;
   const x = ctx.initialX();
 
-  const bNorm = await ctx.take(space.norm2(b));
-  ctx.setBNorm(bNorm);
-  if (!Number.isFinite(bNorm)) return ctx.finish(x, 'non-finite', 0, Number.NaN, `${method}: b contains non-finite values (‖b‖ = ${bNorm})`);
-  if (bNorm === 0) {
-    space.fill(x, 0);
-    return ctx.finish(x, 'converged', 0, 0, 'b = 0, so x = 0');
-  }
-
-  const V: V[] = [];
-  const w = space.create(n);
-  const z = hasM ? space.create(n) : w;
-  const keep: V[] = []; // the best x at a false convergence (created on the first one)
+  const block = ortho === 'cgs' && opts.checkEvery > 1 && options.basisBlock !== false ? arnoldiBlock(space, n, m) : undefined;
   try {
-    return await cycles(ctx, x, V, w, z, m, ortho, keep);
+    // with the block and no x0, ‖b‖ comes with the first cycle's rows and b is checked there
+    if (!lazyNorm(block, opts)) {
+      const end = checkB(ctx, x, await ctx.take(space.norm2(b)));
+      if (end) return end;
+    }
+    const V: V[] = [];
+    const w = space.create(n);
+    const z = hasM ? space.create(n) : w;
+    const keep: V[] = []; // the best x at a false convergence (created on the first one)
+    try {
+      return await cycles(ctx, x, V, w, z, m, ortho, keep, block);
+    } finally {
+      for (const v of [...V, ...keep]) space.release(v);
+      space.release(w);
+      if (z !== w) space.release(z);
+    }
   } finally {
-    for (const v of [...V, ...keep]) space.release(v);
-    space.release(w);
-    if (z !== w) space.release(z);
+    block?.dispose();
   }
 }
 
+/** ‖b‖ read with the first cycle's rows: with a basis block, no x0, at least one iteration. */
+function lazyNorm<V>(block: ArnoldiBlock<V> | undefined, opts: { x0: V | undefined; maxIterations: number }): boolean {
+  return block !== undefined && opts.x0 === undefined && opts.maxIterations > 0;
+}
+
+/** Fix ‖b‖; the result for a non-finite or zero b (x = 0 for b = 0), else undefined. */
+function checkB<V, S>(ctx: SolveContext<V, S>, x: V, bNorm: number): SolveResult<V> | undefined {
+  ctx.setBNorm(bNorm);
+  if (!Number.isFinite(bNorm)) return ctx.finish(x, 'non-finite', 0, Number.NaN, `${ctx.method}: b contains non-finite values (‖b‖ = ${bNorm})`);
+  if (bNorm === 0) {
+    ctx.space.fill(x, 0);
+    return ctx.finish(x, 'converged', 0, 0, 'b = 0, so x = 0');
+  }
+  return undefined;
+}
+
 /** The restart cycles of {@link gmres} (V, w, z, keep are work vectors owned by the caller). */
-async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m: number, ortho: Ortho, keep: V[]): Promise<SolveResult<V>> {
-  const { space, opts, b, method, n, bNorm } = ctx;
+async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m: number, ortho: Ortho, keep: V[], block: ArnoldiBlock<V> | undefined): Promise<SolveResult<V>> {
+  const { space, opts, b, method, n } = ctx;
   const hasM = opts.preconditioner !== undefined;
   const basis = (i: number): V => V[i] ?? (V[i] = space.create(n));
   let k = 0;
@@ -119,14 +152,16 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
   const trueResidual = async (): Promise<number> => {
     if (k === 0 && opts.x0 === undefined) {
       space.copy(b, w); // r = b
-      return bNorm;
+      return ctx.bNorm;
     }
     ctx.residual(x, w); // r = b − A·x
     return ctx.take(space.norm2(w));
   };
 
-  let beta = await trueResidual();
-  if (opts.recordHistory) ctx.history.push({ iteration: 0, residual: beta });
+  // ‖b‖ not read yet (block, no x0): the first cycle starts from v₀ = −b/‖b‖ made in the block
+  let lazyB = lazyNorm(block, opts);
+  let beta = lazyB ? Number.NaN : await trueResidual();
+  if (opts.recordHistory && !lazyB) ctx.history.push({ iteration: 0, residual: beta });
   let falseConvergences = 0;
   let lastTrue = Number.POSITIVE_INFINITY;
   // After a fallback to the verified kernel the solve starts afresh from x: new Krylov space
@@ -156,6 +191,13 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
   // discarded (its steps are not counted) and x stays the one β belongs to.
   const deferrable = opts.checkEvery > 1 && ortho !== 'icgs';
   let betaDev: S | undefined;
+  // with a basis block, the deferred β is in the block's start row and v₀ = −r/β is made there
+  let betaInBlock = false;
+  if (lazyB) {
+    space.copy(b, w);
+    block!.start(w, basis(0));
+    betaInBlock = true;
+  }
   /**
    * The checks on a β just read (kAt: the iteration it belongs to); a result ends the solve.
    * 'refreshed': a passing β did not pass on the operator's verified kernel ({@link SolveContext.confirm}):
@@ -175,19 +217,20 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
   cycle: for (;;) {
     const kStart = k;
     let ls: GivensLeastSquares | undefined;
-    if (betaDev === undefined) {
+    if (betaDev === undefined && !betaInBlock) {
       const end = await checkBeta(k);
       if (end && end !== 'refreshed') return end;
       if (k >= opts.maxIterations) return ctx.finishExit(x, 'max-iterations', k, beta);
       if (ctx.aborted()) return ctx.finishExit(x, 'stopped', k, beta, 'signal aborted');
       space.axpby(1 / beta, w, 0, basis(0)); // v₀ = r / β (β was read on the host)
+      block?.setStart(basis(0));
       ls = new GivensLeastSquares(m, beta);
-    } else {
+    } else if (betaDev !== undefined) {
       const inv = space.div(1, betaDev);
       space.axpby(inv, w, 0, basis(0)); // v₀ = r / β (β still on the device)
       space.release(inv);
     }
-    const pending: { s: S[]; col: (vals: number[]) => number[] }[] = [];
+    const pending: { s: S[]; col: (vals: number[]) => number[]; row?: number }[] = [];
     let used = 0; // columns usable for the update
     let stop: { reason: StopReason; detail?: string } | undefined;
     let estimate = beta;
@@ -219,6 +262,9 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
         space.axpby(inv, w, 0, basis(j + 1)); // v_{j+1} = w / h_{j+1,j}
         space.release(inv);
         pending.push({ s: [...h, ...h2, hn], col: (v) => [...v.slice(0, j + 1).map((hi, i) => hi - v[j + 1 + i]!), v[2 * j + 2]!] });
+      } else if (block) {
+        block.step(j + 1, w, basis(j + 1), j); // w' = V·h − w, v_{j+1} = w'/‖w'‖ = −(true v_{j+1})
+        pending.push({ s: [], row: j, col: (v) => [...v.slice(0, j + 1), -v[j + 1]!] });
       } else if (ortho === 'cgs') {
         const h = space.multiDot(vs, w); // h = Vᵀ·w
         // w' = V·h − w = −(w − V·h); h_{j+1,j} = ‖w'‖; v_{j+1} = −w'/h_{j+1,j} (two passes where the space fuses them)
@@ -243,13 +289,20 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
       }
 
       const last = j === m - 1 || k >= opts.maxIterations;
-      if (!(last || k === 1 || k % opts.checkEvery === 0 || ctx.aborted())) continue;
-      const head = betaDev === undefined ? [] : [betaDev];
-      const flat = await ctx.takeMany([...head, ...pending.flatMap((p) => p.s)]);
-      let off = head.length;
-      if (betaDev !== undefined) {
+      // the first step's own check (an early stop) costs a readback per solve: not with the block
+      if (!(last || (k === 1 && !block) || k % opts.checkEvery === 0 || ctx.aborted())) continue;
+      const got = await readBatch(ctx, block, pending, betaDev, betaInBlock);
+      if (betaDev !== undefined || betaInBlock) {
+        // v₀ made by the block is −r/β: the least-squares right-hand side is −β·e₁ in its basis
+        const sign = betaInBlock ? -1 : 1;
         betaDev = undefined;
-        beta = flat[0]!;
+        betaInBlock = false;
+        beta = got.beta!;
+        if (lazyB) {
+          lazyB = false;
+          const end = checkB(ctx, x, beta);
+          if (end) return end;
+        }
         if (opts.recordHistory) ctx.history.push({ iteration: kStart, residual: beta });
         const end = await checkBeta(kStart);
         if (end === 'refreshed') {
@@ -258,13 +311,11 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
           continue cycle;
         }
         if (end) return end;
-        ls = new GivensLeastSquares(m, beta);
+        ls = new GivensLeastSquares(m, sign * beta);
         estimate = beta;
       }
-      for (const p of pending) {
+      for (const vals of got.cols) {
         const c = ls!.columns;
-        const vals = p.col(flat.slice(off, off + p.s.length));
-        off += p.s.length;
         if (stop || passed) continue;
         const badAt = vals.findIndex((v) => !Number.isFinite(v));
         if (badAt >= 0) {
@@ -301,7 +352,10 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
     const previous = beta;
     if (deferrable && !stop && !passed && used > 0 && k < opts.maxIterations && !ctx.aborted()) {
       ctx.residual(x, w); // r = b − A·x; ‖r‖ is read with the next cycle's first batch
-      betaDev = space.norm2(w);
+      if (block) {
+        block.start(w, basis(0)); // v₀ = −r/‖r‖, ‖r‖ in the block
+        betaInBlock = true;
+      } else betaDev = space.norm2(w);
       continue;
     }
     beta = await trueResidual();
@@ -344,4 +398,32 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
       }
     }
   }
+}
+
+/**
+ * One readback of a batch: the deferred β (a device scalar, or the block's start row) and the
+ * Hessenberg columns of the pending steps (device scalars, or the block's history rows).
+ */
+async function readBatch<V, S>(
+  ctx: SolveContext<V, S>,
+  block: ArnoldiBlock<V> | undefined,
+  pending: readonly { s: S[]; col: (vals: number[]) => number[]; row?: number }[],
+  betaDev: S | undefined,
+  betaInBlock: boolean,
+): Promise<{ beta?: number; cols: number[][] }> {
+  if (block && pending.every((p) => p.row !== undefined)) {
+    ctx.stats.readbacks++;
+    const got = await block.read(pending.map((p) => p.row!), betaInBlock);
+    const cols = pending.map((p, i) => p.col(got.steps[i]!));
+    return got.start === undefined ? { cols } : { beta: got.start, cols };
+  }
+  const head = betaDev === undefined ? [] : [betaDev];
+  const flat = await ctx.takeMany([...head, ...pending.flatMap((p) => p.s)]);
+  let off = head.length;
+  const cols = pending.map((p) => {
+    const vals = p.col(flat.slice(off, off + p.s.length));
+    off += p.s.length;
+    return vals;
+  });
+  return head.length ? { beta: flat[0]!, cols } : { cols };
 }

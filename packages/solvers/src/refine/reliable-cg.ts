@@ -33,6 +33,7 @@ import {
   type Watched,
   Work,
 } from './reliable-cg-work';
+import { CheckPlanner, judgeCheck } from './reliable-cg-plan';
 
 export type { ReliableCgHooks, ReliableCgInput, ReliableCgOutcome } from './reliable-cg-work';
 
@@ -51,9 +52,6 @@ export async function reliableCg<V, S>(inp: ReliableCgInput<V, S>, hooks: Reliab
   }
 }
 
-/** Fewest iterations between two checks planned from the observed rate. */
-const MIN_GAP = 2;
-
 /** True/recursive residual ratio above which a replacement also restarts the search direction. */
 const DRIFT = 2;
 
@@ -69,9 +67,7 @@ class Run<V, S> {
   private stopAsked = false;
   /** Iteration of the next check (the first iteration is always checked). */
   private nextCheck = 1;
-  /** The last check (k, ‖r‖ in units of the scale) and the log-reduction per iteration seen. */
-  private lastCheck = { k: 0, rel: 1 };
-  private rate = 0;
+  private readonly planner: CheckPlanner;
   private readonly lag: number;
   private pending: Pending<S> | undefined;
   /** The search direction of the last iteration is already updated (the fused, lagged form). */
@@ -85,6 +81,7 @@ class Run<V, S> {
     this.scale = inp.rn0;
     this.bestRn = inp.rn0;
     this.lag = Math.max(0, Math.floor(inp.checkLag ?? 0));
+    this.planner = new CheckPlanner(inp);
   }
 
   async solve(): Promise<ReliableCgOutcome> {
@@ -195,18 +192,7 @@ class Run<V, S> {
       for (const x of p.list) s.release(x.s);
       s.release(p.norm);
     }
-    return this.judge(vals, p.list, p.k);
-  }
-
-  private judge(vals: readonly number[], list: readonly Watched<S>[], k: number): CheckResult {
-    const rel = vals[0]!;
-    const tiny = rel * this.scale <= this.inp.tol;
-    for (let i = 1; i < vals.length; i++) {
-      const v = vals[i]!;
-      if (!Number.isFinite(v) || (v === 0 && !tiny)) return { bad: true, rel, name: list[i - 1]!.name, value: v, k: list[i - 1]!.k };
-    }
-    if (!Number.isFinite(rel)) return { bad: true, rel, name: '‖r‖', value: rel, k };
-    return { bad: false, rel, name: '', value: 0, k };
+    return judgeCheck(vals, p.list, p.k, this.scale, this.inp.tol);
   }
 
   /**
@@ -232,7 +218,7 @@ class Run<V, S> {
     this.hooks.count('readback');
     const vals = await s.readMany([1, ...list.map((x) => x.s)]);
     for (const x of list) s.release(x.s);
-    if (!this.judge(vals, list, this.k).bad) return true;
+    if (!judgeCheck(vals, list, this.k, this.scale, this.inp.tol).bad) return true;
     this.restoreSafe();
     return false;
   }
@@ -269,7 +255,7 @@ class Run<V, S> {
     const segment = this.k - this.segmentStart;
     const est = check.rel * this.scale;
     if (!(est <= inp.tol || check.rel <= inp.delta || segment >= inp.maxSegment)) {
-      this.nextCheck = Math.max(this.k + 1, this.plan(check.rel, p.k));
+      this.nextCheck = Math.max(this.k + 1, this.planner.plan(check.rel, p.k, this.scale));
       this.finishStep();
       return undefined;
     }
@@ -295,34 +281,6 @@ class Run<V, S> {
   }
 
   /**
-   * The iteration of the next check: `checkEvery` after the check at `k`, or earlier when the
-   * reduction rate seen between the last two checks predicts that the residual reaches δ or the
-   * tolerance sooner — so that the solve stops (or replaces) near where it should instead of up
-   * to checkEvery − 1 iterations late. A wrong prediction only costs one more readback.
-   */
-  private plan(rel: number, k: number): number {
-    const gap = k - this.lastCheck.k;
-    if (gap > 0 && rel > 0 && rel < this.lastCheck.rel) this.rate = Math.log(rel / this.lastCheck.rel) / gap;
-    this.lastCheck = { k, rel };
-    return k + this.gap(rel);
-  }
-
-  /** Iterations to the next check from a residual `rel` (units of the scale) at the current rate. */
-  private gap(rel: number): number {
-    const { inp } = this;
-    // the nearer of the two events: a replacement at δ or the stop at tol (min() planned for the
-    // later one, so the recursion ran past δ to float32's floor and drifted: stencil27 40³ took
-    // 99 inner iterations instead of 78, and the drift restarted the direction)
-    const target = Math.max(inp.delta, inp.tol / this.scale);
-    let n = inp.checkEvery;
-    if (this.rate < 0 && target > 0 && rel > target) {
-      const need = Math.log(target / rel) / this.rate;
-      if (need < n) n = Math.max(MIN_GAP, Math.ceil(need));
-    }
-    return n;
-  }
-
-  /**
    * x += scale·x_c in extended precision, r_true = b − A·x, and (when finite and non-zero) the
    * float32 residual replaced by r_true/‖r_true‖, the new scale. Resolves to ‖r_true‖.
    */
@@ -335,7 +293,7 @@ class Run<V, S> {
     this.replacements++;
     const iterations = this.k - this.segmentStart;
     this.segmentStart = this.k;
-    this.lastCheck = { k: this.k, rel: 1 };
+    this.planner.reset(this.k);
     this.slow = rn < 0.9 * this.bestRn ? 0 : this.slow + 1;
     if (rn < this.bestRn) {
       this.bestRn = rn;
@@ -345,7 +303,7 @@ class Run<V, S> {
       this.scale = rn;
       inp.state.correctionRhs(1 / rn, w.r);
     }
-    this.nextCheck = this.k + this.gap(1); // no readback right after a replacement
+    this.nextCheck = this.k + this.planner.gap(1, this.scale); // no readback right after a replacement
     this.stopAsked = this.hooks.onReplacement({ replacement: this.replacements, residual: rn, iterations, reason, estimate }) === false;
     return rn;
   }
