@@ -200,6 +200,8 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
     rounds: opts.rounds ?? 3,
     minRounds: 3,
     exhaustive: opts.exhaustive ?? false,
+    // tunedOperator keeps the winner's upload as the operator: the trials' builds are spent
+    sunkBuild: held.keep === true && !(opts.exhaustive ?? false),
     onProgress: opts.onProgress,
     budgetFrom: (firstMs) => budgetFrom(opts, s, report, firstMs),
     products: opts.expectedProducts ?? 1000,
