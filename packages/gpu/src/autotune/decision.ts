@@ -24,7 +24,7 @@ const base = (t: Trial): number => (t.conversionMs ?? 0) + (t.uploadMs ?? 0);
 const contenders = (s: Pick<TrialSession, 'sunkBuild'>, timed: { run: RoundsRun; live: Live[] }): Contender[] => timed.live.map((f, i) => ({ base: buildCostLeft(s, f), summary: f.h ? timed.run.summaries[i] : undefined }));
 
 /**
- * The order to verify in: the rounds' winner (the best objective, or the cheaper to build when
+ * The order to verify in: the rounds' winner (the best objective of what is still to pay, or the cheaper to build when
  * spreads overlap), then the others by objective; objectiveMs set on every timed trial. O(n log n).
  */
 export function verifyOrder(s: Pick<TrialSession, 'products' | 'live' | 'sunkBuild'>, timed?: { run: RoundsRun; live: Live[] }): Live[] {
