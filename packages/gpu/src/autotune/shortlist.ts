@@ -240,6 +240,10 @@ const POWER_LAW_RSD = 150;
  */
 function scoutPays(x: Indexed, first: Indexed, s: Pick<RowLengthStats, 'rsdp'>): boolean {
   if (x.c.kernel.id === 'csr-balanced' && s.rsdp <= POWER_LAW_RSD) return false;
+  // on power-law rows the model cannot rank csr-vec4: on the session-9 H100 its best lanes ran
+  // 0.89×, 2.4× and 21× csr-adaptive on three power laws; its trial costs a device quad build of a
+  // few ms, and the probe round drops it after one product when it is over 4× the fastest
+  if (x.c.kernel.id === 'csr-vec4' && s.rsdp > POWER_LAW_RSD) return true;
   if (CSR_RELAYOUT.has(x.c.kernel.id)) return x.c.predicted < first.c.predicted;
   return true;
 }
@@ -248,7 +252,7 @@ function scoutPays(x: Indexed, first: Indexed, s: Pick<RowLengthStats, 'rsdp'>):
  * The floor first, then the best variant of each other CSR kernel (the rule's lanes for
  * csr-vector and csr-vec4) that {@link scoutPays}; all of them in an exhaustive sweep.
  */
-function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rsdp'>, exhaustive = false): Indexed[] {
+function csrScouts(csr: readonly Indexed[], s: ScoutStats, exhaustive = false): Indexed[] {
   const rule = floorKernel(s);
   const usable = csr.filter(({ c }) => !c.pruned);
   const pool = usable.length ? usable : csr;
@@ -260,12 +264,29 @@ function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rs
   const v4Lanes = vec4LanesFor(s.mean);
   for (const x of pool) {
     if (out.some((o) => o.c.kernel.id === x.c.kernel.id)) continue;
-    const preferred = x.c.kernel.id === 'csr-vector' ? pool.find((y) => fits(y, 'csr-vector', vectorLanes)) : x.c.kernel.id === 'csr-vec4' || x.c.kernel.id === 'csr-long' ? pool.find((y) => fits(y, x.c.kernel.id, v4Lanes) && !y.c.params.pack) : undefined;
+    const preferred = x.c.kernel.id === 'csr-vector' ? pool.find((y) => fits(y, 'csr-vector', vectorLanes)) : x.c.kernel.id === 'csr-vec4' && s.rsdp > POWER_LAW_RSD ? tailVec4(pool, vec4LanesFor(Math.max(s.mean, s.entryTail ?? 0))) : x.c.kernel.id === 'csr-vec4' || x.c.kernel.id === 'csr-long' ? pool.find((y) => fits(y, x.c.kernel.id, v4Lanes) && !y.c.params.pack) : undefined;
     const pick = preferred ?? x;
     if (exhaustive || !first || scoutPays(pick, first, s)) out.push(pick);
     else out.push({ ...pick, i: -1 }); // marks the kernel as seen; dropped below
   }
   return out.filter(({ i }) => i >= 0);
+}
+
+/**
+ * The row statistics the scouts read: mean and RSD of the row lengths, and `entryTail`, the row
+ * length below which 90 % of the entries sit (`entryQuantileLength` in cost-model.ts; autotune
+ * passes it; without it the mean stands in).
+ */
+export type ScoutStats = Pick<RowLengthStats, 'mean' | 'rsdp'> & { readonly entryTail?: number };
+
+/**
+ * On power-law rows, the csr-vec4 (pack 0) variant that the lanes rule leaves with the most lanes
+ * up to `want` (the lanes the H100 preferred for the tail's rows, {@link vec4LanesFor}), else the
+ * fewest, or undefined. O(pool).
+ */
+function tailVec4(pool: readonly Indexed[], want: number): Indexed | undefined {
+  const v4 = pool.filter((y) => y.c.kernel.id === 'csr-vec4' && !y.c.params.pack).sort((a, b) => (a.c.params.lanes ?? 0) - (b.c.params.lanes ?? 0));
+  return v4.filter((y) => (y.c.params.lanes ?? 0) <= want).pop() ?? v4[0];
 }
 
 /**
@@ -275,7 +296,7 @@ function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rs
  * sets it when the caller states no `maxTimed`). O(candidates).
  * @example const { picks, floor } = shortList(list, profile.stats, { maxTimed: 5, exhaustive: false });
  */
-export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats, 'mean' | 'rsdp'>, opts: { maxTimed: number; exhaustive: boolean; diagonalSlot?: boolean; interval?: IntervalRule }): ShortList {
+export function shortList(list: readonly Candidate[], stats: ScoutStats, opts: { maxTimed: number; exhaustive: boolean; diagonalSlot?: boolean; interval?: IntervalRule }): ShortList {
   const all = list.map((c, i) => ({ c, i }));
   const csr = all.filter(({ c }) => c.kernel.format === 'csr' && !c.pruned?.hard);
   const cap = Math.max(1, Math.floor(opts.maxTimed));
