@@ -88,6 +88,8 @@ export interface ShortList {
   readonly truncated?: boolean;
   /** With the calibrated model: the static rule's picks added after the interval's (the safety net; not refused by the model after the floor is timed). */
   readonly net?: number[];
+  /** The csr-vec4 scout of power-law rows, last, in a slot past `maxTimed` (static rule). */
+  readonly tail?: number;
 }
 
 /**
@@ -272,6 +274,11 @@ function csrScouts(csr: readonly Indexed[], s: ScoutStats, exhaustive = false): 
   return out.filter(({ i }) => i >= 0);
 }
 
+/** The csr-vec4 scout when the rows are power-law-like ({@link POWER_LAW_RSD}), else undefined. O(scouts). */
+function tailScout(scouts: readonly Indexed[], s: ScoutStats): Indexed | undefined {
+  return s.rsdp > POWER_LAW_RSD ? scouts.find(({ c }) => c.kernel.id === 'csr-vec4') : undefined;
+}
+
 /**
  * The row statistics the scouts read: mean and RSD of the row lengths, and `entryTail`, the row
  * length below which 90 % of the entries sit (`entryQuantileLength` in cost-model.ts; autotune
@@ -305,12 +312,16 @@ export function shortList(list: readonly Candidate[], stats: ScoutStats, opts: {
     const r = intervalPicks(all, scouts[0], opts.interval, cap, stats);
     // the safety net: the static rule's picks the interval left out, after it (a model the
     // probes misled can only add to what the static rule would time, never take from it)
-    const net = shortList(list, stats, { ...opts, interval: undefined }).picks.filter((i) => !r.picks.includes(i)).slice(0, NET_SLOTS);
+    const stat = shortList(list, stats, { ...opts, interval: undefined });
+    const net = stat.picks.filter((i) => !r.picks.includes(i) && i !== stat.tail).slice(0, NET_SLOTS);
+    if (stat.tail !== undefined && !r.picks.includes(stat.tail)) net.push(stat.tail); // its own slot, as in the static rule
     const picks = [...r.picks, ...net];
     const chosen = new Set(picks);
     return { picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i), interval: r.interval, truncated: r.truncated, net };
   }
-  const picks = (opts.exhaustive ? scouts : scouts.slice(0, cap)).map(({ i }) => i);
+  // the power-law csr-vec4 scout (a device quad build and a few products) comes last, in a slot past the cap
+  const tail = opts.exhaustive ? undefined : tailScout(scouts, stats);
+  const picks = (opts.exhaustive ? scouts : scouts.filter((x) => x !== tail).slice(0, cap)).map(({ i }) => i);
   const rest = all.filter(({ c, i }) => timeable(c, opts.exhaustive) && !picks.includes(i) && (opts.exhaustive || c.kernel.format !== 'csr'));
   if (opts.exhaustive) picks.push(...rest.map(({ i }) => i));
   else {
@@ -319,9 +330,10 @@ export function shortList(list: readonly Candidate[], stats: ScoutStats, opts: {
     const order = [...others.slice(0, FAMILY_SLOTS), ...neighbours(csr, scouts), ...others.slice(FAMILY_SLOTS)];
     const room = Math.max(0, cap - picks.length) + tiledInto(order, rest, opts.diagonalSlot === true);
     picks.push(...order.slice(0, room));
+    if (tail) picks.push(tail.i);
   }
   const chosen = new Set(picks);
-  return { picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i) };
+  return { picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i), tail: tail?.i };
 }
 
 /**
