@@ -18,7 +18,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { CsrMatrix } from '@gpusparse/formats';
-import { anchorPrediction, type Calibration, type Candidate, CALIBRATION_VERSION, checkCalibration, DEFAULT_MAX_TIMED, defaultPruneRules, enumerateCandidates, predictMs, profileMatrix, shortList, termsOf } from '../packages/gpu/src/autotune/index';
+import { anchorPrediction, type Calibration, entryQuantileLength, type Candidate, CALIBRATION_VERSION, checkCalibration, DEFAULT_MAX_TIMED, defaultPruneRules, enumerateCandidates, predictMs, profileMatrix, shortList, termsOf } from '../packages/gpu/src/autotune/index';
 import { kernels } from '../packages/gpu/src/kernels/registry';
 import { benchMatrixSet } from './matrix-set';
 import { validationMatrixSet } from './validation-set';
@@ -124,7 +124,7 @@ for (const m of rows) {
   const c0 = calibrated(enumerateCandidates(a, p, kernels, { ...defaultPruneRules, maxPerKernel: 3 }, productsOverride ?? m.expectedProducts), p, productsOverride ?? m.expectedProducts);
   const list = c0.list;
   // as autotune: dia-tiled's extra slot only when no --max-timed is stated
-  const { picks } = shortList(list, p.stats, { maxTimed, exhaustive: false, diagonalSlot: i < 0, interval: c0.interval });
+  const { picks } = shortList(list, { ...p.stats, entryTail: entryQuantileLength(p, 0.9) }, { maxTimed, exhaustive: false, diagonalSlot: i < 0, interval: c0.interval });
   const best = m.exhaustive;
   const hit = picks.some((k) => same(list[k]!, best.kernel, best.params));
   const fam = picks.some((k) => list[k]!.kernel.id === best.kernel);

@@ -27,7 +27,9 @@
  * with --validation, else 10^5; quick 10^4), --fraction F (default 0.1), --reps N (head to head),
  * --scale S (matrix sizes × S, e.g. 0.1 so that the exhaustive sweeps fit a 10-minute device
  * call; --quick is 0.01), --only name,name, --kernels id,id (restrict candidates), --max-per-kernel N (cap parameter
- * combinations per kernel), --no-exhaustive, --verbose, --unsafe,
+ * combinations per kernel), --no-exhaustive, --verbose, --unsafe, --decision-only (the tuned run
+ * through `autotune()`, which returns a choice to build later, instead of `tunedOperator`, which
+ * keeps the winner's upload as the operator — what `gpusparse solve` runs, and the default here),
  * --dump DIR (CSR triples for .gpukit/cusparse_anchor.py: the tuned format's ratio to cuSPARSE),
  * --static (no calibration: the static model's short-list), --overhead-products N (the tuner again at
  * N expected products per matrix, no sweep: its choice and overhead — the 10^5-product overhead check),
@@ -170,7 +172,7 @@ async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<
     warn: (m) => console.log(`  warning: ${m}`),
   };
   const t0 = performance.now();
-  const tuned = await autotune(ctx, a, base);
+  const tuned = flag('--decision-only') ? await autotune(ctx, a, base) : await asSolve(ctx, a, base);
   const tuneWall = performance.now() - t0;
   const tr = tuned.report;
   const mine = tr.trials.find((t) => t.verified);
@@ -190,6 +192,19 @@ async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<
   return row;
 }
 
+/**
+ * The tuner as `gpusparse solve` runs it: `tunedOperator` (the winner's upload becomes the
+ * operator, so the decision weighs only what is still to pay), the operator disposed at once;
+ * its kernel, parameters and report in `autotune`'s shape.
+ */
+async function asSolve(ctx: GpuContext, a: CsrMatrix, base: AutotuneOptions): Promise<Awaited<ReturnType<typeof autotune>>> {
+  const op = await tunedOperator(ctx, a, base);
+  const report = op.tuning;
+  op.dispose();
+  const w = report.winner!;
+  return { kernel: w.kernel, params: { ...w.params }, report, operator: () => gpuOperatorFromCsr(ctx, a, { kernel: getKernel(w.kernel), params: w.params }) };
+}
+
 /** One line per matrix (the GPU call's summary): choice vs exhaustive best, the model's check, the overheads. */
 function summaryLine(r: Record<string, unknown>): void {
   const t = r.tuned as { kernel: string; productMs?: number };
@@ -205,7 +220,7 @@ function summaryLine(r: Record<string, unknown>): void {
 
 /** The tuner again at `n` expected products (no exhaustive sweep): its choice, product time and overhead against max(0.5 s, 10 % of the work). */
 async function overheadAt(ctx: GpuContext, a: CsrMatrix, base: AutotuneOptions, n: number): Promise<Record<string, unknown>> {
-  const r = await autotune(ctx, a, { ...base, expectedProducts: n });
+  const r = flag('--decision-only') ? await autotune(ctx, a, { ...base, expectedProducts: n }) : await asSolve(ctx, a, { ...base, expectedProducts: n });
   const tr = r.report;
   const mine = tr.trials.find((t) => t.verified);
   const target = Math.max(500, 0.1 * n * (mine?.ms ?? 0));

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { anchorPrediction, autotune, type Calibration, type Candidate, calibrate, calibrationFor, calibrationKey, clearCalibrationMemory, calibrationProbes, checkCalibration, defaultPruneRules, deviceProbeTimer, entryMs, enumerateCandidates, familyOf, fitCalibration, floorKernel, getKernel, inseparable, kernels, NET_SLOTS, PROBE_LANES, PROBE_ROW_LENGTHS, type Probe, predictMs, WINDOW_COLS, probeMatrix, probeRounds, reportTable, profileMatrix, shortList } from '../src/index';
-import { modelRulesOut } from '../src/autotune/admission';
+import { modelRulesOut, prepEstimateMs, UNSEEN_FORMAT_FACTOR } from '../src/autotune/admission';
+import { ANCHOR_STATE_MAX } from '../src/autotune/cost-terms';
 import { prewarmProbes, sameEntries } from '../src/autotune/calibrate';
 import { uploadCsrArrays } from '../src/kernels/csr/csr-device';
 import { readF32 } from '../src/memory/readback';
@@ -228,6 +229,18 @@ describe('admission with the calibrated model (no device)', () => {
     // the anchor ran faster than predicted: lowered, but at most to a quarter
     expect(anchorPrediction(pred(0.2, 1.6), 1, { ...anchor, ms: 0.06 }).ms).toBeCloseTo(0.16, 12);
     expect(anchorPrediction(pred(0.02, 1.6), 1, { ...anchor, ms: 0.01 }).ms).toBeCloseTo(0.005, 12);
+    // an anchor far past any GPU state (16× its prediction): only ANCHOR_STATE_MAX × its prediction is carried over
+    expect(anchorPrediction(pred(0.05, 1.6), 1, { ...anchor, ms: 1.6 }).ms).toBeCloseTo(0.05 + (ANCHOR_STATE_MAX - 1) * 0.1, 12);
+  });
+
+  it('a dense row that serialises the floor (csr-adaptive 16× its prediction, session-9 H100) does not rule AXT-CH1 out', () => {
+    // prev/s9-dev/final3/tune-val.json, densrow-100000-8: csr-adaptive predicted 0.0182 ms, probed 0.2903 ms;
+    // axtch1 predicted 0.0305 ms (spread 1.6), measured 0.0361 ms in the sweep
+    const live = [{ c: cand('csr-adaptive', 0.0182, 1.6), samples: [0.2903] }] as never;
+    expect(modelRulesOut({ live, products: 1000 }, cand('axtch1', 0.0305, 1.6), 0)).toBeUndefined();
+    // within the state's range the anchor still rules out what cannot win: 7× its prediction
+    const warm = [{ c: cand('csr-adaptive', 0.0182, 1.6), samples: [0.1274] }] as never;
+    expect(modelRulesOut({ live: warm, products: 1000 }, cand('coo', 0.6, 1.6), 0)).toMatch(/calibrated model rules it out/);
   });
 });
 
@@ -351,4 +364,18 @@ describe('calibration on the device (mechanics)', () => {
     expect(off.report.calibration?.source).toBe('off');
     expect(reportTable(off.report)).toMatch(/cost model: static/);
   }, 120_000);
+});
+
+describe('the admission\'s estimate of a host conversion (no device)', () => {
+  const session = (rate: number, seen: string[]) =>
+    ({ live: [], convMsPerByte: rate, conv: { onDevice: () => false, hostFormatSeen: (f: string) => seen.includes(f), estimateMs: (c: Candidate, r: number) => c.estimatedBytes * r } }) as never;
+  const cand = (id: string) => ({ kernel: getKernel(id), estimatedBytes: 1e6, conversionKey: id, prepBytes: 0 }) as unknown as Candidate;
+
+  it(`a format not yet converted in the run is estimated at ${UNSEEN_FORMAT_FACTOR}× the dearest measured rate; a converted one at the rate; none measured: the prior`, () => {
+    // session 9, cilike-6000-1000: BCSR at CMRS's 0.94 ms/MB (~63 ms) took 153 ms and ran the tuner over its budget
+    expect(prepEstimateMs(session(0.94e-6, ['cmrs']), cand('bcsr'), new Set())).toBeCloseTo(UNSEEN_FORMAT_FACTOR * 0.94, 9);
+    expect(prepEstimateMs(session(0.94e-6, ['cmrs', 'bcsr']), cand('bcsr'), new Set())).toBeCloseTo(0.94, 9);
+    expect(prepEstimateMs(session(0, []), cand('bcsr'), new Set())).toBeCloseTo(5, 9); // CONVERSION_MS_PER_BYTE: 200 MB/s
+    expect(prepEstimateMs(session(0.94e-6, []), cand('bcsr'), new Set(['bcsr']))).toBe(0); // shared with an earlier candidate
+  });
 });

@@ -9,7 +9,7 @@
  */
 import { type CsrMatrix, generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Candidate, type CsrDeviceMatrix, CSR_RELAYOUT, getKernel, uploadCsrArrays, PREP_UNITS_PER_BYTE, autotune, defaultPruneRules, enumerateCandidates, hostPrepBytes, kernels, profileMatrix, shortList, vec4LanesFor } from '../src/index';
+import { type Candidate, type CsrDeviceMatrix, CSR_RELAYOUT, entryQuantileLength, getKernel, uploadCsrArrays, PREP_UNITS_PER_BYTE, autotune, defaultPruneRules, enumerateCandidates, hostPrepBytes, kernels, profileMatrix, shortList, vec4LanesFor } from '../src/index';
 import { prepDoesNotPay } from '../src/autotune/admission';
 import { testContext } from './helpers';
 
@@ -104,6 +104,39 @@ describe('csr-balanced only on power-law rows (no device)', () => {
     expect(scouted(g.poisson2d(40))).toBe(false);
     expect(scouted(longRows)).toBe(false);
     expect(scouted(g.powerLaw(4000, 4000, { alpha: 1.8, minLen: 1, maxLen: 2000, seed: 2 }))).toBe(true);
+  });
+});
+
+describe('csr-vec4 on a power law\'s long tail (no device)', () => {
+  // the validation set's powerlaw-a2.6 at scale 0.01 (rows of 3–500): its p90 row has 3 quads, but 10 % of the entries sit in rows past ~64
+  const tail = g.powerLaw(15_000, 15_000, { alpha: 2.6, minLen: 3, maxLen: 500, seed: 105 });
+  const v4 = (a: CsrMatrix) => {
+    const p = profileMatrix(a, 1024);
+    const list = enumerateCandidates(a, p, csrKernels, defaultPruneRules, 1000);
+    return { p, list, at: (lanes: number) => list.find((c) => c.kernel.id === 'csr-vec4' && c.params.pack === 0 && c.params.lanes === lanes)! };
+  };
+
+  it('entryQuantileLength: the lower end of the bin where 90 % of the entries are reached; on rows of one length at most that length', () => {
+    const { p } = v4(tail);
+    expect(Math.ceil(p.stats.p90 / 4)).toBeLessThanOrEqual(3); // the old rule's 8 > 2·max(2, 3) pruned 8 lanes
+    expect(entryQuantileLength(p, 0.9)).toBeGreaterThanOrEqual(32);
+    const uniform = v4(g.banded(4000, 4, 4, { seed: 2 })).p; // rows of 9 (bin [8, 16))
+    expect(entryQuantileLength(uniform, 0.9)).toBe(8);
+    expect(entryQuantileLength(uniform, 0.9)).toBeLessThanOrEqual(uniform.stats.p90);
+  });
+
+  it('8 lanes are not pruned on the tail (they were: "p90 quads per row 3"), still pruned on banded rows of 9; the power-law scout takes the tail\'s lanes', () => {
+    const { list, at } = v4(tail);
+    expect(at(8).pruned).toBeUndefined();
+    expect(v4(g.banded(4000, 4, 4, { seed: 2 })).at(8).pruned?.reason).toMatch(/most lanes idle/);
+    const p = v4(tail).p;
+    const scoutLanes = (stats: Parameters<typeof shortList>[1]) => shortList(list, stats, { maxTimed: 8, exhaustive: false }).picks.map((i) => list[i]!).filter((c) => c.kernel.id === 'csr-vec4').map((c) => c.params.lanes);
+    // the tail's rows (≥ 32 entries) get the lanes the H100 preferred for them, not every lane the rule leaves (32 here)
+    expect(list.some((c) => c.kernel.id === 'csr-vec4' && c.params.lanes === 32 && !c.pruned)).toBe(true);
+    expect(scoutLanes({ ...p.stats, entryTail: entryQuantileLength(p, 0.9) })).toEqual([vec4LanesFor(entryQuantileLength(p, 0.9))]);
+    expect(vec4LanesFor(entryQuantileLength(p, 0.9))).toBeGreaterThanOrEqual(4);
+    // without entryTail the mean stands in: still one csr-vec4 scout on power-law rows (before: none, its predicted cost above the floor's)
+    expect(scoutLanes(p.stats)).toHaveLength(1);
   });
 });
 

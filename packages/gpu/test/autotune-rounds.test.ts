@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { clockIndex, decideRounds, firstStableRound, PROBE_DROP, type RoundsPlan, runRounds, SINGLE_ROUND_SPREAD, summarise } from '../src/autotune/rounds';
 import { deviceRoundTimer } from '../src/autotune/round-timer';
-import { type Live, type TrialSession, timeRounds } from '../src/autotune/trials';
+import { buildCostLeft, type Live, type TrialSession, timeRounds } from '../src/autotune/trials';
 import { verifyOrder } from '../src/autotune/decision';
 import type { GpuContext } from '../src/device/context';
 
@@ -202,5 +202,51 @@ describe('the device round timer without timestamps (fake context)', () => {
     await t.time([1, 2, 0], 2);
     expect(order.join('')).toBe('AAABBBCCCBBBCCCAAA'); // a lead and 2 repetitions each
     t.dispose();
+  });
+});
+
+describe('the decision when the winner\'s upload becomes the operator (tunedOperator)', () => {
+  /**
+   * The session-9 H100 trials of the 9-point stencil 379² (prev/s9-dev/final3/tune-val.json):
+   * product ms and conversion + upload ms; ±1.5 % noise per round so that the spreads overlap.
+   */
+  const stencil9 = [
+    { id: 'csr-scalar', ms: 0.0393, conv: 0, up: 1.3 },
+    { id: 'ell', ms: 0.0351, conv: 3.2, up: 1.4 },
+    { id: 'csr-vec4', ms: 0.0352, conv: 11.5, up: 0 },
+  ];
+  const session = (sunkBuild: boolean) => {
+    const { time } = fakeTimer(
+      stencil9.map((k) => ({ hotMs: k.ms, clockShare: 0 })),
+      () => 1,
+      (r, i) => [0.985, 1.015, 1.0, 1.01, 0.99, 1.005][(r + 2 * i) % 6]!,
+    );
+    const live = stencil9.map((k) => ({ c: { kernel: { id: k.id } }, t: { kernel: k.id, params: {}, status: 'skipped', conversionMs: k.conv, uploadMs: k.up }, m: {}, h: { dispose() {} }, samples: [] })) as unknown as Live[];
+    const report = { budgetMs: Number.POSITIVE_INFINITY, costs: { timingMs: 0 }, nnz: 1000, timed: 0, failed: 0, method: 'none' };
+    return { ctx: { isLost: false }, live, reps: 5, rounds: 3, minRounds: 3, exhaustive: false, report, start: performance.now(), products: 1000, sunkBuild, makeTimer: () => ({ time, method: 'timestamp', dispose() {} }) } as unknown as TrialSession;
+  };
+
+  it('buildCostLeft: the measured conversion + upload, or 0 when the builds are spent', () => {
+    const f = { t: { conversionMs: 3.2, uploadMs: 1.4 } } as unknown as Live;
+    expect(buildCostLeft({ sunkBuild: false }, f)).toBeCloseTo(4.6, 12);
+    expect(buildCostLeft({}, f)).toBeCloseTo(4.6, 12);
+    expect(buildCostLeft({ sunkBuild: true }, f)).toBe(0);
+  });
+
+  it('ranks by product time: ELL (1.12× faster), not the cheaper-to-build csr-scalar whose objective overlapped', async () => {
+    const s = session(true);
+    const timed = (await timeRounds(s))!;
+    const order = verifyOrder(s, timed);
+    expect(['ell', 'csr-vec4']).toContain(order[0]!.t.kernel);
+    expect(order[order.length - 1]!.t.kernel).toBe('csr-scalar');
+    expect(timed.run.decision.cheaper).toBe(false);
+    // the objective shown still counts the build (what the run spent on the candidate)
+    expect(order.find((f) => f.t.kernel === 'ell')!.t.objectiveMs).toBeCloseTo(4.6 + 1000 * order.find((f) => f.t.kernel === 'ell')!.t.ms!, 6);
+  });
+
+  it('a choice to build later (autotune) still weighs the build: csr-vec4\'s 11.5 ms conversion is not worth 0.1 µs × 1000 products', async () => {
+    const s = session(false);
+    const timed = (await timeRounds(s))!;
+    expect(verifyOrder(s, timed)[0]!.t.kernel).not.toBe('csr-vec4');
   });
 });

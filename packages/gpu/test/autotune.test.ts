@@ -270,6 +270,11 @@ describe('autotune on the device', () => {
     const store = new MemoryTuneStore();
     const op = await tunedOperator(ctx, a, { cache: store, budgetMs: 1e7, candidates: ['csr-vector', 'dia', 'hm', 'ell'], reps: 3, ...quiet });
     expect(op.tuning.trials.filter((t) => t.kernel === 'dia').every((t) => t.status === 'timed')).toBe(true);
+    // the winner's upload is the operator: the builds are spent, so the fastest median product wins
+    // (never "cheaper to build"), whatever each one's conversion cost
+    const ranked = op.tuning.trials.filter((t) => t.status === 'timed' && t.loMs !== undefined && t.verified !== false);
+    expect(op.tuning.winner!.ms).toBe(Math.min(...ranked.map((t) => t.ms!)));
+    expect(op.tuning.decision!.cheaperToBuild).toBe(false);
     expect(await errorOverBound(op, a)).toBeLessThanOrEqual(1);
     op.dispose();
     const again = await tunedOperator(ctx, a, { cache: store, budgetMs: 1e7, candidates: ['csr-vector', 'dia', 'hm', 'ell'], ...quiet });

@@ -88,9 +88,22 @@ function storageBytes(c: Candidate, m: SparseMatrix | CsrMatrix): number {
   return getFormat(c.kernel.format).storageBytes(c.kernel.format === 'csr' ? { ...(m as CsrMatrix), nnz } : m, { valueBytes: 4, indexBytes: 4 }).bytes;
 }
 
+/**
+ * A host conversion to a format not yet converted in the run is estimated at this many times the
+ * dearest rate measured so far (per estimated byte). On the session-9 H100 host one run measured
+ * 0.28 (COO), 0.69 (AXC), 0.84 (hybrid), 0.94 (CMRS) and 2.27 (BCSR) ms per estimated MB: BCSR,
+ * admitted last at the 0.94 rate (~63 ms), took 153 ms and its upload 24 more, and the run
+ * (cilike-6000-1000) ended at 566 ms of a 500 ms budget, its overhead over the issue-16 bound.
+ * The prior before any measurement ({@link CONVERSION_MS_PER_BYTE}, 5 ms/MB) already is this
+ * pessimistic.
+ */
+export const UNSEEN_FORMAT_FACTOR = 2.5;
+
 /** Host preparation (ms) of candidate `c` before its upload: a conversion of another format (unless shared) or csr-vec4's padding. */
-function prepEstimateMs(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): number {
-  const rate = s.convMsPerByte || CONVERSION_MS_PER_BYTE;
+export function prepEstimateMs(s: TrialSession, c: Candidate, seen: ReadonlySet<string>): number {
+  // a host format not converted yet in this run: its rate is not measured, only others' are
+  const unseen = s.convMsPerByte > 0 && !CSR_RELAYOUT.has(c.kernel.id) && c.kernel.format !== 'csr' && !s.conv.onDevice(c) && !s.conv.hostFormatSeen(c.kernel.format);
+  const rate = unseen ? UNSEEN_FORMAT_FACTOR * s.convMsPerByte : s.convMsPerByte || CONVERSION_MS_PER_BYTE;
   if (CSR_RELAYOUT.has(c.kernel.id)) return c.prepBytes * rate;
   return c.kernel.format === 'csr' || seen.has(c.conversionKey) ? 0 : s.conv.estimateMs(c, rate, s.live[0] && firstMs(s.live[0]), s.live[0]?.c.estimatedBytes);
 }

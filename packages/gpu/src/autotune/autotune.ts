@@ -40,6 +40,7 @@ import { newReport, validateOptions } from './options';
 import { prewarmTuner, softwareAdapter } from './prewarm';
 import { type MatrixProfile, profileStage } from './profile';
 import type { Trial, TuningReport } from './report';
+import { entryQuantileLength } from './cost-model';
 import { DEFAULT_MAX_TIMED, shortList } from './shortlist';
 import { resolveStore } from './store';
 import { type TrialSession, timeRounds } from './trials';
@@ -168,7 +169,7 @@ function shortListStage(a: CsrMatrix, opts: AutotuneOptions, ks: readonly AnySpm
   // admission's to weigh against the budget, and the decision's by objective — a candidate the
   // model cannot separate on product time is timed when the budget allows its conversion
   const interval = model.cal ? { products, prepMs: () => 0 } : undefined;
-  const { picks, floor, interval: size, truncated, net } = shortList(list, profile.stats, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive: opts.exhaustive ?? false, diagonalSlot: opts.maxTimed === undefined, interval });
+  const { picks, floor, interval: size, truncated, net } = shortList(list, { ...profile.stats, entryTail: entryQuantileLength(profile, 0.9) }, { maxTimed: opts.maxTimed ?? DEFAULT_MAX_TIMED, exhaustive: opts.exhaustive ?? false, diagonalSlot: opts.maxTimed === undefined, interval });
   if (report.calibration && size !== undefined) Object.assign(report.calibration, { interval: size, truncated });
   const pair = (i: number): { c: Candidate; t: Trial; net?: boolean } => ({ c: list[i]!, t: trials[i]!, net: net?.includes(i) || undefined });
   return { picks: picks.map(pair), floor: floor.map(pair) };
@@ -202,6 +203,8 @@ async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: 
     rounds: opts.rounds ?? 3,
     minRounds: 3,
     exhaustive: opts.exhaustive ?? false,
+    // tunedOperator keeps the winner's upload as the operator: the trials' builds are spent
+    sunkBuild: held.keep === true && !(opts.exhaustive ?? false),
     onProgress: opts.onProgress,
     budgetFrom: (firstMs) => budgetFrom(opts, s, report, firstMs),
     products: opts.expectedProducts ?? 1000,

@@ -72,6 +72,8 @@ export class ConversionCache {
   private deviceMsPerByte = 0;
   /** Whether ELL / ELL-R build on the device in this run (an O(rows) check, made once). */
   private ellOnDevice?: boolean;
+  /** Formats converted on the host in this run (their rate is measured). */
+  private readonly hostFormats = new Set<string>();
 
   constructor(
     private readonly a: CsrMatrix,
@@ -112,6 +114,11 @@ export class ConversionCache {
     return DEVICE_BUILD_FIXED_MS + DEVICE_BUILD_PRODUCTS * c.estimatedBytes * rate;
   }
 
+  /** Whether a conversion to `format` already ran on the host in this run. O(1). */
+  hostFormatSeen(format: string): boolean {
+    return this.hostFormats.has(format);
+  }
+
   /** The converted matrix of candidate `c` and the measured conversion ms (0 for CSR). Throws the format's error. */
   async get(c: Candidate): Promise<Converted> {
     const held = this.held.get(c.conversionKey);
@@ -122,6 +129,7 @@ export class ConversionCache {
     const onDevice = this.onDevice(c);
     const m = !onDevice ? getFormat(c.kernel.format).fromCsr(this.a, params) : DEVICE_ELL_KERNELS.has(c.kernel.id) ? await this.buildEll(c.kernel.id as 'ell' | 'ell-r') : await this.build(params?.maxDiagonals as number | undefined);
     const ms = performance.now() - t0;
+    if (!onDevice) this.hostFormats.add(c.kernel.format);
     const first = this.times.get(c.conversionKey);
     if (first === undefined) this.times.set(c.conversionKey, ms);
     if (onDevice && first === undefined && c.estimatedBytes > 0) this.deviceMsPerByte = Math.max(this.deviceMsPerByte, ms / c.estimatedBytes);

@@ -176,11 +176,22 @@ export interface Anchor {
 }
 
 /**
+ * The most of an anchor's measured time that {@link anchorPrediction} takes as the GPU's state:
+ * this many times its prediction. On the session-9 H100 run the first candidate ran 0.97–7.2×
+ * its prediction on 20 of 21 matrices (the state and cache effects every kernel shares); on the
+ * 21st, a matrix with a dense row, csr-adaptive ran 16× its prediction (the row's entries
+ * summed by one workgroup: its own kernel's cost), and carried over to every candidate that
+ * excess ruled out AXT-CH1, the exhaustive best at 0.16× csr-adaptive's time.
+ */
+export const ANCHOR_STATE_MAX = 8;
+
+/**
  * Prediction `p` (a candidate of `passes` dispatches) corrected by a measured `anchor` on the
  * same matrix (the CSR floor, timed first): the anchor's excess over its own prediction is taken
  * as a fixed cost per dispatch and added to `p` once per dispatch (`p`'s interval shifted with it,
  * its spread kept); a negative excess (the anchor ran faster than predicted) lowers `p` likewise,
- * never below a quarter of it.
+ * never below a quarter of it. The excess counted is at most that of an anchor at
+ * {@link ANCHOR_STATE_MAX} × its prediction.
  *
  * Why a fixed cost and not a factor: on the session-8 H100 run the model under-predicted by a
  * factor that fell with the matrix's size (×4–7 on 0.6–1.7 M entries, ×1.4–2 on 3–4.6 M) and
@@ -195,7 +206,9 @@ export interface Anchor {
  */
 export function anchorPrediction(p: Prediction, passes: number, anchor: Anchor): Prediction {
   const spread = p.high / p.ms;
-  const excess = ((anchor.ms - anchor.prediction.ms) / Math.max(1, anchor.passes)) * passes;
+  // past ANCHOR_STATE_MAX × its prediction the anchor's excess is its own kernel's, not the GPU's state
+  const own = Math.min(anchor.ms, ANCHOR_STATE_MAX * anchor.prediction.ms);
+  const excess = ((own - anchor.prediction.ms) / Math.max(1, anchor.passes)) * passes;
   const ms = Math.max(p.ms / 4, p.ms + excess);
   return { ms, low: ms / spread, high: ms * spread };
 }

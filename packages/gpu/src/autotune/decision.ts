@@ -1,6 +1,8 @@
 /**
  * Stage 4 of a tuning run, the decision: rank the timed candidates by objective (the expected
- * total cost to the caller: conversion + upload + expected products × product time), say whether
+ * total cost still to pay: conversion + upload + expected products × product time, the
+ * conversion and upload counted as 0 when the winner's upload becomes the caller's operator —
+ * spent whichever wins, see `buildCostLeft` in trials.ts), say whether
  * the winner is separated from the runner-up by the measurement, verify in rank order on the
  * device matrix the trials already uploaded (a candidate that fails verification is rejected with
  * its error and the next one is verified), and fall back to the CSR floor when nothing on the
@@ -12,22 +14,22 @@ import { prepare } from './admission';
 import type { Candidate } from './candidates';
 import type { Trial, TuningDecision } from './report';
 import { byObjective, type Contender, type RoundsRun, SINGLE_ROUND_SPREAD } from './rounds';
-import { type Live, probe, type TrialSession, timeRounds } from './trials';
+import { buildCostLeft, type Live, probe, type TrialSession, timeRounds } from './trials';
 import { type Held, TuningError } from './types';
 import { verifyProduct } from './verify';
 
 const base = (t: Trial): number => (t.conversionMs ?? 0) + (t.uploadMs ?? 0);
 
-/** The rounds' contenders (index i = live[i]): kept-round summaries of those still uploaded. */
-const contenders = (timed: { run: RoundsRun; live: Live[] }): Contender[] => timed.live.map((f, i) => ({ base: base(f.t), summary: f.h ? timed.run.summaries[i] : undefined }));
+/** The rounds' contenders (index i = live[i]): kept-round summaries of those still uploaded, with the build cost left to pay. */
+const contenders = (s: Pick<TrialSession, 'sunkBuild'>, timed: { run: RoundsRun; live: Live[] }): Contender[] => timed.live.map((f, i) => ({ base: buildCostLeft(s, f), summary: f.h ? timed.run.summaries[i] : undefined }));
 
 /**
- * The order to verify in: the rounds' winner (the best objective, or the cheaper to build when
+ * The order to verify in: the rounds' winner (the best objective of what is still to pay, or the cheaper to build when
  * spreads overlap), then the others by objective; objectiveMs set on every timed trial. O(n log n).
  */
-export function verifyOrder(s: Pick<TrialSession, 'products' | 'live'>, timed?: { run: RoundsRun; live: Live[] }): Live[] {
+export function verifyOrder(s: Pick<TrialSession, 'products' | 'live' | 'sunkBuild'>, timed?: { run: RoundsRun; live: Live[] }): Live[] {
   if (!timed) return [];
-  const cs = contenders(timed);
+  const cs = contenders(s, timed);
   // every timed trial gets its objective (those timed only in discarded rounds, or in an earlier
   // group of an exhaustive sweep, too: shown, ranked only through the rounds)
   for (const f of s.live) if (f.t.status === 'timed' && f.t.ms !== undefined) f.t.objectiveMs = base(f.t) + s.products * f.t.ms;
@@ -40,7 +42,7 @@ const label = (t: Trial) => `${t.kernel}(${Object.entries(t.params).map(([k, v])
 const spread = (t: Trial) => `${t.loMs!.toPrecision(3)}–${t.hiMs!.toPrecision(3)} ms`;
 
 /** The decision record: kept and discarded rounds, runner-up, whether their spreads overlap, one sentence. */
-function describe(order: Live[], timed?: { run: RoundsRun; live: Live[] }): TuningDecision {
+function describe(s: Pick<TrialSession, 'sunkBuild'>, order: Live[], timed?: { run: RoundsRun; live: Live[] }): TuningDecision {
   const run = timed?.run;
   const rounds = run ? run.times.length - run.from : 0;
   const discardedRounds = run?.from ?? 0;
@@ -51,15 +53,17 @@ function describe(order: Live[], timed?: { run: RoundsRun; live: Live[] }): Tuni
   const r = rIdx !== undefined ? timed!.live[rIdx] : undefined;
   if (!r || r.t.ms === undefined || r.t.loMs === undefined) return { rounds, discardedRounds, uncertain: false, note: `${label(w.t)} was the only candidate timed (the budget admitted no other)${clock}` };
   const un = run.decision.uncertain;
-  const gain = Math.abs(r.t.objectiveMs! / w.t.objectiveMs! - 1);
+  // with the builds spent (the winner's upload becomes the operator) only the products are left to weigh
+  const what = s.sunkBuild ? 'product time (conversions and uploads already spent)' : 'objective';
+  const gain = s.sunkBuild ? Math.abs(r.t.ms / w.t.ms! - 1) : Math.abs(r.t.objectiveMs! / w.t.objectiveMs! - 1);
   const single = w.samples.length < 2 || r.samples.length < 2;
   const why = single ? `one of them has a single kept round (no second fitted the budget), so a ±${100 * SINGLE_ROUND_SPREAD} % spread is assumed` : `product spreads ${spread(w.t)} vs ${spread(r.t)} overlap`;
   const pick = run.decision.cheaper
     ? `; ${label(r.t)} has the better objective at the median by ${(100 * gain).toFixed(1)} %, but the cheaper to build (conversion + upload ${base(w.t).toFixed(1)} vs ${base(r.t).toFixed(1)} ms) was taken`
-    : ` (objectives differ by ${(100 * gain).toFixed(1)} %); either is a sound choice`;
+    : ` (${s.sunkBuild ? 'product times' : 'objectives'} differ by ${(100 * gain).toFixed(1)} %); either is a sound choice`;
   const note = un
     ? `${label(w.t)} and ${label(r.t)} are not separated after ${rounds} kept round${rounds === 1 ? '' : 's'}: ${why}${pick}${clock}`
-    : `${label(w.t)} beats ${label(r.t)} by ${(100 * gain).toFixed(1)} % in objective over ${rounds} kept round${rounds === 1 ? '' : 's'}${single ? '' : `, spreads ${spread(w.t)} vs ${spread(r.t)} apart`}${clock}`;
+    : `${label(w.t)} beats ${label(r.t)} by ${(100 * gain).toFixed(1)} % in ${what} over ${rounds} kept round${rounds === 1 ? '' : 's'}${single ? '' : `, spreads ${spread(w.t)} vs ${spread(r.t)} apart`}${clock}`;
   return { rounds, discardedRounds, uncertain: un, cheaperToBuild: run.decision.cheaper, note, runnerUp: { kernel: r.t.kernel, params: { ...r.t.params }, ms: r.t.ms, loMs: r.t.loMs, hiMs: r.t.hiMs! } };
 }
 
@@ -111,7 +115,7 @@ function reasons(trials: readonly Trial[]): string {
  */
 export async function decide(s: TrialSession, timed: { run: RoundsRun; live: Live[] } | undefined, floor: readonly { c: Candidate; t: Trial }[], held: Held): Promise<Trial> {
   const order = verifyOrder(s, timed);
-  s.report.decision = describe(order, timed);
+  s.report.decision = describe(s, order, timed);
   let win: Live | undefined;
   try {
     for (const f of order) {

@@ -126,4 +126,4 @@ export function candidateSpaceHash(ks: readonly AnySpmvKernel[]): string {
 }
 
 /** Part of every cache key; bump it when candidate generation or the objective changes meaning. */
-export const TUNER_VERSION = 3; // 3: csr-vec4 preparation as a conversion, csr-balanced on power-law rows only
+export const TUNER_VERSION = 4; // 4: tunedOperator decides by the build cost left (0: spent); 3: csr-vec4 preparation as a conversion, csr-balanced on power-law rows only

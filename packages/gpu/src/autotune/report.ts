@@ -183,12 +183,12 @@ export interface TuningReport {
 /** The meaning and unit of each figure of the report (also printed under the table). */
 export const REPORT_GLOSSARY: Readonly<Record<string, string>> = {
   ms: 'time of one product y = A·x in milliseconds: the median over the kept interleaved rounds (each round runs every candidate back to back, the median of a few repetitions each; rounds taken while the GPU clock was still rising are discarded)',
-  'lo–hi': 'the smallest and largest kept round (ms): the spread; when the winner\'s spread overlaps another\'s the decision is uncertain and the cheaper to build of them is taken',
+  'lo–hi': 'the smallest and largest kept round (ms): the spread; when the winner\'s spread overlaps another\'s the decision is uncertain and the cheaper to build of them is taken (with tunedOperator every timed build is already spent: the faster median)',
   'GFLOP/s': '2·nnz / product time, in 10^9 floating-point operations per second',
   MB: 'device storage of the format (float32 values, 32-bit indices), in 10^6 bytes',
   'conv ms': 'one-time conversion from CSR: on the host, or on the device for dia and dia-tiled (0 for CSR kernels)',
   'upload ms': 'one-time upload to the device, shader compilation included',
-  'objective ms': 'expected total cost of choosing this candidate: conv ms + upload ms + expected products × ms; the winner has the least',
+  'objective ms': 'expected total cost of choosing this candidate: conv ms + upload ms + expected products × ms; the winner has the least of what is still to pay (with tunedOperator, whose winner\'s upload becomes the operator, the builds are spent: expected products × ms)',
   budget: 'the tuning budget: fraction × the stated budget, else max(fraction × expected products × first product ms, minBudgetMs); it covers the overhead, everything but the one CSR upload the operator reuses',
 };
 

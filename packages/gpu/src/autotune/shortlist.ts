@@ -88,6 +88,8 @@ export interface ShortList {
   readonly truncated?: boolean;
   /** With the calibrated model: the static rule's picks added after the interval's (the safety net; not refused by the model after the floor is timed). */
   readonly net?: number[];
+  /** The csr-vec4 scout of power-law rows, last, in a slot past `maxTimed` (static rule). */
+  readonly tail?: number;
 }
 
 /**
@@ -240,6 +242,10 @@ const POWER_LAW_RSD = 150;
  */
 function scoutPays(x: Indexed, first: Indexed, s: Pick<RowLengthStats, 'rsdp'>): boolean {
   if (x.c.kernel.id === 'csr-balanced' && s.rsdp <= POWER_LAW_RSD) return false;
+  // on power-law rows the model cannot rank csr-vec4: on the session-9 H100 its best lanes ran
+  // 0.89×, 2.4× and 21× csr-adaptive on three power laws; its trial costs a device quad build of a
+  // few ms, and the probe round drops it after one product when it is over 4× the fastest
+  if (x.c.kernel.id === 'csr-vec4' && s.rsdp > POWER_LAW_RSD) return true;
   if (CSR_RELAYOUT.has(x.c.kernel.id)) return x.c.predicted < first.c.predicted;
   return true;
 }
@@ -248,7 +254,7 @@ function scoutPays(x: Indexed, first: Indexed, s: Pick<RowLengthStats, 'rsdp'>):
  * The floor first, then the best variant of each other CSR kernel (the rule's lanes for
  * csr-vector and csr-vec4) that {@link scoutPays}; all of them in an exhaustive sweep.
  */
-function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rsdp'>, exhaustive = false): Indexed[] {
+function csrScouts(csr: readonly Indexed[], s: ScoutStats, exhaustive = false): Indexed[] {
   const rule = floorKernel(s);
   const usable = csr.filter(({ c }) => !c.pruned);
   const pool = usable.length ? usable : csr;
@@ -260,12 +266,34 @@ function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rs
   const v4Lanes = vec4LanesFor(s.mean);
   for (const x of pool) {
     if (out.some((o) => o.c.kernel.id === x.c.kernel.id)) continue;
-    const preferred = x.c.kernel.id === 'csr-vector' ? pool.find((y) => fits(y, 'csr-vector', vectorLanes)) : x.c.kernel.id === 'csr-vec4' || x.c.kernel.id === 'csr-long' ? pool.find((y) => fits(y, x.c.kernel.id, v4Lanes) && !y.c.params.pack) : undefined;
+    const preferred = x.c.kernel.id === 'csr-vector' ? pool.find((y) => fits(y, 'csr-vector', vectorLanes)) : x.c.kernel.id === 'csr-vec4' && s.rsdp > POWER_LAW_RSD ? tailVec4(pool, vec4LanesFor(Math.max(s.mean, s.entryTail ?? 0))) : x.c.kernel.id === 'csr-vec4' || x.c.kernel.id === 'csr-long' ? pool.find((y) => fits(y, x.c.kernel.id, v4Lanes) && !y.c.params.pack) : undefined;
     const pick = preferred ?? x;
     if (exhaustive || !first || scoutPays(pick, first, s)) out.push(pick);
     else out.push({ ...pick, i: -1 }); // marks the kernel as seen; dropped below
   }
   return out.filter(({ i }) => i >= 0);
+}
+
+/** The csr-vec4 scout when the rows are power-law-like ({@link POWER_LAW_RSD}), else undefined. O(scouts). */
+function tailScout(scouts: readonly Indexed[], s: ScoutStats): Indexed | undefined {
+  return s.rsdp > POWER_LAW_RSD ? scouts.find(({ c }) => c.kernel.id === 'csr-vec4') : undefined;
+}
+
+/**
+ * The row statistics the scouts read: mean and RSD of the row lengths, and `entryTail`, the row
+ * length below which 90 % of the entries sit (`entryQuantileLength` in cost-model.ts; autotune
+ * passes it; without it the mean stands in).
+ */
+export type ScoutStats = Pick<RowLengthStats, 'mean' | 'rsdp'> & { readonly entryTail?: number };
+
+/**
+ * On power-law rows, the csr-vec4 (pack 0) variant that the lanes rule leaves with the most lanes
+ * up to `want` (the lanes the H100 preferred for the tail's rows, {@link vec4LanesFor}), else the
+ * fewest, or undefined. O(pool).
+ */
+function tailVec4(pool: readonly Indexed[], want: number): Indexed | undefined {
+  const v4 = pool.filter((y) => y.c.kernel.id === 'csr-vec4' && !y.c.params.pack).sort((a, b) => (a.c.params.lanes ?? 0) - (b.c.params.lanes ?? 0));
+  return v4.filter((y) => (y.c.params.lanes ?? 0) <= want).pop() ?? v4[0];
 }
 
 /**
@@ -275,7 +303,7 @@ function csrScouts(csr: readonly Indexed[], s: Pick<RowLengthStats, 'mean' | 'rs
  * sets it when the caller states no `maxTimed`). O(candidates).
  * @example const { picks, floor } = shortList(list, profile.stats, { maxTimed: 5, exhaustive: false });
  */
-export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats, 'mean' | 'rsdp'>, opts: { maxTimed: number; exhaustive: boolean; diagonalSlot?: boolean; interval?: IntervalRule }): ShortList {
+export function shortList(list: readonly Candidate[], stats: ScoutStats, opts: { maxTimed: number; exhaustive: boolean; diagonalSlot?: boolean; interval?: IntervalRule }): ShortList {
   const all = list.map((c, i) => ({ c, i }));
   const csr = all.filter(({ c }) => c.kernel.format === 'csr' && !c.pruned?.hard);
   const cap = Math.max(1, Math.floor(opts.maxTimed));
@@ -284,12 +312,16 @@ export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats
     const r = intervalPicks(all, scouts[0], opts.interval, cap, stats);
     // the safety net: the static rule's picks the interval left out, after it (a model the
     // probes misled can only add to what the static rule would time, never take from it)
-    const net = shortList(list, stats, { ...opts, interval: undefined }).picks.filter((i) => !r.picks.includes(i)).slice(0, NET_SLOTS);
+    const stat = shortList(list, stats, { ...opts, interval: undefined });
+    const net = stat.picks.filter((i) => !r.picks.includes(i) && i !== stat.tail).slice(0, NET_SLOTS);
+    if (stat.tail !== undefined && !r.picks.includes(stat.tail)) net.push(stat.tail); // its own slot, as in the static rule
     const picks = [...r.picks, ...net];
     const chosen = new Set(picks);
     return { picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i), interval: r.interval, truncated: r.truncated, net };
   }
-  const picks = (opts.exhaustive ? scouts : scouts.slice(0, cap)).map(({ i }) => i);
+  // the power-law csr-vec4 scout (a device quad build and a few products) comes last, in a slot past the cap
+  const tail = opts.exhaustive ? undefined : tailScout(scouts, stats);
+  const picks = (opts.exhaustive ? scouts : scouts.filter((x) => x !== tail).slice(0, cap)).map(({ i }) => i);
   const rest = all.filter(({ c, i }) => timeable(c, opts.exhaustive) && !picks.includes(i) && (opts.exhaustive || c.kernel.format !== 'csr'));
   if (opts.exhaustive) picks.push(...rest.map(({ i }) => i));
   else {
@@ -298,9 +330,10 @@ export function shortList(list: readonly Candidate[], stats: Pick<RowLengthStats
     const order = [...others.slice(0, FAMILY_SLOTS), ...neighbours(csr, scouts), ...others.slice(FAMILY_SLOTS)];
     const room = Math.max(0, cap - picks.length) + tiledInto(order, rest, opts.diagonalSlot === true);
     picks.push(...order.slice(0, room));
+    if (tail) picks.push(tail.i);
   }
   const chosen = new Set(picks);
-  return { picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i) };
+  return { picks, floor: csr.filter(({ i }) => !chosen.has(i)).map(({ i }) => i), tail: tail?.i };
 }
 
 /**

@@ -58,9 +58,27 @@ export interface TrialSession {
   /** Measured rates for the admission estimates (ms per estimated byte). */
   convMsPerByte: number;
   uploadMsPerByte: number;
+  /**
+   * True when the winner's upload becomes the caller's operator ({@link tunedOperator}): every
+   * timed candidate's conversion and upload are then already spent, whichever wins, so the
+   * decision ranks by the remaining cost (products × product time) — see {@link buildCostLeft}.
+   */
+  readonly sunkBuild?: boolean;
   /** The round timer over the given live candidates (tests inject one; default {@link deviceRoundTimer}). */
   readonly makeTimer?: (live: readonly Live[]) => { time: RoundTimer; method: 'timestamp' | 'wall'; dispose(): void };
 }
+
+/**
+ * The build cost (ms) still to pay if live candidate `f` wins: 0 when its upload becomes the
+ * operator (`s.sunkBuild`: the conversion and upload are spent, win or lose), else its measured
+ * conversion + upload (a later operator built from the decision pays them again).
+ *
+ * Why: on the session-9 H100 run the objective with the spent build costs in it chose csr-scalar
+ * over ELL on a 9-point stencil (1.12× the best product) and csr-vector over ELL on banded b9
+ * (1.21×) for 3–9 ms of conversion that had already been paid when the rounds decided; the
+ * admission is where a conversion is weighed (it is paid only if admitted). O(1).
+ */
+export const buildCostLeft = (s: Pick<TrialSession, 'sunkBuild'>, f: Pick<Live, 't'>): number => (s.sunkBuild ? 0 : (f.t.conversionMs ?? 0) + (f.t.uploadMs ?? 0));
 
 /** Host reference of the verification: about 10 ns per non-zero, plus a readback. */
 export const verifyEstimateMs = (nnz: number): number => Math.min(nnz, VERIFY_NNZ) * 1e-5 + 2;
@@ -183,7 +201,7 @@ export async function timeRounds(s: TrialSession): Promise<{ run: RoundsRun; liv
       minRounds: s.minRounds,
       maxRounds: 4 * s.rounds,
       products: s.products,
-      base: live.map((f) => (f.t.conversionMs ?? 0) + (f.t.uploadMs ?? 0)),
+      base: live.map((f) => buildCostLeft(s, f)),
       reps: s.reps,
       fits: (nextMs) => s.exhaustive || spent(s) + nextMs + verifyEstimateMs(s.report.nnz) <= s.report.budgetMs,
     });

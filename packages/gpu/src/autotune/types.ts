@@ -57,7 +57,7 @@ export interface AutotuneOptions {
    * and go on up to twice this while the spreads overlap and the budget allows.
    */
   readonly rounds?: number;
-  /** Most candidates timed (the short-list: the CSR floor and scouts, then the best of each other family and the CSR parameter neighbours (csr-vector lanes, csr-adaptive entries per block); default 8 (DEFAULT_MAX_TIMED); ignored by `exhaustive`). */
+  /** Most candidates timed (the short-list: the CSR floor and scouts, then the best of each other family and the CSR parameter neighbours (csr-vector lanes, csr-adaptive entries per block); default 8 (DEFAULT_MAX_TIMED); ignored by `exhaustive`). On power-law rows the csr-vec4 scout takes one slot past it (its device quads cost a few ms; the model cannot rank it there). */
   readonly maxTimed?: number;
   /** Smallest tuning budget (ms) when no budgetMs is stated (default 500, `MIN_BUDGET_MS`: the overhead a user accepts whatever the work; below ~100 no alternative to the first kernel could be tried). */
   readonly minBudgetMs?: number;
