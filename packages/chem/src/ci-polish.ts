@@ -224,7 +224,8 @@ export async function rayleighCheck<P, S>(
   const got = await space.readMany([...e, ...rn]);
   for (const x of temps) space.release(x); // device scalar slots back to the pool
   const t = performance.now();
-  const s2 = spin ? await spin(c) : undefined;
+  // a failed device ⟨S²⟩ leaves it to the driver (from the host vectors), never the energies
+  const s2 = spin ? await spin(c).catch(() => undefined) : undefined;
   const spinMs = performance.now() - t;
   const vectors = space.toArrays ? await space.toArrays(c) : await Promise.all(c.map((u) => space.toArray(u)));
   for (const u of [...c, ...hc]) space.release(u);

@@ -108,7 +108,13 @@ async function finishCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, spin: CiSpi
 async function spinOfRoots<V>(built: CiBuilt<V>, space: DeterminantSpace, r: CiSolved, vectors: Float64Array[], notes: string[]): Promise<{ s2: number[]; spinMs: number }> {
   if (r.knownS2) return { s2: r.knownS2.slice(0, vectors.length), spinMs: r.spinMs ?? 0 };
   const t = performance.now();
-  const dev = built.h.spinSquared ? await built.h.spinSquared(vectors) : undefined;
+  let dev: number[] | undefined;
+  try {
+    dev = built.h.spinSquared ? await built.h.spinSquared(vectors) : undefined;
+  } catch (e) {
+    // the energies are final: a failed device ⟨S²⟩ (e.g. a lost device) falls back to the host reference
+    notes.push(`⟨S²⟩ on the device failed (${e instanceof Error ? e.message : String(e)}): computed on the host`);
+  }
   if (dev) {
     notes.push(`⟨S²⟩ on the device from the direct σ's tables (the host vectors uploaded in float32; df64 sums): ${((performance.now() - t) / 1000).toFixed(3)} s`);
     return { s2: dev, spinMs: performance.now() - t };

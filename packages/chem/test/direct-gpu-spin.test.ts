@@ -15,6 +15,7 @@ import { gpuDirectHamiltonian } from '../src/direct/gpu/ci';
 import { gpuDirectSigmaOperator } from '../src/direct/gpu/operator';
 import { SPIN_SQUARE_MAX_ROOTS } from '../src/direct/gpu/spin-square';
 import { readFcidump } from '../src/fcidump/node';
+import { parseFcidump } from '../src/fcidump/parse';
 import type { Fcidump } from '../src/fcidump/types';
 import { spinSquaredExpectations } from '../src/hamiltonian/spin';
 import { data, randomVector } from './helpers/vectors';
@@ -78,6 +79,19 @@ describe.skipIf(gpuTierSkipped)('⟨S²⟩ on the device = host float64 ⟨S²�
     expect(c4.err).toBeLessThan(1e-8 * Math.max(...c4.want));
   });
 
+  it('34 orbitals (strings past 32 bits: the high occupation words), MS2 = 1, D2h labels', async () => {
+    // one-electron integrals and self-repulsions only: ⟨S²⟩ needs the strings, not the Hamiltonian
+    const n = 34;
+    const orbsym = Array.from({ length: n }, (_, i) => 1 + (i % 4));
+    const lines = [`&FCI NORB=${n},NELEC=3,MS2=1,`, `ORBSYM=${orbsym.join(',')},`, 'ISYM=1,', '&END'];
+    for (let i = 1; i <= n; i++) lines.push(`0.5 ${i} ${i} ${i} ${i}`, `${(-2 + 0.05 * i).toFixed(3)} ${i} ${i} 0 0`);
+    lines.push('0.0 0 0 0 0');
+    const fd = parseFcidump(lines.join('\n'), { file: 'wide-34' });
+    const r = await both(fd, 'fci', { ms2: 1 }, randoms(2, 23));
+    expect(r.size).toBe(561 * 34);
+    expect(r.err).toBeLessThan(1e-8 * Math.max(...r.want));
+  });
+
   it('CI eigenvectors: N2/STO-3G Ag singlets and triplets (MS2 = 0) and O2 triplets (MS2 = 2) to ≤ 1e-12 of the host', async () => {
     const cases = [
       { file: 'N2_sto3g_R1.1A_block2.FCIDUMP', opts: { irrep: 1, nroots: 4 } },
@@ -127,6 +141,27 @@ describe.skipIf(gpuTierSkipped)('CI driver: ⟨S²⟩ on the device with the dev
         expect(Math.abs(dev.s2[r]! - host.s2[r]!)).toBeLessThan(1e-9);
       }
       if ('spin' in opts) expect(Math.abs(dev.s2[0]! - 2)).toBeLessThan(1e-9);
+    }
+  });
+
+  it('a device ⟨S²⟩ that fails (a lost device, say) leaves the energies and gives the host ⟨S²⟩, with a note', async () => {
+    const fd = await readFcidump(data('N2_sto3g_R1.1A_block2.FCIDUMP'));
+    const failing = async (f: Fcidump, space: never, notes?: string[]) => {
+      const h = await gpuDirectHamiltonian(ctx, { threads: 1 })(f, space, notes);
+      h.spinSquared = async () => {
+        throw new Error('device lost (test)');
+      };
+      return h;
+    };
+    const common = { irrep: 1, nroots: 2, solver: 'davidson' as const, workers: 0 };
+    const host = await ciEnergies(fd, { ...common, hamiltonian: directHamiltonian({ threads: 1 }) });
+    for (const polish of ['df64', 'host'] as const) {
+      const r = await ciEnergies(fd, { ...common, backend: gpuBackend(polish) as never, hamiltonian: failing as never });
+      expect(r.notes.join('\n')).toMatch(/⟨S²⟩ on the device failed \(device lost \(test\)\): computed on the host/);
+      for (let k = 0; k < 2; k++) {
+        expect(Math.abs(r.energies[k]! - host.energies[k]!)).toBeLessThan(1e-8);
+        expect(Math.abs(r.s2[k]! - host.s2[k]!)).toBeLessThan(1e-9);
+      }
     }
   });
 });
