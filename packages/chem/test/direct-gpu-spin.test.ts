@@ -13,7 +13,9 @@ import { buildCiSpace, type SpaceSpec } from '../src/determinants/build';
 import { directHamiltonian } from '../src/direct/ci';
 import { gpuDirectHamiltonian } from '../src/direct/gpu/ci';
 import { gpuDirectSigmaOperator } from '../src/direct/gpu/operator';
-import { SPIN_SQUARE_MAX_ROOTS } from '../src/direct/gpu/spin-square';
+import type { SharedSigmaTables } from '../src/direct/gpu/operator-df64';
+import { GpuSpinSquare, occupationWords, SPIN_SQUARE_MAX_ROOTS } from '../src/direct/gpu/spin-square';
+import { directContext } from '../src/direct/tables';
 import { readFcidump } from '../src/fcidump/node';
 import { parseFcidump } from '../src/fcidump/parse';
 import type { Fcidump } from '../src/fcidump/types';
@@ -77,6 +79,28 @@ describe.skipIf(gpuTierSkipped)('⟨S²⟩ on the device = host float64 ⟨S²�
     expect(p.err).toBeLessThan(1e-8 * Math.max(...p.want));
     const c4 = await both(await readFcidump(data('C4_sto3g_cas8e12o_spin3_dice.FCIDUMP')), 'fci', { irrep: 2 }, randoms(2, 9));
     expect(c4.err).toBeLessThan(1e-8 * Math.max(...c4.want));
+  });
+
+  it('a small storage binding: fewer vectors per pass (2, then 1) and the partial sums split over calls, the same ⟨S²⟩', async () => {
+    const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
+    const { fcidump, space } = buildCiSpace(fd, 'fci', {});
+    const op = gpuDirectSigmaOperator(ctx, fcidump, space);
+    const shared = (op as unknown as { shared(): SharedSigmaTables }).shared();
+    const cs = randoms(5, 31)(space.size);
+    const want = spinSquaredExpectations(space, cs);
+    const xs = cs.map((c) => vs.fromArray(c));
+    const { ctx: dctx } = directContext(fcidump, space);
+    const input = { norb: dctx.norb, nA: dctx.nA, sz: 0, occ: occupationWords(dctx, space) };
+    // a context whose bindings hold two float32 vectors (4 B × 4900 each), then one vector and two roots' partial sums
+    for (const binding of [2 * 4 * space.size + 64, 16 * shared.uni.groups * 2]) {
+      const small = Object.create(ctx, { limits: { value: { ...ctx.limits, maxStorageBufferBindingSize: binding } } }) as GpuContext;
+      const spin = new GpuSpinSquare(small, shared, input);
+      const got = await spin.expectations(xs);
+      spin.dispose();
+      for (let r = 0; r < 5; r++) expect(Math.abs(got[r]! - want[r]!)).toBeLessThan(1e-8 * want[r]!);
+    }
+    for (const x of xs) vs.release(x);
+    op.dispose();
   });
 
   it('34 orbitals (strings past 32 bits: the high occupation words), MS2 = 1, D2h labels', async () => {

@@ -74,6 +74,13 @@ export class GpuSpinSquare {
     }
     if (!this.fits) throw new InvalidParameterError('device ⟨S²⟩', `workgroup arrays within ${this.ctx.limits.maxComputeWorkgroupStorageSize} bytes`, spinSquareWorkgroupBytes(this.t.uni.mA, this.s.norb));
     if (n === 0 || this.t.uni.groups === 0) return vs.map(() => Number.NaN);
+    // the partial sums in one storage binding (16 B per root and workgroup): else in parts, one readback each
+    const fitRoots = Math.max(1, Math.floor(this.ctx.limits.maxStorageBufferBindingSize / (16 * this.t.uni.groups)));
+    if (vs.length > fitRoots) {
+      const out: number[] = [];
+      for (let r = 0; r < vs.length; r += fitRoots) out.push(...(await this.expectations(vs.slice(r, r + fitRoots))));
+      return out;
+    }
     const elem = df ? 8 : 4;
     // roots per pass: the kernel's private arrays, and the packed vectors in one storage binding
     const perBinding = Math.max(1, Math.floor(this.ctx.limits.maxStorageBufferBindingSize / (elem * n)));
