@@ -228,8 +228,13 @@ export function gpuDirectParts(dev: GpuDirectSigmaOperator, fd: Fcidump, space: 
     host: lazy.host,
     device: async () => dev,
     // the CI driver's device polish (df64 on WebGPU): the same σ in df64 over these tables
-    polishOperator: (s: unknown) => (s instanceof Df64VectorSpace && s.ctx === dev.ctx ? dev.df64(s.d) : undefined),
+    polishOperator: (s: unknown) => {
+      if (!(s instanceof Df64VectorSpace && s.ctx === dev.ctx)) return undefined;
+      void dev.prewarmSpin(true); // the final ⟨S²⟩ runs on the polish's df64 vectors: compiled during the float32 solve
+      return dev.df64(s.d);
+    },
     prepareHost: async () => {
+      void dev.prewarmSpin(false); // a host polish: the final ⟨S²⟩ gets the host vectors uploaded in float32
       const t = performance.now();
       const built = lazy.built();
       const op = await lazy.prepare();

@@ -37,6 +37,8 @@ export interface GpuDirectSigmaOperator extends LinearOperator<GpuVector> {
   spinSquared(vs: readonly (GpuVector | Df64Vector)[]): Promise<number[]>;
   /** Whether the ⟨S²⟩ kernel's workgroup arrays (α row, norb² pair map) fit this device. */
   readonly spinOnDevice: boolean;
+  /** Compile the ⟨S²⟩ kernel for float32 or df64 (`df`) vectors ahead of time, without blocking; never rejects. */
+  prewarmSpin(df: boolean): Promise<void>;
   dispose(): void;
 }
 
@@ -195,6 +197,10 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
 
   get spinOnDevice(): boolean {
     return this.spin.fits;
+  }
+
+  prewarmSpin(df: boolean): Promise<void> {
+    return this.spin.prewarm(df);
   }
 
   dispose(): void {

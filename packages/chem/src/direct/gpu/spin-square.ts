@@ -8,7 +8,7 @@
  * @module
  */
 import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
-import { Df64Vector, df64Mode, type GpuBuf, type GpuContext, GpuVector, readRanges, signature, type TwoProdMode, Uniforms, uploadU32 } from '@gpusparse/gpu';
+import { Df64Vector, df64Mode, type GpuBuf, type GpuContext, GpuVector, type PipelineSpec, readRanges, signature, type TwoProdMode, Uniforms, uploadU32 } from '@gpusparse/gpu';
 import type { DeterminantSpace } from '../../determinants/space';
 import type { DirectContext } from '../tables';
 import { SPIN_SQUARE_MAX_ROOTS, spinSquareBindings, spinSquareWgsl, spinSquareWorkgroupBytes } from './spin-square.kernel';
@@ -108,12 +108,26 @@ export class GpuSpinSquare {
     }
   }
 
+  /** The kernel's pipeline for float32 or df64 vectors under the device's TwoProd form. */
+  private spec(df: boolean, mode: TwoProdMode): PipelineSpec {
+    const { mA } = this.t.uni;
+    const norb = this.s.norb;
+    return { key: `chem-direct-spin2:${mA}:${norb}:${df ? 'df' : 'f'}:${mode}`, label: `direct-spin-square(mA=${mA}, norb=${norb})`, bindings: signature(spinSquareBindings(df)), wgsl: () => spinSquareWgsl(mA, norb, df, mode) };
+  }
+
+  /**
+   * Compile the kernel for float32 (`df` false) or df64 vectors ahead of time, without blocking
+   * (while the float32 Davidson runs), so that the final ⟨S²⟩ compiles nothing. Never rejects.
+   */
+  prewarm(df: boolean): Promise<void> {
+    if (!this.fits) return Promise.resolve();
+    return df64Mode(this.ctx).then((m) => this.ctx.pipelines.prewarm([this.spec(df, m ?? 'dekker')]), () => undefined);
+  }
+
   private dispatch(packed: GpuBuf, part: GpuBuf, k: number, df: boolean, partAt: number, mode: TwoProdMode): void {
     const { uni, perm, work, info, rep } = this.t;
     const { mA } = uni;
-    const norb = this.s.norb;
-    const bindings = spinSquareBindings(df);
-    const pipe = this.ctx.pipelines.get({ key: `chem-direct-spin2:${mA}:${norb}:${df ? 'df' : 'f'}:${mode}`, label: `direct-spin-square(mA=${mA}, norb=${norb})`, bindings: signature(bindings), wgsl: () => spinSquareWgsl(mA, norb, df, mode) });
+    const pipe = this.ctx.pipelines.get(this.spec(df, mode));
     const u = new Uniforms();
     u.u[0] = uni.groups;
     u.u[1] = uni.mB;
