@@ -4,7 +4,7 @@
  * with it (see the usage there).
  */
 import { readFileSync } from 'node:fs';
-import { type CiBackend, ciEnergies, type DeterminantSpace, directSigmaOperator, type Fcidump, gpuDirectHamiltonian, type SpaceSpec } from '../packages/chem/src/index';
+import { type CiBackend, ciEnergies, type DeterminantSpace, directSigmaOperator, type Fcidump, gpuDirectHamiltonian, type SpaceSpec, spinSquaredExpectations } from '../packages/chem/src/index';
 import { estimateGpuDirectBytes, gpuDirectSigmaOperator } from '../packages/chem/src/direct/gpu/index';
 import { deviceMemoryOf } from '../packages/cli/src/util/ci-memory';
 import { gpuDevicePolish } from '../packages/cli/src/util/ci-device';
@@ -121,18 +121,34 @@ async function solveDirect(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs
   peakDevice = Math.max(peakDevice, ctx.buffers.allocatedBytes);
   const wallS = (performance.now() - t0) / 1000;
   log(`E = ${r.energies.map((e) => e.toFixed(10)).join(', ')}; ${r.solver.method}; total ${wallS.toFixed(1)} s`);
+  const spin = hostSpinCheck(o.space, r);
+  log(`⟨S²⟩ ${r.s2.map((x) => x.toFixed(9)).join(', ')}: device ${(spin.deviceMs / 1000).toFixed(3)} s, host (before) ${(spin.hostMs / 1000).toFixed(3)} s, max |Δ| ${spin.maxDiff.toExponential(2)}`);
   return {
     energies: r.energies,
     residualNorms: r.residualNorms,
     s2: r.s2,
+    spin,
     converged: r.solver.converged,
     method: r.solver.method,
     iterations: r.solver.iterations,
     matvecs: r.solver.matvecs,
-    seconds: { read: r.timings.read / 1000, space: r.timings.space / 1000, tables: r.timings.assembly / 1000, solve: r.timings.solve / 1000, float64Phase: r.timings.polish / 1000, total: wallS },
+    seconds: { read: r.timings.read / 1000, space: r.timings.space / 1000, tables: r.timings.assembly / 1000, solve: r.timings.solve / 1000, float64Phase: r.timings.polish / 1000, spin: (r.timings.spin ?? 0) / 1000, total: wallS },
     peakHostBytes: peakRss(),
     peakDeviceBytes: peakDevice,
     peakDeviceBytesPerDet: peakDevice / o.space.size,
     notes: r.notes,
   };
+}
+
+/**
+ * The spin step before and after: the run's ⟨S²⟩ (on the device since session 10, `timings.spin`)
+ * against the host float64 ⟨S²⟩ of the same final vectors (what the driver computed before,
+ * single-threaded `spinSquaredExpectations`), timed here after the run.
+ */
+function hostSpinCheck(space: DeterminantSpace, r: Awaited<ReturnType<typeof ciEnergies>>): { deviceMs: number; hostMs: number; host: number[]; maxDiff: number; where: string } {
+  const t = performance.now();
+  const host = spinSquaredExpectations(space, r.vectors);
+  const hostMs = performance.now() - t;
+  const where = r.notes.find((x) => x.startsWith('⟨S²⟩ on the device')) ?? 'host (no device ⟨S²⟩ note)';
+  return { deviceMs: r.timings.spin ?? 0, hostMs, host, maxDiff: Math.max(...host.map((h, i) => Math.abs(h - r.s2[i]!))), where };
 }

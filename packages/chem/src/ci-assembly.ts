@@ -24,6 +24,12 @@ export interface CiHamiltonian<V> {
   /** The device operator over the uploaded chunks (chunked assembly only). */
   device: (() => Promise<LinearOperator<V>>) | undefined;
   stats: { ms: number; rate: number; bytesPerNnz: number; workers: number; chunks: number };
+  /**
+   * Optional: ⟨S²⟩ per vector computed where the operator lives (the device direct σ's tables):
+   * vectors of the device polish's space, of the backend's space, or host float64 arrays (then
+   * uploaded). Undefined (or a promise of undefined): the driver computes ⟨S²⟩ on the host.
+   */
+  spinSquared?: (vs: readonly unknown[]) => Promise<number[] | undefined>;
 }
 
 /** Options of {@link assembleForCi}. */

@@ -51,6 +51,8 @@ export interface DevicePhaseOptions<V, P> {
   byBound: boolean;
   onIteration: (info: EigenIterationInfo) => unknown;
   signal?: AbortSignal;
+  /** ⟨S²⟩ of the final vectors in the polish space (CiPolishOptions.spinSquared). */
+  spinSquared?: (vs: readonly P[]) => Promise<number[] | undefined>;
 }
 
 /** What the device phase gives the driver. */
@@ -94,6 +96,7 @@ export async function runDevicePolish<V, P>(o: DevicePhaseOptions<V, P>): Promis
     ...(o.byBound ? { accept: 'bound' as const } : {}),
     onIteration: o.onIteration,
     ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.spinSquared ? { spinSquared: o.spinSquared } : {}),
   });
   (pop as { dispose?: () => void }).dispose?.();
   for (const v of o.res.vectors) o.fastSpace.release(v); // handed over to the polish on the device

@@ -50,6 +50,10 @@ export interface CiPolishOutcome {
   residualNorms: number[];
   /** Rayleigh quotients v·H·v per root (electronic). */
   rayleigh: number[];
+  /** ⟨S²⟩ per root from the normalised vectors in the polish space, when `spinSquared` was given and answered. */
+  s2?: number[];
+  /** Milliseconds of that ⟨S²⟩ evaluation (part of the check stage). */
+  spinMs?: number;
   result: EigenResult<unknown>;
   /** float32 matvecs of the correction equations. */
   correctionMatvecs: number;
@@ -76,6 +80,12 @@ export interface CiPolishOptions<V, P> {
   signal?: AbortSignal;
   device: CiDevicePolish<V, P>;
   operator: LinearOperator<P>;
+  /**
+   * ⟨S²⟩ of the final normalised vectors in the polish space (e.g. the device direct σ's
+   * spinSquared: one pass, one readback), before they are released; undefined: the driver
+   * computes ⟨S²⟩ from the host vectors.
+   */
+  spinSquared?: (vs: readonly P[]) => Promise<number[] | undefined>;
   /**
    * 'residual' (default): every wanted root to ‖r‖ ≤ tol. 'bound': a root is also accepted when
    * its certified energy bound (eigen/bounds.ts) is ≤ tol, so the corrections aim at
@@ -175,7 +185,7 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
   for (const v of start) space.release(v);
   const t1 = performance.now();
   const bounds = judge.report(result.values, result.residualNorms);
-  const check = await rayleighCheck(space, o.operator, result.vectors.slice(0, o.nroots));
+  const check = await rayleighCheck(space, o.operator, result.vectors.slice(0, o.nroots), o.spinSquared);
   for (const v of result.vectors) space.release(v);
   const stages = { davidson: t1 - t0, check: performance.now() - t1 };
   return { values: result.values.slice(0, o.nroots), ...check, result: result as EigenResult<unknown>, correctionMatvecs: jd.stats.matvecs, bounds, stages };
@@ -184,9 +194,15 @@ export async function polishCi<V, P>(o: CiPolishOptions<V, P>): Promise<CiPolish
 /**
  * Per vector c: c ← c/‖c‖, E = c·Hc, ‖Hc − E·c‖, all in `space` with the scalars kept there
  * (one product per vector), then one scalar readback for all energies and residual norms and
- * one for the vectors as float64 (`toArrays` when the space has it, else one per vector).
+ * one for the vectors as float64 (`toArrays` when the space has it, else one per vector); with
+ * `spin`, ⟨S²⟩ of the normalised vectors in the same space first (its own readback).
  */
-export async function rayleighCheck<P, S>(space: VectorSpace<P, S> & { toArrays?(vs: readonly P[]): Promise<Float64Array[]> }, op: LinearOperator<P>, vs: readonly P[]): Promise<{ vectors: Float64Array[]; residualNorms: number[]; rayleigh: number[] }> {
+export async function rayleighCheck<P, S>(
+  space: VectorSpace<P, S> & { toArrays?(vs: readonly P[]): Promise<Float64Array[]> },
+  op: LinearOperator<P>,
+  vs: readonly P[],
+  spin?: (vs: readonly P[]) => Promise<number[] | undefined>,
+): Promise<{ vectors: Float64Array[]; residualNorms: number[]; rayleigh: number[]; s2?: number[]; spinMs?: number }> {
   const temps: S[] = [];
   const keep = (x: S) => {
     temps.push(x);
@@ -207,7 +223,11 @@ export async function rayleighCheck<P, S>(space: VectorSpace<P, S> & { toArrays?
   const rn = hc.map((y) => keep(space.norm2(y)));
   const got = await space.readMany([...e, ...rn]);
   for (const x of temps) space.release(x); // device scalar slots back to the pool
+  const t = performance.now();
+  // a failed device ⟨S²⟩ leaves it to the driver (from the host vectors), never the energies
+  const s2 = spin ? await spin(c).catch(() => undefined) : undefined;
+  const spinMs = performance.now() - t;
   const vectors = space.toArrays ? await space.toArrays(c) : await Promise.all(c.map((u) => space.toArray(u)));
   for (const u of [...c, ...hc]) space.release(u);
-  return { vectors, residualNorms: got.slice(vs.length), rayleigh: got.slice(0, vs.length) };
+  return { vectors, residualNorms: got.slice(vs.length), rayleigh: got.slice(0, vs.length), ...(s2 ? { s2, spinMs } : {}) };
 }

@@ -37,8 +37,10 @@ export interface CiSolved {
   outcome?: CiPolishOutcome;
   polishMs: number;
   polishStages?: PolishStages;
-  /** ⟨S²⟩ of the roots when the spin filter already computed them. */
+  /** ⟨S²⟩ of the roots when the spin filter or the device polish already computed them. */
   knownS2?: number[];
+  /** Milliseconds of the device polish's ⟨S²⟩ (when it gave knownS2). */
+  spinMs?: number;
   bounds?: CiResult['bounds'];
 }
 
@@ -110,10 +112,14 @@ export async function davidsonCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, sp
   const devicePolish = built.devicePolish;
   if (pending && devicePolish) {
     // float64-accurate polish on the device (df64): no float64 H and no vector on the host
-    const phase = await runDevicePolish({ device: devicePolish, pending, prewarmed, fastOp: st.op, fastSpace: plan.backend.space, res, kSolve, nroots: plan.nroots, diagonal: st.diagonal, tol: st.tol, maxIterations: options.maxIterations ?? 50, byBound, onIteration: polishProgress(emit), ...(options.signal ? { signal: options.signal } : {}) });
+    // ⟨S²⟩ of the final vectors where they are (the device direct σ's tables), before the readback
+    const spinSquared = built.h.spinSquared;
+    const phase = await runDevicePolish({ device: devicePolish, pending, prewarmed, fastOp: st.op, fastSpace: plan.backend.space, res, kSolve, nroots: plan.nroots, diagonal: st.diagonal, tol: st.tol, maxIterations: options.maxIterations ?? 50, byBound, onIteration: polishProgress(emit), ...(options.signal ? { signal: options.signal } : {}), ...(spinSquared ? { spinSquared } : {}) });
     notes.push(...phase.notes);
     const { outcome } = phase;
-    return { values: outcome.values, vectors: outcome.vectors.slice(0, plan.nroots), solver: phase.solver, format: st.format, outcome, polishMs: phase.ms, polishStages: phase.stages, bounds: phase.bounds };
+    const spin = outcome.s2 ? { knownS2: outcome.s2, spinMs: outcome.spinMs ?? 0 } : {};
+    if (outcome.s2) notes.push(`⟨S²⟩ on the device from the direct σ's tables (the polish's final vectors, df64 sums; one readback): ${((outcome.spinMs ?? 0) / 1000).toFixed(3)} s`);
+    return { values: outcome.values, vectors: outcome.vectors.slice(0, plan.nroots), solver: phase.solver, format: st.format, outcome, polishMs: phase.ms, polishStages: phase.stages, bounds: phase.bounds, ...spin };
   }
   const space = plan.backend.space;
   const fastVectors = await Promise.all(res.vectors.slice(0, kSolve).map(async (v) => (half ? half.expand(await space.toArray(v)) : space.toArray(v))));

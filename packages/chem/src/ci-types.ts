@@ -174,9 +174,11 @@ export interface CiResult {
   s2: number[];
   /**
    * Milliseconds per stage; `polish`: the float64 phase (part of `solve`; 0 without one);
-   * `polishStages`: the device phase's parts (present when it ran).
+   * `spin`: ⟨S²⟩ of the final vectors (on the device with the device direct σ — inside the
+   * polish's final check when the polish ran there —, else on the host; 0 when the spin filter
+   * had them); `polishStages`: the device phase's parts (present when it ran).
    */
-  timings: { read: number; space: number; assembly: number; solve: number; polish: number; polishStages?: PolishStages };
+  timings: { read: number; space: number; assembly: number; solve: number; polish: number; spin?: number; polishStages?: PolishStages };
   determinants: number;
   nnz: number;
   /** Format H was stored in for the solve ('dense' for the dense solver). */

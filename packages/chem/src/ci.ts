@@ -11,6 +11,7 @@ import { denseCiSolve, float64Energies } from './ci-phases';
 import { type CiSolved, type CiSpin, davidsonCi } from './ci-solve';
 import type { CiOptions, CiResult } from './ci-types';
 import { denseColumnsCsr } from './direct/ci';
+import type { DeterminantSpace } from './determinants/space';
 import type { Fcidump } from './fcidump/types';
 import { spinPenaltyMatrix, spinSquaredExpectations, spinSquaredMatrix } from './hamiltonian/spin';
 
@@ -37,7 +38,7 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   else if (options.accept === 'bound' && options.energyChange !== undefined && plan.backend.space.precision !== 'f32') notes.push("accept 'bound': energyChange replaces it (OpenMolcas' rule, not certified)");
   const solved = plan.solverName === 'dense' ? await denseSolve(plan, built, spin) : await davidsonCi(plan, built, spin, options, emit, notes);
   const solve = performance.now() - t;
-  return finishCi(plan, built, spin, solved, notes, { solve, assembly: built.h.stats.ms }, options.spin !== undefined);
+  return await finishCi(plan, built, spin, solved, notes, { solve, assembly: built.h.stats.ms }, options.spin !== undefined);
 }
 
 /** The spin penalty (S² as a matrix only for it) or the operator's spin parity. */
@@ -64,14 +65,14 @@ async function denseSolve<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, spin: CiS
 }
 
 /** Energies, residuals and ⟨S²⟩ in float64 (on the host, or from the device polish in df64), and the result. */
-function finishCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, spin: CiSpin, r: CiSolved, notes: string[], ms: { solve: number; assembly: number }, withSpin: boolean): CiResult {
+async function finishCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, spin: CiSpin, r: CiSolved, notes: string[], ms: { solve: number; assembly: number }, withSpin: boolean): Promise<CiResult> {
   const { h } = built;
   const { fd, space } = plan;
   const { vectors, values, outcome } = r;
   const { energies, residualNorms } = outcome
     ? { energies: values.slice(0, vectors.length).map((v) => v + fd.ecore), residualNorms: outcome.residualNorms.slice(0, vectors.length) }
     : float64Energies(h.host!, vectors, withSpin ? undefined : values, fd.ecore);
-  const s2 = r.knownS2 ? r.knownS2.slice(0, vectors.length) : spinSquaredExpectations(space, vectors);
+  const { s2, spinMs } = await spinOfRoots(built, space, r, vectors, notes);
   // the threaded host product holds worker threads and a shared copy of H: free them now
   (h.host as { dispose?: () => void } | undefined)?.dispose?.();
   if (spin.multiplicity !== undefined) {
@@ -85,7 +86,7 @@ function finishCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, spin: CiSpin, r: 
     energies,
     residualNorms,
     s2,
-    timings: { read: plan.read, space: plan.spaceMs, assembly: ms.assembly, solve: ms.solve, polish: r.polishMs, ...(r.polishStages ? { polishStages: r.polishStages } : {}) },
+    timings: { read: plan.read, space: plan.spaceMs, assembly: ms.assembly, solve: ms.solve, polish: r.polishMs, spin: spinMs, ...(r.polishStages ? { polishStages: r.polishStages } : {}) },
     determinants: space.size,
     nnz: h.nnz,
     format: r.format,
@@ -96,4 +97,27 @@ function finishCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, spin: CiSpin, r: 
     notes,
     ...(r.bounds ? { bounds: r.bounds } : {}),
   };
+}
+
+/**
+ * ⟨S²⟩ of the final vectors and the milliseconds it took: known already (the spin filter, or
+ * the device polish over the device direct σ's tables), else from the operator's own
+ * `spinSquared` (the device direct σ: the host vectors uploaded in float32, one pass), else on
+ * the host from the determinant strings (the reference, float64).
+ */
+async function spinOfRoots<V>(built: CiBuilt<V>, space: DeterminantSpace, r: CiSolved, vectors: Float64Array[], notes: string[]): Promise<{ s2: number[]; spinMs: number }> {
+  if (r.knownS2) return { s2: r.knownS2.slice(0, vectors.length), spinMs: r.spinMs ?? 0 };
+  const t = performance.now();
+  let dev: number[] | undefined;
+  try {
+    dev = built.h.spinSquared ? await built.h.spinSquared(vectors) : undefined;
+  } catch (e) {
+    // the energies are final: a failed device ⟨S²⟩ (e.g. a lost device) falls back to the host reference
+    notes.push(`⟨S²⟩ on the device failed (${e instanceof Error ? e.message : String(e)}): computed on the host`);
+  }
+  if (dev) {
+    notes.push(`⟨S²⟩ on the device from the direct σ's tables (the host vectors uploaded in float32; df64 sums): ${((performance.now() - t) / 1000).toFixed(3)} s`);
+    return { s2: dev, spinMs: performance.now() - t };
+  }
+  return { s2: spinSquaredExpectations(space, vectors), spinMs: performance.now() - t };
 }

@@ -92,7 +92,10 @@ export function autoHamiltonian(options: DirectSigmaOptions & { products: number
     const host = await hostMemoryAvailable();
     const choice = chooseSigma(fd, space, { products: options.products, hostBytes: host.bytes, timeReversal: options.timeReversal !== undefined });
     const note = `sigma auto: ${choice.sigma} — ${choice.reason}`;
-    if (choice.sigma === 'direct') return { ...(await directHamiltonian(options)(fd, space)), notes: [note] };
+    if (choice.sigma === 'direct') {
+      const h = await directHamiltonian(options)(fd, space);
+      return { ...h, notes: [note, ...h.notes] };
+    }
     const perRow = Math.max(1, Math.ceil(choice.nnz / space.size));
     const h = await assembleForCi<Float64Array>(fd, space, { perRow, ...(options.workers === undefined ? {} : { workers: options.workers }) });
     return { ...h, notes: [note] };

@@ -9,7 +9,7 @@ import type { CiHamiltonian } from '../ci-assembly';
 import type { DeterminantSpace } from '../determinants/space';
 import type { Fcidump } from '../fcidump/types';
 import { hostMemoryAvailable } from '../memory-estimate';
-import { type DirectSigmaOptions, directSigmaOperator } from './operator';
+import { type DirectSigmaOperator, type DirectSigmaOptions, directSigmaOperator } from './operator';
 
 /**
  * Host bytes per determinant a direct run needs: the operator's tables, diagonal and shared
@@ -27,9 +27,9 @@ export const DIRECT_BYTES_PER_DETERMINANT = 80 + 2 * 24 * 8;
  * @example
  * const r = await ciEnergies(fd, { irrep: 1, hamiltonian: directHamiltonian({ threads: 2 }) });
  */
-export function directHamiltonian(options: DirectSigmaOptions & { hostBytes?: number } = {}): ((fd: Fcidump, space: DeterminantSpace) => Promise<CiHamiltonian<Float64Array>>) & { readonly storesMatrix: false } {
+export function directHamiltonian(options: DirectSigmaOptions & { hostBytes?: number } = {}): ((fd: Fcidump, space: DeterminantSpace) => Promise<CiHamiltonian<Float64Array> & { notes: string[] }>) & { readonly storesMatrix: false } {
   // storesMatrix: the driver's sizing then samples no non-zeros of H (./ci-plan.ts)
-  const factory = async (fd: Fcidump, space: DeterminantSpace): Promise<CiHamiltonian<Float64Array>> => {
+  const factory = async (fd: Fcidump, space: DeterminantSpace): Promise<CiHamiltonian<Float64Array> & { notes: string[] }> => {
     const t0 = performance.now();
     const available = options.hostBytes ?? (await hostMemoryAvailable()).bytes;
     const need = DIRECT_BYTES_PER_DETERMINANT * space.size + 8 * fd.norb ** 4;
@@ -42,9 +42,21 @@ export function directHamiltonian(options: DirectSigmaOptions & { hostBytes?: nu
       host: op,
       device: undefined,
       stats: { ms: performance.now() - t0, rate: 0, bytesPerNnz: 0, workers: op.threads, chunks: 0 },
+      notes: [directMemoryNote(op, space.size, fd.norb)],
     };
   };
   return Object.assign(factory, { storesMatrix: false as const });
+}
+
+/**
+ * The host direct run's memory per determinant for the notes (issue 19: the direct path holds
+ * only vectors, strings and integrals): the operator's own bytes (strings, replacement lists,
+ * same-spin rows, diagonal, layout, time-reversal maps, shared vectors), the integrals, and
+ * what each of Davidson's float64 vectors adds.
+ */
+export function directMemoryNote(op: Pick<DirectSigmaOperator, 'bytes' | 'label'>, determinants: number, norb: number): string {
+  const per = op.bytes / Math.max(1, determinants);
+  return `memory of the host direct σ (${op.label ?? 'direct-sigma'}): ${(op.bytes / 1e6).toFixed(1)} MB held (${per.toFixed(1)} B per determinant: strings, replacement lists, same-spin rows, diagonal, layout, shared vectors) + integrals ${((8 * norb ** 4) / 1e6).toFixed(1)} MB; each Davidson vector 8 B per determinant (the half space's 4 B under time reversal); no stored H`;
 }
 
 /**

@@ -7,7 +7,7 @@
  * @module
  */
 import { GpuSparseError, type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
-import { type Df64Vector, Df64VectorSpace, type GpuContext, type GpuVector } from '@gpusparse/gpu';
+import { Df64Vector, Df64VectorSpace, type GpuContext, GpuVector, uploadF32 } from '@gpusparse/gpu';
 import type { CiHamiltonian } from '../../ci-assembly';
 import { binomial } from '../../determinants/bits';
 import type { DeterminantSpace } from '../../determinants/space';
@@ -188,6 +188,27 @@ function lazyHost(dev: GpuDirectSigmaOperator, fd: Fcidump, space: DeterminantSp
 }
 
 /**
+ * ⟨S²⟩ on the device for the driver (CiHamiltonian.spinSquared): df64 or float32 device vectors
+ * as they are, host float64 vectors uploaded in float32 (a Rayleigh quotient: ⟨S²⟩ of a spin
+ * state moves only to second order in that rounding). Undefined where the kernel's workgroup
+ * arrays do not fit the device or the vectors are of another kind: the driver then computes
+ * ⟨S²⟩ on the host.
+ */
+function deviceSpinSquared(dev: GpuDirectSigmaOperator): (vs: readonly unknown[]) => Promise<number[] | undefined> {
+  return async (vs) => {
+    if (!dev.spinOnDevice) return undefined;
+    if (vs.every((v) => v instanceof Df64Vector) || vs.every((v) => v instanceof GpuVector)) return dev.spinSquared(vs as readonly (Df64Vector | GpuVector)[]);
+    if (!vs.every((v) => v instanceof Float64Array)) return undefined;
+    const up = (vs as readonly Float64Array[]).map((v) => new GpuVector(uploadF32(dev.ctx, Float32Array.from(v), 'direct-spin-host-vector'), v.length));
+    try {
+      return await dev.spinSquared(up);
+    } finally {
+      for (const v of up) v.buf.dispose();
+    }
+  };
+}
+
+/**
  * The driver's Hamiltonian around a built device operator `dev`: the host float64 direct σ
  * (worker threads) only on demand (`prepareHost`, for a host polish), and the notes.
  * Disposing the host handle (the driver does, at the end) releases the device tables too.
@@ -207,8 +228,13 @@ export function gpuDirectParts(dev: GpuDirectSigmaOperator, fd: Fcidump, space: 
     host: lazy.host,
     device: async () => dev,
     // the CI driver's device polish (df64 on WebGPU): the same σ in df64 over these tables
-    polishOperator: (s: unknown) => (s instanceof Df64VectorSpace && s.ctx === dev.ctx ? dev.df64(s.d) : undefined),
+    polishOperator: (s: unknown) => {
+      if (!(s instanceof Df64VectorSpace && s.ctx === dev.ctx)) return undefined;
+      void dev.prewarmSpin(true); // the final ⟨S²⟩ runs on the polish's df64 vectors: compiled during the float32 solve
+      return dev.df64(s.d);
+    },
     prepareHost: async () => {
+      void dev.prewarmSpin(false); // a host polish: the final ⟨S²⟩ gets the host vectors uploaded in float32
       const t = performance.now();
       const built = lazy.built();
       const op = await lazy.prepare();
@@ -218,6 +244,7 @@ export function gpuDirectParts(dev: GpuDirectSigmaOperator, fd: Fcidump, space: 
     get hostBuilt() {
       return lazy.built();
     },
+    spinSquared: deviceSpinSquared(dev),
     estimate,
     stats: { ms: performance.now() - t0, rate: 0, bytesPerNnz: 0, workers: 0, chunks: 0 },
     notes,

@@ -6,12 +6,13 @@
  * @module
  */
 import { DimensionMismatchError, InvalidParameterError, type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
-import { Blas1, type Df64Blas, type GpuBuf, type GpuContext, type GpuVector, signature, imm, Uniforms, uploadF32, uploadU32 } from '@gpusparse/gpu';
+import { Blas1, type Df64Blas, type Df64Vector, type GpuBuf, type GpuContext, type GpuVector, signature, imm, Uniforms, uploadF32, uploadU32 } from '@gpusparse/gpu';
 import type { DeterminantSpace } from '../../determinants/space';
 import type { Fcidump } from '../../fcidump/types';
 import { directContext, type DirectContext, type DirectLayout } from '../tables';
 import { Df64DirectSigma, type SharedSigmaTables } from './operator-df64';
 import { GATHER_BINDINGS, gatherWgsl, SIGMA_BINDINGS, sigmaWgsl, sigmaWorkgroupBytes } from './sigma.kernel';
+import { GpuSpinSquare, occupationWords, type SpinSquareInput } from './spin-square';
 import { packSigmaTables } from './tables';
 
 /** The device direct operator: float32 products, its float64 diagonal, device bytes, dispose. */
@@ -28,6 +29,16 @@ export interface GpuDirectSigmaOperator extends LinearOperator<GpuVector> {
    * Dispose it before this operator.
    */
   df64(d: Df64Blas): Df64DirectSigma;
+  /**
+   * ⟨x|S²|x⟩ / ⟨x|x⟩ of each vector (float32 or df64, in the space's order) on the device, from
+   * these tables (./spin-square.ts): one pass and one readback for all. Throws
+   * InvalidParameterError where {@link spinOnDevice} is false.
+   */
+  spinSquared(vs: readonly (GpuVector | Df64Vector)[]): Promise<number[]>;
+  /** Whether the ⟨S²⟩ kernel's workgroup arrays (α row, norb² pair map) fit this device. */
+  readonly spinOnDevice: boolean;
+  /** Compile the ⟨S²⟩ kernel for float32 or df64 (`df`) vectors ahead of time, without blocking; never rejects. */
+  prewarmSpin(df: boolean): Promise<void>;
   dispose(): void;
 }
 
@@ -63,6 +74,7 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
   private tmp: GpuBuf | undefined;
   /** float64 values the df64 operator needs (same-spin records, integrals). */
   private readonly f64: { sameSpin: Float64Array; eri: Float64Array };
+  private readonly spin: GpuSpinSquare;
 
   constructor(
     readonly ctx: GpuContext,
@@ -72,6 +84,7 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     private readonly diag: Float64Array,
     readonly buildMs: number,
     stage: boolean,
+    spin: Omit<SpinSquareInput, 'norb' | 'nA'>,
   ) {
     const n = layout.size;
     this.rows = n;
@@ -101,6 +114,7 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     this.f64 = { sameSpin, eri: dctx.eri };
     const permBytes = this.perm ? 16 * n : 0;
     this.deviceBytes = Object.values(this.bufs).reduce((s, b) => s + b.bytes, 0) + permBytes;
+    this.spin = new GpuSpinSquare(ctx, this.shared(), { ...spin, norb: dctx.norb, nA: dctx.nA });
     this.label = `direct-sigma-gpu(f32, mA=${dctx.mA}, mB=${dctx.mB}, ${t.pairIrreps ? 'pairs by irrep' : 'one pair group'}${t.kmax > 0 ? `, integrals staged (${t.kmax})` : ''}${this.perm ? ', permuted' : ''})`;
   }
 
@@ -166,17 +180,34 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     return this.diag;
   }
 
-  df64(d: Df64Blas): Df64DirectSigma {
-    if (d.ctx !== this.ctx) throw new InvalidParameterError('df64 blas', 'the df64 BLAS of the operator’s own GPU context', 'another context');
+  private shared(): SharedSigmaTables {
     const b = this.bufs;
     const perm = this.perm ? { toDirect: this.perm.toDirect, toSpace: this.perm.toSpace } : undefined;
-    return new Df64DirectSigma(d, { rows: this.rows, work: b.work, info: b.info, rep: b.rep, hrec: b.hrec, uni: this.uni, perm, ...this.f64 }, this.diag);
+    return { rows: this.rows, work: b.work, info: b.info, rep: b.rep, hrec: b.hrec, uni: this.uni, perm, ...this.f64 };
+  }
+
+  df64(d: Df64Blas): Df64DirectSigma {
+    if (d.ctx !== this.ctx) throw new InvalidParameterError('df64 blas', 'the df64 BLAS of the operator’s own GPU context', 'another context');
+    return new Df64DirectSigma(d, this.shared(), this.diag);
+  }
+
+  spinSquared(vs: readonly (GpuVector | Df64Vector)[]): Promise<number[]> {
+    return this.spin.expectations(vs);
+  }
+
+  get spinOnDevice(): boolean {
+    return this.spin.fits;
+  }
+
+  prewarmSpin(df: boolean): Promise<void> {
+    return this.spin.prewarm(df);
   }
 
   dispose(): void {
     for (const b of Object.values(this.bufs)) b.dispose();
     if (this.perm) for (const b of Object.values(this.perm)) b.dispose();
     this.tmp?.dispose();
+    this.spin.dispose();
   }
 }
 
@@ -197,5 +228,6 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
 export function gpuDirectSigmaOperator(ctx: GpuContext, fd: Fcidump, space: DeterminantSpace, options: { stageIntegrals?: boolean } = {}): GpuDirectSigmaOperator {
   const t0 = performance.now();
   const { ctx: dctx, layout, diagonal } = directContext(fd, space);
-  return new GpuDirectSigma(ctx, dctx, fd.orbsym, layout, diagonal, performance.now() - t0, options.stageIntegrals === true);
+  const spin = { sz: (space.nalpha - space.nbeta) / 2, occ: occupationWords(dctx, space) };
+  return new GpuDirectSigma(ctx, dctx, fd.orbsym, layout, diagonal, performance.now() - t0, options.stageIntegrals === true, spin);
 }
