@@ -11,6 +11,7 @@
  * is a few µs per step against ≈ 170 µs for ml-matrix's EigenvalueDecomposition.
  * @module
  */
+import { ascendingOrder } from './dense-qr';
 
 /** Ritz values (ascending) and the last component of each matching unit eigenvector (sign free). */
 export interface RitzEstimates {
@@ -41,8 +42,14 @@ export function ritzEstimates(h: readonly (readonly number[])[], m: number): Rit
   const z = new Float64Array(m);
   z[m - 1] = 1; // the last row of the identity; rotations update it like the whole matrix
   if (!implicitQl(d, e, z, m)) return undefined;
-  const order = Array.from(d, (_, i) => i).sort((p, q) => d[p]! - d[q]!);
-  return { values: order.map((i) => d[i]!), last: order.map((i) => z[i]!) };
+  const order = ascendingOrder(d, m);
+  const values = new Array<number>(m);
+  const last = new Array<number>(m);
+  for (let t = 0; t < m; t++) {
+    values[t] = d[order[t]!]!;
+    last[t] = z[order[t]!]!;
+  }
+  return { values, last };
 }
 
 /**
