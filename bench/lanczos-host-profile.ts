@@ -8,20 +8,23 @@
  * `node --cpu-prof` (bench/cpuprofile-summary.ts reads the profile).
  *
  *   pnpm -s tsx bench/lanczos-host-profile.ts [--only SiH4,trpcage,banded,stencil2d] [--reps 5]
- *     [--method lanczos|lobpcg] [--no-check] [--raw]
+ *     [--method lanczos|lobpcg] [--no-check] [--raw] [--solvers DIR]
  *
  * `--raw` runs without the wrappers (for --cpu-prof, whose own split is then undistorted).
  */
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type CsrMatrix, generators as g, readMatrixMarket, WasmVectorSpace } from '@gpusparse/formats';
-import { lanczos, lobpcg } from '@gpusparse/solvers';
+import * as current from '@gpusparse/solvers';
 
 const argv = process.argv;
 const arg = (f: string) => (argv.includes(f) ? argv[argv.indexOf(f) + 1] : undefined);
 const reps = Number(arg('--reps') ?? 5);
 const method = arg('--method') ?? 'lanczos';
 const raw = argv.includes('--raw');
+// `--solvers DIR`: the solvers of another checkout (the counts before a change)
+const solversDir = arg('--solvers');
+const { lanczos, lobpcg } = solversDir ? ((await import(resolve(solversDir, 'packages/solvers/src/index.ts'))) as typeof current) : current;
 const here = fileURLToPath(new URL('.', import.meta.url));
 const dataDir = resolve(process.env.GPUSPARSE_DATA ?? resolve(here, '..', '..', 'shared', 'data'), 'matrices');
 const real = async (f: string) => (await readMatrixMarket(join(dataDir, f), { strictCount: false })).matrix;
@@ -72,6 +75,7 @@ for (const [name, make] of all) {
     const len = (v: unknown) => (v as { length: number }).length / n;
     wrap(s, 'multiDot', 'multiDot', (x) => (x[0] as unknown[]).length + 1);
     wrap(s, 'combine', 'combine', (x) => (x[1] as unknown[]).length + 1);
+    wrap(s, 'combineMany', 'combineMany', (x) => (x[1] as unknown[]).length + (x[2] as unknown[]).length);
     wrap(s, 'axpby', 'axpby', () => 2);
     wrap(s, 'norm2', 'norm2', (x) => len(x[0]));
     wrap(s, 'dot', 'dot', () => 2);
@@ -101,7 +105,8 @@ for (const [name, make] of all) {
   const med = cpus[cpus.length >> 1]!;
   const total = cpus.reduce((s, x) => s + x, 0);
   const inCalls = [...tallies.values()].reduce((s, t) => s + t.ms, 0);
-  console.log(`${name} ${method}: n ${n}, nnz ${a.rowPtr[n]}, ${products} products, CPU median ${med.toFixed(1)} ms (${((1e3 * med) / products).toFixed(1)} µs/product), values ${values.map((x) => x.toPrecision(8)).join(' ')}`);
+  const passes = [...tallies.entries()].filter(([l]) => ['multiDot', 'combine', 'combineMany', 'axpby', 'norm2', 'dot', 'copy'].includes(l)).reduce((s, [, t]) => s + t.passes, 0);
+  console.log(`${name} ${method}: n ${n}, nnz ${a.rowPtr[n]}, ${products} products, CPU median ${med.toFixed(1)} ms (${((1e3 * med) / products).toFixed(1)} µs/product), values ${values.map((x) => x.toPrecision(8)).join(' ')}${raw ? '' : `; ${(passes / reps).toFixed(0)} vector passes (${(passes / reps / products).toFixed(1)} per product)`}`);
   if (!raw) {
     for (const [label, t] of [...tallies.entries()].sort((p, q) => q[1].ms - p[1].ms)) {
       console.log(`  ${label.padEnd(20)} ${(t.calls / reps).toFixed(0).padStart(7)} calls/solve ${(t.passes / reps).toFixed(0).padStart(8)} vector passes/solve ${((100 * t.ms) / total).toFixed(1).padStart(5)} % of CPU ${((1e3 * t.ms) / reps / products).toFixed(1).padStart(7)} µs/product`);
