@@ -90,7 +90,7 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    * spaces, where reads are free). The basis is also read before every restart. Convergence
    * is noticed at most `checkEvery − 1` steps late; `onIteration` runs once per readback. On
    * the one-pass host path without `onIteration`, the residual estimates are taken on a
-   * schedule (every step near convergence, at most every 4th step far from it).
+   * schedule (every step near convergence, at most every 8th step far from it).
    */
   checkEvery?: number;
   /**
