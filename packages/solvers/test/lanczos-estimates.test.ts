@@ -28,6 +28,12 @@ describe('estimateGap (the Ritz-estimate schedule of the one-pass host Lanczos)'
     expect(estimateGap({ iteration: 20, logRatio: 5 }, { iteration: 19, logRatio: 4 })).toBe(MAX_ESTIMATE_GAP);
     expect(estimateGap({ iteration: 20, logRatio: 1 }, { iteration: 19, logRatio: 5 })).toBe(1);
   });
+  it('far from convergence waits up to 8 steps (s10: was 4; an estimate costs ≈ 40 % of a small step)', () => {
+    // falling 0.5 per step with 20 to go: 20 predicted steps to skip, capped at 8; 12 to go at 1 per step: 6
+    expect(MAX_ESTIMATE_GAP).toBe(8);
+    expect(estimateGap({ iteration: 30, logRatio: 20 }, { iteration: 28, logRatio: 21 })).toBe(8);
+    expect(estimateGap({ iteration: 30, logRatio: 12 }, { iteration: 29, logRatio: 13 })).toBe(6);
+  });
 });
 
 describe('lanczos on the one-pass host path takes fewer Ritz estimates', () => {

@@ -36,6 +36,9 @@ export class WasmHeap {
   private readonly buffers = new Set<ArrayBufferLike>();
   private readonly sizes = new Map<number, number>();
   private readonly registry = new FinalizationRegistry<number>((addr) => this.freeAddr(addr));
+  /** Views on the whole memory, remade after each grow: the kernels' tables and partials without a view per call. */
+  private f64All_: Float64Array;
+  private i32All_: Int32Array;
 
   private constructor(
     readonly memory: WebAssembly.Memory,
@@ -43,6 +46,17 @@ export class WasmHeap {
   ) {
     this.kernels = instantiateHostKernels(module, memory);
     this.buffers.add(memory.buffer);
+    this.f64All_ = new Float64Array(memory.buffer);
+    this.i32All_ = new Int32Array(memory.buffer);
+  }
+
+  /** The whole memory as float64 (index = byte address / 8); valid until the next allocation grows it. */
+  get f64All(): Float64Array {
+    return this.f64All_;
+  }
+  /** The whole memory as int32 (index = byte address / 4); valid until the next allocation grows it. */
+  get i32All(): Int32Array {
+    return this.i32All_;
   }
 
   /** A new heap, or undefined when the engine lacks WebAssembly SIMD or shared memory. */
@@ -117,6 +131,8 @@ export class WasmHeap {
       throw new ResourceLimitError(what, end, Math.min(max, have), `the host backend keeps vectors and matrices in one WebAssembly memory of at most 4 GiB (${(e as Error).message}); use HostVectorSpace/HostOperator (plain arrays) for larger problems`);
     }
     this.buffers.add(this.memory.buffer);
+    this.f64All_ = new Float64Array(this.memory.buffer);
+    this.i32All_ = new Int32Array(this.memory.buffer);
   }
 
   /** Free the block at `addr` (a no-op for an address not allocated or already freed). */

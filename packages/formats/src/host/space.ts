@@ -139,6 +139,13 @@ export class WasmVectorSpace extends HostVectorSpace {
     return true;
   }
 
+  /** {@link inHeap} for y and a list (no array spread: multiDot and combine run at every Krylov step). */
+  private allInHeap(y: Float64Array, xs: readonly Float64Array[]): boolean {
+    if (!this.heap.owns(y)) return false;
+    for (let j = 0; j < xs.length; j++) if (!this.heap.owns(xs[j]!)) return false;
+    return true;
+  }
+
   /**
    * Parts of [0, n) for the threads ({@link PARTS_PER_THREAD} per thread, claimed in turn: see
    * ./threads), cut at DOT_BLOCK multiples; one part when the elements touched (`work`: n per
@@ -181,6 +188,13 @@ export class WasmVectorSpace extends HostVectorSpace {
     const xp = x.byteOffset;
     const yp = y.byteOffset;
     const cuts = this.parts(y.length);
+    if (cuts.length === 2) {
+      const k = this.heap.kernels;
+      if (b === 0) k.axpy0(a, xp, yp, y.length);
+      else if (b === 1) k.axpy1(a, xp, yp, y.length);
+      else k.axpby2(a, xp, b, yp, y.length);
+      return;
+    }
     if (b === 0) this.runParts('axpy0', cuts, (lo, hi) => [a, xp + 8 * lo, yp + 8 * lo, hi - lo]);
     else if (b === 1) this.runParts('axpy1', cuts, (lo, hi) => [a, xp + 8 * lo, yp + 8 * lo, hi - lo]);
     else this.runParts('axpby2', cuts, (lo, hi) => [a, xp + 8 * lo, b, yp + 8 * lo, hi - lo]);
@@ -222,11 +236,15 @@ export class WasmVectorSpace extends HostVectorSpace {
     if (n <= DOT_BLOCK) return this.heap.kernels.dotRange(x.byteOffset, y.byteOffset, n);
     const blocks = Math.ceil(n / DOT_BLOCK);
     const out = this.partials.get(8 * blocks);
-    const [xp, yp] = [x.byteOffset, y.byteOffset];
-    this.runParts('dotBlocks', this.parts(n), (lo, hi) => [xp + 8 * lo, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, DOT_BLOCK]);
-    const p = this.heap.f64View(out, blocks);
+    const xp = x.byteOffset;
+    const yp = y.byteOffset;
+    const cuts = this.parts(n);
+    if (cuts.length === 2) this.heap.kernels.dotBlocks(xp, yp, n, out, DOT_BLOCK);
+    else this.runParts('dotBlocks', cuts, (lo, hi) => [xp + 8 * lo, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, DOT_BLOCK]);
+    const p = this.heap.f64All;
+    const base = out >> 3;
     let s = 0;
-    for (let b = 0; b < blocks; b++) s += p[b]!;
+    for (let b = 0; b < blocks; b++) s += p[base + b]!;
     return s;
   }
 
@@ -247,25 +265,28 @@ export class WasmVectorSpace extends HostVectorSpace {
 
   /** [x₀·y, x₁·y, …] in one pass over y per block; entry j is bit-identical to dot(xs[j], y). */
   override multiDot(xs: readonly Float64Array[], y: Float64Array): HostScalar[] {
-    if (!this.inHeap(y, ...xs)) return super.multiDot(xs, y);
-    for (let j = 0; j < xs.length; j++) checkLen(`multiDot xs[${j}]`, y, xs[j]!);
+    if (!this.allInHeap(y, xs)) return super.multiDot(xs, y);
+    for (let j = 0; j < xs.length; j++) if (xs[j]!.length !== y.length) checkLen(`multiDot xs[${j}]`, y, xs[j]!);
     const k = xs.length;
     const n = y.length;
     if (k === 0) return [];
     if (n === 0) return xs.map(() => box(0));
     const blocks = Math.max(1, Math.ceil(n / DOT_BLOCK));
     const table = this.table.get(4 * k);
-    const t = this.heap.i32View(table, k);
-    for (let j = 0; j < k; j++) t[j] = xs[j]!.byteOffset;
-    const out = this.partials.get(8 * k * blocks);
+    const out = this.partials.get(8 * k * blocks); // (both before the views: a get may grow the memory)
+    const t = this.heap.i32All;
+    for (let j = 0; j < k; j++) t[(table >> 2) + j] = xs[j]!.byteOffset;
     const yp = y.byteOffset;
-    this.runParts('multiDotBlocks', this.parts(n, (k + 1) * n), (lo, hi) => [k, table, 8 * lo, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, blocks, DOT_BLOCK]);
-    const p = this.heap.f64View(out, k * blocks);
-    const res: HostScalar[] = [];
+    const cuts = this.parts(n, (k + 1) * n);
+    if (cuts.length === 2) this.heap.kernels.multiDotBlocks(k, table, 0, yp, n, out, blocks, DOT_BLOCK);
+    else this.runParts('multiDotBlocks', cuts, (lo, hi) => [k, table, 8 * lo, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, blocks, DOT_BLOCK]);
+    const p = this.heap.f64All;
+    const base = out >> 3;
+    const res = new Array<HostScalar>(k);
     for (let j = 0; j < k; j++) {
       let s = 0;
-      for (let b = 0; b < blocks; b++) s += p[j * blocks + b]!;
-      res.push(box(n <= DOT_BLOCK ? p[j * blocks]! : s));
+      for (let b = 0; b < blocks; b++) s += p[base + j * blocks + b]!;
+      res[j] = box(n <= DOT_BLOCK ? p[base + j * blocks]! : s);
     }
     return res;
   }
@@ -300,27 +321,68 @@ export class WasmVectorSpace extends HostVectorSpace {
 
   /** y = β·y + Σ cⱼ·xⱼ, bit-identical to HostVectorSpace's combine. */
   override combine(coeffs: readonly ScalarLike<HostScalar>[], xs: readonly Float64Array[], beta: ScalarLike<HostScalar>, y: Float64Array): void {
-    if (!this.inHeap(y, ...xs) || xs.some((x) => x !== y && overlaps(x, y))) {
+    if (!this.allInHeap(y, xs) || xs.some((x) => x !== y && overlaps(x, y))) {
       super.combine(coeffs, xs, beta, y);
       return;
     }
     if (coeffs.length !== xs.length) throw new DimensionMismatchError('combine coeffs', xs.length, coeffs.length);
-    for (let j = 0; j < xs.length; j++) checkLen(`combine xs[${j}]`, y, xs[j]!);
+    for (let j = 0; j < xs.length; j++) if (xs[j]!.length !== y.length) checkLen(`combine xs[${j}]`, y, xs[j]!);
     const k = xs.length;
     const b = val(beta);
     const table = this.table.get(4 * k + 8 * k + 8);
     const coefs = table + 8 * Math.ceil((4 * k) / 8);
-    const t = this.heap.i32View(table, k);
-    const c = this.heap.f64View(coefs, k);
+    const t = this.heap.i32All;
+    const c = this.heap.f64All;
     for (let j = 0; j < k; j++) {
-      t[j] = xs[j]!.byteOffset;
-      c[j] = val(coeffs[j]!);
+      t[(table >> 2) + j] = xs[j]!.byteOffset;
+      c[(coefs >> 3) + j] = val(coeffs[j]!);
     }
     const mode = b === 0 ? 0 : b === 1 ? 1 : 2;
     const yp = y.byteOffset;
-    this.runParts('combine', this.parts(y.length, (k + 1) * y.length), (lo, hi) => [k, table, coefs, 8 * lo, b, mode, yp + 8 * lo, hi - lo, COMBINE_BLOCK]);
+    const n = y.length;
+    const cuts = this.parts(n, (k + 1) * n);
+    if (cuts.length === 2) this.heap.kernels.combine(k, table, coefs, 0, b, mode, yp, n, COMBINE_BLOCK);
+    else this.runParts('combine', cuts, (lo, hi) => [k, table, coefs, 8 * lo, b, mode, yp + 8 * lo, hi - lo, COMBINE_BLOCK]);
+  }
+  /**
+   * ys[t] = Σⱼ coeffs[t][j]·xs[j] for every t (Ritz vectors Q·S of a restart, the Rayleigh–Ritz
+   * updates of LOBPCG and Davidson): each output bit-identical to `combine(coeffs[t], xs, 0,
+   * ys[t])`, but in one sweep over the basis — row blocks of xs small enough to stay in cache
+   * while all outputs take their part of it, where one combine per output reads all of xs again
+   * (a thick restart keeping 5–10 of 20 vectors: 5–10 sweeps). Outputs must not overlap xs or
+   * each other. On the worker pool (long vectors) or outside the heap: one combine per output.
+   */
+  combineMany(coeffs: readonly (readonly number[])[], xs: readonly Float64Array[], ys: readonly Float64Array[]): void {
+    if (coeffs.length !== ys.length) throw new DimensionMismatchError('combineMany outputs', coeffs.length, ys.length);
+    const k = xs.length;
+    const n = ys.length > 0 ? ys[0]!.length : 0;
+    for (let t = 0; t < ys.length; t++) {
+      if (coeffs[t]!.length !== k) throw new DimensionMismatchError(`combineMany coeffs[${t}]`, k, coeffs[t]!.length);
+      checkLen(`combineMany ys[${t}]`, ys[0]!, ys[t]!);
+    }
+    for (let j = 0; j < k; j++) checkLen(`combineMany xs[${j}]`, ys[0] ?? xs[j]!, xs[j]!);
+    const clash = ys.some((y, t) => xs.some((x) => overlaps(x, y)) || ys.some((z, u) => u > t && overlaps(y, z)));
+    if (k === 0 || n === 0 || clash || !this.allInHeap(xs[0]!, xs) || !ys.every((y) => this.heap.owns(y)) || this.parts(n, (k + 1) * n).length > 2) {
+      for (let t = 0; t < ys.length; t++) this.combine(coeffs[t]!, xs, 0, ys[t]!);
+      return;
+    }
+    const p = ys.length;
+    const table = this.table.get(4 * k + 8 * k * p + 8);
+    const coefs = table + 8 * Math.ceil((4 * k) / 8);
+    const ti = this.heap.i32All;
+    const tf = this.heap.f64All;
+    for (let j = 0; j < k; j++) ti[(table >> 2) + j] = xs[j]!.byteOffset;
+    for (let t = 0; t < p; t++) for (let j = 0; j < k; j++) tf[(coefs >> 3) + t * k + j] = coeffs[t]![j]!;
+    // rows per block: the block of all k inputs in ≈ 256 KiB (L2), a multiple of 4 elements, at least 256
+    const rows = Math.max(256, 4 * Math.floor(32_768 / (4 * k)));
+    const kern = this.heap.kernels;
+    for (let lo = 0; lo < n; lo += rows) {
+      const m = Math.min(rows, n - lo);
+      for (let t = 0; t < p; t++) kern.combine(k, table, coefs + 8 * k * t, 8 * lo, 0, 0, ys[t]!.byteOffset + 8 * lo, m, COMBINE_BLOCK);
+    }
   }
 }
+
 
 /** True when two views of one buffer overlap. */
 function overlaps(a: Float64Array, b: Float64Array): boolean {

@@ -159,8 +159,31 @@ export function tridiagonalQrEigen(a: Float64Array, m: number): { values: number
   for (let i = 0; i < m * m; i++) a[i] = a[i]! * scale;
   const { d, e, q } = tridiagonalize(a, m);
   if (!tridiagonalQr(d, e, q, m)) return undefined;
-  const order = Array.from({ length: m }, (_, i) => i).sort((i, j) => d[i]! - d[j]!);
-  const values = order.map((i) => d[i]! / scale);
-  const vectors = order.map((i) => Array.from({ length: m }, (_, k) => q[k * m + i]!));
-  return values.every(Number.isFinite) ? { values, vectors } : undefined;
+  // plain loops: Array.from with a callback took ≈ 40 % of this function at m = 20 (a thick restart)
+  const order = ascendingOrder(d, m);
+  const values = new Array<number>(m);
+  const vectors = new Array<number[]>(m);
+  for (let t = 0; t < m; t++) {
+    const i = order[t]!;
+    values[t] = d[i]! / scale;
+    if (!Number.isFinite(values[t]!)) return undefined;
+    const v = new Array<number>(m);
+    for (let k = 0; k < m; k++) v[k] = q[k * m + i]!;
+    vectors[t] = v;
+  }
+  return { values, vectors };
+}
+
+/** Indices 0..m−1 ordered by ascending d[i] (insertion sort: m is a few dozen, d mostly sorted). */
+export function ascendingOrder(d: Float64Array, m: number): Int32Array {
+  const order = new Int32Array(m);
+  for (let i = 0; i < m; i++) {
+    let p = i;
+    while (p > 0 && d[order[p - 1]!]! > d[i]!) {
+      order[p] = order[p - 1]!;
+      p--;
+    }
+    order[p] = i;
+  }
+  return order;
 }

@@ -361,13 +361,13 @@ async function recordAhead<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], st: 
 }
 
 /**
- * Ritz values and last eigenvector components of the m×m projected matrix (./ritz-estimates);
+ * Ritz values and last eigenvector components of the leading m×m block of the projected matrix (./ritz-estimates);
  * from a full decomposition, returned too, when the QL sweeps there do not converge.
  */
 export function estimates(h: number[][], m: number): (RitzEstimates & { full?: DenseEigen }) | undefined {
   const fast = ritzEstimates(h, m);
   if (fast) return fast;
-  const full = symmetricEigen(h);
+  const full = symmetricEigen(h.length === m ? h : h.slice(0, m).map((row) => row.slice(0, m)));
   return full && { values: full.values, last: full.vectors.map((v) => v[m - 1]!), full };
 }
 

@@ -90,7 +90,7 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    * spaces, where reads are free). The basis is also read before every restart. Convergence
    * is noticed at most `checkEvery − 1` steps late; `onIteration` runs once per readback. On
    * the one-pass host path without `onIteration`, the residual estimates are taken on a
-   * schedule (every step near convergence, at most every 4th step far from it).
+   * schedule (every step near convergence, at most every 8th step far from it).
    */
   checkEvery?: number;
   /**
@@ -208,12 +208,12 @@ async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: L
     space.release(at.w);
     return { done: end() };
   };
-  st.hmSize = 0;
-  const hNow = st.h.slice(0, m).map((row) => row.slice(0, m));
-  const fast = estimates(hNow, m);
+  // (s10-host18) H's leading m × m block, read in place: it stays as it is until the restart, so
+  // the copy for a full decomposition is made only when one is needed (KrylovState.fullEig)
+  const fast = estimates(st.h, m);
   if (!fast) return done(() => st.finish(nWant, 'non-finite', 'lanczos: non-finite projected matrix'));
+  st.defer(m);
   st.eig = fast.full;
-  st.hm = hNow;
   c.normA = Math.max(c.normA, Math.abs(fast.values[0]!), Math.abs(fast.values[m - 1]!));
   const shown = wantedOrder(fast.values, c.sign).slice(0, Math.min(nWant, m));
   const est = shown.map((i) => Math.abs(beta * fast.last[i]!)); // ‖r_i‖ = |β·s_i(m)|

@@ -126,14 +126,25 @@ function updateBlocks<V, S>(space: VectorSpace<V, S>, s: readonly V[], as: reado
   };
   const x: V[] = [];
   const ax: V[] = [];
+  // the new directions of all active columns at once: one sweep over [W, P] (and [A·W, A·P]) on
+  // spaces with combineMany, instead of one per column; each the same values as alone
+  const moving = s.length > nx ? c.map((_, i) => i).filter((i) => active.includes(i)) : [];
+  const pAll = moving.length > 0 ? combineColumns(space, s.slice(nx), moving.map((i) => c[i]!.slice(nx))) : []; // p = [W, P]·C_wp
+  const apAll = moving.length > 0 ? combineColumns(space, as.slice(nx), moving.map((i) => c[i]!.slice(nx))) : []; // A·p = [A·W, A·P]·C_wp
+  for (let t = 0; t < moving.length; t++) p.set(moving[t]!, { p: pAll[t]!, ap: apAll[t]! });
+  // the columns without a new direction: x = S·c, one sweep over S for all of them
+  const still = c.map((_, i) => i).filter((i) => !p.has(i));
+  const xStill = still.length > 1 ? combineColumns(space, s, still.map((i) => c[i]!)) : [];
+  const axStill = still.length > 1 ? combineColumns(space, as, still.map((i) => c[i]!)) : [];
   c.forEach((ci, i) => {
-    if (active.includes(i) && s.length > nx) {
-      const cwp = ci.slice(nx);
-      const pi = combineColumns(space, s.slice(nx), [cwp])[0]!; // p = [W, P]·C_wp
-      const api = combineColumns(space, as.slice(nx), [cwp])[0]!; // A·p = [A·W, A·P]·C_wp
-      p.set(i, { p: pi, ap: api });
-      x.push(form(s, ci, pi));
-      ax.push(form(as, ci, api));
+    const pi = p.get(i);
+    const t = still.indexOf(i);
+    if (pi) {
+      x.push(form(s, ci, pi.p));
+      ax.push(form(as, ci, pi.ap));
+    } else if (still.length > 1) {
+      x.push(xStill[t]!);
+      ax.push(axStill[t]!);
     } else {
       x.push(form(s, ci, undefined));
       ax.push(form(as, ci, undefined));

@@ -174,14 +174,27 @@ export async function svqb<V, S>(
   return { block: out, mirror: outMirror, dropped: b - keep.length, conditioning, smallest, nonFinite: false };
 }
 
+/** A space that forms several combinations of one basis in one sweep over it (WasmVectorSpace.combineMany). */
+interface CombineMany<V> {
+  combineMany(coeffs: readonly (readonly number[])[], xs: readonly V[], ys: readonly V[]): void;
+}
+
 /**
  * New vectors Y[:, l] = Σᵢ coeffs[l][i] · basis[i] (a small dense basis change on the device).
- * Cost: |coeffs|·|basis| axpys of length n, no synchronisation.
+ * Cost: |coeffs|·|basis| axpys of length n, no synchronisation; on a space with `combineMany`
+ * (the wasm host space) in one sweep over the basis instead of one per output (the same values).
  * @example
  * const ritz = combineColumns(space, Q, [s0, s1]); // Ritz vectors Q·s
  */
 export function combineColumns<V, S>(space: VectorSpace<V, S>, basis: readonly V[], coeffs: readonly (readonly number[])[]): V[] {
   const n = space.length(basis[0]!);
+  const many = (space as Partial<CombineMany<V>>).combineMany;
+  const width = coeffs.length > 0 ? coeffs[0]!.length : 0;
+  if (typeof many === 'function' && coeffs.length > 1 && coeffs.every((c) => c.length === width)) {
+    const ys = coeffs.map(() => createForOverwrite(space, n));
+    many.call(space, coeffs, basis.slice(0, width), ys);
+    return ys;
+  }
   return coeffs.map((c) => {
     const y = createForOverwrite(space, n);
     space.combine(c, basis.slice(0, c.length), 0, y); // y = Σ cᵢ·basisᵢ (β = 0: every element written, none read)
