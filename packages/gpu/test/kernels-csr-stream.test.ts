@@ -1,0 +1,74 @@
+/**
+ * The streaming CSR kernel (csr-stream, issue 20): it is an experimental registry entry (bench
+ * and opt-in tuning, not the default short-list); every conformance case (empty rows, one huge
+ * row, n not a multiple of the workgroup, rows cut over bindings) at several lane counts with
+ * prefetch on and off; long CI-like rows where the unrolled prefetching loop, its last step and
+ * the single-entry tail all run, with alpha/beta; the shader really holds `unroll` entries per
+ * step and prefetches only when asked. Oracle: the float64 CSR product of the float32-rounded
+ * matrix with the conformance tier's per-row bound.
+ */
+import { generators as g } from '@gpusparse/formats';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { csrStreamKernel } from '../src/kernels/csr-stream/stream.kernel';
+import { experimentalKernels, getKernel, type GpuContext, kernels } from '../src/index';
+import { CASES, checkKernel, SEEDS } from '../src/testing/conformance';
+import { testContext } from './helpers';
+
+let ctx: GpuContext;
+beforeAll(async () => {
+  ctx = await testContext();
+});
+
+const p = (lanes: number, unroll: number, prefetch: number) => ({ lanes, unroll, prefetch, workgroupSize: 256 });
+
+describe('csr-stream', () => {
+  it('is an experimental registry entry (bench and opt-in tuning)', () => {
+    expect(getKernel('csr-stream')).toBe(csrStreamKernel);
+    expect(experimentalKernels).toContain(csrStreamKernel);
+    expect(kernels).not.toContain(csrStreamKernel);
+  });
+
+  // lanes 1 (a row per invocation), 4 (two rows per lavapipe subgroup of 8), 32 (four subgroups
+  // on lavapipe: the workgroup-memory reduction), 256 (the whole workgroup on one row)
+  const CONF = [p(32, 4, 1), p(4, 2, 1), p(1, 8, 0), p(256, 4, 1)] as const;
+  it.each(CONF)('conformance cases: %o', async (params) => {
+    let ran = 0;
+    for (const [name, gen, opts] of CASES) {
+      const a = gen(SEEDS[0]!);
+      const r = await checkKernel(ctx, csrStreamKernel, params, a, SEEDS[0]!, 2, -0.5, opts);
+      expect(r, `${name}: ${r}`).toBe('');
+      ran++;
+    }
+    expect(ran).toBe(CASES.length);
+  });
+
+  it('long CI-like rows (unrolled prefetching steps, the last step, the tail) and short rows, alpha/beta', async () => {
+    // rows of 150–450 entries: at lanes 8, unroll 8 a step covers 64 entries, so rows end at every offset
+    const ci = g.ciLike(300, { refFraction: 0.1, refDensity: 0.8, expDensity: 0.05, seed: 3 });
+    for (const params of [p(8, 8, 1), p(8, 8, 0), p(16, 2, 1), p(2, 4, 1)]) {
+      expect(await checkKernel(ctx, csrStreamKernel, params, ci, 3, 1, 0), JSON.stringify(params)).toBe('');
+      expect(await checkKernel(ctx, csrStreamKernel, params, g.powerLaw(300, 300, { seed: 5, maxLen: 300, minLen: 0 }), 5, 2, -0.5), JSON.stringify(params)).toBe('');
+    }
+  });
+
+  it('the shader loads `unroll` entries per step and prefetches the next step only when asked', () => {
+    const caps = ctx.caps;
+    const on = csrStreamKernel.wgsl(p(32, 4, 1), caps);
+    const off = csrStreamKernel.wgsl(p(32, 4, 0), caps);
+    for (const w of [on, off]) {
+      expect(w).toContain('let x3 = x[c3];');
+      expect(w).not.toContain('x4');
+      expect(w).toContain('k + 96u');
+    }
+    expect(on).toContain('cn3 = col_idx[kn + 96u]');
+    expect(off).not.toContain('cn0');
+    // unroll 1 has nothing to prefetch: the same shader either way
+    expect(csrStreamKernel.wgsl(p(8, 1, 1), caps)).toBe(csrStreamKernel.wgsl(p(8, 1, 0), caps));
+  });
+
+  it('refuses parameters outside its grid, naming the parameter and the value', () => {
+    expect(() => csrStreamKernel.wgsl(p(3, 4, 1), ctx.caps)).toThrow(/lanes expected one of .* got 3/);
+    expect(() => csrStreamKernel.wgsl(p(32, 3, 1), ctx.caps)).toThrow(/unroll expected one of 1, 2, 4, 8, got 3/);
+    expect(() => csrStreamKernel.wgsl(p(32, 4, 2), ctx.caps)).toThrow(/prefetch expected 0 or 1, got 2/);
+  });
+});
