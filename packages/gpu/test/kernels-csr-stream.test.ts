@@ -10,6 +10,7 @@
  */
 import { type CsrMatrix, generators as g } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { termsOf } from '../src/autotune/cost-terms';
 import { csrStreamKernel } from '../src/kernels/csr-stream/stream.kernel';
 import { experimentalKernels, getKernel, type GpuContext, kernels, readF32, uploadF32 } from '../src/index';
 import { CASES, checkKernel, SEEDS } from '../src/testing/conformance';
@@ -27,6 +28,8 @@ describe('csr-stream', () => {
     expect(getKernel('csr-stream')).toBe(csrStreamKernel);
     expect(experimentalKernels).toContain(csrStreamKernel);
     expect(kernels).not.toContain(csrStreamKernel);
+    // the tuner's cost model reads its lanes from the kernel itself (csr-vector's lanes-per-row rate)
+    expect(termsOf(csrStreamKernel)).toEqual({ lanes: { kind: 'lanes', param: 'lanes' }, passes: 1, spread: 1.6 });
   });
 
   // lanes 1 (a row per invocation), 4 (two rows per lavapipe subgroup of 8), 32 (four subgroups

@@ -19,6 +19,7 @@
  * @module
  */
 import type { CsrMatrix } from '@gpusparse/formats';
+import type { CostTerms } from '../../autotune/cost-terms';
 import type { GpuCaps } from '../../device/context';
 import { CSR_BINDINGS, type CsrDeviceMatrix, csrVectorsFit, encodeCsr, uploadLanesCsr } from '../csr/csr-device';
 import { useSubgroupPath } from '../csr/vector.kernel';
@@ -144,6 +145,13 @@ function streamWgsl(p: CsrStreamParams, caps: GpuCaps): string {
 }`;
 }
 
+/**
+ * What the autotuner's cost model needs of csr-stream: `lanes` invocations per row like
+ * csr-vector (the calibration's lanes-per-row rate), one dispatch per binding block, the interval
+ * of a kernel predicted by analogy until H100 timings calibrate it.
+ */
+export const CSR_STREAM_COST_TERMS: CostTerms = { lanes: { kind: 'lanes', param: 'lanes' }, passes: 1, spread: 1.6 };
+
 /** The device matrix of either packing: the shared CSR arrays (pack 0) or csr-long's quad arrays (pack 1). */
 export type StreamDeviceMatrix = CsrDeviceMatrix | QuadDeviceMatrix;
 
@@ -155,8 +163,9 @@ export type StreamDeviceMatrix = CsrDeviceMatrix | QuadDeviceMatrix;
  * O(rows + nnz); plus the x gathers.
  * @example const h = csrStreamKernel.upload(ctx, a, { lanes: 32, unroll: 4, prefetch: 1, pack: 1 });
  */
-export const csrStreamKernel: SpmvKernel<CsrMatrix, CsrStreamParams, StreamDeviceMatrix> = {
+export const csrStreamKernel: SpmvKernel<CsrMatrix, CsrStreamParams, StreamDeviceMatrix> & { readonly costTerms: CostTerms } = {
   id: 'csr-stream',
+  costTerms: CSR_STREAM_COST_TERMS,
   format: 'csr',
   title: 'CSR streaming: lanes per row reading single coalesced entries (or 16-bit column pairs), `unroll` in flight per lane, optional prefetch of the next step’s columns and values',
   params: {
