@@ -12,7 +12,9 @@
  * entry in flight) was 2.2× slower than csr-long. This kernel tests whether the loss was the
  * quad layout or the loads in flight. It reads the plain CSR arrays (shared upload, no
  * conversion: the tuner pays nothing to try it) and, with lanes < the subgroup size, puts several
- * rows on one subgroup (short uniform rows).
+ * rows on one subgroup (short uniform rows). `pack` 1 reads csr-long's 6-byte quad arrays (16-bit
+ * column offsets) in the same pattern, two entries per slot: the bytes of csr-long with the
+ * access pattern of cuSPARSE.
  *
  * No float atomics: a row's partial sums are combined by a fixed-order tree of the `unroll`
  * accumulators, then the lane group's segmented sum; one invocation stores y[r].
