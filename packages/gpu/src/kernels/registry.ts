@@ -11,6 +11,7 @@ import { csrVectorKernel } from './csr/vector.kernel';
 import { csrVec4Kernel } from './csr4/vec4.kernel';
 import { csrLongKernel } from './csr-long/long.kernel';
 import { csrBalancedKernel } from './csrb/balanced.kernel';
+import { csrStreamKernel } from './csr-stream/stream.kernel';
 import { ellKernel } from './ell/ell.kernel';
 import { ellRKernel } from './ell/ell-r.kernel';
 import { slicedEllKernel } from './ell/sliced-ell.kernel';
@@ -68,8 +69,10 @@ export const kernels: readonly AnySpmvKernel[] = [
  * slicedSplitKernel] })`); it is not in the default list because the static short-list model
  * (`autotune/cost-model.ts`) has no case for it and costs it as plain CSR: it displaced ELL and
  * the diagonal family from the short-list on stencils (autotune-answers tests).
+ * `csr-stream` (issue 20, session 10) reads the shared CSR arrays (no conversion) and waits for
+ * its first H100 timings (bench/H100-spmv20.md) before it enters the default list.
  */
-export const experimentalKernels: readonly AnySpmvKernel[] = [slicedSplitKernel];
+export const experimentalKernels: readonly AnySpmvKernel[] = [slicedSplitKernel, csrStreamKernel];
 
 /**
  * Look a kernel up by id (registered or experimental); an unknown id is an InvalidParameterError

@@ -216,6 +216,16 @@ export function uploadCsr(
 }
 
 /**
+ * {@link uploadCsr} for a kernel that gives each row `lanes` invocations of a workgroup of
+ * `workgroupSize`: ⌈rows / (workgroupSize / lanes)⌉ workgroups per block, no extra table.
+ * @example uploadLanesCsr(ctx, 'csr-vector', a, pipe, 8, 256)
+ */
+export function uploadLanesCsr(ctx: GpuContext, kernelId: string, a: CsrMatrix, pipeline: PipelineEntry, lanes: number, workgroupSize: number, opts?: UploadOptions): CsrDeviceMatrix {
+  const rowsPerGroup = workgroupSize / lanes;
+  return uploadCsr(ctx, kernelId, a, pipeline, (_rp, rows) => ({ groups: Math.ceil(rows / rowsPerGroup) }), opts);
+}
+
+/**
  * The {@link SPMV_UNIFORMS} block of one row block: rows, first row, `cont`, alpha, beta, count.
  * @example ctx.recorder.dispatch(pipe, refs, blockUniforms(p, { alpha: 1, beta: 0 }, 0), groups);
  */

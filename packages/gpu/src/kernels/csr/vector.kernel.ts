@@ -15,7 +15,7 @@ import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuCaps } from '../../device/context';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, segmentedSum, signature } from '../wgsl/index';
 import type { SpmvKernel } from '../types';
-import { CSR_BINDINGS, type CsrDeviceMatrix, csrVectorsFit, encodeCsr, uploadCsr } from './csr-device';
+import { CSR_BINDINGS, type CsrDeviceMatrix, csrVectorsFit, encodeCsr, uploadLanesCsr } from './csr-device';
 
 /** Parameters of {@link csrVectorKernel}. */
 export type CsrVectorParams = { lanes: number; workgroupSize: number };
@@ -75,9 +75,7 @@ fn main(${entryArgs()}) {
   },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
-    const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
-    const rowsPerGroup = p.workgroupSize / p.lanes;
-    return uploadCsr(ctx, this.id, m, pipe, (_rp, rows) => ({ groups: Math.ceil(rows / rowsPerGroup) }), opts);
+    return uploadLanesCsr(ctx, this.id, m, ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps)), p.lanes, p.workgroupSize, opts);
   },
   encode: (ctx, h, x, y, scale) => encodeCsr(ctx, h, x, y, scale),
 };

@@ -66,3 +66,15 @@ fn ${name}_sum(lid: u32, v: f32, first: u32) -> f32 {
   return t;
 }`;
 }
+
+/**
+ * WGSL expression summing `terms` (WGSL expressions, e.g. accumulator names) pairwise:
+ * ((a0 + a1) + (a2 + a3)) …, a fixed order so results repeat on one device. Pure.
+ * @example pairwiseSum(['a0', 'a1', 'a2']) // '((a0 + a1) + a2)'
+ */
+export function pairwiseSum(terms: readonly string[]): string {
+  if (terms.length === 0) throw new RangeError('pairwiseSum: expected at least one term');
+  let tree = [...terms];
+  while (tree.length > 1) tree = Array.from({ length: Math.ceil(tree.length / 2) }, (_, i) => (tree[2 * i + 1] ? `(${tree[2 * i]} + ${tree[2 * i + 1]})` : tree[2 * i]!));
+  return tree[0]!;
+}
