@@ -233,15 +233,21 @@ const FLOAT32_MAX = 3.4028234663852886e38;
 const FLOAT32_MIN_NORMAL = 1.1754943508222875e-38;
 
 /**
- * Why float32 cannot hold A, or undefined: a value above its range (±Infinity on the device), or
- * every value below its normal range (all flushed to 0). O(nnz).
+ * Why float32 cannot hold A, or undefined: a value above its range (±Infinity on the device),
+ * every value below its normal range (all flushed to 0), or one row so (a zero row). O(nnz).
  */
 export function float32Trouble(a: CsrMatrix): string | undefined {
   let maxAbs = 0;
-  const nnz = a.rowPtr[a.rows]!;
-  for (let k = 0; k < nnz; k++) maxAbs = Math.max(maxAbs, Math.abs(a.values[k]!));
+  let tinyRow = -1; // a row of non-zeros all below the normal range is a zero row on the device
+  for (let r = 0; r < a.rows; r++) {
+    let rowMax = 0;
+    for (let k = a.rowPtr[r]!; k < a.rowPtr[r + 1]!; k++) rowMax = Math.max(rowMax, Math.abs(a.values[k]!));
+    if (rowMax > 0 && rowMax < FLOAT32_MIN_NORMAL && tinyRow < 0) tinyRow = r;
+    maxAbs = Math.max(maxAbs, rowMax);
+  }
   if (maxAbs > FLOAT32_MAX) return `a value of magnitude ${maxAbs.toExponential(2)} is above float32's 3.4e38`;
   if (maxAbs > 0 && maxAbs < FLOAT32_MIN_NORMAL) return `every value is below float32's normal range (largest magnitude ${maxAbs.toExponential(2)})`;
+  if (tinyRow >= 0) return `row ${tinyRow + 1} has non-zeros only below float32's normal range (1.2e-38): a zero row on the device`;
   return undefined;
 }
 

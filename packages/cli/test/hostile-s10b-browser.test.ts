@@ -29,10 +29,13 @@ describe('the browser page with values outside float32', () => {
     }
   });
 
-  it('float32Trouble: only the largest magnitude decides (a tiny entry beside normal ones is fine)', () => {
+  it('float32Trouble: a tiny entry beside normal ones in its row is fine; a row of tiny entries only is not', () => {
     expect(float32Trouble(file('a.mtx', '').a)).toBeUndefined();
-    expect(float32Trouble(makeMatrix({ kind: 'file', name: 'b.mtx', bytes: new TextEncoder().encode('%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1e-300\n2 2 1\n') }).a)).toBeUndefined();
+    expect(float32Trouble(makeMatrix({ kind: 'file', name: 'b.mtx', bytes: new TextEncoder().encode('%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n1 2 1e-300\n2 2 1\n') }).a)).toBeUndefined();
     expect(float32Trouble(file('c.mtx', 'e38').a)).toMatch(/magnitude 4\.00e\+38 is above float32's 3\.4e38/);
+    // one row of tiny values only (the tuner rejected every kernel on it)
+    const mixed = makeMatrix({ kind: 'file', name: 'd.mtx', bytes: new TextEncoder().encode('%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 4\n2 2 4\n3 3 1e-39\n') });
+    expect(float32Trouble(mixed.a)).toBe("row 3 has non-zeros only below float32's normal range (1.2e-38): a zero row on the device");
   });
 
   it("an unknown source kind, or a file without bytes: InvalidParameterError (was a TypeError)", () => {

@@ -94,3 +94,14 @@ describe("'-' as an output file", () => {
     }
   });
 });
+
+describe('a row whose non-zeros are all below float32 on WebGPU', () => {
+  it('diag(4, 4, 1e-39): exit 3 naming row 3 and --backend cpu (was TuningError, 170 kernels rejected); --backend cpu solves it', async () => {
+    const a = mtx('tinyrow.mtx', 'coordinate real symmetric', '3 3 4\n1 1 4\n2 1 -1\n2 2 4\n3 3 1e-39\n');
+    expect(await main(['solve', a, '--backend', 'webgpu', '--json'])).toBe(3);
+    expect(JSON.parse(captured.stdout).error).toMatchObject({ name: 'InvalidMatrixError', message: expect.stringMatching(/^A\(row 3\): expected a row with some \|value\| ≥ 1\.2e-38 .*use --backend cpu/) });
+    captured.stdout = '';
+    expect(await main(['solve', a, '--backend', 'cpu', '--json'])).toBe(0);
+    expect(JSON.parse(captured.stdout).converged).toBe(true);
+  });
+});
