@@ -105,3 +105,16 @@ describe('a row whose non-zeros are all below float32 on WebGPU', () => {
     expect(JSON.parse(captured.stdout).converged).toBe(true);
   });
 });
+
+describe('--help under --json', () => {
+  it('gpusparse --help --json and <command> --help --json: one JSON document { usage } (was the plain text on stdout); without --json the text', async () => {
+    for (const args of [['--help', '--json'], ['solve', '--help', '--json'], ['ci', '-h', '--json']]) {
+      captured.stdout = '';
+      expect(await main(args), args.join(' ')).toBe(0);
+      expect(JSON.parse(captured.stdout).usage, args.join(' ')).toMatch(/^usage: gpusparse /);
+    }
+    captured.stdout = '';
+    expect(await main(['solve', '--help'])).toBe(0);
+    expect(captured.stdout).toMatch(/^usage: gpusparse solve /);
+  });
+});
