@@ -118,3 +118,19 @@ describe('--help under --json', () => {
     expect(captured.stdout).toMatch(/^usage: gpusparse solve /);
   });
 });
+
+describe('ci --ms2 with an FCIDUMP whose MS2 has the wrong parity', () => {
+  it('NELEC=3, MS2=0 (as PySCF writes it): --ms2 1 runs with a note (was refused at the header whatever --ms2 said); without --ms2 the error names --ms2', async () => {
+    let body = '';
+    for (let i = 1; i <= 3; i++) body += ` ${0.5 + 0.1 * i} ${i} ${i} ${i} ${i}\n ${-1 + 0.2 * i} ${i} ${i} 0 0\n`;
+    const fd = join(dir, 'radical.FCIDUMP');
+    writeFileSync(fd, ` &FCI NORB=3,NELEC=3,MS2=0,\n &END\n${body} 0.1 2 1 0 0\n 0.5 0 0 0 0\n`);
+    expect(await main(['ci', fd, '--backend', 'cpu', '--ms2', '1', '--json'])).toBe(0);
+    const r = JSON.parse(captured.stdout);
+    expect(r.space).toMatch(/2α,1β/);
+    expect(r.notes).toContain('MS2=0 in the header does not match NELEC=3 (odd/even): the given ms2 = 1 is used');
+    captured.stdout = '';
+    expect(await main(['ci', fd, '--backend', 'cpu', '--json'])).toBe(3);
+    expect(JSON.parse(captured.stdout).error.message).toMatch(/got 0 \(PySCF's writer puts MS2=0 unless told.*--ms2, e\.g\. 1\)/);
+  });
+});

@@ -6,6 +6,7 @@
  * Integrity rules (what a damaged file trips): see {@link FcidumpReader.end}.
  * @module
  */
+import { InvalidParameterError } from '@gpusparse/formats';
 import { FcidumpError } from './errors';
 import { HeaderParser, type ParsedHeader } from './header';
 import { parseIndexToken, parseRealToken } from './numbers';
@@ -29,6 +30,12 @@ export interface ParseFcidumpOptions {
   allowMissingCoreEnergy?: boolean;
   /** Largest header accepted, in characters (default 1 MiB); a longer one is an error. */
   maxHeaderChars?: number;
+  /**
+   * The spin projection 2·M_S the caller will use (CLI `--ms2`). When given, a header MS2 of the
+   * other parity than NELEC is replaced by it with a note instead of refusing the file: PySCF's
+   * `fcidump.from_integrals` writes MS2=0 unless told, also for an odd electron count.
+   */
+  ms2?: number;
   /**
    * Bytes available for the integral tables (default: what the node reader measures, else
    * 4 GiB); larger tables throw ResourceLimitError before allocation.
@@ -149,7 +156,7 @@ export class FcidumpReader {
   /** Header done: validate it, check memory, allocate the tables. */
   private startBody(): void {
     const h = this.header.header;
-    const meta = headerMeta(h, this.file, this.options.symmetry);
+    const meta = headerMeta(h, this.file, this.options.symmetry, this.options.ms2);
     const checkSymmetry = meta.symmetry === 4 || meta.fileSymmetry === 4 ? 4 : 8;
     const available = this.options.memoryBytes ?? 2 ** 32;
     // a NORB too large for memory is a ResourceLimitError (bytes needed vs available) whatever
@@ -335,7 +342,7 @@ export class FcidumpReader {
 const KNOWN_KEYS = new Set(['NORB', 'NELEC', 'MS2', 'ORBSYM', 'ISYM', 'UHF', 'IUHF', 'SYML', 'SYMLZ', 'PNTGRP', 'NPROP', 'PROPBITLEN', 'ST', 'III', 'OCC', 'CLOSED', 'TREL']);
 
 /** Header values checked and converted; `fileSymmetry` is what SYMLZ implies. */
-function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseFcidumpOptions['symmetry']) {
+function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseFcidumpOptions['symmetry'], ms2Given: number | undefined) {
   const intKey = (key: string, fallback?: number): number => {
     const v = h.values[key];
     if (v === undefined) {
@@ -347,14 +354,22 @@ function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseFcidumpO
   };
   const norb = intKey('NORB');
   const nelec = intKey('NELEC');
-  const ms2 = intKey('MS2', 0);
+  const headerMs2 = intKey('MS2', 0);
   // OpenMolcas 22.10 (RASSCF DMPOnly) writes ISYM=0: read as "not given", i.e. irrep 1, with a note
   const isymRaw = intKey('ISYM', 1);
   const isym = isymRaw === 0 ? 1 : isymRaw;
   if (norb < 1) throw new FcidumpError(file, h.lines.NORB, `NORB in 1..${MAX_NORB}`, String(norb));
   if (nelec < 0 || nelec > 2 * norb) throw new FcidumpError(file, h.lines.NELEC, `NELEC in 0..${2 * norb}`, String(nelec));
+  const parityOnly = Math.abs(headerMs2) <= nelec && (nelec + headerMs2) % 2 !== 0;
+  // a given ms2 replaces a header MS2 of the wrong parity (PySCF writes MS2=0 unless told); it is
+  // checked against NELEC by the CI driver, as --ms2 always was
+  const ms2 = parityOnly && ms2Given !== undefined ? ms2Given : headerMs2;
+  if (ms2 !== headerMs2 && (!Number.isInteger(ms2) || Math.abs(ms2) > nelec || (nelec + ms2) % 2 !== 0)) {
+    throw new InvalidParameterError('ms2', `an integer with |ms2| ≤ ${nelec} and the parity of NELEC=${nelec} (it replaces the header's MS2=${headerMs2}, of the wrong parity)`, ms2);
+  }
   if (Math.abs(ms2) > nelec || (nelec + ms2) % 2 !== 0) {
-    throw new FcidumpError(file, h.lines.MS2, `MS2 with |MS2| ≤ NELEC and the same parity as NELEC=${nelec}`, String(ms2));
+    const hint = parityOnly ? ` (PySCF's writer puts MS2=0 unless told, whatever the spin: give the spin yourself with ms2 / --ms2, e.g. ${nelec % 2})` : '';
+    throw new FcidumpError(file, h.lines.MS2, `MS2 with |MS2| ≤ NELEC and the same parity as NELEC=${nelec}`, `${headerMs2}${hint}`);
   }
   if (isym < 1 || isym > 8) throw new FcidumpError(file, h.lines.ISYM, 'ISYM in 1..8 (0 read as not given)', String(isymRaw));
   const uhf = h.values.UHF;
@@ -369,6 +384,7 @@ function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseFcidumpO
   }
   const orbsym = orbsymOf(h, file, norb);
   const notes: string[] = [];
+  if (ms2 !== headerMs2) notes.push(`MS2=${headerMs2} in the header does not match NELEC=${nelec} (odd/even): the given ms2 = ${ms2} is used`);
   if (isymRaw === 0) notes.push('ISYM=0 in the header (as OpenMolcas writes it): read as not given, target irrep 1 unless --irrep says otherwise');
   if (!h.values.ORBSYM) notes.push('no ORBSYM in the header: every orbital taken as irrep 1 (no point-group symmetry)');
   const unknown = Object.keys(h.values).filter((k) => !KNOWN_KEYS.has(k));
