@@ -122,7 +122,7 @@ function show(s: RunSummary, report: TuningReport | undefined, rtol: number, rto
     out.spmv.textContent = `One product of the tuned kernel (${s.tuning?.winner}) against the float64 product on the CPU, row by row: the largest error is ${fmt(v.maxErrOverBound)} × the float32 rounding bound 2·nnzᵢ·ε·Σ|aᵢⱼxⱼ| (row ${v.row}; ≤ 1 passes), largest absolute error ${v.maxAbsErr.toExponential(2)} — ${v.ok ? 'OK' : 'FAILED'}.`;
     out.spmv.className = v.ok ? 'ok' : 'bad';
   } else {
-    out.spmv.textContent = 'No device product to check (CPU fallback).';
+    out.spmv.textContent = `No device product to check (CPU fallback${s.noWebGpuReason ? `: ${s.noWebGpuReason}` : ''}).`;
     out.spmv.className = '';
   }
   out.cg.innerHTML = cgHtml([s.gpuCg, s.hostCg].filter((c): c is CgSummary => c !== undefined), rtolText);

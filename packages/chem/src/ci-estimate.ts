@@ -92,7 +92,7 @@ export async function estimateCiEnergies(
   let fd: Fcidump;
   if (typeof input === 'string' || input instanceof URL) {
     const { readFcidump } = await import('./fcidump/node');
-    fd = await readFcidump(input, options.symmetry === undefined ? {} : { symmetry: options.symmetry });
+    fd = await readFcidump(input, { ...(options.symmetry === undefined ? {} : { symmetry: options.symmetry }), ...(options.ms2 === undefined ? {} : { ms2: options.ms2 }) });
   } else fd = input;
   const prepared = prepareCiSpace(fd, options.space ?? 'fci', options);
   const { estimate, plan } = await sizeCiRun(prepared, { ...options, memory: { ...options.memory, check: false } });

@@ -75,7 +75,7 @@ async function readInput<V, S>(input: Fcidump | string | URL, options: CiOptions
   const t = performance.now();
   if (typeof input !== 'string' && !(input instanceof URL)) return { fd0: input, read: performance.now() - t };
   const { readFcidump } = await import('./fcidump/node');
-  const fd0 = await readFcidump(input, options.symmetry === undefined ? {} : { symmetry: options.symmetry });
+  const fd0 = await readFcidump(input, { ...(options.symmetry === undefined ? {} : { symmetry: options.symmetry }), ...(options.ms2 === undefined ? {} : { ms2: options.ms2 }) });
   return { fd0, read: performance.now() - t };
 }
 

@@ -83,3 +83,26 @@ describe('namelist headers as Fortran writes them (each was an FcidumpError befo
     expect(() => parseFcidump(withHeader(' &FCI NORB=4,\n\ufeffNELEC=4 &END'))).toThrow(/:2:1:/);
   });
 });
+
+describe("an FCIDUMP whose MS2 has the other parity than NELEC (PySCF's writer puts MS2=0 unless told)", () => {
+  // H4 with one electron less: NELEC=3 and the header's MS2=0, as pyscf.tools.fcidump writes a radical
+  const odd = withHeader(' &FCI NORB=4,NELEC=3,MS2=0,ORBSYM=1,1,5,5,ISYM=1 &END');
+
+  it('without ms2: still refused, now saying where such files come from and what to pass', () => {
+    expect(() => parseFcidump(odd, { file: 'h4+.FCIDUMP' })).toThrow(/h4\+\.FCIDUMP:1: expected MS2 with \|MS2\| ≤ NELEC and the same parity as NELEC=3, got 0 \(PySCF's writer puts MS2=0 unless told.*--ms2, e\.g\. 1\)/);
+  });
+
+  it('with ms2 = 1 (CLI --ms2 1): read with a note, and the doublet energies equal those of the file with MS2=1 (the file was refused whatever --ms2 said)', async () => {
+    const fd = parseFcidump(odd, { ms2: 1 });
+    expect(fd.ms2).toBe(1);
+    expect(fd.notes).toContain('MS2=0 in the header does not match NELEC=3 (odd/even): the given ms2 = 1 is used');
+    const right = parseFcidump(withHeader(' &FCI NORB=4,NELEC=3,MS2=1,ORBSYM=1,1,5,5,ISYM=1 &END'));
+    const [a, b] = [await ciEnergies(fd, { nroots: 2, ms2: 1 }), await ciEnergies(right, { nroots: 2 })];
+    expect(a.energies[0]).toBeCloseTo(b.energies[0]!, 10);
+    expect(a.energies[1]).toBeCloseTo(b.energies[1]!, 10);
+    // a header of the right parity is not touched by a given ms2 (the driver applies it)
+    expect(parseFcidump(withHeader(' &FCI NORB=4,NELEC=3,MS2=1 &END'), { ms2: -1 }).ms2).toBe(1);
+    // a given ms2 of the wrong parity too: named
+    expect(() => parseFcidump(odd, { ms2: 2 })).toThrow(/parameter ms2: expected an integer with \|ms2\| ≤ 3 and the parity of NELEC=3 \(it replaces the header's MS2=0, of the wrong parity\), got 2/);
+  });
+});

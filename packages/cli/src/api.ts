@@ -117,9 +117,17 @@ function assertFiniteValues(a: CsrMatrix, where: string): CsrMatrix {
   return a;
 }
 
-/** Any accepted input → canonical CSR; the error names what came when nothing matches. */
-export async function toCsr(a: MatrixInput, where = 'A'): Promise<CsrMatrix> {
-  if (typeof a === 'string') return (await readMatrixMarket(a)).matrix;
+/**
+ * Any accepted input → canonical CSR; the error names what came when nothing matches.
+ * `onWarning` receives the Matrix Market reader's warnings (2^53 rounding, summed repeats,
+ * underflow) and a note for a pattern file; solve and eigsh put them in `stats.warnings`.
+ */
+export async function toCsr(a: MatrixInput, where = 'A', onWarning?: (message: string) => void): Promise<CsrMatrix> {
+  if (typeof a === 'string') {
+    const r = await readMatrixMarket(a, onWarning ? { onWarning: (w) => onWarning(`${w.file}:${w.line}: ${w.message}`) } : {});
+    if (r.header.field === 'pattern') onWarning?.(`${a}: a pattern file (structure only, no values): every stored entry is taken as 1`);
+    return r.matrix;
+  }
   const o = a as unknown as Record<string, unknown>;
   if (o && typeof o === 'object') {
     if ('rowPtr' in o && 'colIdx' in o && 'values' in o) {
@@ -131,6 +139,12 @@ export async function toCsr(a: MatrixInput, where = 'A'): Promise<CsrMatrix> {
   }
   const got = o && typeof o === 'object' ? `an object with keys ${Object.keys(o).slice(0, 6).join(', ')}` : a === null ? 'null' : typeof a;
   throw new InvalidParameterError(where, 'a CsrMatrix, a Matrix Market path, a mathjs SparseMatrix or an ml-matrix Matrix', got);
+}
+
+/** The reader's warnings first in `stats.warnings` (a file read with summed repeats was a silent 2·A). */
+function withReadWarnings<R extends { stats: { warnings?: string[] } }>(r: R, read: readonly string[]): R {
+  if (read.length === 0) return r;
+  return { ...r, stats: { ...r.stats, warnings: [...read, ...(r.stats.warnings ?? [])] } };
 }
 
 function relResidual(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
@@ -202,7 +216,8 @@ const SOLVE_KEYS = ['method', 'rtol', 'maxIterations', 'precond', 'backend', 'th
 export async function solve(A: MatrixInput, b: ArrayLike<number>, opts?: SolveOptions): Promise<OneCallSolveResult> {
   const options = checkedOptions('solve', opts, SOLVE_KEYS);
   const backendChoice = checkedBackend('solve', options.backend);
-  const a = await toCsr(A);
+  const read: string[] = [];
+  const a = await toCsr(A, 'A', (m) => read.push(m));
   const method = options.method ?? 'cg';
   // own keys only: 'toString' in krylov is true and ran Object.prototype.toString as the solver
   if (typeof method !== 'string' || !Object.hasOwn(krylov, method)) throw new InvalidParameterError('method', 'cg, gmres, bicgstab or bicg', method);
@@ -222,13 +237,13 @@ export async function solve(A: MatrixInput, b: ArrayLike<number>, opts?: SolveOp
     if (backend.kind === 'webgpu') {
       const inner = { method, rtol: 1e-4, preconditioner: pre, maxIterations: options.maxIterations };
       const r = await refinedSolve({ hostOperator: HostOperator.fromCsr(a), innerOperator: built.op, innerSpace: backend.space, b: rhs, rtol, inner });
-      return { ...r, ...base, relativeResidual: relResidual(a, r.x, rhs), refined: true };
+      return withReadWarnings({ ...r, ...base, relativeResidual: relResidual(a, r.x, rhs), refined: true }, read);
     }
     const space = backend.space as HostVectorSpace;
     // b converted at the boundary: into the backend's space (wasm memory on the CPU backend)
     const r = await krylov[method](space, built.op as HostOperator, space.fromArray(rhs), { rtol, maxIterations: options.maxIterations, preconditioner: pre });
     const x = await space.toArray(r.x);
-    return { ...r, ...base, x, relativeResidual: relResidual(a, x, rhs), refined: false };
+    return withReadWarnings({ ...r, ...base, x, relativeResidual: relResidual(a, x, rhs), refined: false }, read);
   } finally {
     backend.dispose();
   }
@@ -286,7 +301,8 @@ function assertSymmetric(a: CsrMatrix): void {
 export async function eigsh(A: MatrixInput, k: number, opts?: EigshOptions): Promise<OneCallEigshResult> {
   const options = checkedOptions('eigsh', opts, EIGSH_KEYS);
   const backendChoice = checkedBackend('eigsh', options.backend);
-  const a = await toCsr(A);
+  const read: string[] = [];
+  const a = await toCsr(A, 'A', (m) => read.push(m));
   if (a.rows !== a.cols) throw new DimensionMismatchError('eigsh: A must be square; A.cols', a.rows, a.cols);
   // the CLI's check (eigs): "k in [1, 0]" would blame k for an empty matrix
   if (a.rows === 0) throw new InvalidMatrixError('eigsh A', 'expected a matrix of order ≥ 1, got 0×0 (no eigenvalues to compute)');
@@ -316,7 +332,7 @@ export async function eigsh(A: MatrixInput, k: number, opts?: EigshOptions): Pro
     const base = { backend: backend.description, operator: built.label };
     if (backend.kind === 'webgpu') {
       const r = await eigsMixed({ method, k, which, fastOperator: built.op, fastSpace: backend.space, hostOperator: HostOperator.fromCsr(a), diagonal, residualTol, accept, fastMaxIterations: options.maxIterations });
-      return { ...r, ...base };
+      return withReadWarnings({ ...r, ...base }, read);
     }
     const space = backend.space as HostVectorSpace;
     const op = built.op as HostOperator;
@@ -327,7 +343,7 @@ export async function eigsh(A: MatrixInput, k: number, opts?: EigshOptions): Pro
     else r = await lobpcg(space, op, { k, residualTol, maxIterations });
     // plain arrays at the boundary (the CPU backend's vectors are views on its wasm memory)
     const vectors = await Promise.all(r.vectors.map((v) => space.toArray(v)));
-    return { ...r, vectors, ...base };
+    return withReadWarnings({ ...r, vectors, ...base }, read);
   } finally {
     backend.dispose();
   }

@@ -7,7 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { GpuSparseError, ResourceLimitError } from '@gpusparse/formats';
-import { type Command, type CommonOptions, ExitCode, info, jsonOutput, jsonText, UsageError } from './util/context';
+import { type Command, type CommonOptions, ExitCode, info, jsonOutput, jsonText, printJson, UsageError } from './util/context';
 import { setQuietNativeNotices } from './util/backend';
 import { asOutputError, OUTPUT_FULL_CODES, OutputSpaceError } from './util/output';
 
@@ -41,6 +41,12 @@ function usage(): string {
   return lines.join('\n');
 }
 
+/** Help text; under --json as one JSON document `{ "usage": text }` (stdout holds only JSON then). */
+function printUsage(text: string, options: readonly string[]): void {
+  if (options.includes('--json')) printJson({ usage: text });
+  else process.stdout.write(`${text}\n`);
+}
+
 /** Run the CLI with `argv` (without node and script); returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -49,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
   jsonOutput.printed = false;
   try {
     if (!name || name === '--help' || name === '-h' || name === 'help') {
-      process.stdout.write(`${usage()}\n`);
+      printUsage(usage(), options);
       return name ? ExitCode.ok : ExitCode.usage;
     }
     const entry = Object.hasOwn(commands, name) ? commands[name] : undefined; // not 'toString', 'constructor'
@@ -59,7 +65,7 @@ export async function main(argv: string[]): Promise<number> {
     const parsed = parseArgs({ args: joinNegativeValues(rest, allOptions), options: allOptions, allowPositionals: true, strict: true });
     const v = parsed.values as Record<string, unknown>;
     if (v.help) {
-      process.stdout.write(`${cmd.usage}\n`);
+      printUsage(cmd.usage, options);
       return ExitCode.ok;
     }
     refuseStdoutPaths(v);

@@ -6,6 +6,9 @@
  * or 'CPU' ran as 'auto'; null options threw a TypeError; b with NaN came back 'non-finite'
  * with x = 0 and no index.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type CsrMatrix, generators, InvalidParameterError } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { eigsh, solve } from '../src/api';
@@ -57,5 +60,29 @@ describe('a right-hand side with non-finite entries', () => {
   });
   it('A null is named as null (was "got object")', async () => {
     await expect(solve(null as never, b)).rejects.toThrow(/got null$/);
+  });
+});
+
+describe("a Matrix Market path: the reader's warnings reach the result", () => {
+  it('summed repeats and a pattern file (as every reader warning) are in stats.warnings of solve and eigsh (they were dropped)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gpusparse-s10b-api-'));
+    try {
+      const twice = join(dir, 'twice.mtx');
+      writeFileSync(twice, '%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4\n1 1 4\n2 2 4\n3 3 4\n');
+      const pattern = join(dir, 'pattern.mtx');
+      writeFileSync(pattern, '%%MatrixMarket matrix coordinate pattern symmetric\n2 2 2\n1 1\n2 2\n');
+      const r = await solve(twice, [8, 4, 4], { backend: 'cpu' });
+      expect(Array.from(r.x)).toEqual([1, 1, 1]); // A(1,1) = 4 + 4: the sum, and now said
+      expect(r.stats.warnings).toEqual([`${twice}:2: 1 entry repeats a position given earlier in the file and was summed into it (4 entries read, 3 distinct positions)`]);
+      const e = await eigsh(pattern, 1, { backend: 'cpu' });
+      expect(e.values[0]).toBeCloseTo(1, 12);
+      expect(e.stats.warnings).toEqual([`${pattern}: a pattern file (structure only, no values): every stored entry is taken as 1`]);
+      // a clean file adds nothing
+      const clean = join(dir, 'clean.mtx');
+      writeFileSync(clean, '%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 2\n2 2 2\n');
+      expect((await solve(clean, [2, 2], { backend: 'cpu' })).stats.warnings).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -94,3 +94,43 @@ describe("'-' as an output file", () => {
     }
   });
 });
+
+describe('a row whose non-zeros are all below float32 on WebGPU', () => {
+  it('diag(4, 4, 1e-39): exit 3 naming row 3 and --backend cpu (was TuningError, 170 kernels rejected); --backend cpu solves it', async () => {
+    const a = mtx('tinyrow.mtx', 'coordinate real symmetric', '3 3 4\n1 1 4\n2 1 -1\n2 2 4\n3 3 1e-39\n');
+    expect(await main(['solve', a, '--backend', 'webgpu', '--json'])).toBe(3);
+    expect(JSON.parse(captured.stdout).error).toMatchObject({ name: 'InvalidMatrixError', message: expect.stringMatching(/^A\(row 3\): expected a row with some \|value\| ≥ 1\.2e-38 .*use --backend cpu/) });
+    captured.stdout = '';
+    expect(await main(['solve', a, '--backend', 'cpu', '--json'])).toBe(0);
+    expect(JSON.parse(captured.stdout).converged).toBe(true);
+  });
+});
+
+describe('--help under --json', () => {
+  it('gpusparse --help --json and <command> --help --json: one JSON document { usage } (was the plain text on stdout); without --json the text', async () => {
+    for (const args of [['--help', '--json'], ['solve', '--help', '--json'], ['ci', '-h', '--json']]) {
+      captured.stdout = '';
+      expect(await main(args), args.join(' ')).toBe(0);
+      expect(JSON.parse(captured.stdout).usage, args.join(' ')).toMatch(/^usage: gpusparse /);
+    }
+    captured.stdout = '';
+    expect(await main(['solve', '--help'])).toBe(0);
+    expect(captured.stdout).toMatch(/^usage: gpusparse solve /);
+  });
+});
+
+describe('ci --ms2 with an FCIDUMP whose MS2 has the wrong parity', () => {
+  it('NELEC=3, MS2=0 (as PySCF writes it): --ms2 1 runs with a note (was refused at the header whatever --ms2 said); without --ms2 the error names --ms2', async () => {
+    let body = '';
+    for (let i = 1; i <= 3; i++) body += ` ${0.5 + 0.1 * i} ${i} ${i} ${i} ${i}\n ${-1 + 0.2 * i} ${i} ${i} 0 0\n`;
+    const fd = join(dir, 'radical.FCIDUMP');
+    writeFileSync(fd, ` &FCI NORB=3,NELEC=3,MS2=0,\n &END\n${body} 0.1 2 1 0 0\n 0.5 0 0 0 0\n`);
+    expect(await main(['ci', fd, '--backend', 'cpu', '--ms2', '1', '--json'])).toBe(0);
+    const r = JSON.parse(captured.stdout);
+    expect(r.space).toMatch(/2α,1β/);
+    expect(r.notes).toContain('MS2=0 in the header does not match NELEC=3 (odd/even): the given ms2 = 1 is used');
+    captured.stdout = '';
+    expect(await main(['ci', fd, '--backend', 'cpu', '--json'])).toBe(3);
+    expect(JSON.parse(captured.stdout).error.message).toMatch(/got 0 \(PySCF's writer puts MS2=0 unless told.*--ms2, e\.g\. 1\)/);
+  });
+});

@@ -19,6 +19,7 @@ describe('repeated positions are summed and said so', () => {
   it('symmetric and skew-symmetric files count positions of the stored triangle (a repeated off-diagonal is one repeat, not two)', () => {
     expect(messages(`${MM} coordinate real symmetric\n2 2 3\n2 1 1\n2 1 2\n1 1 1\n`)).toEqual(['a.mtx:2: 1 entry repeats a position given earlier in the file and was summed into it (3 entries read, 2 distinct positions)']);
     expect(messages(`${MM} coordinate real skew-symmetric\n3 3 3\n2 1 1\n3 1 2\n2 1 5\n`)).toEqual(['a.mtx:2: 1 entry repeats a position given earlier in the file and was summed into it (3 entries read, 2 distinct positions)']);
+    expect(messages(`${MM} coordinate real general\n3 1 2\n1 1 1\n1 1 2\n`)).toEqual(['a.mtx:2: 1 entry repeats a position given earlier in the file and was summed into it (2 entries read, 1 distinct position)']);
     const r = parseMatrixMarket(`${MM} coordinate real skew-symmetric\n3 3 3\n2 1 1\n3 1 2\n2 1 5\n`);
     expect(Array.from(r.matrix.values)).toEqual([-6, -2, 6, 2]);
   });

@@ -3,6 +3,7 @@
  * ISYM, ORBSYM, the integral symmetry, notes on ignored or odd keys).
  * @module
  */
+import { InvalidParameterError } from '@gpusparse/formats';
 import { FcidumpError } from './errors';
 import type { ParsedHeader } from './header';
 import { MAX_NORB, type ParseFcidumpOptions } from './reader-options';
@@ -11,7 +12,7 @@ import { MAX_NORB, type ParseFcidumpOptions } from './reader-options';
 const KNOWN_KEYS = new Set(['NORB', 'NELEC', 'MS2', 'ORBSYM', 'ISYM', 'UHF', 'IUHF', 'SYML', 'SYMLZ', 'PNTGRP', 'NPROP', 'PROPBITLEN', 'ST', 'III', 'OCC', 'CLOSED', 'TREL']);
 
 /** Header values checked and converted; `fileSymmetry` is what SYMLZ implies. */
-export function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseFcidumpOptions['symmetry']) {
+export function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseFcidumpOptions['symmetry'], ms2Given?: number) {
   const intKey = (key: string, fallback?: number): number => {
     const v = h.values[key];
     if (v === undefined) {
@@ -23,14 +24,22 @@ export function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseF
   };
   const norb = intKey('NORB');
   const nelec = intKey('NELEC');
-  const ms2 = intKey('MS2', 0);
+  const headerMs2 = intKey('MS2', 0);
   // OpenMolcas 22.10 (RASSCF DMPOnly) writes ISYM=0: read as "not given", i.e. irrep 1, with a note
   const isymRaw = intKey('ISYM', 1);
   const isym = isymRaw === 0 ? 1 : isymRaw;
   if (norb < 1) throw new FcidumpError(file, h.lines.NORB, `NORB in 1..${MAX_NORB}`, String(norb));
   if (nelec < 0 || nelec > 2 * norb) throw new FcidumpError(file, h.lines.NELEC, `NELEC in 0..${2 * norb}`, String(nelec));
+  const parityOnly = Math.abs(headerMs2) <= nelec && (nelec + headerMs2) % 2 !== 0;
+  // a given ms2 replaces a header MS2 of the wrong parity (PySCF writes MS2=0 unless told); it is
+  // checked against NELEC by the CI driver, as --ms2 always was
+  const ms2 = parityOnly && ms2Given !== undefined ? ms2Given : headerMs2;
+  if (ms2 !== headerMs2 && (!Number.isInteger(ms2) || Math.abs(ms2) > nelec || (nelec + ms2) % 2 !== 0)) {
+    throw new InvalidParameterError('ms2', `an integer with |ms2| ≤ ${nelec} and the parity of NELEC=${nelec} (it replaces the header's MS2=${headerMs2}, of the wrong parity)`, ms2);
+  }
   if (Math.abs(ms2) > nelec || (nelec + ms2) % 2 !== 0) {
-    throw new FcidumpError(file, h.lines.MS2, `MS2 with |MS2| ≤ NELEC and the same parity as NELEC=${nelec}`, String(ms2));
+    const hint = parityOnly ? ` (PySCF's writer puts MS2=0 unless told, whatever the spin: give the spin yourself with ms2 / --ms2, e.g. ${nelec % 2})` : '';
+    throw new FcidumpError(file, h.lines.MS2, `MS2 with |MS2| ≤ NELEC and the same parity as NELEC=${nelec}`, `${headerMs2}${hint}`);
   }
   if (isym < 1 || isym > 8) throw new FcidumpError(file, h.lines.ISYM, 'ISYM in 1..8 (0 read as not given)', String(isymRaw));
   const uhf = h.values.UHF;
@@ -45,6 +54,7 @@ export function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseF
   }
   const orbsym = orbsymOf(h, file, norb);
   const notes: string[] = [];
+  if (ms2 !== headerMs2) notes.push(`MS2=${headerMs2} in the header does not match NELEC=${nelec} (odd/even): the given ms2 = ${ms2} is used`);
   if (isymRaw === 0) notes.push('ISYM=0 in the header (as OpenMolcas writes it): read as not given, target irrep 1 unless --irrep says otherwise');
   if (!h.values.ORBSYM) notes.push('no ORBSYM in the header: every orbital taken as irrep 1 (no point-group symmetry)');
   const unknown = Object.keys(h.values).filter((k) => !KNOWN_KEYS.has(k));

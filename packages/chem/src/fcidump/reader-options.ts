@@ -22,6 +22,12 @@ export interface ParseFcidumpOptions {
   /** Largest header accepted, in characters (default 1 MiB); a longer one is an error. */
   maxHeaderChars?: number;
   /**
+   * The spin projection 2·M_S the caller will use (CLI `--ms2`). When given, a header MS2 of the
+   * other parity than NELEC is replaced by it with a note instead of refusing the file: PySCF's
+   * `fcidump.from_integrals` writes MS2=0 unless told, also for an odd electron count.
+   */
+  ms2?: number;
+  /**
    * Bytes available for the integral tables (default: what the node reader measures, else
    * 4 GiB); larger tables throw ResourceLimitError before allocation.
    */

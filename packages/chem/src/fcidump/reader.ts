@@ -97,7 +97,7 @@ export class FcidumpReader {
   /** Header done: validate it, check memory, allocate the tables. */
   private startBody(): void {
     const h = this.header.header;
-    const meta = headerMeta(h, this.file, this.options.symmetry);
+    const meta = headerMeta(h, this.file, this.options.symmetry, this.options.ms2);
     const checkSymmetry = meta.symmetry === 4 || meta.fileSymmetry === 4 ? 4 : 8;
     const available = this.options.memoryBytes ?? 2 ** 32;
     // a NORB too large for memory is a ResourceLimitError (bytes needed vs available) whatever

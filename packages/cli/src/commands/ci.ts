@@ -267,12 +267,14 @@ export const ciCommand: Command = {
         ...(v['host-memory'] === undefined ? {} : { hostBytes: positiveOption('host-memory', v['host-memory'], 0) * 1e9 }),
       };
       // the flag needs a reader option: read here, the driver takes the parsed integrals
-      const input = v['allow-missing-core'] === true ? await readFcidump(pos[0]!, { allowMissingCoreEnergy: true }) : pos[0]!;
+      const ms2 = v.ms2 === undefined ? undefined : numberOption('ms2', v.ms2 as string, 0, { integer: true });
+      const readOpts = ms2 === undefined ? {} : { ms2 };
+      const input = v['allow-missing-core'] === true ? await readFcidump(pos[0]!, { ...readOpts, allowMissingCoreEnergy: true }) : pos[0]!;
       const deviceGb = v['device-memory'] === undefined ? undefined : positiveOption('device-memory', v['device-memory'], 0);
       const ciBackend = ciBackendOf(backend, deviceGb);
       const irreps = parseIrreps(v.irrep as string | undefined);
       // a list of irreps reads the file once (the driver takes the parsed integrals)
-      const fd = irreps.length > 1 && typeof input === 'string' ? await readFcidump(input) : input;
+      const fd = irreps.length > 1 && typeof input === 'string' ? await readFcidump(input, readOpts) : input;
       const common0 = (irrep: number | undefined) => ({
         space,
         nroots,

@@ -45,7 +45,10 @@ const EXPORT_CHUNK_NNZ = 2 ** 22;
 /** Assemble H of the space into `path` in row chunks; its diagonal into diagonalPath(path). */
 async function exportHamiltonian(c: EngineCiInput, path: string) {
   const t0 = performance.now();
-  const fd0 = await readFcidump(c.file, c.v['allow-missing-core'] === true ? { allowMissingCoreEnergy: true } : {});
+  const fd0 = await readFcidump(c.file, {
+    ...(c.v['allow-missing-core'] === true ? { allowMissingCoreEnergy: true } : {}),
+    ...(c.v.ms2 === undefined ? {} : { ms2: numberOption('ms2', c.v.ms2 as string, 0, { integer: true }) }),
+  });
   const read = performance.now() - t0;
   const opts = {
     // the same usage checks as the built-in driver's (exit 2, not the space builder's exit 3)

@@ -129,15 +129,24 @@ const FLOAT32_MIN_NORMAL = 1.1754943508222875e-38;
  */
 export function checkFloat32Range(a: CsrMatrix): void {
   let maxAbs = 0;
+  // a row whose every non-zero is below float32's normal range becomes a zero row on the device:
+  // the tuner then found no kernel to pass verification (exit 3 with 170 rejections listed)
+  let tinyRow = -1;
   for (let r = 0; r < a.rows; r++) {
+    let rowMax = 0;
     for (let k = a.rowPtr[r]!; k < a.rowPtr[r + 1]!; k++) {
       const v = Math.abs(a.values[k]!);
       if (v > FLOAT32_MAX) throw new InvalidMatrixError(`A(row ${r + 1}, column ${a.colIdx[k]! + 1})`, `expected |value| ≤ 3.4e38 (the WebGPU kernels store A in float32), got ${a.values[k]}: scale A and b, or use --backend cpu (float64)`);
-      if (v > maxAbs) maxAbs = v;
+      if (v > rowMax) rowMax = v;
     }
+    if (rowMax > 0 && rowMax < FLOAT32_MIN_NORMAL && tinyRow < 0) tinyRow = r;
+    if (rowMax > maxAbs) maxAbs = rowMax;
   }
   if (maxAbs > 0 && maxAbs < FLOAT32_MIN_NORMAL) {
     throw new InvalidMatrixError('A', `expected a largest |value| ≥ 1.2e-38 (the WebGPU kernels store A in float32), got ${maxAbs}: every value underflows; scale A and b, or use --backend cpu (float64)`);
+  }
+  if (tinyRow >= 0) {
+    throw new InvalidMatrixError(`A(row ${tinyRow + 1})`, `expected a row with some |value| ≥ 1.2e-38 (the WebGPU kernels store A in float32), got non-zeros all below it: the device would hold a zero row; scale that row (and b), or use --backend cpu (float64)`);
   }
 }
 

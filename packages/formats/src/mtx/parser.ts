@@ -213,7 +213,7 @@ export class MatrixMarketParser {
     if (repeats <= 0) return;
     this.warn(
       this.sizeLine,
-      `${repeats} ${repeats === 1 ? 'entry repeats a position' : 'entries repeat positions'} given earlier in the file and ${repeats === 1 ? 'was' : 'were'} summed into ${this.field === 'pattern' ? 'it (a pattern entry then holds the count, not 1)' : 'it'} (${this.count} entries read, ${distinct} distinct positions)`,
+      `${repeats} ${repeats === 1 ? 'entry repeats a position' : 'entries repeat positions'} given earlier in the file and ${repeats === 1 ? 'was' : 'were'} summed into ${this.field === 'pattern' ? 'it (a pattern entry then holds the count, not 1)' : 'it'} (${this.count} entries read, ${distinct} distinct position${distinct === 1 ? '' : 's'})`,
     );
   }
 
