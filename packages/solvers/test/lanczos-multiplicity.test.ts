@@ -198,15 +198,16 @@ describe('CopyBound (the certificate of a check run)', () => {
     b.invalidate();
     expect(b.certifies(1.5, 1)).toBe(false);
   });
-  it('keepCount: a check run keeps 5 Ritz vectors on every path, whatever keep says; the batched main run half the basis', () => {
+  it('keepCount: a check run keeps 5 Ritz vectors on the one-pass host path, whatever keep says; the batched path half the basis', () => {
     const onePass = { keep: undefined, icgs: {} } as unknown as LanczosCtx<Float64Array, unknown>;
     const batched = { keep: undefined } as unknown as LanczosCtx<Float64Array, unknown>;
     const given = { keep: 30 } as unknown as LanczosCtx<Float64Array, unknown>;
     expect(keepCount(onePass, 1, CHECK_BASIS, 0, true)).toBe(5);
     expect(keepCount(onePass, 4, 20, 2, false)).toBe(7); // k + 1 + nearly converged
-    expect(keepCount(batched, 1, CHECK_BASIS, 0, true)).toBe(5); // (was half the basis of 40: 20)
+    expect(keepCount(batched, 1, 40, 0, true)).toBe(20); // the H100: 16 keeping 5 cost 830 check products against 515
     expect(keepCount(batched, 4, 40, 0, false)).toBe(22);
-    expect(keepCount(given, 1, CHECK_BASIS, 0, true)).toBe(5); // keep = 30 would restart a 16-vector check basis every step
+    const givenHost = { keep: 30, icgs: {} } as unknown as LanczosCtx<Float64Array, unknown>;
+    expect(keepCount(givenHost, 1, CHECK_BASIS, 0, true)).toBe(5); // keep = 30 would restart a 16-vector check basis every step
     expect(keepCount(given, 4, 40, 0, false)).toBe(30);
   });
   it('the kernel certificate: y = Σ φᵢ·qᵢ/‖φ‖ has |p_y| ≥ ‖φ‖ at and below μ₀ — through a thick restart — and ‖φ‖ ≥ |φ_m|', () => {

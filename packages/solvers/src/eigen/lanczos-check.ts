@@ -97,14 +97,16 @@ export function certificatePoint(values: readonly number[], sign: 1 | -1, thr: n
 }
 
 /**
- * Basis of a multiplicity-check run (at most the caller's maxBasis), kept Ritz vectors at its
- * thick restarts: 5 (./lanczos-restart keepCount). The certificate's growth per product barely
- * depends on either (a check run has one pair to find; f32 path, poisson3d 30×33×36, k = 5,
- * check products at basis 40 / 24 / 16 / 12: 134 / 138 / 145 / 172 keeping 5, 136 at 40 keeping
- * 20; ExaSP2_trpcage_8K, k = 4: 98 at 80, 104 at 24, 107 at 16), while each of its steps
- * orthogonalises against the locked vectors and the basis: at 16 keeping 5 a check step reads
- * about 40 % of the vector bytes of one at 40 keeping 20 (the same proxy: 22 900 → 11 400
- * vector passes for the whole check, 136 → 71 main-run-step equivalents by bytes).
+ * Basis of a multiplicity-check run on the one-pass host path (at most the caller's maxBasis),
+ * keeping 5 Ritz vectors at its restarts (./lanczos-restart keepCount). There the certificate's
+ * growth per product barely depends on either (ExaSP2_trpcage_8K, k = 4, check products at
+ * basis 80 / 40 / 24 / 20 / 16: 98 / 100 / 104 / 106 / 107) while each step orthogonalises
+ * against the locked vectors and the basis. Not on the batched (GPU, float32) path, whose check
+ * runs keep the run's basis and half of it at a restart: on the H100, poisson3d 100×110×120
+ * (k = 5 with eigsMixed's guard), a 16-vector check basis keeping 5 took 830 products where 40
+ * keeping 20 takes 515 (session 10; a dense low spectrum needs the wider basis to deflate what
+ * lies between μ₀ and the rest), in about the same time (≈ 280 against 310–340 ms) — the host
+ * proxy (30×33×36: 145 against 136) had not shown it.
  */
 export const CHECK_BASIS = 16;
 

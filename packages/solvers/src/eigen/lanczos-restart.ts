@@ -14,15 +14,16 @@ import { type KrylovState, type LanczosCtx, wantedOrder } from './lanczos-step';
 import { type EstimatePoint, estimateGap } from './ritz-estimates';
 
 /**
- * Ritz vectors kept at a thick restart: in a multiplicity-check run 5 on every path, whatever
- * `keep` says (one wanted pair, basis CHECK_BASIS; it stops on ./lanczos-check CopyBound, whose growth barely depends on the
- * kept count — see CHECK_BASIS there); else the given `keep`; on the one-pass host path k + 1 plus one per wanted pair
- * whose residual estimate is within 1000× the threshold (`nearlyConverged`: as ARPACK widens its
- * kept space by the converged count, so the nearly converged pairs do not stall the others);
- * elsewhere (the batched CGS2 path: GPU, float32) half the basis.
+ * Ritz vectors kept at a thick restart: in a multiplicity-check run on the one-pass host path 5,
+ * whatever `keep` says (one wanted pair, basis CHECK_BASIS; it stops on ./lanczos-check
+ * CopyBound — see CHECK_BASIS there); else the given `keep`; on the one-pass host path k + 1
+ * plus one per wanted pair whose residual estimate is within 1000× the threshold
+ * (`nearlyConverged`: as ARPACK widens its kept space by the converged count, so the nearly
+ * converged pairs do not stall the others); elsewhere (the batched CGS2 path: GPU, float32, check
+ * runs included) half the basis.
  */
 export function keepCount<V, S>(c: LanczosCtx<V, S>, nWant: number, mMax: number, nearlyConverged: number, check = false): number {
-  const wanted = check ? nWant + 4 : (c.keep ?? (c.icgs ? nWant + 1 + nearlyConverged : nWant + Math.floor((mMax - nWant) / 2)));
+  const wanted = check && c.icgs ? nWant + 4 : (c.keep ?? (c.icgs ? nWant + 1 + nearlyConverged : nWant + Math.floor((mMax - nWant) / 2)));
   return Math.max(nWant, Math.min(mMax - 1, wanted));
 }
 

@@ -119,7 +119,7 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
 async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWant: number, start: V, seed: number, check?: { mu0: number; missChance: number }): Promise<CoreOut<V>> {
   const { space, run } = c;
   const free = c.op.rows - locked.length;
-  const mMax = Math.min(check ? Math.min(c.maxBasis, CHECK_BASIS) : c.maxBasis, free); // (s10-eig15) check runs: a narrower basis
+  const mMax = Math.min(check && c.icgs ? Math.min(c.maxBasis, CHECK_BASIS) : c.maxBasis, free); // (s10-eig15) host check runs: a narrower basis
   const q0 = await startVector(c, locked, start, seed);
   if (!q0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
   const st = new KrylovState(c, q0, mMax);
