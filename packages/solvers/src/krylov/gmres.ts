@@ -302,6 +302,9 @@ async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m
           lazyB = false;
           const end = checkB(ctx, x, beta);
           if (end) return end;
+          // the tolerance exists only now: whatever the cycle state derives from it starts here
+          // (a stop level taken from ctx.tol before this point would be NaN and never pass)
+          fresh();
         }
         if (opts.recordHistory) ctx.history.push({ iteration: kStart, residual: beta });
         const end = await checkBeta(kStart);
