@@ -93,6 +93,14 @@ export interface ShortList {
 }
 
 /**
+ * Kernels (variants included) of one non-CSR family on the calibrated short-list, at most. On the
+ * session-10 H100 run a dense-row matrix short-listed five AX kernels on alike predictions; each
+ * cost 30–63 ms of host conversion and upload before any was timed, and the run's overhead
+ * reached 569 ms of a 500 ms bound (AXT-CH1, the family's first, was the winner).
+ */
+export const FAMILY_CAP = 2;
+
+/**
  * Static-rule picks added after the calibrated interval's, at most. Replayed on the session-7
  * H100 sweeps with a roofline calibration (bench/tune-replay.ts; not an H100 calibration), the
  * interval alone short-listed a candidate within 10 % of the best on 11/15 validation matrices,
@@ -145,18 +153,23 @@ function intervalPicks(all: readonly Indexed[], first: Indexed | undefined, rule
   const csrKernels = csrFirst(all, near, ordered, s);
   ordered.push(...csrKernels);
   const csrExtra = csrKernels.filter((i) => !CSR_RELAYOUT.has(all[i]!.c.kernel.id)).length;
+  // at most FAMILY_CAP kernels of one other family: their predictions are alike, and each costs a conversion before any is timed
+  const full = (i: number) => {
+    const f = familyOf(all[i]!.c.kernel.id);
+    return f !== 'csr' && ordered.filter((j) => familyOf(all[j]!.c.kernel.id) === f).length >= FAMILY_CAP;
+  };
   const pass = (key: (id: string) => string) => {
     const seen = new Set(ordered.map((i) => key(all[i]!.c.kernel.id)));
     for (const i of near) {
       const k = key(all[i]!.c.kernel.id);
-      if (ordered.includes(i) || seen.has(k)) continue;
+      if (ordered.includes(i) || seen.has(k) || full(i)) continue;
       seen.add(k);
       ordered.push(i);
     }
   };
   pass(familyOf);
   pass((id) => id);
-  for (const i of near) if (!ordered.includes(i)) ordered.push(i); // the other variants, in predicted order
+  for (const i of near) if (!ordered.includes(i) && !full(i)) ordered.push(i); // the other variants, in predicted order
   const interval = new Set([...near, ...(first ? [first.i] : [])]).size;
   // the shared-upload CSR kernels cost only their trials: they take slots past `cap`
   const room = cap + csrExtra;
