@@ -69,8 +69,9 @@ export const kernels: readonly AnySpmvKernel[] = [
  * slicedSplitKernel] })`); it is not in the default list because the static short-list model
  * (`autotune/cost-model.ts`) has no case for it and costs it as plain CSR: it displaced ELL and
  * the diagonal family from the short-list on stencils (autotune-answers tests).
- * `csr-stream` (issue 20, session 10) reads the shared CSR arrays (no conversion) and waits for
- * its first H100 timings (bench/H100-spmv20.md) before it enters the default list.
+ * `csr-stream` (issue 20, session 10) reads the shared CSR arrays (no conversion); on the H100 it
+ * lost to csr-long and sliced-ell-split on CI rows and to csr-adaptive on power-law rows
+ * (bench/RESULTS.md, session 10), so it is not a default candidate.
  */
 export const experimentalKernels: readonly AnySpmvKernel[] = [slicedSplitKernel, csrStreamKernel];
 

@@ -10,7 +10,9 @@
  * Why: on the H100 csr-long (quad-padded, vec4 values) moved 29 % of copy bandwidth on the
  * CI-like matrix and cuSPARSE's plain CSR 1.7 TB/s (≈ 58 %); csr-vector (the same pattern, one
  * entry in flight) was 2.2× slower than csr-long. This kernel tests whether the loss was the
- * quad layout or the loads in flight. It reads the plain CSR arrays (shared upload, no
+ * quad layout or the loads in flight. Answer (H100, session 10): neither — it moved 37–42 % of
+ * copy on CI rows (pack 1: 26–33 %), below csr-long and sliced-ell-split, while cuSPARSE moved 72–75 %;
+ * the prefetch cost 4–12 %. It reads the plain CSR arrays (shared upload, no
  * conversion: the tuner pays nothing to try it) and, with lanes < the subgroup size, puts several
  * rows on one subgroup (short uniform rows). `pack` 1 reads csr-long's 6-byte quad arrays (16-bit
  * column offsets) in the same pattern, two entries per slot: the bytes of csr-long with the
