@@ -115,7 +115,9 @@ describe('device solves under hostile use', () => {
         const r = await eigsMixed({ k, method, fastOperator: op, fastSpace: space, hostOperator: HostOperator.fromCsr(small) });
         expect(r.converged, `${method} k=${k}`).toBe(true);
         expect(r.values.length).toBe(k);
-        r.values.forEach((v, i) => expect(Math.abs(v - want[i]!), `${method} k=${k} λ${i}`).toBeLessThan(1e-8));
+        r.values.forEach((v, i) => {
+          expect(Math.abs(v - want[i]!), `${method} k=${k} λ${i}`).toBeLessThan(1e-8);
+        });
       }
     }
     await expect(eigsMixed({ k: 10, method: 'lanczos', fastOperator: op, fastSpace: space, hostOperator: HostOperator.fromCsr(small) })).rejects.toThrow(InvalidParameterError);
