@@ -17,6 +17,7 @@ import { hostMemoryAvailable } from '../../memory-estimate';
 import { DIRECT_BYTES_PER_DETERMINANT } from '../ci';
 import { type DirectSigmaOperator, type DirectSigmaOptions, directSigmaOperator } from '../operator';
 import { type GpuDirectSigmaOperator, gpuDirectSigmaOperator } from './operator';
+import { parityOfMultiplicity } from './parity';
 
 /** What {@link gpuDirectHamiltonian} gives the CI driver. */
 export type GpuDirectCiHamiltonian = CiHamiltonian<GpuVector> & {
@@ -47,6 +48,21 @@ export interface GpuDirectHamiltonianOptions {
   roots?: number;
   /** Stage integral blocks in workgroup memory (default false; see gpuDirectSigmaOperator). */
   stageIntegrals?: boolean;
+  /**
+   * The multiplicity 2S + 1 the run targets: at MS2 = 0 the device σ (and the host σ of a host
+   * polish) keeps the spin parity (−1)^S (./parity.ts), so the driver needs no spin penalty and
+   * may polish on the device; ignored at MS2 ≠ 0 (the driver's penalty then).
+   */
+  multiplicity?: number;
+}
+
+/**
+ * The device σ's spin parity for `multiplicity` over `space`: (−1)^S at MS2 = 0, else undefined.
+ * @throws InvalidParameterError for a multiplicity that is not an odd integer ≥ 1 at MS2 = 0
+ */
+export function gpuParityFor(space: DeterminantSpace, multiplicity: number | undefined): 1 | -1 | undefined {
+  if (multiplicity === undefined || space.nalpha !== space.nbeta) return undefined;
+  return parityOfMultiplicity(multiplicity);
 }
 
 /** Device bytes of a device direct run, by part (see {@link estimateGpuDirectBytes}). */
@@ -167,7 +183,10 @@ function lazyHost(dev: GpuDirectSigmaOperator, fd: Fcidump, space: DeterminantSp
     if (!op) throw new GpuSparseError('device direct CI: the host float64 direct σ was used before prepareHost() built it (a driver bug)');
     return op;
   };
-  const host: LinearOperator<Float64Array> & { dispose(): void; label: string } = {
+  // the device operator's spin parity, seen by the driver on `host` (spinTreatment, start projection)
+  const parity = dev.parity !== undefined && dev.project ? { parity: dev.parity, project: dev.project } : {};
+  const host: LinearOperator<Float64Array> & { dispose(): void; label: string; parity?: 1 | -1; project?: (v: Float64Array) => void } = {
+    ...parity,
     rows: dev.rows,
     cols: dev.cols,
     label: 'direct-sigma(host, built on demand)',
@@ -180,7 +199,8 @@ function lazyHost(dev: GpuDirectSigmaOperator, fd: Fcidump, space: DeterminantSp
     },
   };
   const prepare = async (): Promise<DirectSigmaOperator> => {
-    op ??= await directSigmaOperator(fd, space, { threads: options.threads ?? 'auto' });
+    // the same spin parity as the device σ: the host polish runs the same P H P + (1 − P) D (1 − P)
+    op ??= await directSigmaOperator(fd, space, { threads: options.threads ?? 'auto', ...(dev.parity === undefined ? {} : { timeReversal: dev.parity > 0 ? ('even' as const) : ('odd' as const) }) });
     host.label = op.label ?? 'direct-sigma(host)';
     return op;
   };
@@ -260,10 +280,13 @@ export function gpuDirectParts(dev: GpuDirectSigmaOperator, fd: Fcidump, space: 
  * @example
  * const r = await ciEnergies(fd, { irrep: 1, backend, hamiltonian: gpuDirectHamiltonian(ctx) });
  */
-export function gpuDirectHamiltonian(ctx: GpuContext, options: GpuDirectHamiltonianOptions = {}): (fd: Fcidump, space: DeterminantSpace, notes?: string[]) => Promise<GpuDirectCiHamiltonian> {
-  return async (fd, space, driverNotes) => {
+export function gpuDirectHamiltonian(ctx: GpuContext, options: GpuDirectHamiltonianOptions = {}): ((fd: Fcidump, space: DeterminantSpace, notes?: string[]) => Promise<GpuDirectCiHamiltonian>) & { readonly spinParity: boolean } {
+  const factory = async (fd: Fcidump, space: DeterminantSpace, driverNotes?: string[]) => {
     const t0 = performance.now();
     const estimate = await checkGpuDirectFits(ctx, fd, space, options);
-    return gpuDirectParts(gpuDirectSigmaOperator(ctx, fd, space, { stageIntegrals: options.stageIntegrals === true }), fd, space, options, t0, estimate, driverNotes);
+    const parity = gpuParityFor(space, options.multiplicity);
+    return gpuDirectParts(gpuDirectSigmaOperator(ctx, fd, space, { stageIntegrals: options.stageIntegrals === true, ...(parity === undefined ? {} : { parity }) }), fd, space, options, t0, estimate, driverNotes);
   };
+  // spinParity: at MS2 = 0 its operator keeps the spin parity of `multiplicity` (the driver may then polish on the device)
+  return Object.assign(factory, { spinParity: options.multiplicity !== undefined });
 }
