@@ -187,6 +187,18 @@ export async function buildCiHamiltonian<V, S>(plan: CiPlan<V, S>, options: CiOp
   });
   if (sink) notes.push(`H assembled in ${h.stats.chunks} row chunks straight to the device (float32); ${devicePolish ? 'low parts of inexact values kept on the device for the df64 polish' : 'float64 row blocks kept on the host for the polish'}`);
   notes.push(...((h as { notes?: string[] }).notes ?? [])); // e.g. why an operator factory chose its path
+  if (devicePolish && options.spin) {
+    // the device polish was allowed for a spin-parity operator: one of another parity (or none) would need the penalty matrix
+    const want = ((options.spin.multiplicity - 1) / 2) % 2 === 0 ? 1 : -1;
+    if ((h.host as { parity?: number } | undefined)?.parity !== want) {
+      if (options.polish === 'device') {
+        (h.host as { dispose?: () => void } | undefined)?.dispose?.(); // the factory's device tables
+        throw new NotSupportedError("ciEnergies polish 'device': not with a spin penalty (the operator of options.hamiltonian keeps no spin parity of this multiplicity); use polish 'host'");
+      }
+      devicePolish = undefined;
+      notes.push('float64 polish on the host: the spin penalty matrix stays on the host');
+    }
+  }
   let polishOp: LinearOperator<unknown> | undefined;
   if (custom && backend.space.precision === 'f32') {
     // an operator factory on a float32 backend: its device operator runs Davidson, its host operator the float64 polish
@@ -199,16 +211,6 @@ export async function buildCiHamiltonian<V, S>(plan: CiPlan<V, S>, options: CiOp
       if (options.polish === 'device') throw new NotSupportedError(`ciEnergies polish 'device': the operator of options.hamiltonian has no product in the device polish's space (${devicePolish.precision}); use polish 'host' (or 'auto')`);
       devicePolish = undefined;
       notes.push(`float64 polish on the host: the operator of options.hamiltonian has no product in the device polish's space`);
-    }
-  }
-  if (devicePolish && options.spin) {
-    // the device polish was allowed for a spin-parity operator: one of another parity (or none) would need the penalty matrix
-    const want = ((options.spin.multiplicity - 1) / 2) % 2 === 0 ? 1 : -1;
-    if ((h.host as { parity?: number } | undefined)?.parity !== want) {
-      if (options.polish === 'device') throw new NotSupportedError("ciEnergies polish 'device': not with a spin penalty (the operator of options.hamiltonian keeps no spin parity of this multiplicity); use polish 'host'");
-      devicePolish = undefined;
-      polishOp = undefined;
-      notes.push('float64 polish on the host: the spin penalty matrix stays on the host');
     }
   }
   if (!h.matrix && !h.device) notes.push(`H not stored: σ = H·c by ${h.host?.label ?? 'an operator'}`);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CiBackend, ciEnergies } from '../src/ci';
 import { buildCiSpace } from '../src/determinants/build';
 import { directHamiltonian } from '../src/direct/ci';
-import { gpuDirectHamiltonian } from '../src/direct/gpu/ci';
+import { estimateGpuDirectBytes, gpuDirectHamiltonian } from '../src/direct/gpu/ci';
 import { gpuDirectSigmaOperator } from '../src/direct/gpu/operator';
 import { directSigmaOperator } from '../src/direct/operator';
 import { readFcidump } from '../src/fcidump/node';
@@ -40,10 +40,10 @@ const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
 };
 
 describe.skipIf(gpuTierSkipped)('device direct σ with a spin parity (operator)', () => {
-  it('float32 and df64 P H P + (1 − P) D (1 − P) equal the host time-reversal operator (N2/STO-3G Ag, permuted layout; H2O/STO-2G), in place too', async () => {
+  it('float32 and df64 P H P + (1 − P) D (1 − P) equal the host time-reversal operator (N2/STO-3G Ag; H2O/STO-2G in a layout permuted by excitation level), in place too', async () => {
     for (const [file, opts] of [
       ['N2_sto3g_R1.1A_block2.FCIDUMP', { irrep: 1 }],
-      ['H2O_sto2g_hande.FCIDUMP', {}],
+      ['H2O_sto2g_hande.FCIDUMP', { referenceLevel: 2 }],
     ] as const) {
       const fd0 = await readFcidump(data(file));
       const { fcidump: fd, space } = buildCiSpace(fd0, 'fci', opts);
@@ -51,6 +51,7 @@ describe.skipIf(gpuTierSkipped)('device direct σ with a spin parity (operator)'
         const host = await directSigmaOperator(fd, space, { timeReversal: parity > 0 ? 'even' : 'odd', kernel: 'js' });
         const dev = gpuDirectSigmaOperator(ctx, fd, space, { parity });
         expect(dev.parity).toBe(parity);
+        if ('referenceLevel' in opts) expect(dev.label).toMatch(/permuted/); // the swap mapped through the layout permutation
         expect(dev.label).toMatch(parity > 0 ? /spin parity even S/ : /spin parity odd S/);
         const x = randomVector(space.size, 7);
         const want = new Float64Array(space.size);
@@ -88,6 +89,23 @@ describe.skipIf(gpuTierSkipped)('device direct σ with a spin parity (operator)'
         host.dispose();
       }
     }
+  });
+
+  it("the memory estimate and the operator's device bytes count the parity's swap, scratch and diagonal", async () => {
+    const n2 = await readFcidump(data('N2_sto3g_R1.1A_block2.FCIDUMP'));
+    const { fcidump: fd, space } = buildCiSpace(n2, 'fci', { irrep: 1 });
+    const n = space.size;
+    const e0 = estimateGpuDirectBytes(fd, space, 3);
+    const e1 = estimateGpuDirectBytes(fd, space, 3, true);
+    expect(e1.tables - e0.tables).toBe(20 * n);
+    expect(e1.polish - e0.polish).toBe(32 * n);
+    const plain = gpuDirectSigmaOperator(ctx, fd, space);
+    const par = gpuDirectSigmaOperator(ctx, fd, space, { parity: 1 });
+    expect(par.deviceBytes - plain.deviceBytes).toBeGreaterThanOrEqual(20 * n);
+    const d = (await Df64Blas.of(ctx))!;
+    const [p64, q64] = [plain.df64(d), par.df64(d)];
+    expect(q64.deviceBytes - p64.deviceBytes).toBeGreaterThanOrEqual(32 * n);
+    for (const o of [p64, q64, plain, par]) o.dispose();
   });
 
   it('refuses a parity at MS2 ≠ 0 (NotSupportedError) and a parity other than ±1 (InvalidParameterError)', async () => {
@@ -159,5 +177,17 @@ describe.skipIf(gpuTierSkipped)('CI driver: a multiplicity on the device direct 
   it("an explicit H (no parity operator) with a multiplicity keeps refusing polish 'device'", async () => {
     const fd = await readFcidump(data('H2O_sto2g_hande.FCIDUMP'));
     await expect(ciEnergies(fd, { nroots: 1, spin: { multiplicity: 3 }, solver: 'davidson', backend: gpuBackend('df64') as never, polish: 'device' })).rejects.toThrow(NotSupportedError);
+  });
+
+  it('a factory that claims a spin parity but builds none: the penalty with the host polish (auto), refused with polish device', async () => {
+    const fd = await readFcidump(data('H2O_sto2g_hande.FCIDUMP'));
+    const inner = gpuDirectHamiltonian(ctx, { threads: 1 }); // no multiplicity: no parity
+    const liar = Object.assign((f: never, s: never, n?: string[]) => inner(f, s, n), { spinParity: true });
+    const common = { nroots: 1, spin: { multiplicity: 3 }, solver: 'davidson' as const, workers: 0, backend: gpuBackend('df64') as never, hamiltonian: liar as never };
+    await expect(ciEnergies(fd, { ...common, polish: 'device' })).rejects.toThrow(/not with a spin penalty/);
+    const r = await ciEnergies(fd, common);
+    const host = await ciEnergies(fd, { nroots: 1, spin: { multiplicity: 3 }, solver: 'davidson', workers: 0, hamiltonian: directHamiltonian({ threads: 1, multiplicity: 3 }) });
+    expect(r.notes.join('\n')).toMatch(/float64 polish on the host: the spin penalty matrix stays on the host/);
+    expect(Math.abs(r.energies[0]! - host.energies[0]!)).toBeLessThan(1e-8);
   });
 });

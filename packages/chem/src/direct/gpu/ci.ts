@@ -89,10 +89,11 @@ const CORRECTION_VECTORS = 24;
  * Device bytes a device direct run over `space` will need, from the string counts alone (no
  * table is built): the same-spin rows are bounded by all singles and doubles of a string
  * (the symmetry filter only removes records), the layout permutation is assumed. `roots`: the
- * driver's k (nroots + guard roots). O(1).
+ * driver's k (nroots + guard roots); `parity`: the operator keeps an MS2 = 0 spin parity (its swap,
+ * scratch and diagonal: 20 B per determinant in float32, 32 in the df64 polish). O(1).
  * @example const e = estimateGpuDirectBytes(fd, space, 7); // e.total, e.largestBuffer
  */
-export function estimateGpuDirectBytes(fd: Fcidump, space: DeterminantSpace, roots: number): GpuDirectEstimate {
+export function estimateGpuDirectBytes(fd: Fcidump, space: DeterminantSpace, roots: number, parity = false): GpuDirectEstimate {
   const n = space.size;
   const norb = fd.norb;
   const k = Math.max(1, Math.min(n, roots));
@@ -105,12 +106,14 @@ export function estimateGpuDirectBytes(fd: Fcidump, space: DeterminantSpace, roo
   const b = side(space.beta.count, space.nbeta);
   const words = 16 * a.info + 4 * b.info + norb * norb + 9 + a.rep + b.rep + a.hrec + b.hrec + 2 * (n / 64 + space.alpha.count);
   const records = (a.hrec + b.hrec) / 2;
-  const tables = 4 * words + 16 * n + 4 * records; // + permutation (2 index arrays, 2 scratch vectors) + df64 lo parts
+  // + permutation (2 index arrays, 2 scratch vectors) + df64 lo parts; a spin parity (./parity.ts): the swap and
+  // the float32 projection's scratch and diagonal (5 words per determinant)
+  const tables = 4 * words + 16 * n + 4 * records + (parity ? 20 * n : 0);
   const integrals = 12 * norb ** 4;
   const maxSubspace = Math.min(n, 12 + 4 * (k - 1));
   const davidson = 4 * n * (2 * maxSubspace + 2 * k);
   const polishSubspace = Math.min(n, 4 * k + 8);
-  const polish = 8 * n * (2 * polishSubspace + 2 * k) + 4 * n * (CORRECTION_VECTORS + k) + 16 * n;
+  const polish = 8 * n * (2 * polishSubspace + 2 * k) + 4 * n * (CORRECTION_VECTORS + k) + 16 * n + (parity ? 32 * n : 0); // parity: df64 scratch and diagonal
   return { determinants: n, tables, integrals, davidson, polish, total: tables + integrals + Math.max(davidson, polish), largestBuffer: 8 * n };
 }
 
@@ -131,7 +134,7 @@ export function describeGpuDirectEstimate(e: GpuDirectEstimate): string {
  */
 export async function checkGpuDirectFits(ctx: GpuContext | undefined, fd: Fcidump, space: DeterminantSpace, options: GpuDirectHamiltonianOptions): Promise<GpuDirectEstimate> {
   checkFloat32Integrals(fd);
-  const e = estimateGpuDirectBytes(fd, space, options.roots ?? 2);
+  const e = estimateGpuDirectBytes(fd, space, options.roots ?? 2, gpuParityFor(space, options.multiplicity) !== undefined);
   const advice = 'use point-group symmetry (irrep), fewer roots or a smaller active space';
   const host = options.hostBytes ?? (await hostMemoryAvailable()).bytes;
   const needHost = DIRECT_BYTES_PER_DETERMINANT * space.size + 8 * fd.norb ** 4;
