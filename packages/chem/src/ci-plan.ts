@@ -57,11 +57,13 @@ function pickFormat(requested: string | undefined, referenceSize: number): strin
  * The device polish the run will use (CiOptions.polish), checked before anything is built.
  * @throws InvalidParameterError for an unknown value; NotSupportedError for 'device' where none is offered
  */
-async function pickPolish<V, S>(options: CiOptions<V, S>, backend: CiBackend<V, S>): Promise<CiDevicePolish<V> | undefined> {
+async function pickPolish<V, S>(options: CiOptions<V, S>, backend: CiBackend<V, S>, ms2: number): Promise<CiDevicePolish<V> | undefined> {
   const want = options.polish ?? 'auto';
   if (want !== 'auto' && want !== 'device' && want !== 'host') throw new InvalidParameterError('polish', "'auto', 'device' or 'host'", want);
   if (want === 'host' || backend.space.precision !== 'f32' || options.solver === 'dense') return undefined;
-  if (options.spin) {
+  // an operator that keeps the spin parity at MS2 = 0 (the device direct σ with a multiplicity) needs no penalty matrix
+  const byParity = ms2 === 0 && (options.hamiltonian as { spinParity?: boolean } | undefined)?.spinParity === true;
+  if (options.spin && !byParity) {
     if (want === 'device') throw new NotSupportedError("ciEnergies polish 'device': not with a spin penalty (the S² matrix stays on the host); use polish 'host'");
     return undefined;
   }
@@ -91,7 +93,7 @@ export async function planCi<V, S>(input: Fcidump | string | URL, options: CiOpt
   const t = performance.now();
   const prepared = prepareCiSpace(fd0, options.space ?? 'fci', options);
   const backend = options.backend ?? (hostBackend() as unknown as CiBackend<V, S>);
-  const devicePolish = await pickPolish(options, backend);
+  const devicePolish = await pickPolish(options, backend, prepared.nalpha - prepared.nbeta);
   const sizing = {
     ...options,
     backend: backend.space.precision === 'f32' ? ('device' as const) : ('host' as const),
@@ -185,6 +187,18 @@ export async function buildCiHamiltonian<V, S>(plan: CiPlan<V, S>, options: CiOp
   });
   if (sink) notes.push(`H assembled in ${h.stats.chunks} row chunks straight to the device (float32); ${devicePolish ? 'low parts of inexact values kept on the device for the df64 polish' : 'float64 row blocks kept on the host for the polish'}`);
   notes.push(...((h as { notes?: string[] }).notes ?? [])); // e.g. why an operator factory chose its path
+  if (devicePolish && options.spin) {
+    // the device polish was allowed for a spin-parity operator: one of another parity (or none) would need the penalty matrix
+    const want = ((options.spin.multiplicity - 1) / 2) % 2 === 0 ? 1 : -1;
+    if ((h.host as { parity?: number } | undefined)?.parity !== want) {
+      if (options.polish === 'device') {
+        (h.host as { dispose?: () => void } | undefined)?.dispose?.(); // the factory's device tables
+        throw new NotSupportedError("ciEnergies polish 'device': not with a spin penalty (the operator of options.hamiltonian keeps no spin parity of this multiplicity); use polish 'host'");
+      }
+      devicePolish = undefined;
+      notes.push('float64 polish on the host: the spin penalty matrix stays on the host');
+    }
+  }
   let polishOp: LinearOperator<unknown> | undefined;
   if (custom && backend.space.precision === 'f32') {
     // an operator factory on a float32 backend: its device operator runs Davidson, its host operator the float64 polish

@@ -25,6 +25,11 @@ export * from './ci-types';
  * r.energies; // [-2.19038..., ...]
  */
 export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump | string | URL, options: CiOptions<V, S> = {}): Promise<CiResult> {
+  return await ciRun(input, options, true);
+}
+
+/** {@link ciEnergies}; `mayRepeat`: whether a run whose spin parity let another spin in may repeat itself ({@link dropOtherSpins}). */
+async function ciRun<V, S>(input: Fcidump | string | URL, options: CiOptions<V, S>, mayRepeat: boolean): Promise<CiResult> {
   const emit = options.onProgress ?? (() => {});
   const notes: string[] = [];
   const plan = await planCi(input, options, emit, notes);
@@ -38,7 +43,39 @@ export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump |
   else if (options.accept === 'bound' && options.energyChange !== undefined && plan.backend.space.precision !== 'f32') notes.push("accept 'bound': energyChange replaces it (OpenMolcas' rule, not certified)");
   const solved = plan.solverName === 'dense' ? await denseSolve(plan, built, spin) : await davidsonCi(plan, built, spin, options, emit, notes);
   const solve = performance.now() - t;
-  return await finishCi(plan, built, spin, solved, notes, { solve, assembly: built.h.stats.ms }, options.spin !== undefined);
+  const result = await finishCi(plan, built, spin, solved, notes, { solve, assembly: built.h.stats.ms }, options.spin !== undefined);
+  return spin.byParity && mayRepeat ? await dropOtherSpins(input, options, plan.nroots, plan.space.size, result) : result;
+}
+
+/** Whether ⟨S²⟩ = x is the S(S+1) of multiplicity m. */
+const isSpin = (x: number, m: number): boolean => Math.abs(x - ((m - 1) / 2) * ((m + 1) / 2)) <= 1e-3;
+
+/**
+ * A spin parity (time reversal at MS2 = 0) keeps (−1)^S only: a state of another spin of the same
+ * parity (a quintet among singlets) can take one of the wanted roots where no spin filter runs
+ * (the device direct σ). Then the run is repeated once with as many more roots as came wrong
+ * (plus one), and the wanted multiplicity's lowest `nroots` are kept; a note says so, and what
+ * is still missing if the larger run did not find enough.
+ */
+async function dropOtherSpins<V, S>(input: Fcidump | string | URL, options: CiOptions<V, S>, nroots: number, size: number, first: CiResult): Promise<CiResult> {
+  const m = options.spin!.multiplicity;
+  const wrong = first.s2.filter((x) => !isSpin(x, m)).length;
+  if (wrong === 0 || nroots >= size) return first;
+  const more = Math.min(size, nroots + wrong + 1);
+  const again = await ciRun(input, { ...options, nroots: more }, false);
+  const keep = again.s2.map((x, i) => (isSpin(x, m) ? i : -1)).filter((i) => i >= 0).slice(0, nroots);
+  const pick = <T>(a: readonly T[]): T[] => keep.map((i) => a[i]!);
+  const note = `spin: ${wrong} of the ${nroots} roots of the first run had another spin of the same parity (⟨S²⟩ ≠ ${((m - 1) / 2) * ((m + 1) / 2)}): repeated with ${more} roots and kept the ${keep.length} of multiplicity ${m}${keep.length < nroots ? ` — only ${keep.length} found; ask for more roots or use the spin penalty (a host direct or explicit H)` : ''}`;
+  if (keep.length === 0) return { ...first, notes: [...first.notes, note] };
+  return {
+    ...again,
+    energies: pick(again.energies),
+    residualNorms: pick(again.residualNorms),
+    s2: pick(again.s2),
+    vectors: pick(again.vectors),
+    ...(again.bounds ? { bounds: { ...again.bounds, bound: pick(again.bounds.bound), acceptedBy: pick(again.bounds.acceptedBy) } } : {}),
+    notes: [...again.notes.filter((n) => !/^root \d+: ⟨S²⟩/.test(n)), note],
+  };
 }
 
 /** The spin penalty (S² as a matrix only for it) or the operator's spin parity. */

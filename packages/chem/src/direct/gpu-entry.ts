@@ -17,8 +17,9 @@ import type { GpuDirectCiHamiltonian, GpuDirectHamiltonianOptions } from './gpu/
  * ./gpu/ci.ts gpuDirectHamiltonian, which this loads on the first call.
  * @example const r = await ciEnergies(fd, { backend, hamiltonian: gpuDirectHamiltonian(ctx) });
  */
-export function gpuDirectHamiltonian(ctx: GpuContext, options: GpuDirectHamiltonianOptions = {}): (fd: Fcidump, space: DeterminantSpace, notes?: string[]) => Promise<GpuDirectCiHamiltonian> {
-  return async (fd, space, notes) => (await import('./gpu/ci')).gpuDirectHamiltonian(ctx, options)(fd, space, notes);
+export function gpuDirectHamiltonian(ctx: GpuContext, options: GpuDirectHamiltonianOptions = {}): ((fd: Fcidump, space: DeterminantSpace, notes?: string[]) => Promise<GpuDirectCiHamiltonian>) & { readonly spinParity: boolean } {
+  const factory = async (fd: Fcidump, space: DeterminantSpace, notes?: string[]) => (await import('./gpu/ci')).gpuDirectHamiltonian(ctx, options)(fd, space, notes);
+  return Object.assign(factory, { spinParity: options.multiplicity !== undefined });
 }
 
 /**

@@ -91,8 +91,8 @@ function parsePolish(s: string): 'auto' | 'device' | 'host' {
 /**
  * --sigma: explicit H (default), the direct σ (FCI/CAS: float32 on the GPU with a float64
  * polish, or float64 on the host), or the cost model's choice (docs/guides/ci-direct.md).
- * --multiplicity at MS2 = 0: the host direct σ keeps that spin parity (time reversal) instead of
- * a penalty.
+ * --multiplicity at MS2 = 0: the direct σ (host or device) keeps that spin parity (time reversal)
+ * instead of a penalty.
  */
 function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<unknown, unknown>, deviceBytes: number | undefined, multiplicity?: number) {
   if (s === undefined || s === 'explicit') return {};
@@ -100,7 +100,7 @@ function sigmaOptions(s: string | undefined, nroots: number, backend: Backend<un
   const threads = sigmaThreads();
   if (backend.space.precision === 'f32' && backend.ctx) {
     // float32 products: Davidson's and the polish's corrections, ≈ 50 per root solved (N2 CAS(10e,16o): 203 + 106 for 7)
-    const o = { threads, roots: nroots + (nroots > 1 ? 1 : 0), ...(deviceBytes === undefined ? {} : { deviceBytes }) };
+    const o = { threads, roots: nroots + (nroots > 1 ? 1 : 0), ...(deviceBytes === undefined ? {} : { deviceBytes }), ...(multiplicity === undefined ? {} : { multiplicity }) };
     return { hamiltonian: s === 'direct' ? gpuDirectHamiltonian(backend.ctx, o) : gpuAutoHamiltonian(backend.ctx, { ...o, products: 50 * (nroots + (nroots > 1 ? 1 : 0)) }) };
   }
   const d = { threads, ...(multiplicity === undefined ? {} : { multiplicity }) };

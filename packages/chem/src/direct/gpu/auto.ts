@@ -10,7 +10,7 @@ import { type GpuContext, GpuVector, writeData } from '@gpusparse/gpu';
 import type { DeterminantSpace } from '../../determinants/space';
 import type { Fcidump } from '../../fcidump/types';
 import { explicitSize } from '../choose';
-import { checkGpuDirectFits, type GpuDirectCiHamiltonian, gpuDirectParts, type GpuDirectHamiltonianOptions } from './ci';
+import { checkGpuDirectFits, type GpuDirectCiHamiltonian, gpuDirectParts, type GpuDirectHamiltonianOptions, gpuParityFor } from './ci';
 import { type GpuDirectSigmaOperator, gpuDirectSigmaOperator } from './operator';
 
 /**
@@ -81,7 +81,8 @@ export function gpuAutoHamiltonian(ctx: GpuContext, options: GpuAutoOptions): (f
       return undefined;
     }
     const estimate = await checkGpuDirectFits(ctx, fd, space, options);
-    const dev = gpuDirectSigmaOperator(ctx, fd, space);
+    const parity = gpuParityFor(space, options.multiplicity);
+    const dev = gpuDirectSigmaOperator(ctx, fd, space, parity === undefined ? {} : { parity });
     const sigmaMs = await timeDeviceProduct(ctx, dev);
     const r = GPU_EXPLICIT_RATES;
     const cores = await coreCount(options.cores);

@@ -17,6 +17,7 @@ import { hostMemoryAvailable } from '../../memory-estimate';
 import { DIRECT_BYTES_PER_DETERMINANT } from '../ci';
 import { type DirectSigmaOperator, type DirectSigmaOptions, directSigmaOperator } from '../operator';
 import { type GpuDirectSigmaOperator, gpuDirectSigmaOperator } from './operator';
+import { parityOfMultiplicity } from './parity';
 
 /** What {@link gpuDirectHamiltonian} gives the CI driver. */
 export type GpuDirectCiHamiltonian = CiHamiltonian<GpuVector> & {
@@ -47,6 +48,21 @@ export interface GpuDirectHamiltonianOptions {
   roots?: number;
   /** Stage integral blocks in workgroup memory (default false; see gpuDirectSigmaOperator). */
   stageIntegrals?: boolean;
+  /**
+   * The multiplicity 2S + 1 the run targets: at MS2 = 0 the device σ (and the host σ of a host
+   * polish) keeps the spin parity (−1)^S (./parity.ts), so the driver needs no spin penalty and
+   * may polish on the device; ignored at MS2 ≠ 0 (the driver's penalty then).
+   */
+  multiplicity?: number;
+}
+
+/**
+ * The device σ's spin parity for `multiplicity` over `space`: (−1)^S at MS2 = 0, else undefined.
+ * @throws InvalidParameterError for a multiplicity that is not an odd integer ≥ 1 at MS2 = 0
+ */
+export function gpuParityFor(space: DeterminantSpace, multiplicity: number | undefined): 1 | -1 | undefined {
+  if (multiplicity === undefined || space.nalpha !== space.nbeta) return undefined;
+  return parityOfMultiplicity(multiplicity);
 }
 
 /** Device bytes of a device direct run, by part (see {@link estimateGpuDirectBytes}). */
@@ -73,10 +89,11 @@ const CORRECTION_VECTORS = 24;
  * Device bytes a device direct run over `space` will need, from the string counts alone (no
  * table is built): the same-spin rows are bounded by all singles and doubles of a string
  * (the symmetry filter only removes records), the layout permutation is assumed. `roots`: the
- * driver's k (nroots + guard roots). O(1).
+ * driver's k (nroots + guard roots); `parity`: the operator keeps an MS2 = 0 spin parity (its swap,
+ * scratch and diagonal: 20 B per determinant in float32, 32 in the df64 polish). O(1).
  * @example const e = estimateGpuDirectBytes(fd, space, 7); // e.total, e.largestBuffer
  */
-export function estimateGpuDirectBytes(fd: Fcidump, space: DeterminantSpace, roots: number): GpuDirectEstimate {
+export function estimateGpuDirectBytes(fd: Fcidump, space: DeterminantSpace, roots: number, parity = false): GpuDirectEstimate {
   const n = space.size;
   const norb = fd.norb;
   const k = Math.max(1, Math.min(n, roots));
@@ -89,12 +106,14 @@ export function estimateGpuDirectBytes(fd: Fcidump, space: DeterminantSpace, roo
   const b = side(space.beta.count, space.nbeta);
   const words = 16 * a.info + 4 * b.info + norb * norb + 9 + a.rep + b.rep + a.hrec + b.hrec + 2 * (n / 64 + space.alpha.count);
   const records = (a.hrec + b.hrec) / 2;
-  const tables = 4 * words + 16 * n + 4 * records; // + permutation (2 index arrays, 2 scratch vectors) + df64 lo parts
+  // + permutation (2 index arrays, 2 scratch vectors) + df64 lo parts; a spin parity (./parity.ts): the swap and
+  // the float32 projection's scratch and diagonal (5 words per determinant)
+  const tables = 4 * words + 16 * n + 4 * records + (parity ? 20 * n : 0);
   const integrals = 12 * norb ** 4;
   const maxSubspace = Math.min(n, 12 + 4 * (k - 1));
   const davidson = 4 * n * (2 * maxSubspace + 2 * k);
   const polishSubspace = Math.min(n, 4 * k + 8);
-  const polish = 8 * n * (2 * polishSubspace + 2 * k) + 4 * n * (CORRECTION_VECTORS + k) + 16 * n;
+  const polish = 8 * n * (2 * polishSubspace + 2 * k) + 4 * n * (CORRECTION_VECTORS + k) + 16 * n + (parity ? 32 * n : 0); // parity: df64 scratch and diagonal
   return { determinants: n, tables, integrals, davidson, polish, total: tables + integrals + Math.max(davidson, polish), largestBuffer: 8 * n };
 }
 
@@ -115,7 +134,7 @@ export function describeGpuDirectEstimate(e: GpuDirectEstimate): string {
  */
 export async function checkGpuDirectFits(ctx: GpuContext | undefined, fd: Fcidump, space: DeterminantSpace, options: GpuDirectHamiltonianOptions): Promise<GpuDirectEstimate> {
   checkFloat32Integrals(fd);
-  const e = estimateGpuDirectBytes(fd, space, options.roots ?? 2);
+  const e = estimateGpuDirectBytes(fd, space, options.roots ?? 2, gpuParityFor(space, options.multiplicity) !== undefined);
   const advice = 'use point-group symmetry (irrep), fewer roots or a smaller active space';
   const host = options.hostBytes ?? (await hostMemoryAvailable()).bytes;
   const needHost = DIRECT_BYTES_PER_DETERMINANT * space.size + 8 * fd.norb ** 4;
@@ -167,7 +186,10 @@ function lazyHost(dev: GpuDirectSigmaOperator, fd: Fcidump, space: DeterminantSp
     if (!op) throw new GpuSparseError('device direct CI: the host float64 direct σ was used before prepareHost() built it (a driver bug)');
     return op;
   };
-  const host: LinearOperator<Float64Array> & { dispose(): void; label: string } = {
+  // the device operator's spin parity, seen by the driver on `host` (spinTreatment, start projection)
+  const parity = dev.parity !== undefined && dev.project ? { parity: dev.parity, project: dev.project } : {};
+  const host: LinearOperator<Float64Array> & { dispose(): void; label: string; parity?: 1 | -1; project?: (v: Float64Array) => void } = {
+    ...parity,
     rows: dev.rows,
     cols: dev.cols,
     label: 'direct-sigma(host, built on demand)',
@@ -180,7 +202,8 @@ function lazyHost(dev: GpuDirectSigmaOperator, fd: Fcidump, space: DeterminantSp
     },
   };
   const prepare = async (): Promise<DirectSigmaOperator> => {
-    op ??= await directSigmaOperator(fd, space, { threads: options.threads ?? 'auto' });
+    // the same spin parity as the device σ: the host polish runs the same P H P + (1 − P) D (1 − P)
+    op ??= await directSigmaOperator(fd, space, { threads: options.threads ?? 'auto', ...(dev.parity === undefined ? {} : { timeReversal: dev.parity > 0 ? ('even' as const) : ('odd' as const) }) });
     host.label = op.label ?? 'direct-sigma(host)';
     return op;
   };
@@ -260,11 +283,12 @@ export function gpuDirectParts(dev: GpuDirectSigmaOperator, fd: Fcidump, space: 
  * @example
  * const r = await ciEnergies(fd, { irrep: 1, backend, hamiltonian: gpuDirectHamiltonian(ctx) });
  */
-export function gpuDirectHamiltonian(ctx: GpuContext, options: GpuDirectHamiltonianOptions = {}): (fd: Fcidump, space: DeterminantSpace, notes?: string[]) => Promise<GpuDirectCiHamiltonian> {
-  return async (fd, space, driverNotes) => {
+export function gpuDirectHamiltonian(ctx: GpuContext, options: GpuDirectHamiltonianOptions = {}): ((fd: Fcidump, space: DeterminantSpace, notes?: string[]) => Promise<GpuDirectCiHamiltonian>) & { readonly spinParity: boolean } {
+  const factory = async (fd: Fcidump, space: DeterminantSpace, driverNotes?: string[]) => {
     const t0 = performance.now();
     const estimate = await checkGpuDirectFits(ctx, fd, space, options);
-    const dev = gpuDirectSigmaOperator(ctx, fd, space, { stageIntegrals: options.stageIntegrals === true });
+    const parity = gpuParityFor(space, options.multiplicity);
+    const dev = gpuDirectSigmaOperator(ctx, fd, space, { stageIntegrals: options.stageIntegrals === true, ...(parity === undefined ? {} : { parity }) });
     // the tables' allocations report out-of-memory asynchronously: wait for their error scopes
     // here (one popErrorScope round trip) so that the ResourceLimitError comes from this build
     try {
@@ -276,4 +300,6 @@ export function gpuDirectHamiltonian(ctx: GpuContext, options: GpuDirectHamilton
     }
     return gpuDirectParts(dev, fd, space, options, t0, estimate, driverNotes);
   };
+  // spinParity: at MS2 = 0 its operator keeps the spin parity of `multiplicity` (the driver may then polish on the device)
+  return Object.assign(factory, { spinParity: options.multiplicity !== undefined });
 }

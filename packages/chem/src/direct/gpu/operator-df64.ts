@@ -6,6 +6,7 @@
  */
 import { DimensionMismatchError, GpuSparseError, type LinearOperator } from '@gpusparse/formats';
 import { type Df64Blas, type Df64Vector, type GpuBuf, signature, Uniforms, uploadF32 } from '@gpusparse/gpu';
+import { DeviceParity } from './parity';
 import { GATHER_DF64_BINDINGS, gatherDf64Wgsl, SIGMA_DF64_BINDINGS, sigmaDf64Wgsl } from './sigma-df64.kernel';
 
 /** The float32 operator's device tables and layout, shared with the df64 operator. */
@@ -18,6 +19,8 @@ export interface SharedSigmaTables {
   uni: { groups: number; mA: number; mB: number; betaInfo: number; betaRep: number; kmax: number; pairsAt: number; pstartAt: number };
   /** Permutation gathers (space order ↔ direct layout), when the layout is not the space's. */
   perm: { toDirect: GpuBuf; toSpace: GpuBuf } | undefined;
+  /** The MS2 = 0 spin parity and its swap indices (space order), when the operator keeps one (./parity.ts). */
+  parity: { parity: 1 | -1; swap: GpuBuf } | undefined;
   /** float64 same-spin values in `hrec` order, and the integrals (norb⁴). */
   sameSpin: Float64Array;
   eri: Float64Array;
@@ -38,6 +41,9 @@ export class Df64DirectSigma implements LinearOperator<Df64Vector> {
   private readonly hlo: GpuBuf;
   private readonly eri: GpuBuf;
   private readonly scratch: { xp: GpuBuf; yp: GpuBuf } | undefined;
+  private readonly par: DeviceParity | undefined;
+  /** With a spin parity: s = (−1)^S (the same P H P + (1 − P) D (1 − P) as the float32 operator). */
+  readonly parity?: 1 | -1;
 
   constructor(
     readonly d: Df64Blas,
@@ -54,8 +60,12 @@ export class Df64DirectSigma implements LinearOperator<Df64Vector> {
     this.hlo = uploadF32(ctx, lo, 'direct-df64-hlo');
     this.eri = uploadF32(ctx, eri, 'direct-df64-eri');
     this.scratch = t.perm ? { xp: ctx.buffers.acquire(8 * Math.max(1, t.rows), undefined, 'direct-df64-xp'), yp: ctx.buffers.acquire(8 * Math.max(1, t.rows), undefined, 'direct-df64-yp') } : undefined;
-    this.deviceBytes = this.hlo.bytes + this.eri.bytes + (this.scratch ? 16 * t.rows : 0);
-    this.label = `direct-sigma-gpu(df64, mA=${t.uni.mA}, mB=${t.uni.mB})`;
+    if (t.parity) {
+      this.par = new DeviceParity(ctx, t.parity.swap, t.parity.parity, t.rows, diag, d);
+      this.parity = t.parity.parity;
+    }
+    this.deviceBytes = this.hlo.bytes + this.eri.bytes + (this.scratch ? 16 * t.rows : 0) + (this.par?.bytes ?? 0);
+    this.label = `direct-sigma-gpu(df64, mA=${t.uni.mA}, mB=${t.uni.mB}${t.parity ? `, spin parity ${t.parity.parity > 0 ? 'even' : 'odd'} S` : ''})`;
   }
 
   diagonal(): Float64Array {
@@ -72,15 +82,24 @@ export class Df64DirectSigma implements LinearOperator<Df64Vector> {
     if (y.n !== this.rows) throw new DimensionMismatchError(`${this.label} y`, this.rows, y.n);
     if (x.buf.id === y.buf.id) throw new GpuSparseError(`${this.label}: expected y distinct from x, got an alias`);
     if (this.rows === 0) return;
+    if (this.par) {
+      this.par.apply((a, b) => this.plain(a, b, 1, 0), x.buf, alpha, beta, y.buf);
+      return;
+    }
+    this.plain(x.buf, y.buf, alpha, beta);
+  }
+
+  /** y = α·H·x + β·y for distinct buffers, through the layout permutation where there is one. */
+  private plain(x: GpuBuf, y: GpuBuf, alpha: number, beta: number): void {
     const p = this.t.perm;
     const s = this.scratch;
     if (p && s) {
-      this.gather(p.toDirect, x.buf, s.xp, 1, 0);
+      this.gather(p.toDirect, x, s.xp, 1, 0);
       this.sigma(s.xp, s.yp, 1, 0);
-      this.gather(p.toSpace, s.yp, y.buf, alpha, beta);
+      this.gather(p.toSpace, s.yp, y, alpha, beta);
       return;
     }
-    this.sigma(x.buf, y.buf, alpha, beta);
+    this.sigma(x, y, alpha, beta);
   }
 
   private sigma(x: GpuBuf, y: GpuBuf, alpha: number, beta: number): void {
@@ -118,5 +137,6 @@ export class Df64DirectSigma implements LinearOperator<Df64Vector> {
     this.eri.dispose();
     this.scratch?.xp.dispose();
     this.scratch?.yp.dispose();
+    this.par?.dispose();
   }
 }

@@ -12,6 +12,7 @@ import type { Fcidump } from '../../fcidump/types';
 import { directContext, type DirectContext, type DirectLayout } from '../tables';
 import { Df64DirectSigma, type SharedSigmaTables } from './operator-df64';
 import { GATHER_BINDINGS, gatherWgsl, SIGMA_BINDINGS, sigmaWgsl, sigmaWorkgroupBytes } from './sigma.kernel';
+import { DeviceParity, projectSpace, type SpaceParity, spaceParity } from './parity';
 import { GpuSpinSquare, occupationWords, type SpinSquareInput } from './spin-square';
 import { packSigmaTables } from './tables';
 
@@ -39,6 +40,13 @@ export interface GpuDirectSigmaOperator extends LinearOperator<GpuVector> {
   readonly spinOnDevice: boolean;
   /** Compile the ⟨S²⟩ kernel for float32 or df64 (`df`) vectors ahead of time, without blocking; never rejects. */
   prewarmSpin(df: boolean): Promise<void>;
+  /**
+   * With `parity` (MS2 = 0): s = (−1)^S of the states it keeps; the operator is then
+   * P H P + (1 − P) D (1 − P) (./parity.ts), as the host direct σ with time reversal.
+   */
+  readonly parity?: 1 | -1;
+  /** With `parity`: v ← P v for a host vector in the space's order (start vectors). */
+  project?(v: Float64Array): void;
   dispose(): void;
 }
 
@@ -75,6 +83,9 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
   /** float64 values the df64 operator needs (same-spin records, integrals). */
   private readonly f64: { sameSpin: Float64Array; eri: Float64Array };
   private readonly spin: GpuSpinSquare;
+  private readonly par: { sp: SpaceParity; swap: GpuBuf; dev: DeviceParity } | undefined;
+  readonly parity?: 1 | -1;
+  readonly project?: (v: Float64Array) => void;
 
   constructor(
     readonly ctx: GpuContext,
@@ -85,6 +96,7 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     readonly buildMs: number,
     stage: boolean,
     spin: Omit<SpinSquareInput, 'norb' | 'nA'>,
+    sp?: SpaceParity,
   ) {
     const n = layout.size;
     this.rows = n;
@@ -113,9 +125,16 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     sameSpin.set(dctx.hBValue, dctx.hAValue.length);
     this.f64 = { sameSpin, eri: dctx.eri };
     const permBytes = this.perm ? 16 * n : 0;
-    this.deviceBytes = Object.values(this.bufs).reduce((s, b) => s + b.bytes, 0) + permBytes;
+    if (sp) {
+      const swap = uploadU32(ctx, sp.swap, 'direct-parity-swap');
+      this.par = { sp, swap, dev: new DeviceParity(ctx, swap, sp.parity, n, diag) };
+      this.parity = sp.parity;
+      this.project = (v: Float64Array) => projectSpace(sp, v);
+    }
+    const parBytes = this.par ? this.par.swap.bytes + this.par.dev.bytes : 0;
+    this.deviceBytes = Object.values(this.bufs).reduce((s, b) => s + b.bytes, 0) + permBytes + parBytes;
     this.spin = new GpuSpinSquare(ctx, this.shared(), { ...spin, norb: dctx.norb, nA: dctx.nA });
-    this.label = `direct-sigma-gpu(f32, mA=${dctx.mA}, mB=${dctx.mB}, ${t.pairIrreps ? 'pairs by irrep' : 'one pair group'}${t.kmax > 0 ? `, integrals staged (${t.kmax})` : ''}${this.perm ? ', permuted' : ''})`;
+    this.label = `direct-sigma-gpu(f32, mA=${dctx.mA}, mB=${dctx.mB}, ${t.pairIrreps ? 'pairs by irrep' : 'one pair group'}${t.kmax > 0 ? `, integrals staged (${t.kmax})` : ''}${this.perm ? ', permuted' : ''}${sp ? `, spin parity ${sp.parity > 0 ? 'even' : 'odd'} S` : ''})`;
   }
 
   private sigmaPipe() {
@@ -159,11 +178,13 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     if (x.n !== this.cols) throw new DimensionMismatchError(`${this.label} x`, this.cols, x.n);
     if (y.n !== this.rows) throw new DimensionMismatchError(`${this.label} y`, this.rows, y.n);
     if (this.rows === 0) return;
-    const p = this.perm;
-    if (p) {
-      this.gather(p.toDirect, x.buf, p.xp, 1, 0);
-      this.sigma(p.xp, p.yp, 1, 0);
-      this.gather(p.toSpace, p.yp, y.buf, alpha, beta);
+    if (this.par) {
+      // P H P + (1 − P) D (1 − P): σ of P x into scratch (distinct buffers), then the combination into y
+      this.par.dev.apply((a, b) => this.plain(a, b), x.buf, alpha, beta, y.buf);
+      return;
+    }
+    if (this.perm) {
+      this.plainScaled(x.buf, y.buf, alpha, beta);
       return;
     }
     if (x.buf.id !== y.buf.id) {
@@ -176,6 +197,19 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     Blas1.of(this.ctx).axpby(imm(alpha), this.tmp, imm(beta), y.buf, this.rows);
   }
 
+  /** y = H·x for distinct buffers (through the layout permutation where there is one). */
+  private plain(x: GpuBuf, y: GpuBuf): void {
+    if (this.perm) this.plainScaled(x, y, 1, 0);
+    else this.sigma(x, y, 1, 0);
+  }
+
+  private plainScaled(x: GpuBuf, y: GpuBuf, alpha: number, beta: number): void {
+    const p = this.perm!;
+    this.gather(p.toDirect, x, p.xp, 1, 0);
+    this.sigma(p.xp, p.yp, 1, 0);
+    this.gather(p.toSpace, p.yp, y, alpha, beta);
+  }
+
   diagonal(): Float64Array {
     return this.diag;
   }
@@ -183,7 +217,8 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
   private shared(): SharedSigmaTables {
     const b = this.bufs;
     const perm = this.perm ? { toDirect: this.perm.toDirect, toSpace: this.perm.toSpace } : undefined;
-    return { rows: this.rows, work: b.work, info: b.info, rep: b.rep, hrec: b.hrec, uni: this.uni, perm, ...this.f64 };
+    const parity = this.par ? { parity: this.par.sp.parity, swap: this.par.swap } : undefined;
+    return { rows: this.rows, work: b.work, info: b.info, rep: b.rep, hrec: b.hrec, uni: this.uni, perm, parity, ...this.f64 };
   }
 
   df64(d: Df64Blas): Df64DirectSigma {
@@ -208,6 +243,8 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
     if (this.perm) for (const b of Object.values(this.perm)) b.dispose();
     this.tmp?.dispose();
     this.spin.dispose();
+    this.par?.swap.dispose();
+    this.par?.dev.dispose();
   }
 }
 
@@ -225,9 +262,12 @@ class GpuDirectSigma implements GpuDirectSigmaOperator {
  * const op = gpuDirectSigmaOperator(ctx, fd, space);
  * op.apply(x, y); // GpuVector in, GpuVector out
  */
-export function gpuDirectSigmaOperator(ctx: GpuContext, fd: Fcidump, space: DeterminantSpace, options: { stageIntegrals?: boolean } = {}): GpuDirectSigmaOperator {
+export function gpuDirectSigmaOperator(ctx: GpuContext, fd: Fcidump, space: DeterminantSpace, options: { stageIntegrals?: boolean; parity?: 1 | -1 } = {}): GpuDirectSigmaOperator {
   const t0 = performance.now();
   const { ctx: dctx, layout, diagonal } = directContext(fd, space);
   const spin = { sz: (space.nalpha - space.nbeta) / 2, occ: occupationWords(dctx, space) };
-  return new GpuDirectSigma(ctx, dctx, fd.orbsym, layout, diagonal, performance.now() - t0, options.stageIntegrals === true, spin);
+  const par = options.parity;
+  if (par !== undefined && par !== 1 && par !== -1) throw new InvalidParameterError('parity', '1 (S = 0, 2, …) or −1 (S = 1, 3, …)', par);
+  const sp = par === undefined ? undefined : spaceParity(space, dctx, layout, par); // NotSupportedError unless MS2 = 0
+  return new GpuDirectSigma(ctx, dctx, fd.orbsym, layout, diagonal, performance.now() - t0, options.stageIntegrals === true, spin, sp);
 }
