@@ -30,7 +30,8 @@ import { SolveContext } from '../common/context';
 import { resolveOptions, type SolveOptions } from '../common/options';
 import type { SolveResult } from '../common/result';
 import { arnoldiBlock } from './gmres-block';
-import { checkB, cycles, lazyNorm, type Ortho } from './gmres-cycles';
+import { cycles, type Ortho } from './gmres-cycles';
+import { checkB, lazyNorm } from './gmres-reads';
 
 const ORTHO: readonly Ortho[] = ['cgs2', 'cgs', 'mgs', 'icgs'];
 
