@@ -1,97 +1,27 @@
 /**
  * The WebGPU vector space: float32 vectors in device buffers and scalars in slots of a device
  * scalar buffer. Every method only records work into the context's batch (submitted in
- * batches); `read`, `readMany` and `toArray` are the only synchronisation points.
+ * batches); `read`, `readMany` and `toArray` are the only synchronisation points. The values
+ * live in ./gpu-values, the scalar slots, arithmetic and readback in ./scalar-space (the base
+ * class); this file keeps the vector operations.
  * @module
  */
 import { DimensionMismatchError, InvalidParameterError, type ScalarLike, type VectorSpace } from '@gpusparse/formats';
 import { GmresBlock } from './blas1/gmres-block';
 import { LanczosBlock } from './blas1/lanczos-block';
-import { Blas1, imm, type Operand } from './blas1/ops';
-import type { GpuContext } from './device/context';
+import { imm, type Operand } from './blas1/ops';
+import { checkFloat32Range, type GpuScalar, GpuVector } from './gpu-values';
 import type { GpuBuf } from './memory/buffers';
-import { readF32, readRanges } from './memory/readback';
+import { readF32 } from './memory/readback';
 import { writeValues } from './memory/upload';
+import { GpuScalarSpace } from './scalar-space';
 
-/** A float32 vector on the device. */
-export class GpuVector {
-  constructor(
-    readonly buf: GpuBuf,
-    readonly n: number,
-  ) {}
-}
-
-/**
- * A device scalar: value = k · s[num] / s[den] (num / den = -1: absent). Ratios and negations
- * of device scalars are kept in this form (no kernel), and fused kernels read them directly, so
- * CG's α = ρ / (p·q) and −α cost no dispatch. Slots are freed by `release()` or, for scalars
- * a solver forgets, once every scalar of its group (the {@link SCALAR_GROUP} made in a row by
- * one space) is garbage-collected (pending GPU reads of the slot are recorded earlier than any
- * later reuse, so the reuse is safe).
- */
-export class GpuScalar {
-  released = false;
-  /** The group's record ({@link ScalarGroup}) and this scalar's place in it; set by the space. */
-  group: ScalarGroup | undefined;
-  member = -1;
-  /** Keeps the group's finalization token alive while this scalar lives (see {@link GpuVectorSpace}). */
-  token: object | undefined;
-  constructor(
-    readonly num: number,
-    readonly den: number,
-    readonly k: number,
-  ) {}
-  /** The operand a fused kernel reads. */
-  get operand(): Operand {
-    return { num: this.num, den: this.den, k: this.k };
-  }
-  /** True when no division is pending (num only). */
-  get simple(): boolean {
-    return this.den < 0;
-  }
-}
-
-/**
- * Scalars per finalization group. A FinalizationRegistry registration cost ~2 µs of host time
- * per scalar on the H100 host (a Lanczos / GMRES CGS2 step makes ~3 scalars per dispatch: 6–7 µs
- * per dispatch of our own host time, as much as Dawn's dispatch), so the space registers one
- * token per group of this many scalars; the cost: a forgotten scalar's slots return only when
- * every scalar of its group is unreachable (at most SCALAR_GROUP − 1 forgotten slots pinned per
- * live scalar; scalars given back with release() return at once, as before).
- */
-export const SCALAR_GROUP = 32;
-
-/** The slots of a group of scalars: (num, den) per member, −1 once released. */
-export interface ScalarGroup {
-  readonly slots: Int32Array;
-  count: number;
-}
+export { checkFloat32Range, GpuScalar, GpuVector, SCALAR_GROUP, type ScalarGroup } from './gpu-values';
 
 /** Whether some x shares v's buffer. O(k), no closure. */
 function holds(xs: readonly GpuVector[], v: GpuVector): boolean {
   for (let j = 0; j < xs.length; j++) if (xs[j]!.buf.id === v.buf.id) return true;
   return false;
-}
-
-/** Smallest normal float32 (2^-126): the device may flush anything smaller to 0. */
-const FLOAT32_MIN_NORMAL = 2 ** -126;
-
-/**
- * Refuse a vector whose every non-zero lies below float32's normal range: on the device it would
- * be all zeros (subnormals flushed), and a solver would answer "b = 0, so x = 0" for a b that is
- * not 0 (b = 1e-39 was 'converged', x = 0). Single small entries beside normal ones are kept, as
- * float32 keeps them. O(n).
- * @throws InvalidParameterError naming `where`, the largest |value| and what to do
- * @example checkFloat32Range([1e-40, 0], 'b') // throws
- */
-export function checkFloat32Range(values: ArrayLike<number>, where: string): void {
-  let m = 0;
-  for (let i = 0; i < values.length; i++) {
-    const a = Math.abs(values[i]!);
-    if (a >= FLOAT32_MIN_NORMAL || Number.isNaN(a)) return; // a normal entry (NaN, ∞: the solvers report non-finite)
-    if (a > m) m = a;
-  }
-  if (m > 0) throw new InvalidParameterError(`${where} values`, "a vector with some |value| ≥ 1.2e-38 (float32's normal range; the device flushes smaller ones to 0)", `max |value| = ${m}: scale it by a power of two, or use refinedSolve (it scales b itself)`);
 }
 
 /**
@@ -103,61 +33,13 @@ export function checkFloat32Range(values: ArrayLike<number>, where: string): voi
  * const x = s.fromArray([3, 4]);
  * await s.read(s.norm2(x)); // 5
  */
-export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
+export class GpuVectorSpace extends GpuScalarSpace implements VectorSpace<GpuVector, GpuScalar> {
   readonly name = 'webgpu-f32';
   readonly precision = 'f32' as const;
-  private readonly b1: Blas1;
-  /**
-   * Slots of scalars that were garbage-collected without release() go back to the pool: one
-   * registration per group of {@link SCALAR_GROUP} scalars (the target: a token object that only
-   * the group's scalars reference; the held value: the group's slot record).
-   */
-  private readonly finalizer: FinalizationRegistry<ScalarGroup>;
-  /** The group that new scalars join, and its token. */
-  private group: ScalarGroup | undefined;
-  private token: object | undefined;
   /** Operand and buffer arrays of the combine being recorded, reused ({@link operands}). */
   private readonly coeffScratch: Operand[] = [];
   private readonly bufScratch: GpuBuf[] = [];
   private readonly slotScratch: number[] = [];
-
-  constructor(readonly ctx: GpuContext) {
-    this.b1 = Blas1.of(ctx);
-    const pool = this.b1.scalars;
-    this.finalizer = new FinalizationRegistry((g) => {
-      for (let i = 0; i < 2 * g.count; i++) pool.release(g.slots[i]!); // released members hold −1 (ignored)
-    });
-  }
-
-  private track(s: GpuScalar): GpuScalar {
-    let g = this.group;
-    if (!g || g.count === SCALAR_GROUP) {
-      g = this.group = { slots: new Int32Array(2 * SCALAR_GROUP).fill(-1), count: 0 };
-      this.token = {};
-      this.finalizer.register(this.token, g);
-    }
-    const m = g.count++;
-    g.slots[2 * m] = s.num;
-    g.slots[2 * m + 1] = s.den;
-    s.group = g;
-    s.member = m;
-    s.token = this.token;
-    return s;
-  }
-
-  private op(s: ScalarLike<GpuScalar>): Operand {
-    return typeof s === 'number' ? imm(s) : s; // a GpuScalar is its own operand (no object per use)
-  }
-
-  private slot(): GpuScalar {
-    return this.track(new GpuScalar(this.b1.scalars.alloc(), -1, 1));
-  }
-
-  private derived(num: number, den: number, k: number): GpuScalar {
-    this.b1.scalars.retain(num);
-    this.b1.scalars.retain(den);
-    return this.track(new GpuScalar(num, den, k));
-  }
 
   private same(where: string, a: GpuVector, b: GpuVector): void {
     if (a.n !== b.n) throw new DimensionMismatchError(where, a.n, b.n);
@@ -413,93 +295,5 @@ export class GpuVectorSpace implements VectorSpace<GpuVector, GpuScalar> {
    */
   gmresBlock(n: number, capacity: number): GmresBlock | undefined {
     return GmresBlock.create(this.ctx, n, capacity);
-  }
-  scalar(value: number): GpuScalar {
-    const s = this.slot();
-    this.b1.scalarOp('set', imm(value), imm(0), s.num);
-    return s;
-  }
-  private eager(op: 'add' | 'sub' | 'mul' | 'div' | 'sqrt', a: ScalarLike<GpuScalar>, b: ScalarLike<GpuScalar>): GpuScalar {
-    const s = this.slot();
-    this.b1.scalarOp(op, this.op(a), this.op(b), s.num);
-    return s;
-  }
-  div(a: ScalarLike<GpuScalar>, b: ScalarLike<GpuScalar>): GpuScalar {
-    // a / b without a dispatch when the result stays of the form k·s[num]/s[den]
-    if (typeof b === 'number') {
-      if (typeof a === 'number') return this.scalar(a / b);
-      if (b !== 0) return this.derived(a.num, a.den, a.k / b);
-    } else if (b.simple && (typeof a === 'number' || a.simple)) {
-      return typeof a === 'number' ? this.derived(-1, b.num, a / b.k) : this.derived(a.num, b.num, a.k / b.k);
-    }
-    return this.eager('div', a, b);
-  }
-  mul(a: ScalarLike<GpuScalar>, b: ScalarLike<GpuScalar>): GpuScalar {
-    if (typeof a === 'number' && typeof b !== 'number') return this.derived(b.num, b.den, b.k * a);
-    if (typeof b === 'number' && typeof a !== 'number') return this.derived(a.num, a.den, a.k * b);
-    return this.eager('mul', a, b);
-  }
-  add(a: ScalarLike<GpuScalar>, b: ScalarLike<GpuScalar>): GpuScalar {
-    return this.eager('add', a, b);
-  }
-  sub(a: ScalarLike<GpuScalar>, b: ScalarLike<GpuScalar>): GpuScalar {
-    return this.eager('sub', a, b);
-  }
-  neg(a: ScalarLike<GpuScalar>): GpuScalar {
-    return typeof a === 'number' ? this.scalar(-a) : this.derived(a.num, a.den, -a.k);
-  }
-  sqrt(a: ScalarLike<GpuScalar>): GpuScalar {
-    return this.eager('sqrt', a, 0);
-  }
-  async read(s: ScalarLike<GpuScalar>): Promise<number> {
-    return (await this.readMany([s]))[0]!;
-  }
-  async readMany(s: readonly ScalarLike<GpuScalar>[]): Promise<number[]> {
-    const slots = [...new Set(s.flatMap((x) => (typeof x === 'number' ? [] : [x.num, x.den].filter((i) => i >= 0))))];
-    if (!slots.length) await this.ctx.finish();
-    const val = slots.length ? await this.readSlots(slots) : new Map<number, number>();
-    return s.map((x) => {
-      if (typeof x === 'number') return x;
-      // the fused kernels' operand(): k·s[num], then / s[den], in float32
-      let v = Math.fround(x.k);
-      if (x.num >= 0) v = Math.fround(v * val.get(x.num)!);
-      if (x.den >= 0) v = Math.fround(v / val.get(x.den)!);
-      return v;
-    });
-  }
-  /**
-   * The values of scalar slots with one readback and one copy: the span from the lowest to the
-   * highest slot (at most the 256 KiB slot buffer), where a copy per slot put hundreds of
-   * 4-byte copy commands into every Hessenberg read of GMRES(30).
-   */
-  private async readSlots(slots: readonly number[]): Promise<Map<number, number>> {
-    let lo = slots[0]!;
-    let hi = lo;
-    for (const i of slots) {
-      lo = Math.min(lo, i);
-      hi = Math.max(hi, i);
-    }
-    const [bytes] = await readRanges(this.ctx, [{ buf: this.b1.scalars.buf, offset: lo * 4, bytes: (hi - lo + 1) * 4 }]);
-    const f = new Float32Array(bytes!);
-    return new Map(slots.map((i) => [i, f[i - lo]!]));
-  }
-
-  /**
-   * Submit what is recorded so far, no wait (not part of VectorSpace: a solver about to await a
-   * readback started earlier calls it so that the GPU runs the iterations recorded since).
-   */
-  flush(): void {
-    this.ctx.recorder.flush();
-  }
-
-  release(x: GpuVector | GpuScalar): void {
-    if (x instanceof GpuVector) x.buf.dispose();
-    else if (!x.released) {
-      x.released = true;
-      const g = x.group;
-      if (g && x.member >= 0) g.slots[2 * x.member] = g.slots[2 * x.member + 1] = -1; // the finalizer must not release them again
-      this.b1.scalars.release(x.num);
-      this.b1.scalars.release(x.den);
-    }
   }
 }
