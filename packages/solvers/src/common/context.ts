@@ -7,6 +7,7 @@
 import { type LinearOperator, type ScalarLike, unverifiedKernelOf, type VectorSpace } from '@gpusparse/formats';
 import { type HistoryPoint, newStats, type SolveResult, type SolverStats, type StopReason } from './result';
 import type { ResolvedOptions } from './options';
+import { returnedVoid } from './operator-check';
 
 /**
  * One solve in progress. Cost: every method forwards to the space or operator and bumps a
@@ -38,25 +39,25 @@ export class SolveContext<V, S> {
   /** y = A·x (counted). */
   matvec(x: V, y: V): void {
     this.stats.matvecs++;
-    this.op.apply(x, y);
+    returnedVoid(this.op.apply(x, y), this.method, 'apply');
   }
 
   /** y = Aᵀ·x (counted); the caller checked that the operator has it. */
   matvecTranspose(x: V, y: V): void {
     this.stats.matvecs++;
-    this.op.applyTranspose!(x, y);
+    returnedVoid(this.op.applyTranspose!(x, y), this.method, 'applyTranspose');
   }
 
   /** z = M⁻¹·r (counted); the caller checked that a preconditioner is set. */
   precond(r: V, z: V): void {
     this.stats.precondApplies++;
-    this.opts.preconditioner!.apply(r, z);
+    returnedVoid(this.opts.preconditioner!.apply(r, z), this.method, 'preconditioner apply');
   }
 
   /** z = M⁻ᵀ·r (counted). */
   precondTranspose(r: V, z: V): void {
     this.stats.precondApplies++;
-    this.opts.preconditioner!.applyTranspose!(r, z);
+    returnedVoid(this.opts.preconditioner!.applyTranspose!(r, z), this.method, 'preconditioner applyTranspose');
   }
 
   /** r = b − A·x, one matvec. `x` and `r` must be different vectors. */

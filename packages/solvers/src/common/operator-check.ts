@@ -37,3 +37,34 @@ export function assertUsableOperator<V>(where: string, op: LinearOperator<V>): v
     }
   }
 }
+
+/**
+ * Check what one product returned (call it around every product of a caller's operator):
+ * `apply: (x, y) => work(x, y)` with an async `work`, or any plain function returning a
+ * Promise, is not an async function, so {@link assertUsableOperator} cannot see it; its y is
+ * written after the solver read it (a silent wrong answer). A thenable here is refused; its own
+ * rejection, if any, is swallowed (an unhandled rejection would end the process). O(1): one
+ * comparison when the product returned undefined.
+ * @example
+ * returnedVoid(op.apply(x, y), 'cg', 'apply'); // throws when apply returned a Promise
+ */
+export function returnedVoid(ret: unknown, where: string, key: 'apply' | 'applyScaled' | 'applyTranspose' | 'preconditioner apply' | 'preconditioner applyTranspose'): void {
+  if (ret === undefined || ret === null || (typeof ret !== 'object' && typeof ret !== 'function')) return;
+  let then: unknown;
+  try {
+    then = (ret as { then?: unknown }).then;
+  } catch {
+    return; // a getter that throws: not a thenable we can reason about; the product wrote y or not as it would anyway
+  }
+  if (typeof then !== 'function') return;
+  try {
+    (then as (ok: undefined, bad: () => void) => unknown).call(ret, undefined, () => {});
+  } catch {
+    // a thenable whose then throws: nothing is pending to swallow
+  }
+  throw new InvalidParameterError(
+    `${where} operator ${key}`,
+    'a synchronous product that has written y when it returns (LinearOperator products return void)',
+    'a Promise (a thenable) from a function that is not declared async: y would be read before it is written (compute the product before the solve, or keep it synchronous)',
+  );
+}

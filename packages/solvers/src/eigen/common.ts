@@ -7,7 +7,7 @@ import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { DimensionMismatchError, InvalidParameterError, mulberry32, unverifiedKernelOf } from '@gpusparse/formats';
 import type { EigenResult, EigenToleranceReport, SolverStats, StopReason } from '../common/result';
 import { newStats } from '../common/result';
-import { assertUsableOperator } from '../common/operator-check';
+import { assertUsableOperator, returnedVoid } from '../common/operator-check';
 
 /** What an eigensolver reports to `onIteration` after each outer iteration. */
 export interface EigenIterationInfo {
@@ -103,7 +103,7 @@ export async function finishEigen<V, S>(
   const chk = unverifiedKernelOf(op);
   for (let i = 0; i < r.vectors.length; i++) {
     if (chk) chk.applyVerified(r.vectors[i]!, tmp);
-    else op.apply(r.vectors[i]!, tmp); // tmp = A·v
+    else returnedVoid(op.apply(r.vectors[i]!, tmp), 'eigen residual', 'apply'); // tmp = A·v
     run.stats.matvecs++;
     space.axpby(-r.values[i]!, r.vectors[i]!, 1, tmp); // tmp = A·v − λ·v
     norms.push(space.norm2(tmp));

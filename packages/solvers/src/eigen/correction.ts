@@ -18,6 +18,7 @@ import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { gmres } from '../krylov/gmres';
 import type { DavidsonCorrector } from './davidson';
 import { projectOutTwice } from './ortho';
+import { returnedVoid } from '../common/operator-check';
 
 /** Work done by a {@link fastCorrector} so far. */
 export interface CorrectorStats {
@@ -100,7 +101,7 @@ function projectedShifted<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>,
     const w = (tmp ??= space.create(n));
     space.copy(u, w);
     projectOutTwice(space, x, w); // w = (I − XXᵀ)·u
-    op.apply(w, y); // y = A·w
+    returnedVoid(op.apply(w, y), 'davidson correction', 'apply'); // y = A·w
     space.axpby(-theta, w, 1, y); // y ← y − θ·w
     projectOutTwice(space, x, y); // y ← (I − XXᵀ)·y
   };

@@ -30,6 +30,7 @@ import { type DavidsonRule, davidsonRule } from './davidson-rule';
 import { initialSubspace } from './davidson-start';
 import { symmetricEigen } from './dense';
 import { combineColumns } from './ortho';
+import { returnedVoid } from '../common/operator-check';
 
 export { type DavidsonCorrector, F64_ONE_ROUND_KEEP } from './davidson-correct';
 export { lowestIndices } from './davidson-start';
@@ -237,7 +238,7 @@ async function extend<V, S>(c: Ctx<V, S>, st: Iterate<V>): Promise<number[]> {
   const m0 = st.v.length;
   for (const t of st.newVecs) {
     const at = space.create(op.rows);
-    op.apply(t, at); // A·t
+    returnedVoid(op.apply(t, at), 'davidson', 'apply'); // A·t
     run.stats.matvecs++;
     st.v.push(t);
     st.av.push(at);

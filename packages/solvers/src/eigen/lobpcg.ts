@@ -26,6 +26,7 @@ import { eigenTolerance, residualThreshold, toleranceReport } from '../common/ei
 import { EigenRun, allFinite, checkEigenInput, finishEigen, confirmedEigen, noIteration, randomVector, readAndRelease, releaseScalars } from './common';
 import { symmetricEigen } from './dense';
 import { combineColumns, createForOverwrite, projectOutTwice, svqb } from './ortho';
+import { returnedVoid } from '../common/operator-check';
 
 /** Options of {@link lobpcg}. */
 export interface LobpcgOptions<V> extends EigenBaseOptions {
@@ -218,7 +219,7 @@ async function lobpcgRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, 
   if (maxIterations === 0) return noIteration(op, space, run, x, k, method);
   let ax = x.map((xi) => {
     const y = space.create(n);
-    op.apply(xi, y); // A·x
+    returnedVoid(op.apply(xi, y), 'lobpcg', 'apply'); // A·x
     stats.matvecs++;
     return y;
   });
@@ -304,7 +305,7 @@ async function lobpcgRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, 
     let w: V[] = active.map((i) => {
       if (!pre) return r[i]!;
       const wi = space.create(n);
-      pre.apply(r[i]!, wi); // w = T·r
+      returnedVoid(pre.apply(r[i]!, wi), 'lobpcg', 'preconditioner apply'); // w = T·r
       stats.precondApplies++;
       return wi;
     });
@@ -325,7 +326,7 @@ async function lobpcgRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, 
     }
     const aw = w.map((wi) => {
       const y = space.create(n);
-      op.apply(wi, y); // A·w
+      returnedVoid(op.apply(wi, y), 'lobpcg', 'apply'); // A·w
       stats.matvecs++;
       return y;
     });

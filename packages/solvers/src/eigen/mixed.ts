@@ -28,6 +28,7 @@ import { davidson, davidsonWith } from './davidson';
 import { lanczos } from './lanczos';
 import { lobpcg } from './lobpcg';
 import type { DevicePolish, EigenPhaseReport, EigenvalueBoundReport, MixedEigenOptions, MixedEigenResult } from './mixed-types';
+import { returnedVoid } from '../common/operator-check';
 
 export type { DevicePolish, EigenPhaseReport, EigenvalueBoundReport, MixedEigenOptions, MixedEigenResult } from './mixed-types';
 
@@ -54,11 +55,11 @@ function negatedFast<V, S>(a: LinearOperator<V>, space: VectorSpace<V, S>): Line
     cols: a.cols,
     label: `-(${a.label ?? 'A'})`,
     apply(x, y) {
-      a.apply(x, y);
+      returnedVoid(a.apply(x, y), 'eigsMixed fastOperator', 'apply');
       space.axpby(0, x, -1, y); // y = −A·x
     },
     applyScaled(alpha, x, beta, y) {
-      a.applyScaled(-alpha, x, beta, y); // y = −alpha·A·x + beta·y
+      returnedVoid(a.applyScaled(-alpha, x, beta, y), 'eigsMixed fastOperator', 'applyScaled'); // y = −alpha·A·x + beta·y
     },
   };
 }

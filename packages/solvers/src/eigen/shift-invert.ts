@@ -19,6 +19,7 @@ import { csrDiagonal, DimensionMismatchError, HostOperator, HostVectorSpace, Inv
 import type { EigenResult } from '../common/result';
 import type { EigenIterationInfo } from './common';
 import { type LanczosOptions, lanczos } from './lanczos';
+import { assertUsableOperator, returnedVoid } from '../common/operator-check';
 
 /** A − σI turned out not positive definite (an inner CG met non-positive curvature). */
 export class NotPositiveDefiniteError extends InvalidMatrixError {
@@ -82,7 +83,7 @@ function inverseOperator(a: CsrMatrix, sigma: number, m: LinearOperator<Float64A
     const bn = Math.sqrt(dot(b, b));
     stats.solves++;
     if (bn === 0) return;
-    m.apply(r, z); // z = M⁻¹·r
+    returnedVoid(m.apply(r, z), 'lanczosShiftInvert', 'preconditioner apply'); // z = M⁻¹·r
     p.set(z);
     let rho = dot(r, z);
     let it = 0;
@@ -97,7 +98,7 @@ function inverseOperator(a: CsrMatrix, sigma: number, m: LinearOperator<Float64A
         x[i]! += alpha * p[i]!; // x ← x + α·p
         r[i]! -= alpha * q[i]!; // r ← r − α·q
       }
-      m.apply(r, z); // z = M⁻¹·r
+      returnedVoid(m.apply(r, z), 'lanczosShiftInvert', 'preconditioner apply'); // z = M⁻¹·r
       const rhoNew = dot(r, z);
       const beta = rhoNew / rho;
       rho = rhoNew;
@@ -166,6 +167,7 @@ export async function lanczosShiftInvert(a: CsrMatrix, opts: ShiftInvertOptions)
   if (!(Number.isFinite(innerRtol) && innerRtol > 0)) throw new InvalidParameterError('lanczosShiftInvert innerRtol', 'a finite number > 0', innerRtol);
   if (!(Number.isInteger(innerMax) && innerMax >= 1)) throw new InvalidParameterError('lanczosShiftInvert innerMaxIterations', 'an integer ≥ 1', innerMax);
   const pre = opts.preconditioner === undefined || opts.preconditioner === 'jacobi' ? shiftedJacobi(a, sigma) : opts.preconditioner;
+  assertUsableOperator('lanczosShiftInvert preconditioner', pre);
   const inner: InnerSolveStats = { solves: 0, iterations: 0, maxIterations: 0, unconverged: 0, worstRelativeResidual: 0 };
   const b = inverseOperator(a, sigma, pre, innerRtol, innerMax, inner);
   const { sigma: _s, innerRtol: _r, innerMaxIterations: _m, preconditioner: _p, ...lanczosOpts } = opts;

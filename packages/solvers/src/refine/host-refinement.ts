@@ -6,6 +6,7 @@
  * @module
  */
 import type { ExtendedRefinement, LinearOperator, VectorSpace } from '@gpusparse/formats';
+import { returnedVoid } from '../common/operator-check';
 
 /** ‖v‖₂ in float64, scaled when the plain sum of squares would over- or underflow. */
 export function norm64(v: Float64Array): number {
@@ -52,7 +53,7 @@ export class HostRefinement<V, S> implements OuterState<V> {
 
   residualNorm(): Promise<number> {
     this.hostMatvecs++;
-    this.A.apply(this.x, this.r);
+    returnedVoid(this.A.apply(this.x, this.r), 'refinedSolve hostOperator', 'apply');
     for (let i = 0; i < this.r.length; i++) this.r[i] = this.b[i]! - this.r[i]!; // r = b − A·x (float64)
     return Promise.resolve(norm64(this.r));
   }

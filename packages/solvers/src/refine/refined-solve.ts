@@ -23,6 +23,7 @@ import { outerLoop } from './outer-loop';
 import { isHostArray, type Rhs, rhsOf } from './refined-rhs';
 import type { Book, OuterIterationInfo, RefinedSolveDeviceResult, RefinedSolveOptions, RefinedSolveResult } from './refined-types';
 import { reliableLoop } from './reliable-loop';
+import { assertUsableOperator } from '../common/operator-check';
 
 export { correctionTolerance, LAST_STEP_MARGIN } from './outer-loop';
 export { rhsPowerOfTwo } from './refined-rhs';
@@ -162,6 +163,9 @@ function checkShapes<V, S>(o: RefinedSolveOptions<V, S>): number {
   const n = o.innerOperator.rows;
   if (o.innerOperator.cols !== n) throw new DimensionMismatchError('refinedSolve: square innerOperator, cols', n, o.innerOperator.cols);
   const A = o.hostOperator;
+  assertUsableOperator('refinedSolve innerOperator', o.innerOperator);
+  if (A) assertUsableOperator('refinedSolve hostOperator', A);
+  if (o.inner?.preconditioner) assertUsableOperator('refinedSolve inner.preconditioner', o.inner.preconditioner);
   if (A && (A.rows !== n || A.cols !== n)) throw new DimensionMismatchError('refinedSolve: hostOperator shape', `${n}x${n}`, `${A.rows}x${A.cols}`);
   const bn = isHostArray(o.b) ? o.b.length : o.b.n;
   if (bn !== n) throw new DimensionMismatchError('refinedSolve: b', n, bn);

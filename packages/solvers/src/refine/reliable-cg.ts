@@ -34,6 +34,7 @@ import {
   Work,
 } from './reliable-cg-work';
 import { CheckPlanner, judgeCheck } from './reliable-cg-plan';
+import { returnedVoid } from '../common/operator-check';
 
 export type { ReliableCgHooks, ReliableCgInput, ReliableCgOutcome } from './reliable-cg-work';
 
@@ -119,7 +120,7 @@ class Run<V, S> {
     const { inp, w } = this;
     const s = inp.space;
     this.hooks.count('matvec');
-    inp.op.apply(w.p, w.q);
+    returnedVoid(inp.op.apply(w.p, w.q), 'refinedSolve reliable cg', 'apply');
     const fuse = this.lag > 0;
     let pq: S;
     let rhoNew: S;
@@ -133,7 +134,7 @@ class Run<V, S> {
       s.axpby(minusAlpha, w.q, 1, w.r);
       for (const t of [alpha, minusAlpha]) s.release(t);
       this.hooks.count('precond');
-      inp.preconditioner.apply(w.r, w.z);
+      returnedVoid(inp.preconditioner.apply(w.r, w.z), 'refinedSolve reliable cg', 'preconditioner apply');
       rhoNew = s.dot(w.r, w.z);
       if (fuse) this.direction(rhoNew);
     }
@@ -336,7 +337,7 @@ class Run<V, S> {
     const ratio = oldScale / this.scale;
     if (inp.preconditioner) {
       this.hooks.count('precond');
-      inp.preconditioner.apply(w.r, w.z);
+      returnedVoid(inp.preconditioner.apply(w.r, w.z), 'refinedSolve reliable cg', 'preconditioner apply');
     }
     if (this.pDone) {
       s.axpby(1, w.z, ratio, w.p); // p = z + ratio·(β·p_old)
@@ -357,7 +358,7 @@ class Run<V, S> {
     this.dropRhoNew();
     if (inp.preconditioner) {
       this.hooks.count('precond');
-      inp.preconditioner.apply(w.r, w.z);
+      returnedVoid(inp.preconditioner.apply(w.r, w.z), 'refinedSolve reliable cg', 'preconditioner apply');
     }
     w.setRho(s.dot(w.r, w.z));
     s.copy(w.z, w.p);
