@@ -15,6 +15,7 @@
 import type { VectorSpace } from '@gpusparse/formats';
 import type { SolveResult } from './result';
 import type { SolveContext } from './context';
+import { assertFloat32Resolves } from './f32-range';
 
 /**
  * Release device scalars that are no longer needed (undefined entries skipped). Solvers release
@@ -123,6 +124,7 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
   const x = m.x;
   const bNorm = await ctx.take(space.norm2(ctx.b));
   ctx.setBNorm(bNorm);
+  await assertFloat32Resolves(ctx, bNorm); // s11-harden-a: ‖b‖ underflowed to 0 read as b = 0
   if (!Number.isFinite(bNorm)) {
     return ctx.finish(x, 'non-finite', 0, Number.NaN, `${ctx.method}: b contains non-finite values (‖b‖ = ${bNorm})`);
   }

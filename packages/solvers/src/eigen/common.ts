@@ -8,6 +8,7 @@ import { DimensionMismatchError, InvalidParameterError, mulberry32, unverifiedKe
 import type { EigenResult, EigenToleranceReport, SolverStats, StopReason } from '../common/result';
 import { newStats } from '../common/result';
 import { assertUsableOperator, returnedVoid } from '../common/operator-check';
+import { float32ThresholdUnresolved } from '../common/f32-range';
 
 /** What an eigensolver reports to `onIteration` after each outer iteration. */
 export interface EigenIterationInfo {
@@ -123,6 +124,11 @@ export async function finishEigen<V, S>(
     reason = 'breakdown';
     detail = `${detail ? `${detail}; ` : ''}the tuned kernel ${active} disagreed with the verified kernel at the final check (stats.warnings)`;
     fellBack.add(run.stats);
+  }
+  const unresolved = reason === 'converged' ? float32ThresholdUnresolved(space.precision, n, threshold, r.method) : undefined;
+  if (unresolved) {
+    reason = 'breakdown';
+    detail = `${detail ? `${detail}; ` : ''}${unresolved}`;
   }
   if (reason === 'converged' && !residualNorms.every(Number.isFinite)) {
     reason = 'non-finite';

@@ -41,9 +41,14 @@ export function davidsonRule(name: string, o: DavidsonRuleOptions, f32: boolean,
   if (o.atol !== undefined) throw new InvalidParameterError(`${name} atol`, 'undefined unless rtol is given (a floor of the relative rule)', o.atol);
   const tol = o.tol ?? (f32 ? 1e-6 * Math.max(1, dMax) : 1e-10);
   const residualTol = o.residualTol ?? (f32 ? 1e-4 * Math.max(1, dMax) : Math.sqrt(tol));
+  // a default threshold is made for ‖A‖ ≳ 1 (Eh): on A·1e-15 every residual passed 1e-4 at the
+  // first look and wrong pairs came back 'converged'; below ‖A‖ = 1 it shrinks with A's scale
+  const small = (normA: number): number => (dMax <= 1 && normA > 0 && normA < 1 ? Math.max(dMax, normA) : 1);
+  const res = (normA: number): number => (o.residualTol === undefined ? residualTol * small(normA) : residualTol);
+  const energy = (normA: number): number => (o.tol === undefined ? tol * small(normA) : tol);
   return {
-    residual: () => residualTol,
-    energy: () => tol,
-    report: () => ({ rule: 'absolute: |Δλ| < energyTol and ‖A·v − λ·v‖ ≤ residualTol', atol: residualTol, threshold: residualTol, energyTol: tol }),
+    residual: res,
+    energy,
+    report: (normA) => ({ rule: 'absolute: |Δλ| < energyTol and ‖A·v − λ·v‖ ≤ residualTol', atol: res(normA), threshold: res(normA), energyTol: energy(normA) }),
   };
 }

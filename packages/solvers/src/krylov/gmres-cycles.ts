@@ -13,6 +13,7 @@ import { combineNormalize } from './fused-update';
 import { GivensLeastSquares } from './givens';
 import type { ArnoldiBlock } from './gmres-block';
 import { checkB, lazyNorm, type PendingColumn, readBatch } from './gmres-reads';
+import { assertFloat32Resolves } from '../common/f32-range';
 
 /** The orthogonalisation of {@link GmresOptions.orthogonalization}. */
 export type Ortho = 'cgs2' | 'cgs' | 'mgs' | 'icgs';
@@ -297,6 +298,8 @@ class GmresCycles<V, S> {
     this.beta = value;
     if (this.lazyB) {
       this.lazyB = false;
+      this.ctx.setBNorm(this.beta);
+      await assertFloat32Resolves(this.ctx, this.beta);
       const end = checkB(this.ctx, this.x, this.beta);
       if (end) return end;
       // the tolerance exists only now: whatever the cycle state derives from it starts here

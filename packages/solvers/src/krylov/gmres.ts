@@ -32,6 +32,7 @@ import type { SolveResult } from '../common/result';
 import { arnoldiBlock } from './gmres-block';
 import { cycles, type Ortho } from './gmres-cycles';
 import { checkB, lazyNorm } from './gmres-reads';
+import { assertFloat32Resolves } from '../common/f32-range';
 
 const ORTHO: readonly Ortho[] = ['cgs2', 'cgs', 'mgs', 'icgs'];
 
@@ -103,7 +104,10 @@ export async function gmres<V, S>(
   try {
     // with the block and no x0, ‖b‖ comes with the first cycle's rows and b is checked there
     if (!lazyNorm(block, opts)) {
-      const end = checkB(ctx, x, await ctx.take(space.norm2(b)));
+      const bNorm = await ctx.take(space.norm2(b));
+      ctx.setBNorm(bNorm);
+      await assertFloat32Resolves(ctx, bNorm);
+      const end = checkB(ctx, x, bNorm);
       if (end) return end;
     }
     const V: V[] = [];
