@@ -124,6 +124,13 @@ export interface ExtendedRefinement<V> {
   takeSolution?(): DeviceSolution;
   /** Synchronisations (readbacks) so far. */
   readonly readbacks: number;
+  /**
+   * Resolve once the backend's allocations so far are known to have succeeded; reject with the
+   * out-of-memory (ResourceLimitError) otherwise. For paths that hand a solution back without a
+   * synchronisation (b = 0 with output 'device'): the error belongs to that call, not to the
+   * caller's next use of the vector. Optional: backends that allocate synchronously omit it.
+   */
+  settle?(): Promise<void>;
   /** Free the backend's buffers. */
   dispose(): void;
 }

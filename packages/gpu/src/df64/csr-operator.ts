@@ -171,6 +171,14 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     }
     const dop = Df64CsrOperator.overParts(d, a, parts, lo);
     dop.build = stats;
+    try {
+      // the lo uploads' out-of-memory belongs to this call (one round trip), not to the first product
+      await d.ctx.settle();
+      d.ctx.check();
+    } catch (e) {
+      dop.dispose();
+      throw e;
+    }
     return dop;
   }
 

@@ -137,6 +137,13 @@ class Df64Refinement implements ExtendedRefinement<GpuVector> {
     return this.owner.d.toFloat64(this.x);
   }
 
+  /** The allocations' error scopes awaited: an out-of-memory of x, b or r is thrown here (one round trip). */
+  async settle(): Promise<void> {
+    const ctx = this.owner.d.ctx;
+    await ctx.settle();
+    ctx.check();
+  }
+
   takeSolution(): DeviceSolution {
     if (this.taken) throw new InvalidParameterError('df64 refinement takeSolution', 'one call', 'a second call');
     this.taken = true;

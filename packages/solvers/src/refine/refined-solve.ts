@@ -124,17 +124,19 @@ async function refinedSolveInRange<V, S>(o: RefinedSolveOptions<V, S>, rhs: Rhs 
     return res;
   };
   /** x without a solve (b = 0 or non-finite): on the host, or a device vector of it. */
-  const early = (x: Float64Array | undefined): Float64Array | DeviceSolution => {
+  const early = async (x: Float64Array | undefined): Promise<Float64Array | DeviceSolution> => {
     if (!device) return x?.slice() ?? new Float64Array(n);
     const st = ext!.start(new Float64Array(n), x);
     try {
+      // no solve follows to surface an out-of-memory of x: this call reports it, not the caller's next use
+      await st.settle?.();
       return st.takeSolution!();
     } finally {
       st.dispose();
     }
   };
-  if (!Number.isFinite(bNorm)) return finish(early(o.x0), 'non-finite', Number.NaN, `refinedSolve: b contains non-finite values (‖b‖ = ${bNorm})`);
-  if (bNorm === 0) return finish(early(undefined), 'converged', 0, 'b = 0, so x = 0');
+  if (!Number.isFinite(bNorm)) return finish(await early(o.x0), 'non-finite', Number.NaN, `refinedSolve: b contains non-finite values (‖b‖ = ${bNorm})`);
+  if (bNorm === 0) return finish(await early(undefined), 'converged', 0, 'b = 0, so x = 0');
   const state = startState(o, rhs, ext);
   try {
     const tol = Math.max(rtol * bNorm, atol);

@@ -184,9 +184,21 @@ export async function diagonalOffsetsOnDevice(ctx: GpuContext, shared: SharedCsr
 export async function deviceDiaFromCsr(ctx: GpuContext, shared: SharedCsrUpload, opts: { offsets?: Int32Array; maxDiagonals?: number } = {}): Promise<DeviceDiaMatrix> {
   const applies = deviceDiaApplies(ctx, shared.source);
   if (applies !== true) throw new RangeError(`deviceDiaFromCsr: ${applies}`);
-  if (opts.offsets) return deviceDiaWithOffsets(ctx, shared, opts.offsets, opts.maxDiagonals ?? DIA_MAX_SLOTS);
-  const { offsets, window } = await diagonalOffsetsOnDevice(ctx, shared, opts.maxDiagonals ?? DIA_MAX_SLOTS);
-  return deviceDiaWithOffsets(ctx, shared, offsets, Number.POSITIVE_INFINITY, window);
+  let m: DeviceDiaMatrix;
+  if (opts.offsets) m = deviceDiaWithOffsets(ctx, shared, opts.offsets, opts.maxDiagonals ?? DIA_MAX_SLOTS);
+  else {
+    const { offsets, window } = await diagonalOffsetsOnDevice(ctx, shared, opts.maxDiagonals ?? DIA_MAX_SLOTS);
+    m = deviceDiaWithOffsets(ctx, shared, offsets, Number.POSITIVE_INFINITY, window);
+  }
+  try {
+    // an out-of-memory of the map or offsets is this call's (one round trip), not the first layout's
+    await ctx.settle();
+    ctx.check();
+  } catch (e) {
+    m.release();
+    throw e;
+  }
+  return m;
 }
 
 /**
