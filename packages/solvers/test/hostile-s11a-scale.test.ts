@@ -8,7 +8,8 @@
  * read every residual as 0 and returned wrong pairs 'converged' (lanczos 3.67 for λ₁ = 0.116 of
  * the unscaled matrix; davidson the same on A·1e-15: its default absolute residualTol 1e-4
  * passed everything). Now: the Krylov solvers refuse with InvalidParameterError naming ‖b‖ and
- * the exact remedy (scale by a power of two, or refinedSolve), the eigensolvers end 'breakdown'
+ * the exact remedy (scale by a power of two, or refinedSolve), and never say 'converged' when
+ * rtol·‖b‖ is below the float32 floor; the eigensolvers end 'breakdown'
  * naming the unresolvable threshold; refinedSolve and eigsMixed (which scale or polish in
  * float64) still solve. Float64 spaces are untouched.
  */
@@ -34,7 +35,6 @@ describe('Krylov solvers on a float32 space: a right-hand side float32 cannot me
     ['b = 1e-30·A·1', 1, 1e-30, /b: expected a right-hand side that float32 can measure.*which reads 0/],
     ['A·1e30, b = A·1 (‖b‖² overflows)', 1e30, 1, /b: expected a right-hand side whose squared norm fits float32.*‖b‖ = 7\.48\de\+30/],
     ['b = 1e30·A·1', 1, 1e30, /whose square overflows float32/],
-    ['A·1e-20 (‖b‖ 7.5e-20 reads, rtol·‖b‖ 7.5e-25 cannot)', 1e-20, 1, /rtol·‖b‖: expected a stopping level that float32 can measure/],
   ] as const) {
     it(`${what}: cg, gmres, bicgstab throw InvalidParameterError naming the remedy (was 'converged' with x = 0, or 'non-finite')`, async () => {
       const { a, b } = system(sa, sb);
@@ -47,6 +47,23 @@ describe('Krylov solvers on a float32 space: a right-hand side float32 cannot me
       }
     });
   }
+  it("A·1e-20 (‖b‖ 7.5e-20 reads, rtol·‖b‖ 7.5e-25 cannot): never 'converged' — the detail names the stopping level and the floor (gmres was 'converged' before)", async () => {
+    const { a, b } = system(1e-20, 1);
+    const space = new Float32HostSpace();
+    for (const [name, f] of Object.entries(krylov)) {
+      const r = await f(space, float32CsrOperator(a), space.fromArray(b), { rtol: 1e-5 });
+      expect(r.converged, name).toBe(false);
+      // cg and bicgstab break down on their own (⟨p, A·p⟩ = 0); gmres reached 'converged' and is taken back
+      if (name === 'gmres') expect(r.detail, name).toMatch(/stopping level max\(rtol·‖b‖, atol\) = 7\.48e-25 .* below what a float32 norm of 144 entries resolves/);
+    }
+  });
+  it('an unattainable rtol (1e-30, as the benchmarks use for fixed iteration counts) is not refused: max-iterations', async () => {
+    const space = new Float32HostSpace();
+    for (const [name, f] of Object.entries(krylov)) {
+      const r = await f(space, float32CsrOperator(a0), space.fromArray(csrSpmv(a0, ones)), { rtol: 1e-30, maxIterations: 8 });
+      expect(r.reason, name).toBe('max-iterations');
+    }
+  });
   it('b = 0 still returns x = 0 converged (one extra pass confirms it), and rtol 0 (fixed iterations) is not refused', async () => {
     const space = new Float32HostSpace();
     for (const [name, f] of Object.entries(krylov)) {

@@ -8,6 +8,7 @@ import { type LinearOperator, type ScalarLike, unverifiedKernelOf, type VectorSp
 import { type HistoryPoint, newStats, type SolveResult, type SolverStats, type StopReason } from './result';
 import type { ResolvedOptions } from './options';
 import { returnedVoid } from './operator-check';
+import { float32ToleranceUnresolved } from './f32-range';
 
 /**
  * One solve in progress. Cost: every method forwards to the space or operator and bumps a
@@ -242,6 +243,11 @@ export class SolveContext<V, S> {
   /** Build the result; `converged` is decided by the true residual against the tolerance. */
   finish(x: V, reason: StopReason, iterations: number, trueResidual: number, detail?: string): SolveResult<V> {
     this.stats.ms = performance.now() - this.t0;
+    const unresolved = reason === 'converged' ? float32ToleranceUnresolved(this.space.precision, this.n, this.tol, this.bNorm, this.method) : undefined;
+    if (unresolved) {
+      reason = 'breakdown';
+      detail = detail ? `${detail}; ${unresolved}` : unresolved;
+    }
     const result: SolveResult<V> = {
       x,
       converged: reason === 'converged',
