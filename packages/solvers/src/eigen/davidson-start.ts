@@ -1,10 +1,10 @@
 /**
  * Davidson's initial subspace: the caller's vectors, else unit vectors at the lowest diagonal
- * entries, orthonormalised (CGS2 against the vectors kept so far + SVQB, dropping dependent
+ * entries (with a small seeded random part when the k-th lowest value ties), orthonormalised (CGS2 against the vectors kept so far + SVQB, dropping dependent
  * ones and taking further diagonal entries until k vectors are kept).
  * @module
  */
-import type { VectorSpace } from '@gpusparse/formats';
+import { mulberry32, type VectorSpace } from '@gpusparse/formats';
 import type { SolverStats } from '../common/result';
 import { projectOutTwice, svqb } from './ortho';
 
@@ -48,6 +48,13 @@ export async function initialSubspace<V, S>(space: VectorSpace<V, S>, d: Float64
   // the lowest diagonal entries, as many as a guess normally needs; all of them (a full sort)
   // only if linear dependence used those up
   let order = lowestIndices(d, Math.min(n, 2 * k + 8));
+  // the k-th lowest diagonal value shared with an entry left out: which unit vectors start is
+  // arbitrary, and on a block-diagonal A with identical blocks they all fell in one block, which A
+  // and the diagonal preconditioner never leave — davidson returned one copy of a 4-fold lowest
+  // eigenvalue 'converged'. A small seeded random part (as the CI driver's starts have) reaches
+  // the other blocks; distinct diagonals keep their exact unit vectors.
+  const tied = k > 0 && order.length > k && d[order[k - 1]!] === d[order[k]!];
+  const rand = tied ? mulberry32(0x5eed) : undefined;
   let nextUnit = 0;
   let v: V[] = [];
   for (let attempt = 0; v.length < k && (attempt === 0 || nextUnit < n) && attempt < n + 1; attempt++) {
@@ -55,6 +62,7 @@ export async function initialSubspace<V, S>(space: VectorSpace<V, S>, d: Float64
       if (nextUnit >= order.length) order = lowestIndices(d, n);
       const e = space.create(n);
       const unit = new Float64Array(n);
+      if (rand) for (let i = 0; i < n; i++) unit[i] = (rand() - 0.5) * 1e-3;
       unit[order[nextUnit++]!] = 1;
       space.write(e, unit);
       guess.push(e);
