@@ -4,9 +4,10 @@
  * else `$XDG_CACHE_HOME/gpusparse/tune.json`, else `~/.cache/gpusparse/tune.json`.
  * @module
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { type CacheEntry, parseCacheText, serializeCache, type TuneStore } from './cache';
 
 /**
@@ -19,6 +20,9 @@ export function defaultCachePath(env: Record<string, string | undefined> = proce
   const base = env.XDG_CACHE_HOME || join(homedir(), '.cache');
   return join(base, 'gpusparse', 'tune.json');
 }
+
+/** Largest cache file read (64 MiB, ~200 000 choices); a larger one is ignored with a warning. */
+export const MAX_CACHE_BYTES = 64 * 2 ** 20;
 
 /**
  * A store in a JSON file. The file is read once (a missing file is an empty cache; a corrupt
@@ -38,6 +42,13 @@ export class FileTuneStore implements TuneStore {
   private read(quiet: boolean): Map<string, CacheEntry> {
     let text: string;
     try {
+      // a cache of choices is ~300 bytes an entry: a file of gigabytes is something else, and
+      // reading it whole (text and parsed JSON, every tuning) would exhaust memory first
+      const { size } = statSync(this.where);
+      if (size > MAX_CACHE_BYTES) {
+        if (!quiet) this.warn(`gpusparse autotune: ignoring the cache ${this.where}: ${size} bytes, more than the ${MAX_CACHE_BYTES} a tuning cache is read up to (delete it or choose another path)`);
+        return new Map();
+      }
       text = readFileSync(this.where, 'utf8');
     } catch (e) {
       const code = (e as { code?: string }).code;
@@ -68,7 +79,8 @@ export class FileTuneStore implements TuneStore {
     this.entries = merged;
     try {
       mkdirSync(dirname(this.where), { recursive: true });
-      const tmp = `${this.where}.${process.pid}.tmp`;
+      // the thread too: two worker threads of one process writing at once shared one temporary file
+      const tmp = `${this.where}.${process.pid}.${threadId}.tmp`;
       writeFileSync(tmp, serializeCache(merged));
       renameSync(tmp, this.where);
     } catch (e) {
