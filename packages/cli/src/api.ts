@@ -85,6 +85,8 @@ export function fromMlMatrix(m: MlMatrixLike): CsrMatrix {
   for (let i = 0; i < m.rows; i++) {
     for (let j = 0; j < m.columns; j++) {
       const x = m.get(i, j);
+      // a string or boolean entry was converted without a word ('4' → 4, true → 1), as fromMathjs refuses it
+      if (typeof x !== 'number') throw new InvalidMatrixError('fromMlMatrix', `expected number entries, got ${x === null ? 'null' : typeof x} at (${i}, ${j})`);
       if (x !== 0) {
         ri.push(i);
         ci.push(j);
@@ -171,8 +173,10 @@ function rightHandSide(b: ArrayLike<number>, n: number): Float64Array {
   for (let i = 0; i < n; i++) {
     const v = b[i];
     if (typeof v !== 'number' && typeof v !== 'bigint') throw new InvalidParameterError(`b[${i}]`, 'a number', typeof v);
-    // NaN / ±Infinity came back as reason 'non-finite' with x = 0 and no word of where
+    // NaN / ±Infinity came back as reason 'non-finite' with x = 0 and no word of where; so did a
+    // bigint beyond float64's range (10n ** 400n became Infinity in the conversion)
     if (typeof v === 'number' && !Number.isFinite(v)) throw new InvalidParameterError(`b[${i}]`, 'a finite number', v);
+    if (typeof v === 'bigint' && !Number.isFinite(Number(v))) throw new InvalidParameterError(`b[${i}]`, 'a finite number (a bigint within float64 range)', `a bigint of ${String(v).replace('-', '').length} digits`);
   }
   return Float64Array.from(b as ArrayLike<number>, Number);
 }
