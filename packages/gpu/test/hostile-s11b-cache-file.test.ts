@@ -3,7 +3,8 @@
  * Two worker threads of one process writing it at once shared one temporary file (named by the
  * process id): renames failed with ENOENT and choices were lost. A cache file of hundreds of
  * megabytes was read whole (text and JSON) at every tuning. A truncated file, a path whose folder
- * is a file, and a file that is not JSON at all were already handled (warned, replaced on write).
+ * is a file were already handled (warned, replaced on write). A file that is not JSON-object text at
+ * all — a matrix given as `--cache` — was replaced by the cache JSON: now it is left as it is.
  */
 import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,6 +77,25 @@ describe('the tuning cache file', () => {
     expect(warns[0]).toMatch(/ignoring the cache .*cut\.json: expected JSON, got a parse error/);
     store.set('k2', entry);
     expect(new FileTuneStore(path).get('k2')).toEqual(entry);
+  });
+
+  it('a matrix file given as the cache path (tune A.mtx --cache A.mtx): left as it is, the choice kept in memory (was overwritten by the cache JSON)', () => {
+    const path = join(dir, 'A.mtx');
+    const text = '%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 4\n';
+    writeFileSync(path, text);
+    const warns: string[] = [];
+    const store = new FileTuneStore(path, (m) => warns.push(m));
+    store.set('k', entry);
+    expect(readFileSync(path, 'utf8')).toBe(text);
+    expect(store.get('k')).toEqual(entry);
+    expect(warns.join('\n')).toMatch(/not writing the cache .*A\.mtx: the file there is not a tuning cache \(not a JSON object\) and is left as it is/);
+  });
+
+  it('an empty file is a cache to write (not someone\'s data)', () => {
+    const path = join(dir, 'empty.json');
+    writeFileSync(path, '');
+    new FileTuneStore(path, () => {}).set('k', entry);
+    expect(new FileTuneStore(path).get('k')).toEqual(entry);
   });
 
   it("a cache path under a regular file: reads and writes warn, the choice stays in memory (already so)", () => {

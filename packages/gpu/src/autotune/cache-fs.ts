@@ -26,13 +26,16 @@ export const MAX_CACHE_BYTES = 64 * 2 ** 20;
 
 /**
  * A store in a JSON file. The file is read once (a missing file is an empty cache; a corrupt
- * one is ignored with a warning and replaced on the next write) and rewritten atomically
+ * one is ignored with a warning and replaced on the next write, unless it is no JSON object text
+ * at all — a matrix file given as the cache path — which is never overwritten) and rewritten atomically
  * (temporary file + rename) after each `set`, merging entries another process wrote meanwhile.
  * `delete` rewrites it the same way. Write failures warn and leave the choice in memory. Cost: O(file) per `set`.
  * @example const store = new FileTuneStore('/tmp/tune.json');
  */
 export class FileTuneStore implements TuneStore {
   private entries: Map<string, CacheEntry> | undefined;
+  /** The file holds text that is no JSON object: never overwritten. */
+  private foreign = false;
 
   constructor(
     readonly where: string = defaultCachePath(),
@@ -55,6 +58,9 @@ export class FileTuneStore implements TuneStore {
       if (code !== 'ENOENT' && !quiet) this.warn(`gpusparse autotune: cannot read the cache ${this.where}: ${(e as Error).message}`);
       return new Map();
     }
+    // a file that is not JSON-object text at all (a matrix, an FCIDUMP given as --cache) is
+    // someone's data: it was overwritten by the next write
+    this.foreign = !/^\uFEFF?\s*(\{|$)/.test(text);
     return parseCacheText(text, this.where, quiet ? () => {} : this.warn);
   }
 
@@ -77,6 +83,10 @@ export class FileTuneStore implements TuneStore {
     for (const [k, v] of this.entries ?? []) if (!merged.has(k)) merged.set(k, v);
     change(merged);
     this.entries = merged;
+    if (this.foreign) {
+      this.warn(`gpusparse autotune: not writing the cache ${this.where}: the file there is not a tuning cache (not a JSON object) and is left as it is; the choice is kept for this process only`);
+      return;
+    }
     try {
       mkdirSync(dirname(this.where), { recursive: true });
       // the thread too: two worker threads of one process writing at once shared one temporary file
