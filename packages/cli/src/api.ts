@@ -126,6 +126,9 @@ function assertFiniteValues(a: CsrMatrix, where: string): CsrMatrix {
  */
 export async function toCsr(a: MatrixInput, where = 'A', onWarning?: (message: string) => void): Promise<CsrMatrix> {
   if (typeof a === 'string') {
+    // the command's `gen:poisson2d:300` came back as "ENOENT … open 'gen:poisson2d:300'"
+    if (/^gen:/.test(a)) throw new InvalidParameterError(where, "a Matrix Market path (the 'gen:' specs are the gpusparse command's: in code build the matrix with generators from @gpusparse/formats, e.g. generators.poisson2d(300))", `'${a}'`);
+    if (a === '') throw new InvalidParameterError(where, 'a Matrix Market path', "'' (an empty string)");
     const r = await readMatrixMarket(a, onWarning ? { onWarning: (w) => onWarning(`${w.file}:${w.line}: ${w.message}`) } : {});
     if (r.header.field === 'pattern') onWarning?.(`${a}: a pattern file (structure only, no values): every stored entry is taken as 1`);
     return r.matrix;

@@ -3,11 +3,12 @@
  * (10n ** 400n) became Infinity in the conversion, after the finiteness check of number entries:
  * the solve ended 'non-finite' with x = 0. An ml-matrix-like input whose get() returned strings or
  * booleans was converted without a word ('4' → 4, true → 1), while fromMathjs refused the same.
+ * `solve('gen:poisson2d:10', …)` (the command's spec) failed as a missing file of that name.
  * Option objects that are Proxies or class instances, and getters, were checked and are fine.
  */
 import { generators as g } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
-import { fromMlMatrix, solve } from '../src/api';
+import { eigsh, fromMlMatrix, solve } from '../src/api';
 
 const A = g.poisson2d(4);
 const cpu = { backend: 'cpu' as const };
@@ -54,5 +55,15 @@ describe('option objects of other shapes (fine already)', () => {
       },
     };
     await expect(solve(A, new Float64Array(A.rows).fill(1), throwing)).rejects.toThrow('the caller getter');
+  });
+});
+
+describe("the command's gen: specs given to the API", () => {
+  it("solve('gen:poisson2d:10', …) and eigsh: InvalidParameterError pointing to generators (was ENOENT for a file of that name)", async () => {
+    await expect(solve('gen:poisson2d:10', new Float64Array(100).fill(1), cpu)).rejects.toThrow(/parameter A: expected a Matrix Market path \(the 'gen:' specs are the gpusparse command's: .*generators\.poisson2d\(300\)\), got 'gen:poisson2d:10'/);
+    await expect(eigsh('gen:poisson2d:10', 2, cpu)).rejects.toThrow(/'gen:' specs/);
+  });
+  it("an empty path: named as an empty string (was \":0: … ENOENT … open ''\")", async () => {
+    await expect(solve('', [1], cpu)).rejects.toThrow(/expected a Matrix Market path, got '' \(an empty string\)/);
   });
 });
