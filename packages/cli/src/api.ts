@@ -85,6 +85,8 @@ export function fromMlMatrix(m: MlMatrixLike): CsrMatrix {
   for (let i = 0; i < m.rows; i++) {
     for (let j = 0; j < m.columns; j++) {
       const x = m.get(i, j);
+      // a string or boolean entry was converted without a word ('4' → 4, true → 1), as fromMathjs refuses it
+      if (typeof x !== 'number') throw new InvalidMatrixError('fromMlMatrix', `expected number entries, got ${x === null ? 'null' : typeof x} at (${i}, ${j})`);
       if (x !== 0) {
         ri.push(i);
         ci.push(j);
@@ -124,6 +126,9 @@ function assertFiniteValues(a: CsrMatrix, where: string): CsrMatrix {
  */
 export async function toCsr(a: MatrixInput, where = 'A', onWarning?: (message: string) => void): Promise<CsrMatrix> {
   if (typeof a === 'string') {
+    // the command's `gen:poisson2d:300` came back as "ENOENT … open 'gen:poisson2d:300'"
+    if (/^gen:/.test(a)) throw new InvalidParameterError(where, "a Matrix Market path (the 'gen:' specs are the gpusparse command's: in code build the matrix with generators from @gpusparse/formats, e.g. generators.poisson2d(300))", `'${a}'`);
+    if (a === '') throw new InvalidParameterError(where, 'a Matrix Market path', "'' (an empty string)");
     const r = await readMatrixMarket(a, onWarning ? { onWarning: (w) => onWarning(`${w.file}:${w.line}: ${w.message}`) } : {});
     if (r.header.field === 'pattern') onWarning?.(`${a}: a pattern file (structure only, no values): every stored entry is taken as 1`);
     return r.matrix;
@@ -171,8 +176,10 @@ function rightHandSide(b: ArrayLike<number>, n: number): Float64Array {
   for (let i = 0; i < n; i++) {
     const v = b[i];
     if (typeof v !== 'number' && typeof v !== 'bigint') throw new InvalidParameterError(`b[${i}]`, 'a number', typeof v);
-    // NaN / ±Infinity came back as reason 'non-finite' with x = 0 and no word of where
+    // NaN / ±Infinity came back as reason 'non-finite' with x = 0 and no word of where; so did a
+    // bigint beyond float64's range (10n ** 400n became Infinity in the conversion)
     if (typeof v === 'number' && !Number.isFinite(v)) throw new InvalidParameterError(`b[${i}]`, 'a finite number', v);
+    if (typeof v === 'bigint' && !Number.isFinite(Number(v))) throw new InvalidParameterError(`b[${i}]`, 'a finite number (a bigint within float64 range)', `a bigint of ${String(v).replace('-', '').length} digits`);
   }
   return Float64Array.from(b as ArrayLike<number>, Number);
 }

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { GpuSparseError, ResourceLimitError } from '@gpusparse/formats';
 import { type Command, type CommonOptions, ExitCode, info, jsonOutput, jsonText, printJson, UsageError } from './util/context';
 import { setQuietNativeNotices } from './util/backend';
-import { asOutputError, OUTPUT_FULL_CODES, OutputSpaceError } from './util/output';
+import { asOutputError, checkOutputPaths, OUTPUT_FULL_CODES, OutputSpaceError } from './util/output';
 
 
 // Commands load lazily (the GPU runtime is only imported by the commands that use it).
@@ -69,6 +69,7 @@ export async function main(argv: string[]): Promise<number> {
       return ExitCode.ok;
     }
     refuseStdoutPaths(v);
+    checkOutputPaths(Object.fromEntries(OUTPUT_FILE_OPTIONS.map((k) => [k, v[k] as string | undefined])), [...parsed.positionals, ...(typeof v.rhs === 'string' ? [v.rhs] : [])]);
     debug = Boolean(v.debug);
     setQuietNativeNotices(!debug);
     const backend = (v.backend as string | undefined) ?? 'auto';

@@ -52,6 +52,12 @@ export function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseF
   if (iuhf && iuhf[0] !== 0 && iuhf[0] !== false) {
     throw new FcidumpError(file, h.lines.IUHF, 'a restricted FCIDUMP (IUHF=0 or absent)', `IUHF=${String(iuhf[0])}, which is not supported (spin-unrestricted integrals)`);
   }
+  // NECI and M7 read TREL=.TRUE. as a relativistic file (Kramers spinors: NORB counts spin
+  // orbitals, integrals complex): read as spatial orbitals it gave an energy without a word
+  const trel = h.values.TREL;
+  if (trel && trel[0] !== 0 && trel[0] !== false) {
+    throw new FcidumpError(file, h.lines.TREL, 'a non-relativistic FCIDUMP (TREL=.FALSE. or absent)', `TREL=${String(trel[0])}, which is not supported (relativistic spinor integrals)`);
+  }
   const orbsym = orbsymOf(h, file, norb);
   const notes: string[] = [];
   if (ms2 !== headerMs2) notes.push(`MS2=${headerMs2} in the header does not match NELEC=${nelec} (odd/even): the given ms2 = ${ms2} is used`);

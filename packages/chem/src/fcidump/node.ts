@@ -4,10 +4,9 @@
  * ever held whole in memory. Kept apart from the parser so that browsers can use ./parse.ts alone.
  * @module
  */
-import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { freemem } from 'node:os';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { createGunzip } from 'node:zlib';
 import { FcidumpError } from './errors';
@@ -21,18 +20,30 @@ export function availableMemoryBytes(): number {
   return constrained > 0 ? Math.min(free, constrained) : free;
 }
 
-async function isGzip(file: string): Promise<boolean> {
+/**
+ * The file from ONE open: the first two bytes (read from the current position, as a pipe allows)
+ * say whether it is gzip, and the rest streams from the same handle. Opening twice (a sniff at
+ * position 0, then the stream) failed with ESPIPE on a named pipe or a piped /dev/stdin.
+ */
+async function openFile(file: string): Promise<{ gz: boolean; raw: Readable }> {
   let fh: Awaited<ReturnType<typeof open>> | undefined;
+  const head = Buffer.alloc(2);
+  let got = 0;
   try {
     fh = await open(file, 'r');
-    const head = Buffer.alloc(2);
-    const { bytesRead } = await fh.read(head, 0, 2, 0);
-    return bytesRead === 2 && head[0] === 0x1f && head[1] === 0x8b;
+    for (let n = -1; got < 2 && n !== 0; got += n) n = (await fh.read(head, got, 2 - got, null)).bytesRead;
   } catch (e) {
-    throw new FcidumpError(file, undefined, 'a readable file', (e as Error).message);
-  } finally {
     await fh?.close();
+    throw new FcidumpError(file, undefined, 'a readable file', (e as Error).message);
   }
+  const rest = fh.createReadStream();
+  async function* all(): AsyncGenerator<Buffer> {
+    if (got > 0) yield head.subarray(0, got);
+    yield* rest as AsyncIterable<Buffer>;
+  }
+  const raw = Readable.from(all(), { objectMode: false });
+  raw.on('close', () => rest.destroy());
+  return { gz: got === 2 && head[0] === 0x1f && head[1] === 0x8b, raw };
 }
 
 /**
@@ -46,9 +57,8 @@ async function isGzip(file: string): Promise<boolean> {
  */
 export async function readFcidump(path: string | URL, options: Omit<ParseFcidumpOptions, 'file'> = {}): Promise<Fcidump> {
   const file = typeof path === 'string' ? path : fileURLToPath(path);
-  const gz = await isGzip(file);
+  const { gz, raw } = await openFile(file);
   const reader = new FcidumpReader({ memoryBytes: availableMemoryBytes(), ...options, file });
-  const raw = createReadStream(file);
   const stream: Readable = gz ? raw.pipe(createGunzip()) : raw;
   if (gz) raw.on('error', (e) => stream.destroy(e));
   const decoder = new TextDecoder('utf-8');

@@ -8,6 +8,7 @@
  * matrix whose arrays cannot fit the memory available is refused before allocation (exit 5).
  * @module
  */
+import { stat } from 'node:fs/promises';
 import { getHeapStatistics } from 'node:v8';
 import { availableMemoryBytes, type CsrMatrix, checkStrictNumber, generators, isPetscBinaryFile, PetscBinaryError, readMatrixMarket, readPetscFile, ResourceLimitError } from '@gpusparse/formats';
 import { info, UsageError } from './context';
@@ -93,13 +94,33 @@ function printWarnings(warnings: readonly string[]): void {
   for (const w of warnings) info(`warning: ${w}`);
 }
 
+/** '-' names standard input: /dev/stdin where the system has it (a usage error elsewhere). */
+function stdinPath(): string {
+  if (process.platform === 'win32') throw new UsageError("'-' (standard input) is not read on Windows: give the matrix file's path");
+  return '/dev/stdin';
+}
+
+/** True for a path that exists and is not a regular file or a directory (a named pipe, /dev/stdin, a device). */
+async function isStream(path: string): Promise<boolean> {
+  try {
+    const s = await stat(path);
+    return !s.isFile() && !s.isDirectory();
+  } catch {
+    return false; // the reader names the missing file
+  }
+}
+
 /** Load a matrix from a path or a `gen:` spec (the reader's warnings are printed on stderr). */
-export async function loadMatrix(spec: string, opts: { strictCount?: boolean } = {}): Promise<LoadedMatrix> {
-  if (spec.startsWith('gen:')) return generate(spec);
+export async function loadMatrix(spec0: string, opts: { strictCount?: boolean } = {}): Promise<LoadedMatrix> {
+  if (spec0.startsWith('gen:')) return generate(spec0);
+  const spec = spec0 === '-' ? stdinPath() : spec0;
   const warnings: string[] = [];
+  const stream = await isStream(spec);
   // PETSc binary (gpusparse export, MatView): by its class id whatever the name, or by the name
-  // (then a wrong class id is reported as such, not as a missing Matrix Market banner)
-  if (/\.petsc$/i.test(spec) || (await isPetscBinaryFile(spec))) {
+  // (then a wrong class id is reported as such, not as a missing Matrix Market banner). A pipe is
+  // not sniffed: the bytes read to look would be gone for the reader (Matrix Market only there).
+  if (stream && /\.petsc$/i.test(spec)) throw new UsageError(`${spec} is a pipe or device: the PETSc reader needs a regular file (it seeks); write it to a file first`);
+  if (/\.petsc$/i.test(spec) || (!stream && (await isPetscBinaryFile(spec)))) {
     const objs = await readPetscFile(spec);
     const at = objs.findIndex((o) => o.kind === 'matrix');
     const mat = objs[at];

@@ -4,7 +4,7 @@
  * itself (parse.ts, parser.ts) has no node imports and also runs in browsers.
  * @module
  */
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -32,16 +32,29 @@ function ioError(file: string, line: number, what: string, e: unknown): MatrixMa
   return new MatrixMarketError(file, line, what, got, err.code);
 }
 
-/** True when the file starts with the gzip magic bytes 1f 8b. */
-async function startsWithGzipMagic(path: string): Promise<boolean> {
-  const fh = await open(path, 'r');
+/**
+ * The file's bytes from ONE open: the first two are read to look for the gzip magic (1f 8b), then
+ * the rest streams from the same handle. Opening twice (a 2-byte sniff, then the stream) hung on a
+ * named pipe (the sniff took the writer's data, the second open waited for another writer) and
+ * failed with ESPIPE on a piped /dev/stdin.
+ */
+async function openBytes(file: string): Promise<{ gz: boolean; bytes: AsyncIterable<Uint8Array>; close: () => void }> {
+  const fh = await open(file, 'r');
+  const head = new Uint8Array(2);
+  let got = 0;
   try {
-    const b = new Uint8Array(2);
-    const { bytesRead } = await fh.read(b, 0, 2, 0);
-    return bytesRead === 2 && b[0] === 0x1f && b[1] === 0x8b;
-  } finally {
+    // position null: the current position, which a pipe (no seeking) also has
+    for (let n = -1; got < 2 && n !== 0; got += n) n = (await fh.read(head, got, 2 - got, null)).bytesRead;
+  } catch (e) {
     await fh.close();
+    throw e;
   }
+  const rest = fh.createReadStream({ highWaterMark: CHUNK });
+  async function* all(): AsyncGenerator<Uint8Array> {
+    if (got > 0) yield head.subarray(0, got);
+    yield* rest as AsyncIterable<Uint8Array>;
+  }
+  return { gz: got === 2 && head[0] === 0x1f && head[1] === 0x8b, bytes: all(), close: () => rest.destroy() };
 }
 
 /**
@@ -57,25 +70,28 @@ async function startsWithGzipMagic(path: string): Promise<boolean> {
 export async function readMatrixMarket(path: string | URL, opts: MatrixMarketReadOptions = {}): Promise<MatrixMarketReadResult> {
   const file = pathText(path);
   const name = opts.name ?? file;
-  let gz: boolean;
+  let src: Awaited<ReturnType<typeof openBytes>>;
   try {
-    gz = await startsWithGzipMagic(file);
+    src = await openBytes(file);
   } catch (e) {
     throw ioError(name, 0, 'a readable Matrix Market file', e);
   }
+  const { gz } = src;
   const parser = new MatrixMarketParser({ ...opts, name, maxBytes: opts.maxBytes ?? availableMemoryBytes() });
-  const input = createReadStream(file, { highWaterMark: CHUNK });
   const gunzip = gz ? createGunzip({ chunkSize: CHUNK }) : null;
-  const source = gunzip ? input.pipe(gunzip) : input;
+  const input = gunzip ? Readable.from(src.bytes, { objectMode: false }) : null;
+  const source = gunzip && input ? input.pipe(gunzip) : src.bytes;
   // an error of the file stream must reach the consumer of the gunzip stream
-  if (gunzip) input.on('error', (e) => gunzip.destroy(e));
+  if (gunzip) input?.on('error', (e) => gunzip.destroy(e));
   try {
     for await (const chunk of source as AsyncIterable<Uint8Array>) parser.push(chunk);
   } catch (e) {
-    input.destroy();
-    gunzip?.destroy();
     if (e instanceof GpuSparseError) throw e;
     throw ioError(name, parser.line + 1, gz ? 'a valid gzip stream of Matrix Market text' : 'a readable Matrix Market file', e);
+  } finally {
+    input?.destroy();
+    gunzip?.destroy();
+    src.close();
   }
   return parser.finish();
 }

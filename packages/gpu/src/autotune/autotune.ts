@@ -31,6 +31,7 @@ import type { Calibration } from './calibrate';
 import { calibrationFor } from './calibration-store';
 import { predictMs } from './cost-terms';
 import { budgetFrom, budgetNote } from './budget';
+import { entryOutsideSpace } from './cache';
 import { forget, remember, verifyCached } from './cached';
 import { type Candidate, defaultPruneRules, enumerateCandidates, type PruneRules } from './candidates';
 import { ConversionCache, type TuneVectors, tuneVectors } from './conversions';
@@ -117,8 +118,12 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     const t0 = performance.now();
     v = tuneVectors(ctx, a.rows, a.cols);
     report.costs.vectorsMs = performance.now() - t0;
-    const hit = store?.get(report.key);
-    if (hit && ks.some((k) => k.id === hit.kernel)) {
+    const stored = store?.get(report.key);
+    // a hand-edited entry, or one of another build: said, then tuned afresh (and overwritten)
+    const outside = stored && entryOutsideSpace(stored, ks, opts.candidates, profile.stats.max);
+    if (outside) warn(`gpusparse autotune: ignoring the cached choice in ${store!.where} (${outside}); tuning again`);
+    const hit = outside ? undefined : stored;
+    if (hit) {
       if (await verifyCached(ctx, a, hit, ks, v, shared, held, report)) return finish(hit.kernel, { ...hit.params });
       warn(`gpusparse autotune: the cached choice ${hit.kernel} failed verification on this matrix; tuning again`);
     }

@@ -4,9 +4,10 @@
  * else `$XDG_CACHE_HOME/gpusparse/tune.json`, else `~/.cache/gpusparse/tune.json`.
  * @module
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { type CacheEntry, parseCacheText, serializeCache, type TuneStore } from './cache';
 
 /**
@@ -20,15 +21,21 @@ export function defaultCachePath(env: Record<string, string | undefined> = proce
   return join(base, 'gpusparse', 'tune.json');
 }
 
+/** Largest cache file read (64 MiB, ~200 000 choices); a larger one is ignored with a warning. */
+export const MAX_CACHE_BYTES = 64 * 2 ** 20;
+
 /**
  * A store in a JSON file. The file is read once (a missing file is an empty cache; a corrupt
- * one is ignored with a warning and replaced on the next write) and rewritten atomically
+ * one is ignored with a warning and replaced on the next write, unless it is no JSON object text
+ * at all — a matrix file given as the cache path — which is never overwritten) and rewritten atomically
  * (temporary file + rename) after each `set`, merging entries another process wrote meanwhile.
  * `delete` rewrites it the same way. Write failures warn and leave the choice in memory. Cost: O(file) per `set`.
  * @example const store = new FileTuneStore('/tmp/tune.json');
  */
 export class FileTuneStore implements TuneStore {
   private entries: Map<string, CacheEntry> | undefined;
+  /** The file holds text that is no JSON object: never overwritten. */
+  private foreign = false;
 
   constructor(
     readonly where: string = defaultCachePath(),
@@ -38,12 +45,22 @@ export class FileTuneStore implements TuneStore {
   private read(quiet: boolean): Map<string, CacheEntry> {
     let text: string;
     try {
+      // a cache of choices is ~300 bytes an entry: a file of gigabytes is something else, and
+      // reading it whole (text and parsed JSON, every tuning) would exhaust memory first
+      const { size } = statSync(this.where);
+      if (size > MAX_CACHE_BYTES) {
+        if (!quiet) this.warn(`gpusparse autotune: ignoring the cache ${this.where}: ${size} bytes, more than the ${MAX_CACHE_BYTES} a tuning cache is read up to (delete it or choose another path)`);
+        return new Map();
+      }
       text = readFileSync(this.where, 'utf8');
     } catch (e) {
       const code = (e as { code?: string }).code;
       if (code !== 'ENOENT' && !quiet) this.warn(`gpusparse autotune: cannot read the cache ${this.where}: ${(e as Error).message}`);
       return new Map();
     }
+    // a file that is not JSON-object text at all (a matrix, an FCIDUMP given as --cache) is
+    // someone's data: it was overwritten by the next write
+    this.foreign = !/^\uFEFF?\s*(\{|$)/.test(text);
     return parseCacheText(text, this.where, quiet ? () => {} : this.warn);
   }
 
@@ -66,9 +83,14 @@ export class FileTuneStore implements TuneStore {
     for (const [k, v] of this.entries ?? []) if (!merged.has(k)) merged.set(k, v);
     change(merged);
     this.entries = merged;
+    if (this.foreign) {
+      this.warn(`gpusparse autotune: not writing the cache ${this.where}: the file there is not a tuning cache (not a JSON object) and is left as it is; the choice is kept for this process only`);
+      return;
+    }
     try {
       mkdirSync(dirname(this.where), { recursive: true });
-      const tmp = `${this.where}.${process.pid}.tmp`;
+      // the thread too: two worker threads of one process writing at once shared one temporary file
+      const tmp = `${this.where}.${process.pid}.${threadId}.tmp`;
       writeFileSync(tmp, serializeCache(merged));
       renameSync(tmp, this.where);
     } catch (e) {

@@ -7,6 +7,8 @@
  * @module
  */
 import { getKernel } from '../kernels/registry';
+import type { AnySpmvKernel } from '../kernels/types';
+import { type CandidateSpec, EXTRA_VALUES } from './candidates';
 
 /** One remembered choice. */
 export interface CacheEntry {
@@ -57,6 +59,29 @@ export function validateEntry(e: unknown): string | undefined {
   }
   for (const f of ['productMs', 'conversionMs', 'uploadMs'] as const) {
     if (typeof r[f] !== 'number' || !((r[f] as number) >= 0) || !Number.isFinite(r[f])) return `expected a finite ${f} ≥ 0, got ${String(r[f])}`;
+  }
+  return undefined;
+}
+
+/**
+ * Why a valid cache entry is not a choice this tuning could have made, or undefined: its kernel
+ * is not among `ks` (an experimental kernel, a `kernels` option), or a parameter value is none the
+ * tuner tries — the declared values, the extra ones, a value fixed by the caller's `candidates`,
+ * or for hybrid's boundary a row length in [0, `maxRowLength`]. Such an entry was hand-edited or
+ * written by another build: `sell` with C = 2 000 000 on a 1 600-row matrix was used as it stood
+ * (1 250× padding) and a larger one would have exhausted memory. O(params · specs).
+ * @example entryOutsideSpace({ kernel: 'sell', params: { C: 2e6 } } as CacheEntry, registry, undefined, 5) // "parameter C = 2000000 …"
+ */
+export function entryOutsideSpace(e: CacheEntry, ks: readonly AnySpmvKernel[], specs: readonly CandidateSpec[] | undefined, maxRowLength: number): string | undefined {
+  const k = ks.find((d) => d.id === e.kernel);
+  if (!k) return `kernel ${e.kernel} is not among this tuning's candidates`;
+  const fixed = (specs ?? []).flatMap((s) => (typeof s === 'object' && s.kernel === k.id && s.params ? [s.params] : []));
+  for (const [name, v] of Object.entries(e.params)) {
+    const spec = (k.params as Record<string, { values: readonly number[] } | undefined>)[name];
+    if (!spec) return `kernel ${k.id} has no parameter '${name}'`;
+    if (spec.values.includes(v) || EXTRA_VALUES[k.id]?.[name]?.includes(v) || fixed.some((f) => f[name] === v)) continue;
+    if (k.id === 'hybrid' && name === 'boundary' && v >= 0 && v <= maxRowLength) continue;
+    return `parameter ${name} = ${v} is none the tuner tries (${spec.values.join(', ')})`;
   }
   return undefined;
 }
