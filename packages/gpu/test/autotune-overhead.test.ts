@@ -11,7 +11,7 @@
  */
 import { csrSpmv, generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
-import { autotune, type Candidate, createGpuContext, deviceMatrixStats, getKernel, kernels, PREWARM_NNZ, prewarmTuner, readF32, tuneVectors, uploadCsrArrays, uploadF32, VERIFY_NNZ, verifyProduct } from '../src/index';
+import { autotune, type Candidate, ConversionCache, createGpuContext, deviceMatrixStats, getKernel, kernels, PREWARM_NNZ, prewarmTuner, readF32, tuneVectors, uploadCsrArrays, uploadF32, VERIFY_NNZ, verifyProduct } from '../src/index';
 import { awaitCompiled, candidateSpecs } from '../src/autotune/prewarm';
 import { diaDeviceSpecs } from '../src/kernels/dia/dia-tiled.kernel';
 import { deviceStatsSpecs } from '../src/profile/device-stats';
@@ -94,6 +94,31 @@ describe('prewarmTuner', () => {
       fresh.dispose();
     }
   });
+
+  it('ELL, ELL-R, sliced ELL, DIA, HM, csr-vec4 and csr-long declare the pipeline their upload compiles (host and device-built layouts alike)', async () => {
+    const fresh = await createGpuContext();
+    try {
+      const a = g.banded(2000, 3, 3, { seed: 36 });
+      const shared = uploadCsrArrays(fresh, a, 'test');
+      const ids = ['ell', 'ell-r', 'sliced-ell', 'sliced-ell-r', 'dia', 'hm', 'csr-vec4', 'csr-long'];
+      const conv = new ConversionCache(a, 1 << 30, { ctx: fresh, shared });
+      for (const id of ids) {
+        const k = getKernel(id);
+        const c = { kernel: k, params: { ...k.defaults }, conversionKey: `${id}:${JSON.stringify(k.formatParams?.(k.defaults) ?? {})}` } as unknown as Candidate;
+        expect(k.pipelineSpec, id).toBeDefined();
+        await awaitCompiled(fresh, candidateSpecs(fresh, c));
+        const compiled = fresh.pipelines.compiled;
+        const m = (await conv.get(c)).m; // device-built for ELL, ELL-R and DIA; host for the others
+        k.upload(fresh, m as never, c.params, k.format === 'csr' ? { sharedCsr: shared } : undefined).dispose();
+        await fresh.finish();
+        expect(fresh.pipelines.compiled, id).toBe(compiled);
+      }
+      conv.clear();
+      shared.release();
+    } finally {
+      fresh.dispose();
+    }
+  }, 120_000);
 
   it('a tuning run on a fresh context compiles its statistics and its candidates\' pipelines off the path: none blocking, the wait reported', async () => {
     const fresh = await createGpuContext();
