@@ -182,7 +182,7 @@ const baseOptions = (): AutotuneOptions => ({
 });
 
 /** Milliseconds of a run's pipeline compiles (waited for ahead, or blocking): paid once per process. */
-const compileMsOf = (tr: TuningReport): number => (tr.costs.compileMs ?? 0) + (tr.statsSplit?.compileWaitMs ?? 0) + (tr.statsSplit?.blockingCompileMs ?? 0);
+const compileMsOf = (tr: TuningReport): number => (tr.costs.compileMs ?? 0) + (tr.statsSplit?.blockingCompileMs ?? 0);
 
 async function tuneMatrix(ctx: GpuContext, name: string, a: CsrMatrix): Promise<Record<string, unknown>> {
   const base = baseOptions();

@@ -67,8 +67,9 @@ export interface TuningCosts {
   /** Verification: one product, its readback and the float64 reference on the host. */
   verifyMs: number;
   /**
-   * Waiting for the short-listed candidates' pipelines, compiled ahead of time in parallel
-   * (`prewarm.ts`): a per-process cost — 0 once this process has compiled them.
+   * Waiting for pipelines compiled ahead of time in parallel (`prewarm.ts`): the statistics' before
+   * their passes and each short-listed candidate's before its conversion. A per-process cost — 0
+   * once this process has compiled them.
    */
   compileMs: number;
 }
@@ -149,7 +150,7 @@ export interface TuningReport {
     blockingCompileMs?: number;
     /** Pipelines asked for ahead of time (compiled on the device's worker threads during the CSR upload and the statistics). */
     prewarmed?: number;
-    /** Milliseconds the statistics waited for their pipelines (in `deviceMs`; 0 once this process compiled them). */
+    /** Milliseconds the statistics waited for their pipelines before their passes (in `costs.compileMs`, not in `deviceMs`; 0 once this process compiled them). */
     compileWaitMs?: number;
   };
   /** The one CSR upload the statistics, the CSR candidates and (when a CSR kernel wins) the operator share (ms, validation included). */
