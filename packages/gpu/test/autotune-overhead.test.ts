@@ -5,12 +5,16 @@
  * 10–30 ms each on the H100 stencil run). On a large matrix `prewarmTuner` asks for the
  * statistics kernels and the CSR kernels' likely variants before the CSR upload; these tests
  * check that what it compiles is exactly what the statistics and the CSR uploads then look up
- * (same key and bindings: no second compile, a correct product), and that a small matrix asks
- * for nothing.
+ * (same key and bindings: no second compile, a correct product), that a small matrix asks for
+ * the statistics and the device builds only, and (session 11) that a run waits for its short-list's
+ * pipelines compiled ahead instead of compiling them on its path.
  */
 import { csrSpmv, generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Candidate, deviceMatrixStats, getKernel, kernels, PREWARM_NNZ, prewarmTuner, readF32, tuneVectors, uploadCsrArrays, uploadF32, VERIFY_NNZ, verifyProduct } from '../src/index';
+import { autotune, type Candidate, ConversionCache, createGpuContext, deviceMatrixStats, getKernel, kernels, PREWARM_NNZ, prewarmTuner, readF32, tuneVectors, uploadCsrArrays, uploadF32, VERIFY_NNZ, verifyProduct } from '../src/index';
+import { awaitCompiled, candidateSpecs } from '../src/autotune/prewarm';
+import { diaDeviceSpecs } from '../src/kernels/dia/dia-tiled.kernel';
+import { deviceStatsSpecs } from '../src/profile/device-stats';
 import { quadBuildSpec } from '../src/kernels/csr4/quad-build';
 import { testContext } from './helpers';
 
@@ -53,11 +57,88 @@ describe('prewarmTuner', () => {
     }
   });
 
-  it('asks for nothing below PREWARM_NNZ non-zeros (a small matrix uploads faster than its compiles would finish)', () => {
+  it('below PREWARM_NNZ non-zeros asks for the statistics and the device builds only (no CSR variants before the short-list)', async () => {
     const a = g.banded(500, 2, 2, { seed: 32 });
     expect(PREWARM_NNZ).toBe(1 << 23);
-    return testContext().then((ctx) => expect(prewarmTuner(ctx, a, kernels).asked).toBe(0));
+    const ctx = await testContext();
+    const small = prewarmTuner(ctx, a, kernels);
+    const all = prewarmTuner(ctx, a, kernels, 0);
+    await Promise.all([small.done, all.done]);
+    expect(small.asked).toBe(deviceStatsSpecs().length + diaDeviceSpecs(ctx.caps).length + 2); // + the quad and ELL builds
+    expect(all.asked).toBeGreaterThan(small.asked);
   });
+
+  it('a short-listed candidate\'s pipelines (its device build and its kernel) waited for ahead: its conversion and upload compile nothing', async () => {
+    const fresh = await createGpuContext();
+    try {
+      const a = g.banded(3000, 6, 6, { seed: 34 });
+      const shared = uploadCsrArrays(fresh, a, 'test');
+      const cands: { kernel: ReturnType<typeof getKernel>; params: Record<string, number> }[] = [
+        { kernel: getKernel('csr-vec4'), params: { lanes: 2, pack: 0 } },
+        { kernel: getKernel('csr-long'), params: { lanes: 8, pack: 0, interleave: 0 } },
+        { kernel: getKernel('csr-adaptive'), params: { nnzPerGroup: 512 } },
+      ];
+      // the quad build's pipeline and both quad kernels' own: csr-vec4 and csr-long now declare theirs
+      for (const c of cands) expect(candidateSpecs(fresh, c).length, c.kernel.id).toBe(c.kernel.id === 'csr-adaptive' ? 1 : 2);
+      const waited = await awaitCompiled(fresh, cands.flatMap((c) => candidateSpecs(fresh, c)));
+      expect(waited).toBeGreaterThanOrEqual(0);
+      expect(await awaitCompiled(fresh, candidateSpecs(fresh, cands[0]!))).toBeLessThan(5); // compiled: nothing to wait for
+      const compiled = fresh.pipelines.compiled;
+      const syncs = fresh.pipelines.log.filter((e) => e.mode === 'sync').length;
+      for (const c of cands) c.kernel.upload(fresh, a, c.params, { sharedCsr: shared }).dispose();
+      await fresh.finish();
+      expect(fresh.pipelines.compiled).toBe(compiled);
+      expect(fresh.pipelines.log.filter((e) => e.mode === 'sync').length).toBe(syncs);
+      shared.release();
+    } finally {
+      fresh.dispose();
+    }
+  });
+
+  it('ELL, ELL-R, sliced ELL, DIA, HM, csr-vec4, csr-long, csr-balanced, the hybrid, CMRS, BCSR and SELL declare the pipeline their upload compiles (host and device-built layouts alike)', async () => {
+    const fresh = await createGpuContext();
+    try {
+      const a = g.banded(2000, 3, 3, { seed: 36 });
+      const shared = uploadCsrArrays(fresh, a, 'test');
+      const ids = ['ell', 'ell-r', 'sliced-ell', 'sliced-ell-r', 'dia', 'hm', 'csr-vec4', 'csr-long', 'csr-balanced', 'hybrid', 'cmrs', 'bcsr', 'sell'];
+      const conv = new ConversionCache(a, 1 << 30, { ctx: fresh, shared });
+      for (const id of ids) {
+        const k = getKernel(id);
+        const c = { kernel: k, params: { ...k.defaults }, conversionKey: `${id}:${JSON.stringify(k.formatParams?.(k.defaults) ?? {})}` } as unknown as Candidate;
+        expect(k.pipelineSpec, id).toBeDefined();
+        await awaitCompiled(fresh, candidateSpecs(fresh, c));
+        const compiled = fresh.pipelines.compiled;
+        const m = (await conv.get(c)).m; // device-built for ELL, ELL-R and DIA; host for the others
+        k.upload(fresh, m as never, c.params, k.format === 'csr' ? { sharedCsr: shared } : undefined).dispose();
+        await fresh.finish();
+        expect(fresh.pipelines.compiled, id).toBe(compiled);
+      }
+      conv.clear();
+      shared.release();
+    } finally {
+      fresh.dispose();
+    }
+  }, 120_000);
+
+  it('a tuning run on a fresh context compiles its statistics and its candidates\' pipelines off the path: none blocking, the wait reported', async () => {
+    const fresh = await createGpuContext();
+    try {
+      const a = g.banded(3000, 6, 6, { seed: 35 });
+      const r = await autotune(fresh, a, { cache: false, exhaustive: true, reps: 2, candidates: [{ kernel: 'csr-vec4', params: { lanes: 2, pack: 0 } }, { kernel: 'csr-adaptive', params: { nnzPerGroup: 512 } }], warn: () => {} });
+      const keys = new Set([...deviceStatsSpecs(), ...r.report.trials.filter((t) => t.status === 'timed').flatMap((t) => candidateSpecs(fresh, { kernel: getKernel(t.kernel), params: t.params }))].map((sp) => sp.key));
+      expect(keys.size).toBeGreaterThanOrEqual(4 + 3);
+      const blocking = fresh.pipelines.log.filter((e) => e.mode === 'sync' && keys.has(e.key));
+      expect(blocking).toEqual([]);
+      expect(r.report.statsSplit!.compileWaitMs).toBeGreaterThan(0); // the statistics waited for their four compiles
+      expect(r.report.costs.compileMs).toBeGreaterThanOrEqual(r.report.statsSplit!.compileWaitMs!); // the statistics' wait is a compile cost, not statistics
+      // the same matrix again in this process: everything compiled, nothing waited for
+      const again = await autotune(fresh, a, { cache: false, exhaustive: true, reps: 2, candidates: [{ kernel: 'csr-vec4', params: { lanes: 2, pack: 0 } }, { kernel: 'csr-adaptive', params: { nnzPerGroup: 512 } }], warn: () => {} });
+      expect(again.report.statsSplit!.compileWaitMs).toBeLessThan(1);
+      expect(again.report.statsSplit!.compiled).toBe(0);
+    } finally {
+      fresh.dispose();
+    }
+  }, 120_000);
 });
 
 describe('verifyProduct past VERIFY_NNZ', () => {

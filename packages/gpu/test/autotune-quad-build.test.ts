@@ -6,7 +6,7 @@
  */
 import { type CsrMatrix, csrSpmv, generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
-import { autotune, getKernel, uploadCsrArrays } from '../src/index';
+import { autotune, getKernel, GpuVector, tunedOperator, uploadCsrArrays } from '../src/index';
 import type { QuadDeviceMatrix } from '../src/kernels/csr4/quad-device';
 import { readRanges } from '../src/memory/readback';
 import { uploadF32 } from '../src/memory/upload';
@@ -118,6 +118,74 @@ describe('quads built on the device (csr-vec4, csr-long)', () => {
       shared.release();
     }
   }, 60_000);
+
+  it('csr-vec4 and csr-long of one shared upload read one quad layout: built once, both products right, freed with the last holder', async () => {
+    const ctx = await testContext();
+    const a = g.powerLaw(3000, 3000, { alpha: 1.8, minLen: 1, maxLen: 300, seed: 9 });
+    const shared = uploadCsrArrays(ctx, a, 'test');
+    const x = Float64Array.from({ length: a.cols }, (_, i) => ((i % 11) - 5) / 8);
+    const dx = uploadF32(ctx, x, 'x');
+    const dy = ctx.buffers.acquire(a.rows * 4, undefined, 'y');
+    const ref = csrSpmv(a, x);
+    const check = async (k: ReturnType<typeof getKernel>, h: QuadDeviceMatrix, what: string) => {
+      k.encode(ctx, h, dx, dy);
+      const y = new Float32Array((await readRanges(ctx, [{ buf: dy, offset: 0, bytes: 4 * a.rows }]))[0]!);
+      let worst = 0;
+      for (let r = 0; r < a.rows; r++) worst = Math.max(worst, Math.abs(y[r]! - ref[r]!) / (1 + Math.abs(ref[r]!)));
+      expect(worst, what).toBeLessThan(1e-4);
+    };
+    try {
+      const vec4 = getKernel('csr-vec4');
+      const long = getKernel('csr-long');
+      const h1 = vec4.upload(ctx, a, { lanes: 2, pack: 0 }, { sharedCsr: shared }) as QuadDeviceMatrix;
+      const h2 = long.upload(ctx, a, { lanes: 8, pack: 0, interleave: 0 }, { sharedCsr: shared }) as QuadDeviceMatrix;
+      const h3 = vec4.upload(ctx, a, { lanes: 8, pack: 0 }, { sharedCsr: shared }) as QuadDeviceMatrix;
+      expect([h1.sharedQuads, h2.sharedQuads, h3.sharedQuads]).toEqual([false, true, true]);
+      // the same device buffers: one build, not three
+      expect(h2.quadBlocks[0]!.values).toBe(h1.quadBlocks[0]!.values);
+      expect(h3.quadBlocks[0]!.cols).toBe(h1.quadBlocks[0]!.cols);
+      await check(vec4, h1, 'csr-vec4 lanes 2');
+      await check(long, h2, 'csr-long lanes 8');
+      h1.dispose(); // the others still hold the layout
+      await check(long, h2, 'csr-long after csr-vec4 was disposed');
+      await check(vec4, h3, 'csr-vec4 lanes 8 after the first was disposed');
+      h2.dispose();
+      h3.dispose();
+      h3.dispose(); // a second dispose releases nothing more
+      // all released: the next upload builds its own again
+      const h4 = vec4.upload(ctx, a, { lanes: 4, pack: 0 }, { sharedCsr: shared }) as QuadDeviceMatrix;
+      expect(h4.sharedQuads).toBe(false);
+      await check(vec4, h4, 'csr-vec4 rebuilt');
+      h4.dispose();
+    } finally {
+      dx.dispose();
+      dy.dispose();
+      shared.release();
+    }
+  }, 60_000);
+
+  it('tunedOperator over csr-vec4 and csr-long: the losers disposed, the winner\'s shared quads still hold the layout and its product is right', async () => {
+    const ctx = await testContext();
+    const a = g.banded(3000, 6, 6, { seed: 10 });
+    const op = await tunedOperator(ctx, a, { cache: false, exhaustive: true, reps: 2, candidates: [{ kernel: 'csr-vec4', params: { lanes: 4, pack: 0 } }, { kernel: 'csr-long', params: { lanes: 8, pack: 0, interleave: 0, unroll: 4, stage: 0 } }], warn: () => {} });
+    try {
+      const timed = op.tuning.trials.filter((t) => t.status === 'timed');
+      expect(new Set(timed.map((t) => t.kernel))).toEqual(new Set(['csr-vec4', 'csr-long']));
+      const x = Float64Array.from({ length: a.cols }, (_, i) => ((i % 9) - 4) / 4);
+      const dx = new GpuVector(uploadF32(ctx, x, 'x'), a.cols);
+      const dy = new GpuVector(ctx.buffers.acquire(a.rows * 4, undefined, 'y'), a.rows);
+      op.apply(dx, dy);
+      const y = new Float32Array((await readRanges(ctx, [{ buf: dy.buf, offset: 0, bytes: 4 * a.rows }]))[0]!);
+      const ref = csrSpmv(a, x);
+      let worst = 0;
+      for (let r = 0; r < a.rows; r++) worst = Math.max(worst, Math.abs(y[r]! - ref[r]!) / (1 + Math.abs(ref[r]!)));
+      expect(worst).toBeLessThan(1e-4);
+      dx.buf.dispose();
+      dy.buf.dispose();
+    } finally {
+      op.dispose();
+    }
+  }, 120_000);
 
   it('in a tuning run the device build is the candidate\'s conversion (no upload of its own) and its quads pass the float64 check', async () => {
     const ctx = await testContext();

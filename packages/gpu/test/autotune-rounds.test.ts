@@ -7,10 +7,10 @@
  * early when the ranking is clear, and report median, spread and discarded rounds.
  */
 import { describe, expect, it } from 'vitest';
-import { clockIndex, decideRounds, firstStableRound, PROBE_DROP, type RoundsPlan, runRounds, SINGLE_ROUND_SPREAD, summarise } from '../src/autotune/rounds';
+import { clockIndex, decideRounds, firstStableRound, PROBE_DROP, type RoundsPlan, type RoundsRun, runRounds, SINGLE_ROUND_SPREAD, summarise } from '../src/autotune/rounds';
 import { deviceRoundTimer } from '../src/autotune/round-timer';
 import { buildCostLeft, type Live, type TrialSession, timeRounds } from '../src/autotune/trials';
-import { verifyOrder } from '../src/autotune/decision';
+import { noKeptRound, verifyOrder } from '../src/autotune/decision';
 import type { GpuContext } from '../src/device/context';
 
 /** SM clock slowdown per round: 3× idle, then rising, hot from round 3 on (as the H100's 345 → 1 980 MHz). */
@@ -248,5 +248,25 @@ describe('the decision when the winner\'s upload becomes the operator (tunedOper
     const s = session(false);
     const timed = (await timeRounds(s))!;
     expect(verifyOrder(s, timed)[0]!.t.kernel).not.toBe('csr-vec4');
+  });
+});
+
+describe('every round discarded for the clock (session 11)', () => {
+  it('ranks the candidates on all rounds instead of none: two working kernels never end in a TuningError', () => {
+    // each candidate's fastest in another round and every round > 1 + tolerance off: lavapipe under load (1.7 vs 12 ms for one kernel)
+    const times = [
+      [1.7, 0.4],
+      [12, 0.23],
+      [2.4, 0.33],
+    ];
+    expect(firstStableRound(times)).toBe(times.length);
+    const live = ['k0', 'k1'].map((id) => ({ c: { kernel: { id } }, t: { kernel: id, params: {}, status: 'timed', conversionMs: 0, uploadMs: 0 }, m: {}, h: { dispose() {} }, samples: [] })) as unknown as Live[];
+    const run = { times, from: times.length, summaries: [undefined, undefined], decision: { uncertain: false, cheaper: false }, stopped: 'max', failed: [] } as unknown as RoundsRun;
+    expect(noKeptRound(run)).toBe(true);
+    const s = { live, products: 1000, sunkBuild: true } as unknown as TrialSession;
+    const order = verifyOrder(s, { run, live });
+    expect(order.map((f) => f.t.kernel)).toEqual(['k1', 'k0']); // medians 0.33 vs 2.4
+    // a failed candidate stays out
+    expect(verifyOrder(s, { run: { ...run, failed: [1] }, live }).map((f) => f.t.kernel)).toEqual(['k0']);
   });
 });

@@ -38,7 +38,7 @@ import { ConversionCache, type TuneVectors, tuneVectors } from './conversions';
 import { decide, deferToSolve } from './decision';
 import { InSolveOperator } from './in-solve';
 import { newReport, validateOptions } from './options';
-import { prewarmTuner, softwareAdapter } from './prewarm';
+import { compileAhead, prewarmTuner, softwareAdapter } from './prewarm';
 import { type MatrixProfile, profileStage } from './profile';
 import type { Trial, TuningReport } from './report';
 import { entryQuantileLength } from './cost-model';
@@ -92,7 +92,7 @@ async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions
     if (report.statsSplit) {
       report.statsSplit.compiled = ctx.pipelines.compiled - compiled0;
       report.statsSplit.blockingCompileMs = ctx.pipelines.log.slice(log0).reduce((s, e) => s + (e.mode === 'sync' ? e.ms : 0), 0);
-      report.statsSplit.prewarmed = prewarmed;
+      report.statsSplit.prewarmed = prewarmed + (report.statsSplit.prewarmed ?? 0);
     }
     if (!Number.isFinite(report.budgetMs)) report.budgetMs = 0; // a cache hit or a fixed choice: no budget was set
     report.budgetNote = report.source === 'tuned' && !opts.exhaustive ? budgetNote(report) : undefined;
@@ -197,6 +197,8 @@ function withPredictions(list: Candidate[], m: Model): Candidate[] {
 async function search(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, ks: readonly AnySpmvKernel[], rules: PruneRules, model: Model, v: TuneVectors, shared: SharedCsrUpload, report: TuningReport, held: Held, start: number): Promise<Trial> {
   const profile = model.profile;
   const { picks, floor } = shortListStage(a, opts, ks, rules, model, report);
+  // every pick's pipelines compile in parallel from here; each candidate waits only for its own
+  if (report.statsSplit) report.statsSplit.prewarmed = (report.statsSplit.prewarmed ?? 0) + compileAhead(ctx, [...picks, ...floor].map((p) => p.c));
   const s: TrialSession = {
     ctx,
     a,

@@ -13,7 +13,7 @@
 import { prepare } from './admission';
 import type { Candidate } from './candidates';
 import type { Trial, TuningDecision } from './report';
-import { byObjective, type Contender, type RoundsRun, SINGLE_ROUND_SPREAD } from './rounds';
+import { byObjective, type Contender, keptSamples, type RoundsRun, SINGLE_ROUND_SPREAD, summarise } from './rounds';
 import { buildCostLeft, type Live, probe, type TrialSession, timeRounds } from './trials';
 import { type Held, TuningError } from './types';
 import { verifyProduct } from './verify';
@@ -24,11 +24,24 @@ const base = (t: Trial): number => (t.conversionMs ?? 0) + (t.uploadMs ?? 0);
 const contenders = (s: Pick<TrialSession, 'sunkBuild'>, timed: { run: RoundsRun; live: Live[] }): Contender[] => timed.live.map((f, i) => ({ base: buildCostLeft(s, f), summary: f.h ? timed.run.summaries[i] : undefined }));
 
 /**
+ * Whether every round of the run was discarded for the clock: no round's clock index came within
+ * the tolerance, which happens when the rounds are so noisy that each candidate's fastest falls in
+ * another round (a loaded CPU adapter: 1.7 vs 12 ms for one kernel). O(1).
+ */
+export const noKeptRound = (run: RoundsRun): boolean => run.times.length > 0 && run.from >= run.times.length;
+
+/** The contenders summarised over all rounds (see {@link noKeptRound}): ranked on noisy rounds rather than on none. */
+const allRounds = (s: Pick<TrialSession, 'sunkBuild'>, timed: { run: RoundsRun; live: Live[] }): Contender[] =>
+  timed.live.map((f, i) => ({ base: buildCostLeft(s, f), summary: f.h && !timed.run.failed.includes(i) ? summarise(keptSamples(timed.run.times, 0, i)) : undefined }));
+
+/**
  * The order to verify in: the rounds' winner (the best objective of what is still to pay, or the cheaper to build when
  * spreads overlap), then the others by objective; objectiveMs set on every timed trial. O(n log n).
  */
 export function verifyOrder(s: Pick<TrialSession, 'products' | 'live' | 'sunkBuild'>, timed?: { run: RoundsRun; live: Live[] }): Live[] {
   if (!timed) return [];
+  // with every round discarded nothing would be ranked, and a working kernel set would end in a TuningError
+  if (noKeptRound(timed.run)) return byObjective(allRounds(s, timed), s.products).map((i) => timed.live[i]!);
   const cs = contenders(s, timed);
   // every timed trial gets its objective (those timed only in discarded rounds, or in an earlier
   // group of an exhaustive sweep, too: shown, ranked only through the rounds)
@@ -116,6 +129,8 @@ function reasons(trials: readonly Trial[]): string {
 export async function decide(s: TrialSession, timed: { run: RoundsRun; live: Live[] } | undefined, floor: readonly { c: Candidate; t: Trial }[], held: Held): Promise<Trial> {
   const order = verifyOrder(s, timed);
   s.report.decision = describe(s, order, timed);
+  if (timed && noKeptRound(timed.run) && order[0]) s.report.decision.note = `every one of the ${timed.run.times.length} rounds was discarded for the clock (too noisy to find a settled one): ranked on all of them, ${label(order[0].t)} first; uncertain`;
+  if (timed && noKeptRound(timed.run)) s.report.decision.uncertain = true;
   let win: Live | undefined;
   try {
     for (const f of order) {

@@ -39,7 +39,7 @@ export function newReport(a: CsrMatrix, opts: AutotuneOptions, warnings: string[
     budgetMs: opts.budgetMs !== undefined ? (opts.fraction ?? 0.1) * opts.budgetMs : Number.POSITIVE_INFINITY,
     spentMs: 0,
     statsMs: 0,
-    costs: { statsMs: 0, vectorsMs: 0, conversionMs: 0, uploadMs: 0, timingMs: 0, verifyMs: 0 },
+    costs: { statsMs: 0, vectorsMs: 0, conversionMs: 0, uploadMs: 0, timingMs: 0, verifyMs: 0, compileMs: 0 },
     method: 'none',
     trials: [],
     timed: 0,

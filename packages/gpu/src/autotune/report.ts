@@ -66,6 +66,12 @@ export interface TuningCosts {
   timingMs: number;
   /** Verification: one product, its readback and the float64 reference on the host. */
   verifyMs: number;
+  /**
+   * Waiting for pipelines compiled ahead of time in parallel (`prewarm.ts`): the statistics' before
+   * their passes and each short-listed candidate's before its conversion. A per-process cost — 0
+   * once this process has compiled them.
+   */
+  compileMs: number;
 }
 
 /** The decision between the timed candidates. */
@@ -142,8 +148,10 @@ export interface TuningReport {
     compiled: number;
     /** Milliseconds of pipeline compiles that blocked the run (compiled on first use, not ahead of time). */
     blockingCompileMs?: number;
-    /** Pipelines asked for ahead of time (compiled on the device's worker threads during the CSR upload). */
+    /** Pipelines asked for ahead of time (compiled on the device's worker threads during the CSR upload and the statistics). */
     prewarmed?: number;
+    /** Milliseconds the statistics waited for their pipelines before their passes (in `costs.compileMs`, not in `deviceMs`; 0 once this process compiled them). */
+    compileWaitMs?: number;
   };
   /** The one CSR upload the statistics, the CSR candidates and (when a CSR kernel wins) the operator share (ms, validation included). */
   csrUploadMs?: number;
@@ -248,7 +256,7 @@ function summaryLines(r: TuningReport): string[] {
   return [
     `matrix ${r.rows}×${r.cols}, ${r.nnz} nnz; source: ${r.source}; cache: ${r.cacheWhere}`,
     `timed ${r.timed}, pruned ${r.pruned}, failed ${r.failed}, rejected ${r.rejected}; method ${r.method}; expected products ${r.expectedProducts}`,
-    `spent ${fmtNumber(r.spentMs, 1)} ms${r.overheadMs !== undefined && r.overheadMs < r.spentMs ? ` (overhead ${fmtNumber(r.overheadMs, 1)} ms without the shared CSR upload)` : ''} of a ${fmtNumber(r.budgetMs, 1)} ms budget: statistics ${fmtNumber(c.statsMs, 1)}${r.statsWhere ? ` (${r.statsWhere})` : ''}, vectors ${fmtNumber(c.vectorsMs, 1)}, conversion ${fmtNumber(c.conversionMs, 1)}, upload ${fmtNumber(c.uploadMs, 1)}${r.csrUploadMs !== undefined ? ` (the shared CSR ${fmtNumber(r.csrUploadMs, 1)})` : ''}, timing ${fmtNumber(c.timingMs, 1)}, verification ${fmtNumber(c.verifyMs, 1)} ms`,
+    `spent ${fmtNumber(r.spentMs, 1)} ms${r.overheadMs !== undefined && r.overheadMs < r.spentMs ? ` (overhead ${fmtNumber(r.overheadMs, 1)} ms without the shared CSR upload)` : ''} of a ${fmtNumber(r.budgetMs, 1)} ms budget: statistics ${fmtNumber(c.statsMs, 1)}${r.statsWhere ? ` (${r.statsWhere})` : ''}, vectors ${fmtNumber(c.vectorsMs, 1)}, conversion ${fmtNumber(c.conversionMs, 1)}, upload ${fmtNumber(c.uploadMs, 1)}${r.csrUploadMs !== undefined ? ` (the shared CSR ${fmtNumber(r.csrUploadMs, 1)})` : ''}, timing ${fmtNumber(c.timingMs, 1)}, verification ${fmtNumber(c.verifyMs, 1)}, waiting for compiles ${fmtNumber(c.compileMs, 1)} ms`,
     ...(r.calibration ? [calibrationLine(r.calibration)] : []),
     ...(r.budgetNote ? [`over budget: ${r.budgetNote}`] : []),
     w ? `winner: ${w.kernel}(${paramText(w.params)}) ${fmtNumber(w.ms, 4)} ms per product${w.gflops !== undefined ? `, ${fmtNumber(w.gflops, 2)} GFLOP/s` : ''}${w.objectiveMs !== undefined ? `, objective ${fmtNumber(w.objectiveMs, 1)} ms for ${r.expectedProducts} products` : ''}` : 'winner: none',

@@ -92,11 +92,15 @@ fn main(${entryArgs()}) {
   }
 }`;
   },
+  // declared so that the tuner compiles it ahead of time (autotune/prewarm.ts)
+  pipelineSpec(p, caps) {
+    const text = this.wgsl(p, caps);
+    return { key: text, label: `${this.id}(r=${p.blockSize})`, bindings: signature(BINDINGS), wgsl: () => text };
+  },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     const r = p.blockSize;
-    const text = this.wgsl(p, ctx.caps);
-    const pipe = ctx.pipelines.get({ key: text, label: `${this.id}(r=${r})`, bindings: signature(BINDINGS), wgsl: () => text });
+    const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     if (m.blockRows !== r || m.blockCols !== r) throw new InvalidMatrixError('bcsr upload', `expected ${r}×${r} blocks, got ${m.blockRows}×${m.blockCols}`);
     checkGroupPtr(m.rowPtr, m.numBlockRows, m.numBlocks, 'bcsr upload');
     validateIndexRange(m.colIdx, Math.ceil(m.cols / r), 'bcsr upload block columns');

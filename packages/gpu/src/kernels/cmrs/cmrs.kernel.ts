@@ -81,12 +81,16 @@ fn main(${entryArgs({ subgroups: sg })}) {
   }
 }`;
   },
+  // declared so that the tuner compiles it ahead of time (autotune/prewarm.ts)
+  pipelineSpec(p, caps) {
+    const text = this.wgsl(p, caps);
+    const label = `${this.id}(h=${p.stripHeight},lanes=${p.lanes}${useSubgroupPath(p.lanes, caps) ? ',subgroup' : ',wgmem'})`;
+    return { key: text, label, bindings: signature(BINDINGS), wgsl: () => text };
+  },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     const h = p.stripHeight;
-    const text = this.wgsl(p, ctx.caps);
-    const label = `${this.id}(h=${h},lanes=${p.lanes}${useSubgroupPath(p.lanes, ctx.caps) ? ',subgroup' : ',wgmem'})`;
-    const pipe = ctx.pipelines.get({ key: text, label, bindings: signature(BINDINGS), wgsl: () => text });
+    const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     if (m.stripHeight !== h) throw new InvalidMatrixError('cmrs upload', `expected strips of ${h} rows, got ${m.stripHeight}`);
     if (m.numStrips !== Math.ceil(m.rows / h)) throw new InvalidMatrixError('cmrs upload', `expected ${Math.ceil(m.rows / h)} strips, got ${m.numStrips}`);
     const nnz = m.values.length;

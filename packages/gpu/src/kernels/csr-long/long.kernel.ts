@@ -18,7 +18,7 @@ import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuCaps } from '../../device/context';
 import type { SpmvKernel } from '../types';
 import { csrVectorsFit } from '../csr/csr-device';
-import { encodeQuad, type QuadDeviceMatrix, quadPrecheck, uploadQuadKernel } from '../csr4/quad-device';
+import { encodeQuad, type QuadDeviceMatrix, quadPipelineSpec, quadPrecheck, uploadQuadKernel } from '../csr4/quad-device';
 import { groupSumMode } from '../wgsl/group';
 import { QUAD_KEEP, QUAD_ROW_TAIL, quadColsLoad, quadGather, quadRowHead, quadValues } from '../wgsl/quad';
 
@@ -140,10 +140,13 @@ export const csrLongKernel: SpmvKernel<CsrMatrix, CsrLongParams, QuadDeviceMatri
     if (!STAGE.includes(p.stage)) throw new RangeError(`csr-long: stage expected one of ${STAGE.join(', ')}, got ${p.stage}`);
     return longWgsl(p, caps);
   },
+  pipelineSpec(p, caps) {
+    return quadPipelineSpec(`${this.id}(lanes=${p.lanes},unroll=${p.unroll},pack=${p.pack},stage=${p.stage},${groupSumMode(p.lanes, caps)})`, this.wgsl(p, caps), p.pack);
+  },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
-    const text = this.wgsl(p, ctx.caps);
-    return uploadQuadKernel(ctx, this.id, `${this.id}(lanes=${p.lanes},unroll=${p.unroll},pack=${p.pack},stage=${p.stage},${groupSumMode(p.lanes, ctx.caps)})`, text, m, p, opts);
+    const spec = this.pipelineSpec!(p, ctx.caps);
+    return uploadQuadKernel(ctx, this.id, spec.label, spec.wgsl(), m, p, opts);
   },
   encode: (ctx, h, x, y, scale) => encodeQuad(ctx, h, x, y, scale),
 };

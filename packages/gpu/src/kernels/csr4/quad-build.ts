@@ -100,11 +100,60 @@ export interface BuiltQuads {
   readonly cols: GpuBuf;
 }
 
+/** The quads built from one shared CSR upload, and how many device matrices hold them. */
+interface HeldQuads {
+  readonly quads: BuiltQuads;
+  holders: number;
+}
+
+/**
+ * The quads built from each shared CSR upload while some device matrix holds them: csr-vec4 and
+ * csr-long (every lanes / unroll / stage variant, pack 0, not interleaved) read the same layout,
+ * so the tuner builds it once per matrix — on the session-10 H100 run both kernels built it, 62 +
+ * 56 ms on the first matrix of the process. Weak keys: an upload dropped drops its entry.
+ */
+const held = new WeakMap<SharedCsrUpload, HeldQuads>();
+
+/** A hold on the quads of one shared CSR upload: `release` once (the last frees the buffers). */
+export interface QuadsHold {
+  readonly quads: BuiltQuads;
+  /** True when this call built them (false: another kernel's upload had, and still holds them). */
+  readonly fresh: boolean;
+  release(): void;
+}
+
+/**
+ * The pack-0, non-interleaved quads of `a` from `shared`, built once and shared by every quad
+ * kernel's upload while one holds them (reference-counted; see {@link buildQuadsOnDevice}). The
+ * layout depends on the matrix only (quad pointers `q`, computed by the caller), never on the
+ * kernel's parameters. O(1) when held, else as {@link buildQuadsOnDevice}.
+ * @example const h = holdQuadsOnDevice(ctx, shared, a, quadPointers(a)); … h.release();
+ */
+export function holdQuadsOnDevice(ctx: GpuContext, shared: SharedCsrUpload, a: CsrMatrix, q: Int32Array): QuadsHold {
+  let h = held.get(shared);
+  const fresh = h === undefined;
+  if (!h) held.set(shared, (h = { quads: buildQuadsOnDevice(ctx, shared, a, q, 'quads'), holders: 0 }));
+  h.holders++;
+  const entry = h;
+  let released = false;
+  return {
+    quads: entry.quads,
+    fresh,
+    release() {
+      if (released) return;
+      released = true;
+      if (--entry.holders > 0) return;
+      if (held.get(shared) === entry) held.delete(shared);
+      for (const b of [entry.quads.rowQuad, entry.quads.values, entry.quads.cols]) b.dispose();
+    },
+  };
+}
+
 /**
  * Build the pack-0, non-interleaved quad layout of `a` (quad pointers `q`) from its shared CSR
  * arrays: one O(rows) host pass, an upload of 4·(rows + 1) bytes, one dispatch. Check
- * {@link quadBuildApplies} first. Cost on the device: one read of the CSR arrays, one write of
- * 32 bytes per quad.
+ * {@link quadBuildApplies} first; {@link holdQuadsOnDevice} shares the result between kernels.
+ * Cost on the device: one read of the CSR arrays, one write of 32 bytes per quad.
  * @example const b = buildQuadsOnDevice(ctx, shared, a, quadPointers(a), 'csr-vec4');
  */
 export function buildQuadsOnDevice(ctx: GpuContext, shared: SharedCsrUpload, a: CsrMatrix, q: Int32Array, kernelId: string): BuiltQuads {

@@ -12,12 +12,12 @@
  */
 import { type CsrMatrix, csrNnz, InvalidParameterError, ResourceLimitError } from '@gpusparse/formats';
 import type { GpuContext, GpuLimits } from '../../device/context';
-import type { PipelineEntry } from '../../device/pipelines';
+import type { PipelineEntry, PipelineSpec } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { uploadF32, uploadU32, validateCsrIndices, writeData } from '../../memory/upload';
 import { blockUniforms, type CsrBlockPlan, csrVectorsFit, splitCsrPlan } from '../csr/csr-device';
 import { signature } from '../wgsl/index';
-import { buildQuadsOnDevice, quadBuildApplies } from './quad-build';
+import { holdQuadsOnDevice, quadBuildApplies } from './quad-build';
 import type { DeviceMatrix, SpmvScale, UploadOptions } from '../types';
 
 /** Mask of the quad index in a quad pointer (the top two bits hold the ending row's pad count). */
@@ -114,6 +114,8 @@ export interface QuadDeviceMatrix extends DeviceMatrix {
   readonly table?: GpuBuf;
   /** True when the quads were built on the device from shared CSR arrays (`quad-build.ts`), not packed on the host. */
   readonly builtOnDevice?: boolean;
+  /** True when those quads were already on the device, built for another quad kernel of the same shared upload (nothing built for this one). */
+  readonly sharedQuads?: boolean;
 }
 
 /**
@@ -234,13 +236,12 @@ function deviceQuads(ctx: GpuContext, kernelId: string, a: CsrMatrix, pipeline: 
   const capElems = Math.floor(Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, ctx.limits.maxStorageBufferBindingSize) / 4);
   const plan = splitCsrPlan({ ...a, rowPtr: q }, Math.max(1, Math.min(QUAD_MASK, Math.floor(capElems / 4))), capElems - 1);
   if (!quadBuildApplies(shared, a, plan)) return undefined;
-  const b = buildQuadsOnDevice(ctx, shared, a, q, kernelId);
+  // one layout for every quad kernel of this upload (csr-vec4 and csr-long, any lanes)
+  const hold = holdQuadsOnDevice(ctx, shared, a, q);
+  const b = hold.quads;
   const blk: QuadDeviceBlock = { ...plan[0]!, ...b, groups: groups(plan[0]!.rows) };
   const deviceBytes = b.rowQuad.bytes + b.values.bytes + b.cols.bytes;
-  const dispose = () => {
-    for (const buf of [b.rowQuad, b.values, b.cols]) buf.dispose();
-  };
-  return { kernelId, rows: a.rows, cols: a.cols, nnz: csrNnz(a), deviceBytes, blocks: 1, quadBlocks: [blk], pipeline, pack: 0, builtOnDevice: true, dispose };
+  return { kernelId, rows: a.rows, cols: a.cols, nnz: csrNnz(a), deviceBytes, blocks: 1, quadBlocks: [blk], pipeline, pack: 0, builtOnDevice: true, sharedQuads: !hold.fresh, dispose: () => hold.release() };
 }
 
 /** Record y = alpha·A·x + beta·y block by block (in order: continued rows accumulate). */
@@ -277,13 +278,16 @@ export function quadPrecheck(a: CsrMatrix, limits: GpuLimits, pack: number): tru
   return span !== true || pack !== 2 ? span : distinctValuesFit16(a);
 }
 
+/** The pipeline of a quad kernel's shader `text` (what {@link uploadQuadKernel} compiles; for `pipelineSpec`, so that the tuner compiles it ahead of time). */
+export const quadPipelineSpec = (label: string, text: string, pack: number): PipelineSpec => ({ key: text, label, bindings: signature(quadBindings(pack)), wgsl: () => text });
+
 /**
  * Compile (or reuse) the pipeline of shader `text` and upload `a` quad-padded for a kernel that
  * gives each row `lanes` of a workgroup's `workgroupSize` invocations (with `interleave` = 1 the
  * rows' full blocks laid out for those lanes: {@link interleavedSource}). See {@link uploadQuad}.
  */
 export function uploadQuadKernel(ctx: GpuContext, kernelId: string, label: string, text: string, a: CsrMatrix, p: { pack: number; lanes: number; workgroupSize: number; interleave?: number }, opts?: UploadOptions): QuadDeviceMatrix {
-  const pipe = ctx.pipelines.get({ key: text, label, bindings: signature(quadBindings(p.pack)), wgsl: () => text });
+  const pipe = ctx.pipelines.get(quadPipelineSpec(label, text, p.pack));
   const rowsPerGroup = p.workgroupSize / p.lanes;
   return uploadQuad(ctx, kernelId, a, p.pack, pipe, (rows) => Math.ceil(rows / rowsPerGroup), opts, p.interleave ? p.lanes : 0);
 }

@@ -21,7 +21,7 @@ import type { SpmvKernel } from '../types';
 import { groupSumMode } from '../wgsl/group';
 import { QUAD_KEEP, QUAD_ROW_TAIL, quadColsLoad, quadGather, quadRowHead, quadValues } from '../wgsl/quad';
 import { csrVectorsFit } from '../csr/csr-device';
-import { encodeQuad, type QuadDeviceMatrix, quadPrecheck, uploadQuadKernel } from './quad-device';
+import { encodeQuad, type QuadDeviceMatrix, quadPipelineSpec, quadPrecheck, uploadQuadKernel } from './quad-device';
 
 /** Parameters of {@link csrVec4Kernel}. */
 export type CsrVec4Params = { lanes: number; pack: number; workgroupSize: number };
@@ -72,10 +72,13 @@ export const csrVec4Kernel: SpmvKernel<CsrMatrix, CsrVec4Params, QuadDeviceMatri
     if (![0, 1, 2].includes(p.pack)) throw new RangeError(`csr-vec4: pack expected 0, 1 or 2, got ${p.pack}`);
     return vec4Wgsl(p, caps);
   },
+  pipelineSpec(p, caps) {
+    return quadPipelineSpec(`${this.id}(lanes=${p.lanes},pack=${p.pack},${groupSumMode(p.lanes, caps)})`, this.wgsl(p, caps), p.pack);
+  },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
-    const text = this.wgsl(p, ctx.caps);
-    return uploadQuadKernel(ctx, this.id, `${this.id}(lanes=${p.lanes},pack=${p.pack},${groupSumMode(p.lanes, ctx.caps)})`, text, m, p, opts);
+    const spec = this.pipelineSpec!(p, ctx.caps);
+    return uploadQuadKernel(ctx, this.id, spec.label, spec.wgsl(), m, p, opts);
   },
   encode: (ctx, h, x, y, scale) => encodeQuad(ctx, h, x, y, scale),
 };

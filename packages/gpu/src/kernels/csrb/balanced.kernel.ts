@@ -125,10 +125,14 @@ fn main(${entryArgs()}) {
   if (first_row != NONE) { store_y(r0 + first_row, first + carry); }
 }`;
   },
+  // declared so that the tuner compiles it ahead of time (autotune/prewarm.ts)
+  pipelineSpec(p, caps) {
+    const text = this.wgsl(p, caps);
+    return { key: text, label: `${this.id}(perThread=${p.perThread})`, bindings: signature(BINDINGS), wgsl: () => text };
+  },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
-    const text = this.wgsl(p, ctx.caps);
-    const pipe = ctx.pipelines.get({ key: text, label: `${this.id}(perThread=${p.perThread})`, bindings: signature(BINDINGS), wgsl: () => text });
+    const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     return uploadRowBlocked(ctx, this.id, m, pipe, p.perThread * p.workgroupSize, p.workgroupSize, opts);
   },
   encode: (ctx, h, x, y, scale) => encodeCsr(ctx, h, x, y, scale),

@@ -243,10 +243,14 @@ export function diagonalKernel<M extends MatrixShape & { nnz: number }>(spec: Di
       return ok === true ? csrVectorsFit(m, limits.maxStorageBufferBindingSize) : ok;
     },
     wgsl: (p) => diagonalWgsl(p.workgroupSize),
+    // declared so that the tuner compiles it ahead of time (autotune/prewarm.ts)
+    pipelineSpec(p, caps) {
+      const text = this.wgsl(p, caps);
+      return { key: text, label: `${spec.id}(wg=${p.workgroupSize})`, bindings: signature(DIAGONAL_BINDINGS), wgsl: () => text };
+    },
     upload(ctx, m, params = {}, opts) {
       const p = { ...this.defaults, ...params };
-      const text = this.wgsl(p, ctx.caps);
-      const pipe = ctx.pipelines.get({ key: text, label: `${spec.id}(wg=${p.workgroupSize})`, bindings: signature(DIAGONAL_BINDINGS), wgsl: () => text });
+      const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
       const pieces = diagonalPieces(spec.layout(m), bindingCapElems(ctx, opts));
       return uploadPieces(ctx, spec.id, m, pipe, pieces, p.workgroupSize);
     },

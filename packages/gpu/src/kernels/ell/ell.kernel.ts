@@ -92,11 +92,15 @@ export function ellFamilyKernel<M extends EllLayout & { cols: number; nnz: numbe
     supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
     precheck: (a) => ellPrecheck(a),
     wgsl: (p) => ellWgsl(p.workgroupSize, lengths),
+    // declared so that the tuner compiles it ahead of time (autotune/prewarm.ts)
+    pipelineSpec(p, caps) {
+      const text = this.wgsl(p, caps);
+      return { key: text, label: `${spec.id}(wg=${p.workgroupSize})`, bindings: signature(ellBindings(lengths)), wgsl: () => text };
+    },
     upload(ctx, m, params = {}, opts) {
       const p = { ...this.defaults, ...params };
       spec.validate(m);
-      const text = this.wgsl(p, ctx.caps);
-      const pipe = ctx.pipelines.get({ key: text, label: `${spec.id}(wg=${p.workgroupSize})`, bindings: signature(ellBindings(lengths)), wgsl: () => text });
+      const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
       return uploadPieces(ctx, spec.id, m, pipe, ellPieces(m, spec.rowLength(m), bindingCapElems(ctx, opts)), p.workgroupSize);
     },
     encode: encodeEll,
@@ -125,15 +129,13 @@ export const ellKernel: SpmvKernel<EllMatrix | DeviceEllMatrix, EllParams, EllDe
  * binds the device-built arrays (no validation: they came from validated CSR arrays). O(1).
  */
 export function withDeviceBuild<M extends MatrixShape>(host: SpmvKernel<M, EllParams, EllDeviceMatrix>): SpmvKernel<M | DeviceEllMatrix, EllParams, EllDeviceMatrix> {
-  const lengths = host.id === 'ell-r';
   return {
     ...(host as SpmvKernel<M | DeviceEllMatrix, EllParams, EllDeviceMatrix>),
     upload(ctx, m, params = {}, opts) {
       if (!isDeviceEll(m)) return host.upload.call(this, ctx, m, params, opts);
       if (m.format !== host.id) throw new InvalidParameterError(`${host.id} upload`, `a device-built ${host.id} matrix`, `one of format ${m.format}`);
       const p = { ...this.defaults, ...params };
-      const text = this.wgsl(p, ctx.caps);
-      const pipeline = ctx.pipelines.get({ key: text, label: `${host.id}(wg=${p.workgroupSize})`, bindings: signature(ellBindings(lengths)), wgsl: () => text });
+      const pipeline = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
       return deviceEllHandle(m, pipeline, p.workgroupSize);
     },
   };

@@ -51,11 +51,15 @@ export function slicedFamilyKernel<M extends SlicedMatrix>(spec: SlicedFamilySpe
     formatParams: (p) => ({ sliceHeight: p.sliceHeight }),
     supports: (m, limits) => slicedSupports(m, m.sliceHeight, limits),
     wgsl: (p, caps) => slicedWgsl({ ...v, workgroupSize: p.workgroupSize }, caps),
+    // declared so that the tuner compiles it ahead of time (autotune/prewarm.ts)
+    pipelineSpec(p, caps) {
+      const text = this.wgsl(p, caps);
+      return { key: text, label: `${spec.id}(wg=${p.workgroupSize})`, bindings: signature(slicedBindings(v)), wgsl: () => text };
+    },
     upload(ctx, m, params = {}, opts) {
       const p = { ...this.defaults, ...params };
       spec.validate(m);
-      const text = this.wgsl(p, ctx.caps);
-      const pipe = ctx.pipelines.get({ key: text, label: `${spec.id}(wg=${p.workgroupSize})`, bindings: signature(slicedBindings(v)), wgsl: () => text });
+      const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
       const layout = { ...m, height: m.sliceHeight, padLast: false };
       return uploadPieces(ctx, spec.id, m, pipe, slicedPieces(layout, spec.rowLength(m), null, bindingCapElems(ctx, opts)), p.workgroupSize);
     },

@@ -101,12 +101,16 @@ export const hybridKernel: SpmvKernel<HybridMatrix, HybridKernelParams, EllDevic
   if (row < u.rows && lane == 0u) { store_y(row, t_ell + t_csr); }
 }${p.ellMap === 1 ? `\n${stridedSum('ell_part', L, wg)}` : ''}`;
   },
+  // declared so that the tuner compiles it ahead of time (autotune/prewarm.ts)
+  pipelineSpec(p, caps) {
+    const text = this.wgsl(p, caps);
+    const label = `${this.id}(lanes=${p.lanes},ellMap=${p.ellMap}${useSubgroupPath(p.lanes, caps) ? ',subgroup' : ',wgmem'})`;
+    return { key: text, label, bindings: signature(BINDINGS), wgsl: () => text };
+  },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     validateHybrid(m); // StartArr/EndArr contiguous, columns in range: the shader reads unchecked
-    const text = this.wgsl(p, ctx.caps);
-    const label = `${this.id}(lanes=${p.lanes},ellMap=${p.ellMap}${useSubgroupPath(p.lanes, ctx.caps) ? ',subgroup' : ',wgmem'})`;
-    const pipe = ctx.pipelines.get({ key: text, label, bindings: signature(BINDINGS), wgsl: () => text });
+    const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     return uploadPieces(ctx, this.id, m, pipe, hybridPieces(m, bindingCapElems(ctx, opts)), p.workgroupSize / p.lanes);
   },
   encode: encodeEll,

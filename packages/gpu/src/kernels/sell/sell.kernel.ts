@@ -52,14 +52,19 @@ export const sellKernel: SpmvKernel<SellMatrix, SellKernelParams, EllDeviceMatri
   formatParams: (p) => ({ C: p.C, sigma: p.sigmaChunks === 0 ? 1 : p.C * p.sigmaChunks }),
   supports: (m, limits) => slicedSupports(m, m.C, limits),
   wgsl: (p, caps) => slicedWgsl({ workgroupSize: p.workgroupSize, lanes: p.lanes, padLast: true, lengths: false, perm: p.sigmaChunks !== 0, coalesced: p.laneMap === 1 }, caps),
+  // declared so that the tuner compiles it ahead of time (autotune/prewarm.ts)
+  pipelineSpec(p, caps) {
+    const text = this.wgsl(p, caps);
+    const perm = p.sigmaChunks !== 0;
+    const label = `${this.id}(lanes=${p.lanes},laneMap=${p.laneMap}${perm ? ',perm' : ''})`;
+    return { key: text, label, bindings: signature(slicedBindings({ lengths: false, perm })), wgsl: () => text };
+  },
   upload(ctx, m, params = {}, opts) {
     // the shader variant follows the matrix: a permutation is bound exactly when σ > 1
     const p = { ...this.defaults, ...params, C: m.C, sigmaChunks: m.sigma === 1 ? 0 : m.sigma / m.C };
     validateSell(m); // full validation: rowPerm a permutation (no two positions write one row), columns, padding
-    const text = this.wgsl(p, ctx.caps);
     const perm = m.sigma !== 1;
-    const label = `${this.id}(lanes=${p.lanes},laneMap=${p.laneMap}${perm ? ',perm' : ''})`;
-    const pipe = ctx.pipelines.get({ key: text, label, bindings: signature(slicedBindings({ lengths: false, perm })), wgsl: () => text });
+    const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     const layout = { ...m, height: m.C, padLast: true, slicePtr: m.chunkPtr, sliceWidth: m.chunkWidth };
     const pieces = slicedPieces(layout, null, perm ? m.rowPerm : null, bindingCapElems(ctx, opts));
     return uploadPieces(ctx, this.id, m, pipe, pieces, p.workgroupSize / p.lanes);
