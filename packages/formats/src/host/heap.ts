@@ -27,6 +27,9 @@ interface Block {
  * const h = WasmHeap.create();
  * const v = h.allocF64(1000); // a Float64Array in wasm memory
  */
+/** The last token written by {@link WasmHeap.owns}'s probe (process-wide). */
+let probeToken = 0;
+
 export class WasmHeap {
   readonly kernels: HostKernels;
   private readonly free_: Block[] = [];
@@ -88,7 +91,18 @@ export class WasmHeap {
       this.buffers.add(cur);
       return true;
     }
-    return false;
+    if (!(buf instanceof SharedArrayBuffer) || buf.byteLength > cur.byteLength || buf.byteLength < ALIGN) return false;
+    // V8 may hand out a new SharedArrayBuffer object for the same shared memory that this heap
+    // never saw (seen under vitest with a worker pool: a vector made before a grow was taken for
+    // a foreign array, and every operation on it fell back to the JavaScript kernels). Probe it:
+    // a word of the reserved first line written through the memory must read back through `buf`.
+    const probe = new Int32Array(cur, 0, 1);
+    const view = new Int32Array(buf, 0, 1);
+    const token = (probeToken = (probeToken + 1) | 0); // unique across heaps: another memory holds an older one
+    probe[0] = token;
+    if (view[0] !== token) return false;
+    this.buffers.add(buf);
+    return true;
   }
 
   /**

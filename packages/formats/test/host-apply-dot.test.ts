@@ -1,0 +1,99 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { DimensionMismatchError } from '../src/core/errors';
+import type { CsrMatrix } from '../src/core/types';
+import * as g from '../src/generators/index';
+import { DOT_BLOCK, WasmVectorSpace } from '../src/host/index';
+import { HostVectorSpace } from '../src/operator/host';
+
+/** Deterministic pseudo-random values in [-1, 1) with some exact zeros and a wide exponent range. */
+function values(n: number, seed: number): Float64Array {
+  const v = new Float64Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    v[i] = i % 17 === 3 ? 0 : ((s / 2 ** 32) * 2 - 1) * 2 ** ((s % 13) - 6);
+  }
+  return v;
+}
+const bits = (a: Float64Array) => Array.from(new BigUint64Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength)));
+
+const spaces: WasmVectorSpace[] = [];
+function space(threads: number, small = false): WasmVectorSpace {
+  const s = WasmVectorSpace.create({ threads, ...(small ? { parallelMinLength: 1, parallelMinNnz: 1 } : {}) });
+  if (!s) throw new Error('WebAssembly SIMD with shared memory is expected in node 20');
+  spaces.push(s);
+  return s;
+}
+afterAll(() => {
+  for (const s of spaces) s.dispose();
+});
+
+/** The unfused result: apply, then the space's dot. */
+function unfused(s: WasmVectorSpace, a: CsrMatrix, x: Float64Array): { y: Float64Array; d: number } {
+  const op = s.csrOperator(a);
+  const xs = s.fromArray(x);
+  const y = s.create(a.rows);
+  op.apply(xs, y);
+  return { y: Float64Array.from(y), d: s.dot(xs, y).value };
+}
+
+describe('WasmCsrOperator.applyDot: y = A·x and ⟨x, y⟩ in one sweep', () => {
+  // sizes around the dot block: one short block, exactly one, one plus a tail of 1, 2, 3, several blocks
+  const sizes = [1, 7, 1000, DOT_BLOCK, DOT_BLOCK + 1, DOT_BLOCK + 2, DOT_BLOCK + 3, 3 * DOT_BLOCK + 5, 40_000];
+  it.each(sizes)('n = %i: bit-identical to apply then dot, 1 and 2 threads (split even when small)', (n) => {
+    const a = { ...g.banded(n, 3, 2, { seed: n }), values: values(g.banded(n, 3, 2, { seed: n }).values.length, 7 + n) } as CsrMatrix;
+    const x = values(n, 11 + n);
+    const ref = unfused(space(1), a, x);
+    for (const s of [space(1), space(2, true)]) {
+      const op = s.csrOperator(a);
+      const xs = s.fromArray(x);
+      const y = s.create(n);
+      const d = op.applyDot(xs, y, s);
+      expect(d).toBeDefined();
+      expect(bits(Float64Array.of(d!.value))).toEqual(bits(Float64Array.of(ref.d)));
+      expect(bits(y)).toEqual(bits(ref.y));
+    }
+  });
+
+  it("a vector made before the memory grew is still the heap's (every op stays on the wasm kernels)", () => {
+    const s = space(2, true);
+    const x = s.fromArray(values(1000, 1));
+    const big = s.create(1 << 20); // grows the memory
+    expect(s.heap.owns(x)).toBe(true);
+    expect(s.heap.owns(big)).toBe(true);
+    expect(s.heap.owns(new Float64Array(new SharedArrayBuffer(8 * 1000)))).toBe(false);
+  });
+
+  it('a stencil split over 2 threads in parts of whole blocks gives the same bits', () => {
+    const a = g.poisson3d(24); // 13 824 rows: 4 blocks, product parts rounded to block multiples
+    const x = values(a.rows, 3);
+    const ref = unfused(space(1), a, x);
+    const s = space(2, true);
+    const op = s.csrOperator(a);
+    expect(op.threads).toBe(2);
+    const xs = s.fromArray(x);
+    const y = s.create(a.rows);
+    expect(op.applyDot(xs, y, s)!.value).toBe(ref.d);
+    expect(bits(y)).toEqual(bits(ref.y));
+  });
+
+  it('declines (undefined, y untouched) where it cannot fuse: another space, a rectangular A, vectors outside the heap or overlapping', () => {
+    const s = space(1);
+    const a = g.poisson2d(20);
+    const op = s.csrOperator(a);
+    const x = s.fromArray(values(a.rows, 5));
+    const y = s.create(a.rows);
+    expect(op.applyDot(x, y, new HostVectorSpace())).toBeUndefined();
+    expect(op.applyDot(x, y, space(1))).toBeUndefined();
+    expect(op.applyDot(Float64Array.from(x), y, s)).toBeUndefined();
+    expect(op.applyDot(x, x, s)).toBeUndefined();
+    const other = space(2);
+    const foreign = other.fromArray(values(a.rows, 5));
+    expect(s.heap.owns(foreign)).toBe(false); // another heap's memory, whatever its SharedArrayBuffer object
+    expect(op.applyDot(foreign, y, s)).toBeUndefined();
+    expect(y.every((v) => v === 0)).toBe(true);
+    const rect = s.csrOperator(g.uniformRandom(30, 40, 3, 1));
+    expect(rect.applyDot(s.create(40), s.create(30), s)).toBeUndefined();
+    expect(() => op.applyDot(s.create(a.rows + 1), y, s)).toThrow(DimensionMismatchError);
+  });
+});
