@@ -60,6 +60,7 @@ if (!raw) {
   for (const n of ['dot', 'norm2', 'axpby', 'copy', 'multiDot', 'combine', 'cgUpdate', 'cgIteration', 'combineNorm', 'combineNormalize', 'create', 'release', 'fill'])
     if (typeof (space as unknown as Record<string, unknown>)[n] === 'function') wrap(space as unknown as Record<string, unknown>, n, n);
   wrap(op as unknown as Record<string, unknown>, 'apply', 'product');
+  if (space.pool) wrap(space.pool as unknown as Record<string, unknown>, 'run', 'pool.run (threaded jobs)');
   wrap(op as unknown as Record<string, unknown>, 'applyDot', 'product+dot');
 }
 let iters = 0;

@@ -62,6 +62,10 @@ describe('WasmCsrOperator.applyDot: y = A·x and ⟨x, y⟩ in one sweep', () =>
     expect(s.heap.owns(x)).toBe(true);
     expect(s.heap.owns(big)).toBe(true);
     expect(s.heap.owns(new Float64Array(new SharedArrayBuffer(8 * 1000)))).toBe(false);
+    // views the heap did not make itself (the path behind the fast lookup of its own vectors)
+    expect(s.heap.owns(x.subarray(10, 20))).toBe(true);
+    expect(s.heap.owns(new Float64Array(s.heap.memory.buffer, x.byteOffset, 4))).toBe(true);
+    expect(s.heap.owns(Float64Array.from(x))).toBe(false);
   });
 
   it('a stencil split over 2 threads in parts of whole blocks gives the same bits', () => {

@@ -37,6 +37,8 @@ export class WasmHeap {
   /** Every byte from here to the end of the memory has never been handed out: still the zeros of memory.grow. */
   private cleanFrom = ALIGN;
   private readonly buffers = new Set<ArrayBufferLike>();
+  /** Every view {@link allocF64} made (a fast path of {@link owns}). */
+  private readonly views = new WeakSet<ArrayBufferView>();
   private readonly sizes = new Map<number, number>();
   private readonly registry = new FinalizationRegistry<number>((addr) => this.freeAddr(addr));
   /** Views on the whole memory, remade after each grow: the kernels' tables and partials without a view per call. */
@@ -83,6 +85,9 @@ export class WasmHeap {
 
   /** True when `v` is a view on this heap's memory (its byteOffset is then its address). */
   owns(v: ArrayBufferView): boolean {
+    // the vectors this heap made, by identity: `.buffer` of a view on shared memory costs
+    // 100–200 ns in V8 (a host Lanczos step asks 30–60 times), a WeakSet lookup a fraction
+    if (this.views.has(v)) return true;
     const buf = v.buffer;
     if (this.buffers.has(buf)) return true;
     // a view made on a newer SharedArrayBuffer object of the same memory (after a grow)
@@ -190,6 +195,7 @@ export class WasmHeap {
     // every element before reading any (a product's output), so the old contents may stay.
     if (zero && addr < clean) this.kernels.fill(0, addr, Math.min(n, Math.ceil((clean - addr) / 8)));
     this.registry.register(v, addr, v);
+    this.views.add(v);
     return v;
   }
 
