@@ -101,3 +101,22 @@ describe('WasmCsrOperator.applyDot: y = A·x and ⟨x, y⟩ in one sweep', () =>
     expect(() => op.applyDot(s.create(a.rows + 1), y, s)).toThrow(DimensionMismatchError);
   });
 });
+
+describe('WasmVectorSpace.combine with overlapping views', () => {
+  it('a y that overlaps an x (views the heap did not allocate) takes the JavaScript combine, as HostVectorSpace', () => {
+    const s = space(1);
+    const big = s.fromArray(values(3000, 9));
+    const x1 = s.fromArray(values(1000, 10));
+    const plainBig = Float64Array.from(big);
+    const plainX1 = Float64Array.from(x1);
+    s.combine([0.5, -2], [big.subarray(500, 1500), x1], 3, big.subarray(0, 1000));
+    new HostVectorSpace().combine([0.5, -2], [plainBig.subarray(500, 1500), plainX1], 3, plainBig.subarray(0, 1000));
+    expect(bits(big)).toEqual(bits(plainBig));
+    // distinct heap vectors: the wasm kernel, bit-identical to HostVectorSpace's combine
+    const y = s.fromArray(values(1000, 11));
+    const plainY = Float64Array.from(y);
+    s.combine([0.25, 1.5], [x1, big.subarray(0, 1000)], 1, y);
+    new HostVectorSpace().combine([0.25, 1.5], [plainX1, plainBig.subarray(0, 1000)], 1, plainY);
+    expect(bits(y)).toEqual(bits(plainY));
+  });
+});

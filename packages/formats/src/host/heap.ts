@@ -83,6 +83,15 @@ export class WasmHeap {
     return this.top - f;
   }
 
+  /**
+   * True when `v` is a vector this heap allocated (allocF64) — two such vectors never overlap
+   * unless they are the same (or one was freed and its memory handed out again: a use after
+   * release). A WeakSet lookup, where an overlap test reads byteOffset and byteLength of both.
+   */
+  made(v: ArrayBufferView): boolean {
+    return this.views.has(v);
+  }
+
   /** True when `v` is a view on this heap's memory (its byteOffset is then its address). */
   owns(v: ArrayBufferView): boolean {
     // the vectors this heap made, by identity: `.buffer` of a view on shared memory costs
