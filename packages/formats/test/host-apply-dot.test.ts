@@ -120,3 +120,38 @@ describe('WasmVectorSpace.combine with overlapping views', () => {
     expect(bits(y)).toEqual(bits(plainY));
   });
 });
+
+describe('WasmVectorSpace.combineNorm: y = β·y + Σ c·x and ‖y‖ in one sweep', () => {
+  const cases: [number, number, number][] = [
+    [1, 1, 0],
+    [1000, 3, -1],
+    [DOT_BLOCK, 5, 1],
+    [DOT_BLOCK + 3, 4, 0.5],
+    [3 * DOT_BLOCK + 1, 7, 0],
+    [20_000, 9, -1],
+  ];
+  it.each(cases)('n = %i, k = %i, β = %d: bit-identical to combine then norm2, 1 and 2 threads', (n, k, beta) => {
+    const ref = space(1);
+    const xsRef = Array.from({ length: k }, (_, j) => ref.fromArray(values(n, 20 + j)));
+    const yRef = ref.fromArray(values(n, 99));
+    const coeffs = Array.from({ length: k }, (_, j) => (j % 2 ? -1 : 1) * (0.25 + j / 7));
+    ref.combine(coeffs, xsRef, beta, yRef);
+    const normRef = ref.norm2(yRef).value;
+    for (const s of [space(1), space(2, true)]) {
+      const xs = Array.from({ length: k }, (_, j) => s.fromArray(values(n, 20 + j)));
+      const y = s.fromArray(values(n, 99));
+      const h = s.combineNorm(coeffs, xs, beta, y);
+      expect(h.value).toBe(normRef);
+      expect(bits(y)).toEqual(bits(yRef));
+    }
+  });
+
+  it('a sum of squares that overflows takes the scaled pass, as norm2', () => {
+    const s = space(1);
+    const x = s.fromArray(new Array(5000).fill(1e200));
+    const y = s.create(5000);
+    const h = s.combineNorm([3], [x], 0, y);
+    expect(h.value).toBeCloseTo(3e200 * Math.sqrt(5000), -190);
+    expect(h.value).toBe(s.norm2(y).value);
+  });
+});
