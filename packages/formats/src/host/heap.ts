@@ -20,16 +20,16 @@ interface Block {
   bytes: number;
 }
 
+/** The last token written by {@link WasmHeap.owns}'s probe (process-wide). */
+let probeToken = 0;
+
 /**
  * A shared wasm memory with an allocator. Address 0 is never handed out (the first 64 bytes are
- * reserved), so 0 can mean "none".
+ * reserved), so 0 can mean "none"; its first word is the probe of {@link WasmHeap.owns}.
  * @example
  * const h = WasmHeap.create();
  * const v = h.allocF64(1000); // a Float64Array in wasm memory
  */
-/** The last token written by {@link WasmHeap.owns}'s probe (process-wide). */
-let probeToken = 0;
-
 export class WasmHeap {
   readonly kernels: HostKernels;
   private readonly free_: Block[] = [];

@@ -133,7 +133,7 @@ export class WasmCsrOperator implements LinearOperator<Float64Array> {
     if (x.length !== this.cols) throw new DimensionMismatchError(`${this.label} applyDot x`, this.cols, x.length);
     if (y.length !== this.rows) throw new DimensionMismatchError(`${this.label} applyDot y`, this.rows, y.length);
     const h = this.space.heap;
-    if (!h.owns(x) || !h.owns(y) || (x.buffer === y.buffer && overlap(x, y))) return undefined;
+    if (!h.owns(x) || !h.owns(y) || overlap(x, y)) return undefined; // both in the heap: byte offsets are addresses
     const blocks = Math.ceil(this.rows / DOT_BLOCK);
     const out = this.partials.get(8 * blocks);
     const [xp, yp, c] = [x.byteOffset, y.byteOffset, this.dotCuts];
