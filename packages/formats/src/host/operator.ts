@@ -106,7 +106,7 @@ export class WasmCsrOperator implements LinearOperator<Float64Array> {
     if (x.length !== this.cols) throw new DimensionMismatchError(`${this.label} apply x`, this.cols, x.length);
     if (y.length !== this.rows) throw new DimensionMismatchError(`${this.label} apply y`, this.rows, y.length);
     const h = this.space.heap;
-    const direct = h.owns(x) && h.owns(y) && !(x.buffer === y.buffer && overlap(x, y));
+    const direct = h.owns(x) && h.owns(y) && !overlap(x, y); // both in the heap: byte offsets are addresses (no .buffer read, ≈ 0.15 µs each)
     if (direct) {
       this.product(x, y);
       return;
