@@ -147,20 +147,6 @@ export class WasmVectorSpace extends HostVectorSpace {
   }
 
   /**
-   * True when some x other than y itself overlaps y. Vectors the heap allocated are distinct
-   * blocks, so a list of those needs no byteOffset reads (≈ 0.1 µs a pair: a Krylov step's
-   * combine over 20–30 vectors).
-   */
-  private mayOverlap(y: Float64Array, xs: readonly Float64Array[]): boolean {
-    const h = this.heap;
-    let own = h.made(y);
-    for (let j = 0; own && j < xs.length; j++) own = h.made(xs[j]!);
-    if (own) return false;
-    for (let j = 0; j < xs.length; j++) if (xs[j] !== y && overlaps(xs[j]!, y)) return true;
-    return false;
-  }
-
-  /**
    * Parts of [0, n) for the threads ({@link PARTS_PER_THREAD} per thread, claimed in turn: see
    * ./threads), cut at DOT_BLOCK multiples; one part when the elements touched (`work`: n per
    * vector, k·n for a k-vector multiDot/combine) are below the threshold.
@@ -391,6 +377,20 @@ export class WasmVectorSpace extends HostVectorSpace {
     }
     return { k, table, coefs, b, mode: b === 0 ? 0 : b === 1 ? 1 : 2 };
   }
+  /**
+   * True when some x other than y itself overlaps y. Vectors the heap allocated are distinct
+   * blocks, so a list of those needs no byteOffset reads (≈ 0.1 µs a pair: a Krylov step's
+   * combine over 20–30 vectors).
+   */
+  private mayOverlap(y: Float64Array, xs: readonly Float64Array[]): boolean {
+    const h = this.heap;
+    let own = h.made(y);
+    for (let j = 0; own && j < xs.length; j++) own = h.made(xs[j]!);
+    if (own) return false;
+    for (let j = 0; j < xs.length; j++) if (xs[j] !== y && overlaps(xs[j]!, y)) return true;
+    return false;
+  }
+
   /**
    * ys[t] = Σⱼ coeffs[t][j]·xs[j] for every t (Ritz vectors Q·S of a restart, the Rayleigh–Ritz
    * updates of LOBPCG and Davidson): each output bit-identical to `combine(coeffs[t], xs, 0,
