@@ -75,6 +75,8 @@ for (const [name, make] of all) {
     const len = (v: unknown) => (v as { length: number }).length / n;
     wrap(s, 'multiDot', 'multiDot', (x) => (x[0] as unknown[]).length + 1);
     wrap(s, 'combine', 'combine', (x) => (x[1] as unknown[]).length + 1);
+    // combine with ‖y‖ taken block by block while in cache: the passes of combine, the norm's read of y saved
+    if (typeof (s as { combineNorm?: unknown }).combineNorm === 'function') wrap(s, 'combineNorm', 'combineNorm', (x) => (x[1] as unknown[]).length + 1);
     wrap(s, 'combineMany', 'combineMany', (x) => (x[1] as unknown[]).length + (x[2] as unknown[]).length);
     wrap(s, 'axpby', 'axpby', () => 2);
     wrap(s, 'norm2', 'norm2', (x) => len(x[0]));
@@ -105,7 +107,7 @@ for (const [name, make] of all) {
   const med = cpus[cpus.length >> 1]!;
   const total = cpus.reduce((s, x) => s + x, 0);
   const inCalls = [...tallies.values()].reduce((s, t) => s + t.ms, 0);
-  const passes = [...tallies.entries()].filter(([l]) => ['multiDot', 'combine', 'combineMany', 'axpby', 'norm2', 'dot', 'copy'].includes(l)).reduce((s, [, t]) => s + t.passes, 0);
+  const passes = [...tallies.entries()].filter(([l]) => ['multiDot', 'combine', 'combineNorm', 'combineMany', 'axpby', 'norm2', 'dot', 'copy'].includes(l)).reduce((s, [, t]) => s + t.passes, 0);
   console.log(`${name} ${method}: n ${n}, nnz ${a.rowPtr[n]}, ${products} products, CPU median ${med.toFixed(1)} ms (${((1e3 * med) / products).toFixed(1)} µs/product), values ${values.map((x) => x.toPrecision(8)).join(' ')}${raw ? '' : `; ${(passes / reps).toFixed(0)} vector passes (${(passes / reps / products).toFixed(1)} per product)`}`);
   if (!raw) {
     for (const [label, t] of [...tallies.entries()].sort((p, q) => q[1].ms - p[1].ms)) {

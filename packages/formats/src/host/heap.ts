@@ -20,9 +20,12 @@ interface Block {
   bytes: number;
 }
 
+/** The last token written by {@link WasmHeap.owns}'s probe (process-wide). */
+let probeToken = 0;
+
 /**
  * A shared wasm memory with an allocator. Address 0 is never handed out (the first 64 bytes are
- * reserved), so 0 can mean "none".
+ * reserved), so 0 can mean "none"; its first word is the probe of {@link WasmHeap.owns}.
  * @example
  * const h = WasmHeap.create();
  * const v = h.allocF64(1000); // a Float64Array in wasm memory
@@ -34,6 +37,8 @@ export class WasmHeap {
   /** Every byte from here to the end of the memory has never been handed out: still the zeros of memory.grow. */
   private cleanFrom = ALIGN;
   private readonly buffers = new Set<ArrayBufferLike>();
+  /** Every view {@link allocF64} made (a fast path of {@link owns}). */
+  private readonly views = new WeakSet<ArrayBufferView>();
   private readonly sizes = new Map<number, number>();
   private readonly registry = new FinalizationRegistry<number>((addr) => this.freeAddr(addr));
   /** Views on the whole memory, remade after each grow: the kernels' tables and partials without a view per call. */
@@ -78,8 +83,20 @@ export class WasmHeap {
     return this.top - f;
   }
 
+  /**
+   * True when `v` is a vector this heap allocated (allocF64) — two such vectors never overlap
+   * unless they are the same (or one was freed and its memory handed out again: a use after
+   * release). A WeakSet lookup, where an overlap test reads byteOffset and byteLength of both.
+   */
+  made(v: ArrayBufferView): boolean {
+    return this.views.has(v);
+  }
+
   /** True when `v` is a view on this heap's memory (its byteOffset is then its address). */
   owns(v: ArrayBufferView): boolean {
+    // the vectors this heap made, by identity: `.buffer` of a view on shared memory costs
+    // 100–200 ns in V8 (a host Lanczos step asks 30–60 times), a WeakSet lookup a fraction
+    if (this.views.has(v)) return true;
     const buf = v.buffer;
     if (this.buffers.has(buf)) return true;
     // a view made on a newer SharedArrayBuffer object of the same memory (after a grow)
@@ -88,7 +105,18 @@ export class WasmHeap {
       this.buffers.add(cur);
       return true;
     }
-    return false;
+    if (!(buf instanceof SharedArrayBuffer) || buf.byteLength > cur.byteLength || buf.byteLength < ALIGN) return false;
+    // V8 may hand out a new SharedArrayBuffer object for the same shared memory that this heap
+    // never saw (seen under vitest with a worker pool: a vector made before a grow was taken for
+    // a foreign array, and every operation on it fell back to the JavaScript kernels). Probe it:
+    // a word of the reserved first line written through the memory must read back through `buf`.
+    const probe = new Int32Array(cur, 0, 1);
+    const view = new Int32Array(buf, 0, 1);
+    const token = (probeToken = (probeToken + 1) | 0); // unique across heaps: another memory holds an older one
+    probe[0] = token;
+    if (view[0] !== token) return false;
+    this.buffers.add(buf);
+    return true;
   }
 
   /**
@@ -176,6 +204,7 @@ export class WasmHeap {
     // every element before reading any (a product's output), so the old contents may stay.
     if (zero && addr < clean) this.kernels.fill(0, addr, Math.min(n, Math.ceil((clean - addr) / 8)));
     this.registry.register(v, addr, v);
+    this.views.add(v);
     return v;
   }
 

@@ -18,7 +18,8 @@
 import { csrSpmvFunction } from '../csr/wasm/spmv-kernel';
 import { buildModule, type FunctionSpec } from '../csr/wasm/module-bytes';
 import { cgUpdateBlocks } from './wasm/cg-update';
-import { combine } from './wasm/combine';
+import { combine, combineDotBlocks } from './wasm/combine';
+import { spmvDotBlocks } from './wasm/spmv-dot';
 import { dot4, dotBlocks, dotRange, multiDotBlocks } from './wasm/dot';
 import { axpby2, axpy, axpy4, copy, fill, multiply, scale } from './wasm/elementwise';
 
@@ -43,6 +44,8 @@ export function hostKernelFunctions(): FunctionSpec[] {
     axpy4(),
     dot4(),
     cgUpdateBlocks(),
+    spmvDotBlocks(),
+    combineDotBlocks(),
   ];
 }
 
@@ -52,7 +55,7 @@ export const HOST_MAX_PAGES = 65_536;
 /**
  * Module bytes: imports a shared memory `env.memory` (max {@link HOST_MAX_PAGES} pages) and
  * exports spmv, dotRange, dotBlocks, multiDotBlocks, axpy0, axpy1, axpby2, scale, multiply,
- * combine, fill, copy, axpy4, dot4 and cgUpdateBlocks (byte addresses, element counts). About 2.5 KB.
+ * combine, fill, copy, axpy4, dot4, cgUpdateBlocks, spmvDotBlocks and combineDotBlocks (byte addresses, element counts). About 2.6 KB.
  */
 export function hostKernelModuleBytes(): Uint8Array<ArrayBuffer> {
   return buildModule(hostKernelFunctions(), { minPages: 1, maxPages: HOST_MAX_PAGES, shared: true, imported: true });
@@ -91,6 +94,8 @@ export interface HostKernels {
   axpy4(a0: number, a1: number, a2: number, a3: number, x0: number, x1: number, x2: number, x3: number, y: number, n: number): void;
   dot4(x0: number, x1: number, x2: number, x3: number, y: number, n: number, out: number, stride: number): void;
   cgUpdateBlocks(a: number, ma: number, p: number, q: number, x: number, r: number, n: number, out: number, block: number): void;
+  combineDotBlocks(k: number, table: number, coefs: number, off: number, beta: number, mode: number, y: number, n: number, out: number, block: number): void;
+  spmvDotBlocks(rows: number, rowPtr: number, colIdx: number, values: number, x: number, xd: number, y: number, out: number, block: number): void;
 }
 
 /** Instantiate the module on a shared memory. */

@@ -31,6 +31,11 @@ function createUninitialized<V, S>(space: VectorSpace<V, S>, n: number): V {
   return typeof f === 'function' ? f.call(space, n) : space.create(n);
 }
 
+/** A space that returns ‖y‖ with its combine, bit-identical to combine then norm2 (the host wasm space). */
+interface CombineNormSpace<V, S> {
+  combineNorm(coeffs: readonly S[], xs: readonly V[], beta: number, y: V): S;
+}
+
 /** Unit roundoff of float64 / float32. */
 const U64 = 2 ** -53;
 const U32 = 2 ** -24;
@@ -75,6 +80,8 @@ export class IcgsBasis<V, S> {
 
   /** Basis bytes above which a pass runs in chunks (host spaces only; Infinity: never). */
   private readonly chunkBytes: number;
+  /** The host space's combineNorm: a pass's last combine returns ‖w‖ (one read of w fewer, the same bits). */
+  private readonly fused: CombineNormSpace<V, S> | undefined;
 
   /**
    * @param space the vector space of the basis
@@ -92,6 +99,8 @@ export class IcgsBasis<V, S> {
     this.u = space.precision === 'f32' ? U32 : U64;
     this.tol = tol ?? Math.sqrt(this.u);
     this.chunkBytes = chunkBytes ?? (space.name.startsWith('host') ? CHUNK_BYTES : Number.POSITIVE_INFINITY);
+    const f = space as Partial<CombineNormSpace<V, S>>;
+    this.fused = space.name.startsWith('host') && typeof f.combineNorm === 'function' ? (f as CombineNormSpace<V, S>) : undefined;
   }
 
   /** A new, exactly orthonormal basis (or one whose vectors were orthogonalised twice). */
@@ -108,8 +117,8 @@ export class IcgsBasis<V, S> {
     const s = this.space;
     const j = q.length;
     this.steps++;
-    const [d, ww] = this.project(q, w, true); // Qᵀ·w₀ and ‖w₀‖², w ← Q·h − w₀ = −w'
-    const nrm = s.norm2(w);
+    const [d, ww, fusedNorm] = this.project(q, w, true); // Qᵀ·w₀ and ‖w₀‖², w ← Q·h − w₀ = −w'
+    const nrm = fusedNorm ?? s.norm2(w);
     const got = await this.read([...d, ww!, nrm]);
     const h = got.slice(0, j);
     const norm0 = Math.sqrt(Math.max(got[j]!, 0));
@@ -121,8 +130,8 @@ export class IcgsBasis<V, S> {
       this.loss = Math.max(this.loss, predicted);
       return { h, norm, norm0, sign: -1, twice: false };
     }
-    const [g] = this.project(q, w, false); // Qᵀ·(−w') = −(second-pass coefficients); w ← Q·g + w' = w₀ − Q·h − Q·h₂
-    const nrm2 = s.norm2(w);
+    const [g, , fusedNorm2] = this.project(q, w, false); // Qᵀ·(−w') = −(second-pass coefficients); w ← Q·g + w' = w₀ − Q·h − Q·h₂
+    const nrm2 = fusedNorm2 ?? s.norm2(w);
     const got2 = await this.read([...g, nrm2]);
     const normBefore = norm;
     norm = got2[j]!;
@@ -137,8 +146,9 @@ export class IcgsBasis<V, S> {
   /**
    * d = Qᵀ·w (and ‖w‖² with `withNorm`), then w ← Q·d − w: one multiDot and one combine, or —
    * a basis of more than chunkBytes — the same chunk by chunk against a copy of w (module comment).
+   * The third entry is ‖w‖ after it where the space's combineNorm took it with the last combine.
    */
-  private project(q: readonly V[], w: V, withNorm: boolean): [S[], S | undefined] {
+  private project(q: readonly V[], w: V, withNorm: boolean): [S[], S | undefined, S | undefined] {
     const s = this.space;
     const j = q.length;
     const n = s.length(w);
@@ -146,22 +156,27 @@ export class IcgsBasis<V, S> {
     if (j === 0 || 8 * n * j <= this.chunkBytes || j <= per) {
       const d = s.multiDot(withNorm ? [...q, w] : q, w);
       const ww = withNorm ? d.pop() : undefined;
-      if (j > 0) s.combine(d, q, -1, w);
-      return [d, ww];
+      if (j === 0) return [d, ww, undefined];
+      if (this.fused) return [d, ww, this.fused.combineNorm(d, q, -1, w)];
+      s.combine(d, q, -1, w);
+      return [d, ww, undefined];
     }
     const w0 = createUninitialized(s, n);
     s.copy(w, w0);
     const d: S[] = [];
     let ww: S | undefined;
+    let nrm: S | undefined;
     for (let lo = 0; lo < j; lo += per) {
       const chunk = q.slice(lo, lo + per);
       const part = s.multiDot(lo === 0 && withNorm ? [...chunk, w0] : chunk, w0);
       if (lo === 0 && withNorm) ww = part.pop();
-      s.combine(part, chunk, lo === 0 ? -1 : 1, w); // −w₀ + Σ over the chunks in order, as one combine
+      // −w₀ + Σ over the chunks in order, as one combine (the last one returns ‖w‖ where fused)
+      if (this.fused && lo + per >= j) nrm = this.fused.combineNorm(part, chunk, lo === 0 ? -1 : 1, w);
+      else s.combine(part, chunk, lo === 0 ? -1 : 1, w);
       d.push(...part);
     }
     s.release(w0);
-    return [d, ww];
+    return [d, ww, nrm];
   }
 
   /**

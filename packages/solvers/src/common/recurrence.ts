@@ -102,7 +102,8 @@ const DIVERGENCE = 1e4;
  * 1e4·max(‖r₀‖, ‖b‖)), both as reason 'breakdown' with the cause in `detail`. An exit without
  * convergence returns the better of the last iterate and the best checked one.
  * Cost: the method's own cost per iteration, plus one readback per check, one or two vector
- * copies per check (rollback checkpoint, best iterate; two extra vectors of memory) and one
+ * copy per check (the rollback checkpoint, or the best iterate, which then serves as the checkpoint:
+ * two copies only at a check that is not the best so far; two extra vectors of memory) and one
  * matvec at exit for the true residual (two when the best iterate is compared).
  * @example
  * return runRecurrence(ctx, new CgMethod(ctx));
@@ -149,6 +150,10 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
 
   space.copy(x, checkpoint);
   space.copy(x, best);
+  // a check that improves on the best iterate copies x into `best` only, which is then the
+  // rollback point too: one vector copy per check instead of two (host spaces check every step)
+  let bestIsCheckpoint = false;
+  const rollback = () => space.copy(bestIsCheckpoint ? best : checkpoint, x);
   const r0 = rn;
   let bestEstimate = rn;
   let bestK = 0;
@@ -192,13 +197,14 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
             // the operator runs on its verified kernel now: restart the recurrence from this x
             space.release(m.restart(false));
             space.copy(x, checkpoint);
+            bestIsCheckpoint = false;
             kCheck = k;
             continue;
           }
         }
         return final('breakdown', `${ctx.method}: ${f.name} = 0 at iteration ${k}${rangeHint(ctx.bNorm)}`);
       }
-      space.copy(checkpoint, x); // the step may have written non-finite values into x
+      rollback(); // the step may have written non-finite values into x
       return final('non-finite', `${ctx.method}: ${f.name} = ${f.value} at iteration ${k}${rangeHint(ctx.bNorm)}`);
     }
     const isCheck = guarded || k === 1 || k % opts.checkEvery === 0 || k >= opts.maxIterations || ctx.aborted();
@@ -218,11 +224,11 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
     }
     if (bad >= 0 || !Number.isFinite(rn)) {
       if (guarded) {
-        space.copy(checkpoint, x);
+        rollback();
         return final('non-finite', `${ctx.method}: residual estimate ${rn} at iteration ${k}`);
       }
       // roll back to the last clean check and replay with every scalar read before use
-      space.copy(checkpoint, x);
+      rollback();
       k = kCheck;
       guardedUntil = k + opts.checkEvery;
       space.release(m.restart(false));
@@ -263,12 +269,12 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
         );
       }
     }
-    if (current < bestEstimate) {
+    bestIsCheckpoint = current < bestEstimate;
+    if (bestIsCheckpoint) {
       space.copy(x, best);
       bestEstimate = current;
       bestK = k;
-    }
-    space.copy(x, checkpoint);
+    } else space.copy(x, checkpoint);
     kCheck = k;
   }
 }

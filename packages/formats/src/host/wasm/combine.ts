@@ -48,3 +48,24 @@ export function combine(): FunctionSpec {
   c.br(0).end().end();
   return { name: 'combine', params: [i32, i32, i32, i32, f64, i32, i32, i32, i32], results: [], locals: [i32, i32], body: c };
 }
+
+/**
+ * combineDotBlocks(k, table, coefs, off, beta, mode, y, n, out, block): `combine` over blocks of
+ * `block` elements (DOT_BLOCK), each followed at once by its ⟨y, y⟩ partial (dotRange) while the
+ * block of y is in cache: y = β·y + Σ c_j·x_j and the partials of ‖y‖², where combine then a norm
+ * read y again. The same kernels on the same elements: bit-identical to combine then dotBlocks.
+ */
+export function combineDotBlocks(): FunctionSpec {
+  const [K, TABLE, COEFS, OFF, BETA, MODE, Y, N, OUT, BLOCK, M] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+  const c = new CodeBuilder();
+  c.block().loop();
+  c.localGet(N).op(Op.i32Eqz).brIf(1);
+  minInto(c, M, N, BLOCK);
+  c.localGet(K).localGet(TABLE).localGet(COEFS).localGet(OFF).localGet(BETA).localGet(MODE).localGet(Y).localGet(M).i32Const(COMBINE_BLOCK).op(CALL, FN.combine);
+  c.localGet(OUT).localGet(Y).localGet(Y).localGet(M).op(CALL, FN.dotRange).f64Store(0);
+  advanceBy(c, [OFF, Y], M);
+  c.localGet(N).localGet(M).op(Op.i32Sub).localSet(N);
+  c.localGet(OUT).i32Const(8).op(Op.i32Add).localSet(OUT);
+  c.br(0).end().end();
+  return { name: 'combineDotBlocks', params: [i32, i32, i32, i32, f64, i32, i32, i32, i32, i32], results: [], locals: [i32], body: c };
+}
