@@ -1,7 +1,8 @@
 /**
  * Session 11 additions to bench/spmv.ts (issue 20): the SM clock sampled during each timing
  * (nvidia-smi's CSV joined with the timing windows, `CLOCK-LOW` below 1 500 MHz) and the raw CSR
- * triples of `--dump` read back as `NAME.csr`. No device needed.
+ * triples of `--dump` read back as `NAME.csr`; the Reference-region share of bench/spmv-refregion.ts.
+ * No device needed.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { dumpCsr } from '../../../bench/dump';
 import { clockIn, clockText, LOW_CLOCK_MHZ, parseClockCsv, readClockLog } from '../../../bench/spmv-clock';
 import { readRawCsr } from '../../../bench/spmv-raw';
+import { referenceShare } from '../../../bench/spmv-refregion';
 
 // what `nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem --format=csv -lms 100` prints, the last line cut by the kill
 const CSV = `timestamp, clocks.current.sm [MHz], clocks.current.memory [MHz]
@@ -83,5 +85,15 @@ describe('readRawCsr', () => {
     expect(() => readRawCsr(join(dir, 'short.csr'))).toThrow(/expected 3 entries \(the last row pointer\) in \.cols and \.vals, got 3 and 2/);
     writeFileSync(join(dir, 'odd.rowptr'), Uint8Array.of(0, 0, 0));
     expect(() => readRawCsr(join(dir, 'odd'))).toThrow(/odd\.rowptr: expected a whole number of 4-byte words, got 3 bytes/);
+  });
+});
+
+describe('referenceShare', () => {
+  it('counts the entries in the first B columns, the ELL width they need and its padding', () => {
+    // rows: [0, 1, 5], [2, 6], [7], [] — B = 3 holds 0, 1, 2
+    const a = { format: 'csr' as const, rows: 4, cols: 8, rowPtr: Int32Array.of(0, 3, 5, 6, 6), colIdx: Int32Array.of(0, 1, 5, 2, 6, 7), values: new Float64Array(6).fill(1) };
+    expect(referenceShare(a, 3)).toEqual({ share: 0.5, refNnz: 3, width: 2, meanPerRow: 0.75, padding: 8 / 3, density: 3 / 12, rowsTouching: 2 });
+    expect(referenceShare(a, 8).share).toBe(1);
+    expect(referenceShare(a, 0)).toMatchObject({ share: 0, width: 0, padding: 0 });
   });
 });
