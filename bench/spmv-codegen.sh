@@ -87,7 +87,10 @@ combine
 awk -F', ' 'NR > 1 { n[$2]++ } END { for (c in n) print "SM clock", c, n[c], "samples" }' $ck 2>/dev/null | sort -k4 -nr | head -6 >>"$log"
 {
   grep -h '"spmv_ms"' $j/cusparse.jsonl 2>/dev/null | grep float32 | sed 's/^/CUSPARSE /' | cut -c1-170
-  awk '/^== /{ pass = $2 } /^clock-annotated:/{ ann = 1 } /^TWIN/ && (ann || pass !~ /twin/){ print pass ": " $0 } /^SUMMARY|^BEST|WRONG|FAILED|Error/{ print pass ": " $0 } /^== .* exit/{ ann = 0 }' "$log"
+  # TWIN lines: the clock-annotated copy when the twin step got that far, else the lines it printed per matrix
+  awk 'function flush() { if (!ann) for (i = 1; i <= n; i++) print pass ": " pre[i]; n = 0; ann = 0 }
+    /^== /{ flush(); pass = $2 } /^clock-annotated:/{ ann = 1 } /^TWIN/{ if (ann) print pass ": " $0; else pre[++n] = $0 }
+    /^SUMMARY|^BEST|WRONG|FAILED|Error/ && !/^TWIN/{ print pass ": " $0 } END { flush() }' "$log"
   grep -h '^SM clock\|^== .*skipped' "$log"
   tail -3 "$log"
 } | tee -a "$log.tmp"
