@@ -4,12 +4,13 @@
 # One H100 call, at most 235 s (every step's limit is cut to what is left of that budget):
 #   dump      uniform 2·10^6 × 16, power law 2·10^6, CI-like 60 000 × ~1 000, H10 STO-6G → raw CSR
 #   cusparse  cusparse_anchor.py on the four (float32/float64 cuSPARSE; the WGSL steps' ratios)
-#   twin-ci   bench/spmv_cuda_twin.py: CUDA twins of csr-stream (pack 0, lanes 32, unroll 4) and
-#             csr-long (pack 1, interleave 1, lanes 32, unroll 2) on CI-like and H10, each in four load
+#   twin-ci   bench/spmv_cuda_twin.py: CUDA twins of csr-stream (pack 0, lanes 32, unroll 4),
+#             csr-long (pack 1, interleave 1, lanes 32, unroll 2) and sliced-ell-split (pack 0, interleave 0,
+#             slices of 32, parts 8, unroll 2) on CI-like and H10, each in four load
 #             forms (plain, clamp = Dawn's robustness, ldg = read-only cache, int = signed indices), next
 #             to cuSPARSE in the same process
 #   ci        bench/spmv.ts on the same two matrices (robustness on, the library default): csr-long as
-#             twinned, sliced-ell-split (H10's best), csr-stream lanes 32 unroll 4 with u32 / i32 indices
+#             twinned, sliced-ell-split (H10's best, pack 1 interleave 1; and pack 0 interleave 0 as twinned), csr-stream lanes 32 unroll 4 with u32 / i32 indices
 #             and workgroups of 256 / 128
 #   irregular bench/spmv.ts on uniform and power law: csr-adaptive, csr-vec4 (lanes 2 / 32), csr-stream
 #             (lanes 4 unroll 4; lanes 8 unroll 4 prefetch), ell, sell — 1 s of warm-up, 150 ms of heat
@@ -71,12 +72,12 @@ csr() { for f in $m/$1*.rowptr; do [ -e "$f" ] && echo "${f%.rowptr}.csr"; done;
 ci="$(csr cilike) $(csr ci-)"
 irr="$(csr uniform) $(csr powerlaw)"
 step cusparse 20 python3 .gpukit/cusparse_anchor.py $ci $irr --json $j/cusparse.jsonl
-step twin-ci 50 python3 bench/spmv_cuda_twin.py $ci --twins stream:32:4,long:32:2 --forms plain,clamp,ldg,int --rounds 2 --reps 20 --warm-ms 1000 --clock-log $ck --json $j/twin-ci.jsonl
+step twin-ci 60 python3 bench/spmv_cuda_twin.py $ci --twins stream:32:4,long:32:2,split:8:2 --forms plain,clamp,ldg,int --rounds 2 --reps 20 --warm-ms 1000 --clock-log $ck --json $j/twin-ci.jsonl
 common="$extra --no-generated --rounds 2 --reps 20 --heat-ms 150 --warm-ms 1000 --no-variants --cusparse $j/cusparse.jsonl --clock-log $ck"
 long="--grid csr-long:lanes=32:unroll=2:pack=1:interleave=1"
 stream="--grid csr-stream:lanes=32:unroll=4:prefetch=0:pack=0:index=0/1:workgroupSize=256 --grid csr-stream:lanes=32:unroll=4:prefetch=0:pack=0:index=0:workgroupSize=128"
 step ci 50 $app $common $ci --kernels csr-long,sliced-ell-split,csr-stream $long $stream \
-  --grid sliced-ell-split:sliceHeight=32:parts=8:unroll=2:pack=1:interleave=1 --out $j/ci.json
+  --grid sliced-ell-split:sliceHeight=32:parts=8:unroll=2:pack=1:interleave=1 --grid sliced-ell-split:sliceHeight=32:parts=8:unroll=2:pack=0:interleave=0 --out $j/ci.json
 step irregular 50 $app $common $irr --kernels csr-adaptive,csr-vec4,csr-stream,ell,sell --grid csr-vec4:lanes=2/32 \
   --grid csr-stream:lanes=4:unroll=4:prefetch=0 --grid csr-stream:lanes=8:unroll=4:prefetch=1 --out $j/irregular.json
 step ci-unsafe 30 $app $common --unsafe $ci --kernels csr-long,csr-stream $long \

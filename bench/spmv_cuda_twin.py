@@ -16,6 +16,9 @@ kernel, the layout / pattern is. Each twin is compiled in four load forms:
 Twins (the WGSL kernel and parameters they mirror):
   stream  csr-stream pack 0: LANES lanes per row, lane l reads entries l, l+LANES, ..., UNROLL of them
           loaded before their gathers, separate accumulators, a single-entry tail; the CSR arrays.
+  split   sliced-ell-split pack 0 interleave 0 (twin spec split:PARTS:UNROLL): slices of 32 rows stored
+          column-major, PARTS invocations per row on slots part, part+PARTS, ..., UNROLL in flight,
+          the parts' sums combined in shared memory in a fixed order.
   long    csr-long pack 1 interleave 1: quad-padded rows (vec4 values, two u32 words of four 16-bit
           column offsets from the row's smallest column), LANES lanes per row, UNROLL quads in flight,
           the last quad masked by its pad count (top two bits of the quad pointer).
@@ -146,6 +149,56 @@ extern "C" __global__ void __launch_bounds__(WG) long_kernel(
   if ((unsigned int)row < rows && lane == 0) y[row] = t;
 }
 
+// sliced-ell-split pack 0, interleave 0: slices of SLICE rows stored column-major (slot k of row r of
+// slice c at off[c] + k * stride + r), PARTS invocations per row walking slots part, part + PARTS, ...,
+// UNROLL slots loaded before their gathers; the parts' sums meet in shared memory in a fixed order.
+extern "C" __global__ void __launch_bounds__(WG) split_kernel(
+    const unsigned int *RO soff, const unsigned int *RO rl, const unsigned int *RO col, const float *RO val,
+    const float *RO x, float *y, unsigned int rows, unsigned int nslot, unsigned int nx) {
+  __shared__ float part_s[WG];
+  const unsigned int R = WG / PARTS;
+  IX p = (IX)(blockIdx.x * R + threadIdx.x % R);
+  IX part = (IX)(threadIdx.x / R);
+  float s = 0.0f;
+  if ((unsigned int)p < rows) {
+    IX c = p / SLICE;
+    IX r = p - c * SLICE;
+    IX off = (IX)LD(soff, c, rows / SLICE + 1);
+    IX stride = (IX)min((unsigned int)SLICE, rows - (unsigned int)c * SLICE);
+    IX end = (IX)LD(rl, p, rows);
+    float a[UNROLL];
+#pragma unroll
+    for (int i = 0; i < UNROLL; i++) a[i] = 0.0f;
+    IX k = part;
+    for (; k + (UNROLL - 1) * PARTS < end; k += UNROLL * PARTS) {
+      IX q = off + k * stride + r;
+      unsigned int cc[UNROLL]; float v[UNROLL];
+#pragma unroll
+      for (int i = 0; i < UNROLL; i++) cc[i] = LD(col, q + i * PARTS * stride, nslot);
+#pragma unroll
+      for (int i = 0; i < UNROLL; i++) v[i] = LD(val, q + i * PARTS * stride, nslot);
+#pragma unroll
+      for (int i = 0; i < UNROLL; i++) a[i] = a[i] + v[i] * LD(x, (IX)cc[i], nx);
+    }
+    for (; k < end; k += PARTS) {
+      IX q = off + k * stride + r;
+      a[0] = a[0] + LD(val, q, nslot) * LD(x, (IX)LD(col, q, nslot), nx);
+    }
+#pragma unroll
+    for (int w = 1; w < UNROLL; w <<= 1)
+#pragma unroll
+      for (int i = 0; i + w < UNROLL; i += 2 * w) a[i] = a[i] + a[i + w];
+    s = a[0];
+  }
+  part_s[threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.x < R && (unsigned int)p < rows) {
+    float t = 0.0f;
+    for (int l = 0; l < PARTS; l++) t += part_s[threadIdx.x + R * l];
+    y[p] = t;
+  }
+}
+
 extern "C" __global__ void busy(float *p, unsigned int n, int iters) {
   unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -204,6 +257,38 @@ def quad_layout(rp, ci, v, lanes, xp=np):
     return rowq, lo.astype(xp.uint32), cols, vals
 
 
+def sliced_layout(rp, ci, v, height):
+    """sliced-ell-split pack 0 / interleave 0 arrays: slice offsets (one per slice, plus the end), row
+    lengths, and the column-major slots (padding never read: each row stops at its length)."""
+    rows = len(rp) - 1
+    ln = rp[1:] - rp[:-1]
+    nsl = (rows + height - 1) // height
+    width = np.zeros(nsl, np.int64)
+    np.maximum.at(width, np.arange(rows) // height, ln)
+    stride = np.minimum(height, rows - np.arange(nsl) * height)
+    off = np.zeros(nsl + 1, np.int64)
+    off[1:] = np.cumsum(width * stride)
+    erow = np.repeat(np.arange(rows, dtype=np.int64), ln)
+    k = np.arange(len(ci), dtype=np.int64) - rp[:-1][erow]
+    sl = erow // height
+    dest = off[sl] + k * stride[sl] + (erow - sl * height)
+    col = np.zeros(int(off[-1]), np.uint32)
+    val = np.zeros(int(off[-1]), np.float32)
+    col[dest], val[dest] = ci, v
+    return off.astype(np.uint32), ln.astype(np.uint32), col, val
+
+
+def split_reference(off, rl, col, val, x, height):
+    rows = len(rl)
+    y = np.zeros(rows)
+    for p in range(rows):
+        c, r = divmod(p, height)
+        stride = min(height, rows - c * height)
+        q = int(off[c]) + np.arange(int(rl[p])) * stride + r
+        y[p] = np.dot(val[q].astype(np.float64), x[col[q]])
+    return y
+
+
 def long_reference(rowq, rbase, cols, vals, x):
     """What the long kernel computes, in float64 on the host (the layout self-test)."""
     rows = len(rowq) - 1
@@ -236,6 +321,11 @@ def layout_selftest():
         print(f'layout self-test lanes {lanes}: max |y - ref| = {err:.3g}')
         if err > 1e-9:
             raise SystemExit('layout self-test FAILED')
+    for height in (32, 64):
+        err = np.max(np.abs(split_reference(*sliced_layout(rp, ci, v, height), x, height) - ref))
+        print(f'sliced layout self-test height {height}: max |y - ref| = {err:.3g}')
+        if err > 1e-9:
+            raise SystemExit('sliced layout self-test FAILED')
     print('layout self-test passed')
 
 
@@ -260,8 +350,8 @@ def main(argv):
 
     def module(lanes, unroll, form, wg=256):
         key = (lanes, unroll, form, wg)
-        if key not in mods:
-            defs = {'LANES': lanes, 'UNROLL': unroll, 'WG': wg, **FORMS[form]}
+        if key not in mods:  # `lanes` is also the split kernel's PARTS (its slices: 32 rows)
+            defs = {'LANES': lanes, 'PARTS': lanes, 'SLICE': 32, 'UNROLL': unroll, 'WG': wg, **FORMS[form]}
             mods[key] = cp.RawModule(code=KERNELS, options=('-std=c++17',) + tuple(f'-D{k}={v}' for k, v in defs.items()))
         return mods[key]
 
@@ -335,6 +425,18 @@ def main(argv):
                     grid = ((rows + 256 // lanes - 1) // (256 // lanes),)
                     args = (arrays['rp'], arrays['col'], arrays['val'], x, y, np.uint32(rows), np.uint32(rows + 1), np.uint32(nnz), np.uint32(ncols))
                     cases.append((f'stream lanes={lanes},unroll={unroll}', f, lanes, unroll, (lambda fn=fn, grid=grid, args=args: fn(grid, (256,), args)), csr_bytes))
+            elif kind == 'split':
+                if 'split' not in layouts:
+                    layouts['split'] = tuple(cp.asarray(a) for a in sliced_layout(rp_h, ci_h, v_h, 32))
+                soff, rl, scol, sval = layouts['split']
+                own = 8 * len(scol) + 4 * len(soff) + 4 * rows + 4 * ncols + 4 * rows
+                for f in forms:
+                    fn = function('split_kernel', lanes, unroll, f)
+                    if fn is None:
+                        continue
+                    grid = ((rows + 256 // lanes - 1) // (256 // lanes),)
+                    args = (soff, rl, scol, sval, x, y, np.uint32(rows), np.uint32(len(scol)), np.uint32(ncols))
+                    cases.append((f'split sliceHeight=32,parts={lanes},unroll={unroll},pack=0,interleave=0', f, lanes, unroll, (lambda fn=fn, grid=grid, args=args: fn(grid, (256,), args)), own))
             elif kind == 'long':
                 if lanes not in layouts:
                     try:
