@@ -220,6 +220,34 @@ def interleaved_source(j, ln, lanes, xp):
     return xp.where(keep, j, inter)
 
 
+def row_of(starts, n, xp):
+    """The segment of each of positions 0 .. n-1 given the segments' starts (a sorted prefix sum)."""
+    return xp.searchsorted(starts[1:], xp.arange(n, dtype=xp.int64), side='right')
+
+
+def seg_extreme(values, seg, nseg, xp, kind):
+    """Per-segment min or max of `values` (segments with no value: 0 for max, left at int64 max for min)."""
+    if xp is np:
+        out = np.full(nseg, np.iinfo(np.int64).max if kind == 'min' else 0, np.int64)
+        (np.minimum if kind == 'min' else np.maximum).at(out, seg, values)
+        return out
+    import cupyx
+    out = xp.full(nseg, np.iinfo(np.int64).max if kind == 'min' else 0, xp.int64)
+    (cupyx.scatter_min if kind == 'min' else cupyx.scatter_max)(out, seg, values)
+    return out
+
+
+def on_device(build, rp, ci, v, arg, cp):
+    """Build a layout with CuPy (seconds at 6e7 entries), or on the host with numpy if that fails."""
+    try:
+        return build(cp.asarray(rp), cp.asarray(ci), cp.asarray(v), arg, cp)
+    except ValueError:  # the layout does not apply to this matrix: no point in building it again
+        raise
+    except Exception as e:  # e.g. a CuPy without cupyx.scatter_min: the host path (minutes at 6e7 entries)
+        print(f'{build.__name__} on the device failed ({type(e).__name__}: {e}); building on the host')
+        return tuple(cp.asarray(a) for a in build(rp, ci, v, arg, np))
+
+
 def quad_layout(rp, ci, v, lanes, xp=np):
     """csr-long pack 1 arrays (one binding block): rowq with pad bits, rbase, cols (u32 pairs of 16-bit
     offsets, 2 words per quad), vals (4 floats per quad). rp/ci int64, v float32, rows sorted or not."""
@@ -229,7 +257,7 @@ def quad_layout(rp, ci, v, lanes, xp=np):
     q = xp.zeros(rows + 1, dtype=xp.int64)
     q[1:] = xp.cumsum(nq)
     total = 4 * int(q[-1])
-    erow = xp.repeat(xp.arange(rows, dtype=xp.int64), 4 * nq)
+    erow = row_of(4 * q, total, xp)
     j = xp.arange(total, dtype=xp.int64) - 4 * q[:-1][erow]
     lnE = ln[erow]
     src = interleaved_source(j, lnE, lanes, xp)
@@ -238,14 +266,8 @@ def quad_layout(rp, ci, v, lanes, xp=np):
     pos = xp.where(real, rp[:-1][erow] + src, 0)
     colE = xp.where(real, ci[pos], last[erow])
     # per-row smallest column (segment min); rows of length 0 get 0
-    lo = xp.zeros(rows, dtype=xp.int64)
     nz = ln > 0
-    if len(ci):
-        cpu = (lambda a: a.get()) if xp is not np else (lambda a: a)
-        lo_h = np.zeros(rows, dtype=np.int64)
-        rph, nzh = cpu(rp), cpu(nz)
-        lo_h[nzh] = np.minimum.reduceat(cpu(ci), rph[:-1][nzh])
-        lo = xp.asarray(lo_h)
+    lo = xp.where(nz, seg_extreme(ci, row_of(rp, len(ci), xp), rows, xp, 'min'), 0)
     off = (colE - lo[erow]).astype(xp.uint32)
     if total and int(off.max()) >= 65536:
         raise ValueError('a row spans >= 65 536 columns: pack 1 does not apply')
@@ -257,25 +279,25 @@ def quad_layout(rp, ci, v, lanes, xp=np):
     return rowq, lo.astype(xp.uint32), cols, vals
 
 
-def sliced_layout(rp, ci, v, height):
+def sliced_layout(rp, ci, v, height, xp=np):
     """sliced-ell-split pack 0 / interleave 0 arrays: slice offsets (one per slice, plus the end), row
     lengths, and the column-major slots (padding never read: each row stops at its length)."""
     rows = len(rp) - 1
     ln = rp[1:] - rp[:-1]
     nsl = (rows + height - 1) // height
-    width = np.zeros(nsl, np.int64)
-    np.maximum.at(width, np.arange(rows) // height, ln)
-    stride = np.minimum(height, rows - np.arange(nsl) * height)
-    off = np.zeros(nsl + 1, np.int64)
-    off[1:] = np.cumsum(width * stride)
-    erow = np.repeat(np.arange(rows, dtype=np.int64), ln)
-    k = np.arange(len(ci), dtype=np.int64) - rp[:-1][erow]
+    width = seg_extreme(ln, xp.arange(rows, dtype=xp.int64) // height, nsl, xp, 'max')
+    stride = xp.minimum(height, rows - xp.arange(nsl, dtype=xp.int64) * height)
+    off = xp.zeros(nsl + 1, xp.int64)
+    off[1:] = xp.cumsum(width * stride)
+    erow = row_of(rp, len(ci), xp)
+    k = xp.arange(len(ci), dtype=xp.int64) - rp[:-1][erow]
     sl = erow // height
     dest = off[sl] + k * stride[sl] + (erow - sl * height)
-    col = np.zeros(int(off[-1]), np.uint32)
-    val = np.zeros(int(off[-1]), np.float32)
-    col[dest], val[dest] = ci, v
-    return off.astype(np.uint32), ln.astype(np.uint32), col, val
+    col = xp.zeros(int(off[-1]), xp.uint32)
+    val = xp.zeros(int(off[-1]), xp.float32)
+    col[dest] = ci.astype(xp.uint32)
+    val[dest] = v
+    return off.astype(xp.uint32), ln.astype(xp.uint32), col, val
 
 
 def split_reference(off, rl, col, val, x, height):
@@ -427,7 +449,7 @@ def main(argv):
                     cases.append((f'stream lanes={lanes},unroll={unroll}', f, lanes, unroll, (lambda fn=fn, grid=grid, args=args: fn(grid, (256,), args)), csr_bytes))
             elif kind == 'split':
                 if 'split' not in layouts:
-                    layouts['split'] = tuple(cp.asarray(a) for a in sliced_layout(rp_h, ci_h, v_h, 32))
+                    layouts['split'] = on_device(sliced_layout, rp_h, ci_h, v_h, 32, cp)
                 soff, rl, scol, sval = layouts['split']
                 own = 8 * len(scol) + 4 * len(soff) + 4 * rows + 4 * ncols + 4 * rows
                 for f in forms:
@@ -440,7 +462,7 @@ def main(argv):
             elif kind == 'long':
                 if lanes not in layouts:
                     try:
-                        layouts[lanes] = tuple(cp.asarray(a) for a in quad_layout(rp_h, ci_h, v_h, lanes))
+                        layouts[lanes] = on_device(quad_layout, rp_h, ci_h, v_h, lanes, cp)
                     except ValueError as err:
                         print(f'{name}: long lanes {lanes}: {err}'); continue
                 rowq, rbase, cols, vals = layouts[lanes]
