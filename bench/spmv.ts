@@ -3,7 +3,8 @@
  * generated matrices of 10^6–10^7 rows (banded, 2-D and 3-D stencils, uniform random columns,
  * power-law row lengths, CI-like rows of ~1000 non-zeros with a dense Reference band — seed 001;
  * and the 27-point stencil 120³ of the df64 CG bench, `stencil27-120^3`, 26 / −1, 4.6·10^7 nnz)
- * plus Matrix Market files given on the command line. Writes JSON to `--out`.
+ * plus Matrix Market files given on the command line (or raw CSR triples written by --dump, named NAME.csr;
+ * --no-generated times only the files). Writes JSON to `--out`.
  *
  * Per (matrix, kernel, params): median / min / mean ms (GPU timestamps when available, else
  * wall clock over batched repetitions), GFLOP/s = 2·nnz / t, GB/s over the minimum traffic
@@ -32,7 +33,11 @@
  * carries cuSPARSE's float32 time and the ratio), --heat-ms N (default 150, --quick 0: before each
  * timing, untimed products back to back for N ms, so that the GPU's SM clock has left its idle state —
  * on the H100 it sits at 345 MHz between bursts and reaches 1 980 MHz only under continuous load,
- * bench/RESULTS.md session 6).
+ * bench/RESULTS.md session 6), --warm-ms N (default 0: the 1 GiB copy of the bandwidth reference runs back
+ * to back for N ms before anything is timed — the GPU command uses 1 000), --clock-log FILE (the CSV of
+ * `nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem --format=csv -lms 100` running beside the bench:
+ * each SUMMARY line then carries the SM clock sampled during that case's heats and timings, and
+ * `CLOCK-LOW` below 1 500 MHz — bench/spmv-clock.ts).
  * Byte accounting per kernel (bench/spmv-bytes.ts): DRAM bytes (its device arrays + x + y once), bytes
  * per stored entry, % of copy, the floor at copy speed, x gather bytes per 32-row block, and GB/s over
  * the CSR-equivalent bytes (the anchor's definition). One `SUMMARY` line per kernel and matrix and one
@@ -49,6 +54,8 @@ import { stencil27 } from './df64-matrices';
 import { dumpCsr } from './dump';
 import { benchMatrixSet } from './matrix-set';
 import { accountBytes, gatherLinesPerEntry, readCusparse, xGatherBytes } from './spmv-bytes';
+import { readRawCsr } from './spmv-raw';
+import { type ClockRange, clockIn, clockText, readClockLog } from './spmv-clock';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
@@ -69,10 +76,12 @@ const grids = argv.flatMap((a, i) => (a === '--grid' && argv[i + 1] ? [argv[i + 
 const heatMs = Number(opt('--heat-ms') ?? (quick ? 0 : 150));
 const dumpOnly = flag('--dump-only');
 const cusparse = readCusparse(opt('--cusparse'));
+const warmMs = Number(opt('--warm-ms') ?? 0);
+const clockLog = opt('--clock-log');
 const valueArgs = new Set([
   ...fcidumps,
   ...grids,
-  ...['--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw', '--heat-ms', '--cusparse'].flatMap((f) => (opt(f) ? [opt(f)!] : [])),
+  ...['--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw', '--heat-ms', '--cusparse', '--warm-ms', '--clock-log'].flatMap((f) => (opt(f) ? [opt(f)!] : [])),
 ]);
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
@@ -146,7 +155,7 @@ async function copyBandwidth(ctx: GpuContext): Promise<{ gbs: number; bytes: num
   const a = ctx.buffers.acquire(n * 4);
   const b = ctx.buffers.acquire(n * 4);
   const b1 = Blas1.of(ctx);
-  await heat(ctx, () => b1.copy(a, b, n));
+  await heat(ctx, () => b1.copy(a, b, n), Math.max(heatMs, warmMs));
   const t1 = await timeGpu(ctx, () => b1.copy(a, b, n), { reps });
   const t4 = await timeCopyVec4(ctx, n, a, b);
   a.dispose();
@@ -191,6 +200,9 @@ interface Row {
   skipped?: string;
   /** The error a supported kernel failed with (the others are still timed). */
   error?: string;
+  /** Wall-clock window (epoch ms) of each round's heat + timing, and the SM clock sampled in them (--clock-log). */
+  windows?: [number, number][];
+  clock?: ClockRange;
 }
 
 /** What every variant of one matrix is checked and timed against. */
@@ -271,8 +283,10 @@ async function runVariant(ctx: GpuContext, k: AnySpmvKernel, row: Row, c: Case, 
       row.maxErrOverBound = worstRatio(await readF32(ctx, c.dy, c.a32.rows), c, k.errorBound?.(conv.m, row.params, c.x));
       row.correct = row.maxErrOverBound <= 1;
     }
+    const w0 = Date.now();
     await heat(ctx, () => k.encode(ctx, h, c.dx, c.dy));
     const t = await timeGpu(ctx, () => k.encode(ctx, h, c.dx, c.dy), { reps });
+    (row.windows ??= []).push([w0, Date.now()]);
     (row.roundMs ??= []).push(t.medianMs);
     row.minMs = Math.min(row.minMs ?? Number.POSITIVE_INFINITY, t.minMs);
     row.meanMs = t.meanMs;
@@ -315,6 +329,7 @@ function summaryLines(name: string, rows: Row[]): string[] {
   const line = (r: Row) =>
     `${name} ${r.kernel} ${paramText(r.params)} | ${r.medianMs!.toFixed(4)} ms (${r.roundMs!.map((t) => t.toFixed(4)).join('/')}) | ${r.gbs!.toFixed(0)} GB/s = ${(100 * r.fractionOfCopy!).toFixed(0)} % copy | ${r.matrixBytesPerNnz!.toFixed(2)} B/nnz, floor ${r.floorMs!.toFixed(4)} ms | CSR-eq ${r.csrGbs!.toFixed(0)} GB/s, x-gather ${r.gatherGbs!.toFixed(0)} GB/s` +
     (r.cusparseMs ? ` | cuSPARSE ${r.cusparseMs.toFixed(4)} ms → ${r.vsCusparse!.toFixed(2)}×` : '') +
+    (clockLog ? clockText(r.clock) : '') +
     (r.correct ? '' : ' | WRONG');
   const ok = timed.filter((r) => r.correct);
   const best = ok.reduce<Row | undefined>((b, r) => (!b || r.medianMs! < b.medianMs! ? r : b), undefined);
@@ -399,7 +414,11 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
       }
     }
   }
-  for (const row of rows) if (row.roundMs && !row.error) summarize(row, c, a.rows, a.cols, name);
+  const samples = readClockLog(clockLog);
+  for (const row of rows) {
+    if (row.windows) row.clock = clockIn(samples, row.windows);
+    if (row.roundMs && !row.error) summarize(row, c, a.rows, a.cols, name);
+  }
   c.conv = undefined;
   c.dx.dispose();
   c.dy.dispose();
@@ -431,11 +450,15 @@ function dump(name: string, a: CsrMatrix): void {
 
 /** The selected matrices: the generated set, the 27-point stencil, files, --powerlaw and --fcidump cases. */
 function selectedMatrices(): [string, () => Promise<CsrMatrix> | CsrMatrix][] {
-  const set: [string, () => Promise<CsrMatrix> | CsrMatrix][] = matrixSet();
+  // --no-generated: only the files (e.g. the .csr triples a first pass dumped), not the generated set
+  const set: [string, () => Promise<CsrMatrix> | CsrMatrix][] = flag('--no-generated') ? [] : matrixSet();
   // the matrix of the refined-CG target (issue 15): 27 diagonals, a DIA kernel's natural case
   const n27 = quick ? 26 : 120;
-  set.push([`stencil27-${n27}^3`, () => stencil27(n27)]);
-  for (const f of files) set.push([basename(f).replace(/\.mtx(\.gz)?$/, ''), async () => (await readMatrixMarket(f, { strictCount: false })).matrix]);
+  if (!flag('--no-generated')) set.push([`stencil27-${n27}^3`, () => stencil27(n27)]);
+  for (const f of files) {
+    if (f.endsWith('.csr')) set.push([basename(f, '.csr'), () => readRawCsr(f)]); // a --dump triple (bench/spmv-raw.ts)
+    else set.push([basename(f).replace(/\.mtx(\.gz)?$/, ''), async () => (await readMatrixMarket(f, { strictCount: false })).matrix]);
+  }
   const pl = opt('--powerlaw');
   if (pl) {
     // near issue 14's matrix: --powerlaw 1000000:2000:2:2 (rows : longest : shortest row : alpha; 15.6 M entries)
@@ -472,7 +495,7 @@ async function main(): Promise<void> {
     const a = await build(name, make);
     results.push(await benchMatrix(ctx, name, a, copy.gbs));
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), quick, reps, heatMs, unsafe: ctx.caps.unsafe, device: ctx.describe(), copyBandwidth: copy, matrices: results }, null, 1));
+    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), quick, reps, heatMs, warmMs, unsafe: ctx.caps.unsafe, device: ctx.describe(), copyBandwidth: copy, matrices: results }, null, 1));
   }
   console.log(results.flatMap((r) => r.summary as string[]).join('\n'));
   const failed = results.flatMap((r) => (r.results as Row[]).filter((x) => x.error || x.correct === false).map((x) => `${r.name} ${x.kernel} ${JSON.stringify(x.params)}: ${x.error ?? `WRONG (${x.maxErrOverBound?.toPrecision(3)}× the bound)`}`));

@@ -21,7 +21,22 @@ beforeAll(async () => {
   ctx = await testContext();
 });
 
-const p = (lanes: number, unroll: number, prefetch: number, pack = 0) => ({ lanes, unroll, prefetch, pack, workgroupSize: 256 });
+const p = (lanes: number, unroll: number, prefetch: number, pack = 0, index = 0, workgroupSize = 256) => ({ lanes, unroll, prefetch, pack, index, workgroupSize });
+
+/**
+ * Every conformance case at `params`; the cases that ran (a precheck refusal, null, is allowed only
+ * when `refusals` is true) — each one must match the float64 reference within the bound.
+ */
+async function conformanceRuns(params: ReturnType<typeof p>, refusals = false): Promise<number> {
+  let ran = 0;
+  for (const [name, gen, opts] of CASES) {
+    const a = gen(SEEDS[0]!);
+    const r = await checkKernel(ctx, csrStreamKernel, params, a, SEEDS[0]!, 2, -0.5, opts);
+    expect(r, `${name}: ${r}`).toBeOneOf(refusals ? ['', null] : ['']);
+    if (r === '') ran++;
+  }
+  return ran;
+}
 
 describe('csr-stream', () => {
   it('is an experimental registry entry (bench and opt-in tuning)', () => {
@@ -36,27 +51,31 @@ describe('csr-stream', () => {
   // on lavapipe: the workgroup-memory reduction), 256 (the whole workgroup on one row)
   const CONF = [p(32, 4, 1), p(4, 2, 1), p(1, 8, 0), p(256, 4, 1)] as const;
   it.each(CONF)('conformance cases: %o', async (params) => {
-    let ran = 0;
-    for (const [name, gen, opts] of CASES) {
-      const a = gen(SEEDS[0]!);
-      const r = await checkKernel(ctx, csrStreamKernel, params, a, SEEDS[0]!, 2, -0.5, opts);
-      expect(r, `${name}: ${r}`).toBe('');
-      ran++;
-    }
-    expect(ran).toBe(CASES.length);
+    expect(await conformanceRuns(params)).toBe(CASES.length);
+  });
+
+  // session 11 code-generation variants: i32 indices (same loads, same order) and workgroups of 64 / 128
+  const FORMS = [p(32, 4, 1, 0, 1, 128), p(4, 2, 0, 0, 1, 64), p(8, 8, 1, 0, 0, 64)] as const;
+  it.each(FORMS)('conformance cases, i32 indices and small workgroups: %o', async (params) => {
+    expect(await conformanceRuns(params)).toBe(CASES.length);
+  });
+
+  it('index 1 indexes with i32 and only changes the index type', () => {
+    const u = csrStreamKernel.wgsl(p(32, 4, 1), ctx.caps);
+    const i = csrStreamKernel.wgsl(p(32, 4, 1, 0, 1), ctx.caps);
+    expect(i).toContain('var k = i32(row_ptr[row] + lane);');
+    expect(i).toContain('let x3 = x[i32(c3)];');
+    expect(i).toContain('cn3 = col_idx[kn + 96i]');
+    expect(u).not.toContain('i32(');
+    // the same statements otherwise: dropping the i32 casts and literal suffixes gives the u32 text
+    const strip = (w: string) => w.replace(/i32\(([^()]*(?:\([^()]*\))?[^()]*)\)/g, '$1').replace(/(\d+)[iu]\b/g, '$1');
+    expect(strip(i)).toBe(strip(u));
   });
 
   // pack 1: the quad arrays read as 16-bit column pairs; rows spanning ≥ 2^16 columns are refused by the precheck (null)
   const PACKED = [p(32, 4, 1, 1), p(4, 2, 1, 1), p(1, 8, 0, 1), p(256, 2, 1, 1)] as const;
   it.each(PACKED)('conformance cases, 16-bit column pairs: %o', async (params) => {
-    let ran = 0;
-    for (const [name, gen, opts] of CASES) {
-      const a = gen(SEEDS[0]!);
-      const r = await checkKernel(ctx, csrStreamKernel, params, a, SEEDS[0]!, 2, -0.5, opts);
-      expect(r, `${name}: ${r}`).toBeOneOf(['', null]);
-      if (r === '') ran++;
-    }
-    expect(ran).toBe(CASES.length - 1); // all but 'long row 1e5' (a row spanning 100 000 columns)
+    expect(await conformanceRuns(params, true)).toBe(CASES.length - 1); // all but 'long row 1e5' (a row spanning 100 000 columns)
   });
 
   it('16-bit pairs: a pad never enters a product — x = Inf at the pad column gives Inf, not NaN, for odd and even row lengths', async () => {
@@ -90,7 +109,7 @@ describe('csr-stream', () => {
   it('long CI-like rows (unrolled prefetching steps, the last step, the tail) and short rows, alpha/beta', async () => {
     // rows of 150–450 entries: at lanes 8, unroll 8 a step covers 64 entries, so rows end at every offset
     const ci = g.ciLike(300, { refFraction: 0.1, refDensity: 0.8, expDensity: 0.05, seed: 3 });
-    for (const params of [p(8, 8, 1), p(2, 4, 1), p(8, 8, 1, 1), p(16, 2, 0, 1)]) {
+    for (const params of [p(8, 8, 1), p(2, 4, 1), p(8, 8, 1, 1), p(16, 2, 0, 1), p(8, 8, 1, 0, 1, 64), p(32, 2, 0, 0, 1, 128)]) {
       expect(await checkKernel(ctx, csrStreamKernel, params, ci, 3, 1, 0), JSON.stringify(params)).toBe('');
       expect(await checkKernel(ctx, csrStreamKernel, params, g.powerLaw(300, 300, { seed: 5, maxLen: 300, minLen: 0 }), 5, 2, -0.5), JSON.stringify(params)).toBe('');
     }
@@ -116,5 +135,8 @@ describe('csr-stream', () => {
     expect(() => csrStreamKernel.wgsl(p(32, 3, 1), ctx.caps)).toThrow(/unroll expected one of 1, 2, 4, 8, got 3/);
     expect(() => csrStreamKernel.wgsl(p(32, 4, 2), ctx.caps)).toThrow(/prefetch expected 0 or 1, got 2/);
     expect(() => csrStreamKernel.wgsl(p(32, 4, 1, 2), ctx.caps)).toThrow(/pack expected 0 or 1, got 2/);
+    expect(() => csrStreamKernel.wgsl(p(32, 4, 1, 1, 1), ctx.caps)).toThrow(/index expected 0, or 1 with pack 0, got index 1 with pack 1/);
+    expect(() => csrStreamKernel.wgsl(p(32, 4, 1, 0, 2), ctx.caps)).toThrow(/index expected 0, or 1 with pack 0, got index 2/);
+    expect(() => csrStreamKernel.wgsl(p(32, 4, 1, 0, 0, 512), ctx.caps)).toThrow(/workgroupSize expected 64, 128 or 256, got 512/);
   });
 });

@@ -33,14 +33,14 @@ import { signature, type WgslBinding } from '../wgsl/index';
 import { pairwiseSum, spmvLanesHead } from '../wgsl/lanes';
 
 /** Parameters of {@link csrStreamKernel}. */
-export type CsrStreamParams = { lanes: number; unroll: number; prefetch: number; pack: number; workgroupSize: number };
+export type CsrStreamParams = { lanes: number; unroll: number; prefetch: number; pack: number; index: number; workgroupSize: number };
 
 const LANES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const UNROLL = [1, 2, 4, 8];
 
 const ids = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
-/** Slot index i of a step starting at `k` (slot i is k + i·lanes). */
-const at = (k: string, i: number, lanes: number): string => (i === 0 ? k : `${k} + ${i * lanes}u`);
+/** Slot index i of a step starting at `k` (slot i is k + i·lanes); `t` the literal suffix of the index type (u32 'u', i32 'i'). */
+const at = (k: string, i: number, lanes: number, t = 'u'): string => (i === 0 ? k : `${k} + ${i * lanes}${t}`);
 
 /**
  * How one slot is read. pack 0: a CSR entry (u32 column, f32 value). pack 1: a pair of entries of
@@ -53,23 +53,32 @@ interface Slot {
   readonly vals: string;
   /** The zero of a value slot and of an accumulator. */
   readonly zero: string;
+  /** Literal suffix of the entry index `k` ('u': u32; 'i': i32, the `index` 1 variant of pack 0). */
+  readonly t: string;
   gather(i: number): string;
 }
-const CSR_SLOT: Slot = { bindings: CSR_BINDINGS, cols: 'col_idx', vals: 'vals', zero: '0.0', gather: (i) => `let x${i} = x[c${i}];` };
+const CSR_SLOT: Slot = { bindings: CSR_BINDINGS, cols: 'col_idx', vals: 'vals', zero: '0.0', t: 'u', gather: (i) => `let x${i} = x[c${i}];` };
+/**
+ * pack 0 with signed indices (`index` 1): the entry index and the gather index are i32. Session 11
+ * (issue 20) asks whether the driver strength-reduces i32 addressing (no wrap to preserve) better
+ * than u32 on the H100; the loads and the order are those of {@link CSR_SLOT}.
+ */
+const CSR_SLOT_I32: Slot = { ...CSR_SLOT, t: 'i', gather: (i) => `let x${i} = x[i32(c${i})];` };
 const PAIR_SLOT: Slot = {
   bindings: quadBindings(1).map((b) => (b.name === 'vals' ? { ...b, type: 'array<vec2<f32>>' } : b.name === 'cols' ? { ...b, type: 'array<u32>' } : b)),
   cols: 'cols',
   vals: 'vals',
   zero: 'vec2<f32>(0.0)',
+  t: 'u',
   gather: (i) => `let x${i} = vec2<f32>(x[b + (c${i} & 0xffffu)], x[b + (c${i} >> 16u)]);`,
 };
 
 /** The unrolled loop without prefetch: n column loads, n value loads, n gathers, n FMAs per step. */
 function plainLoop(m: Slot, n: number, lanes: number): string {
   const ix = ids(n);
-  return `for (; k + ${(n - 1) * lanes}u < end; k += ${n * lanes}u) {
-      ${ix.map((i) => `let c${i} = ${m.cols}[${at('k', i, lanes)}];`).join(' ')}
-      ${ix.map((i) => `let v${i} = ${m.vals}[${at('k', i, lanes)}];`).join(' ')}
+  return `for (; k + ${(n - 1) * lanes}${m.t} < end; k += ${n * lanes}${m.t}) {
+      ${ix.map((i) => `let c${i} = ${m.cols}[${at('k', i, lanes, m.t)}];`).join(' ')}
+      ${ix.map((i) => `let v${i} = ${m.vals}[${at('k', i, lanes, m.t)}];`).join(' ')}
       ${ix.map((i) => m.gather(i)).join(' ')}
       ${ix.map((i) => `a${i} = fma(v${i}, x${i}, a${i});`).join(' ')}
     }`;
@@ -82,13 +91,13 @@ function plainLoop(m: Slot, n: number, lanes: number): string {
 function prefetchLoop(m: Slot, n: number, lanes: number): string {
   const ix = ids(n);
   const span = (n - 1) * lanes;
-  const load = (c: string, v: string, k: string) => ix.map((i) => `${c}${i} = ${m.cols}[${at(k, i, lanes)}]; ${v}${i} = ${m.vals}[${at(k, i, lanes)}];`).join(' ');
-  return `var full = k + ${span}u < end;
+  const load = (c: string, v: string, k: string) => ix.map((i) => `${c}${i} = ${m.cols}[${at(k, i, lanes, m.t)}]; ${v}${i} = ${m.vals}[${at(k, i, lanes, m.t)}];`).join(' ');
+  return `var full = k + ${span}${m.t} < end;
     ${ix.map((i) => `var c${i} = 0u; var v${i} = ${m.zero};`).join(' ')}
     if (full) { ${load('c', 'v', 'k')} }
     while (full) {
-      let kn = k + ${n * lanes}u;
-      let more = kn + ${span}u < end;
+      let kn = k + ${n * lanes}${m.t};
+      let more = kn + ${span}${m.t} < end;
       ${ix.map((i) => `var cn${i} = 0u; var vn${i} = ${m.zero};`).join(' ')}
       if (more) { ${load('cn', 'vn', 'kn')} }
       ${ix.map((i) => m.gather(i)).join(' ')}
@@ -107,7 +116,14 @@ function prefetchLoop(m: Slot, n: number, lanes: number): string {
  * entry (a pair whose high half is a pad) is added alone by the one lane whose stride lands on it
  * — a pad never enters a product (0·Inf would be NaN).
  */
-function rowRange(pack: number, lanes: number): { head: string; tail: string } {
+function rowRange(pack: number, lanes: number, index = 0): { head: string; tail: string } {
+  if (pack === 0 && index === 1) {
+    return {
+      head: `let end = i32(row_ptr[row + 1u]);
+    var k = i32(row_ptr[row] + lane);`,
+      tail: `for (; k < end; k += ${lanes}i) { a0 = a0 + vals[k] * x[i32(col_idx[k])]; }`,
+    };
+  }
   if (pack === 0) {
     return {
       head: `let end = row_ptr[row + 1u];
@@ -130,9 +146,9 @@ function rowRange(pack: number, lanes: number): { head: string; tail: string } {
 /** WGSL of the kernel for `p` on a device with `caps`. */
 function streamWgsl(p: CsrStreamParams, caps: GpuCaps): string {
   const { lanes, unroll: n, workgroupSize: wg } = p;
-  const m = p.pack === 1 ? PAIR_SLOT : CSR_SLOT;
+  const m = p.pack === 1 ? PAIR_SLOT : p.index === 1 ? CSR_SLOT_I32 : CSR_SLOT;
   const accs = ids(n).map((i) => `a${i}`);
-  const range = rowRange(p.pack, lanes);
+  const range = rowRange(p.pack, lanes, p.index);
   const sum = pairwiseSum(accs);
   return `${spmvLanesHead(m.bindings, { workgroupSize: wg, lanes, subgroups: useSubgroupPath(lanes, caps) })}
   var s = 0.0;
@@ -180,9 +196,13 @@ export const csrStreamKernel: SpmvKernel<CsrMatrix, CsrStreamParams, StreamDevic
       description: '0: the CSR arrays (u32 columns, 8 bytes per entry, shared with the other CSR kernels); 1: csr-long’s quad arrays read as pairs of 16-bit column offsets from each row’s smallest column and vec2 values (6 bytes per entry; rows spanning < 65 536 columns)',
       values: [0, 1],
     },
-    workgroupSize: { description: 'invocations per workgroup', values: [256] },
+    index: {
+      description: '0: u32 entry and gather indices; 1: i32 (pack 0 only; the same loads in the same order — a code-generation experiment, session 11)',
+      values: [0, 1],
+    },
+    workgroupSize: { description: 'invocations per workgroup (64, 128 or 256; lanes must divide it)', values: [256, 128, 64] },
   },
-  defaults: { lanes: 32, unroll: 4, prefetch: 1, pack: 0, workgroupSize: 256 },
+  defaults: { lanes: 32, unroll: 4, prefetch: 1, pack: 0, index: 0, workgroupSize: 256 },
   supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
   precheck: (a, limits, p) => (p.pack === 1 ? quadPrecheck(a, limits, 1) : csrVectorsFit(a, limits.maxStorageBufferBindingSize)),
   wgsl(p, caps) {
@@ -190,12 +210,14 @@ export const csrStreamKernel: SpmvKernel<CsrMatrix, CsrStreamParams, StreamDevic
     if (!UNROLL.includes(p.unroll)) throw new RangeError(`csr-stream: unroll expected one of ${UNROLL.join(', ')}, got ${p.unroll}`);
     if (p.prefetch !== 0 && p.prefetch !== 1) throw new RangeError(`csr-stream: prefetch expected 0 or 1, got ${p.prefetch}`);
     if (p.pack !== 0 && p.pack !== 1) throw new RangeError(`csr-stream: pack expected 0 or 1, got ${p.pack}`);
+    if (p.index !== 0 && !(p.index === 1 && p.pack === 0)) throw new RangeError(`csr-stream: index expected 0, or 1 with pack 0, got index ${p.index} with pack ${p.pack}`);
+    if (![64, 128, 256].includes(p.workgroupSize)) throw new RangeError(`csr-stream: workgroupSize expected 64, 128 or 256, got ${p.workgroupSize}`);
     return streamWgsl(p, caps);
   },
   pipelineSpec(p, caps) {
     const text = this.wgsl(p, caps);
     const mode = useSubgroupPath(p.lanes, caps) ? 'subgroup' : 'wgmem';
-    const label = `${this.id}(lanes=${p.lanes},unroll=${p.unroll},prefetch=${p.prefetch},pack=${p.pack},${mode})`;
+    const label = `${this.id}(lanes=${p.lanes},unroll=${p.unroll},prefetch=${p.prefetch},pack=${p.pack},index=${p.index},wg=${p.workgroupSize},${mode})`;
     return { key: text, label, bindings: signature(p.pack === 1 ? PAIR_SLOT.bindings : CSR_BINDINGS), wgsl: () => text };
   },
   upload(ctx, m, params = {}, opts) {
