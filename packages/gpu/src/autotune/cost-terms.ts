@@ -96,8 +96,8 @@ export function termsOf(k: AnySpmvKernel): CostTerms {
   return (k as { costTerms?: CostTerms }).costTerms ?? COST_TERMS[k.id] ?? DEFAULT_TERMS;
 }
 
-/** Rows and entries per log2 row-length bin (bin 0: empty rows; bin b ≥ 1: lengths in [2^(b−1), 2^b)), from the device histogram or the host lengths. Memoised per profile. */
 const binMemo = new WeakMap<MatrixProfile, { rows: number[]; entries: number[] }>();
+/** Rows and entries per log2 row-length bin (bin 0: empty rows; bin b ≥ 1: lengths in [2^(b−1), 2^b)), from the device histogram or the host lengths. Memoised per profile. */
 export function rowLengthBins(p: MatrixProfile): { rows: number[]; entries: number[] } {
   let b = binMemo.get(p);
   if (b) return b;
