@@ -7,7 +7,7 @@
  * - the exit codes in README.md and in `gpusparse --help` are those of ExitCode (util/context.ts).
  * Nothing here runs a command: help texts and option tables only.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -162,5 +162,21 @@ describe('exit codes', () => {
     const help = await helpOf(['--help']);
     const block = help.slice(help.indexOf('exit codes:'));
     expect([...block.matchAll(/(?:: |, |^ +)(\d+) /gm)].map((m) => Number(m[1]))).toEqual(codes);
+  });
+});
+
+describe('the files the docs name', () => {
+  it('exist (every `packages/…`, `bench/…`, `scripts/…`, `examples/…`, `testdata/…`, `docs/…` path in backticks)', () => {
+    const missing: string[] = [];
+    for (const f of [...docs, 'examples/browser/README.md']) {
+      text(f)
+        .split('\n')
+        .forEach((line, i) => {
+          for (const m of line.matchAll(/`((?:packages|bench|scripts|examples|testdata|docs)\/[\w./-]+\.(?:ts|mjs|py|md|json|sh|mtx|FCIDUMP))`/g)) {
+            if (!existsSync(join(root, m[1]!))) missing.push(`${f}:${i + 1}: ${m[1]}`);
+          }
+        });
+    }
+    expect(missing).toEqual([]);
   });
 });
