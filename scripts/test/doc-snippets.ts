@@ -1,5 +1,5 @@
 /**
- * The ```ts blocks of README.md and docs/guides/*.md as a newcomer copies them: extracted with
+ * The ```ts blocks of README.md, docs/guides/*.md and packages/<name>/README.md as a newcomer copies them: extracted with
  * their file and line, imports of '@gpusparse/…' resolved through each package's own `exports`
  * map (a subpath a package does not export is an error, as it would be for a consumer), then
  * type-checked together against the packages' sources (packages/cli/test/docs-snippets.test.ts
@@ -12,7 +12,7 @@
  * Any other `snippet:` comment is an error, so a typo cannot silently skip a block.
  * @module
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
 
@@ -30,13 +30,17 @@ export interface Snippet {
 const MARK = /^<!--\s*snippet:\s*(\S+)\s*-->$/;
 const MODES = new Set(['gpu', 'fragment']);
 
-/** The documents a user reads: README.md and every guide. */
+/** The documents a user reads: README.md, every guide, and each package's README (its npm page). */
 export function docFiles(root: string): string[] {
   const guides = readdirSync(join(root, 'docs/guides'))
     .filter((f) => f.endsWith('.md'))
     .sort()
     .map((f) => `docs/guides/${f}`);
-  return ['README.md', 'docs/README.md', ...guides];
+  const packages = readdirSync(join(root, 'packages'))
+    .sort()
+    .map((p) => `packages/${p}/README.md`)
+    .filter((f) => existsSync(join(root, f)));
+  return ['README.md', 'docs/README.md', ...guides, ...packages];
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Every ```ts block of README.md and docs/guides/*.md type-checks against the packages' public
+ * Every ```ts block of README.md, docs/guides/*.md and packages/<name>/README.md type-checks against the packages' public
  * exports (imported as a consumer imports them: '@gpusparse/<pkg>[/<subpath>]' through the
  * package's `exports` map), and every block not marked `<!-- snippet: gpu -->` or
  * `<!-- snippet: fragment -->` runs, on the CPU backend (this file hides the WebGPU adapter, as on
@@ -38,7 +38,7 @@ const where = (s: Snippet) => `${s.file}:${s.line}`;
 
 describe('the doc blocks', () => {
   it('are found, and few are exempt from running', () => {
-    expect(snippets.length).toBeGreaterThanOrEqual(9);
+    expect(snippets.length).toBeGreaterThanOrEqual(13);
     const exempt = snippets.filter((s) => s.mode !== 'run');
     expect(exempt.length).toBeLessThanOrEqual(snippets.length / 2);
     // a mark exempts a block for a reason the block shows: 'gpu' ones open a GPU context
