@@ -8,7 +8,7 @@
  * Nothing here runs a command: help texts and option tables only.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -178,5 +178,35 @@ describe('the files the docs name', () => {
         });
     }
     expect(missing).toEqual([]);
+  });
+});
+
+describe('the links the docs make', () => {
+  /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes. */
+  const slug = (h: string) =>
+    h
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+  const anchors = (f: string) => new Set(text(f).split('\n').filter((l) => /^#{1,6} /.test(l)).map((l) => slug(l.replace(/^#+ /, ''))));
+
+  it('resolve: every relative [text](file.md#anchor) names a file that exists and a heading it has', () => {
+    const packages = ['chem', 'cli', 'formats', 'gpu', 'solvers'].map((p) => `packages/${p}/README.md`);
+    const bad: string[] = [];
+    for (const f of [...docs, ...packages, 'examples/browser/README.md']) {
+      text(f)
+        .split('\n')
+        .forEach((line, i) => {
+          for (const m of line.matchAll(/\]\(([^)\s]+)\)/g)) {
+            if (/^(https?|mailto):/.test(m[1]!)) continue;
+            const [path, anchor] = m[1]!.split('#');
+            const target = path ? normalize(join(dirname(f), path)) : f;
+            if (!existsSync(join(root, target))) bad.push(`${f}:${i + 1}: ${m[1]}: no file ${target}`);
+            else if (anchor && target.endsWith('.md') && !anchors(target).has(anchor)) bad.push(`${f}:${i + 1}: ${m[1]}: no heading #${anchor} in ${target}`);
+          }
+        });
+    }
+    expect(bad).toEqual([]);
   });
 });
