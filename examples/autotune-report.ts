@@ -5,20 +5,22 @@
  *
  *   pnpm tsx examples/autotune-report.ts [A.mtx]
  *
- * Needs a WebGPU adapter (lavapipe works): the tuner measures GPU kernels.
+ * Needs a WebGPU adapter (lavapipe works): the tuner measures GPU kernels. Without one it says
+ * so and exits 77, which `pnpm examples` counts as skipped.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { csrSpmv, generators, readMatrixMarket } from '@gpusparse/formats';
-import { autotune, createGpuContext, GpuVectorSpace, reportTable, tunedOperator } from '@gpusparse/gpu';
+import { autotune, GpuVectorSpace, reportTable, tunedOperator } from '@gpusparse/gpu';
 import { cg } from '@gpusparse/solvers';
+import { requireGpuContext } from './_backend';
 
+const ctx = await requireGpuContext('the autotuner (it times GPU kernels)');
 const path = process.argv[2];
 const a = path ? (await readMatrixMarket(path)).matrix : generators.ciLike(3000, { maxPerRow: 300 });
 console.log(`${path ?? 'ciLike(3000): a synthetic CI-like matrix (Reference band + sparse Expansion)'}: ${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}`);
 
-const ctx = await createGpuContext();
 const cache = join(mkdtempSync(join(tmpdir(), 'gpusparse-tune-')), 'tune.json'); // a private cache for the example
 const first = await autotune(ctx, a, { expectedProducts: 2000, cache, warn: () => {} });
 console.log(reportTable(first.report, { maxRows: 25 }));

@@ -46,7 +46,12 @@ export interface MlMatrixLike {
 export type MatrixInput = CsrMatrix | string | MathjsSparseLike | MlMatrixLike;
 export type Backend = 'auto' | 'webgpu' | 'cpu';
 
-/** mathjs SparseMatrix → canonical CSR (float64). Cost O(nnz log nnz). */
+/**
+ * mathjs SparseMatrix → canonical CSR (float64). Cost O(nnz log nnz).
+ * @param s - a mathjs `SparseMatrix` (`math.sparse(...)`), rows × cols, numeric entries
+ * @returns a CsrMatrix of the same shape (sorted columns per row)
+ * @throws InvalidMatrixError for dense storage, a size that is not 2-D, a pattern matrix or a non-number entry
+ */
 export function fromMathjs(s: MathjsSparseLike): CsrMatrix {
   if (s.storage() !== 'sparse') throw new InvalidMatrixError('fromMathjs', `expected a SparseMatrix (math.sparse), got ${s.storage()} storage`);
   const j = s.toJSON() as { values?: unknown[]; index: number[]; ptr: number[]; size: number[] };
@@ -68,7 +73,10 @@ export function fromMathjs(s: MathjsSparseLike): CsrMatrix {
   return csrFromTriplets(rows, cols, ri, ci, v);
 }
 
-/** CSR → a mathjs SparseMatrix of `math` (pass your mathjs instance, e.g. `create(all)`). O(nnz). */
+/**
+ * CSR → a mathjs SparseMatrix of `math` (pass your mathjs instance, e.g. `create(all)`). O(nnz).
+ * @throws InvalidParameterError when `math` has no `SparseMatrix.fromJSON` (not a mathjs instance)
+ */
 export function toMathjs<M extends MathjsLike>(a: CsrMatrix, math: M): ReturnType<M['sparse']> {
   const ctor = (math as unknown as { SparseMatrix?: { fromJSON?: (j: MathjsJson) => unknown } }).SparseMatrix;
   if (typeof ctor?.fromJSON !== 'function') throw new InvalidParameterError('math', 'a mathjs instance (create(all)) with SparseMatrix.fromJSON', typeof math);
@@ -123,6 +131,10 @@ function assertFiniteValues(a: CsrMatrix, where: string): CsrMatrix {
  * Any accepted input → canonical CSR; the error names what came when nothing matches.
  * `onWarning` receives the Matrix Market reader's warnings (2^53 rounding, summed repeats,
  * underflow) and a note for a pattern file; solve and eigsh put them in `stats.warnings`.
+ * @param where - the name errors use for this argument ('A')
+ * @throws InvalidParameterError when `a` is none of the accepted kinds; the reader's
+ *   MatrixMarketError (file, line, what was expected) for a malformed file; InvalidMatrixError for a
+ *   non-finite entry of an in-memory matrix
  */
 export async function toCsr(a: MatrixInput, where = 'A', onWarning?: (message: string) => void): Promise<CsrMatrix> {
   if (typeof a === 'string') {
@@ -218,6 +230,17 @@ const SOLVE_KEYS = ['method', 'rtol', 'maxIterations', 'precond', 'backend', 'th
 /**
  * Solve A·x = b. On WebGPU the autotuned float32 Krylov method runs inside float64 iterative
  * refinement, so x is accurate to `rtol` in float64 on either backend.
+ * @param A - n × n: a CsrMatrix, a Matrix Market path, a mathjs SparseMatrix or an ml-matrix Matrix
+ * @param b - the right-hand side, n finite numbers
+ * @param opts - `method` ('cg' default, 'gmres', 'bicgstab', 'bicg'), `rtol` (relative to ‖b‖₂,
+ *   default 1e-8), `maxIterations`, `precond` ('none' | 'jacobi'), `backend` ('auto' | 'webgpu' |
+ *   'cpu'), `threads`; any other key is refused
+ * @returns `x` (Float64Array, length n), `converged`, `reason`, `relativeResidual` (‖b − A·x‖₂ / ‖b‖₂
+ *   recomputed in float64), the backend and operator used, and the solver's statistics
+ * @throws InvalidParameterError for an unknown option key or value, a non-finite entry of b (named by
+ *   index) or an input that is no matrix; DimensionMismatchError for a non-square A or a b whose
+ *   length is not n; NoAdapterError with `backend: 'webgpu'` and no adapter. Not converging is no
+ *   error: `converged` is false.
  * @example const { x, converged } = await solve('A.mtx', b, { method: 'cg', rtol: 1e-10 });
  */
 export async function solve(A: MatrixInput, b: ArrayLike<number>, opts?: SolveOptions): Promise<OneCallSolveResult> {
@@ -303,6 +326,17 @@ function assertSymmetric(a: CsrMatrix): void {
 /**
  * The k smallest (or largest) eigenpairs of a symmetric A. On WebGPU the float32 iterations
  * are polished in float64 on the host (`eigsMixed`); vectors come back as Float64Array.
+ * @param A - a symmetric n × n matrix, in any form {@link solve} accepts
+ * @param k - how many eigenpairs, an integer in [1, n]
+ * @param opts - `which` ('smallest' default | 'largest', algebraic), `method` ('lanczos' default,
+ *   'davidson', 'lobpcg'), `tol` (residual relative to ‖A‖∞, default 1e-8), `maxIterations`,
+ *   `accept` ('residual' | 'bound', WebGPU's polish), `backend`, `threads`; any other key is refused
+ * @returns `values` (k numbers: ascending for 'smallest', descending for 'largest'), `vectors`
+ *   (k Float64Array of length n, unit 2-norm), `converged`, the backend and operator used
+ * @throws InvalidMatrixError for a non-symmetric A (naming the first pair A[i][j] ≠ A[j][i]) or a
+ *   0×0 one; DimensionMismatchError for a non-square A; InvalidParameterError for a bad k, an
+ *   unknown option key or value ('largest' with a method other than lanczos); NoAdapterError with
+ *   `backend: 'webgpu'` and no adapter
  * @example const { values } = await eigsh(A, 4, { which: 'smallest' });
  */
 export async function eigsh(A: MatrixInput, k: number, opts?: EigshOptions): Promise<OneCallEigshResult> {

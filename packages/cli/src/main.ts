@@ -38,6 +38,8 @@ function usage(): string {
   const lines = ['usage: gpusparse <command> [options]', '', 'commands:'];
   for (const [name, c] of Object.entries(commands)) lines.push(`  ${name.padEnd(9)} ${c.summary}`);
   lines.push('', 'common options: --json  --backend webgpu|cpu|auto  --no-progress  --debug  --help');
+  lines.push('exit codes: 0 ok, 1 a solver did not converge, 2 usage, 3 bad input, 4 no WebGPU adapter (or PETSc/SLEPc engine),');
+  lines.push('            5 does not fit (memory, a binding, a 32-bit index, a full disk), 70 a bug (run again with --debug)');
   return lines.join('\n');
 }
 

@@ -119,6 +119,8 @@ export function prepareCiSpace(fd0: Fcidump, spec: SpaceSpec, options: BuildSpac
 /**
  * Build the determinant space of `spec` for `fd` (or of a space already prepared by
  * {@link prepareCiSpace}). Cost O(size) (plus O(norb⁴) for a CAS).
+ * @throws InvalidParameterError for a spec that is none of 'fci', { kind: 'cisd' | 'ci', level },
+ *   { kind: 'cas', electrons, orbitals }, or that leaves no determinant (an irrep with no state)
  * @example
  * const { fcidump, space } = buildCiSpace(fd, { kind: 'cisd' }, { irrep: 'isym' });
  */

@@ -50,7 +50,12 @@ async function openFile(file: string): Promise<{ gz: boolean; raw: Readable }> {
  * Read and parse an FCIDUMP file; `.gz` files (any file starting with the gzip magic bytes) are
  * inflated as a stream with node:zlib. The inflated size is bounded by the reader's caps (header
  * size, line length, lines per NORB), so a decompression bomb is refused early with an
- * FcidumpError. Cost: one streamed read plus {@link parseFcidump}'s work.
+ * FcidumpError. Cost: one streamed read plus `parseFcidump`'s work.
+ * @param path - a file path or file: URL, plain text or gzip
+ * @returns the header (NORB, NELEC, MS2, ORBSYM, ISYM) and the integrals in Eh
+ * @throws FcidumpError naming the file (and the line, for a malformed one) when it cannot be read,
+ *   is not valid gzip, or is not a valid FCIDUMP (including no core-energy line, unless
+ *   `allowMissingCoreEnergy`)
  * @example
  * const fd = await readFcidump('/data/H4.FCIDUMP');
  * const fd2 = await readFcidump(new URL('./H2O.FCIDUMP.gz', import.meta.url), { allowMissingCoreEnergy: true });

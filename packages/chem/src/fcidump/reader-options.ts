@@ -4,7 +4,7 @@
  * @module
  */
 
-/** Options of {@link parseFcidump} and {@link readFcidump}. */
+/** Options of {@link parseFcidump} and of `readFcidump` (`@gpusparse/chem/node`). */
 export interface ParseFcidumpOptions {
   /** Name used in error messages (default '<string>'). */
   file?: string;

@@ -215,7 +215,7 @@ export const ciCommand: Command = {
     'reported as they are). The bound assumes Davidson missed no state below its guard root (docs/guides/ci.md).',
     'The table and JSON (bounds) say per root how it was accepted and its bound. On the CPU backend bound is the default.',
     '--export-petsc H.petsc: write H (streamed in row chunks) and its diagonal (H.diag.petsc) in PETSc binary and stop;',
-    'with --engine slepc --np N [--eps-type gd|jd|krylovschur] SLEPc solves it under mpiexec (docs/guides/scaling-out.md).',
+    'with --engine slepc --np N [--eps-type gd|jd|krylovschur] [--petsc-option "-eps_..."] SLEPc solves it under mpiexec (docs/guides/scaling-out.md).',
   ].join('\n'),
   options: {
     space: { type: 'string' },

@@ -48,7 +48,7 @@ function overlayFor(a: CsrMatrix, kind: string): SpyOverlay {
 export const infoCommand: Command = {
   summary: 'shape, nnz, row-length statistics, symmetry and the memory table of every format',
   usage: [
-    'usage: gpusparse info <A.mtx | gen:name:args> [--spy out.svg [--overlay hybrid|sell]] [--formats csr,ell,...] [--json]',
+    'usage: gpusparse info <A.mtx | gen:name:args> [--spy out.svg [--overlay hybrid|sell]] [--formats csr,ell,...] [--lenient] [--json]',
     '',
     'Prints the row-length statistics — RMIN, RAVE, RMAX: shortest, mean and longest row (non-zeros);',
     'RSD: their standard deviation; RSDP: RSD as a percentage of RAVE (how irregular the rows are);',
@@ -56,6 +56,8 @@ export const infoCommand: Command = {
     'occupancy beta = nnz/stored, padding and conversion time. --spy draws the pattern (rows × columns, with',
     'axes and a legend); --overlay hybrid marks where each row\'s ELL part ends, --overlay sell the SELL-C-σ chunks.',
     'A format whose storage, estimated from row lengths, exceeds max(64 MiB, 16 × CSR) is listed as not built.',
+    '--lenient: a Matrix Market file with more entries than its size line declares is read with a warning',
+    '(the extra entries kept) instead of refused; fewer entries than declared is always an error.',
   ].join('\n'),
   options: { spy: { type: 'string' }, overlay: { type: 'string' }, formats: { type: 'string' }, lenient: { type: 'boolean' } },
   async run(pos: string[], v: Record<string, unknown>, common: CommonOptions): Promise<number> {

@@ -147,7 +147,7 @@ export class WasmVectorSpace extends HostVectorSpace {
   }
 
   /**
-   * Parts of [0, n) for the threads ({@link PARTS_PER_THREAD} per thread, claimed in turn: see
+   * Parts of [0, n) for the threads (`PARTS_PER_THREAD` per thread, claimed in turn: see
    * ./threads), cut at DOT_BLOCK multiples; one part when the elements touched (`work`: n per
    * vector, k·n for a k-vector multiDot/combine) are below the threshold.
    */

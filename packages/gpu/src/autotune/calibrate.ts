@@ -71,7 +71,7 @@ export interface Calibration {
   readonly launchMs: number;
   /** ms per stored entry, [row-length index][lanes index] of {@link PROBE_ROW_LENGTHS} × {@link PROBE_LANES}, band locality, launch removed. */
   readonly perEntryMs: readonly (readonly number[])[];
-  /** Gather factor of each locality level against the band (rows of {@link GATHER_ROW_LENGTH}, {@link GATHER_LANES} lanes). */
+  /** Gather factor of each locality level against the band (rows of `GATHER_ROW_LENGTH`, `GATHER_LANES` lanes). */
   readonly gather: Readonly<Record<Locality, number>>;
   /** Wall time the calibration took (ms), probes' uploads included. */
   readonly spentMs: number;
@@ -79,7 +79,7 @@ export interface Calibration {
 
 /**
  * The probes for matrices of about `nnz` entries: the launch probe, the row-length × lanes grid
- * (band) and the two far-gather probes ({@link GATHER_SHARE} of `nnz` entries each). O(probes).
+ * (band) and the two far-gather probes (`GATHER_SHARE` of `nnz` entries each). O(probes).
  * @example calibrationProbes(1 << 20).length // 1 + 36 + 2
  */
 export function calibrationProbes(nnz: number): Probe[] {

@@ -62,7 +62,7 @@ const heldBytes = (m: Converted['m']): number => (isDeviceEll(m) ? 8 * m.rows * 
 /**
  * Conversions of one tuning run, shared between candidates of the same format parameters; the
  * oldest are dropped past `capBytes` (their measured time is kept). With `device`, the DIA
- * candidates convert on the device ({@link DEVICE_DIA_KERNELS}).
+ * candidates convert on the device (`DEVICE_DIA_KERNELS`).
  */
 export class ConversionCache {
   private readonly held = new Map<string, Converted>();
@@ -103,8 +103,8 @@ export class ConversionCache {
 
   /**
    * Estimated conversion ms of candidate `c`: a device build at the measured device rate, or
-   * before one is measured {@link DEVICE_BUILD_PRODUCTS} products' worth of its bytes at the
-   * first product's rate (`productMs` for `productBytes`) plus {@link DEVICE_BUILD_FIXED_MS};
+   * before one is measured `DEVICE_BUILD_PRODUCTS` products' worth of its bytes at the
+   * first product's rate (`productMs` for `productBytes`) plus `DEVICE_BUILD_FIXED_MS`;
    * a host conversion at `hostMsPerByte`. O(1).
    */
   estimateMs(c: Candidate, hostMsPerByte: number, productMs?: number, productBytes?: number): number {

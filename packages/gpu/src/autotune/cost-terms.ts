@@ -96,8 +96,8 @@ export function termsOf(k: AnySpmvKernel): CostTerms {
   return (k as { costTerms?: CostTerms }).costTerms ?? COST_TERMS[k.id] ?? DEFAULT_TERMS;
 }
 
-/** Rows and entries per log2 row-length bin (bin 0: empty rows; bin b ≥ 1: lengths in [2^(b−1), 2^b)), from the device histogram or the host lengths. Memoised per profile. */
 const binMemo = new WeakMap<MatrixProfile, { rows: number[]; entries: number[] }>();
+/** Rows and entries per log2 row-length bin (bin 0: empty rows; bin b ≥ 1: lengths in [2^(b−1), 2^b)), from the device histogram or the host lengths. Memoised per profile. */
 export function rowLengthBins(p: MatrixProfile): { rows: number[]; entries: number[] } {
   let b = binMemo.get(p);
   if (b) return b;
@@ -191,7 +191,7 @@ export const ANCHOR_STATE_MAX = 8;
  * as a fixed cost per dispatch and added to `p` once per dispatch (`p`'s interval shifted with it,
  * its spread kept); a negative excess (the anchor ran faster than predicted) lowers `p` likewise,
  * never below a quarter of it. The excess counted is at most that of an anchor at
- * {@link ANCHOR_STATE_MAX} × its prediction.
+ * `ANCHOR_STATE_MAX` × its prediction.
  *
  * Why a fixed cost and not a factor: on the session-8 H100 run the model under-predicted by a
  * factor that fell with the matrix's size (×4–7 on 0.6–1.7 M entries, ×1.4–2 on 3–4.6 M) and

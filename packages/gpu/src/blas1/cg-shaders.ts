@@ -7,7 +7,7 @@
 import { entryArgs, preamble, SCALAR_OPERAND, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
 import { DOT_CHUNK, DOT_ITEMS, f32arr, everyGroupShare, WG } from './shaders';
 
-/** Bindings of {@link cgDirectionWgsl}: scalar slots, the ⟨r, r⟩ partials, r, p. */
+/** Bindings of `cgDirectionWgsl`: scalar slots, the ⟨r, r⟩ partials, r, p. */
 export const CG_DIRECTION_BINDINGS: WgslBinding[] = [f32arr('sc', 'w'), f32arr('partial', 'r'), f32arr('r', 'r'), f32arr('p', 'w')];
 
 /**

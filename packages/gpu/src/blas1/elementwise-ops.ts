@@ -69,7 +69,7 @@ export class Blas1Base {
     return p;
   }
 
-  /** The reused binding array of length k ({@link Blas1.byLength}); its entries are the caller's to set. */
+  /** The reused binding array of length k (the private `byLength` cache); its entries are the caller's to set. */
   protected fixed(k: number): GpuBuf[] {
     let a = this.byLength[k];
     if (!a) this.byLength[k] = a = new Array<GpuBuf>(k).fill(this.scalars.buf);

@@ -65,7 +65,7 @@ export class Blas1 extends Blas1Reductions {
 
   /**
    * {@link Blas1.cgStep} followed by p = r + β·p with β = s[rrSlot] / rho: the ⟨r, r⟩ reduction
-   * ends in the direction pass ({@link cgDirectionWgsl}), so a whole unpreconditioned CG iteration
+   * ends in the direction pass (`cgDirectionWgsl`), so a whole unpreconditioned CG iteration
    * after the product takes three dispatches, the bits of cgStep + div + axpby. p, q, x, r distinct.
    * @example b1.cgIteration({ num: rho, den: -1, k: 1 }, p, q, x, r, n, pqSlot, rrSlot);
    */

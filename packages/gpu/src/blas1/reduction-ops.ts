@@ -130,7 +130,7 @@ export class Blas1Reductions extends Blas1Base {
   /**
    * y = β·y + Σ_j c_j·x_j, then s[slot_j] = xs[j]·y_new for every j: the last group of up to
    * {@link Blas1.group} − 1 vectors is combined in the pass that also forms their stage-1 dot
-   * partials with the new y ({@link combineDotsWgsl}); vectors before it go through
+   * partials with the new y (`combineDotsWgsl`); vectors before it go through
    * {@link Blas1.combine} first and multi-dot stage 1 after; then the stage-2 dispatches of
    * {@link Blas1.multiDots}. The same bits as combine followed by multiDots, one dispatch and
    * one read of up to G − 1 vectors fewer (those two where the split would not save a dispatch:
@@ -166,7 +166,7 @@ export class Blas1Reductions extends Blas1Base {
   /**
    * s[slot_j] = xs[j]·y for each j (sqrt of it when `sqrt`), fused: per group of up to
    * {@link Blas1.group} vectors one stage-1 dispatch (each workgroup reads its chunk of y once),
-   * and one stage-2 dispatch per {@link MULTIDOT2_SLOTS} vectors; the same orders as
+   * and one stage-2 dispatch per `MULTIDOT2_SLOTS` vectors; the same orders as
    * {@link Blas1.dots}, so a single vector gives the same bits. O(k·n) reads,
    * ⌈k/G⌉ + ⌈k/60⌉ dispatches.
    * @example b1.multiDots([v0, v1], w, n, [s0, s1]);

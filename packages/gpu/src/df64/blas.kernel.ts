@@ -85,6 +85,7 @@ fn red_seg(lid: u32, v: vec2<f32>) -> vec2<f32> {
 
 /** Dot stage 1: partial[out + g] = Σ over chunk g of x_i·y_i in df64. */
 export const DF_DOT1_BINDINGS: WgslBinding[] = [dfArr('x', 'r'), dfArr('y', 'r'), dfArr('partial', 'w')];
+/** WGSL of the df64 kernel described above (bindings DF_DOT1_BINDINGS), TwoProd by `mode`. */
 export function dfDot1Wgsl(mode: TwoProdMode): string {
   return `${preamble([['n', 'u32'], ['zero', 'u32'], ['groups', 'u32'], ['out', 'u32']], DF_DOT1_BINDINGS)}
 ${df64Lib(mode, 'u.zero')}
@@ -106,6 +107,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 
 /** Dot stage 2: sc[slot] = Σ partial[first .. first + count) in df64 (one workgroup). */
 export const DF_DOT2_BINDINGS: WgslBinding[] = [dfArr('partial', 'r'), dfArr('sc', 'w')];
+/** WGSL of the df64 kernel described above (bindings DF_DOT2_BINDINGS), TwoProd by `mode`. */
 export function dfDot2Wgsl(mode: TwoProdMode): string {
   return `${preamble([['count', 'u32'], ['zero', 'u32'], ['slot', 'u32'], ['first', 'u32']], DF_DOT2_BINDINGS)}
 ${df64Lib(mode, 'u.zero')}

@@ -114,7 +114,7 @@ export class Df64Blas {
 
   /**
    * A new df64 vector holding `values`·2^shift (hi = fl32(v), lo = fl32(v − hi): 48 bits kept).
-   * The float64 words are uploaded as they are and split on the device ({@link splitF64Wgsl},
+   * The float64 words are uploaded as they are and split on the device (`splitF64Wgsl`,
    * bit for bit the host's `splitF64`); values beyond float32's range become ±Inf (callers
    * that accept user values check the range first: `checkFloat32Range`, `rhsPowerOfTwo`).
    */
@@ -144,7 +144,7 @@ export class Df64Blas {
 
   /**
    * hi + lo of every element as float64 (a synchronisation point). The sum is formed on the
-   * device ({@link joinF64Wgsl}: bit for bit the host's `joinF64`) into a scratch buffer, and the
+   * device (`joinF64Wgsl`: bit for bit the host's `joinF64`) into a scratch buffer, and the
    * bytes read back are the Float64Array: no host pass over the n values.
    */
   async toFloat64(v: Df64Vector): Promise<Float64Array> {

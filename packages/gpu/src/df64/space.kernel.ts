@@ -67,6 +67,7 @@ const SC: WgslBinding = dfArr('sc', 'r');
 
 /** y = a·x + b·y (bz = 1: y's old content ignored). Bindings sc, x, y. */
 export const AXPBY_BINDINGS: WgslBinding[] = [SC, dfArr('x', 'r'), dfArr('y', 'w')];
+/** WGSL of the df64 kernel described above (bindings AXPBY_BINDINGS), TwoProd by `mode`. */
 export function dfAxpbyWgsl(mode: TwoProdMode): string {
   const body = `var v = df_mul(${opnd('a')}, x[i]);
   if (u.bz == 0u) { v = df_add(v, df_mul(${opnd('b')}, y[i])); }
@@ -76,6 +77,7 @@ export function dfAxpbyWgsl(mode: TwoProdMode): string {
 
 /** y = a·y (set = 0) or y = a (set = 1). Bindings sc, y. */
 export const SCALE_BINDINGS: WgslBinding[] = [SC, dfArr('y', 'w')];
+/** WGSL of the df64 kernel described above (bindings SCALE_BINDINGS), TwoProd by `mode`. */
 export function dfScaleWgsl(mode: TwoProdMode): string {
   const body = `let a = ${opnd('a')};
   if (u.setv == 1u) { y[i] = a; } else { y[i] = df_mul(a, y[i]); }`;
@@ -86,6 +88,7 @@ export function dfScaleWgsl(mode: TwoProdMode): string {
 export function combineBindings(g: number): WgslBinding[] {
   return [SC, ...range(g).map((j) => dfArr(`x${j}`, 'r')), dfArr('y', 'w')];
 }
+/** WGSL of the df64 kernel described above (bindings combineBindings(g)), TwoProd by `mode`. */
 export function dfCombineWgsl(mode: TwoProdMode, g: number): string {
   const terms = range(g)
     .map((j) => `if (u.m > ${j}u) { v = df_add(v, df_mul(${opnd(`c${j}`)}, x${j}[i])); }`)
@@ -100,12 +103,14 @@ export function dfCombineWgsl(mode: TwoProdMode, g: number): string {
 
 /** z = x ∘ y. Bindings x, y, z (distinct). */
 export const MULTIPLY_BINDINGS: WgslBinding[] = [dfArr('x', 'r'), dfArr('y', 'r'), dfArr('z', 'w')];
+/** WGSL of the df64 kernel described above (bindings MULTIPLY_BINDINGS), TwoProd by `mode`. */
 export function dfMultiplyWgsl(mode: TwoProdMode): string {
   return elementwise([], MULTIPLY_BINDINGS, mode, 'z[i] = df_mul(x[i], y[i]);');
 }
 
 /** t = r / (d − σ), |d − σ| clamped below at `clamp` (sign kept). Bindings r, d, t. */
 export const SHIFTED_DIVIDE_BINDINGS: WgslBinding[] = [dfArr('r', 'r'), dfArr('d', 'r'), dfArr('t', 'w')];
+/** WGSL of the df64 kernel described above (bindings SHIFTED_DIVIDE_BINDINGS), TwoProd by `mode`. */
 export function dfShiftedDivideWgsl(mode: TwoProdMode): string {
   const body = `var den = df_sub(d[i], vec2<f32>(u.s_h, u.s_l));
   if (abs(den.x) < u.clamp) { den = vec2<f32>(select(u.clamp, -u.clamp, den.x < 0.0), 0.0); }
@@ -128,6 +133,7 @@ export const DF_SCALAR_OPS = { set: 0, add: 1, sub: 2, mul: 3, div: 4, sqrt: 5 }
 
 /** sc[out] = op(a, b) (one invocation). Binding sc (read-write). */
 export const SCALAR_BINDINGS: WgslBinding[] = [dfArr('sc', 'w')];
+/** WGSL of the df64 kernel described above (bindings SCALAR_BINDINGS), TwoProd by `mode`. */
 export function dfScalarWgsl(mode: TwoProdMode): string {
   return `${preamble([['zero', 'u32'], ['op', 'u32'], ['out', 'u32'], ...operandFields('a'), ...operandFields('b')], SCALAR_BINDINGS)}
 ${df64Lib(mode, 'u.zero')}
@@ -157,6 +163,7 @@ fn main() {
 export function multiDotBindings(g: number): WgslBinding[] {
   return [...range(g).map((j) => dfArr(`x${j}`, 'r')), dfArr('y', 'r'), dfArr('partial', 'w')];
 }
+/** WGSL of the df64 kernel described above (bindings multiDotBindings(g)), TwoProd by `mode`. */
 export function dfMultiDot1Wgsl(mode: TwoProdMode, g: number): string {
   const acc = range(g)
     .map((j) => `if (u.m > ${j}u) { s${j} = df_add(s${j}, df_mul(x${j}[i], yi)); }`)

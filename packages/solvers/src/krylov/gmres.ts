@@ -75,6 +75,10 @@ export interface GmresOptions<V> extends SolveOptions<V> {
  *
  * Cost per iteration: 1 matvec, O(j) vector reads for the orthogonalisation (j ≤ m);
  * per cycle one extra matvec for the residual.
+ * @throws InvalidParameterError for a restart that is not an integer ≥ 1, an unknown
+ *   orthogonalization, a bad rtol / atol / maxIterations or an operator whose products are async;
+ *   DimensionMismatchError when A is not square or b, x0 or the preconditioner do not match it.
+ *   Not converging is no error: `converged` is false, with the `reason`.
  * @example
  * const res = await gmres(space, HostOperator.fromCsr(a), b, { restart: 20, rtol: 1e-8 });
  * res.method; // 'gmres(20)'

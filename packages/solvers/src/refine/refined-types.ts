@@ -79,7 +79,7 @@ export interface RefinedSolveOptions<V, S> {
   hostOperator?: LinearOperator<Float64Array>;
   /**
    * Where the outer residual comes from: default, the inner operator's extended-precision
-   * residual when it has one ({@link extendedPrecisionOf}), else the host; `false` forces the
+   * residual when it has one (`extendedPrecisionOf` of @gpusparse/formats), else the host; `false` forces the
    * host path; an object uses that capability.
    */
   extended?: ExtendedPrecisionResidual<V> | false;

@@ -30,7 +30,7 @@ export type GpuDirectCiHamiltonian = CiHamiltonian<GpuVector> & {
    * float64 energies without the device polish). Until then `host.apply` throws.
    */
   prepareHost(): Promise<void>;
-  /** Whether {@link prepareHost} has built the host operator (tests, notes). */
+  /** Whether `prepareHost` has built the host operator (tests, notes). */
   readonly hostBuilt: boolean;
   /** The device memory estimate checked before building (see {@link estimateGpuDirectBytes}). */
   estimate: GpuDirectEstimate;
