@@ -20,6 +20,7 @@ const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undef
 const grids = (opt('--grid') ?? '16x18x20').split(',').map((g) => g.split('x').map(Number) as [number, number, number]);
 const k = Number(opt('--k') ?? 4);
 const check = (opt('--check') ?? 'off') === 'on';
+const innerOrthogonalization = (opt('--inner-ortho') ?? 'cgs2') as 'cgs2' | 'cgs';
 
 const ctx = await createGpuContext();
 instrument(ctx);
@@ -51,12 +52,12 @@ for (const [nx, ny, nz] of grids) {
     const c0 = snapshot();
     const p0 = passes;
     const t0 = performance.now();
-    const m = await eigsMixed({ method: 'lanczos', k, fastOperator: op, fastSpace: space, devicePolish: df.polish(dop), accept: 'bound', fastCheckMultiplicity: check, returnVectors: false });
+    const m = await eigsMixed({ method: 'lanczos', k, fastOperator: op, fastSpace: space, devicePolish: df.polish(dop), accept: 'bound', fastCheckMultiplicity: check, returnVectors: false, innerOrthogonalization });
     const ms = performance.now() - t0;
     const [fast, polish] = m.phases;
     const dispatches = ctx.recorder.dispatches - d0;
     const c = diff(c0, snapshot());
-    console.log(`eig-polish-cost poisson3d-${nx}x${ny}x${nz} k=${k} check=${check ? 'on' : 'off'}: ${m.reason}, ${ms.toFixed(0)} ms; fast ${fast!.matvecs} products; polish ${polish!.iterations} iterations, ${polish!.matvecs} df64 + ${polish!.innerMatvecs} f32 correction products, ${polish!.readbacks} readbacks; all ${dispatches} dispatches, ${c.mapAsync} mapAsync readbacks, ${c.submit} submits, ${passes - p0} f32 vector passes; values ${m.values.map((x) => x.toPrecision(13)).join(' ')}; residuals ${m.residualNorms.map((x) => x.toExponential(1)).join(' ')}`);
+    console.log(`eig-polish-cost poisson3d-${nx}x${ny}x${nz} k=${k} check=${check ? 'on' : 'off'} inner ${innerOrthogonalization}: ${m.reason}, ${ms.toFixed(0)} ms; fast ${fast!.matvecs} products; polish ${polish!.iterations} iterations, ${polish!.matvecs} df64 + ${polish!.innerMatvecs} f32 correction products, ${polish!.readbacks} readbacks; all ${dispatches} dispatches, ${c.mapAsync} mapAsync readbacks, ${c.submit} submits, ${passes - p0} f32 vector passes; values ${m.values.map((x) => x.toPrecision(13)).join(' ')}; residuals ${m.residualNorms.map((x) => x.toExponential(1)).join(' ')}`);
   }
   dop.dispose();
   op.dispose();

@@ -80,6 +80,12 @@ const MIXED_VARIANTS: Record<string, { label: string; o: Partial<MixedEigenOptio
   // the same 2 polish iterations, 84 → 52 float32 correction products)
   'values-inner12': { label: 'bound, no multiplicity check, values only, fast phase defaults, 12 inner GMRES steps', o: { accept: 'bound', fastCheckMultiplicity: false, returnVectors: false, innerIterations: 12 } },
   'values-check-inner12': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, 12 inner GMRES steps', o: { accept: 'bound', returnVectors: false, innerIterations: 12 } },
+  // (s11-eig15) the polish's inner GMRES with one Gram–Schmidt pass in the device basis block (a step = product + 4 dispatches),
+  // and the session-10 checks (every 4 inner steps in every solve) to measure what the adaptive checks save
+  'values-check-cgs': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, inner GMRES cgs', o: { accept: 'bound', returnVectors: false, innerOrthogonalization: 'cgs' } },
+  'values-cgs': { label: 'bound, no multiplicity check, values only, fast phase defaults, inner GMRES cgs', o: { accept: 'bound', fastCheckMultiplicity: false, returnVectors: false, innerOrthogonalization: 'cgs' } },
+  'values-check-cgs2': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, inner GMRES cgs2', o: { accept: 'bound', returnVectors: false, innerOrthogonalization: 'cgs2' } },
+  'values-cgs2': { label: 'bound, no multiplicity check, values only, fast phase defaults, inner GMRES cgs2', o: { accept: 'bound', fastCheckMultiplicity: false, returnVectors: false, innerOrthogonalization: 'cgs2' } },
   bound: { label: 'bound', o: { accept: 'bound', fastMaxIterations: 1000 } },
   residual: { label: 'residual rule (session 4)', o: {} },
 };
@@ -248,7 +254,7 @@ async function eigenCase(name: string, a: CsrMatrix, shift: number): Promise<voi
 
 /** The phases of an eigsMixed result in one line (products per space, readbacks, ms). */
 function phaseText(m: MixedEigenResult): string {
-  return `phases ${m.phases.map((p) => `${p.phase} ${p.method} ${p.reason} after ${p.iterations} iterations, ${p.matvecs} products${p.innerMatvecs !== undefined ? ` + ${p.innerMatvecs} f32 correction products` : ''}, ${p.readbacks} readbacks, ${p.ms.toFixed(0)} ms`).join('; ')}`;
+  return `phases ${m.phases.map((p) => `${p.phase} ${p.method} ${p.reason} after ${p.iterations} iterations, ${p.matvecs} products${p.innerMatvecs !== undefined ? ` + ${p.innerMatvecs} f32 correction products` : ''}, ${p.readbacks} readbacks${p.innerReadbacks !== undefined ? ` + ${p.innerReadbacks} correction readbacks` : ''}, ${p.ms.toFixed(0)} ms`).join('; ')}`;
 }
 
 /**

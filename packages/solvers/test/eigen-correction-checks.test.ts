@@ -9,6 +9,7 @@ import { generators, HostOperator, HostVectorSpace } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { checksFor, fastCorrector, type FastCorrectorOptions } from '../src/eigen/correction';
 import { davidsonWith } from '../src/eigen/davidson';
+import { eigsMixed } from '../src/eigen/mixed';
 import { lanczos } from '../src/eigen/lanczos';
 import { Float32HostSpace, float32CsrOperator } from './eigen-f32-space';
 import { poisson2dEigenvalues, residualF64 } from './eigen-matrices';
@@ -58,4 +59,35 @@ describe('fastCorrector: readbacks and passes per correction product', () => {
     expect(checksFor(25, true, 1e-3, 1e-3)).toBe(25);
     expect(checksFor(25, true, 0.02, 1e-3)).toBe(4); // loosened near its target: it may stop early
   });
+});
+
+describe("eigsMixed: the 'jd' polish's inner GMRES takes one Gram–Schmidt pass by default", () => {
+  it("'cgs' (default) against 'cgs2': the same values to 1e-10 and residuals ≤ 1e-8, half the inner multiDot calls or fewer", async () => {
+    const lap = generators.poisson2d(24);
+    const ref = poisson2dEigenvalues(24).slice(0, k);
+    const run = async (innerOrthogonalization: 'cgs' | 'cgs2' | undefined) => {
+      const f32 = new Float32HostSpace();
+      let multiDots = 0;
+      const md = f32.multiDot.bind(f32);
+      f32.multiDot = (xs, y) => {
+        multiDots++;
+        return md(xs, y);
+      };
+      const r = await eigsMixed({ method: 'lanczos', k, fastOperator: float32CsrOperator(lap), fastSpace: f32, hostOperator: HostOperator.fromCsr(lap), fastCheckMultiplicity: false, ...(innerOrthogonalization ? { innerOrthogonalization } : {}) });
+      return { r, multiDots };
+    };
+    const dflt = await run(undefined);
+    const two = await run('cgs2');
+    for (const { r } of [dflt, two]) {
+      expect(r.converged, r.detail).toBe(true);
+      for (let i = 0; i < k; i++) {
+        expect(Math.abs(r.values[i]! - ref[i]!) / ref[i]!, `λ${i}`).toBeLessThan(1e-10);
+        expect(residualF64(lap, r.values[i]!, r.vectors[i]!), `residual ${i}`).toBeLessThan(1e-8);
+      }
+    }
+    const inner = (x: typeof dflt) => x.r.phases[1]!.innerMatvecs!;
+    expect(inner(dflt)).toBeGreaterThan(0);
+    // per correction product: cgs2 two multiDot passes over the Krylov basis, cgs one (the projector's two are common to both)
+    expect(dflt.multiDots / inner(dflt)).toBeLessThan(two.multiDots / inner(two) - 0.8);
+  }, 60_000);
 });

@@ -79,6 +79,14 @@ export interface FastCorrectorOptions {
    */
   checkEvery?: number;
   /**
+   * Gram–Schmidt of the inner GMRES (default 'cgs2': two passes per step, orthogonal to working
+   * precision). 'cgs': one pass — where the fast space offers a device basis block (WebGPU) a
+   * step is the product plus 4 dispatches and reads the basis twice, not four times; GMRES
+   * recomputes the true residual at the end of the cycle, and a correction needs a relative
+   * accuracy of about the inner tolerance only (1e-3), far above what a single pass can lose.
+   */
+  orthogonalization?: 'cgs2' | 'cgs';
+  /**
    * The operator's main diagonal (float64). When given, the inner GMRES is right-preconditioned
    * by (I − XXᵀ)(D − θ + 10⁻³)⁻¹ (Davidson's level-shifted, clamped diagonal, then back into
    * X⊥): on diagonally dominant matrices (CI Hamiltonians) far fewer inner steps per solve.
@@ -270,7 +278,7 @@ export function fastCorrector<V, S, P>(
       const m = diag ? diagonalPreconditioner(fastSpace, diag, x, theta[roots[j]!]!) : undefined;
       const tol = innerTolerance(rtol, rn, target);
       const checkEvery = opts.checkEvery ?? checksFor(inner, lastFailedFull, tol, rtol);
-      const res = await gmres(fastSpace, a, b, { rtol: tol, restart: inner, maxIterations: inner, checkEvery, ...(m ? { preconditioner: m } : {}) });
+      const res = await gmres(fastSpace, a, b, { rtol: tol, restart: inner, maxIterations: inner, checkEvery, ...(opts.orthogonalization ? { orthogonalization: opts.orthogonalization } : {}), ...(m ? { preconditioner: m } : {}) });
       m?.dispose();
       lastFailedFull = res.reason === 'max-iterations' && res.iterations >= inner;
       stats.matvecs += res.stats.matvecs;
