@@ -86,6 +86,8 @@ const MIXED_VARIANTS: Record<string, { label: string; o: Partial<MixedEigenOptio
   'values-cgs': { label: 'bound, no multiplicity check, values only, fast phase defaults, inner GMRES cgs', o: { accept: 'bound', fastCheckMultiplicity: false, returnVectors: false, innerOrthogonalization: 'cgs' } },
   'values-check-cgs2': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, inner GMRES cgs2', o: { accept: 'bound', returnVectors: false, innerOrthogonalization: 'cgs2' } },
   'values-cgs2': { label: 'bound, no multiplicity check, values only, fast phase defaults, inner GMRES cgs2', o: { accept: 'bound', fastCheckMultiplicity: false, returnVectors: false, innerOrthogonalization: 'cgs2' } },
+  // (s11-eig15) the polish's Davidson subspace 48 instead of 28: no restart in the H100's 8 polish iterations
+  'values-check-sub48': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, polish subspace 48', o: { accept: 'bound', returnVectors: false, polishMaxSubspace: 48 } },
   bound: { label: 'bound', o: { accept: 'bound', fastMaxIterations: 1000 } },
   residual: { label: 'residual rule (session 4)', o: {} },
 };

@@ -91,3 +91,16 @@ describe("eigsMixed: the 'jd' polish's inner GMRES takes one Gram–Schmidt pass
     expect(dflt.multiDots / inner(dflt)).toBeLessThan(two.multiDots / inner(two) - 0.8);
   }, 60_000);
 });
+
+describe('eigsMixed polishMaxSubspace', () => {
+  it("sizes the 'jd' polish's Davidson subspace (default 4·(k + 1) + 8), rejects a non-positive one", async () => {
+    const lap = generators.poisson2d(12);
+    const base = { method: 'lanczos' as const, k: 2, fastOperator: float32CsrOperator(lap), fastSpace: new Float32HostSpace(), hostOperator: HostOperator.fromCsr(lap), fastCheckMultiplicity: false };
+    const dflt = await eigsMixed(base);
+    const wide = await eigsMixed({ ...base, polishMaxSubspace: 40 });
+    expect(dflt.phases[1]!.method).toContain('maxSubspace=16');
+    expect(wide.phases[1]!.method).toContain('maxSubspace=40');
+    expect(Math.abs(wide.values[0]! - dflt.values[0]!)).toBeLessThan(1e-12);
+    await expect(eigsMixed({ ...base, polishMaxSubspace: 0 })).rejects.toThrow(/polishMaxSubspace/);
+  });
+});

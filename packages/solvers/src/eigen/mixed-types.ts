@@ -158,6 +158,12 @@ export interface MixedEigenOptions<V, S> {
   fastMaxIterations?: number;
   polishMaxIterations?: number;
   /**
+   * Most vectors of the 'jd' polish's Davidson subspace (default 4·(k + guards) + 8: 28 for
+   * k = 4 with one guard). A restart keeps the k + guards Ritz vectors only; a larger subspace
+   * restarts less often for 2 df64 vectors of n per extra column (V and A·V).
+   */
+  polishMaxSubspace?: number;
+  /**
    * Lanczos fast phase: look for missed copies of multiple eigenvalues (default true; false is
    * CuPy's / ARPACK's algorithm and about halves the fast phase's products, see `lanczos`).
    */

@@ -84,6 +84,7 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   checkPositive('eigsMixed tol', opts.tol);
   checkPositive('eigsMixed residualTol', opts.residualTol);
   checkPositive('eigsMixed fastTol', opts.fastTol);
+  checkPositive('eigsMixed polishMaxSubspace', opts.polishMaxSubspace);
   const which = opts.which ?? 'smallest';
   if (which === 'largest' && opts.method !== 'lanczos') {
     throw new InvalidParameterError('eigsMixed which', `'smallest' with method '${opts.method}' ('largest' needs 'lanczos')`, which);
@@ -264,7 +265,7 @@ async function polishIn<V, S, P, PS>(
     // accept 'bound': a root's inner solve only as tight as its bound needs (judge.target); the documented 25 / 1e-3 kept
     const byTarget = c.accept === 'bound' ? { targetResidualOf: judge.target, skipBelowTarget: false } : {};
     const jd = fastCorrector(fastOp, opts.fastSpace, { innerIterations: opts.innerIterations ?? 25, innerRtol: opts.innerRtol ?? 1e-3, orthogonalization: opts.innerOrthogonalization ?? 'cgs', ...byTarget, ...(kSolve > k ? { guardFrom: k } : {}) }, p.bridge);
-    result = await davidsonWith(polishOp, p.space, { ...common, ...byBound, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(polishOp.rows, 4 * kSolve + 8), name: 'jd-davidson' });
+    result = await davidsonWith(polishOp, p.space, { ...common, ...byBound, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(polishOp.rows, opts.polishMaxSubspace ?? 4 * kSolve + 8), name: 'jd-davidson' });
     innerMatvecs = jd.stats.matvecs;
     innerReadbacks = jd.stats.readbacks;
   } else if (polishMethod === 'davidson') {
