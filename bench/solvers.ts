@@ -88,6 +88,8 @@ const MIXED_VARIANTS: Record<string, { label: string; o: Partial<MixedEigenOptio
   'values-cgs2': { label: 'bound, no multiplicity check, values only, fast phase defaults, inner GMRES cgs2', o: { accept: 'bound', fastCheckMultiplicity: false, returnVectors: false, innerOrthogonalization: 'cgs2' } },
   // (s11-eig15) the polish's Davidson subspace 48 instead of 28: no restart in the H100's 8 polish iterations
   'values-check-sub48': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, polish subspace 48', o: { accept: 'bound', returnVectors: false, polishMaxSubspace: 48 } },
+  // (s11-eig15) 50 inner steps with the cheaper correction products: fewer outer iterations (each a df64 Rayleigh–Ritz and readbacks)?
+  'values-check-inner50': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, 50 inner GMRES steps', o: { accept: 'bound', returnVectors: false, innerIterations: 50 } },
   bound: { label: 'bound', o: { accept: 'bound', fastMaxIterations: 1000 } },
   residual: { label: 'residual rule (session 4)', o: {} },
 };
