@@ -119,7 +119,7 @@ export function innerTolerance(rtol: number, rn: number, targetResidual: number 
  * outputs, so the right projector is the identity on them up to rounding and is not applied —
  * an X-component ε of u (rounding, ≈ u₃₂) changes y by (I − XXᵀ)·R·ε only (R = AX − XΘ, the
  * outer residuals). Saves a copy and a projectOutTwice per product (s11: on the H100's
- * poisson3d polish, 572 correction products, ≈ 24 vector passes and 6 dispatches each).
+ * poisson3d polish, 572 correction products; lavapipe: 28 vector passes and 7 dispatches each).
  * Cost per apply: one matvec, one axpby, 2·|X| dots and axpys (the left projector).
  */
 function projectedShifted<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, x: readonly V[], theta: number): LinearOperator<V> & { dispose(): void } {
