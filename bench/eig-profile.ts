@@ -8,7 +8,7 @@
  *
  *   node .gpukit/app/eig-profile.mjs [--hubbard 13] [--mtx FILE] [--k 4] [--tol 1e-5]
  *     [--kernel csr-adaptive --params nnzPerGroup=1024] [--no-timestamps] [--toggles "T1;T2"]
- *     [--first-batch 16,4] [--out $OUT/eig-profile.json]
+ *     [--first-batch 16,4] [--out $OUT/eig-profile.json] [--poisson3d 100x110x120] [--check on|off]
  *
  * `--first-batch` repeats the measured run with each value of the recorder's first batch after
  * a readback (Recorder.firstBatch; 16 is the default): fewer dispatches restart the GPU sooner
@@ -24,7 +24,7 @@
  * kernel times and `byBlock` are per mode. The block's own calls count as recording.
  */
 import { assembleHamiltonian, buildCiSpace, parseFcidump } from '../packages/chem/src/index';
-import { type CsrMatrix, readMatrixMarket } from '../packages/formats/src/index';
+import { type CsrMatrix, generators, readMatrixMarket } from '../packages/formats/src/index';
 import { createGpuContext, type GpuOperator, GpuVectorSpace, gpuOperatorFromCsr, timeGpu, tunedOperator } from '../packages/gpu/src/index';
 import { lanczos } from '../packages/solvers/src/index';
 import { COUNTERS, diff, instrument, KernelClock, kernelRows, snapshot, type Split, timeMethods, writeRecord } from './gpu-calls';
@@ -34,6 +34,10 @@ const argv = process.argv.slice(2);
 const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
 const out = opt('--out') ?? 'bench/out/eig-profile.json';
 const mtx = opt('--mtx');
+/** `--poisson3d AxBxC`: the 7-point Laplacian of eigsMixed's H100 benchmark instead of a Hubbard Hamiltonian. */
+const poisson = opt('--poisson3d')?.split('x').map(Number);
+/** `--check off`: Lanczos without the multiplicity check (the fast phase's first run alone). */
+const checkMultiplicity = opt('--check') !== 'off';
 const sites = Number(opt('--hubbard') ?? 13);
 const k = Number(opt('--k') ?? 4);
 const tol = Number(opt('--tol') ?? 1e-5);
@@ -50,6 +54,7 @@ let recordAhead = true;
 
 async function loadMatrix(): Promise<{ name: string; a: CsrMatrix }> {
   if (mtx) return { name: mtx.split('/').pop()!, a: (await readMatrixMarket(mtx)).matrix };
+  if (poisson) return { name: `poisson3d-${poisson.join('x')}`, a: generators.poisson3d(poisson[0]!, poisson[1]!, poisson[2]!) };
   const fd = parseFcidump(hubbardFcidump(sites), { file: `hubbard-L${sites}` });
   const { fcidump, space } = buildCiSpace(fd, 'fci');
   return { name: `hubbard-L${sites}`, a: (await assembleHamiltonian(fcidump, space, { workers: 'auto' })).matrix };
@@ -86,7 +91,7 @@ const useBlock = (on: boolean) => {
     : undefined;
 };
 const run = async () => {
-  const r = await lanczos(op, space, { k, tol, recordAhead, ...(basis ? { maxBasis: basis } : {}) });
+  const r = await lanczos(op, space, { k, tol, recordAhead, checkMultiplicity, ...(basis ? { maxBasis: basis } : {}) });
   await ctx.finish();
   r.vectors.forEach((v) => { space.release(v); });
   return r;
@@ -155,8 +160,8 @@ async function measure(mode: string) {
   };
   const fb0 = byFirstBatch[0] as Record<string, number>;
   console.log(`eig-profile ${name} block=${mode}: ${res.reason}, ${products} products, ${row.wallMsPerProduct} ms/product (every run: ${byFirstBatch.map((b) => b.wallMsPerProduct).join(' / ')}; record ${fb0.recordMsPerProduct}, wait ${fb0.waitMsPerProduct}, solver host ${fb0.solverHostMsPerProduct}), ${perProduct.dispatch} dispatches/product, GPU ${gpuMs === undefined ? '-' : (gpuMs / products).toFixed(3)} ms/product; ${res.values.map((v) => v.toFixed(9)).join(' ')}`);
-  // the four costliest kernels, greppable (issue 15: the block's combine was 289 µs a dispatch on the H100)
-  if (kernels) console.log(`eig-profile ${name} block=${mode} kernels: ${kernels.slice(0, 4).map((kr) => `${kr.label} ${kr.meanUs} µs × ${kr.perIteration}/product`).join(', ')}`);
+  // the six costliest kernels, greppable (issue 15: the block's combine was 289 µs a dispatch on the H100)
+  if (kernels) console.log(`eig-profile ${name} block=${mode} kernels: ${kernels.slice(0, 6).map((kr) => `${kr.label} ${kr.meanUs} µs × ${kr.perIteration}/product`).join(', ')}`);
   return row;
 }
 

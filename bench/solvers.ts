@@ -80,6 +80,16 @@ const MIXED_VARIANTS: Record<string, { label: string; o: Partial<MixedEigenOptio
   // the same 2 polish iterations, 84 → 52 float32 correction products)
   'values-inner12': { label: 'bound, no multiplicity check, values only, fast phase defaults, 12 inner GMRES steps', o: { accept: 'bound', fastCheckMultiplicity: false, returnVectors: false, innerIterations: 12 } },
   'values-check-inner12': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, 12 inner GMRES steps', o: { accept: 'bound', returnVectors: false, innerIterations: 12 } },
+  // (s11-eig15) the polish's inner GMRES with one Gram–Schmidt pass in the device basis block (a step = product + 4 dispatches),
+  // and the session-10 checks (every 4 inner steps in every solve) to measure what the adaptive checks save
+  'values-check-cgs': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, inner GMRES cgs', o: { accept: 'bound', returnVectors: false, innerOrthogonalization: 'cgs' } },
+  'values-cgs': { label: 'bound, no multiplicity check, values only, fast phase defaults, inner GMRES cgs', o: { accept: 'bound', fastCheckMultiplicity: false, returnVectors: false, innerOrthogonalization: 'cgs' } },
+  'values-check-cgs2': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, inner GMRES cgs2', o: { accept: 'bound', returnVectors: false, innerOrthogonalization: 'cgs2' } },
+  'values-cgs2': { label: 'bound, no multiplicity check, values only, fast phase defaults, inner GMRES cgs2', o: { accept: 'bound', fastCheckMultiplicity: false, returnVectors: false, innerOrthogonalization: 'cgs2' } },
+  // (s11-eig15) the polish's Davidson subspace 48 instead of 28: no restart in the H100's 8 polish iterations
+  'values-check-sub48': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, polish subspace 48', o: { accept: 'bound', returnVectors: false, polishMaxSubspace: 48 } },
+  // (s11-eig15) 50 inner steps with the cheaper correction products: fewer outer iterations (each a df64 Rayleigh–Ritz and readbacks)?
+  'values-check-inner50': { label: 'bound, WITH the multiplicity check, values only, fast phase defaults, 50 inner GMRES steps', o: { accept: 'bound', returnVectors: false, innerIterations: 50 } },
   bound: { label: 'bound', o: { accept: 'bound', fastMaxIterations: 1000 } },
   residual: { label: 'residual rule (session 4)', o: {} },
 };
@@ -248,7 +258,7 @@ async function eigenCase(name: string, a: CsrMatrix, shift: number): Promise<voi
 
 /** The phases of an eigsMixed result in one line (products per space, readbacks, ms). */
 function phaseText(m: MixedEigenResult): string {
-  return `phases ${m.phases.map((p) => `${p.phase} ${p.method} ${p.reason} after ${p.iterations} iterations, ${p.matvecs} products${p.innerMatvecs !== undefined ? ` + ${p.innerMatvecs} f32 correction products` : ''}, ${p.readbacks} readbacks, ${p.ms.toFixed(0)} ms`).join('; ')}`;
+  return `phases ${m.phases.map((p) => `${p.phase} ${p.method} ${p.reason} after ${p.iterations} iterations, ${p.matvecs} products${p.innerMatvecs !== undefined ? ` + ${p.innerMatvecs} f32 correction products` : ''}, ${p.readbacks} readbacks${p.innerReadbacks !== undefined ? ` + ${p.innerReadbacks} correction readbacks` : ''}, ${p.ms.toFixed(0)} ms`).join('; ')}`;
 }
 
 /**

@@ -10,8 +10,9 @@
  * correction (≈ the inner tolerance), never the attainable accuracy of the float64 outer loop.
  *
  * Memory traffic per correction (m inner steps, k Ritz vectors, n rows): m fast matvecs, the
- * projector (4·k dots and axpys) twice per step, GMRES's own orthogonalisation; uploads of X
- * (k vectors) and rᵢ, one download of t.
+ * left projector (4·k dots and axpys) once per step (the right one is the identity on GMRES's
+ * vectors, see projectedShifted), GMRES's own orthogonalisation; uploads of X (k vectors) and
+ * rᵢ, one download of t.
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
@@ -71,17 +72,39 @@ export interface FastCorrectorOptions {
    */
   guardFrom?: number;
   /**
-   * Inner GMRES steps between two convergence checks (default 4). GMRES's own default (32)
-   * exceeds the 25 inner steps, so every solve ran all of them whatever its tolerance; a check
-   * costs one small readback (the Hessenberg column), a step one product.
+   * Inner GMRES steps between two convergence checks. GMRES's own default (32) exceeds the 25
+   * inner steps, so every solve ran all of them whatever its tolerance; a check costs one small
+   * readback (the Hessenberg column), a step one product. Default: 4, except that after a solve
+   * that ran all its inner steps without meeting its tolerance, the following solves at the
+   * floor tolerance check only at their end until one converges (see {@link checksFor}).
    */
   checkEvery?: number;
+  /**
+   * Gram–Schmidt of the inner GMRES (default 'cgs2': two passes per step, orthogonal to working
+   * precision). 'cgs': one pass — where the fast space offers a device basis block (WebGPU) a
+   * step is the product plus 4 dispatches and reads the basis twice, not four times; GMRES
+   * recomputes the true residual at the end of the cycle, and a correction needs a relative
+   * accuracy of about the inner tolerance only (1e-3), far above what a single pass can lose.
+   */
+  orthogonalization?: 'cgs2' | 'cgs';
   /**
    * The operator's main diagonal (float64). When given, the inner GMRES is right-preconditioned
    * by (I − XXᵀ)(D − θ + 10⁻³)⁻¹ (Davidson's level-shifted, clamped diagonal, then back into
    * X⊥): on diagonally dominant matrices (CI Hamiltonians) far fewer inner steps per solve.
    */
   diagonal?: Float64Array;
+}
+
+/**
+ * Inner GMRES steps between checks for the next correction solve (`checkEvery` not given): 4,
+ * or only at the end (`inner`) while the last solve ran all `inner` steps without meeting its
+ * tolerance and this one aims at the floor tolerance too — it would not stop early either, and
+ * each check is a readback with the GPU idle (eigsMixed on the H100's poisson3d 100×110×120:
+ * 22 solves of 25 steps, none converged, 7 checks each ≈ 0.8 ms apiece). A root whose tolerance
+ * is loosened near its target, or any solve after one that converged, checks every 4 steps.
+ */
+export function checksFor(inner: number, lastFailedFull: boolean, tol: number, floor: number): number {
+  return lastFailedFull && tol <= floor ? inner : 4;
 }
 
 /** Inner relative tolerance of one correction: loose when ‖r‖ is near the target (see options). */
@@ -91,18 +114,20 @@ export function innerTolerance(rtol: number, rn: number, targetResidual: number 
 }
 
 /**
- * y = (I − XXᵀ)(A − θI)(I − XXᵀ)·x on the fast space (the Jacobi–Davidson operator).
- * Cost per apply: one matvec, 4·|X| dots and axpys.
+ * y = (I − XXᵀ)(A − θI)(I − XXᵀ)·u on the fast space (the Jacobi–Davidson operator), for inputs
+ * u ⟂ X: GMRES's right-hand side is projected (b ⟂ X) and every Krylov vector (and, with the
+ * preconditioner, every M⁻¹·v, projected there) is a combination of the operator's projected
+ * outputs, so the right projector is the identity on them up to rounding and is not applied —
+ * an X-component ε of u (rounding, ≈ u₃₂) changes y by (I − XXᵀ)·R·ε only (R = AX − XΘ, the
+ * outer residuals). Saves a copy and a projectOutTwice per product (s11: on the H100's
+ * poisson3d polish, 572 correction products; lavapipe: 28 vector passes and 7 dispatches each).
+ * Cost per apply: one matvec, one axpby, 2·|X| dots and axpys (the left projector).
  */
 function projectedShifted<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, x: readonly V[], theta: number): LinearOperator<V> & { dispose(): void } {
   const n = op.rows;
-  let tmp: V | undefined;
   const apply = (u: V, y: V): void => {
-    const w = (tmp ??= space.create(n));
-    space.copy(u, w);
-    projectOutTwice(space, x, w); // w = (I − XXᵀ)·u
-    returnedVoid(op.apply(w, y), 'davidson correction', 'apply'); // y = A·w
-    space.axpby(-theta, w, 1, y); // y ← y − θ·w
+    returnedVoid(op.apply(u, y), 'davidson correction', 'apply'); // y = A·u
+    space.axpby(-theta, u, 1, y); // y ← y − θ·u
     projectOutTwice(space, x, y); // y ← (I − XXᵀ)·y
   };
   return {
@@ -116,10 +141,7 @@ function projectedShifted<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>,
       space.axpby(alpha, t, beta, y); // y = alpha·(JD operator)·u + beta·y
       space.release(t);
     },
-    dispose() {
-      if (tmp) space.release(tmp);
-      tmp = undefined;
-    },
+    dispose() {},
   };
 }
 
@@ -238,7 +260,7 @@ export function fastCorrector<V, S, P>(
   const rtol = opts.innerRtol ?? (targeted ? 1e-4 : 1e-3);
   const br = bridge ?? (hostBridge(fastSpace) as unknown as CorrectorBridge<P, V>);
   const guardFrom = opts.guardFrom ?? Number.POSITIVE_INFINITY;
-  const checkEvery = opts.checkEvery ?? 4;
+  let lastFailedFull = false; // the last solve ran every inner step without converging ({@link checksFor})
   const diag = opts.diagonal ? { host: opts.diagonal } as { host: Float64Array; fast?: V } : undefined;
   const corrector: DavidsonCorrector<P> = async ({ residuals, roots, theta, ritzVectors }) => {
     const rns = await br.norms(residuals);
@@ -255,8 +277,11 @@ export function fastCorrector<V, S, P>(
       projectOutTwice(fastSpace, x, b); // b ⟂ X
       const a = projectedShifted(fastOp, fastSpace, x, theta[roots[j]!]!);
       const m = diag ? diagonalPreconditioner(fastSpace, diag, x, theta[roots[j]!]!) : undefined;
-      const res = await gmres(fastSpace, a, b, { rtol: innerTolerance(rtol, rn, target), restart: inner, maxIterations: inner, checkEvery, ...(m ? { preconditioner: m } : {}) });
+      const tol = innerTolerance(rtol, rn, target);
+      const checkEvery = opts.checkEvery ?? checksFor(inner, lastFailedFull, tol, rtol);
+      const res = await gmres(fastSpace, a, b, { rtol: tol, restart: inner, maxIterations: inner, checkEvery, ...(opts.orthogonalization ? { orthogonalization: opts.orthogonalization } : {}), ...(m ? { preconditioner: m } : {}) });
       m?.dispose();
+      lastFailedFull = res.reason === 'max-iterations' && res.iterations >= inner;
       stats.matvecs += res.stats.matvecs;
       stats.readbacks += res.stats.readbacks + 1;
       stats.solves++;

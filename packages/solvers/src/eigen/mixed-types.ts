@@ -23,6 +23,8 @@ export interface EigenPhaseReport {
   residualNorms: number[];
   /** Polish 'jd' only: fast-space matvecs spent on its correction equations. */
   innerMatvecs?: number;
+  /** The corrections' own readbacks (their GMRES checks and hand-overs), not in `readbacks`. */
+  innerReadbacks?: number;
 }
 
 /**
@@ -127,6 +129,15 @@ export interface MixedEigenOptions<V, S> {
   innerIterations?: number;
   /** Inner relative tolerance of the 'jd' polish (default 1e-3). */
   innerRtol?: number;
+  /**
+   * Gram–Schmidt of the 'jd' polish's inner GMRES (FastCorrectorOptions.orthogonalization):
+   * 'cgs' (the default since session 11) — one pass, on a GPU space in the device basis block
+   * (a step = product + 4 dispatches, half the vector passes): a correction needs ~1e-3 accuracy
+   * only and the outer float64 Davidson decides the answer's; 'cgs2' — two passes (before).
+   * lavapipe poisson3d 16×18×20 / 30×33×36, 4 lowest: the same polish iterations, products,
+   * values and residuals; dispatches 3 761 → 3 090 / 7 070 → 5 710 for the whole solve.
+   */
+  innerOrthogonalization?: 'cgs2' | 'cgs';
   /** Relative eigenvalue tolerance of the polish: |Δθ| < tol·max|θ| between iterations (default 1e-10). */
   tol?: number;
   /** Absolute residual tolerance of the polish, ‖A·v − θ·v‖ (default 1e-8 unless `rtol` is given). */
@@ -146,6 +157,12 @@ export interface MixedEigenOptions<V, S> {
   fastTol?: number;
   fastMaxIterations?: number;
   polishMaxIterations?: number;
+  /**
+   * Most vectors of the 'jd' polish's Davidson subspace (default 4·(k + guards) + 8: 28 for
+   * k = 4 with one guard). A restart keeps the k + guards Ritz vectors only; a larger subspace
+   * restarts less often for 2 df64 vectors of n per extra column (V and A·V).
+   */
+  polishMaxSubspace?: number;
   /**
    * Lanczos fast phase: look for missed copies of multiple eigenvalues (default true; false is
    * CuPy's / ARPACK's algorithm and about halves the fast phase's products, see `lanczos`).

@@ -85,6 +85,7 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   checkPositive('eigsMixed tol', opts.tol);
   checkPositive('eigsMixed residualTol', opts.residualTol);
   checkPositive('eigsMixed fastTol', opts.fastTol);
+  checkPositive('eigsMixed polishMaxSubspace', opts.polishMaxSubspace);
   const which = opts.which ?? 'smallest';
   if (which === 'largest' && opts.method !== 'lanczos') {
     throw new InvalidParameterError('eigsMixed which', `'smallest' with method '${opts.method}' ('largest' needs 'lanczos')`, which);
@@ -142,6 +143,7 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
     : await polishIn(opts, fast, ctx, { space: hostSpace, operator: hostOperator!, start: await hostStart(fast, fastSpace), bridge: hostBridge(fastSpace) });
   const polishReport = report('polish', polished.space, polished.result, sign);
   if (polished.innerMatvecs !== undefined) polishReport.innerMatvecs = polished.innerMatvecs;
+  if (polished.innerReadbacks !== undefined) polishReport.innerReadbacks = polished.innerReadbacks;
   phases.push(polishReport);
   const out = combineMixed(fast, polished.result, polished.vectors, phases, sign, polished.innerMatvecs, t0, k);
   out.bounds = polished.bounds;
@@ -242,7 +244,7 @@ async function polishIn<V, S, P, PS>(
   fast: EigenResult<V>,
   c: PolishContext,
   p: { space: VectorSpace<P, PS>; operator: LinearOperator<P>; start: P[]; bridge: CorrectorBridge<P, V> },
-): Promise<{ result: EigenResult<P>; vectors: Float64Array[]; space: string; innerMatvecs: number | undefined; bounds: EigenvalueBoundReport }> {
+): Promise<{ result: EigenResult<P>; vectors: Float64Array[]; space: string; innerMatvecs: number | undefined; innerReadbacks?: number; bounds: EigenvalueBoundReport }> {
   const { k, kSolve, tol, rule, sign, tag } = c;
   const common = { k: kSolve, signal: c.signal };
   const polishOp = sign === 1 ? p.operator : negatedFast(p.operator, p.space);
@@ -258,13 +260,15 @@ async function polishIn<V, S, P, PS>(
   const byBound = c.accept === 'bound' ? { nConverge: k, acceptRoots: judge.accept, recomputeResiduals: false } : {};
   let result: EigenResult<P>;
   let innerMatvecs: number | undefined;
+  let innerReadbacks: number | undefined;
   if (polishMethod === 'jd') {
     const fastOp = sign === 1 ? opts.fastOperator : negatedFast(opts.fastOperator, opts.fastSpace);
     // accept 'bound': a root's inner solve only as tight as its bound needs (judge.target); the documented 25 / 1e-3 kept
     const byTarget = c.accept === 'bound' ? { targetResidualOf: judge.target, skipBelowTarget: false } : {};
-    const jd = fastCorrector(fastOp, opts.fastSpace, { innerIterations: opts.innerIterations ?? 25, innerRtol: opts.innerRtol ?? 1e-3, ...byTarget, ...(kSolve > k ? { guardFrom: k } : {}) }, p.bridge);
-    result = await davidsonWith(polishOp, p.space, { ...common, ...byBound, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(polishOp.rows, 4 * kSolve + 8), name: 'jd-davidson' });
+    const jd = fastCorrector(fastOp, opts.fastSpace, { innerIterations: opts.innerIterations ?? 25, innerRtol: opts.innerRtol ?? 1e-3, orthogonalization: opts.innerOrthogonalization ?? 'cgs', ...byTarget, ...(kSolve > k ? { guardFrom: k } : {}) }, p.bridge);
+    result = await davidsonWith(polishOp, p.space, { ...common, ...byBound, onIteration: tag('polish'), corrector: jd.corrector, initialVectors, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 50, maxSubspace: Math.min(polishOp.rows, opts.polishMaxSubspace ?? 4 * kSolve + 8), name: 'jd-davidson' });
     innerMatvecs = jd.stats.matvecs;
+    innerReadbacks = jd.stats.readbacks;
   } else if (polishMethod === 'davidson') {
     const d = sign === 1 ? opts.diagonal! : opts.diagonal!.map((x) => -x);
     result = await davidson(polishOp, p.space, { ...common, ...byBound, onIteration: tag('polish'), diagonal: d, tol: tol * lamScale, ...rule, maxIterations: opts.polishMaxIterations ?? 100, initialVectors });
@@ -286,7 +290,7 @@ async function polishIn<V, S, P, PS>(
       p.space.release(v);
     }
   }
-  return { result, vectors, space: p.space.name, innerMatvecs, bounds };
+  return { result, vectors, space: p.space.name, innerMatvecs, ...(innerReadbacks === undefined ? {} : { innerReadbacks }), bounds };
 }
 
 /**
