@@ -7,9 +7,10 @@
 import { csrSpmv, generators as g, ResourceLimitError } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cg } from '../../solvers/src/index';
-import { type GpuOperator, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../src/index';
+import { type GpuOperator, GpuVectorSpace, InSolveOperator } from '../src/index';
 import { guardVerdict } from '../src/autotune/in-solve-guard';
 import { testContext, trueRelative } from './helpers';
+import { internals, type Tuned, tunedInSolve } from './support/faults';
 
 afterAll(async () => (await testContext()).dispose());
 
@@ -18,13 +19,11 @@ const a = g.poisson2d(16);
 const ones = new Float64Array(a.rows).fill(1);
 const b = csrSpmv(a, ones);
 
-type Tuned = InSolveOperator & { readonly tuning: TuningReport };
-
 async function inSolve(): Promise<{ op: Tuned; others: GpuOperator[] }> {
   const ctx = await testContext();
-  const op = await tunedOperator(ctx, a, { warn: () => {}, cache: false, inSolve: true, candidates: CANDIDATES, maxTimed: 4, budgetMs: 1e6, expectedProducts: 1e4 });
+  const op = await tunedInSolve(ctx, a, CANDIDATES);
   expect(op).toBeInstanceOf(InSolveOperator);
-  const others = (op as unknown as { others: GpuOperator[] }).others;
+  const others = internals(op).others;
   expect(others.length).toBeGreaterThanOrEqual(1);
   return { op: op as Tuned, others };
 }
