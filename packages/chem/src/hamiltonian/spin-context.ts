@@ -148,44 +148,7 @@ export function spinContext(space: DeterminantSpace, options: SpinContextOptions
   const classes = options.pairs !== false && lookup !== 2 && alpha.move.length > 0 && beta.move.length > 0 ? betaClasses(space, lookup, pairIndex) : undefined;
   const nC = classes?.count ?? 0;
   // beta moves p → q (p < q) grouped by (p, q) and class
-  let pairOff = new Int32Array(0);
-  let pairB = new Int32Array(0);
-  let pairT = new Int32Array(0);
-  let pairS = new Int32Array(0);
-  if (classes) {
-    const bNel = beta.nel;
-    const bNv = beta.nvirt;
-    const keys = n * n * nC;
-    pairOff = new Int32Array(keys + 1);
-    const each = (visit: (key: number, b: number, tb: number, parity: number) => void) => {
-      for (let b = 0; b < nB; b++) {
-        const c = classes.ofBeta[b]!;
-        if (c < 0) continue;
-        for (let y = 0; y < bNel; y++) {
-          const p = beta.occ[b * bNel + y]!;
-          for (let w = 0; w < bNv; w++) {
-            const q = beta.virt[b * bNv + w]!;
-            if (q < p) continue;
-            const tb = beta.move[(b * bNel + y) * bNv + w]!;
-            if (tb >= 0) visit((p * n + q) * nC + c, b, tb, (y + q - w) & 1); // #(b below p) + #(b below q)
-          }
-        }
-      }
-    };
-    each((key) => pairOff[key + 1]!++);
-    for (let i = 0; i < keys; i++) pairOff[i + 1]! += pairOff[i]!;
-    const total = pairOff[keys]!;
-    pairB = new Int32Array(total);
-    pairT = new Int32Array(total);
-    pairS = new Int32Array(total);
-    const fill = pairOff.slice(0, keys);
-    each((key, b, tb, parity) => {
-      const e = fill[key]!++;
-      pairB[e] = b;
-      pairT[e] = tb;
-      pairS[e] = parity;
-    });
-  }
+  const { pairOff, pairB, pairT, pairS } = classes ? betaPairLists(beta, n, nB, classes) : { pairOff: new Int32Array(0), pairB: new Int32Array(0), pairT: new Int32Array(0), pairS: new Int32Array(0) };
   return {
     norb: n,
     szTerm: sz * sz + sz,
@@ -211,4 +174,42 @@ export function spinContext(space: DeterminantSpace, options: SpinContextOptions
     pairT,
     pairS,
   };
+}
+
+/** The beta moves p → q (p < q) of `beta` grouped by (p, q) and beta class: the pair lists of {@link SpinContext}. Cost O(n_β · nel · nvirt). */
+function betaPairLists(beta: SpinStrings, n: number, nB: number, classes: { count: number; ofBeta: Int32Array }): { pairOff: Int32Array; pairB: Int32Array; pairT: Int32Array; pairS: Int32Array } {
+  const nC = classes.count;
+  const bNel = beta.nel;
+  const bNv = beta.nvirt;
+  const keys = n * n * nC;
+  const pairOff = new Int32Array(keys + 1);
+  const each = (visit: (key: number, b: number, tb: number, parity: number) => void) => {
+    for (let b = 0; b < nB; b++) {
+      const c = classes.ofBeta[b]!;
+      if (c < 0) continue;
+      for (let y = 0; y < bNel; y++) {
+        const p = beta.occ[b * bNel + y]!;
+        for (let w = 0; w < bNv; w++) {
+          const q = beta.virt[b * bNv + w]!;
+          if (q < p) continue;
+          const tb = beta.move[(b * bNel + y) * bNv + w]!;
+          if (tb >= 0) visit((p * n + q) * nC + c, b, tb, (y + q - w) & 1); // #(b below p) + #(b below q)
+        }
+      }
+    }
+  };
+  each((key) => pairOff[key + 1]!++);
+  for (let i = 0; i < keys; i++) pairOff[i + 1]! += pairOff[i]!;
+  const total = pairOff[keys]!;
+  const pairB = new Int32Array(total);
+  const pairT = new Int32Array(total);
+  const pairS = new Int32Array(total);
+  const fill = pairOff.slice(0, keys);
+  each((key, b, tb, parity) => {
+    const e = fill[key]!++;
+    pairB[e] = b;
+    pairT[e] = tb;
+    pairS[e] = parity;
+  });
+  return { pairOff, pairB, pairT, pairS };
 }
