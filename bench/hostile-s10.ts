@@ -15,71 +15,12 @@
  *
  *   node .gpukit/app/hostile-s10.mjs [--out $OUT/hostile-s10.json] [--small]   (--small: 48² / 24² grids, for lavapipe)
  */
-import { writeFileSync } from 'node:fs';
-import { type CsrMatrix, csrSpmv, GpuSparseError, generators } from '../packages/formats/src/index';
-import { createGpuContext, type GpuOperator, gpuOperatorFromCsr, type GpuVector, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../packages/gpu/src/index';
+import { csrSpmv, GpuSparseError, generators } from '../packages/formats/src/index';
+import { gpuOperatorFromCsr, type GpuVector } from '../packages/gpu/src/index';
 import { bicgstab, cg, gmres, type SolveResult } from '../packages/solvers/src/index';
+import { errText, hostileHarness, hostResidual, switchedThenWrong, type Tuned } from './lib/hostile-faults';
 
-const argv = process.argv.slice(2);
-const out = argv.includes('--out') ? argv[argv.indexOf('--out') + 1] : undefined;
-const small = argv.includes('--small');
-const ctx = await createGpuContext();
-const device = ctx.describeText().split('\n')[0];
-const space = new GpuVectorSpace(ctx);
-const cases: Record<string, unknown>[] = [];
-const line = (c: Record<string, unknown>) => {
-  cases.push(c);
-  console.log(`${c.pass ? 'PASS' : 'FAIL'} ${c.name}${c.detail ? `: ${c.detail}` : ''}`);
-};
-const errText = (e: unknown) => `${(e as Error).name}: ${(e as Error).message.slice(0, 240)}`;
-
-function residual(a: CsrMatrix, x: Float64Array, b: Float64Array): { abs: number; rel: number } {
-  const ax = csrSpmv(a, x);
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < a.rows; i++) {
-    num += (b[i]! - ax[i]!) ** 2;
-    den += b[i]! ** 2;
-  }
-  return { abs: Math.sqrt(num), rel: Math.sqrt(num / den) };
-}
-
-type Tuned = InSolveOperator & { readonly tuning: TuningReport };
-interface Internals {
-  total: number;
-  candidates: unknown[];
-  others: GpuOperator[];
-  decide(t: BigUint64Array, w: Uint32Array | undefined): void;
-}
-
-/** Tuning (real, checked tuning products) made to choose candidate 1; its products × factor from the `after`-th after the switch. */
-async function switchedThenWrong(a: CsrMatrix, factor: number, after: number): Promise<Tuned> {
-  const op = (await tunedOperator(ctx, a, { warn: () => {}, cache: false, inSolve: true, candidates: ['csr-scalar', 'csr-vector', 'ell', 'sliced-ell'], maxTimed: 4, budgetMs: 1e6, expectedProducts: 1e4 })) as Tuned;
-  if (!(op instanceof InSolveOperator)) throw new Error(`expected an InSolveOperator, got ${(op as GpuOperator).label}`);
-  const inner = op as unknown as Internals;
-  const n = inner.candidates.length;
-  const decide = inner.decide.bind(op);
-  inner.decide = (_t, w) => {
-    const t = new BigUint64Array(2 * inner.total);
-    for (let k = 0; k < inner.total; k++) {
-      t[2 * k] = 1_000_000_000n * BigInt(k + 1);
-      t[2 * k + 1] = t[2 * k]! + (k % n === 1 ? 1_000_000n : 2_000_000n);
-    }
-    decide(t, w);
-  };
-  const cand = inner.others[0]!;
-  const orig = cand.applyScaled.bind(cand);
-  let afterSwitch = 0;
-  cand.applyScaled = (alpha, x, beta, y) => orig(op.activeLabel === cand.label && ++afterSwitch >= after ? alpha * factor : alpha, x, beta, y);
-  const x = space.fromArray(new Float64Array(a.rows).fill(1));
-  const y = space.create(a.rows);
-  for (let k = 0; k < inner.total; k++) op.apply(x, y);
-  await op.decided;
-  space.release(x);
-  space.release(y);
-  if (op.activeLabel !== cand.label) throw new Error(`expected the switch to ${cand.label}, got ${op.activeLabel}`);
-  return op;
-}
+const { small, ctx, space, line, finish } = await hostileHarness('hostile-s10');
 
 const big = generators.poisson2d(small ? 48 : 256);
 const bBig = csrSpmv(big, new Float64Array(big.rows).fill(1));
@@ -94,9 +35,9 @@ for (const [name, solve] of [
 ] as const) {
   const what = `exit without convergence on a wrong tuned kernel: ${name}`;
   try {
-    const op = await switchedThenWrong(big, 1.1, 5);
+    const op = await switchedThenWrong(ctx, big, 1.1, 5);
     const r = await solve(op);
-    const host = residual(big, await space.toArray(r.x), bBig);
+    const host = hostResidual(big, await space.toArray(r.x), bBig);
     const bn = host.abs / host.rel;
     const off = Math.abs(r.trueResidual - host.abs) / bn;
     line({ name: what, pass: !r.converged && off < 1e-4 && warnedOf(r) && !op.runsUnverified(), detail: `reason ${r.reason}, reported rel ${(r.trueResidual / bn).toExponential(3)}, host f64 rel ${host.rel.toExponential(3)} (|Δ|/‖b‖ ${off.toExponential(1)}), warned ${warnedOf(r)}` });
@@ -110,11 +51,11 @@ for (const [name, solve] of [
 for (const faulty of [true, false]) {
   const what = `gmres(30) poisson2d ${small ? 48 : 256}² rtol 1e-5, ${faulty ? 'chosen kernel wrong after the switch (fallback)' : 'plain operator, no fault'}`;
   try {
-    const op = faulty ? await switchedThenWrong(big, 1.1, 5) : gpuOperatorFromCsr(ctx, big);
+    const op = faulty ? await switchedThenWrong(ctx, big, 1.1, 5) : gpuOperatorFromCsr(ctx, big);
     const t0 = performance.now();
     const r = await gmres(space, op, space.fromArray(bBig), { rtol: 1e-5, maxIterations: 8000 });
     const ms = performance.now() - t0;
-    const rel = residual(big, await space.toArray(r.x), bBig).rel;
+    const rel = hostResidual(big, await space.toArray(r.x), bBig).rel;
     const warned = warnedOf(r);
     line({ name: what, pass: r.converged && rel < 1.05e-5 && (!faulty || warned), detail: `reason ${r.reason}, ${r.iterations} it, true rel ${rel.toExponential(3)}, reported ${(r.trueResidual / r.bNorm).toExponential(3)}, warned ${warned}, ${ms.toFixed(0)} ms${r.converged ? '' : `; ${(r.detail ?? '').slice(0, 200)}`}` });
     op.dispose();
@@ -137,8 +78,8 @@ for (const faulty of [true, false]) {
       const o1 = gpuOperatorFromCsr(ctx, mid);
       const o2 = same ? o1 : gpuOperatorFromCsr(ctx, other);
       const [r1, r2] = await Promise.all([cg(space, o1, space.fromArray(b1), { rtol: 1e-5 }), cg(space, o2, space.fromArray(b2), { rtol: 1e-5 })]);
-      const e1 = residual(mid, await space.toArray(r1.x), b1).rel;
-      const e2 = residual(other, await space.toArray(r2.x), b2).rel;
+      const e1 = hostResidual(mid, await space.toArray(r1.x), b1).rel;
+      const e2 = hostResidual(other, await space.toArray(r2.x), b2).rel;
       line({ name: what, pass: r1.converged && r2.converged && e1 < 1e-4 && e2 < 1e-4, detail: `${r1.reason}/${r2.reason}, true rel ${e1.toExponential(2)} / ${e2.toExponential(2)}, ${r1.iterations}/${r2.iterations} it` });
       o1.dispose();
       if (!same) o2.dispose();
@@ -160,9 +101,4 @@ for (const faulty of [true, false]) {
   }
 }
 
-await ctx.finish();
-const result = { bench: 'hostile-s10', device, cases, allPass: cases.every((c) => c.pass === true) };
-console.log(`hostile-s10: ${cases.filter((c) => c.pass).length}/${cases.length} pass on ${device}`);
-if (out) writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
-ctx.dispose();
-process.exit(0);
+await finish();

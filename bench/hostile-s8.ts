@@ -17,25 +17,16 @@
  *
  *   node .gpukit/app/hostile-s8.mjs [--out $OUT/hostile-s8.json]
  */
-import { writeFileSync } from 'node:fs';
 import { type CsrMatrix, csrFromTriplets, csrSpmv, generators, hmFromCsr } from '../packages/formats/src/index';
 import { validateCsrIndices } from '../packages/gpu/src/memory/upload';
-import { createGpuContext, type GpuOperator, gpuOperatorFromCsr, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../packages/gpu/src/index';
+import { type GpuOperator, gpuOperatorFromCsr, InSolveOperator, tunedOperator } from '../packages/gpu/src/index';
+import { internals, tunedInSolve } from '../packages/gpu/test/support/faults';
 import { uploadDiagonal } from '../packages/gpu/src/spgemm/device-diagonal';
 import { planSpgemm } from '../packages/gpu/src/spgemm/plan';
 import { cg } from '../packages/solvers/src/index';
+import { errText, FAULT_CANDIDATES, hostileHarness, hostResidual, type Tuned } from './lib/hostile-faults';
 
-const argv = process.argv.slice(2);
-const out = argv.includes('--out') ? argv[argv.indexOf('--out') + 1] : undefined;
-const ctx = await createGpuContext();
-const device = ctx.describeText().split('\n')[0];
-const space = new GpuVectorSpace(ctx);
-const cases: Record<string, unknown>[] = [];
-const line = (c: Record<string, unknown>) => {
-  cases.push(c);
-  console.log(`${c.pass ? 'PASS' : 'FAIL'} ${c.name}${c.detail ? `: ${c.detail}` : ''}`);
-};
-const errText = (e: unknown) => `${(e as Error).name}: ${(e as Error).message.slice(0, 240)}`;
+const { ctx, space, line, finish } = await hostileHarness('hostile-s8');
 
 /** n × n tridiagonal; row `dupRow` (when given) repeats its diagonal column instead of i + 1. */
 function tridiagonal(n: number, dupRow = -1): CsrMatrix {
@@ -115,25 +106,16 @@ for (const k of ['dia', 'dia-tiled']) {
 }
 
 // 3. in-solve tuning with failing candidates
-type Tuned = InSolveOperator & { readonly tuning: TuningReport };
 async function inSolveCase(name: string, sabotage: (o: GpuOperator) => void): Promise<void> {
   const a = generators.poisson2d(256);
   const b = csrSpmv(a, new Float64Array(a.rows).fill(1));
   try {
-    const op = (await tunedOperator(ctx, a, { warn: () => {}, cache: false, inSolve: true, candidates: ['csr-scalar', 'csr-vector', 'ell', 'sliced-ell'], maxTimed: 4, budgetMs: 1e6, expectedProducts: 1e4 })) as Tuned;
+    const op = (await tunedInSolve(ctx, a, FAULT_CANDIDATES)) as Tuned;
     if (!(op instanceof InSolveOperator)) throw new Error(`expected an InSolveOperator, got ${(op as GpuOperator).label}`);
-    sabotage((op as unknown as { others: GpuOperator[] }).others[0]!);
+    sabotage(internals(op).others[0]!);
     const r = await cg(space, op, space.fromArray(b), { rtol: 1e-5, maxIterations: 5000 });
     await op.decided;
-    const x = await space.toArray(r.x);
-    const ax = csrSpmv(a, x);
-    let num = 0;
-    let den = 0;
-    for (let i = 0; i < a.rows; i++) {
-      num += (b[i]! - ax[i]!) ** 2;
-      den += b[i]! ** 2;
-    }
-    const rel = Math.sqrt(num / den);
+    const rel = hostResidual(a, await space.toArray(r.x), b).rel;
     const pass = r.converged ? rel < 1e-4 : r.reason !== 'converged';
     line({ name, pass, detail: `reason ${r.reason}, ${r.iterations} it, true rel ${rel.toExponential(2)}, active ${op.activeLabel}, failed ${op.tuning.failed}` });
     op.dispose();
@@ -203,9 +185,4 @@ await inSolveCase('in-solve, a candidate whose products are NaN', (o) => {
   line({ name: 'upload index validation cost, poisson3d 160^3', pass: true, detail: `${p.colIdx.length} nnz: ${withCheck.toFixed(1)} ms validateCsrIndices (bounds, rowPtr, sortedness), ${without.toFixed(1)} ms a bare bounds-only loop over the columns (best of 5)`, withMs: withCheck, withoutMs: without });
 }
 
-await ctx.finish();
-const result = { bench: 'hostile-s8', device, cases, allPass: cases.every((c) => c.pass === true) };
-console.log(`hostile-s8: ${cases.filter((c) => c.pass).length}/${cases.length} pass on ${device}`);
-if (out) writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
-ctx.dispose();
-process.exit(0);
+await finish();

@@ -14,73 +14,14 @@
  *
  *   node .gpukit/app/hostile-s9.mjs [--out $OUT/hostile-s9.json] [--small]   (--small: 48² / 24² grids, for lavapipe)
  */
-import { writeFileSync } from 'node:fs';
-import { type CsrMatrix, csrSpmv, generators, HostOperator, type LinearOperator } from '../packages/formats/src/index';
-import { createGpuContext, DeviceLostError, type GpuOperator, gpuOperatorFromCsr, type GpuVector, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../packages/gpu/src/index';
+import { csrSpmv, generators, HostOperator, type LinearOperator } from '../packages/formats/src/index';
+import { createGpuContext, DeviceLostError, type GpuOperator, gpuOperatorFromCsr, type GpuVector, GpuVectorSpace } from '../packages/gpu/src/index';
 import { bicgstab, cg, davidson, eigsMixed, gmres, lanczos, lobpcg, refinedSolve, type SolveResult } from '../packages/solvers/src/index';
+import { errText, hostileHarness, hostResidual, switchedThenWrong } from './lib/hostile-faults';
 
-const argv = process.argv.slice(2);
-const out = argv.includes('--out') ? argv[argv.indexOf('--out') + 1] : undefined;
-const small = argv.includes('--small');
-const ctx = await createGpuContext();
-const device = ctx.describeText().split('\n')[0];
-const space = new GpuVectorSpace(ctx);
-const cases: Record<string, unknown>[] = [];
-const line = (c: Record<string, unknown>) => {
-  cases.push(c);
-  console.log(`${c.pass ? 'PASS' : 'FAIL'} ${c.name}${c.detail ? `: ${c.detail}` : ''}`);
-};
-const errText = (e: unknown) => `${(e as Error).name}: ${(e as Error).message.slice(0, 240)}`;
-
-function relResidual(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
-  const ax = csrSpmv(a, x);
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < a.rows; i++) {
-    num += (b[i]! - ax[i]!) ** 2;
-    den += b[i]! ** 2;
-  }
-  return Math.sqrt(num / den);
-}
+const { small, ctx, space, line, finish } = await hostileHarness('hostile-s9');
 
 // 1–2. in-solve tuning: a chosen kernel that goes wrong after the switch
-type Tuned = InSolveOperator & { readonly tuning: TuningReport };
-interface Internals {
-  total: number;
-  candidates: unknown[];
-  others: GpuOperator[];
-  decide(t: BigUint64Array, w: Uint32Array | undefined): void;
-}
-
-/** Tuning (real, checked tuning products) made to choose candidate 1; its products × factor from the `after`-th after the switch. */
-async function switchedThenWrong(a: CsrMatrix, factor: number, after: number): Promise<Tuned> {
-  const op = (await tunedOperator(ctx, a, { warn: () => {}, cache: false, inSolve: true, candidates: ['csr-scalar', 'csr-vector', 'ell', 'sliced-ell'], maxTimed: 4, budgetMs: 1e6, expectedProducts: 1e4 })) as Tuned;
-  if (!(op instanceof InSolveOperator)) throw new Error(`expected an InSolveOperator, got ${(op as GpuOperator).label}`);
-  const inner = op as unknown as Internals;
-  const n = inner.candidates.length;
-  const decide = inner.decide.bind(op);
-  inner.decide = (_t, w) => {
-    const t = new BigUint64Array(2 * inner.total);
-    for (let k = 0; k < inner.total; k++) {
-      t[2 * k] = 1_000_000_000n * BigInt(k + 1);
-      t[2 * k + 1] = t[2 * k]! + (k % n === 1 ? 1_000_000n : 2_000_000n);
-    }
-    decide(t, w);
-  };
-  const cand = inner.others[0]!;
-  const orig = cand.applyScaled.bind(cand);
-  let afterSwitch = 0;
-  cand.applyScaled = (alpha, x, beta, y) => orig(op.activeLabel === cand.label && ++afterSwitch >= after ? alpha * factor : alpha, x, beta, y);
-  const x = space.fromArray(new Float64Array(a.rows).fill(1));
-  const y = space.create(a.rows);
-  for (let k = 0; k < inner.total; k++) op.apply(x, y);
-  await op.decided;
-  space.release(x);
-  space.release(y);
-  if (op.activeLabel !== cand.label) throw new Error(`expected the switch to ${cand.label}, got ${op.activeLabel}`);
-  return op;
-}
-
 const big = generators.poisson2d(small ? 48 : 256);
 const bBig = csrSpmv(big, new Float64Array(big.rows).fill(1));
 for (const [name, solve] of [
@@ -90,11 +31,11 @@ for (const [name, solve] of [
 ] as const) {
   const what = `in-solve, chosen kernel wrong after the switch: ${name}`;
   try {
-    const op = await switchedThenWrong(big, 1.1, 5);
+    const op = await switchedThenWrong(ctx, big, 1.1, 5);
     const t0 = performance.now();
     const r = await solve(space, op, space.fromArray(bBig), { rtol: 1e-5, maxIterations: 5000 });
     const ms = performance.now() - t0;
-    const rel = relResidual(big, await space.toArray(r.x), bBig);
+    const rel = hostResidual(big, await space.toArray(r.x), bBig).rel;
     const warned = (r.stats.warnings ?? []).some((w) => /fell back to the verified kernel/.test(w));
     line({ name: what, pass: r.converged && rel < 1e-4 && warned && !op.runsUnverified(), detail: `reason ${r.reason}, ${r.iterations} it, true rel ${rel.toExponential(2)}, warned ${warned}, active ${op.activeLabel}, ${ms.toFixed(0)} ms` });
     op.dispose();
@@ -116,7 +57,7 @@ for (const [name, run] of [
 ] as const) {
   const what = `in-solve, chosen kernel wrong after the switch: ${name}`;
   try {
-    const op = await switchedThenWrong(mid, 1.1, 1);
+    const op = await switchedThenWrong(ctx, mid, 1.1, 1);
     const r = await run(op);
     // a converged pair is exact for a matrix within its threshold (tol·‖A‖est) of A: judge |Δλ| by it
     const err = Math.max(...r.values.map((v, i) => Math.abs(v - wantMid.values[i]!)));
@@ -131,7 +72,7 @@ for (const [name, run] of [
 {
   const what = 'in-solve, the final check when the chosen kernel stays right (CG, poisson2d 256)';
   try {
-    const op = await switchedThenWrong(big, 1, 1);
+    const op = await switchedThenWrong(ctx, big, 1, 1);
     const timeIt = async (check: boolean) => {
       let best = Number.POSITIVE_INFINITY;
       let r: SolveResult<GpuVector> | undefined;
@@ -175,10 +116,10 @@ const verdict = (r: Outcome | Error, right: () => Promise<boolean>): Promise<[bo
   return right().then((ok) => [ok, `converged, answer ${ok ? 'right' : 'WRONG'}`]);
 };
 const solvers: [string, (op: LinearOperator<GpuVector>) => Promise<Outcome>, (r: Outcome) => Promise<boolean>][] = [
-  ['cg', (op) => cg(space, op, space.fromArray(bMid), { rtol: 1e-5, maxIterations: 3000 }), async (r) => relResidual(mid, await space.toArray(r.x as GpuVector), bMid) < 1e-4],
-  ['bicgstab', (op) => bicgstab(space, op, space.fromArray(bMid), { rtol: 1e-5, maxIterations: 3000 }), async (r) => relResidual(mid, await space.toArray(r.x as GpuVector), bMid) < 1e-4],
-  ['gmres', (op) => gmres(space, op, space.fromArray(bMid), { rtol: 1e-5, maxIterations: 3000 }), async (r) => relResidual(mid, await space.toArray(r.x as GpuVector), bMid) < 1e-4],
-  ['refinedSolve', (op) => refinedSolve({ innerOperator: op, innerSpace: space, hostOperator: hostMid, b: bMid, rtol: 1e-10 }), async (r) => relResidual(mid, r.x as Float64Array, bMid) < 1e-9],
+  ['cg', (op) => cg(space, op, space.fromArray(bMid), { rtol: 1e-5, maxIterations: 3000 }), async (r) => hostResidual(mid, await space.toArray(r.x as GpuVector), bMid).rel < 1e-4],
+  ['bicgstab', (op) => bicgstab(space, op, space.fromArray(bMid), { rtol: 1e-5, maxIterations: 3000 }), async (r) => hostResidual(mid, await space.toArray(r.x as GpuVector), bMid).rel < 1e-4],
+  ['gmres', (op) => gmres(space, op, space.fromArray(bMid), { rtol: 1e-5, maxIterations: 3000 }), async (r) => hostResidual(mid, await space.toArray(r.x as GpuVector), bMid).rel < 1e-4],
+  ['refinedSolve', (op) => refinedSolve({ innerOperator: op, innerSpace: space, hostOperator: hostMid, b: bMid, rtol: 1e-10 }), async (r) => hostResidual(mid, r.x as Float64Array, bMid).rel < 1e-9],
   ['lanczos', (op) => lanczos(space, op, { k: 4, maxIterations: 2000 }), async (r) => (r.values as number[]).every((v, i) => Math.abs(v - wantMid.values[i]!) < 1e-4 * wantMid.values[i]!)],
   ['lobpcg', (op) => lobpcg(space, op, { k: 4, maxIterations: 500 }), async (r) => (r.values as number[]).every((v, i) => Math.abs(v - wantMid.values[i]!) < 1e-4 * wantMid.values[i]!)],
   ['davidson', (op) => davidson(space, op, { k: 4, diagonal: op.diagonal!(), maxIterations: 500 }), async (r) => (r.values as number[]).every((v, i) => Math.abs(v - wantMid.values[i]!) < 1e-4 * wantMid.values[i]!)],
@@ -220,9 +161,4 @@ for (const [bad, row] of [
   c2.dispose();
 }
 
-await ctx.finish();
-const result = { bench: 'hostile-s9', device, cases, allPass: cases.every((c) => c.pass === true) };
-console.log(`hostile-s9: ${cases.filter((c) => c.pass).length}/${cases.length} pass on ${device}`);
-if (out) writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
-ctx.dispose();
-process.exit(0);
+await finish();

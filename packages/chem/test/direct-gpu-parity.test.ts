@@ -6,8 +6,8 @@
  * equal to the host run's to 1e-8 Eh, ⟨S²⟩ 0 and 2, fewer Davidson iterations than the penalty.
  */
 import { InvalidParameterError, NotSupportedError } from '@gpusparse/formats';
-import { createGpuContext, Df64Blas, Df64VectorSpace, type GpuContext, type GpuVector, GpuVectorSpace, gpuOperatorFromCsr } from '@gpusparse/gpu';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Df64Blas, Df64VectorSpace, type GpuVector, gpuOperatorFromCsr } from '@gpusparse/gpu';
+import { describe, expect, it } from 'vitest';
 import { type CiBackend, ciEnergies } from '../src/ci';
 import { buildCiSpace } from '../src/determinants/build';
 import { directHamiltonian } from '../src/direct/ci';
@@ -15,18 +15,10 @@ import { estimateGpuDirectBytes, gpuDirectHamiltonian } from '../src/direct/gpu/
 import { gpuDirectSigmaOperator } from '../src/direct/gpu/operator';
 import { directSigmaOperator } from '../src/direct/operator';
 import { readFcidump } from '../src/fcidump/node';
+import { gpuTier, gpuTierSkipped } from './helpers/gpu-tier';
 import { data, randomVector } from './helpers/vectors';
 
-const gpuTierSkipped = process.env.GPUSPARSE_GPU_TIER === 'skip' && process.env.GPUSPARSE_REQUIRE_GPU !== '1';
-let ctx: GpuContext;
-let vs: GpuVectorSpace;
-
-beforeAll(async () => {
-  if (gpuTierSkipped) return;
-  ctx = await createGpuContext();
-  vs = new GpuVectorSpace(ctx);
-});
-afterAll(() => ctx?.dispose());
+const gpu = gpuTier();
 
 const maxAbs = (a: ArrayLike<number>) => {
   let m = 0;
@@ -49,7 +41,7 @@ describe.skipIf(gpuTierSkipped)('device direct σ with a spin parity (operator)'
       const { fcidump: fd, space } = buildCiSpace(fd0, 'fci', opts);
       for (const parity of [1, -1] as const) {
         const host = await directSigmaOperator(fd, space, { timeReversal: parity > 0 ? 'even' : 'odd', kernel: 'js' });
-        const dev = gpuDirectSigmaOperator(ctx, fd, space, { parity });
+        const dev = gpuDirectSigmaOperator(gpu.ctx, fd, space, { parity });
         expect(dev.parity).toBe(parity);
         if ('referenceLevel' in opts) expect(dev.label).toMatch(/permuted/); // the swap mapped through the layout permutation
         expect(dev.label).toMatch(parity > 0 ? /spin parity even S/ : /spin parity odd S/);
@@ -57,16 +49,16 @@ describe.skipIf(gpuTierSkipped)('device direct σ with a spin parity (operator)'
         const want = new Float64Array(space.size);
         host.apply(x, want);
         // float32: to float32 rounding of the products
-        const xd = vs.fromArray(x);
-        const yd = vs.create(space.size);
+        const xd = gpu.vs.fromArray(x);
+        const yd = gpu.vs.create(space.size);
         dev.apply(xd, yd);
-        const got = await vs.toArray(yd);
+        const got = await gpu.vs.toArray(yd);
         expect(maxDiff(got, want)).toBeLessThan(2e-5 * maxAbs(want));
         // in place (x is y): the projection reads x before the combination writes y
         dev.applyScaled(1, xd, 0, xd);
-        expect(maxDiff(await vs.toArray(xd), want)).toBeLessThan(2e-5 * maxAbs(want));
+        expect(maxDiff(await gpu.vs.toArray(xd), want)).toBeLessThan(2e-5 * maxAbs(want));
         // df64: to ≈ 48 bits
-        const d = (await Df64Blas.of(ctx))!;
+        const d = (await Df64Blas.of(gpu.ctx))!;
         const op64 = dev.df64(d);
         expect(op64.parity).toBe(parity);
         const x64 = d.fromFloat64(x);
@@ -83,8 +75,8 @@ describe.skipIf(gpuTierSkipped)('device direct σ with a spin parity (operator)'
         x64.buf.dispose();
         y64.buf.dispose();
         op64.dispose();
-        vs.release(xd as GpuVector);
-        vs.release(yd as GpuVector);
+        gpu.vs.release(xd as GpuVector);
+        gpu.vs.release(yd as GpuVector);
         dev.dispose();
         host.dispose();
       }
@@ -99,10 +91,10 @@ describe.skipIf(gpuTierSkipped)('device direct σ with a spin parity (operator)'
     const e1 = estimateGpuDirectBytes(fd, space, 3, true);
     expect(e1.tables - e0.tables).toBe(20 * n);
     expect(e1.polish - e0.polish).toBe(32 * n);
-    const plain = gpuDirectSigmaOperator(ctx, fd, space);
-    const par = gpuDirectSigmaOperator(ctx, fd, space, { parity: 1 });
+    const plain = gpuDirectSigmaOperator(gpu.ctx, fd, space);
+    const par = gpuDirectSigmaOperator(gpu.ctx, fd, space, { parity: 1 });
     expect(par.deviceBytes - plain.deviceBytes).toBeGreaterThanOrEqual(20 * n);
-    const d = (await Df64Blas.of(ctx))!;
+    const d = (await Df64Blas.of(gpu.ctx))!;
     const [p64, q64] = [plain.df64(d), par.df64(d)];
     expect(q64.deviceBytes - p64.deviceBytes).toBeGreaterThanOrEqual(32 * n);
     for (const o of [p64, q64, plain, par]) o.dispose();
@@ -111,20 +103,20 @@ describe.skipIf(gpuTierSkipped)('device direct σ with a spin parity (operator)'
   it('refuses a parity at MS2 ≠ 0 (NotSupportedError) and a parity other than ±1 (InvalidParameterError)', async () => {
     const fd0 = await readFcidump(data('O2_cas12e8o_C1_dice.FCIDUMP'));
     const { fcidump: fd, space } = buildCiSpace(fd0, 'fci', { ms2: 2 });
-    expect(() => gpuDirectSigmaOperator(ctx, fd, space, { parity: 1 })).toThrow(NotSupportedError);
+    expect(() => gpuDirectSigmaOperator(gpu.ctx, fd, space, { parity: 1 })).toThrow(NotSupportedError);
     const n2 = await readFcidump(data('N2_sto3g_R1.1A_block2.FCIDUMP'));
     const s = buildCiSpace(n2, 'fci', { irrep: 1 });
-    expect(() => gpuDirectSigmaOperator(ctx, s.fcidump, s.space, { parity: 2 as never })).toThrow(InvalidParameterError);
+    expect(() => gpuDirectSigmaOperator(gpu.ctx, s.fcidump, s.space, { parity: 2 as never })).toThrow(InvalidParameterError);
   });
 });
 
 /** A WebGPU backend: float32 Davidson, and a df64 device polish (the direct operator brings its own) or none (host polish). */
 function gpuBackend(polish: 'df64' | 'host'): CiBackend<unknown, unknown> {
   const df64 = async () => {
-    const space = (await Df64VectorSpace.of(ctx))!;
+    const space = (await Df64VectorSpace.of(gpu.ctx))!;
     return { space, precision: 'df64 (test)', operator: () => { throw new Error('the direct path brings its own df64 operator'); }, fromFast: (v: never) => space.fromGpu(v), toFast: (p: never, sc: number) => space.toNewGpu(p, sc) };
   };
-  return { space: vs as never, operator: (m) => gpuOperatorFromCsr(ctx, m, { kernel: 'csr-vector' }) as never, ...(polish === 'df64' ? { devicePolish: df64 as never } : {}) };
+  return { space: gpu.vs as never, operator: (m) => gpuOperatorFromCsr(gpu.ctx, m, { kernel: 'csr-vector' }) as never, ...(polish === 'df64' ? { devicePolish: df64 as never } : {}) };
 }
 
 describe.skipIf(gpuTierSkipped)('CI driver: a multiplicity on the device direct σ by spin parity (no penalty)', () => {
@@ -141,9 +133,9 @@ describe.skipIf(gpuTierSkipped)('CI driver: a multiplicity on the device direct 
         const nroots = roots[m];
         const common = { ...opts, nroots, spin: { multiplicity: m }, solver: 'davidson' as const, workers: 0 };
         const host = await ciEnergies(fd, { ...common, hamiltonian: directHamiltonian({ threads: 1, multiplicity: m }) });
-        const pen = penalty ? await ciEnergies(fd, { ...common, backend: gpuBackend('host') as never, hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never }) : undefined;
+        const pen = penalty ? await ciEnergies(fd, { ...common, backend: gpuBackend('host') as never, hamiltonian: gpuDirectHamiltonian(gpu.ctx, { threads: 1 }) as never }) : undefined;
         for (const polish of polishes) {
-          const dev = await ciEnergies(fd, { ...common, backend: gpuBackend(polish) as never, polish: polish === 'df64' ? 'device' : 'host', hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1, multiplicity: m }) as never });
+          const dev = await ciEnergies(fd, { ...common, backend: gpuBackend(polish) as never, polish: polish === 'df64' ? 'device' : 'host', hamiltonian: gpuDirectHamiltonian(gpu.ctx, { threads: 1, multiplicity: m }) as never });
           const notes = dev.notes.join('\n');
           expect(dev.solver.converged).toBe(true);
           expect(notes).toMatch(new RegExp(`spin: multiplicity ${m} by time-reversal parity and a spin-adapted start \\(no penalty\\)`));
@@ -168,7 +160,7 @@ describe.skipIf(gpuTierSkipped)('CI driver: a multiplicity on the device direct 
     const fd = await readFcidump(data('N2_sto3g_R1.1A_block2.FCIDUMP'));
     const common = { irrep: 1, nroots: 2, spin: { multiplicity: 1 }, solver: 'davidson' as const, workers: 0 };
     const host = await ciEnergies(fd, { ...common, hamiltonian: directHamiltonian({ threads: 1, multiplicity: 1 }) });
-    const dev = await ciEnergies(fd, { ...common, backend: gpuBackend('df64') as never, hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1, multiplicity: 1 }) as never });
+    const dev = await ciEnergies(fd, { ...common, backend: gpuBackend('df64') as never, hamiltonian: gpuDirectHamiltonian(gpu.ctx, { threads: 1, multiplicity: 1 }) as never });
     expect(dev.energies.length).toBe(2);
     for (let r = 0; r < 2; r++) {
       expect(Math.abs(dev.energies[r]! - host.energies[r]!)).toBeLessThan(1e-8);
@@ -186,7 +178,7 @@ describe.skipIf(gpuTierSkipped)('CI driver: a multiplicity on the device direct 
 
   it('a factory that claims a spin parity but builds none: the penalty with the host polish (auto), refused with polish device', async () => {
     const fd = await readFcidump(data('H2O_sto2g_hande.FCIDUMP'));
-    const inner = gpuDirectHamiltonian(ctx, { threads: 1 }); // no multiplicity: no parity
+    const inner = gpuDirectHamiltonian(gpu.ctx, { threads: 1 }); // no multiplicity: no parity
     const liar = Object.assign((f: never, s: never, n?: string[]) => inner(f, s, n), { spinParity: true });
     const common = { nroots: 1, spin: { multiplicity: 3 }, solver: 'davidson' as const, workers: 0, backend: gpuBackend('df64') as never, hamiltonian: liar as never };
     await expect(ciEnergies(fd, { ...common, polish: 'device' })).rejects.toThrow(/not with a spin penalty/);

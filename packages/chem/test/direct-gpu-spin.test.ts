@@ -6,8 +6,8 @@
  * lavapipe: random vectors within 3.5e-9 of the host (the float32 rounding of the vector, first
  * order away from an eigenvector), eigenvectors within 5e-14 (second order).
  */
-import { createGpuContext, Df64Blas, type Df64Vector, Df64VectorSpace, type GpuContext, type GpuVector, GpuVectorSpace, gpuOperatorFromCsr } from '@gpusparse/gpu';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Df64Blas, type Df64Vector, Df64VectorSpace, type GpuContext, type GpuVector, gpuOperatorFromCsr } from '@gpusparse/gpu';
+import { describe, expect, it } from 'vitest';
 import { type CiBackend, ciEnergies } from '../src/ci';
 import { buildCiSpace, type SpaceSpec } from '../src/determinants/build';
 import { directHamiltonian } from '../src/direct/ci';
@@ -20,36 +20,28 @@ import { readFcidump } from '../src/fcidump/node';
 import { parseFcidump } from '../src/fcidump/parse';
 import type { Fcidump } from '../src/fcidump/types';
 import { spinSquaredExpectations } from '../src/hamiltonian/spin';
+import { gpuTier, gpuTierSkipped } from './helpers/gpu-tier';
 import { data, randomVector } from './helpers/vectors';
 
-const gpuTierSkipped = process.env.GPUSPARSE_GPU_TIER === 'skip' && process.env.GPUSPARSE_REQUIRE_GPU !== '1';
-let ctx: GpuContext;
-let vs: GpuVectorSpace;
-
-beforeAll(async () => {
-  if (gpuTierSkipped) return;
-  ctx = await createGpuContext();
-  vs = new GpuVectorSpace(ctx);
-});
-afterAll(() => ctx?.dispose());
+const gpu = gpuTier();
 
 /** Device ⟨S²⟩ of `vectors` (float32, and df64 when asked) and the host's, for the space of `fd`. */
 async function both(fd: Fcidump, spec: SpaceSpec, opts: { irrep?: number; ms2?: number; referenceLevel?: number }, vectors: (n: number) => Float64Array[], o: { stage?: boolean; df64?: boolean } = {}) {
   const { fcidump, space } = buildCiSpace(fd, spec, opts);
-  const op = gpuDirectSigmaOperator(ctx, fcidump, space, { stageIntegrals: o.stage === true });
+  const op = gpuDirectSigmaOperator(gpu.ctx, fcidump, space, { stageIntegrals: o.stage === true });
   const cs = vectors(space.size);
   const want = spinSquaredExpectations(space, cs);
-  const xs = cs.map((c) => vs.fromArray(c));
+  const xs = cs.map((c) => gpu.vs.fromArray(c));
   const got = await op.spinSquared(xs);
   let gotDf: number[] | undefined;
   if (o.df64) {
-    const d = await Df64Blas.of(ctx);
+    const d = await Df64Blas.of(gpu.ctx);
     if (!d) throw new Error('lavapipe passes the df64 self-test: no Df64Blas here is a test-setup fault');
     const ds: Df64Vector[] = cs.map((c) => d.fromFloat64(c));
     gotDf = await op.spinSquared(ds);
     for (const x of ds) x.buf.dispose();
   }
-  for (const x of xs) vs.release(x as GpuVector);
+  for (const x of xs) gpu.vs.release(x as GpuVector);
   const label = op.label;
   op.dispose();
   const err = Math.max(...want.map((w, i) => Math.abs(got[i]! - w)), ...(gotDf ? want.map((w, i) => Math.abs(gotDf![i]! - w)) : [0]));
@@ -84,22 +76,22 @@ describe.skipIf(gpuTierSkipped)('⟨S²⟩ on the device = host float64 ⟨S²�
   it('a small storage binding: fewer vectors per pass (2, then 1) and the partial sums split over calls, the same ⟨S²⟩', async () => {
     const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
     const { fcidump, space } = buildCiSpace(fd, 'fci', {});
-    const op = gpuDirectSigmaOperator(ctx, fcidump, space);
+    const op = gpuDirectSigmaOperator(gpu.ctx, fcidump, space);
     const shared = (op as unknown as { shared(): SharedSigmaTables }).shared();
     const cs = randoms(5, 31)(space.size);
     const want = spinSquaredExpectations(space, cs);
-    const xs = cs.map((c) => vs.fromArray(c));
+    const xs = cs.map((c) => gpu.vs.fromArray(c));
     const { ctx: dctx } = directContext(fcidump, space);
     const input = { norb: dctx.norb, nA: dctx.nA, sz: 0, occ: occupationWords(dctx, space) };
     // a context whose bindings hold two float32 vectors (4 B × 4900 each), then one vector and two roots' partial sums
     for (const binding of [2 * 4 * space.size + 64, 16 * shared.uni.groups * 2]) {
-      const small = Object.create(ctx, { limits: { value: { ...ctx.limits, maxStorageBufferBindingSize: binding } } }) as GpuContext;
+      const small = Object.create(gpu.ctx, { limits: { value: { ...gpu.ctx.limits, maxStorageBufferBindingSize: binding } } }) as GpuContext;
       const spin = new GpuSpinSquare(small, shared, input);
       const got = await spin.expectations(xs);
       spin.dispose();
       for (let r = 0; r < 5; r++) expect(Math.abs(got[r]! - want[r]!)).toBeLessThan(1e-8 * want[r]!);
     }
-    for (const x of xs) vs.release(x);
+    for (const x of xs) gpu.vs.release(x);
     op.dispose();
   });
 
@@ -138,10 +130,10 @@ describe.skipIf(gpuTierSkipped)('⟨S²⟩ on the device = host float64 ⟨S²�
 /** A WebGPU backend: float32 Davidson, and a df64 device polish (the direct operator brings its own) or none (host polish). */
 function gpuBackend(polish: 'df64' | 'host'): CiBackend<unknown, unknown> {
   const df64 = async () => {
-    const space = (await Df64VectorSpace.of(ctx))!;
+    const space = (await Df64VectorSpace.of(gpu.ctx))!;
     return { space, precision: 'df64 (test)', operator: () => { throw new Error('the direct path brings its own df64 operator'); }, fromFast: (v: never) => space.fromGpu(v), toFast: (p: never, sc: number) => space.toNewGpu(p, sc) };
   };
-  return { space: vs as never, operator: (m) => gpuOperatorFromCsr(ctx, m, { kernel: 'csr-vector' }) as never, ...(polish === 'df64' ? { devicePolish: df64 as never } : {}) };
+  return { space: gpu.vs as never, operator: (m) => gpuOperatorFromCsr(gpu.ctx, m, { kernel: 'csr-vector' }) as never, ...(polish === 'df64' ? { devicePolish: df64 as never } : {}) };
 }
 
 describe.skipIf(gpuTierSkipped)('CI driver: ⟨S²⟩ on the device with the device direct σ', () => {
@@ -155,14 +147,14 @@ describe.skipIf(gpuTierSkipped)('CI driver: ⟨S²⟩ on the device with the dev
       const fd = await readFcidump(data(file));
       const common = { ...opts, solver: 'davidson' as const, workers: 0 };
       const host = await ciEnergies(fd, { ...common, hamiltonian: directHamiltonian({ threads: 1 }) });
-      const logAt = ctx.pipelines.log.length;
-      const dev = await ciEnergies(fd, { ...common, backend: gpuBackend(polish) as never, hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never });
+      const logAt = gpu.ctx.pipelines.log.length;
+      const dev = await ciEnergies(fd, { ...common, backend: gpuBackend(polish) as never, hamiltonian: gpuDirectHamiltonian(gpu.ctx, { threads: 1 }) as never });
       expect(dev.solver.converged).toBe(true);
       expect(dev.notes.join('\n')).toMatch(where);
       expect(dev.timings.spin).toBeGreaterThan(0);
       if (polish === 'df64') {
         // the ⟨S²⟩ kernel was compiled ahead of time (requested before the float32 solve), not blocking at the end
-        const spinCompiles = ctx.pipelines.log.slice(logAt).filter((l) => l.key.startsWith('chem-direct-spin2:'));
+        const spinCompiles = gpu.ctx.pipelines.log.slice(logAt).filter((l) => l.key.startsWith('chem-direct-spin2:'));
         expect(spinCompiles.map((l) => l.mode)).toEqual(['async']);
       }
       for (let r = 0; r < opts.nroots; r++) {
@@ -177,7 +169,7 @@ describe.skipIf(gpuTierSkipped)('CI driver: ⟨S²⟩ on the device with the dev
   it('a device ⟨S²⟩ that fails (a lost device, say) leaves the energies and gives the host ⟨S²⟩, with a note', async () => {
     const fd = await readFcidump(data('N2_sto3g_R1.1A_block2.FCIDUMP'));
     const failing = async (f: Fcidump, space: never, notes?: string[]) => {
-      const h = await gpuDirectHamiltonian(ctx, { threads: 1 })(f, space, notes);
+      const h = await gpuDirectHamiltonian(gpu.ctx, { threads: 1 })(f, space, notes);
       h.spinSquared = async () => {
         throw new Error('device lost (test)');
       };

@@ -4,8 +4,8 @@
  * spaces, D2h and C2v irreps, MS2 = 0, 2 and 3, permuted layouts, in-place and scaled products.
  */
 import { GpuSparseError, HostOperator, NotSupportedError, ResourceLimitError } from '@gpusparse/formats';
-import { createGpuContext, Df64Blas, Df64VectorSpace, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '@gpusparse/gpu';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Df64Blas, Df64VectorSpace, type GpuContext, gpuOperatorFromCsr } from '@gpusparse/gpu';
+import { describe, expect, it } from 'vitest';
 import { type CiBackend, ciEnergies } from '../src/ci';
 import { buildCiSpace, type SpaceSpec } from '../src/determinants/build';
 import { directHamiltonian } from '../src/direct/ci';
@@ -17,19 +17,11 @@ import { readFcidump } from '../src/fcidump/node';
 import { parseFcidump } from '../src/fcidump/parse';
 import type { Fcidump } from '../src/fcidump/types';
 import { assembleHamiltonian } from '../src/hamiltonian/assemble';
+import { gpuTier, gpuTierSkipped } from './helpers/gpu-tier';
 import { data, randomVector } from './helpers/vectors';
 
 // part of the GPU tier (vitest.config.ts): skipped with it when no adapter appears
-const gpuTierSkipped = process.env.GPUSPARSE_GPU_TIER === 'skip' && process.env.GPUSPARSE_REQUIRE_GPU !== '1';
-let ctx: GpuContext;
-let vs: GpuVectorSpace;
-
-beforeAll(async () => {
-  if (gpuTierSkipped) return;
-  ctx = await createGpuContext();
-  vs = new GpuVectorSpace(ctx);
-});
-afterAll(() => ctx?.dispose());
+const gpu = gpuTier();
 
 /**
  * An FCIDUMP of random integrals that obey D2h selection rules for orbital irreps `orbsym`
@@ -75,20 +67,20 @@ function relDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
 async function compare(fd: Fcidump, spec: SpaceSpec, opts: { irrep?: number; ms2?: number; referenceLevel?: number }, explicit = false) {
   const { fcidump, space } = buildCiSpace(fd, spec, opts);
   const host = await directSigmaOperator(fcidump, space);
-  const dev = gpuDirectSigmaOperator(ctx, fcidump, space, { stageIntegrals: true });
-  const unstaged = gpuDirectSigmaOperator(ctx, fcidump, space);
+  const dev = gpuDirectSigmaOperator(gpu.ctx, fcidump, space, { stageIntegrals: true });
+  const unstaged = gpuDirectSigmaOperator(gpu.ctx, fcidump, space);
   try {
     const c = randomVector(space.size, 11);
     const want = new Float64Array(space.size);
     host.apply(c, want);
-    const x = vs.fromArray(c);
-    const y = vs.create(space.size);
+    const x = gpu.vs.fromArray(c);
+    const y = gpu.vs.create(space.size);
     dev.apply(x, y);
-    const got = await vs.toArray(y);
+    const got = await gpu.vs.toArray(y);
     unstaged.apply(x, y);
-    const got2 = await vs.toArray(y);
-    vs.release(x);
-    vs.release(y);
+    const got2 = await gpu.vs.toArray(y);
+    gpu.vs.release(x);
+    gpu.vs.release(y);
     let rel = Math.max(relDiff(got, want), relDiff(got2, want));
     expect(unstaged.label).not.toMatch(/staged/);
     if (explicit) {
@@ -175,22 +167,22 @@ describe.skipIf(gpuTierSkipped)('device direct σ (float32) = host float64 direc
     const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
     for (const opts of [{ irrep: 1 }, { referenceLevel: 2 }]) {
       const { fcidump, space } = buildCiSpace(fd, 'fci', opts);
-      const dev = gpuDirectSigmaOperator(ctx, fcidump, space);
+      const dev = gpuDirectSigmaOperator(gpu.ctx, fcidump, space);
       const n = space.size;
       const c = randomVector(n, 3);
       const y0 = randomVector(n, 5);
-      const x = vs.fromArray(c);
-      const hx = vs.create(n);
+      const x = gpu.vs.fromArray(c);
+      const hx = gpu.vs.create(n);
       dev.apply(x, hx);
-      const h = await vs.toArray(hx);
-      const y = vs.fromArray(y0);
+      const h = await gpu.vs.toArray(hx);
+      const y = gpu.vs.fromArray(y0);
       dev.applyScaled(-0.5, x, 2, y);
-      const scaled = await vs.toArray(y);
+      const scaled = await gpu.vs.toArray(y);
       const want = h.map((v, i) => -0.5 * v + 2 * y0[i]!);
       expect(relDiff(scaled, want)).toBeLessThan(1e-6);
       dev.applyScaled(1, x, 0, x); // x ← H·x
-      expect(relDiff(await vs.toArray(x), h)).toBeLessThan(1e-7);
-      for (const v of [x, hx, y]) vs.release(v);
+      expect(relDiff(await gpu.vs.toArray(x), h)).toBeLessThan(1e-7);
+      for (const v of [x, hx, y]) gpu.vs.release(v);
       dev.dispose();
     }
   });
@@ -198,12 +190,12 @@ describe.skipIf(gpuTierSkipped)('device direct σ (float32) = host float64 direc
 
 function gpuBackend(polish: 'none' | 'foreign' | 'df64' = 'none'): CiBackend<unknown, unknown> {
   const df64 = async () => {
-    const space = (await Df64VectorSpace.of(ctx))!;
+    const space = (await Df64VectorSpace.of(gpu.ctx))!;
     return { space, precision: 'df64 (test)', operator: () => { throw new Error('the direct path must bring its own df64 operator'); }, fromFast: (v: never) => space.fromGpu(v), toFast: (p: never, sc: number) => space.toNewGpu(p, sc) };
   };
   return {
-    space: vs as never,
-    operator: (m) => gpuOperatorFromCsr(ctx, m, { kernel: 'csr-vector' }) as never,
+    space: gpu.vs as never,
+    operator: (m) => gpuOperatorFromCsr(gpu.ctx, m, { kernel: 'csr-vector' }) as never,
     // 'foreign': a device polish space the direct operator has no product in; the driver must say so
     ...(polish === 'foreign' ? { devicePolish: async () => ({ precision: 'foreign (test)', space: {} }) as never } : {}),
     ...(polish === 'df64' ? { devicePolish: df64 as never } : {}),
@@ -218,9 +210,9 @@ describe.skipIf(gpuTierSkipped)('device direct σ in df64 = host float64 direct 
   ] as const)('%s: σ to 1e-12 relative, and α·H·x + β·y', async (_name, file, opts) => {
     const fd = await readFcidump(data(file));
     const { fcidump, space } = buildCiSpace(fd, 'fci', opts);
-    const d = await Df64Blas.of(ctx);
+    const d = await Df64Blas.of(gpu.ctx);
     expect(d).toBeDefined(); // lavapipe passes the df64 self-test
-    const f32 = gpuDirectSigmaOperator(ctx, fcidump, space, { stageIntegrals: _name !== 'H8 Ag' });
+    const f32 = gpuDirectSigmaOperator(gpu.ctx, fcidump, space, { stageIntegrals: _name !== 'H8 Ag' });
     expect(f32.label).toMatch(_name === 'H8 Ag' ? /one pair group|pairs by irrep\)/ : /integrals staged/);
     const op = f32.df64(d!);
     const host = await directSigmaOperator(fcidump, space);
@@ -255,8 +247,8 @@ describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
       const fd = await readFcidump(data(file));
       const common = { ...opts, solver: 'davidson' as const, workers: 0 };
       const host = await ciEnergies(fd, { ...common, hamiltonian: directHamiltonian() });
-      const dev = await ciEnergies(fd, { ...common, backend: gpuBackend('foreign') as never, hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never });
-      const df = await ciEnergies(fd, { ...common, backend: gpuBackend('df64') as never, hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never });
+      const dev = await ciEnergies(fd, { ...common, backend: gpuBackend('foreign') as never, hamiltonian: gpuDirectHamiltonian(gpu.ctx, { threads: 1 }) as never });
+      const df = await ciEnergies(fd, { ...common, backend: gpuBackend('df64') as never, hamiltonian: gpuDirectHamiltonian(gpu.ctx, { threads: 1 }) as never });
       expect(df.solver.converged).toBe(true);
       expect(df.solver.method).toMatch(/float32.*df64 \(test\) polish/);
       expect(dev.solver.converged).toBe(true);
@@ -280,14 +272,14 @@ describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
     const opts = { irrep: 1, nroots: 1, solver: 'davidson' as const, workers: 0, backend: gpuBackend() as never };
     const ref = -4.3450794027;
     // 10^6 products: the measured σ times 10^6 exceeds any assembly of this small H
-    const explicit = await ciEnergies(fd, { ...opts, hamiltonian: gpuAutoHamiltonian(ctx, { products: 1e6, threads: 1 }) as never });
+    const explicit = await ciEnergies(fd, { ...opts, hamiltonian: gpuAutoHamiltonian(gpu.ctx, { products: 1e6, threads: 1 }) as never });
     expect(explicit.notes.join('\n')).toMatch(/sigma auto: explicit — σ measured [\d.]+ ms on the device × 1000000 products/);
     expect(explicit.nnz).toBeGreaterThan(0);
     expect(Math.abs(explicit.energies[0]! - ref)).toBeLessThan(1e-8);
     // a device just large enough for the direct run: the explicit H (12 B per non-zero) would not fit
     const { space } = buildCiSpace(fd, 'fci', { irrep: 1 });
     const deviceBytes = 2 * estimateGpuDirectBytes(fd, space, 1).total;
-    const direct = await ciEnergies(fd, { ...opts, hamiltonian: gpuAutoHamiltonian(ctx, { products: 1e6, threads: 1, deviceBytes }) as never });
+    const direct = await ciEnergies(fd, { ...opts, hamiltonian: gpuAutoHamiltonian(gpu.ctx, { products: 1e6, threads: 1, deviceBytes }) as never });
     expect(direct.notes.join('\n')).toMatch(/sigma auto: direct — the explicit H would need .* GB of the device's/);
     expect(direct.nnz).toBe(0);
     expect(Math.abs(direct.energies[0]! - ref)).toBeLessThan(1e-8);
@@ -296,8 +288,8 @@ describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
   it("refuses polish 'device' in a space the operator has no product in, and a factory without a host operator", async () => {
     const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
     const opts = { irrep: 1, nroots: 1, solver: 'davidson' as const, workers: 0 };
-    await expect(ciEnergies(fd, { ...opts, backend: gpuBackend('foreign') as never, polish: 'device', hamiltonian: gpuDirectHamiltonian(ctx, { threads: 1 }) as never })).rejects.toThrow(/no product in the device polish's space/);
-    const deviceOnly = async (f: Fcidump, s: Parameters<ReturnType<typeof gpuDirectHamiltonian>>[1]) => ({ ...(await gpuDirectHamiltonian(ctx, { threads: 1 })(f, s)), host: undefined });
+    await expect(ciEnergies(fd, { ...opts, backend: gpuBackend('foreign') as never, polish: 'device', hamiltonian: gpuDirectHamiltonian(gpu.ctx, { threads: 1 }) as never })).rejects.toThrow(/no product in the device polish's space/);
+    const deviceOnly = async (f: Fcidump, s: Parameters<ReturnType<typeof gpuDirectHamiltonian>>[1]) => ({ ...(await gpuDirectHamiltonian(gpu.ctx, { threads: 1 })(f, s)), host: undefined });
     await expect(ciEnergies(fd, { ...opts, backend: gpuBackend() as never, hamiltonian: deviceOnly as never })).rejects.toThrow(NotSupportedError);
   });
 
@@ -305,7 +297,7 @@ describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
     const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
     const opts = { irrep: 1, nroots: 2, solver: 'davidson' as const, workers: 0 };
     const made: GpuDirectCiHamiltonian[] = [];
-    const factory = gpuDirectHamiltonian(ctx, { threads: 1, roots: 3 });
+    const factory = gpuDirectHamiltonian(gpu.ctx, { threads: 1, roots: 3 });
     const keep = async (f: Fcidump, s: Parameters<typeof factory>[1], notes: string[]) => {
       const h = await factory(f, s, notes);
       made.push(h);
@@ -331,16 +323,16 @@ describe.skipIf(gpuTierSkipped)('CI driver with the device direct σ', () => {
     const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));
     const { fcidump, space } = buildCiSpace(fd, 'fci', { irrep: 1 });
     const e = estimateGpuDirectBytes(fcidump, space, 3);
-    const small = gpuDirectHamiltonian(ctx, { threads: 1, roots: 3, deviceBytes: e.total - 1 });
+    const small = gpuDirectHamiltonian(gpu.ctx, { threads: 1, roots: 3, deviceBytes: e.total - 1 });
     const err = await small(fcidump, space).catch((x: unknown) => x);
     expect(err).toBeInstanceOf(ResourceLimitError);
     expect((err as ResourceLimitError).bytesNeeded).toBe(e.total);
     expect((err as Error).message).toMatch(/device memory estimate: .* float32 Davidson .* df64 polish/);
-    const fits = await gpuDirectHamiltonian(ctx, { threads: 1, roots: 3, deviceBytes: e.total })(fcidump, space);
+    const fits = await gpuDirectHamiltonian(gpu.ctx, { threads: 1, roots: 3, deviceBytes: e.total })(fcidump, space);
     (fits.host as unknown as { dispose(): void }).dispose();
     const tiny = { limits: { maxStorageBufferBindingSize: 8 * space.size - 8, maxBufferSize: 2 ** 30 } } as GpuContext;
     await expect(checkGpuDirectFits(tiny, fcidump, space, { hostBytes: 2 ** 40 })).rejects.toThrow(/one df64 vector \(8 B per determinant\) in one storage binding/);
-    await expect(checkGpuDirectFits(ctx, fcidump, space, { hostBytes: 1000 })).rejects.toThrow(ResourceLimitError);
+    await expect(checkGpuDirectFits(gpu.ctx, fcidump, space, { hostBytes: 1000 })).rejects.toThrow(ResourceLimitError);
   });
 });
 

@@ -10,8 +10,9 @@
 import { csrSpmv, generators as g, HostOperator, type LinearOperator } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bicg, bicgstab, cg, davidsonWith, gmres, jacobi, lobpcg, refinedSolve, type SolveResult } from '../../solvers/src/index';
-import { type GpuOperator, type GpuVector, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../src/index';
+import { type GpuOperator, type GpuVector, GpuVectorSpace, InSolveOperator } from '../src/index';
 import { testContext, trueRelative } from './helpers';
+import { internals, switchedThenWrong as switchedThenWrongOn, type Tuned } from './support/faults';
 
 afterAll(async () => (await testContext()).dispose());
 
@@ -20,41 +21,12 @@ const ones = new Float64Array(a.rows).fill(1);
 const b = csrSpmv(a, ones);
 const bNorm = Math.hypot(...b);
 
-type Tuned = InSolveOperator & { readonly tuning: TuningReport };
-interface Internals {
-  total: number;
-  candidates: unknown[];
-  others: GpuOperator[];
-  decide(t: BigUint64Array, w: Uint32Array | undefined): void;
-}
+const CANDIDATES = ['csr-scalar', 'csr-vector', 'ell'];
 
 /** In-solve tuning made to choose candidate 1, whose products are × `factor` from the `after`-th after the switch on. */
 async function switchedThenWrong(factor: number, after: number): Promise<{ op: Tuned; bad: string }> {
-  const ctx = await testContext();
-  const space = new GpuVectorSpace(ctx);
-  const op = (await tunedOperator(ctx, a, { warn: () => {}, cache: false, inSolve: true, candidates: ['csr-scalar', 'csr-vector', 'ell'], maxTimed: 3, budgetMs: 1e6, expectedProducts: 1e4 })) as Tuned;
+  const { op, cand } = await switchedThenWrongOn(await testContext(), a, CANDIDATES, factor, after);
   expect(op).toBeInstanceOf(InSolveOperator);
-  const inner = op as unknown as Internals;
-  const n = inner.candidates.length;
-  const decide = inner.decide.bind(op);
-  inner.decide = (_t, w) => {
-    const t = new BigUint64Array(2 * inner.total);
-    for (let k = 0; k < inner.total; k++) {
-      t[2 * k] = 1_000_000_000n * BigInt(k + 1);
-      t[2 * k + 1] = t[2 * k]! + (k % n === 1 ? 1_000_000n : 2_000_000n);
-    }
-    decide(t, w);
-  };
-  const cand = inner.others[0]!;
-  const orig = cand.applyScaled.bind(cand);
-  let afterSwitch = 0;
-  cand.applyScaled = (alpha, x, beta, y) => orig(op.activeLabel === cand.label && ++afterSwitch >= after ? alpha * factor : alpha, x, beta, y);
-  const x = space.fromArray(ones);
-  const y = space.create(a.rows);
-  for (let k = 0; k < inner.total; k++) op.apply(x, y);
-  await op.decided;
-  space.release(x);
-  space.release(y);
   expect(op.activeLabel).toBe(cand.label);
   return { op, bad: cand.label };
 }
@@ -130,7 +102,7 @@ describe('exits without convergence on a tuned kernel that went wrong report the
     expect(r.stats.warnings).toBeUndefined();
     expect(op.activeLabel).toBe(bad);
     // the same solve on a plain operator: two products and one readback fewer
-    const plain = await cg(space, (op as unknown as Internals).others[0]!, space.fromArray(b), { rtol: 1e-10, maxIterations: 12 });
+    const plain = await cg(space, internals(op).others[0]!, space.fromArray(b), { rtol: 1e-10, maxIterations: 12 });
     expect(r.stats.matvecs - plain.stats.matvecs).toBe(2);
     expect(r.stats.readbacks - plain.stats.readbacks).toBe(1);
     op.dispose();

@@ -7,26 +7,15 @@
 import { csrSpmv, generators as g, ResourceLimitError } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cg } from '../../solvers/src/index';
-import { type GpuOperator, GpuValidationError, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../src/index';
+import { type GpuOperator, GpuValidationError, GpuVectorSpace, InSolveOperator } from '../src/index';
 import { testContext, trueRelative } from './helpers';
+import { inSolve } from './support/in-solve';
 
 afterAll(async () => (await testContext()).dispose());
 
-const CANDIDATES = ['csr-scalar', 'csr-vector', 'ell', 'sliced-ell'];
 const a = g.poisson2d(16);
 const ones = new Float64Array(a.rows).fill(1);
 const b = csrSpmv(a, ones);
-
-type Tuned = InSolveOperator & { readonly tuning: TuningReport };
-
-async function inSolve(): Promise<{ op: Tuned; others: GpuOperator[] }> {
-  const ctx = await testContext();
-  const op = await tunedOperator(ctx, a, { warn: () => {}, cache: false, inSolve: true, candidates: CANDIDATES, maxTimed: 4, budgetMs: 1e6, expectedProducts: 1e4 });
-  expect(op).toBeInstanceOf(InSolveOperator);
-  const others = (op as unknown as { others: GpuOperator[] }).others;
-  expect(others.length).toBeGreaterThanOrEqual(1);
-  return { op: op as Tuned, others };
-}
 
 /** Make one candidate's products throw, before anything is recorded (as a failed pipeline creation does). */
 function breakBefore(o: GpuOperator, message: string): void {
@@ -39,7 +28,7 @@ describe('in-solve tuning with a failing candidate', () => {
   it('a candidate that throws is dropped, named in the report, and CG still converges to the right x', async () => {
     const ctx = await testContext();
     const space = new GpuVectorSpace(ctx);
-    const { op, others } = await inSolve();
+    const { op, others } = await inSolve(a);
     const broken = others[0]!.label;
     breakBefore(others[0]!, 'createComputePipeline failed (injected)');
     const r = await cg(space, op, space.fromArray(b), { rtol: 1e-5 });
@@ -57,7 +46,7 @@ describe('in-solve tuning with a failing candidate', () => {
   it('the first candidate (the operator itself) failing: the others carry the solve', async () => {
     const ctx = await testContext();
     const space = new GpuVectorSpace(ctx);
-    const { op } = await inSolve();
+    const { op } = await inSolve(a);
     const base = op.label;
     // the operator's own product path: GpuOperator.prototype.applyScaled via super
     const proto = Object.getPrototypeOf(InSolveOperator.prototype) as GpuOperator;
@@ -81,7 +70,7 @@ describe('in-solve tuning with a failing candidate', () => {
   it('a candidate that fails after recording part of y with β ≠ 0: a named error, not a wrong y', async () => {
     const ctx = await testContext();
     const space = new GpuVectorSpace(ctx);
-    const { op, others } = await inSolve();
+    const { op, others } = await inSolve(a);
     const o = others[0]!;
     const orig = o.applyScaled.bind(o);
     o.applyScaled = (alpha, x, beta, y) => {
@@ -107,7 +96,7 @@ describe('in-solve tuning with a failing candidate', () => {
   it('every candidate failing: the solve stops with a named error', async () => {
     const ctx = await testContext();
     const space = new GpuVectorSpace(ctx);
-    const { op, others } = await inSolve();
+    const { op, others } = await inSolve(a);
     for (const o of others) breakBefore(o, 'no pipeline (injected)');
     const proto = Object.getPrototypeOf(InSolveOperator.prototype) as GpuOperator;
     const orig = proto.applyScaled;
@@ -133,7 +122,7 @@ describe('in-solve tuning with a failing candidate', () => {
   it('disposing the operator before its tuning products were submitted leaves the context usable', async () => {
     const ctx = await testContext();
     const space = new GpuVectorSpace(ctx);
-    const { op } = await inSolve();
+    const { op } = await inSolve(a);
     const x = space.fromArray(ones);
     const y = space.create(a.rows);
     op.apply(x, y); // one timestamped pass recorded, not submitted
@@ -146,7 +135,7 @@ describe('in-solve tuning with a failing candidate', () => {
   it('every candidate out of memory: the ResourceLimitError itself (CLI exit 5), not a bug', async () => {
     const ctx = await testContext();
     const space = new GpuVectorSpace(ctx);
-    const { op, others } = await inSolve();
+    const { op, others } = await inSolve(a);
     const oom = () => {
       throw new ResourceLimitError('op-scratch (injected)', 1e12, 8e10, 'use a smaller matrix');
     };
@@ -174,7 +163,7 @@ describe('in-solve tuning with a failing candidate', () => {
   it('a candidate whose products are NaN: the solve never reports converged with a wrong x', async () => {
     const ctx = await testContext();
     const space = new GpuVectorSpace(ctx);
-    const { op, others } = await inSolve();
+    const { op, others } = await inSolve(a);
     const o = others[0]!;
     const orig = o.applyScaled.bind(o);
     o.applyScaled = (_alpha, x, beta, y) => orig(Number.NaN, x, beta, y);

@@ -7,27 +7,16 @@
 import { csrSpmv, generators as g, ResourceLimitError } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cg } from '../../solvers/src/index';
-import { type GpuOperator, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../src/index';
+import { GpuVectorSpace } from '../src/index';
 import { guardVerdict } from '../src/autotune/in-solve-guard';
 import { testContext, trueRelative } from './helpers';
+import { inSolve } from './support/in-solve';
 
 afterAll(async () => (await testContext()).dispose());
 
-const CANDIDATES = ['csr-scalar', 'csr-vector', 'ell', 'sliced-ell'];
 const a = g.poisson2d(16);
 const ones = new Float64Array(a.rows).fill(1);
 const b = csrSpmv(a, ones);
-
-type Tuned = InSolveOperator & { readonly tuning: TuningReport };
-
-async function inSolve(): Promise<{ op: Tuned; others: GpuOperator[] }> {
-  const ctx = await testContext();
-  const op = await tunedOperator(ctx, a, { warn: () => {}, cache: false, inSolve: true, candidates: CANDIDATES, maxTimed: 4, budgetMs: 1e6, expectedProducts: 1e4 });
-  expect(op).toBeInstanceOf(InSolveOperator);
-  const others = (op as unknown as { others: GpuOperator[] }).others;
-  expect(others.length).toBeGreaterThanOrEqual(1);
-  return { op: op as Tuned, others };
-}
 
 const escapeParens = (s: string) => s.replace(/[()]/g, '\\$&');
 
@@ -39,7 +28,7 @@ describe('in-solve tuning with a candidate giving wrong products', () => {
     it(`${what}: CG converges to the right x, the candidate is retired and never wins`, async () => {
       const ctx = await testContext();
       const space = new GpuVectorSpace(ctx);
-      const { op, others } = await inSolve();
+      const { op, others } = await inSolve(a);
       const o = others[0]!;
       const bad = o.label;
       const orig = o.applyScaled.bind(o);
@@ -60,7 +49,7 @@ describe('in-solve tuning with a candidate giving wrong products', () => {
   it("no room for the check's scratch: tuning stops, the verified kernel runs every product, right x", async () => {
     const ctx = await testContext();
     const space = new GpuVectorSpace(ctx);
-    const { op, others } = await inSolve();
+    const { op, others } = await inSolve(a);
     const o = others[0]!;
     const orig = o.applyScaled.bind(o);
     o.applyScaled = (_alpha, x, beta, y) => orig(Number.NaN, x, beta, y); // would be caught by the check
@@ -85,7 +74,7 @@ describe('in-solve tuning with a candidate giving wrong products', () => {
   it('sound candidates pass the check on a matrix with cancelling rows (no false retirement)', async () => {
     const ctx = await testContext();
     const space = new GpuVectorSpace(ctx);
-    const { op } = await inSolve();
+    const { op } = await inSolve(a);
     // a smooth x: rows of the Laplacian cancel to ~h², the summation order differs per kernel
     const x = space.fromArray(Float64Array.from({ length: a.rows }, (_, i) => Math.sin(i / 40) + 1e3));
     const y = space.create(a.rows);
@@ -125,7 +114,7 @@ describe('in-solve decision with hostile GPU timestamps', () => {
   type Internals = { total: number; candidates: unknown[]; decide(t: BigUint64Array, w: Uint32Array | undefined): void };
 
   it('an end-before-begin (negative) time is no sample: that candidate does not win', async () => {
-    const { op, others } = await inSolve();
+    const { op, others } = await inSolve(a);
     const inner = op as unknown as Internals;
     const n = inner.candidates.length;
     // candidate 1 "takes" −5 ms on every product; the others 1, 2, 3… ms
@@ -140,7 +129,7 @@ describe('in-solve decision with hostile GPU timestamps', () => {
   it('no usable timestamp at all: no crash, no winner chosen, the products stay on a candidate that runs', async () => {
     const ctx = await testContext();
     const space = new GpuVectorSpace(ctx);
-    const { op } = await inSolve();
+    const { op } = await inSolve(a);
     const inner = op as unknown as Internals;
     expect(() => inner.decide(stamps(inner.total, () => -1), undefined)).not.toThrow();
     expect(op.tuning.winner?.ms ?? 0).toBeGreaterThanOrEqual(0); // never a negative time reported

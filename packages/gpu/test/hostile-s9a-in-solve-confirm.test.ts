@@ -8,8 +8,9 @@
 import { csrSpmv, generators as g, HostOperator, HostVectorSpace } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bicgstab, cg, davidsonWith, gmres, lanczos, lobpcg } from '../../solvers/src/index';
-import { type GpuOperator, GpuVectorSpace, InSolveOperator, type TuningReport, tunedOperator } from '../src/index';
+import { type GpuOperator, GpuVectorSpace, InSolveOperator } from '../src/index';
 import { testContext, trueRelative } from './helpers';
+import { internals, switchedThenWrong as switchedThenWrongOn, type Tuned } from './support/faults';
 
 afterAll(async () => (await testContext()).dispose());
 
@@ -18,60 +19,18 @@ const a = g.poisson2d(16);
 const ones = new Float64Array(a.rows).fill(1);
 const b = csrSpmv(a, ones);
 
-type Tuned = InSolveOperator & { readonly tuning: TuningReport };
-interface Internals {
-  total: number;
-  candidates: unknown[];
-  others: GpuOperator[];
-  decide(t: BigUint64Array, w: Uint32Array | undefined): void;
-}
-
-/** Timestamps (ns) of `total` tuning products, candidate k % n, `ms(k)` each. */
-function stamps(total: number, ms: (k: number) => number): BigUint64Array {
-  const t = new BigUint64Array(2 * total);
-  for (let k = 0; k < total; k++) {
-    t[2 * k] = 1_000_000_000n * BigInt(k + 1);
-    t[2 * k + 1] = t[2 * k]! + BigInt(Math.round(ms(k) * 1e6));
-  }
-  return t;
-}
-
 /**
  * An in-solve operator whose tuning (real tuning products, checked on the device) chose
  * candidate 1 (its timestamps are made the fastest), and whose candidate 1 then gives
  * products scaled by `factor` from the `after`-th product after the switch on.
  */
 async function switchedThenWrong(factor: number | ((k: number) => number), after: number): Promise<{ op: Tuned; bad: string; wrong: () => number }> {
-  const ctx = await testContext();
-  const space = new GpuVectorSpace(ctx);
-  const op = (await tunedOperator(ctx, a, { warn: () => {}, cache: false, inSolve: true, candidates: CANDIDATES, maxTimed: 4, budgetMs: 1e6, expectedProducts: 1e4 })) as Tuned;
+  const { op, cand, wrong } = await switchedThenWrongOn(await testContext(), a, CANDIDATES, factor, after);
   expect(op).toBeInstanceOf(InSolveOperator);
-  const inner = op as unknown as Internals;
-  const n = inner.candidates.length;
-  expect(n).toBeGreaterThanOrEqual(2);
-  const decide = inner.decide.bind(op);
-  inner.decide = (_t, w) => decide(stamps(inner.total, (k) => (k % n === 1 ? 1 : 2)), w);
-  const cand = inner.others[0]!;
-  const orig = cand.applyScaled.bind(cand);
-  let afterSwitch = 0;
-  let wrongProducts = 0;
-  cand.applyScaled = (alpha, x, beta, y) => {
-    const switched = op.activeLabel === cand.label;
-    if (switched && ++afterSwitch >= after) {
-      wrongProducts++;
-      orig(alpha * (typeof factor === 'number' ? factor : factor(wrongProducts)), x, beta, y);
-    } else orig(alpha, x, beta, y);
-  };
-  // the tuning products (checked against the verified kernel: all agree), then the switch
-  const x = space.fromArray(ones);
-  const y = space.create(a.rows);
-  for (let k = 0; k < inner.total; k++) op.apply(x, y);
-  await op.decided;
+  expect(internals(op).candidates.length).toBeGreaterThanOrEqual(2);
   expect(op.activeLabel).toBe(cand.label);
   expect(op.runsUnverified()).toBe(true);
-  space.release(x);
-  space.release(y);
-  return { op, bad: cand.label, wrong: () => wrongProducts };
+  return { op, bad: cand.label, wrong };
 }
 
 function expectFellBack(op: Tuned, bad: string, warnings: string[] | undefined): void {

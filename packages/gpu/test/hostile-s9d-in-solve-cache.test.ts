@@ -11,53 +11,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type CacheEntry, type GpuOperator, GpuVectorSpace, InSolveOperator, MemoryTuneStore, type TuneStore, type TuningReport, tunedOperator } from '../src/index';
+import { type CacheEntry, InSolveOperator, MemoryTuneStore, type TuneStore, tunedOperator } from '../src/index';
 import { FileTuneStore } from '../src/autotune/cache-fs';
 import { testContext } from './helpers';
+import { faultTuning, internals, preferCandidate1, runTuningProducts, type Tuned, tunedInSolve } from './support/faults';
 
 afterAll(async () => (await testContext()).dispose());
 
 const a = g.poisson2d(16);
-const OPTS = { warn: () => {}, candidates: ['csr-scalar', 'csr-vector', 'ell', 'sliced-ell'], maxTimed: 4, budgetMs: 1e6, expectedProducts: 1e4 };
-
-type Tuned = InSolveOperator & { readonly tuning: TuningReport };
-interface Internals {
-  total: number;
-  candidates: unknown[];
-  others: GpuOperator[];
-  decide(t: BigUint64Array, w: Uint32Array | undefined): void;
-}
-
-/** Timestamps (ns) of `total` tuning products, `ms(k)` each. */
-function stamps(total: number, ms: (k: number) => number): BigUint64Array {
-  const t = new BigUint64Array(2 * total);
-  for (let k = 0; k < total; k++) {
-    t[2 * k] = 1_000_000_000n * BigInt(k + 2);
-    t[2 * k + 1] = t[2 * k]! + BigInt(Math.round(ms(k) * 1e6));
-  }
-  return t;
-}
+const CANDIDATES = ['csr-scalar', 'csr-vector', 'ell', 'sliced-ell'];
 
 /**
  * An in-solve operator on `store` whose tuning (real products, checked on the device) chose
  * candidate 1; `untimedFirst` leaves the verified candidate without a product time.
  */
 async function switched(store: TuneStore, untimedFirst = false): Promise<{ op: Tuned; bad: CacheEntry['kernel']; badParams: Record<string, number> }> {
-  const ctx = await testContext();
-  const space = new GpuVectorSpace(ctx);
-  const op = (await tunedOperator(ctx, a, { ...OPTS, cache: store, inSolve: true })) as Tuned;
+  const op = (await tunedInSolve(await testContext(), a, CANDIDATES, store)) as Tuned;
   expect(op).toBeInstanceOf(InSolveOperator);
-  const inner = op as unknown as Internals;
-  const n = inner.candidates.length;
-  expect(n).toBeGreaterThanOrEqual(2);
-  const decide = inner.decide.bind(op);
-  inner.decide = (_t, w) => decide(stamps(inner.total, (k) => (k % n === 1 ? 1 : 2)), w);
-  const x = space.fromArray(new Float64Array(a.rows).fill(1));
-  const y = space.create(a.rows);
-  for (let k = 0; k < inner.total; k++) op.apply(x, y);
-  await op.decided;
-  space.release(x);
-  space.release(y);
+  const inner = internals(op);
+  expect(inner.candidates.length).toBeGreaterThanOrEqual(2);
+  preferCandidate1(op);
+  await runTuningProducts(op);
   expect(op.activeLabel).toBe(inner.others[0]!.label);
   // no product time for the verified kernel (none from the admission, timestamps unusable)
   if (untimedFirst) (inner.candidates[0] as { trial: { ms?: number } }).trial.ms = undefined;
@@ -82,7 +56,7 @@ describe('in-solve tuning: a winner dropped after the decision leaves the cache'
     expect(e!.kernel).toBe(op.tuning.winner!.kernel);
     op.dispose();
 
-    const again = await tunedOperator(ctx, a, { ...OPTS, cache: store });
+    const again = await tunedOperator(ctx, a, faultTuning(CANDIDATES, store));
     expect(again.tuning.source).toBe('cache');
     const w = again.tuning.winner!;
     expect(w.kernel === bad && JSON.stringify(w.params) === JSON.stringify(badParams)).toBe(false);

@@ -9,10 +9,11 @@
  * best x seen. Emulated on the host in float32 (poisson2d 80², rtol 1.5e-6: 'breakdown' at 1.54e-6
  * before; after a fallback, rtol 2e-6: 'breakdown' at 2.00e-6 before).
  */
-import { csrSpmv, generators, type LinearOperator, type VerifiedKernelSource } from '@gpusparse/formats';
+import { csrSpmv, generators } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { gmres } from '../src/krylov/gmres';
 import { Float32HostSpace, float32CsrOperator } from './eigen-f32-space';
+import { wrongUntilFallback } from './support/faults';
 
 const space = new Float32HostSpace();
 
@@ -22,28 +23,6 @@ function problem(nx: number) {
   const bNorm = Math.hypot(...b);
   const trueRel = (x: Float64Array) => Math.hypot(...csrSpmv(a, x).map((v, i) => b[i]! - v)) / bNorm;
   return { a, b, trueRel };
-}
-
-/** A float32 operator whose "tuned kernel" gives 1.1·A·x until the solver falls back. */
-function wrongUntilFallback(a: ReturnType<typeof problem>['a']): LinearOperator<Float64Array> & VerifiedKernelSource<Float64Array> & { fell: string | undefined } {
-  const inner = float32CsrOperator(a);
-  const o = {
-    rows: a.rows,
-    cols: a.cols,
-    fell: undefined as string | undefined,
-    verifiedLabel: 'verified-f32',
-    get activeLabel() {
-      return o.fell === undefined ? 'tuned-f32' : 'verified-f32';
-    },
-    runsUnverified: () => o.fell === undefined,
-    applyVerified: (x: Float64Array, y: Float64Array) => inner.apply(x, y),
-    fallBackToVerified: (why: string) => {
-      o.fell = why;
-    },
-    apply: (x: Float64Array, y: Float64Array) => inner.applyScaled(o.fell === undefined ? 1.1 : 1, x, 0, y),
-    applyScaled: (alpha: number, x: Float64Array, beta: number, y: Float64Array) => inner.applyScaled(o.fell === undefined ? 1.1 * alpha : alpha, x, beta, y),
-  };
-  return o;
 }
 
 describe('gmres near float32 accuracy: a false convergence makes the next cycle aim lower', () => {

@@ -6,36 +6,15 @@
  * one on the verified kernel ended it 'breakdown' at 1.00e-5. Emulated here on the host in
  * float32 (a tolerance near float32's attainable accuracy, where false convergences happen).
  */
-import { csrSpmv, generators, type LinearOperator, type VerifiedKernelSource } from '@gpusparse/formats';
+import { csrSpmv, generators } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { gmres } from '../src/krylov/gmres';
 import { Float32HostSpace, float32CsrOperator } from './eigen-f32-space';
+import { wrongUntilFallback } from './support/faults';
 
 const a = generators.poisson2d(48);
 const b = csrSpmv(a, new Float64Array(a.rows).fill(1));
 const space = new Float32HostSpace();
-
-/** A float32 operator whose "tuned kernel" gives 1.1·A·x until the solver falls back. */
-function wrongUntilFallback(): LinearOperator<Float64Array> & VerifiedKernelSource<Float64Array> & { fell: string | undefined } {
-  const inner = float32CsrOperator(a);
-  const o = {
-    rows: a.rows,
-    cols: a.cols,
-    fell: undefined as string | undefined,
-    verifiedLabel: 'verified-f32',
-    get activeLabel() {
-      return o.fell === undefined ? 'tuned-f32' : 'verified-f32';
-    },
-    runsUnverified: () => o.fell === undefined,
-    applyVerified: (x: Float64Array, y: Float64Array) => inner.apply(x, y),
-    fallBackToVerified: (why: string) => {
-      o.fell = why;
-    },
-    apply: (x: Float64Array, y: Float64Array) => inner.applyScaled(o.fell === undefined ? 1.1 : 1, x, 0, y),
-    applyScaled: (alpha: number, x: Float64Array, beta: number, y: Float64Array) => inner.applyScaled(o.fell === undefined ? 1.1 * alpha : alpha, x, beta, y),
-  };
-  return o;
-}
 
 function trueRel(x: Float64Array): number {
   const ax = csrSpmv(a, x);
@@ -57,7 +36,7 @@ describe('gmres: after a fallback to the verified kernel the solve restarts afre
       const rtol = 1e-6;
       const plain = await gmres(space, float32CsrOperator(a), space.fromArray(b), { rtol, maxIterations: 5000, checkEvery, orthogonalization: ortho });
       expect(plain.converged).toBe(true); // the tolerance is reachable in float32 here
-      const op = wrongUntilFallback();
+      const op = wrongUntilFallback(a);
       const r = await gmres(space, op, space.fromArray(b), { rtol, maxIterations: 5000, checkEvery, orthogonalization: ortho });
       expect(op.fell).toBeDefined();
       expect((r.stats.warnings ?? []).join('\n')).toMatch(/fell back to the verified kernel/);

@@ -181,6 +181,7 @@ export function loadSigmaInput(scratch: SigmaScratch, c: Float64Array): void {
  * @example sigmaRows(ctx, c, sigma, 0, ctx.nA, sigmaScratch(ctx));
  */
 export function sigmaRows(ctx: DirectContext, c: Float64Array, sigma: Float64Array, aStart: number, aEnd: number, scratch: SigmaScratch): void {
+  // Long by design (a house-style exception): shipped to worker threads by its source text (./threads.ts), so it must be self-contained, and its alpha-string loop is the σ = H·c hot path.
   const { norb, mA, mB, target, rowStart, rowLen, rowCompute, irrepA, betaSorted, betaStart, eri } = ctx;
   const { hAOff, hATarget, hAValue, hBOff, hBTarget, hBValue, aTarget, aPair, aSign, aGroup } = ctx;
   const { bK, bX, bSign, bGroup, pairSorted, pairStart } = ctx;

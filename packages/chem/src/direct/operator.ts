@@ -277,22 +277,7 @@ function halfSpaceOperator(
     },
     spinProject(u, multiplicity) {
       if (u.length !== m) throw new DimensionMismatchError(`${label} spinProject u`, m, u.length);
-      const S = (multiplicity - 1) / 2;
-      if (!(Number.isInteger(multiplicity) && multiplicity >= 1)) throw new InvalidParameterError('multiplicity', 'an integer 2S + 1 ≥ 1', multiplicity);
-      const apply = extra.s2apply();
-      let x = new Float64Array(n);
-      let y = new Float64Array(n);
-      expandHalf(tr, u, x);
-      // (S² − S'(S'+1)) / (S(S+1) − S'(S'+1)) for every other S' of the parity: S' = S ± 2, ± 4, …
-      for (let o = S % 2; o <= extra.smax; o += 2) {
-        if (o === S) continue;
-        const lo = o * (o + 1);
-        const den = S * (S + 1) - lo;
-        apply(x, y);
-        for (let i = 0; i < n; i++) y[i] = (y[i]! - lo * x[i]!) / den;
-        [x, y] = [y, x];
-      }
-      compressHalf(tr, x, u);
+      projectSpinHalf(tr, n, extra, u, multiplicity);
     },
     expand(u) {
       if (u.length !== m) throw new DimensionMismatchError(`${label} expand u`, m, u.length);
@@ -312,4 +297,28 @@ function halfSpaceOperator(
       return u;
     },
   };
+}
+
+/**
+ * The spinProject of {@link halfSpaceOperator}: u (half coordinates) ← its component of
+ * multiplicity 2S+1, by the product over the other S' of the parity of
+ * (S² − S'(S'+1)) / (S(S+1) − S'(S'+1)) on the expanded vector. Cost one S² product per S'.
+ */
+function projectSpinHalf(tr: TimeReversalPairs, n: number, extra: { s2apply: () => (x: Float64Array, y: Float64Array) => void; smax: number }, u: Float64Array, multiplicity: number): void {
+  const S = (multiplicity - 1) / 2;
+  if (!(Number.isInteger(multiplicity) && multiplicity >= 1)) throw new InvalidParameterError('multiplicity', 'an integer 2S + 1 ≥ 1', multiplicity);
+  const apply = extra.s2apply();
+  let x = new Float64Array(n);
+  let y = new Float64Array(n);
+  expandHalf(tr, u, x);
+  // (S² − S'(S'+1)) / (S(S+1) − S'(S'+1)) for every other S' of the parity: S' = S ± 2, ± 4, …
+  for (let o = S % 2; o <= extra.smax; o += 2) {
+    if (o === S) continue;
+    const lo = o * (o + 1);
+    const den = S * (S + 1) - lo;
+    apply(x, y);
+    for (let i = 0; i < n; i++) y[i] = (y[i]! - lo * x[i]!) / den;
+    [x, y] = [y, x];
+  }
+  compressHalf(tr, x, u);
 }

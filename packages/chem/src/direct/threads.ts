@@ -7,7 +7,7 @@
  * result is bit-identical whatever the thread count or the scheduling.
  * @module
  */
-import { shareDeep } from '../hamiltonian/worker-source';
+import { shareDeep, workerThreads } from '../hamiltonian/worker-source';
 import { loadSigmaInput, type ScatterMemory, type SigmaScratch, sigmaRows, sigmaScratch, wasmSigmaScratch } from './kernel';
 import type { DirectContext } from './tables';
 
@@ -80,13 +80,8 @@ function alphaBlocks(ctx: DirectContext, threads: number): Int32Array {
  */
 export async function sigmaThreadPool(ctx: DirectContext, size: number, threads: number, wasm?: ScatterWasm): Promise<SigmaThreadPool | undefined> {
   if (typeof SharedArrayBuffer !== 'function' || typeof Atomics?.wait !== 'function' || threads < 2) return undefined;
-  let wt: typeof import('node:worker_threads');
-  try {
-    wt = await import('node:worker_threads');
-    if (typeof wt.Worker !== 'function') return undefined;
-  } catch {
-    return undefined;
-  }
+  const wt = await workerThreads();
+  if (!wt) return undefined;
   const shared = shareDeep(ctx);
   const ctrlBuf = new SharedArrayBuffer(16);
   const ctrl = new Int32Array(ctrlBuf);

@@ -63,6 +63,7 @@ export interface KernelOutput {
  * const { lengths, cols, vals, diag } = assembleRowsKernel(kernelContext(fd, space), 0, space.size);
  */
 export function assembleRowsKernel(ctx: KernelContext, rowStart: number, rowEnd: number): KernelOutput {
+  // Long by design (a house-style exception): shipped to worker threads by its source text (./workers.ts), so it must be self-contained, and its row loop is the assembly's hot path.
   const n = ctx.norb;
   const eri = ctx.eri;
   const jmat = ctx.jmat;

@@ -11,6 +11,7 @@
  */
 import { HostOperator } from '@gpusparse/formats';
 import type { HostRowBlock } from './chunked';
+import { workerThreads } from './worker-source';
 
 /** Worker body: waits for a new generation, multiplies its blocks, counts itself done. */
 const WORKER = `
@@ -76,13 +77,8 @@ function partition(blocks: readonly HostRowBlock[], parts: number): HostRowBlock
  */
 export async function parallelRowBlockOperator(blocks: readonly HostRowBlock[], n: number, threads: number): Promise<(HostOperator & { dispose(): void; threads: number }) | undefined> {
   if (typeof SharedArrayBuffer !== 'function' || typeof Atomics?.wait !== 'function' || threads < 2 || blocks.length < 2) return undefined;
-  let wt: typeof import('node:worker_threads');
-  try {
-    wt = await import('node:worker_threads');
-    if (typeof wt.Worker !== 'function') return undefined;
-  } catch {
-    return undefined;
-  }
+  const wt = await workerThreads();
+  if (!wt) return undefined;
   const ctrlBuf = new SharedArrayBuffer(8);
   const ctrl = new Int32Array(ctrlBuf);
   const xBuf = new SharedArrayBuffer(8 * n);

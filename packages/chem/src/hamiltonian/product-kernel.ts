@@ -95,6 +95,7 @@ export interface ProductScratch {
  * const { lengths, cols, vals, diag } = assembleRowsProduct(productContext(fd, space)!, 0, space.size);
  */
 export function assembleRowsProduct(ctx: ProductContext, rowStart: number, rowEnd: number, scratch?: ProductScratch): KernelOutput {
+  // Long by design (a house-style exception): shipped to worker threads by its source text (./workers.ts), so it must be self-contained, and its row loop is the assembly's hot path.
   const n = ctx.norb;
   const eri = ctx.eri;
   const jmat = ctx.jmat;

@@ -114,6 +114,7 @@ export function spinRowsKernel(
   diag?: (k: number, value: number) => void,
   off?: (k: number, t: number, sign: number) => void,
 ): Float64Array {
+  // Long by design (a house-style exception): shipped to worker threads by its source text (./spin-worker.ts), so it must be self-contained, and its determinant loop is the ⟨S²⟩ hot path.
   const n = ctx.norb;
   const R = vecs.length;
   const out = new Float64Array(2 * R);
@@ -265,6 +266,7 @@ export function spinRowsKernel(
  * const [num, den] = spinPairsKernel(ctx, [c], 0, ctx.alpha.count);
  */
 export function spinPairsKernel(ctx: SpinContext, vecs: readonly Float64Array[], start: number, end: number): Float64Array {
+  // Long by design (a house-style exception): shipped to worker threads by its source text (./spin-worker.ts), so it must be self-contained, and its alpha-string loop is the ⟨S²⟩ hot path.
   const n = ctx.norb;
   const R = vecs.length;
   const out = new Float64Array(2 * R);

@@ -60,18 +60,12 @@ export function spinTables(list: StringList, norb: number, h1: Float64Array, eri
   const n = norb;
   const nel = list.electrons;
   const count = list.count;
-  const g = (i: number, j: number, k: number, l: number) => eri[((i * n + j) * n + k) * n + l]!;
   const occ = new Int32Array(count * nel);
   const diag = new Float64Array(count);
   const sOff = new Int32Array(count + 1);
   const dOff = new Int32Array(count + 1);
-  const sTarget: number[] = [];
-  const sFrom: number[] = [];
-  const sTo: number[] = [];
-  const sSign: number[] = [];
-  const sBase: number[] = [];
-  const dTarget: number[] = [];
-  const dValue: number[] = [];
+  const singles: SinglesLists = { sTarget: [], sFrom: [], sTo: [], sSign: [], sBase: [] };
+  const doubles: DoublesLists = { dTarget: [], dValue: [] };
   const virt = new Int32Array(n);
   for (let s = 0; s < count; s++) {
     const lo = list.lo[s]!;
@@ -84,63 +78,11 @@ export function spinTables(list: StringList, norb: number, h1: Float64Array, eri
       else virt[nv++] = p;
     }
     const o = occ.subarray(s * nel, s * nel + nel);
-    // diagonal: Σ h_ii + Σ_{i<j} [(ii|jj) − (ij|ji)]
-    let e = 0;
-    for (let x = 0; x < nel; x++) {
-      const i = o[x]!;
-      e += h1[i * n + i]!;
-      for (let y = x + 1; y < nel; y++) {
-        const j = o[y]!;
-        e += g(i, i, j, j) - g(i, j, j, i);
-      }
-    }
-    diag[s] = e;
-    // singles p → q
-    for (let x = 0; x < nel; x++) {
-      const p = o[x]!;
-      for (let v = 0; v < nv; v++) {
-        const q = virt[v]!;
-        const [sign, a, b] = applySingle(lo, hi, p, q);
-        const t = stringIndex(list, a, b);
-        if (t < 0) continue;
-        let base = h1[q * n + p]!;
-        for (let y = 0; y < nel; y++) {
-          const k = o[y]!;
-          if (k !== p) base += g(q, p, k, k) - g(q, k, k, p);
-        }
-        sTarget.push(t);
-        sFrom.push(p);
-        sTo.push(q);
-        sSign.push(sign);
-        sBase.push(base);
-      }
-    }
-    sOff[s + 1] = sTarget.length;
-    // doubles p<q → r<u: D' = a†_u a_q a†_r a_p D
-    for (let x = 0; x < nel; x++) {
-      const p = o[x]!;
-      for (let y = x + 1; y < nel; y++) {
-        const q = o[y]!;
-        for (let v = 0; v < nv; v++) {
-          const r = virt[v]!;
-          const [s1, a1, b1] = applySingle(lo, hi, p, r);
-          for (let w = v + 1; w < nv; w++) {
-            const u = virt[w]!;
-            // a zero integral difference gives ±0, which is not stored: skip the string lookup
-            const x = g(r, p, u, q) - g(r, q, u, p);
-            if (x === 0) continue;
-            const [s2, a2, b2] = applySingle(a1, b1, q, u);
-            const t = stringIndex(list, a2, b2);
-            if (t < 0) continue;
-            const val = s1 * s2 * x;
-            if (val === 0) continue;
-            dTarget.push(t);
-            dValue.push(val);
-          }
-        }
-      }
-    }
-    dOff[s + 1] = dTarget.length;
+    diag[s] = stringDiagonal(o, n, h1, eri);
+    stringSingles(list, lo, hi, o, virt, nv, n, h1, eri, singles);
+    sOff[s + 1] = singles.sTarget.length;
+    stringDoubles(list, lo, hi, o, virt, nv, n, eri, doubles);
+    dOff[s + 1] = doubles.dTarget.length;
   }
   return {
     count,
@@ -148,13 +90,100 @@ export function spinTables(list: StringList, norb: number, h1: Float64Array, eri
     occ,
     diag,
     sOff,
-    sTarget: Int32Array.from(sTarget),
-    sFrom: Int32Array.from(sFrom),
-    sTo: Int32Array.from(sTo),
-    sSign: Float64Array.from(sSign),
-    sBase: Float64Array.from(sBase),
+    sTarget: Int32Array.from(singles.sTarget),
+    sFrom: Int32Array.from(singles.sFrom),
+    sTo: Int32Array.from(singles.sTo),
+    sSign: Float64Array.from(singles.sSign),
+    sBase: Float64Array.from(singles.sBase),
     dOff,
-    dTarget: Int32Array.from(dTarget),
-    dValue: Float64Array.from(dValue),
+    dTarget: Int32Array.from(doubles.dTarget),
+    dValue: Float64Array.from(doubles.dValue),
   };
+}
+
+/** The single-excitation lists of {@link spinTables} while they grow. */
+interface SinglesLists {
+  sTarget: number[];
+  sFrom: number[];
+  sTo: number[];
+  sSign: number[];
+  sBase: number[];
+}
+
+/** The double-excitation lists of {@link spinTables} while they grow. */
+interface DoublesLists {
+  dTarget: number[];
+  dValue: number[];
+}
+
+/** Same-spin diagonal energy of one string (occupied orbitals `o`): Σ h_ii + Σ_{i<j} [(ii|jj) − (ij|ji)]. */
+function stringDiagonal(o: Int32Array, n: number, h1: Float64Array, eri: Float64Array): number {
+  const g = (i: number, j: number, k: number, l: number) => eri[((i * n + j) * n + k) * n + l]!;
+  const nel = o.length;
+  let e = 0;
+  for (let x = 0; x < nel; x++) {
+    const i = o[x]!;
+    e += h1[i * n + i]!;
+    for (let y = x + 1; y < nel; y++) {
+      const j = o[y]!;
+      e += g(i, i, j, j) - g(i, j, j, i);
+    }
+  }
+  return e;
+}
+
+/** The singles p → q of one string (bits lo, hi; occupied `o`, the first `nv` of `virt` empty), appended to `out`. */
+function stringSingles(list: StringList, lo: number, hi: number, o: Int32Array, virt: Int32Array, nv: number, n: number, h1: Float64Array, eri: Float64Array, out: SinglesLists): void {
+  const g = (i: number, j: number, k: number, l: number) => eri[((i * n + j) * n + k) * n + l]!;
+  const nel = o.length;
+  const { sTarget, sFrom, sTo, sSign, sBase } = out;
+  for (let x = 0; x < nel; x++) {
+    const p = o[x]!;
+    for (let v = 0; v < nv; v++) {
+      const q = virt[v]!;
+      const [sign, a, b] = applySingle(lo, hi, p, q);
+      const t = stringIndex(list, a, b);
+      if (t < 0) continue;
+      let base = h1[q * n + p]!;
+      for (let y = 0; y < nel; y++) {
+        const k = o[y]!;
+        if (k !== p) base += g(q, p, k, k) - g(q, k, k, p);
+      }
+      sTarget.push(t);
+      sFrom.push(p);
+      sTo.push(q);
+      sSign.push(sign);
+      sBase.push(base);
+    }
+  }
+}
+
+/** The doubles p<q → r<u of one string, D' = a†_u a_q a†_r a_p D, appended to `out`. */
+function stringDoubles(list: StringList, lo: number, hi: number, o: Int32Array, virt: Int32Array, nv: number, n: number, eri: Float64Array, out: DoublesLists): void {
+  const g = (i: number, j: number, k: number, l: number) => eri[((i * n + j) * n + k) * n + l]!;
+  const nel = o.length;
+  const { dTarget, dValue } = out;
+  for (let x = 0; x < nel; x++) {
+    const p = o[x]!;
+    for (let y = x + 1; y < nel; y++) {
+      const q = o[y]!;
+      for (let v = 0; v < nv; v++) {
+        const r = virt[v]!;
+        const [s1, a1, b1] = applySingle(lo, hi, p, r);
+        for (let w = v + 1; w < nv; w++) {
+          const u = virt[w]!;
+          // a zero integral difference gives ±0, which is not stored: skip the string lookup
+          const x = g(r, p, u, q) - g(r, q, u, p);
+          if (x === 0) continue;
+          const [s2, a2, b2] = applySingle(a1, b1, q, u);
+          const t = stringIndex(list, a2, b2);
+          if (t < 0) continue;
+          const val = s1 * s2 * x;
+          if (val === 0) continue;
+          dTarget.push(t);
+          dValue.push(val);
+        }
+      }
+    }
+  }
 }

@@ -93,112 +93,169 @@ export interface WorkerPoolJob<T> {
  * @example const outs = await runWorkerPool({ code, init: { ctx }, chunks: [[0, 500], [500, 1000]], nworkers: 2, what: 'rows' });
  */
 export async function runWorkerPool<T>(job: WorkerPoolJob<T>): Promise<T[] | undefined> {
-  const { chunks } = job;
-  if (chunks.length === 0) return [];
-  let wt: typeof import('node:worker_threads');
+  if (job.chunks.length === 0) return [];
+  const workers = await startWorkers(job);
+  if (!workers) return undefined;
+  const pool = new PoolRun(job, workers);
   try {
-    wt = await import('node:worker_threads');
-    if (typeof wt.Worker !== 'function') return undefined;
+    await pool.run();
+  } finally {
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+  return job.onResult ? [] : pool.results;
+}
+
+type Worker = import('node:worker_threads').Worker;
+
+/** node:worker_threads, or undefined where it is missing or has no Worker (a browser). */
+export async function workerThreads(): Promise<typeof import('node:worker_threads') | undefined> {
+  try {
+    const wt = await import('node:worker_threads');
+    return typeof wt.Worker === 'function' ? wt : undefined;
   } catch {
     return undefined;
   }
-  const workers: import('node:worker_threads').Worker[] = [];
+}
+
+/** `job.nworkers` workers running `job.code`, or undefined where worker threads are unavailable. */
+async function startWorkers<T>(job: WorkerPoolJob<T>): Promise<Worker[] | undefined> {
+  const wt = await workerThreads();
+  if (!wt) return undefined;
+  const workers: Worker[] = [];
   try {
     for (let w = 0; w < job.nworkers; w++) workers.push(new wt.Worker(job.code, { eval: true }));
   } catch {
     for (const w of workers) void w.terminate();
     return undefined;
   }
-  const results: T[] = new Array(chunks.length);
-  const stream = job.onResult;
-  const maxAhead = job.maxAhead ?? 2 * (job.nworkers + 1);
-  let next = 0;
-  let done = 0;
-  let delivered = 0;
-  const idle: import('node:worker_threads').Worker[] = [];
-  let blocked = false;
-  let consumed = 0;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const canTake = () => !blocked && next < chunks.length && (!stream || next < delivered + maxAhead);
-      const complete = () => {
-        if (done === chunks.length && (!stream || consumed === chunks.length)) resolve();
-      };
-      const deliver = () => {
-        // hand over the contiguous prefix (pausing on a pending promise), then wake parked workers
-        while (!blocked && delivered < chunks.length && results[delivered] !== undefined) {
-          const r = results[delivered]!;
-          results[delivered] = undefined as T;
-          const p = stream!(delivered++, r);
-          if (p && typeof (p as Promise<void>).then === 'function') {
-            blocked = true;
-            (p as Promise<void>).then(() => {
-              blocked = false;
-              consumed++;
-              deliver();
-              complete();
-            }, reject);
-          } else consumed++;
-        }
-        while (idle.length > 0 && canTake()) feed(idle.pop()!);
-      };
-      const store = (id: number, out: T) => {
-        results[id] = out;
-        if (stream) deliver();
-      };
-      const finished = () => {
-        done++;
-        job.onChunk?.(done, chunks.length);
-        complete();
-        return done === chunks.length;
-      };
-      const feed = (w: import('node:worker_threads').Worker) => {
-        if (!canTake()) {
-          if (next < chunks.length) idle.push(w);
-          return;
-        }
-        const id = next++;
-        w.postMessage({ ...job.extra, type: 'run', id, start: chunks[id]![0], end: chunks[id]![1] });
-      };
-      for (const w of workers) {
-        w.on('error', reject);
-        w.on('message', (msg: { id: number; ok: boolean; out?: T; error?: string }) => {
-          if (!msg.ok) {
-            reject(new Error(`${job.what} ${chunks[msg.id]!.join('..')}: ${msg.error}`));
-            return;
-          }
-          try {
-            store(msg.id, msg.out!);
-          } catch (e) {
-            reject(e);
-            return;
-          }
-          if (!finished()) feed(w);
-        });
-        w.postMessage({ ...job.init, type: 'init' });
-        feed(w);
-      }
+  return workers;
+}
+
+/**
+ * One run of {@link runWorkerPool}: the ranges handed out to the workers and the main thread,
+ * the outputs kept (or streamed in chunk order), the promise settled when all are done.
+ */
+class PoolRun<T> {
+  readonly results: T[];
+  private readonly chunks: readonly [number, number][];
+  private readonly stream: WorkerPoolJob<T>['onResult'];
+  private readonly maxAhead: number;
+  private next = 0;
+  private done = 0;
+  private delivered = 0;
+  private readonly idle: Worker[] = [];
+  private blocked = false;
+  private consumed = 0;
+  private resolve: () => void = () => {};
+  private reject: (e: unknown) => void = () => {};
+
+  constructor(
+    private readonly job: WorkerPoolJob<T>,
+    private readonly workers: Worker[],
+  ) {
+    this.chunks = job.chunks;
+    this.results = new Array(job.chunks.length);
+    this.stream = job.onResult;
+    this.maxAhead = job.maxAhead ?? 2 * (job.nworkers + 1);
+  }
+
+  run(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+      for (const w of this.workers) this.attach(w);
       // the main thread takes ranges too, yielding to the event loop between them so that
       // finished workers are fed without waiting
-      const runMain = () => {
-        if (!job.main || next >= chunks.length) return;
-        if (!canTake()) {
-          if (next < chunks.length) setTimeout(runMain, 1);
-          return;
-        }
-        const id = next++;
-        try {
-          store(id, job.main(chunks[id]![0], chunks[id]![1]));
-        } catch (e) {
-          reject(e);
-          return;
-        }
-        if (!finished()) setImmediate(runMain);
-      };
-      setImmediate(runMain);
+      setImmediate(() => this.runMain());
     });
-  } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
   }
-  return stream ? [] : results;
+
+  private canTake(): boolean {
+    return !this.blocked && this.next < this.chunks.length && (!this.stream || this.next < this.delivered + this.maxAhead);
+  }
+
+  private complete(): void {
+    if (this.done === this.chunks.length && (!this.stream || this.consumed === this.chunks.length)) this.resolve();
+  }
+
+  /** Hand over the contiguous prefix (pausing on a pending promise), then wake parked workers. */
+  private deliver(): void {
+    const { results, chunks } = this;
+    while (!this.blocked && this.delivered < chunks.length && results[this.delivered] !== undefined) {
+      const r = results[this.delivered]!;
+      results[this.delivered] = undefined as T;
+      const p = this.stream!(this.delivered++, r);
+      if (p && typeof (p as Promise<void>).then === 'function') {
+        this.blocked = true;
+        (p as Promise<void>).then(
+          () => {
+            this.blocked = false;
+            this.consumed++;
+            this.deliver();
+            this.complete();
+          },
+          (e) => this.reject(e),
+        );
+      } else this.consumed++;
+    }
+    while (this.idle.length > 0 && this.canTake()) this.feed(this.idle.pop()!);
+  }
+
+  private store(id: number, out: T): void {
+    this.results[id] = out;
+    if (this.stream) this.deliver();
+  }
+
+  private finished(): boolean {
+    this.done++;
+    this.job.onChunk?.(this.done, this.chunks.length);
+    this.complete();
+    return this.done === this.chunks.length;
+  }
+
+  private feed(w: Worker): void {
+    if (!this.canTake()) {
+      if (this.next < this.chunks.length) this.idle.push(w);
+      return;
+    }
+    const id = this.next++;
+    w.postMessage({ ...this.job.extra, type: 'run', id, start: this.chunks[id]![0], end: this.chunks[id]![1] });
+  }
+
+  /** The worker's message and error handlers, its init message and its first range. */
+  private attach(w: Worker): void {
+    w.on('error', (e) => this.reject(e));
+    w.on('message', (msg: { id: number; ok: boolean; out?: T; error?: string }) => {
+      if (!msg.ok) {
+        this.reject(new Error(`${this.job.what} ${this.chunks[msg.id]!.join('..')}: ${msg.error}`));
+        return;
+      }
+      try {
+        this.store(msg.id, msg.out!);
+      } catch (e) {
+        this.reject(e);
+        return;
+      }
+      if (!this.finished()) this.feed(w);
+    });
+    w.postMessage({ ...this.job.init, type: 'init' });
+    this.feed(w);
+  }
+
+  private runMain(): void {
+    const { job, chunks } = this;
+    if (!job.main || this.next >= chunks.length) return;
+    if (!this.canTake()) {
+      if (this.next < chunks.length) setTimeout(() => this.runMain(), 1);
+      return;
+    }
+    const id = this.next++;
+    try {
+      this.store(id, job.main(chunks[id]![0], chunks[id]![1]));
+    } catch (e) {
+      this.reject(e);
+      return;
+    }
+    if (!this.finished()) setImmediate(() => this.runMain());
+  }
 }

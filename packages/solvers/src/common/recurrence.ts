@@ -101,7 +101,7 @@ const DIVERGENCE = 1e4;
  * follow, three times: the space's precision is exhausted) and on divergence (estimate above
  * 1e4·max(‖r₀‖, ‖b‖)), both as reason 'breakdown' with the cause in `detail`. An exit without
  * convergence returns the better of the last iterate and the best checked one.
- * Cost: the method's own cost per iteration, plus one readback per check, one or two vector
+ * Cost: the method's own cost per iteration, plus one readback per check, one vector
  * copy per check (the rollback checkpoint, or the best iterate, which then serves as the checkpoint:
  * two copies only at a check that is not the best so far; two extra vectors of memory) and one
  * matvec at exit for the true residual (two when the best iterate is compared).
@@ -112,7 +112,7 @@ export async function runRecurrence<V, S>(ctx: SolveContext<V, S>, m: Recurrence
   const checkpoint = ctx.space.create(ctx.n);
   const best = ctx.space.create(ctx.n);
   try {
-    return await loop(ctx, m, checkpoint, best);
+    return await new RecurrenceLoop(ctx, m, checkpoint, best).run();
   } finally {
     m.dispose();
     ctx.space.release(checkpoint);
@@ -120,54 +120,99 @@ export async function runRecurrence<V, S>(ctx: SolveContext<V, S>, m: Recurrence
   }
 }
 
-async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, checkpoint: V, best: V): Promise<SolveResult<V>> {
-  const { space, opts } = ctx;
-  const x = m.x;
-  const bNorm = await ctx.take(space.norm2(ctx.b));
-  ctx.setBNorm(bNorm);
-  await assertFloat32Resolves(ctx, bNorm); // s11-harden-a: ‖b‖ underflowed to 0 read as b = 0
-  if (!Number.isFinite(bNorm)) {
-    return ctx.finish(x, 'non-finite', 0, Number.NaN, `${ctx.method}: b contains non-finite values (‖b‖ = ${bNorm})`);
-  }
-  if (bNorm === 0) {
-    space.fill(x, 0);
-    return ctx.finish(x, 'converged', 0, 0, 'b = 0, so x = 0');
-  }
-  const xIsZero = opts.x0 === undefined;
-  let rn = bNorm;
-  if (xIsZero) space.release(m.restart(true)); // r = b
-  else rn = await ctx.take(m.restart(false));
-  if (!Number.isFinite(rn)) {
-    return ctx.finishExit(x, 'non-finite', 0, rn, `${ctx.method}: initial residual ‖b − A·x0‖ = ${rn} (x0 or A holds non-finite values)`);
-  }
-  if (opts.recordHistory) ctx.history.push({ iteration: 0, residual: rn });
-  if (rn <= ctx.tol) {
-    if (await ctx.confirm(x, rn)) return ctx.finish(x, 'converged', 0, rn);
-    rn = await ctx.take(m.restart(false)); // on the verified kernel now
-    if (rn <= ctx.tol) return ctx.finish(x, 'converged', 0, rn);
-  }
-  if (ctx.aborted()) return ctx.finishExit(x, 'stopped', 0, rn, 'signal aborted before the first iteration');
-
-  space.copy(x, checkpoint);
-  space.copy(x, best);
+/**
+ * One solve's loop state (checkpoint, best iterate, guarded replay window, false-convergence
+ * count) and its steps: the start, a watched scalar that failed, a check. A step returns the
+ * result when the solve ends there, undefined when the iteration goes on.
+ */
+class RecurrenceLoop<V, S> {
+  private readonly x: V;
+  private r0 = 0;
+  private bestEstimate = 0;
   // a check that improves on the best iterate copies x into `best` only, which is then the
   // rollback point too: one vector copy per check instead of two (host spaces check every step)
-  let bestIsCheckpoint = false;
-  const rollback = () => space.copy(bestIsCheckpoint ? best : checkpoint, x);
-  const r0 = rn;
-  let bestEstimate = rn;
-  let bestK = 0;
-  let kCheck = 0;
-  let guardedUntil = -1;
-  let falseConvergences = 0;
-  let lastTrue = Number.POSITIVE_INFINITY;
-  let k = 0;
-  const pending: Pending<S>[] = [];
+  private bestIsCheckpoint = false;
+  private bestK = 0;
+  private kCheck = 0;
+  private guardedUntil = -1;
+  private falseConvergences = 0;
+  private lastTrue = Number.POSITIVE_INFINITY;
+  private k = 0;
+  private readonly pending: Pending<S>[] = [];
 
-  // Exit without convergence: return the better of the current and the best-checked iterate.
-  const final = async (reason: SolveResult<V>['reason'], detail?: string): Promise<SolveResult<V>> => {
+  constructor(
+    private readonly ctx: SolveContext<V, S>,
+    private readonly m: RecurrenceMethod<V, S>,
+    private readonly checkpoint: V,
+    private readonly best: V,
+  ) {
+    this.x = m.x;
+  }
+
+  async run(): Promise<SolveResult<V>> {
+    const { ctx, m } = this;
+    const { opts } = ctx;
+    const early = await this.start();
+    if (early) return early;
+    for (;;) {
+      if (this.k >= opts.maxIterations) return this.final('max-iterations');
+      const k = ++this.k;
+      const guarded = k <= this.guardedUntil;
+      const watch = new WatchList(ctx, guarded, k, this.pending);
+      await m.step(k, watch);
+      if (watch.failure) {
+        const done = await this.failed(watch.failure);
+        if (done) return done;
+        continue;
+      }
+      const isCheck = guarded || k === 1 || k % opts.checkEvery === 0 || k >= opts.maxIterations || ctx.aborted();
+      if (!isCheck) continue;
+      const done = await this.check(guarded);
+      if (done) return done;
+    }
+  }
+
+  /** ‖b‖, r₀ = b − A·x0, the exits before the first iteration; then the first checkpoint. */
+  private async start(): Promise<SolveResult<V> | undefined> {
+    const { ctx, m, x } = this;
+    const { space, opts } = ctx;
+    const bNorm = await ctx.take(space.norm2(ctx.b));
+    ctx.setBNorm(bNorm);
+    await assertFloat32Resolves(ctx, bNorm); // s11-harden-a: ‖b‖ underflowed to 0 read as b = 0
+    if (!Number.isFinite(bNorm)) {
+      return ctx.finish(x, 'non-finite', 0, Number.NaN, `${ctx.method}: b contains non-finite values (‖b‖ = ${bNorm})`);
+    }
+    if (bNorm === 0) {
+      space.fill(x, 0);
+      return ctx.finish(x, 'converged', 0, 0, 'b = 0, so x = 0');
+    }
+    const xIsZero = opts.x0 === undefined;
+    let rn = bNorm;
+    if (xIsZero) space.release(m.restart(true)); // r = b
+    else rn = await ctx.take(m.restart(false));
+    if (!Number.isFinite(rn)) {
+      return ctx.finishExit(x, 'non-finite', 0, rn, `${ctx.method}: initial residual ‖b − A·x0‖ = ${rn} (x0 or A holds non-finite values)`);
+    }
+    if (opts.recordHistory) ctx.history.push({ iteration: 0, residual: rn });
+    if (rn <= ctx.tol) {
+      if (await ctx.confirm(x, rn)) return ctx.finish(x, 'converged', 0, rn);
+      rn = await ctx.take(m.restart(false)); // on the verified kernel now
+      if (rn <= ctx.tol) return ctx.finish(x, 'converged', 0, rn);
+    }
+    if (ctx.aborted()) return ctx.finishExit(x, 'stopped', 0, rn, 'signal aborted before the first iteration');
+    space.copy(x, this.checkpoint);
+    space.copy(x, this.best);
+    this.r0 = rn;
+    this.bestEstimate = rn;
+    return undefined;
+  }
+
+  /** Exit without convergence: return the better of the current and the best-checked iterate. */
+  private async final(reason: SolveResult<V>['reason'], detail?: string): Promise<SolveResult<V>> {
+    const { ctx, m, x, checkpoint, best, k, bestK } = this;
+    const { space } = ctx;
     let tr = await ctx.take(m.restart(false));
-    if (bestK !== k && !(tr <= bestEstimate)) {
+    if (bestK !== k && !(tr <= this.bestEstimate)) {
       space.copy(x, checkpoint);
       space.copy(best, x);
       const trBest = await ctx.take(m.restart(false));
@@ -177,106 +222,120 @@ async function loop<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>, ch
       } else space.copy(checkpoint, x);
     }
     return ctx.finishExit(x, reason, k, tr, detail); // on the verified kernel where a tuned one runs
-  };
+  }
 
-  for (;;) {
-    if (k >= opts.maxIterations) return final('max-iterations');
-    k++;
-    const guarded = k <= guardedUntil;
-    const watch = new WatchList(ctx, guarded, k, pending);
-    await m.step(k, watch);
-    if (watch.failure) {
-      const f = watch.failure;
-      if (f.value === 0) {
-        // a vanishing scalar may just mean r = 0: look at the residual before calling it a breakdown
-        rn = await ctx.take(m.residualNorm());
-        if (rn <= ctx.tol) {
-          const tr = await ctx.take(m.restart(false));
-          if (tr <= ctx.tol) {
-            if (await ctx.confirm(x, tr)) return ctx.finish(x, 'converged', k, tr);
-            // the operator runs on its verified kernel now: restart the recurrence from this x
-            space.release(m.restart(false));
-            space.copy(x, checkpoint);
-            bestIsCheckpoint = false;
-            kCheck = k;
-            continue;
-          }
+  /** A watched scalar read in guarded mode was 0 or non-finite. */
+  private async failed(f: Failure): Promise<SolveResult<V> | undefined> {
+    const { ctx, m, x, k } = this;
+    const { space } = ctx;
+    if (f.value === 0) {
+      // a vanishing scalar may just mean r = 0: look at the residual before calling it a breakdown
+      const rn = await ctx.take(m.residualNorm());
+      if (rn <= ctx.tol) {
+        const tr = await ctx.take(m.restart(false));
+        if (tr <= ctx.tol) {
+          if (await ctx.confirm(x, tr)) return ctx.finish(x, 'converged', k, tr);
+          // the operator runs on its verified kernel now: restart the recurrence from this x
+          space.release(m.restart(false));
+          space.copy(x, this.checkpoint);
+          this.bestIsCheckpoint = false;
+          this.kCheck = k;
+          return undefined;
         }
-        return final('breakdown', `${ctx.method}: ${f.name} = 0 at iteration ${k}${rangeHint(ctx.bNorm)}`);
       }
-      rollback(); // the step may have written non-finite values into x
-      return final('non-finite', `${ctx.method}: ${f.name} = ${f.value} at iteration ${k}${rangeHint(ctx.bNorm)}`);
+      return this.final('breakdown', `${ctx.method}: ${f.name} = 0 at iteration ${k}${rangeHint(ctx.bNorm)}`);
     }
-    const isCheck = guarded || k === 1 || k % opts.checkEvery === 0 || k >= opts.maxIterations || ctx.aborted();
-    if (!isCheck) continue;
+    this.rollback(); // the step may have written non-finite values into x
+    return this.final('non-finite', `${ctx.method}: ${f.name} = ${f.value} at iteration ${k}${rangeHint(ctx.bNorm)}`);
+  }
 
-    const vals = await ctx.takeMany([m.residualNorm(), ...pending.map((w) => w.s)]);
-    pending.length = 0;
-    rn = vals[0]!;
+  /** Restore x from the last clean check (the best iterate when that check was the best). */
+  private rollback(): void {
+    this.ctx.space.copy(this.bestIsCheckpoint ? this.best : this.checkpoint, this.x);
+  }
+
+  /** A check: read the estimate and the queued scalars together, roll back or judge the estimate, take a checkpoint. */
+  private async check(guarded: boolean): Promise<SolveResult<V> | undefined> {
+    const { ctx, m, x, k } = this;
+    const { space, opts } = ctx;
+    const vals = await ctx.takeMany([m.residualNorm(), ...this.pending.map((w) => w.s)]);
+    this.pending.length = 0;
+    const rn = vals[0]!;
     const converging = rn <= ctx.tol;
-    let bad = -1;
-    for (let i = 1; i < vals.length; i++) {
-      const v = vals[i]!;
-      if (!Number.isFinite(v) || (v === 0 && !converging)) {
-        bad = i - 1;
-        break;
-      }
-    }
-    if (bad >= 0 || !Number.isFinite(rn)) {
+    if (badScalar(vals, converging) || !Number.isFinite(rn)) {
       if (guarded) {
-        rollback();
-        return final('non-finite', `${ctx.method}: residual estimate ${rn} at iteration ${k}`);
+        this.rollback();
+        return this.final('non-finite', `${ctx.method}: residual estimate ${rn} at iteration ${k}`);
       }
       // roll back to the last clean check and replay with every scalar read before use
-      rollback();
-      k = kCheck;
-      guardedUntil = k + opts.checkEvery;
+      this.rollback();
+      this.k = this.kCheck;
+      this.guardedUntil = this.k + opts.checkEvery;
       space.release(m.restart(false));
-      continue;
+      return undefined;
     }
-    if (ctx.report(k, rn)) return final('stopped', ctx.aborted() ? 'signal aborted' : 'onIteration returned false');
-    if (rn > DIVERGENCE * Math.max(r0, ctx.bNorm)) {
-      return final(
+    if (ctx.report(k, rn)) return this.final('stopped', ctx.aborted() ? 'signal aborted' : 'onIteration returned false');
+    if (rn > DIVERGENCE * Math.max(this.r0, ctx.bNorm)) {
+      return this.final(
         'breakdown',
         `${ctx.method}: divergence at iteration ${k}: the residual estimate ${rn.toExponential(2)} exceeds ${DIVERGENCE.toExponential(0)}·max(‖r₀‖, ‖b‖)`,
       );
     }
     let current = rn;
     if (converging) {
-      // the estimate passed: recompute r = b − A·x (residual replacement) and let it decide
-      let tr = await ctx.take(m.restart(false));
-      if (tr <= ctx.tol) {
-        if (await ctx.confirm(x, tr)) return ctx.finish(x, 'converged', k, tr);
-        tr = await ctx.take(m.restart(false)); // r on the verified kernel: the recurrence goes on from it
-      }
-      current = tr;
-      falseConvergences = tr > 0.5 * lastTrue ? falseConvergences + 1 : 0;
-      lastTrue = Math.min(lastTrue, tr);
-      if (falseConvergences >= STAGNATION_LIMIT && (await ctx.recheck(x, tr))) {
-        // the stall came from a tuned kernel that went wrong: on the verified one now, go on
-        current = await ctx.take(m.restart(false));
-        falseConvergences = 0;
-        lastTrue = current;
-      } else if (falseConvergences >= STAGNATION_LIMIT) {
-        return ctx.finishExit(
-          x,
-          'breakdown',
-          k,
-          tr,
-          `${ctx.method}: stagnation at iteration ${k}: the residual estimate passed the tolerance ${ctx.tol.toExponential(2)} ` +
-            `${STAGNATION_LIMIT} times but ‖b − A·x‖/‖b‖ stays at ${(tr / ctx.bNorm).toExponential(2)}; the ${space.precision} ` +
-            'space cannot resolve this tolerance (use refinedSolve for mixed-precision refinement)',
-        );
-      }
+      const passed = await this.estimatePassed();
+      if (typeof passed !== 'number') return passed;
+      current = passed;
     }
-    bestIsCheckpoint = current < bestEstimate;
-    if (bestIsCheckpoint) {
-      space.copy(x, best);
-      bestEstimate = current;
-      bestK = k;
-    } else space.copy(x, checkpoint);
-    kCheck = k;
+    this.bestIsCheckpoint = current < this.bestEstimate;
+    if (this.bestIsCheckpoint) {
+      space.copy(x, this.best);
+      this.bestEstimate = current;
+      this.bestK = k;
+    } else space.copy(x, this.checkpoint);
+    this.kCheck = k;
+    return undefined;
   }
+
+  /** The estimate passed: recompute r = b − A·x (residual replacement) and let it decide. Returns the result, or the residual to go on with. */
+  private async estimatePassed(): Promise<SolveResult<V> | number> {
+    const { ctx, m, x, k } = this;
+    const { space } = ctx;
+    let tr = await ctx.take(m.restart(false));
+    if (tr <= ctx.tol) {
+      if (await ctx.confirm(x, tr)) return ctx.finish(x, 'converged', k, tr);
+      tr = await ctx.take(m.restart(false)); // r on the verified kernel: the recurrence goes on from it
+    }
+    let current = tr;
+    this.falseConvergences = tr > 0.5 * this.lastTrue ? this.falseConvergences + 1 : 0;
+    this.lastTrue = Math.min(this.lastTrue, tr);
+    if (this.falseConvergences >= STAGNATION_LIMIT && (await ctx.recheck(x, tr))) {
+      // the stall came from a tuned kernel that went wrong: on the verified one now, go on
+      current = await ctx.take(m.restart(false));
+      this.falseConvergences = 0;
+      this.lastTrue = current;
+    } else if (this.falseConvergences >= STAGNATION_LIMIT) {
+      return ctx.finishExit(
+        x,
+        'breakdown',
+        k,
+        tr,
+        `${ctx.method}: stagnation at iteration ${k}: the residual estimate passed the tolerance ${ctx.tol.toExponential(2)} ` +
+          `${STAGNATION_LIMIT} times but ‖b − A·x‖/‖b‖ stays at ${(tr / ctx.bNorm).toExponential(2)}; the ${space.precision} ` +
+          'space cannot resolve this tolerance (use refinedSolve for mixed-precision refinement)',
+      );
+    }
+    return current;
+  }
+}
+
+/** True when a queued scalar read at a check is non-finite, or 0 while the estimate has not passed. */
+function badScalar(vals: readonly number[], converging: boolean): boolean {
+  for (let i = 1; i < vals.length; i++) {
+    const v = vals[i]!;
+    if (!Number.isFinite(v) || (v === 0 && !converging)) return true;
+  }
+  return false;
 }
 
 /**

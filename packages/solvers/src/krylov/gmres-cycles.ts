@@ -1,22 +1,20 @@
 /**
  * The restart cycles of GMRES(m) ({@link gmres} in ./gmres): the cycle state and its named steps
- * (start of a cycle, Arnoldi step, batch read with the Givens update, end of cycle and restart,
- * exit checks). Split from gmres.ts (no logic change: the same arithmetic, order of
- * operations, readbacks and dispatches).
+ * (start of a cycle, the Arnoldi steps of ./gmres-arnoldi, batch read with the Givens update, end
+ * of cycle and restart, exit checks). Split from gmres.ts (no logic change: the same arithmetic,
+ * order of operations, readbacks and dispatches).
  * @module
  */
 import type { VectorSpace } from '@gpusparse/formats';
 import type { SolveContext } from '../common/context';
-import { IcgsBasis } from '../common/icgs';
 import type { SolveResult, StopReason } from '../common/result';
-import { combineNormalize } from './fused-update';
 import { GivensLeastSquares } from './givens';
+import { ArnoldiSteps, type Ortho } from './gmres-arnoldi';
 import type { ArnoldiBlock } from './gmres-block';
 import { checkB, lazyNorm, type PendingColumn, readBatch } from './gmres-reads';
 import { assertFloat32Resolves } from '../common/f32-range';
 
-/** The orthogonalisation of {@link GmresOptions.orthogonalization}. */
-export type Ortho = 'cgs2' | 'cgs' | 'mgs' | 'icgs';
+export type { Ortho };
 
 /** The restart cycles of {@link gmres} (V, w, z, keep are work vectors owned by the caller). */
 export async function cycles<V, S>(ctx: SolveContext<V, S>, x: V, V: V[], w: V, z: V, m: number, ortho: Ortho, keep: V[], block: ArnoldiBlock<V> | undefined): Promise<SolveResult<V>> {
@@ -36,7 +34,7 @@ class GmresCycles<V, S> {
   private readonly n: number;
   private readonly hasM: boolean;
   private k = 0;
-  private readonly icgs: IcgsBasis<V, S>;
+  private readonly arnoldi: ArnoldiSteps<V, S>;
   /** ‖b‖ not read yet (block, no x0): the first cycle starts from v₀ = −b/‖b‖ made in the block. */
   private lazyB: boolean;
   private beta = Number.NaN;
@@ -83,7 +81,7 @@ class GmresCycles<V, S> {
     private readonly w: V,
     private readonly z: V,
     private readonly m: number,
-    private readonly ortho: Ortho,
+    ortho: Ortho,
     private readonly keep: V[],
     private readonly block: ArnoldiBlock<V> | undefined,
   ) {
@@ -94,14 +92,14 @@ class GmresCycles<V, S> {
     this.method = method;
     this.n = n;
     this.hasM = opts.preconditioner !== undefined;
-    this.icgs = new IcgsBasis(space, undefined, () => ctx.stats.readbacks++);
+    this.arnoldi = new ArnoldiSteps(ctx, V, w, z, ortho, block);
     this.lazyB = lazyNorm(block, opts);
     this.aim = ctx.tol;
     this.deferrable = opts.checkEvery > 1 && ortho !== 'icgs';
   }
 
   private basis(i: number): V {
-    return this.V[i] ?? (this.V[i] = this.space.create(this.n));
+    return this.arnoldi.basis(i);
   }
 
   /** r = b − A·x into w; its norm is the true residual (in the space's precision). */
@@ -187,11 +185,12 @@ class GmresCycles<V, S> {
 
   /** The cycle's Arnoldi steps, each batch read when due; 'restart': start the cycle again from x. */
   private async steps(): Promise<SolveResult<V> | 'restart' | undefined> {
-    const { ctx, opts, m } = this;
+    const { ctx, opts, m, arnoldi } = this;
     for (let j = 0; j < m && this.k < opts.maxIterations; j++) {
       // Arnoldi step j: w = A·M⁻¹·v_j orthogonalised into v_{j+1}, its Hessenberg column pending
-      if (this.ortho === 'icgs') await this.icgsStep(j);
-      else this.orthogonalize(j, this.product(j)); // records its passes, no await
+      this.k++;
+      if (arnoldi.ortho === 'icgs') await arnoldi.icgsStep(j, this.pending);
+      else arnoldi.orthogonalize(j, arnoldi.product(j), this.pending); // records its passes, no await
       const last = j === m - 1 || this.k >= opts.maxIterations;
       // the first step's own check (an early stop) costs a readback per solve: not with the block
       if (!(last || (this.k === 1 && !this.block) || this.k % opts.checkEvery === 0 || ctx.aborted())) continue;
@@ -200,74 +199,6 @@ class GmresCycles<V, S> {
       if (this.stop || this.passed) break;
     }
     return undefined;
-  }
-
-  /** Step j with 'icgs': it reads its scalars every step, so it waits (one await, as before the split). */
-  private async icgsStep(j: number): Promise<void> {
-    const vs = this.product(j);
-    if (j === 0) this.icgs.reset(); // v₀ alone is orthonormal
-    const st = await this.icgs.step(vs, this.w); // sign·w ⟂ V: one pass, two when the loss bound says so
-    this.space.axpby(st.sign / st.norm, this.w, 0, this.basis(j + 1)); // v_{j+1} = w' / h_{j+1,j}
-    const col = [...st.h, st.norm];
-    this.pending.push({ s: [], col: () => col });
-  }
-
-  /** w = A·M⁻¹·v_j (counts the iteration); returns v_0 … v_j. */
-  private product(j: number): V[] {
-    const { ctx, w, z } = this;
-    this.k++;
-    const vj = this.basis(j);
-    if (this.hasM) {
-      ctx.precond(vj, z); // z = M⁻¹·v_j
-      ctx.matvec(z, w); // w = A·z
-    } else ctx.matvec(vj, w); // w = A·v_j
-    return this.V.slice(0, j + 1);
-  }
-
-  /** The Gram–Schmidt passes of step j other than 'icgs' (no readback, no await): v_{j+1} and the pending column. */
-  private orthogonalize(j: number, vs: V[]): void {
-    const { space, w, block, pending } = this;
-    // Signs are folded into the passes (combine with β = −1 flips w) so that no scalar op is
-    // recorded per coefficient; the Hessenberg column is assembled on the host after the read.
-    if (this.ortho === 'cgs2') {
-      const h = space.multiDot(vs, w); // h = Vᵀ·w
-      space.combine(h, vs, -1, w); // w' = V·h − w = −(w − V·h)
-      const h2 = space.multiDot(vs, w); // h₂' = Vᵀ·w' = −h₂ (re-orthogonalisation)
-      space.combine(h2, vs, -1, w); // w = V·h₂' − w' = w − V·h − V·h₂
-      const hn = space.norm2(w); // h_{j+1,j} = ‖w‖
-      const inv = space.div(1, hn);
-      space.axpby(inv, w, 0, this.basis(j + 1)); // v_{j+1} = w / h_{j+1,j}
-      space.release(inv);
-      pending.push({ s: [...h, ...h2, hn], col: (v) => [...v.slice(0, j + 1).map((hi, i) => hi - v[j + 1 + i]!), v[2 * j + 2]!] });
-    } else if (block) {
-      block.step(j + 1, w, this.basis(j + 1), j); // w' = V·h − w, v_{j+1} = w'/‖w'‖ = −(true v_{j+1})
-      pending.push({ s: [], row: j, col: (v) => [...v.slice(0, j + 1), -v[j + 1]!] });
-    } else if (this.ortho === 'cgs') {
-      const h = space.multiDot(vs, w); // h = Vᵀ·w
-      // w' = V·h − w = −(w − V·h); h_{j+1,j} = ‖w'‖; v_{j+1} = −w'/h_{j+1,j} (two passes where the space fuses them)
-      const hn = combineNormalize(space, h, vs, -1, w, this.basis(j + 1), -1);
-      pending.push({ s: [...h, hn], col: (v) => v });
-    } else this.mgsStep(j);
-  }
-
-  /** Modified Gram–Schmidt for step j: 2·(j+1) dependent passes. */
-  private mgsStep(j: number): void {
-    const { space, V, w } = this;
-    const h: S[] = [];
-    const signs: number[] = [];
-    let sigma = 1; // w holds σ·w_true
-    for (let i = 0; i <= j; i++) {
-      const hij = space.dot(V[i]!, w); // σ·h_ij = ⟨v_i, σ·w⟩
-      space.axpby(hij, V[i]!, -1, w); // σ·w ← −σ·(w − h_ij·v_i)
-      h.push(hij);
-      signs.push(sigma);
-      sigma = -sigma;
-    }
-    const hn = space.norm2(w); // h_{j+1,j} = ‖w‖
-    const inv = space.div(sigma, hn);
-    space.axpby(inv, w, 0, this.basis(j + 1)); // v_{j+1} = w / h_{j+1,j}
-    space.release(inv);
-    this.pending.push({ s: [...h, hn], col: (v) => v.map((hi, i) => (i <= j ? signs[i]! * hi : hi)) });
   }
 
   /** The batch read after step j: the deferred β's checks, then the Givens update of the pending columns. */

@@ -1,0 +1,96 @@
+/**
+ * Fault-injection fixtures shared by the hostile tests of in-solve tuning and by
+ * bench/hostile-s9.ts / hostile-s10.ts: an in-solve tuned operator, its decision forced onto
+ * candidate 1, and that candidate's products made wrong after the switch. They reach into
+ * InSolveOperator's private fields on purpose — the fault must sit exactly where a real kernel
+ * would fail. No vitest import: the benches use this file too; the tests keep their own
+ * `expect`s on what these return.
+ */
+import type { CsrMatrix } from '@gpusparse/formats';
+import { type GpuContext, type GpuOperator, GpuVectorSpace, InSolveOperator, type TuneStore, type TunedOperatorOptions, type TuningReport, tunedOperator } from '../../src/index';
+
+/** A tuned operator whose tuning runs inside the solve. */
+export type Tuned = InSolveOperator & { readonly tuning: TuningReport };
+
+/** The private fields of InSolveOperator a fault test reaches. */
+export interface InSolveInternals {
+  total: number;
+  candidates: unknown[];
+  others: GpuOperator[];
+  decide(t: BigUint64Array, w: Uint32Array | undefined): void;
+}
+
+/** `op` seen through its private fields. */
+export const internals = (op: GpuOperator): InSolveInternals => op as unknown as InSolveInternals;
+
+/** Tuning options of the fault tests: every candidate timed, a budget that never cuts, nothing printed. */
+export function faultTuning(candidates: readonly string[], cache: TuneStore | false = false): TunedOperatorOptions {
+  return { warn: () => {}, cache, candidates, maxTimed: candidates.length, budgetMs: 1e6, expectedProducts: 1e4 };
+}
+
+/** In-solve tuning of `a` over `candidates` (the result is an InSolveOperator when it worked: the caller checks). */
+export function tunedInSolve(ctx: GpuContext, a: CsrMatrix, candidates: readonly string[], cache: TuneStore | false = false): Promise<GpuOperator & { readonly tuning: TuningReport }> {
+  return tunedOperator(ctx, a, { ...faultTuning(candidates, cache), inSolve: true });
+}
+
+/** Timestamps (ns) of `total` tuning products, `ms(k)` each (only the durations count in the decision). */
+export function stamps(total: number, ms: (k: number) => number): BigUint64Array {
+  const t = new BigUint64Array(2 * total);
+  for (let k = 0; k < total; k++) {
+    t[2 * k] = 1_000_000_000n * BigInt(k + 1);
+    t[2 * k + 1] = t[2 * k]! + BigInt(Math.round(ms(k) * 1e6));
+  }
+  return t;
+}
+
+/** Makes the in-solve decision see candidate 1 as the fastest (its products 1 ms, the others' 2 ms). */
+export function preferCandidate1(op: Tuned): void {
+  const inner = internals(op);
+  const n = inner.candidates.length;
+  const decide = inner.decide.bind(op);
+  inner.decide = (_t, w) => decide(stamps(inner.total, (k) => (k % n === 1 ? 1 : 2)), w);
+}
+
+/**
+ * Candidate 1's products × `factor` (or × factor(k) for the k-th wrong one) from the `after`-th
+ * product after the switch to it on. Returns the candidate and a count of its wrong products.
+ */
+export function wrongAfterSwitch(op: Tuned, factor: number | ((k: number) => number), after: number): { cand: GpuOperator; wrong: () => number } {
+  const cand = internals(op).others[0]!;
+  const orig = cand.applyScaled.bind(cand);
+  let afterSwitch = 0;
+  let wrongProducts = 0;
+  cand.applyScaled = (alpha, x, beta, y) => {
+    const switched = op.activeLabel === cand.label;
+    if (switched && ++afterSwitch >= after) {
+      wrongProducts++;
+      orig(alpha * (typeof factor === 'number' ? factor : factor(wrongProducts)), x, beta, y);
+    } else orig(alpha, x, beta, y);
+  };
+  return { cand, wrong: () => wrongProducts };
+}
+
+/** Runs the `total` tuning products (on x = 1; they are checked against the verified kernel) and waits for the decision. */
+export async function runTuningProducts(op: Tuned): Promise<void> {
+  const space = new GpuVectorSpace(op.ctx);
+  const x = space.fromArray(new Float64Array(op.cols).fill(1));
+  const y = space.create(op.rows);
+  for (let k = 0; k < internals(op).total; k++) op.apply(x, y);
+  await op.decided;
+  space.release(x);
+  space.release(y);
+}
+
+/**
+ * An in-solve operator on `a` whose tuning (real, checked tuning products) chose candidate 1,
+ * whose products are then × `factor` from the `after`-th product after the switch on (factor 1:
+ * a chosen kernel that stays right). Throws when the tuning gave no InSolveOperator.
+ */
+export async function switchedThenWrong(ctx: GpuContext, a: CsrMatrix, candidates: readonly string[], factor: number | ((k: number) => number), after: number): Promise<{ op: Tuned; cand: GpuOperator; wrong: () => number }> {
+  const op = (await tunedInSolve(ctx, a, candidates)) as Tuned;
+  if (!(op instanceof InSolveOperator)) throw new Error(`expected an InSolveOperator, got ${(op as GpuOperator).label}`);
+  preferCandidate1(op);
+  const { cand, wrong } = wrongAfterSwitch(op, factor, after);
+  await runTuningProducts(op);
+  return { op, cand, wrong };
+}
