@@ -12,7 +12,7 @@
  *
  *   node .gpukit/app/hostile-s11b.mjs [--out $OUT/hostile-s11b.json] [--small]   (--small: small matrices, for lavapipe)
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CsrMatrix, generators as g } from '../packages/formats/src/index';
@@ -22,14 +22,19 @@ import { type AutotuneOptions, autotune, createGpuContext, tunedOperator } from 
 const argv = process.argv.slice(2);
 const out = argv.includes('--out') ? argv[argv.indexOf('--out') + 1] : undefined;
 const small = argv.includes('--small');
+writeSync(1, 'hostile-s11b: creating the GPU context\n');
 const ctx = await createGpuContext();
 const device = ctx.describeText().split('\n')[0];
 const dir = mkdtempSync(join(tmpdir(), 'gpusparse-s11b-bench-'));
 const cases: Record<string, unknown>[] = [];
+/** A line on stdout now (writeSync: a run killed by its time limit keeps what was printed). */
+const say = (text: string) => writeSync(1, `${text}\n`);
 const line = (c: Record<string, unknown>) => {
   cases.push(c);
-  console.log(`${c.pass ? 'PASS' : 'FAIL'} ${c.name}${c.detail ? `: ${c.detail}` : ''}`);
+  say(`${c.pass ? 'PASS' : 'FAIL'} ${c.name}${c.detail ? `: ${c.detail}` : ''}`);
+  if (out) writeFileSync(out, JSON.stringify({ device, cases, complete: false }, null, 1)); // partial results survive a kill
 };
+say(`start on ${device}`);
 const IGNORED = /ignoring the cached choice/;
 
 /** Two tunings of `a` into one fresh file; the second's source and warnings. */
@@ -69,19 +74,30 @@ async function edited(name: string, a: CsrMatrix, opts: AutotuneOptions, edit: R
 }
 
 const n = small ? 1 : 8;
-const mats: [string, CsrMatrix][] = [
-  [`poisson2d ${64 * n}²`, g.poisson2d(64 * n)],
-  [`powerlaw ${5000 * n * n}`, g.powerLaw(5000 * n * n, 5000 * n * n)],
-  [`cilike ${5000 * n * n}`, g.ciLike(5000 * n * n)],
-  [`banded ${20000 * n * n} 4+4`, g.banded(20000 * n * n, 4, 4)],
+// built one at a time, when its case runs (ciLike grows ~n²: 5 000 rows 0.73 M entries, 10 000 rows
+// 2.9 M, 320 000 rows hung the first H100 call while generating before any line was printed)
+const mats: [string, () => CsrMatrix][] = [
+  [`poisson2d ${64 * n}²`, () => g.poisson2d(64 * n)],
+  [`powerlaw ${5000 * n * n}`, () => g.powerLaw(5000 * n * n, 5000 * n * n)],
+  [`cilike ${small ? 5000 : 10000}`, () => g.ciLike(small ? 5000 : 10000)],
+  [`banded ${20000 * n} 4+4`, () => g.banded(20000 * n, 4, 4)],
 ];
+const built = new Map<string, CsrMatrix>();
+const mat = (k: number): CsrMatrix => {
+  const [name, make] = mats[k]!;
+  if (!built.has(name)) built.set(name, make());
+  return built.get(name)!;
+};
 try {
-  for (const [name, a] of mats) await twice(name.replace(/\W+/g, '-'), a);
+  for (let k = 0; k < mats.length; k++) {
+    say(`tuning ${mats[k]![0]} twice`);
+    await twice(mats[k]![0].replace(/\W+/g, '-'), mat(k));
+  }
   // winners whose parameters are derived (hybrid's boundary from the row lengths) or extra (AXT th 8)
-  await twice('hybrid-only-powerlaw', mats[1]![1], { candidates: ['hybrid'] });
-  await twice('axt-only-poisson2d', mats[0]![1], { candidates: ['axtuh', 'axtch'] });
+  await twice('hybrid-only-powerlaw', mat(1), { candidates: ['hybrid'] });
+  await twice('axt-only-poisson2d', mat(0), { candidates: ['axtuh', 'axtch'] });
   {
-    const a = mats[0]![1];
+    const a = mat(0);
     const path = join(dir, 'in-solve.json');
     const w: string[] = [];
     const op1 = await tunedOperator(ctx, a, { cache: path, warn: () => {} });
@@ -91,7 +107,7 @@ try {
     op2.dispose();
     line({ name: 'no false alarm: tunedOperator poisson2d', pass: !w.some((m) => IGNORED.test(m)), source: src, warnings: w, detail: `second source ${src}${w.length ? `, warnings: ${w.join(' | ').slice(0, 200)}` : ''}` });
   }
-  const a = mats[0]![1];
+  const a = mat(0);
   const sellOnly: AutotuneOptions = { candidates: ['sell', 'csr-scalar'] };
   await edited('hand-edited sell C = 2000000: ignored, tuned again', a, sellOnly, { kernel: 'sell', params: { C: 2_000_000, sigmaChunks: 4, lanes: 1, laneMap: 1, workgroupSize: 256 } }, true);
   await edited('experimental csr-stream in the entry: ignored', a, { candidates: ['csr-scalar', 'csr-vector'] }, { kernel: 'csr-stream', params: {} }, true);
@@ -100,6 +116,6 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 const passed = cases.filter((c) => c.pass).length;
-console.log(`${passed}/${cases.length} pass on ${device}`);
-if (out) writeFileSync(out, JSON.stringify({ device, cases }, null, 1));
+say(`${passed}/${cases.length} pass on ${device}`);
+if (out) writeFileSync(out, JSON.stringify({ device, cases, complete: true }, null, 1));
 ctx.dispose();

@@ -63,6 +63,16 @@ export function readClockLog(path: string | undefined): ClockSample[] {
   return path && existsSync(path) ? parseClockCsv(readFileSync(path, 'utf8')) : [];
 }
 
+/**
+ * Whether the newest sample of the clock log at `path` is below {@link LOW_CLOCK_MHZ} (false when
+ * there is no log or no sample: nothing to wait for). The bench keeps heating while this holds.
+ * @example while (clockIsLow(log) && performance.now() - t0 < 3000) encodeMore();
+ */
+export function clockIsLow(path: string | undefined): boolean {
+  const s = readClockLog(path);
+  return s.length > 0 && s[s.length - 1]!.sm < LOW_CLOCK_MHZ;
+}
+
 /** ` | SM 1755–1980 MHz (3)` plus ` CLOCK-LOW` below {@link LOW_CLOCK_MHZ}, or ` | SM ? (no sample)` when a log was given but had none in the windows. */
 export function clockText(r: ClockRange | undefined): string {
   if (!r) return ' | SM ? (no sample)';

@@ -45,6 +45,8 @@ describe('csr-stream', () => {
     expect(kernels).not.toContain(csrStreamKernel);
     // the tuner's cost model reads its lanes from the kernel itself (csr-vector's lanes-per-row rate)
     expect(termsOf(csrStreamKernel)).toEqual({ lanes: { kind: 'lanes', param: 'lanes' }, passes: 1, spread: 1.6 });
+    // session 11: no prefetch by default (it cost 4–12 % on the H100; lanes 32, unroll 4 without it: 1.14× cuSPARSE on CI rows)
+    expect(csrStreamKernel.defaults).toMatchObject({ lanes: 32, unroll: 4, prefetch: 0, pack: 0, index: 0 });
   });
 
   // lanes 1 (a row per invocation), 4 (two rows per lavapipe subgroup of 8), 32 (four subgroups

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { generators, InvalidMatrixError } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { dumpCsr } from '../../../bench/dump';
-import { clockIn, clockText, LOW_CLOCK_MHZ, parseClockCsv, readClockLog } from '../../../bench/spmv-clock';
+import { clockIn, clockIsLow, clockText, LOW_CLOCK_MHZ, parseClockCsv, readClockLog } from '../../../bench/spmv-clock';
 import { readRawCsr } from '../../../bench/spmv-raw';
 import { referenceShare } from '../../../bench/spmv-refregion';
 
@@ -55,6 +55,16 @@ describe('SM clock log', () => {
     expect(readClockLog(join(dir, 'clocks.csv'))).toHaveLength(3);
     expect(readClockLog(join(dir, 'none.csv'))).toEqual([]);
     expect(readClockLog(undefined)).toEqual([]);
+  });
+
+  it('says the clock is low from the newest sample only (the bench heats on while it is)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spmv-clock-'));
+    writeFileSync(join(dir, 'low.csv'), CSV); // newest parsed sample: 540 MHz
+    writeFileSync(join(dir, 'high.csv'), `${CSV.split('\n').slice(0, 3).join('\n')}\n2026/11/26 01:34:12.300, 1980 MHz, 2619 MHz\n`);
+    expect(clockIsLow(join(dir, 'low.csv'))).toBe(true);
+    expect(clockIsLow(join(dir, 'high.csv'))).toBe(false);
+    expect(clockIsLow(join(dir, 'none.csv'))).toBe(false);
+    expect(clockIsLow(undefined)).toBe(false);
   });
 });
 

@@ -8,7 +8,7 @@ import { HostOperator, InvalidMatrixError } from '@gpusparse/formats';
 import { bicg, bicgstab, cg, gmres, jacobi, refinedSolve, type SolveResult } from '@gpusparse/solvers';
 import { engineSolveOptions, parseEngineOptions, solveWithEngine } from '../engines/engine-solve';
 import { linePlot } from '../plots/svg';
-import { type Command, type CommonOptions, ExitCode, info, integerOption, numberOption, out, printJson, UsageError } from '../util/context';
+import { type Command, type CommonOptions, ExitCode, info, integerOption, numberOption, out, printJson, printJsonWithArray, UsageError } from '../util/context';
 import { checkKernelIds, openBackend } from '../util/backend';
 import { writeOutputFile } from '../util/output';
 import { loadMatrix } from '../util/load';
@@ -152,7 +152,8 @@ export const solveCommand: Command = {
         detail: result.detail,
       };
       const xFile = typeof v.output === 'string' ? await writeSolution(v.output, xHost, `${m.name}: ${result.method}, relative residual (float64) ${trueRel.toExponential(3)}`) : undefined;
-      if (common.json) printJson({ ...summary, ...(xFile ? { xFile } : {}), history: result.history, ...(v['with-x'] ? { x: Array.from(xHost) } : {}) });
+      if (common.json && v['with-x']) printJsonWithArray({ ...summary, ...(xFile ? { xFile } : {}), history: result.history }, 'x', xHost);
+      else if (common.json) printJson({ ...summary, ...(xFile ? { xFile } : {}), history: result.history });
       else {
         out(`${m.name}: ${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}, b = ${source}`);
         out(`backend: ${backend.description}; operator: ${built.label}${built.tuning ? ` (tuned in ${built.tuning.spentMs.toFixed(0)} ms${built.tuning.cacheHit ? ', cache hit' : ''})` : ''}`);

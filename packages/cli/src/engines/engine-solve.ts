@@ -7,7 +7,7 @@
 import { type CsrMatrix, readPetscVectors } from '@gpusparse/formats';
 import type { SolveResult, StopReason } from '@gpusparse/solvers';
 import { linePlot } from '../plots/svg';
-import { type CommonOptions, ExitCode, info, out, printJson, UsageError } from '../util/context';
+import { type CommonOptions, ExitCode, info, out, printJson, printJsonWithArray, UsageError } from '../util/context';
 import { writeOutputFile } from '../util/output';
 import { relativeResidual } from '../util/rhs';
 import { formatTable } from '../util/table';
@@ -88,7 +88,8 @@ export async function solveWithEngine(s: EngineSolveInput, eo: EngineOptions, co
     const nnz = s.a.rowPtr[s.a.rows];
     const summary = { matrix: s.name, rows: s.a.rows, nnz, rhs: s.source, backend, operator: `PETSc ${p.matType}`, method: result.method, refined: false, converged: result.converged, reason: result.reason, iterations: result.iterations, relativeResidualFloat64: check.rel, setupMs, solveMs: result.stats.ms, stats: result.stats, detail: result.detail, engine };
     const xFile = s.output ? await writeSolution(s.output, x!, `${s.name}: ${result.method}, relative residual (float64) ${check.rel.toExponential(3)}`) : undefined;
-    if (common.json) printJson({ ...summary, ...(xFile ? { xFile } : {}), history, ...(s.withX ? { x: Array.from(x!) } : {}) });
+    if (common.json && s.withX) printJsonWithArray({ ...summary, ...(xFile ? { xFile } : {}), history }, 'x', x!);
+    else if (common.json) printJson({ ...summary, ...(xFile ? { xFile } : {}), history });
     else {
       out(`${s.name}: ${s.a.rows}×${s.a.cols}, nnz ${nnz}, b = ${s.source}`);
       out(`backend: ${backend}; operator: PETSc ${p.matType}, pc ${p.pcType}`);

@@ -85,6 +85,38 @@ export function jsonText(value: unknown, indent?: number): string {
 /** Whether a command printed its JSON document in this run (then an error adds no second document). */
 export const jsonOutput = { printed: false };
 
+/** One number as {@link jsonText} writes it (−0 as -0, non-finite as a string). */
+function numberJson(v: number): string {
+  if (!Number.isFinite(v)) return `"${String(v)}"`;
+  return Object.is(v, -0) ? '-0' : String(v);
+}
+
+/** Entries of a streamed array per stdout write (a few MB of text). */
+const ARRAY_CHUNK = 1 << 16;
+
+/**
+ * {@link printJson} of `{ ...value, [key]: arr }` with `arr` written in pieces: the document
+ * was one string, and x of ≳ 19 M rows (≈ 28 characters an entry) passed V8's longest string
+ * (2^29 − 24) after the solve ("Invalid string length"). Same text as printJson. O(arr.length).
+ * @example printJsonWithArray({ converged: true }, 'x', Float64Array.of(1, -0)) // {"converged": true, "x": [1, -0]} (pretty)
+ */
+export function printJsonWithArray(value: Record<string, unknown>, key: string, arr: ArrayLike<number>): void {
+  jsonOutput.printed = true;
+  const head = jsonText({ ...value, [key]: [] }, 2);
+  const tail = '[]\n}';
+  if (arr.length === 0 || !head.endsWith(tail)) {
+    out(jsonText({ ...value, [key]: Array.from(arr) }, 2));
+    return;
+  }
+  process.stdout.write(`${head.slice(0, -tail.length)}[`);
+  for (let i = 0; i < arr.length; i += ARRAY_CHUNK) {
+    const part: string[] = [];
+    for (let j = i; j < Math.min(arr.length, i + ARRAY_CHUNK); j++) part.push(`\n    ${numberJson(arr[j]!)}`);
+    process.stdout.write(`${i > 0 ? ',' : ''}${part.join(',')}`);
+  }
+  process.stdout.write('\n  ]\n}\n');
+}
+
 /** Print `value` as pretty JSON on stdout (see {@link jsonText}). */
 export function printJson(value: unknown): void {
   jsonOutput.printed = true;

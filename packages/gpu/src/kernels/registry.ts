@@ -69,9 +69,10 @@ export const kernels: readonly AnySpmvKernel[] = [
  * slicedSplitKernel] })`); it is not in the default list because the static short-list model
  * (`autotune/cost-model.ts`) has no case for it and costs it as plain CSR: it displaced ELL and
  * the diagonal family from the short-list on stencils (autotune-answers tests).
- * `csr-stream` (issue 20, session 10) reads the shared CSR arrays (no conversion); on the H100 it
- * lost to csr-long and sliced-ell-split on CI rows and to csr-adaptive on power-law rows
- * (bench/RESULTS.md, session 10), so it is not a default candidate.
+ * `csr-stream` (issue 20, session 10) reads the shared CSR arrays (no conversion); at the H100's
+ * full clock it beats cuSPARSE on CI rows (1.14–1.15×, session 11) but loses to csr-adaptive on
+ * power-law rows (0.38× against 0.88×): a candidate for long rows once the tuner's short-list
+ * model has a case for it (not done here: the tuner is another branch's).
  */
 export const experimentalKernels: readonly AnySpmvKernel[] = [slicedSplitKernel, csrStreamKernel];
 

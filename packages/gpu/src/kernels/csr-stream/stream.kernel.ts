@@ -12,7 +12,9 @@
  * entry in flight) was 2.2× slower than csr-long. This kernel tests whether the loss was the
  * quad layout or the loads in flight. Answer (H100, session 10): neither — it moved 37–42 % of
  * copy on CI rows (pack 1: 26–33 %), below csr-long and sliced-ell-split, while cuSPARSE moved 72–75 %;
- * the prefetch cost 4–12 %. It reads the plain CSR arrays (shared upload, no
+ * the prefetch cost 4–12 %. Session 11 showed those rounds ran at a low SM clock: at 1 980 MHz this
+ * kernel (lanes 32, unroll 4, no prefetch) moves 85–88 % of copy, 1.14–1.15× cuSPARSE on CI-like
+ * and H10, within 3 % of its CUDA twin (bench/spmv_cuda_twin.py). It reads the plain CSR arrays (shared upload, no
  * conversion: the tuner pays nothing to try it) and, with lanes < the subgroup size, puts several
  * rows on one subgroup (short uniform rows). `pack` 1 reads csr-long's 6-byte quad arrays (16-bit
  * column offsets) in the same pattern, two entries per slot: the bytes of csr-long with the
@@ -191,7 +193,7 @@ export const csrStreamKernel: SpmvKernel<CsrMatrix, CsrStreamParams, StreamDevic
   params: {
     lanes: { description: 'invocations per row (1..256, a power of two; below the subgroup size several rows share a subgroup; 256 = the whole workgroup on one row)', values: [32, 4, 256] },
     unroll: { description: 'entries (pack 1: pairs) each invocation loads per step before their gathers (1, 2, 4, 8; separate accumulators)', values: [4, 1, 8] },
-    prefetch: { description: '1: load the next step’s columns and values before this step’s x gathers (needs unroll ≥ 2); 0: no prefetch', values: [1, 0] },
+    prefetch: { description: '0: no prefetch (the default: the prefetch cost 4–12 % on the H100, session 10); 1: load the next step’s columns and values before this step’s x gathers (needs unroll ≥ 2)', values: [0, 1] },
     pack: {
       description: '0: the CSR arrays (u32 columns, 8 bytes per entry, shared with the other CSR kernels); 1: csr-long’s quad arrays read as pairs of 16-bit column offsets from each row’s smallest column and vec2 values (6 bytes per entry; rows spanning < 65 536 columns)',
       values: [0, 1],
@@ -202,7 +204,7 @@ export const csrStreamKernel: SpmvKernel<CsrMatrix, CsrStreamParams, StreamDevic
     },
     workgroupSize: { description: 'invocations per workgroup (64, 128 or 256; lanes must divide it)', values: [256, 128, 64] },
   },
-  defaults: { lanes: 32, unroll: 4, prefetch: 1, pack: 0, index: 0, workgroupSize: 256 },
+  defaults: { lanes: 32, unroll: 4, prefetch: 0, pack: 0, index: 0, workgroupSize: 256 },
   supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
   precheck: (a, limits, p) => (p.pack === 1 ? quadPrecheck(a, limits, 1) : csrVectorsFit(a, limits.maxStorageBufferBindingSize)),
   wgsl(p, caps) {
