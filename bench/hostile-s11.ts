@@ -17,7 +17,7 @@
  *   6. CG on a symmetric indefinite matrix, GMRES with restart > n, solves with x0 exact: no
  *      'converged' on a wrong x.
  *
- *   node .gpukit/app/hostile-s11.mjs [--out $OUT/hostile-s11.json] [--small]   (--small: smaller grids, for lavapipe)
+ *   node .gpukit/app/hostile-s11.mjs [--out $OUT/hostile-s11.json] [--small] [--only <regex>]   (--small: smaller grids, for lavapipe)
  */
 import { writeFileSync } from 'node:fs';
 import { type CsrMatrix, csrFromTriplets, csrSpmv, generators, HostOperator, InvalidParameterError, type LinearOperator, ResourceLimitError } from '../packages/formats/src/index';
@@ -37,7 +37,10 @@ const line = (c: Record<string, unknown>) => {
   console.log(`${c.pass ? 'PASS' : 'FAIL'} ${c.name}${c.detail ? `: ${c.detail}` : ''}`);
 };
 const errText = (e: unknown) => `${(e as Error).name}: ${(e as Error).message.slice(0, 200)}`;
+/** `--only <regex>`: run the cases whose name matches (a rerun of one case on the GPU machine). */
+const only = argv.includes('--only') ? new RegExp(argv[argv.indexOf('--only') + 1]!) : undefined;
 async function run(name: string, f: () => Promise<{ pass: boolean; detail: string }>): Promise<void> {
+  if (only && !only.test(name)) return;
   try {
     line({ name, ...(await f()) });
   } catch (e) {

@@ -143,14 +143,20 @@ async function refinedSolveInRange<V, S>(o: RefinedSolveOptions<V, S>, rhs: Rhs 
     const reliable = innerMethod === 'cg' && innerOpts.reliable !== false;
     if (reliable) base.method = `refined(cg reliable, ${o.innerSpace.precision})`;
     let out = reliable ? await reliableLoop(o, state, base, tol) : await outerLoop(o, state, base, { solver, tol });
-    if (reliable && out.reason === 'breakdown' && !o.signal?.aborted) {
+    if (reliable && (out.reason === 'breakdown' || out.reason === 'non-finite') && !o.signal?.aborted) {
       // the one float32 recurrence stagnated (too inaccurate for this matrix, e.g. bcsstk01 at
-      // 1e-10): go on from the best x with restarted refinement, whose fresh inner solves do not
-      // carry the recurrence's drift
+      // 1e-10) or overflowed (A·1e-30 on the H100: its correction x ~ 1e30 gave NaN, returned as x):
+      // go on from the best x with restarted refinement, whose fresh inner solves do not carry
+      // the recurrence's drift
+      if (out.reason === 'non-finite') state.restoreBest();
       const why = out.detail;
       base.method = `refined(cg reliable → restarted, ${o.innerSpace.precision})`;
       out = await outerLoop(o, state, base, { solver, tol, resume: true });
       if (out.reason !== 'converged' && why) out.detail = `${out.detail ? `${out.detail}; ` : ''}before: ${why}`;
+    }
+    if (out.reason === 'non-finite') {
+      state.restoreBest(); // never a NaN x: the best finite iterate, said in the detail
+      out.detail = `${out.detail ? `${out.detail}; ` : ''}x is the best finite iterate`;
     }
     const x = device ? state.takeSolution!() : await state.solution();
     base.stats.readbacks += state.readbacks; // outer-state synchronisations, the final x included
