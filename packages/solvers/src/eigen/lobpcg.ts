@@ -22,6 +22,7 @@ import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/format
 import { spaceAndOperator } from '../common/argument-order';
 import type { EigenResult, StopReason } from '../common/result';
 import type { EigenBaseOptions } from './common';
+import type { EigenTolerance } from '../common/eigen-tolerance';
 import { eigenTolerance, residualThreshold, toleranceReport } from '../common/eigen-tolerance';
 import { EigenRun, allFinite, checkEigenInput, finishEigen, confirmedEigen, noIteration, randomVector, readAndRelease, releaseScalars } from './common';
 import { symmetricEigen } from './dense';
@@ -174,8 +175,52 @@ export async function lobpcg<V, S>(
   return confirmedEigen(space, () => lobpcgRun(space, op, opts));
 }
 
+/** What the steps of one {@link lobpcg} run share: its settings, the blocks and their products, the bookkeeping. */
+interface LobpcgState<V, S> {
+  readonly space: VectorSpace<V, S>;
+  readonly op: LinearOperator<V>;
+  readonly pre: LinearOperator<V> | undefined;
+  readonly k: number;
+  readonly n: number;
+  /** Block size k + guard (≤ n). */
+  readonly nx: number;
+  /** Settings of {@link orthonormalAgainst}. */
+  readonly ortho: { lindep: number; secondBelow: number; onePass: boolean; stats: EigenRun['stats'] };
+  readonly tolerance: EigenTolerance;
+  readonly maxIterations: number;
+  readonly run: EigenRun;
+  readonly method: string;
+  readonly seed: number;
+  x: V[];
+  ax: V[];
+  /** The previous direction of each column (undefined: none, or dropped). */
+  p: (V | undefined)[];
+  ap: (V | undefined)[];
+  theta: number[];
+  /** Largest |Ritz value| seen: the ‖A‖ estimate of the relative residual rule. */
+  normA: number;
+  iterations: number;
+  reason: StopReason;
+  detail: string | undefined;
+}
+
 /** One run of {@link lobpcg} (rerun by confirmedEigen when the operator's tuned kernel failed the final check). */
 async function lobpcgRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: LobpcgOptions<V>): Promise<EigenResult<V>> {
+  const st = lobpcgSetup(space, op, opts);
+  const { k, n, run, method } = st;
+  const x = await initialBlock(st, opts.initialVectors ?? []);
+  if (!x) {
+    return finishEigen(op, space, run, { values: new Array(k).fill(Number.NaN), vectors: Array.from({ length: k }, () => space.create(n)), reason: 'non-finite', iterations: 0, method, detail: 'lobpcg: non-finite initial vectors' });
+  }
+  if (st.maxIterations === 0) return noIteration(op, space, run, x, k, method);
+  st.x = x;
+  st.ax = applyOperator(st, x); // A·X
+  if (await initialRayleighRitz(st)) while (await lobpcgIteration(st));
+  return finishLobpcg(st);
+}
+
+/** The checked options of one run, with empty blocks. */
+function lobpcgSetup<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: LobpcgOptions<V>): LobpcgState<V, S> {
   const k = opts.k;
   checkEigenInput('lobpcg', op, k);
   const n = op.rows;
@@ -195,10 +240,18 @@ async function lobpcgRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, 
   const stats = run.stats;
   const method = `lobpcg(k=${k}, guard=${nx - k}${pre ? `, precond=${pre.label ?? 'user'}` : ''})`;
   const seed = opts.seed ?? 1;
+  return {
+    space, op, pre, k, n, nx, ortho: { lindep, secondBelow, onePass, stats }, tolerance, maxIterations, run, method, seed,
+    x: [], ax: [], p: new Array<V | undefined>(nx).fill(undefined), ap: new Array<V | undefined>(nx).fill(undefined),
+    theta: new Array<number>(nx).fill(Number.NaN), normA: 0, iterations: 0, reason: 'max-iterations', detail: undefined,
+  };
+}
 
-  // initial block, orthonormal
+/** The initial block X, orthonormal: copies of the given vectors, filled up with random ones; undefined when non-finite. */
+async function initialBlock<V, S>(st: LobpcgState<V, S>, given: readonly V[]): Promise<V[] | undefined> {
+  const { space, n, nx, seed } = st;
   let x: V[] = [];
-  const init = (opts.initialVectors ?? []).map((v) => {
+  const init = given.map((v) => {
     if (space.length(v) !== n) throw new DimensionMismatchError('lobpcg initialVectors', n, space.length(v));
     const c = space.create(n);
     space.copy(v, c);
@@ -209,182 +262,213 @@ async function lobpcgRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, 
     while (cand.length < nx - x.length) cand.push(randomVector(space, n, seed * 1009 + attempt * 131 + cand.length));
     const refNorms = cand.map((c) => space.norm2(c));
     for (const c of cand) projectOutTwice(space, x, c); // c ← (I − XXᵀ)²·c
-    const o = await svqb(space, cand, { dropTol: lindep, refNorms }, stats);
-    if (o.nonFinite) {
-      return finishEigen(op, space, run, { values: new Array(k).fill(Number.NaN), vectors: Array.from({ length: k }, () => space.create(n)), reason: 'non-finite', iterations: 0, method, detail: 'lobpcg: non-finite initial vectors' });
-    }
+    const o = await svqb(space, cand, { dropTol: st.ortho.lindep, refNorms }, st.ortho.stats);
+    if (o.nonFinite) return undefined;
     x = [...x, ...o.block];
   }
-  x = x.slice(0, nx);
-  if (maxIterations === 0) return noIteration(op, space, run, x, k, method);
-  let ax = x.map((xi) => {
-    const y = space.create(n);
-    returnedVoid(op.apply(xi, y), 'lobpcg', 'apply'); // A·x
-    stats.matvecs++;
+  return x.slice(0, nx);
+}
+
+/** A·v for each v, counted as matvecs. */
+function applyOperator<V, S>(st: LobpcgState<V, S>, vs: readonly V[]): V[] {
+  return vs.map((v) => {
+    const y = st.space.create(st.n);
+    returnedVoid(st.op.apply(v, y), 'lobpcg', 'apply'); // y = A·v
+    st.ortho.stats.matvecs++;
     return y;
   });
-  let p: (V | undefined)[] = new Array(nx).fill(undefined);
-  let ap: (V | undefined)[] = new Array(nx).fill(undefined);
-  let theta: number[] = new Array(nx).fill(Number.NaN);
-  let normA = 0;
-  let iterations = 0;
-  let reason: StopReason = 'max-iterations';
-  let detail: string | undefined;
-  let needRR = true; // Rayleigh–Ritz of X alone before the first iteration
+}
 
-  const rayleighRitz = async (s: V[], as: V[]): Promise<number[][] | undefined> => {
-    const dots: S[] = [];
-    for (let j = 0; j < s.length; j++) dots.push(...space.multiDot(s.slice(0, j + 1), as[j]!)); // G[0..j][j] = Sᵀ·A·s_j
-    const got = await readAndRelease(space, dots, stats);
-    if (!allFinite(got)) return undefined;
-    const g: number[][] = s.map(() => new Array<number>(s.length).fill(0));
-    let q = 0;
-    for (let j = 0; j < s.length; j++) {
-      for (let i = 0; i <= j; i++) {
-        g[i]![j] = got[q]!;
-        g[j]![i] = got[q++]!;
-      }
+/**
+ * Rayleigh–Ritz on the orthonormal basis `s` (A·s in `as`): the Ritz values (θ, first nx) and the
+ * coefficients of the first nx Ritz vectors; updates ‖A‖est. Undefined when non-finite.
+ */
+async function rayleighRitz<V, S>(st: LobpcgState<V, S>, s: V[], as: V[]): Promise<number[][] | undefined> {
+  const { space, nx } = st;
+  const dots: S[] = [];
+  for (let j = 0; j < s.length; j++) dots.push(...space.multiDot(s.slice(0, j + 1), as[j]!)); // G[0..j][j] = Sᵀ·A·s_j
+  const got = await readAndRelease(space, dots, st.ortho.stats);
+  if (!allFinite(got)) return undefined;
+  const g: number[][] = s.map(() => new Array<number>(s.length).fill(0));
+  let q = 0;
+  for (let j = 0; j < s.length; j++) {
+    for (let i = 0; i <= j; i++) {
+      g[i]![j] = got[q]!;
+      g[j]![i] = got[q++]!;
     }
-    const eig = symmetricEigen(g);
-    if (!eig) return undefined;
-    normA = Math.max(normA, Math.abs(eig.values[0]!), Math.abs(eig.values[s.length - 1]!));
-    theta = eig.values.slice(0, nx);
-    return eig.vectors.slice(0, nx);
-  };
-
-  for (;;) {
-    if (needRR) {
-      const c = await rayleighRitz(x, ax);
-      if (!c) {
-        reason = 'non-finite';
-        detail = 'lobpcg: non-finite initial Rayleigh quotient';
-        break;
-      }
-      const nxv = combineColumns(space, x, c); // X ← X·C
-      const nax = combineColumns(space, ax, c); // A·X ← A·X·C
-      x.forEach((v) => { space.release(v); });
-      ax.forEach((v) => { space.release(v); });
-      x = nxv;
-      ax = nax;
-      needRR = false;
-    }
-    // residuals r_i = A·x_i − θ_i·x_i
-    const r = x.map((xi, i) => {
-      const ri = space.create(n);
-      space.copy(ax[i]!, ri); // r = A·x
-      space.axpby(-theta[i]!, xi, 1, ri); // r ← r − θ·x
-      return ri;
-    });
-    const rn = await readAndRelease(space, r.map((ri) => space.norm2(ri)), stats);
-    iterations++;
-    const thr = residualThreshold(tolerance, normA);
-    const stop = run.record({ iteration: iterations, values: theta.slice(0, k), residualNorms: rn.slice(0, k), threshold: thr });
-    const done = (why: StopReason, what?: string) => {
-      r.forEach((v) => { space.release(v); });
-      reason = why;
-      detail = what;
-    };
-    if (!allFinite(rn)) {
-      done('non-finite', `lobpcg: non-finite residual at iteration ${iterations}`);
-      break;
-    }
-    if (rn.slice(0, k).every((z) => z <= thr)) {
-      done('converged');
-      break;
-    }
-    if (stop) {
-      done('stopped');
-      break;
-    }
-    if (iterations >= maxIterations) {
-      done('max-iterations');
-      break;
-    }
-    const active = rn.map((z, i) => (z > thr ? i : -1)).filter((i) => i >= 0);
-    // W = T·R_active, orthonormal and ⟂ X
-    let w: V[] = active.map((i) => {
-      if (!pre) return r[i]!;
-      const wi = space.create(n);
-      returnedVoid(pre.apply(r[i]!, wi), 'lobpcg', 'preconditioner apply'); // w = T·r
-      stats.precondApplies++;
-      return wi;
-    });
-    r.forEach((v, i) => {
-      if (pre || !active.includes(i)) space.release(v);
-    });
-    const wo = await orthonormalAgainst(space, x, undefined, w, undefined, { lindep, secondBelow, onePass, stats });
-    w = wo.block;
-    if (wo.nonFinite) {
-      reason = 'non-finite';
-      detail = `lobpcg: non-finite search directions at iteration ${iterations}`;
-      break;
-    }
-    if (w.length === 0) {
-      reason = 'breakdown';
-      detail = `lobpcg: every preconditioned residual is dependent on X at iteration ${iterations} (residuals ${rn.map((z) => z.toExponential(2)).join(', ')})`;
-      break;
-    }
-    const aw = w.map((wi) => {
-      const y = space.create(n);
-      returnedVoid(op.apply(wi, y), 'lobpcg', 'apply'); // A·w
-      stats.matvecs++;
-      return y;
-    });
-    // P of the active columns, orthonormal and ⟂ [X, W]; dropped when ill-conditioned
-    let pb: V[] = [];
-    let apb: V[] = [];
-    const pIdx = active.filter((i) => p[i] !== undefined);
-    for (let i = 0; i < nx; i++) {
-      if (pIdx.includes(i)) {
-        pb.push(p[i]!);
-        apb.push(ap[i]!);
-      } else if (p[i] !== undefined) {
-        space.release(p[i]!);
-        space.release(ap[i]!);
-      }
-    }
-    p = new Array(nx).fill(undefined);
-    ap = new Array(nx).fill(undefined);
-    if (pb.length > 0) {
-      const xw = [...x, ...w];
-      const axw = [...ax, ...aw];
-      const po = await orthonormalAgainst(space, xw, axw, pb, apb, { lindep, secondBelow, onePass, stats });
-      if (po.nonFinite || po.dropped > 0) {
-        po.block.forEach((v) => { space.release(v); }); // ill-conditioned: restart without P
-        po.mirror.forEach((v) => { space.release(v); });
-        pb = [];
-        apb = [];
-      } else {
-        pb = po.block;
-        apb = po.mirror;
-      }
-    }
-    // Rayleigh–Ritz on S = [X, W, P] (orthonormal: a standard symmetric problem)
-    const s = [...x, ...w, ...pb];
-    const as = [...ax, ...aw, ...apb];
-    const c = await rayleighRitz(s, as);
-    if (!c) {
-      [...w, ...aw, ...pb, ...apb].forEach((v) => { space.release(v); });
-      reason = 'non-finite';
-      detail = `lobpcg: non-finite projected matrix at iteration ${iterations}`;
-      break;
-    }
-    // X ← S·C, A·X ← A·S·C; P = [W, P]·C_wp of the active columns (x = X·C_x + p there)
-    const upd = updateBlocks(space, s, as, c, nx, active);
-    const nxv = upd.x;
-    const nax = upd.ax;
-    for (const [i, v] of upd.p) {
-      p[i] = v.p;
-      ap[i] = v.ap;
-    }
-    s.forEach((v) => { space.release(v); });
-    as.forEach((v) => { space.release(v); });
-    x = nxv;
-    ax = nax;
   }
-  p.forEach((v) => { v !== undefined && space.release(v); });
-  ap.forEach((v) => { v !== undefined && space.release(v); });
-  ax.forEach((v) => { space.release(v); });
-  x.slice(k).forEach((v) => { space.release(v); });
-  return finishEigen(op, space, run, { values: theta.slice(0, k), vectors: x.slice(0, k), reason, iterations, method, tolerance: toleranceReport(tolerance, normA), ...(detail ? { detail } : {}) });
+  const eig = symmetricEigen(g);
+  if (!eig) return undefined;
+  st.normA = Math.max(st.normA, Math.abs(eig.values[0]!), Math.abs(eig.values[s.length - 1]!));
+  st.theta = eig.values.slice(0, nx);
+  return eig.vectors.slice(0, nx);
+}
+
+/** Rayleigh–Ritz of X alone before the first iteration; false (and the exit reason set) when non-finite. */
+async function initialRayleighRitz<V, S>(st: LobpcgState<V, S>): Promise<boolean> {
+  const { space } = st;
+  const c = await rayleighRitz(st, st.x, st.ax);
+  if (!c) {
+    st.reason = 'non-finite';
+    st.detail = 'lobpcg: non-finite initial Rayleigh quotient';
+    return false;
+  }
+  const nxv = combineColumns(space, st.x, c); // X ← X·C
+  const nax = combineColumns(space, st.ax, c); // A·X ← A·X·C
+  st.x.forEach((v) => { space.release(v); });
+  st.ax.forEach((v) => { space.release(v); });
+  st.x = nxv;
+  st.ax = nax;
+  return true;
+}
+
+/** One iteration after the residuals' readback: W, P, Rayleigh–Ritz of [X, W, P], the new blocks. False when the run ends. */
+async function lobpcgIteration<V, S>(st: LobpcgState<V, S>): Promise<boolean> {
+  const res = await residualsAndExits(st);
+  if (!res) return false;
+  const wb = await searchDirections(st, res);
+  if (!wb) return false;
+  const pb = await previousDirections(st, res.active, wb);
+  return rayleighRitzUpdate(st, res.active, wb, pb);
+}
+
+/**
+ * Residuals r_i = A·x_i − θ_i·x_i and their norms (one readback), the history point and the exit
+ * checks (non-finite, converged, stopped, max-iterations); undefined (reason set, R released) on
+ * exit. Otherwise R and the active (not yet converged: soft-locking) columns.
+ */
+async function residualsAndExits<V, S>(st: LobpcgState<V, S>): Promise<{ r: V[]; rn: number[]; active: number[] } | undefined> {
+  const { space, n, k } = st;
+  const r = st.x.map((xi, i) => {
+    const ri = space.create(n);
+    space.copy(st.ax[i]!, ri); // r = A·x
+    space.axpby(-st.theta[i]!, xi, 1, ri); // r ← r − θ·x
+    return ri;
+  });
+  const rn = await readAndRelease(space, r.map((ri) => space.norm2(ri)), st.ortho.stats);
+  st.iterations++;
+  const iterations = st.iterations;
+  const thr = residualThreshold(st.tolerance, st.normA);
+  const stop = st.run.record({ iteration: iterations, values: st.theta.slice(0, k), residualNorms: rn.slice(0, k), threshold: thr });
+  const done = (why: StopReason, what?: string) => {
+    r.forEach((v) => { space.release(v); });
+    st.reason = why;
+    st.detail = what;
+    return undefined;
+  };
+  if (!allFinite(rn)) return done('non-finite', `lobpcg: non-finite residual at iteration ${iterations}`);
+  if (rn.slice(0, k).every((z) => z <= thr)) return done('converged');
+  if (stop) return done('stopped');
+  if (iterations >= st.maxIterations) return done('max-iterations');
+  const active = rn.map((z, i) => (z > thr ? i : -1)).filter((i) => i >= 0);
+  return { r, rn, active };
+}
+
+/**
+ * W = T·R_active (R itself without a preconditioner), orthonormal and ⟂ X, and A·W; releases
+ * the residuals not used as W. Undefined (reason set) when non-finite or every column dependent.
+ */
+async function searchDirections<V, S>(st: LobpcgState<V, S>, res: { r: V[]; rn: number[]; active: number[] }): Promise<{ w: V[]; aw: V[] } | undefined> {
+  const { space, n, pre, iterations } = st;
+  const { r, rn, active } = res;
+  let w: V[] = active.map((i) => {
+    if (!pre) return r[i]!;
+    const wi = space.create(n);
+    returnedVoid(pre.apply(r[i]!, wi), 'lobpcg', 'preconditioner apply'); // w = T·r
+    st.ortho.stats.precondApplies++;
+    return wi;
+  });
+  r.forEach((v, i) => {
+    if (pre || !active.includes(i)) space.release(v);
+  });
+  const wo = await orthonormalAgainst(space, st.x, undefined, w, undefined, st.ortho);
+  w = wo.block;
+  if (wo.nonFinite) {
+    st.reason = 'non-finite';
+    st.detail = `lobpcg: non-finite search directions at iteration ${iterations}`;
+    return undefined;
+  }
+  if (w.length === 0) {
+    st.reason = 'breakdown';
+    st.detail = `lobpcg: every preconditioned residual is dependent on X at iteration ${iterations} (residuals ${rn.map((z) => z.toExponential(2)).join(', ')})`;
+    return undefined;
+  }
+  return { w, aw: applyOperator(st, w) }; // A·w
+}
+
+/**
+ * P of the active columns (A·P alike), orthonormal and ⟂ [X, W]; the directions of the other
+ * columns are released, and all of P when its orthogonalised block is ill-conditioned. Clears st.p.
+ */
+async function previousDirections<V, S>(st: LobpcgState<V, S>, active: readonly number[], wb: { w: V[]; aw: V[] }): Promise<{ pb: V[]; apb: V[] }> {
+  const { space, nx, p, ap } = st;
+  let pb: V[] = [];
+  let apb: V[] = [];
+  const pIdx = active.filter((i) => p[i] !== undefined);
+  for (let i = 0; i < nx; i++) {
+    if (pIdx.includes(i)) {
+      pb.push(p[i]!);
+      apb.push(ap[i]!);
+    } else if (p[i] !== undefined) {
+      space.release(p[i]!);
+      space.release(ap[i]!);
+    }
+  }
+  st.p = new Array<V | undefined>(nx).fill(undefined);
+  st.ap = new Array<V | undefined>(nx).fill(undefined);
+  if (pb.length > 0) {
+    const xw = [...st.x, ...wb.w];
+    const axw = [...st.ax, ...wb.aw];
+    const po = await orthonormalAgainst(space, xw, axw, pb, apb, st.ortho);
+    if (po.nonFinite || po.dropped > 0) {
+      po.block.forEach((v) => { space.release(v); }); // ill-conditioned: restart without P
+      po.mirror.forEach((v) => { space.release(v); });
+      pb = [];
+      apb = [];
+    } else {
+      pb = po.block;
+      apb = po.mirror;
+    }
+  }
+  return { pb, apb };
+}
+
+/**
+ * Rayleigh–Ritz on S = [X, W, P] (orthonormal: a standard symmetric problem), then X ← S·C,
+ * A·X ← A·S·C and P = [W, P]·C_wp of the active columns (x = X·C_x + p there). False (reason
+ * set) when the projected matrix is non-finite.
+ */
+async function rayleighRitzUpdate<V, S>(st: LobpcgState<V, S>, active: readonly number[], wb: { w: V[]; aw: V[] }, pd: { pb: V[]; apb: V[] }): Promise<boolean> {
+  const { space, nx } = st;
+  const { w, aw } = wb;
+  const { pb, apb } = pd;
+  const s = [...st.x, ...w, ...pb];
+  const as = [...st.ax, ...aw, ...apb];
+  const c = await rayleighRitz(st, s, as);
+  if (!c) {
+    [...w, ...aw, ...pb, ...apb].forEach((v) => { space.release(v); });
+    st.reason = 'non-finite';
+    st.detail = `lobpcg: non-finite projected matrix at iteration ${st.iterations}`;
+    return false;
+  }
+  const upd = updateBlocks(space, s, as, c, nx, active);
+  for (const [i, v] of upd.p) {
+    st.p[i] = v.p;
+    st.ap[i] = v.ap;
+  }
+  s.forEach((v) => { space.release(v); });
+  as.forEach((v) => { space.release(v); });
+  st.x = upd.x;
+  st.ax = upd.ax;
+  return true;
+}
+
+/** Releases P, A·P, A·X and the guard columns; the result with the first k Ritz pairs. */
+function finishLobpcg<V, S>(st: LobpcgState<V, S>): Promise<EigenResult<V>> {
+  const { space, k, reason, detail } = st;
+  st.p.forEach((v) => { v !== undefined && space.release(v); });
+  st.ap.forEach((v) => { v !== undefined && space.release(v); });
+  st.ax.forEach((v) => { space.release(v); });
+  st.x.slice(k).forEach((v) => { space.release(v); });
+  return finishEigen(st.op, space, st.run, { values: st.theta.slice(0, k), vectors: st.x.slice(0, k), reason, iterations: st.iterations, method: st.method, tolerance: toleranceReport(st.tolerance, st.normA), ...(detail ? { detail } : {}) });
 }
