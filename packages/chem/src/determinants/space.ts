@@ -48,6 +48,11 @@ function checkIrrep(irrep: number | undefined, orbsym: Int32Array | undefined, n
   if (irrep === undefined) return;
   if (!Number.isInteger(irrep) || irrep < 1 || irrep > 8) throw new InvalidParameterError('irrep', 'a Molpro irrep number 1..8', irrep);
   if (!orbsym || orbsym.length !== norb) throw new InvalidParameterError('orbsym', `ORBSYM with ${norb} entries for irrep filtering`, orbsym?.length);
+  // an entry outside 1..8 would index past the irrep tables (a TypeError deep in the build)
+  for (let i = 0; i < norb; i++) {
+    const g = orbsym[i]!;
+    if (!(g >= 1 && g <= 8)) throw new InvalidParameterError(`orbsym[${i}]`, 'a Molpro irrep number 1..8', g);
+  }
 }
 
 /** Options shared by the space builders. */
