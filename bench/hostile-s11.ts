@@ -19,24 +19,15 @@
  *
  *   node .gpukit/app/hostile-s11.mjs [--out $OUT/hostile-s11.json] [--small] [--only <regex>]   (--small: smaller grids, for lavapipe)
  */
-import { writeFileSync } from 'node:fs';
 import { type CsrMatrix, csrFromTriplets, csrSpmv, generators, HostOperator, InvalidParameterError, type LinearOperator, ResourceLimitError } from '../packages/formats/src/index';
 import { createGpuContext, Df64CsrOperator, Df64VectorSpace, type GpuContext, gpuOperatorFromCsr, type GpuVector, GpuVectorSpace, uploadCsrArrays } from '../packages/gpu/src/index';
 import { deviceDiaFromCsr } from '../packages/gpu/src/kernels/dia/dia-build';
 import { bicgstab, cg, eigsMixed, gmres, lanczos, lobpcg, refinedSolve } from '../packages/solvers/src/index';
+import { injectOom } from '../packages/gpu/test/support/faults';
+import { errText, hostileHarness, hostResidual } from './lib/hostile-faults';
 
 const argv = process.argv.slice(2);
-const out = argv.includes('--out') ? argv[argv.indexOf('--out') + 1] : undefined;
-const small = argv.includes('--small');
-const ctx = await createGpuContext();
-const device = ctx.describeText().split('\n')[0];
-const space = new GpuVectorSpace(ctx);
-const cases: Record<string, unknown>[] = [];
-const line = (c: Record<string, unknown>) => {
-  cases.push(c);
-  console.log(`${c.pass ? 'PASS' : 'FAIL'} ${c.name}${c.detail ? `: ${c.detail}` : ''}`);
-};
-const errText = (e: unknown) => `${(e as Error).name}: ${(e as Error).message.slice(0, 200)}`;
+const { small, ctx, space, line, finish } = await hostileHarness('hostile-s11');
 /** `--only <regex>`: run the cases whose name matches (a rerun of one case on the GPU machine). */
 const only = argv.includes('--only') ? new RegExp(argv[argv.indexOf('--only') + 1]!) : undefined;
 async function run(name: string, f: () => Promise<{ pass: boolean; detail: string }>): Promise<void> {
@@ -47,16 +38,7 @@ async function run(name: string, f: () => Promise<{ pass: boolean; detail: strin
     line({ name, pass: false, detail: errText(e) });
   }
 }
-function rel(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
-  const ax = csrSpmv(a, x);
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < a.rows; i++) {
-    num += (b[i]! - ax[i]!) ** 2;
-    den += b[i]! ** 2;
-  }
-  return Math.sqrt(num / den);
-}
+const rel = (a: CsrMatrix, x: Float64Array, b: Float64Array): number => hostResidual(a, x, b).rel;
 const nx = small ? 24 : 128;
 const a0 = generators.poisson2d(nx);
 const scaled = (s: number): CsrMatrix => ({ ...a0, values: a0.values.map((v) => v * s) });
@@ -150,25 +132,6 @@ for (const [sa, sb] of [[1e-30, 1], [1, 1e30]] as const) {
 }
 
 // 5. out of memory at the allocating call (injected at the error scope)
-function injectOom(c: GpuContext, label: RegExp): () => boolean {
-  const dev = c.device;
-  const createBuffer = dev.createBuffer.bind(dev);
-  const pop = dev.popErrorScope.bind(dev);
-  let pops = -1;
-  let fired = false;
-  dev.createBuffer = (d: GPUBufferDescriptor) => {
-    if (!fired && pops < 0 && label.test(d.label ?? '')) pops = 0;
-    return createBuffer(d);
-  };
-  dev.popErrorScope = () => {
-    const p = pop();
-    if (pops < 0 || ++pops !== 2) return p;
-    pops = -1;
-    fired = true;
-    return p.then(() => ({ message: `Out of memory (injected): ${label.source}` }) as GPUError);
-  };
-  return () => fired;
-}
 for (const [what, label, call] of [
   ["refinedSolve b = 0 output 'device'", /df64-vector/, async (c: GpuContext) => {
     const op = gpuOperatorFromCsr(c, a0);
@@ -191,7 +154,7 @@ for (const [what, label, call] of [
   await run(`out of memory in ${what}: ResourceLimitError from the call`, async () => {
     const c = await createGpuContext();
     try {
-      const fired = injectOom(c, label);
+      const { fired } = injectOom(c, label);
       const got = await call(c).then(() => 'a result', (e: unknown) => (e instanceof ResourceLimitError ? 'ResourceLimitError' : errText(e)));
       let clean = true;
       try {
@@ -237,9 +200,4 @@ for (const [what, label, call] of [
   op.dispose();
 }
 
-await ctx.finish();
-const result = { bench: 'hostile-s11', device, cases, allPass: cases.every((c) => c.pass === true) };
-console.log(`hostile-s11: ${cases.filter((c) => c.pass).length}/${cases.length} pass on ${device}`);
-if (out) writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
-ctx.dispose();
-process.exit(0);
+await finish();

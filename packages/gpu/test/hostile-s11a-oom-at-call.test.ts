@@ -4,37 +4,16 @@
  * refinedSolve with b = 0 and output 'device' (x allocated, handed back without a solve),
  * Df64CsrOperator.fromGpuOperatorSliced (the lo arrays) and deviceDiaFromCsr (the offset map).
  * Before, each resolved and the error came at the caller's next use of the result. The fault is
- * injected at the Dawn boundary, self-contained here: the allocation whose buffer label matches
+ * injected at the Dawn boundary (support/faults.ts injectOom): the allocation whose buffer label matches
  * reports 'out-of-memory' from its error scope (WebGPU reports it asynchronously, so the buffer
  * itself exists; only the scope says it failed).
  */
 import { generators as g, ResourceLimitError } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { refinedSolve } from '../../solvers/src/index';
-import { createGpuContext, Df64CsrOperator, Df64VectorSpace, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, uploadCsrArrays } from '../src/index';
+import { createGpuContext, Df64CsrOperator, Df64VectorSpace, GpuVectorSpace, gpuOperatorFromCsr, uploadCsrArrays } from '../src/index';
 import { deviceDiaFromCsr } from '../src/kernels/dia/dia-build';
-
-/** Make the next createBuffer whose label matches `label` report out-of-memory from its scope. */
-function injectOom(ctx: GpuContext, label: RegExp): { fired: () => boolean } {
-  const dev = ctx.device;
-  const createBuffer = dev.createBuffer.bind(dev);
-  const pop = dev.popErrorScope.bind(dev);
-  let pops = -1;
-  let fired = false;
-  dev.createBuffer = (d: GPUBufferDescriptor) => {
-    if (!fired && pops < 0 && label.test(d.label ?? '')) pops = 0;
-    return createBuffer(d);
-  };
-  dev.popErrorScope = () => {
-    const p = pop();
-    if (pops < 0 || ++pops !== 2) return p;
-    pops = -1;
-    fired = true;
-    // the allocation's 'out-of-memory' scope is popped second (ctx.scoped pushes it first)
-    return p.then(() => ({ message: `Out of memory (injected): ${label.source}` }) as GPUError);
-  };
-  return { fired: () => fired };
-}
+import { injectOom } from './support/faults';
 
 /** The call's rejection, or an Error saying what it resolved to instead (disposed). */
 async function rejection(call: Promise<unknown>, cleanup: (v: unknown) => void): Promise<unknown> {

@@ -94,3 +94,29 @@ export async function switchedThenWrong(ctx: GpuContext, a: CsrMatrix, candidate
   await runTuningProducts(op);
   return { op, cand, wrong };
 }
+
+/**
+ * Make the next createBuffer whose label matches `label` report out-of-memory from its error scope
+ * (WebGPU reports it asynchronously: the buffer exists, only the scope says it failed). Used by the
+ * session-11 out-of-memory-at-the-call test and bench/hostile-s11.ts.
+ */
+export function injectOom(ctx: GpuContext, label: RegExp): { fired: () => boolean } {
+  const dev = ctx.device;
+  const createBuffer = dev.createBuffer.bind(dev);
+  const pop = dev.popErrorScope.bind(dev);
+  let pops = -1;
+  let fired = false;
+  dev.createBuffer = (d: GPUBufferDescriptor) => {
+    if (!fired && pops < 0 && label.test(d.label ?? '')) pops = 0;
+    return createBuffer(d);
+  };
+  dev.popErrorScope = () => {
+    const p = pop();
+    if (pops < 0 || ++pops !== 2) return p;
+    pops = -1;
+    fired = true;
+    // the allocation's 'out-of-memory' scope is popped second (ctx.scoped pushes it first)
+    return p.then(() => ({ message: `Out of memory (injected): ${label.source}` }) as GPUError);
+  };
+  return { fired: () => fired };
+}
