@@ -93,14 +93,7 @@ export class Blas1Base {
   private ew(name: string, n: number, a: Operand, b: Operand, r1: GpuBuf, r2?: GpuBuf, r3?: GpuBuf): void {
     const p = this.cached(name) ?? this.pipe(name, () => elementwiseWgsl(name), () => signature(ELEMENTWISE[name]!.bindings));
     const refs = this.bind(this.scalars.buf, r1, r2, r3);
-    const u = Uniforms.take();
-    u.u[0] = n;
-    u.i[1] = a.num;
-    u.i[2] = a.den;
-    u.f[3] = a.k;
-    u.i[4] = b.num;
-    u.i[5] = b.den;
-    u.f[6] = b.k;
+    const u = packOperands(n, a, b);
     this.ctx.recorder.dispatch(p, refs, u, Math.ceil(n / WG));
   }
 
@@ -148,15 +141,21 @@ export class Blas1Base {
   /** s[out] = op(A, B) on the device (one single-invocation dispatch). */
   scalarOp(op: keyof typeof SCALAR_OPS, a: Operand, b: Operand, out: number): void {
     const p = this.cached('scalar') ?? this.pipe('scalar', scalarWgsl, () => signature(SCALAR_BINDINGS));
-    const u = Uniforms.take();
-    u.u[0] = SCALAR_OPS[op];
-    u.i[1] = a.num;
-    u.i[2] = a.den;
-    u.f[3] = a.k;
-    u.i[4] = b.num;
-    u.i[5] = b.den;
-    u.f[6] = b.k;
+    const u = packOperands(SCALAR_OPS[op], a, b);
     u.u[7] = out;
     this.ctx.recorder.dispatch(p, this.bind(this.scalars.buf), u, 1);
   }
+}
+
+/** Uniform slots [head, a.num, a.den, a.k, b.num, b.den, b.k]: an element-wise or scalar kernel's two operands. */
+function packOperands(head: number, a: Operand, b: Operand): ReturnType<typeof Uniforms.take> {
+  const u = Uniforms.take();
+  u.u[0] = head;
+  u.i[1] = a.num;
+  u.i[2] = a.den;
+  u.f[3] = a.k;
+  u.i[4] = b.num;
+  u.i[5] = b.den;
+  u.f[6] = b.k;
+  return u;
 }
