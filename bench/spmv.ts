@@ -38,6 +38,10 @@
  * `nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem --format=csv -lms 100` running beside the bench:
  * each SUMMARY line then carries the SM clock sampled during that case's heats and timings, and
  * `CLOCK-LOW` below 1 500 MHz — bench/spmv-clock.ts).
+ * --check-ci (each --fcidump case, after its dump and before any timing: symmetry, the lowest eigenvalue of the
+ * assembled matrix against the CI driver's direct-σ energy and --reference E (Eh) to 1e-8 Eh; bench/fci-check.ts),
+ * --budget-s N (no (kernel, round) starts after N s of the process: later ones are reported as not timed),
+ * --single-round id,id (those kernels run once, after every round of the others). --kernels runs in the order listed.
  * Byte accounting per kernel (bench/spmv-bytes.ts): DRAM bytes (its device arrays + x + y once), bytes
  * per stored entry, % of copy, the floor at copy speed, x gather bytes per 32-row block, and GB/s over
  * the CSR-equivalent bytes (the anchor's definition). One `SUMMARY` line per kernel and matrix and one
@@ -52,6 +56,7 @@ import { assembleHamiltonian, buildCiSpace } from '../packages/chem/src/index';
 import { readFcidump } from '../packages/chem/src/node';
 import { stencil27 } from './df64-matrices';
 import { dumpCsr } from './dump';
+import { type CiCheckInput, checkCiMatrix } from './fci-check';
 import { benchMatrixSet } from './matrix-set';
 import { accountBytes, gatherLinesPerEntry, readCusparse, xGatherBytes } from './spmv-bytes';
 import { readRawCsr } from './spmv-raw';
@@ -78,11 +83,13 @@ const dumpOnly = flag('--dump-only');
 const cusparse = readCusparse(opt('--cusparse'));
 const warmMs = Number(opt('--warm-ms') ?? 0);
 const clockLog = opt('--clock-log');
-const valueArgs = new Set([
-  ...fcidumps,
-  ...grids,
-  ...['--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw', '--heat-ms', '--cusparse', '--warm-ms', '--clock-log'].flatMap((f) => (opt(f) ? [opt(f)!] : [])),
-]);
+const checkCi = flag('--check-ci');
+const reference = opt('--reference') === undefined ? undefined : Number(opt('--reference'));
+const budgetS = opt('--budget-s') === undefined ? undefined : Number(opt('--budget-s'));
+const singleRound = new Set(opt('--single-round')?.split(',') ?? []);
+// every value of a flag that takes one (all occurrences: a repeated flag's first value wins, the others are not files)
+const valueFlags = new Set(['--fcidump', '--grid', '--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw', '--heat-ms', '--cusparse', '--warm-ms', '--clock-log', '--reference', '--budget-s', '--single-round']);
+const valueArgs = new Set(argv.flatMap((a, i) => (valueFlags.has(a) && argv[i + 1] !== undefined ? [argv[i + 1]!] : [])));
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 /** The generated matrix set (shared with bench/tune.ts): name and a thunk (built lazily, one at a time). */
@@ -203,6 +210,8 @@ interface Row {
   skipped?: string;
   /** The error a supported kernel failed with (the others are still timed). */
   error?: string;
+  /** Later rounds not run: --budget-s was reached (the figures are the rounds that ran). */
+  budgetCut?: boolean;
   /** Wall-clock window (epoch ms) of each round's heat + timing, and the SM clock sampled in them (--clock-log). */
   windows?: [number, number][];
   clock?: ClockRange;
@@ -343,6 +352,7 @@ function summaryLines(name: string, rows: Row[]): string[] {
 async function makeCase(ctx: GpuContext, a: CsrMatrix, copyGbs: number): Promise<Case> {
   const nnz = csrNnz(a);
   const x = Float64Array.from({ length: a.cols }, (_, i) => Math.fround(Math.sin(i + 1)));
+  const t0 = performance.now();
   const a32 = { ...a, values: Float64Array.from(Float32Array.from(a.values)) };
   const ref = csrSpmv(a32, x);
   const bound = new Float64Array(a.rows);
@@ -354,6 +364,7 @@ async function makeCase(ctx: GpuContext, a: CsrMatrix, copyGbs: number): Promise
   const xGather = xGatherBytes(a);
   const [linesRow, linesSlice] = [gatherLinesPerEntry(a, 'row'), gatherLinesPerEntry(a, 'slice')];
   console.log(`  x: ${(xGather / (4 * a.cols)).toFixed(1)}× its bytes gathered per 32-row block; 128-byte lines per entry: ${linesRow.toFixed(3)} (32 entries of a row), ${linesSlice.toFixed(3)} (slot k of 32 rows)`);
+  console.log(`  float32 copy, reference product, bounds and gather counts: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const same = await copySameBytes(ctx, 8 * nnz + 8 * a.rows + 4 * a.cols);
   console.log(`  vec4 copy of the CSR product's ${((8 * nnz + 8 * a.rows + 4 * a.cols) / 1e6).toFixed(0)} MB: ${same.ms.toFixed(3)} ms (${same.gbs.toFixed(0)} GB/s)`);
   return { a32, nnz, x, ref, bound, dx: uploadF32(ctx, x), dy: ctx.buffers.acquire(a.rows * 4), copyGbs, copySameMs: same.ms, xGather, linesRow, linesSlice };
@@ -382,6 +393,17 @@ function gridVariants(k: AnySpmvKernel): Record<string, number>[] | undefined {
   });
 }
 
+/** The kernels to time: --kernels in the order listed (an unknown id is an error), else every registered then experimental one. */
+function selectedKernels(): AnySpmvKernel[] {
+  const all = [...kernels, ...experimentalKernels];
+  if (!kernelFilter) return all;
+  return kernelFilter.map((id) => {
+    const k = all.find((x) => x.id === id);
+    if (!k) throw new RangeError(`--kernels: expected kernel ids (${all.map((x) => x.id).join(', ')}), got '${id}'`);
+    return k;
+  });
+}
+
 /**
  * Every selected (kernel, params) on `a`, `rounds` times: round 1 checks and times each in turn,
  * later rounds upload and time them again in the same order (so each case runs twice, other
@@ -392,17 +414,26 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
   const rows: Row[] = [];
   const work: [AnySpmvKernel, Row][] = [];
   // the registry's kernels, then the experimental ones (tested and timed, not yet tuner candidates)
-  for (const k of [...kernels, ...experimentalKernels]) {
-    if (kernelFilter && !kernelFilter.includes(k.id)) continue;
+  for (const k of selectedKernels()) {
     const grid = gridVariants(k);
     const variants = grid ?? (flag('--no-variants') && !sweep?.includes(k.id) ? [{ ...k.defaults }] : kernelVariants(k));
     for (const params of variants) work.push([k, { kernel: k.id, params }]);
   }
-  for (let round = 0; round < rounds; round++) {
+  // --single-round kernels: one round each, after every round of the others
+  const passes = [...Array.from({ length: rounds }, (_, round) => ({ round, single: false })), { round: 0, single: true }];
+  for (const { round, single } of passes) {
     if (round > 0) console.log(`  round ${round + 1} of ${rounds}`);
+    if (single && singleRound.size > 0) console.log(`  single-round kernels (${[...singleRound].join(', ')})`);
     for (const [k, row] of work) {
+      if (singleRound.has(k.id) !== single) continue;
       if (round === 0) rows.push(row);
       else if (row.skipped || row.error || !row.roundMs) continue;
+      if (budgetS !== undefined && performance.now() / 1000 > budgetS) {
+        if (round === 0) row.skipped = `not timed: --budget-s ${budgetS} reached`;
+        else row.budgetCut = true;
+        console.log(`  ${k.id} ${JSON.stringify(row.params)}: round ${round + 1} not run (--budget-s ${budgetS} reached)`);
+        continue;
+      }
       try {
         await runVariant(ctx, k, row, c, round === 0);
       } catch (e) {
@@ -430,6 +461,12 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
   return { name, rows: a.rows, cols: a.cols, nnz: c.nnz, maxRowLength: maxRow, copySameBytesMs: c.copySameMs, xGatherBytes: c.xGather, gatherLinesRow: c.linesRow, gatherLinesSlice: c.linesSlice, cusparseMs: cusparse.get(name), results: rows, summary: summaryLines(name, rows) };
 }
 
+/** What --check-ci needs of each CI case (filled by its builder, used once after the dump), and the checks' results, by name. */
+const ciInputs = new Map<string, Omit<CiCheckInput, 'a'>>();
+const ciChecks = new Map<string, Record<string, unknown>>();
+/** The device, once main() has made it (the CI check runs there). */
+let checkCtx: GpuContext | undefined;
+
 /** A CI Hamiltonian case: `FILE[:IRREP]` → [name, builder] (float64 CSR from the chem assembly, all cores). */
 function ciCase(spec: string): [string, () => Promise<CsrMatrix>] {
   const m = /^(.*?)(?::(\d+))?$/.exec(spec)!;
@@ -441,6 +478,7 @@ function ciCase(spec: string): [string, () => Promise<CsrMatrix>] {
     async () => {
       const fd = await readFcidump(file);
       const { fcidump, space } = buildCiSpace(fd, 'fci', { irrep });
+      if (checkCi) ciInputs.set(name, { fd, fcidump, space, spec: 'fci', irrep: irrep === 'isym' ? fd.isym : irrep, ...(reference === undefined ? {} : { reference }) });
       const h = await assembleHamiltonian(fcidump, space, { workers: 'auto' });
       return h.matrix;
     },
@@ -478,6 +516,10 @@ async function build(name: string, make: () => Promise<CsrMatrix> | CsrMatrix): 
   const a = await make();
   console.log(`${name}: ${a.rows}×${a.cols}, ${csrNnz(a)} nnz (built in ${((performance.now() - t0) / 1e3).toFixed(1)} s)`);
   dump(name, a);
+  // --check-ci: after the dump (the anchor's files exist whatever the check does), before any timing
+  const info = ciInputs.get(name);
+  ciInputs.delete(name);
+  if (info && checkCtx) ciChecks.set(name, await checkCiMatrix(checkCtx, { a, ...info }));
   return a;
 }
 
@@ -490,18 +532,22 @@ async function main(): Promise<void> {
   }
   const cap = opt('--max-binding-bytes');
   const ctx = await createGpuContext({ unsafe: flag('--unsafe'), maxBindingBytes: cap ? Number(cap) : undefined });
+  checkCtx = ctx;
   console.log(ctx.describeText());
   const copy = await copyBandwidth(ctx);
   console.log(`copy bandwidth: ${copy.gbs.toFixed(0)} GB/s (${copy.method}, ${(copy.bytes / 1e6).toFixed(0)} MB moved in ${copy.ms.toFixed(3)} ms); heat ${heatMs} ms before each timing`);
   const results: Record<string, unknown>[] = [];
   for (const [name, make] of selectedMatrices()) {
     const a = await build(name, make);
-    results.push(await benchMatrix(ctx, name, a, copy.gbs));
+    const check = ciChecks.get(name);
+    results.push({ ...(await benchMatrix(ctx, name, a, copy.gbs)), ...(check ? { check } : {}) });
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), quick, reps, heatMs, warmMs, unsafe: ctx.caps.unsafe, device: ctx.describe(), copyBandwidth: copy, matrices: results }, null, 1));
   }
   console.log(results.flatMap((r) => r.summary as string[]).join('\n'));
   const failed = results.flatMap((r) => (r.results as Row[]).filter((x) => x.error || x.correct === false).map((x) => `${r.name} ${x.kernel} ${JSON.stringify(x.params)}: ${x.error ?? `WRONG (${x.maxErrOverBound?.toPrecision(3)}× the bound)`}`));
+  for (const r of results) if (r.check) console.log(`CHECK ${r.name}: ${(r.check as { ok: boolean }).ok ? 'PASS' : 'FAIL'} (symmetry, lowest eigenvalue vs the CI driver${reference === undefined ? '' : ' and the reference'})`);
+  failed.push(...results.filter((r) => r.check && !(r.check as { ok: boolean }).ok).map((r) => `${r.name}: the --check-ci check failed`));
   console.log(failed.length ? `${failed.length} kernel runs failed or were wrong:\n  ${failed.join('\n  ')}` : 'every supported kernel ran and passed the check');
   console.log(`wrote ${out}`);
   ctx.dispose();
