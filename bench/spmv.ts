@@ -275,7 +275,9 @@ function worstRatio(y: ArrayLike<number>, c: Case, extra?: Float64Array): number
 
 /** One round of one variant: upload, (first round) check against the reference, time. */
 async function runVariant(ctx: GpuContext, k: AnySpmvKernel, row: Row, c: Case, first: boolean): Promise<void> {
+  const tc = performance.now();
   const conv = convertFor(ctx, k, row.params, c);
+  const convertS = (performance.now() - tc) / 1000;
   if ('skipped' in conv) {
     row.skipped = conv.skipped;
     console.log(`  ${k.id} ${JSON.stringify(row.params)}: unsupported: ${conv.skipped}`);
@@ -300,6 +302,8 @@ async function runVariant(ctx: GpuContext, k: AnySpmvKernel, row: Row, c: Case, 
     const t = await timeGpu(ctx, () => k.encode(ctx, h, c.dx, c.dy), { reps });
     (row.windows ??= []).push([w0, Date.now()]);
     (row.roundMs ??= []).push(t.medianMs);
+    // as it happens, so that a call cut short still shows what was timed
+    console.log(`  ${k.id} ${JSON.stringify(row.params)}: round ${row.roundMs.length} ${t.medianMs.toFixed(4)} ms (host conversion ${convertS.toFixed(1)} s)${first ? ` (upload ${(row.uploadMs! / 1000).toFixed(1)} s, ${row.correct ? 'correct' : 'WRONG'})` : ''}`);
     row.minMs = Math.min(row.minMs ?? Number.POSITIVE_INFINITY, t.minMs);
     row.meanMs = t.meanMs;
     row.method = t.method;

@@ -132,7 +132,9 @@ export interface SymmetryFingerprint {
 export function csrSymmetryFingerprint(a: CsrMatrix, keep = 16): SymmetryFingerprint {
   if (a.rows !== a.cols) throw new InvalidMatrixError('csrSymmetryFingerprint', `expected a square matrix, got ${a.rows}×${a.cols}`);
   const { rowPtr, colIdx, values } = a;
-  const words = new Uint32Array(values.buffer, values.byteOffset, 2 * values.length);
+  // the value's two words through an 8-byte scratch (a word view of the whole array would pass 2^31 elements at 10^9 entries)
+  const f64 = new Float64Array(1);
+  const u32 = new Uint32Array(f64.buffer);
   const col1 = new Int32Array(a.rows);
   const col2 = new Int32Array(a.rows);
   const out: SymmetryFingerprint = { mismatchedRows: 0, rows: [] };
@@ -142,8 +144,9 @@ export function csrSymmetryFingerprint(a: CsrMatrix, keep = 16): SymmetryFingerp
     let r2 = 0;
     for (let k = rowPtr[i]!; k < rowPtr[i + 1]!; k++) {
       const j = colIdx[k]!;
-      const lo = words[2 * k]!;
-      const hi = words[2 * k + 1]!;
+      f64[0] = values[k]!;
+      const lo = u32[0]!;
+      const hi = u32[1]!;
       r1 = (r1 + mix(0x1b873593, j, lo, hi)) | 0;
       r2 = (r2 + mix(0x27d4eb2f, j, lo, hi)) | 0;
       col1[j] = (col1[j]! + mix(0x1b873593, i, lo, hi)) | 0;
