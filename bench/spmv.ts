@@ -524,7 +524,9 @@ async function build(name: string, make: () => Promise<CsrMatrix> | CsrMatrix): 
   const t0 = performance.now();
   const a = await make();
   console.log(`${name}: ${a.rows}×${a.cols}, ${csrNnz(a)} nnz (built in ${((performance.now() - t0) / 1e3).toFixed(1)} s)`);
+  const td = performance.now();
   dump(name, a);
+  if (dumpDir) console.log(`${name}: raw CSR written to ${dumpDir} in ${((performance.now() - td) / 1e3).toFixed(1)} s`);
   // --check-ci: after the dump (the anchor's files exist whatever the check does), before any timing
   const info = ciInputs.get(name);
   ciInputs.delete(name);
