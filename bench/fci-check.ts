@@ -135,6 +135,8 @@ export async function checkCiMatrix(ctx: GpuContext, o: CiCheckInput): Promise<R
   const e0 = eig ? eig.values[0]! + o.fcidump.ecore : undefined;
   const verdicts: Record<string, unknown> = {};
   if (e0 !== undefined && driver) verdicts.driver = { diff: e0 - driver.energies[0]!, ok: Math.abs(e0 - driver.energies[0]!) <= tol };
+  // the second root too, for information (not part of the verdict: the issue asks for the lowest)
+  if (eig && driver && eig.values.length > 1 && driver.energies.length > 1) out.secondRootDiff = eig.values[1]! + o.fcidump.ecore - driver.energies[1]!;
   if (e0 !== undefined && o.reference !== undefined) verdicts.reference = { reference: o.reference, diff: e0 - o.reference, ok: Math.abs(e0 - o.reference) <= tol };
   const sym = out.symmetry as { ok?: boolean } | undefined;
   const ok = sym?.ok === true && e0 !== undefined && Object.keys(verdicts).length > 0 && Object.values(verdicts).every((v) => (v as { ok: boolean }).ok);
@@ -144,7 +146,8 @@ export async function checkCiMatrix(ctx: GpuContext, o: CiCheckInput): Promise<R
       Object.entries(verdicts)
         .map(([k, v]) => `; vs ${k} ${(v as { diff: number }).diff.toExponential(2)} Eh`)
         .join('') +
-      ` (tolerance ${tol} Eh)`,
+      ` (tolerance ${tol} Eh)` +
+      (out.secondRootDiff === undefined ? '' : `; second root vs driver ${(out.secondRootDiff as number).toExponential(2)} Eh`),
   );
   return out;
 }
