@@ -11,7 +11,8 @@
 #     against the CI driver's direct-σ energy on the same space, 1e-8 Eh), then times the CI kernels with
 #     heat (warm-up 1 s, 600 ms of heat before each timing, the SM clock logged beside it): the
 #     layouts that led on H10 / CI-like in sessions 10–11 twice each (two rounds, fresh uploads,
-#     the others in between), then every other kernel that reads CI rows once; no timing starts after
+#     the others in between; their host conversions kept for round 2, the uploads fresh), then every
+#     other kernel that reads CI rows once; no timing starts after
 #     320 s of the process (--budget-s), so the step ends inside its limit.
 #   cusparse (≤ 75 s): cusparse_anchor.py on the same dumped CSR (float32 and float64).
 #   join: one RATIO line per timed kernel (cuSPARSE float32 ms / ours).
@@ -59,7 +60,7 @@ grid="--grid sliced-ell-split:sliceHeight=32:parts=8:unroll=2:pack=1/0:interleav
 once="csr-vec4,csr-adaptive,csr-vector,sell,sliced-ell,hybrid,axc,csr-balanced,csr-scalar"
 kernels="sliced-ell-split,csr-long,csr-stream,$once"
 step fci 385 $app $extra --no-generated --fcidump $fd --check-ci --dump $m --clock-log $j/clocks.csv \
-  --rounds 2 --reps 20 --warm-ms 1000 --heat-ms 600 --budget-s 320 --no-variants \
+  --rounds 2 --reps 20 --warm-ms 1000 --heat-ms 600 --budget-s 320 --no-variants --keep-conversions \
   --kernels $kernels --single-round $once $grid --out $j/fci.json
 anchors=$(for f in $m/*.rowptr; do echo "${f%.rowptr}.csr"; done)
 step cusparse 75 python3 .gpukit/cusparse_anchor.py $anchors --json $j/cusparse.jsonl

@@ -41,7 +41,9 @@
  * --check-ci (each --fcidump case, after its dump and before any timing: symmetry, the lowest eigenvalue of the
  * assembled matrix against the CI driver's direct-σ energy and --reference E (Eh) to 1e-8 Eh; bench/fci-check.ts),
  * --budget-s N (no (kernel, round) starts after N s of the process: later ones are reported as not timed),
- * --single-round id,id (those kernels run once, after every round of the others). --kernels runs in the order listed.
+ * --single-round id,id (those kernels run once, after every round of the others), --keep-conversions (the host
+ * conversions of the kernels that run several rounds are kept for the later rounds, which still upload afresh:
+ * at 10^9 entries a conversion takes 10–30 s). --kernels runs in the order listed.
  * Byte accounting per kernel (bench/spmv-bytes.ts): DRAM bytes (its device arrays + x + y once), bytes
  * per stored entry, % of copy, the floor at copy speed, x gather bytes per 32-row block, and GB/s over
  * the CSR-equivalent bytes (the anchor's definition). One `SUMMARY` line per kernel and matrix and one
@@ -87,6 +89,7 @@ const checkCi = flag('--check-ci');
 const reference = opt('--reference') === undefined ? undefined : Number(opt('--reference'));
 const budgetS = opt('--budget-s') === undefined ? undefined : Number(opt('--budget-s'));
 const singleRound = new Set(opt('--single-round')?.split(',') ?? []);
+const keepConversions = flag('--keep-conversions');
 // every value of a flag that takes one (all occurrences: a repeated flag's first value wins, the others are not files)
 const valueFlags = new Set(['--fcidump', '--grid', '--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw', '--heat-ms', '--cusparse', '--warm-ms', '--clock-log', '--reference', '--budget-s', '--single-round']);
 const valueArgs = new Set(argv.flatMap((a, i) => (valueFlags.has(a) && argv[i + 1] !== undefined ? [argv[i + 1]!] : [])));
@@ -235,6 +238,8 @@ interface Case {
   linesSlice: number;
   /** The last conversion (format + format parameters → matrix): variants of one kernel, and dia / dia-tiled, share it. */
   conv?: { key: string; m: unknown };
+  /** --keep-conversions: the conversions of kernels that run more than one round, kept for the later rounds (each round still uploads afresh). */
+  kept?: Map<string, unknown>;
 }
 
 /** Convert `c.a32` for kernel `k` (or say why it cannot run); the matrix to upload or the reason. */
@@ -247,11 +252,13 @@ function convertFor(ctx: GpuContext, k: AnySpmvKernel, params: Record<string, nu
     const fp = k.formatParams?.(params);
     const key = `${k.format}:${JSON.stringify(fp ?? null)}`;
     if (k.format === 'csr') m = a32;
+    else if (c.kept?.has(key)) m = c.kept.get(key);
     else if (c.conv?.key === key) m = c.conv.m;
     else {
       c.conv = undefined; // free the previous conversion before building the next
       m = getFormat(k.format).fromCsr(a32, fp);
-      c.conv = { key, m };
+      if (keepConversions && rounds > 1 && !singleRound.has(k.id)) (c.kept ??= new Map()).set(key, m);
+      else c.conv = { key, m };
     }
   } catch (e) {
     if (!(e instanceof GpuSparseError)) throw e; // a bug, reported as a failure by the caller
@@ -432,6 +439,7 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
   const passes = [...Array.from({ length: rounds }, (_, round) => ({ round, single: false })), { round: 0, single: true }];
   for (const { round, single } of passes) {
     if (round > 0) console.log(`  round ${round + 1} of ${rounds}`);
+    if (single) c.kept = undefined; // every multi-round kernel is done: free its kept conversions
     if (single && singleRound.size > 0) console.log(`  single-round kernels (${[...singleRound].join(', ')})`);
     for (const [k, row] of work) {
       if (singleRound.has(k.id) !== single) continue;
@@ -463,6 +471,7 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
     if (row.roundMs && !row.error) summarize(row, c, a.rows, a.cols, name);
   }
   c.conv = undefined;
+  c.kept = undefined;
   c.dx.dispose();
   c.dy.dispose();
   let maxRow = 0;
