@@ -74,7 +74,7 @@ for (const m of o.bench?.matrices ?? []) for (const r of m.results) if (r.median
   console.log(`RATIO ${m.name} ${r.kernel} ${Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(",")} | ours ${r.medianMs.toFixed(3)} ms (${(r.roundMs ?? []).map((t) => t.toFixed(3)).join("/")})${r.budgetCut ? " one round" : ""} | cuSPARSE f32 ${c === undefined ? "—" : `${c.toFixed(3)} ms → ${(c / r.medianMs).toFixed(2)}×`}${r.correct ? "" : " | WRONG"}`);
 }' "$out/fci20.json" >>"$log" 2>&1
 rm -rf $m
-awk -F', ' 'NR > 1 { n[$2]++ } END { for (c in n) print "SM clock", c, n[c], "samples" }' $j/clocks.csv 2>/dev/null | sort -k4 -nr | head -4 >>"$log"
+awk -F', ' 'NR > 1 { n[$2]++ } END { for (c in n) print "SM clock", c, n[c], "samples" }' $j/clocks.csv 2>/dev/null | sort -k5 -nr | head -4 >>"$log"
 grep -h '"spmv_ms"' $j/cusparse.jsonl 2>/dev/null | sed 's/^/CUSPARSE /' | cut -c1-200
 awk '/^== /{ print; next } /^CHECK|^SUMMARY|^BEST|^RATIO|^SM clock|WRONG|FAILED|Error|not timed|every supported kernel|kernel runs failed/{ print }' "$log"
 
