@@ -127,7 +127,11 @@ export interface SymmetryFingerprint {
  * for every pair (pattern included) makes row j's and column j's sums equal; any difference makes
  * them differ except with probability ~2^-64 per row. Rows need not be sorted. A matrix symmetric
  * only to rounding shows mismatched rows: check those exactly with {@link symmetryOfRows}.
- * Cost: one pass over the entries, 16·rows bytes. @throws InvalidMatrixError when not square
+ * Cost: one pass over the entries, 16·rows bytes.
+ * @throws InvalidMatrixError when not square
+ * @example
+ * const f = csrSymmetryFingerprint(h.matrix);
+ * if (f.mismatchedRows > 0) console.log(symmetryOfRows(h.matrix, f.rows).maxAbsDiff);
  */
 export function csrSymmetryFingerprint(a: CsrMatrix, keep = 16): SymmetryFingerprint {
   if (a.rows !== a.cols) throw new InvalidMatrixError('csrSymmetryFingerprint', `expected a square matrix, got ${a.rows}×${a.cols}`);
@@ -167,6 +171,7 @@ export function csrSymmetryFingerprint(a: CsrMatrix, keep = 16): SymmetryFingerp
  * {@link csrSymmetryDefect}'s figures restricted to the entries of `rows` (each against its
  * mirror, found by binary search: rows must have sorted columns). For the rows a fingerprint
  * flagged. Cost O(Σ len · log len) over those rows.
+ * @example symmetryOfRows(h.matrix, [0, 17]).unmatched; // entries of rows 0 and 17 without a mirror
  */
 export function symmetryOfRows(a: CsrMatrix, rows: Iterable<number>): SymmetryDefect {
   const d: SymmetryDefect = { pairs: 0, unmatched: 0, maxAbsDiff: 0, maxAbs: 0 };
