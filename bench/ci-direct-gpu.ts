@@ -96,7 +96,11 @@ async function timeSigma(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs: 
   return gpu;
 }
 
-async function solveDirect(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs: GpuVectorSpace, o: GpuBenchInput, sizing: { roots: number; deviceBytes?: number }): Promise<Record<string, unknown>> {
+/**
+ * ciEnergies with the device direct σ (no stored H) and the float64 polish: energies, residuals,
+ * ⟨S²⟩ and timings (also bench/fci-check.ts's independent energy for an assembled matrix).
+ */
+export async function solveDirect(ctx: Awaited<ReturnType<typeof createGpuContext>>, vs: GpuVectorSpace, o: GpuBenchInput, sizing: { roots: number; deviceBytes?: number }): Promise<Record<string, unknown>> {
   const backend: CiBackend<unknown, unknown> = {
     space: vs as never,
     operator: (m) => gpuOperatorFromCsr(ctx, m, { kernel: 'csr-vector' }) as never,

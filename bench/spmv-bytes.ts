@@ -51,9 +51,12 @@ export function xGatherBytes(a: CsrMatrix, block = 32, sector = 32): number {
  * entries of 32 consecutive rows (a thread-per-row sliced ELL kernel on one slot). On the H100 a
  * gather instruction costs about one L1 cycle per distinct line, so this ratio × nnz / (SMs ·
  * clock) bounds a gather-limited kernel (H10: cuSPARSE ≈ 1 entry per SM cycle). O(nnz).
+ * With `maxEntries` below nnz, only every s-th block of `group` rows is counted (s = ⌈nnz /
+ * maxEntries⌉; the first block always): an estimate at ~maxEntries set insertions, for matrices
+ * of 10^9 entries where the full count takes a minute.
  * @example gatherLinesPerEntry(generators.poisson2d(64), 'slice') // ≈ 5 lines / 32 entries
  */
-export function gatherLinesPerEntry(a: CsrMatrix, mode: 'row' | 'slice', line = 128, group = 32): number {
+export function gatherLinesPerEntry(a: CsrMatrix, mode: 'row' | 'slice', line = 128, group = 32, maxEntries = Number.POSITIVE_INFINITY): number {
   const per = line / 4;
   const seen = new Set<number>();
   let lines = 0;
@@ -62,19 +65,20 @@ export function gatherLinesPerEntry(a: CsrMatrix, mode: 'row' | 'slice', line = 
     lines += seen.size;
     seen.clear();
   };
-  if (mode === 'row') {
-    for (let i = 0; i < a.rows; i++) {
-      for (let k = a.rowPtr[i]!, n = 0; k < a.rowPtr[i + 1]!; k++, n++) {
-        if (n % group === 0) flush();
-        seen.add(Math.floor(a.colIdx[k]! / per));
-        nnz++;
-      }
-      flush();
-    }
-    return nnz > 0 ? lines / nnz : 0;
-  }
-  for (let r0 = 0; r0 < a.rows; r0 += group) {
+  const stride = Math.max(1, Math.ceil(a.rowPtr[a.rows]! / maxEntries));
+  for (let r0 = 0; r0 < a.rows; r0 += stride * group) {
     const r1 = Math.min(a.rows, r0 + group);
+    if (mode === 'row') {
+      for (let i = r0; i < r1; i++) {
+        for (let k = a.rowPtr[i]!, n = 0; k < a.rowPtr[i + 1]!; k++, n++) {
+          if (n % group === 0) flush();
+          seen.add(Math.floor(a.colIdx[k]! / per));
+          nnz++;
+        }
+        flush();
+      }
+      continue;
+    }
     let width = 0;
     for (let i = r0; i < r1; i++) width = Math.max(width, a.rowPtr[i + 1]! - a.rowPtr[i]!);
     for (let k = 0; k < width; k++) {

@@ -57,16 +57,7 @@ for (const f of fs.readdirSync(d)) {
 }
 fs.writeFileSync(process.argv[1], JSON.stringify(o));' "$out/spmv20.json" "$j" >>"$log" 2>&1
 }
-step() { # name limit command…: run within what is left of the budget, log under a header, refresh the JSON
-  local name=$1 limit=$(($2 * scale)) left=$((budget - SECONDS))
-  shift 2
-  [ "$left" -lt "$limit" ] && limit=$left
-  if [ "$limit" -lt 5 ]; then echo "== $name skipped: budget spent ($SECONDS s)" >>"$log"; return; fi
-  echo "== $name (limit ${limit} s, $(date -u +%T))" >>"$log"
-  timeout "$limit" "$@" >>"$log" 2>&1
-  echo "== $name exit $? ($(date -u +%T), ${SECONDS} s)" >>"$log"
-  combine
-}
+. "$(dirname "$0")/lib/gpu-steps.sh" # step NAME LIMIT COMMAND…
 step dump 45 $app $extra --dump-only --dump $m --only uniform,powerlaw,cilike,ci- --fcidump $fd
 csr() { for f in $m/$1*.rowptr; do [ -e "$f" ] && echo "${f%.rowptr}.csr"; done; }
 ci="$(csr cilike) $(csr ci-)"

@@ -6,16 +6,29 @@
  * assembly longer). Named on the command line as `NAME.csr`, like the anchor.
  * @module
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { type CsrMatrix, InvalidMatrixError } from '@gpusparse/formats';
 
-/** Typed view of a whole file of 4-byte words (copied: the file's buffer may be unaligned). */
+/**
+ * A whole file of 4-byte words, read in pieces of ≤ 1 GiB straight into the typed array (readFileSync
+ * refuses files over 2 GiB: the columns of a 10^9-entry dump are 5.5 GB).
+ */
 function words<T extends Uint32Array | Float32Array>(path: string, make: (n: number) => T): T {
-  const b = readFileSync(path);
-  if (b.byteLength % 4 !== 0) throw new InvalidMatrixError(path, `expected a whole number of 4-byte words, got ${b.byteLength} bytes`);
-  const out = make(b.byteLength / 4);
-  new Uint8Array(out.buffer).set(b);
-  return out;
+  const fd = openSync(path, 'r');
+  try {
+    const bytes = fstatSync(fd).size;
+    if (bytes % 4 !== 0) throw new InvalidMatrixError(path, `expected a whole number of 4-byte words, got ${bytes} bytes`);
+    const out = make(bytes / 4);
+    const view = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+    for (let at = 0; at < bytes; ) {
+      const n = readSync(fd, view, at, Math.min(1 << 30, bytes - at), at);
+      if (n <= 0) throw new InvalidMatrixError(path, `expected ${bytes} bytes, the file ended at ${at}`);
+      at += n;
+    }
+    return out;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -38,6 +38,12 @@
  * `nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem --format=csv -lms 100` running beside the bench:
  * each SUMMARY line then carries the SM clock sampled during that case's heats and timings, and
  * `CLOCK-LOW` below 1 500 MHz — bench/spmv-clock.ts).
+ * --check-ci (each --fcidump case, after its dump and before any timing: symmetry, the lowest eigenvalue of the
+ * assembled matrix against the CI driver's direct-σ energy and --reference E (Eh) to 1e-8 Eh; bench/fci-check.ts),
+ * --budget-s N (no (kernel, round) starts after N s of the process: later ones are reported as not timed),
+ * --single-round id,id (those kernels run once, after every round of the others), --keep-conversions (the host
+ * conversions of the kernels that run several rounds are kept for the later rounds, which still upload afresh:
+ * at 10^9 entries a conversion takes 10–30 s). --kernels runs in the order listed.
  * Byte accounting per kernel (bench/spmv-bytes.ts): DRAM bytes (its device arrays + x + y once), bytes
  * per stored entry, % of copy, the floor at copy speed, x gather bytes per 32-row block, and GB/s over
  * the CSR-equivalent bytes (the anchor's definition). One `SUMMARY` line per kernel and matrix and one
@@ -52,6 +58,7 @@ import { assembleHamiltonian, buildCiSpace } from '../packages/chem/src/index';
 import { readFcidump } from '../packages/chem/src/node';
 import { stencil27 } from './df64-matrices';
 import { dumpCsr } from './dump';
+import { type CiCheckInput, checkCiMatrix } from './fci-check';
 import { benchMatrixSet } from './matrix-set';
 import { accountBytes, gatherLinesPerEntry, readCusparse, xGatherBytes } from './spmv-bytes';
 import { readRawCsr } from './spmv-raw';
@@ -78,11 +85,14 @@ const dumpOnly = flag('--dump-only');
 const cusparse = readCusparse(opt('--cusparse'));
 const warmMs = Number(opt('--warm-ms') ?? 0);
 const clockLog = opt('--clock-log');
-const valueArgs = new Set([
-  ...fcidumps,
-  ...grids,
-  ...['--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw', '--heat-ms', '--cusparse', '--warm-ms', '--clock-log'].flatMap((f) => (opt(f) ? [opt(f)!] : [])),
-]);
+const checkCi = flag('--check-ci');
+const reference = opt('--reference') === undefined ? undefined : Number(opt('--reference'));
+const budgetS = opt('--budget-s') === undefined ? undefined : Number(opt('--budget-s'));
+const singleRound = new Set(opt('--single-round')?.split(',') ?? []);
+const keepConversions = flag('--keep-conversions');
+// every value of a flag that takes one (all occurrences: a repeated flag's first value wins, the others are not files)
+const valueFlags = new Set(['--fcidump', '--grid', '--out', '--reps', '--rounds', '--kernels', '--only', '--dump', '--sweep', '--max-binding-bytes', '--powerlaw', '--heat-ms', '--cusparse', '--warm-ms', '--clock-log', '--reference', '--budget-s', '--single-round']);
+const valueArgs = new Set(argv.flatMap((a, i) => (valueFlags.has(a) && argv[i + 1] !== undefined ? [argv[i + 1]!] : [])));
 const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 
 /** The generated matrix set (shared with bench/tune.ts): name and a thunk (built lazily, one at a time). */
@@ -142,14 +152,15 @@ async function timeCopyVec4(ctx: GpuContext, n: number, a: GpuBuf, b: GpuBuf) {
  * 4·rows + x + y, read + written): the bandwidth a kernel can reach at this size, launch and
  * ramp included (at 10^8 bytes these are not negligible next to the 1 GiB copy above).
  */
-async function copySameBytes(ctx: GpuContext, traffic: number): Promise<{ ms: number; gbs: number }> {
+async function copySameBytes(ctx: GpuContext, traffic: number): Promise<{ ms: number; gbs: number; moved: number }> {
   const n = Math.max(4, Math.min(Math.floor(ctx.limits.maxStorageBufferBindingSize / 16) * 4, Math.ceil(traffic / 32) * 4));
   const a = ctx.buffers.acquire(n * 4);
   const b = ctx.buffers.acquire(n * 4);
   const t = await timeCopyVec4(ctx, n, a, b);
   a.dispose();
   b.dispose();
-  return { ms: t.medianMs, gbs: (8 * n) / (t.medianMs * 1e6) };
+  // above one binding (10^9 entries) the largest copy that fits, its time scaled to `traffic` at its rate
+  return { ms: t.medianMs * Math.max(1, traffic / (8 * n)), gbs: (8 * n) / (t.medianMs * 1e6), moved: 8 * n };
 }
 
 /** Copy bandwidth (GB/s, bytes read + written): the better of the f32 and vec4 WGSL copy kernels. */
@@ -203,6 +214,8 @@ interface Row {
   skipped?: string;
   /** The error a supported kernel failed with (the others are still timed). */
   error?: string;
+  /** Later rounds not run: --budget-s was reached (the figures are the rounds that ran). */
+  budgetCut?: boolean;
   /** Wall-clock window (epoch ms) of each round's heat + timing, and the SM clock sampled in them (--clock-log). */
   windows?: [number, number][];
   clock?: ClockRange;
@@ -226,6 +239,8 @@ interface Case {
   linesSlice: number;
   /** The last conversion (format + format parameters → matrix): variants of one kernel, and dia / dia-tiled, share it. */
   conv?: { key: string; m: unknown };
+  /** --keep-conversions: the conversions of kernels that run more than one round, kept for the later rounds (each round still uploads afresh). */
+  kept?: Map<string, unknown>;
 }
 
 /** Convert `c.a32` for kernel `k` (or say why it cannot run); the matrix to upload or the reason. */
@@ -238,11 +253,13 @@ function convertFor(ctx: GpuContext, k: AnySpmvKernel, params: Record<string, nu
     const fp = k.formatParams?.(params);
     const key = `${k.format}:${JSON.stringify(fp ?? null)}`;
     if (k.format === 'csr') m = a32;
+    else if (c.kept?.has(key)) m = c.kept.get(key);
     else if (c.conv?.key === key) m = c.conv.m;
     else {
       c.conv = undefined; // free the previous conversion before building the next
       m = getFormat(k.format).fromCsr(a32, fp);
-      c.conv = { key, m };
+      if (keepConversions && rounds > 1 && !singleRound.has(k.id)) (c.kept ??= new Map()).set(key, m);
+      else c.conv = { key, m };
     }
   } catch (e) {
     if (!(e instanceof GpuSparseError)) throw e; // a bug, reported as a failure by the caller
@@ -266,7 +283,9 @@ function worstRatio(y: ArrayLike<number>, c: Case, extra?: Float64Array): number
 
 /** One round of one variant: upload, (first round) check against the reference, time. */
 async function runVariant(ctx: GpuContext, k: AnySpmvKernel, row: Row, c: Case, first: boolean): Promise<void> {
+  const tc = performance.now();
   const conv = convertFor(ctx, k, row.params, c);
+  const convertS = (performance.now() - tc) / 1000;
   if ('skipped' in conv) {
     row.skipped = conv.skipped;
     console.log(`  ${k.id} ${JSON.stringify(row.params)}: unsupported: ${conv.skipped}`);
@@ -291,6 +310,8 @@ async function runVariant(ctx: GpuContext, k: AnySpmvKernel, row: Row, c: Case, 
     const t = await timeGpu(ctx, () => k.encode(ctx, h, c.dx, c.dy), { reps });
     (row.windows ??= []).push([w0, Date.now()]);
     (row.roundMs ??= []).push(t.medianMs);
+    // as it happens, so that a call cut short still shows what was timed
+    console.log(`  ${k.id} ${JSON.stringify(row.params)}: round ${row.roundMs.length} ${t.medianMs.toFixed(4)} ms (host conversion ${convertS.toFixed(1)} s)${first ? ` (upload ${(row.uploadMs! / 1000).toFixed(1)} s, ${row.correct ? 'correct' : 'WRONG'})` : ''}`);
     row.minMs = Math.min(row.minMs ?? Number.POSITIVE_INFINITY, t.minMs);
     row.meanMs = t.meanMs;
     row.method = t.method;
@@ -339,10 +360,14 @@ function summaryLines(name: string, rows: Row[]): string[] {
   return [...timed.map((r) => `SUMMARY ${line(r)}`), ...(best ? [`BEST ${line(best)}`] : [`BEST ${name}: no kernel ran correctly`])];
 }
 
+/** Entries above which the gather-line counts sample blocks of rows ({@link gatherLinesPerEntry}'s maxEntries). */
+const GATHER_SAMPLE = 6e7;
+
 /** Build the reference, bounds and device vectors of one matrix. */
 async function makeCase(ctx: GpuContext, a: CsrMatrix, copyGbs: number): Promise<Case> {
   const nnz = csrNnz(a);
   const x = Float64Array.from({ length: a.cols }, (_, i) => Math.fround(Math.sin(i + 1)));
+  const t0 = performance.now();
   const a32 = { ...a, values: Float64Array.from(Float32Array.from(a.values)) };
   const ref = csrSpmv(a32, x);
   const bound = new Float64Array(a.rows);
@@ -352,10 +377,15 @@ async function makeCase(ctx: GpuContext, a: CsrMatrix, copyGbs: number): Promise
     bound[i] = 2 * (a.rowPtr[i + 1]! - a.rowPtr[i]!) * 2 ** -24 * s;
   }
   const xGather = xGatherBytes(a);
-  const [linesRow, linesSlice] = [gatherLinesPerEntry(a, 'row'), gatherLinesPerEntry(a, 'slice')];
+  // above 6·10^7 entries (H10 and the generated set stay exact) every s-th block of 32 rows: ~6·10^7 set insertions per mode
+  const [linesRow, linesSlice] = [gatherLinesPerEntry(a, 'row', 128, 32, GATHER_SAMPLE), gatherLinesPerEntry(a, 'slice', 128, 32, GATHER_SAMPLE)];
+  if (nnz > GATHER_SAMPLE) console.log(`  gather lines sampled: every ${Math.ceil(nnz / GATHER_SAMPLE)}th block of 32 rows`);
   console.log(`  x: ${(xGather / (4 * a.cols)).toFixed(1)}× its bytes gathered per 32-row block; 128-byte lines per entry: ${linesRow.toFixed(3)} (32 entries of a row), ${linesSlice.toFixed(3)} (slot k of 32 rows)`);
+  console.log(`  float32 copy, reference product, bounds and gather counts: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const same = await copySameBytes(ctx, 8 * nnz + 8 * a.rows + 4 * a.cols);
-  console.log(`  vec4 copy of the CSR product's ${((8 * nnz + 8 * a.rows + 4 * a.cols) / 1e6).toFixed(0)} MB: ${same.ms.toFixed(3)} ms (${same.gbs.toFixed(0)} GB/s)`);
+  const traffic = 8 * nnz + 8 * a.rows + 4 * a.cols;
+  const scaled = same.moved < traffic ? ` — ${(same.moved / 1e6).toPrecision(3)} MB (one binding) copied, the time scaled` : '';
+  console.log(`  vec4 copy of the CSR product's ${(traffic / 1e6).toFixed(0)} MB: ${same.ms.toFixed(3)} ms (${same.gbs.toFixed(0)} GB/s${scaled})`);
   return { a32, nnz, x, ref, bound, dx: uploadF32(ctx, x), dy: ctx.buffers.acquire(a.rows * 4), copyGbs, copySameMs: same.ms, xGather, linesRow, linesSlice };
 }
 
@@ -382,6 +412,17 @@ function gridVariants(k: AnySpmvKernel): Record<string, number>[] | undefined {
   });
 }
 
+/** The kernels to time: --kernels in the order listed (an unknown id is an error), else every registered then experimental one. */
+function selectedKernels(): AnySpmvKernel[] {
+  const all = [...kernels, ...experimentalKernels];
+  if (!kernelFilter) return all;
+  return kernelFilter.map((id) => {
+    const k = all.find((x) => x.id === id);
+    if (!k) throw new RangeError(`--kernels: expected kernel ids (${all.map((x) => x.id).join(', ')}), got '${id}'`);
+    return k;
+  });
+}
+
 /**
  * Every selected (kernel, params) on `a`, `rounds` times: round 1 checks and times each in turn,
  * later rounds upload and time them again in the same order (so each case runs twice, other
@@ -392,17 +433,27 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
   const rows: Row[] = [];
   const work: [AnySpmvKernel, Row][] = [];
   // the registry's kernels, then the experimental ones (tested and timed, not yet tuner candidates)
-  for (const k of [...kernels, ...experimentalKernels]) {
-    if (kernelFilter && !kernelFilter.includes(k.id)) continue;
+  for (const k of selectedKernels()) {
     const grid = gridVariants(k);
     const variants = grid ?? (flag('--no-variants') && !sweep?.includes(k.id) ? [{ ...k.defaults }] : kernelVariants(k));
     for (const params of variants) work.push([k, { kernel: k.id, params }]);
   }
-  for (let round = 0; round < rounds; round++) {
+  // --single-round kernels: one round each, after every round of the others
+  const passes = [...Array.from({ length: rounds }, (_, round) => ({ round, single: false })), { round: 0, single: true }];
+  for (const { round, single } of passes) {
     if (round > 0) console.log(`  round ${round + 1} of ${rounds}`);
+    if (single) c.kept = undefined; // every multi-round kernel is done: free its kept conversions
+    if (single && singleRound.size > 0) console.log(`  single-round kernels (${[...singleRound].join(', ')})`);
     for (const [k, row] of work) {
+      if (singleRound.has(k.id) !== single) continue;
       if (round === 0) rows.push(row);
       else if (row.skipped || row.error || !row.roundMs) continue;
+      if (budgetS !== undefined && performance.now() / 1000 > budgetS) {
+        if (round === 0) row.skipped = `not timed: --budget-s ${budgetS} reached`;
+        else row.budgetCut = true;
+        console.log(`  ${k.id} ${JSON.stringify(row.params)}: round ${round + 1} not run (--budget-s ${budgetS} reached)`);
+        continue;
+      }
       try {
         await runVariant(ctx, k, row, c, round === 0);
       } catch (e) {
@@ -423,12 +474,19 @@ async function benchMatrix(ctx: GpuContext, name: string, a: CsrMatrix, copyGbs:
     if (row.roundMs && !row.error) summarize(row, c, a.rows, a.cols, name);
   }
   c.conv = undefined;
+  c.kept = undefined;
   c.dx.dispose();
   c.dy.dispose();
   let maxRow = 0;
   for (let i = 0; i < a.rows; i++) maxRow = Math.max(maxRow, a.rowPtr[i + 1]! - a.rowPtr[i]!);
   return { name, rows: a.rows, cols: a.cols, nnz: c.nnz, maxRowLength: maxRow, copySameBytesMs: c.copySameMs, xGatherBytes: c.xGather, gatherLinesRow: c.linesRow, gatherLinesSlice: c.linesSlice, cusparseMs: cusparse.get(name), results: rows, summary: summaryLines(name, rows) };
 }
+
+/** What --check-ci needs of each CI case (filled by its builder, used once after the dump), and the checks' results, by name. */
+const ciInputs = new Map<string, Omit<CiCheckInput, 'a'>>();
+const ciChecks = new Map<string, Record<string, unknown>>();
+/** The device, once main() has made it (the CI check runs there). */
+let checkCtx: GpuContext | undefined;
 
 /** A CI Hamiltonian case: `FILE[:IRREP]` → [name, builder] (float64 CSR from the chem assembly, all cores). */
 function ciCase(spec: string): [string, () => Promise<CsrMatrix>] {
@@ -441,6 +499,7 @@ function ciCase(spec: string): [string, () => Promise<CsrMatrix>] {
     async () => {
       const fd = await readFcidump(file);
       const { fcidump, space } = buildCiSpace(fd, 'fci', { irrep });
+      if (checkCi) ciInputs.set(name, { fd, fcidump, space, spec: 'fci', irrep: irrep === 'isym' ? fd.isym : irrep, ...(reference === undefined ? {} : { reference }) });
       const h = await assembleHamiltonian(fcidump, space, { workers: 'auto' });
       return h.matrix;
     },
@@ -477,7 +536,13 @@ async function build(name: string, make: () => Promise<CsrMatrix> | CsrMatrix): 
   const t0 = performance.now();
   const a = await make();
   console.log(`${name}: ${a.rows}×${a.cols}, ${csrNnz(a)} nnz (built in ${((performance.now() - t0) / 1e3).toFixed(1)} s)`);
+  const td = performance.now();
   dump(name, a);
+  if (dumpDir) console.log(`${name}: raw CSR written to ${dumpDir} in ${((performance.now() - td) / 1e3).toFixed(1)} s`);
+  // --check-ci: after the dump (the anchor's files exist whatever the check does), before any timing
+  const info = ciInputs.get(name);
+  ciInputs.delete(name);
+  if (info && checkCtx) ciChecks.set(name, await checkCiMatrix(checkCtx, { a, ...info }));
   return a;
 }
 
@@ -490,18 +555,22 @@ async function main(): Promise<void> {
   }
   const cap = opt('--max-binding-bytes');
   const ctx = await createGpuContext({ unsafe: flag('--unsafe'), maxBindingBytes: cap ? Number(cap) : undefined });
+  checkCtx = ctx;
   console.log(ctx.describeText());
   const copy = await copyBandwidth(ctx);
   console.log(`copy bandwidth: ${copy.gbs.toFixed(0)} GB/s (${copy.method}, ${(copy.bytes / 1e6).toFixed(0)} MB moved in ${copy.ms.toFixed(3)} ms); heat ${heatMs} ms before each timing`);
   const results: Record<string, unknown>[] = [];
   for (const [name, make] of selectedMatrices()) {
     const a = await build(name, make);
-    results.push(await benchMatrix(ctx, name, a, copy.gbs));
+    const check = ciChecks.get(name);
+    results.push({ ...(await benchMatrix(ctx, name, a, copy.gbs)), ...(check ? { check } : {}) });
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), quick, reps, heatMs, warmMs, unsafe: ctx.caps.unsafe, device: ctx.describe(), copyBandwidth: copy, matrices: results }, null, 1));
   }
   console.log(results.flatMap((r) => r.summary as string[]).join('\n'));
   const failed = results.flatMap((r) => (r.results as Row[]).filter((x) => x.error || x.correct === false).map((x) => `${r.name} ${x.kernel} ${JSON.stringify(x.params)}: ${x.error ?? `WRONG (${x.maxErrOverBound?.toPrecision(3)}× the bound)`}`));
+  for (const r of results) if (r.check) console.log(`CHECK ${r.name}: ${(r.check as { ok: boolean }).ok ? 'PASS' : 'FAIL'} (symmetry, lowest eigenvalue vs the CI driver${reference === undefined ? '' : ' and the reference'})`);
+  failed.push(...results.filter((r) => r.check && !(r.check as { ok: boolean }).ok).map((r) => `${r.name}: the --check-ci check failed`));
   console.log(failed.length ? `${failed.length} kernel runs failed or were wrong:\n  ${failed.join('\n  ')}` : 'every supported kernel ran and passed the check');
   console.log(`wrote ${out}`);
   ctx.dispose();

@@ -59,6 +59,17 @@ describe('gatherLinesPerEntry', () => {
     expect(gatherLinesPerEntry(csr(1, 64, [Array.from({ length: 40 }, (_, k) => k)]), 'row')).toBe(2 / 40);
     expect(gatherLinesPerEntry(csr(3, 3, [[], [], []]), 'slice')).toBe(0);
   });
+
+  it('with maxEntries below nnz counts every s-th block of rows only', () => {
+    // blocks of 32 rows: 0 and 2 with both entries of a row in one line, block 1 with two lines per row
+    const rows = Array.from({ length: 96 }, (_, i) => (i >= 32 && i < 64 ? [0, 1000 + 64 * i] : [64 * i, 64 * i + 1]));
+    const a = csr(96, 8192, rows);
+    expect(gatherLinesPerEntry(a, 'row')).toBeCloseTo(2 / 3, 12);
+    expect(gatherLinesPerEntry(a, 'row', 128, 32, 192)).toBeCloseTo(2 / 3, 12);
+    // 192 entries, at most 96: s = 2, blocks 0 and 2
+    expect(gatherLinesPerEntry(a, 'row', 128, 32, 96)).toBe(0.5);
+    expect(gatherLinesPerEntry(a, 'slice', 128, 32, 96)).toBe(gatherLinesPerEntry(csr(64, 8192, [...rows.slice(0, 32), ...rows.slice(64)]), 'slice'));
+  });
 });
 
 describe('accountBytes', () => {

@@ -9,3 +9,4 @@ export * from './structure';
 export * from './nnz-estimate';
 export * from './chunked';
 export * from './parallel-product';
+export * from './symmetry-defect';

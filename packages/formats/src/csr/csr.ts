@@ -226,6 +226,24 @@ export function csrSpmv(a: CsrMatrix, x: Float64Array, y?: Float64Array): Float6
 }
 
 /**
+ * A(i, j) of a CSR matrix whose rows hold sorted columns (canonical CSR), by binary search;
+ * undefined when not stored. O(log row length).
+ * @example csrEntry(csrFromTriplets(2, 2, [0, 1], [1, 0], [5, 6]), 0, 1); // 5
+ */
+export function csrEntry(a: CsrMatrix, i: number, j: number): number | undefined {
+  let lo = a.rowPtr[i]!;
+  let hi = a.rowPtr[i + 1]! - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const c = a.colIdx[mid]!;
+    if (c === j) return a.values[mid]!;
+    if (c < j) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
+}
+
+/**
  * Transpose (also CSR → CSC of the same matrix). O(nnz + rows + cols). Validates `a` (repeated
  * columns allowed: they stay repeated in the transpose, whose columns come out sorted).
  */

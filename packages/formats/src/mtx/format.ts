@@ -7,7 +7,7 @@
  */
 import { InvalidMatrixError, InvalidParameterError } from '../core/errors';
 import type { CsrMatrix } from '../core/types';
-import { csrTranspose, validateCsr } from '../csr/csr';
+import { csrEntry, csrTranspose, validateCsr } from '../csr/csr';
 import type { MatrixMarketWriteOptions } from './types';
 
 const PIECE = 1 << 16;
@@ -15,20 +15,6 @@ const PIECE = 1 << 16;
 /** Shortest round-trip decimal of a finite double, keeping the sign of zero. */
 export function formatReal(v: number): string {
   return v === 0 && Object.is(v, -0) ? '-0' : String(v);
-}
-
-/** Find A[i][j] in canonical CSR by binary search; undefined when not stored. O(log row length). */
-function lookup(a: CsrMatrix, i: number, j: number): number | undefined {
-  let lo = a.rowPtr[i]!;
-  let hi = a.rowPtr[i + 1]! - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const c = a.colIdx[mid]!;
-    if (c === j) return a.values[mid]!;
-    if (c < j) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return undefined;
 }
 
 /** Check everything the chosen output needs before a single byte is produced. O(nnz log). */
@@ -49,7 +35,7 @@ function check(a: CsrMatrix, field: string, symmetric: boolean, where: string): 
   for (let i = 0; i < a.rows; i++) {
     for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
       const j = a.colIdx[k]!;
-      const t = lookup(a, j, i);
+      const t = csrEntry(a, j, i);
       if (t === undefined || (field !== 'pattern' && !Object.is(t, a.values[k]!))) {
         throw new InvalidMatrixError(
           where,
