@@ -183,6 +183,77 @@ function stopOptions(v: Record<string, unknown>): { tol: number; accept: 'residu
   return { tol: positiveOption('tol-residual', v['tol-residual'], 1e-8), accept: 'residual' };
 }
 
+/** What `ci` has parsed before it runs: the file, its integrals, the irreps and the per-irrep options. */
+interface CiJob {
+  file: string;
+  fd: Fcidump | string;
+  irreps: (number | undefined)[];
+  // biome-ignore lint/suspicious/noExplicitAny: the driver's common options, built per irrep
+  common0: (irrep: number | undefined) => any;
+  backend: Backend<unknown, unknown>;
+  ciBackend: CiBackend<unknown, unknown>;
+  v: Record<string, unknown>;
+  json: boolean;
+}
+
+/** `ci --dry-run`: the memory estimate and plan per irrep; exit `resource` when a run would be refused. */
+async function ciDryRun(job: CiJob): Promise<number> {
+  const { file, fd, irreps, common0, backend, ciBackend, v } = job;
+  const kind = backend.space.precision === 'f32' ? 'device' : 'host';
+  // on a device the driver assembles in chunks (of 2^24 non-zeros) when H is large
+  // the float64 polish runs on the device (df64) unless --polish host, a spin penalty or a device without df64
+  const devicePolish = kind === 'device' && (v.polish === undefined ? 'auto' : parsePolish(v.polish as string)) !== 'host' && v.multiplicity === undefined && (await ciBackend.devicePolish?.()) !== undefined;
+  const rows = [];
+  for (const irrep of irreps) {
+    const e = await estimateCiEnergies(fd, { ...common0(irrep), backend: kind, polish: devicePolish ? 'device' : 'host', ...(kind === 'device' ? { chunkNnz: 2 ** 24 } : {}), ...(ciBackend.deviceMemory ? { deviceMemory: ciBackend.deviceMemory } : {}) });
+    const fits = e.estimate.peakHost <= e.estimate.host.bytes && (!e.estimate.device || e.estimate.peakDevice <= e.estimate.device.bytes);
+    rows.push({ ...(irrep === undefined ? {} : { irrep }), file, backend: backend.description, space: e.label, fits, ...e.estimate, plan: e.plan });
+    if (!job.json) printEstimate(file, e.label, e.estimate, backend.description);
+    if (!fits) info(`ci --dry-run: this run would be refused (peak host ${formatBytes(e.estimate.peakHost)}, device ${formatBytes(e.estimate.peakDevice)}): see the table`);
+  }
+  if (job.json) printJson(irreps.length > 1 ? { irreps: rows } : rows[0]);
+  return rows.every((x) => x.fits) ? ExitCode.ok : ExitCode.resource;
+}
+
+/** The runs of `ci`, one per irrep, printed (or one JSON document); exit `notConverged` if any did not converge. */
+async function ciRuns(
+  job: CiJob,
+  o: { solver: 'davidson' | 'dense' | 'auto'; tol: number; accept: 'residual' | 'bound' | undefined; maxIterations: number | undefined; nroots: number; bar: ReturnType<typeof progressBar>; log: ReturnType<typeof stageLog> },
+): Promise<number> {
+  const { file, fd, irreps, common0, backend, ciBackend, v } = job;
+  const { solver, tol, accept, maxIterations, nroots, bar, log } = o;
+  if (irreps.length > 1) await preflightIrreps(fd as Fcidump, irreps.map(common0));
+  const runs = [];
+  for (const irrep of irreps) {
+    if (irreps.length > 1) log.stage(`irrep ${irrep}`);
+    const r = await ciEnergies(fd, {
+      ...common0(irrep),
+      solver,
+      format: formatNameOption('format', v.format, 'csr', ['auto']),
+      backend: ciBackend,
+      tol,
+      ...(accept === undefined ? {} : { accept }),
+      ...(maxIterations === undefined ? {} : { maxIterations }),
+      ...(v['energy-change'] === undefined ? {} : { energyChange: numberOption('energy-change', v['energy-change'] as string, 1e-8, { min: 1e-15, max: 0.1 }) }),
+      onProgress: ciProgressHandler(bar, log),
+      ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
+      ...(v.polish === undefined ? {} : { polish: parsePolish(v.polish as string) }),
+      ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: integerOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24, 1) }),
+      ...assemblyWorkers(),
+      ...sigmaOptions(v.sigma as string | undefined, nroots, backend, ciBackend.deviceMemory?.bytes, v.multiplicity === undefined ? undefined : integerOption('multiplicity', v.multiplicity as string, 1, 1)),
+    });
+    bar.finish();
+    log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);
+    const { vectors: _vectors, ...rest } = r;
+    runs.push({ ...(irrep === undefined ? {} : { irrep }), ...rest });
+    if (!job.json) printRun(file, backend.description, r, irreps.length > 1 ? irrep : undefined);
+  }
+  // the rule the driver applied (its default depends on the backend)
+  const applied = runs[0]?.bounds?.accept ?? accept ?? 'residual';
+  if (job.json) printJson(irreps.length > 1 ? { file, backend: backend.description, accept: applied, irreps: runs } : { file, backend: backend.description, accept: applied, ...runs[0]! });
+  return runs.every((r) => r.solver.converged) ? ExitCode.ok : ExitCode.notConverged;
+}
+
 export const ciCommand: Command = {
   summary: 'configuration-interaction energies from an FCIDUMP',
   usage: [
@@ -283,52 +354,9 @@ export const ciCommand: Command = {
         ...(v.multiplicity === undefined ? {} : { spin: { multiplicity: integerOption('multiplicity', v.multiplicity as string, 1, 1), penalty: positiveOption('penalty', v.penalty, 0.2) } }),
         memory,
       });
-      if (v['dry-run']) {
-        const kind = backend.space.precision === 'f32' ? 'device' : 'host';
-        // on a device the driver assembles in chunks (of 2^24 non-zeros) when H is large
-        // the float64 polish runs on the device (df64) unless --polish host, a spin penalty or a device without df64
-        const devicePolish = kind === 'device' && (v.polish === undefined ? 'auto' : parsePolish(v.polish as string)) !== 'host' && v.multiplicity === undefined && (await ciBackend.devicePolish?.()) !== undefined;
-        const rows = [];
-        for (const irrep of irreps) {
-          const e = await estimateCiEnergies(fd, { ...common0(irrep), backend: kind, polish: devicePolish ? 'device' : 'host', ...(kind === 'device' ? { chunkNnz: 2 ** 24 } : {}), ...(ciBackend.deviceMemory ? { deviceMemory: ciBackend.deviceMemory } : {}) });
-          const fits = e.estimate.peakHost <= e.estimate.host.bytes && (!e.estimate.device || e.estimate.peakDevice <= e.estimate.device.bytes);
-          rows.push({ ...(irrep === undefined ? {} : { irrep }), file: pos[0], backend: backend.description, space: e.label, fits, ...e.estimate, plan: e.plan });
-          if (!common.json) printEstimate(pos[0]!, e.label, e.estimate, backend.description);
-          if (!fits) info(`ci --dry-run: this run would be refused (peak host ${formatBytes(e.estimate.peakHost)}, device ${formatBytes(e.estimate.peakDevice)}): see the table`);
-        }
-        if (common.json) printJson(irreps.length > 1 ? { irreps: rows } : rows[0]);
-        return rows.every((x) => x.fits) ? ExitCode.ok : ExitCode.resource;
-      }
-      if (irreps.length > 1) await preflightIrreps(fd as Fcidump, irreps.map(common0));
-      const runs = [];
-      for (const irrep of irreps) {
-        if (irreps.length > 1) log.stage(`irrep ${irrep}`);
-        const r = await ciEnergies(fd, {
-          ...common0(irrep),
-          solver,
-          format: formatNameOption('format', v.format, 'csr', ['auto']),
-          backend: ciBackend,
-          tol,
-          ...(accept === undefined ? {} : { accept }),
-          ...(maxIterations === undefined ? {} : { maxIterations }),
-          ...(v['energy-change'] === undefined ? {} : { energyChange: numberOption('energy-change', v['energy-change'] as string, 1e-8, { min: 1e-15, max: 0.1 }) }),
-          onProgress: ciProgressHandler(bar, log),
-          ...(v.assembly === undefined ? {} : { assembly: parseAssembly(v.assembly as string) }),
-          ...(v.polish === undefined ? {} : { polish: parsePolish(v.polish as string) }),
-          ...(v['chunk-nnz'] === undefined ? {} : { chunkNnz: integerOption('chunk-nnz', v['chunk-nnz'] as string, 2 ** 24, 1) }),
-          ...assemblyWorkers(),
-          ...sigmaOptions(v.sigma as string | undefined, nroots, backend, ciBackend.deviceMemory?.bytes, v.multiplicity === undefined ? undefined : integerOption('multiplicity', v.multiplicity as string, 1, 1)),
-        });
-        bar.finish();
-        log.stage(`done: ${r.solver.converged ? 'converged' : 'NOT converged'} after ${r.solver.iterations} iterations`);
-        const { vectors: _vectors, ...rest } = r;
-        runs.push({ ...(irrep === undefined ? {} : { irrep }), ...rest });
-        if (!common.json) printRun(pos[0]!, backend.description, r, irreps.length > 1 ? irrep : undefined);
-      }
-      // the rule the driver applied (its default depends on the backend)
-      const applied = runs[0]?.bounds?.accept ?? accept ?? 'residual';
-      if (common.json) printJson(irreps.length > 1 ? { file: pos[0], backend: backend.description, accept: applied, irreps: runs } : { file: pos[0], backend: backend.description, accept: applied, ...runs[0]! });
-      return runs.every((r) => r.solver.converged) ? ExitCode.ok : ExitCode.notConverged;
+      const job: CiJob = { file: pos[0]!, fd, irreps, common0, backend, ciBackend, v, json: common.json };
+      if (v['dry-run']) return await ciDryRun(job);
+      return await ciRuns(job, { solver, tol, accept, maxIterations, nroots, bar, log });
     } finally {
       bar.finish();
       backend.dispose();
