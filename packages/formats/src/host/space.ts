@@ -241,8 +241,17 @@ export class WasmVectorSpace extends HostVectorSpace {
     const cuts = this.parts(n);
     if (cuts.length === 2) this.heap.kernels.dotBlocks(xp, yp, n, out, DOT_BLOCK);
     else this.runParts('dotBlocks', cuts, (lo, hi) => [xp + 8 * lo, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, DOT_BLOCK]);
+    return this.blockSum(out, blocks);
+  }
+
+  /**
+   * The ordered sum of `blocks` block partials at byte address `out` (one block: the partial
+   * itself, as dotRange gives it): the fixed reduction order of every dot of this space.
+   */
+  blockSum(out: number, blocks: number): number {
     const p = this.heap.f64All;
     const base = out >> 3;
+    if (blocks === 1) return p[base]!;
     let s = 0;
     for (let b = 0; b < blocks; b++) s += p[base + b]!;
     return s;
@@ -298,25 +307,40 @@ export class WasmVectorSpace extends HostVectorSpace {
    * heap or overlapping take the three calls.
    */
   cgUpdate(alpha: ScalarLike<HostScalar>, p: Float64Array, q: Float64Array, x: Float64Array, r: Float64Array): HostScalar {
-    const a = val(alpha);
-    const vs = [p, q, x, r];
-    if (!this.inHeap(p, q, x, r) || vs.some((u, i) => vs.some((w, j) => j > i && overlaps(u, w)))) {
+    return this.cgPass(val(alpha), p, q, x, r, undefined);
+  }
+
+  /**
+   * {@link cgUpdate} for CG's step that takes the true residual (the solvers' cg near its exit):
+   * r holds t = A·x on entry (WasmCsrOperator.applyPairDot) and becomes r = (b − t) − α·q, the
+   * residual b − A·(x + α·p) of the new x up to one rounding of x + α·p; x += α·p; returns ⟨r, r⟩.
+   * One pass over five vectors, bit-identical to axpby(α, p, 1, x), axpby(1, b, −1, r),
+   * axpby(−α, q, 1, r), dot(r, r) — which it takes for vectors outside the heap or overlapping.
+   */
+  cgTrueUpdate(alpha: ScalarLike<HostScalar>, p: Float64Array, q: Float64Array, x: Float64Array, r: Float64Array, b: Float64Array): HostScalar {
+    return this.cgPass(val(alpha), p, q, x, r, b);
+  }
+
+  private cgPass(a: number, p: Float64Array, q: Float64Array, x: Float64Array, r: Float64Array, b: Float64Array | undefined): HostScalar {
+    const vs = b ? [p, q, x, r, b] : [p, q, x, r];
+    if (!this.inHeap(...vs) || vs.some((u, i) => vs.some((w, j) => j > i && overlaps(u, w)))) {
       this.axpby(a, p, 1, x);
+      if (b) this.axpby(1, b, -1, r);
       this.axpby(-a, q, 1, r);
       return this.dot(r, r);
     }
-    for (const [name, v] of [['p', p], ['q', q], ['x', x]] as const) checkLen(`cgUpdate ${name}`, v, r);
+    for (const [name, v] of [['p', p], ['q', q], ['x', x], ['b', b ?? r]] as const) checkLen(`cgUpdate ${name}`, v, r);
     const n = r.length;
     if (n === 0) return box(0);
     const blocks = Math.ceil(n / DOT_BLOCK);
     const out = this.partials.get(8 * blocks);
     const [pp, qp, xp, rp] = [p.byteOffset, q.byteOffset, x.byteOffset, r.byteOffset];
-    this.runParts('cgUpdateBlocks', this.parts(n), (lo, hi) => [a, -a, pp + 8 * lo, qp + 8 * lo, xp + 8 * lo, rp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, DOT_BLOCK]);
-    const parts = this.heap.f64View(out, blocks);
-    if (blocks === 1) return box(parts[0]!); // dotValue's single partial (dotRange)
-    let s = 0;
-    for (let b = 0; b < blocks; b++) s += parts[b]!;
-    return box(s);
+    const cuts = this.parts(n);
+    if (b) {
+      const bp = b.byteOffset;
+      this.runParts('cgTrueUpdateBlocks', cuts, (lo, hi) => [a, -a, pp + 8 * lo, qp + 8 * lo, xp + 8 * lo, rp + 8 * lo, bp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, DOT_BLOCK]);
+    } else this.runParts('cgUpdateBlocks', cuts, (lo, hi) => [a, -a, pp + 8 * lo, qp + 8 * lo, xp + 8 * lo, rp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, DOT_BLOCK]);
+    return box(this.blockSum(out, blocks));
   }
 
   /** y = β·y + Σ cⱼ·xⱼ, bit-identical to HostVectorSpace's combine. */
@@ -350,13 +374,7 @@ export class WasmVectorSpace extends HostVectorSpace {
     const out = this.partials.get(8 * blocks);
     const yp = y.byteOffset;
     this.runParts('combineDotBlocks', this.parts(n, (k + 1) * n), (lo, hi) => [k, table, coefs, 8 * lo, b, mode, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, DOT_BLOCK]);
-    const p = this.heap.f64All;
-    const base = out >> 3;
-    let ss = p[base]!; // one block: dotValue's single partial (dotRange)
-    if (blocks > 1) {
-      ss = 0;
-      for (let i = 0; i < blocks; i++) ss += p[base + i]!;
-    }
+    const ss = this.blockSum(out, blocks);
     if (ss < Number.POSITIVE_INFINITY && ss >= NORM2_SAFE_MIN) return box(Math.sqrt(ss));
     return box(norm2F64(y)); // norm2's scaled pass
   }
