@@ -19,7 +19,7 @@ import { csrSpmvFunction } from '../csr/wasm/spmv-kernel';
 import { buildModule, type FunctionSpec } from '../csr/wasm/module-bytes';
 import { cgUpdateBlocks } from './wasm/cg-update';
 import { combine, combineDotBlocks } from './wasm/combine';
-import { spmvDotBlocks, spmvPairDotBlocks } from './wasm/spmv-dot';
+import { spmvDotBlocks } from './wasm/spmv-dot';
 import { dot4, dotBlocks, dotRange, multiDotBlocks } from './wasm/dot';
 import { axpby2, axpy, axpy4, copy, fill, multiply, scale } from './wasm/elementwise';
 
@@ -47,7 +47,8 @@ export function hostKernelFunctions(): FunctionSpec[] {
     spmvDotBlocks(),
     combineDotBlocks(),
     cgUpdateBlocks(true),
-    spmvPairDotBlocks(),
+    spmvDotBlocks(true),
+    csrSpmvFunction({ simd: true, unroll: 4, pair: true }, 'spmvPair'),
   ];
 }
 
@@ -57,7 +58,7 @@ export const HOST_MAX_PAGES = 65_536;
 /**
  * Module bytes: imports a shared memory `env.memory` (max {@link HOST_MAX_PAGES} pages) and
  * exports spmv, dotRange, dotBlocks, multiDotBlocks, axpy0, axpy1, axpby2, scale, multiply,
- * combine, fill, copy, axpy4, dot4, cgUpdateBlocks, spmvDotBlocks, combineDotBlocks, cgTrueUpdateBlocks and spmvPairDotBlocks (byte addresses, element counts). About 3 KB.
+ * combine, fill, copy, axpy4, dot4, cgUpdateBlocks, spmvDotBlocks, combineDotBlocks, cgTrueUpdateBlocks, spmvPairDotBlocks and spmvPair (byte addresses, element counts). About 3 KB.
  */
 export function hostKernelModuleBytes(): Uint8Array<ArrayBuffer> {
   return buildModule(hostKernelFunctions(), { minPages: 1, maxPages: HOST_MAX_PAGES, shared: true, imported: true });
@@ -99,7 +100,8 @@ export interface HostKernels {
   combineDotBlocks(k: number, table: number, coefs: number, off: number, beta: number, mode: number, y: number, n: number, out: number, block: number): void;
   spmvDotBlocks(rows: number, rowPtr: number, colIdx: number, values: number, x: number, xd: number, y: number, out: number, block: number): void;
   cgTrueUpdateBlocks(a: number, ma: number, p: number, q: number, x: number, r: number, b: number, n: number, out: number, block: number): void;
-  spmvPairDotBlocks(rows: number, rowPtr: number, colIdx: number, values: number, x: number, xd: number, y: number, x2: number, y2: number, out: number, block: number, sub: number): void;
+  spmvPairDotBlocks(rows: number, rowPtr: number, colIdx: number, values: number, x: number, xd: number, y: number, x2: number, y2: number, out: number, block: number): void;
+  spmvPair(rows: number, rowPtr: number, colIdx: number, values: number, x: number, y: number, x2: number, y2: number): void;
 }
 
 /** Instantiate the module on a shared memory. */

@@ -55,8 +55,6 @@ export class WasmCsrOperator implements LinearOperator<Float64Array> {
   /** The product's row cuts rounded to DOT_BLOCK multiples (the threaded parts of applyDot). */
   private readonly dotCuts: number[];
   private readonly partials: Scratch;
-  /** Rows per sub-block of applyPairDot: about 96 KiB of A (12 bytes a non-zero), in L2 for the second product. */
-  private readonly pairRows: number;
 
   private constructor(
     private readonly space: WasmVectorSpace,
@@ -73,7 +71,6 @@ export class WasmCsrOperator implements LinearOperator<Float64Array> {
     this.cuts = balancedRowCuts(source.rowPtr, t);
     this.dotCuts = blockAlignedCuts(this.cuts);
     this.partials = new Scratch(space.heap);
-    this.pairRows = Math.max(16, Math.min(DOT_BLOCK, Math.floor((96 * 1024) / (12 * Math.max(1, nnz / Math.max(1, rows)) + 16))));
   }
 
   /** Copy `a` into the space's heap (O(nnz)); validated unless `unchecked`. */
@@ -137,9 +134,8 @@ export class WasmCsrOperator implements LinearOperator<Float64Array> {
 
   /**
    * {@link applyDot} with a second product in the same sweep of A: y = A·x, y2 = A·x2 and ⟨x, y⟩
-   * (CG's q = A·p with A·x for the true residual near its exit: the solvers' cg finds it). Rows
-   * are taken in sub-blocks small enough that their part of A is still in cache for the second
-   * product, so A is read from memory once. y, y2 and the value are bit-identical to apply(x, y),
+   * (CG's q = A·p with A·x for the true residual near its exit: the solvers' cg finds it): each
+   * entry's value and column are read once for both products. y, y2 and the value are bit-identical to apply(x, y),
    * apply(x2, y2), space.dot(x, y), for any thread count; undefined (nothing done) where applyDot
    * would be, or where x2, y2 lie outside the heap or any two of the four vectors overlap.
    * @example const pq = op.applyPairDot(p, q, x, t, space); // q = A·p, t = A·x, ⟨p, q⟩
@@ -166,7 +162,7 @@ export class WasmCsrOperator implements LinearOperator<Float64Array> {
       const lo = c[t]!;
       const head = [c[t + 1]! - lo, this.rowPtr + 4 * lo, this.colIdx, this.values, xp, xp + 8 * lo, yp + 8 * lo];
       const tail = [out + (8 * lo) / DOT_BLOCK, DOT_BLOCK];
-      parts.push(x2 && y2 ? [...head, x2.byteOffset, y2.byteOffset + 8 * lo, ...tail, this.pairRows] : [...head, ...tail]);
+      parts.push(x2 && y2 ? [...head, x2.byteOffset, y2.byteOffset + 8 * lo, ...tail] : [...head, ...tail]);
     }
     this.space.runJob(x2 ? 'spmvPairDotBlocks' : 'spmvDotBlocks', parts);
     return { value: this.space.blockSum(out, blocks) }; // the space's order: the same bits as its dot

@@ -24,12 +24,8 @@
  * @module
  */
 import type { VectorSpace } from '@gpusparse/formats';
+import { createForOverwrite } from './snapshot';
 
-/** A vector whose contents will be overwritten (the space's createUninitialized where it has one). */
-function createUninitialized<V, S>(space: VectorSpace<V, S>, n: number): V {
-  const f = (space as { createUninitialized?: (n: number) => V }).createUninitialized;
-  return typeof f === 'function' ? f.call(space, n) : space.create(n);
-}
 
 /** A space that returns ‖y‖ with its combine, bit-identical to combine then norm2 (the host wasm space). */
 interface CombineNormSpace<V, S> {
@@ -161,7 +157,7 @@ export class IcgsBasis<V, S> {
       s.combine(d, q, -1, w);
       return [d, ww, undefined];
     }
-    const w0 = createUninitialized(s, n);
+    const w0 = createForOverwrite(s, n);
     s.copy(w, w0);
     const d: S[] = [];
     let ww: S | undefined;
