@@ -243,3 +243,23 @@ describe('WasmVectorSpace.cgTrueUpdate: x += α·p, r = (b − r) − α·q and 
     expect(Math.abs(got - want)).toBeLessThanOrEqual(1e-13 * want);
   });
 });
+
+describe('WasmVectorSpace.multiDotCopy: multiDot and a copy of y in one pass', () => {
+  it.each([7, DOT_BLOCK + 3, 40_000])('n = %i: the same bits as multiDot then copy, 1 and 2 threads; outside the heap the two calls', (n) => {
+    const ref = space(1);
+    const xs0 = [1, 2, 3, 4, 5].map((k) => ref.fromArray(values(n, k + n)));
+    const y0 = ref.fromArray(values(n, 9 + n));
+    const want = ref.multiDot([...xs0, y0], y0).map((d) => d.value);
+    for (const s of [space(1), space(2, true)]) {
+      const xs = [1, 2, 3, 4, 5].map((k) => s.fromArray(values(n, k + n)));
+      const y = s.fromArray(values(n, 9 + n));
+      const dst = s.create(n);
+      const got = s.multiDotCopy([...xs, y], y, dst).map((d) => d.value);
+      expect(bits(Float64Array.from(got))).toEqual(bits(Float64Array.from(want)));
+      expect(bits(dst)).toEqual(bits(y0));
+      const plain = new Float64Array(n);
+      expect(s.multiDotCopy(xs, y, plain).map((d) => d.value)).toEqual(want.slice(0, 5));
+      expect(bits(plain)).toEqual(bits(y0));
+    }
+  });
+});

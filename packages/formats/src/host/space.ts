@@ -274,29 +274,49 @@ export class WasmVectorSpace extends HostVectorSpace {
 
   /** [x₀·y, x₁·y, …] in one pass over y per block; entry j is bit-identical to dot(xs[j], y). */
   override multiDot(xs: readonly Float64Array[], y: Float64Array): HostScalar[] {
-    if (!this.allInHeap(y, xs)) return super.multiDot(xs, y);
+    return this.multiDotInto(xs, y, undefined);
+  }
+
+  /**
+   * {@link multiDot} that also copies y into `dst` in the same pass (each block of y while it is
+   * in cache, split over the threads with the dots): the same values as multiDot then copy, one
+   * read of y fewer. dst must not overlap y or any x; outside the heap, the two calls.
+   * @example const h = space.multiDotCopy(chunk, w, w0); // h = chunkᵀ·w, w0 = w
+   */
+  multiDotCopy(xs: readonly Float64Array[], y: Float64Array, dst: Float64Array): HostScalar[] {
+    checkLen('multiDotCopy dst', y, dst);
+    if (!this.heap.owns(dst) || overlaps(dst, y) || xs.some((x) => overlaps(x, dst))) {
+      const d = this.multiDot(xs, y);
+      this.copy(y, dst);
+      return d;
+    }
+    return this.multiDotInto(xs, y, dst);
+  }
+
+  private multiDotInto(xs: readonly Float64Array[], y: Float64Array, dst: Float64Array | undefined): HostScalar[] {
+    if (!this.allInHeap(y, xs)) {
+      const d = super.multiDot(xs, y);
+      if (dst) this.copy(y, dst);
+      return d;
+    }
     for (let j = 0; j < xs.length; j++) if (xs[j]!.length !== y.length) checkLen(`multiDot xs[${j}]`, y, xs[j]!);
     const k = xs.length;
     const n = y.length;
-    if (k === 0) return [];
-    if (n === 0) return xs.map(() => box(0));
+    if (k === 0 || n === 0) {
+      if (dst) this.copy(y, dst);
+      return xs.map(() => box(0));
+    }
     const blocks = Math.max(1, Math.ceil(n / DOT_BLOCK));
     const table = this.table.get(4 * k);
     const out = this.partials.get(8 * k * blocks); // (both before the views: a get may grow the memory)
     const t = this.heap.i32All;
     for (let j = 0; j < k; j++) t[(table >> 2) + j] = xs[j]!.byteOffset;
     const yp = y.byteOffset;
-    const cuts = this.parts(n, (k + 1) * n);
-    if (cuts.length === 2) this.heap.kernels.multiDotBlocks(k, table, 0, yp, n, out, blocks, DOT_BLOCK);
-    else this.runParts('multiDotBlocks', cuts, (lo, hi) => [k, table, 8 * lo, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, blocks, DOT_BLOCK]);
-    const p = this.heap.f64All;
-    const base = out >> 3;
+    const cuts = this.parts(n, (k + (dst ? 2 : 1)) * n);
+    const args = (lo: number, hi: number) => [k, table, 8 * lo, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, blocks, DOT_BLOCK, ...(dst ? [dst.byteOffset + 8 * lo] : [])];
+    this.runParts(dst ? 'multiDotCopyBlocks' : 'multiDotBlocks', cuts, args);
     const res = new Array<HostScalar>(k);
-    for (let j = 0; j < k; j++) {
-      let s = 0;
-      for (let b = 0; b < blocks; b++) s += p[base + j * blocks + b]!;
-      res[j] = box(n <= DOT_BLOCK ? p[base + j * blocks]! : s);
-    }
+    for (let j = 0; j < k; j++) res[j] = box(this.blockSum(out + 8 * j * blocks, blocks));
     return res;
   }
 

@@ -14,7 +14,7 @@ import type { WasmHeap } from './heap';
 import type { HostKernels } from './kernels';
 
 /** Kernel names a job may run, and their numeric ids in the control block. */
-const KERNELS = ['spmv', 'dotBlocks', 'multiDotBlocks', 'axpy0', 'axpy1', 'axpby2', 'scale', 'multiply', 'combine', 'cgUpdateBlocks', 'spmvDotBlocks', 'combineDotBlocks', 'cgTrueUpdateBlocks', 'spmvPairDotBlocks'] as const;
+const KERNELS = ['spmv', 'dotBlocks', 'multiDotBlocks', 'axpy0', 'axpy1', 'axpby2', 'scale', 'multiply', 'combine', 'cgUpdateBlocks', 'spmvDotBlocks', 'combineDotBlocks', 'cgTrueUpdateBlocks', 'spmvPairDotBlocks', 'multiDotCopyBlocks'] as const;
 /** A kernel a thread can run. */
 export type ThreadKernel = (typeof KERNELS)[number];
 const MAX_ARGS = 12;

@@ -19,7 +19,7 @@ export const CALL = 0x10;
 export const V128_STORE = 0x0b;
 
 /** Function indices (the order of hostKernelFunctions in ../kernels.ts: calls between kernels use them). */
-export const FN = { spmv: 0, dotRange: 1, dotBlocks: 2, multiDotBlocks: 3, axpy0: 4, axpy1: 5, axpby2: 6, scale: 7, multiply: 8, combine: 9, fill: 10, copy: 11, axpy4: 12, dot4: 13, cgUpdateBlocks: 14, spmvDotBlocks: 15, combineDotBlocks: 16, cgTrueUpdateBlocks: 17, spmvPairDotBlocks: 18, spmvPair: 19 } as const;
+export const FN = { spmv: 0, dotRange: 1, dotBlocks: 2, multiDotBlocks: 3, axpy0: 4, axpy1: 5, axpby2: 6, scale: 7, multiply: 8, combine: 9, fill: 10, copy: 11, axpy4: 12, dot4: 13, cgUpdateBlocks: 14, spmvDotBlocks: 15, combineDotBlocks: 16, cgTrueUpdateBlocks: 17, spmvPairDotBlocks: 18, spmvPair: 19, multiDotCopyBlocks: 20 } as const;
 
 /** v128.store at the address below the value on the stack, plus offset (alignment hint 8 bytes). */
 export function v128Store(c: CodeBuilder, offset: number): void {
