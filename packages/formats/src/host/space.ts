@@ -313,8 +313,14 @@ export class WasmVectorSpace extends HostVectorSpace {
     for (let j = 0; j < k; j++) t[(table >> 2) + j] = xs[j]!.byteOffset;
     const yp = y.byteOffset;
     const cuts = this.parts(n, (k + (dst ? 2 : 1)) * n);
-    const args = (lo: number, hi: number) => [k, table, 8 * lo, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, blocks, DOT_BLOCK, ...(dst ? [dst.byteOffset + 8 * lo] : [])];
-    this.runParts(dst ? 'multiDotCopyBlocks' : 'multiDotBlocks', cuts, args);
+    const kern = this.heap.kernels;
+    // one part: the kernel straight (a Krylov or LOBPCG step makes dozens of these calls)
+    if (cuts.length === 2 && !dst) kern.multiDotBlocks(k, table, 0, yp, n, out, blocks, DOT_BLOCK);
+    else if (cuts.length === 2) kern.multiDotCopyBlocks(k, table, 0, yp, n, out, blocks, DOT_BLOCK, dst!.byteOffset);
+    else {
+      const args = (lo: number, hi: number) => [k, table, 8 * lo, yp + 8 * lo, hi - lo, out + (8 * lo) / DOT_BLOCK, blocks, DOT_BLOCK, ...(dst ? [dst.byteOffset + 8 * lo] : [])];
+      this.runParts(dst ? 'multiDotCopyBlocks' : 'multiDotBlocks', cuts, args);
+    }
     const res = new Array<HostScalar>(k);
     for (let j = 0; j < k; j++) res[j] = box(this.blockSum(out + 8 * j * blocks, blocks));
     return res;
