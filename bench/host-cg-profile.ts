@@ -57,11 +57,12 @@ if (!raw) {
       return out;
     };
   };
-  for (const n of ['dot', 'norm2', 'axpby', 'copy', 'multiDot', 'combine', 'cgUpdate', 'cgIteration', 'combineNorm', 'combineNormalize', 'create', 'release', 'fill'])
+  for (const n of ['dot', 'norm2', 'axpby', 'copy', 'multiDot', 'combine', 'cgUpdate', 'cgIteration', 'combineNorm', 'combineNormalize', 'create', 'createUninitialized', 'release', 'fill', 'cgTrueUpdate'])
     if (typeof (space as unknown as Record<string, unknown>)[n] === 'function') wrap(space as unknown as Record<string, unknown>, n, n);
   wrap(op as unknown as Record<string, unknown>, 'apply', 'product');
   if (space.pool) wrap(space.pool as unknown as Record<string, unknown>, 'run', 'pool.run (threaded jobs)');
   wrap(op as unknown as Record<string, unknown>, 'applyDot', 'product+dot');
+  wrap(op as unknown as Record<string, unknown>, 'applyPairDot', '2 products+dot');
 }
 let iters = 0;
 const t0 = process.cpuUsage();

@@ -155,3 +155,111 @@ describe('WasmVectorSpace.combineNorm: y = β·y + Σ c·x and ‖y‖ in one sw
     expect(h.value).toBe(s.norm2(y).value);
   });
 });
+
+const pairSizes = [1, 7, 1000, DOT_BLOCK, DOT_BLOCK + 1, DOT_BLOCK + 3, 3 * DOT_BLOCK + 5, 40_000];
+
+describe('WasmCsrOperator.applyPairDot: y = A·x, y2 = A·x2 and ⟨x, y⟩ in one sweep of A', () => {
+  it.each(pairSizes)('n = %i: bit-identical to apply, apply, dot, 1 and 2 threads (split even when small)', (n) => {
+    const shape = g.banded(n, 3, 2, { seed: n });
+    const a = { ...shape, values: values(shape.values.length, 7 + n) } as CsrMatrix;
+    const [x, x2] = [values(n, 11 + n), values(n, 5 + n)];
+    const s0 = space(1);
+    const op0 = s0.csrOperator(a);
+    const [xr, x2r, yr, y2r] = [s0.fromArray(x), s0.fromArray(x2), s0.create(n), s0.create(n)];
+    op0.apply(xr, yr);
+    op0.apply(x2r, y2r);
+    const d0 = s0.dot(xr, yr).value;
+    for (const s of [space(1), space(2, true)]) {
+      const op = s.csrOperator(a);
+      const [xs, x2s, y, y2] = [s.fromArray(x), s.fromArray(x2), s.create(n), s.create(n)];
+      const d = op.applyPairDot(xs, y, x2s, y2, s);
+      expect(d).toBeDefined();
+      expect(bits(Float64Array.of(d!.value))).toEqual(bits(Float64Array.of(d0)));
+      expect(bits(y)).toEqual(bits(yr));
+      expect(bits(y2)).toEqual(bits(y2r));
+    }
+  });
+
+  it('rows of very different lengths (power law) over 2 threads give the same bits', () => {
+    const a = g.powerLaw(9000, 9000, { alpha: 2.1, minLen: 1, maxLen: 3000, seed: 2 });
+    const s = space(2, true);
+    const op = s.csrOperator(a);
+    const [x, x2] = [s.fromArray(values(a.rows, 1)), s.fromArray(values(a.rows, 2))];
+    const [y, y2, yr, y2r] = [s.create(a.rows), s.create(a.rows), s.create(a.rows), s.create(a.rows)];
+    const d = op.applyPairDot(x, y, x2, y2, s)!.value;
+    op.apply(x, yr);
+    op.apply(x2, y2r);
+    expect(d).toBe(s.dot(x, yr).value);
+    expect(bits(y)).toEqual(bits(yr));
+    expect(bits(y2)).toEqual(bits(y2r));
+  });
+
+  it('declines (undefined, outputs untouched) where any two vectors overlap or one lies outside the heap', () => {
+    const s = space(1);
+    const a = g.poisson2d(20);
+    const op = s.csrOperator(a);
+    const [x, x2, y, y2] = [s.fromArray(values(a.rows, 5)), s.fromArray(values(a.rows, 6)), s.create(a.rows), s.create(a.rows)];
+    expect(op.applyPairDot(x, y, x2, y, s)).toBeUndefined();
+    expect(op.applyPairDot(x, y, x2, x2, s)).toBeUndefined();
+    expect(op.applyPairDot(x, y, x, y2, s)).toBeUndefined();
+    expect(op.applyPairDot(x, y, Float64Array.from(x2), y2, s)).toBeUndefined();
+    expect(op.applyPairDot(x, y, x2, y2, new HostVectorSpace())).toBeUndefined();
+    expect(y.every((v) => v === 0) && y2.every((v) => v === 0)).toBe(true);
+  });
+});
+
+describe('WasmVectorSpace.cgTrueUpdate: x += α·p, r = (b − r) − α·q and ⟨r, r⟩ in one pass', () => {
+  it.each(pairSizes)('n = %i: bit-identical to axpby, axpby, axpby, dot, 1 and 2 threads', (n) => {
+    const alpha = 0.37;
+    const ref = space(1);
+    const [p, q, x, r, b] = [1, 2, 3, 4, 5].map((k) => ref.fromArray(values(n, k + n))) as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+    ref.axpby(alpha, p, 1, x);
+    ref.axpby(1, b, -1, r);
+    ref.axpby(-alpha, q, 1, r);
+    const rr = ref.dot(r, r).value;
+    for (const s of [space(1), space(2, true)]) {
+      const [ps, qs, xs, rs, bs] = [1, 2, 3, 4, 5].map((k) => s.fromArray(values(n, k + n))) as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+      const got = s.cgTrueUpdate(alpha, ps, qs, xs, rs, bs).value;
+      expect(bits(Float64Array.of(got))).toEqual(bits(Float64Array.of(rr)));
+      expect(bits(xs)).toEqual(bits(x));
+      expect(bits(rs)).toEqual(bits(r));
+    }
+  });
+
+  it('overlapping vectors or arrays outside the heap take the separate operations (the same values)', () => {
+    const s = space(1);
+    const n = 500;
+    const [p, q, x, r] = [1, 2, 3, 4].map((k) => s.fromArray(values(n, k))) as [Float64Array, Float64Array, Float64Array, Float64Array];
+    const b = Float64Array.from(values(n, 5)); // a plain array
+    const [x2, r2] = [Float64Array.from(x), Float64Array.from(r)];
+    const got = s.cgTrueUpdate(-1.5, p, q, x, r, b).value;
+    const h = new HostVectorSpace();
+    h.axpby(-1.5, p, 1, x2);
+    h.axpby(1, b, -1, r2);
+    h.axpby(1.5, q, 1, r2);
+    expect(Array.from(x)).toEqual(Array.from(x2));
+    expect(Array.from(r)).toEqual(Array.from(r2));
+    const want = h.dot(r2, r2).value; // the same terms, summed in another order
+    expect(Math.abs(got - want)).toBeLessThanOrEqual(1e-13 * want);
+  });
+});
+
+describe('WasmVectorSpace.multiDotCopy: multiDot and a copy of y in one pass', () => {
+  it.each([7, DOT_BLOCK + 3, 40_000])('n = %i: the same bits as multiDot then copy, 1 and 2 threads; outside the heap the two calls', (n) => {
+    const ref = space(1);
+    const xs0 = [1, 2, 3, 4, 5].map((k) => ref.fromArray(values(n, k + n)));
+    const y0 = ref.fromArray(values(n, 9 + n));
+    const want = ref.multiDot([...xs0, y0], y0).map((d) => d.value);
+    for (const s of [space(1), space(2, true)]) {
+      const xs = [1, 2, 3, 4, 5].map((k) => s.fromArray(values(n, k + n)));
+      const y = s.fromArray(values(n, 9 + n));
+      const dst = s.create(n);
+      const got = s.multiDotCopy([...xs, y], y, dst).map((d) => d.value);
+      expect(bits(Float64Array.from(got))).toEqual(bits(Float64Array.from(want)));
+      expect(bits(dst)).toEqual(bits(y0));
+      const plain = new Float64Array(n);
+      expect(s.multiDotCopy(xs, y, plain).map((d) => d.value)).toEqual(want.slice(0, 5));
+      expect(bits(plain)).toEqual(bits(y0));
+    }
+  });
+});

@@ -34,8 +34,6 @@ export class WasmHeap {
   readonly kernels: HostKernels;
   private readonly free_: Block[] = [];
   private top = ALIGN;
-  /** Every byte from here to the end of the memory has never been handed out: still the zeros of memory.grow. */
-  private cleanFrom = ALIGN;
   private readonly buffers = new Set<ArrayBufferLike>();
   /** Every view {@link allocF64} made (a fast path of {@link owns}). */
   private readonly views = new WeakSet<ArrayBufferView>();
@@ -141,7 +139,6 @@ export class WasmHeap {
     this.ensure(addr + need, what);
     this.top = addr + need;
     this.sizes.set(addr, need);
-    if (this.top > this.cleanFrom) this.cleanFrom = this.top;
     return addr;
   }
 
@@ -195,14 +192,17 @@ export class WasmHeap {
    * {@link free} frees it first.
    */
   allocF64(n: number, what?: string, zero = true): Float64Array {
-    const clean = this.cleanFrom;
     const addr = this.alloc(8 * n, what);
     const v = new Float64Array(this.memory.buffer, addr, n);
-    // only the part that was handed out before needs zeros: memory never handed out still holds
-    // memory.grow's (a fresh space's first solve skips a write pass per vector). TypedArray.fill
-    // on shared memory is V8's slow path, hence the kernel. zero = false: the caller overwrites
-    // every element before reading any (a product's output), so the old contents may stay.
-    if (zero && addr < clean) this.kernels.fill(0, addr, Math.min(n, Math.ceil((clean - addr) / 8)));
+    // zeros by a write pass even where the memory was never handed out (still memory.grow's
+    // zeros): the first touch of a fresh page is then a write, one page fault. Skipping the pass
+    // there (sessions 10–11) made a vector's first touch a read — the kernel maps the shared zero
+    // page — and its first write a second fault: CG's x (x += α·p) on a fresh space cost 1.0–1.7
+    // ms per 1.6 MB vector against 0.6 ms with the fill (bench/RESULTS.md, session 12).
+    // TypedArray.fill on shared memory is V8's slow path, hence the kernel. zero = false: the
+    // caller overwrites every element before reading any (a product's output), so the old
+    // contents may stay.
+    if (zero) this.kernels.fill(0, addr, n);
     this.registry.register(v, addr, v);
     this.views.add(v);
     return v;

@@ -46,6 +46,10 @@ export function hostKernelFunctions(): FunctionSpec[] {
     cgUpdateBlocks(),
     spmvDotBlocks(),
     combineDotBlocks(),
+    cgUpdateBlocks(true),
+    spmvDotBlocks(true),
+    csrSpmvFunction({ simd: true, unroll: 4, pair: true }, 'spmvPair'),
+    multiDotBlocks(true),
   ];
 }
 
@@ -55,7 +59,7 @@ export const HOST_MAX_PAGES = 65_536;
 /**
  * Module bytes: imports a shared memory `env.memory` (max {@link HOST_MAX_PAGES} pages) and
  * exports spmv, dotRange, dotBlocks, multiDotBlocks, axpy0, axpy1, axpby2, scale, multiply,
- * combine, fill, copy, axpy4, dot4, cgUpdateBlocks, spmvDotBlocks and combineDotBlocks (byte addresses, element counts). About 2.6 KB.
+ * combine, fill, copy, axpy4, dot4, cgUpdateBlocks, spmvDotBlocks, combineDotBlocks, cgTrueUpdateBlocks, spmvPairDotBlocks, spmvPair and multiDotCopyBlocks (byte addresses, element counts). About 3 KB.
  */
 export function hostKernelModuleBytes(): Uint8Array<ArrayBuffer> {
   return buildModule(hostKernelFunctions(), { minPages: 1, maxPages: HOST_MAX_PAGES, shared: true, imported: true });
@@ -96,6 +100,10 @@ export interface HostKernels {
   cgUpdateBlocks(a: number, ma: number, p: number, q: number, x: number, r: number, n: number, out: number, block: number): void;
   combineDotBlocks(k: number, table: number, coefs: number, off: number, beta: number, mode: number, y: number, n: number, out: number, block: number): void;
   spmvDotBlocks(rows: number, rowPtr: number, colIdx: number, values: number, x: number, xd: number, y: number, out: number, block: number): void;
+  cgTrueUpdateBlocks(a: number, ma: number, p: number, q: number, x: number, r: number, b: number, n: number, out: number, block: number): void;
+  spmvPairDotBlocks(rows: number, rowPtr: number, colIdx: number, values: number, x: number, xd: number, y: number, x2: number, y2: number, out: number, block: number): void;
+  multiDotCopyBlocks(k: number, table: number, off: number, y: number, n: number, out: number, stride: number, block: number, dst: number): void;
+  spmvPair(rows: number, rowPtr: number, colIdx: number, values: number, x: number, y: number, x2: number, y2: number): void;
 }
 
 /** Instantiate the module on a shared memory. */

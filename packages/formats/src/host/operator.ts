@@ -129,25 +129,43 @@ export class WasmCsrOperator implements LinearOperator<Float64Array> {
    * @example const pq = op.applyDot(p, q, space) ?? (op.apply(p, q), space.dot(p, q));
    */
   applyDot(x: Float64Array, y: Float64Array, space: unknown): HostScalar | undefined {
+    return this.sweepDot(x, y, undefined, undefined, space);
+  }
+
+  /**
+   * {@link applyDot} with a second product in the same sweep of A: y = A·x, y2 = A·x2 and ⟨x, y⟩
+   * (CG's q = A·p with A·x for the true residual near its exit: the solvers' cg finds it): each
+   * entry's value and column are read once for both products. y, y2 and the value are bit-identical to apply(x, y),
+   * apply(x2, y2), space.dot(x, y), for any thread count; undefined (nothing done) where applyDot
+   * would be, or where x2, y2 lie outside the heap or any two of the four vectors overlap.
+   * @example const pq = op.applyPairDot(p, q, x, t, space); // q = A·p, t = A·x, ⟨p, q⟩
+   */
+  applyPairDot(x: Float64Array, y: Float64Array, x2: Float64Array, y2: Float64Array, space: unknown): HostScalar | undefined {
+    return this.sweepDot(x, y, x2, y2, space);
+  }
+
+  private sweepDot(x: Float64Array, y: Float64Array, x2: Float64Array | undefined, y2: Float64Array | undefined, space: unknown): HostScalar | undefined {
     if (space !== this.space || this.rows !== this.cols || this.rows === 0) return undefined;
-    if (x.length !== this.cols) throw new DimensionMismatchError(`${this.label} applyDot x`, this.cols, x.length);
-    if (y.length !== this.rows) throw new DimensionMismatchError(`${this.label} applyDot y`, this.rows, y.length);
+    const what = x2 ? 'applyPairDot' : 'applyDot';
+    for (const [name, v] of [['x', x], ['y', y], ['x2', x2], ['y2', y2]] as const) {
+      if (v !== undefined && v.length !== this.rows) throw new DimensionMismatchError(`${this.label} ${what} ${name}`, this.rows, v.length);
+    }
     const h = this.space.heap;
-    if (!h.owns(x) || !h.owns(y) || overlap(x, y)) return undefined; // both in the heap: byte offsets are addresses
+    const vs = x2 && y2 ? [x, y, x2, y2] : [x, y];
+    // all in the heap (byte offsets are addresses) and pairwise apart
+    if (!vs.every((v) => h.owns(v)) || vs.some((u, i) => vs.some((w, j) => j > i && overlap(u, w)))) return undefined;
     const blocks = Math.ceil(this.rows / DOT_BLOCK);
     const out = this.partials.get(8 * blocks);
     const [xp, yp, c] = [x.byteOffset, y.byteOffset, this.dotCuts];
     const parts = [];
     for (let t = 0; t + 1 < c.length; t++) {
       const lo = c[t]!;
-      parts.push([c[t + 1]! - lo, this.rowPtr + 4 * lo, this.colIdx, this.values, xp, xp + 8 * lo, yp + 8 * lo, out + (8 * lo) / DOT_BLOCK, DOT_BLOCK]);
+      const head = [c[t + 1]! - lo, this.rowPtr + 4 * lo, this.colIdx, this.values, xp, xp + 8 * lo, yp + 8 * lo];
+      const tail = [out + (8 * lo) / DOT_BLOCK, DOT_BLOCK];
+      parts.push(x2 && y2 ? [...head, x2.byteOffset, y2.byteOffset + 8 * lo, ...tail] : [...head, ...tail]);
     }
-    this.space.runJob('spmvDotBlocks', parts);
-    const p = h.f64View(out, blocks);
-    if (blocks === 1) return { value: p[0]! }; // the space's dot of one block: the partial itself
-    let sum = 0;
-    for (let b = 0; b < blocks; b++) sum += p[b]!;
-    return { value: sum };
+    this.space.runJob(x2 ? 'spmvPairDotBlocks' : 'spmvDotBlocks', parts);
+    return { value: this.space.blockSum(out, blocks) }; // the space's order: the same bits as its dot
   }
 
   applyScaled(alpha: number, x: Float64Array, beta: number, y: Float64Array): void {

@@ -14,10 +14,10 @@ import type { WasmHeap } from './heap';
 import type { HostKernels } from './kernels';
 
 /** Kernel names a job may run, and their numeric ids in the control block. */
-const KERNELS = ['spmv', 'dotBlocks', 'multiDotBlocks', 'axpy0', 'axpy1', 'axpby2', 'scale', 'multiply', 'combine', 'cgUpdateBlocks', 'spmvDotBlocks', 'combineDotBlocks'] as const;
+const KERNELS = ['spmv', 'dotBlocks', 'multiDotBlocks', 'axpy0', 'axpy1', 'axpby2', 'scale', 'multiply', 'combine', 'cgUpdateBlocks', 'spmvDotBlocks', 'combineDotBlocks', 'cgTrueUpdateBlocks', 'spmvPairDotBlocks', 'multiDotCopyBlocks'] as const;
 /** A kernel a thread can run. */
 export type ThreadKernel = (typeof KERNELS)[number];
-const MAX_ARGS = 10;
+const MAX_ARGS = 12;
 /** Most parts of one job, per thread of the pool. */
 export const MAX_PARTS_PER_THREAD = 8;
 /**
@@ -59,7 +59,7 @@ for (;;) {
     const p = Atomics.add(i32, ${NEXT}, 1);
     if (p >= Atomics.load(i32, ${COUNT})) break;
     const o = p * ${1 + MAX_ARGS};
-    fns[f64[o]](f64[o + 1], f64[o + 2], f64[o + 3], f64[o + 4], f64[o + 5], f64[o + 6], f64[o + 7], f64[o + 8], f64[o + 9], f64[o + 10]);
+    fns[f64[o]](${Array.from({ length: MAX_ARGS }, (_, i) => `f64[o + ${i + 1}]`).join(', ')});
     Atomics.add(i32, ${DONE}, 1);
     Atomics.notify(i32, ${DONE});
   }

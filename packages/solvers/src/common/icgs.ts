@@ -17,19 +17,16 @@
  * larger than the last-level cache (GMRES(30) at 2·10^5 rows: up to 48 MB), both sweeps come
  * from memory, where modified Gram–Schmidt reads each vector twice in a row from cache. On host
  * spaces (scalars synchronous) a pass over a basis of more than {@link CHUNK_BYTES} runs in
- * chunks of basis vectors instead — the dots of a chunk against a copy of the incoming w, then
+ * chunks of basis vectors instead — the dots of a chunk against a copy of the incoming w (taken
+ * in the first chunk's dot pass where the space can), then
  * that chunk's combine on w, while the chunk is still in cache —, the same operations in the
  * same order per element (combine's sum runs over the vectors in order, the chunks are multiples
  * of four), so the same bits as one multiDot and one combine.
  * @module
  */
 import type { VectorSpace } from '@gpusparse/formats';
+import { createForOverwrite } from './snapshot';
 
-/** A vector whose contents will be overwritten (the space's createUninitialized where it has one). */
-function createUninitialized<V, S>(space: VectorSpace<V, S>, n: number): V {
-  const f = (space as { createUninitialized?: (n: number) => V }).createUninitialized;
-  return typeof f === 'function' ? f.call(space, n) : space.create(n);
-}
 
 /** A space that returns ‖y‖ with its combine, bit-identical to combine then norm2 (the host wasm space). */
 interface CombineNormSpace<V, S> {
@@ -82,6 +79,8 @@ export class IcgsBasis<V, S> {
   private readonly chunkBytes: number;
   /** The host space's combineNorm: a pass's last combine returns ‖w‖ (one read of w fewer, the same bits). */
   private readonly fused: CombineNormSpace<V, S> | undefined;
+  /** The host space's multiDot with a copy of y in the same pass (WasmVectorSpace.multiDotCopy). */
+  private readonly multiDotCopy: ((xs: readonly V[], y: V, dst: V) => S[]) | undefined;
 
   /**
    * @param space the vector space of the basis
@@ -101,6 +100,8 @@ export class IcgsBasis<V, S> {
     this.chunkBytes = chunkBytes ?? (space.name.startsWith('host') ? CHUNK_BYTES : Number.POSITIVE_INFINITY);
     const f = space as Partial<CombineNormSpace<V, S>>;
     this.fused = space.name.startsWith('host') && typeof f.combineNorm === 'function' ? (f as CombineNormSpace<V, S>) : undefined;
+    const mc = (space as { multiDotCopy?: (xs: readonly V[], y: V, dst: V) => S[] }).multiDotCopy;
+    this.multiDotCopy = typeof mc === 'function' ? mc : undefined;
   }
 
   /** A new, exactly orthonormal basis (or one whose vectors were orthogonalised twice). */
@@ -161,14 +162,21 @@ export class IcgsBasis<V, S> {
       s.combine(d, q, -1, w);
       return [d, ww, undefined];
     }
-    const w0 = createUninitialized(s, n);
-    s.copy(w, w0);
+    const w0 = createForOverwrite(s, n);
     const d: S[] = [];
     let ww: S | undefined;
     let nrm: S | undefined;
     for (let lo = 0; lo < j; lo += per) {
       const chunk = q.slice(lo, lo + per);
-      const part = s.multiDot(lo === 0 && withNorm ? [...chunk, w0] : chunk, w0);
+      let part: S[];
+      if (lo > 0) part = s.multiDot(chunk, w0);
+      // the first chunk's dots take w itself and copy it into w₀ in the same pass (the host
+      // space's multiDotCopy: one read of w fewer, split over threads with the dots)
+      else if (this.multiDotCopy) part = this.multiDotCopy.call(s, withNorm ? [...chunk, w] : chunk, w, w0);
+      else {
+        s.copy(w, w0);
+        part = s.multiDot(withNorm ? [...chunk, w0] : chunk, w0);
+      }
       if (lo === 0 && withNorm) ww = part.pop();
       // −w₀ + Σ over the chunks in order, as one combine (the last one returns ‖w‖ where fused)
       if (this.fused && lo + per >= j) nrm = this.fused.combineNorm(part, chunk, lo === 0 ? -1 : 1, w);

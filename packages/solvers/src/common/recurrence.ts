@@ -16,6 +16,7 @@ import type { VectorSpace } from '@gpusparse/formats';
 import type { SolveResult } from './result';
 import type { SolveContext } from './context';
 import { assertFloat32Resolves } from './f32-range';
+import { Slot } from './snapshot';
 
 /**
  * Release device scalars that are no longer needed (undefined entries skipped). Solvers release
@@ -49,10 +50,21 @@ export interface RecurrenceMethod<V, S> {
    * reset at the next step. Returns ‖r‖ as a scalar (the true residual in the space's precision).
    */
   restart(xIsZero: boolean): S;
-  /** Iteration k (1-based): one pass of the recurrence. */
-  step(k: number, watch: Watch<S>): Promise<void>;
+  /**
+   * Iteration k (1-based): one pass of the recurrence. `nearExit`: the driver expects the
+   * residual estimate to pass the tolerance at this step's check (a method may then compute the
+   * true residual with the step's own work: {@link RecurrenceMethod.trueResidualNorm}).
+   */
+  step(k: number, watch: Watch<S>, nearExit?: boolean): Promise<void>;
   /** ‖r‖ of the recursively updated residual (may record one reduction). */
   residualNorm(): S;
+  /**
+   * ‖b − A·x‖ of the current x when the last step computed the residual from products of the
+   * current vectors rather than by the recurrence (and its square stayed in float64's safe
+   * range), else undefined: the driver's check that the estimate passed then takes it instead of
+   * a product of its own.
+   */
+  trueResidualNorm?(): S | undefined;
   /** Release the work vectors (everything but x). */
   dispose(): void;
 }
@@ -103,20 +115,23 @@ const DIVERGENCE = 1e4;
  * convergence returns the better of the last iterate and the best checked one.
  * Cost: the method's own cost per iteration, plus one readback per check, one vector
  * copy per check (the rollback checkpoint, or the best iterate, which then serves as the checkpoint:
- * two copies only at a check that is not the best so far; two extra vectors of memory) and one
- * matvec at exit for the true residual (two when the best iterate is compared).
+ * two copies only at a check that is not the best so far; up to two extra vectors of memory, each
+ * made on its first save: common/snapshot.ts) and one matvec at exit for the true residual (two
+ * when the best iterate is compared; none when the method's last step computed it: CG on the
+ * host wasm operator, {@link RecurrenceMethod.trueResidualNorm}).
  * @example
  * return runRecurrence(ctx, new CgMethod(ctx));
  */
 export async function runRecurrence<V, S>(ctx: SolveContext<V, S>, m: RecurrenceMethod<V, S>): Promise<SolveResult<V>> {
-  const checkpoint = ctx.space.create(ctx.n);
-  const best = ctx.space.create(ctx.n);
+  // both start as the start iterate without a vector (common/snapshot.ts): made on their first save
+  const checkpoint = new Slot(ctx.space, ctx.n, ctx.opts.x0);
+  const best = new Slot(ctx.space, ctx.n, ctx.opts.x0);
   try {
     return await new RecurrenceLoop(ctx, m, checkpoint, best).run();
   } finally {
     m.dispose();
-    ctx.space.release(checkpoint);
-    ctx.space.release(best);
+    checkpoint.dispose();
+    best.dispose();
   }
 }
 
@@ -139,12 +154,14 @@ class RecurrenceLoop<V, S> {
   private lastTrue = Number.POSITIVE_INFINITY;
   private k = 0;
   private readonly pending: Pending<S>[] = [];
+  /** The estimates of the last two checks, older first (for {@link nearExit}). */
+  private lastEstimates: number[] = [Number.NaN, Number.NaN];
 
   constructor(
     private readonly ctx: SolveContext<V, S>,
     private readonly m: RecurrenceMethod<V, S>,
-    private readonly checkpoint: V,
-    private readonly best: V,
+    private readonly checkpoint: Slot<V, S>,
+    private readonly best: Slot<V, S>,
   ) {
     this.x = m.x;
   }
@@ -159,7 +176,7 @@ class RecurrenceLoop<V, S> {
       const k = ++this.k;
       const guarded = k <= this.guardedUntil;
       const watch = new WatchList(ctx, guarded, k, this.pending);
-      await m.step(k, watch);
+      await m.step(k, watch, this.nearExit());
       if (watch.failure) {
         const done = await this.failed(watch.failure);
         if (done) return done;
@@ -170,6 +187,21 @@ class RecurrenceLoop<V, S> {
       const done = await this.check(guarded);
       if (done) return done;
     }
+  }
+
+  /**
+   * True when the next step's estimate is expected to pass the tolerance (checks every step
+   * only): the last estimate times the last reduction factor ρ (a one-step geometric
+   * prediction) is below min(2, 1/√ρ)·tol — slack where convergence is fast (banded SPD, ρ ≈
+   * 0.09: from 2·tol), little where it is slow (ρ = 0.97: 1.015·tol, the last step or two). A
+   * missed prediction costs one product (of a short solve: 1/7 of it), a wrong one a fraction of
+   * a product (cg's pair product).
+   */
+  private nearExit(): boolean {
+    const [a, b] = this.lastEstimates;
+    if (this.ctx.opts.checkEvery !== 1 || !(a! > 0) || !(b! > 0)) return false;
+    const rho = Math.min(1, b! / a!);
+    return b! * rho * Math.max(0.5, Math.sqrt(rho)) <= this.ctx.tol;
   }
 
   /** ‖b‖, r₀ = b − A·x0, the exits before the first iteration; then the first checkpoint. */
@@ -200,8 +232,7 @@ class RecurrenceLoop<V, S> {
       if (rn <= ctx.tol) return ctx.finish(x, 'converged', 0, rn);
     }
     if (ctx.aborted()) return ctx.finishExit(x, 'stopped', 0, rn, 'signal aborted before the first iteration');
-    space.copy(x, this.checkpoint);
-    space.copy(x, this.best);
+    // x is still the start iterate, which both slots hold without a copy; a verified-kernel restart above left it so too
     this.r0 = rn;
     this.bestEstimate = rn;
     return undefined;
@@ -210,16 +241,15 @@ class RecurrenceLoop<V, S> {
   /** Exit without convergence: return the better of the current and the best-checked iterate. */
   private async final(reason: SolveResult<V>['reason'], detail?: string): Promise<SolveResult<V>> {
     const { ctx, m, x, checkpoint, best, k, bestK } = this;
-    const { space } = ctx;
     let tr = await ctx.take(m.restart(false));
     if (bestK !== k && !(tr <= this.bestEstimate)) {
-      space.copy(x, checkpoint);
-      space.copy(best, x);
+      checkpoint.save(x);
+      best.restore(x);
       const trBest = await ctx.take(m.restart(false));
       if (trBest < tr || !Number.isFinite(tr)) {
         tr = trBest;
         detail = `${detail ? `${detail}; ` : ''}x is the best checked iterate, from iteration ${bestK}`;
-      } else space.copy(checkpoint, x);
+      } else checkpoint.restore(x);
     }
     return ctx.finishExit(x, reason, k, tr, detail); // on the verified kernel where a tuned one runs
   }
@@ -237,7 +267,7 @@ class RecurrenceLoop<V, S> {
           if (await ctx.confirm(x, tr)) return ctx.finish(x, 'converged', k, tr);
           // the operator runs on its verified kernel now: restart the recurrence from this x
           space.release(m.restart(false));
-          space.copy(x, this.checkpoint);
+          this.checkpoint.save(x);
           this.bestIsCheckpoint = false;
           this.kCheck = k;
           return undefined;
@@ -251,7 +281,7 @@ class RecurrenceLoop<V, S> {
 
   /** Restore x from the last clean check (the best iterate when that check was the best). */
   private rollback(): void {
-    this.ctx.space.copy(this.bestIsCheckpoint ? this.best : this.checkpoint, this.x);
+    (this.bestIsCheckpoint ? this.best : this.checkpoint).restore(this.x);
   }
 
   /** A check: read the estimate and the queued scalars together, roll back or judge the estimate, take a checkpoint. */
@@ -275,6 +305,7 @@ class RecurrenceLoop<V, S> {
       return undefined;
     }
     if (ctx.report(k, rn)) return this.final('stopped', ctx.aborted() ? 'signal aborted' : 'onIteration returned false');
+    this.lastEstimates = [this.lastEstimates[1]!, rn];
     if (rn > DIVERGENCE * Math.max(this.r0, ctx.bNorm)) {
       return this.final(
         'breakdown',
@@ -289,10 +320,10 @@ class RecurrenceLoop<V, S> {
     }
     this.bestIsCheckpoint = current < this.bestEstimate;
     if (this.bestIsCheckpoint) {
-      space.copy(x, this.best);
+      this.best.save(x);
       this.bestEstimate = current;
       this.bestK = k;
-    } else space.copy(x, this.checkpoint);
+    } else this.checkpoint.save(x);
     this.kCheck = k;
     return undefined;
   }
@@ -301,7 +332,8 @@ class RecurrenceLoop<V, S> {
   private async estimatePassed(): Promise<SolveResult<V> | number> {
     const { ctx, m, x, k } = this;
     const { space } = ctx;
-    let tr = await ctx.take(m.restart(false));
+    const own = m.trueResidualNorm?.(); // the step's own true residual (cg near its exit), else a product
+    let tr = await ctx.take(own ?? m.restart(false));
     if (tr <= ctx.tol) {
       if (await ctx.confirm(x, tr)) return ctx.finish(x, 'converged', k, tr);
       tr = await ctx.take(m.restart(false)); // r on the verified kernel: the recurrence goes on from it

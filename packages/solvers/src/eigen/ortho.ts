@@ -8,6 +8,7 @@
  */
 import type { VectorSpace } from '@gpusparse/formats';
 import type { SolverStats } from '../common/result';
+import { createForOverwrite } from '../common/snapshot';
 import { combineNormalize } from '../krylov/fused-update';
 import { readAndRelease, releaseScalars } from './common';
 import { symmetricEigen } from './dense';
@@ -44,17 +45,8 @@ export function projectOutTwice<V, S>(
   return { h1: [], h2: [] };
 }
 
-/**
- * A vector for an operation that writes every element without reading the old ones (combine
- * with β = 0, combineNormalize's v): the space's `createUninitialized` where it has one (the
- * WebGPU space: no zero-fill dispatch, which the next operation would overwrite anyway), else
- * `create`.
- * @example const y = createForOverwrite(space, n); space.combine(c, basis, 0, y);
- */
-export function createForOverwrite<V, S>(space: VectorSpace<V, S>, n: number): V {
-  const f = (space as { createUninitialized?: (n: number) => V }).createUninitialized;
-  return typeof f === 'function' ? f.call(space, n) : space.create(n);
-}
+/** Re-exported from common/snapshot (its home since session 12: the Krylov solvers use it too). */
+export { createForOverwrite };
 
 /**
  * {@link projectOutTwice} (keep = true) whose second pass also normalises: w' = (I − QQᵀ)²·w,

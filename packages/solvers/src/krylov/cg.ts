@@ -10,11 +10,12 @@
  * - total ≈ 10 vector reads + 3 writes + the matvec (+ M's traffic); 4 vectors of storage (x, r, p, q), 5 with M (z)
  * @module
  */
-import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
+import { type LinearOperator, unverifiedKernelOf, type VectorSpace } from '@gpusparse/formats';
 import { SolveContext } from '../common/context';
 import { resolveOptions, type SolveOptions } from '../common/options';
 import { type RecurrenceMethod, release, runRecurrence, type Watch } from '../common/recurrence';
 import type { SolveResult } from '../common/result';
+import { createForOverwrite } from '../common/snapshot';
 import { cgUpdate } from './fused-update';
 
 class CgMethod<V, S> implements RecurrenceMethod<V, S> {
@@ -25,14 +26,20 @@ class CgMethod<V, S> implements RecurrenceMethod<V, S> {
   private readonly q: V;
   private rho: S | undefined;
   private fresh = true;
+  /** The last step took r = b − A·x from products of the current vectors ({@link trueStep}). */
+  private rIsTrue = false;
+  /** The operator's and the space's fused kernels for {@link trueStep}, where both have them. */
+  private readonly pair: TrueStepKernels<V, S> | undefined;
 
   constructor(private readonly ctx: SolveContext<V, S>) {
     const s = ctx.space;
     this.x = ctx.initialX();
-    this.r = s.create(ctx.n);
-    this.z = ctx.opts.preconditioner ? s.create(ctx.n) : this.r;
-    this.p = s.create(ctx.n);
-    this.q = s.create(ctx.n);
+    // r, z, p, q are written in full before they are read (copy, products): no zero fill
+    this.r = createForOverwrite(s, ctx.n);
+    this.z = ctx.opts.preconditioner ? createForOverwrite(s, ctx.n) : this.r;
+    this.p = createForOverwrite(s, ctx.n);
+    this.q = createForOverwrite(s, ctx.n);
+    this.pair = ctx.opts.preconditioner ? undefined : trueStepKernels(ctx);
   }
 
   restart(xIsZero: boolean): S {
@@ -40,7 +47,15 @@ class CgMethod<V, S> implements RecurrenceMethod<V, S> {
     if (xIsZero) s.copy(this.ctx.b, this.r);
     else this.ctx.residual(this.x, this.r); // r = b − A·x
     this.fresh = true;
+    this.rIsTrue = false;
     return s.norm2(this.r);
+  }
+
+  /** √ρ when the last step was a {@link trueStep} and ρ = ‖r‖² is in float64's safe range (norm2 would scale otherwise). */
+  trueResidualNorm(): S | undefined {
+    if (!this.rIsTrue || this.rho === undefined) return undefined;
+    const rho = (this.rho as { value?: unknown }).value;
+    return typeof rho === 'number' && rho >= 2 ** -900 && rho < Number.POSITIVE_INFINITY ? this.ctx.space.sqrt(this.rho) : undefined;
   }
 
   dispose(): void {
@@ -58,7 +73,7 @@ class CgMethod<V, S> implements RecurrenceMethod<V, S> {
     return s.sqrt(this.rho); // ‖r‖ = √⟨r, r⟩ without a preconditioner
   }
 
-  async step(_k: number, w: Watch<S>): Promise<void> {
+  async step(_k: number, w: Watch<S>, nearExit = false): Promise<void> {
     const { ctx } = this;
     const s = ctx.space;
     const { x, r, z, p, q } = this;
@@ -69,11 +84,18 @@ class CgMethod<V, S> implements RecurrenceMethod<V, S> {
       s.copy(z, p); // p = z
       this.fresh = false;
     }
-    const pq = matvecDot(ctx, p, q); // q = A·p, ⟨p, q⟩
+    this.rIsTrue = false;
+    // near the exit (trueStep): t = A·x into r with q = A·p, in one sweep of A; r is recomputed below
+    const paired = nearExit && this.pair ? this.pair.applyPairDot.call(ctx.op, p, q, x, r, s) : undefined;
+    if (paired !== undefined) ctx.stats.matvecs += 2;
+    const pq = paired ?? matvecDot(ctx, p, q); // q = A·p, ⟨p, q⟩
     if (!(await w.ok('⟨p, A·p⟩', pq))) return;
     const alpha = s.div(this.rho!, pq); // α = ρ / ⟨p, q⟩
     let rhoNew: S;
-    if (hasM) {
+    if (paired !== undefined) {
+      rhoNew = this.pair!.cgTrueUpdate.call(s, alpha, p, q, x, r, ctx.b); // x += α·p, r = (b − A·x) − α·A·p, ρ' = ⟨r, r⟩
+      this.rIsTrue = true;
+    } else if (hasM) {
       const minusAlpha = s.neg(alpha);
       s.axpby(alpha, p, 1, x); // x = x + α·p
       s.axpby(minusAlpha, q, 1, r); // r = r − α·q
@@ -98,6 +120,30 @@ class CgMethod<V, S> implements RecurrenceMethod<V, S> {
     if (this.rho !== undefined) this.ctx.space.release(this.rho);
     this.rho = rho;
   }
+}
+
+/**
+ * CG's true-residual step (near the exit, on the host wasm space and CSR operator): q = A·p and
+ * t = A·x in one sweep of A (`applyPairDot`), then x += α·p and r = (b − t) − α·q with ⟨r, r⟩ in
+ * one pass (`cgTrueUpdate`). That r is b − A·x_new up to one rounding of x + α·p — as close to
+ * the exit check's own product as that product's rounding — and replaces the recursive residual
+ * (residual replacement: the recurrence goes on from it when it has not passed). The exit check
+ * then takes ‖r‖ (trueResidualNorm) instead of a product of its own: a 6-iteration solve
+ * sweeps A 6 times instead of 7.
+ */
+interface TrueStepKernels<V, S> {
+  /** q = A·p, t = A·x, ⟨p, q⟩ (this = the operator); undefined where it cannot fuse (nothing done). */
+  applyPairDot(p: V, q: V, x: V, t: V, space: unknown): S | undefined;
+  /** x += α·p, r = (b − r) − α·q, ⟨r, r⟩ (this = the space). */
+  cgTrueUpdate(alpha: S, p: V, q: V, x: V, r: V, b: V): S;
+}
+
+/** The kernels of {@link TrueStepKernels} where the operator and the space both offer them, and the operator's products are its verified ones. */
+function trueStepKernels<V, S>(ctx: SolveContext<V, S>): TrueStepKernels<V, S> | undefined {
+  const applyPairDot = (ctx.op as Partial<TrueStepKernels<V, S>>).applyPairDot;
+  const cgTrueUpdate = (ctx.space as Partial<TrueStepKernels<V, S>>).cgTrueUpdate;
+  if (typeof applyPairDot !== 'function' || typeof cgTrueUpdate !== 'function' || unverifiedKernelOf(ctx.op)) return undefined;
+  return { applyPairDot, cgTrueUpdate };
 }
 
 /** An operator that returns ⟨x, A·x⟩ with its product (the host wasm CSR operator's applyDot). */

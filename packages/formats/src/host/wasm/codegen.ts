@@ -10,13 +10,16 @@ export const { i32, f64, v128 } = ValType;
 // opcodes beyond module-bytes' Op
 export const I32_EQ = 0x46;
 export const I32_NE = 0x47;
+export const F64_SUB = 0xa1;
 export const F64_MUL = 0xa2;
+/** f64x2.sub (SIMD opcode). */
+export const F64X2_SUB = 0xf1;
 export const SELECT = 0x1b;
 export const CALL = 0x10;
 export const V128_STORE = 0x0b;
 
 /** Function indices (the order of hostKernelFunctions in ../kernels.ts: calls between kernels use them). */
-export const FN = { spmv: 0, dotRange: 1, dotBlocks: 2, multiDotBlocks: 3, axpy0: 4, axpy1: 5, axpby2: 6, scale: 7, multiply: 8, combine: 9, fill: 10, copy: 11, axpy4: 12, dot4: 13, cgUpdateBlocks: 14, spmvDotBlocks: 15, combineDotBlocks: 16 } as const;
+export const FN = { spmv: 0, dotRange: 1, dotBlocks: 2, multiDotBlocks: 3, axpy0: 4, axpy1: 5, axpby2: 6, scale: 7, multiply: 8, combine: 9, fill: 10, copy: 11, axpy4: 12, dot4: 13, cgUpdateBlocks: 14, spmvDotBlocks: 15, combineDotBlocks: 16, cgTrueUpdateBlocks: 17, spmvPairDotBlocks: 18, spmvPair: 19, multiDotCopyBlocks: 20 } as const;
 
 /** v128.store at the address below the value on the stack, plus offset (alignment hint 8 bytes). */
 export function v128Store(c: CodeBuilder, offset: number): void {

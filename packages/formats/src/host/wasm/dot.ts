@@ -103,9 +103,15 @@ export function dotBlocks(): FunctionSpec {
  * multiDotBlocks(k, table, off, y, n, out, stride, block): for each block b of [0, n) and each
  * j < k, out[j·stride + b] = partial of x_j·y, x_j = i32 table[j] + off (off: the byte offset of
  * this range in every x_j; y is already offset). One pass over y's block per k vectors.
+ * With `copyTo`: multiDotCopyBlocks(k, table, off, y, n, out, stride, block, dst), which also
+ * copies each block of y to dst while it is in cache (icgs's chunked projection keeps the
+ * incoming w so: one read of w fewer than multiDot then copy, and split over threads with it).
  */
-export function multiDotBlocks(): FunctionSpec {
-  const [K, TABLE, OFF, Y, N, OUT, STRIDE, BLOCK, M, J, TP, OP] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+export function multiDotBlocks(copyTo = false): FunctionSpec {
+  const [K, TABLE, OFF, Y, N, OUT, STRIDE, BLOCK] = [0, 1, 2, 3, 4, 5, 6, 7];
+  const DST = copyTo ? 8 : -1;
+  const o = copyTo ? 1 : 0;
+  const [M, J, TP, OP] = [8 + o, 9 + o, 10 + o, 11 + o];
   const c = new CodeBuilder();
   c.block().loop();
   c.localGet(N).op(Op.i32Eqz).brIf(1);
@@ -129,9 +135,10 @@ export function multiDotBlocks(): FunctionSpec {
   c.localGet(OP).localGet(STRIDE).i32Const(3).op(Op.i32Shl, Op.i32Add).localSet(OP);
   c.localGet(J).i32Const(1).op(Op.i32Add).localSet(J);
   c.br(0).end().end();
-  advanceBy(c, [OFF, Y], M);
+  if (copyTo) c.localGet(DST).localGet(Y).localGet(M).i32Const(3).op(Op.i32Shl).op(0xfc, 0x0a, 0x00, 0x00); // memory.copy(dst, y, 8·m)
+  advanceBy(c, copyTo ? [OFF, Y, DST] : [OFF, Y], M);
   c.localGet(N).localGet(M).op(Op.i32Sub).localSet(N);
   advance(c, [OUT], 8);
   c.br(0).end().end();
-  return { name: 'multiDotBlocks', params: [i32, i32, i32, i32, i32, i32, i32, i32], results: [], locals: [i32, i32, i32, i32], body: c };
+  return { name: copyTo ? 'multiDotCopyBlocks' : 'multiDotBlocks', params: new Array<typeof i32>(8 + o).fill(i32), results: [], locals: [i32, i32, i32, i32], body: c };
 }
