@@ -12,6 +12,7 @@ import { csrVec4Kernel } from './csr4/vec4.kernel';
 import { csrLongKernel } from './csr-long/long.kernel';
 import { csrBalancedKernel } from './csrb/balanced.kernel';
 import { csrStreamKernel } from './csr-stream/stream.kernel';
+import { csrMergeKernel } from './csr-merge/merge.kernel';
 import { ellKernel } from './ell/ell.kernel';
 import { ellRKernel } from './ell/ell-r.kernel';
 import { slicedEllKernel } from './ell/sliced-ell.kernel';
@@ -73,8 +74,11 @@ export const kernels: readonly AnySpmvKernel[] = [
  * full clock it beats cuSPARSE on CI rows (1.14–1.15×, session 11) but loses to csr-adaptive on
  * power-law rows (0.38× against 0.88×): a candidate for long rows once the tuner's short-list
  * model has a case for it (not done here: the tuner is another branch's).
+ * `csr-merge` (issue 20, session 12): merge-path CSR for power-law rows (equal items per
+ * invocation, long rows as whole-workgroup units, an ordered fix-up pass for rows past a cap);
+ * experimental until the H100 shows it beating csr-adaptive there.
  */
-export const experimentalKernels: readonly AnySpmvKernel[] = [slicedSplitKernel, csrStreamKernel];
+export const experimentalKernels: readonly AnySpmvKernel[] = [slicedSplitKernel, csrStreamKernel, csrMergeKernel];
 
 /**
  * Look a kernel up by id (registered or experimental); an unknown id is an InvalidParameterError

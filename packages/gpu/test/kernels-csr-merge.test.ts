@@ -1,0 +1,148 @@
+/**
+ * The merge-path CSR kernel (csr-merge, issue 20) beyond the conformance cases: the host plan
+ * (every row in exactly one tile or unit, tiles within their item and row caps, long rows cut into
+ * chunks of at most the cap with one fix-up segment each), and on the device every conformance
+ * case at each perThread × workgroup size and with every long row cut (chunkTiles 1); rows of
+ * exactly the tile and long-row thresholds, runs of empty rows at the ends and inside tiles, a
+ * row of 10^5 entries cut into 49 units summed by the fix-up pass, a row cut over bindings and
+ * then into chunks, n = 1 013 (a multiple of nothing the kernel uses), alpha/beta. The kernel uses
+ * no subgroup operation, so lavapipe's 8-wide subgroups and NVIDIA's 32 run the same code.
+ * Oracle: the float64 CSR product of the float32-rounded matrix with the conformance tier's
+ * per-row bound.
+ */
+import { type CsrMatrix, generators as g } from '@gpusparse/formats';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { experimentalKernels, type GpuContext, getKernel, kernels, uploadF32 } from '../src/index';
+import { csrMergeKernel } from '../src/kernels/csr-merge/merge.kernel';
+import { NO_SLOT, planMerge } from '../src/kernels/csr-merge/merge-plan';
+import { CASES, checkKernel, SEEDS } from '../src/testing/conformance';
+import { testContext } from './helpers';
+
+let ctx: GpuContext;
+beforeAll(async () => {
+  ctx = await testContext();
+});
+
+/** A matrix with the given row lengths: row i's columns are a random start plus a stride (distinct, sorted). */
+function byLengths(lengths: readonly number[], cols: number, seed: number): CsrMatrix {
+  const r = g.rng(seed);
+  const rowPtr = new Int32Array(lengths.length + 1);
+  lengths.forEach((l, i) => {
+    rowPtr[i + 1] = rowPtr[i]! + l;
+  });
+  const colIdx = new Int32Array(rowPtr[lengths.length]!);
+  const values = new Float64Array(colIdx.length);
+  lengths.forEach((l, i) => {
+    const step = Math.max(1, Math.floor(cols / Math.max(1, l)));
+    const start = Math.floor(r() * (cols - (l - 1) * step));
+    for (let t = 0; t < l; t++) {
+      colIdx[rowPtr[i]! + t] = start + t * step;
+      values[rowPtr[i]! + t] = 2 * r() - 1;
+    }
+  });
+  return { format: 'csr', rows: lengths.length, cols, rowPtr, colIdx, values };
+}
+
+const ptr = (lengths: readonly number[]) => Int32Array.from([0, ...lengths.map((_, i) => lengths.slice(0, i + 1).reduce((s, l) => s + l, 0))]);
+
+// empty runs at both ends and inside, rows at the thresholds of perThread 8 × 256 (tile 2048 items,
+// long rows ≥ 1024 entries) and of perThread 4 × 128 (512 / 256), 1 013 short rows, one of 5 000
+const MIXED = [0, 0, 0, 3, 1, 5000, 2, 0, 1, 2047, 2046, 1023, 1024, 255, 256, 511, 512, ...Array.from({ length: 1013 }, (_, i) => (i * 7) % 6), 0, 700, 0, 0];
+
+describe('csr-merge plan', () => {
+  const shape = { tileItems: 64, tileRows: 32, longMin: 32, chunkMax: 100 };
+  it('covers every row once: tiles of consecutive short rows within both caps, long rows as units, cut rows with one segment', () => {
+    const lengths = [0, 0, 5, 31, 32, 250, 1, 0, 63, ...Array.from({ length: 90 }, (_, i) => i % 3), 101, 0];
+    const rp = ptr(lengths);
+    const p = planMerge(rp, lengths.length, shape);
+    const seen = new Int32Array(lengths.length);
+    for (let t = 0; t < p.tiles.length; t += 2) {
+      const [r0, r1] = [p.tiles[t]!, p.tiles[t + 1]!];
+      expect(r1).toBeGreaterThan(r0);
+      expect(r1 - r0).toBeLessThanOrEqual(shape.tileRows);
+      expect(rp[r1]! - rp[r0]! + (r1 - r0)).toBeLessThanOrEqual(shape.tileItems);
+      for (let r = r0; r < r1; r++) seen[r]!++;
+    }
+    const entries = new Map<number, number>();
+    for (let u = 0; u < p.units.length; u += 4) {
+      const [row, k0, k1] = [p.units[u]!, p.units[u + 1]!, p.units[u + 2]!];
+      expect(lengths[row]).toBeGreaterThanOrEqual(shape.longMin);
+      expect(k1 - k0).toBeLessThanOrEqual(shape.chunkMax);
+      entries.set(row, (entries.get(row) ?? 0) + k1 - k0);
+    }
+    for (const [row, n] of entries) {
+      expect(n).toBe(lengths[row]);
+      seen[row]!++;
+    }
+    expect(Array.from(seen).every((s) => s === 1)).toBe(true);
+    // 250 → 3 chunks (slots 0–2), 101 → 2 chunks (slots 3–4): one segment each, in row order
+    expect(Array.from(p.segments)).toEqual([5, 0, 3, 99, 3, 5]);
+    expect(p.slots).toBe(5);
+    expect(Array.from(p.units.filter((_, i) => i % 4 === 3)).filter((s) => s === NO_SLOT).length).toBe(2); // the rows of 32 and 63 (31 is short)
+  });
+
+  it('refuses a shape that cannot hold a row', () => {
+    expect(() => planMerge(ptr([1]), 1, { ...shape, tileItems: 1 })).toThrow(/tileItems expected an integer ≥ 2, got 1/);
+    expect(() => planMerge(ptr([1]), 1, { ...shape, chunkMax: 0 })).toThrow(/chunkMax/);
+  });
+});
+
+describe('csr-merge on the device', () => {
+  it('is an experimental registry entry (bench and opt-in tuning, not the default short-list)', () => {
+    expect(getKernel('csr-merge')).toBe(csrMergeKernel);
+    expect(experimentalKernels).toContain(csrMergeKernel);
+    expect(kernels).not.toContain(csrMergeKernel);
+  });
+
+  const VARIANTS = [
+    { perThread: 8, workgroupSize: 256, chunkTiles: 16 },
+    { perThread: 4, workgroupSize: 128, chunkTiles: 16 },
+    { perThread: 8, workgroupSize: 128, chunkTiles: 1 },
+    { perThread: 4, workgroupSize: 256, chunkTiles: 1 },
+  ] as const;
+  it.each(VARIANTS)('every conformance case: %o', async (p) => {
+    for (const [name, gen, opts] of CASES) {
+      const r = await checkKernel(ctx, csrMergeKernel, p, gen(SEEDS[0]!), SEEDS[0]!, 2, -0.5, opts);
+      expect(r, `${name}: ${r}`).toBe('');
+    }
+  });
+
+  it.each(VARIANTS)('rows at the tile and long-row thresholds among short and empty ones, alpha/beta: %o', async (p) => {
+    for (const seed of [1, 2]) {
+      expect(await checkKernel(ctx, csrMergeKernel, p, byLengths(MIXED, 6000, seed), seed, 1, 0)).toBe('');
+      expect(await checkKernel(ctx, csrMergeKernel, p, byLengths(MIXED, 6000, seed), seed, -1.5, 0.25)).toBe('');
+    }
+    expect(await checkKernel(ctx, csrMergeKernel, p, g.powerLaw(20_000, 20_000, { seed: 5, minLen: 2, maxLen: 6000, alpha: 2.2 }), 5, 1, 0)).toBe('');
+  });
+
+  it('a row of 10^5 entries cut into 49 units: two dispatches, the fix-up sums them', async () => {
+    const a = byLengths([3, 0, 100_000, 1, 0], 100_000, 4);
+    const p = { perThread: 8, workgroupSize: 256, chunkTiles: 1 };
+    const h = csrMergeKernel.upload(ctx, a, p);
+    expect(h.merge[0]).toMatchObject({ units: 49, tiles: 2, segments: 1 });
+    const x = uploadF32(ctx, new Float64Array(a.cols).fill(1));
+    const y = ctx.buffers.acquire(a.rows * 4);
+    const before = ctx.recorder.dispatches;
+    csrMergeKernel.encode(ctx, h, x, y);
+    expect(ctx.recorder.dispatches - before).toBe(2);
+    h.dispose();
+    x.dispose();
+    y.dispose();
+    expect(await checkKernel(ctx, csrMergeKernel, p, a, 4, 2, -0.5)).toBe('');
+    // chunkTiles 16: units of 32 768 entries (4 units, the same fix-up)
+    expect(await checkKernel(ctx, csrMergeKernel, { ...p, chunkTiles: 16 }, a, 4, 1, 0)).toBe('');
+  });
+
+  it('splits over bindings: a row cut over two bindings, then into chunks, accumulates in order', async () => {
+    const opts = { maxBindingBytes: 4096 }; // 1 024 entries per binding
+    for (const p of VARIANTS) {
+      expect(await checkKernel(ctx, csrMergeKernel, p, byLengths([2, 0, 3000, 5, ...Array.from({ length: 300 }, (_, i) => i % 4), 1500, 0], 4000, 6), 6, 2, -0.5, opts)).toBe('');
+    }
+  });
+
+  it('refuses parameters outside their declared values or past the workgroup memory', () => {
+    const a = byLengths([1, 2], 4, 1);
+    expect(() => csrMergeKernel.wgsl({ perThread: 5, workgroupSize: 256, chunkTiles: 1 }, ctx.caps)).toThrow(/perThread expected one of 8, 4, 12, 16, got 5/);
+    expect(csrMergeKernel.supports(a, { ...ctx.limits, maxComputeWorkgroupStorageSize: 8192 }, { perThread: 8, workgroupSize: 256, chunkTiles: 1 })).toMatch(/needs 15376 bytes of workgroup memory, more than the device's 8192/);
+  });
+});
