@@ -12,7 +12,7 @@
  */
 import { type CsrMatrix, generators as g } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { experimentalKernels, type GpuContext, getKernel, kernels, uploadF32 } from '../src/index';
+import { experimentalKernels, type GpuContext, getKernel, kernels, readF32, uploadF32 } from '../src/index';
 import { csrMergeKernel } from '../src/kernels/csr-merge/merge.kernel';
 import { NO_SLOT, planMerge } from '../src/kernels/csr-merge/merge-plan';
 import { CASES, checkKernel, SEEDS } from '../src/testing/conformance';
@@ -131,6 +131,28 @@ describe('csr-merge on the device', () => {
     expect(await checkKernel(ctx, csrMergeKernel, p, a, 4, 2, -0.5)).toBe('');
     // chunkTiles 16: units of 32 768 entries (4 units, the same fix-up)
     expect(await checkKernel(ctx, csrMergeKernel, { ...p, chunkTiles: 16 }, a, 4, 1, 0)).toBe('');
+  });
+
+  it('slots past a row\'s end multiply nothing: x[0] = Inf, column 0 unused, rows not a multiple of any step', async () => {
+    // rows of 1 500 and 3 001 entries (long-row units of perThread 8 × 256: 8 slots × 256 per step) among short ones
+    const a = byLengths([2, 1500, 3, 0, 3001, 1], 3500, 8);
+    for (let k = 0; k < a.colIdx.length; k++) a.colIdx[k] = Math.max(1, a.colIdx[k]!);
+    const xs = Float64Array.from({ length: a.cols }, (_, j) => (j === 0 ? Number.POSITIVE_INFINITY : 1));
+    for (const chunkTiles of [16, 1]) {
+      const h = csrMergeKernel.upload(ctx, a, { perThread: 8, workgroupSize: 256, chunkTiles });
+      const x = uploadF32(ctx, xs);
+      const y = ctx.buffers.acquire(a.rows * 4);
+      csrMergeKernel.encode(ctx, h, x, y);
+      const got = await readF32(ctx, y, a.rows);
+      h.dispose();
+      x.dispose();
+      y.dispose();
+      for (let i = 0; i < a.rows; i++) {
+        let want = 0;
+        for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) want += Math.fround(a.values[k]!);
+        expect(Math.abs(got[i]! - want), `chunkTiles ${chunkTiles}, row ${i}: got ${got[i]}, want ${want}`).toBeLessThan(1e-3);
+      }
+    }
   });
 
   it('splits over bindings: a row cut over two bindings, then into chunks, accumulates in order', async () => {

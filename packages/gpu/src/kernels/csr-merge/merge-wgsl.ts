@@ -34,24 +34,26 @@ export const tileRows = (perThread: number, workgroupSize: number): number => Ma
 export const mergeWorkgroupBytes = (perThread: number, workgroupSize: number): number => 4 * (perThread * workgroupSize + tileRows(perThread, workgroupSize) + 3 * workgroupSize + 4);
 
 /**
- * A long-row unit: entries [k0, k1) of one row, `u` strided loads in flight per invocation, then
- * the workgroup tree; the row's y (whole row) or its carry slot (a chunk).
+ * A long-row unit: entries [k0, k1) of one row, `u` strided loads in flight per invocation (the
+ * last step's slots past k1 load and add nothing), then the workgroup tree; the row's y
+ * (whole row) or its carry slot (a chunk).
  */
 function longUnitFn(w: number, u: number): string {
   const ix = Array.from({ length: u }, (_, i) => i);
-  const off = (i: number) => (i === 0 ? 'k' : `k + ${i * w}u`);
+  const slot = (i: number) => (i === 0 ? 'k' : `k + ${i * w}u`);
+  // slot 0 is always inside the row (k < k1); the others are guarded, loads and product alike
+  const guard = (i: number, body: string) => (i === 0 ? body : `if (${slot(i)} < k1) { ${body} }`);
   return `fn long_unit(lid: u32, g: u32) {
   if (lid == 0u) { for (var j = 0u; j < 4u; j++) { wb[j] = blk[4u * g + j]; } }
   let unit = workgroupUniformLoad(&wb);
   let k1 = unit[2];
   var k = unit[1] + lid;
   ${ix.map((i) => `var a${i} = 0.0;`).join(' ')}
-  while (k + ${(u - 1) * w}u < k1) {
-    ${ix.map((i) => `let c${i} = col_idx[${off(i)}]; let v${i} = vals[${off(i)}];`).join('\n    ')}
-    ${ix.map((i) => `a${i} = fma(v${i}, x[c${i}], a${i});`).join(' ')}
-    k += ${u * w}u;
+  // every step issues all its column and value loads before the gathers
+  for (; k < k1; k += ${u * w}u) {
+    ${ix.map((i) => `var c${i} = 0u; var v${i} = 0.0; ${guard(i, `c${i} = col_idx[${slot(i)}]; v${i} = vals[${slot(i)}];`)}`).join('\n    ')}
+    ${ix.map((i) => guard(i, `a${i} = fma(v${i}, x[c${i}], a${i});`)).join('\n    ')}
   }
-  for (; k < k1; k += ${w}u) { a0 = fma(vals[k], x[col_idx[k]], a0); }
   let s = red_sum(lid, ${pairwiseSum(ix.map((i) => `a${i}`))});
   if (lid == 0u) {
     if (unit[3] == NONE) { store_y(unit[0], s); } else { carries[unit[3]] = s; }
