@@ -34,14 +34,16 @@ scale=${POW_SCALE:-1}
 ck="$out/clocks.csv"
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 100 >"$ck" 2>/dev/null &
 clk=$!
-run() { # name limit command…: within what is left of the budget, logged under a header
-  local name=$1 limit=$(($2 * scale)) left=$((budget - SECONDS))
+# seconds a step may take: its limit × scale, at most what is left of the budget
+left() { local want=$(($1 * scale)) rest=$((budget - SECONDS)); echo $((want < rest ? want : rest)); }
+run() { # name limit command…: logged under a header; skipped once the budget is spent
+  local name=$1 lim
+  lim=$(left "$2")
   shift 2
-  [ "$left" -lt "$limit" ] && limit=$left
-  if [ "$limit" -lt 5 ]; then echo "== $name skipped: budget spent ($SECONDS s)" >>"$log"; return; fi
-  echo "== $name (limit ${limit} s, $(date -u +%T))" >>"$log"
-  timeout "$limit" "$@" >>"$log" 2>&1
-  echo "== $name exit $? ($(date -u +%T), ${SECONDS} s)" >>"$log"
+  if ((lim < 5)); then printf '== %s skipped: budget spent (%s s)\n' "$name" "$SECONDS" >>"$log"; return; fi
+  printf '== %s (limit %s s, %s)\n' "$name" "$lim" "$(date -u +%T)" >>"$log"
+  timeout "$lim" "$@" >>"$log" 2>&1
+  printf '== %s exit %s (%s, %s s)\n' "$name" "$?" "$(date -u +%T)" "$SECONDS" >>"$log"
 }
 run dump 60 $app $extra --dump-only --dump $m --only uniform,powerlaw
 files=$(for f in $m/uniform*.rowptr $m/powerlaw*.rowptr; do [ -e "$f" ] && echo "${f%.rowptr}.csr"; done)
