@@ -95,10 +95,13 @@ describe('csr-merge on the device', () => {
   });
 
   const VARIANTS = [
-    { perThread: 8, workgroupSize: 256, chunkTiles: 16 },
-    { perThread: 4, workgroupSize: 128, chunkTiles: 16 },
-    { perThread: 8, workgroupSize: 128, chunkTiles: 1 },
-    { perThread: 4, workgroupSize: 256, chunkTiles: 1 },
+    { perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled: 1 },
+    { perThread: 4, workgroupSize: 128, chunkTiles: 16, unrolled: 0 },
+    { perThread: 8, workgroupSize: 128, chunkTiles: 1, unrolled: 0 },
+    { perThread: 4, workgroupSize: 256, chunkTiles: 1, unrolled: 1 },
+    // the H100 grid's large tiles (27.7 KB and 10.8 KB of workgroup memory; lavapipe offers 32 KB)
+    { perThread: 16, workgroupSize: 256, chunkTiles: 16, unrolled: 1 },
+    { perThread: 12, workgroupSize: 128, chunkTiles: 1, unrolled: 1 },
   ] as const;
   it.each(VARIANTS)('every conformance case: %o', async (p) => {
     for (const [name, gen, opts] of CASES) {
@@ -117,7 +120,7 @@ describe('csr-merge on the device', () => {
 
   it('a row of 10^5 entries cut into 49 units: two dispatches, the fix-up sums them', async () => {
     const a = byLengths([3, 0, 100_000, 1, 0], 100_000, 4);
-    const p = { perThread: 8, workgroupSize: 256, chunkTiles: 1 };
+    const p = { perThread: 8, workgroupSize: 256, chunkTiles: 1, unrolled: 1 };
     const h = csrMergeKernel.upload(ctx, a, p);
     expect(h.merge[0]).toMatchObject({ units: 49, tiles: 2, segments: 1 });
     const x = uploadF32(ctx, new Float64Array(a.cols).fill(1));
@@ -139,7 +142,7 @@ describe('csr-merge on the device', () => {
     for (let k = 0; k < a.colIdx.length; k++) a.colIdx[k] = Math.max(1, a.colIdx[k]!);
     const xs = Float64Array.from({ length: a.cols }, (_, j) => (j === 0 ? Number.POSITIVE_INFINITY : 1));
     for (const chunkTiles of [16, 1]) {
-      const h = csrMergeKernel.upload(ctx, a, { perThread: 8, workgroupSize: 256, chunkTiles });
+      const h = csrMergeKernel.upload(ctx, a, { perThread: 8, workgroupSize: 256, chunkTiles, unrolled: 1 });
       const x = uploadF32(ctx, xs);
       const y = ctx.buffers.acquire(a.rows * 4);
       csrMergeKernel.encode(ctx, h, x, y);
@@ -162,9 +165,19 @@ describe('csr-merge on the device', () => {
     }
   });
 
+  it('unrolled 1 writes the search and the items out (no loop for Tint to guard); 0 keeps the loops', () => {
+    const text = (unrolled: number) => csrMergeKernel.wgsl({ perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled }, ctx.caps);
+    const tile = (w: string) => w.slice(w.indexOf('fn tile('), w.indexOf('@compute'));
+    expect(tile(text(1))).not.toMatch(/\bwhile\b|for \(var j/);
+    expect(tile(text(1)).match(/if \(lo < hi\)/g)).toHaveLength(11); // tile rows ≤ 1 024: 11 halvings
+    expect(tile(text(1)).match(/u < cnt\)/g)).toHaveLength(8);
+    expect(tile(text(0))).toContain('while (lo < hi)');
+    expect(tile(text(0))).toContain('for (var j = 0u; j < cnt; j++)');
+  });
+
   it('refuses parameters outside their declared values or past the workgroup memory', () => {
     const a = byLengths([1, 2], 4, 1);
-    expect(() => csrMergeKernel.wgsl({ perThread: 5, workgroupSize: 256, chunkTiles: 1 }, ctx.caps)).toThrow(/perThread expected one of 8, 4, 12, 16, got 5/);
-    expect(csrMergeKernel.supports(a, { ...ctx.limits, maxComputeWorkgroupStorageSize: 8192 }, { perThread: 8, workgroupSize: 256, chunkTiles: 1 })).toMatch(/needs 15376 bytes of workgroup memory, more than the device's 8192/);
+    expect(() => csrMergeKernel.wgsl({ perThread: 5, workgroupSize: 256, chunkTiles: 1, unrolled: 1 }, ctx.caps)).toThrow(/perThread expected one of 8, 4, 12, 16, got 5/);
+    expect(csrMergeKernel.supports(a, { ...ctx.limits, maxComputeWorkgroupStorageSize: 8192 }, { perThread: 8, workgroupSize: 256, chunkTiles: 1, unrolled: 1 })).toMatch(/needs 15376 bytes of workgroup memory, more than the device's 8192/);
   });
 });

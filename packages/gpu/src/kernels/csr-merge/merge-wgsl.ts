@@ -69,6 +69,37 @@ function stageProducts(p: number, w: number): string {
   ${ix.map((i) => `if (q${i} < n) { prod[q${i}] = v${i} * x[c${i}]; }`).join('\n  ')}`;
 }
 
+/** One merge-path bisection step on the tile's row ends (the row ends among the first d items). */
+const BISECT = 'let mid = (lo + hi) >> 1u; if (rend[mid] + mid < d) { lo = mid + 1u; } else { hi = mid; }';
+
+/**
+ * The merge-path search: a loop, or (unrolled) its ⌊log2 tileRows⌋ + 1 steps written out — the
+ * range hi − lo ≤ tileRows halves each step — so that no loop carries Tint's robustness guard.
+ */
+function search(p: number, w: number, unrolled: boolean): string {
+  if (!unrolled) return `while (lo < hi) { ${BISECT} }`;
+  const steps = Math.floor(Math.log2(tileRows(p, w))) + 1;
+  return Array.from({ length: steps }, () => `if (lo < hi) { ${BISECT} }`).join('\n    ');
+}
+
+/** One merge item: an entry of the current row, or the row's end (store it, or hold it for the carry). */
+const ITEM = `if (k < re) {
+        acc = acc + prod[k];
+        k++;
+      } else {
+        if (started) { store_y(r0 + row, acc); } else { first = acc; first_row = row; }
+        acc = 0.0;
+        started = true;
+        row++;
+        if (row < nrows) { re = rend[row]; }
+      }`;
+
+/** The invocation's `cnt` ≤ p items: a loop, or (unrolled) p guarded copies of one item. */
+function consume(p: number, unrolled: boolean): string {
+  if (!unrolled) return `for (var j = 0u; j < cnt; j++) {\n      ${ITEM}\n    }`;
+  return Array.from({ length: p }, (_, j) => `if (${j}u < cnt) {\n      ${ITEM}\n    }`).join('\n    ');
+}
+
 /**
  * A tile: rows [r0, r1) of at most perThread·W items. Invocation `lid` takes items
  * [lid·perThread, (lid + 1)·perThread) of the merge of row ends and entries, found by a
@@ -76,7 +107,7 @@ function stageProducts(p: number, w: number): string {
  * first one when that row began before its items; the segmented block scan of the invocations'
  * trailing partial sums supplies that row's carry. Tiles end on row ends: nothing leaves the tile.
  */
-function tileFn(p: number, w: number): string {
+function tileFn(p: number, w: number, unrolled: boolean): string {
   return `fn tile(lid: u32, t: u32) {
   if (lid == 0u) { wb[0] = blk[u.tile_off + 2u * t]; wb[1] = blk[u.tile_off + 2u * t + 1u]; }
   let bounds = workgroupUniformLoad(&wb);
@@ -97,10 +128,7 @@ function tileFn(p: number, w: number): string {
     // merge-path search: the row ends among the first d items (row end e at item e + row)
     var lo = select(0u, d - n, d > n);
     var hi = min(d, nrows);
-    while (lo < hi) {
-      let mid = (lo + hi) >> 1u;
-      if (rend[mid] + mid < d) { lo = mid + 1u; } else { hi = mid; }
-    }
+    ${search(p, w, unrolled)}
     var row = lo;
     var k = d - lo;
     // the row began inside these items when they start at its first entry
@@ -109,19 +137,8 @@ function tileFn(p: number, w: number): string {
     var started = rs == k;
     var re = rend[row];
     var acc = 0.0;
-    let dend = min(d + ${p}u, items);
-    for (var i = d; i < dend; i++) {
-      if (k < re) {
-        acc = acc + prod[k];
-        k++;
-      } else {
-        if (started) { store_y(r0 + row, acc); } else { first = acc; first_row = row; }
-        acc = 0.0;
-        started = true;
-        row++;
-        if (row < nrows) { re = rend[row]; }
-      }
-    }
+    let cnt = min(${p}u, items - d);
+    ${consume(p, unrolled)}
     tail = acc;
     head = select(0u, 1u, started);
   }
@@ -131,12 +148,12 @@ function tileFn(p: number, w: number): string {
 }
 
 /** WGSL of the main pass: workgroups [0, count) are long-row units, the next `tiles` are tiles. */
-export function mergeMainWgsl(perThread: number, w: number): string {
+export function mergeMainWgsl(perThread: number, w: number, unrolled: boolean): string {
   const shared = [`prod: array<f32, ${perThread * w}>`, `rend: array<u32, ${tileRows(perThread, w)}>`, 'wb: array<u32, 4>'];
   const head = [preamble(MERGE_UNIFORMS, MERGE_BINDINGS), SPMV_STORE, workgroupSum('red', w), segmentedBlockScan('sscan', w), 'const NONE = 0xffffffffu;', ...shared.map((d) => `var<workgroup> ${d};`)];
   return `${head.join('\n')}
 ${longUnitFn(w, longUnroll(perThread))}
-${tileFn(perThread, w)}
+${tileFn(perThread, w, unrolled)}
 @compute @workgroup_size(${w})
 fn main(${entryArgs()}) {
   let g = wg_linear(wid, nwg);

@@ -29,7 +29,7 @@ import { mergeTable, planMerge } from './merge-plan';
 import { FIXUP_BINDINGS, MERGE_BINDINGS, mergeFixupWgsl, mergeMainWgsl, mergeWorkgroupBytes, tileRows } from './merge-wgsl';
 
 /** Parameters of {@link csrMergeKernel}. */
-export type CsrMergeParams = { perThread: number; workgroupSize: number; chunkTiles: number };
+export type CsrMergeParams = { perThread: number; workgroupSize: number; chunkTiles: number; unrolled: number };
 
 /** What one binding block adds to the shared CSR arrays: the plan's counts and the carry slots. */
 interface MergeBlock {
@@ -55,6 +55,7 @@ function checkParams(p: CsrMergeParams, limits?: GpuLimits): true | string {
   if (!PER_THREAD.includes(p.perThread)) return `perThread expected one of ${PER_THREAD.join(', ')}, got ${p.perThread}`;
   if (!WORKGROUP.includes(p.workgroupSize)) return `workgroupSize expected one of ${WORKGROUP.join(', ')}, got ${p.workgroupSize}`;
   if (!(Number.isInteger(p.chunkTiles) && p.chunkTiles >= 1)) return `chunkTiles expected an integer ≥ 1, got ${p.chunkTiles}`;
+  if (p.unrolled !== 0 && p.unrolled !== 1) return `unrolled expected 0 or 1, got ${p.unrolled}`;
   const need = mergeWorkgroupBytes(p.perThread, p.workgroupSize);
   if (limits && need > limits.maxComputeWorkgroupStorageSize) return `perThread ${p.perThread} × workgroupSize ${p.workgroupSize} needs ${need} bytes of workgroup memory, more than the device's ${limits.maxComputeWorkgroupStorageSize}`;
   return true;
@@ -92,9 +93,13 @@ export const csrMergeKernel: SpmvKernel<CsrMatrix, CsrMergeParams, MergeDeviceMa
   params: {
     perThread: { description: 'merge items per invocation in a tile (tile = perThread·workgroupSize items; also the loads in flight of a long-row unit, at most 8)', values: PER_THREAD },
     workgroupSize: { description: 'invocations per workgroup (128 or 256)', values: WORKGROUP },
+    unrolled: {
+      description: '1: the merge-path search and the items of an invocation written out step by step (no loop: with robustness on Tint gives every loop an iteration guard, bench/RESULTS.md session 11); 0: loops',
+      values: [1, 0],
+    },
     chunkTiles: { description: 'longest row one workgroup reduces, in tiles of perThread·workgroupSize entries; longer rows are cut into units of that many entries whose partial sums a second dispatch adds (1: every row longer than a tile is cut)', values: [16, 1] },
   },
-  defaults: { perThread: 8, workgroupSize: 256, chunkTiles: 16 },
+  defaults: { perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled: 1 },
   supports(m, limits, params) {
     const ok = checkParams({ ...this.defaults, ...params }, limits);
     return ok === true ? csrVectorsFit(m, limits.maxStorageBufferBindingSize) : `csr-merge: ${ok}`;
@@ -102,11 +107,11 @@ export const csrMergeKernel: SpmvKernel<CsrMatrix, CsrMergeParams, MergeDeviceMa
   wgsl(p) {
     const ok = checkParams(p);
     if (ok !== true) throw new RangeError(`csr-merge: ${ok}`);
-    return mergeMainWgsl(p.perThread, p.workgroupSize);
+    return mergeMainWgsl(p.perThread, p.workgroupSize, p.unrolled === 1);
   },
   pipelineSpec(p, caps) {
     const text = this.wgsl(p, caps);
-    return { key: text, label: `${this.id}(perThread=${p.perThread},wg=${p.workgroupSize})`, bindings: signature(MERGE_BINDINGS), wgsl: () => text };
+    return { key: text, label: `${this.id}(perThread=${p.perThread},wg=${p.workgroupSize},unrolled=${p.unrolled})`, bindings: signature(MERGE_BINDINGS), wgsl: () => text };
   },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
