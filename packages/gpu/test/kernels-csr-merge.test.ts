@@ -158,6 +158,31 @@ describe('csr-merge on the device', () => {
     }
   });
 
+  it('a dispatch past 65 535 workgroups: 16 777 217 mostly empty rows in tiles of 256 rows (perThread 4 × 128)', async () => {
+    const rows = 65_536 * 256 + 1;
+    const rowPtr = new Int32Array(rows + 1);
+    for (let i = 0; i < rows; i++) rowPtr[i + 1] = rowPtr[i]! + (i % 4099 === 0 ? 2 : 0);
+    const nnz = rowPtr[rows]!;
+    const a: CsrMatrix = { format: 'csr', rows, cols: nnz, rowPtr, colIdx: Int32Array.from({ length: nnz }, (_, k) => k), values: Float64Array.from({ length: nnz }, (_, k) => (k % 5) - 2) };
+    const p = { perThread: 4, workgroupSize: 128, chunkTiles: 16, unrolled: 1 };
+    const h = csrMergeKernel.upload(ctx, a, p);
+    expect(h.merge[0]!.tiles).toBeGreaterThan(65_535);
+    const x = uploadF32(ctx, Float64Array.from({ length: nnz }, (_, k) => 1 + (k % 3)));
+    const y = ctx.buffers.acquire(rows * 4);
+    csrMergeKernel.encode(ctx, h, x, y);
+    const got = await readF32(ctx, y, rows);
+    h.dispose();
+    x.dispose();
+    y.dispose();
+    let bad = -1;
+    for (let i = 0; i < rows && bad < 0; i++) {
+      let want = 0;
+      for (let k = rowPtr[i]!; k < rowPtr[i + 1]!; k++) want += ((k % 5) - 2) * (1 + (k % 3));
+      if (got[i] !== want) bad = i;
+    }
+    expect(bad, `row ${bad}: got ${got[bad]}`).toBe(-1);
+  });
+
   it('splits over bindings: a row cut over two bindings, then into chunks, accumulates in order', async () => {
     const opts = { maxBindingBytes: 4096 }; // 1 024 entries per binding
     for (const p of VARIANTS) {
