@@ -7,8 +7,9 @@
 #   spmv      bench/spmv.ts on the dumped files: every CSR-family kernel (csr-scalar, csr-vector,
 #             csr-adaptive, csr-vec4 lanes 2 / 32, csr-long, csr-balanced, csr-stream lanes 4 / 8)
 #             plus csr-merge (perThread 4 / 8 / 12 / 16 × workgroups 128 / 256, search and items unrolled,
-#             long rows whole; perThread 8 × 256 with the loops kept — what Tint's loop guard costs — and
-#             with every row past one tile cut — what the fix-up pass costs) and ell
+#             long rows whole; perThread 8 / 16 × 256 with the subgroup scan; perThread 8 × 256 with the
+#             loops kept — what Tint's loop guard costs — and with every row past one tile cut — what the
+#             fix-up pass costs) and ell
 #             (session 11's best on uniform) — 1 s of warm-up, 150 ms of heat before each timing (more
 #             while the SM clock reads < 1 500 MHz), two rounds of 20 repetitions with the other cases
 #             in between, each checked against the float64 product
@@ -49,7 +50,8 @@ run() { # name limit command…: logged under a header; skipped once the budget 
 run dump 60 $app $extra --dump-only --dump $m --only uniform,powerlaw
 files=$(for f in $m/uniform*.rowptr $m/powerlaw*.rowptr; do [ -e "$f" ] && echo "${f%.rowptr}.csr"; done)
 run cusparse 40 python3 .gpukit/cusparse_anchor.py $files --json "$out/cusparse.jsonl"
-merge="--grid csr-merge:perThread=4/8/12/16:workgroupSize=128/256:chunkTiles=16:unrolled=1 --grid csr-merge:perThread=8:workgroupSize=256:chunkTiles=16:unrolled=0 --grid csr-merge:perThread=8:workgroupSize=256:chunkTiles=1:unrolled=1"
+merge="--grid csr-merge:perThread=4/8/12/16:workgroupSize=128/256:chunkTiles=16:unrolled=1:scan=0 --grid csr-merge:perThread=8/16:workgroupSize=256:chunkTiles=16:unrolled=1:scan=1
+  --grid csr-merge:perThread=8:workgroupSize=256:chunkTiles=16:unrolled=0:scan=0 --grid csr-merge:perThread=8:workgroupSize=256:chunkTiles=1:unrolled=1:scan=0"
 csrs="--grid csr-vec4:lanes=2/32 --grid csr-stream:lanes=4/8:unroll=4:prefetch=0"
 run spmv 290 $app $extra --no-generated $files --rounds 2 --reps 20 --heat-ms 150 --warm-ms 1000 --no-variants \
   --cusparse "$out/cusparse.jsonl" --clock-log "$ck" $merge $csrs \

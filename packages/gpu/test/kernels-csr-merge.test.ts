@@ -15,6 +15,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { experimentalKernels, type GpuContext, getKernel, kernels, readF32, uploadF32 } from '../src/index';
 import { csrMergeKernel } from '../src/kernels/csr-merge/merge.kernel';
 import { NO_SLOT, planMerge } from '../src/kernels/csr-merge/merge-plan';
+import { blockScanUsesSubgroups } from '../src/kernels/wgsl/scan';
 import { CASES, checkKernel, SEEDS } from '../src/testing/conformance';
 import { testContext } from './helpers';
 
@@ -95,13 +96,13 @@ describe('csr-merge on the device', () => {
   });
 
   const VARIANTS = [
-    { perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled: 1 },
-    { perThread: 4, workgroupSize: 128, chunkTiles: 16, unrolled: 0 },
-    { perThread: 8, workgroupSize: 128, chunkTiles: 1, unrolled: 0 },
-    { perThread: 4, workgroupSize: 256, chunkTiles: 1, unrolled: 1 },
+    { perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled: 1, scan: 1 },
+    { perThread: 4, workgroupSize: 128, chunkTiles: 16, unrolled: 0, scan: 0 },
+    { perThread: 8, workgroupSize: 128, chunkTiles: 1, unrolled: 0, scan: 1 },
+    { perThread: 4, workgroupSize: 256, chunkTiles: 1, unrolled: 1, scan: 0 },
     // the H100 grid's large tiles (27.7 KB and 10.8 KB of workgroup memory; lavapipe offers 32 KB)
-    { perThread: 16, workgroupSize: 256, chunkTiles: 16, unrolled: 1 },
-    { perThread: 12, workgroupSize: 128, chunkTiles: 1, unrolled: 1 },
+    { perThread: 16, workgroupSize: 256, chunkTiles: 16, unrolled: 1, scan: 1 },
+    { perThread: 12, workgroupSize: 128, chunkTiles: 1, unrolled: 1, scan: 0 },
   ] as const;
   it.each(VARIANTS)('every conformance case: %o', async (p) => {
     for (const [name, gen, opts] of CASES) {
@@ -120,7 +121,7 @@ describe('csr-merge on the device', () => {
 
   it('a row of 10^5 entries cut into 49 units: two dispatches, the fix-up sums them', async () => {
     const a = byLengths([3, 0, 100_000, 1, 0], 100_000, 4);
-    const p = { perThread: 8, workgroupSize: 256, chunkTiles: 1, unrolled: 1 };
+    const p = { perThread: 8, workgroupSize: 256, chunkTiles: 1, unrolled: 1, scan: 1 };
     const h = csrMergeKernel.upload(ctx, a, p);
     expect(h.merge[0]).toMatchObject({ units: 49, tiles: 2, segments: 1 });
     const x = uploadF32(ctx, new Float64Array(a.cols).fill(1));
@@ -142,7 +143,7 @@ describe('csr-merge on the device', () => {
     for (let k = 0; k < a.colIdx.length; k++) a.colIdx[k] = Math.max(1, a.colIdx[k]!);
     const xs = Float64Array.from({ length: a.cols }, (_, j) => (j === 0 ? Number.POSITIVE_INFINITY : 1));
     for (const chunkTiles of [16, 1]) {
-      const h = csrMergeKernel.upload(ctx, a, { perThread: 8, workgroupSize: 256, chunkTiles, unrolled: 1 });
+      const h = csrMergeKernel.upload(ctx, a, { perThread: 8, workgroupSize: 256, chunkTiles, unrolled: 1, scan: 0 });
       const x = uploadF32(ctx, xs);
       const y = ctx.buffers.acquire(a.rows * 4);
       csrMergeKernel.encode(ctx, h, x, y);
@@ -164,7 +165,7 @@ describe('csr-merge on the device', () => {
     for (let i = 0; i < rows; i++) rowPtr[i + 1] = rowPtr[i]! + (i % 4099 === 0 ? 2 : 0);
     const nnz = rowPtr[rows]!;
     const a: CsrMatrix = { format: 'csr', rows, cols: nnz, rowPtr, colIdx: Int32Array.from({ length: nnz }, (_, k) => k), values: Float64Array.from({ length: nnz }, (_, k) => (k % 5) - 2) };
-    const p = { perThread: 4, workgroupSize: 128, chunkTiles: 16, unrolled: 1 };
+    const p = { perThread: 4, workgroupSize: 128, chunkTiles: 16, unrolled: 1, scan: 1 };
     const h = csrMergeKernel.upload(ctx, a, p);
     expect(h.merge[0]!.tiles).toBeGreaterThan(65_535);
     const x = uploadF32(ctx, Float64Array.from({ length: nnz }, (_, k) => 1 + (k % 3)));
@@ -191,7 +192,7 @@ describe('csr-merge on the device', () => {
   });
 
   it('unrolled 1 writes the search and the items out (no loop for Tint to guard); 0 keeps the loops', () => {
-    const text = (unrolled: number) => csrMergeKernel.wgsl({ perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled }, ctx.caps);
+    const text = (unrolled: number) => csrMergeKernel.wgsl({ perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled, scan: 0 }, ctx.caps);
     const tile = (w: string) => w.slice(w.indexOf('fn tile('), w.indexOf('@compute'));
     expect(tile(text(1))).not.toMatch(/\bwhile\b|for \(var j/);
     expect(tile(text(1)).match(/if \(lo < hi\)/g)).toHaveLength(11); // tile rows ≤ 1 024: 11 halvings
@@ -200,9 +201,19 @@ describe('csr-merge on the device', () => {
     expect(tile(text(0))).toContain('for (var j = 0u; j < cnt; j++)');
   });
 
+  it('scan 1 takes the carries by subgroup shuffles where subgroups are usable (lavapipe: 8 wide), scan 0 by the workgroup-memory scan', () => {
+    const text = (scan: number) => csrMergeKernel.wgsl({ perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled: 1, scan }, ctx.caps);
+    expect(blockScanUsesSubgroups(ctx.caps)).toBe(true);
+    expect(text(1)).toContain('subgroupShuffleUp(s, off)');
+    expect(text(1)).toContain('sgp_lane = sg_lane;');
+    expect(text(0)).not.toContain('subgroup');
+    // without usable subgroups scan 1 falls back to scan 0's text
+    expect(csrMergeKernel.wgsl({ perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled: 1, scan: 1 }, { ...ctx.caps, subgroups: false })).toBe(text(0));
+  });
+
   it('refuses parameters outside their declared values or past the workgroup memory', () => {
     const a = byLengths([1, 2], 4, 1);
-    expect(() => csrMergeKernel.wgsl({ perThread: 5, workgroupSize: 256, chunkTiles: 1, unrolled: 1 }, ctx.caps)).toThrow(/perThread expected one of 8, 4, 12, 16, got 5/);
-    expect(csrMergeKernel.supports(a, { ...ctx.limits, maxComputeWorkgroupStorageSize: 8192 }, { perThread: 8, workgroupSize: 256, chunkTiles: 1, unrolled: 1 })).toMatch(/needs 15376 bytes of workgroup memory, more than the device's 8192/);
+    expect(() => csrMergeKernel.wgsl({ perThread: 5, workgroupSize: 256, chunkTiles: 1, unrolled: 1, scan: 0 }, ctx.caps)).toThrow(/perThread expected one of 8, 4, 12, 16, got 5/);
+    expect(csrMergeKernel.supports(a, { ...ctx.limits, maxComputeWorkgroupStorageSize: 8192 }, { perThread: 8, workgroupSize: 256, chunkTiles: 1, unrolled: 1, scan: 0 })).toMatch(/needs 15376 bytes of workgroup memory, more than the device's 8192/);
   });
 });

@@ -7,6 +7,7 @@ import { CSR_BINDINGS } from '../csr/csr-device';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, type WgslBinding, workgroupSum } from '../wgsl/index';
 import { pairwiseSum } from '../wgsl/lanes';
 import { segmentedBlockScan } from '../wgsl/scan';
+import { subgroupSegmentedScan } from './subgroup-scan';
 
 /** Uniforms: the SpMV block (count = long-row units) plus the tile count and the table offsets. */
 export const MERGE_UNIFORMS = [...SPMV_UNIFORMS, ['tiles', 'u32'], ['tile_off', 'u32'], ['fix_off', 'u32']] as const;
@@ -147,15 +148,22 @@ function tileFn(p: number, w: number, unrolled: boolean): string {
 }`;
 }
 
-/** WGSL of the main pass: workgroups [0, count) are long-row units, the next `tiles` are tiles. */
-export function mergeMainWgsl(perThread: number, w: number, unrolled: boolean): string {
+/**
+ * WGSL of the main pass: workgroups [0, count) are long-row units, the next `tiles` are tiles.
+ * `subgroupScan`: the tile's carries by subgroup-segmented-scan.ts (2 barriers) instead of the
+ * workgroup-memory segmented scan (2·log2 W barriers).
+ */
+export function mergeMainWgsl(perThread: number, w: number, unrolled: boolean, subgroupScan: boolean): string {
   const shared = [`prod: array<f32, ${perThread * w}>`, `rend: array<u32, ${tileRows(perThread, w)}>`, 'wb: array<u32, 4>'];
-  const head = [preamble(MERGE_UNIFORMS, MERGE_BINDINGS), SPMV_STORE, workgroupSum('red', w), segmentedBlockScan('sscan', w), 'const NONE = 0xffffffffu;', ...shared.map((d) => `var<workgroup> ${d};`)];
+  const sg = { subgroups: subgroupScan };
+  const scan = subgroupScan ? subgroupSegmentedScan('sscan', w) : segmentedBlockScan('sscan', w);
+  const head = [preamble(MERGE_UNIFORMS, MERGE_BINDINGS, sg), SPMV_STORE, workgroupSum('red', w), scan, 'const NONE = 0xffffffffu;', ...shared.map((d) => `var<workgroup> ${d};`)];
   return `${head.join('\n')}
 ${longUnitFn(w, longUnroll(perThread))}
 ${tileFn(perThread, w, unrolled)}
 @compute @workgroup_size(${w})
-fn main(${entryArgs()}) {
+fn main(${entryArgs(sg)}) {
+  ${subgroupScan ? 'sgp_lane = sg_lane;\n  sgp_size = sg_size;' : ''}
   let g = wg_linear(wid, nwg);
   if (g < u.count) {
     long_unit(lid, g);

@@ -25,11 +25,12 @@ import type { GpuBuf } from '../../memory/buffers';
 import { blockUniforms, type CsrDeviceMatrix, csrVectorsFit, uploadCsr } from '../csr/csr-device';
 import type { SpmvKernel, SpmvScale } from '../types';
 import { signature } from '../wgsl/index';
+import { blockScanUsesSubgroups } from '../wgsl/scan';
 import { mergeTable, planMerge } from './merge-plan';
 import { FIXUP_BINDINGS, MERGE_BINDINGS, mergeFixupWgsl, mergeMainWgsl, mergeWorkgroupBytes, tileRows } from './merge-wgsl';
 
 /** Parameters of {@link csrMergeKernel}. */
-export type CsrMergeParams = { perThread: number; workgroupSize: number; chunkTiles: number; unrolled: number };
+export type CsrMergeParams = { perThread: number; workgroupSize: number; chunkTiles: number; unrolled: number; scan: number };
 
 /** What one binding block adds to the shared CSR arrays: the plan's counts and the carry slots. */
 interface MergeBlock {
@@ -56,6 +57,7 @@ function checkParams(p: CsrMergeParams, limits?: GpuLimits): true | string {
   if (!WORKGROUP.includes(p.workgroupSize)) return `workgroupSize expected one of ${WORKGROUP.join(', ')}, got ${p.workgroupSize}`;
   if (!(Number.isInteger(p.chunkTiles) && p.chunkTiles >= 1)) return `chunkTiles expected an integer ≥ 1, got ${p.chunkTiles}`;
   if (p.unrolled !== 0 && p.unrolled !== 1) return `unrolled expected 0 or 1, got ${p.unrolled}`;
+  if (p.scan !== 0 && p.scan !== 1) return `scan expected 0 or 1, got ${p.scan}`;
   const need = mergeWorkgroupBytes(p.perThread, p.workgroupSize);
   if (limits && need > limits.maxComputeWorkgroupStorageSize) return `perThread ${p.perThread} × workgroupSize ${p.workgroupSize} needs ${need} bytes of workgroup memory, more than the device's ${limits.maxComputeWorkgroupStorageSize}`;
   return true;
@@ -97,21 +99,25 @@ export const csrMergeKernel: SpmvKernel<CsrMatrix, CsrMergeParams, MergeDeviceMa
       description: '1: the merge-path search and the items of an invocation written out step by step (no loop: with robustness on Tint gives every loop an iteration guard, bench/RESULTS.md session 11); 0: loops',
       values: [1, 0],
     },
+    scan: {
+      description: 'carries between a tile’s invocations: 0 the workgroup-memory segmented scan (2·log2 W barriers); 1 a subgroup segmented scan (2 barriers; where subgroups are usable — contiguous, one size — else 0’s)',
+      values: [0, 1],
+    },
     chunkTiles: { description: 'longest row one workgroup reduces, in tiles of perThread·workgroupSize entries; longer rows are cut into units of that many entries whose partial sums a second dispatch adds (1: every row longer than a tile is cut)', values: [16, 1] },
   },
-  defaults: { perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled: 1 },
+  defaults: { perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled: 1, scan: 0 },
   supports(m, limits, params) {
     const ok = checkParams({ ...this.defaults, ...params }, limits);
     return ok === true ? csrVectorsFit(m, limits.maxStorageBufferBindingSize) : `csr-merge: ${ok}`;
   },
-  wgsl(p) {
+  wgsl(p, caps) {
     const ok = checkParams(p);
     if (ok !== true) throw new RangeError(`csr-merge: ${ok}`);
-    return mergeMainWgsl(p.perThread, p.workgroupSize, p.unrolled === 1);
+    return mergeMainWgsl(p.perThread, p.workgroupSize, p.unrolled === 1, p.scan === 1 && blockScanUsesSubgroups(caps));
   },
   pipelineSpec(p, caps) {
     const text = this.wgsl(p, caps);
-    return { key: text, label: `${this.id}(perThread=${p.perThread},wg=${p.workgroupSize},unrolled=${p.unrolled})`, bindings: signature(MERGE_BINDINGS), wgsl: () => text };
+    return { key: text, label: `${this.id}(perThread=${p.perThread},wg=${p.workgroupSize},unrolled=${p.unrolled},scan=${p.scan})`, bindings: signature(MERGE_BINDINGS), wgsl: () => text };
   },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
