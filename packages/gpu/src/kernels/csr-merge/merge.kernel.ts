@@ -49,6 +49,10 @@ export interface MergeDeviceMatrix extends CsrDeviceMatrix {
 }
 
 const PER_THREAD = [8, 4, 12, 16];
+const UNROLLED_DOC =
+  '1: the merge-path search and the items of an invocation written out step by step (no loop: with robustness on Tint gives every loop an iteration guard, bench/RESULTS.md session 11); 0: loops';
+const SCAN_DOC =
+  'carries between a tile’s invocations: 0 the workgroup-memory segmented scan (2·log2 W barriers); 1 a subgroup segmented scan (2 barriers; where subgroups are usable — contiguous, one size — else 0’s)';
 const WORKGROUP = [256, 128];
 
 /** True, or why `p` cannot run on a device with `limits` (declared values, workgroup memory). */
@@ -95,14 +99,8 @@ export const csrMergeKernel: SpmvKernel<CsrMatrix, CsrMergeParams, MergeDeviceMa
   params: {
     perThread: { description: 'merge items per invocation in a tile (tile = perThread·workgroupSize items; also the loads in flight of a long-row unit, at most 8)', values: PER_THREAD },
     workgroupSize: { description: 'invocations per workgroup (128 or 256)', values: WORKGROUP },
-    unrolled: {
-      description: '1: the merge-path search and the items of an invocation written out step by step (no loop: with robustness on Tint gives every loop an iteration guard, bench/RESULTS.md session 11); 0: loops',
-      values: [1, 0],
-    },
-    scan: {
-      description: 'carries between a tile’s invocations: 0 the workgroup-memory segmented scan (2·log2 W barriers); 1 a subgroup segmented scan (2 barriers; where subgroups are usable — contiguous, one size — else 0’s)',
-      values: [0, 1],
-    },
+    unrolled: { description: UNROLLED_DOC, values: [1, 0] },
+    scan: { description: SCAN_DOC, values: [0, 1] },
     chunkTiles: { description: 'longest row one workgroup reduces, in tiles of perThread·workgroupSize entries; longer rows are cut into units of that many entries whose partial sums a second dispatch adds (1: every row longer than a tile is cut)', values: [16, 1] },
   },
   defaults: { perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled: 1, scan: 0 },
