@@ -48,12 +48,12 @@ export interface MergeDeviceMatrix extends CsrDeviceMatrix {
   readonly fixup: PipelineEntry;
 }
 
-const PER_THREAD = [8, 4, 12, 16];
+const PER_THREAD = [4, 8, 12, 16];
 const UNROLLED_DOC =
   '1: the merge-path search and the items of an invocation written out step by step (no loop: with robustness on Tint gives every loop an iteration guard, bench/RESULTS.md session 11); 0: loops';
 const SCAN_DOC =
   'carries between a tile’s invocations: 0 the workgroup-memory segmented scan (2·log2 W barriers); 1 a subgroup segmented scan (2 barriers; where subgroups are usable — contiguous, one size — else 0’s)';
-const WORKGROUP = [256, 128];
+const WORKGROUP = [128, 256];
 
 /** True, or why `p` cannot run on a device with `limits` (declared values, workgroup memory). */
 function checkParams(p: CsrMergeParams, limits?: GpuLimits): true | string {
@@ -90,7 +90,7 @@ function encodeMerge(ctx: Parameters<SpmvKernel['encode']>[0], h: MergeDeviceMat
  * than chunkTiles·perThread·workgroupSize entries), about (rows + nnz) / (perThread·workgroupSize)
  * workgroups; matrix traffic 8·nnz + 4·rows (the shared CSR arrays, no conversion) plus the plan
  * table (2 words per tile, 4 per long row); host planning O(rows) at upload.
- * @example const h = csrMergeKernel.upload(ctx, a, { perThread: 8 });
+ * @example const h = csrMergeKernel.upload(ctx, a, { perThread: 4, workgroupSize: 128 });
  */
 export const csrMergeKernel: SpmvKernel<CsrMatrix, CsrMergeParams, MergeDeviceMatrix> = {
   id: 'csr-merge',
@@ -103,7 +103,8 @@ export const csrMergeKernel: SpmvKernel<CsrMatrix, CsrMergeParams, MergeDeviceMa
     scan: { description: SCAN_DOC, values: [0, 1] },
     chunkTiles: { description: 'longest row one workgroup reduces, in tiles of perThread·workgroupSize entries; longer rows are cut into units of that many entries whose partial sums a second dispatch adds (1: every row longer than a tile is cut)', values: [16, 1] },
   },
-  defaults: { perThread: 8, workgroupSize: 256, chunkTiles: 16, unrolled: 1, scan: 0 },
+  // the H100's best on the bench power law (session 12: 0.210 ms, cuSPARSE 0.230–0.248 ms)
+  defaults: { perThread: 4, workgroupSize: 128, chunkTiles: 16, unrolled: 1, scan: 0 },
   supports(m, limits, params) {
     const ok = checkParams({ ...this.defaults, ...params }, limits);
     return ok === true ? csrVectorsFit(m, limits.maxStorageBufferBindingSize) : `csr-merge: ${ok}`;
