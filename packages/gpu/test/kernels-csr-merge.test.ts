@@ -89,10 +89,10 @@ describe('csr-merge plan', () => {
 });
 
 describe('csr-merge on the device', () => {
-  it('is an experimental registry entry (bench and opt-in tuning, not the default short-list)', () => {
+  it('is a registered kernel (conformance tier, tuner candidate: a scout on power-law rows)', () => {
     expect(getKernel('csr-merge')).toBe(csrMergeKernel);
-    expect(experimentalKernels).toContain(csrMergeKernel);
-    expect(kernels).not.toContain(csrMergeKernel);
+    expect(kernels).toContain(csrMergeKernel);
+    expect(experimentalKernels).not.toContain(csrMergeKernel);
     // the H100's best on the bench power law (session 12: 0.210 ms against cuSPARSE's 0.230–0.248)
     expect(csrMergeKernel.defaults).toEqual({ perThread: 4, workgroupSize: 128, chunkTiles: 16, unrolled: 1, scan: 0 });
   });

@@ -41,6 +41,7 @@ export const kernels: readonly AnySpmvKernel[] = [
   csrVec4Kernel,
   csrLongKernel,
   csrBalancedKernel,
+  csrMergeKernel,
   // -- other formats' kernels: one line each --
   axcKernel,
   axtuh1Kernel,
@@ -74,11 +75,8 @@ export const kernels: readonly AnySpmvKernel[] = [
  * full clock it beats cuSPARSE on CI rows (1.14–1.15×, session 11) but loses to csr-adaptive on
  * power-law rows (0.38× against 0.88×): a candidate for long rows once the tuner's short-list
  * model has a case for it (not done here: the tuner is another branch's).
- * `csr-merge` (issue 20, session 12): merge-path CSR for power-law rows (equal items per
- * invocation, long rows as whole-workgroup units, an ordered fix-up pass for rows past a cap);
- * experimental until the H100 shows it beating csr-adaptive there.
  */
-export const experimentalKernels: readonly AnySpmvKernel[] = [slicedSplitKernel, csrStreamKernel, csrMergeKernel];
+export const experimentalKernels: readonly AnySpmvKernel[] = [slicedSplitKernel, csrStreamKernel];
 
 /**
  * Look a kernel up by id (registered or experimental); an unknown id is an InvalidParameterError
