@@ -5,7 +5,8 @@
  * short-list's and the admission's pay-off test, and in the trial's and report's costs. Its
  * pack-0 quads are now built on the device from the tuner's shared CSR upload
  * (autotune-quad-build.test.ts): the host part left is the quad pointers.
- * csr-balanced, which never won on the H100, is scouted only on power-law rows.
+ * csr-merge is scouted only on power-law rows; csr-balanced, which never won on the H100 and ran
+ * slower than csr-merge on both irregular classes (session 12), is not scouted.
  */
 import { type CsrMatrix, generators as g } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -43,7 +44,7 @@ describe('csr-vec4 preparation is a conversion (no device)', () => {
     const packed = list.find((c) => c.kernel.id === 'csr-vec4' && c.params.pack === 1)!;
     expect(packed.prepBytes).toBeGreaterThan(6 * padded(a)); // 6 bytes per padded entry plus the O(nnz) span check
     for (const c of list.filter((x) => x.kernel.id === 'csr-vector' || x.kernel.id === 'csr-scalar')) expect(c.prepBytes).toBe(0);
-    for (const c of list.filter((x) => x.kernel.id === 'csr-adaptive' || x.kernel.id === 'csr-balanced')) expect(c.prepBytes).toBe(4 * (a.rows + 1));
+    for (const c of list.filter((x) => ['csr-adaptive', 'csr-balanced', 'csr-merge'].includes(x.kernel.id))) expect(c.prepBytes).toBe(4 * (a.rows + 1));
     expect(hostPrepBytes(a, v4.kernel, { pack: 2 }, 0)).toBe(4 * padded(a) + 4 * (a.rows + 1) + 4 * a.rows + 12 * a.rowPtr[a.rows]!);
   });
 
@@ -93,17 +94,17 @@ describe('csr-vec4 preparation is a conversion (no device)', () => {
   });
 });
 
-describe('csr-balanced only on power-law rows (no device)', () => {
-  it('is not a scout on banded, stencil or CI-like rows, is one on a power law', () => {
-    const scouted = (a: CsrMatrix) => {
+describe('csr-merge only on power-law rows, csr-balanced never (no device)', () => {
+  it('csr-merge is not a scout on banded, stencil or CI-like rows, is one on a power law; csr-balanced is none', () => {
+    const scouted = (a: CsrMatrix, id: string) => {
       const p = profileMatrix(a, 1024);
       const list = enumerateCandidates(a, p, csrKernels, defaultPruneRules, 1000);
-      return shortList(list, p.stats, { maxTimed: 8, exhaustive: false }).picks.some((i) => list[i]!.kernel.id === 'csr-balanced');
+      return shortList(list, p.stats, { maxTimed: 8, exhaustive: false }).picks.some((i) => list[i]!.kernel.id === id);
     };
-    expect(scouted(g.banded(4000, 4, 4, { seed: 2 }))).toBe(false);
-    expect(scouted(g.poisson2d(40))).toBe(false);
-    expect(scouted(longRows)).toBe(false);
-    expect(scouted(g.powerLaw(4000, 4000, { alpha: 1.8, minLen: 1, maxLen: 2000, seed: 2 }))).toBe(true);
+    const powerLaw = g.powerLaw(4000, 4000, { alpha: 1.8, minLen: 1, maxLen: 2000, seed: 2 });
+    for (const a of [g.banded(4000, 4, 4, { seed: 2 }), g.poisson2d(40), longRows]) expect(scouted(a, 'csr-merge')).toBe(false);
+    expect(scouted(powerLaw, 'csr-merge')).toBe(true);
+    for (const a of [g.banded(4000, 4, 4, { seed: 2 }), longRows, powerLaw]) expect(scouted(a, 'csr-balanced')).toBe(false);
   });
 });
 
@@ -164,7 +165,7 @@ describe('csr-vec4 preparation in a tuning run (device)', () => {
         expect(h.sharedCsr, k.id).toBe(shared);
         h.dispose();
       }
-      expect(csrKernels.map((k) => k.id).sort()).toEqual(['csr-adaptive', 'csr-balanced', 'csr-long', 'csr-scalar', 'csr-vec4', 'csr-vector']);
+      expect(csrKernels.map((k) => k.id).sort()).toEqual(['csr-adaptive', 'csr-balanced', 'csr-long', 'csr-merge', 'csr-scalar', 'csr-vec4', 'csr-vector']);
     } finally {
       shared.release();
     }

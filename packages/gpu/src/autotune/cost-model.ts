@@ -30,7 +30,7 @@ export const CSR_RELAYOUT: ReadonlySet<string> = new Set(['csr-vec4', 'csr-long'
 const DEVICE_QUADS_MAX = 2 ** 29;
 
 /** CSR kernels that add a row-block table (one O(rows) host pass) to the shared CSR arrays. */
-const CSR_ROW_BLOCKS: ReadonlySet<string> = new Set(['csr-adaptive', 'csr-balanced']);
+const CSR_ROW_BLOCKS: ReadonlySet<string> = new Set(['csr-adaptive', 'csr-balanced', 'csr-merge']);
 
 /**
  * Traffic units (bytes × factor) one host-prepared byte costs, so that a preparation spread
@@ -41,6 +41,14 @@ const CSR_ROW_BLOCKS: ReadonlySet<string> = new Set(['csr-adaptive', 'csr-balanc
  * bytes; power law 0.65 s) — about 200 MB/s, like the other JavaScript conversions.
  */
 export const PREP_UNITS_PER_BYTE = 12500;
+
+/**
+ * csr-merge's time over csr-adaptive's on power-law rows (RSD > 150 %) and on other rows: H100,
+ * session 12, bench power law 0.2100 / 0.2552 ms, uniform 2·10^6 × 16 0.3068 / 0.2810 ms
+ * (bench/RESULTS.md).
+ */
+const MERGE_POWER_LAW_FACTOR = 0.82;
+const MERGE_OTHER_FACTOR = 1.09;
 
 /** Padded entries of csr-vec4 (Σ 4·⌈len/4⌉), cached per matrix: one O(rows) pass. */
 const quadEntries = new WeakMap<CsrMatrix, number>();
@@ -184,6 +192,10 @@ function familyTerms(a: CsrMatrix, p: MatrixProfile, k: AnySpmvKernel, params: R
       // equal entry slices: no row imbalance, but on the H100 it never won (bench classes:
       // 2.7–7× csr-adaptive on banded, stencil, uniform and power-law rows)
       t.factor *= 2.5;
+      break;
+    case 'csr-merge':
+      // merge-path tiles: no row imbalance; relative to csr-adaptive's factor (1.1) by its H100 ratios
+      t.factor *= 1.1 * (s.rsdp > 150 ? MERGE_POWER_LAW_FACTOR : MERGE_OTHER_FACTOR);
       break;
     case 'coo':
       t.slots = 1.5 * z; // row index per entry

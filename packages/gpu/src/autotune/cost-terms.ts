@@ -65,6 +65,7 @@ export const COST_TERMS: Readonly<Record<string, CostTerms>> = {
   'csr-vec4': { lanes: balanced, passes: 1, spread: ANALOGY_SPREAD },
   'csr-long': { lanes: balanced, passes: 1, spread: ANALOGY_SPREAD },
   'csr-balanced': { lanes: balanced, passes: 1, spread: ANALOGY_SPREAD },
+  'csr-merge': { lanes: balanced, passes: 1, spread: ANALOGY_SPREAD },
   coo: { lanes: balanced, passes: 2, spread: ANALOGY_SPREAD },
   cmrs: { lanes: balanced, passes: 1, spread: ANALOGY_SPREAD }, // its static factor already holds its idle lanes
   ell: { lanes: stream, passes: 1, spread: ANALOGY_SPREAD },

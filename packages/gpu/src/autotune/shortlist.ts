@@ -178,15 +178,15 @@ function intervalPicks(all: readonly Indexed[], first: Indexed | undefined, rule
 
 /**
  * The model's best-predicted variant of each CSR kernel (other than the floor's, `taken`) that
- * it cannot separate from the best (`near`, in predicted order); csr-balanced only on
- * power-law-like rows ({@link POWER_LAW_RSD}). O(near).
+ * it cannot separate from the best (`near`, in predicted order); csr-merge only on power-law-like
+ * rows ({@link POWER_LAW_RSD}), csr-balanced never ({@link scoutedOn}). O(near).
  */
 function csrFirst(all: readonly Indexed[], near: readonly number[], taken: readonly number[], s: Pick<RowLengthStats, 'rsdp'>): number[] {
   const seen = new Set(taken.map((i) => all[i]!.c.kernel.id));
   const out: number[] = [];
   for (const i of near) {
     const k = all[i]!.c.kernel;
-    if (k.format !== 'csr' || seen.has(k.id) || (k.id === 'csr-balanced' && s.rsdp <= POWER_LAW_RSD)) continue;
+    if (k.format !== 'csr' || seen.has(k.id) || !scoutedOn(k.id, s)) continue;
     seen.add(k.id);
     out.push(i);
   }
@@ -241,20 +241,28 @@ function neighbours(csr: readonly Indexed[], scouts: readonly Indexed[]): number
 const timeable = (c: Candidate, exhaustive: boolean): boolean => !c.pruned || (exhaustive && !c.pruned.hard);
 
 /**
- * Rows irregular enough for csr-balanced (RSD > 150 % of the mean, the power-law rule of
- * {@link floorKernel}): on the H100 it never won (2.7–7× csr-adaptive on the bench classes),
- * so it is scouted only where its equal entry slices could matter.
+ * Rows irregular enough for csr-merge (RSD > 150 % of the mean, the power-law rule of
+ * {@link floorKernel}): its equal items per invocation pay only where row lengths are unequal.
  */
 const POWER_LAW_RSD = 150;
 
 /**
- * Whether a scout is worth timing next to the floor: csr-balanced only on power-law-like rows;
+ * Whether CSR kernel `id` is a scout on rows with RSD `s.rsdp`: csr-merge only on power-law-like
+ * rows (H100, session 12: 0.82× csr-adaptive's time on the bench power law, 1.09× on uniform rows);
+ * csr-balanced never — the same equal-slice idea, and csr-merge ran faster on both (0.75× / 0.92× its
+ * time), so it took csr-balanced's power-law slot. O(1).
+ */
+const scoutedOn = (id: string, s: Pick<RowLengthStats, 'rsdp'>): boolean => id !== 'csr-balanced' && (id !== 'csr-merge' || s.rsdp > POWER_LAW_RSD);
+
+/**
+ * Whether a scout is worth timing next to the floor: csr-merge only on power-law-like rows,
+ * csr-balanced never ({@link scoutedOn});
  * a kernel that re-lays the matrix out on the host (csr-vec4) only when its predicted cost with
  * the preparation spread over the expected products (`predicted`) beats the floor's — its
  * predicted gain pays for the conversion. O(1).
  */
 function scoutPays(x: Indexed, first: Indexed, s: Pick<RowLengthStats, 'rsdp'>): boolean {
-  if (x.c.kernel.id === 'csr-balanced' && s.rsdp <= POWER_LAW_RSD) return false;
+  if (!scoutedOn(x.c.kernel.id, s)) return false;
   // on power-law rows the model cannot rank csr-vec4: on the session-9 H100 its best lanes ran
   // 0.89×, 2.4× and 21× csr-adaptive on three power laws; its trial costs a device quad build of a
   // few ms, and the probe round drops it after one product when it is over 4× the fastest

@@ -12,6 +12,7 @@ import { csrVec4Kernel } from './csr4/vec4.kernel';
 import { csrLongKernel } from './csr-long/long.kernel';
 import { csrBalancedKernel } from './csrb/balanced.kernel';
 import { csrStreamKernel } from './csr-stream/stream.kernel';
+import { csrMergeKernel } from './csr-merge/merge.kernel';
 import { ellKernel } from './ell/ell.kernel';
 import { ellRKernel } from './ell/ell-r.kernel';
 import { slicedEllKernel } from './ell/sliced-ell.kernel';
@@ -40,6 +41,7 @@ export const kernels: readonly AnySpmvKernel[] = [
   csrVec4Kernel,
   csrLongKernel,
   csrBalancedKernel,
+  csrMergeKernel,
   // -- other formats' kernels: one line each --
   axcKernel,
   axtuh1Kernel,
