@@ -48,3 +48,27 @@ describe('flag combinations', () => {
     expect(await main(['solve', A, '--backend', 'cpu', '--method', 'gmres', '--restart', '5', '--json'])).toBe(0);
   });
 });
+
+describe('the browser page and the stream reader with gzip data (session 12)', () => {
+  it("a .mtx.gz chosen in the page is gunzipped (was refused: 'gzip-compressed data'); a damaged one is named", async () => {
+    const { gzipSync } = await import('node:zlib');
+    const { gunzipIfNeeded, makeMatrix } = await import('../../../examples/browser/compute');
+    const text = '%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 4\n2 2 5\n';
+    const bytes = await gunzipIfNeeded(new Uint8Array(gzipSync(text)), 'a.mtx.gz');
+    expect(Array.from(makeMatrix({ kind: 'file', name: 'a.mtx.gz', bytes }).a.values)).toEqual([4, 5]);
+    const plain = new TextEncoder().encode(text);
+    expect(await gunzipIfNeeded(plain, 'a.mtx')).toBe(plain);
+    await expect(gunzipIfNeeded(new Uint8Array(gzipSync(text)).subarray(0, 20), 'cut.mtx.gz')).rejects.toThrow(/file cut\.mtx\.gz: expected a complete gzip stream of Matrix Market text, got a damaged one/);
+  });
+  it('parseMatrixMarketStream on gzip bytes names gzip and the way out (was a banner of binary bytes), also when the first chunk is one byte', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const { parseMatrixMarketStream } = await import('@gpusparse/formats');
+    const gz = new Uint8Array(gzipSync('%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n'));
+    for (const chunks of [[gz], [gz.subarray(0, 1), gz.subarray(1)]]) {
+      await expect(parseMatrixMarketStream(chunks, 'a.mtx.gz')).rejects.toThrow(/a\.mtx\.gz:0: expected uncompressed Matrix Market text, got gzip-compressed data .*DecompressionStream\('gzip'\)/);
+    }
+    const text = new TextEncoder().encode('%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n');
+    const r = await parseMatrixMarketStream([text.subarray(0, 1), text.subarray(1, 2), text.subarray(2)], 'one-byte-chunks.mtx');
+    expect(Array.from(r.matrix.values)).toEqual([2]);
+  });
+});
