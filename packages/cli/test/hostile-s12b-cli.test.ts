@@ -72,3 +72,14 @@ describe('the browser page and the stream reader with gzip data (session 12)', (
     expect(Array.from(r.matrix.values)).toEqual([2]);
   });
 });
+
+describe('gen: specs past the old per-row heap check (session 12)', () => {
+  it('gen:poisson3d:120 (1.7 M rows) in a 64 MB V8 heap: built (was ResourceLimitError "one small array per row on the V8 heap", 172.8 MB needed)', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const mainTs = new URL('../src/main.ts', import.meta.url).pathname;
+    const r = spawnSync(process.execPath, ['--max-old-space-size=64', '--import', 'tsx', mainTs, 'info', 'gen:poisson3d:120', '--formats', 'csr', '--backend', 'cpu'], { encoding: 'utf8', timeout: 120_000 });
+    expect(r.stderr).not.toMatch(/ResourceLimitError|heap/);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/gen:poisson3d:120: 1728000 x 1728000, nnz 12009600/);
+  }, 150_000);
+});
