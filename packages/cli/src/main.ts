@@ -64,8 +64,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!entry) throw new UsageError(`unknown command '${name}': expected one of ${Object.keys(commands).join(', ')}`);
     const cmd = await entry.load();
     const allOptions = { ...commonOptions, ...cmd.options };
-    const parsed = parseArgs({ args: joinNegativeValues(rest, allOptions), options: allOptions, allowPositionals: true, strict: true, tokens: true });
-    refuseRepeats(parsed.tokens, allOptions);
+    const parsed = parseArgs({ args: joinNegativeValues(rest, allOptions), options: allOptions, allowPositionals: true, strict: true });
     const v = parsed.values as Record<string, unknown>;
     if (v.help) {
       printUsage(cmd.usage, options);
@@ -89,26 +88,6 @@ export async function main(argv: string[]): Promise<number> {
     // --json promises one JSON document on stdout: an error is one too, unless the result was printed
     if (options.includes('--json') && !jsonOutput.printed) printJsonError(e, exit);
     return exit;
-  }
-}
-
-/**
- * An option given twice with different values, or with its `--no-` twin: one silently won (`-o
- * a.mtx -o b.mtx` wrote only b.mtx; `--cache t.json --no-cache` tuned without a cache; `--refine
- * --no-refine` ran unrefined). A usage error naming both instead. Options declared `multiple`
- * (--petsc-option, --param) repeat freely; the same flag twice with the same value is harmless.
- */
-export function refuseRepeats(tokens: readonly { kind: string; name?: string; rawName?: string; value?: string }[], options: Record<string, { type: string; multiple?: boolean }>): void {
-  const seen = new Map<string, { rawName?: string; value?: string }>();
-  for (const t of tokens) {
-    if (t.kind !== 'option' || !t.name || options[t.name]?.multiple) continue;
-    const first = seen.get(t.name);
-    const shown = (x: { rawName?: string; value?: string }) => `${x.rawName}${x.value === undefined ? '' : ` ${x.value}`}`;
-    if (first && first.value !== t.value) throw new UsageError(`--${t.name} given twice (${shown(first)}, then ${shown(t)}): give it once`);
-    const twin = t.name.startsWith('no-') ? t.name.slice(3) : `no-${t.name}`;
-    const other = seen.get(twin);
-    if (other && options[twin]) throw new UsageError(`${shown(other)} and ${shown(t)} contradict each other: give one`);
-    seen.set(t.name, t);
   }
 }
 
