@@ -38,6 +38,22 @@ function checkSize(what: string, v: number, lo: number, hi: number): void {
 }
 
 /**
+ * A chosen file's bytes, gunzipped when they are gzip data (magic bytes 1f 8b): a `.mtx.gz` from
+ * SuiteSparse was refused by the page ("gzip-compressed data"). Uses the browser's (and Node's)
+ * DecompressionStream; a damaged stream is an InvalidParameterError naming the file.
+ * @example const bytes = await gunzipIfNeeded(new Uint8Array(await file.arrayBuffer()), file.name);
+ */
+export async function gunzipIfNeeded(bytes: Uint8Array, name: string): Promise<Uint8Array> {
+  if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  try {
+    const stream = new Blob([bytes as BlobPart]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  } catch (e) {
+    throw new InvalidParameterError(`file ${name}`, 'a complete gzip stream of Matrix Market text', `a damaged one (${(e as Error).message})`);
+  }
+}
+
+/**
  * Build (generators) or parse (Matrix Market text, `parseMatrixMarket`) the matrix.
  * Cost: O(nnz). Throws InvalidParameterError / MatrixMarketError with the offending value or line.
  * @example makeMatrix({ kind: 'poisson2d', grid: 32 }).a.rows // 1024

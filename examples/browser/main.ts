@@ -13,7 +13,7 @@
  * @module
  */
 import type { TuningReport } from '@gpusparse/gpu';
-import { type Backend, type CgSummary, type MatrixSource, makeMatrix, openBackend, type RunSummary, runDemo } from './compute';
+import { type Backend, type CgSummary, gunzipIfNeeded, type MatrixSource, makeMatrix, openBackend, type RunSummary, runDemo } from './compute';
 import { type Curve, convergencePlot, legendHtml } from './plot';
 import { cgHtml, fmt, tuningHtml } from './views';
 
@@ -69,8 +69,8 @@ async function source(): Promise<MatrixSource> {
   if (kind === 'poisson2d') return { kind, grid: Number(form.grid.value) };
   if (kind === 'banded') return { kind, n: Number(form.bandN.value), half: Number(form.bandHalf.value) };
   const f = form.file.files?.[0];
-  if (!f) throw new Error('no .mtx file chosen: pick one with the file input (uncompressed Matrix Market text)');
-  return { kind: 'file', name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) };
+  if (!f) throw new Error('no .mtx file chosen: pick one with the file input (Matrix Market text, or .mtx.gz)');
+  return { kind: 'file', name: f.name, bytes: await gunzipIfNeeded(new Uint8Array(await f.arrayBuffer()), f.name) };
 }
 
 /** An error as one line: the class name when it says something ("MatrixMarketError: …"), never "Error: Error: …". */

@@ -11,6 +11,7 @@
 import {
   type CsrMatrix,
   csrDiagonal,
+  firstAsymmetry,
   csrFromTriplets,
   csrSpmv,
   csrTranspose,
@@ -310,17 +311,12 @@ export interface OneCallEigshResult extends Omit<EigenResult<unknown>, 'vectors'
 /** The keys of {@link EigshOptions}; any other key is refused (it would be ignored). */
 const EIGSH_KEYS = ['which', 'method', 'tol', 'maxIterations', 'backend', 'threads', 'accept'] as const satisfies readonly (keyof EigshOptions)[];
 
-/** Throws InvalidMatrixError at the first pair (i, j) where A differs from Aᵀ. */
+/** Throws InvalidMatrixError at the first pair (i, j) where |A[i][j] − A[j][i]| > 1e-12·max|A|. O(nnz) (a Map per row took minutes on 10^8 rows). */
 function assertSymmetric(a: CsrMatrix): void {
-  const t = csrTranspose(a);
   let scale = 0;
   for (const v of a.values) scale = Math.max(scale, Math.abs(v));
-  for (let i = 0; i < a.rows; i++) {
-    const x = new Map<number, number>();
-    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) x.set(a.colIdx[k]!, a.values[k]!);
-    for (let k = t.rowPtr[i]!; k < t.rowPtr[i + 1]!; k++) x.set(t.colIdx[k]!, (x.get(t.colIdx[k]!) ?? 0) - t.values[k]!);
-    for (const [j, d] of x) if (Math.abs(d) > 1e-12 * scale) throw new InvalidMatrixError('eigsh', `expected a symmetric matrix, got A[${i}][${j}] − A[${j}][${i}] = ${d}`);
-  }
+  const bad = firstAsymmetry(a, (x, y) => Math.abs(x - y) > 1e-12 * scale);
+  if (bad) throw new InvalidMatrixError('eigsh', `expected a symmetric matrix, got A[${bad.row}][${bad.col}] − A[${bad.col}][${bad.row}] = ${bad.aij - bad.aji}`);
 }
 
 /**

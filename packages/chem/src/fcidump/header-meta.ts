@@ -19,6 +19,8 @@ export function headerMeta(h: ParsedHeader, file: string, symmetryOption: ParseF
       if (fallback !== undefined) return fallback;
       throw new FcidumpError(file, undefined, `header key ${key}`, 'no such key in the namelist');
     }
+    // 'NORB=2.0' said "got [2]": the value, not how it was written, was shown
+    if (v.length === 1 && typeof v[0] === 'number' && h.integral[key]![0] !== true) throw new FcidumpError(file, h.lines[key], `one integer for ${key}`, `${v[0]} written as a real number (with a decimal point or an exponent)`);
     if (v.length !== 1 || h.integral[key]![0] !== true) throw new FcidumpError(file, h.lines[key], `one integer for ${key}`, JSON.stringify(v));
     return v[0] as number;
   };

@@ -10,7 +10,7 @@
  * @module
  */
 import { writeFileSync } from 'node:fs';
-import { type CsrMatrix, csrDiagonal, csrTranspose, HostOperator, InvalidMatrixError } from '@gpusparse/formats';
+import { type CsrMatrix, csrDiagonal, csrTranspose, firstAsymmetry, HostOperator, InvalidMatrixError } from '@gpusparse/formats';
 import { davidson, type EigenIterationInfo, type EigenvalueBoundReport, type EigenResult, eigsMixed, lanczos, lanczosShiftInvert, lobpcg, NotPositiveDefiniteError } from '@gpusparse/solvers';
 import { eigsWithEngine, engineEigsOptions, parseEngineOptions } from '../engines/engine-eigs';
 import { linePlot } from '../plots/svg';
@@ -39,33 +39,8 @@ export function looksSpd(a: CsrMatrix, storedSymmetric: boolean): boolean {
   return true;
 }
 
-/**
- * The first pair A(i, j) ≠ A(j, i) (relative difference above 1e-12; a missing entry counts as 0),
- * 0-based, or undefined when A is symmetric. O(nnz) with one transpose; rows need not be sorted.
- */
-export function firstAsymmetry(a: CsrMatrix): { row: number; col: number; aij: number; aji: number } | undefined {
-  const t = csrTranspose(a);
-  const w = new Float64Array(a.cols);
-  const mark = new Int32Array(a.cols); // i + 1: A(i, c) scattered; −(i + 1): also seen in Aᵀ's row i
-  const differ = (x: number, y: number) => Math.abs(x - y) > 1e-12 * Math.max(Math.abs(x), Math.abs(y));
-  for (let i = 0; i < a.rows; i++) {
-    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
-      w[a.colIdx[k]!] = a.values[k]!;
-      mark[a.colIdx[k]!] = i + 1;
-    }
-    for (let k = t.rowPtr[i]!; k < t.rowPtr[i + 1]!; k++) {
-      const c = t.colIdx[k]!;
-      const aic = mark[c] === i + 1 ? w[c]! : 0;
-      if (differ(aic, t.values[k]!)) return { row: i, col: c, aij: aic, aji: t.values[k]! };
-      mark[c] = -(i + 1);
-    }
-    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) {
-      const c = a.colIdx[k]!;
-      if (mark[c] === i + 1 && differ(a.values[k]!, 0)) return { row: i, col: c, aij: a.values[k]!, aji: 0 };
-    }
-  }
-  return undefined;
-}
+/** The first pair A(i, j) ≠ A(j, i) (relative difference above 1e-12), from @gpusparse/formats. */
+export { firstAsymmetry };
 
 /** Refuse what the symmetric eigensolvers cannot answer: a 0×0 or a non-symmetric matrix (InvalidMatrixError, exit 3). */
 function checkEigsMatrix(name: string, a: CsrMatrix, symmetry: string): void {

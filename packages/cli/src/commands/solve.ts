@@ -58,6 +58,8 @@ export const solveCommand: Command = {
     const atol = numberOption('atol', v.atol as string | undefined, 0, { min: 0 });
     const maxIterations = v.maxit === undefined ? undefined : integerOption('maxit', v.maxit as string, 0);
     const restart = integerOption('restart', v.restart as string | undefined, 30, 1);
+    // cg, bicgstab and bicg never restart: '--restart 5' with them was accepted and did nothing
+    if (v.restart !== undefined && method !== 'gmres') throw new UsageError(`--restart: only with --method gmres (${method} does not restart)`);
     const precond = (v.precond as string | undefined) ?? 'none';
     if (!['none', 'jacobi'].includes(precond)) throw new UsageError(`--precond: expected none or jacobi, got '${precond}'`);
     const checkEvery = v['check-every'] === undefined ? undefined : integerOption('check-every', v['check-every'] as string, 8, 1);

@@ -11,6 +11,7 @@ import { csr, csrNnz, csrSpmv, validateCsr } from './csr';
 
 export * from './csr';
 export * from './wasm/index';
+export * from './symmetry';
 
 /** The CSR data type with its non-zero count (CSR is also the hub type {@link CsrMatrix}). */
 export type CsrFormatMatrix = CsrMatrix & { readonly nnz: number };

@@ -82,7 +82,7 @@ export function parseSizeLine(
     const text = quoteInput(tokenText(buf, a, Math.min(b, a + 40)));
     if (Number.isNaN(v)) throw fail(`an integer ${names[k]} in the ${shape}`, `${text} (not an integer)`);
     if (v < 0) throw fail(`a non-negative ${names[k]} in the ${shape}`, `${text} (negative)`);
-    if (v > MAX_INT32) throw fail(`a ${names[k]} of at most ${MAX_INT32} in the ${shape}`, `${text} (too large for 32-bit indices)`);
+    if (v > MAX_INT32) throw fail(`${k === 2 ? 'an' : 'a'} ${names[k]} of at most ${MAX_INT32} in the ${shape}`, `${text} (too large for 32-bit indices)`);
     return v;
   });
   const rows = vals[0]!;

@@ -19,6 +19,10 @@ function isGzip(b: Uint8Array): boolean {
   return b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
 }
 
+/** The error for gzip bytes given to a reader of text, with the way out in Node and in a browser. */
+const gzipError = (name: string | undefined): MatrixMarketError =>
+  new MatrixMarketError(name ?? '<input>', 0, 'uncompressed Matrix Market text', "gzip-compressed data (use readMatrixMarket in Node, which decompresses; in a browser pipe the stream through new DecompressionStream('gzip') first)");
+
 /**
  * Parse a whole Matrix Market file held in memory (a string or its bytes) into canonical CSR.
  * Coordinate and array formats; real, integer and pattern fields (pattern values are 1);
@@ -38,9 +42,7 @@ function isGzip(b: Uint8Array): boolean {
 export function parseMatrixMarket(data: string | Uint8Array, opts?: string | MatrixMarketReadOptions): MatrixMarketReadResult {
   const o = normalise(opts);
   const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
-  if (isGzip(bytes)) {
-    throw new MatrixMarketError(o.name ?? '<input>', 0, 'uncompressed Matrix Market text', 'gzip-compressed data (use readMatrixMarket, or decompress first)');
-  }
+  if (isGzip(bytes)) throw gzipError(o.name);
   const p = new MatrixMarketParser(o);
   for (let s = 0; s < bytes.length; s += SLICE) p.push(bytes.subarray(s, Math.min(bytes.length, s + SLICE)));
   return p.finish();
@@ -62,8 +64,28 @@ export async function parseMatrixMarketStream(
   const o = normalise(opts);
   const p = new MatrixMarketParser(o);
   const enc = new TextEncoder();
+  // the first bytes are held until two are seen: gzip data (a .mtx.gz File's stream in a browser)
+  // was parsed as text and reported as a banner of binary bytes
+  let head: Uint8Array | undefined = new Uint8Array(0);
   try {
-    for await (const chunk of source) p.push(typeof chunk === 'string' ? enc.encode(chunk) : chunk);
+    for await (const chunk of source) {
+      const bytes = typeof chunk === 'string' ? enc.encode(chunk) : chunk;
+      if (head === undefined) {
+        p.push(bytes);
+        continue;
+      }
+      const joined: Uint8Array = new Uint8Array(head.length + bytes.length);
+      joined.set(head);
+      joined.set(bytes, head.length);
+      if (joined.length < 2) {
+        head = joined;
+        continue;
+      }
+      if (isGzip(joined)) throw gzipError(o.name);
+      head = undefined;
+      p.push(joined);
+    }
+    if (head?.length) p.push(head);
   } catch (e) {
     if (e instanceof GpuSparseError) throw e;
     const err = e as { code?: string; message?: string };

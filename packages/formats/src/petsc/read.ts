@@ -188,7 +188,12 @@ export async function readPetscFile(path: string, opts: PetscReadOptions = {}): 
         objects.push({ kind: 'vector', values: v.values, offset: at });
         at = v.end;
       } else {
-        const what = at === 0 ? `${classIdName(MAT_FILE_CLASSID)} or ${classIdName(VEC_FILE_CLASSID)}` : 'the end of the file or the class id of a next object (extra bytes: a complex-scalar file, or not PETSc binary)';
+        // a file of PETSc built --with-64-bit-indices reads as a 0-row matrix (the high word of M), then
+        // garbage: said "a complex-scalar file, or not PETSc binary", which sent the user the wrong way
+        const first = objects[0];
+        const wide = at === 16 && first?.kind === 'matrix' && first.matrix.rows === 0 && first.matrix.values.length === 0;
+        const extra = wide ? 'a file written by PETSc configured --with-64-bit-indices (its 64-bit header reads as a 0-row matrix here): not supported, write it from a 32-bit-index PETSc or as Matrix Market' : 'a complex-scalar file, or not PETSc binary';
+        const what = at === 0 ? `${classIdName(MAT_FILE_CLASSID)} or ${classIdName(VEC_FILE_CLASSID)}` : `the end of the file or the class id of a next object (extra bytes: ${extra})`;
         throw src.fail(at, what, unknownClassId(await src.view(at, Math.min(8, src.size - at)), 'a PETSc class id'));
       }
     }

@@ -68,21 +68,23 @@ async function readFile(file: string, key: string, warn: (m: string) => void): P
   return why ? undefined : (c as Calibration);
 }
 
-/** Merge `cal` into `file` (atomic rename); a failure warns and keeps it in memory. */
+/** Merge `cal` into `file` under its lock file (atomic rename; processes calibrating at once keep each other's); a failure warns and keeps it in memory. */
 async function writeFile(file: string, cal: Calibration, warn: (m: string) => void): Promise<void> {
   const fs = await import('node:fs');
   const { dirname } = await import('node:path');
-  let all: Record<string, unknown> = {};
-  try {
-    all = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  } catch {
-    all = {};
-  }
+  const { withFileLock, writeFileAtomic } = await import('./file-lock');
   try {
     fs.mkdirSync(dirname(file), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify({ ...all, [cal.key]: cal }));
-    fs.renameSync(tmp, file);
+    withFileLock(file, () => {
+      let all: Record<string, unknown> = {};
+      try {
+        all = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      } catch {
+        all = {};
+      }
+      if (typeof all !== 'object' || all === null || Array.isArray(all)) all = {};
+      writeFileAtomic(file, JSON.stringify({ ...all, [cal.key]: cal }));
+    });
   } catch (e) {
     warn(`gpusparse autotune: cannot write the calibration ${file}: ${(e as Error).message}`);
   }

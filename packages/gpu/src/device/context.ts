@@ -7,7 +7,7 @@
 import type {} from 'webgpu';
 import { BufferPool } from '../memory/buffers';
 import { Recorder } from '../memory/recorder';
-import { ResourceLimitError } from '@gpusparse/formats';
+import { InvalidParameterError, ResourceLimitError } from '@gpusparse/formats';
 import { DeviceLostError, GpuValidationError, NoAdapterError } from './errors';
 import { PipelineCache } from './pipelines';
 import { probeSubgroups } from './probe';
@@ -63,9 +63,24 @@ export interface GpuContextOptions {
    * maxStorageBufferBindingSize (only when smaller): `ctx.limits` reports it, so every kernel's
    * `supports()` and upload split as they would past the real limit. The device keeps its real
    * limit (`ctx.deviceLimits`; BLAS-1 vectors may still bind more). Tests and the medium
-   * conformance tier use a few hundred kB to exercise splitting on small matrices.
+   * conformance tier use a few hundred kB to exercise splitting on small matrices. Without this
+   * option, the environment variable `GPUSPARSE_MAX_BINDING_BYTES` (Node) emulates a device
+   * whose limit is that many bytes (planning and the check of every binding), so the CLI and the
+   * one-call API run as they would past a real device's 2 GiB; else the device's own limit.
    */
   readonly maxBindingBytes?: number;
+}
+
+/**
+ * `GPUSPARSE_MAX_BINDING_BYTES` (Node): an integer ≥ 256, or undefined when unset or empty.
+ * @throws InvalidParameterError naming the variable for any other text (a typo must not run at the device's limit unnoticed)
+ */
+export function envBindingCap(env: Record<string, string | undefined> | undefined = typeof process === 'undefined' ? undefined : process.env): number | undefined {
+  const raw = env?.GPUSPARSE_MAX_BINDING_BYTES;
+  if (raw === undefined || raw === '') return undefined;
+  const v = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(Number.isSafeInteger(v) && v >= 256)) throw new InvalidParameterError('GPUSPARSE_MAX_BINDING_BYTES (environment variable)', 'an integer number of bytes ≥ 256', raw);
+  return v;
 }
 
 /** Plain-data description of a context, from {@link GpuContext.describe}. */
@@ -118,6 +133,7 @@ const LIMIT_NAMES = [
  * console.log(ctx.describeText());
  */
 export async function createGpuContext(opts: GpuContextOptions = {}): Promise<GpuContext> {
+  const envCap = opts.maxBindingBytes === undefined ? envBindingCap() : undefined;
   const unsafe = opts.unsafe ?? false;
   const toggles = ['disable-dawn-features=timestamp_quantization', ...(opts.toggles ?? [])];
   if (unsafe) toggles.push('enable-dawn-features=allow_unsafe_apis,disable_robustness');
@@ -177,6 +193,7 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
   };
   const ctx = new GpuContext(device, limits, caps, adapterInfo, [...device.features] as string[], inNode ? toggles : []);
   if (opts.maxBindingBytes !== undefined) ctx.capBindings(opts.maxBindingBytes);
+  else if (envCap !== undefined) ctx.capBindings(envCap, true);
   return ctx;
 }
 
@@ -186,8 +203,11 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
  * validation errors reported since the last check ({@link GpuValidationError}).
  */
 export class GpuContext {
-  /** The device's own limits (`limits` may carry a smaller planning cap, see {@link GpuContextOptions.maxBindingBytes}). */
-  readonly deviceLimits: GpuLimits;
+  /** The device's own limits (`limits` may carry a smaller planning cap, see {@link GpuContextOptions.maxBindingBytes}); an emulated binding limit ({@link capBindings} strict) lowers them too. */
+  get deviceLimits(): GpuLimits {
+    return this.ownLimits;
+  }
+  private ownLimits: GpuLimits;
   readonly buffers: BufferPool;
   readonly pipelines: PipelineCache;
   readonly recorder: Recorder;
@@ -218,7 +238,7 @@ export class GpuContext {
         this.errors.push(new ResourceLimitError(`GPU operation '${m?.[1] ?? 'unlabelled'}'`, held, held, `the device is out of memory (${err.message.split('\n')[0]}): free GPU memory or use a smaller matrix`));
       } else this.errors.push(new GpuValidationError(m?.[1] ?? 'unlabelled', kind.toLowerCase(), err.message));
     });
-    this.deviceLimits = limits;
+    this.ownLimits = limits;
     this.buffers = new BufferPool(this);
     this.pipelines = new PipelineCache(this);
     this.recorder = new Recorder(this);
@@ -226,12 +246,16 @@ export class GpuContext {
 
   /**
    * Plan with at most `bytes` per storage binding (rounded down to 4; only lowers the limit).
+   * `strict`: also lower the device limits every binding is checked against, so that a binding
+   * past `bytes` is refused (ResourceLimitError) as a device with that maxStorageBufferBindingSize
+   * would refuse it — the emulation `GPUSPARSE_MAX_BINDING_BYTES` asks for.
    * @throws RangeError when `bytes` is not a number ≥ 256
    */
-  capBindings(bytes: number): void {
+  capBindings(bytes: number, strict = false): void {
     if (!(bytes >= 256)) throw new RangeError(`maxBindingBytes: expected a number ≥ 256, got ${bytes}`);
     const cap = Math.min(this.deviceLimits.maxStorageBufferBindingSize, Math.floor(bytes / 4) * 4);
     this.limits = { ...this.deviceLimits, maxStorageBufferBindingSize: cap };
+    if (strict) this.ownLimits = this.limits;
   }
 
   /**
