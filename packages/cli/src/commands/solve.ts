@@ -4,7 +4,7 @@
  * on the CPU (float64), print the result object, optionally plot the convergence history.
  * @module
  */
-import { HostOperator, InvalidMatrixError } from '@gpusparse/formats';
+import { type CsrMatrix, HostOperator, InvalidMatrixError, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
 import { bicg, bicgstab, cg, gmres, jacobi, refinedSolve, type SolveResult } from '@gpusparse/solvers';
 import { engineSolveOptions, parseEngineOptions, solveWithEngine } from '../engines/engine-solve';
 import { linePlot } from '../plots/svg';
@@ -52,17 +52,7 @@ export const solveCommand: Command = {
   },
   async run(pos, v, common: CommonOptions) {
     if (pos.length < 1 || pos.length > 2) throw new UsageError(`solve: expected A and optionally b, got ${pos.length} arguments`);
-    const method = ((v.method as string | undefined) ?? 'cg') as Method;
-    if (!Object.hasOwn(methods, method)) throw new UsageError(`--method: expected cg, gmres, bicgstab or bicg, got '${method}'`);
-    const rtol = numberOption('rtol', v.rtol as string | undefined, 1e-8, { min: 0 });
-    const atol = numberOption('atol', v.atol as string | undefined, 0, { min: 0 });
-    const maxIterations = v.maxit === undefined ? undefined : integerOption('maxit', v.maxit as string, 0);
-    const restart = integerOption('restart', v.restart as string | undefined, 30, 1);
-    // cg, bicgstab and bicg never restart: '--restart 5' with them was accepted and did nothing
-    if (v.restart !== undefined && method !== 'gmres') throw new UsageError(`--restart: only with --method gmres (${method} does not restart)`);
-    const precond = (v.precond as string | undefined) ?? 'none';
-    if (!['none', 'jacobi'].includes(precond)) throw new UsageError(`--precond: expected none or jacobi, got '${precond}'`);
-    const checkEvery = v['check-every'] === undefined ? undefined : integerOption('check-every', v['check-every'] as string, 8, 1);
+    const { method, rtol, atol, maxIterations, restart, precond, checkEvery } = solveOptions(v);
     if (typeof v.kernel === 'string') await checkKernelIds([v.kernel], '--kernel');
     if (v['with-x'] && !common.json) throw new UsageError('--with-x: adds x to the --json output; give --json too (or -o x.mtx for a file)');
 
@@ -88,51 +78,18 @@ export const solveCommand: Command = {
       const onIteration = (it: { iteration: number; relativeResidual: number }) => {
         bar.update(Math.min(1, Math.log10(Math.max(it.relativeResidual, 1e-300)) / Math.log10(rtol)), 1, `iter ${it.iteration} rel.res ${it.relativeResidual.toExponential(2)}`);
       };
-      let result: SolveResult<unknown> & { outerIterations?: number; innerIterations?: number };
-      let xHost: Float64Array;
       // float32 (and df64, whose parts are float32) cannot hold b outside ~1e±38, nor float64 the squares in ‖b‖ beyond
       // ~1e±154: solve for b/s, s a power of two (exact), and scale x back
       const s = rhsScale(b);
-      const bs = s === 1 ? b : b.map((x) => x / s);
       const t1 = performance.now();
-      if (refine) {
-        const r = await refinedSolve({
-          hostOperator: HostOperator.fromCsr(a),
-          innerOperator: built.op,
-          innerSpace: space,
-          b: bs,
-          rtol,
-          atol: atol / s,
-          inner: { method, rtol: 1e-4, restart, preconditioner: pre, checkEvery, maxIterations },
-          onOuterIteration: (o) => onIteration({ iteration: o.outer, relativeResidual: o.relativeResidual }),
-        });
-        result = r;
-        xHost = r.x;
-      } else {
-        const bv = space.fromArray(bs);
-        const opts = { rtol, atol: atol / s, maxIterations, preconditioner: pre, checkEvery, onIteration, restart };
-        result = await methods[method](space, built.op, bv, opts);
-        xHost = await space.toArray(result.x);
-      }
+      const { result, xHost } = await solveScaled({ a, b, s, method, rtol, atol, maxIterations, restart, checkEvery, refine, space, op: built.op, pre, onIteration });
       const solveMs = performance.now() - t1;
-      if (s !== 1) unscale(result, xHost, s);
       bar.finish();
       // the true residual in float64 on the host, whatever the backend
       const check = relativeResidual(a, xHost, b);
       const trueRel = check.rel;
       demoteUnmetConvergence(result, check, rtol, atol);
-      if (typeof v.plot === 'string') {
-        writeOutputFile(
-          v.plot,
-          linePlot([{ name: `${result.method} (${backend.kind})`, x: result.history.map((h) => h.iteration), y: result.history.map((h) => h.residual / (result.bNorm || 1)) }], {
-            title: `${m.name}: ${result.method}`,
-            xLabel: refine ? 'outer iteration' : 'iteration',
-            yLabel: 'relative residual',
-            logY: true,
-          }),
-        );
-        info(`convergence plot written to ${v.plot}`);
-      }
+      if (typeof v.plot === 'string') writePlot(v.plot, m.name, result, backend.kind, refine);
       const summary = {
         matrix: m.name,
         rows: a.rows,
@@ -156,20 +113,7 @@ export const solveCommand: Command = {
       const xFile = typeof v.output === 'string' ? await writeSolution(v.output, xHost, `${m.name}: ${result.method}, relative residual (float64) ${trueRel.toExponential(3)}`) : undefined;
       if (common.json && v['with-x']) printJsonWithArray({ ...summary, ...(xFile ? { xFile } : {}), history: result.history }, 'x', xHost);
       else if (common.json) printJson({ ...summary, ...(xFile ? { xFile } : {}), history: result.history });
-      else {
-        out(`${m.name}: ${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}, b = ${source}`);
-        out(`backend: ${backend.description}; operator: ${built.label}${built.tuning ? ` (tuned in ${built.tuning.spentMs.toFixed(0)} ms${built.tuning.cacheHit ? ', cache hit' : ''})` : ''}`);
-        out(
-          formatTable(
-            ['method', 'converged', 'reason', 'iterations', 'rel. residual (f64)', 'setup ms', 'solve ms', 'matvecs', 'readbacks'],
-            [[result.method + (refine ? ' + f64 refinement' : ''), result.converged, result.reason, result.iterations, trueRel, setupMs, solveMs, result.stats.matvecs, result.stats.readbacks]],
-          ),
-        );
-        if (result.detail) out(`detail: ${result.detail}`);
-        // e.g. the tuned kernel disagreeing with the verified one at the final check
-        for (const w of result.stats.warnings ?? []) out(`warning: ${w}`);
-        if (xFile) out(`x written to ${xFile}`);
-      }
+      else printSolveTable(m.name, a, source, backend.description, built, result, { refine, trueRel, setupMs, solveMs, xFile });
       return result.converged ? ExitCode.ok : ExitCode.notConverged;
     } finally {
       bar.finish();
@@ -177,6 +121,105 @@ export const solveCommand: Command = {
     }
   },
 };
+
+/** The checked numeric options of `solve`. */
+function solveOptions(v: Record<string, unknown>) {
+  const method = ((v.method as string | undefined) ?? 'cg') as Method;
+  if (!Object.hasOwn(methods, method)) throw new UsageError(`--method: expected cg, gmres, bicgstab or bicg, got '${method}'`);
+  const rtol = numberOption('rtol', v.rtol as string | undefined, 1e-8, { min: 0 });
+  const atol = numberOption('atol', v.atol as string | undefined, 0, { min: 0 });
+  const maxIterations = v.maxit === undefined ? undefined : integerOption('maxit', v.maxit as string, 0);
+  const restart = integerOption('restart', v.restart as string | undefined, 30, 1);
+  // cg, bicgstab and bicg never restart: '--restart 5' with them was accepted and did nothing
+  if (v.restart !== undefined && method !== 'gmres') throw new UsageError(`--restart: only with --method gmres (${method} does not restart)`);
+  const precond = (v.precond as string | undefined) ?? 'none';
+  if (!['none', 'jacobi'].includes(precond)) throw new UsageError(`--precond: expected none or jacobi, got '${precond}'`);
+  const checkEvery = v['check-every'] === undefined ? undefined : integerOption('check-every', v['check-every'] as string, 8, 1);
+  return { method, rtol, atol, maxIterations, restart, precond, checkEvery };
+}
+
+type SolveOut = SolveResult<unknown> & { outerIterations?: number; innerIterations?: number };
+
+/** The solve of A·x = b/s (refined in float64 or plain), x and the residuals scaled back by s. */
+async function solveScaled(o: {
+  a: CsrMatrix;
+  b: Float64Array;
+  s: number;
+  method: Method;
+  rtol: number;
+  atol: number;
+  maxIterations: number | undefined;
+  restart: number;
+  checkEvery: number | undefined;
+  refine: boolean;
+  space: VectorSpace<unknown, unknown>;
+  op: LinearOperator<unknown>;
+  pre: LinearOperator<unknown> | undefined;
+  onIteration: (it: { iteration: number; relativeResidual: number }) => void;
+}): Promise<{ result: SolveOut; xHost: Float64Array }> {
+  const { a, b, s, method, rtol, atol, maxIterations, restart, checkEvery, space, pre, onIteration } = o;
+  const bs = s === 1 ? b : b.map((x) => x / s);
+  let result: SolveOut;
+  let xHost: Float64Array;
+  if (o.refine) {
+    const r = await refinedSolve({
+      hostOperator: HostOperator.fromCsr(a),
+      innerOperator: o.op,
+      innerSpace: space,
+      b: bs,
+      rtol,
+      atol: atol / s,
+      inner: { method, rtol: 1e-4, restart, preconditioner: pre, checkEvery, maxIterations },
+      onOuterIteration: (it) => onIteration({ iteration: it.outer, relativeResidual: it.relativeResidual }),
+    });
+    result = r;
+    xHost = r.x;
+  } else {
+    const bv = space.fromArray(bs);
+    result = await methods[method](space, o.op, bv, { rtol, atol: atol / s, maxIterations, preconditioner: pre, checkEvery, onIteration, restart });
+    xHost = await space.toArray(result.x);
+  }
+  if (s !== 1) unscale(result, xHost, s);
+  return { result, xHost };
+}
+
+/** --plot: the convergence history as an SVG line plot. */
+function writePlot(file: string, name: string, result: SolveOut, backendKind: string, refine: boolean): void {
+  writeOutputFile(
+    file,
+    linePlot([{ name: `${result.method} (${backendKind})`, x: result.history.map((h) => h.iteration), y: result.history.map((h) => h.residual / (result.bNorm || 1)) }], {
+      title: `${name}: ${result.method}`,
+      xLabel: refine ? 'outer iteration' : 'iteration',
+      yLabel: 'relative residual',
+      logY: true,
+    }),
+  );
+  info(`convergence plot written to ${file}`);
+}
+
+/** The text report of `solve` (without --json). */
+function printSolveTable(
+  name: string,
+  a: CsrMatrix,
+  source: string,
+  backendDescription: string,
+  built: { label: string; tuning?: { spentMs: number; cacheHit?: boolean } },
+  result: SolveOut,
+  o: { refine: boolean; trueRel: number; setupMs: number; solveMs: number; xFile: string | undefined },
+): void {
+  out(`${name}: ${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}, b = ${source}`);
+  out(`backend: ${backendDescription}; operator: ${built.label}${built.tuning ? ` (tuned in ${built.tuning.spentMs.toFixed(0)} ms${built.tuning.cacheHit ? ', cache hit' : ''})` : ''}`);
+  out(
+    formatTable(
+      ['method', 'converged', 'reason', 'iterations', 'rel. residual (f64)', 'setup ms', 'solve ms', 'matvecs', 'readbacks'],
+      [[result.method + (o.refine ? ' + f64 refinement' : ''), result.converged, result.reason, result.iterations, o.trueRel, o.setupMs, o.solveMs, result.stats.matvecs, result.stats.readbacks]],
+    ),
+  );
+  if (result.detail) out(`detail: ${result.detail}`);
+  // e.g. the tuned kernel disagreeing with the verified one at the final check
+  for (const w of result.stats.warnings ?? []) out(`warning: ${w}`);
+  if (o.xFile) out(`x written to ${o.xFile}`);
+}
 
 /** 1, or the power of two nearest max|b| when that lies outside [2^-60, 2^60] (float32 holds ~1e±38). */
 export function rhsScale(b: Float64Array): number {
@@ -186,7 +229,6 @@ export function rhsScale(b: Float64Array): number {
   return 2 ** Math.round(Math.log2(m));
 }
 
-/** Back from the solve for b/s: x, residual norms and ‖b‖ times s (exact: s is a power of two). */
 /** Slack on the float64 check of a "converged" result: rounding of the float64 residual itself. */
 const CHECK_SLACK = 1.1;
 
@@ -206,6 +248,7 @@ function demoteUnmetConvergence(result: SolveResult<unknown>, check: { r: number
   result.detail = result.detail ? `${result.detail}; ${why}` : why;
 }
 
+/** Back from the solve for b/s: x, residual norms and ‖b‖ times s (exact: s is a power of two). */
 function unscale(result: SolveResult<unknown>, x: Float64Array, s: number): void {
   for (let i = 0; i < x.length; i++) x[i]! *= s;
   for (const h of result.history) h.residual *= s;
