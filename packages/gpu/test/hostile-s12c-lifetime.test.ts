@@ -6,14 +6,17 @@
  * lavapipe at the first cg after `gc()`). The context now holds the GPU object and the adapter.
  * Found sound and kept as a net: the context disposed while a cg or a lanczos on it runs
  * (DeviceLostError, no hang, no result); a pre-aborted signal and an abort during eigsMixed's
- * polish ('stopped', never 'converged').
+ * polish ('stopped', never 'converged'); the operator disposed inside lanczos, davidson or
+ * eigsMixed (fast phase and polish) (UseAfterDisposeError); a tuning whose onProgress throws
+ * (the caller's error, no buffer left live, the next tuning fine) or disposes the context
+ * (DeviceLostError). tunedOperator takes no AbortSignal: its `budgetMs` bounds it.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { csrSpmv, generators as g, HostOperator } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
-import { cg, eigsMixed, lanczos } from '../../solvers/src/index';
-import { createGpuContext, DeviceLostError, gpuOperatorFromCsr, GpuVectorSpace } from '../src/index';
+import { cg, davidson, eigsMixed, lanczos } from '../../solvers/src/index';
+import { createGpuContext, DeviceLostError, gpuOperatorFromCsr, GpuVectorSpace, tunedOperator, UseAfterDisposeError } from '../src/index';
 import { trueRelative } from './helpers';
 
 setFlagsFromString('--expose-gc');
@@ -80,4 +83,27 @@ describe('GPU lifetimes', () => {
     expect(r4.converged).toBe(false);
     ctx.dispose();
   }, 120_000);
+
+  it('the operator disposed inside an eigensolver, a tuning whose progress callback throws or disposes the context', async () => {
+    const ctx = await createGpuContext();
+    const space = new GpuVectorSpace(ctx);
+    const host = HostOperator.fromCsr(a);
+    const diagonal = new Float64Array(a.rows).fill(4);
+    const runs = [
+      (op: ReturnType<typeof gpuOperatorFromCsr>) => lanczos(space, op, { k: 3, tol: 1e-7, onIteration: () => void op.dispose() }),
+      (op: ReturnType<typeof gpuOperatorFromCsr>) => davidson(op, space, { k: 3, diagonal, onIteration: (i) => void (i.iteration >= 2 && op.dispose()) }),
+      (op: ReturnType<typeof gpuOperatorFromCsr>) => eigsMixed({ k: 2, method: 'lanczos', fastOperator: op, fastSpace: space, hostOperator: host, onIteration: () => void op.dispose() }),
+      (op: ReturnType<typeof gpuOperatorFromCsr>) => eigsMixed({ k: 2, method: 'lanczos', fastOperator: op, fastSpace: space, hostOperator: host, onIteration: (i) => void (i.phase === 'polish' && op.dispose()) }),
+    ];
+    for (const run of runs) await expect(run(gpuOperatorFromCsr(ctx, a))).rejects.toBeInstanceOf(UseAfterDisposeError);
+    const small = g.poisson2d(10);
+    const live = ctx.buffers.liveBuffers;
+    const boom = new Error('user boom');
+    await expect(tunedOperator(ctx, small, { budgetMs: 200, onProgress: () => { throw boom; } })).rejects.toBe(boom);
+    expect(ctx.buffers.liveBuffers).toBe(live);
+    const tuned = await tunedOperator(ctx, small, { budgetMs: 200 });
+    tuned.dispose();
+    expect(ctx.buffers.liveBuffers).toBe(live);
+    await expect(tunedOperator(ctx, small, { budgetMs: 200, onProgress: (p) => void (p.phase !== 'stats' && ctx.dispose()) })).rejects.toBeInstanceOf(DeviceLostError);
+  }, 180_000);
 });
