@@ -3,15 +3,16 @@
  * sound on lavapipe and kept as a net. cg + lanczos on one operator, gmres + lanczos('largest')
  * on another and a tuning of a third matrix under Promise.all give bit for bit the sequential
  * results (iterations, x, eigenvalues) — no buffer of a running solve is handed to another — and
- * leave the pool's live buffers where they were; a solve started from inside another's
+ * leave the pool's live buffers where they were; so do eigsMixed (lanczos and davidson),
+ * refinedSolve, cg, lobpcg and davidson at once on one operator; a solve started from inside another's
  * onIteration (re-entrant) is right and so is its host; 500 small solves keep the live buffers,
  * the device bytes and the JS heap flat (counted through `ctx.buffers.liveBuffers`).
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { csrSpmv, generators as g } from '@gpusparse/formats';
+import { csrSpmv, generators as g, HostOperator } from '@gpusparse/formats';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cg, gmres, lanczos, type SolveResult } from '../../solvers/src/index';
+import { cg, davidson, eigsMixed, gmres, lanczos, lobpcg, refinedSolve, type SolveResult } from '../../solvers/src/index';
 import { type GpuVector, gpuOperatorFromCsr, GpuVectorSpace, tunedOperator } from '../src/index';
 import { testContext } from './helpers';
 
@@ -98,4 +99,35 @@ describe('one GPU context under concurrent and repeated use', () => {
     expect(marks[4]!.heap - marks[0]!.heap).toBeLessThan(16 * 2 ** 20);
     op.dispose();
   }, 300_000);
+
+  it('eigsMixed (lanczos, davidson), refinedSolve, cg, lobpcg, davidson at once on one operator: the sequential results', async () => {
+    const ctx = await testContext();
+    const space = new GpuVectorSpace(ctx);
+    const op = gpuOperatorFromCsr(ctx, a);
+    const host = HostOperator.fromCsr(a);
+    const diagonal = new Float64Array(a.rows).fill(4);
+    const jobs = () => [
+      async () => Array.from((await eigsMixed({ k: 3, method: 'lanczos', fastOperator: op, fastSpace: space, hostOperator: host })).values),
+      async () => Array.from((await eigsMixed({ k: 2, method: 'davidson', fastOperator: op, fastSpace: space, hostOperator: host, diagonal })).values),
+      async () => {
+        const r = await refinedSolve({ innerOperator: op, innerSpace: space, hostOperator: host, b: bh, rtol: 1e-10 });
+        return [r.reason, Array.from(r.x)];
+      },
+      async () => {
+        const b = space.fromArray(bh);
+        const r = await cg(space, op, b, { rtol: 1e-5, checkEvery: 1 });
+        const x = Array.from(await space.toArray(r.x));
+        space.release(r.x);
+        space.release(b);
+        return x;
+      },
+      async () => Array.from((await lobpcg(op, space, { k: 2 })).values),
+      async () => Array.from((await davidson(op, space, { k: 2, diagonal })).values),
+    ];
+    const seq: unknown[] = [];
+    for (const f of jobs()) seq.push(await f());
+    expect((seq[2] as unknown[])[0]).toBe('converged');
+    expect(await Promise.all(jobs().map((f) => f()))).toEqual(seq);
+    op.dispose();
+  }, 180_000);
 });
