@@ -23,6 +23,12 @@ const a = g.poisson2d(14);
 const l1 = g.laplacian1d(300);
 const bh = csrSpmv(a, Float64Array.from({ length: a.rows }, (_, i) => 1 + (i % 5)));
 
+/** The test context, a space on it and a default-kernel operator of `a`. */
+async function onA() {
+  const ctx = await testContext();
+  return { ctx, space: new GpuVectorSpace(ctx), op: gpuOperatorFromCsr(ctx, a) };
+}
+
 describe('one GPU context under concurrent and repeated use', () => {
   it('cg + lanczos + gmres + lanczos + a tuning at once: the sequential results bit for bit, no buffer left live', async () => {
     const ctx = await testContext();
@@ -59,9 +65,7 @@ describe('one GPU context under concurrent and repeated use', () => {
   }, 180_000);
 
   it('a solve started inside another one\'s onIteration: both right, both the sequential x', async () => {
-    const ctx = await testContext();
-    const space = new GpuVectorSpace(ctx);
-    const op = gpuOperatorFromCsr(ctx, a);
+    const { space, op } = await onA();
     const alone = await cg(space, op, space.fromArray(bh), { rtol: 1e-5, checkEvery: 1 });
     const want = Array.from(await space.toArray(alone.x));
     let inner: Promise<SolveResult<GpuVector>> | undefined;
@@ -101,9 +105,7 @@ describe('one GPU context under concurrent and repeated use', () => {
   }, 300_000);
 
   it('eigsMixed (lanczos, davidson), refinedSolve, cg, lobpcg, davidson at once on one operator: the sequential results', async () => {
-    const ctx = await testContext();
-    const space = new GpuVectorSpace(ctx);
-    const op = gpuOperatorFromCsr(ctx, a);
+    const { space, op } = await onA();
     const host = HostOperator.fromCsr(a);
     const diagonal = new Float64Array(a.rows).fill(4);
     const jobs = () => [
