@@ -144,6 +144,8 @@ class PoolRun<T> {
   private done = 0;
   private delivered = 0;
   private readonly idle: Worker[] = [];
+  /** The range each worker holds (named when it dies). */
+  private readonly held = new Map<Worker, number>();
   private blocked = false;
   private consumed = 0;
   private resolve: () => void = () => {};
@@ -219,12 +221,21 @@ class PoolRun<T> {
       return;
     }
     const id = this.next++;
+    this.held.set(w, id);
     w.postMessage({ ...this.job.extra, type: 'run', id, start: this.chunks[id]![0], end: this.chunks[id]![1] });
   }
 
   /** The worker's message and error handlers, its init message and its first range. */
   private attach(w: Worker): void {
     w.on('error', (e) => this.reject(e));
+    // a worker that dies without an error (terminated, killed for memory, process.exit in it)
+    // would leave its range pending and the run unsettled for ever: reject, naming the range
+    w.on('exit', (code) => {
+      if (this.done === this.chunks.length) return;
+      const id = this.held.get(w);
+      const range = id === undefined ? 'no range' : `range ${this.chunks[id]!.join('..')}`;
+      this.reject(new Error(`${this.job.what}: a worker thread exited (code ${code}) while holding ${range}, ${this.chunks.length - this.done} of ${this.chunks.length} ranges unfinished: it was terminated, ran out of memory or called process.exit; rerun with fewer threads (GPUSPARSE_THREADS) or more memory`));
+    });
     w.on('message', (msg: { id: number; ok: boolean; out?: T; error?: string }) => {
       if (!msg.ok) {
         this.reject(new Error(`${this.job.what} ${this.chunks[msg.id]!.join('..')}: ${msg.error}`));

@@ -206,14 +206,45 @@ export interface VerifiedKernelSource<V> {
   readonly verifiedLabel: string;
   /** The label of the kernel the products run on now. */
   readonly activeLabel: string;
+  /**
+   * How many times the products have switched to an unverified kernel (monotonic). Optional: with
+   * it, {@link unverifiedKernelOf} given a run's {@link kernelMark} also answers for a run whose
+   * products ran unverified although none runs now (a concurrent solve's check made the operator
+   * fall back in between; session 12 found BiCGStab 'converged' at true residual 0.09 that way).
+   * Undefined when the verified kernel cannot be used (nothing to check against).
+   */
+  readonly unverifiedSwitches?: number | undefined;
+}
+
+/** The kernel state of an operator when a run starts ({@link kernelMark}). */
+export interface KernelMark {
+  readonly switches: number;
+  readonly unverified: boolean;
 }
 
 /**
- * The operator's verified-kernel source when its products run on an unverified kernel now;
- * undefined otherwise (host and plain GPU operators, or in-solve tuning still on the verified one).
- * @example const chk = unverifiedKernelOf(op); if (chk) chk.applyVerified(x, r);
+ * The operator's kernel state now, for {@link unverifiedKernelOf} at the end of a run; undefined
+ * for operators without a {@link VerifiedKernelSource}. O(1).
+ * @example const mark = kernelMark(op); … const chk = unverifiedKernelOf(op, mark);
  */
-export function unverifiedKernelOf<V>(op: LinearOperator<V>): VerifiedKernelSource<V> | undefined {
+export function kernelMark<V>(op: LinearOperator<V>): KernelMark | undefined {
   const src = op as Partial<VerifiedKernelSource<V>>;
-  return typeof src.runsUnverified === 'function' && src.runsUnverified() ? (src as VerifiedKernelSource<V>) : undefined;
+  if (typeof src.runsUnverified !== 'function') return undefined;
+  return { switches: src.unverifiedSwitches ?? 0, unverified: src.runsUnverified() };
+}
+
+/**
+ * The operator's verified-kernel source when its products run on an unverified kernel now — or,
+ * given the `mark` taken at a run's start, when they may have at any time since (unverified then,
+ * or switched since: another run on the same operator may have made it fall back meanwhile);
+ * undefined otherwise (host and plain GPU operators, or in-solve tuning still on the verified one).
+ * @example const chk = unverifiedKernelOf(op, mark); if (chk) chk.applyVerified(x, r);
+ */
+export function unverifiedKernelOf<V>(op: LinearOperator<V>, mark?: KernelMark): VerifiedKernelSource<V> | undefined {
+  const src = op as Partial<VerifiedKernelSource<V>>;
+  if (typeof src.runsUnverified !== 'function') return undefined;
+  if (src.runsUnverified()) return src as VerifiedKernelSource<V>;
+  const switches = src.unverifiedSwitches;
+  const ran = mark !== undefined && switches !== undefined && (mark.unverified || switches !== mark.switches);
+  return ran ? (src as VerifiedKernelSource<V>) : undefined;
 }

@@ -64,6 +64,8 @@ export class InSolveOperator extends GpuOperator implements VerifiedKernelSource
   private readonly total: number;
   private issued = 0;
   private active = 0;
+  /** Switches to a candidate other than the first so far. */
+  private switches = 0;
   private disposed = false;
   /** Indices (into `others`) of the operators not yet freed. */
   private readonly alive = new Set<number>();
@@ -122,6 +124,14 @@ export class InSolveOperator extends GpuOperator implements VerifiedKernelSource
    */
   runsUnverified(): boolean {
     return !this.disposed && this.active !== 0 && !this.failed.has(0);
+  }
+
+  /**
+   * Switches to a candidate other than the first so far; undefined when there is nothing to check
+   * against (the first candidate failed, or the operator was disposed), as for {@link runsUnverified}.
+   */
+  get unverifiedSwitches(): number | undefined {
+    return this.disposed || this.failed.has(0) ? undefined : this.switches;
   }
 
   /** The first candidate's label: the kernel every product is checked against. */
@@ -279,7 +289,7 @@ export class InSolveOperator extends GpuOperator implements VerifiedKernelSource
       .then(([data, words]) => this.decide(new BigUint64Array(data!), words ? new Uint32Array(words) : undefined))
       .catch((e: unknown) => {
         this.report.warnings.push(`in-solve tuning: the timestamps could not be read (${(e as Error).message}); the first candidate that did not fail stays`);
-        if (this.failed.has(this.active) && !this.disposed) this.active = this.standing() ?? this.active;
+        if (this.failed.has(this.active) && !this.disposed) this.setActive(this.standing() ?? this.active);
       })
       .finally(() => {
         buf.dispose();
@@ -308,7 +318,7 @@ export class InSolveOperator extends GpuOperator implements VerifiedKernelSource
     const order = med.map((m, i) => [m, i] as const).filter(([m, i]) => !this.failed.has(i) && !Number.isNaN(m)).sort((p, q) => p[0] - q[0]);
     if (order.length === 0) {
       // nothing measured: no winner; the first candidate still standing keeps the products
-      this.active = this.standing() ?? this.active;
+      this.setActive(this.standing() ?? this.active);
       return;
     }
     for (const [m, i] of order) {
@@ -336,8 +346,14 @@ export class InSolveOperator extends GpuOperator implements VerifiedKernelSource
     this.guardFlags = undefined;
   }
 
-  private switchTo(w: number, r: number | undefined): void {
+  /** Products run on candidate `w` from now on (a switch away from the verified one is counted). */
+  private setActive(w: number): void {
+    if (w !== 0 && w !== this.active) this.switches++;
     this.active = w;
+  }
+
+  private switchTo(w: number, r: number | undefined): void {
+    this.setActive(w);
     // the first candidate backs this operator (transpose, diagonal, df64): only the others are freed
     for (const i of [...this.alive]) {
       if (i + 1 === w) continue;

@@ -95,6 +95,11 @@ export interface GpuDescription {
 // Dawn's GPU object must stay referenced while any device lives (else a later segfault):
 // one per toggle set, held for the life of the process.
 const dawnInstances = new Map<string, GPU>();
+// The same for a GPU object the caller passed (`opts.gpu`, e.g. their own `create()` from npm
+// `webgpu`) and the adapter: held as long as the context is reachable, so a caller who drops
+// their reference does not free Dawn's instance under a live device (a segfault at a later
+// call after a collection; session 12).
+const ownerOf = new WeakMap<GpuContext, { gpu: GPU; adapter: GPUAdapter }>();
 
 async function nodeGpu(toggles: readonly string[]): Promise<GPU> {
   const key = toggles.join('|');
@@ -192,6 +197,7 @@ export async function createGpuContext(opts: GpuContextOptions = {}): Promise<Gp
     description: info.description ?? '',
   };
   const ctx = new GpuContext(device, limits, caps, adapterInfo, [...device.features] as string[], inNode ? toggles : []);
+  ownerOf.set(ctx, { gpu, adapter });
   if (opts.maxBindingBytes !== undefined) ctx.capBindings(opts.maxBindingBytes);
   else if (envCap !== undefined) ctx.capBindings(envCap, true);
   return ctx;

@@ -95,6 +95,11 @@ export class BufferPool {
 
   constructor(private readonly ctx: GpuContext) {}
 
+  /** Buffers acquired and not yet released (what a leak check counts). O(1). */
+  get liveBuffers(): number {
+    return this.live.size;
+  }
+
   /**
    * A buffer of at least `bytes` bytes with `usage` (default {@link STORAGE_USAGE}). A new
    * buffer is created in its own error scope: if the device runs out of memory, the next

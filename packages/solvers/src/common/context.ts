@@ -4,7 +4,7 @@
  * final {@link SolveResult}.
  * @module
  */
-import { type LinearOperator, type ScalarLike, unverifiedKernelOf, type VectorSpace } from '@gpusparse/formats';
+import { type KernelMark, kernelMark, type LinearOperator, type ScalarLike, unverifiedKernelOf, type VectorSpace } from '@gpusparse/formats';
 import { type HistoryPoint, newStats, type SolveResult, type SolverStats, type StopReason } from './result';
 import type { ResolvedOptions } from './options';
 import { returnedVoid } from './operator-check';
@@ -26,6 +26,8 @@ export class SolveContext<V, S> {
   /** max(rtol·‖b‖, atol). */
   tol = Number.NaN;
   private readonly t0 = performance.now();
+  /** The operator's kernel state at the start: products of this solve may have run unverified since. */
+  private readonly mark: KernelMark | undefined;
 
   constructor(
     readonly method: string,
@@ -35,6 +37,7 @@ export class SolveContext<V, S> {
     readonly opts: ResolvedOptions<V>,
   ) {
     this.n = op.rows;
+    this.mark = kernelMark(op);
   }
 
   /** y = A·x (counted). */
@@ -141,7 +144,7 @@ export class SolveContext<V, S> {
    * that went wrong after the tuning never hands back a wrong x labelled converged.
    */
   async confirm(x: V, tr: number): Promise<boolean> {
-    const chk = unverifiedKernelOf(this.op);
+    const chk = unverifiedKernelOf(this.op, this.mark);
     if (!chk) return true;
     const r = this.space.create(this.n);
     try {
@@ -169,7 +172,7 @@ export class SolveContext<V, S> {
    * unverified): the stop stands.
    */
   async recheck(x: V, tr: number): Promise<boolean> {
-    const chk = unverifiedKernelOf(this.op);
+    const chk = unverifiedKernelOf(this.op, this.mark);
     if (!chk) return false;
     const p = this.space.create(this.n);
     const q = this.space.create(this.n);
@@ -207,7 +210,7 @@ export class SolveContext<V, S> {
    * verified residual). No cost when nothing runs unverified.
    */
   async finishExit(x: V, reason: StopReason, iterations: number, tr: number, detail?: string): Promise<SolveResult<V>> {
-    const chk = unverifiedKernelOf(this.op);
+    const chk = unverifiedKernelOf(this.op, this.mark);
     if (!chk || reason === 'converged' || !Number.isFinite(this.bNorm)) return this.finish(x, reason, iterations, tr, detail);
     const p = this.space.create(this.n);
     const q = this.space.create(this.n);

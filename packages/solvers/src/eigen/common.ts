@@ -4,7 +4,7 @@
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
-import { DimensionMismatchError, InvalidParameterError, mulberry32, unverifiedKernelOf } from '@gpusparse/formats';
+import { DimensionMismatchError, InvalidParameterError, type KernelMark, kernelMark, mulberry32, unverifiedKernelOf } from '@gpusparse/formats';
 import type { EigenResult, EigenToleranceReport, SolverStats, StopReason } from '../common/result';
 import { newStats } from '../common/result';
 import { assertUsableOperator, returnedVoid } from '../common/operator-check';
@@ -63,7 +63,14 @@ export class EigenRun {
   readonly stats: SolverStats = newStats();
   readonly history: EigenResult<unknown>['history'] = [];
   private readonly t0 = performance.now();
-  constructor(private readonly opts: EigenBaseOptions) {}
+  /** The operator's kernel state at the start (its products may run unverified from then on). */
+  readonly mark: KernelMark | undefined;
+  constructor(
+    private readonly opts: EigenBaseOptions,
+    op?: LinearOperator<unknown>,
+  ) {
+    this.mark = op ? kernelMark(op) : undefined;
+  }
 
   /** Record one iteration; true when the caller (callback or signal) asked to stop. */
   record(info: EigenIterationInfo): boolean {
@@ -101,7 +108,7 @@ export async function finishEigen<V, S>(
   const n = op.rows;
   const tmp = space.create(n);
   // products on a tuned kernel (in-solve tuning switched): the residuals come from the verified one
-  const chk = unverifiedKernelOf(op);
+  const chk = unverifiedKernelOf(op, run.mark);
   for (let i = 0; i < r.vectors.length; i++) {
     if (chk) chk.applyVerified(r.vectors[i]!, tmp);
     else returnedVoid(op.apply(r.vectors[i]!, tmp), 'eigen residual', 'apply'); // tmp = A·v

@@ -227,7 +227,7 @@ function setUp<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: Davi
   }
   const maxIterations = opts.maxIterations ?? 200;
   const lindep = opts.lindep ?? (f32 ? 1e-8 : 1e-14);
-  const run = new EigenRun(opts);
+  const run = new EigenRun(opts, op);
   const method = opts.corrector ? `${name}(k=${k}, maxSubspace=${maxSubspace})` : `${name}(k=${k}, maxSubspace=${maxSubspace}, shift=${levelShift})`;
   return { space, op, opts, run, k, name, f32, rule, nConverge, maxSubspace, maxIterations, lindep, method, diag: { d, levelShift }, normA: dMax };
 }
@@ -385,7 +385,7 @@ async function finish<V, S>(c: Ctx<V, S>, st: Iterate<V>): Promise<EigenResult<V
   if (c.diag.inSpace !== undefined) space.release(c.diag.inSpace);
   const exit = { values: theta, reason: st.reason, iterations: st.iterations, method: c.method, tolerance: c.rule.report(c.normA), ...(st.detail ? { detail: st.detail } : {}) };
   // on a tuned kernel the residuals are recomputed anyway, on the verified kernel (finishEigen)
-  if (c.opts.recomputeResiduals === false && st.reason === 'converged' && st.lastRn.length === k && allFinite(st.lastRn) && !unverifiedKernelOf(op)) {
+  if (c.opts.recomputeResiduals === false && st.reason === 'converged' && st.lastRn.length === k && allFinite(st.lastRn) && !unverifiedKernelOf(op, run.mark)) {
     // the last iteration's residuals belong to these very Ritz vectors (no products at exit)
     return { ...(await finishEigen(op, space, run, { ...exit, vectors: [] })), vectors, residualNorms: st.lastRn };
   }

@@ -288,7 +288,7 @@ async function lanczosRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>,
     throw new InvalidParameterError('lanczos checkEvery', 'an integer ≥ 1', opts.checkEvery);
   }
   const f32 = space.precision === 'f32';
-  const run = new EigenRun(opts);
+  const run = new EigenRun(opts, op);
   const c: LanczosCtx<V, S> = {
     op,
     space,

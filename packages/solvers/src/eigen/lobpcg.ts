@@ -135,7 +135,7 @@ function lobpcgSetup<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts
   const secondBelow = f32 ? Infinity : SECOND_PASS_BELOW;
   const onePass = !f32;
   const maxIterations = opts.maxIterations ?? 1000;
-  const run = new EigenRun(opts);
+  const run = new EigenRun(opts, op);
   const stats = run.stats;
   const method = `lobpcg(k=${k}, guard=${nx - k}${pre ? `, precond=${pre.label ?? 'user'}` : ''})`;
   const seed = opts.seed ?? 1;
