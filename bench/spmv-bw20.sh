@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Issue 20, session 12: banded and stencil matrices at ≥ 70 % of the copy bandwidth, CI-like at ≥ 1.5× cuSPARSE.
+# One H100 call, at most 440 s of steps (every step's limit is cut to what is left of that budget):
+#   dump      banded 2·10^6 b9, 5-point 2000², 7-point 160³, 27-point 120³, CI-like 60 000 × ~1 000 → raw CSR
+#   cusparse  cusparse_anchor.py on the five (float32/float64 cuSPARSE: the ratios of the spmv steps)
+#   probe     bench/spmv-dia-probe.ts on the four banded / stencil matrices: dia-tiled, dia-vec4 (xvec 1 / 0),
+#             each next to its no-x and store-only probes and vec4 copies of its own bytes — where each loses
+#   dia       bench/spmv.ts on the four: dia-tiled (session 7's grid: rows 2/4 × unroll 4/8) and dia-vec4
+#             (rows 1/2 × unroll 4/5/7/8; xvec 0; tiles 4; workgroups of 128), csr-adaptive as the CSR reference
+#   ci        bench/spmv.ts on CI-like: csr-long pack 1 interleave 1 (lanes 16/32/64 × unroll 2/4), csr-stream pack 1,
+#             sliced-ell-split pack 1 interleave 1 (parts 8 / 16)
+#   dia-unsafe, ci-unsafe: the same kernels' defaults and session 11's winners with Dawn's robustness off (--unsafe):
+#             what the bounds checks cost where the upload validated every index
+# 1 s of warm-up, 150 ms of heat before each timing (longer while the SM clock is below 1 500 MHz), every case
+# twice (two rounds, other cases in between), every kernel checked against the float64 product; the SM / memory
+# clock is sampled every 100 ms for the whole call.
+#
+# Pack (project root, after pnpm install):
+#   bash ../shared/gpukit/pack.sh bench/spmv.ts bench/spmv-dia-probe.ts
+# Run (device tool, carry [".gpukit"], timeout_s 480):
+#   bash .gpukit/enter.sh bash bench/spmv-bw20.sh $OUT
+# Writes under the directory given: bw20.log (every step's output, then the CUSPARSE / PROBE / SUMMARY / BEST
+# lines again) and bw20.json (each step's JSON, the anchor's lines and the clock CSV). Stdout: those lines.
+# Dry run off the GPU machine (lavapipe; the anchor fails without CUDA):
+#   BW_SCALE=10 BW_BUDGET=4000 BW_APP="npx tsx bench/spmv.ts" BW_PROBE="npx tsx bench/spmv-dia-probe.ts" BW_EXTRA=--quick bash bench/spmv-bw20.sh /tmp/dry
+set -u
+out=${1:-/tmp/bw20}
+j=/tmp/bw20-j
+m=/tmp/bw20-m
+mkdir -p "$out" $j $m
+log="$out/bw20.log"
+: >"$log"
+extra=${BW_EXTRA:-}
+app=${BW_APP:-node .gpukit/app/spmv.mjs}
+probe=${BW_PROBE:-node .gpukit/app/spmv-dia-probe.mjs}
+budget=${BW_BUDGET:-440}
+scale=${BW_SCALE:-1} # step limits × scale (a lavapipe dry run needs ~10)
+ck=$j/clocks.csv
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 100 >$ck 2>/dev/null &
+clk=$!
+# one JSON, rewritten after every step (a call cut short keeps what ran)
+combine() {
+  node -e '
+const fs = require("fs"); const d = process.argv[2]; const o = { passes: {}, cusparse: [], clocks: "" };
+for (const f of fs.readdirSync(d)) {
+  if (f.endsWith(".json")) o.passes[f.slice(0, -5)] = JSON.parse(fs.readFileSync(`${d}/${f}`, "utf8"));
+  else if (f === "cusparse.jsonl") o.cusparse = fs.readFileSync(`${d}/${f}`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  else if (f === "clocks.csv") o.clocks = fs.readFileSync(`${d}/${f}`, "utf8");
+}
+fs.writeFileSync(process.argv[1], JSON.stringify(o));' "$out/bw20.json" "$j" >>"$log" 2>&1
+}
+step() { # name limit command…: run within what is left of the budget, log under a header, refresh the JSON
+  local name=$1 limit=$(($2 * scale)) left=$((budget - SECONDS))
+  shift 2
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -lt 5 ]; then echo "== $name skipped: budget spent ($SECONDS s)" >>"$log"; return; fi
+  echo "== $name (limit ${limit} s, $(date -u +%T))" >>"$log"
+  timeout "$limit" "$@" >>"$log" 2>&1
+  echo "== $name exit $? ($(date -u +%T), ${SECONDS} s)" >>"$log"
+  combine
+}
+step dump 90 $app $extra --dump-only --dump $m --only banded,stencil,cilike
+csr() { for f in $m/$1*.rowptr; do [ -e "$f" ] && echo "${f%.rowptr}.csr"; done; }
+dia="$(csr banded) $(csr stencil2d) $(csr stencil3d) $(csr stencil27)"
+ci="$(csr cilike)"
+step cusparse 40 python3 .gpukit/cusparse_anchor.py $dia $ci --json $j/cusparse.jsonl
+step probe 55 $probe $extra --rounds 2 --reps 20 --heat-ms 150 --warm-ms 1000 --clock-log $ck --out $j/probe.json
+common="$extra --no-generated --rounds 2 --reps 20 --heat-ms 150 --warm-ms 1000 --no-variants --cusparse $j/cusparse.jsonl --clock-log $ck"
+tiled="--grid dia-tiled:rowsPerThread=2/4:unroll=4/8"
+vec4="--grid dia-vec4:rowsPerThread=1/2:unroll=4/5/7/8 --grid dia-vec4:xvec=0:unroll=4/8 --grid dia-vec4:tiles=4:unroll=4/8 --grid dia-vec4:workgroupSize=128:unroll=4/8"
+step dia 140 $app $common $dia --kernels dia-tiled,dia-vec4,csr-adaptive $tiled $vec4 --out $j/dia.json
+long="--grid csr-long:lanes=16/32/64:unroll=2/4:pack=1:interleave=1"
+step ci 45 $app $common $ci --kernels csr-long,csr-stream,sliced-ell-split $long --grid csr-stream:pack=1 \
+  --grid sliced-ell-split:parts=8/16 --out $j/ci.json
+step dia-unsafe 40 $app $common --unsafe $dia --kernels dia-tiled,dia-vec4 --grid dia-tiled:rowsPerThread=4:unroll=4/8 \
+  --grid dia-vec4:unroll=4/8 --out $j/dia-unsafe.json
+step ci-unsafe 30 $app $common --unsafe $ci --kernels csr-long,csr-stream --grid csr-long:lanes=32:unroll=2/4:pack=1:interleave=1 \
+  --grid csr-stream:pack=1 --out $j/ci-unsafe.json
+kill $clk 2>/dev/null
+combine
+awk -F', ' 'NR > 1 { n[$2]++ } END { for (c in n) print "SM clock", c, n[c], "samples" }' $ck 2>/dev/null | sort -k4 -nr | head -6 >>"$log"
+{
+  grep -h '"spmv_ms"' $j/cusparse.jsonl 2>/dev/null | grep float32 | sed 's/^/CUSPARSE /' | cut -c1-170
+  awk '/^== /{ pass = $2 } /^PROBE|^SUMMARY|^BEST|^copy bandwidth|WRONG|FAILED|Error/{ print pass ": " $0 }' "$log"
+  grep -h '^SM clock\|^== .*skipped' "$log"
+  tail -3 "$log"
+} | tee -a "$log.tmp"
+cat "$log.tmp" >>"$log" && rm -f "$log.tmp"
