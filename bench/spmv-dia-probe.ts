@@ -54,11 +54,14 @@ interface Subject {
 }
 
 const TILED_X = /x\[u32\(g\d+ \+ e\d+\.x\)\]/g;
-const VEC4_X = /x4\(e\d+, g\d+\)/g;
+const VEC4_X = /x4\(e\d+, g\d+, t\d+ - b\)/g;
+const VEC4_PRODUCT = /vals\[u32\(e\d+\.y\) \+ v\d+\] \* x4\(e\d+, g\d+, t\d+ - b\)/g;
 const SUBJECTS: Subject[] = [
   { label: 'dia-tiled rows 4 unroll 4', id: 'dia-tiled', params: {}, noX: [TILED_X, '1.0'], store: [/vals\[u32\(e\d+\.y \+ t\d+\)\] \* x\[u32\(g\d+ \+ e\d+\.x\)\]/g, '0.0'] },
-  { label: 'dia-vec4 xvec 1', id: 'dia-vec4', params: { xvec: 1 }, noX: [VEC4_X, 'vec4<f32>(1.0)'], store: [/vals\[u32\(e\d+\.y\) \+ v\d+\] \* x4\(e\d+, g\d+\)/g, 'vec4<f32>(0.0)'] },
-  { label: 'dia-vec4 xvec 0', id: 'dia-vec4', params: { xvec: 0 }, noX: [VEC4_X, 'vec4<f32>(1.0)'], store: [/vals\[u32\(e\d+\.y\) \+ v\d+\] \* x4\(e\d+, g\d+\)/g, 'vec4<f32>(0.0)'] },
+  { label: 'dia-vec4 xvec 1', id: 'dia-vec4', params: { xvec: 1 }, noX: [VEC4_X, 'vec4<f32>(1.0)'], store: [VEC4_PRODUCT, 'vec4<f32>(0.0)'] },
+  { label: 'dia-vec4 xvec 0', id: 'dia-vec4', params: { xvec: 0 }, noX: [VEC4_X, 'vec4<f32>(1.0)'], store: [VEC4_PRODUCT, 'vec4<f32>(0.0)'] },
+  // staged x: its no-x and store probes keep the staging copies (x's global reads), so full − no-x is the workgroup-memory reads
+  { label: 'dia-vec4 xvec 2 wg 64', id: 'dia-vec4', params: { xvec: 2, workgroupSize: 64 }, noX: [VEC4_X, 'vec4<f32>(1.0)'], store: [VEC4_PRODUCT, 'vec4<f32>(0.0)'] },
 ];
 
 /** `text` with every match of `re` replaced; throws when nothing matched (the probe would be the kernel itself). */

@@ -11,7 +11,7 @@ import { type CsrMatrix, csrFromTriplets, csrSpmv, diaFromCsr, generators as g }
 import { beforeAll, describe, expect, it } from 'vitest';
 import { experimentalKernels, type GpuContext, getKernel, kernels, kernelVariants, readF32, type UploadOptions, uploadF32 } from '../src/index';
 import { diaTiledKernel } from '../src/kernels/dia/dia-tiled.kernel';
-import { diaVec4Kernel, vec4Interior } from '../src/kernels/dia/dia-vec4.kernel';
+import { type DiaVec4Params, diaVec4Kernel, stageClusters, vec4Interior } from '../src/kernels/dia/dia-vec4.kernel';
 import { rowBounds } from '../src/testing/conformance';
 import { f32, randomVector, testContext } from './helpers';
 
@@ -64,22 +64,30 @@ describe('dia-vec4', () => {
   const p3 = g.poisson3d(18); // 5 832 rows, ±1, ±18, ±324
   for (const [name, a] of [['banded 5003 (−4…7)', band], ['poisson2d 72²', p2], ['poisson3d 18³', p3]] as const) {
     it(`${name}: every declared variant within the float32 bound`, async () => {
-      for (const params of kernelVariants(diaVec4Kernel)) {
-        if (params.xvec === 1 && a.cols % 4 !== 0) continue;
+      // xvec 2 also with tiles of 256 rows (workgroups of 64): the default 1 024-row tiles stage more than 3 072 floats on the stencils
+      for (const params of [...kernelVariants(diaVec4Kernel), { ...diaVec4Kernel.defaults, xvec: 2, workgroupSize: 64, unroll: 8 }]) {
+        const why = diaVec4Kernel.supports(dia(a), ctx.limits, params as DiaVec4Params);
+        if (why !== true) {
+          expect(why, JSON.stringify(params)).toMatch(/xvec 2 stages \d+ floats of x per tile of 1024 rows/);
+          continue;
+        }
         const r = await run(diaVec4Kernel, a, params);
         expect(r.worst, JSON.stringify(params)).toBeLessThanOrEqual(1);
       }
-    }, 120_000);
+    }, 300_000);
   }
 
   it('the same bits as dia-tiled (same summation order), unroll 1…8, 2 groups per invocation, 3 tiles', async () => {
     const a = g.poisson3d(20);
     const ref = await run(diaTiledKernel, a, { unroll: 4 });
     for (const unroll of [1, 3, 7, 8]) {
-      const r = await run(diaVec4Kernel, a, { unroll, rowsPerThread: 2, tiles: 3, workgroupSize: 64 });
-      expect(Array.from(r.y), `unroll ${unroll}`).toEqual(Array.from(ref.y));
+      // staged x at unroll 3 and 8 only: each xvec 2 pipeline takes seconds to compile on lavapipe
+      for (const xvec of unroll === 3 || unroll === 8 ? [0, 1, 2] : [0, 1]) {
+        const r = await run(diaVec4Kernel, a, { unroll, rowsPerThread: 2, tiles: 3, workgroupSize: 64, xvec });
+        expect(Array.from(r.y), `unroll ${unroll}, xvec ${xvec}`).toEqual(Array.from(ref.y));
+      }
     }
-  }, 120_000);
+  }, 300_000);
 
   it('rectangular: wide and tall shapes, offsets reaching past the other dimension, alpha 1.5, beta −1', async () => {
     const wide = fromPairs(6, 44, [[0, 0], [0, 43], [1, 38], [5, 43], [2, 3], [4, 0], [3, 20]], 1);
@@ -89,18 +97,29 @@ describe('dia-vec4', () => {
     }
   });
 
-  it('columns not a multiple of 4: xvec 0 runs, xvec 1 is refused with the reason', async () => {
+  it('columns not a multiple of 4: xvec 0 runs, xvec 1 and 2 are refused with the reason', async () => {
     const a = g.banded(1001, 3, 2, { seed: 5 });
     expect((await run(diaVec4Kernel, a, { xvec: 0 })).worst).toBeLessThanOrEqual(1);
-    expect(diaVec4Kernel.supports(dia(a), ctx.limits, { ...diaVec4Kernel.defaults, xvec: 1 })).toMatch(/columns a multiple of 4, got 1001/);
+    for (const xvec of [1, 2]) expect(diaVec4Kernel.supports(dia(a), ctx.limits, { ...diaVec4Kernel.defaults, xvec })).toMatch(new RegExp(`xvec ${xvec} reads x as vec4: expected columns a multiple of 4, got 1001`));
   });
 
-  it('split into row blocks over small bindings: same bits as one block', async () => {
-    const whole = await run(diaVec4Kernel, band, {});
-    const split = await run(diaVec4Kernel, band, {}, { maxBindingBytes: 12 * 4 * 400 });
-    expect(split.blocks).toBeGreaterThan(10);
-    expect(Array.from(split.y)).toEqual(Array.from(whole.y));
+  it('xvec 2: clusters of offsets ≤ 64 apart share a window; windows past 3 072 floats are refused with the reason', () => {
+    const st = stageClusters(Int32Array.of(-2000, -1, 0, 1, 2000), 512);
+    expect(st.cluster).toEqual([0, -2000, 129, 0, 129, -4, 131, 0, 260, 2000, 129, 0]);
+    expect(Array.from(st.at)).toEqual([0, 519, 520, 521, 1040]);
+    const m = dia(g.poisson2d(2000 / 25));
+    expect(diaVec4Kernel.supports(m, ctx.limits, { ...diaVec4Kernel.defaults, xvec: 2, workgroupSize: 256 })).toMatch(/stages 3092 floats of x per tile of 1024 rows \(5 offsets\), more than 3072/);
+    expect(diaVec4Kernel.supports(m, ctx.limits, { ...diaVec4Kernel.defaults, xvec: 2, workgroupSize: 128 })).toBe(true);
   });
+
+  it('split into row blocks over small bindings: same bits as one block (x read, and x staged per tile)', async () => {
+    for (const xvec of [1, 2]) {
+      const whole = await run(diaVec4Kernel, band, { xvec });
+      const split = await run(diaVec4Kernel, band, { xvec }, { maxBindingBytes: 12 * 4 * 400 });
+      expect(split.blocks).toBeGreaterThan(10);
+      expect(Array.from(split.y)).toEqual(Array.from(whole.y));
+    }
+  }, 300_000);
 
   it('an empty matrix stores beta·y; more than 256 diagonals are refused with the reason', async () => {
     const empty = csrFromTriplets(9, 12, [], [], []);

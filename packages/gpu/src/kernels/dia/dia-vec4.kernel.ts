@@ -7,8 +7,14 @@
  * of 4 (the ±n, ±n² diagonals of a stencil of side a multiple of 4), otherwise two aligned vec4
  * loads shifted by offset mod 4 — a shift that is the same for every invocation (it comes from the
  * diagonal table), so its branch is uniform (`xvec` 1); or four scalar loads (`xvec` 0, any column
- * count). dia-tiled's `vec` 1 shifted both arrays by a per-row amount and read twice the bytes of
- * values; this one reads every value byte once.
+ * count); or (`xvec` 2) from windows of x staged in workgroup memory per tile: the offsets are
+ * grouped into clusters (neighbours ≤ 64 apart: a stencil's ±1 triple, ±n, ±n², …), and each tile
+ * first copies, per cluster, the x its rows need on those diagonals (tile rows + the cluster's
+ * span, aligned vec4 loads, zeros outside the columns) into one workgroup array, then reads x from
+ * there (two aligned vec4 reads shifted, as xvec 1) — x leaves L2 once per tile and cluster instead
+ * of once per diagonal and line that the value stream evicted from L1. dia-tiled's `vec` 1 shifted
+ * both arrays by a per-row amount and read twice the bytes of values; this one reads every value
+ * byte once.
  *
  * As dia-tiled: the diagonal table is staged once per workgroup in workgroup memory (≤ 256
  * diagonals), a tile of `4·rowsPerThread·workgroupSize` rows whose every row lies inside every
@@ -39,39 +45,93 @@ export type DiaVec4Params = { rowsPerThread: number; workgroupSize: number; maxD
 /** An uploaded matrix: the row-block pieces and, per piece, the local rows [ilo, ihi) of its unchecked tiles. */
 export interface DiaVec4DeviceMatrix extends EllDeviceMatrix {
   readonly interior: readonly (readonly [number, number])[];
+  /** Staged x windows per tile of each piece (xvec 2; 0 otherwise). */
+  readonly clusters: readonly number[];
 }
 
-/** Bindings: the table (offset k, values base in vec4s, ⌊k/4⌋, k mod 4 per diagonal), values, x, y. */
+/** Floats of x one tile may stage (xvec 2): 12 KiB, with the 4 KiB diagonal table the 16 KiB every WebGPU device has. */
+export const STAGE_FLOATS = 3072;
+
+/** Offsets at most this far apart share one staged window (xvec 2). */
+const CLUSTER_GAP = 64;
+
+/**
+ * Bindings: the table (4 i32 per diagonal: offset k, values base in vec4s, the x position — ⌊k/4⌋
+ * in vec4s, or with xvec 2 the float index in the tile's window at row 0 — and k mod 4; with xvec 2
+ * then 4 i32 per cluster: window start in vec4s, first column relative to the tile in floats,
+ * length in vec4s, 0), values, x, y.
+ */
 function bindings(xvec: number): WgslBinding[] {
   return [
     { name: 'tab', type: 'array<i32>', access: 'r' },
     { name: 'vals', type: 'array<vec4<f32>>', access: 'r' },
-    { name: 'x', type: xvec === 1 ? 'array<vec4<f32>>' : 'array<f32>', access: 'r' },
+    { name: 'x', type: xvec === 0 ? 'array<f32>' : 'array<vec4<f32>>', access: 'r' },
     { name: 'y', type: 'array<f32>', access: 'w' },
   ];
 }
 
-/** x helpers: `xs(i)` one float, `x4(e, g)` the 4 floats x[g + k … g + k + 3] of group start g on diagonal e. */
+/** `shift4(lo, hi, s)`: the 4 floats from position s of the 8 in lo, hi (s in 0…3, uniform per diagonal). */
+const SHIFT4 = `fn shift4(lo: vec4<f32>, hi: vec4<f32>, s: i32) -> vec4<f32> {
+  switch s {
+    case 1: { return vec4<f32>(lo.yzw, hi.x); }
+    case 2: { return vec4<f32>(lo.zw, hi.xy); }
+    case 3: { return vec4<f32>(lo.w, hi.xyz); }
+    default: { return lo; }
+  }
+}`;
+
+/**
+ * x helpers: \`xs(i)\` one float from the binding, \`x4(e, g, tl)\` the 4 floats x[g + k … g + k + 3]
+ * of the group at global row g (local row tl in its tile) on diagonal e.
+ */
 function xHelpers(xvec: number): string {
+  if (xvec === 2) {
+    return `fn xs(i: i32) -> f32 { return x[u32(i) >> 2u][u32(i) & 3u]; }
+${SHIFT4}
+var<workgroup> xw: array<vec4<f32>, ${STAGE_FLOATS / 4}>;
+fn x4(e: vec4<i32>, g: i32, tl: u32) -> vec4<f32> {
+  let q = (tl + u32(e.z)) >> 2u;
+  let lo = xw[q];
+  if (e.w == 0) { return lo; }
+  return shift4(lo, xw[q + 1u], e.w);
+}`;
+  }
   if (xvec === 0) {
     return `fn xs(i: i32) -> f32 { return x[u32(i)]; }
-fn x4(e: vec4<i32>, g: i32) -> vec4<f32> {
+fn x4(e: vec4<i32>, g: i32, tl: u32) -> vec4<f32> {
   let i = u32(g + e.x);
   return vec4<f32>(x[i], x[i + 1u], x[i + 2u], x[i + 3u]);
 }`;
   }
   return `fn xs(i: i32) -> f32 { return x[u32(i) >> 2u][u32(i) & 3u]; }
-fn x4(e: vec4<i32>, g: i32) -> vec4<f32> {
+${SHIFT4}
+fn x4(e: vec4<i32>, g: i32, tl: u32) -> vec4<f32> {
   let q = u32((g >> 2) + e.z);
   let lo = x[q];
   if (e.w == 0) { return lo; }
-  let hi = x[q + 1u];
-  switch e.w {
-    case 1: { return vec4<f32>(lo.yzw, hi.x); }
-    case 2: { return vec4<f32>(lo.zw, hi.xy); }
-    default: { return vec4<f32>(lo.w, hi.xyz); }
-  }
+  return shift4(lo, x[q + 1u], e.w);
 }`;
+}
+
+/**
+ * WGSL of one tile's staging (xvec 2): after a barrier (the previous tile's reads are done), each
+ * cluster's window of x — from the tile's first global row plus the cluster's first column, in
+ * aligned vec4s, zeros outside the columns — copied into \`xw\` by the workgroup, then a barrier.
+ * Uniform control flow: b, the table and the uniforms are the same in every invocation.
+ */
+function stageWindows(wg: number): string {
+  return `workgroupBarrier();
+    for (var c = 0u; c < u.nclu; c++) {
+      let w = 4u * (u.count + c);
+      let src = (i32(u.row_base + b) + tab[w + 1u]) >> 2;
+      for (var i = lid; i < u32(tab[w + 2u]); i += ${wg}u) {
+        let gi = src + i32(i);
+        var v = vec4<f32>(0.0);
+        if (gi >= 0 && gi < i32(u.cols >> 2u)) { v = x[u32(gi)]; }
+        xw[u32(tab[w]) + i] = v;
+      }
+    }
+    workgroupBarrier();`;
 }
 
 /**
@@ -83,13 +143,13 @@ fn x4(e: vec4<i32>, g: i32) -> vec4<f32> {
 export function diaVec4Wgsl(wg: number, rpt: number, unroll: number, xvec: number, tiles: number): string {
   if (!(Number.isInteger(rpt) && rpt >= 1 && rpt <= 4)) throw new RangeError(`dia-vec4: rowsPerThread expected an integer in 1…4, got ${rpt}`);
   if (!UNROLLS.includes(unroll)) throw new RangeError(`dia-vec4: unroll expected one of ${UNROLLS.join(', ')}, got ${unroll}`);
-  if (xvec !== 0 && xvec !== 1) throw new RangeError(`dia-vec4: xvec expected 0 or 1, got ${xvec}`);
+  if (xvec !== 0 && xvec !== 1 && xvec !== 2) throw new RangeError(`dia-vec4: xvec expected 0, 1 or 2, got ${xvec}`);
   if (!(Number.isInteger(tiles) && tiles >= 1 && tiles <= 64)) throw new RangeError(`dia-vec4: tiles expected an integer in 1…64, got ${tiles}`);
   const tile = 4 * wg * rpt;
   const groups = (f: (j: number) => string, indent = '      ') => each(rpt, indent, f);
   const checked = (j: number, c: number) =>
     `if (t${j} + ${c}u < u.rows && g${j} + ${c} + e.x >= 0 && g${j} + ${c} + e.x < i32(u.cols)) { s${j}.${'xyzw'[c]} = s${j}.${'xyzw'[c]} + vals[u32(e.y) + v${j}].${'xyzw'[c]} * xs(g${j} + ${c} + e.x); }`;
-  return `${preamble([...SPMV_UNIFORMS, ['ilo', 'u32'], ['ihi', 'u32'], ['cols', 'u32']], bindings(xvec))}
+  return `${preamble([...SPMV_UNIFORMS, ['ilo', 'u32'], ['ihi', 'u32'], ['cols', 'u32'], ['nclu', 'u32']], bindings(xvec))}
 ${SPMV_STORE}
 ${xHelpers(xvec)}
 var<workgroup> diag: array<vec4<i32>, ${TILED_MAX_DIAGONALS}>;
@@ -99,10 +159,11 @@ ${tilePrologue(wg, tile * tiles)}
   for (var tt = 0u; tt < ${tiles}u; tt++) {
     let b = b0 + tt * ${tile}u;
     if (b >= u.rows) { break; }
+    ${xvec === 2 ? stageWindows(wg) : ''}
     ${groups((j) => `let t${j} = b + 4u * (lid + ${j * wg}u);\n    let v${j} = t${j} >> 2u;\n    let g${j} = i32(u.row_base + t${j});\n    var s${j} = vec4<f32>(0.0);`, '    ')}
     if (b >= u.ilo && b + ${tile}u <= u.ihi) {
       // interior tile: every row of it has a column on every diagonal, x's vec4s inside the binding
-      ${interiorLoop(unroll, rpt, (q, j) => `vals[u32(e${q}.y) + v${j}] * x4(e${q}, g${j})`)}
+      ${interiorLoop(unroll, rpt, (q, j) => `vals[u32(e${q}.y) + v${j}] * x4(e${q}, g${j}, t${j} - b)`)}
     } else {
       for (var d = 0u; d < u.count; d++) {
         let e = diag[d];
@@ -136,23 +197,53 @@ export function vec4Interior(offsets: Int32Array, rowBase: number, rows: number,
 }
 
 /**
- * Row blocks of `h` rows (a multiple of 4) of a DIA matrix, each a table and a values array of
- * ndiag blocks of ⌈rows/4⌉·4 slots (zero padding). O(rows·ndiag) host copy.
+ * The staged x windows of a tile of `tileRows` rows (xvec 2) for ascending offsets: clusters of
+ * offsets ≤ 64 apart, each window from the tile's first row + 4⌊k_min/4⌋ over tileRows + span + 4
+ * floats (a multiple of 4), placed one after another. `cluster` rows are the 4 table words per
+ * cluster (window start in vec4s, first column in floats, length in vec4s, 0); `at[d]` is diagonal
+ * d's float index in the windows at local row 0. O(ndiag).
+ * @example stageClusters(Int32Array.of(-1, 0, 1), 8).floats // 16
  */
-function* vec4Pieces(m: DiaMatrix, h: number): Generator<HostPiece> {
+export function stageClusters(offsets: Int32Array, tileRows: number): { cluster: number[]; at: Int32Array; floats: number } {
+  const cluster: number[] = [];
+  const at = new Int32Array(offsets.length);
+  let floats = 0;
+  for (let d0 = 0; d0 < offsets.length; ) {
+    let d1 = d0 + 1;
+    while (d1 < offsets.length && offsets[d1]! - offsets[d1 - 1]! <= CLUSTER_GAP) d1++;
+    const src = 4 * Math.floor(offsets[d0]! / 4);
+    const len = 4 * Math.ceil((tileRows + offsets[d1 - 1]! - src + 4) / 4);
+    for (let d = d0; d < d1; d++) at[d] = floats + offsets[d]! - src;
+    cluster.push(floats / 4, src, len / 4, 0);
+    floats += len;
+    d0 = d1;
+  }
+  return { cluster, at, floats };
+}
+
+/**
+ * Row blocks of `h` rows (a multiple of 4) of a DIA matrix, each a table and a values array of
+ * ndiag blocks of ⌈rows/4⌉·4 slots (zero padding); with `tileRows` (xvec 2) the table holds the
+ * staged positions and the clusters ({@link stageClusters}). O(rows·ndiag) host copy.
+ */
+function* vec4Pieces(m: DiaMatrix, h: number, tileRows?: number): Generator<HostPiece & { clusters: number }> {
   const layout = diaLayout(m);
   const nd = layout.offsets.length;
+  const st = tileRows === undefined ? undefined : stageClusters(layout.offsets, tileRows);
   for (let r0 = 0; r0 < m.rows; r0 += h) {
     const rows = Math.min(h, m.rows - r0);
     const r4 = 4 * Math.ceil(rows / 4);
-    const tab = new Int32Array(4 * nd);
+    const tab = new Int32Array(4 * nd + (st?.cluster.length ?? 0));
     const vals = new Float32Array(Math.max(4, nd * r4));
     for (let d = 0; d < nd; d++) {
-      tab.set(tableEntry(layout.offsets[d]!, (d * r4) / 4), 4 * d);
+      const e = tableEntry(layout.offsets[d]!, (d * r4) / 4);
+      if (st) e[2] = st.at[d]!;
+      tab.set(e, 4 * d);
       const src = layout.base(d) + r0;
       vals.set(layout.values.subarray(src, src + rows), d * r4);
     }
-    yield { rows, rowBase: r0, count: nd, accumulate: false, data: [tab, vals] };
+    if (st) tab.set(st.cluster, 4 * nd);
+    yield { rows, rowBase: r0, count: nd, accumulate: false, data: [tab, vals], clusters: (st?.cluster.length ?? 0) / 4 };
   }
 }
 
@@ -170,7 +261,10 @@ export const diaVec4Kernel: SpmvKernel<DiaMatrix, DiaVec4Params, DiaVec4DeviceMa
     workgroupSize: { description: 'invocations per workgroup', values: [256, 128] },
     maxDiagonals: { description: 'most diagonals accepted (the dia format default; ≤ 256)', values: [diaDefaultParams.maxDiagonals] },
     unroll: { description: 'diagonals per unrolled interior step (1…8)', values: [4, 8] },
-    xvec: { description: '1: x read as aligned vec4s (columns a multiple of 4); 0: four scalar loads per group and diagonal', values: [1, 0] },
+    xvec: {
+      description: '1: x read as aligned vec4s (columns a multiple of 4); 0: four scalar loads per group and diagonal; 2: x windows staged in workgroup memory per tile and cluster of offsets (columns a multiple of 4, windows ≤ 3 072 floats)',
+      values: [1, 0, 2],
+    },
     tiles: { description: 'consecutive tiles per workgroup (1…64)', values: [1, 4] },
   },
   defaults: { rowsPerThread: 1, workgroupSize: 256, maxDiagonals: diaDefaultParams.maxDiagonals, unroll: 4, xvec: 1, tiles: 1 },
@@ -182,7 +276,14 @@ export const diaVec4Kernel: SpmvKernel<DiaMatrix, DiaVec4Params, DiaVec4DeviceMa
     const ok = diagonalCountFits(m.offsets.length, max, 'dia');
     if (ok !== true) return ok;
     if (m.offsets.length > TILED_MAX_DIAGONALS) return `dia-vec4 stages its diagonal table in workgroup memory: expected at most ${TILED_MAX_DIAGONALS} diagonals, got ${m.offsets.length} (use dia-tiled)`;
-    if ((params?.xvec ?? 1) === 1 && m.cols % 4 !== 0) return `dia-vec4 xvec 1 reads x as vec4: expected columns a multiple of 4, got ${m.cols} (use xvec 0)`;
+    const p = { ...this.defaults, ...params };
+    if (p.xvec !== 0 && m.cols % 4 !== 0) return `dia-vec4 xvec ${p.xvec} reads x as vec4: expected columns a multiple of 4, got ${m.cols} (use xvec 0)`;
+    if (p.xvec === 2) {
+      const tile = 4 * p.rowsPerThread * p.workgroupSize;
+      const { floats } = stageClusters(m.offsets, tile);
+      if (floats > STAGE_FLOATS) return `dia-vec4 xvec 2 stages ${floats} floats of x per tile of ${tile} rows (${m.offsets.length} offsets), more than ${STAGE_FLOATS}: use fewer rows per tile (workgroupSize, rowsPerThread) or xvec 1`;
+      if (limits.maxComputeWorkgroupStorageSize < 16384) return `dia-vec4 xvec 2 needs 16384 bytes of workgroup memory, the device has ${limits.maxComputeWorkgroupStorageSize}`;
+    }
     if (m.offsets.length * 16 > limits.maxStorageBufferBindingSize) return `dia-vec4: ${m.offsets.length} diagonals need rows of 16 bytes each in one binding of ${limits.maxStorageBufferBindingSize} bytes`;
     return csrVectorsFit(m, limits.maxStorageBufferBindingSize);
   },
@@ -203,18 +304,22 @@ export const diaVec4Kernel: SpmvKernel<DiaMatrix, DiaVec4Params, DiaVec4DeviceMa
     const h = 4 * Math.floor(cap / (4 * nd));
     if (h < 4 || 4 * nd > cap) throw new RangeError(`dia-vec4 upload: ${m.offsets.length} diagonals of 4 rows do not fit a binding of ${cap} floats (use dia-tiled)`);
     const interior: [number, number][] = [];
+    const clusters: number[] = [];
+    const tile = 4 * p.rowsPerThread * p.workgroupSize;
     const pieces = (function* () {
-      for (const q of vec4Pieces(m, Math.min(h, 4 * Math.ceil(m.rows / 4)))) {
+      for (const q of vec4Pieces(m, Math.min(h, 4 * Math.ceil(m.rows / 4)), p.xvec === 2 ? tile : undefined)) {
         interior.push(vec4Interior(m.offsets, q.rowBase, q.rows, m.cols));
+        clusters.push(q.clusters);
         yield q;
       }
     })();
-    return { ...uploadPieces(ctx, this.id, m, pipe, pieces, 4 * p.rowsPerThread * p.workgroupSize * p.tiles), interior };
+    return { ...uploadPieces(ctx, this.id, m, pipe, pieces, tile * p.tiles), interior, clusters };
   },
   encode: (ctx, h, x, y, scale) =>
     encodeEll(ctx, h, x, y, scale, (u, i) => {
       u.u[6] = h.interior[i]![0]; // ilo
       u.u[7] = h.interior[i]![1]; // ihi
       u.u[8] = h.cols;
+      u.u[9] = h.clusters[i]!; // staged windows per tile (xvec 2)
     }),
 };
