@@ -24,41 +24,15 @@
 # Dry run off the GPU machine (lavapipe; the anchor fails without CUDA):
 #   BW_SCALE=10 BW_BUDGET=4000 BW_APP="npx tsx bench/spmv.ts" BW_PROBE="npx tsx bench/spmv-dia-probe.ts" BW_EXTRA=--quick bash bench/spmv-bw20.sh /tmp/dry
 set -u
-out=${1:-/tmp/bw20}
-j=/tmp/bw20-j
-m=/tmp/bw20-m
-mkdir -p "$out" $j $m
-log="$out/bw20.log"
-: >"$log"
-extra=${BW_EXTRA:-}
-app=${BW_APP:-node .gpukit/app/spmv.mjs}
-probe=${BW_PROBE:-node .gpukit/app/spmv-dia-probe.mjs}
-budget=${BW_BUDGET:-440}
-scale=${BW_SCALE:-1} # step limits × scale (a lavapipe dry run needs ~10)
-ck=$j/clocks.csv
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 100 >$ck 2>/dev/null &
-clk=$!
-# one JSON, rewritten after every step (a call cut short keeps what ran)
-combine() {
-  node -e '
-const fs = require("fs"); const d = process.argv[2]; const o = { passes: {}, cusparse: [], clocks: "" };
-for (const f of fs.readdirSync(d)) {
-  if (f.endsWith(".json")) o.passes[f.slice(0, -5)] = JSON.parse(fs.readFileSync(`${d}/${f}`, "utf8"));
-  else if (f === "cusparse.jsonl") o.cusparse = fs.readFileSync(`${d}/${f}`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
-  else if (f === "clocks.csv") o.clocks = fs.readFileSync(`${d}/${f}`, "utf8");
-}
-fs.writeFileSync(process.argv[1], JSON.stringify(o));' "$out/bw20.json" "$j" >>"$log" 2>&1
-}
-step() { # name limit command…: run within what is left of the budget, log under a header, refresh the JSON
-  local name=$1 limit=$(($2 * scale)) left=$((budget - SECONDS))
-  shift 2
-  [ "$left" -lt "$limit" ] && limit=$left
-  if [ "$limit" -lt 5 ]; then echo "== $name skipped: budget spent ($SECONDS s)" >>"$log"; return; fi
-  echo "== $name (limit ${limit} s, $(date -u +%T))" >>"$log"
-  timeout "$limit" "$@" >>"$log" 2>&1
-  echo "== $name exit $? ($(date -u +%T), ${SECONDS} s)" >>"$log"
-  combine
-}
+# the output directory, the steps' JSON / clock directory, the dumped matrices
+out=${1:-/tmp/bw20} j=/tmp/bw20-j m=/tmp/bw20-m
+log="$out/bw20.log" ck=/tmp/bw20-j/clocks.csv
+app=${BW_APP:-node .gpukit/app/spmv.mjs} probe=${BW_PROBE:-node .gpukit/app/spmv-dia-probe.mjs} extra=${BW_EXTRA:-}
+budget=${BW_BUDGET:-440} scale=${BW_SCALE:-1} # step limits × scale (a lavapipe dry run needs ~10)
+mkdir -p "$out" $j $m && : >"$log"
+. "$(dirname "$0")/lib/device-steps.sh" # step, clock_start, clock_histogram, combine_json
+clock_start $ck
+combine() { combine_json "$out/bw20.json" $j; }
 step dump 90 $app $extra --dump-only --dump $m --only banded,stencil,cilike
 csr() { for f in $m/$1*.rowptr; do [ -e "$f" ] && echo "${f%.rowptr}.csr"; done; }
 dia="$(csr banded) $(csr stencil2d) $(csr stencil3d) $(csr stencil27)"
@@ -78,7 +52,7 @@ step ci-unsafe 30 $app $common --unsafe $ci --kernels csr-long,csr-stream --grid
   --grid csr-stream:pack=1 --out $j/ci-unsafe.json
 kill $clk 2>/dev/null
 combine
-awk -F', ' 'NR > 1 { n[$2]++ } END { for (c in n) print "SM clock", c, n[c], "samples" }' $ck 2>/dev/null | sort -k4 -nr | head -6 >>"$log"
+clock_histogram $ck
 {
   grep -h '"spmv_ms"' $j/cusparse.jsonl 2>/dev/null | grep float32 | sed 's/^/CUSPARSE /' | cut -c1-170
   awk '/^== /{ pass = $2 } /^PROBE|^SUMMARY|^BEST|^copy bandwidth|WRONG|FAILED|Error/{ print pass ": " $0 }' "$log"
