@@ -10,6 +10,7 @@
 import { type CsrMatrix, csrFromTriplets, csrSpmv, diaFromCsr, generators as g } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { experimentalKernels, type GpuContext, getKernel, kernels, kernelVariants, readF32, type UploadOptions, uploadF32 } from '../src/index';
+import { deviceDiaForUpload } from '../src/kernels/dia/dia-build';
 import { diaTiledKernel } from '../src/kernels/dia/dia-tiled.kernel';
 import { type DiaVec4Params, diaVec4Kernel, stageClusters, vec4Interior } from '../src/kernels/dia/dia-vec4.kernel';
 import { rowBounds } from '../src/testing/conformance';
@@ -128,6 +129,16 @@ describe('dia-vec4', () => {
     const m = dia(wide);
     expect(diaVec4Kernel.supports(m, ctx.limits, { ...diaVec4Kernel.defaults, maxDiagonals: 1024 })).toMatch(/at most 256 diagonals, got 301/);
     expect(() => diaVec4Kernel.upload(ctx, m, { maxDiagonals: 1024 })).toThrow(/at most 256 diagonals/);
+  });
+
+  it('a DIA layout built on the device (dia / dia-tiled plan) is refused with the reason', () => {
+    const m = deviceDiaForUpload(ctx, g.poisson2d(40), 1024);
+    if (typeof m === 'string') throw new Error(`device DIA build did not apply: ${m}`);
+    try {
+      expect(diaVec4Kernel.supports(m as never, ctx.limits, diaVec4Kernel.defaults)).toMatch(/takes a host-converted DIA matrix/);
+    } finally {
+      m.release();
+    }
   });
 
   it('the unchecked rows: every offset keeps x and its second vec4 inside the columns', () => {

@@ -35,6 +35,7 @@ import { csrVectorsFit } from '../csr/csr-device';
 import { bindingCapElems, type EllDeviceMatrix, encodeEll, type HostPiece, uploadPieces } from '../ell/ell-device';
 import type { SpmvKernel } from '../types';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, signature, type WgslBinding } from '../wgsl/index';
+import { isDeviceDia } from './dia-build';
 import { diagonalCountFits, diagonalPrecheck } from './diagonal-device';
 import { DIA_DEVICE_FORMAT, diaLayout } from './dia.kernel';
 import { each, interiorLoop, TILED_MAX_DIAGONALS, tilePrologue, UNROLLS } from './dia-tiled.kernel';
@@ -275,6 +276,8 @@ export const diaVec4Kernel: SpmvKernel<DiaMatrix, DiaVec4Params, DiaVec4DeviceMa
     const max = params?.maxDiagonals ?? diaDefaultParams.maxDiagonals;
     const ok = diagonalCountFits(m.offsets.length, max, 'dia');
     if (ok !== true) return ok;
+    // the device DIA build follows dia-tiled's piece plan (unpadded blocks): this layout is re-packed on the host
+    if (isDeviceDia(m)) return 'dia-vec4 takes a host-converted DIA matrix (diaFromCsr); this layout was built on the device for dia / dia-tiled';
     if (m.offsets.length > TILED_MAX_DIAGONALS) return `dia-vec4 stages its diagonal table in workgroup memory: expected at most ${TILED_MAX_DIAGONALS} diagonals, got ${m.offsets.length} (use dia-tiled)`;
     const p = { ...this.defaults, ...params };
     if (p.xvec !== 0 && m.cols % 4 !== 0) return `dia-vec4 xvec ${p.xvec} reads x as vec4: expected columns a multiple of 4, got ${m.cols} (use xvec 0)`;
