@@ -7,7 +7,7 @@
 #             each next to its no-x and store-only probes and vec4 copies of its own bytes — where each loses
 #   dia       bench/spmv.ts on the four: dia-tiled (session 7's grid: rows 2/4 × unroll 4/8) and dia-vec4
 #             (unroll 4/5/7/8; rows 2, xvec 0, tiles 4, workgroups of 128, x staged (xvec 2, wg 64/128): unroll 4/8), csr-adaptive
-#   ci        bench/spmv.ts on CI-like: csr-long pack 1 interleave 1 (lanes 16/32/64 × unroll 2/4), csr-stream pack 1,
+#   ci        bench/spmv.ts on CI-like: csr-long pack 1 interleave 1 (lanes 16/32/64 × unroll 2/4; lanes 32 in workgroups of 128), csr-stream pack 1,
 #             sliced-ell-split pack 1 interleave 1 (parts 8 / 16)
 #   dia-unsafe, ci-unsafe: the same kernels' defaults and session 11's winners with Dawn's robustness off (--unsafe):
 #             what the bounds checks cost where the upload validated every index
@@ -43,7 +43,7 @@ common="$extra --no-generated --rounds 2 --reps 20 --heat-ms 150 --warm-ms 1000 
 tiled="--grid dia-tiled:rowsPerThread=2/4:unroll=4/8"
 vec4="--grid dia-vec4:unroll=4/5/7/8 --grid dia-vec4:rowsPerThread=2:unroll=4/8 --grid dia-vec4:xvec=0:unroll=4/8 --grid dia-vec4:tiles=4:unroll=4/8 --grid dia-vec4:workgroupSize=128:unroll=4/8 --grid dia-vec4:xvec=2:workgroupSize=64/128:unroll=4/8"
 step dia 140 $app $common $dia --kernels dia-tiled,dia-vec4,csr-adaptive $tiled $vec4 --out $j/dia.json
-long="--grid csr-long:lanes=16/32/64:unroll=2/4:pack=1:interleave=1"
+long="--grid csr-long:lanes=16/32/64:unroll=2/4:pack=1:interleave=1 --grid csr-long:lanes=32:unroll=2/4:pack=1:interleave=1:workgroupSize=128"
 step ci 45 $app $common $ci --kernels csr-long,csr-stream,sliced-ell-split $long --grid csr-stream:pack=1 \
   --grid sliced-ell-split:parts=8/16 --out $j/ci.json
 step dia-unsafe 40 $app $common --unsafe $dia --kernels dia-tiled,dia-vec4 --grid dia-tiled:rowsPerThread=4:unroll=4/8 \
