@@ -38,7 +38,7 @@ csr() { for f in $m/$1*.rowptr; do [ -e "$f" ] && echo "${f%.rowptr}.csr"; done;
 dia="$(csr banded) $(csr stencil2d) $(csr stencil3d) $(csr stencil27)"
 ci="$(csr cilike)"
 step cusparse 40 python3 .gpukit/cusparse_anchor.py $dia $ci --json $j/cusparse.jsonl
-step probe 55 $probe $extra --rounds 2 --reps 20 --heat-ms 150 --warm-ms 1000 --clock-log $ck --out $j/probe.json
+step probe 65 $probe $extra --rounds 2 --reps 20 --heat-ms 150 --warm-ms 1000 --clock-log $ck --out $j/probe.json
 common="$extra --no-generated --rounds 2 --reps 20 --heat-ms 150 --warm-ms 1000 --no-variants --cusparse $j/cusparse.jsonl --clock-log $ck"
 tiled="--grid dia-tiled:rowsPerThread=2/4:unroll=4/8"
 vec4="--grid dia-vec4:unroll=4/5/7/8 --grid dia-vec4:rowsPerThread=2:unroll=4/8 --grid dia-vec4:xvec=0:unroll=4/8 --grid dia-vec4:tiles=4:unroll=4/8 --grid dia-vec4:workgroupSize=128:unroll=4/8 --grid dia-vec4:xvec=2:workgroupSize=64/128:unroll=4/8"
@@ -46,9 +46,9 @@ step dia 140 $app $common $dia --kernels dia-tiled,dia-vec4,csr-adaptive $tiled 
 long="--grid csr-long:lanes=16/32/64:unroll=2/4:pack=1:interleave=1 --grid csr-long:lanes=32:unroll=2/4:pack=1:interleave=1:workgroupSize=128"
 step ci 45 $app $common $ci --kernels csr-long,csr-stream,sliced-ell-split $long --grid csr-stream:pack=1 \
   --grid sliced-ell-split:parts=8/16 --out $j/ci.json
-step dia-unsafe 40 $app $common --unsafe $dia --kernels dia-tiled,dia-vec4 --grid dia-tiled:rowsPerThread=4:unroll=4/8 \
+step dia-unsafe 35 $app $common --unsafe $dia --kernels dia-tiled,dia-vec4 --grid dia-tiled:rowsPerThread=4:unroll=4/8 \
   --grid dia-vec4:unroll=4/8 --out $j/dia-unsafe.json
-step ci-unsafe 30 $app $common --unsafe $ci --kernels csr-long,csr-stream --grid csr-long:lanes=32:unroll=2/4:pack=1:interleave=1 \
+step ci-unsafe 25 $app $common --unsafe $ci --kernels csr-long,csr-stream --grid csr-long:lanes=32:unroll=2/4:pack=1:interleave=1 \
   --grid csr-stream:pack=1 --out $j/ci-unsafe.json
 kill $clk 2>/dev/null
 combine
