@@ -78,7 +78,7 @@ export const kernels: readonly AnySpmvKernel[] = [
 export const experimentalKernels: readonly AnySpmvKernel[] = [
   slicedSplitKernel,
   csrStreamKernel,
-  // dia-vec4 (issue 20, session 12): aligned vec4 DIA for banded / stencil matrices, timed against dia-tiled on the H100
+  // dia-vec4 (issue 20, session 12): aligned vec4 DIA; on the H100 5–17 % slower than dia-tiled (bench/RESULTS.md session 12)
   diaVec4Kernel,
 ];
 
