@@ -141,6 +141,10 @@ describe('dia-vec4', () => {
     }
   });
 
+  it('a workgroup size past 256 is refused by name (the context keeps the WebGPU default workgroup size limit)', () => {
+    expect(() => diaVec4Kernel.wgsl({ ...diaVec4Kernel.defaults, workgroupSize: 512 }, ctx.caps)).toThrow(/workgroupSize expected 32, 64, 128 or 256, got 512/);
+  });
+
   it('the unchecked rows: every offset keeps x and its second vec4 inside the columns', () => {
     expect(vec4Interior(Int32Array.of(-1, 0, 1), 0, 64, 64)).toEqual([4, 56]);
     expect(vec4Interior(Int32Array.of(-8, 8), 16, 64, 96)).toEqual([0, 64]);

@@ -1,7 +1,8 @@
 /**
- * DIA with aligned vec4 loads (issue 20, session 12): banded and stencil matrices at the
- * bandwidth limit with a quarter of dia-tiled's value load instructions and no shifted value
- * reads. The layout pads every diagonal's block of a piece to a multiple of 4 slots, so the values
+ * DIA with aligned vec4 loads (issue 20, session 12): banded and stencil matrices with a quarter
+ * of dia-tiled's value load instructions and no shifted value reads. Measured on the H100
+ * (bench/RESULTS.md, session 12): 5–17 % slower than dia-tiled, which already runs at 95–97 % of a
+ * copy of its own bytes; kept as the measured alternative (experimental). The layout pads every diagonal's block of a piece to a multiple of 4 slots, so the values
  * of 4 consecutive rows (a *group*, starting at a multiple of 4) on one diagonal are one aligned
  * 16-byte load; x for that group is one aligned vec4 load when the diagonal's offset is a multiple
  * of 4 (the ±n, ±n² diagonals of a stencil of side a multiple of 4), otherwise two aligned vec4
@@ -142,6 +143,8 @@ function stageWindows(wg: number): string {
  * @example diaVec4Wgsl(256, 1, 4, 1, 1)
  */
 export function diaVec4Wgsl(wg: number, rpt: number, unroll: number, xvec: number, tiles: number): string {
+  // ≤ 256: the WebGPU default maxComputeWorkgroupSizeX, which the context does not raise
+  if (![32, 64, 128, 256].includes(wg)) throw new RangeError(`dia-vec4: workgroupSize expected 32, 64, 128 or 256, got ${wg}`);
   if (!(Number.isInteger(rpt) && rpt >= 1 && rpt <= 4)) throw new RangeError(`dia-vec4: rowsPerThread expected an integer in 1…4, got ${rpt}`);
   if (!UNROLLS.includes(unroll)) throw new RangeError(`dia-vec4: unroll expected one of ${UNROLLS.join(', ')}, got ${unroll}`);
   if (xvec !== 0 && xvec !== 1 && xvec !== 2) throw new RangeError(`dia-vec4: xvec expected 0, 1 or 2, got ${xvec}`);
