@@ -7,7 +7,8 @@
 #             each next to its no-x and store-only probes and vec4 copies of its own bytes — where each loses
 #   dia       bench/spmv.ts on the four: dia-tiled (session 7's grid: rows 2/4 × unroll 4/8) and dia-vec4
 #             (unroll 4/5/7/8; rows 2, xvec 0, tiles 4, workgroups of 128, x staged (xvec 2, wg 64/128): unroll 4/8), csr-adaptive
-#   ci        bench/spmv.ts on CI-like: csr-long pack 1 interleave 1 (lanes 16/32/64 × unroll 2/4; lanes 32 in workgroups of 128), csr-stream pack 1,
+#   ci        bench/spmv.ts on CI-like: csr-long pack 1 interleave 1 (lanes 16/32/64 × unroll 2/4; lanes 32 in workgroups of 128;
+#             lanes 32 with the Reference region's 6 144 columns of x staged), csr-stream pack 1,
 #             sliced-ell-split pack 1 interleave 1 (parts 8 / 16)
 #   ci-unsafe the CI-like grid with Dawn's robustness off (--unsafe): what the bounds checks cost where the upload
 #             validated every index (round 1 of this call, 06:45 UTC, also ran the DIA kernels unsafe: no gain, 0–2 % slower)
@@ -45,6 +46,7 @@ vec4="--grid dia-vec4:unroll=4/5/7/8 --grid dia-vec4:rowsPerThread=2:unroll=4/8 
 step dia 120 $app $common $dia --kernels dia-tiled,dia-vec4,csr-adaptive $tiled $vec4 --out $j/dia.json
 long="--grid csr-long:lanes=16/32/64:unroll=2/4:pack=1:interleave=1 --grid csr-long:lanes=32:unroll=2/4:pack=1:interleave=1:workgroupSize=128"
 step ci 100 $app $common $ci --kernels csr-long,csr-stream,sliced-ell-split $long --grid csr-stream:pack=1 \
+  --grid csr-long:lanes=32:unroll=2:pack=1:interleave=1:stage=6144 \
   --grid sliced-ell-split:parts=8/16 --out $j/ci.json
 step ci-unsafe 90 $app $common --unsafe $ci --kernels csr-long,csr-stream $long --grid csr-stream:pack=1 --out $j/ci-unsafe.json
 kill $clk 2>/dev/null
