@@ -50,7 +50,7 @@ o.cusparse = read("cusparse.jsonl").split("\n").filter(Boolean).map((l) => JSON.
 o.clocks = read("clocks.csv");
 fs.writeFileSync(process.argv[1], JSON.stringify(o));' "$out/fci20.json" "$j" >>"$log" 2>&1
 }
-. "$(dirname "$0")/lib/gpu-steps.sh" # step NAME LIMIT COMMAND…
+. "$(dirname "$0")/lib/device-steps.sh" # step NAME LIMIT COMMAND…
 # the two-round tier: the H10 / CI-like leaders of sessions 10–11 with their 8-byte (pack 0) layouts; pack 1
 # (16-bit column offsets) where it can apply (sliced-ell-split: per slot of 32 rows; csr-long / csr-stream
 # need a row spanning < 65 536 columns, which no row of a 2.4·10^6-column CI matrix does: not run)

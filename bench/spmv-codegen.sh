@@ -42,22 +42,9 @@ app=${SWEEP_APP:-node .gpukit/app/spmv.mjs}
 budget=${SWEEP_BUDGET:-235}
 scale=${SWEEP_SCALE:-1} # step limits × scale (a lavapipe dry run needs ~10)
 ck=$j/clocks.csv
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 100 >$ck 2>/dev/null &
-clk=$!
-# one JSON, rewritten after every step (a call cut short keeps what ran)
-combine() {
-  node -e '
-const fs = require("fs"); const d = process.argv[2]; const o = { passes: {}, cusparse: [], twins: {}, clocks: "" };
-const lines = (f) => fs.readFileSync(`${d}/${f}`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
-for (const f of fs.readdirSync(d)) {
-  if (f.endsWith(".json")) o.passes[f.slice(0, -5)] = JSON.parse(fs.readFileSync(`${d}/${f}`, "utf8"));
-  else if (f === "cusparse.jsonl") o.cusparse = lines(f);
-  else if (f.endsWith(".jsonl")) o.twins[f.slice(0, -6)] = lines(f);
-  else if (f === "clocks.csv") o.clocks = fs.readFileSync(`${d}/${f}`, "utf8");
-}
-fs.writeFileSync(process.argv[1], JSON.stringify(o));' "$out/spmv20.json" "$j" >>"$log" 2>&1
-}
-. "$(dirname "$0")/lib/gpu-steps.sh" # step NAME LIMIT COMMAND…
+. "$(dirname "$0")/lib/device-steps.sh" # step, clock_start, clock_histogram, combine_json
+clock_start $ck
+combine() { combine_json "$out/spmv20.json" $j; }
 step dump 45 $app $extra --dump-only --dump $m --only uniform,powerlaw,cilike,ci- --fcidump $fd
 csr() { for f in $m/$1*.rowptr; do [ -e "$f" ] && echo "${f%.rowptr}.csr"; done; }
 ci="$(csr cilike) $(csr ci-)"
@@ -76,7 +63,7 @@ step ci-unsafe 30 $app $common --unsafe $ci --kernels csr-long,csr-stream $long 
 step twin-irr 25 python3 bench/spmv_cuda_twin.py $irr --twins stream:4:4,stream:8:4 --forms plain,ldg --rounds 2 --reps 20 --warm-ms 500 --clock-log $ck --json $j/twin-irr.jsonl
 kill $clk 2>/dev/null
 combine
-awk -F', ' 'NR > 1 { n[$2]++ } END { for (c in n) print "SM clock", c, n[c], "samples" }' $ck 2>/dev/null | sort -k4 -nr | head -6 >>"$log"
+clock_histogram $ck
 {
   grep -h '"spmv_ms"' $j/cusparse.jsonl 2>/dev/null | grep float32 | sed 's/^/CUSPARSE /' | cut -c1-170
   # TWIN lines: the clock-annotated copy when the twin step got that far, else the lines it printed per matrix

@@ -53,7 +53,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { type CsrMatrix, csrNnz, csrSpmv, GpuSparseError, generators, getFormat, readMatrixMarket } from '@gpusparse/formats';
-import { type AnySpmvKernel, Blas1, createGpuContext, type DeviceMatrix, entryArgs, experimentalKernels, type GpuBuf, type GpuContext, kernels, kernelVariants, preamble, readF32, signature, supportsCsr, timeGpu, Uniforms, uploadF32 } from '@gpusparse/gpu';
+import { type AnySpmvKernel, Blas1, createGpuContext, type DeviceMatrix, experimentalKernels, type GpuBuf, type GpuContext, kernels, kernelVariants, readF32, supportsCsr, timeGpu, uploadF32 } from '@gpusparse/gpu';
 import { assembleHamiltonian, buildCiSpace } from '../packages/chem/src/index';
 import { readFcidump } from '../packages/chem/src/node';
 import { stencil27 } from './df64-matrices';
@@ -62,7 +62,8 @@ import { type CiCheckInput, checkCiMatrix } from './fci-check';
 import { benchMatrixSet } from './matrix-set';
 import { accountBytes, gatherLinesPerEntry, readCusparse, xGatherBytes } from './spmv-bytes';
 import { readRawCsr } from './spmv-raw';
-import { type ClockRange, clockIn, clockIsLow, clockText, readClockLog } from './spmv-clock';
+import { type ClockRange, clockIn, clockText, readClockLog } from './spmv-clock';
+import { copySameBytes, heat as heatFor, timeCopyVec4 } from './lib/spmv-timing';
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
@@ -98,70 +99,11 @@ const files = argv.filter((a) => !a.startsWith('--') && !valueArgs.has(a));
 /** The generated matrix set (shared with bench/tune.ts): name and a thunk (built lazily, one at a time). */
 const matrixSet = (): [string, () => CsrMatrix][] => benchMatrixSet(quick);
 
-/** WGSL copy kernels for the bandwidth reference: f32 (the BLAS-1 copy) and vec4<f32>. */
-function copyVec4(ctx: GpuContext) {
-  const bindings = [
-    { name: 'src', type: 'array<vec4<f32>>', access: 'r' as const },
-    { name: 'dst', type: 'array<vec4<f32>>', access: 'w' as const },
-  ];
-  return ctx.pipelines.get({
-    key: 'bench:copy-vec4',
-    label: 'bench-copy-vec4',
-    bindings: signature(bindings),
-    wgsl: () => `${preamble([['n4', 'u32']], bindings)}
-@compute @workgroup_size(256)
-fn main(${entryArgs()}) {
-  let i = wg_linear(wid, nwg) * 256u + lid;
-  if (i < u.n4) { dst[i] = src[i]; }
-}`,
-  });
-}
+/** How this run times a copy (heat, repetitions, the clock log). */
+const copyTiming = () => ({ heatMs, reps, clockLog });
 
-/**
- * Keep the GPU busy with untimed `encode` calls for about `ms` ms of wall time (batches doubling
- * from 4 until one takes ≥ 20 ms, so the host waits rarely), so that the timing after it runs at
- * the SM clock of continuous work, not the idle clock the host's conversion and upload left. With
- * --clock-log it goes on (up to 3 s more) while the newest SM clock sample is below 1 500 MHz: on the
- * H100 a 150 ms heat after seconds of host work left some cases at 345–900 MHz (session 11).
- * @example await heat(ctx, () => k.encode(ctx, h, x, y));
- */
-async function heat(ctx: GpuContext, encode: () => void, ms = heatMs): Promise<void> {
-  const t0 = performance.now();
-  let n = 4;
-  const more = () => performance.now() - t0 < ms + 3000 && clockIsLow(clockLog);
-  while (performance.now() - t0 < ms || more()) {
-    const t1 = performance.now();
-    for (let i = 0; i < n; i++) encode();
-    await ctx.finish();
-    if (performance.now() - t1 < 20 && n < 4096) n *= 2;
-  }
-}
-
-/** Median ms of the vec4 WGSL copy of `n` floats (n a multiple of 4): 8·n bytes moved. */
-async function timeCopyVec4(ctx: GpuContext, n: number, a: GpuBuf, b: GpuBuf) {
-  const pipe = copyVec4(ctx);
-  const u = new Uniforms();
-  u.u[0] = n / 4;
-  const encode = () => ctx.recorder.dispatch(pipe, [a, b], u, Math.ceil(n / 4 / 256));
-  await heat(ctx, encode);
-  return timeGpu(ctx, encode, { reps });
-}
-
-/**
- * The vec4 copy of as many bytes as the CSR product of this matrix moves at least (8·nnz +
- * 4·rows + x + y, read + written): the bandwidth a kernel can reach at this size, launch and
- * ramp included (at 10^8 bytes these are not negligible next to the 1 GiB copy above).
- */
-async function copySameBytes(ctx: GpuContext, traffic: number): Promise<{ ms: number; gbs: number; moved: number }> {
-  const n = Math.max(4, Math.min(Math.floor(ctx.limits.maxStorageBufferBindingSize / 16) * 4, Math.ceil(traffic / 32) * 4));
-  const a = ctx.buffers.acquire(n * 4);
-  const b = ctx.buffers.acquire(n * 4);
-  const t = await timeCopyVec4(ctx, n, a, b);
-  a.dispose();
-  b.dispose();
-  // above one binding (10^9 entries) the largest copy that fits, its time scaled to `traffic` at its rate
-  return { ms: t.medianMs * Math.max(1, traffic / (8 * n)), gbs: (8 * n) / (t.medianMs * 1e6), moved: 8 * n };
-}
+/** {@link heatFor} with this run's --heat-ms and --clock-log. */
+const heat = (ctx: GpuContext, encode: () => void, ms = heatMs) => heatFor(ctx, encode, ms, clockLog);
 
 /** Copy bandwidth (GB/s, bytes read + written): the better of the f32 and vec4 WGSL copy kernels. */
 async function copyBandwidth(ctx: GpuContext): Promise<{ gbs: number; bytes: number; ms: number; method: string; kernel: string }> {
@@ -171,7 +113,7 @@ async function copyBandwidth(ctx: GpuContext): Promise<{ gbs: number; bytes: num
   const b1 = Blas1.of(ctx);
   await heat(ctx, () => b1.copy(a, b, n), Math.max(heatMs, warmMs));
   const t1 = await timeGpu(ctx, () => b1.copy(a, b, n), { reps });
-  const t4 = await timeCopyVec4(ctx, n, a, b);
+  const t4 = await timeCopyVec4(ctx, n, a, b, copyTiming());
   a.dispose();
   b.dispose();
   const best = t4.medianMs < t1.medianMs ? { t: t4, kernel: 'vec4<f32>' } : { t: t1, kernel: 'f32' };
@@ -382,8 +324,8 @@ async function makeCase(ctx: GpuContext, a: CsrMatrix, copyGbs: number): Promise
   if (nnz > GATHER_SAMPLE) console.log(`  gather lines sampled: every ${Math.ceil(nnz / GATHER_SAMPLE)}th block of 32 rows`);
   console.log(`  x: ${(xGather / (4 * a.cols)).toFixed(1)}× its bytes gathered per 32-row block; 128-byte lines per entry: ${linesRow.toFixed(3)} (32 entries of a row), ${linesSlice.toFixed(3)} (slot k of 32 rows)`);
   console.log(`  float32 copy, reference product, bounds and gather counts: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  const same = await copySameBytes(ctx, 8 * nnz + 8 * a.rows + 4 * a.cols);
   const traffic = 8 * nnz + 8 * a.rows + 4 * a.cols;
+  const same = await copySameBytes(ctx, traffic, copyTiming());
   const scaled = same.moved < traffic ? ` — ${(same.moved / 1e6).toPrecision(3)} MB (one binding) copied, the time scaled` : '';
   console.log(`  vec4 copy of the CSR product's ${(traffic / 1e6).toFixed(0)} MB: ${same.ms.toFixed(3)} ms (${same.gbs.toFixed(0)} GB/s${scaled})`);
   return { a32, nnz, x, ref, bound, dx: uploadF32(ctx, x), dy: ctx.buffers.acquire(a.rows * 4), copyGbs, copySameMs: same.ms, xGather, linesRow, linesSlice };

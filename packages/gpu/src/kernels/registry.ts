@@ -22,6 +22,7 @@ import { hybridKernel } from './hybrid/hybrid.kernel';
 import { sellKernel } from './sell/sell.kernel';
 import { diaKernel } from './dia/dia.kernel';
 import { diaTiledKernel } from './dia/dia-tiled.kernel';
+import { diaVec4Kernel } from './dia/dia-vec4.kernel';
 import { hmKernel } from './hm/hm.kernel';
 import { bcsrKernel } from './bcsr/bcsr.kernel';
 import { cmrsKernel } from './cmrs/cmrs.kernel';
@@ -76,7 +77,12 @@ export const kernels: readonly AnySpmvKernel[] = [
  * power-law rows (0.38× against 0.88×): a candidate for long rows once the tuner's short-list
  * model has a case for it (not done here: the tuner is another branch's).
  */
-export const experimentalKernels: readonly AnySpmvKernel[] = [slicedSplitKernel, csrStreamKernel];
+export const experimentalKernels: readonly AnySpmvKernel[] = [
+  slicedSplitKernel,
+  csrStreamKernel,
+  // dia-vec4 (issue 20, session 12): aligned vec4 DIA; on the H100 5–17 % slower than dia-tiled (bench/RESULTS.md session 12)
+  diaVec4Kernel,
+];
 
 /**
  * Look a kernel up by id (registered or experimental); an unknown id is an InvalidParameterError

@@ -46,13 +46,13 @@ export const TILED_MAX_DIAGONALS = 256;
  * in one step (every load of its rows in flight at once) instead of an unrolled step plus
  * single-diagonal remainder steps, each of which waits a memory latency with few loads in flight.
  */
-const UNROLLS = [1, 2, 3, 4, 5, 6, 7, 8];
+export const UNROLLS = [1, 2, 3, 4, 5, 6, 7, 8];
 
 /**
  * The opening of both tiled shaders' entry point: the tile's first row b0 (invocations past the
  * rows return) and the piece's diagonal table copied into workgroup memory, then a barrier.
  */
-function tilePrologue(wg: number, tile: number): string {
+export function tilePrologue(wg: number, tile: number): string {
   return `  let b0 = wg_linear(wid, nwg) * ${tile}u;
   if (b0 >= u.rows) { return; }
   for (var q = lid; q < u.count; q += ${wg}u) {
@@ -98,7 +98,7 @@ export interface DiaTiledDeviceMatrix extends EllDeviceMatrix {
 }
 
 /** `n` WGSL statements from `f(j)`, j = 0 … n − 1, joined by newlines with `indent`. */
-const each = (n: number, indent: string, f: (j: number) => string): string => Array.from({ length: n }, (_, j) => f(j)).join(`\n${indent}`);
+export const each = (n: number, indent: string, f: (j: number) => string): string => Array.from({ length: n }, (_, j) => f(j)).join(`\n${indent}`);
 
 /** Bindings of the vec4 variant: the same buffers as {@link DIAGONAL_BINDINGS}, values and x read as vec4. */
 const VEC_BINDINGS: readonly WgslBinding[] = DIAGONAL_BINDINGS.map((b) => (b.name === 'vals' || b.name === 'x' ? { ...b, type: 'array<vec4<f32>>' } : b));
@@ -118,7 +118,7 @@ function interiorStep(n: number, rpt: number, prod: (q: number, j: number) => st
 }
 
 /** The interior loop: unrolled steps of `n` diagonals, then the remaining diagonals one at a time. */
-function interiorLoop(n: number, rpt: number, prod: (q: number, j: number) => string): string {
+export function interiorLoop(n: number, rpt: number, prod: (q: number, j: number) => string): string {
   return `var d = 0u;
     loop {
       if (d + ${n}u > u.count) { break; }
