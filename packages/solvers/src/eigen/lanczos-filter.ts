@@ -17,13 +17,17 @@
  * Gram–Schmidt (a Lanczos check step orthogonalises against L and a 16-vector basis, ≈ 48 vector
  * passes on ExaSP2_trpcage_8K; here ≈ 4–6). Lanczos needs fewer products for the same
  * certificate (its polynomial adapts to the spectrum), the filter's are cheaper. When ‖v_j‖ stops
- * falling as the interval predicts (a missed copy, an eigenvalue outside [α, β]) the filter hands
- * v_j/‖v_j‖ to a Lanczos check run, which goes on from the certificate reached (CopyBound's
- * starting scale −ln ‖v_j‖) and converges a copy fast: v_j is rich in it.
+ * falling as the interval predicts, something lies outside [α, β]. Where v_j's Rayleigh quotient
+ * is on the wanted side of α (a missed copy, or a value below the interval) the filter goes on,
+ * now converging that direction — the interval's components fall by T_j against it — until its
+ * explicit residual is below COPY_EARLY·threshold, and returns it as a found pair; elsewhere (the
+ * far end past β), or when the residual stops falling, it hands v_j/‖v_j‖ to a Lanczos check run,
+ * which goes on from the certificate reached (CopyBound's starting scale −ln ‖v_j‖).
  * @module
  */
 import { readAndRelease } from './common';
-import type { LanczosCtx } from './lanczos-step';
+import { COPY_EARLY } from './lanczos-check';
+import { type LanczosCtx, threshold } from './lanczos-step';
 import { createForOverwrite, projectOutTwice } from './ortho';
 import { returnedVoid } from '../common/operator-check';
 
@@ -65,86 +69,214 @@ export interface FilterInterval {
   lowest: number;
 }
 
+/**
+ * A converging filter hands over to Lanczos when its residual's rate predicts more steps than
+ * this (a filter step costs a product and ≈ 5 vector passes, a Lanczos check step the product and
+ * ≈ 50: poisson3d 40³'s copies, ≈ 150 filter steps from the stall, against ≈ 115 Lanczos steps).
+ */
+export const CONVERGE_STEPS = 400;
+
 /** ln T_j(t) for t ≥ 1 without overflow. */
 function logCheb(j: number, a: number): number {
   return j * a + Math.log((1 + Math.exp(-2 * j * a)) / 2);
 }
 
-/** The end of a filter: `cleared` (the certificate holds), else the start for a Lanczos check run and its log scale. */
-export type FilterOut<V> = { cleared: true; steps: number } | { cleared: false; steps: number; start: V; logStart: number };
+/** The end of a filter: cleared (the certificate holds), a found pair, or the start of a Lanczos check run and its log scale. */
+export type FilterOut<V> =
+  | { kind: 'cleared'; steps: number }
+  | { kind: 'found'; steps: number; value: number; vector: V }
+  | { kind: 'lanczos'; steps: number; start: V; logStart: number };
+
+/**
+ * The three-term recurrence v_{j+1} = (2ρ_j/ê)·(Â − ĉ)·v_j − ρ_j·ρ_{j−1}·v_{j−1} (Â = sign·A,
+ * v_1 = (Â − ĉ)·v_0/(ê·τ), ρ_j = T_j(τ)/T_{j+1}(τ)), with (I − LLᵀ) on the new vector at two
+ * steps in a row every `every` steps (the recurrence's two vectors both lose L's directions).
+ * After a step, `prev` is v_j and `w` = A·v_j; `cur` is v_{j+1}. `logScale`: ln of the factor
+ * the vectors were divided by (kept finite while a copy grows).
+ */
+class ChebyshevSteps<V, S> {
+  prev: V;
+  cur: V;
+  readonly w: V;
+  j = 0;
+  logScale = 0;
+  private rhoPrev: number;
+  private rho: number;
+
+  constructor(
+    private readonly c: LanczosCtx<V, S>,
+    readonly locked: readonly V[],
+    x0: V,
+    private readonly iv: { cen: number; half: number; tau: number; every: number },
+  ) {
+    this.prev = x0;
+    this.cur = createForOverwrite(c.space, c.op.rows);
+    this.w = createForOverwrite(c.space, c.op.rows);
+    this.rhoPrev = 1 / iv.tau;
+    this.rho = 1 / (2 * iv.tau - this.rhoPrev);
+  }
+
+  async step(): Promise<void> {
+    const { space, op, run, sign } = this.c;
+    const { cen, half, tau, every } = this.iv;
+    const src = this.j === 0 ? this.prev : this.cur;
+    returnedVoid(op.apply(src, this.w), 'lanczos', 'apply');
+    run.stats.matvecs++;
+    this.c.iterations++;
+    const scale = this.j === 0 ? 1 / (half * tau) : (2 * this.rho) / half;
+    const coeffs = [sign * scale, -cen * scale];
+    if (this.j === 0) space.combine(coeffs, [this.w, src], 0, this.cur);
+    else {
+      space.combine(coeffs, [this.w, src], -this.rho * this.rhoPrev, this.prev); // prev ← v_{j+1}
+      [this.prev, this.cur] = [this.cur, this.prev];
+      this.rhoPrev = this.rho;
+      this.rho = 1 / (2 * tau - this.rho);
+    }
+    this.j++;
+    if (this.locked.length > 0 && (this.j % every === 0 || this.j % every === 1)) {
+      const h = await readAndRelease(space, space.multiDot(this.locked, this.cur), run.stats);
+      space.combine(h.map((x) => -x), this.locked, 1, this.cur);
+    }
+  }
+
+  async logNorm(): Promise<number> {
+    return Math.log((await readAndRelease(this.c.space, [this.c.space.norm2(this.cur)], this.c.run.stats))[0]!) - this.logScale;
+  }
+
+  /** Divide both vectors by e^s (the recurrence is linear: the same polynomials, scaled). */
+  rescale(s: number): void {
+    this.c.space.axpby(Math.exp(-s), this.prev, 0, this.prev);
+    this.c.space.axpby(Math.exp(-s), this.cur, 0, this.cur);
+    this.logScale += s;
+  }
+
+  /** Rayleigh quotient and relative residual of v_j (`prev`) from w = A·v_j (w is overwritten). */
+  async rayleigh(): Promise<{ theta: number; residual: number }> {
+    const { space, run } = this.c;
+    const [pw, pp] = await readAndRelease(space, space.multiDot([this.w, this.prev], this.prev), run.stats);
+    const theta = pw! / pp!;
+    space.axpby(-theta, this.prev, 1, this.w);
+    const [r] = await readAndRelease(space, [space.norm2(this.w)], run.stats);
+    return { theta, residual: r! / Math.sqrt(pp!) };
+  }
+
+  release(keep?: V): void {
+    for (const v of [this.prev, this.cur, this.w]) if (v !== keep) this.c.space.release(v);
+  }
+}
 
 /**
  * Filter x₀ (a unit vector orthogonal to `locked`; consumed) with the Chebyshev polynomial of
  * `iv` normalised to 1 at μ₀, until ‖v_j‖ ≤ missChance·√(π/(2·dim)) (cleared) or until it stalls
- * ({@link FILTER_STALL}) or passes 1.3× the steps the interval predicts (+ 8): then v_j made
- * orthogonal to L and normalised, with logStart = −ln of its norm, for the Lanczos run.
+ * ({@link FILTER_STALL}) or passes 1.3× the steps the interval predicts (+ 8); a stalled filter
+ * whose vector's Rayleigh quotient lies before α converges it ({@link convergeCopy}); else v_j,
+ * orthogonal to L and normalised, starts a Lanczos run with logStart = −ln of its norm.
  */
 export async function chebyshevFilter<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], x0: V, iv: FilterInterval, mu0: number, missChance: number): Promise<FilterOut<V>> {
-  const { space, op, run, sign } = c;
+  const { op, run, sign } = c;
   const dim = op.rows - locked.length;
   const target = -Math.log(Math.sqrt((2 * dim) / Math.PI) / missChance); // ln ‖v‖ to reach
   const cen = (iv.lo + iv.hi) / 2;
   const half = (iv.hi - iv.lo) / 2;
   const tau = (sign * mu0 - cen) / half; // < −1
   const a = Math.acosh(-tau);
-  const need = Math.ceil(-target / a);
-  const cap = Math.min(Math.ceil(1.3 * need) + 8, c.maxIterations - c.iterations);
+  const cap = Math.min(Math.ceil((1.3 * -target) / a) + 8, c.maxIterations - c.iterations);
   // the found directions' rounding grows by at most e^(j·(a_L − a)) between projections: ≤ e^4
   const far = Math.acosh(Math.max(1, (cen - iv.lowest) / half));
   const every = far > a ? Math.max(1, Math.min(8, Math.floor(4 / (far - a)))) : 8;
-  let prev = x0;
-  let cur = createForOverwrite(space, op.rows);
-  const w = createForOverwrite(space, op.rows);
-  // ρ_j = T_j(τ)/T_{j+1}(τ): ρ_0 = 1/τ, ρ_j = 1/(2τ − ρ_{j−1})
-  let rhoPrev = 1 / tau;
-  let rho = 1 / (2 * tau - rhoPrev);
-  let j = 0;
-  let logNorm = 0;
+  if (cap < 1) return { kind: 'lanczos', steps: 0, start: x0, logStart: 0 }; // no step left: the Lanczos run ends at its cap
+  const f = new ChebyshevSteps(c, locked, x0, { cen, half, tau, every });
   let nextLook = Math.min(8, cap);
   for (;;) {
-    // v_{j+1} = (2ρ_j/ê)·(Â − ĉ)·v_j − ρ_j·ρ_{j−1}·v_{j−1}; v_1 = (Â − ĉ)·v_0 / (ê·τ); Â = sign·A
-    const src = j === 0 ? x0 : cur;
-    returnedVoid(op.apply(src, w), 'lanczos', 'apply');
-    run.stats.matvecs++;
-    c.iterations++;
-    const scale = j === 0 ? 1 / (half * tau) : (2 * rho) / half;
-    const coeffs = [sign * scale, -cen * scale];
-    const xs = [w, src];
-    if (j === 0) space.combine(coeffs, xs, 0, cur);
-    else {
-      space.combine(coeffs, xs, -rho * rhoPrev, prev); // prev ← v_{j+1}
-      [prev, cur] = [cur, prev];
-      rhoPrev = rho;
-      rho = 1 / (2 * tau - rho);
-    }
-    if (locked.length > 0 && ((j + 1) % every === 0 || (j + 1) % every === 1)) {
-      // v_{j+1} ← (I − LLᵀ)·v_{j+1}, two steps in a row: the recurrence's two vectors both lose L's directions
-      const h = await readAndRelease(space, space.multiDot(locked, cur), run.stats);
-      space.combine(h.map((x) => -x), locked, 1, cur);
-    }
-    j++;
-    if (j < nextLook && j < cap && !run.aborted()) continue;
-    logNorm = Math.log((await readAndRelease(space, [space.norm2(cur)], run.stats))[0]!);
+    await f.step();
+    if (f.j < nextLook && f.j < cap && !run.aborted()) continue;
+    const logNorm = await f.logNorm();
     if (logNorm <= target) {
-      space.release(w);
-      space.release(prev);
-      space.release(cur);
-      return { cleared: true, steps: j };
+      f.release();
+      return { kind: 'cleared', steps: f.j };
     }
-    const stalled = !(logNorm + logCheb(j, a) <= FILTER_STALL);
-    if (stalled || j >= cap || run.aborted()) break;
+    const stalled = !(logNorm + logCheb(f.j, a) <= FILTER_STALL);
+    if (stalled && !run.aborted() && c.iterations < c.maxIterations) {
+      const { theta } = await f.rayleigh();
+      if (sign * theta < iv.lo) return convergeCopy(c, f);
+    }
+    if (stalled || f.j >= cap || run.aborted()) break;
     // the next look where the interval's rate would reach the target, at most 8 steps on
-    nextLook = Math.min(cap, j + Math.max(1, Math.min(8, Math.ceil((logNorm - target) / a))));
+    nextLook = Math.min(cap, f.j + Math.max(1, Math.min(8, Math.ceil((logNorm - target) / a))));
   }
-  space.release(w);
-  space.release(prev);
-  projectOutTwice(space, locked, cur);
-  const n = (await readAndRelease(space, [space.norm2(cur)], run.stats))[0]!;
+  return lanczosStart(c, locked, f);
+}
+
+/** v_j (`cur`) orthogonal to L and normalised, for a Lanczos check run, with its certificate's log scale. */
+async function lanczosStart<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], f: ChebyshevSteps<V, S>): Promise<FilterOut<V>> {
+  const { space, run, op } = c;
+  const v = f.cur;
+  f.release(v);
+  projectOutTwice(space, locked, v);
+  const n = (await readAndRelease(space, [space.norm2(v)], run.stats))[0]!;
   if (!(n > 0 && Number.isFinite(n))) {
-    space.release(cur);
+    space.release(v);
     // nothing left (or not finite): the Lanczos run starts afresh from a random vector (startVector), no head start
-    return { cleared: false, steps: j, start: space.create(op.rows), logStart: 0 };
+    return { kind: 'lanczos', steps: f.j, start: space.create(op.rows), logStart: 0 };
   }
-  space.axpby(1 / n, cur, 0, cur);
-  return { cleared: false, steps: j, start: cur, logStart: -Math.log(n) };
+  space.axpby(1 / n, v, 0, v);
+  return { kind: 'lanczos', steps: f.j, start: v, logStart: -(Math.log(n) - f.logScale) };
+}
+
+/**
+ * A stalled filter whose vector leans to a value before the interval: go on filtering — the
+ * interval's components fall by T_j against it — until the residual of v_j is below
+ * COPY_EARLY·threshold, then confirm it explicitly (one product) as a found pair. Hands over to
+ * a Lanczos run when the residual falls too slowly (another value close to it outside the
+ * interval) or the step cap is reached.
+ */
+async function convergeCopy<V, S>(c: LanczosCtx<V, S>, f: ChebyshevSteps<V, S>): Promise<FilterOut<V>> {
+  const { run } = c;
+  let last: { j: number; log: number } | undefined;
+  for (;;) {
+    const aim = COPY_EARLY * threshold(c);
+    const { residual } = await f.rayleigh(); // of v_{j−1}, w = A·v_{j−1} from the last step
+    if (residual <= aim) {
+      const found = await confirmCopy(c, f);
+      if (found) return found;
+    }
+    const log = Math.log(residual / aim);
+    // the rate of the last window, and the steps it predicts: hand over when far beyond what was spent
+    const rate = last ? (last.log - log) / (f.j - last.j) : Number.POSITIVE_INFINITY;
+    if (!(rate > 0) || log / rate > CONVERGE_STEPS || c.iterations >= c.maxIterations || run.aborted()) break;
+    last = { j: f.j, log };
+    const norm = await f.logNorm();
+    if (norm > 100) f.rescale(norm);
+    const steps = Math.max(1, Math.min(8, Number.isFinite(rate) ? Math.ceil(log / rate) : 8));
+    for (let t = 0; t < steps && c.iterations < c.maxIterations; t++) await f.step();
+  }
+  return lanczosStart(c, f.locked, f);
+}
+
+/** v_{j−1} orthogonal to L and normalised, its explicit residual (one product): the found pair when it passes the threshold. */
+async function confirmCopy<V, S>(c: LanczosCtx<V, S>, f: ChebyshevSteps<V, S>): Promise<FilterOut<V> | undefined> {
+  const { space, op, run } = c;
+  const y = createForOverwrite(space, op.rows);
+  space.copy(f.prev, y);
+  projectOutTwice(space, f.locked, y);
+  const [n] = await readAndRelease(space, [space.norm2(y)], run.stats);
+  if (!(n! > 0 && Number.isFinite(n!))) {
+    space.release(y);
+    return undefined;
+  }
+  space.axpby(1 / n!, y, 0, y);
+  const ay = createForOverwrite(space, op.rows);
+  returnedVoid(op.apply(y, ay), 'lanczos', 'apply');
+  run.stats.matvecs++;
+  c.iterations++;
+  const [value] = await readAndRelease(space, [space.dot(y, ay)], run.stats);
+  space.axpby(-value!, y, 1, ay); // A·y − θ·y
+  const [r] = await readAndRelease(space, [space.norm2(ay)], run.stats);
+  space.release(ay);
+  if (r! <= threshold(c)) {
+    f.release();
+    return { kind: 'found', steps: f.j, value: value!, vector: y };
+  }
+  space.release(y);
+  return undefined;
 }

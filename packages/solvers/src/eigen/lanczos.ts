@@ -287,7 +287,8 @@ async function checkRun<V, S>(c: LanczosCtx<V, S>, r: { locked: readonly V[]; st
   const x0 = await startVector(c, locked, r.start, seed);
   if (!x0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
   const f = await chebyshevFilter(c, locked, x0, iv, mu0, missChance);
-  if (f.cleared) return { values: [], vectors: [], reason: 'converged', clear: true };
+  if (f.kind === 'cleared') return { values: [], vectors: [], reason: 'converged', clear: true };
+  if (f.kind === 'found') return { values: [f.value], vectors: [f.vector], reason: 'converged' };
   return lanczosCore(c, locked, 1, f.start, seed, { mu0, missChance, logStart: f.logStart });
 }
 
@@ -330,6 +331,7 @@ async function lanczosRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>,
   if (cm !== undefined && typeof cm !== 'boolean' && !(typeof cm === 'number' && cm > 0 && cm < 1)) {
     throw new InvalidParameterError('lanczos checkMultiplicity', 'true, false or a miss chance in (0, 1)', cm);
   }
+  if (opts.checkFilter !== undefined && typeof opts.checkFilter !== 'boolean') throw new InvalidParameterError('lanczos checkFilter', 'true or false', opts.checkFilter);
   if (opts.checkEvery !== undefined && !(Number.isInteger(opts.checkEvery) && opts.checkEvery >= 1)) {
     throw new InvalidParameterError('lanczos checkEvery', 'an integer ≥ 1', opts.checkEvery);
   }
