@@ -59,6 +59,21 @@ describe('the Chebyshev start of a multiplicity-check run', () => {
       expect(Math.abs(out.vector[0]!)).toBeLessThan(1e-12);
     }
   });
+  it('a copy well before μ₀ (a copy of λ₁ while the check is at λ₂): the filter restarts on an interval from halfway to μ₀ and converges it', async () => {
+    const d = spectrum(1).map((x, i) => (i === 2 ? 1.5 : x)); // e_0 (1) and e_2 (1.5) found, e_1 a copy of 1
+    const c = ctx(diagonal(d));
+    const found2 = [locked[0]!, Float64Array.from({ length: n }, (_, i) => (i === 2 ? 1 : 0))];
+    const x = start(0.05);
+    x[2] = 0;
+    const norm = Math.hypot(...x);
+    for (let i = 0; i < n; i++) x[i] = x[i]! / norm; // a unit start orthogonal to both found vectors
+    const out = await chebyshevFilter(c, found2, x, { lo: 1.9, hi: 10.2, lowest: 1 }, 1.5 + 1e-7, missChance);
+    expect(out.kind).toBe('found');
+    if (out.kind !== 'found') return;
+    expect(Math.abs(out.value - 1)).toBeLessThan(1e-9);
+    expect(Math.abs(Math.abs(out.vector[1]!) - 1)).toBeLessThan(1e-8);
+    expect(Math.abs(out.vector[0]!) + Math.abs(out.vector[2]!)).toBeLessThan(1e-12);
+  });
   it('a wrong interval costs steps, never soundness: with the spectrum past β it does not clear a start that holds a copy', async () => {
     const d = spectrum(1).map((x, i) => (i === n - 1 ? 30 : x)); // λ_max = 30, far past the interval's 10.2
     const c = ctx(diagonal(d));
