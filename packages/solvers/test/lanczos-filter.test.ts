@@ -171,6 +171,17 @@ describe('lanczos checkFilter', () => {
       }
     });
   }
+  it('the step cap holds inside the filter: a check cut short reports max-iterations, never a converged claim', async () => {
+    const space = new HostVectorSpace();
+    const full = await lanczos(space, triple, { k: 4, tol: 1e-8 });
+    const main = await lanczos(space, triple, { k: 4, tol: 1e-8, checkMultiplicity: false });
+    const cap = main.stats.matvecs + 10; // the main run converges, the check runs out of steps
+    expect(full.stats.matvecs).toBeGreaterThan(cap);
+    const cut = await lanczos(space, triple, { k: 4, tol: 1e-8, maxIterations: cap });
+    expect(cut.reason).toBe('max-iterations');
+    expect(cut.detail).toMatch(/multiplicity check/);
+    expect(cut.iterations).toBeLessThanOrEqual(cap); // steps (filter steps included); explicit residual products come on top, as on the Lanczos path
+  });
   it('rejects a checkFilter that is not a boolean', async () => {
     const space = new HostVectorSpace();
     await expect(lanczos(space, simple, { k: 2, checkFilter: 'yes' as unknown as boolean })).rejects.toThrow(InvalidParameterError);
