@@ -8,7 +8,7 @@
  * another checkout (1 thread), e.g. `git worktree add /tmp/before <commit>` with this checkout's
  * node_modules linked in.
  *
- * Run: `pnpm tsx bench/host-solvers.ts [--quick] [--reps N] [--only NAME[,NAME…]] [--methods cg,gmres,eigsh] [--scipy-threads N] [--no-multiplicity-check] [--extra] [--full] [--inertia-s S] [--scipy-script PATH] [--write]`.
+ * Run: `pnpm tsx bench/host-solvers.ts [--quick] [--reps N] [--only NAME[,NAME…]] [--methods cg,gmres,eigsh] [--eigs lanczos,lobpcg,lanczos-nocheck,lanczos-lanczoscheck] [--scipy-threads N] [--no-multiplicity-check] [--extra] [--full] [--inertia-s S] [--scipy-script PATH] [--write]`.
  * On the stencils SciPy's eigsh is wrong (it misses copies of λ₂ whatever its ncv or start:
  * bench/eigsh_stencil_ncv.py); those rows are marked, and a like-for-like row is added (our
  * Lanczos without the multiplicity check: one Krylov sequence, as ARPACK), outside the means.
@@ -64,7 +64,11 @@ const dataDir = resolve(process.env.GPUSPARSE_DATA ?? resolve(here, '..', '..', 
 
 type Method = 'cg' | 'gmres' | 'eigsh';
 /** Our eigensolver of an eigsh row: Lanczos (with the multiplicity check, the default), LOBPCG, Lanczos without the check. */
-type Eig = 'lanczos' | 'lobpcg' | 'lanczos-nocheck';
+type Eig = 'lanczos' | 'lobpcg' | 'lanczos-nocheck' | 'lanczos-lanczoscheck';
+/** `--eigs`: the eigensolvers of the eigsh rows (default lanczos, lobpcg; lanczos-nocheck added where SciPy is wrong); lanczos-lanczoscheck: the check without its Chebyshev start (checkFilter false, session 11's check). */
+const eigOrder: readonly Eig[] = ['lanczos', 'lobpcg', 'lanczos-nocheck', 'lanczos-lanczoscheck']; // the table's order, and the inertia counts' (SciPy side)
+const eigArg = arg('--eigs')?.split(',');
+const eigList = eigArg ? eigOrder.filter((e) => eigArg.includes(e)) : undefined;
 interface Case {
   name: string;
   method: Method;
@@ -208,7 +212,7 @@ async function solveOnce(c: Case, a: CsrMatrix, space: HostVectorSpace, op: Line
     const t0 = performance.now();
     const r =
       eig !== 'lobpcg'
-        ? await lanczos(op, space, { k: 4, which: 'smallest', tol: 1e-8, checkMultiplicity: checkMultiplicity && eig === 'lanczos', maxIterations: c.maxiter })
+        ? await lanczos(op, space, { k: 4, which: 'smallest', tol: 1e-8, checkMultiplicity: checkMultiplicity && eig !== 'lanczos-nocheck', maxIterations: c.maxiter, ...(eig === 'lanczos-lanczoscheck' ? { checkFilter: false } : {}) })
         : await lobpcg(op, space, { k: 4, tol: 1e-8, maxIterations: c.maxiter });
     const t = performance.now() - t0;
     const cu = process.cpuUsage(c0);
@@ -323,7 +327,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < list.length; i++) {
         const c = list[i]!;
         const a = mats.get(c.name)!;
-        const eigs: Eig[] = c.method === 'eigsh' ? ['lanczos', 'lobpcg', ...(c.scipyWrong && checkMultiplicity ? (['lanczos-nocheck'] as const) : [])] : ['lanczos'];
+        const eigs: Eig[] = c.method === 'eigsh' ? (eigList ?? ['lanczos', 'lobpcg', ...(c.scipyWrong && checkMultiplicity ? (['lanczos-nocheck'] as const) : [])]) : ['lanczos'];
         for (const eig of eigs) {
           for (const v of before ? (['old1', 'wasm1', 'wasm2'] as const) : (['wasm1', 'wasm2'] as const)) await ours(c, a, v, eig, 1, rows[i]!.ours);
           if (round === 0 && flag('--before')) await ours(c, a, 'js', eig, 1, rows[i]!.ours);
@@ -370,7 +374,7 @@ function table(rows: Row[], scipyVersion: string, load0: number[], load1: number
   const likeForLike: string[] = [];
   for (const r of rows) {
     const sp = median(r.scipy.times);
-    const eigs: Eig[] = r.method === 'eigsh' ? ['lanczos', 'lobpcg', ...(r.ours.has('wasm1/lanczos-nocheck') ? (['lanczos-nocheck'] as const) : [])] : ['lanczos'];
+    const eigs: Eig[] = r.method === 'eigsh' ? eigOrder.filter((e) => r.ours.has(`wasm1/${e}`)) : ['lanczos'];
     for (const eig of eigs) {
       const o1 = r.ours.get(`wasm1/${eig}`)!;
       const o2 = r.ours.get(`wasm2/${eig}`)!;
@@ -385,13 +389,15 @@ function table(rows: Row[], scipyVersion: string, load0: number[], load1: number
       const cpu1 = median(o1.cpu ?? []);
       if (eig === 'lanczos-nocheck') {
         if (Number.isFinite(cpuSp / cpu1)) likeForLike.push(`${r.name} ${(sp / best).toFixed(2)}× (CPU ${(cpuSp / cpu1).toFixed(2)}×, ${r.scipy.iterations} / ${o1.iterations} products)`);
+      } else if (eig === 'lanczos-lanczoscheck') {
+        // outside the means: the A/B of the check's Chebyshev start, in the same rounds
       } else if (Number.isFinite(sp) && o1.converged) {
         if ((r.scipy.missed?.[0] ?? 0) > 0 || r.scipyWrong) wrongScipy++;
         ratios.push(sp / best);
         minRatios.push(minRatio);
         if (Number.isFinite(cpuSp / cpu1)) cpuRatios.push(cpuSp / cpu1);
       }
-      const label = eig === 'lanczos-nocheck' ? 'lanczos without the multiplicity check (like for like: one Krylov sequence, as ARPACK)' : eig;
+      const label = eig === 'lanczos-nocheck' ? 'lanczos without the multiplicity check (like for like: one Krylov sequence, as ARPACK)' : eig === 'lanczos-lanczoscheck' ? 'lanczos, check by Lanczos runs only (checkFilter false: the check before session 12)' : eig;
       const method = r.method === 'eigsh' ? `eigsh vs ${label}${r.scipyWrong && eig !== 'lanczos-nocheck' ? ` (**SciPy's answer wrong**: ${r.scipyWrong}, SciPy misses a copy)` : ''}` : r.method === 'gmres' ? 'GMRES(30)' : 'CG';
       const jsBefore = js ? ` (JS space: ${js.ms[0]!.toFixed(0)} ms)` : '';
       const conv = `${o1.converged ? '' : ' not converged'}${r.scipy.error ? ` SciPy: ${r.scipy.error}` : ''}`;

@@ -37,8 +37,13 @@ export async function confirmResiduals<V, S>(c: LanczosCtx<V, S>, st: KrylovStat
   return { cand, res, ok: res.every((r) => r <= thr) };
 }
 
-/** One deflated run for one pair: the locked vectors, a start (consumed), its seed, the certificate point μ₀. */
-export type CheckRun<V> = (locked: readonly V[], start: V, seed: number, mu0: number) => Promise<CoreOut<V>>;
+/**
+ * One deflated run for one pair: the locked vectors, a start (consumed), its seed, the certificate
+ * point μ₀, and the answer so far with the pairs earlier check runs dropped from it (their values
+ * are back in the deflated spectrum: ./lanczos-filter filterInterval). A run that returns no
+ * value cleared the check without a Lanczos run (./lanczos-filter chebyshevFilter).
+ */
+export type CheckRun<V> = (locked: readonly V[], start: V, seed: number, mu0: number, answer: { values: readonly number[]; dropped: readonly number[] }) => Promise<CoreOut<V>>;
 
 interface Answer<V> {
   values: number[];
@@ -57,16 +62,18 @@ export async function checkMultiplicity<V, S>(c: LanczosCtx<V, S>, k: number, se
   const { space } = c;
   const n = c.op.rows;
   let { values, vectors, reason, detail } = first;
+  const dropped: number[] = [];
   for (let attempt = 0; attempt < k; attempt++) {
     const mu0 = certificatePoint(values, c.sign, threshold(c));
     if (mu0 === undefined) break; // all k values are one: a missed copy of it changes nothing
-    const extra = await runCheck(vectors, randomVector(space, n, seed + 101 * (attempt + 1)), seed + attempt + 1, mu0);
+    const extra = await runCheck(vectors, randomVector(space, n, seed + 101 * (attempt + 1)), seed + attempt + 1, mu0, { values, dropped });
     if (extra.reason !== 'converged') {
       for (const v of extra.vectors) space.release(v);
       reason = extra.reason;
       detail = `lanczos: multiplicity check ${attempt + 1} ended with ${extra.reason}${extra.detail ? ` (${extra.detail})` : ''}`;
       break;
     }
+    if (extra.values.length === 0) break; // (s12-eig18) cleared by the Chebyshev filter
     const theta = extra.values[0]!;
     if (!(c.sign * theta < c.sign * values[k - 1]! - threshold(c))) {
       for (const v of extra.vectors) space.release(v);
@@ -75,6 +82,7 @@ export async function checkMultiplicity<V, S>(c: LanczosCtx<V, S>, k: number, se
     // a missed (multiple) eigenvalue: insert it, drop the last wanted pair
     let pos = 0;
     while (pos < k && c.sign * values[pos]! <= c.sign * theta) pos++;
+    dropped.push(values[k - 1]!);
     values = [...values.slice(0, pos), theta, ...values.slice(pos, k - 1)];
     space.release(vectors[k - 1]!);
     vectors = [...vectors.slice(0, pos), extra.vectors[0]!, ...vectors.slice(pos, k - 1)];
@@ -183,7 +191,11 @@ export class CopyBound {
     private readonly sign: 1 | -1,
     private readonly dim: number,
     private readonly missChance = MISS_CHANCE,
-  ) {}
+    logStart = 0,
+  ) {
+    // (s12-eig18) a start v/‖v‖ that is p(A)·x₀ with p(μ₀) = 1 (./lanczos-filter): its polynomials carry the factor 1/‖v‖
+    this.logScale = logStart;
+  }
 
   /** Columns up to `last` of H are in (`beta` = ‖w‖ of the last): extend p to their next vectors. */
   extend(h: readonly (readonly number[])[], last: number, beta: number): void {

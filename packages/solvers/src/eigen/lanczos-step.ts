@@ -22,6 +22,7 @@ import { IcgsBasis } from '../common/icgs';
 import { type RitzEstimates, ritzEstimates } from './ritz-estimates';
 import { combineColumns, createForOverwrite, projectOutTwice, projectOutTwiceNormalize } from './ortho';
 import { returnedVoid } from '../common/operator-check';
+import type { SpectrumHint } from './lanczos-filter';
 
 /** What every run of one `lanczos` call shares. */
 export interface LanczosCtx<V, S> {
@@ -49,6 +50,8 @@ export interface LanczosCtx<V, S> {
   block?: BasisBlock<V> | null;
   /** Record the next batch's steps while a batch's readback is in flight (block path; see recordAhead). */
   recordAhead?: boolean;
+  /** What the main run saw of the spectrum past its answer (./lanczos-filter; s12-eig18). */
+  hint: SpectrumHint;
 }
 
 /**

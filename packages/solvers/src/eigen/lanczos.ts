@@ -44,6 +44,8 @@ import { checkEigenInput, EigenRun, finishEigen, confirmedEigen, randomVector } 
 import { IcgsBasis } from '../common/icgs';
 import { CHECK_BASIS, checkMultiplicity, confirmNow, COPY_EARLY, confirmResiduals, CopyBound, MISS_CHANCE } from './lanczos-check';
 import { EstimateSchedule, thickRestart } from './lanczos-restart';
+import { chebyshevFilter, filterInterval } from './lanczos-filter';
+import type { RitzEstimates } from './ritz-estimates';
 import { type CoreOut, estimates, freshVector, KrylovState, type LanczosCtx, negligible, readBatch, recordStep, releaseWork, startVector, strictIcgs, threshold, wantedOrder } from './lanczos-step';
 
 /** Options of {@link lanczos}. */
@@ -79,11 +81,21 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    * value — that last run stops, without converging, once its Krylov polynomial proves that its
    * random start had less weight on any missed copy of a found value than a random vector has
    * with the miss chance (./lanczos-check CopyBound). Host float64, k = 4: SiH4 (a triple
-   * eigenvalue; without the check the 4th value is wrong) 175 products without, 291 with;
-   * ExaSP2_trpcage_8K 259 / 366 (SciPy's eigsh: 336 / 264). CuPy's and ARPACK's eigsh do no
-   * such check. k = 1 needs none (a copy of the one value changes nothing).
+   * eigenvalue; without the check the 4th value is wrong) 175 products without, 295 with;
+   * ExaSP2_trpcage_8K 261 / 368 (SciPy's eigsh: 297 / 278) — with `checkFilter` (the host
+   * default) 303 / 391 products for about half the check's CPU time. CuPy's and ARPACK's eigsh
+   * do no such check. k = 1 needs none (a copy of the one value changes nothing).
    */
   checkMultiplicity?: boolean | number;
+  /**
+   * Start each multiplicity-check run with a Chebyshev filter (./lanczos-filter; default true on
+   * float64 host spaces checked every step, ignored elsewhere): a polynomial of the interval the
+   * main run saw past its answer, applied to the random start with no basis and no Gram–Schmidt,
+   * proves the same bound on the start's weight on a missed copy (same miss chance) in cheaper
+   * steps; where it stalls (a copy, a spectrum not where the main run saw it) a Lanczos check run
+   * goes on from the filtered vector and the bound reached. false: Lanczos check runs only.
+   */
+  checkFilter?: boolean;
   /**
    * Steps recorded between two readbacks of the projections (default 8 in a float32 space —
    * the GPU, where one readback costs about as much as several steps — and 1 in float64 host
@@ -116,7 +128,7 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
  * certifies at μ₀ that its start holds no missed copy (up to the miss chance); one whose Ritz
  * value drops past μ₀ converges as usual.
  */
-async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWant: number, start: V, seed: number, check?: { mu0: number; missChance: number }): Promise<CoreOut<V>> {
+async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWant: number, start: V, seed: number, check?: { mu0: number; missChance: number; logStart?: number }): Promise<CoreOut<V>> {
   const { space, run } = c;
   const free = c.op.rows - locked.length;
   const mMax = Math.min(check && c.icgs ? Math.min(c.maxBasis, CHECK_BASIS) : c.maxBasis, free); // (s10-eig15) host check runs: a narrower basis
@@ -125,8 +137,8 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
   const st = new KrylovState(c, q0, mMax);
   const schedule = new EstimateSchedule(c.scheduleEstimates);
   // a check run tracks its certificate at μ₀ (./lanczos-check certificatePoint)
-  const bound = check && new CopyBound(check.mu0, c.sign, free, check.missChance);
-  const look: Look = { recheck: true, schedule, bound, early: check ? COPY_EARLY : 1, waited: 0 }; // (s10-eig15) early, waited
+  const bound = check && new CopyBound(check.mu0, c.sign, free, check.missChance, check.logStart);
+  const look: Look = { recheck: true, schedule, bound, early: check ? COPY_EARLY : 1, waited: 0, main: locked.length === 0 && !check }; // (s10-eig15) early, waited
   c.icgs?.reset(); // [L, q₀]: q₀ was orthogonalised twice against L
   for (;;) {
     if (st.pending.length === 0) {
@@ -192,6 +204,8 @@ interface Look {
   early: number;
   /** ... or after COPY_WAIT examinations with every estimate below the threshold itself. */
   waited: number;
+  /** The first run of a call: it records what it sees of the spectrum past its answer (c.hint, ./lanczos-filter). */
+  main: boolean;
 }
 
 /**
@@ -218,6 +232,7 @@ async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: L
   const shown = wantedOrder(fast.values, c.sign).slice(0, Math.min(nWant, m));
   const est = shown.map((i) => Math.abs(beta * fast.last[i]!)); // ‖r_i‖ = |β·s_i(m)|
   const thr = threshold(c);
+  if (look.main) noteFar(c, fast, m, beta);
   look.schedule.update(c.iterations, est, nWant, thr);
   if (run.record({ iteration: c.iterations, values: shown.map((i) => fast.values[i]!), residualNorms: est, threshold: thr })) {
     return done(() => st.finish(nWant, 'stopped'));
@@ -228,6 +243,7 @@ async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: L
   if (m >= nWant && (m === free || (look.recheck && est.every((r) => r <= thr) && confirmNow(look, est, thr)))) {
     // estimates say converged: confirm with explicit residuals (nWant matvecs, one readback)
     const { cand, res, ok } = await confirmResiduals(c, st, nWant, thr);
+    if (ok && look.main) noteNext(c, fast, m, beta, nWant);
     if (ok) {
       return done(() => {
         for (const v of st.q) space.release(v);
@@ -243,6 +259,38 @@ async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: L
     if (c.icgs && c.icgs.tol > 0) c.icgs = strictIcgs(c.icgs, space, run);
   }
   return { nearlyConverged: est.filter((r) => r <= 1e3 * thr).length };
+}
+
+/** (s12-eig18) The farthest Ritz value from the wanted end seen so far, with its residual estimate then. */
+function noteFar<V, S>(c: LanczosCtx<V, S>, fast: RitzEstimates, m: number, beta: number): void {
+  const i = c.sign === 1 ? m - 1 : 0;
+  const value = fast.values[i]!;
+  const far = c.hint.far;
+  if (!far || c.sign * value > c.sign * far.value) c.hint.far = { value, residual: Math.abs(beta * fast.last[i]!) };
+}
+
+/** (s12-eig18) The first Ritz value past the nWant wanted ones of the converged main run, with its residual estimate. */
+function noteNext<V, S>(c: LanczosCtx<V, S>, fast: RitzEstimates, m: number, beta: number, nWant: number): void {
+  if (m <= nWant) return;
+  const i = c.sign === 1 ? nWant : m - 1 - nWant;
+  c.hint.next = { value: fast.values[i]!, residual: Math.abs(beta * fast.last[i]!) };
+}
+
+/**
+ * (s12-eig18) One multiplicity-check run: the Chebyshev filter on the start where `filter` and an
+ * interval are at hand (./lanczos-filter), then, unless it cleared the check, a Lanczos check run
+ * from the filtered vector with the certificate reached.
+ */
+async function checkRun<V, S>(c: LanczosCtx<V, S>, r: { locked: readonly V[]; start: V; seed: number; mu0: number; missChance: number; filter: boolean }, answer: { values: readonly number[]; dropped: readonly number[] }): Promise<CoreOut<V>> {
+  const { locked, seed, mu0, missChance } = r;
+  const iv = r.filter ? filterInterval(c.hint, c.sign, mu0, answer.values, answer.dropped, threshold(c)) : undefined;
+  if (!iv) return lanczosCore(c, locked, 1, r.start, seed, { mu0, missChance });
+  const x0 = await startVector(c, locked, r.start, seed);
+  if (!x0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
+  const f = await chebyshevFilter(c, locked, x0, iv, mu0, missChance);
+  if (f.kind === 'cleared') return { values: [], vectors: [], reason: 'converged', clear: true };
+  if (f.kind === 'found') return { values: [f.value], vectors: [f.vector], reason: 'converged' };
+  return lanczosCore(c, locked, 1, f.start, seed, { mu0, missChance, logStart: f.logStart });
 }
 
 /**
@@ -284,6 +332,7 @@ async function lanczosRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>,
   if (cm !== undefined && typeof cm !== 'boolean' && !(typeof cm === 'number' && cm > 0 && cm < 1)) {
     throw new InvalidParameterError('lanczos checkMultiplicity', 'true, false or a miss chance in (0, 1)', cm);
   }
+  if (opts.checkFilter !== undefined && typeof opts.checkFilter !== 'boolean') throw new InvalidParameterError('lanczos checkFilter', 'true or false', opts.checkFilter);
   if (opts.checkEvery !== undefined && !(Number.isInteger(opts.checkEvery) && opts.checkEvery >= 1)) {
     throw new InvalidParameterError('lanczos checkEvery', 'an integer ≥ 1', opts.checkEvery);
   }
@@ -304,6 +353,7 @@ async function lanczosRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>,
     keep: opts.keep,
     scheduleEstimates: false,
     recordAhead: opts.recordAhead ?? true,
+    hint: {},
   };
   // float64 host spaces read scalars for free: one Gram–Schmidt pass per step, two only when needed
   const onePass = c.checkEvery === 1 && space.name.startsWith('host');
@@ -323,7 +373,8 @@ async function lanczosRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>,
   let detail = first.detail;
   if (reason === 'converged' && opts.checkMultiplicity !== false && k < n) {
     const missChance = typeof opts.checkMultiplicity === 'number' ? opts.checkMultiplicity : MISS_CHANCE;
-    const checked = await checkMultiplicity(c, k, seed, first, (locked, v, s, mu0) => lanczosCore(c, locked, 1, v, s, { mu0, missChance }));
+    const filter = (opts.checkFilter ?? true) && c.icgs !== undefined;
+    const checked = await checkMultiplicity(c, k, seed, first, (locked, v, s, mu0, answer) => checkRun(c, { locked, start: v, seed: s, mu0, missChance, filter }, answer));
     ({ values, vectors, reason, detail } = checked);
   }
   while (values.length < k) {
