@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { eigsMixed, refinedSolve } from '../../solvers/src/index';
 import { createGpuContext, Df64Blas, Df64Csr, Df64CsrOperator, Df64VectorSpace, type GpuContext, gpuOperatorFromCsr, GpuVectorSpace } from '../src/index';
 import { testContext, trueRelative } from './helpers';
-import { simulateSubnormalFlush } from './support/faults';
+import { simulateSubnormalFlush, withTinyPairs } from './support/faults';
 
 let flushCtx: GpuContext | undefined;
 let flushes: { flushed: () => number } | undefined;
@@ -55,23 +55,6 @@ const relMax = (y: Float64Array, ref: Float64Array) => {
   }
   return e / r;
 };
-/** The same matrix with `count` symmetric off-diagonal pairs set to ±1e-33 (lo parts subnormal). */
-function fewTiny(count: number): CsrMatrix {
-  const v = Float64Array.from(a0.values);
-  let done = 0;
-  for (let i = 0; i < a0.rows && done < count; i += 17) {
-    for (let k = a0.rowPtr[i]!; k < a0.rowPtr[i + 1]!; k++) {
-      const j = a0.colIdx[k]!;
-      if (j <= i) continue;
-      v[k] = -1.2345678901e-33;
-      for (let t = a0.rowPtr[j]!; t < a0.rowPtr[j + 1]!; t++) if (a0.colIdx[t] === i) v[t] = -1.2345678901e-33;
-      done++;
-      break;
-    }
-  }
-  return { ...a0, values: v };
-}
-
 describe('df64 under a flush of float32 subnormals', () => {
   it('the simulation bites: a df64 residual of A·1e-30 is float32-accurate with the flush, float64-accurate without', async () => {
     const a = scaled(1e-30);
@@ -117,7 +100,7 @@ describe('df64 under a flush of float32 subnormals', () => {
 
   it('a few entries of 1e-33 in an order-one matrix: the df64 product stays df64-accurate and refinedSolve keeps the device residual (session 11: host residual)', async () => {
     const { ctx, d } = await flushing();
-    const a = fewTiny(3);
+    const a = withTinyPairs(a0, 3);
     const x = xs(a.rows);
     const dop = Df64CsrOperator.fromCsr(d, a);
     const [dx, dy] = [d.fromFloat64(x), d.create(a.rows)];

@@ -170,3 +170,21 @@ export function simulateSubnormalFlush(ctx: GpuContext): { flushed: () => number
   pipes.prewarm = (specs) => prewarm(specs.map(wrap));
   return { flushed: () => flushed };
 }
+
+/**
+ * `a` with `count` symmetric off-diagonal pairs (rows spread over the matrix) set to `value`
+ * (default −1.2345678901e-33: its df64 lo part is a float32 subnormal, which NVIDIA flushes).
+ * The matrix of session 12's "a few tiny entries" cases (tests and bench/df64-few-tiny.ts).
+ */
+export function withTinyPairs(a: CsrMatrix, count: number, value = -1.2345678901e-33): CsrMatrix {
+  const v = Float64Array.from(a.values);
+  for (let t = 0; t < count; t++) {
+    const i = Math.floor(((t + 0.5) * a.rows) / count);
+    const k = Array.from({ length: a.rowPtr[i + 1]! - a.rowPtr[i]! }, (_, q) => a.rowPtr[i]! + q).find((q) => a.colIdx[q]! > i);
+    if (k === undefined) continue;
+    const j = a.colIdx[k]!;
+    v[k] = value;
+    for (let q = a.rowPtr[j]!; q < a.rowPtr[j + 1]!; q++) if (a.colIdx[q] === i) v[q] = value;
+  }
+  return { ...a, values: v };
+}

@@ -273,6 +273,10 @@ class GmresCycles<V, S> {
     const { space, ctx, x, w, opts, block } = this;
     // steps past the column that passed (done before the check saw it) are not counted as iterations
     if (this.passed) this.k = this.kStart + Math.max(this.used, 1);
+    // a non-finite stop (e.g. a preconditioner that began to return NaN): the update applies it once
+    // more, so x is kept to restore should x + M⁻¹·V·y come out non-finite (x was NaN at this exit)
+    const before = this.stop?.reason === 'non-finite' && this.used > 0 ? space.create(this.n) : undefined;
+    if (before) space.copy(x, before);
     if (this.used > 0) this.updateX();
     const previous = this.beta;
     if (this.deferrable && !this.stop && !this.passed && this.used > 0 && this.k < opts.maxIterations && !ctx.aborted()) {
@@ -284,6 +288,14 @@ class GmresCycles<V, S> {
       return undefined;
     }
     this.beta = await this.trueResidual();
+    if (before) {
+      if (!Number.isFinite(this.beta)) {
+        space.copy(before, x); // x = the cycle's start, whose residual ‖b − A·x‖ = previous
+        this.beta = previous;
+        this.stop!.detail += `; x + M⁻¹·V·y was non-finite, x is the cycle's start (‖b − A·x‖ = ${previous.toExponential(2)}, iteration ${this.kStart})`;
+      }
+      space.release(before);
+    }
     if (opts.recordHistory) ctx.history.push({ iteration: this.k, residual: this.beta });
     return this.exitChecks(previous);
   }
