@@ -8,12 +8,14 @@
  *   4. eigsMixed on A·1e-30 / A·1e30 with the host polish: converged (session 11: 'max-iterations');
  *   5. a few entries of 1e-33 in poisson2d: the df64 product stays df64-accurate, refinedSolve keeps
  *      the df64 residual and converges to 1e-11;
- *   6. the adversarial sweep's device cases (see RESULTS.md session 12 harden-a).
+ *   6. the adversarial sweep's device cases (see RESULTS.md session 12 harden-a);
+ *   7. the cost of eigsMixed's scale probe, against one product.
  * Usage: node hostile-s12.mjs [--small] [--simulate-flush] [--out FILE]
  */
 import { type CsrMatrix, csrSpmv, generators, HostOperator, InvalidMatrixError } from '../packages/formats/src/index';
 import { Df64Blas, Df64Csr, Df64CsrOperator, Df64VectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
 import { eigsMixed, refinedSolve } from '../packages/solvers/src/index';
+import { problemScale } from '../packages/solvers/src/eigen/mixed-scale';
 import { simulateSubnormalFlush, withTinyPairs } from '../packages/gpu/test/support/faults';
 import { errText, hostileHarness, hostResidual } from './lib/hostile-faults';
 import { sweepCases } from './lib/hostile-s12-sweep';
@@ -132,5 +134,29 @@ op.dispose();
 
 // 6. the sweep
 for (const [name, f] of sweepCases(ctx, space, small)) await run(name, f);
+
+// 7. what eigsMixed's scale probe costs every call (one ±1 upload, one product, one norm readback)
+await run(`cost: eigsMixed's scale probe on poisson3d ${small ? '30×33×36' : '100×110×120'} (median of 7; against one product)`, async () => {
+  const p = small ? generators.poisson3d(30, 33, 36) : generators.poisson3d(100, 110, 120);
+  const o = gpuOperatorFromCsr(ctx, p);
+  const probe: number[] = [];
+  const product: number[] = [];
+  const [x, y] = [space.fromArray(new Float64Array(p.rows).fill(1)), space.create(p.rows)];
+  for (let rep = 0; rep < 8; rep++) {
+    let t0 = performance.now();
+    const r = await problemScale({ method: 'lanczos', k: 1, fastOperator: o, fastSpace: space, hostOperator: HostOperator.fromCsr(p) });
+    if (rep > 0) probe.push(performance.now() - t0);
+    if (r.scale !== 1) throw new Error(`probe scale ${r.scale} on poisson3d`);
+    t0 = performance.now();
+    o.apply(x, y);
+    await ctx.finish();
+    if (rep > 0) product.push(performance.now() - t0);
+  }
+  space.release(x);
+  space.release(y);
+  o.dispose();
+  const med = (v: number[]) => [...v].sort((q, w) => q - w)[v.length >> 1]!;
+  return { pass: true, detail: `probe ${med(probe).toFixed(2)} ms, one product + finish ${med(product).toFixed(2)} ms (n = ${p.rows})` };
+});
 
 await finish();
