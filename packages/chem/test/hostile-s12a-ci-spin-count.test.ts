@@ -6,8 +6,8 @@
  * among them), and with more roots than the space has of that spin it returned states of other
  * spins (3 quintets: the quintet and two triplets). Now the dense solve keeps the states whose
  * ⟨P⟩ is 0, every one of them, and refuses more roots than exist (InvalidParameterError
- * 'nroots' naming the count). The Davidson path still notes wrong-spin roots ("raise
- * spin.penalty"): see bench/RESULTS.md, session 12 harden-a.
+ * 'nroots' naming the count). The Davidson path repeats a run that let another spin in with the
+ * penalty raised (at least doubled and at least the roots' spread; three tries at most).
  */
 import { InvalidParameterError } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
@@ -29,5 +29,14 @@ describe('CI dense solve with a spin multiplicity: every root of that spin, no m
       await expect(ciEnergies(fd, { workers: 0, nroots: count + 1, spin: { multiplicity: m } })).rejects.toThrow(InvalidParameterError);
       await expect(ciEnergies(fd, { workers: 0, nroots: count + 1, spin: { multiplicity: m } })).rejects.toThrow(new RegExp(`at most ${count}`));
     }
+  });
+
+  it('H4 by Davidson, 20 singlets at the default penalty 0.2 Eh: repeated with a larger penalty, all 20 singlets to 1e-6 Eh (was 6 triplets among them)', async () => {
+    const fd = await readFcidump(data('H4_sto6g_R1.8_block2.FCIDUMP'));
+    const dense = await ciEnergies(fd, { workers: 0, nroots: 20, spin: { multiplicity: 1 } });
+    const r = await ciEnergies(fd, { workers: 0, nroots: 20, spin: { multiplicity: 1 }, solver: 'davidson' });
+    for (const x of r.s2) expect(Math.abs(x)).toBeLessThan(1e-6);
+    for (const [i, e] of r.energies.entries()) expect(Math.abs(e - dense.energies[i]!)).toBeLessThan(1e-6);
+    expect(r.notes.join(' ')).toMatch(/repeated with penalty/);
   });
 });

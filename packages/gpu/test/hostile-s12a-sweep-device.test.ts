@@ -50,6 +50,14 @@ describe('session 12 sweep on the device', () => {
     expect(r.reason).toBe('non-finite');
     expect((await space.toArray(r.x)).every(Number.isFinite)).toBe(true);
     expect(Number.isFinite(r.trueResidual)).toBe(true);
+    // NaN from the update's own application (the 6th, restart 5): the residual after it is read
+    // with the next cycle's first batch on the device, and x restored there
+    c = 0;
+    const late: LinearOperator<GpuVector> = { ...pre, apply: (x, y) => (++c >= 6 ? space.fill(y, Number.NaN) : space.copy(x, y)) };
+    const r2 = await gmres(space, op, space.fromArray(new Float64Array(a.rows).fill(1)), { rtol: 1e-8, restart: 5, preconditioner: late });
+    expect(r2.reason).toBe('non-finite');
+    expect((await space.toArray(r2.x)).every(Number.isFinite)).toBe(true);
+    expect(r2.detail).toMatch(/x is the cycle's start/);
     op.dispose();
   });
 });

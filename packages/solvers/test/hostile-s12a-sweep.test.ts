@@ -66,6 +66,25 @@ describe('session 12 sweep: fixed', () => {
     });
   }
 
+  it('gmres(5) with a preconditioner turning NaN at the update itself (its 6th application): x is the cycle start, finite', async () => {
+    let c = 0;
+    const pre: LinearOperator<Float64Array> = {
+      rows: n,
+      cols: n,
+      apply(x, y) {
+        y.set(x);
+        if (++c >= 6) y.fill(Number.NaN);
+      },
+      applyScaled() {
+        throw new Error('not used');
+      },
+    };
+    const r = await gmres(space, host, space.fromArray(new Float64Array(n).fill(1)), { rtol: 1e-10, restart: 5, preconditioner: pre });
+    expect(r.reason).toBe('non-finite');
+    expect(r.x.every(Number.isFinite)).toBe(true);
+    expect(r.detail).toMatch(/x is the cycle's start/);
+  });
+
   it("lanczos / lobpcg / davidson: products that turn to 1e300 at the exit's recomputation give 'breakdown', not 'converged' with ‖A·v − λ·v‖ = 1e300", async () => {
     const runs = {
       lanczos: (op: LinearOperator<Float64Array>) => lanczos(space, op, { k: 2 }),
