@@ -40,23 +40,27 @@ function turning(from: number, v: number): LinearOperator<Float64Array> & { prod
   };
 }
 
+/** The identity preconditioner, `spoil`-ed from its `from`-th application on. */
+function turningIdentity(from: number, spoil: (y: Float64Array) => void): LinearOperator<Float64Array> {
+  let c = 0;
+  return {
+    rows: n,
+    cols: n,
+    apply(x, y) {
+      y.set(x);
+      if (++c >= from) spoil(y);
+    },
+    applyScaled() {
+      throw new Error('not used');
+    },
+  };
+}
+
 describe('session 12 sweep: fixed', () => {
   for (const bad of [Number.NaN, Number.POSITIVE_INFINITY]) {
     it(`gmres with a preconditioner returning ${bad} from its 4th application: 'non-finite' with a finite x and its true residual (was x = NaN)`, async () => {
-      let c = 0;
-      const pre: LinearOperator<Float64Array> = {
-        rows: n,
-        cols: n,
-        apply(x, y) {
-          y.set(x);
-          if (++c >= 4) y[2] = bad;
-        },
-        applyScaled() {
-          throw new Error('not used');
-        },
-      };
       const b = new Float64Array(n).fill(1);
-      const r = await gmres(space, host, space.fromArray(b), { rtol: 1e-10, preconditioner: pre });
+      const r = await gmres(space, host, space.fromArray(b), { rtol: 1e-10, preconditioner: turningIdentity(4, (y) => (y[2] = bad)) });
       expect(r.reason).toBe('non-finite');
       expect(r.x.every(Number.isFinite)).toBe(true);
       const ax = new Float64Array(n);
@@ -67,18 +71,7 @@ describe('session 12 sweep: fixed', () => {
   }
 
   it('gmres(5) with a preconditioner turning NaN at the update itself (its 6th application): x is the cycle start, finite', async () => {
-    let c = 0;
-    const pre: LinearOperator<Float64Array> = {
-      rows: n,
-      cols: n,
-      apply(x, y) {
-        y.set(x);
-        if (++c >= 6) y.fill(Number.NaN);
-      },
-      applyScaled() {
-        throw new Error('not used');
-      },
-    };
+    const pre = turningIdentity(6, (y) => y.fill(Number.NaN));
     const r = await gmres(space, host, space.fromArray(new Float64Array(n).fill(1)), { rtol: 1e-10, restart: 5, preconditioner: pre });
     expect(r.reason).toBe('non-finite');
     expect(r.x.every(Number.isFinite)).toBe(true);
