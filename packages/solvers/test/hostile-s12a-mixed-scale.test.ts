@@ -85,3 +85,41 @@ describe('eigsMixed at A·2^±100: solved as 2^s·A and scaled back', () => {
     await expect(eigsMixed({ method: 'lanczos', k: 2, fastOperator: float32CsrOperator(a), fastSpace: f32, devicePolish: { ...polish, scale: 3 } })).rejects.toThrow(InvalidParameterError);
   });
 });
+
+describe('the scaling wrapper keeps a tuned operator’s verified-kernel check', () => {
+  it('runsUnverified / applyVerified (× s) / fallBackToVerified / labels pass through scaledOperator', async () => {
+    const { scaledOperator } = await import('../src/eigen/mixed-scale');
+    const host = HostOperator.fromCsr(a0);
+    let unverified = true;
+    let fellBack = '';
+    const tuned = {
+      rows: host.rows,
+      cols: host.cols,
+      apply: (x: Float64Array, y: Float64Array) => host.apply(x, y),
+      applyScaled: (al: number, x: Float64Array, be: number, y: Float64Array) => host.applyScaled(al, x, be, y),
+      runsUnverified: () => unverified,
+      applyVerified: (x: Float64Array, y: Float64Array) => host.apply(x, y),
+      fallBackToVerified: (why: string) => {
+        fellBack = why;
+        unverified = false;
+      },
+      verifiedLabel: 'csr-vector',
+      activeLabel: 'ell',
+    };
+    const space = new HostVectorSpace();
+    const op = scaledOperator(tuned, 2 ** 10, 'test', space);
+    const x = Float64Array.from({ length: a0.rows }, (_, i) => i % 3);
+    const [y1, y2] = [new Float64Array(a0.rows), new Float64Array(a0.rows)];
+    op.apply(x, y1);
+    op.applyVerified!(x, y2);
+    const ref = csrSpmv(a0, x).map((v) => v * 2 ** 10);
+    expect(Array.from(y1)).toEqual(Array.from(ref));
+    expect(Array.from(y2)).toEqual(Array.from(ref));
+    expect(op.runsUnverified!()).toBe(true);
+    expect([op.verifiedLabel, op.activeLabel]).toEqual(['csr-vector', 'ell']);
+    op.fallBackToVerified!('why');
+    expect(fellBack).toBe('why');
+    expect(op.runsUnverified!()).toBe(false);
+    expect(op.diagonal).toBeUndefined();
+  });
+});
