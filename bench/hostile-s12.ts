@@ -10,7 +10,7 @@
  *      the df64 residual and converges to 1e-11;
  *   6. the adversarial sweep's device cases (see RESULTS.md session 12 harden-a);
  *   7. the cost of eigsMixed's scale probe, against one product.
- * Usage: node hostile-s12.mjs [--small] [--simulate-flush] [--out FILE]
+ * Usage: node hostile-s12.mjs [--small] [--simulate-flush] [--only REGEX] [--out FILE]
  */
 import { type CsrMatrix, csrSpmv, generators, HostOperator, InvalidMatrixError } from '../packages/formats/src/index';
 import { Df64Blas, Df64Csr, Df64CsrOperator, Df64VectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
@@ -25,7 +25,10 @@ const { small, ctx, space, line, finish } = await hostileHarness('hostile-s12');
 if (argv.includes('--simulate-flush')) simulateSubnormalFlush(ctx);
 const d = await Df64Blas.of(ctx);
 if (!d) throw new Error('hostile-s12: this device fails the df64 self-test');
+/** `--only <regex>`: run the cases whose name matches (a rerun of one case on the GPU machine). */
+const only = argv.includes('--only') ? new RegExp(argv[argv.indexOf('--only') + 1]!) : undefined;
 async function run(name: string, f: () => Promise<{ pass: boolean; detail: string }>): Promise<void> {
+  if (only && !only.test(name)) return;
   try {
     line({ name, ...(await f()) });
   } catch (e) {
@@ -135,7 +138,7 @@ op.dispose();
 // 6. the sweep
 for (const [name, f] of sweepCases(ctx, space, small)) await run(name, f);
 
-// 7. what eigsMixed's scale probe costs every call (one ±1 upload, one product, one norm readback)
+// 7. what eigsMixed's scale probe costs every call (A·1 made on the device, one product, one norm readback)
 await run(`cost: eigsMixed's scale probe on poisson3d ${small ? '30×33×36' : '100×110×120'} (median of 7; against one product)`, async () => {
   const p = small ? generators.poisson3d(30, 33, 36) : generators.poisson3d(100, 110, 120);
   const o = gpuOperatorFromCsr(ctx, p);
