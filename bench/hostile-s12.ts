@@ -21,20 +21,10 @@ import { errText, hostileHarness, hostResidual } from './lib/hostile-faults';
 import { sweepCases } from './lib/hostile-s12-sweep';
 
 const argv = process.argv.slice(2);
-const { small, ctx, space, line, finish } = await hostileHarness('hostile-s12');
+const { small, ctx, space, run, finish } = await hostileHarness('hostile-s12');
 if (argv.includes('--simulate-flush')) simulateSubnormalFlush(ctx);
 const d = await Df64Blas.of(ctx);
 if (!d) throw new Error('hostile-s12: this device fails the df64 self-test');
-/** `--only <regex>`: run the cases whose name matches (a rerun of one case on the GPU machine). */
-const only = argv.includes('--only') ? new RegExp(argv[argv.indexOf('--only') + 1]!) : undefined;
-async function run(name: string, f: () => Promise<{ pass: boolean; detail: string }>): Promise<void> {
-  if (only && !only.test(name)) return;
-  try {
-    line({ name, ...(await f()) });
-  } catch (e) {
-    line({ name, pass: false, detail: errText(e) });
-  }
-}
 const m = small ? 16 : 32;
 const a0 = generators.poisson2d(m);
 const scaled = (s: number): CsrMatrix => ({ ...a0, values: a0.values.map((v) => v * s) });
