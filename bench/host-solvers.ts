@@ -39,7 +39,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFil
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type CsrMatrix, csrSpmv, generators as g, HostOperator, HostVectorSpace, type LinearOperator, readMatrixMarket, WasmVectorSpace } from '@gpusparse/formats';
+import { type CsrMatrix, csrNormInf, csrSpmv, generators as g, HostOperator, HostVectorSpace, type LinearOperator, readMatrixMarket, WasmVectorSpace } from '@gpusparse/formats';
 import { cg, gmres, lanczos, lobpcg } from '@gpusparse/solvers';
 
 const argv = process.argv;
@@ -180,16 +180,6 @@ function relResidual(a: CsrMatrix, x: Float64Array, b: Float64Array): number {
   return Math.sqrt(r / nb);
 }
 
-function normInf(a: CsrMatrix): number {
-  let m = 0;
-  for (let i = 0; i < a.rows; i++) {
-    let s = 0;
-    for (let q = a.rowPtr[i]!; q < a.rowPtr[i + 1]!; q++) s += Math.abs(a.values[q]!);
-    m = Math.max(m, s);
-  }
-  return m;
-}
-
 /** One timed solve of `c` with the given space/operator; returns ms and the checks. */
 /** The solvers and WasmVectorSpace of another checkout (`--before-tree DIR`: the code before a change, same run). */
 interface Impl {
@@ -224,7 +214,7 @@ async function solveOnce(c: Case, a: CsrMatrix, space: HostVectorSpace, op: Line
       for (let i = 0; i < v.length; i++) s += (av[i]! - r.values[j]! * v[i]!) ** 2;
       res = Math.max(res, Math.sqrt(s));
     }
-    return { t, ms: [], cpu: [(cu.user + cu.system) / 1e3], iterations: r.stats.matvecs, residual: res / normInf(a), values: Array.from(r.values), converged: r.converged };
+    return { t, ms: [], cpu: [(cu.user + cu.system) / 1e3], iterations: r.stats.matvecs, residual: res / csrNormInf(a), values: Array.from(r.values), converged: r.converged };
   }
   const b = csrSpmv(a, new Float64Array(a.cols).fill(1), new Float64Array(a.rows));
   const bs = space.fromArray(b);

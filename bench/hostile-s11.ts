@@ -26,18 +26,7 @@ import { bicgstab, cg, eigsMixed, gmres, lanczos, lobpcg, refinedSolve } from '.
 import { injectOom } from '../packages/gpu/test/support/faults';
 import { errText, hostileHarness, hostResidual } from './lib/hostile-faults';
 
-const argv = process.argv.slice(2);
-const { small, ctx, space, line, finish } = await hostileHarness('hostile-s11');
-/** `--only <regex>`: run the cases whose name matches (a rerun of one case on the GPU machine). */
-const only = argv.includes('--only') ? new RegExp(argv[argv.indexOf('--only') + 1]!) : undefined;
-async function run(name: string, f: () => Promise<{ pass: boolean; detail: string }>): Promise<void> {
-  if (only && !only.test(name)) return;
-  try {
-    line({ name, ...(await f()) });
-  } catch (e) {
-    line({ name, pass: false, detail: errText(e) });
-  }
-}
+const { small, ctx, space, run, finish } = await hostileHarness('hostile-s11');
 const rel = (a: CsrMatrix, x: Float64Array, b: Float64Array): number => hostResidual(a, x, b).rel;
 const nx = small ? 24 : 128;
 const a0 = generators.poisson2d(nx);

@@ -43,7 +43,18 @@ export async function hostileHarness(bench: string) {
     ctx.dispose();
     process.exit(0);
   };
-  return { small, ctx, device, space, line, finish };
+  /** `--only <regex>`: run the cases whose name matches (a rerun of one case on the GPU machine). */
+  const only = argv.includes('--only') ? new RegExp(argv[argv.indexOf('--only') + 1]!) : undefined;
+  /** Run one case (unless `--only` leaves it out) and record it; a throw is a FAIL with its text. */
+  const run = async (name: string, f: () => Promise<{ pass: boolean; detail: string }>): Promise<void> => {
+    if (only && !only.test(name)) return;
+    try {
+      line({ name, ...(await f()) });
+    } catch (e) {
+      line({ name, pass: false, detail: errText(e) });
+    }
+  };
+  return { small, ctx, device, space, line, run, finish };
 }
 
 /** ‖b − A·x‖ and ‖b − A·x‖/‖b‖ in float64 on the host. */

@@ -4,15 +4,20 @@
  * residuals of the final vectors.
  * @module
  */
-import { type CsrMatrix, HostVectorSpace, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
+import { type CsrMatrix, csrSpmv, HostVectorSpace, InvalidParameterError, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
 import { davidsonWith, type EigenIterationInfo, type EigenResult, fastCorrector } from '@gpusparse/solvers';
 import { boundTarget, ciJudge, polishCorrection } from './ci-polish';
 import { symmetricEigenDense } from './dense-eigen';
 import type { DirectSigmaOperator, HalfSpaceOperator } from './direct/operator';
 
 /**
- * The lowest `nroots` eigenpairs of H (+ `penalty`·P, P the spin penalty matrix, when given) by a
- * dense symmetric eigensolve (H: n × n CSR arrays). Cost O(n³) time, 8·n² bytes; the driver allows n ≤ 4000.
+ * The lowest `nroots` eigenpairs of H by a dense symmetric eigensolve (H: n × n CSR arrays); with
+ * the spin penalty matrix P = (S² − S(S+1))² the lowest `nroots` of H + `penalty`·P whose
+ * ⟨P⟩ is 0 — the states of the wanted spin, every one of them, however high (session 12: the
+ * lowest of the penalised H took a triplet for the 17th singlet of H4 once the spectrum spread
+ * past the penalty, and states of other spins when nroots passed their count). Cost O(n³) time,
+ * 8·n² bytes; the driver allows n ≤ 4000.
+ * @throws InvalidParameterError ('nroots') when the space holds fewer states of that spin
  * @example const { values, vectors } = denseCiSolve(h, h.rows, undefined, 0, 2);
  */
 export function denseCiSolve(h: Pick<CsrMatrix, 'rowPtr' | 'colIdx' | 'values'>, n: number, pm: CsrMatrix | undefined, penalty: number, nroots: number): { values: number[]; vectors: Float64Array[] } {
@@ -23,7 +28,19 @@ export function denseCiSolve(h: Pick<CsrMatrix, 'rowPtr' | 'colIdx' | 'values'>,
     for (let i = 0; i < n; i++) for (let k = pm.rowPtr[i]!; k < pm.rowPtr[i + 1]!; k++) a[i * n + pm.colIdx[k]!]! += penalty * pm.values[k]!;
   }
   const eig = symmetricEigenDense(a, n);
-  return { values: Array.from(eig.values.subarray(0, nroots)), vectors: eig.vectors.slice(0, nroots) };
+  if (!pm) return { values: Array.from(eig.values.subarray(0, nroots)), vectors: eig.vectors.slice(0, nroots) };
+  // ⟨v|P|v⟩ is 0 on the wanted spin and ≥ 4 on any other (S² values differ by ≥ 2)
+  const keep: number[] = [];
+  const pv = new Float64Array(n);
+  for (let j = 0; j < n && keep.length < nroots; j++) {
+    const v = eig.vectors[j]!;
+    csrSpmv(pm, v, pv);
+    let q = 0;
+    for (let i = 0; i < n; i++) q += v[i]! * pv[i]!;
+    if (q < 1e-3) keep.push(j);
+  }
+  if (keep.length < nroots) throw new InvalidParameterError('nroots', `at most ${keep.length}: the states of the wanted spin multiplicity in this space`, nroots);
+  return { values: keep.map((j) => eig.values[j]!), vectors: keep.map((j) => eig.vectors[j]!) };
 }
 
 /**

@@ -44,7 +44,31 @@ async function ciRun<V, S>(input: Fcidump | string | URL, options: CiOptions<V, 
   const solved = plan.solverName === 'dense' ? await denseSolve(plan, built, spin) : await davidsonCi(plan, built, spin, options, emit, notes);
   const solve = performance.now() - t;
   const result = await finishCi(plan, built, spin, solved, notes, { solve, assembly: built.h.stats.ms }, options.spin !== undefined);
-  return spin.byParity && mayRepeat ? await dropOtherSpins(input, options, plan.nroots, plan.space.size, result) : result;
+  if (spin.byParity && mayRepeat) return await dropOtherSpins(input, options, plan.nroots, plan.space.size, result);
+  return spin.pm && mayRepeat ? await raisePenalty(input, options, result) : result;
+}
+
+/**
+ * A spin penalty below the spread of the wanted roots lets a shifted state of another spin take
+ * one of them (H4 STO-6G, 20 singlets by Davidson at 0.2 Eh: 6 triplets among them). Then the run is
+ * repeated with the penalty raised — at least doubled, and at least the spread of the energies
+ * found, so that a shift of ≥ 4·penalty clears them — at most three times; a note says so, and the
+ * per-root notes of a last run that still holds another spin stay.
+ */
+async function raisePenalty<V, S>(input: Fcidump | string | URL, options: CiOptions<V, S>, first: CiResult): Promise<CiResult> {
+  const m = options.spin!.multiplicity;
+  let r = first;
+  let penalty = options.spin!.penalty ?? 0.2;
+  for (let round = 1; round <= 3; round++) {
+    const wrong = r.s2.filter((x) => !isSpin(x, m)).length;
+    if (wrong === 0) return r;
+    const spread = Math.max(...r.energies) - Math.min(...r.energies);
+    const before = penalty;
+    penalty = Math.max(2 * penalty, spread);
+    const again = await ciRun(input, { ...options, spin: { ...options.spin!, penalty } }, false);
+    r = { ...again, notes: [...again.notes, `spin: ${wrong} of the ${r.energies.length} roots had another spin at penalty ${before.toPrecision(3)} Eh (the roots spread over ${spread.toPrecision(3)} Eh): repeated with penalty ${penalty.toPrecision(3)} Eh${round === 3 ? ' (the last try: if roots of another spin remain, the space may hold fewer states of this spin)' : ''}`] };
+  }
+  return r;
 }
 
 /** Whether ⟨S²⟩ = x is the S(S+1) of multiplicity m. */

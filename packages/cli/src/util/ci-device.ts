@@ -55,6 +55,7 @@ export async function gpuChunkSink(
   const handles: CsrDeviceMatrix[] = [];
   const parts: CsrDeviceMatrix['parts'][number][] = [];
   const lo: (GpuBuf | undefined)[] = []; // per part, with keepLo
+  const range = gpu.emptyValueRange(); // the values' max and subnormal parts (the df64 operator checks them)
   let nnz = 0;
   let deviceBytes = 0;
   let sinceDrain = 0;
@@ -73,7 +74,7 @@ export async function gpuChunkSink(
         parts.push({ ...p, rowStart: p.rowStart + rowStart });
         if (!opts.keepLo) continue;
         const t0 = performance.now();
-        const l = gpu.lowParts(chunk.values, p.k0, p.k1);
+        const l = gpu.lowParts(chunk.values, p.k0, p.k1, range);
         lo.push(l ? gpu.uploadF32(ctx, l, 'ci-h-lo') : undefined);
         lowPartMs += performance.now() - t0;
         deviceBytes += l ? l.length * 4 : 0;
@@ -107,8 +108,9 @@ export async function gpuChunkSink(
     },
     df64Operator(d: Df64Blas) {
       if (!opts.keepLo) throw new NotSupportedError('chunked CI assembly: the df64 operator needs a sink opened with keepLo');
-      // the lo buffers stay the sink's until here; the operator returns them on dispose
-      return gpu.Df64CsrOperator.fromDeviceBlocks(d, rows, rows, parts, lo);
+      // the lo buffers stay the sink's until here; the operator returns them on dispose. H's
+      // values lying below float32's normal range (flushed on NVIDIA): InvalidMatrixError
+      return gpu.Df64CsrOperator.fromDeviceBlocks(d, rows, rows, parts, lo, range);
     },
   };
 }

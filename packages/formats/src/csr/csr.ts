@@ -287,6 +287,20 @@ export function csrDiagonal(a: CsrMatrix): Float64Array {
   return d;
 }
 
+/**
+ * ‖A‖∞ = max_i Σ_j |a_ij| (an upper bound of ‖A‖₂ for symmetric A). O(nnz).
+ * @example csrNormInf(generators.poisson2d(8)) // 8
+ */
+export function csrNormInf(a: CsrMatrix): number {
+  let m = 0;
+  for (let i = 0; i < a.rows; i++) {
+    let s = 0;
+    for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) s += Math.abs(a.values[k]!);
+    m = Math.max(m, s);
+  }
+  return m;
+}
+
 /** True when both matrices have the same shape, structure and bit-identical values. */
 export function csrEquals(a: CsrMatrix, b: CsrMatrix): boolean {
   if (a.rows !== b.rows || a.cols !== b.cols) return false;

@@ -72,14 +72,14 @@ export async function autotune(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOpti
 async function tuneInternal(ctx: GpuContext, a: CsrMatrix, opts: AutotuneOptions, held: Held): Promise<AutotuneResult> {
   const start = performance.now();
   const compiled0 = ctx.pipelines.compiled;
-  validateOptions(opts);
+  const ks = opts.kernels ?? registry;
+  validateOptions(opts, ks);
   checkFloat32Range(a, 'autotune'); // else every candidate fails verification, far from the cause
   const warnings: string[] = [];
   const warn = (m: string) => {
     warnings.push(m);
     (opts.warn ?? console.warn)(m);
   };
-  const ks = opts.kernels ?? registry;
   const report = newReport(a, opts, warnings);
   const log0 = ctx.pipelines.log.length;
   let prewarmed = 0;

@@ -11,9 +11,13 @@ import type { AutotuneOptions } from './types';
 /**
  * Check the numeric options; throws InvalidParameterError ('autotune <option>': what was expected
  * and what came; the CLI's bad-input exit, not a bug). O(1).
- * @example validateOptions({ fraction: 2 }) // InvalidParameterError "parameter autotune fraction: expected a number in (0, 1], got 2"
+ * @example validateOptions({ fraction: 2 }, kernels) // InvalidParameterError "parameter autotune fraction: expected a number in (0, 1], got 2"
  */
-export function validateOptions(opts: AutotuneOptions): void {
+export function validateOptions(opts: AutotuneOptions, ks: readonly { readonly id: string }[]): void {
+  // a candidate id outside the kernels tuned over was dropped without a word ('no candidate', or a
+  // tuning over the others only): a typo in a list of candidates must not change what is tuned
+  const unknown = (opts.candidates ?? []).map((c) => (typeof c === 'string' ? c : c.kernel)).filter((id) => !ks.some((k) => k.id === id));
+  if (unknown.length > 0) throw new InvalidParameterError('autotune candidates', `ids of the kernels tuned over (${ks.map((k) => k.id).join(', ')})`, unknown.map((id) => `'${id}'`).join(', '));
   const fraction = opts.fraction ?? 0.1;
   if (!(fraction > 0 && fraction <= 1)) throw new InvalidParameterError('autotune fraction', 'a number in (0, 1]', fraction);
   for (const f of ['budgetMs', 'expectedProducts'] as const) {

@@ -7,7 +7,7 @@
  * Device bytes per non-zero: 8 own (col + hi) or 0 shared, + 4 where lo is needed.
  * @module
  */
-import { type CsrMatrix, csrDiagonal, DimensionMismatchError, GpuSparseError, type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
+import { type CsrMatrix, csrDiagonal, DimensionMismatchError, GpuSparseError, InvalidMatrixError, InvalidParameterError, type LinearOperator, ResourceLimitError } from '@gpusparse/formats';
 import type { PipelineSpec } from '../device/pipelines';
 import { type CsrDeviceBlock, splitCsrPlan } from '../kernels/csr/csr-device';
 import { signature } from '../kernels/wgsl/index';
@@ -17,6 +17,7 @@ import { uploadF32, uploadU32, validateCsrIndices } from '../memory/upload';
 import type { Df64Blas, Df64Vector } from './blas';
 import { DF_WG } from './blas.kernel';
 import { residualLanes } from './csr';
+import { addValueRange, type Df64ValueRange, df64FlushLoss, df64ScaleFor, emptyValueRange } from './flush';
 import { type LowPartStats, lowParts, uploadLowParts } from './low-parts';
 import { PRODUCT_BINDINGS, productWgsl } from './product.kernel';
 
@@ -34,9 +35,39 @@ export interface Df64CsrBlock {
   readonly lo: GpuBuf | undefined;
 }
 
-/** The df64 product pipeline with `lanes` lanes per row, reading lo arrays or not. */
-function productSpec(d: Df64Blas, lanes: number, lo: boolean): PipelineSpec {
-  return d.spec(`product-${lanes}-${lo ? 'lo' : 'hi'}`, () => productWgsl(d.mode, lanes, lo), signature(PRODUCT_BINDINGS));
+/** The df64 product pipeline with `lanes` lanes per row, reading lo arrays or not, hi scaled or not. */
+function productSpec(d: Df64Blas, lanes: number, lo: boolean, scaled = false): PipelineSpec {
+  return d.spec(`product-${lanes}-${lo ? 'lo' : 'hi'}${scaled ? '-p2' : ''}`, () => productWgsl(d.mode, lanes, lo, scaled), signature(PRODUCT_BINDINGS));
+}
+
+/**
+ * Options of the df64 operator's factories. `scale`: the operator multiplies by scale·A, a power
+ * of two ≥ 1 (default 1), or 'auto': 1 unless A's values would lose accuracy where the device
+ * flushes float32 subnormals (df64/flush.ts: A·1e-30), then the power of two that brings
+ * max|aᵢⱼ| to 1. The chosen value is the operator's `scale`; whoever uses the operator must
+ * divide by it (Df64VectorSpace.polish passes it to eigsMixed, which scales the problem).
+ */
+export interface Df64OperatorOptions {
+  readonly scale?: number | 'auto';
+}
+
+/** The scale to build at: the given power of two, or for 'auto' 1 unless the unscaled values lose (one extra scan then). */
+function buildScale(values: ArrayLike<number>, scale: Df64OperatorOptions['scale'], where: string): number {
+  if (scale === 'auto') {
+    const r = addValueRange(emptyValueRange(), values);
+    return df64FlushLoss(r) === undefined ? 1 : df64ScaleFor(r.maxAbs);
+  }
+  const s = scale ?? 1;
+  if (!(s >= 1 && s <= 2 ** 126 && 2 ** Math.round(Math.log2(s)) === s)) throw new InvalidParameterError(`${where} scale`, "a power of two in [1, 2^126], or 'auto'", scale);
+  return s;
+}
+
+/** Throw InvalidMatrixError when values summarised by `r` would lose accuracy under a flush (df64/flush.ts). */
+function refuseFlushLoss(r: Df64ValueRange, where: string): void {
+  const loss = df64FlushLoss(r);
+  if (loss === undefined) return;
+  const how = r.scale === 1 ? "build the operator with { scale: 'auto' } (it then multiplies by 2^s·A and says 2^s in .scale; Df64VectorSpace.polish hands it to eigsMixed, which scales the problem to match)" : 'no power-of-two scale helps these values';
+  throw new InvalidMatrixError(where, `${loss}; ${how}, or use float64 on the host`);
 }
 
 /** A float32 GPU operator as {@link Df64CsrOperator.fromGpuOperator} reads it. */
@@ -56,6 +87,13 @@ function sharedParts(op: SharedCsrOperator, a: CsrMatrix): readonly CsrDeviceBlo
   return row === a.rows && k === a.rowPtr[a.rows] ? parts : undefined;
 }
 
+/** scale·A's diagonal in float64 (exact: scale is a power of two). */
+function scaledDiagonal(a: CsrMatrix, scale: number): Float64Array {
+  const d = csrDiagonal(a);
+  if (scale !== 1) for (let i = 0; i < d.length; i++) d[i] = d[i]! * scale;
+  return d;
+}
+
 /** df64 y = α·A·x + β·y over row blocks (see the module comment). */
 export class Df64CsrOperator implements LinearOperator<Df64Vector> {
   readonly label: string;
@@ -65,6 +103,8 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
   readonly diagonal?: () => Float64Array;
   /** Host milliseconds of the lo build when built in slices ({@link fromGpuOperatorSliced}). */
   build?: LowPartStats;
+  /** The power of two this operator multiplies A by (1 unless built with a scale: {@link Df64OperatorOptions}). */
+  readonly scale: number;
 
   /**
    * An operator over `blocks` (covering rows [0, rows) in order). `owned` are the buffers that
@@ -77,7 +117,9 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     readonly blocks: readonly Df64CsrBlock[],
     private readonly owned: readonly GpuBuf[],
     diagonal?: Float64Array,
+    scale = 1,
   ) {
+    this.scale = scale;
     if (diagonal) {
       if (diagonal.length !== Math.min(rows, cols)) throw new DimensionMismatchError('Df64CsrOperator diagonal', Math.min(rows, cols), diagonal.length);
       this.diagonal = () => diagonal;
@@ -88,15 +130,18 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     }
     this.deviceBytes = owned.reduce((s, b) => s + b.bytes, 0);
     const lo = blocks.filter((b) => b.lo).length;
-    this.label = `df64-csr(${blocks.length} block${blocks.length === 1 ? '' : 's'}, lo in ${lo})`;
+    this.label = `df64-csr(${blocks.length} block${blocks.length === 1 ? '' : 's'}, lo in ${lo}${scale === 1 ? '' : `, ×2^${Math.log2(scale)}`})`;
   }
 
   /**
    * Upload `a` (validated) in blocks of at most one binding: 4·(rows + blocks) + 8·nnz bytes,
    * + 4 per non-zero of the blocks that need lo. O(rows + nnz) host work.
+   * @throws InvalidMatrixError when A's values would lose accuracy where float32 subnormals are flushed (A·1e-30; opts.scale 'auto' builds 2^s·A instead)
    */
-  static fromCsr(d: Df64Blas, a: CsrMatrix, opts: { maxBindingBytes?: number } = {}): Df64CsrOperator {
+  static fromCsr(d: Df64Blas, a: CsrMatrix, opts: { maxBindingBytes?: number } & Df64OperatorOptions = {}): Df64CsrOperator {
     validateCsrIndices(a, 'Df64CsrOperator');
+    const scale = buildScale(a.values, opts.scale, 'Df64CsrOperator.fromCsr');
+    refuseFlushLoss(addValueRange(emptyValueRange(scale), a.values), 'Df64CsrOperator.fromCsr'); // before any upload
     const ctx = d.ctx;
     const cap = Math.floor(Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, ctx.limits.maxStorageBufferBindingSize) / 4);
     const blocks: Df64CsrBlock[] = [];
@@ -104,7 +149,7 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     for (const p of splitCsrPlan(a, cap, cap - 1)) {
       const local = new Uint32Array(p.rows + 1);
       for (let i = 0; i <= p.rows; i++) local[i] = Math.min(Math.max(a.rowPtr[p.rowStart + i]!, p.k0), p.k1) - p.k0;
-      const lo = lowParts(a.values, p.k0, p.k1);
+      const lo = lowParts(a.values, p.k0, p.k1, emptyValueRange(scale));
       const b: Df64CsrBlock = {
         rowStart: p.rowStart,
         rows: p.rows,
@@ -118,16 +163,25 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
       blocks.push(b);
       owned.push(b.rowPtr, b.colIdx, b.hi, ...(b.lo ? [b.lo] : []));
     }
-    return new Df64CsrOperator(d, a.rows, a.cols, blocks, owned, csrDiagonal(a));
+    return new Df64CsrOperator(d, a.rows, a.cols, blocks, owned, scaledDiagonal(a, scale), scale);
   }
 
   /**
    * Share the arrays of float32 CSR device blocks (global `rowStart`s) and add lo arrays:
    * `lo[i]` for block i (undefined where its values are exact in f32). The lo buffers become
-   * this operator's; the shared ones stay with their owner.
+   * this operator's; the shared ones stay with their owner. `range` summarises the values the
+   * lo parts were made from (lowParts adds to it; unscaled).
+   * @throws InvalidMatrixError when those values would lose accuracy where float32 subnormals are flushed (the lo buffers are then released)
    */
-  static fromDeviceBlocks(d: Df64Blas, rows: number, cols: number, parts: readonly CsrDeviceBlock[], lo: readonly (GpuBuf | undefined)[]): Df64CsrOperator {
+  static fromDeviceBlocks(d: Df64Blas, rows: number, cols: number, parts: readonly CsrDeviceBlock[], lo: readonly (GpuBuf | undefined)[], range: Df64ValueRange): Df64CsrOperator {
     if (lo.length !== parts.length) throw new DimensionMismatchError('Df64CsrOperator lo arrays', parts.length, lo.length);
+    if (range.scale !== 1) throw new InvalidParameterError('Df64CsrOperator.fromDeviceBlocks range.scale', '1 (lo parts of the unscaled values)', range.scale);
+    try {
+      refuseFlushLoss(range, 'Df64CsrOperator.fromDeviceBlocks');
+    } catch (e) {
+      for (const b of lo) b?.dispose();
+      throw e;
+    }
     const blocks = parts.map((p, i) => ({ rowStart: p.rowStart, rows: p.rows, cont: p.cont, nnz: p.k1 - p.k0, rowPtr: p.rowPtr, colIdx: p.colIdx, hi: p.values, lo: lo[i] }));
     return new Df64CsrOperator(d, rows, cols, blocks, lo.filter((b): b is GpuBuf => b !== undefined));
   }
@@ -138,16 +192,18 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
    * f32: 0 device bytes per non-zero for integer-valued or f32-exact matrices (Hubbard), 4
    * otherwise, instead of 8–12 for {@link fromCsr}'s own copy. Undefined when `op` holds another
    * format or its blocks do not cover `a` (then use fromCsr). O(nnz) host work for the lo scan.
+   * @throws InvalidMatrixError as {@link fromCsr}
    * @example const dop = Df64CsrOperator.fromGpuOperator(df64.d, gpuOp, a) ?? Df64CsrOperator.fromCsr(df64.d, a);
    */
-  static fromGpuOperator(d: Df64Blas, op: SharedCsrOperator, a: CsrMatrix): Df64CsrOperator | undefined {
+  static fromGpuOperator(d: Df64Blas, op: SharedCsrOperator, a: CsrMatrix, opts: Df64OperatorOptions = {}): Df64CsrOperator | undefined {
     const parts = sharedParts(op, a);
     if (!parts) return undefined;
-    const lo = parts.map((p) => {
-      const l = lowParts(a.values, p.k0, p.k1);
-      return l ? uploadF32(d.ctx, l, 'df64-op-lo') : undefined;
-    });
-    return Df64CsrOperator.overParts(d, a, parts, lo);
+    const scale = buildScale(a.values, opts.scale, 'Df64CsrOperator.fromGpuOperator');
+    const range = emptyValueRange(scale);
+    const host = parts.map((p) => lowParts(a.values, p.k0, p.k1, range));
+    refuseFlushLoss(range, 'Df64CsrOperator.fromGpuOperator'); // before any upload
+    const lo = host.map((l) => (l ? uploadF32(d.ctx, l, 'df64-op-lo') : undefined));
+    return Df64CsrOperator.overParts(d, a, parts, lo, scale);
   }
 
   /**
@@ -156,20 +212,24 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
    * while a float32 solve awaits its readbacks; host memory one slice instead of a lo array.
    * The operator's `build` says the host milliseconds it took. Resolves undefined where
    * fromGpuOperator would return undefined.
+   * @throws InvalidMatrixError as {@link fromCsr} (after the scan: the lo buffers are released)
    * @example const pending = Df64CsrOperator.fromGpuOperatorSliced(d, gpuOp, a); await davidson(...); const dop = await pending;
    */
-  static async fromGpuOperatorSliced(d: Df64Blas, op: SharedCsrOperator, a: CsrMatrix, o: { slice?: number } = {}): Promise<Df64CsrOperator | undefined> {
+  static async fromGpuOperatorSliced(d: Df64Blas, op: SharedCsrOperator, a: CsrMatrix, o: { slice?: number } & Df64OperatorOptions = {}): Promise<Df64CsrOperator | undefined> {
     const parts = sharedParts(op, a);
     if (!parts) return undefined;
+    const scale = buildScale(a.values, o.scale, 'Df64CsrOperator.fromGpuOperatorSliced');
+    const range = emptyValueRange(scale);
     const stats: LowPartStats = { scanMs: 0, uploadMs: 0, slices: 0, yields: 0 };
     const lo: (GpuBuf | undefined)[] = [];
     try {
-      for (const [i, p] of parts.entries()) lo.push(await uploadLowParts(d.ctx, a.values, p.k0, p.k1, stats, { yieldBetween: true, yieldFirst: i > 0, ...o }));
+      for (const [i, p] of parts.entries()) lo.push(await uploadLowParts(d.ctx, a.values, p.k0, p.k1, stats, { yieldBetween: true, yieldFirst: i > 0, range, ...(o.slice === undefined ? {} : { slice: o.slice }) }));
+      refuseFlushLoss(range, 'Df64CsrOperator.fromGpuOperatorSliced');
     } catch (e) {
       for (const b of lo) b?.dispose();
       throw e;
     }
-    const dop = Df64CsrOperator.overParts(d, a, parts, lo);
+    const dop = Df64CsrOperator.overParts(d, a, parts, lo, scale);
     dop.build = stats;
     try {
       // the lo uploads' out-of-memory belongs to this call (one round trip), not to the first product
@@ -182,9 +242,9 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     return dop;
   }
 
-  private static overParts(d: Df64Blas, a: CsrMatrix, parts: readonly CsrDeviceBlock[], lo: readonly (GpuBuf | undefined)[]): Df64CsrOperator {
+  private static overParts(d: Df64Blas, a: CsrMatrix, parts: readonly CsrDeviceBlock[], lo: readonly (GpuBuf | undefined)[], scale: number): Df64CsrOperator {
     const blocks = parts.map((p, i) => ({ rowStart: p.rowStart, rows: p.rows, cont: p.cont, nnz: p.k1 - p.k0, rowPtr: p.rowPtr, colIdx: p.colIdx, hi: p.values, lo: lo[i] }));
-    return new Df64CsrOperator(d, a.rows, a.cols, blocks, lo.filter((b): b is GpuBuf => b !== undefined), csrDiagonal(a));
+    return new Df64CsrOperator(d, a.rows, a.cols, blocks, lo.filter((b): b is GpuBuf => b !== undefined), scaledDiagonal(a, scale), scale);
   }
 
   /**
@@ -201,7 +261,7 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     this.applyScaled(1, x, 0, y);
   }
 
-  /** y = alpha·A·x + beta·y in df64 (beta = 0 ignores y's old content); x and y distinct. */
+  /** y = alpha·(scale·A)·x + beta·y in df64 (beta = 0 ignores y's old content); x and y distinct. */
   applyScaled(alpha: number, x: Df64Vector, beta: number, y: Df64Vector): void {
     if (x.n !== this.cols) throw new DimensionMismatchError('df64 product x', this.cols, x.n);
     if (y.n !== this.rows) throw new DimensionMismatchError('df64 product y', this.rows, y.n);
@@ -210,7 +270,7 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
     const bh = Math.fround(beta);
     for (const b of this.blocks) {
       const lanes = residualLanes(b.rows, b.nnz);
-      const p = this.d.ctx.pipelines.get(productSpec(this.d, lanes, b.lo !== undefined));
+      const p = this.d.ctx.pipelines.get(productSpec(this.d, lanes, b.lo !== undefined, this.scale !== 1));
       const u = new Uniforms();
       u.u[0] = b.rows;
       u.u[2] = b.rowStart;
@@ -220,6 +280,7 @@ export class Df64CsrOperator implements LinearOperator<Df64Vector> {
       u.f[6] = Math.fround(alpha - ah);
       u.f[7] = bh;
       u.f[8] = Math.fround(beta - bh);
+      u.f[9] = this.scale;
       this.d.ctx.recorder.dispatch(p, [b.rowPtr, b.colIdx, b.hi, b.lo ?? b.hi, x.buf, y.buf], u, Math.ceil(b.rows / (DF_WG / lanes)));
     }
   }

@@ -16,3 +16,4 @@ export * from './space.kernel';
 export * from './csr-operator';
 export * from './product.kernel';
 export * from './low-parts';
+export * from './flush';

@@ -11,7 +11,7 @@ import type { TwoProdMode } from './wgsl';
 /** Bindings: row pointers (block-local), columns, hi, lo (any buffer when absent), x, y. */
 export const PRODUCT_BINDINGS: WgslBinding[] = [...RESIDUAL_BINDINGS.slice(0, 5), { name: 'y', type: 'array<vec2<f32>>', access: 'w' }];
 
-/** Uniform words: n, zero, row0, bz (β = 0: y ignored), cont, α (hi, lo), β (hi, lo). */
+/** Uniform words: n, zero, row0, bz (β = 0: y ignored), cont, α (hi, lo), β (hi, lo), the power of two the hi values are scaled by. */
 export const PRODUCT_UNIFORMS = [
   ['n', 'u32'],
   ['zero', 'u32'],
@@ -22,10 +22,11 @@ export const PRODUCT_UNIFORMS = [
   ['al_l', 'f32'],
   ['be_h', 'f32'],
   ['be_l', 'f32'],
+  ['a_p2', 'f32'],
 ] as const;
 
-/** WGSL of the df64 product kernel for `lanes` per row, with or without the lo array. */
-export function productWgsl(mode: TwoProdMode, lanes: number, hasLo: boolean): string {
+/** WGSL of the df64 product kernel for `lanes` per row, with or without the lo array, hi × a_p2 when `scaled`. */
+export function productWgsl(mode: TwoProdMode, lanes: number, hasLo: boolean, scaled = false): string {
   const epilogue = `if (row < u.n && lane == 0u) {
     let g = u.row0 + row;
     var v = df_mul(vec2<f32>(u.al_h, u.al_l), t);
@@ -34,5 +35,5 @@ export function productWgsl(mode: TwoProdMode, lanes: number, hasLo: boolean): s
     y[g] = v;
   }`;
   return `${preamble(PRODUCT_UNIFORMS, PRODUCT_BINDINGS)}
-${dfCsrRowSumWgsl(mode, lanes, hasLo, epilogue)}`;
+${dfCsrRowSumWgsl(mode, lanes, hasLo, epilogue, scaled ? 'u.a_p2' : undefined)}`;
 }

@@ -23,10 +23,13 @@ export const RESIDUAL_BINDINGS: WgslBinding[] = [
 /**
  * The kernel body shared by the df64 CSR kernels: `row` (local to the bound row pointers), and
  * `t` = Σ_k A[row, k]·x[col[k]] in df64 over `lanes` invocations (valid in lane 0); bindings
- * row_ptr, col, a_hi, a_lo and x. Followed by `epilogue`, which writes the row.
+ * row_ptr, col, a_hi, a_lo and x. Followed by `epilogue`, which writes the row. `hiScale`: a WGSL
+ * f32 expression (a power of two) that a_hi is multiplied by exactly (the lo array then holds the
+ * scaled lo parts; df64/flush.ts).
  */
-export function dfCsrRowSumWgsl(mode: TwoProdMode, lanes: number, hasLo: boolean, epilogue: string): string {
-  const a = hasLo ? 'vec2<f32>(a_hi[k], a_lo[k])' : 'vec2<f32>(a_hi[k], 0.0)';
+export function dfCsrRowSumWgsl(mode: TwoProdMode, lanes: number, hasLo: boolean, epilogue: string, hiScale?: string): string {
+  const hi = hiScale ? `df_pin(a_hi[k] * ${hiScale})` : 'a_hi[k]';
+  const a = hasLo ? `vec2<f32>(${hi}, a_lo[k])` : `vec2<f32>(${hi}, 0.0)`;
   return `${df64Lib(mode, 'u.zero')}
 ${dfSegmentedSum(lanes)}
 @compute @workgroup_size(${DF_WG})

@@ -392,11 +392,14 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
 
   /**
    * The polish pair of eigsMixed's `devicePolish` (and the CI driver's device polish): this
-   * space, `operator` in it, and the f32 hand-over on the device.
-   * @example eigsMixed({ ..., devicePolish: df64.polish(Df64CsrOperator.fromCsr(df64.d, a)) })
+   * space, `operator` in it, and the f32 hand-over on the device. An operator that multiplies by
+   * 2^s·A (a Df64CsrOperator built with `scale`, e.g. 'auto' for A·1e-30) passes 2^s on as the
+   * polish's `scale`: eigsMixed then scales the whole problem by it and the eigenvalues back.
+   * @example eigsMixed({ ..., devicePolish: df64.polish(Df64CsrOperator.fromCsr(df64.d, a, { scale: 'auto' })) })
    */
-  polish(operator: LinearOperator<Df64Vector>): { space: Df64VectorSpace; operator: LinearOperator<Df64Vector>; fromFast(v: GpuVector): Df64Vector; toFast(p: Df64Vector, scale: number): GpuVector; unitRoundoff: number } {
+  polish(operator: LinearOperator<Df64Vector> & { readonly scale?: number }): { space: Df64VectorSpace; operator: LinearOperator<Df64Vector>; fromFast(v: GpuVector): Df64Vector; toFast(p: Df64Vector, scale: number): GpuVector; unitRoundoff: number; scale?: number } {
     // 2⁻⁴⁴: the measured residual and dot precision (46.7–49 bits) with a margin of 4–32
-    return { space: this, operator, fromFast: (v) => this.fromGpu(v), toFast: (p, scale) => this.toNewGpu(p, scale), unitRoundoff: 2 ** -44 };
+    const scaled = operator.scale !== undefined && operator.scale !== 1 ? { scale: operator.scale } : {};
+    return { space: this, operator, fromFast: (v) => this.fromGpu(v), toFast: (p, scale) => this.toNewGpu(p, scale), unitRoundoff: 2 ** -44, ...scaled };
   }
 }

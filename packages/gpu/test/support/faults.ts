@@ -120,3 +120,71 @@ export function injectOom(ctx: GpuContext, label: RegExp): { fired: () => boolea
   };
   return { fired: () => fired };
 }
+
+/** WGSL: x, or 0 where x is a float32 subnormal (exponent bits 0), as NVIDIA's flush-to-zero does. */
+const FTZ_WGSL = `fn df_ftz(x: f32) -> f32 { if ((bitcast<u32>(x) & 0x7f800000u) == 0u) { return 0.0; } return x; }
+fn df_ftz2(v: vec2<f32>) -> vec2<f32> { return vec2<f32>(df_ftz(v.x), df_ftz(v.y)); }`;
+
+/**
+ * The df64 WGSL `code` as a device that flushes float32 subnormals runs it: every pinned
+ * intermediate (`df_pin`, through which every df64 operation's result passes) and every argument
+ * of a df64 function (A's lo parts, x's lo parts as loaded) is flushed to 0 below 2^-126.
+ */
+export function flushSubnormalsWgsl(code: string): string {
+  const pinned = code.replace(/fn df_pin\(x: f32\) -> f32 \{ return (.*?); \}/, 'fn df_pin(x: f32) -> f32 { return df_ftz($1); }');
+  const args = pinned.replace(/fn (df_(?!pin|ftz)\w+)\(([^)]*)\) -> ([^{]+)\{/g, (_m, name: string, params: string, ret: string) => {
+    const ps = params.split(',').map((p) => p.trim()).filter(Boolean).map((p) => p.split(':').map((t) => t.trim()) as [string, string]);
+    const renamed = ps.map(([n, t]) => `${n}_raw: ${t}`).join(', ');
+    const lets = ps.map(([n, t]) => (t === 'f32' ? `let ${n} = df_ftz(${n}_raw);` : t === 'vec2<f32>' ? `let ${n} = df_ftz2(${n}_raw);` : `let ${n} = ${n}_raw;`)).join(' ');
+    return `fn ${name}(${renamed}) -> ${ret}{ ${lets}`;
+  });
+  if (args === code || !args.includes('df_ftz(')) return code; // no df64 function in this kernel
+  return `${FTZ_WGSL}\n${args}`;
+}
+
+/**
+ * From now on, every df64 pipeline `ctx` compiles flushes float32 subnormals
+ * ({@link flushSubnormalsWgsl}): lavapipe keeps subnormals, NVIDIA flushes them, and the df64
+ * lo parts of a matrix like A·1e-30 (≈ 1e-38) are subnormals. Install before the context's first
+ * df64 use (Df64Blas.of runs its self-test under the flush too). Returns how many df64 kernels were
+ * compiled flushed.
+ */
+export function simulateSubnormalFlush(ctx: GpuContext): { flushed: () => number } {
+  const pipes = ctx.pipelines;
+  const get = pipes.get.bind(pipes);
+  const prewarm = pipes.prewarm.bind(pipes);
+  let flushed = 0;
+  const wrap = <T extends { key: string; wgsl: () => string }>(spec: T): T => {
+    if (!spec.key.startsWith('df64:')) return spec;
+    return {
+      ...spec,
+      key: `${spec.key}:ftz`,
+      wgsl: () => {
+        const code = flushSubnormalsWgsl(spec.wgsl());
+        if (code.includes('fn df_ftz(')) flushed++;
+        return code;
+      },
+    };
+  };
+  pipes.get = (spec) => get(wrap(spec));
+  pipes.prewarm = (specs) => prewarm(specs.map(wrap));
+  return { flushed: () => flushed };
+}
+
+/**
+ * `a` with `count` symmetric off-diagonal pairs (rows spread over the matrix) set to `value`
+ * (default −1.2345678901e-33: its df64 lo part is a float32 subnormal, which NVIDIA flushes).
+ * The matrix of session 12's "a few tiny entries" cases (tests and bench/df64-few-tiny.ts).
+ */
+export function withTinyPairs(a: CsrMatrix, count: number, value = -1.2345678901e-33): CsrMatrix {
+  const v = Float64Array.from(a.values);
+  for (let t = 0; t < count; t++) {
+    const i = Math.floor(((t + 0.5) * a.rows) / count);
+    const k = Array.from({ length: a.rowPtr[i + 1]! - a.rowPtr[i]! }, (_, q) => a.rowPtr[i]! + q).find((q) => a.colIdx[q]! > i);
+    if (k === undefined) continue;
+    const j = a.colIdx[k]!;
+    v[k] = value;
+    for (let q = a.rowPtr[j]!; q < a.rowPtr[j + 1]!; q++) if (a.colIdx[q] === i) v[q] = value;
+  }
+  return { ...a, values: v };
+}

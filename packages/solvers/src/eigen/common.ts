@@ -102,7 +102,7 @@ export async function finishEigen<V, S>(
   op: LinearOperator<V>,
   space: VectorSpace<V, S>,
   run: EigenRun,
-  r: { values: number[]; vectors: V[]; reason: StopReason; iterations: number; method: string; detail?: string; tolerance?: EigenToleranceReport },
+  r: { values: number[]; vectors: V[]; reason: StopReason; iterations: number; method: string; detail?: string; tolerance?: EigenToleranceReport; judged?: number },
 ): Promise<EigenResult<V>> {
   const norms: S[] = [];
   const n = op.rows;
@@ -140,6 +140,11 @@ export async function finishEigen<V, S>(
   if (reason === 'converged' && !residualNorms.every(Number.isFinite)) {
     reason = 'non-finite';
     detail = `${detail ? `${detail}; ` : ''}non-finite residual recomputed at exit`;
+  } else if (reason === 'converged' && threshold !== undefined && !residualNorms.slice(0, r.judged ?? residualNorms.length).every((x) => x <= CONFIRM_SLACK * threshold)) {
+    // the run's own residuals passed, the products at exit do not (an operator whose products
+    // changed during the run: lobpcg said 'converged' with ‖A·v − λ·v‖ = 1e300 recomputed)
+    reason = 'breakdown';
+    detail = `${detail ? `${detail}; ` : ''}the residual recomputed at exit, ${Math.max(...residualNorms.slice(0, r.judged ?? residualNorms.length)).toExponential(2)}, exceeds ${CONFIRM_SLACK}× the threshold ${threshold.toExponential(2)} the run converged to (did the operator's products change during the run?)`;
   }
   run.stats.ms = run.elapsed();
   const out: EigenResult<V> = {

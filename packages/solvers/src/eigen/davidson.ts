@@ -383,7 +383,9 @@ async function finish<V, S>(c: Ctx<V, S>, st: Iterate<V>): Promise<EigenResult<V
   st.v.forEach((y) => { space.release(y); });
   st.av.forEach((y) => { space.release(y); });
   if (c.diag.inSpace !== undefined) space.release(c.diag.inSpace);
-  const exit = { values: theta, reason: st.reason, iterations: st.iterations, method: c.method, tolerance: c.rule.report(c.normA), ...(st.detail ? { detail: st.detail } : {}) };
+  // the roots the verdict judged by the residual rule (none when the caller's acceptRoots judged: a certified bound needs no residual)
+  const judged = c.opts.acceptRoots ? 0 : c.nConverge;
+  const exit = { values: theta, reason: st.reason, iterations: st.iterations, method: c.method, tolerance: c.rule.report(c.normA), judged, ...(st.detail ? { detail: st.detail } : {}) };
   // on a tuned kernel the residuals are recomputed anyway, on the verified kernel (finishEigen)
   if (c.opts.recomputeResiduals === false && st.reason === 'converged' && st.lastRn.length === k && allFinite(st.lastRn) && !unverifiedKernelOf(op, run.mark)) {
     // the last iteration's residuals belong to these very Ritz vectors (no products at exit)

@@ -75,6 +75,15 @@ export interface DevicePolish<V, P, PS> {
   toFast(p: P, scale: number): V;
   /** Unit roundoff of the polish space's arithmetic (default 2⁻⁴⁴, conservative for df64). */
   readonly unitRoundoff?: number;
+  /**
+   * The polish operator multiplies by scale·A, a power of two (default 1: by A). eigsMixed then
+   * solves the problem scaled by it — the fast operator's products × scale, the diagonal and
+   * the absolute tolerances too — and reports the eigenvalues, residual norms and bounds of A.
+   * A df64 operator of a tiny A (A·1e-30) needs it: its parts would fall below float32's normal
+   * range, which NVIDIA flushes (Df64CsrOperator's `scale: 'auto'`; Df64VectorSpace.polish
+   * passes it on).
+   */
+  readonly scale?: number;
 }
 
 /** Options of {@link eigsMixed}. */

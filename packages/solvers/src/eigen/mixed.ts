@@ -29,9 +29,9 @@ import { lanczos } from './lanczos';
 import { lobpcg } from './lobpcg';
 import type { DevicePolish, EigenPhaseReport, EigenvalueBoundReport, MixedEigenOptions, MixedEigenResult } from './mixed-types';
 import { returnedVoid } from '../common/operator-check';
+import { problemScale, scaledOptions, unscaledResult } from './mixed-scale';
 
 export type { DevicePolish, EigenPhaseReport, EigenvalueBoundReport, MixedEigenOptions, MixedEigenResult } from './mixed-types';
-
 
 function report<V>(phase: 'fast' | 'polish', space: string, r: EigenResult<V>, sign = 1): EigenPhaseReport {
   return {
@@ -73,7 +73,12 @@ function negatedFast<V, S>(a: LinearOperator<V>, space: VectorSpace<V, S>): Line
  *   hostOperator: HostOperator.fromCsr(h), diagonal: csrDiagonal(h) });
  * r.values; r.phases; // [{ phase: 'fast', matvecs: 180, ... }, { phase: 'polish', matvecs: 12, ... }]
  */
-export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<MixedEigenResult> {
+export function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<MixedEigenResult> {
+  return eigsMixedIn(opts, false);
+}
+
+/** eigsMixed; unless `probed`, first the power-of-two scale of the problem (./mixed-scale.ts: A·1e-30 is solved as 2^s·A). */
+async function eigsMixedIn<V, S>(opts: MixedEigenOptions<V, S>, probed: boolean): Promise<MixedEigenResult> {
   const { k, fastOperator, fastSpace, hostOperator } = opts;
   checkEigenInput('eigsMixed fastOperator', fastOperator, k);
   const target = opts.devicePolish?.operator ?? hostOperator;
@@ -104,6 +109,15 @@ export async function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<Mi
   if (accept === 'bound' && opts.polish === 'lobpcg') throw new InvalidParameterError('eigsMixed polish', "'jd' or 'davidson' with accept 'bound' (a Davidson-based polish)", opts.polish);
   const guard = opts.guard ?? 1;
   if (!(Number.isInteger(guard) && guard >= 1)) throw new InvalidParameterError('eigsMixed guard', 'an integer ≥ 1', opts.guard);
+  if (!probed) {
+    const p = await problemScale(opts);
+    const r = p.scale === 1 ? await eigsMixedIn(opts, true) : unscaledResult(await eigsMixedIn(scaledOptions(opts, p.scale), true), p.scale);
+    for (const t of [r.stats, r.phases[0]!]) {
+      t.matvecs += p.matvecs; // the probe: fast-space work
+      t.readbacks += p.readbacks;
+    }
+    return r;
+  }
   // with the bound, the fast phase also finds the guard pairs (they bound the wanted roots' gap)
   const kFast = accept === 'bound' ? Math.min(fastOperator.rows, k + guard) : k;
   const f32 = fastSpace.precision === 'f32';

@@ -52,7 +52,8 @@ class GmresCycles<V, S> {
   // poisson2d 256², gmres(30), with or without a fallback; lavapipe the same without any fault).
   private aim: number;
   // Aiming lower can also leave x worse where the space's accuracy is exhausted: the stagnation
-  // exit returns the best x seen at a false convergence (keep[0], one copy per false convergence).
+  // exit returns the best x seen at a false convergence (keep[0], one copy per false convergence);
+  // keep[1] holds x before the last update of a preconditioned run (restoreIfNonFinite).
   private best = { beta: Number.POSITIVE_INFINITY, k: 0 };
   // Deferred β: where the Hessenberg is read in batches, a cycle that ended without passing does
   // not read its restart residual on its own: v₀ = r/‖r‖ is scaled on the device and ‖r‖ travels
@@ -73,6 +74,8 @@ class GmresCycles<V, S> {
   private stop: { reason: StopReason; detail?: string } | undefined;
   private estimate = Number.NaN;
   private passed = false;
+  /** x before the last update is in keep[1], with its residual β and iteration (preconditioned runs). */
+  private restorable: { beta: number; k: number } | undefined;
 
   constructor(
     private readonly ctx: SolveContext<V, S>,
@@ -127,7 +130,11 @@ class GmresCycles<V, S> {
    */
   private async checkBeta(kAt: number): Promise<SolveResult<V> | 'refreshed' | undefined> {
     const { ctx, x, beta } = this;
-    if (!Number.isFinite(beta)) return ctx.finishExit(x, 'non-finite', kAt, beta, `${this.method}: ‖b − A·x‖ = ${beta} at iteration ${kAt}`);
+    if (!Number.isFinite(beta)) {
+      const restored = this.restoreIfNonFinite();
+      return ctx.finishExit(x, 'non-finite', kAt, this.beta, `${this.method}: ‖b − A·x‖ = ${beta} at iteration ${kAt}${restored ? `; ${restored}` : ''}`);
+    }
+    this.restorable = undefined; // a finite residual after the update: x stays
     if (beta <= ctx.tol) {
       if (await ctx.confirm(x, beta)) return ctx.finish(x, 'converged', kAt, beta);
       this.fresh(); // the history of the wrong kernel's solve says nothing of the verified one's
@@ -273,6 +280,15 @@ class GmresCycles<V, S> {
     const { space, ctx, x, w, opts, block } = this;
     // steps past the column that passed (done before the check saw it) are not counted as iterations
     if (this.passed) this.k = this.kStart + Math.max(this.used, 1);
+    // with a preconditioner the update applies M⁻¹ once more: should it have begun to return NaN,
+    // x + M⁻¹·V·y is non-finite (x was NaN at the 'non-finite' exit). x is kept (keep[1], one copy
+    // per cycle) and restored when the residual after the update reads non-finite — here, or at
+    // the next cycle's first read when that residual is deferred
+    const before = this.hasM && this.used > 0 ? (this.keep[1] ??= space.create(this.n)) : undefined;
+    if (before) {
+      space.copy(x, before);
+      this.restorable = { beta: this.beta, k: this.kStart };
+    }
     if (this.used > 0) this.updateX();
     const previous = this.beta;
     if (this.deferrable && !this.stop && !this.passed && this.used > 0 && this.k < opts.maxIterations && !ctx.aborted()) {
@@ -284,8 +300,20 @@ class GmresCycles<V, S> {
       return undefined;
     }
     this.beta = await this.trueResidual();
+    const restored = this.restoreIfNonFinite();
+    if (restored) this.stop = { reason: 'non-finite', detail: `${this.stop?.detail ? `${this.stop.detail}; ` : ''}${restored}` };
     if (opts.recordHistory) ctx.history.push({ iteration: this.k, residual: this.beta });
     return this.exitChecks(previous);
+  }
+
+  /** When β (just read after an update) is non-finite and x before it was kept: x and β back, and what was done in words. */
+  private restoreIfNonFinite(): string | undefined {
+    const r = this.restorable;
+    if (!r || Number.isFinite(this.beta)) return undefined;
+    this.restorable = undefined;
+    this.space.copy(this.keep[1]!, this.x); // x = the cycle's start, whose residual is r.beta
+    this.beta = r.beta;
+    return `x + M⁻¹·V·y was non-finite (the preconditioner's products?), x is the cycle's start (‖b − A·x‖ = ${r.beta.toExponential(2)}, iteration ${r.k})`;
   }
 
   /** x = x + M⁻¹·V·y with y the least-squares solution over the used columns. */

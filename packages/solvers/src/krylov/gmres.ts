@@ -117,11 +117,11 @@ export async function gmres<V, S>(
     const V: V[] = [];
     const w = space.create(n);
     const z = hasM ? space.create(n) : w;
-    const keep: V[] = []; // the best x at a false convergence (created on the first one)
+    const keep: V[] = []; // the best x at a false convergence, x before a preconditioned update (created on first use)
     try {
       return await cycles(ctx, x, V, w, z, m, ortho, keep, block);
     } finally {
-      for (const v of [...V, ...keep]) space.release(v);
+      for (const v of [...V, ...keep]) if (v !== undefined) space.release(v);
       space.release(w);
       if (z !== w) space.release(z);
     }
