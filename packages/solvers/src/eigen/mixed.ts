@@ -18,11 +18,10 @@
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
-import { HostVectorSpace, InvalidParameterError } from '@gpusparse/formats';
+import { HostVectorSpace } from '@gpusparse/formats';
 import type { EigenResult } from '../common/result';
 import { ritzValueBounds } from './bounds';
 import type { EigenIterationInfo } from './common';
-import { checkEigenInput, checkPositive } from './common';
 import { type CorrectorBridge, fastCorrector, hostBridge, spaceBridge } from './correction';
 import { davidson, davidsonWith } from './davidson';
 import { lanczos } from './lanczos';
@@ -30,6 +29,7 @@ import { lobpcg } from './lobpcg';
 import type { DevicePolish, EigenPhaseReport, EigenvalueBoundReport, MixedEigenOptions, MixedEigenResult } from './mixed-types';
 import { returnedVoid } from '../common/operator-check';
 import { problemScale, scaledOptions, unscaledResult } from './mixed-scale';
+import { checkMixedOptions } from './mixed-options';
 
 export type { DevicePolish, EigenPhaseReport, EigenvalueBoundReport, MixedEigenOptions, MixedEigenResult } from './mixed-types';
 
@@ -80,35 +80,7 @@ export function eigsMixed<V, S>(opts: MixedEigenOptions<V, S>): Promise<MixedEig
 /** eigsMixed; unless `probed`, first the power-of-two scale of the problem (./mixed-scale.ts: A·1e-30 is solved as 2^s·A). */
 async function eigsMixedIn<V, S>(opts: MixedEigenOptions<V, S>, probed: boolean): Promise<MixedEigenResult> {
   const { k, fastOperator, fastSpace, hostOperator } = opts;
-  checkEigenInput('eigsMixed fastOperator', fastOperator, k);
-  const target = opts.devicePolish?.operator ?? hostOperator;
-  if (!target) throw new InvalidParameterError('eigsMixed hostOperator', 'a float64 host operator (or devicePolish)', hostOperator);
-  checkEigenInput(opts.devicePolish ? 'eigsMixed devicePolish.operator' : 'eigsMixed hostOperator', target, k);
-  if (target.rows !== fastOperator.rows) {
-    throw new InvalidParameterError(opts.devicePolish ? 'eigsMixed devicePolish.operator' : 'eigsMixed hostOperator', `${fastOperator.rows} rows like fastOperator`, target.rows);
-  }
-  checkPositive('eigsMixed tol', opts.tol);
-  checkPositive('eigsMixed residualTol', opts.residualTol);
-  checkPositive('eigsMixed fastTol', opts.fastTol);
-  checkPositive('eigsMixed polishMaxSubspace', opts.polishMaxSubspace);
-  const which = opts.which ?? 'smallest';
-  if (which === 'largest' && opts.method !== 'lanczos') {
-    throw new InvalidParameterError('eigsMixed which', `'smallest' with method '${opts.method}' ('largest' needs 'lanczos')`, which);
-  }
-  if (opts.method === 'davidson' && !opts.diagonal) throw new InvalidParameterError('eigsMixed diagonal', "a Float64Array with method 'davidson'", opts.diagonal);
-  if (opts.polish === 'davidson' && !opts.diagonal) throw new InvalidParameterError('eigsMixed diagonal', "a Float64Array with polish 'davidson'", opts.diagonal);
-  const tol = opts.tol ?? 1e-10;
-  if (opts.rtol !== undefined && opts.residualTol !== undefined) {
-    throw new InvalidParameterError('eigsMixed residualTol', 'undefined when rtol is given (rtol replaces the absolute rule)', opts.residualTol);
-  }
-  checkPositive('eigsMixed rtol', opts.rtol);
-  // the polish's residual rule: relative with rtol, else absolute (default 1e-8)
-  const rule = opts.rtol !== undefined ? { rtol: opts.rtol, ...(opts.atol === undefined ? {} : { atol: opts.atol }) } : { residualTol: opts.residualTol ?? 1e-8 };
-  const accept = opts.accept ?? 'residual';
-  if (accept !== 'residual' && accept !== 'bound') throw new InvalidParameterError('eigsMixed accept', "'residual' or 'bound'", accept);
-  if (accept === 'bound' && opts.polish === 'lobpcg') throw new InvalidParameterError('eigsMixed polish', "'jd' or 'davidson' with accept 'bound' (a Davidson-based polish)", opts.polish);
-  const guard = opts.guard ?? 1;
-  if (!(Number.isInteger(guard) && guard >= 1)) throw new InvalidParameterError('eigsMixed guard', 'an integer ≥ 1', opts.guard);
+  const { which, tol, rule, accept, guard } = checkMixedOptions(opts);
   if (!probed) {
     const p = await problemScale(opts);
     const r = p.scale === 1 ? await eigsMixedIn(opts, true) : unscaledResult(await eigsMixedIn(scaledOptions(opts, p.scale), true), p.scale);
