@@ -1,32 +1,12 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DimensionMismatchError } from '../src/core/errors';
 import type { CsrMatrix } from '../src/core/types';
 import * as g from '../src/generators/index';
-import { DOT_BLOCK, WasmVectorSpace } from '../src/host/index';
+import { DOT_BLOCK, type WasmVectorSpace } from '../src/host/index';
 import { HostVectorSpace } from '../src/operator/host';
+import { bits, values, wasmSpaces } from './support/wasm-space';
 
-/** Deterministic pseudo-random values in [-1, 1) with some exact zeros and a wide exponent range. */
-function values(n: number, seed: number): Float64Array {
-  const v = new Float64Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    v[i] = i % 17 === 3 ? 0 : ((s / 2 ** 32) * 2 - 1) * 2 ** ((s % 13) - 6);
-  }
-  return v;
-}
-const bits = (a: Float64Array) => Array.from(new BigUint64Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength)));
-
-const spaces: WasmVectorSpace[] = [];
-function space(threads: number, small = false): WasmVectorSpace {
-  const s = WasmVectorSpace.create({ threads, ...(small ? { parallelMinLength: 1, parallelMinNnz: 1 } : {}) });
-  if (!s) throw new Error('WebAssembly SIMD with shared memory is expected in node 20');
-  spaces.push(s);
-  return s;
-}
-afterAll(() => {
-  for (const s of spaces) s.dispose();
-});
+const space = wasmSpaces();
 
 /** The unfused result: apply, then the space's dot. */
 function unfused(s: WasmVectorSpace, a: CsrMatrix, x: Float64Array): { y: Float64Array; d: number } {

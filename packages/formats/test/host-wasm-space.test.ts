@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DimensionMismatchError, InvalidParameterError } from '../src/core/errors';
 import { csrSpmv, csrTranspose } from '../src/csr/csr';
 import * as g from '../src/generators/index';
@@ -6,31 +6,9 @@ import { balancedRowCuts, DOT_BLOCK, WasmVectorSpace } from '../src/host/index';
 import { hostKernelFunctions, hostKernelModuleBytes } from '../src/host/kernels';
 import { FN } from '../src/host/wasm/codegen';
 import { HostVectorSpace } from '../src/operator/host';
+import { bits, values, wasmSpaces } from './support/wasm-space';
 
-/** Deterministic pseudo-random values in [-1, 1) with some exact zeros and a wide exponent range. */
-function values(n: number, seed: number): Float64Array {
-  const v = new Float64Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    v[i] = i % 17 === 3 ? 0 : ((s / 2 ** 32) * 2 - 1) * 2 ** ((s % 13) - 6);
-  }
-  return v;
-}
-
-const bits = (a: Float64Array) => Array.from(new BigUint64Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength)));
-
-const spaces: WasmVectorSpace[] = [];
-function space(threads: number, small = false): WasmVectorSpace {
-  // small thresholds: split even short vectors and small matrices over the threads
-  const s = WasmVectorSpace.create({ threads, ...(small ? { parallelMinLength: 1, parallelMinNnz: 1 } : {}) });
-  if (!s) throw new Error('WebAssembly SIMD with shared memory is expected in node 20');
-  spaces.push(s);
-  return s;
-}
-afterAll(() => {
-  for (const s of spaces) s.dispose();
-});
+const space = wasmSpaces();
 
 describe('wasm host kernels', () => {
   it('the module validates (SIMD, shared imported memory)', () => {
