@@ -260,12 +260,14 @@ describe('every round discarded for the clock (session 11)', () => {
       [2.4, 0.33],
     ];
     expect(firstStableRound(times)).toBe(times.length);
-    const live = ['k0', 'k1'].map((id) => ({ c: { kernel: { id } }, t: { kernel: id, params: {}, status: 'timed', conversionMs: 0, uploadMs: 0 }, m: {}, h: { dispose() {} }, samples: [] })) as unknown as Live[];
+    const live = (['k0', 'k1'] as const).map((id, i) => ({ c: { kernel: { id } }, t: { kernel: id, params: {}, status: 'timed', ms: [2.4, 0.33][i], conversionMs: 1, uploadMs: 2 }, m: {}, h: { dispose() {} }, samples: [] })) as unknown as Live[];
     const run = { times, from: times.length, summaries: [undefined, undefined], decision: { uncertain: false, cheaper: false }, stopped: 'max', failed: [] } as unknown as RoundsRun;
     expect(noKeptRound(run)).toBe(true);
     const s = { live, products: 1000, sunkBuild: true } as unknown as TrialSession;
     const order = verifyOrder(s, { run, live });
     expect(order.map((f) => f.t.kernel)).toEqual(['k1', 'k0']); // medians 0.33 vs 2.4
+    // session 13 (a CI failure): the report's objective is set on every timed trial on this path too
+    expect(live.map((f) => f.t.objectiveMs)).toEqual([3 + 1000 * 2.4, 3 + 1000 * 0.33]);
     // a failed candidate stays out
     expect(verifyOrder(s, { run: { ...run, failed: [1] }, live }).map((f) => f.t.kernel)).toEqual(['k0']);
   });

@@ -40,12 +40,13 @@ const allRounds = (s: Pick<TrialSession, 'sunkBuild'>, timed: { run: RoundsRun; 
  */
 export function verifyOrder(s: Pick<TrialSession, 'products' | 'live' | 'sunkBuild'>, timed?: { run: RoundsRun; live: Live[] }): Live[] {
   if (!timed) return [];
+  // every timed trial gets its objective (those timed only in discarded rounds, or in an earlier
+  // group of an exhaustive sweep, too: shown, ranked only through the rounds), also when every
+  // round was discarded for the clock (a noisy CI machine): the report never lacks it
+  for (const f of s.live) if (f.t.status === 'timed' && f.t.ms !== undefined) f.t.objectiveMs = base(f.t) + s.products * f.t.ms;
   // with every round discarded nothing would be ranked, and a working kernel set would end in a TuningError
   if (noKeptRound(timed.run)) return byObjective(allRounds(s, timed), s.products).map((i) => timed.live[i]!);
   const cs = contenders(s, timed);
-  // every timed trial gets its objective (those timed only in discarded rounds, or in an earlier
-  // group of an exhaustive sweep, too: shown, ranked only through the rounds)
-  for (const f of s.live) if (f.t.status === 'timed' && f.t.ms !== undefined) f.t.objectiveMs = base(f.t) + s.products * f.t.ms;
   const w = timed.run.decision.winner;
   const rest = byObjective(cs, s.products).filter((i) => i !== w);
   return [...(w !== undefined && cs[w]!.summary ? [w] : []), ...rest].map((i) => timed.live[i]!);
