@@ -3,8 +3,8 @@
  * @module
  */
 import { ResourceLimitError } from '../core/errors';
-import { csrFromTriplets } from '../csr/csr';
 import type { CsrMatrix } from '../core/types';
+import { csrFromTriplets } from '../csr/csr';
 import type { MatrixMarketSymmetry } from './types';
 
 const MAX_INT32 = 2147483647;

@@ -63,3 +63,16 @@ export function roundedDuplicateSums(a: CsrMatrix, t: TripletBuffer, symmetry: M
   }
   return { count, first };
 }
+
+/**
+ * The distinct positions of the file's terms that a CSR matrix assembled from it fills: its
+ * stored entries, halved for a symmetric kind (the diagonal counted once). O(nnz).
+ */
+export function distinctPositions(matrix: CsrMatrix, symmetry: MatrixMarketSymmetry): number {
+  const nnz = matrix.rowPtr[matrix.rows]!;
+  if (symmetry === 'general') return nnz;
+  if (symmetry === 'skew-symmetric') return nnz / 2;
+  let diag = 0;
+  for (let i = 0; i < matrix.rows; i++) for (let k = matrix.rowPtr[i]!; k < matrix.rowPtr[i + 1]!; k++) if (matrix.colIdx[k] === i) diag++;
+  return (nnz + diag) / 2;
+}

@@ -3,12 +3,14 @@
  * functions `readMatrixMarket` / `writeMatrixMarket` come from node.ts and need node.
  * @module
  */
+
+export { estimateReadBytes } from './counts';
 export { MatrixMarketError, quoteInput } from './errors';
 export { formatMatrixMarket, formatReal, matrixMarketChunks } from './format';
 export { availableMemoryBytes } from './host-memory';
 export { readMatrixMarket, writeMatrixMarket } from './node';
 export { parseMatrixMarket, parseMatrixMarketStream } from './parse';
-export { estimateReadBytes, MatrixMarketParser } from './parser';
+export { MatrixMarketParser } from './parser';
 export type {
   MatrixMarketField,
   MatrixMarketFormat,

@@ -6,14 +6,15 @@
  * text. No node imports: usable in browsers.
  * @module
  */
-import { ResourceLimitError } from '../core/errors';
 import type { CsrMatrix } from '../core/types';
 import { assembleCsr, TripletBuffer } from './assemble';
-import { roundedDuplicateSums } from './duplicate-sums';
+import { CommentLog } from './comments';
+import { checkDeclaredSize, structuralCells } from './counts';
+import { describeFields, describeFieldsGot, describeIndex, describeValue } from './describe';
+import { distinctPositions, roundedDuplicateSums } from './duplicate-sums';
 import { MatrixMarketError } from './errors';
 import { parseBanner, parseSizeLine } from './header';
-import { isSpace, parseIntToken, parseRealToken, tokenText } from './scan';
-import { describeFields, describeFieldsGot, describeIndex, describeValue } from './describe';
+import { isSpace, nonZeroSignificand, parseIntToken, parseRealToken, tokenText } from './scan';
 import type {
   MatrixMarketField,
   MatrixMarketFormat,
@@ -49,12 +50,8 @@ export class MatrixMarketParser {
   private readonly maxDim: number | undefined;
   private readonly onWarning: ((w: MatrixMarketWarning) => void) | undefined;
   private readonly warnings: MatrixMarketWarning[] = [];
-  private readonly comments: string[] = [];
-  private readonly maxCommentLines: number;
-  private readonly maxCommentBytes: number;
+  private readonly comments: CommentLog;
   private readonly maxBytes: number;
-  private commentBytes = 0;
-  private omittedComments = 0;
   private carry: Uint8Array | null = null;
   private phase = PHASE_BANNER;
   private format: MatrixMarketFormat = 'coordinate';
@@ -84,8 +81,7 @@ export class MatrixMarketParser {
     this.maxLine = opts.maxLineBytes ?? 1 << 20;
     this.onWarning = opts.onWarning;
     this.maxDim = opts.maxDimension;
-    this.maxCommentLines = opts.maxCommentLines ?? 1000;
-    this.maxCommentBytes = opts.maxCommentBytes ?? 1 << 16;
+    this.comments = new CommentLog(opts.maxCommentLines ?? 1000, opts.maxCommentBytes ?? 1 << 16);
     this.maxBytes = opts.maxBytes ?? Number.POSITIVE_INFINITY;
   }
 
@@ -189,8 +185,8 @@ export class MatrixMarketParser {
       cols: this.cols,
       declaredEntries: this.declared,
       actualEntries: this.count,
-      comments: this.comments,
-      omittedComments: this.omittedComments,
+      comments: this.comments.kept,
+      omittedComments: this.comments.omitted,
     };
     return { matrix, header, warnings: this.warnings };
   }
@@ -201,14 +197,7 @@ export class MatrixMarketParser {
    * Counted in the file's terms: entries read minus the distinct positions they fill.
    */
   private warnDuplicates(matrix: CsrMatrix): void {
-    const nnz = matrix.rowPtr[matrix.rows]!;
-    let distinct = nnz;
-    if (this.symmetry === 'skew-symmetric') distinct = nnz / 2;
-    else if (this.symmetry !== 'general') {
-      let diag = 0;
-      for (let i = 0; i < matrix.rows; i++) for (let k = matrix.rowPtr[i]!; k < matrix.rowPtr[i + 1]!; k++) if (matrix.colIdx[k] === i) diag++;
-      distinct = (nnz + diag) / 2;
-    }
+    const distinct = distinctPositions(matrix, this.symmetry);
     const repeats = this.count - distinct;
     if (repeats <= 0) return;
     this.warn(
@@ -277,7 +266,7 @@ export class MatrixMarketParser {
     }
     // PHASE_SIZE: comments, then the size line
     if (buf[p] === 37) {
-      this.comment(buf, p + 1, e);
+      this.comments.add(buf, p + 1, e);
       return;
     }
     const size = parseSizeLine(buf, p, e, this.name, line, this.format, this.symmetry);
@@ -285,55 +274,10 @@ export class MatrixMarketParser {
     this.cols = size.cols;
     this.declared = size.declared;
     this.sizeLine = line;
-    this.checkDeclaredSize();
+    checkDeclaredSize({ name: this.name, rows: this.rows, cols: this.cols, declared: this.declared, sizeLine: this.sizeLine, format: this.format, symmetry: this.symmetry, maxDim: this.maxDim, maxBytes: this.maxBytes });
     this.triplets.reserve(Math.min(this.declared, 1 << 16));
     if (this.symmetry === 'skew-symmetric') this.ai = 1;
     this.phase = PHASE_ENTRIES;
-  }
-
-  /**
-   * Keep a header comment while under both caps (lines and bytes); past them only count it, so
-   * a file of 10^8 comment lines costs O(1) memory (it used to exhaust the V8 heap).
-   */
-  private comment(buf: Uint8Array, s: number, e: number): void {
-    const len = e - s;
-    if (this.comments.length >= this.maxCommentLines || this.commentBytes + len > this.maxCommentBytes) {
-      this.omittedComments++;
-      return;
-    }
-    this.commentBytes += len;
-    let text = new TextDecoder().decode(buf.subarray(s, e));
-    if (text.endsWith('\r')) text = text.slice(0, -1);
-    this.comments.push(text);
-  }
-
-  /**
-   * Checks of the size line before anything is allocated: a coordinate file cannot declare more
-   * entries than the matrix (or its stored triangle) has cells, the dimensions must be within
-   * maxDimension, and the arrays the header implies must fit in `maxBytes`.
-   */
-  private checkDeclaredSize(): void {
-    const { rows, cols, declared, sizeLine } = this;
-    if (this.format === 'coordinate') {
-      const cells = structuralCells(rows, cols, this.symmetry);
-      if (declared > cells) {
-        const where = this.symmetry === 'general' ? `a ${rows}x${cols} matrix` : `the stored triangle of a ${this.symmetry} ${rows}x${cols} matrix`;
-        throw this.error(sizeLine, `an entry count of at most ${cells} (the cells of ${where})`, `${declared} (duplicate entries, or a damaged size line)`);
-      }
-    }
-    const limit = this.maxDim ?? Math.max(1 << 22, 16 * declared);
-    if (rows > limit || cols > limit) {
-      throw this.error(sizeLine, `rows and columns of at most ${limit} for a file declaring ${declared} entries (pass maxDimension to allow more)`, `${rows}x${cols}`);
-    }
-    const need = estimateReadBytes(rows, this.format === 'coordinate' ? declared : 0, this.symmetry);
-    if (need > this.maxBytes) {
-      throw new ResourceLimitError(
-        `${this.name}:${sizeLine}: reading a ${rows}x${cols} matrix with ${declared} declared entries`,
-        need,
-        this.maxBytes,
-        'free memory or use a machine with more',
-      );
-    }
   }
 
   /** One line of a coordinate file: `i j [value]`, or a blank / comment line. */
@@ -446,34 +390,6 @@ export class MatrixMarketParser {
   private fieldsError(buf: Uint8Array, s: number, e: number, line: number, nf: number): MatrixMarketError {
     return this.error(line, describeFields(nf, this.format, this.field), describeFieldsGot(buf, s, e));
   }
-}
-
-/** True when a decimal token has a non-zero digit before its exponent (so 0 means underflow). */
-function nonZeroSignificand(buf: Uint8Array, s: number, e: number): boolean {
-  for (let p = s; p < e; p++) {
-    const c = buf[p]!;
-    if (c === 101 || c === 69 || c === 100 || c === 68) return false; // e E d D
-    if (c >= 49 && c <= 57) return true;
-  }
-  return false;
-}
-
-/** Cells a coordinate file can address: rows·cols, or the stored triangle of a symmetric kind. */
-function structuralCells(rows: number, cols: number, symmetry: MatrixMarketSymmetry): number {
-  if (symmetry === 'general') return rows * cols;
-  if (symmetry === 'skew-symmetric') return (rows * Math.max(rows - 1, 0)) / 2;
-  return (rows * (rows + 1)) / 2;
-}
-
-/**
- * A lower bound of the bytes reading needs: 16 per triplet held while reading, a 16-byte copy
- * per entry when symmetric storage is expanded, and 20 per entry inside the CSR assembly (two
- * 4-byte permutations, the 4-byte column and 8-byte value arrays), plus the row pointers.
- * Refusing on a lower bound never refuses a file that would have fitted.
- */
-export function estimateReadBytes(rows: number, entries: number, symmetry: MatrixMarketSymmetry): number {
-  const perEntry = symmetry === 'general' ? 16 + 20 : 16 + 16 + 20;
-  return perEntry * entries + 4 * (rows + 1);
 }
 
 function describeFieldValue(field: MatrixMarketField): string {

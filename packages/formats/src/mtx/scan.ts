@@ -149,3 +149,13 @@ export function tokenRanges(buf: Uint8Array, s: number, e: number): Array<[numbe
   }
   return out;
 }
+
+/** True when a decimal token has a non-zero digit before its exponent (so 0 means underflow). */
+export function nonZeroSignificand(buf: Uint8Array, s: number, e: number): boolean {
+  for (let p = s; p < e; p++) {
+    const c = buf[p]!;
+    if (c === 101 || c === 69 || c === 100 || c === 68) return false; // e E d D
+    if (c >= 49 && c <= 57) return true;
+  }
+  return false;
+}
