@@ -31,7 +31,9 @@
  * through `autotune()`, which returns a choice to build later, instead of `tunedOperator`, which
  * keeps the winner's upload as the operator — what `gpusparse solve` runs, and the default here),
  * --dump DIR (CSR triples for .gpukit/cusparse_anchor.py: the tuned format's ratio to cuSPARSE),
- * --static (no calibration: the static model's short-list), --overhead-products N (the tuner again at
+ * --static (no calibration: the static model's short-list), --calibration FILE (a recorded calibration — a
+ * bench/tune.ts output's `calibration` field, e.g. an H100 run's — instead of measuring one: lavapipe then
+ * short-lists as that adapter did, to profile the tuner's stages on its candidates), --overhead-products N (the tuner again at
  * N expected products per matrix, no sweep: its choice and overhead — the 10^5-product overhead check),
  * --in-solve (per symmetric matrix — the stencils and Poisson matrices: CG of --solve-iters
  * iterations, default 300, with in-solve tuning vs with its winner fixed from the start vs with
