@@ -18,8 +18,9 @@
  */
 import { readFileSync } from 'node:fs';
 import type { CsrMatrix } from '@gpusparse/formats';
-import { anchorPrediction, type Calibration, entryQuantileLength, type Candidate, CALIBRATION_VERSION, checkCalibration, DEFAULT_MAX_TIMED, defaultPruneRules, enumerateCandidates, predictMs, profileMatrix, shortList, termsOf } from '../packages/gpu/src/autotune/index';
+import { anchorPrediction, entryQuantileLength, type Candidate, DEFAULT_MAX_TIMED, defaultPruneRules, enumerateCandidates, predictMs, profileMatrix, shortList, termsOf } from '../packages/gpu/src/autotune/index';
 import { kernels } from '../packages/gpu/src/kernels/registry';
+import { loadCalibration } from './calibration-file';
 import { benchMatrixSet } from './matrix-set';
 import { validationMatrixSet } from './validation-set';
 
@@ -49,17 +50,6 @@ const productsOverride = j > 0 ? Number(process.argv[j + 1]) : undefined;
 const rows = (JSON.parse(readFileSync(file, 'utf8')) as { matrices: Row[] }).matrices;
 const ci = process.argv.indexOf('--calibration');
 const calibration = ci > 0 ? loadCalibration(process.argv[ci + 1]!) : undefined;
-
-/** A calibration from a file: the object itself or a `bench/tune.ts` output's `calibration` field. */
-function loadCalibration(path: string): Calibration {
-  const j = JSON.parse(readFileSync(path, 'utf8')) as { calibration?: Calibration } & Calibration;
-  const raw = j.calibration ?? j;
-  // an older calibration version replays too: its fields mean the same (version 2 only shrank the gather probes)
-  const c = { ...raw, version: CALIBRATION_VERSION };
-  const why = checkCalibration(c, c.key);
-  if (why) throw new Error(`--calibration ${path}: ${why}`);
-  return c;
-}
 
 /** The calibrated rule of autotune: predictions on every candidate not hard-pruned, preparation by the recorded CSR upload rate. */
 function calibrated(list: Candidate[], p: ReturnType<typeof profileMatrix>, products: number) {

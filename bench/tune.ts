@@ -31,7 +31,9 @@
  * through `autotune()`, which returns a choice to build later, instead of `tunedOperator`, which
  * keeps the winner's upload as the operator — what `gpusparse solve` runs, and the default here),
  * --dump DIR (CSR triples for .gpukit/cusparse_anchor.py: the tuned format's ratio to cuSPARSE),
- * --static (no calibration: the static model's short-list), --overhead-products N (the tuner again at
+ * --static (no calibration: the static model's short-list), --calibration FILE (a recorded calibration — a
+ * bench/tune.ts output's `calibration` field, e.g. an H100 run's — instead of measuring one: lavapipe then
+ * short-lists as that adapter did, to profile the tuner's stages on its candidates), --overhead-products N (the tuner again at
  * N expected products per matrix, no sweep: its choice and overhead — the 10^5-product overhead check),
  * --in-solve (per symmetric matrix — the stencils and Poisson matrices: CG of --solve-iters
  * iterations, default 300, with in-solve tuning vs with its winner fixed from the start vs with
@@ -61,6 +63,7 @@ import { basename, dirname, join } from 'node:path';
 import { type CsrMatrix, csrNnz, readMatrixMarket } from '@gpusparse/formats';
 import { anchorPrediction, type AutotuneOptions, autotune, floorKernel, getKernel, profileMatrix, termsOf, type Calibration, calibrationFor, PROBE_LANES, PROBE_ROW_LENGTHS, clockIndex as clockIndexOf, deviceRoundTimer, rowScaledError, runRounds, createGpuContext, type GpuContext, GpuVectorSpace, gpuOperatorFromCsr, InSolveOperator, reportTable, type Trial, type TuningReport, timeGpu, tunedOperator, tuneVector, readF32, uploadF32 } from '@gpusparse/gpu';
 import { cg } from '../packages/solvers/src/index';
+import { loadCalibration } from './calibration-file';
 import { dumpCsr } from './dump';
 import { type PassRun, passSummary, shuffledOrder, worstOfTwo } from './tune-passes';
 import { benchMatrixSet } from './matrix-set';
@@ -87,8 +90,10 @@ const inSolve = flag('--in-solve');
 const solveIters = Number(opt('--solve-iters') ?? 300);
 const passes = Number(opt('--passes') ?? (inSolve ? 1 : 2));
 const shuffleSeed = Number(opt('--shuffle-seed') ?? 11);
-const valueArgs = new Set(['--passes', '--shuffle-seed', '--overhead-products', '--scale', '--out', '--products', '--fraction', '--reps', '--only', '--kernels', '--max-per-kernel', '--dump', '--solve-iters'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
+const valueArgs = new Set(['--passes', '--shuffle-seed', '--overhead-products', '--scale', '--out', '--products', '--fraction', '--reps', '--only', '--kernels', '--max-per-kernel', '--dump', '--solve-iters', '--calibration'].flatMap((f) => (opt(f) ? [opt(f)!] : [])));
 const staticModel = flag('--static');
+/** `--calibration FILE`: a JSON holding a calibration (this bench's output, field `calibration`, e.g. an H100 run's) used instead of measuring one: lavapipe then short-lists as that adapter did, for profiling the tuner's stages on the same candidates. */
+const calibrationFile = opt('--calibration');
 const overheadProducts = opt('--overhead-products') ? Number(opt('--overhead-products')) : undefined;
 /** The adapter's calibration, measured once at the start (`--static`: none, the static model's short-list). */
 let calibration: Calibration | undefined;
@@ -494,7 +499,8 @@ async function calibrateOnce(ctx: GpuContext): Promise<Calibration | undefined> 
 async function main(): Promise<void> {
   const ctx = await createGpuContext({ unsafe: flag('--unsafe') });
   console.log(ctx.describeText());
-  if (!staticModel && !inSolve) calibration = await calibrateOnce(ctx);
+  if (calibrationFile) calibration = loadCalibration(calibrationFile);
+  else if (!staticModel && !inSolve) calibration = await calibrateOnce(ctx);
   const set: [string, () => Promise<CsrMatrix> | CsrMatrix][] = validation ? validationMatrixSet(scale ?? quick) : benchMatrixSet(scale ?? quick);
   for (const f of files) set.push([basename(f).replace(/\.mtx(\.gz)?$/, ''), async () => (await readMatrixMarket(f, { strictCount: false })).matrix]);
   const results: Record<string, unknown>[] = [];

@@ -95,12 +95,12 @@ describe('prewarmTuner', () => {
     }
   });
 
-  it('ELL, ELL-R, sliced ELL, DIA, HM, csr-vec4, csr-long, csr-balanced, the hybrid, CMRS, BCSR and SELL declare the pipeline their upload compiles (host and device-built layouts alike)', async () => {
+  it('ELL, ELL-R, sliced ELL, DIA, HM, csr-vec4, csr-long, csr-balanced, csr-merge (its fix-up pass too), the hybrid, CMRS, BCSR, SELL, COO and the AX family (their gather, product and combine passes) declare the pipelines their upload compiles (host and device-built layouts alike)', async () => {
     const fresh = await createGpuContext();
     try {
       const a = g.banded(2000, 3, 3, { seed: 36 });
       const shared = uploadCsrArrays(fresh, a, 'test');
-      const ids = ['ell', 'ell-r', 'sliced-ell', 'sliced-ell-r', 'dia', 'hm', 'csr-vec4', 'csr-long', 'csr-balanced', 'hybrid', 'cmrs', 'bcsr', 'sell'];
+      const ids = ['ell', 'ell-r', 'sliced-ell', 'sliced-ell-r', 'dia', 'hm', 'csr-vec4', 'csr-long', 'csr-balanced', 'csr-merge', 'hybrid', 'cmrs', 'bcsr', 'sell', 'coo', 'axc', 'axtch', 'axtch1', 'axtuh', 'axtuh1'];
       const conv = new ConversionCache(a, 1 << 30, { ctx: fresh, shared });
       for (const id of ids) {
         const k = getKernel(id);

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { clockIndex, decideRounds, firstStableRound, PROBE_DROP, type RoundsPlan, type RoundsRun, runRounds, SINGLE_ROUND_SPREAD, summarise } from '../src/autotune/rounds';
 import { deviceRoundTimer } from '../src/autotune/round-timer';
-import { buildCostLeft, type Live, type TrialSession, timeRounds } from '../src/autotune/trials';
+import { BUDGET_RESERVE, budgetLeft, buildCostLeft, type Live, type TrialSession, timeRounds, verifyEstimateMs } from '../src/autotune/trials';
 import { noKeptRound, verifyOrder } from '../src/autotune/decision';
 import type { GpuContext } from '../src/device/context';
 
@@ -163,16 +163,18 @@ describe('failures and far slower kernels in the rounds', () => {
   });
 });
 
+/** A trial session over fake kernels `ks` (uploads of `uploadMs[i]`), timed by {@link fakeTimer} on the ramp, its budget clock started `spentMs` ago. */
+function fakeSession(ks: FakeKernel[], budgetMs: number, uploadMs: readonly number[] = [], spentMs = 0): { s: TrialSession; live: Live[] } {
+  const { time } = fakeTimer(ks, ramp);
+  const live = ks.map((_, i) => ({ c: { kernel: { id: `k${i}` } }, t: { kernel: `k${i}`, params: {}, status: 'skipped', conversionMs: 0, uploadMs: uploadMs[i] ?? 0 }, m: {}, h: { dispose() {} }, samples: [] })) as unknown as Live[];
+  const report = { budgetMs, costs: { timingMs: 0 }, nnz: 1000, timed: 0, failed: 0, method: 'none' };
+  const s = { ctx: { isLost: false }, live, reps: 5, rounds: 3, minRounds: 3, exhaustive: false, report, start: performance.now() - spentMs, products: 1000, makeTimer: () => ({ time, method: 'timestamp', dispose() {} }) } as unknown as TrialSession;
+  return { s, live };
+}
+
 describe('timeRounds on a session (injected timer)', () => {
   it('writes the kept median, spread and samples on each trial, and the rounds (discarded, why stopped, clock index) on the report', async () => {
-    const ks = [
-      { hotMs: 1.0, clockShare: 0.2 },
-      { hotMs: 0.8, clockShare: 1 },
-    ];
-    const { time } = fakeTimer(ks, ramp);
-    const live = ks.map((_, i) => ({ c: { kernel: { id: `k${i}` } }, t: { kernel: `k${i}`, params: {}, status: 'skipped', conversionMs: 0, uploadMs: i === 1 ? 5 : 0 }, m: {}, h: { dispose() {} }, samples: [] })) as unknown as Live[];
-    const report = { budgetMs: Number.POSITIVE_INFINITY, costs: { timingMs: 0 }, nnz: 1000, timed: 0, failed: 0, method: 'none' };
-    const s = { ctx: { isLost: false }, live, reps: 5, rounds: 3, minRounds: 3, exhaustive: false, report, start: performance.now(), products: 1000, makeTimer: () => ({ time, method: 'timestamp', dispose() {} }) } as unknown as TrialSession;
+    const { s, live } = fakeSession([{ hotMs: 1.0, clockShare: 0.2 }, { hotMs: 0.8, clockShare: 1 }], Number.POSITIVE_INFINITY, [0, 5]);
     const timed = (await timeRounds(s))!;
     const t1 = live[1]!.t;
     expect(t1).toMatchObject({ status: 'timed', ms: expect.closeTo(0.8, 9), loMs: expect.closeTo(0.8, 9), hiMs: expect.closeTo(0.8, 9) });
@@ -185,6 +187,22 @@ describe('timeRounds on a session (injected timer)', () => {
     const order = verifyOrder(s, timed);
     expect(order[0]!.t.kernel).toBe('k1');
     expect(order[0]!.t.objectiveMs).toBeCloseTo(5 + 1000 * 0.8, 6);
+  });
+});
+
+describe('the budget reserve (session 13: densrow planned its rounds to 500 ms of 500 and ended at 501–514)', () => {
+  it('no round past the first is planned into the last BUDGET_RESERVE of the budget, whatever the load (spent time only grows)', async () => {
+    const budgetMs = 10_000;
+    // 96 % of the budget already spent: 4 % left is inside the reserve, so only the first round runs
+    const { s } = fakeSession([{ hotMs: 1.0, clockShare: 0 }, { hotMs: 1.0, clockShare: 0 }], budgetMs, [], 0.96 * budgetMs);
+    const timed = (await timeRounds(s))!;
+    expect(timed.run.stopped).toBe('budget');
+    expect(timed.run.times.length).toBe(1);
+    // what the run may still plan: never more than the budget less the reserve and the verification to come
+    expect(BUDGET_RESERVE).toBeGreaterThanOrEqual(0.05);
+    expect(budgetLeft(s)).toBeLessThanOrEqual(budgetMs * (1 - BUDGET_RESERVE - 0.96) - verifyEstimateMs(1000));
+    expect(budgetLeft({ start: performance.now(), report: { budgetMs, nnz: 2e6 } } as unknown as TrialSession)).toBeLessThanOrEqual(budgetMs * (1 - BUDGET_RESERVE) - verifyEstimateMs(2e6));
+    expect(verifyEstimateMs(2e6)).toBeGreaterThan(30); // the H100 verified 1.8–3.2·10^6 non-zeros in 20–37 ms
   });
 });
 

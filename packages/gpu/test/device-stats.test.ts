@@ -10,6 +10,7 @@ import { dataFile } from '../../../testdata/index';
 import { uploadCsrArrays } from '../src/kernels/csr/csr-device';
 import { csrAdaptiveKernel, csrScalarKernel, csrVectorKernel, readF32, uploadF32 } from '../src/index';
 import { type DeviceMatrixStats, deviceMatrixStats } from '../src/profile/device-stats';
+import { SCAN_LONG_ROW } from '../src/profile/matrix-stats.kernel';
 import { f32, randomVector, testContext } from './helpers';
 
 afterAll(async () => (await testContext()).dispose());
@@ -44,7 +45,8 @@ function hostSell(a: CsrMatrix, C: number, sigma: number): number {
   return s;
 }
 
-async function check(a: CsrMatrix, maxBindingBytes?: number): Promise<DeviceMatrixStats> {
+/** Device statistics equal to the host's; `slices` false: the padded-slot sums are not compared (chunks are cut per binding block, so they are exact only where every block's rows are a multiple of C or all rows are alike). */
+async function check(a: CsrMatrix, maxBindingBytes?: number, slices = true): Promise<DeviceMatrixStats> {
   const ctx = await testContext();
   const csr = uploadCsrArrays(ctx, a, 'test', { maxBindingBytes });
   try {
@@ -56,6 +58,7 @@ async function check(a: CsrMatrix, maxBindingBytes?: number): Promise<DeviceMatr
     expect(drsd).toBeCloseTo(rsd, 10);
     expect(drsdp).toBeCloseTo(rsdp, 8);
     expect([...d.offsets]).toEqual([...diagonalStats(a).offsets]);
+    if (!slices) return d;
     for (const C of [1, 8, 32]) expect(d.sliceSlots.get(C)).toBe(hostSlices(a, C));
     for (const { C, sigma } of SELL) expect(d.sellSlots.get(`${C}:${sigma}`)).toBe(hostSell(a, C, sigma));
     return d;
@@ -81,6 +84,32 @@ describe('device matrix statistics', () => {
     const split = g.banded(5000, 3, 4, { seed: 2 });
     const d = await check(split, 4096 * 4); // 4096 entries per binding: 10 blocks
     expect(d.stats.occupiedDiagonals).toBe(8);
+  });
+
+  it('equal them where rows past SCAN_LONG_ROW entries are walked by the whole workgroup (several in one workgroup, at the threshold, over bindings)', async () => {
+    // lengths in row order: the threshold itself and one past it, several long rows in the first
+    // workgroup of 256 rows, a full row in a later one, short rows between
+    const long: Record<number, number> = { 0: 3000, 3: SCAN_LONG_ROW, 4: SCAN_LONG_ROW + 1, 5: 2048, 9: 1100, 255: 1500, 256: 1200, 700: 3000 };
+    const rows = 1000;
+    const cols = 3000;
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) % 2 ** 31) / 2 ** 31;
+    const rowPtr = new Int32Array(rows + 1);
+    const colIdx: number[] = [];
+    for (let r = 0; r < rows; r++) {
+      const len = long[r] ?? Math.floor(rand() * 12);
+      // distinct columns, ascending: every len-th of a random rotation of 0 … cols − 1
+      const start = Math.floor(rand() * cols);
+      const picked = Array.from({ length: len }, (_, k) => (start + Math.floor((k * cols) / len)) % cols).sort((x, y) => x - y);
+      colIdx.push(...picked);
+      rowPtr[r + 1] = colIdx.length;
+    }
+    const a: CsrMatrix = { format: 'csr', rows, cols, rowPtr, colIdx: Int32Array.from(colIdx), values: Float64Array.from(colIdx, (_, k) => 1 + (k % 5)) };
+    const d = await check(a);
+    expect(d.stats.max).toBe(3000);
+    expect(d.stats.occupiedDiagonals).toBeGreaterThan(3000); // the full rows alone reach every column
+    await check(a, 4096 * 4, false); // blocks of ≤ 4096 entries: every long row whole in its block
+    await check(g.oneDenseRow(3000, 3000, 8, 2500, 17, 112));
   });
 
   it('the shared upload is held until its last holder releases it', async () => {

@@ -17,7 +17,7 @@ import { CSR_RELAYOUT } from './cost-model';
 import { ANALOGY_SPREAD, anchorPrediction, termsOf } from './cost-terms';
 import { awaitCompiled, candidateSpecs } from './prewarm';
 import type { Trial } from './report';
-import { drain, fail, type Live, probe, spent, type TrialSession, timeRounds, verifyEstimateMs } from './trials';
+import { budgetLeft, drain, fail, type Live, probe, spent, type TrialSession, timeRounds } from './trials';
 import { medianOf } from './types';
 
 /** Prior host conversion rate before one is measured: 200 MB/s (JavaScript conversions of 10^7 non-zeros took 0.4–1.2 s on the H200 host). */
@@ -186,7 +186,7 @@ function budgetRefusal(s: TrialSession, c: Candidate, seen: ReadonlySet<string>,
   // decision weighs it by objective; the model only drops what cannot be faster at all
   const ruled = net ? undefined : modelRulesOut(s, c, 0);
   if (ruled) return ruled;
-  const left = s.report.budgetMs - spent(s) - verifyEstimateMs(s.report.nnz);
+  const left = budgetLeft(s);
   return need.ms > left ? `budget: needs ~${need.ms.toFixed(1)} ms (${need.text}), ${Math.max(0, left).toFixed(1)} ms left` : undefined;
 }
 

@@ -53,10 +53,11 @@ export function prewarmTuner(ctx: GpuContext, a: CsrMatrix, ks: readonly AnySpmv
   return { asked: specs.length, done: ctx.pipelines.prewarm(specs) };
 }
 
-/** The kernel's own pipeline for `params`, when it declares one (`pipelineSpec`) and accepts them on this device. */
+/** The kernel's own pipelines for `params` — `pipelineSpec` and `uploadSpecs` where declared — when it accepts them on this device. */
 function kernelSpec(ctx: GpuContext, k: AnySpmvKernel, params: Record<string, number>): PipelineSpec[] {
   try {
-    return k.pipelineSpec ? [k.pipelineSpec({ ...k.defaults, ...params }, ctx.caps)] : [];
+    const p = { ...k.defaults, ...params };
+    return [...(k.pipelineSpec ? [k.pipelineSpec(p, ctx.caps)] : []), ...(k.uploadSpecs?.(p, ctx.caps) ?? [])];
   } catch {
     return []; // a combination the kernel refuses on this device (e.g. lanes past the workgroup): its upload says why
   }
@@ -64,7 +65,8 @@ function kernelSpec(ctx: GpuContext, k: AnySpmvKernel, params: Record<string, nu
 
 /**
  * The pipelines candidate `c` compiles on its way through the trials: its device build's (DIA,
- * ELL, the pack-0 quads) and its kernel's, where the kernel declares it. O(1).
+ * ELL, the pack-0 quads) and its kernel's, where the kernel declares them (`pipelineSpec`, and
+ * `uploadSpecs`: csr-merge's fix-up pass, compiled blocking inside its upload before session 13). O(1).
  */
 export function candidateSpecs(ctx: GpuContext, c: Pick<Candidate, 'kernel' | 'params'>): PipelineSpec[] {
   const id = c.kernel.id;

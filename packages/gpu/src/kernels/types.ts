@@ -95,6 +95,11 @@ export interface SpmvKernel<M extends MatrixShape = SparseMatrix, P extends Reco
    * while the host prepares the CSR upload).
    */
   pipelineSpec?(params: P, caps: GpuCaps): PipelineSpec;
+  /**
+   * Optional: the other pipelines `upload` compiles beside {@link pipelineSpec} (e.g. csr-merge's
+   * fix-up pass), so that a caller can compile them ahead of time too.
+   */
+  uploadSpecs?(params: P, caps: GpuCaps): PipelineSpec[];
   /** Validate and upload `m`; returns the device matrix. */
   upload(ctx: GpuContext, m: M, params?: Partial<P>, opts?: UploadOptions): H;
   /**

@@ -5,7 +5,8 @@
  *
  * - `scan`: one invocation per row; the longest row (atomicMax) and the occupied-diagonal bitmap
  *   (bit j − i + rows − 1, set with atomicOr only when a plain load shows it clear, so that a
- *   banded matrix costs a few atomics per diagonal and not one per entry);
+ *   banded matrix costs a few atomics per diagonal and not one per entry); rows past
+ *   {@link SCAN_LONG_ROW} entries walked by the whole workgroup;
  * - `hist`: the row-length histogram, exact for every length (bins = longest row + 1), lengths
  *   below {@link LOCAL_BINS} counted in workgroup memory first (one global atomic per bin and
  *   workgroup instead of one per row);
@@ -51,23 +52,53 @@ export const CHUNK_BINDINGS = [ROW_PTR, atomics('acc')] as const;
 
 const ROW = `let r = wg_linear(wid, nwg) * ${STATS_WG}u + lid;`;
 
-/** The longest row and the occupied-diagonal bitmap. */
-export function scanWgsl(): string {
-  return `${preamble(STATS_UNIFORMS, SCAN_BINDINGS)}
-@compute @workgroup_size(${STATS_WG})
-fn main(${entryArgs()}) {
-  ${ROW}
-  if (r >= u.rows) { return; }
-  let s = row_ptr[r];
-  let e = row_ptr[r + 1u];
-  atomicMax(&acc[0], e - s);
-  // slot of diagonal j − i, shifted by all_rows − 1 so that it is never negative
-  let base = u.all_rows - 1u - (u.row_start + r);
-  for (var k = s; k < e; k++) {
+/**
+ * Rows longer than this are walked by the whole workgroup in the `scan` kernel (coalesced, strided
+ * by the workgroup), shorter ones by their own invocation. Why: one invocation walking a row of
+ * 50 000 entries (densrow of the validation set) is a chain of 50 000 load-and-atomic steps — the
+ * H100 spent 75–83 ms of statistics on that one row (sessions 11 and 12, bench/RESULTS.md).
+ */
+export const SCAN_LONG_ROW = 1024;
+
+/** Mark the diagonals of entries [k0, e) of a row, every `step`-th (\`base\` = all_rows − 1 − row). */
+const MARK = `fn mark(k0: u32, e: u32, step: u32, base: u32) {
+  for (var k = k0; k < e; k += step) {
     let slot = col_idx[k] + base;
     let w = slot >> 5u;
     let m = 1u << (slot & 31u);
     if ((atomicLoad(&bits[w]) & m) == 0u) { atomicOr(&bits[w], m); }
+  }
+}`;
+
+/**
+ * The longest row and the occupied-diagonal bitmap. A row of at most {@link SCAN_LONG_ROW}
+ * entries is walked by its invocation; a longer one is queued in workgroup memory and walked by
+ * the whole workgroup after a barrier (every invocation takes every STATS_WG-th entry).
+ */
+export function scanWgsl(): string {
+  return `${preamble(STATS_UNIFORMS, SCAN_BINDINGS)}
+var<workgroup> long_rows: array<u32, ${STATS_WG}>;
+var<workgroup> long_count: atomic<u32>;
+var<workgroup> long_total: u32;
+${MARK}
+@compute @workgroup_size(${STATS_WG})
+fn main(${entryArgs()}) {
+  ${ROW}
+  if (lid == 0u) { atomicStore(&long_count, 0u); }
+  workgroupBarrier();
+  if (r < u.rows) {
+    let s = row_ptr[r];
+    let e = row_ptr[r + 1u];
+    atomicMax(&acc[0], e - s);
+    // slot of diagonal j − i, shifted by all_rows − 1 so that it is never negative
+    if (e - s > ${SCAN_LONG_ROW}u) { long_rows[atomicAdd(&long_count, 1u)] = r; } else { mark(s, e, 1u, u.all_rows - 1u - (u.row_start + r)); }
+  }
+  workgroupBarrier();
+  if (lid == 0u) { long_total = atomicLoad(&long_count); }
+  let n = workgroupUniformLoad(&long_total);
+  for (var i = 0u; i < n; i++) {
+    let row = long_rows[i];
+    mark(row_ptr[row] + lid, row_ptr[row + 1u], ${STATS_WG}u, u.all_rows - 1u - (u.row_start + row));
   }
 }`;
 }

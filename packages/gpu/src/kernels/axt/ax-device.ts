@@ -16,7 +16,7 @@
 import { InvalidMatrixError, InvalidParameterError } from '@gpusparse/formats';
 import type { GpuContext } from '../../device/context';
 import type { ParamSpec } from '../types';
-import type { PipelineEntry } from '../../device/pipelines';
+import type { PipelineEntry, PipelineSpec } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { Uniforms } from '../../memory/recorder';
 import { uploadU32, writeData } from '../../memory/upload';
@@ -78,6 +78,11 @@ const GATHER_BINDINGS: readonly WgslBinding[] = [
 
 /** The gather pipeline for half width `thw` (one invocation per slot). */
 export function gatherPipeline(ctx: GpuContext, thw: number): PipelineEntry {
+  return ctx.pipelines.get(gatherSpec(thw));
+}
+
+/** The gather's pipeline spec for half width `thw` (for PipelineCache.prewarm: the tuner compiles it ahead). */
+export function gatherSpec(thw: number): PipelineSpec {
   const text = `${preamble([['count', 'u32'], ['cols', 'u32']], GATHER_BINDINGS)}
 @compute @workgroup_size(${AX_WG})
 fn main(${entryArgs()}) {
@@ -88,7 +93,7 @@ fn main(${entryArgs()}) {
   if (c < u.cols) { v = x[c]; } // padding: 0xFFFFFFFF ≥ cols
   ax[${2 * thw}u * (s / ${thw}u) + (s % ${thw}u) + ${thw}u] = v;
 }`;
-  return ctx.pipelines.get({ key: text, label: `ax-gather(thw=${thw})`, bindings: signature(GATHER_BINDINGS), wgsl: () => text });
+  return { key: text, label: `ax-gather(thw=${thw})`, bindings: signature(GATHER_BINDINGS), wgsl: () => text };
 }
 
 /** Record the gather of x into the x slots of one chunk. Cost: one dispatch, 12 bytes per slot. */
@@ -171,7 +176,7 @@ export const AX_PARAMS = {
   workgroupSize: { description: 'invocations per workgroup', values: [256] } as ParamSpec,
 };
 
-/** The product pipeline for shader `text` (cached by the context under the text). */
-export function productPipeline(ctx: GpuContext, text: string, bindings: readonly WgslBinding[], label: string): PipelineEntry {
-  return ctx.pipelines.get({ key: text, label, bindings: signature(bindings), wgsl: () => text });
+/** The product pipeline's spec for shader `text` (cached by the context under the text). */
+export function productSpec(text: string, bindings: readonly WgslBinding[], label: string): PipelineSpec {
+  return { key: text, label, bindings: signature(bindings), wgsl: () => text };
 }

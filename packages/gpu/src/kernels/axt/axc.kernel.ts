@@ -21,7 +21,8 @@ import { blockUniforms, type CsrBlockPlan, splitCsrPlan } from '../csr/csr-devic
 import { useSubgroupPath } from '../csr/vector.kernel';
 import type { DeviceMatrix, SpmvKernel } from '../types';
 import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, segmentedSum } from '../wgsl/index';
-import { AX_BINDINGS, AX_PARAMS, type AxChunk, axSlotWgsl, axVectorsFit, checkGather, chunkBytes, chunkCapSlots, disposeChunk, encodeGather, gatherPipeline, matchLayoutParam, productPipeline, uploadAxChunk, validateXIdx } from './ax-device';
+import { AX_BINDINGS, AX_PARAMS, type AxChunk, axSlotWgsl, axVectorsFit, checkGather, chunkBytes, chunkCapSlots, disposeChunk, encodeGather, gatherPipeline, matchLayoutParam, uploadAxChunk, validateXIdx } from './ax-device';
+import { axPipelines } from './axt-device';
 
 /** Parameters of {@link axcKernel}. */
 export type AxcKernelParams = { thw: number; gather: number; workgroupSize: number };
@@ -98,15 +99,14 @@ fn main(${entryArgs()}) {
   if (r < u.rows && l == 0u) { store_y(r, t); }
 }`;
   },
+  ...axPipelines<AxcKernelParams>(BINDINGS, (p, caps) => `axc(thw=${p.thw},gather=${p.gather}${useSubgroupPath(p.thw, caps) ? ',subgroup' : ',wgmem'})`, false),
   upload(ctx, m, params = {}, opts = {}) {
     const p = { ...this.defaults, ...params };
     matchLayoutParam(this.id, 'thw', p.thw, m.hbrs);
     validateXIdx(m.xIdx, m.cols, this.id);
     if (m.ax.length !== 2 * m.xIdx.length) throw new DimensionMismatchError(`${this.id} ax (2 per slot)`, 2 * m.xIdx.length, m.ax.length);
     const sp = slotPointer(m, this.id);
-    const text = this.wgsl(p, ctx.caps);
-    const label = `${this.id}(thw=${p.thw},gather=${p.gather}${useSubgroupPath(p.thw, ctx.caps) ? ',subgroup' : ',wgmem'})`;
-    const product = productPipeline(ctx, text, BINDINGS, label);
+    const product = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     const cap = chunkCapSlots(opts.maxBindingBytes, ctx.limits.maxStorageBufferBindingSize, p.thw);
     const capRows = Math.floor(Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, ctx.limits.maxStorageBufferBindingSize) / 4) - 1;
     // splitCsrPlan reads only rows and rowPtr: the slot pointer plays the row pointer

@@ -7,13 +7,13 @@
  * @module
  */
 import { InvalidMatrixError } from '@gpusparse/formats';
-import type { GpuContext } from '../../device/context';
-import type { PipelineEntry } from '../../device/pipelines';
+import type { GpuCaps, GpuContext } from '../../device/context';
+import type { PipelineEntry, PipelineSpec } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { Uniforms } from '../../memory/recorder';
 import type { DeviceMatrix, SpmvScale, UploadOptions } from '../types';
-import { AX_BINDINGS, type AxChunk, chunkBytes, chunkCapSlots, disposeChunk, encodeGather, gatherPipeline, uploadAxChunk, validateXIdx } from './ax-device';
-import { type CombinePart, chunkRowRanges, combinePipeline, encodeCombine, uploadCombine } from './axt-partials';
+import { AX_BINDINGS, type AxChunk, chunkBytes, chunkCapSlots, disposeChunk, encodeGather, gatherPipeline, gatherSpec, productSpec, uploadAxChunk, validateXIdx } from './ax-device';
+import { type CombinePart, chunkRowRanges, combinePipeline, combineSpec, encodeCombine, uploadCombine } from './axt-partials';
 import type { WgslBinding } from '../wgsl/index';
 
 /** Uniforms of every AXT product kernel: units of the chunk, slots of the chunk, columns of x. */
@@ -29,6 +29,22 @@ export function axtProductBindings(withHdr: boolean): WgslBinding[] {
   if (withHdr) b.push({ name: 'hdr', type: 'array<u32>', access: 'r' });
   b.push({ name: 'part', type: 'array<f32>', access: 'w' });
   return b;
+}
+
+/**
+ * The pipelines of an AX-family kernel, declared so that the tuner compiles them ahead of time
+ * (`prewarm.ts`; before session 13 COO and this family still compiled at their upload, on the
+ * run's path): `pipelineSpec` is its product (the shader of `wgsl(p)`), `uploadSpecs` the gather
+ * (gather = 1) and, for the AXT kernels (`combine`), the combine. O(shader text).
+ * @example const k = { ...axPipelines<P>(BINDINGS, (p) => `axtch(thw=${p.thw})`, true), wgsl, upload };
+ */
+export function axPipelines<P extends { thw: number; gather: number }>(bindings: readonly WgslBinding[], label: (p: P, caps: GpuCaps) => string, combine: boolean) {
+  return {
+    pipelineSpec(this: { wgsl(p: P, caps: GpuCaps): string }, p: P, caps: GpuCaps): PipelineSpec {
+      return productSpec(this.wgsl(p, caps), bindings, label(p, caps));
+    },
+    uploadSpecs: (p: P): PipelineSpec[] => [...(p.gather === 1 ? [gatherSpec(p.thw)] : []), ...(combine ? [combineSpec()] : [])],
+  };
 }
 
 /** What a kernel tells {@link uploadAxt} about its variant. */

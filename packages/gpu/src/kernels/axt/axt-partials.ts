@@ -19,7 +19,7 @@
  */
 import { axtComSlot, axtHdrOffset, axtHdrRow, InvalidMatrixError } from '@gpusparse/formats';
 import type { GpuContext } from '../../device/context';
-import type { PipelineEntry } from '../../device/pipelines';
+import type { PipelineEntry, PipelineSpec } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { Uniforms } from '../../memory/recorder';
 import { uploadU32 } from '../../memory/upload';
@@ -146,6 +146,11 @@ const COMBINE_BINDINGS: readonly WgslBinding[] = [
 
 /** The combine pipeline (one invocation per row; the group length G arrives in `u.count`). */
 export function combinePipeline(ctx: GpuContext): PipelineEntry {
+  return ctx.pipelines.get(combineSpec());
+}
+
+/** The combine's pipeline spec (for PipelineCache.prewarm). */
+export function combineSpec(): PipelineSpec {
   const text = `${preamble(SPMV_UNIFORMS, COMBINE_BINDINGS)}
 ${SPMV_STORE}
 @compute @workgroup_size(${AX_WG})
@@ -162,7 +167,7 @@ fn main(${entryArgs()}) {
   }
   store_y(i, s);
 }`;
-  return ctx.pipelines.get({ key: text, label: 'axt-combine', bindings: signature(COMBINE_BINDINGS), wgsl: () => text });
+  return { key: text, label: 'axt-combine', bindings: signature(COMBINE_BINDINGS), wgsl: () => text };
 }
 
 /** One chunk's combine state on the device. */

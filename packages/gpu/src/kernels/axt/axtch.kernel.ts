@@ -16,8 +16,8 @@
 import { type AxtComMatrix, type AxtParams, axtCeilLog2 } from '@gpusparse/formats';
 import type { SpmvKernel } from '../types';
 import { entryArgs, preamble } from '../wgsl/index';
-import { AX_PARAMS, axSlotWgsl, axVectorsFit, checkGather, matchLayoutParam, productPipeline } from './ax-device';
-import { AXT_PRODUCT_UNIFORMS, type AxtDeviceMatrix, axtProductBindings, encodeAxt, uploadAxt } from './axt-device';
+import { AX_PARAMS, axSlotWgsl, axVectorsFit, checkGather, matchLayoutParam } from './ax-device';
+import { AXT_PRODUCT_UNIFORMS, type AxtDeviceMatrix, axPipelines, axtProductBindings, encodeAxt, uploadAxt } from './axt-device';
 import { comRowPointer } from './axt-partials';
 
 /** Parameters of {@link axtchKernel}. */
@@ -67,13 +67,13 @@ fn main(${entryArgs()}) {
   }
 }`;
   },
+  ...axPipelines<AxtchParams>(BINDINGS, (p) => `axtch(thw=${p.thw},th=${p.th},gather=${p.gather})`, true),
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     matchLayoutParam(this.id, 'thw', p.thw, m.thw);
     matchLayoutParam(this.id, 'th', p.th, m.th);
     matchLayoutParam(this.id, 'offsetBits', axtCeilLog2(p.th), m.offsetBits);
-    const text = this.wgsl(p, ctx.caps);
-    const product = productPipeline(ctx, text, BINDINGS, `${this.id}(thw=${p.thw},th=${p.th},gather=${p.gather})`);
+    const product = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     const { thw, th } = p;
     return uploadAxt(ctx, this.id, m, {
       unit: th * thw,

@@ -30,8 +30,8 @@ import type { GpuCaps, GpuLimits } from '../../device/context';
 import type { SpmvKernel } from '../types';
 import { entryArgs, preamble } from '../wgsl/index';
 import { segmentedBlockScan } from '../wgsl/scan';
-import { AX_PARAMS, axSlotWgsl, axVectorsFit, checkGather, matchLayoutParam, productPipeline } from './ax-device';
-import { AXT_PRODUCT_UNIFORMS, type AxtDeviceMatrix, axtProductBindings, encodeAxt, uploadAxt } from './axt-device';
+import { AX_PARAMS, axSlotWgsl, axVectorsFit, checkGather, matchLayoutParam } from './ax-device';
+import { AXT_PRODUCT_UNIFORMS, type AxtDeviceMatrix, axPipelines, axtProductBindings, encodeAxt, uploadAxt } from './axt-device';
 import { comRowPointer } from './axt-partials';
 
 /** Parameters of {@link axtch1Kernel}. */
@@ -131,14 +131,13 @@ fn main(${entryArgs()}) {
   }
 }`;
   },
+  ...axPipelines<Axtch1Params>(BINDINGS, (p) => `axtch1(thw=${p.thw},bs=${p.bs},gather=${p.gather})`, true),
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     matchLayoutParam(this.id, 'thw', p.thw, m.thw);
     matchLayoutParam(this.id, 'th', 1, m.th);
     matchLayoutParam(this.id, 'bs', p.bs, m.bs);
-    const text = this.wgsl(p, ctx.caps);
-    const label = `${this.id}(thw=${p.thw},bs=${p.bs},gather=${p.gather})`;
-    const product = productPipeline(ctx, text, BINDINGS, label);
+    const product = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     return uploadAxt(ctx, this.id, m, {
       unit: p.bs,
       tile: p.thw,

@@ -13,8 +13,8 @@
 import type { AxtParams, AxtUncMatrix } from '@gpusparse/formats';
 import type { SpmvKernel } from '../types';
 import { entryArgs, preamble } from '../wgsl/index';
-import { AX_PARAMS, axSlotWgsl, axVectorsFit, checkGather, matchLayoutParam, productPipeline } from './ax-device';
-import { AXT_PRODUCT_UNIFORMS, type AxtDeviceMatrix, axtProductBindings, encodeAxt, uploadAxt } from './axt-device';
+import { AX_PARAMS, axSlotWgsl, axVectorsFit, checkGather, matchLayoutParam } from './ax-device';
+import { AXT_PRODUCT_UNIFORMS, type AxtDeviceMatrix, axPipelines, axtProductBindings, encodeAxt, uploadAxt } from './axt-device';
 import { uncRowPointer } from './axt-partials';
 
 /** Parameters of {@link axtuhKernel}. */
@@ -57,12 +57,12 @@ fn main(${entryArgs()}) {
   part[c] = v;
 }`;
   },
+  ...axPipelines<AxtuhParams>(BINDINGS, (p) => `axtuh(thw=${p.thw},th=${p.th},gather=${p.gather})`, true),
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     matchLayoutParam(this.id, 'thw', p.thw, m.thw);
     matchLayoutParam(this.id, 'th', p.th, m.th);
-    const text = this.wgsl(p, ctx.caps);
-    const product = productPipeline(ctx, text, BINDINGS, `${this.id}(thw=${p.thw},th=${p.th},gather=${p.gather})`);
+    const product = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     const { thw, th } = p;
     // a column is used iff its top slot holds an entry (columns fill top to bottom)
     const ptr = uncRowPointer(m.rows, m.rwp, m.nTiles * thw, (c) => m.xIdx[Math.floor(c / thw) * th * thw + (c % thw)]! >= 0, this.id);

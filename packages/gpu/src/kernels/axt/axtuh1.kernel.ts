@@ -16,8 +16,8 @@ import type { GpuCaps } from '../../device/context';
 import { useSubgroupPath } from '../csr/vector.kernel';
 import type { SpmvKernel } from '../types';
 import { entryArgs, preamble, segmentedSum } from '../wgsl/index';
-import { AX_PARAMS, axSlotWgsl, axVectorsFit, checkGather, matchLayoutParam, productPipeline } from './ax-device';
-import { AXT_PRODUCT_UNIFORMS, type AxtDeviceMatrix, axtProductBindings, encodeAxt, uploadAxt } from './axt-device';
+import { AX_PARAMS, axSlotWgsl, axVectorsFit, checkGather, matchLayoutParam } from './ax-device';
+import { AXT_PRODUCT_UNIFORMS, type AxtDeviceMatrix, axPipelines, axtProductBindings, encodeAxt, uploadAxt } from './axt-device';
 import { uncRowPointer } from './axt-partials';
 
 /** Parameters of {@link axtuh1Kernel}. */
@@ -60,13 +60,12 @@ fn main(${entryArgs()}) {
   if (t < u.count && l == 0u) { part[t] = r; }
 }`;
   },
+  ...axPipelines<Axtuh1Params>(BINDINGS, (p, caps) => `axtuh1(thw=${p.thw},gather=${p.gather}${useSubgroupPath(p.thw, caps) ? ',subgroup' : ',wgmem'})`, true),
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     matchLayoutParam(this.id, 'thw', p.thw, m.thw);
     matchLayoutParam(this.id, 'th', 1, m.th);
-    const text = this.wgsl(p, ctx.caps);
-    const label = `${this.id}(thw=${p.thw},gather=${p.gather}${useSubgroupPath(p.thw, ctx.caps) ? ',subgroup' : ',wgmem'})`;
-    const product = productPipeline(ctx, text, BINDINGS, label);
+    const product = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
     const ptr = uncRowPointer(m.rows, m.rwp, m.nTiles, (t) => m.xIdx[t * m.thw]! >= 0, this.id);
     const tilesPerGroup = p.workgroupSize / p.thw;
     return uploadAxt(ctx, this.id, m, {

@@ -17,7 +17,7 @@
  * @module
  */
 import { type CooMatrix, InvalidMatrixError, validateCoo } from '@gpusparse/formats';
-import type { PipelineEntry } from '../../device/pipelines';
+import type { PipelineEntry, PipelineSpec } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { Uniforms } from '../../memory/recorder';
 import { uploadF32, uploadU32, validateIndexRange } from '../../memory/upload';
@@ -65,6 +65,11 @@ export function checkCooSorted(m: CooMatrix, where: string): void {
   }
 }
 
+/** One of the COO passes' pipeline specs (key = its shader text). */
+function cooSpec(name: string, wg: number, text: string, bindings: Parameters<typeof signature>[0]): PipelineSpec {
+  return { key: text, label: `coo-${name}(wg=${wg})`, bindings: signature(bindings), wgsl: () => text };
+}
+
 /**
  * Segmented-reduction COO SpMV. Cost per apply: 1 + 2·pieces dispatches; 12·nnz bytes of
  * triplets + 8 bytes per row (scale) + 16 bytes per chunk of partials; log2(workgroupSize)
@@ -79,16 +84,16 @@ export const cooKernel: SpmvKernel<CooMatrix, CooKernelParams, CooDeviceMatrix> 
   defaults: { workgroupSize: 256 },
   supports: (m, limits) => csrVectorsFit(m, limits.maxStorageBufferBindingSize),
   wgsl: (p) => cooChunkWgsl(p.workgroupSize),
+  // the chunk pass, then the scale and carry passes: every pipeline the upload asks for, declared
+  // so that the tuner compiles them ahead (they compiled blocking inside the upload before session 13)
+  pipelineSpec: (p) => cooSpec('chunk', p.workgroupSize, cooChunkWgsl(p.workgroupSize), CHUNK_BINDINGS),
+  uploadSpecs: (p) => [cooSpec('scale', p.workgroupSize, cooScaleWgsl(p.workgroupSize), SCALE_BINDINGS), cooSpec('carry', p.workgroupSize, cooCarryWgsl(p.workgroupSize), CARRY_BINDINGS)],
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     const wg = p.workgroupSize;
     checkCooSorted(m, 'coo upload');
-    const get = (name: string, text: string, bindings: string) => ctx.pipelines.get({ key: text, label: `coo-${name}(wg=${wg})`, bindings, wgsl: () => text });
-    const pipelines = {
-      scale: get('scale', cooScaleWgsl(wg), signature(SCALE_BINDINGS)),
-      chunk: get('chunk', this.wgsl(p, ctx.caps), signature(CHUNK_BINDINGS)),
-      carry: get('carry', cooCarryWgsl(wg), signature(CARRY_BINDINGS)),
-    };
+    const [scale, carry] = this.uploadSpecs!(p, ctx.caps).map((sp) => ctx.pipelines.get(sp));
+    const pipelines = { scale: scale!, chunk: ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps)), carry: carry! };
     // pieces of whole chunks, each array and the partials (2 vec2 = 4 words per chunk) in one binding
     const cap = bindingCapElems(ctx, opts);
     const chunksPerPiece = Math.max(1, Math.floor(cap / wg)); // wg ≥ 4: partials (4 words per chunk) fit too

@@ -20,7 +20,7 @@
  */
 import type { CsrMatrix } from '@gpusparse/formats';
 import type { GpuLimits } from '../../device/context';
-import type { PipelineEntry } from '../../device/pipelines';
+import type { PipelineEntry, PipelineSpec } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
 import { blockUniforms, type CsrDeviceMatrix, csrVectorsFit, uploadCsr } from '../csr/csr-device';
 import type { SpmvKernel, SpmvScale } from '../types';
@@ -54,6 +54,12 @@ const UNROLLED_DOC =
 const SCAN_DOC =
   'carries between a tile’s invocations: 0 the workgroup-memory segmented scan (2·log2 W barriers); 1 a subgroup segmented scan (2 barriers; where subgroups are usable — contiguous, one size — else 0’s)';
 const WORKGROUP = [128, 256];
+
+/** The fix-up pass's pipeline (one for every variant). */
+function fixupSpec(): PipelineSpec {
+  const text = mergeFixupWgsl();
+  return { key: text, label: 'csr-merge-fixup', bindings: signature(FIXUP_BINDINGS), wgsl: () => text };
+}
 
 /** True, or why `p` cannot run on a device with `limits` (declared values, workgroup memory). */
 function checkParams(p: CsrMergeParams, limits?: GpuLimits): true | string {
@@ -118,11 +124,12 @@ export const csrMergeKernel: SpmvKernel<CsrMatrix, CsrMergeParams, MergeDeviceMa
     const text = this.wgsl(p, caps);
     return { key: text, label: `${this.id}(perThread=${p.perThread},wg=${p.workgroupSize},unrolled=${p.unrolled},scan=${p.scan})`, bindings: signature(MERGE_BINDINGS), wgsl: () => text };
   },
+  // the fix-up pass: compiled by every upload (a plan may cut a row), ahead of time by the tuner
+  uploadSpecs: () => [fixupSpec()],
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
     const pipe = ctx.pipelines.get(this.pipelineSpec!(p, ctx.caps));
-    const fixText = mergeFixupWgsl();
-    const fixup = ctx.pipelines.get({ key: fixText, label: `${this.id}-fixup`, bindings: signature(FIXUP_BINDINGS), wgsl: () => fixText });
+    const fixup = ctx.pipelines.get(fixupSpec());
     const items = p.perThread * p.workgroupSize;
     const shape = { tileItems: items, tileRows: tileRows(p.perThread, p.workgroupSize), longMin: items / 2, chunkMax: p.chunkTiles * items };
     const plans: { units: number; tiles: number; segments: number; tileOffset: number; fixOffset: number; slots: number }[] = [];
