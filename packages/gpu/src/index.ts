@@ -23,6 +23,8 @@ export * from './kernels/csr/csr-device';
 export * from './kernels/csr/scalar.kernel';
 export * from './kernels/csr/vector.kernel';
 export * from './kernels/csr/adaptive.kernel';
+export * from './kernels/csr-vi/vi.kernel';
+export * from './kernels/csr-vi/vi-device';
 export * from './device/probe';
 export * from './vector-space';
 export * from './operator';

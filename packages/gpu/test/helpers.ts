@@ -5,6 +5,7 @@
  */
 import { type CsrMatrix, csrSpmv } from '@gpusparse/formats';
 import { createGpuContext, type GpuContext } from '../src/index';
+import { rowBounds } from '../src/testing/conformance';
 
 // The deterministic vectors and the float32 helpers live with the conformance tier (also used
 // by bench/gpu-conformance.ts on the GPU machine); the tests take them from there.
@@ -44,4 +45,19 @@ export function trueRelative(a: CsrMatrix, x: Float64Array, b: Float64Array): nu
     bb += b[i]! ** 2;
   }
   return Math.sqrt(r / bb);
+}
+
+/**
+ * The worst error of the device's y = alpha·A·x + beta·y0 over the conformance tier's per-row
+ * float32 bound ({@link rowBounds}; ∞ where a row passes its bound), against the float64 CSR product.
+ */
+export function worstOverBound(a: CsrMatrix, x: Float64Array, y0: Float64Array, y: ArrayLike<number>, alpha: number, beta: number): number {
+  const ax = csrSpmv(a, x);
+  const bound = rowBounds(a, x, alpha, beta, y0);
+  let worst = 0;
+  for (let i = 0; i < a.rows; i++) {
+    const err = Math.abs(y[i]! - (alpha * ax[i]! + beta * y0[i]!));
+    worst = Math.max(worst, err <= bound[i]! ? (bound[i]! > 0 ? err / bound[i]! : 0) : Number.POSITIVE_INFINITY);
+  }
+  return worst;
 }
