@@ -1,90 +1,104 @@
 /**
- * Counts for issue 20's 4-byte CI layout (csr-vi), on the host: per CI Hamiltonian, distinct float32 values
- * (all entries, off-diagonal only), how many entries the most frequent 2^k values cover, 64 Ki-column
- * segments per row, the bytes per non-zero of each layout option, and what csrViFromCsr chose (v, table
- * share, segments per row, bytes per non-zero) with its conversion time.
- * Usage: npx tsx bench/csr-vi-count.ts FILE[:cas:E,O] …   (FCI in the file's ISYM sector, or a CAS of it)
+ * Counts behind issue 20's 4-byte CI layout (csr-vi), on the host. Per CI Hamiltonian (values rounded
+ * to float32 first, as bench/spmv.ts does before any conversion): distinct values (all entries, the
+ * off-diagonal ones), the share of off-diagonal entries the 2^k most frequent values cover, segments
+ * per row for windows of 2^16 and 2^21 columns, the bytes per non-zero of each layout option, the
+ * predicted bytes per v from csrViPlan, and (assembled matrices) what csrViFromCsr built and its time.
+ * A space too large to assemble here is sampled: `:sample:S,W` assembles S evenly spaced blocks of W
+ * rows (global columns) and counts those.
+ * Usage: npx tsx bench/csr-vi-count.ts FILE[:cas:E,O][:sample:S,W] …   (FCI in the file's ISYM sector, or a CAS)
  * @module
  */
-import { csrViFromCsr, csrViStorageBytes } from '../packages/formats/src/index';
-import { assembleHamiltonian, buildCiSpace } from '../packages/chem/src/index';
+import { type CsrMatrix, csrViFromCsr, csrViPlan, csrViStorageBytes } from '../packages/formats/src/index';
+import { buildCiSpace } from '../packages/chem/src/index';
+import { assembleHamiltonian, kernelContext } from '../packages/chem/src/hamiltonian/assemble';
+import { productContext } from '../packages/chem/src/hamiltonian/product';
+import { assembleRowsProduct } from '../packages/chem/src/hamiltonian/product-kernel';
 import { readFcidump } from '../packages/chem/src/node';
 
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-const bitsOf = (v: number) => {
-  f32[0] = v;
-  return u32[0]!;
-};
+/** The sampled rows of the space: S blocks of W rows, as one CSR matrix over all columns (diagonal: the block's own rows). */
+function sampled(pctx: NonNullable<ReturnType<typeof productContext>>, n: number, blocks: number, width: number): { a: CsrMatrix; firstRow: Int32Array } {
+  const parts = [];
+  const firstRow = new Int32Array(blocks * width);
+  for (let b = 0; b < blocks; b++) {
+    const s = Math.floor((b * (n - width)) / Math.max(1, blocks - 1));
+    parts.push(assembleRowsProduct(pctx, s, s + width));
+    for (let i = 0; i < width; i++) firstRow[b * width + i] = s + i;
+  }
+  const rows = blocks * width;
+  const rowPtr = new Int32Array(rows + 1);
+  const nnz = parts.reduce((t, p) => t + p.cols.length, 0);
+  const colIdx = new Int32Array(nnz);
+  const values = new Float64Array(nnz);
+  let w = 0;
+  parts.forEach((p, b) => {
+    colIdx.set(p.cols, w);
+    values.set(p.vals, w);
+    for (let i = 0; i < width; i++) rowPtr[b * width + i + 1] = rowPtr[b * width + i]! + p.lengths[i]!;
+    w += p.cols.length;
+  });
+  return { a: { format: 'csr', rows, cols: n, rowPtr, colIdx, values }, firstRow };
+}
 
-async function one(spec: string): Promise<void> {
-  const [file, kind, sizes] = spec.split(':');
-  const fd = await readFcidump(file!);
-  const s = kind === 'cas' ? { kind: 'cas' as const, electrons: Number(sizes!.split(',')[0]), orbitals: Number(sizes!.split(',')[1]) } : ('fci' as const);
-  const { fcidump, space } = buildCiSpace(fd, s, { irrep: 'isym' });
-  const t0 = performance.now();
-  const a = (await assembleHamiltonian(fcidump, space, { workers: 'auto' })).matrix;
-  const nnz = a.rowPtr[a.rows]!;
-  const all = new Map<number, number>();
+/** Distinct values, coverage of the top 2^k off-diagonal values, runs of 2^16 / 2^21 windows. */
+function counts(a: CsrMatrix, rowOf: (i: number) => number) {
+  const all = new Set<number>();
   const off = new Map<number, number>();
   let diag = 0;
-  let segs = 0;
-  let maxSegs = 0;
-  let maxLen = 0;
+  let seg16 = 0;
+  let seg21 = 0;
   for (let r = 0; r < a.rows; r++) {
-    let prevHi = -1;
-    let rs = 0;
-    maxLen = Math.max(maxLen, a.rowPtr[r + 1]! - a.rowPtr[r]!);
+    let [p16, p21] = [-1, -1];
     for (let k = a.rowPtr[r]!; k < a.rowPtr[r + 1]!; k++) {
       const c = a.colIdx[k]!;
-      const b = bitsOf(a.values[k]!);
-      all.set(b, (all.get(b) ?? 0) + 1);
-      if (c === r) diag++;
-      else off.set(b, (off.get(b) ?? 0) + 1);
-      if (c >>> 16 !== prevHi) {
-        rs++;
-        prevHi = c >>> 16;
-      }
+      const v = a.values[k]!;
+      all.add(v);
+      if (c === rowOf(r)) diag++;
+      else off.set(v, (off.get(v) ?? 0) + 1);
+      if (c >>> 16 !== p16) [seg16, p16] = [seg16 + 1, c >>> 16];
+      if (c >>> 21 !== p21) [seg21, p21] = [seg21 + 1, c >>> 21];
     }
-    segs += rs;
-    maxSegs = Math.max(maxSegs, rs);
   }
-  // how many entries the 65 535 most frequent off-diagonal values cover
-  const tc = performance.now();
-  const vi = csrViFromCsr(a);
-  const convertS = (performance.now() - tc) / 1000;
-  const viBytes = csrViStorageBytes(vi, { valueBytes: 4, indexBytes: 4 }).bytes;
-  const counts = [...off.values()].sort((x, y) => y - x);
-  const covered = counts.slice(0, 65535).reduce((t, c) => t + c, 0);
+  const nnz = a.rowPtr[a.rows]!;
   const offN = nnz - diag;
-  const K = Math.ceil(a.cols / 65536);
-  const perNnz = (b: number) => (b / nnz).toFixed(3);
-  console.log(
-    JSON.stringify({
-      spec,
-      rows: a.rows,
-      nnz,
-      perRow: +(nnz / a.rows).toFixed(1),
-      maxLen,
-      assembleS: +((performance.now() - t0) / 1000).toFixed(1),
-      distinctAll: all.size,
-      distinctOffDiag: off.size,
-      diagonal: diag,
-      offCoveredBy65535: +(covered / offN).toFixed(6),
-      offCoveredByTop: Object.fromEntries([256, 1024, 2048, 4096, 16384, 65535].map((t) => [t, +(counts.slice(0, t).reduce((x, c) => x + c, 0) / offN).toFixed(4)])),
-      colBits: Math.ceil(Math.log2(a.cols)),
-      segmentsPerRow: +(segs / a.rows).toFixed(2),
-      maxSegments: maxSegs,
-      windows: K,
-      csrVi: { valueBits: vi.valueBits, table: vi.table.length, wordShare: +(vi.packed.length / nnz).toFixed(4), segmentsPerRow: +(vi.segEnd.length / a.rows).toFixed(2), bytesPerNnz: +(viBytes / nnz).toFixed(3), convertS: +convertS.toFixed(2) },
-      bytesPerNnz: {
-        csr8: perNnz(8 * nnz + 4 * a.rows),
-        col16val32_quads: perNnz(6 * nnz + 8 * a.rows),
-        // 4-byte entries (16-bit column low bits, 16-bit value index), diagonal apart (4 B/row), u32 row start, K u16 window ends per row
-        seg16vi16: perNnz(4 * offN + 4 * a.rows + 4 * a.rows + 2 * K * a.rows + 4 * off.size),
-      },
-    }),
-  );
+  const ranked = [...off.values()].sort((x, y) => y - x);
+  const cover = (t: number) => +(ranked.slice(0, t).reduce((x, c) => x + c, 0) / offN).toFixed(4);
+  return { nnz, distinct: all.size, distinctOffDiag: off.size, diagonal: diag, offCoveredByTop: Object.fromEntries([256, 1024, 2048, 4096, 16384, 65535].map((t) => [t, cover(t)])), segmentsPerRow: { w16: +(seg16 / a.rows).toFixed(2), w21: +(seg21 / a.rows).toFixed(2) } };
+}
+
+async function one(spec: string): Promise<void> {
+  const [file, ...rest] = spec.split(':');
+  const opt = (name: string) => {
+    const i = rest.indexOf(name);
+    return i < 0 ? undefined : rest[i + 1]!.split(',').map(Number);
+  };
+  const cas = opt('cas');
+  const sample = opt('sample');
+  const { fcidump, space } = buildCiSpace(await readFcidump(file!), cas ? { kind: 'cas', electrons: cas[0]!, orbitals: cas[1]! } : 'fci', { irrep: 'isym' });
+  const t0 = performance.now();
+  let a: CsrMatrix;
+  let rowOf = (i: number) => i;
+  if (sample) {
+    const s = sampled(productContext(kernelContext(fcidump, space), space)!, space.size, sample[0]!, sample[1]!);
+    a = s.a;
+    rowOf = (i) => s.firstRow[i]!;
+  } else a = (await assembleHamiltonian(fcidump, space, { workers: 'auto' })).matrix;
+  a = { ...a, values: Float64Array.from(Float32Array.from(a.values)) }; // what bench/spmv.ts converts
+  const buildS = (performance.now() - t0) / 1000;
+  const c = counts(a, rowOf);
+  const plan = csrViPlan(a);
+  const out: Record<string, unknown> = { spec, determinants: space.size, rows: a.rows, buildS: +buildS.toFixed(1), perRow: +(c.nnz / a.rows).toFixed(1), ...c };
+  out.planBytesPerEntry = Object.fromEntries(plan.bytesPerEntry.map((b, i) => [i + 1, +b.toFixed(3)]).filter(([v]) => (v as number) >= 8));
+  out.planValueBits = plan.valueBits;
+  if (!sample) {
+    const tc = performance.now();
+    const m = csrViFromCsr(a);
+    const bytes = csrViStorageBytes(m, { valueBytes: 4, indexBytes: 4 }).bytes;
+    out.csrVi = { valueBits: m.valueBits, table: m.table.length, wordShare: +(m.packed.length / c.nnz).toFixed(4), segmentsPerRow: +(m.segEnd.length / a.rows).toFixed(2), bytesPerNnz: +(bytes / c.nnz).toFixed(3), convertS: +((performance.now() - tc) / 1000).toFixed(2) };
+  }
+  // bytes per non-zero of the layouts: CSR (u32 column + f32 value), 16-bit column offsets + f32 (csr-long pack 1; rows spanning < 2^16 columns only)
+  out.layouts = { csr: +(8 + (4 * a.rows) / c.nnz).toFixed(3), col16f32: +(6 + (8 * a.rows) / c.nnz).toFixed(3), csrVi: plan.bytesPerEntry[plan.valueBits - 1]!.toFixed(3) };
+  console.log(JSON.stringify(out));
 }
 
 for (const spec of process.argv.slice(2)) await one(spec);

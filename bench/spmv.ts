@@ -25,8 +25,9 @@
  * --grid ID:NAME=V/V/…:NAME=V/… (repeatable, also per kernel: the sub-grids add up; that kernel runs the product of the listed values, its
  * other parameters at their defaults, instead of its variants; e.g. --grid csr-long:lanes=8/16:unroll=2/4),
  * --powerlaw ROWS:MAXLEN[:MINLEN[:ALPHA]] (add a generated power-law matrix; --only powerlaw-ROWS- runs it alone),
- * --fcidump FILE[:IRREP] (repeatable: add the determinant CI Hamiltonian that packages/chem assembles
- * from FILE — FCI space, the file's MS2, IRREP 1-based or the file's ISYM — named ci-<file>; with
+ * --fcidump FILE[:IRREP][:casE,O] (repeatable: add the determinant CI Hamiltonian that packages/chem assembles
+ * from FILE — FCI space, or with `:casE,O` the CAS of E electrons in O orbitals (FCI in that active space),
+ * the file's MS2, IRREP 1-based or the file's ISYM — named ci-<file>[-irrepN][-casEeOo]; with
  * --dump its raw CSR goes beside the others for cusparse_anchor.py),
  * --dump-only (build and --dump the selected matrices, no GPU: run cusparse_anchor.py on them before
  * the timed run), --cusparse FILE.jsonl (cusparse_anchor.py --json output: each summary line then
@@ -54,7 +55,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { type CsrMatrix, csrNnz, csrSpmv, GpuSparseError, generators, getFormat, readMatrixMarket } from '@gpusparse/formats';
 import { type AnySpmvKernel, Blas1, createGpuContext, type DeviceMatrix, experimentalKernels, type GpuBuf, type GpuContext, kernels, kernelVariants, readF32, supportsCsr, timeGpu, uploadF32 } from '@gpusparse/gpu';
-import { assembleHamiltonian, buildCiSpace } from '../packages/chem/src/index';
+import { assembleHamiltonian, buildCiSpace, type SpaceSpec } from '../packages/chem/src/index';
 import { readFcidump } from '../packages/chem/src/node';
 import { stencil27 } from './df64-matrices';
 import { dumpCsr } from './dump';
@@ -430,18 +431,19 @@ const ciChecks = new Map<string, Record<string, unknown>>();
 /** The device, once main() has made it (the CI check runs there). */
 let checkCtx: GpuContext | undefined;
 
-/** A CI Hamiltonian case: `FILE[:IRREP]` → [name, builder] (float64 CSR from the chem assembly, all cores). */
+/** A CI Hamiltonian case: `FILE[:IRREP][:casE,O]` → [name, builder] (float64 CSR from the chem assembly, all cores). */
 function ciCase(spec: string): [string, () => Promise<CsrMatrix>] {
-  const m = /^(.*?)(?::(\d+))?$/.exec(spec)!;
+  const m = /^(.*?)(?::(\d+))?(?::cas(\d+),(\d+))?$/.exec(spec)!;
   const file = m[1]!;
   const irrep = m[2] ? Number(m[2]) : 'isym';
-  const name = `ci-${basename(file).replace(/\.FCIDUMP(\.gz)?$/i, '')}${m[2] ? `-irrep${m[2]}` : ''}`;
+  const space0: SpaceSpec = m[3] ? { kind: 'cas', electrons: Number(m[3]), orbitals: Number(m[4]) } : 'fci';
+  const name = `ci-${basename(file).replace(/\.FCIDUMP(\.gz)?$/i, '')}${m[2] ? `-irrep${m[2]}` : ''}${m[3] ? `-cas${m[3]}e${m[4]}o` : ''}`;
   return [
     name,
     async () => {
       const fd = await readFcidump(file);
-      const { fcidump, space } = buildCiSpace(fd, 'fci', { irrep });
-      if (checkCi) ciInputs.set(name, { fd, fcidump, space, spec: 'fci', irrep: irrep === 'isym' ? fd.isym : irrep, ...(reference === undefined ? {} : { reference }) });
+      const { fcidump, space } = buildCiSpace(fd, space0, { irrep });
+      if (checkCi) ciInputs.set(name, { fd, fcidump, space, spec: space0, irrep: irrep === 'isym' ? fd.isym : irrep, ...(reference === undefined ? {} : { reference }) });
       const h = await assembleHamiltonian(fcidump, space, { workers: 'auto' });
       return h.matrix;
     },
