@@ -12,7 +12,8 @@
 #   spmv (≤ 80 s): bench/spmv.ts assembles both (packages/chem, all cores), dumps the raw CSR to /tmp/pack20m,
 #     builds the float64 reference and bounds, then per matrix times with heat (warm-up 1 s, 600 ms of heat
 #     before each timing, the SM clock logged beside it) two rounds (fresh uploads, the other variants in
-#     between; csr-vi's host conversion kept for round 2): csr-vi lanes 32 × unroll 4 and 8, csr-long lanes 32,
+#     between; csr-vi's host conversion kept for round 2): csr-vi lanes 32 × unroll 4 and 8, csr-vi-slice (the
+#     same format slot-major in slices of 32 rows, one invocation per row) unroll 4 and 8, csr-long lanes 32,
 #     unroll 2, interleave 1, pack 0 and 1 (pack 1 refused where a row spans ≥ 65 536 columns: the CAS rows);
 #     every result checked against the float64 reference; no timing starts after 70 s of the process.
 #   cusparse (≤ 25 s): cusparse_anchor.py on the same dumped CSR (float32 and float64).
@@ -36,11 +37,11 @@ mkdir -p "$out" $j $m && : >"$log"
 . "$(dirname "$0")/lib/device-steps.sh" # step NAME LIMIT COMMAND…, clock_start, clock_histogram, combine_json
 combine() { combine_json "$out/pack20.json" "$j"; }
 clock_start $j/clocks.csv
-grid="--grid csr-vi:lanes=32:unroll=4/8 --grid csr-long:lanes=32:unroll=2:pack=0/1:interleave=1"
+grid="--grid csr-vi:lanes=32:unroll=4/8 --grid csr-vi-slice:sliceHeight=32:unroll=4/8 --grid csr-long:lanes=32:unroll=2:pack=0/1:interleave=1"
 # shellcheck disable=SC2086 # word splitting of the flag lists is intended
 step spmv 80 $app $extra --no-generated $cases --dump $m --clock-log $j/clocks.csv \
   --rounds 2 --reps 20 --warm-ms 1000 --heat-ms 600 --budget-s 70 --keep-conversions \
-  --kernels csr-vi,csr-long $grid --out $j/spmv.json
+  --kernels csr-vi,csr-vi-slice,csr-long $grid --out $j/spmv.json
 anchors=$(for f in $m/*.rowptr; do echo "${f%.rowptr}.csr"; done)
 # shellcheck disable=SC2086
 step cusparse 25 python3 .gpukit/cusparse_anchor.py $anchors --json $j/cusparse.jsonl

@@ -3,12 +3,13 @@
  * H4 STO-6G and N2 STO-3G FCI (with and without the irrep filter), v chosen by the plan and fixed at
  * 16; N2's Hamiltonian with its columns spread over 3.65·10^6 (column j → 2003·j: every row spans
  * ~3.6·10^6 columns as the 2.39·10^6-determinant FCI's rows do, so v = 16 gives ~56 windows and
- * segment boundaries in every row); row blocks over small bindings; and the tuner timing it as an
+ * segment boundaries in every row); row blocks over small bindings; csr-vi-slice (the sliced layout)
+ * on the same cases; and the tuner timing csr-vi as an
  * opt-in candidate (conversion in its objective). Oracle: the float64 CSR product of the
  * float32-rounded matrix with the conformance tier's per-row bound (checkKernel).
  */
 import { type CsrMatrix, csrViFromCsr } from '@gpusparse/formats';
-import { autotune, csrViKernel, getKernel } from '@gpusparse/gpu';
+import { autotune, csrViKernel, csrViSliceKernel, getKernel } from '@gpusparse/gpu';
 import { describe, expect, it } from 'vitest';
 import { checkKernel } from '../../gpu/src/testing/conformance';
 import { expectTimedWithPreparation, hamiltonian } from './helpers/ci-matrices';
@@ -19,10 +20,10 @@ const tier = gpuTier();
 /** `a` with column j moved to `stride`·j (cols·stride columns; rows keep their sorted order). */
 const spread = (a: CsrMatrix, stride: number): CsrMatrix => ({ ...a, cols: a.cols * stride, colIdx: a.colIdx.map((c) => c * stride) });
 
-const check = async (a: CsrMatrix, p: Record<string, number>, opts?: { maxBindingBytes: number }) => {
-  const params = { ...csrViKernel.defaults, ...p };
-  expect(await checkKernel(tier.ctx, csrViKernel, params, a, 11, 1, 0, opts), JSON.stringify(p)).toBe('');
-  expect(await checkKernel(tier.ctx, csrViKernel, params, a, 12, 2, -0.5, opts), `${JSON.stringify(p)} α 2 β −0.5`).toBe('');
+const check = async (a: CsrMatrix, p: Record<string, number>, opts?: { maxBindingBytes: number }, k: typeof csrViKernel | typeof csrViSliceKernel = csrViKernel) => {
+  const params = { ...k.defaults, ...p };
+  expect(await checkKernel(tier.ctx, k, params, a, 11, 1, 0, opts), `${k.id} ${JSON.stringify(p)}`).toBe('');
+  expect(await checkKernel(tier.ctx, k, params, a, 12, 2, -0.5, opts), `${k.id} ${JSON.stringify(p)} α 2 β −0.5`).toBe('');
 };
 
 describe.skipIf(gpuTierSkipped)('csr-vi on assembled CI Hamiltonians', () => {
@@ -33,6 +34,7 @@ describe.skipIf(gpuTierSkipped)('csr-vi on assembled CI Hamiltonians', () => {
   ] as const)('%s %o: v from the plan and v = 16, lanes 8 / 32, within the float32 bound', async (file, opts) => {
     const a = await hamiltonian(file, opts);
     for (const p of [{ valueBits: 0 }, { valueBits: 16, lanes: 8, unroll: 8 }, { valueBits: 0, lanes: 32, unroll: 2 }] as Record<string, number>[]) await check(a, p);
+    for (const p of [{ valueBits: 0 }, { valueBits: 16, sliceHeight: 16, unroll: 8 }] as Record<string, number>[]) await check(a, p, undefined, csrViSliceKernel);
   });
 
   it('N2 STO-3G spread over 3.65·10^6 columns: ~56 windows at v = 16, segments in every row, 16 KiB bindings', async () => {
@@ -44,6 +46,7 @@ describe.skipIf(gpuTierSkipped)('csr-vi on assembled CI Hamiltonians', () => {
     expect(m.packed.length / m.nnz).toBeGreaterThan(0.5);
     await check(a, { valueBits: 16 });
     await check(a, { valueBits: 0, lanes: 16 }, { maxBindingBytes: 16384 });
+    await check(a, { valueBits: 16, sliceHeight: 32, unroll: 4 }, { maxBindingBytes: 65536 }, csrViSliceKernel);
   });
 
   it('the tuner times csr-vi as an opt-in candidate, its conversion and upload in the objective', async () => {

@@ -25,6 +25,7 @@ export * from './kernels/csr/vector.kernel';
 export * from './kernels/csr/adaptive.kernel';
 export * from './kernels/csr-vi/vi.kernel';
 export * from './kernels/csr-vi/vi-device';
+export * from './kernels/csr-vi/vi-slice.kernel';
 export * from './device/probe';
 export * from './vector-space';
 export * from './operator';

@@ -8,28 +8,21 @@
  */
 import { type CsrMatrix, csrFromTriplets, csrViFromCsr, generators as g, InvalidMatrixError, ResourceLimitError } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { csrViKernel, experimentalKernels, type GpuContext, getKernel, kernels, kernelVariants, readF32, type UploadOptions, uploadF32 } from '../src/index';
-import { f32, randomVector, testContext, worstOverBound } from './helpers';
+import { csrViKernel, csrViSliceKernel, experimentalKernels, type GpuContext, getKernel, kernels, kernelVariants, type UploadOptions } from '../src/index';
+import { f32, runOnDevice, testContext } from './helpers';
 
 let ctx: GpuContext;
 beforeAll(async () => {
   ctx = await testContext();
 });
 
-/** y = alpha·A·x + beta·y with csr-vi; the worst error over its bound (∞ past it) and the block count. */
-async function run(a0: CsrMatrix, params: Record<string, number>, opts?: UploadOptions, alpha = 1, beta = 0) {
+type ViKernel = typeof csrViKernel | typeof csrViSliceKernel;
+
+/** y = alpha·A·x + beta·y with csr-vi (or `kernel`): the worst error over its bound (∞ past it), the block count, the matrix. */
+async function run(a0: CsrMatrix, params: Record<string, number>, opts?: UploadOptions, alpha = 1, beta = 0, kernel: ViKernel = csrViKernel) {
   const a = { ...a0, values: f32(a0.values) };
   const m = csrViFromCsr(a, { valueBits: params.valueBits ?? 0 });
-  expect(csrViKernel.supports(m, ctx.limits, { ...csrViKernel.defaults, ...params })).toBe(true);
-  const x = f32(randomVector(a.cols, 11));
-  const y0 = f32(randomVector(a.rows, 12));
-  const [dx, dy, h] = [uploadF32(ctx, x), uploadF32(ctx, y0), csrViKernel.upload(ctx, m, params, opts)];
-  csrViKernel.encode(ctx, h, dx, dy, { alpha, beta });
-  const y = await readF32(ctx, dy, a.rows);
-  const blocks = h.blocks;
-  for (const b of [h, dx, dy]) b.dispose();
-  const worst = worstOverBound(a, x, y0, y, alpha, beta);
-  return { worst, blocks, m };
+  return { ...(await runOnDevice(ctx, kernel, a, m, params, opts, alpha, beta)), m };
 }
 
 describe('csr-vi', () => {
@@ -85,4 +78,22 @@ describe('csr-vi', () => {
     expect(() => csrViKernel.wgsl({ ...csrViKernel.defaults, lanes: 3 }, ctx.caps)).toThrow(/lanes expected one of 4, 8, 16, 32, 64, 128, 256/);
     expect(() => csrViKernel.wgsl({ ...csrViKernel.defaults, unroll: 5 }, ctx.caps)).toThrow(/unroll expected one of 1, 2, 4, 6, 8/);
   });
+
+  it('csr-vi-slice: every declared variant, window edges, empty and one-entry rows, slices over 4 KiB bindings, alpha / beta', async () => {
+    expect(experimentalKernels).toContain(csrViSliceKernel);
+    for (const params of kernelVariants(csrViSliceKernel)) {
+      const r = await run(wide, { ...params, valueBits: 16 }, undefined, 1, 0, csrViSliceKernel);
+      expect(r.worst, JSON.stringify(params)).toBeLessThanOrEqual(1);
+    }
+    const edges = csrFromTriplets(70, 200_000, [0, 0, 0, 2, 3, 3, 5, 69], [65_535, 65_536, 131_071, 131_072, 0, 199_999, 65_535, 7], [1, 1, 2, 2, 1, 2, 1, 3]);
+    for (const a of [edges, g.repeatedValues(300, 2000, 33, 1, 1, 3), g.repeatedValues(301, 2000, 33, 3, 0, 4)]) {
+      const r = await run(a, { sliceHeight: 8, unroll: 2 }, undefined, -0.5, 2, csrViSliceKernel);
+      expect(r.worst).toBeLessThanOrEqual(1);
+    }
+    const split = await run(wide, { valueBits: 16, sliceHeight: 16, unroll: 8 }, { maxBindingBytes: 8192 }, 1.5, -1, csrViSliceKernel);
+    expect(split.blocks).toBeGreaterThan(5);
+    expect(split.worst).toBeLessThanOrEqual(1);
+    expect(() => csrViSliceKernel.upload(ctx, csrViFromCsr(wide), { sliceHeight: 64 }, { maxBindingBytes: 1024 })).toThrow(/csr-vi-slice upload: slice of rows 0…63/);
+    expect(() => csrViSliceKernel.wgsl({ ...csrViSliceKernel.defaults, sliceHeight: 12 }, ctx.caps)).toThrow(/sliceHeight expected one of 8, 16, 32, 64, 128, 256/);
+  }, 300_000);
 });

@@ -9,11 +9,11 @@
  */
 import { type CsrMatrix, csrFromTriplets, diaFromCsr, generators as g } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { experimentalKernels, type GpuContext, getKernel, kernels, kernelVariants, readF32, type UploadOptions, uploadF32 } from '../src/index';
+import { experimentalKernels, type GpuContext, getKernel, kernels, kernelVariants, type UploadOptions } from '../src/index';
 import { deviceDiaForUpload } from '../src/kernels/dia/dia-build';
 import { diaTiledKernel } from '../src/kernels/dia/dia-tiled.kernel';
 import { type DiaVec4Params, diaVec4Kernel, stageClusters, vec4Interior } from '../src/kernels/dia/dia-vec4.kernel';
-import { f32, randomVector, testContext, worstOverBound } from './helpers';
+import { f32, randomVector, runOnDevice, testContext } from './helpers';
 
 let ctx: GpuContext;
 beforeAll(async () => {
@@ -25,17 +25,7 @@ const dia = (a: CsrMatrix) => diaFromCsr(a, { valueType: 'f32' });
 /** y = alpha·A·x + beta·y with `kernel`; y and the worst error over its bound (∞ past it). */
 async function run(kernel: typeof diaVec4Kernel | typeof diaTiledKernel, a0: CsrMatrix, params: Record<string, number>, opts?: UploadOptions, alpha = 1, beta = 0) {
   const a = { ...a0, values: f32(a0.values) };
-  const m = dia(a);
-  expect(kernel.supports(m, ctx.limits, { ...kernel.defaults, ...params } as never)).toBe(true);
-  const x = f32(randomVector(a.cols, 11));
-  const y0 = f32(randomVector(a.rows, 12));
-  const [dx, dy, h] = [uploadF32(ctx, x), uploadF32(ctx, y0), kernel.upload(ctx, m, params, opts)];
-  kernel.encode(ctx, h as never, dx, dy, { alpha, beta });
-  const y = await readF32(ctx, dy, a.rows);
-  const blocks = h.blocks;
-  for (const b of [h, dx, dy]) b.dispose();
-  const worst = worstOverBound(a, x, y0, y, alpha, beta);
-  return { y, worst, blocks };
+  return runOnDevice(ctx, kernel, a, dia(a), params, opts, alpha, beta);
 }
 
 /** A CSR matrix from (row, col) pairs with random values in [-1, 1). */

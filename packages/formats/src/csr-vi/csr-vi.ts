@@ -135,47 +135,66 @@ export function csrViPlan(a: CsrMatrix, valueBits = 0): CsrViPlan {
   return { valueBits: best, table, bytesPerEntry, sampledRows: s.rows };
 }
 
+/** A typed array grown by doubling (the raw stream and segments, whose sizes one pass learns). */
+function grown<T extends Int32Array | Uint32Array | Float64Array>(arr: T, need: number): T {
+  if (need <= arr.length) return arr;
+  const out = new (arr.constructor as new (n: number) => T)(Math.max(need, 2 * arr.length));
+  out.set(arr);
+  return out;
+}
+
 /**
- * Each entry's table index (−1: raw) under `hash`, and per row the word entries, segments and
- * raw entries: one hash probe per entry. O(nnz).
+ * One pass over `a` (canonical CSR): each entry's table index under `hash` (one probe of its two
+ * value words; −0 and NaN are never in the table, so they go raw), the words with their segments,
+ * the raw entries. O(nnz); the words go into an nnz-long array, kept as a view when they are most
+ * of the entries.
  */
-function indexRows(a: CsrMatrix, hash: ValueHash, sh: number): { idx: Int32Array; packPtr: Int32Array; segPtr: Int32Array; rawPtr: Int32Array } {
+function packRows(a: CsrMatrix, hash: ValueHash, sh: number) {
   const nnz = a.rowPtr[a.rows]!;
   const words = new Uint32Array(a.values.buffer, a.values.byteOffset, 2 * nnz);
-  const idx = new Int32Array(nnz);
   const packPtr = new Int32Array(a.rows + 1);
   const segPtr = new Int32Array(a.rows + 1);
   const rawPtr = new Int32Array(a.rows + 1);
+  let packed = new Uint32Array(nnz);
+  let segEnd = new Int32Array(Math.max(16, 2 * a.rows));
+  let segBase = new Uint32Array(segEnd.length);
+  let rawCols = new Int32Array(Math.max(16, nnz >>> 5));
+  let rawValues = new Float64Array(rawCols.length);
   let np = 0;
   let ns = 0;
   let nr = 0;
   for (let r = 0; r < a.rows; r++) {
-    let prev = -1;
-    for (let k = a.rowPtr[r]!; k < a.rowPtr[r + 1]!; k++) {
-      const i = tableable(a.values[k]!) ? hash.getWords(words[2 * k]!, words[2 * k + 1]!) : -1;
-      idx[k] = i;
+    const s0 = ns; // the row's first segment: a word opens a segment when its window differs from the last one's
+    for (let k = a.rowPtr[r]!, k1 = a.rowPtr[r + 1]!; k < k1; k++) {
+      const c = a.colIdx[k]!;
+      const i = hash.getWords(words[2 * k]!, words[2 * k + 1]!);
       if (i < 0) {
-        nr++;
+        if (nr === rawCols.length) [rawCols, rawValues] = [grown(rawCols, nr + 1), grown(rawValues, nr + 1)];
+        rawCols[nr] = c;
+        rawValues[nr++] = a.values[k]!;
         continue;
       }
-      np++;
-      const w = a.colIdx[k]! >>> sh;
-      if (w !== prev) {
-        ns++;
-        prev = w;
+      const base = ((c >>> sh) << sh) >>> 0;
+      if (ns === s0 || segBase[ns - 1] !== base) {
+        if (ns === segEnd.length) [segEnd, segBase] = [grown(segEnd, ns + 1), grown(segBase, ns + 1)];
+        segBase[ns++] = base;
       }
+      segEnd[ns - 1] = np + 1;
+      packed[np++] = ((c - base) | (i << sh)) >>> 0;
     }
     packPtr[r + 1] = np;
     segPtr[r + 1] = ns;
     rawPtr[r + 1] = nr;
   }
-  return { idx, packPtr, segPtr, rawPtr };
+  if (np < 0.75 * nnz) packed = packed.slice(0, np);
+  return { packPtr, packed: packed.subarray(0, np), segPtr, segEnd: segEnd.slice(0, ns), segBase: segBase.slice(0, ns), rawPtr, rawCols: rawCols.slice(0, nr), rawValues: rawValues.slice(0, nr) };
 }
 
 /**
  * CSR-VI with column windows from canonical CSR (validated; sorted columns). `valueBits` 0
  * (default) lets {@link csrViPlan} choose v. Lossless: {@link csrViToCsr} gives `a` back bit for
- * bit. Cost: O(nnz) (one hash probe per entry; 4 bytes per entry of scratch) plus the plan's sample.
+ * bit. Cost: one O(nnz) pass (one hash probe per entry; the words are written into an nnz-long
+ * array) plus the plan's sample.
  * @throws InvalidParameterError for valueBits outside 0…16
  * @throws InvalidMatrixError for a non-canonical CSR (named by validateCsr)
  * @example const m = csrViFromCsr(a); m.packed.length + m.rawCols.length === csrNnz(a)
@@ -188,30 +207,7 @@ export function csrViFromCsr(a: CsrMatrix, params: Partial<CsrViParams> = {}): C
   const hash = new ValueHash(plan.table.length);
   for (let i = 0; i < plan.table.length; i++) hash.add(plan.table[i]!, i);
   const nnz = a.rowPtr[a.rows]!;
-  const { idx, packPtr, segPtr, rawPtr } = indexRows(a, hash, sh);
-  const packed = new Uint32Array(packPtr[a.rows]!);
-  const segEnd = new Int32Array(segPtr[a.rows]!);
-  const segBase = new Uint32Array(segPtr[a.rows]!);
-  const rawCols = new Int32Array(rawPtr[a.rows]!);
-  const rawValues = new Float64Array(rawPtr[a.rows]!);
-  let np = 0;
-  let ns = 0;
-  let nr = 0;
-  for (let r = 0; r < a.rows; r++) {
-    const s0 = ns; // the row's first segment: a word opens a segment when its window differs from the last one's
-    for (let k = a.rowPtr[r]!; k < a.rowPtr[r + 1]!; k++) {
-      const c = a.colIdx[k]!;
-      if (idx[k]! < 0) {
-        rawCols[nr] = c;
-        rawValues[nr++] = a.values[k]!;
-        continue;
-      }
-      const base = ((c >>> sh) << sh) >>> 0;
-      if (ns === s0 || segBase[ns - 1] !== base) segBase[ns++] = base;
-      segEnd[ns - 1] = np + 1;
-      packed[np++] = ((c - base) | (idx[k]! << sh)) >>> 0;
-    }
-  }
+  const { packPtr, packed, segPtr, segEnd, segBase, rawPtr, rawCols, rawValues } = packRows(a, hash, sh);
   return { format: 'csr-vi', rows: a.rows, cols: a.cols, nnz, valueBits: v, table: plan.table, packPtr, packed, segPtr, segEnd, segBase, rawPtr, rawCols, rawValues };
 }
 

@@ -32,6 +32,7 @@ import { axtchKernel } from './axt/axtch.kernel';
 import { axtuh1Kernel } from './axt/axtuh1.kernel';
 import { axtuhKernel } from './axt/axtuh.kernel';
 import { cooKernel } from './coo/coo.kernel';
+import { csrViSliceKernel } from './csr-vi/vi-slice.kernel';
 import { csrViKernel } from './csr-vi/vi.kernel';
 import type { AnySpmvKernel } from './types';
 
@@ -87,6 +88,8 @@ export const experimentalKernels: readonly AnySpmvKernel[] = [
   // (format csr-vi); a CI kernel for bench/spmv.ts and `autotune(…, { kernels: [...kernels, csrViKernel] })`:
   // the short-list model has no case for it (its conversion is a host pass with hashing, O(nnz))
   csrViKernel,
+  // csr-vi-slice: the same format, sliced slot-major (rows of a slice share x lines at a slot)
+  csrViSliceKernel,
 ];
 
 /**

@@ -65,7 +65,7 @@ export function planViBlocks(m: CsrViMatrix, cap: number): [number, number][] {
 }
 
 /** Host arrays of rows [r0, r1): row words, segments (block-local ends), raw pairs. */
-function blockArrays(m: CsrViMatrix, r0: number, r1: number): { rowWords: Uint32Array; segs: Uint32Array; raw: Uint32Array } {
+export function blockArrays(m: CsrViMatrix, r0: number, r1: number): { rowWords: Uint32Array; segs: Uint32Array; raw: Uint32Array } {
   const p0 = m.packPtr[r0]!;
   const s0 = m.segPtr[r0]!;
   const q0 = m.rawPtr[r0]!;
@@ -95,7 +95,7 @@ function blockArrays(m: CsrViMatrix, r0: number, r1: number): { rowWords: Uint32
 }
 
 /** A buffer holding `data` (at least 4 bytes: a block may have no segments or raw entries). */
-function bufferOf(ctx: GpuContext, data: Uint32Array, label: string): GpuBuf {
+export function bufferOf(ctx: GpuContext, data: Uint32Array, label: string): GpuBuf {
   const b = ctx.buffers.acquire(Math.max(4, data.byteLength), undefined, label);
   try {
     writeData(ctx, b, data);

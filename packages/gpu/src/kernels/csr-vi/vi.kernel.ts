@@ -15,9 +15,10 @@ import type { PipelineSpec } from '../../device/pipelines';
 import { csrVectorsFit } from '../csr/csr-device';
 import type { SpmvKernel } from '../types';
 import { groupSum, groupSumMode, groupSumNeedsSubgroups } from '../wgsl/group';
-import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS, signature } from '../wgsl/index';
+import { entryArgs, preamble, SPMV_STORE, SPMV_UNIFORMS } from '../wgsl/index';
 import { laneRow, pairwiseSum } from '../wgsl/lanes';
 import { encodeVi, uploadVi, VI_BINDINGS, type ViDeviceMatrix } from './vi-device';
+import { viPipelineSpec, viRowPrologue, viWordSteps } from './vi-wgsl';
 
 /** Parameters of {@link csrViKernel}. */
 export type CsrViKernelParams = { lanes: number; unroll: number; valueBits: number; workgroupSize: number };
@@ -25,18 +26,10 @@ export type CsrViKernelParams = { lanes: number; unroll: number; valueBits: numb
 const LANES = [4, 8, 16, 32, 64, 128, 256];
 const UNROLL = [1, 2, 4, 6, 8];
 
-/** The statements of `n` words at p, p + lanes, …: loads, columns (segment cursor), gathers, sums. */
+/** The statements of `n` words at p, p + lanes, … (their positions are their addresses). */
 function step(n: number, lanes: number): string {
-  const ix = Array.from({ length: n }, (_, i) => i);
   const at = (i: number) => (i === 0 ? 'p' : `p + ${i * lanes}u`);
-  return [
-    ...ix.map((i) => `let w${i} = packed[${at(i)}];`),
-    ...ix.map((i) => `while (${at(i)} >= hend && h < hlast) { let g = segs[h]; hend = g.x; hbase = g.y; h++; }
-      let c${i} = hbase + (w${i} & low);`),
-    ...ix.map((i) => `let x${i} = x[c${i}];`),
-    ...ix.map((i) => `let v${i} = vtab[w${i} >> sh];`),
-    ...ix.map((i) => `a${i} = fma(v${i}, x${i}, a${i});`),
-  ].join('\n      ');
+  return viWordSteps(n, at, at);
 }
 
 /** WGSL of the kernel for `p` on a device with `caps`. */
@@ -53,14 +46,7 @@ fn main(${entryArgs()}) {
   let r = row;
   var s = 0.0;
   if (r < u.rows) {
-    let sh = u.count; // 32 − v: a word's column bits
-    let low = (1u << sh) - 1u;
-    let p1 = rowp[3u * r + 3u];
-    var h = rowp[3u * r + 1u];
-    let hlast = rowp[3u * r + 4u];
-    var hend = 0u;
-    var hbase = 0u;
-    ${accs.map((a) => `var ${a} = 0.0;`).join(' ')}
+    ${viRowPrologue(n)}
     var p = rowp[3u * r] + lane;
     for (; p + ${(n - 1) * lanes}u < p1; p += ${n * lanes}u) {
       ${step(n, lanes)}
@@ -106,8 +92,7 @@ export const csrViKernel: SpmvKernel<CsrViMatrix, CsrViKernelParams, ViDeviceMat
     return viWgsl(p, caps);
   },
   pipelineSpec(p, caps): PipelineSpec {
-    const text = this.wgsl(p, caps);
-    return { key: text, label: `csr-vi(lanes=${p.lanes},unroll=${p.unroll})`, bindings: signature(VI_BINDINGS), wgsl: () => text };
+    return viPipelineSpec(`csr-vi(lanes=${p.lanes},unroll=${p.unroll})`, this.wgsl(p, caps), VI_BINDINGS);
   },
   upload(ctx, m, params = {}, opts) {
     const p = { ...this.defaults, ...params };
