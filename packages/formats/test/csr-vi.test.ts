@@ -5,7 +5,7 @@
  * CI-like matrix, refusals with their reasons, and validateCsrVi on corrupted copies.
  */
 import { describe, expect, it } from 'vitest';
-import { type CsrMatrix, csrFromTriplets, generators as g, csrSpmv, csrViFormat, csrViFromCsr, csrViPlan, csrViSpmv, csrViStorageBytes, csrViToCsr, getFormat, InvalidMatrixError, InvalidParameterError, validateCsrVi } from '../src/index';
+import { type CsrMatrix, csrFromTriplets, generators as g, csrSpmv, csrViFormat, csrViFromCsr, csrViFromCsrParallel, csrViPlan, csrViSpmv, csrViStorageBytes, csrViToCsr, getFormat, InvalidMatrixError, InvalidParameterError, validateCsrVi } from '../src/index';
 
 const ciLike = g.repeatedValues;
 
@@ -113,5 +113,20 @@ describe('csr-vi format', () => {
     const m = csrViFromCsr(wide);
     expect(() => csrViSpmv(m, new Float64Array(3))).toThrow(/x: expected length 300017/);
     expect(() => csrViSpmv(m, new Float64Array(300_017), new Float64Array(2))).toThrow(/y: expected length 400/);
+  });
+
+  it('on worker threads: the serial result array for array (3 and 1 workers, a row range per worker)', async () => {
+    const a = ciLike(3001, 2_000_000, 60, 500, 0.05, 21);
+    const s = csrViFromCsr(a);
+    for (const workers of [3, 1]) {
+      const p = await csrViFromCsrParallel(a, {}, { workers, minEntries: 0 });
+      for (const k of ['packPtr', 'packed', 'segPtr', 'segEnd', 'segBase', 'rawPtr', 'rawCols', 'table'] as const) expect([...p[k]], `${workers} workers: ${k}`).toEqual([...s[k]]);
+      expect(bits(p.rawValues)).toEqual(bits(s.rawValues));
+      expect(p.valueBits).toBe(s.valueBits);
+    }
+    // a fixed v and windows of 2^16 (several segments a row) cross the chunk seams the same way
+    const p16 = await csrViFromCsrParallel(wide, { valueBits: 16 }, { workers: 4, minEntries: 0 });
+    expectSame(csrViToCsr(p16), wide);
+    expect([...p16.segEnd]).toEqual([...csrViFromCsr(wide, { valueBits: 16 }).segEnd]);
   });
 });

@@ -22,6 +22,7 @@ import { InvalidMatrixError, InvalidParameterError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
 import { validateCsr } from '../csr/csr';
+import { type PackJob, packChunk } from './pack-kernel';
 import { ValueHash } from './value-hash';
 
 /** A CSR-VI matrix with column windows (see the module comment). */
@@ -135,59 +136,17 @@ export function csrViPlan(a: CsrMatrix, valueBits = 0): CsrViPlan {
   return { valueBits: best, table, bytesPerEntry, sampledRows: s.rows };
 }
 
-/** A typed array grown by doubling (the raw stream and segments, whose sizes one pass learns). */
-function grown<T extends Int32Array | Uint32Array | Float64Array>(arr: T, need: number): T {
-  if (need <= arr.length) return arr;
-  const out = new (arr.constructor as new (n: number) => T)(Math.max(need, 2 * arr.length));
-  out.set(arr);
-  return out;
+/** The pack job of the whole of `a` (no copies) under `hash`. */
+export function packJob(a: CsrMatrix, hash: ValueHash, sh: number): PackJob {
+  const words = new Uint32Array(a.values.buffer, a.values.byteOffset, 2 * a.rowPtr[a.rows]!);
+  return { rowPtr: a.rowPtr, colIdx: a.colIdx, words, keyLo: hash.lo, keyHi: hash.hi, slot: hash.slot, mask: hash.mask, sh };
 }
 
-/**
- * One pass over `a` (canonical CSR): each entry's table index under `hash` (one probe of its two
- * value words; −0 and NaN are never in the table, so they go raw), the words with their segments,
- * the raw entries. O(nnz); the words go into an nnz-long array, kept as a view when they are most
- * of the entries.
- */
-function packRows(a: CsrMatrix, hash: ValueHash, sh: number) {
-  const nnz = a.rowPtr[a.rows]!;
-  const words = new Uint32Array(a.values.buffer, a.values.byteOffset, 2 * nnz);
-  const packPtr = new Int32Array(a.rows + 1);
-  const segPtr = new Int32Array(a.rows + 1);
-  const rawPtr = new Int32Array(a.rows + 1);
-  let packed = new Uint32Array(nnz);
-  let segEnd = new Int32Array(Math.max(16, 2 * a.rows));
-  let segBase = new Uint32Array(segEnd.length);
-  let rawCols = new Int32Array(Math.max(16, nnz >>> 5));
-  let rawValues = new Float64Array(rawCols.length);
-  let np = 0;
-  let ns = 0;
-  let nr = 0;
-  for (let r = 0; r < a.rows; r++) {
-    const s0 = ns; // the row's first segment: a word opens a segment when its window differs from the last one's
-    for (let k = a.rowPtr[r]!, k1 = a.rowPtr[r + 1]!; k < k1; k++) {
-      const c = a.colIdx[k]!;
-      const i = hash.getWords(words[2 * k]!, words[2 * k + 1]!);
-      if (i < 0) {
-        if (nr === rawCols.length) [rawCols, rawValues] = [grown(rawCols, nr + 1), grown(rawValues, nr + 1)];
-        rawCols[nr] = c;
-        rawValues[nr++] = a.values[k]!;
-        continue;
-      }
-      const base = ((c >>> sh) << sh) >>> 0;
-      if (ns === s0 || segBase[ns - 1] !== base) {
-        if (ns === segEnd.length) [segEnd, segBase] = [grown(segEnd, ns + 1), grown(segBase, ns + 1)];
-        segBase[ns++] = base;
-      }
-      segEnd[ns - 1] = np + 1;
-      packed[np++] = ((c - base) | (i << sh)) >>> 0;
-    }
-    packPtr[r + 1] = np;
-    segPtr[r + 1] = ns;
-    rawPtr[r + 1] = nr;
-  }
-  if (np < 0.75 * nnz) packed = packed.slice(0, np);
-  return { packPtr, packed: packed.subarray(0, np), segPtr, segEnd: segEnd.slice(0, ns), segBase: segBase.slice(0, ns), rawPtr, rawCols: rawCols.slice(0, nr), rawValues: rawValues.slice(0, nr) };
+/** The value hash of a plan's table. O(table). */
+export function tableHash(table: Float64Array): ValueHash {
+  const hash = new ValueHash(table.length);
+  for (let i = 0; i < table.length; i++) hash.add(table[i]!, i);
+  return hash;
 }
 
 /**
@@ -204,10 +163,10 @@ export function csrViFromCsr(a: CsrMatrix, params: Partial<CsrViParams> = {}): C
   const plan = csrViPlan(a, params.valueBits ?? 0);
   const v = plan.valueBits;
   const sh = 32 - v;
-  const hash = new ValueHash(plan.table.length);
-  for (let i = 0; i < plan.table.length; i++) hash.add(plan.table[i]!, i);
   const nnz = a.rowPtr[a.rows]!;
-  const { packPtr, packed, segPtr, segEnd, segBase, rawPtr, rawCols, rawValues } = packRows(a, hash, sh);
+  const o = packChunk(packJob(a, tableHash(plan.table), sh));
+  const { packPtr, packed, segPtr, segEnd, segBase, rawPtr, rawCols } = o;
+  const rawValues = new Float64Array(o.rawWords.buffer, o.rawWords.byteOffset, rawCols.length);
   return { format: 'csr-vi', rows: a.rows, cols: a.cols, nnz, valueBits: v, table: plan.table, packPtr, packed, segPtr, segEnd, segBase, rawPtr, rawCols, rawValues };
 }
 

@@ -6,6 +6,7 @@
 import type { FormatDescriptor } from '../core/types';
 import { type CsrViMatrix, type CsrViParams, csrViFromCsr, csrViSpmv, csrViStorageBytes, csrViToCsr } from './csr-vi';
 
+export { type CsrViParallelOptions, csrViFromCsrParallel } from './parallel';
 export { type CsrViMatrix, type CsrViParams, type CsrViPlan, csrViFromCsr, csrViPlan, csrViSpmv, csrViStorageBytes, csrViToCsr, validateCsrVi } from './csr-vi';
 
 /**

@@ -8,10 +8,11 @@
 
 /** Index of the float64 `values[k]`'s bit pattern in a {@link ValueHash}, or −1. */
 export class ValueHash {
-  private readonly lo: Uint32Array;
-  private readonly hi: Uint32Array;
-  private readonly slot: Int32Array;
-  private readonly mask: number;
+  /** The keys' low and high words, each slot's index (−1: empty) and the slot mask (read by `pack-kernel.ts`, which inlines {@link ValueHash.getWords}). */
+  readonly lo: Uint32Array;
+  readonly hi: Uint32Array;
+  readonly slot: Int32Array;
+  readonly mask: number;
   private readonly view = new Float64Array(1);
   private readonly words = new Uint32Array(this.view.buffer);
   /** Number of keys added. */
@@ -27,7 +28,8 @@ export class ValueHash {
     this.mask = n - 1;
   }
 
-  private static mix(lo: number, hi: number): number {
+  /** The hash of the words (lo, hi) before the mask (`pack-kernel.ts` repeats it inline). */
+  static mix(lo: number, hi: number): number {
     return Math.imul(lo ^ Math.imul(hi, 0x9e3779b1) ^ (hi >>> 15), 0x85ebca6b) ^ (lo >>> 13);
   }
 
