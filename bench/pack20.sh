@@ -10,9 +10,10 @@
 # below scaled down); the lead ran this script trimmed (csr-vi only, budget 200 s) at 09:00: H10 timed, the N2
 # csr-vi host conversion (then two passes, ~58 ns per entry on that host) did not finish before the step's end.
 # Expected on the H100 host (session 12/13 figures): startup 5 s; H10 ~20 s; N2 assembly 17.5 s, dump 7.6 s,
-# reference + bounds + gather counts 35 s, csr-vi conversion ~35–50 s (one pass since 36690b6; 21–24 ns per
-# entry of CPU on the 2-core VM), csr-vi uploads ~7 s, csr-vi-slice uploads ~12 s (slot-major host layout),
-# csr-long one upload 34 s, ~8 timings of ~1.5 s; cuSPARSE ~45 s: about 250 s.
+# reference + bounds + gather counts 35 s, csr-vi conversion ~10 s on 16 worker threads (csrViFromCsrParallel
+# since 5966944; the serial pass: 21–24 ns per entry of CPU on the 2-core VM, 58 ns wall on the H100 host for
+# the old two passes), csr-vi uploads ~7 s, csr-vi-slice uploads ~12 s (slot-major host layout), csr-long one
+# upload 34 s, ~8 timings of ~1.5 s; cuSPARSE ~45 s: about 220 s.
 # Steps:
 #   spmv (≤ 245 s): bench/spmv.ts assembles both (packages/chem, all cores), dumps the raw CSR to /tmp/pack20m,
 #     builds the float64 reference and bounds, then per matrix times with heat (warm-up 1 s, 600 ms of heat
