@@ -22,6 +22,7 @@ import { InvalidMatrixError, InvalidParameterError } from '../core/errors';
 import type { CsrMatrix, SparseMatrix, StorageInfo, StorageOptions } from '../core/types';
 import { makeStorageInfo } from '../core/types';
 import { validateCsr } from '../csr/csr';
+import { isVouched, STRUCTURE, vouch } from '../core/validate';
 import { type PackJob, packChunk } from './pack-kernel';
 import { ValueHash } from './value-hash';
 
@@ -167,7 +168,7 @@ export function csrViFromCsr(a: CsrMatrix, params: Partial<CsrViParams> = {}): C
   const o = packChunk(packJob(a, tableHash(plan.table), sh));
   const { packPtr, packed, segPtr, segEnd, segBase, rawPtr, rawCols } = o;
   const rawValues = new Float64Array(o.rawWords.buffer, o.rawWords.byteOffset, rawCols.length);
-  return { format: 'csr-vi', rows: a.rows, cols: a.cols, nnz, valueBits: v, table: plan.table, packPtr, packed, segPtr, segEnd, segBase, rawPtr, rawCols, rawValues };
+  return vouchCsrVi({ format: 'csr-vi', rows: a.rows, cols: a.cols, nnz, valueBits: v, table: plan.table, packPtr, packed, segPtr, segEnd, segBase, rawPtr, rawCols, rawValues });
 }
 
 /** Check one pointer array: length rows + 1, starts at 0, non-decreasing, ends at `total`. */
@@ -177,12 +178,21 @@ function checkPtr(where: string, name: string, p: Int32Array, rows: number, tota
   for (let r = 0; r < rows; r++) if (p[r + 1]! < p[r]!) throw new InvalidMatrixError(where, `${name} decreases at row ${r} (${p[r]} → ${p[r + 1]})`);
 }
 
+/** The fields a csr-vi validation covers (shape, v, every array reference): see core/validate's vouch. */
+const viFields = (m: CsrViMatrix): unknown[] => [m.rows, m.cols, m.valueBits, m.table, m.packPtr, m.packed, m.segPtr, m.segEnd, m.segBase, m.rawPtr, m.rawCols, m.rawValues];
+
+/** `m` vouched for as valid (built by a conversion, or validated): {@link validateCsrVi} then costs O(1). */
+export const vouchCsrVi = (m: CsrViMatrix): CsrViMatrix => vouch(m, viFields(m), STRUCTURE);
+
 /**
  * Validate every array of `m`: pointers, segments covering each row's words in order, columns
- * inside [0, cols), table indices inside the table. O(rows + nnz).
+ * inside [0, cols), table indices inside the table. O(rows + nnz) the first time; O(1) for a matrix
+ * the conversion built or a check passed (same object, same arrays: an array edited in place is not
+ * seen, as for CSR).
  * @throws InvalidMatrixError naming the first bad row, segment or entry
  */
 export function validateCsrVi(m: CsrViMatrix, where = 'csr-vi'): void {
+  if (isVouched(m, viFields(m), STRUCTURE)) return;
   if (!(Number.isInteger(m.valueBits) && m.valueBits >= 1 && m.valueBits <= 16)) throw new InvalidMatrixError(where, `valueBits ${m.valueBits}, expected an integer in 1…16`);
   if (m.table.length > 2 ** m.valueBits) throw new InvalidMatrixError(where, `${m.table.length} table values, more than 2^${m.valueBits}`);
   checkPtr(where, 'packPtr', m.packPtr, m.rows, m.packed.length);
@@ -210,6 +220,7 @@ export function validateCsrVi(m: CsrViMatrix, where = 'csr-vi'): void {
       if (!(c >= 0 && c < m.cols)) throw new InvalidMatrixError(where, `row ${r}, raw entry ${k}: column ${c} outside [0, ${m.cols})`);
     }
   }
+  vouch(m, viFields(m), STRUCTURE);
 }
 
 /** Visit row r's entries: words (column, value) in order, then raw ones. */

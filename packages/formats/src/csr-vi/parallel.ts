@@ -9,7 +9,7 @@
 import { validateCsr } from '../csr/csr';
 import type { CsrMatrix } from '../core/types';
 import { hardwareThreads, loadWorkerThreads } from '../spgemm/parallel-node';
-import { type CsrViMatrix, type CsrViParams, csrViFromCsr, csrViPlan, packJob, tableHash } from './csr-vi';
+import { type CsrViMatrix, type CsrViParams, csrViFromCsr, csrViPlan, packJob, tableHash, vouchCsrVi } from './csr-vi';
 import { type PackJob, type PackOut, packChunk } from './pack-kernel';
 
 /** Options of {@link csrViFromCsrParallel}. */
@@ -117,7 +117,7 @@ export async function csrViFromCsrParallel(a: CsrMatrix, params: Partial<CsrViPa
           }),
       ),
     );
-    return { format: 'csr-vi', rows: a.rows, cols: a.cols, nnz, valueBits: plan.valueBits, table: plan.table, ...join(a, ranges, outs) };
+    return vouchCsrVi({ format: 'csr-vi', rows: a.rows, cols: a.cols, nnz, valueBits: plan.valueBits, table: plan.table, ...join(a, ranges, outs) });
   } finally {
     for (const w of threads) void w.terminate();
   }
