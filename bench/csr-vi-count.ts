@@ -3,7 +3,8 @@
  * to float32 first, as bench/spmv.ts does before any conversion): distinct values (all entries, the
  * off-diagonal ones), the share of off-diagonal entries the 2^k most frequent values cover, segments
  * per row for windows of 2^16 and 2^21 columns, the bytes per non-zero of each layout option, the
- * predicted bytes per v from csrViPlan, and (assembled matrices) what csrViFromCsr built and its time.
+ * predicted bytes per v from csrViPlan, what csrViFromCsr built (its time on assembled matrices) and the
+ * bytes per non-zero of csr-vi-slice's padded slices of 32 rows.
  * A space too large to assemble here is sampled: `:sample:S,W` assembles S evenly spaced blocks of W
  * rows (global columns) and counts those.
  * Usage: npx tsx bench/csr-vi-count.ts FILE[:cas:E,O][:sample:S,W] …   (FCI in the file's ISYM sector, or a CAS)
@@ -90,12 +91,19 @@ async function one(spec: string): Promise<void> {
   const out: Record<string, unknown> = { spec, determinants: space.size, rows: a.rows, buildS: +buildS.toFixed(1), perRow: +(c.nnz / a.rows).toFixed(1), ...c };
   out.planBytesPerEntry = Object.fromEntries(plan.bytesPerEntry.map((b, i) => [i + 1, +b.toFixed(3)]).filter(([v]) => (v as number) >= 8));
   out.planValueBits = plan.valueBits;
-  if (!sample) {
-    const tc = performance.now();
-    const m = csrViFromCsr(a);
-    const bytes = csrViStorageBytes(m, { valueBytes: 4, indexBytes: 4 }).bytes;
-    out.csrVi = { valueBits: m.valueBits, table: m.table.length, wordShare: +(m.packed.length / c.nnz).toFixed(4), segmentsPerRow: +(m.segEnd.length / a.rows).toFixed(2), bytesPerNnz: +(bytes / c.nnz).toFixed(3), convertS: +((performance.now() - tc) / 1000).toFixed(2) };
+  const tc = performance.now();
+  const m = csrViFromCsr(a);
+  const bytes = csrViStorageBytes(m, { valueBytes: 4, indexBytes: 4 }).bytes;
+  out.csrVi = { valueBits: m.valueBits, table: m.table.length, wordShare: +(m.packed.length / c.nnz).toFixed(4), segmentsPerRow: +(m.segEnd.length / a.rows).toFixed(2), bytesPerNnz: +(bytes / c.nnz).toFixed(3), convertS: +((performance.now() - tc) / 1000).toFixed(2) };
+  // csr-vi-slice's padding: each slice of 32 rows stores its longest row's words and raw pairs for every row
+  // (sampled: slices of 32 consecutive sampled rows, a few crossing the blocks' seams)
+  let padded = 0;
+  for (let r0 = 0; r0 < a.rows; r0 += 32) {
+    let [wn, wr] = [0, 0];
+    for (let r = r0; r < Math.min(a.rows, r0 + 32); r++) [wn, wr] = [Math.max(wn, m.packPtr[r + 1]! - m.packPtr[r]!), Math.max(wr, m.rawPtr[r + 1]! - m.rawPtr[r]!)];
+    padded += Math.min(32, a.rows - r0) * (4 * wn + 8 * wr);
   }
+  out.slice32BytesPerNnz = +((bytes - 4 * m.packed.length - 8 * m.rawCols.length + padded) / c.nnz).toFixed(3);
   // bytes per non-zero of the layouts: CSR (u32 column + f32 value), 16-bit column offsets + f32 (csr-long pack 1; rows spanning < 2^16 columns only)
   out.layouts = { csr: +(8 + (4 * a.rows) / c.nnz).toFixed(3), col16f32: +(6 + (8 * a.rows) / c.nnz).toFixed(3), csrVi: plan.bytesPerEntry[plan.valueBits - 1]!.toFixed(3) };
   console.log(JSON.stringify(out));
