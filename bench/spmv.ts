@@ -25,8 +25,9 @@
  * --grid ID:NAME=V/V/…:NAME=V/… (repeatable, also per kernel: the sub-grids add up; that kernel runs the product of the listed values, its
  * other parameters at their defaults, instead of its variants; e.g. --grid csr-long:lanes=8/16:unroll=2/4),
  * --powerlaw ROWS:MAXLEN[:MINLEN[:ALPHA]] (add a generated power-law matrix; --only powerlaw-ROWS- runs it alone),
- * --fcidump FILE[:IRREP] (repeatable: add the determinant CI Hamiltonian that packages/chem assembles
- * from FILE — FCI space, the file's MS2, IRREP 1-based or the file's ISYM — named ci-<file>; with
+ * --fcidump FILE[:IRREP][:casE,O] (repeatable: add the determinant CI Hamiltonian that packages/chem assembles
+ * from FILE — FCI space, or with `:casE,O` the CAS of E electrons in O orbitals (FCI in that active space),
+ * the file's MS2, IRREP 1-based or the file's ISYM — named ci-<file>[-irrepN][-casEeOo]; with
  * --dump its raw CSR goes beside the others for cusparse_anchor.py),
  * --dump-only (build and --dump the selected matrices, no GPU: run cusparse_anchor.py on them before
  * the timed run), --cusparse FILE.jsonl (cusparse_anchor.py --json output: each summary line then
@@ -52,9 +53,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { type CsrMatrix, csrNnz, csrSpmv, GpuSparseError, generators, getFormat, readMatrixMarket } from '@gpusparse/formats';
+import { type CsrMatrix, type CsrViParams, csrNnz, csrSpmv, csrViFromCsrParallel, GpuSparseError, generators, getFormat, readMatrixMarket } from '@gpusparse/formats';
 import { type AnySpmvKernel, Blas1, createGpuContext, type DeviceMatrix, experimentalKernels, type GpuBuf, type GpuContext, kernels, kernelVariants, readF32, supportsCsr, timeGpu, uploadF32 } from '@gpusparse/gpu';
-import { assembleHamiltonian, buildCiSpace } from '../packages/chem/src/index';
+import { assembleHamiltonian, buildCiSpace, type SpaceSpec } from '../packages/chem/src/index';
 import { readFcidump } from '../packages/chem/src/node';
 import { stencil27 } from './df64-matrices';
 import { dumpCsr } from './dump';
@@ -185,8 +186,12 @@ interface Case {
   kept?: Map<string, unknown>;
 }
 
-/** Convert `c.a32` for kernel `k` (or say why it cannot run); the matrix to upload or the reason. */
-function convertFor(ctx: GpuContext, k: AnySpmvKernel, params: Record<string, number>, c: Case): { m: unknown } | { skipped: string } {
+/**
+ * Convert `c.a32` for kernel `k` (or say why it cannot run); the matrix to upload or the reason.
+ * csr-vi converts on worker threads (csrViFromCsrParallel: its serial pass took 58 ns per entry on
+ * the H100 host, past the call's step at 1.4·10^9 entries; same result).
+ */
+async function convertFor(ctx: GpuContext, k: AnySpmvKernel, params: Record<string, number>, c: Case): Promise<{ m: unknown } | { skipped: string }> {
   const a32 = c.a32;
   const pre = supportsCsr(k, a32, ctx.limits, params); // before any conversion
   if (pre !== true) return { skipped: pre };
@@ -199,7 +204,7 @@ function convertFor(ctx: GpuContext, k: AnySpmvKernel, params: Record<string, nu
     else if (c.conv?.key === key) m = c.conv.m;
     else {
       c.conv = undefined; // free the previous conversion before building the next
-      m = getFormat(k.format).fromCsr(a32, fp);
+      m = k.format === 'csr-vi' ? await csrViFromCsrParallel(a32, fp as Partial<CsrViParams>) : getFormat(k.format).fromCsr(a32, fp);
       if (keepConversions && rounds > 1 && !singleRound.has(k.id)) (c.kept ??= new Map()).set(key, m);
       else c.conv = { key, m };
     }
@@ -226,7 +231,7 @@ function worstRatio(y: ArrayLike<number>, c: Case, extra?: Float64Array): number
 /** One round of one variant: upload, (first round) check against the reference, time. */
 async function runVariant(ctx: GpuContext, k: AnySpmvKernel, row: Row, c: Case, first: boolean): Promise<void> {
   const tc = performance.now();
-  const conv = convertFor(ctx, k, row.params, c);
+  const conv = await convertFor(ctx, k, row.params, c);
   const convertS = (performance.now() - tc) / 1000;
   if ('skipped' in conv) {
     row.skipped = conv.skipped;
@@ -430,18 +435,19 @@ const ciChecks = new Map<string, Record<string, unknown>>();
 /** The device, once main() has made it (the CI check runs there). */
 let checkCtx: GpuContext | undefined;
 
-/** A CI Hamiltonian case: `FILE[:IRREP]` → [name, builder] (float64 CSR from the chem assembly, all cores). */
+/** A CI Hamiltonian case: `FILE[:IRREP][:casE,O]` → [name, builder] (float64 CSR from the chem assembly, all cores). */
 function ciCase(spec: string): [string, () => Promise<CsrMatrix>] {
-  const m = /^(.*?)(?::(\d+))?$/.exec(spec)!;
+  const m = /^(.*?)(?::(\d+))?(?::cas(\d+),(\d+))?$/.exec(spec)!;
   const file = m[1]!;
   const irrep = m[2] ? Number(m[2]) : 'isym';
-  const name = `ci-${basename(file).replace(/\.FCIDUMP(\.gz)?$/i, '')}${m[2] ? `-irrep${m[2]}` : ''}`;
+  const space0: SpaceSpec = m[3] ? { kind: 'cas', electrons: Number(m[3]), orbitals: Number(m[4]) } : 'fci';
+  const name = `ci-${basename(file).replace(/\.FCIDUMP(\.gz)?$/i, '')}${m[2] ? `-irrep${m[2]}` : ''}${m[3] ? `-cas${m[3]}e${m[4]}o` : ''}`;
   return [
     name,
     async () => {
       const fd = await readFcidump(file);
-      const { fcidump, space } = buildCiSpace(fd, 'fci', { irrep });
-      if (checkCi) ciInputs.set(name, { fd, fcidump, space, spec: 'fci', irrep: irrep === 'isym' ? fd.isym : irrep, ...(reference === undefined ? {} : { reference }) });
+      const { fcidump, space } = buildCiSpace(fd, space0, { irrep });
+      if (checkCi) ciInputs.set(name, { fd, fcidump, space, spec: space0, irrep: irrep === 'isym' ? fd.isym : irrep, ...(reference === undefined ? {} : { reference }) });
       const h = await assembleHamiltonian(fcidump, space, { workers: 'auto' });
       return h.matrix;
     },

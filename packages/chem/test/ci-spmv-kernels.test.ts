@@ -6,28 +6,13 @@
  * short last slice). Oracle: the float64 CSR product of the float32-rounded matrix with the
  * conformance tier's per-row bound (checkKernel), for y = A·x and y = 2·A·x − 0.5·y.
  */
-import type { CsrMatrix } from '@gpusparse/formats';
-import { autotune, createGpuContext, type GpuContext, getKernel } from '@gpusparse/gpu';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { autotune, getKernel } from '@gpusparse/gpu';
+import { describe, expect, it } from 'vitest';
 import { checkKernel } from '../../gpu/src/testing/conformance';
-import { buildCiSpace } from '../src/determinants/build';
-import type { BuildSpaceOptions } from '../src/determinants/build';
-import { readFcidump } from '../src/fcidump/node';
-import { assembleHamiltonian } from '../src/hamiltonian/assemble';
-import { dataFile } from '../../../testdata/index';
+import { expectTimedWithPreparation, hamiltonian } from './helpers/ci-matrices';
+import { gpuTier, gpuTierSkipped } from './helpers/gpu-tier';
 
-// part of the GPU tier (vitest.config.ts): skipped with it when no adapter appears
-const gpuTierSkipped = process.env.GPUSPARSE_GPU_TIER === 'skip' && process.env.GPUSPARSE_REQUIRE_GPU !== '1';
-let ctx: GpuContext;
-beforeAll(async () => {
-  if (!gpuTierSkipped) ctx = await createGpuContext();
-});
-afterAll(() => ctx?.dispose());
-
-async function hamiltonian(file: string, opts: BuildSpaceOptions = {}): Promise<CsrMatrix> {
-  const { fcidump, space } = buildCiSpace(await readFcidump(dataFile('fcidump', file)), 'fci', opts);
-  return (await assembleHamiltonian(fcidump, space, { workers: 0 })).matrix;
-}
+const tier = gpuTier();
 
 /** [kernel, params]: sliced-ell-split's layouts (u32 columns, 16-bit offsets, interleaved pairs, groups of 4 slots) at the swept shapes, and csr-long's CI variant. */
 const VARIANTS: [string, Record<string, number>][] = [
@@ -51,8 +36,8 @@ describe.skipIf(gpuTierSkipped)('CI SpMV kernels on assembled Hamiltonians', () 
     for (const [id, p] of VARIANTS) {
       const k = getKernel(id);
       const params = { ...k.defaults, ...p };
-      expect(await checkKernel(ctx, k, params, a, 11, 1, 0), `${id} ${JSON.stringify(p)}`).toBe('');
-      expect(await checkKernel(ctx, k, params, a, 12, 2, -0.5), `${id} ${JSON.stringify(p)} α 2 β −0.5`).toBe('');
+      expect(await checkKernel(tier.ctx, k, params, a, 11, 1, 0), `${id} ${JSON.stringify(p)}`).toBe('');
+      expect(await checkKernel(tier.ctx, k, params, a, 12, 2, -0.5), `${id} ${JSON.stringify(p)} α 2 β −0.5`).toBe('');
     }
   });
 
@@ -63,15 +48,10 @@ describe.skipIf(gpuTierSkipped)('CI SpMV kernels on assembled Hamiltonians', () 
   ] as const)('the tuner times sliced-ell-split on %s, preparation in its objective (%d products)', async (file, products) => {
     const a = await hamiltonian(file);
     // an opt-in candidate: the caller adds it to the kernels the tuner enumerates
-    const r = await autotune(ctx, a, { cache: false, exhaustive: true, expectedProducts: products, kernels: [getKernel('csr-scalar'), getKernel('sliced-ell-split')], candidates: ['sliced-ell-split', 'csr-scalar'], warn: () => {} });
+    const r = await autotune(tier.ctx, a, { cache: false, exhaustive: true, expectedProducts: products, kernels: [getKernel('csr-scalar'), getKernel('sliced-ell-split')], candidates: ['sliced-ell-split', 'csr-scalar'], warn: () => {} });
     const split = r.report.trials.filter((t) => t.kernel === 'sliced-ell-split');
     expect(split.map((t) => `${t.params.sliceHeight}/${t.params.parts}`).sort()).toEqual(['16/16', '16/8', '32/16', '32/8']);
-    for (const t of split) {
-      expect(t.status, `${JSON.stringify(t.params)}: ${t.error}`).toBe('timed');
-      expect(t.ms).toBeGreaterThan(0);
-      expect(t.conversionMs! + t.uploadMs!).toBeGreaterThan(0);
-      expect(t.objectiveMs).toBeCloseTo(t.conversionMs! + t.uploadMs! + products * t.ms!, 6);
-    }
+    expectTimedWithPreparation(r.report.trials, 'sliced-ell-split', products);
     // the winner was verified on the device against the float64 product
     const w = r.report.trials.find((t) => t.kernel === r.kernel && JSON.stringify(t.params) === JSON.stringify(r.params))!;
     expect(w.verified).toBe(true);

@@ -32,6 +32,7 @@ export * from './cmrs/index';
 export * from './quadtree/index';
 export * from './streamed/index';
 export * from './acsr/index';
+export * from './csr-vi/index';
 export * from './spgemm/index';
 export * as generators from './generators/index';
 export * from './registry';

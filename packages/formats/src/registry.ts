@@ -23,6 +23,7 @@ import { cdmFormat } from './cdm/index';
 import { diaFormat } from './dia/index';
 import { hmFormat } from './hm/index';
 import { acsrFormat } from './acsr/index';
+import { csrViFormat } from './csr-vi/index';
 import { bcsrFormat } from './bcsr/index';
 import { cmrsFormat } from './cmrs/index';
 import { csbFormat } from './csb/index';
@@ -65,6 +66,7 @@ export const formats: readonly AnyFormat[] = [
   scsrFormat,
   sbcsrFormat,
   acsrFormat,
+  csrViFormat,
 ];
 
 /** Look a format up by name; an unknown name is an InvalidParameterError ('format') listing the known names. */

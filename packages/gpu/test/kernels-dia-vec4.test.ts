@@ -7,14 +7,13 @@
  * Oracle: the float64 CSR product of the float32-rounded matrix, the conformance tier's per-row
  * bound 2·(nnz_row [+ 2 with alpha, beta])·ε·(|alpha|·Σ|a_ij x_j| + |beta·y_i|).
  */
-import { type CsrMatrix, csrFromTriplets, csrSpmv, diaFromCsr, generators as g } from '@gpusparse/formats';
+import { type CsrMatrix, csrFromTriplets, diaFromCsr, generators as g } from '@gpusparse/formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { experimentalKernels, type GpuContext, getKernel, kernels, kernelVariants, readF32, type UploadOptions, uploadF32 } from '../src/index';
+import { experimentalKernels, type GpuContext, getKernel, kernels, kernelVariants, type UploadOptions } from '../src/index';
 import { deviceDiaForUpload } from '../src/kernels/dia/dia-build';
 import { diaTiledKernel } from '../src/kernels/dia/dia-tiled.kernel';
 import { type DiaVec4Params, diaVec4Kernel, stageClusters, vec4Interior } from '../src/kernels/dia/dia-vec4.kernel';
-import { rowBounds } from '../src/testing/conformance';
-import { f32, randomVector, testContext } from './helpers';
+import { f32, randomVector, runOnDevice, testContext } from './helpers';
 
 let ctx: GpuContext;
 beforeAll(async () => {
@@ -26,23 +25,7 @@ const dia = (a: CsrMatrix) => diaFromCsr(a, { valueType: 'f32' });
 /** y = alpha·A·x + beta·y with `kernel`; y and the worst error over its bound (∞ past it). */
 async function run(kernel: typeof diaVec4Kernel | typeof diaTiledKernel, a0: CsrMatrix, params: Record<string, number>, opts?: UploadOptions, alpha = 1, beta = 0) {
   const a = { ...a0, values: f32(a0.values) };
-  const m = dia(a);
-  expect(kernel.supports(m, ctx.limits, { ...kernel.defaults, ...params } as never)).toBe(true);
-  const x = f32(randomVector(a.cols, 11));
-  const y0 = f32(randomVector(a.rows, 12));
-  const [dx, dy, h] = [uploadF32(ctx, x), uploadF32(ctx, y0), kernel.upload(ctx, m, params, opts)];
-  kernel.encode(ctx, h as never, dx, dy, { alpha, beta });
-  const y = await readF32(ctx, dy, a.rows);
-  const blocks = h.blocks;
-  for (const b of [h, dx, dy]) b.dispose();
-  const ax = csrSpmv(a, x);
-  const bound = rowBounds(a, x, alpha, beta, y0);
-  let worst = 0;
-  for (let i = 0; i < a.rows; i++) {
-    const err = Math.abs(y[i]! - (alpha * ax[i]! + beta * y0[i]!));
-    worst = Math.max(worst, err <= bound[i]! ? (bound[i]! > 0 ? err / bound[i]! : 0) : Number.POSITIVE_INFINITY);
-  }
-  return { y, worst, blocks };
+  return runOnDevice(ctx, kernel, a, dia(a), params, opts, alpha, beta);
 }
 
 /** A CSR matrix from (row, col) pairs with random values in [-1, 1). */

@@ -253,3 +253,20 @@ export function ciLike(n: number, opts: { refFraction?: number; refDensity?: num
     (i, j) => (i === j ? 10 + r() : v() * 0.1),
   );
 }
+
+/**
+ * A matrix whose values repeat, as a CI Hamiltonian's do (value-indexed formats such as csr-vi):
+ * `perRow` distinct random columns per row (rows ≡ 3 mod 7 empty, ≡ 5 mod 7 one entry), each value
+ * drawn from a pool of `pool` random values, except a `unique` share of one-off values.
+ * @example repeatedValues(400, 300_017, 40, 50, 0.1, 7) // rows spanning several 2^16-column windows
+ */
+export function repeatedValues(rows: number, cols: number, perRow: number, pool: number, unique: number, seed = 1): CsrMatrix {
+  const r = rng(seed);
+  const values = Array.from({ length: pool }, () => r() * 2 - 1);
+  return buildRows(
+    rows,
+    cols,
+    (i) => sampleColumns(r, cols, i % 7 === 3 ? 0 : i % 7 === 5 ? 1 : perRow),
+    () => (r() < unique ? r() * 10 : values[Math.floor(r() * pool)]!),
+  );
+}

@@ -49,7 +49,7 @@ let queue: Promise<unknown> = Promise.resolve();
 let jobSeq = 0;
 
 /** Loads node:worker_threads, or undefined where there is none (browser, stubbed bundle). */
-async function loadWorkerThreads(): Promise<typeof import('node:worker_threads') | undefined> {
+export async function loadWorkerThreads(): Promise<typeof import('node:worker_threads') | undefined> {
   try {
     const wt = await import('node:worker_threads');
     return typeof wt.Worker === 'function' ? wt : undefined;

@@ -32,6 +32,8 @@ import { axtchKernel } from './axt/axtch.kernel';
 import { axtuh1Kernel } from './axt/axtuh1.kernel';
 import { axtuhKernel } from './axt/axtuh.kernel';
 import { cooKernel } from './coo/coo.kernel';
+import { csrViSliceKernel } from './csr-vi/vi-slice.kernel';
+import { csrViKernel } from './csr-vi/vi.kernel';
 import type { AnySpmvKernel } from './types';
 
 /** All registered kernels. */
@@ -82,6 +84,12 @@ export const experimentalKernels: readonly AnySpmvKernel[] = [
   csrStreamKernel,
   // dia-vec4 (issue 20, session 12): aligned vec4 DIA; on the H100 5–17 % slower than dia-tiled (bench/RESULTS.md session 12)
   diaVec4Kernel,
+  // csr-vi (issue 20, session 13): CSR-VI with column windows, ≈ 4.2 bytes per entry on CI Hamiltonians
+  // (format csr-vi); a CI kernel for bench/spmv.ts and `autotune(…, { kernels: [...kernels, csrViKernel] })`:
+  // the short-list model has no case for it (its conversion is a host pass with hashing, O(nnz))
+  csrViKernel,
+  // csr-vi-slice: the same format, sliced slot-major (rows of a slice share x lines at a slot)
+  csrViSliceKernel,
 ];
 
 /**
