@@ -272,8 +272,10 @@ function noteFar<V, S>(c: LanczosCtx<V, S>, fast: RitzEstimates, m: number, beta
 /** (s12-eig18) The first Ritz value past the nWant wanted ones of the converged main run, with its residual estimate. */
 function noteNext<V, S>(c: LanczosCtx<V, S>, fast: RitzEstimates, m: number, beta: number, nWant: number): void {
   if (m <= nWant) return;
-  const i = c.sign === 1 ? nWant : m - 1 - nWant;
-  c.hint.next = { value: fast.values[i]!, residual: Math.abs(beta * fast.last[i]!) };
+  const at = (i: number) => ({ value: fast.values[i]!, residual: Math.abs(beta * fast.last[i]!) });
+  const order = wantedOrder(fast.values, c.sign);
+  c.hint.next = at(order[nWant]!);
+  c.hint.beyond = order.slice(nWant + 1, nWant + 4).map(at); // (s13-eig13) ./lanczos-filter NEAR_CLUSTER
 }
 
 /**
@@ -289,8 +291,11 @@ async function checkRun<V, S>(c: LanczosCtx<V, S>, r: { locked: readonly V[]; st
   if (!x0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
   const f = await chebyshevFilter(c, locked, x0, iv, mu0, missChance);
   if (f.kind === 'cleared') return { values: [], vectors: [], reason: 'converged', clear: true };
-  if (f.kind === 'found') return { values: [f.value], vectors: [f.vector], reason: 'converged' };
-  return lanczosCore(c, locked, 1, f.start, seed, { mu0, missChance, logStart: f.logStart });
+  const out = await lanczosCore(c, locked, 1, f.start, seed, { mu0, missChance, logStart: f.logStart });
+  // (s13-eig13) a copy found from the filtered start: the start may clear the next attempt
+  if (f.residue && out.reason === 'converged' && !out.clear && out.values.length > 0) return { ...out, residue: f.residue };
+  f.residue?.release();
+  return out;
 }
 
 /**
