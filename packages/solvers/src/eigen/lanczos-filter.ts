@@ -92,10 +92,13 @@ export interface FilterInterval {
 /**
  * A stalled filter whose vector leans to a value before α goes on with the same polynomial until
  * the interval's part is predicted this far below the threshold in the residual it leaves, then a
- * short Lanczos check run extracts the copy (poisson3d 40³, the handover at 1 / 10 / 100 / 1000×
- * the threshold: check products 646 / 605 / 585 / 560, vector passes 4 738 / 4 759 / 6 713 / 7 897).
+ * short Lanczos check run extracts the copy. Later: fewer filter products, longer Lanczos runs
+ * (≈ 50 vector passes a step). Poisson 3-D 40³, the handover at 1 / 3 / 10 / 30 / 100× the
+ * threshold: check products 504 / 483 / 474 / 459 / 446, vector passes 4 070 / 3 910 / 5 067 /
+ * 5 557 / 6 108; process CPU of the solve, 1 thread, same process, medians of 15, at 3 against 10:
+ * 344 / 364 and 297 / 303 ms (two runs, load 7–9); SiH4 and Poisson 2-D 100² within 2 %.
  */
-export const HANDOVER = 10;
+export const HANDOVER = 3;
 
 /**
  * A stalled filter hands over at once when its observed rate predicts more steps than this
@@ -103,7 +106,7 @@ export const HANDOVER = 10;
  */
 export const CONVERGE_STEPS = 400;
 
-/** The end of a filter: cleared (the certificate holds), a found pair, or the start of a Lanczos check run and its log scale. */
+/** The end of a filter: cleared (the certificate holds), or the start of a Lanczos check run, its log scale and (s13-eig13) the filtered start's residue. */
 export type FilterOut<V, S> =
   | { kind: 'cleared'; steps: number }
   | { kind: 'lanczos'; steps: number; start: V; logStart: number; residue?: Residue<V, S> };
@@ -265,8 +268,9 @@ async function lanczosStart<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], f: 
  * carries over) until the interval's part — at most 1/T_j(|τ|) of the unit start — leaves a
  * residual of at most width·e^(−ln T_j(|τ|))/‖v_j‖ ≤ {@link HANDOVER}·threshold, or until its
  * observed rate predicts more than {@link CONVERGE_STEPS} steps; the caller hands v_j to a
- * Lanczos check run (poisson3d 40³: check 827 → 605 products; SiH4 and poisson2d 100² converge
- * their copies in 9 and 17 Lanczos steps).
+ * Lanczos check run (poisson3d 40³ at 10× the threshold: check 827 → 605 products before the
+ * residue's clear of the third attempt; SiH4 and poisson2d 100² converge their copies in 9 and 17
+ * Lanczos steps).
  */
 async function growCopy<V, S>(c: LanczosCtx<V, S>, f: ChebyshevSteps<V, S>, at: { width: number; a: number }): Promise<void> {
   f.iv.every = Math.min(CONVERGE_EVERY, f.iv.every);
