@@ -93,7 +93,10 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    * main run saw past its answer, applied to the random start with no basis and no Gram–Schmidt,
    * proves the same bound on the start's weight on a missed copy (same miss chance) in cheaper
    * steps; where it stalls (a copy, a spectrum not where the main run saw it) a Lanczos check run
-   * goes on from the filtered vector and the bound reached. false: Lanczos check runs only.
+   * goes on from the filtered vector and the bound reached — for a copy once the filter has made
+   * the rest negligible (s13) — and a filtered start that gave a copy may clear the next check
+   * (./lanczos-residue). No filter where a cluster just past the check point would slow it
+   * (./lanczos-filter NEAR_CLUSTER). false: Lanczos check runs only.
    */
   checkFilter?: boolean;
   /**
