@@ -83,8 +83,9 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    * with the miss chance (./lanczos-check CopyBound). Host float64, k = 4: SiH4 (a triple
    * eigenvalue; without the check the 4th value is wrong) 175 products without, 295 with;
    * ExaSP2_trpcage_8K 261 / 368 (SciPy's eigsh: 297 / 278) — with `checkFilter` (the host
-   * default) 261 / 391 products (session 12: 303 / 391) for about half the check's CPU time. CuPy's and ARPACK's eigsh
-   * do no such check. k = 1 needs none (a copy of the one value changes nothing).
+   * default) 261 / 391 products (session 12: 303 / 391) for about half the check's CPU time.
+   * CuPy's and ARPACK's eigsh do no such check. k = 1 needs none (a copy of the one value
+   * changes nothing).
    */
   checkMultiplicity?: boolean | number;
   /**
