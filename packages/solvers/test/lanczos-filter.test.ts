@@ -2,7 +2,7 @@ import { csrFromTriplets, HostOperator, HostVectorSpace, InvalidParameterError }
 import { describe, expect, it } from 'vitest';
 import { EigenRun } from '../src/eigen/common';
 import { CopyBound } from '../src/eigen/lanczos-check';
-import { chebyshevFilter, filterInterval } from '../src/eigen/lanczos-filter';
+import { chebyshevFilter, filterInterval, HANDOVER } from '../src/eigen/lanczos-filter';
 import type { LanczosCtx } from '../src/eigen/lanczos-step';
 import { lanczos } from '../src/index';
 
@@ -36,6 +36,11 @@ function start(c: number, seed = 3): Float64Array {
 
 // λ = 1 (found: e_0), then the copy direction e_1 at `copy`, the rest spread over [2, 10]
 const spectrum = (copy: number, sign: 1 | -1 = 1) => Array.from({ length: n }, (_, i) => sign * (i === 0 ? 1 : i === 1 ? copy : 2 + (8 * (i - 2)) / (n - 3)));
+/** ‖D·u − (uᵀDu)·u‖ for a unit u and the diagonal d. */
+const residual = (d: readonly number[], u: Float64Array) => {
+  const t = d.reduce((s, x, i) => s + x * u[i]! * u[i]!, 0);
+  return Math.hypot(...d.map((x, i) => (x - t) * u[i]!));
+};
 const locked = [Float64Array.from({ length: n }, (_, i) => (i === 0 ? 1 : 0))];
 const mu0 = 1 + 1e-7;
 
@@ -48,18 +53,22 @@ describe('the Chebyshev start of a multiplicity-check run', () => {
     expect(out.steps).toBeLessThan(Math.ceil(Math.log(1 / bound) / a) + 10);
     expect(c.run.stats.matvecs).toBe(out.steps);
   });
-  it('never clears a start with weight above the bound on a missed copy: it converges the copy instead', async () => {
+  it('never clears a start with weight above the bound on a missed copy: it grows the copy and hands it to a Lanczos run', async () => {
     for (const w of [0.05, 1e-3, 20 * bound]) {
       const c = ctx(diagonal(spectrum(1)));
       const out = await chebyshevFilter(c, locked, start(w), { lo: 1.9, hi: 10.2, lowest: 1 }, mu0, missChance);
-      expect(out.kind).toBe('found');
-      if (out.kind !== 'found') continue;
-      expect(Math.abs(out.value - 1)).toBeLessThan(1e-9);
-      expect(Math.abs(Math.abs(out.vector[1]!) - 1)).toBeLessThan(1e-8); // ±e_1, orthogonal to the found e_0
-      expect(Math.abs(out.vector[0]!)).toBeLessThan(1e-12);
+      expect(out.kind).toBe('lanczos');
+      if (out.kind !== 'lanczos') continue;
+      // (s13-eig13) the start leans on ±e_1, orthogonal to the found e_0, the interval's part below HANDOVER·threshold in its residual
+      expect(Math.abs(Math.abs(out.start[1]!) - 1)).toBeLessThan(1e-10);
+      expect(Math.abs(out.start[0]!)).toBeLessThan(1e-12);
+      expect(residual(spectrum(1), out.start)).toBeLessThanOrEqual(HANDOVER * 1e-8 * 10);
+      expect(Number.isFinite(out.logStart)).toBe(true);
+      expect(out.residue).toBeDefined();
+      out.residue?.release();
     }
   });
-  it('a copy well before μ₀ (a copy of λ₁ while the check is at λ₂): the filter restarts on an interval from halfway to μ₀ and converges it', async () => {
+  it('a copy well before μ₀ (a copy of λ₁ while the check is at λ₂): the same polynomial grows it, the handed vector leans on it', async () => {
     const d = spectrum(1).map((x, i) => (i === 2 ? 1.5 : x)); // e_0 (1) and e_2 (1.5) found, e_1 a copy of 1
     const c = ctx(diagonal(d));
     const found2 = [locked[0]!, Float64Array.from({ length: n }, (_, i) => (i === 2 ? 1 : 0))];
@@ -68,11 +77,11 @@ describe('the Chebyshev start of a multiplicity-check run', () => {
     const norm = Math.hypot(...x);
     for (let i = 0; i < n; i++) x[i] = x[i]! / norm; // a unit start orthogonal to both found vectors
     const out = await chebyshevFilter(c, found2, x, { lo: 1.9, hi: 10.2, lowest: 1 }, 1.5 + 1e-7, missChance);
-    expect(out.kind).toBe('found');
-    if (out.kind !== 'found') return;
-    expect(Math.abs(out.value - 1)).toBeLessThan(1e-9);
-    expect(Math.abs(Math.abs(out.vector[1]!) - 1)).toBeLessThan(1e-8);
-    expect(Math.abs(out.vector[0]!) + Math.abs(out.vector[2]!)).toBeLessThan(1e-12);
+    expect(out.kind).toBe('lanczos');
+    if (out.kind !== 'lanczos') return;
+    expect(Math.abs(Math.abs(out.start[1]!) - 1)).toBeLessThan(1e-10);
+    expect(Math.abs(out.start[0]!) + Math.abs(out.start[2]!)).toBeLessThan(1e-12);
+    out.residue?.release();
   });
   it('a wrong interval costs steps, never soundness: with the spectrum past β it does not clear a start that holds a copy', async () => {
     const d = spectrum(1).map((x, i) => (i === n - 1 ? 30 : x)); // λ_max = 30, far past the interval's 10.2
@@ -96,7 +105,7 @@ describe('the Chebyshev start of a multiplicity-check run', () => {
     expect(out.kind).toBe('cleared');
     const c2 = ctx(diagonal(spectrum(1, -1)), -1);
     const found = await chebyshevFilter(c2, locked, start(0.05), { lo: 1.9, hi: 10.2, lowest: 1 }, -mu0, missChance);
-    expect(found.kind === 'found' && Math.abs(found.value + 1) < 1e-9).toBe(true);
+    expect(found.kind === 'lanczos' && Math.abs(Math.abs(found.start[1]!) - 1) < 1e-10).toBe(true);
   });
   it('filterInterval: α below the next value known past μ₀ (at most halfway back), β past the farthest Ritz value; none without them', () => {
     const hint = { next: { value: 2, residual: 0.01 }, far: { value: 10, residual: 0.1 } };

@@ -14,7 +14,7 @@
  */
 import type { StopReason } from '../common/result';
 import { randomVector, readAndRelease } from './common';
-import { type CoreOut, type KrylovState, type LanczosCtx, threshold } from './lanczos-step';
+import { type CheckResidue, type CoreOut, type KrylovState, type LanczosCtx, threshold } from './lanczos-step';
 import { returnedVoid } from '../common/operator-check';
 
 /**
@@ -63,12 +63,18 @@ export async function checkMultiplicity<V, S>(c: LanczosCtx<V, S>, k: number, se
   const n = c.op.rows;
   let { values, vectors, reason, detail } = first;
   const dropped: number[] = [];
+  let residue: { of: CheckResidue<V>; value: number; vector: V } | undefined; // (s13-eig13) the last attempt's filtered start
   for (let attempt = 0; attempt < k; attempt++) {
     const mu0 = certificatePoint(values, c.sign, threshold(c));
     if (mu0 === undefined) break; // all k values are one: a missed copy of it changes nothing
+    const free = residue && (await residue.of.clears(vectors, mu0, residue));
+    residue?.of.release();
+    residue = undefined;
+    if (free) break; // (s13-eig13) the last attempt's start clears this one (./lanczos-residue)
     const extra = await runCheck(vectors, randomVector(space, n, seed + 101 * (attempt + 1)), seed + attempt + 1, mu0, { values, dropped });
     if (extra.reason !== 'converged') {
       for (const v of extra.vectors) space.release(v);
+      extra.residue?.release();
       reason = extra.reason;
       detail = `lanczos: multiplicity check ${attempt + 1} ended with ${extra.reason}${extra.detail ? ` (${extra.detail})` : ''}`;
       break;
@@ -77,6 +83,7 @@ export async function checkMultiplicity<V, S>(c: LanczosCtx<V, S>, k: number, se
     const theta = extra.values[0]!;
     if (!(c.sign * theta < c.sign * values[k - 1]! - threshold(c))) {
       for (const v of extra.vectors) space.release(v);
+      extra.residue?.release();
       break;
     }
     // a missed (multiple) eigenvalue: insert it, drop the last wanted pair
@@ -86,7 +93,9 @@ export async function checkMultiplicity<V, S>(c: LanczosCtx<V, S>, k: number, se
     values = [...values.slice(0, pos), theta, ...values.slice(pos, k - 1)];
     space.release(vectors[k - 1]!);
     vectors = [...vectors.slice(0, pos), extra.vectors[0]!, ...vectors.slice(pos, k - 1)];
+    if (extra.residue) residue = { of: extra.residue, value: theta, vector: extra.vectors[0]! };
   }
+  residue?.of.release();
   return detail === undefined ? { values, vectors, reason } : { values, vectors, reason, detail };
 }
 

@@ -18,17 +18,20 @@
  * passes on ExaSP2_trpcage_8K; here ≈ 4–6). Lanczos needs fewer products for the same
  * certificate (its polynomial adapts to the spectrum), the filter's are cheaper. When ‖v_j‖ stops
  * falling as the interval predicts, something lies outside [α, β]. Where v_j's Rayleigh quotient
- * is on the wanted side of α (a missed copy, or a value below the interval) the filter goes on,
- * now converging that direction — the interval's components fall by T_j against it — until its
- * explicit residual is below COPY_AIM·threshold, and returns it as a found pair; elsewhere (the
- * far end past β), or when the residual stops falling, it hands v_j/‖v_j‖ to a Lanczos check run,
- * which goes on from the certificate reached (CopyBound's starting scale −ln ‖v_j‖).
+ * is on the wanted side of α (a missed copy, or a value below the interval) the filter goes on
+ * until the interval's part is negligible in v_j's residual and hands v_j to a Lanczos check run,
+ * which separates the few directions before α in a few steps (s13-eig13: before, the filter
+ * converged the copy itself, at the slow rate that separates a copy of λ₂ from one of λ₃);
+ * elsewhere (the far end past β) it hands v_j over at once. Either run goes on from the
+ * certificate reached (CopyBound's starting scale −ln ‖v_j‖), and v_j stays as the attempt's
+ * residue (./lanczos-residue), which may clear the next attempt.
  * @module
  */
 import { readAndRelease } from './common';
 import { type LanczosCtx, threshold } from './lanczos-step';
 import { createForOverwrite, projectOutTwice } from './ortho';
 import { returnedVoid } from '../common/operator-check';
+import { type FilterPoly, logCheb, Residue } from './lanczos-residue';
 
 /** What the main run knew of the spectrum beyond its answer (sign-free values, residual estimates). */
 export interface SpectrumHint {
@@ -36,7 +39,19 @@ export interface SpectrumHint {
   next?: { value: number; residual: number };
   /** The farthest Ritz value from the wanted end seen in the run, and its residual estimate then. */
   far?: { value: number; residual: number };
+  /** (s13-eig13) The next few Ritz values past `next` (wanted order), with their residual estimates. */
+  beyond?: { value: number; residual: number }[];
 }
+
+/**
+ * (s13-eig13) No filter where an α placed past one of the next few Ritz values would make its
+ * rate this many times faster: a few values just past μ₀ (a cluster) that the interval must
+ * hold, where a Lanczos run's polynomial puts roots and goes on at the rate of the gap past them
+ * (four copies of a tridiagonal spectrum shifted by 1e-4: check 888 filter products against
+ * ≈ 185 Lanczos; by 1e-6: a 4 630-step filter ran into maxIterations). Poisson 3-D 40³ ≈ 1.3,
+ * banded-spd-2000 ≈ 1.9: filtered.
+ */
+export const NEAR_CLUSTER = 3;
 
 /** ln ‖v_j‖ more than this above the interval's bound −ln T_j(|τ|): the spectrum is not where assumed. */
 export const FILTER_STALL = 3;
@@ -58,7 +73,13 @@ export function filterInterval(hint: SpectrumHint, sign: 1 | -1, mu0: number, fo
   const far = sign * hint.far.value + hint.far.residual;
   const hi = far + 0.01 * (far - m);
   const lowest = Math.min(m, ...found.map((x) => sign * x));
-  return hi > lo ? { lo, hi, lowest } : undefined;
+  if (!(hi > lo)) return undefined;
+  const rate = (l: number) => Math.acosh((hi + l - 2 * m) / (hi - l)); // acosh(|ℓ(μ₀)|) on [l, hi]
+  for (const b of hint.beyond ?? []) {
+    const v = sign * b.value;
+    if (v > lo && rate(Math.min(hi, Math.max(m + 0.5 * (v - m), v - b.residual))) >= NEAR_CLUSTER * rate(lo)) return undefined;
+  }
+  return { lo, hi, lowest };
 }
 
 /** A filter's interval [lo, hi] and the lowest found value (all in wanted-side coordinates). */
@@ -69,31 +90,26 @@ export interface FilterInterval {
 }
 
 /**
- * A converging filter hands over to Lanczos when its residual's rate predicts more steps than
- * this (a filter step costs a product and ≈ 5 vector passes, a Lanczos check step the product and
- * ≈ 50: poisson3d 40³'s copies, ≈ 150 filter steps from the stall, against ≈ 115 Lanczos steps).
+ * A stalled filter whose vector leans to a value before α goes on with the same polynomial until
+ * the interval's part is predicted this far below the threshold in the residual it leaves, then a
+ * short Lanczos check run extracts the copy. Later: fewer filter products, longer Lanczos runs
+ * (≈ 50 vector passes a step). Poisson 3-D 40³, the handover at 1 / 3 / 10 / 30 / 100× the
+ * threshold: check products 504 / 483 / 474 / 459 / 446, vector passes 4 070 / 3 910 / 5 067 /
+ * 5 557 / 6 108; process CPU of the solve, 1 thread, same process, medians of 15, at 3 against 10:
+ * 344 / 364 and 297 / 303 ms (two runs, load 7–9); SiH4 and Poisson 2-D 100² within 2 %.
+ */
+export const HANDOVER = 3;
+
+/**
+ * A stalled filter hands over at once when its observed rate predicts more steps than this
+ * before {@link HANDOVER} (the Lanczos run's polynomial adapts; the filter's does not).
  */
 export const CONVERGE_STEPS = 400;
 
-/**
- * A converging filter confirms its vector once the residual of v_j is below this fraction of the
- * threshold (the acceptance rule stays the threshold: the margin covers the final projection
- * against L). Not ./lanczos-check COPY_EARLY's 0.1, which is for eigsMixed's bound on the batched
- * path: on the host, 0.1 cost poisson3d 40³'s two copies ≈ 95 more filter steps (check 227 → 205
- * main-step equivalents at 0.5).
- */
-export const COPY_AIM = 0.5;
-
-/** ln T_j(t) for t ≥ 1 without overflow. */
-function logCheb(j: number, a: number): number {
-  return j * a + Math.log((1 + Math.exp(-2 * j * a)) / 2);
-}
-
-/** The end of a filter: cleared (the certificate holds), a found pair, or the start of a Lanczos check run and its log scale. */
-export type FilterOut<V> =
+/** The end of a filter: cleared (the certificate holds), or the start of a Lanczos check run, its log scale and (s13-eig13) the filtered start's residue. */
+export type FilterOut<V, S> =
   | { kind: 'cleared'; steps: number }
-  | { kind: 'found'; steps: number; value: number; vector: V }
-  | { kind: 'lanczos'; steps: number; start: V; logStart: number };
+  | { kind: 'lanczos'; steps: number; start: V; logStart: number; residue?: Residue<V, S> };
 
 /**
  * The three-term recurrence v_{j+1} = (2ρ_j/ê)·(Â − ĉ)·v_j − ρ_j·ρ_{j−1}·v_{j−1} (Â = sign·A,
@@ -177,10 +193,10 @@ class ChebyshevSteps<V, S> {
  * Filter x₀ (a unit vector orthogonal to `locked`; consumed) with the Chebyshev polynomial of
  * `iv` normalised to 1 at μ₀, until ‖v_j‖ ≤ missChance·√(π/(2·dim)) (cleared) or until it stalls
  * ({@link FILTER_STALL}) or passes 1.3× the steps the interval predicts (+ 8); a stalled filter
- * whose vector's Rayleigh quotient lies before α converges it ({@link convergeCopy}); else v_j,
- * orthogonal to L and normalised, starts a Lanczos run with logStart = −ln of its norm.
+ * whose vector's Rayleigh quotient lies before α first grows that part ({@link growCopy}); then
+ * v_j, orthogonal to L and normalised, starts a Lanczos run with logStart = −ln of its norm.
  */
-export async function chebyshevFilter<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], x0: V, iv: FilterInterval, mu0: number, missChance: number): Promise<FilterOut<V>> {
+export async function chebyshevFilter<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], x0: V, iv: FilterInterval, mu0: number, missChance: number): Promise<FilterOut<V, S>> {
   const { op, run, sign } = c;
   const dim = op.rows - locked.length;
   const target = -Math.log(Math.sqrt((2 * dim) / Math.PI) / missChance); // ln ‖v‖ to reach
@@ -191,7 +207,10 @@ export async function chebyshevFilter<V, S>(c: LanczosCtx<V, S>, locked: readonl
   const cap = Math.min(Math.ceil((1.3 * -target) / a) + 8, c.maxIterations - c.iterations);
   const every = projectionGap(cen, half, iv.lowest, a);
   if (cap < 1) return { kind: 'lanczos', steps: 0, start: x0, logStart: 0 }; // no step left: the Lanczos run ends at its cap
+  const x0Copy = createForOverwrite(c.space, op.rows);
+  c.space.copy(x0, x0Copy); // (s13-eig13) for the leak term of a later residue certificate
   const f = new ChebyshevSteps(c, locked, x0, { cen, half, tau, every });
+  const poly: FilterPoly<V> & { missChance: number } = { cen, half, a, lo: iv.lo, x0: x0Copy, missChance };
   let nextLook = Math.min(8, cap);
   for (;;) {
     await f.step();
@@ -199,22 +218,29 @@ export async function chebyshevFilter<V, S>(c: LanczosCtx<V, S>, locked: readonl
     const logNorm = await f.logNorm();
     if (logNorm <= target) {
       f.release();
+      c.space.release(x0Copy);
       return { kind: 'cleared', steps: f.j };
     }
     const stalled = !(logNorm + logCheb(f.j, a) <= FILTER_STALL);
     if (stalled && !run.aborted() && c.iterations < c.maxIterations) {
       const { theta } = await f.rayleigh();
-      if (sign * theta < iv.lo) return convergeCopy(c, f, { theta, mu0, iv });
+      if (sign * theta < iv.lo) {
+        await growCopy(c, f, { width: iv.hi - sign * theta, a });
+        break;
+      }
     }
     if (stalled || f.j >= cap || run.aborted()) break;
     // the next look where the interval's rate would reach the target, at most 8 steps on
     nextLook = Math.min(cap, f.j + Math.max(1, Math.min(8, Math.ceil((logNorm - target) / a))));
   }
-  return lanczosStart(c, locked, f);
+  return lanczosStart(c, locked, f, poly);
 }
 
-/** v_j (`cur`) orthogonal to L and normalised, for a Lanczos check run, with its certificate's log scale. */
-async function lanczosStart<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], f: ChebyshevSteps<V, S>): Promise<FilterOut<V>> {
+/**
+ * v_j (`cur`) orthogonal to L and normalised, for a Lanczos check run, with its certificate's log
+ * scale and (s13-eig13) a copy of it as the residue of this start ({@link Residue}).
+ */
+async function lanczosStart<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], f: ChebyshevSteps<V, S>, poly: FilterPoly<V> & { missChance: number }): Promise<FilterOut<V, S>> {
   const { space, run, op } = c;
   const v = f.cur;
   f.release(v);
@@ -222,73 +248,43 @@ async function lanczosStart<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], f: 
   const n = (await readAndRelease(space, [space.norm2(v)], run.stats))[0]!;
   if (!(n > 0 && Number.isFinite(n))) {
     space.release(v);
+    space.release(poly.x0);
     // nothing left (or not finite): the Lanczos run starts afresh from a random vector (startVector), no head start
     return { kind: 'lanczos', steps: f.j, start: space.create(op.rows), logStart: 0 };
   }
   space.axpby(1 / n, v, 0, v);
-  return { kind: 'lanczos', steps: f.j, start: v, logStart: -(Math.log(n) + f.logScale) };
+  const logStart = -(Math.log(n) + f.logScale);
+  const u = createForOverwrite(space, op.rows);
+  space.copy(v, u);
+  return { kind: 'lanczos', steps: f.j, start: v, logStart, residue: new Residue(c, { ...poly, j: f.j }, u, logStart) };
 }
 
 /**
- * A stalled filter whose vector leans to a value θ before the interval: converge that direction
- * to a found pair (residual below COPY_AIM·threshold, then one explicit confirmation). When θ is
- * already past the found values (θ < μ₀: a missed copy) the filter restarts from v_j with an
- * interval that begins halfway from θ to μ₀ — copies of found values between θ and μ₀ (3-D
- * Poisson: λ₃'s while λ₂'s converge) then fall with the rest instead of slowing the convergence
- * (poisson3d 40³: check 205 → 177 main-step equivalents) — normalised at θ; its roots lie before
- * μ₀, so the certificate does not carry over and a failure goes on as a Lanczos check run from a
- * fresh random start. Otherwise the same filter goes on, and a failure hands v_j, with the
- * certificate reached, to a Lanczos check run.
+ * (s13-eig13) A stalled filter whose vector leans to a value θ before the interval: copies of
+ * found values (and values between μ₀ and α) grow against the interval's part at the filter's
+ * rate, but separate from each other only at the difference of theirs (poisson3d 40³: λ₂'s copy
+ * from λ₃'s at 0.036 a step against 0.098 from the interval), where a Lanczos run separates the
+ * few directions that stand out in a few steps. So the same polynomial goes on (the certificate
+ * carries over) until the interval's part — at most 1/T_j(|τ|) of the unit start — leaves a
+ * residual of at most width·e^(−ln T_j(|τ|))/‖v_j‖ ≤ {@link HANDOVER}·threshold, or until its
+ * observed rate predicts more than {@link CONVERGE_STEPS} steps; the caller hands v_j to a
+ * Lanczos check run (poisson3d 40³ at 10× the threshold: check 827 → 605 products before the
+ * residue's clear of the third attempt; SiH4 and poisson2d 100² converge their copies in 9 and 17
+ * Lanczos steps).
  */
-async function convergeCopy<V, S>(c: LanczosCtx<V, S>, old: ChebyshevSteps<V, S>, at: { theta: number; mu0: number; iv: FilterInterval }): Promise<FilterOut<V>> {
-  const { run, space, op, sign } = c;
-  const th = sign * at.theta;
-  const m = sign * at.mu0;
-  if (!(th < m)) {
-    old.iv.every = Math.min(CONVERGE_EVERY, old.iv.every);
-    return (await converge(c, old)) ?? lanczosStart(c, old.locked, old);
-  }
-  const lo = th + 0.5 * (m - th);
-  const cen = (lo + at.iv.hi) / 2;
-  const half = (at.iv.hi - lo) / 2;
-  const tau = (th - cen) / half;
-  const x = old.cur;
-  old.release(x);
-  const [n] = await readAndRelease(space, [space.norm2(x)], run.stats);
-  const f = new ChebyshevSteps(c, old.locked, x, { cen, half, tau, every: Math.min(CONVERGE_EVERY, projectionGap(cen, half, at.iv.lowest, Math.acosh(-tau))) });
-  if (n! > 0 && Number.isFinite(n!)) {
-    space.axpby(1 / n!, x, 0, x);
-    for (let t = 0; t < 8 && c.iterations < c.maxIterations; t++) await f.step();
-    const found = await converge(c, f);
-    if (found) return found;
-  }
-  f.release();
-  return { kind: 'lanczos', steps: old.j + f.j, start: space.create(op.rows), logStart: 0 };
-}
-
-/**
- * Filter on until the residual of v_{j−1} is below COPY_AIM·threshold and its explicit check
- * passes (the found pair), or until the residual's rate predicts more than CONVERGE_STEPS steps
- * (undefined: the caller goes on another way).
- */
-async function converge<V, S>(c: LanczosCtx<V, S>, f: ChebyshevSteps<V, S>): Promise<FilterOut<V> | undefined> {
-  const { run } = c;
+async function growCopy<V, S>(c: LanczosCtx<V, S>, f: ChebyshevSteps<V, S>, at: { width: number; a: number }): Promise<void> {
+  f.iv.every = Math.min(CONVERGE_EVERY, f.iv.every);
   let last: { j: number; log: number } | undefined;
   for (;;) {
-    const aim = COPY_AIM * threshold(c);
-    const { residual } = await f.rayleigh(); // of v_{j−1}, w = A·v_{j−1} from the last step
-    if (residual <= aim) {
-      const found = await confirmCopy(c, f);
-      if (found) return found;
-    }
-    const log = Math.log(residual / aim);
-    // the rate of the last window, and the steps it predicts: give up when far beyond
-    const rate = last ? (last.log - log) / (f.j - last.j) : Number.POSITIVE_INFINITY;
-    if (!(rate > 0) || log / rate > CONVERGE_STEPS || c.iterations >= c.maxIterations || run.aborted()) return undefined;
-    last = { j: f.j, log };
-    const stored = (await f.logNorm()) - f.logScale;
+    const logNorm = await f.logNorm();
+    const stored = logNorm - f.logScale;
     if (Math.abs(stored) > 100) f.rescale(stored); // keep the vectors' entries finite
-    const steps = Math.max(1, Math.min(8, Number.isFinite(rate) ? Math.ceil(log / rate) : 8));
+    const log = Math.log(at.width) - logCheb(f.j, at.a) - logNorm - Math.log(HANDOVER * threshold(c));
+    if (log <= 0 || c.iterations >= c.maxIterations || c.run.aborted()) return;
+    const rate = last ? (last.log - log) / (f.j - last.j) : at.a;
+    if (!(rate > 0) || log / rate > CONVERGE_STEPS) return;
+    last = { j: f.j, log };
+    const steps = Math.max(1, Math.min(16, Math.ceil(log / rate)));
     for (let t = 0; t < steps && c.iterations < c.maxIterations; t++) await f.step();
   }
 }
@@ -305,31 +301,3 @@ function projectionGap(cen: number, half: number, lowest: number, a: number): nu
 
 /** While a copy converges its residual is watched: L's directions are taken out at least every 8 steps so they stay far below it. */
 const CONVERGE_EVERY = 8;
-
-/** v_{j−1} orthogonal to L and normalised, its explicit residual (one product): the found pair when it passes the threshold. */
-async function confirmCopy<V, S>(c: LanczosCtx<V, S>, f: ChebyshevSteps<V, S>): Promise<FilterOut<V> | undefined> {
-  const { space, op, run } = c;
-  const y = createForOverwrite(space, op.rows);
-  space.copy(f.prev, y);
-  projectOutTwice(space, f.locked, y);
-  const [n] = await readAndRelease(space, [space.norm2(y)], run.stats);
-  if (!(n! > 0 && Number.isFinite(n!))) {
-    space.release(y);
-    return undefined;
-  }
-  space.axpby(1 / n!, y, 0, y);
-  const ay = createForOverwrite(space, op.rows);
-  returnedVoid(op.apply(y, ay), 'lanczos', 'apply');
-  run.stats.matvecs++;
-  c.iterations++;
-  const [value] = await readAndRelease(space, [space.dot(y, ay)], run.stats);
-  space.axpby(-value!, y, 1, ay); // A·y − θ·y
-  const [r] = await readAndRelease(space, [space.norm2(ay)], run.stats);
-  space.release(ay);
-  if (r! <= threshold(c)) {
-    f.release();
-    return { kind: 'found', steps: f.j, value: value!, vector: y };
-  }
-  space.release(y);
-  return undefined;
-}

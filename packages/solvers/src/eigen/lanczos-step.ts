@@ -109,6 +109,14 @@ export interface CoreOut<V> {
   vectors: V[];
   reason: StopReason;
   detail?: string;
+  /** (s13-eig13) A check run that found a copy from a filtered start: that start, which may clear the next attempt (./lanczos-residue). */
+  residue?: CheckResidue<V>;
+}
+
+/** See ./lanczos-residue Residue. */
+export interface CheckResidue<V> {
+  clears(locked: readonly V[], mu0: number, found: { value: number; vector: V }): Promise<boolean>;
+  release(): void;
 }
 
 /** A step recorded but not yet applied to H: its scalars on the device (`s`) or read (`vals`). */

@@ -83,8 +83,9 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    * with the miss chance (./lanczos-check CopyBound). Host float64, k = 4: SiH4 (a triple
    * eigenvalue; without the check the 4th value is wrong) 175 products without, 295 with;
    * ExaSP2_trpcage_8K 261 / 368 (SciPy's eigsh: 297 / 278) — with `checkFilter` (the host
-   * default) 303 / 391 products for about half the check's CPU time. CuPy's and ARPACK's eigsh
-   * do no such check. k = 1 needs none (a copy of the one value changes nothing).
+   * default) 261 / 391 products (session 12: 303 / 391) for about half the check's CPU time.
+   * CuPy's and ARPACK's eigsh do no such check. k = 1 needs none (a copy of the one value
+   * changes nothing).
    */
   checkMultiplicity?: boolean | number;
   /**
@@ -93,7 +94,10 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
    * main run saw past its answer, applied to the random start with no basis and no Gram–Schmidt,
    * proves the same bound on the start's weight on a missed copy (same miss chance) in cheaper
    * steps; where it stalls (a copy, a spectrum not where the main run saw it) a Lanczos check run
-   * goes on from the filtered vector and the bound reached. false: Lanczos check runs only.
+   * goes on from the filtered vector and the bound reached — for a copy once the filter has made
+   * the rest negligible (s13) — and a filtered start that gave a copy may clear the next check
+   * (./lanczos-residue). No filter where a cluster just past the check point would slow it
+   * (./lanczos-filter NEAR_CLUSTER). false: Lanczos check runs only.
    */
   checkFilter?: boolean;
   /**
@@ -272,8 +276,10 @@ function noteFar<V, S>(c: LanczosCtx<V, S>, fast: RitzEstimates, m: number, beta
 /** (s12-eig18) The first Ritz value past the nWant wanted ones of the converged main run, with its residual estimate. */
 function noteNext<V, S>(c: LanczosCtx<V, S>, fast: RitzEstimates, m: number, beta: number, nWant: number): void {
   if (m <= nWant) return;
-  const i = c.sign === 1 ? nWant : m - 1 - nWant;
-  c.hint.next = { value: fast.values[i]!, residual: Math.abs(beta * fast.last[i]!) };
+  const at = (i: number) => ({ value: fast.values[i]!, residual: Math.abs(beta * fast.last[i]!) });
+  const order = wantedOrder(fast.values, c.sign);
+  c.hint.next = at(order[nWant]!);
+  c.hint.beyond = order.slice(nWant + 1, nWant + 4).map(at); // (s13-eig13) ./lanczos-filter NEAR_CLUSTER
 }
 
 /**
@@ -289,8 +295,11 @@ async function checkRun<V, S>(c: LanczosCtx<V, S>, r: { locked: readonly V[]; st
   if (!x0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
   const f = await chebyshevFilter(c, locked, x0, iv, mu0, missChance);
   if (f.kind === 'cleared') return { values: [], vectors: [], reason: 'converged', clear: true };
-  if (f.kind === 'found') return { values: [f.value], vectors: [f.vector], reason: 'converged' };
-  return lanczosCore(c, locked, 1, f.start, seed, { mu0, missChance, logStart: f.logStart });
+  const out = await lanczosCore(c, locked, 1, f.start, seed, { mu0, missChance, logStart: f.logStart });
+  // (s13-eig13) a copy found from the filtered start: the start may clear the next attempt
+  if (f.residue && out.reason === 'converged' && !out.clear && out.values.length > 0) return { ...out, residue: f.residue };
+  f.residue?.release();
+  return out;
 }
 
 /**
