@@ -197,5 +197,13 @@ export interface CiResult {
    * only if no eigenvalue was missed below the guard). Absent without a polish.
    */
   bounds?: { accept: 'residual' | 'bound'; bound: number[]; acceptedBy: ('bound' | 'residual' | 'none')[] };
+  /**
+   * With `spin`: present (and `solver.converged` false) when the roots returned do not answer the
+   * request — `otherSpin`: indices of roots whose ⟨S²⟩ is not S(S+1) (within 1e-3), `missing`: how
+   * many roots of the multiplicity are absent from the result (fewer returned than `nroots`).
+   * More roots than the space holds states of the multiplicity is refused before the solve
+   * (InvalidParameterError 'nroots'); this field is the last safety net when Davidson misses some.
+   */
+  spinShortfall?: { otherSpin: number[]; missing: number };
   notes: string[];
 }

@@ -25,7 +25,12 @@ export * from './ci-types';
  * r.energies; // [-2.19038..., ...]
  */
 export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump | string | URL, options: CiOptions<V, S> = {}): Promise<CiResult> {
-  return await ciRun(input, options, true);
+  const r = await ciRun(input, options, true);
+  const short = r.spinShortfall;
+  if (!short) return r;
+  // the roots do not answer the request: not converged, whatever Davidson's own verdict (the CLI exits non-zero)
+  const what = [short.otherSpin.length > 0 ? `roots ${short.otherSpin.join(', ')} have another spin` : '', short.missing > 0 ? `${short.missing} root(s) of the multiplicity missing` : ''].filter(Boolean).join('; ');
+  return { ...r, solver: { ...r.solver, converged: false }, notes: [...r.notes, `spin: the request for ${options.nroots ?? 1} root(s) of multiplicity ${options.spin?.multiplicity} is not met (${what}): reported as not converged (spinShortfall)`] };
 }
 
 /** {@link ciEnergies}; `mayRepeat`: whether a run whose spin parity let another spin in may repeat itself ({@link dropOtherSpins}). */
@@ -90,7 +95,7 @@ async function dropOtherSpins<V, S>(input: Fcidump | string | URL, options: CiOp
   const keep = again.s2.map((x, i) => (isSpin(x, m) ? i : -1)).filter((i) => i >= 0).slice(0, nroots);
   const pick = <T>(a: readonly T[]): T[] => keep.map((i) => a[i]!);
   const note = `spin: ${wrong} of the ${nroots} roots of the first run had another spin of the same parity (⟨S²⟩ ≠ ${((m - 1) / 2) * ((m + 1) / 2)}): repeated with ${more} roots and kept the ${keep.length} of multiplicity ${m}${keep.length < nroots ? ` — only ${keep.length} found; ask for more roots or use the spin penalty (a host direct or explicit H)` : ''}`;
-  if (keep.length === 0) return { ...first, notes: [...first.notes, note] };
+  if (keep.length === 0) return { ...first, notes: [...first.notes, note], spinShortfall: { otherSpin: first.spinShortfall?.otherSpin ?? [], missing: nroots } };
   return {
     ...again,
     energies: pick(again.energies),
@@ -99,6 +104,7 @@ async function dropOtherSpins<V, S>(input: Fcidump | string | URL, options: CiOp
     vectors: pick(again.vectors),
     ...(again.bounds ? { bounds: { ...again.bounds, bound: pick(again.bounds.bound), acceptedBy: pick(again.bounds.acceptedBy) } } : {}),
     notes: [...again.notes.filter((n) => !/^root \d+: ⟨S²⟩/.test(n)), note],
+    ...(keep.length < nroots ? { spinShortfall: { otherSpin: [], missing: nroots - keep.length } } : {}),
   };
 }
 
@@ -136,10 +142,12 @@ async function finishCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, spin: CiSpi
   const { s2, spinMs } = await spinOfRoots(built, space, r, vectors, notes);
   // the threaded host product holds worker threads and a shared copy of H: free them now
   (h.host as { dispose?: () => void } | undefined)?.dispose?.();
+  const otherSpin: number[] = [];
   if (spin.multiplicity !== undefined) {
     const m = spin.multiplicity;
     const target = ((m - 1) / 2) * ((m + 1) / 2);
     s2.forEach((x, i) => {
+      if (!isSpin(x, m)) otherSpin.push(i);
       if (Math.abs(x - target) > 1e-3) notes.push(`root ${i}: ⟨S²⟩ = ${x.toFixed(6)}, not ${target}: ${spin.pm ? 'raise spin.penalty or nroots' : 'a state of another spin of the same parity; ask for more roots'}`);
     });
   }
@@ -157,6 +165,7 @@ async function finishCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, spin: CiSpi
     vectors,
     notes,
     ...(r.bounds ? { bounds: r.bounds } : {}),
+    ...(otherSpin.length > 0 ? { spinShortfall: { otherSpin, missing: 0 } } : {}),
   };
 }
 

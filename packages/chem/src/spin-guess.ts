@@ -22,7 +22,7 @@ import type { HalfSpaceOperator } from './direct/operator';
 export type SparseGuess = { index: number; value: number }[];
 
 /** Open shells above this count are skipped (C(12, 6) = 924 determinants per configuration). */
-const MAX_OPEN = 12;
+export const MAX_OPEN = 12;
 
 const bit = (lo: number, hi: number, p: number) => (p < 32 ? (lo >>> p) & 1 : (hi >>> (p - 32)) & 1);
 const setBit = (w: [number, number], p: number) => {
@@ -44,8 +44,8 @@ function configurationStrings(dLo: number, dHi: number, open: number[], nAlphaOp
   return out;
 }
 
-/** S² over the determinants `dets` of one configuration (dense, row-major). */
-function configurationS2(dets: [number, number, number, number][], open: number[], nalpha: number, nbeta: number): Float64Array {
+/** S² over the determinants `dets` of one configuration (dense, row-major; S² projected onto `dets` when they are not all of it). */
+export function configurationS2(dets: [number, number, number, number][], open: number[], nalpha: number, nbeta: number): Float64Array {
   const n = dets.length;
   const s2 = new Float64Array(n * n);
   const sz = (nalpha - nbeta) / 2;
