@@ -11,10 +11,9 @@
  * the driver's own measure (its penalty matrix and ⟨S²⟩ are the projected S²).
  * @module
  */
-import { popcount32 } from './determinants/bits';
 import type { DeterminantSpace } from './determinants/space';
 import { symmetricEigenDense } from './dense-eigen';
-import { configurationS2, MAX_OPEN } from './spin-guess';
+import { configurationS2, MAX_OPEN, shells } from './spin-guess';
 
 /** The count and whether it is exact (false: an upper bound, from incomplete configurations of more than 12 open shells). */
 export interface SpinStateCount {
@@ -35,19 +34,6 @@ export function branchingCount(k: number, multiplicity: number): number {
   if (twoS > k || (k - twoS) % 2 !== 0) return 0;
   const a = (k - twoS) / 2;
   return binomial(k, a) - binomial(k, a - 1);
-}
-
-/** Open shells (α xor β) and doubly occupied (α and β) bits of determinant `d`. */
-function shells(space: DeterminantSpace, d: number): { oLo: number; oHi: number; dLo: number; dHi: number; k: number } {
-  const ia = space.detAlpha[d]!;
-  const ib = space.detBeta[d]!;
-  const alo = space.alpha.lo[ia]!;
-  const ahi = space.alpha.hi[ia]!;
-  const blo = space.beta.lo[ib]!;
-  const bhi = space.beta.hi[ib]!;
-  const oLo = (alo ^ blo) >>> 0;
-  const oHi = (ahi ^ bhi) >>> 0;
-  return { oLo, oHi, dLo: (alo & blo) >>> 0, dHi: (ahi & bhi) >>> 0, k: popcount32(oLo) + popcount32(oHi) };
 }
 
 /**

@@ -108,6 +108,19 @@ function determinantLookup(space: DeterminantSpace): (ia: number, ib: number) =>
   };
 }
 
+/** Open shells (α xor β) and doubly occupied (α and β) bits of determinant `d`. */
+export function shells(space: DeterminantSpace, d: number): { oLo: number; oHi: number; dLo: number; dHi: number; k: number } {
+  const ia = space.detAlpha[d]!;
+  const ib = space.detBeta[d]!;
+  const alo = space.alpha.lo[ia]!;
+  const ahi = space.alpha.hi[ia]!;
+  const blo = space.beta.lo[ib]!;
+  const bhi = space.beta.hi[ib]!;
+  const oLo = (alo ^ blo) >>> 0;
+  const oHi = (ahi ^ bhi) >>> 0;
+  return { oLo, oHi, dLo: (alo & blo) >>> 0, dHi: (ahi & bhi) >>> 0, k: popcount32(oLo) + popcount32(oHi) };
+}
+
 /**
  * Up to `k` unit start vectors of multiplicity `multiplicity` (2S + 1), from the configurations
  * of the determinants of lowest `diagonal` (diag H) upwards: each configuration's S² eigenvectors
@@ -131,19 +144,12 @@ export function spinAdaptedGuess(space: DeterminantSpace, diagonal: Float64Array
   const lookup = determinantLookup(space);
   for (const c of candidates) {
     if (out.length >= k) break;
-    const ia = space.detAlpha[c]!;
-    const ib = space.detBeta[c]!;
-    const alo = space.alpha.lo[ia]!;
-    const ahi = space.alpha.hi[ia]!;
-    const blo = space.beta.lo[ib]!;
-    const bhi = space.beta.hi[ib]!;
-    const dLo = (alo & blo) >>> 0;
-    const dHi = (ahi & bhi) >>> 0;
-    const cfg = `${dLo},${dHi},${(alo ^ blo) >>> 0},${(ahi ^ bhi) >>> 0}`;
+    const { dLo, dHi, oLo, oHi } = shells(space, c);
+    const cfg = `${dLo},${dHi},${oLo},${oHi}`;
     if (seen.has(cfg)) continue;
     seen.add(cfg);
     const open: number[] = [];
-    for (let p = 0; p < space.norb; p++) if (bit(alo ^ blo, ahi ^ bhi, p)) open.push(p);
+    for (let p = 0; p < space.norb; p++) if (bit(oLo, oHi, p)) open.push(p);
     if (open.length > MAX_OPEN) continue;
     const dets = configurationStrings(dLo, dHi, open, space.nalpha - popcount32(dLo) - popcount32(dHi));
     const index = dets.map(([a0, a1, b0, b1]) => {
