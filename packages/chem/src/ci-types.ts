@@ -117,7 +117,11 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   workers?: number | 'auto';
   /** Integral symmetry for a path input (default 'auto'). */
   symmetry?: 8 | 4 | 'auto';
-  onProgress?: (p: CiProgress) => void;
+  /**
+   * Progress events (a notification: it cannot stop the run — use `signal`). A Promise it returns
+   * is not awaited; if one rejects, ciEnergies rejects with that error once the run is over.
+   */
+  onProgress?: (p: CiProgress) => unknown;
   signal?: AbortSignal;
   /** Memory limits: the run is sized before the space is built and refused when it cannot fit. */
   memory?: CiMemoryOptions;

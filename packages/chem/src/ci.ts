@@ -9,7 +9,7 @@ import { buildCiHamiltonian, type CiBuilt, type CiPlan, planCi } from './ci-plan
 import { checkParityRun, denseHalfSolve, parityHalf } from './ci-parity';
 import { denseCiSolve, float64Energies } from './ci-phases';
 import { type CiSolved, type CiSpin, davidsonCi } from './ci-solve';
-import type { CiOptions, CiResult } from './ci-types';
+import type { CiOptions, CiProgress, CiResult } from './ci-types';
 import { denseColumnsCsr } from './direct/ci';
 import type { DeterminantSpace } from './determinants/space';
 import type { Fcidump } from './fcidump/types';
@@ -25,7 +25,21 @@ export * from './ci-types';
  * r.energies; // [-2.19038..., ...]
  */
 export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump | string | URL, options: CiOptions<V, S> = {}): Promise<CiResult> {
-  const r = await ciRun(input, options, true);
+  // onProgress is a notification: a Promise it returns is not awaited, but its rejection is kept
+  // (not left unhandled, which ends a Node process) and rejects the run once the run is over
+  let failed: { error: unknown } | undefined;
+  const user = options.onProgress;
+  const onProgress = user && ((p: CiProgress) => {
+    const ret: unknown = user(p);
+    if (ret !== null && typeof ret === 'object' && typeof (ret as { then?: unknown }).then === 'function') {
+      (ret as PromiseLike<unknown>).then(undefined, (error: unknown) => {
+        failed ??= { error };
+      });
+    }
+  });
+  const r = await ciRun(input, { ...options, ...(onProgress ? { onProgress } : {}) }, true);
+  await null; // a callback's rejection of the last event settles first
+  if (failed) throw failed.error;
   const short = r.spinShortfall;
   if (!short) return r;
   // the roots do not answer the request: not converged, whatever Davidson's own verdict (the CLI exits non-zero)

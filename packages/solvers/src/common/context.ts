@@ -116,14 +116,15 @@ export class SolveContext<V, S> {
   }
 
   /**
-   * Record a checked residual estimate: history, then the user callback and the abort signal.
-   * Returns true when the solve must stop ('stopped').
+   * Record a checked residual estimate: history, then the user callback (awaited when it
+   * returns a Promise: session 13, a Promise was taken for "go on" and its rejection went
+   * unhandled) and the abort signal. Resolves to true when the solve must stop ('stopped').
    */
-  report(iteration: number, residual: number): boolean {
+  async report(iteration: number, residual: number): Promise<boolean> {
     if (this.opts.recordHistory) this.history.push({ iteration, residual });
     const cb = this.opts.onIteration;
     if (cb) {
-      const verdict = cb({ iteration, residual, relativeResidual: residual / this.bNorm, tolerance: this.tol });
+      const verdict = await cb({ iteration, residual, relativeResidual: residual / this.bNorm, tolerance: this.tol });
       if (verdict === false) return true;
     }
     return this.aborted();

@@ -337,7 +337,7 @@ class RecurrenceLoop<V, S> {
       space.release(m.restart(false));
       return undefined;
     }
-    if (ctx.report(k, rn)) return this.final('stopped', ctx.aborted() ? 'signal aborted' : 'onIteration returned false');
+    if (await ctx.report(k, rn)) return this.final('stopped', ctx.aborted() ? 'signal aborted' : 'onIteration returned false');
     this.lastEstimates = [this.lastEstimates[1]!, rn];
     if (rn > DIVERGENCE * Math.max(this.r0, ctx.bNorm)) {
       return this.final(

@@ -28,7 +28,11 @@ export interface EigenBaseOptions {
   k: number;
   /** Upper bound on outer iterations. */
   maxIterations?: number;
-  /** Called after every outer iteration; return `false` to stop (reason 'stopped'); any other return value continues. */
+  /**
+   * Called after every outer iteration; return `false` to stop (reason 'stopped'); any other
+   * return value continues. A Promise is awaited first (resolving to `false` stops); one that
+   * rejects rejects the solve with its error.
+   */
   onIteration?: (info: EigenIterationInfo) => unknown;
   /** Aborting it stops the solver at the next iteration boundary (reason 'stopped'). */
   signal?: AbortSignal;
@@ -72,11 +76,11 @@ export class EigenRun {
     this.mark = op ? kernelMark(op) : undefined;
   }
 
-  /** Record one iteration; true when the caller (callback or signal) asked to stop. */
-  record(info: EigenIterationInfo): boolean {
+  /** Record one iteration; resolves to true when the caller (callback, awaited when it returns a Promise, or signal) asked to stop. */
+  async record(info: EigenIterationInfo): Promise<boolean> {
     this.history.push({ iteration: info.iteration, values: [...info.values], residualNorms: [...info.residualNorms] });
     if (this.opts.signal?.aborted) return true;
-    if (this.opts.onIteration && this.opts.onIteration(info) === false) return true;
+    if (this.opts.onIteration && (await this.opts.onIteration(info)) === false) return true;
     return this.opts.signal?.aborted === true; // the callback may have aborted it
   }
 

@@ -296,7 +296,7 @@ async function iterate<V, S>(c: Ctx<V, S>, st: Iterate<V>): Promise<boolean> {
   const { r, rn } = await residuals(c, st);
   st.lastRn = rn;
   const conv = verdict(c, st, rn, residualTol);
-  const stop = run.record({ iteration: st.iterations, values: st.theta, residualNorms: rn, threshold: residualTol });
+  const stop = await run.record({ iteration: st.iterations, values: st.theta, residualNorms: rn, threshold: residualTol });
   const release = () => r.forEach((x) => { space.release(x); });
   const over = ended(c, st, rn, conv, stop);
   if (over) {

@@ -234,7 +234,7 @@ async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: L
   const thr = threshold(c);
   if (look.main) noteFar(c, fast, m, beta);
   look.schedule.update(c.iterations, est, nWant, thr);
-  if (run.record({ iteration: c.iterations, values: shown.map((i) => fast.values[i]!), residualNorms: est, threshold: thr })) {
+  if (await run.record({ iteration: c.iterations, values: shown.map((i) => fast.values[i]!), residualNorms: est, threshold: thr })) {
     return done(() => st.finish(nWant, 'stopped'));
   }
   if (look.bound && est.length > 0 && look.bound.certifies(fast.values[shown[0]!]!, m)) {

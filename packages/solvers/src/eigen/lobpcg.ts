@@ -248,7 +248,7 @@ async function residualsAndExits<V, S>(st: LobpcgState<V, S>): Promise<{ r: V[];
   st.iterations++;
   const iterations = st.iterations;
   const thr = residualThreshold(st.tolerance, st.normA);
-  const stop = st.run.record({ iteration: iterations, values: st.theta.slice(0, k), residualNorms: rn.slice(0, k), threshold: thr });
+  const stop = await st.run.record({ iteration: iterations, values: st.theta.slice(0, k), residualNorms: rn.slice(0, k), threshold: thr });
   const done = (why: StopReason, what?: string) => {
     r.forEach((v) => { space.release(v); });
     st.reason = why;

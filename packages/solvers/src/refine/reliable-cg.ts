@@ -305,7 +305,7 @@ class Run<V, S> {
       inp.state.correctionRhs(1 / rn, w.r);
     }
     this.nextCheck = this.k + this.planner.gap(1, this.scale); // no readback right after a replacement
-    this.stopAsked = this.hooks.onReplacement({ replacement: this.replacements, residual: rn, iterations, reason, estimate }) === false;
+    this.stopAsked = (await this.hooks.onReplacement({ replacement: this.replacements, residual: rn, iterations, reason, estimate })) === false;
     return rn;
   }
 
