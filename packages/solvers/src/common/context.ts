@@ -43,25 +43,25 @@ export class SolveContext<V, S> {
   /** y = A·x (counted). */
   matvec(x: V, y: V): void {
     this.stats.matvecs++;
-    returnedVoid(this.op.apply(x, y), this.method, 'apply');
+    returnedVoid(this.op.apply(x, y), this.method, 'apply', y);
   }
 
   /** y = Aᵀ·x (counted); the caller checked that the operator has it. */
   matvecTranspose(x: V, y: V): void {
     this.stats.matvecs++;
-    returnedVoid(this.op.applyTranspose!(x, y), this.method, 'applyTranspose');
+    returnedVoid(this.op.applyTranspose!(x, y), this.method, 'applyTranspose', y);
   }
 
   /** z = M⁻¹·r (counted); the caller checked that a preconditioner is set. */
   precond(r: V, z: V): void {
     this.stats.precondApplies++;
-    returnedVoid(this.opts.preconditioner!.apply(r, z), this.method, 'preconditioner apply');
+    returnedVoid(this.opts.preconditioner!.apply(r, z), this.method, 'preconditioner apply', z);
   }
 
   /** z = M⁻ᵀ·r (counted). */
   precondTranspose(r: V, z: V): void {
     this.stats.precondApplies++;
-    returnedVoid(this.opts.preconditioner!.applyTranspose!(r, z), this.method, 'preconditioner applyTranspose');
+    returnedVoid(this.opts.preconditioner!.applyTranspose!(r, z), this.method, 'preconditioner applyTranspose', z);
   }
 
   /** r = b − A·x, one matvec. `x` and `r` must be different vectors. */

@@ -203,7 +203,7 @@ interface Iterate<V> {
 function setUp<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: DavidsonCoreOptions<V>): Ctx<V, S> {
   const k = opts.k;
   const name = opts.name ?? 'davidson';
-  checkEigenInput(name, op, k);
+  checkEigenInput(name, op, k, opts.maxIterations);
   const n = op.rows;
   const d = opts.diagonal ?? new Float64Array(n);
   if (opts.diagonal === undefined && !(opts.corrector && opts.initialVectors)) {
@@ -238,7 +238,7 @@ async function extend<V, S>(c: Ctx<V, S>, st: Iterate<V>): Promise<number[]> {
   const m0 = st.v.length;
   for (const t of st.newVecs) {
     const at = space.create(op.rows);
-    returnedVoid(op.apply(t, at), 'davidson', 'apply'); // A·t
+    returnedVoid(op.apply(t, at), 'davidson', 'apply', at); // A·t
     run.stats.matvecs++;
     st.v.push(t);
     st.av.push(at);

@@ -128,7 +128,7 @@ class ChebyshevSteps<V, S> {
     const { space, op, run, sign } = this.c;
     const { cen, half, tau, every } = this.iv;
     const src = this.j === 0 ? this.prev : this.cur;
-    returnedVoid(op.apply(src, this.w), 'lanczos', 'apply');
+    returnedVoid(op.apply(src, this.w), 'lanczos', 'apply', this.w);
     run.stats.matvecs++;
     this.c.iterations++;
     const scale = this.j === 0 ? 1 / (half * tau) : (2 * this.rho) / half;
@@ -319,7 +319,7 @@ async function confirmCopy<V, S>(c: LanczosCtx<V, S>, f: ChebyshevSteps<V, S>): 
   }
   space.axpby(1 / n!, y, 0, y);
   const ay = createForOverwrite(space, op.rows);
-  returnedVoid(op.apply(y, ay), 'lanczos', 'apply');
+  returnedVoid(op.apply(y, ay), 'lanczos', 'apply', ay);
   run.stats.matvecs++;
   c.iterations++;
   const [value] = await readAndRelease(space, [space.dot(y, ay)], run.stats);

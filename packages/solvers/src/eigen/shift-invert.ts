@@ -108,7 +108,7 @@ function inverseOperator(a: CsrMatrix, sigma: number, m: LinearOperator<Float64A
     const bn = Math.sqrt(dot(b, b));
     stats.solves++;
     if (bn === 0) return;
-    returnedVoid(m.apply(r, z), 'lanczosShiftInvert', 'preconditioner apply'); // z = M⁻¹·r
+    returnedVoid(m.apply(r, z), 'lanczosShiftInvert', 'preconditioner apply', z); // z = M⁻¹·r
     p.set(z);
     let rho = dot(r, z);
     let it = 0;
@@ -123,7 +123,7 @@ function inverseOperator(a: CsrMatrix, sigma: number, m: LinearOperator<Float64A
         x[i]! += alpha * p[i]!; // x ← x + α·p
         r[i]! -= alpha * q[i]!; // r ← r − α·q
       }
-      returnedVoid(m.apply(r, z), 'lanczosShiftInvert', 'preconditioner apply'); // z = M⁻¹·r
+      returnedVoid(m.apply(r, z), 'lanczosShiftInvert', 'preconditioner apply', z); // z = M⁻¹·r
       const rhoNew = dot(r, z);
       const beta = rhoNew / rho;
       rho = rhoNew;
@@ -156,6 +156,16 @@ function inverseOperator(a: CsrMatrix, sigma: number, m: LinearOperator<Float64A
       for (let i = 0; i < n; i++) y[i] = alpha * t[i]! + beta * y[i]!; // y = α·B·x + β·y
     },
   };
+}
+
+/**
+ * λ = σ + 1/μ cannot be resolved below u·|σ|: a σ with u·|σ| > tol·‖A‖∞ (far outside the
+ * spectrum) gives no digit of λ (session 13: σ = −1e300 on poisson2d 6² 'converged' to
+ * λ = −2.97e284 for 0.40). Refused, naming the largest |σ| that resolves λ to tol·‖A‖∞.
+ */
+function assertShiftResolves(a: CsrMatrix, sigma: number, tol: number): void {
+  const limit = (tol / 2 ** -53) * csrNormInf(a);
+  if (Math.abs(sigma) > limit) throw new InvalidParameterError('lanczosShiftInvert sigma', `|σ| ≤ tol/u·‖A‖∞ = ${limit.toExponential(2)} (farther, λ = σ + 1/μ loses every digit below u·|σ|)`, sigma);
 }
 
 /** S = diag(A − σI)^½ and ‖S⁻¹(A − σI)S⁻¹‖∞, or undefined when a diagonal entry of A − σI is not positive. */
@@ -227,6 +237,10 @@ export async function lanczosShiftInvert(a: CsrMatrix, opts: ShiftInvertOptions)
   const sigma = opts.sigma ?? 0;
   if (!Number.isFinite(sigma)) throw new InvalidParameterError('lanczosShiftInvert sigma', 'a finite number', sigma);
   const tol = opts.tol ?? 1e-8;
+  // checked here, before the inner tolerance is made from them (session 13: tol −1 was refused as "innerRtol −0.01", k 0 was a TypeError)
+  if (!(Number.isFinite(tol) && tol > 0 && tol < 1)) throw new InvalidParameterError('lanczosShiftInvert tol', 'a finite number in (0, 1)', tol);
+  if (!(Number.isInteger(opts.k) && opts.k >= 1 && opts.k <= n)) throw new InvalidParameterError('lanczosShiftInvert k', `an integer in 1..${n}`, opts.k);
+  assertShiftResolves(a, sigma, tol);
   const innerRtol = opts.innerRtol ?? Math.min(1e-10, tol / 100);
   const innerMax = opts.innerMaxIterations ?? Math.max(1000, 10 * n);
   if (!(Number.isFinite(innerRtol) && innerRtol > 0)) throw new InvalidParameterError('lanczosShiftInvert innerRtol', 'a finite number > 0', innerRtol);
@@ -269,6 +283,9 @@ export async function lanczosShiftInvert(a: CsrMatrix, opts: ShiftInvertOptions)
     sigma,
   };
   const r0 = r ?? { tolerance: undefined };
+  // far from the spectrum the rule on (A − σI)⁻¹ gives λ = σ + 1/μ only to ≈ tol·|λ − σ|
+  const normA = csrNormInf(a);
+  if (Math.abs(sigma) > normA) (out.stats.warnings ??= []).push(`σ = ${sigma} lies ${(Math.abs(sigma) / normA).toExponential(2)}·‖A‖∞ from 0: each λ = σ + 1/μ is accurate to ≈ tol·|λ − σ| (${(tol * Math.abs((values[0] ?? 0) - sigma)).toExponential(1)} for the first), not tol·|λ|; a σ nearer the wanted λ is more accurate`);
   if (r0.tolerance) out.tolerance = { ...r0.tolerance, rule: `shift-invert: ‖(A − σI)⁻¹v − μv‖ ≤ max(tol·‖(A − σI)⁻¹‖est, atol), λ = σ + 1/μ` };
   if (detail) out.detail = detail;
   else delete out.detail;

@@ -128,11 +128,11 @@ class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
   private async notNear(w: Watch<S>, name: string, d: S, u: V, vv: S): Promise<boolean> {
     const s = this.ctx.space;
     const uu = s.dot(u, u);
-    const d2 = s.mul(d, d);
-    const den = s.mul(uu, vv);
-    const cos2 = s.div(d2, den);
+    const q1 = s.div(d, uu);
+    const q2 = s.div(d, vv);
+    const cos2 = s.mul(q1, q2); // (d/⟨u, u⟩)·(d/⟨v, v⟩): no square of a product to leave float32's range
     const fine = await w.near(`cos²∠ of ${name}`, cos2, this.cosLimit ** 2);
-    release(s, uu, d2, den, cos2);
+    release(s, uu, q1, q2, cos2);
     return fine;
   }
 

@@ -119,12 +119,13 @@ class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
     const ts = s.dot(t, sv);
     // cos²∠(t, s) = ⟨t, s⟩²/(⟨t, t⟩·⟨s, s⟩): ω is rounding noise at cos ≈ u (t ⟂ s, e.g. [[1, 2], [3, 4]], b = 1), and the
     // next β = (ρ/ρ_old)·(α/ω) would blow up: a near-breakdown, reported with the half step's x (its residual is s)
+    // as (⟨t, s⟩/⟨t, t⟩)·(⟨t, s⟩/⟨s, s⟩): the squares' products leave float32's range (A·1e6: Inf/Inf)
     const ss = s.dot(sv, sv);
-    const ts2 = s.mul(ts, ts);
-    const ttss = s.mul(tt, ss);
-    const cos2 = s.div(ts2, ttss);
+    const q1 = s.div(ts, tt);
+    const q2 = s.div(ts, ss);
+    const cos2 = s.mul(q1, q2);
     const fine = await w.near('cos²∠(t, s)', cos2, this.cosLimit ** 2);
-    release(s, ss, ts2, ttss, cos2);
+    release(s, ss, q1, q2, cos2);
     if (!fine) {
       s.axpby(alpha, pHat, 1, x); // x = x + α·p̂
       s.copy(sv, r); // r = s
