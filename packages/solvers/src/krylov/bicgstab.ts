@@ -4,11 +4,11 @@
  *
  * Memory traffic per iteration (n-vectors):
  * - matvecs: 2 (v = A·p̂, t = A·ŝ); preconditioner applies: 2 when M is set
- * - dots: 5 (ρ = ⟨r̂, r⟩, ⟨r̂, v⟩, ⟨t, s⟩, ⟨t, t⟩, ⟨s, s⟩ — the last for the near-breakdown test of ω;
- *   ‖r‖ one more reduction at checks only)
+ * - dots: ρ = ⟨r̂, r⟩, ⟨r̂, v⟩, ⟨t, t⟩, and ⟨t, s⟩ with ⟨s, s⟩ in one multiDot (⟨s, s⟩ for the
+ *   near-breakdown test of ω); ‖r‖ one more reduction at checks only
  * - fused updates (combine): p = r + β·p − β·ω·v (3 reads, 1 write), s = r − α·v (2 + 1),
  *   x = x + α·p̂ + ω·ŝ (3 + 1), r = s − ω·t (2 + 1)
- * - total ≈ 19 vector reads + 4 writes + 2 matvecs; 7 vectors of storage (x, r, r̂, p, v, s, t), 9 with M
+ * - total ≈ 18 vector reads + 4 writes + 2 matvecs; 7 vectors of storage (x, r, r̂, p, v, s, t), 9 with M
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
@@ -116,11 +116,10 @@ class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
       release(s, rv, alpha, minusAlpha, tt);
       return;
     }
-    const ts = s.dot(t, sv);
     // cos²∠(t, s) = ⟨t, s⟩²/(⟨t, t⟩·⟨s, s⟩): ω is rounding noise at cos ≈ u (t ⟂ s, e.g. [[1, 2], [3, 4]], b = 1), and the
-    // next β = (ρ/ρ_old)·(α/ω) would blow up: a near-breakdown, reported with the half step's x (its residual is s)
-    // as (⟨t, s⟩/⟨t, t⟩)·(⟨t, s⟩/⟨s, s⟩): the squares' products leave float32's range (A·1e6: Inf/Inf)
-    const ss = s.dot(sv, sv);
+    // next β = (ρ/ρ_old)·(α/ω) would blow up: a near-breakdown, reported with the half step's x (its residual is s).
+    // ⟨t, s⟩ and ⟨s, s⟩ in one pass over s; cos² as (⟨t, s⟩/⟨t, t⟩)·(⟨t, s⟩/⟨s, s⟩): the squares' products leave float32's range (A·1e6)
+    const [ts, ss] = s.multiDot([t, sv], sv) as [S, S];
     const q1 = s.div(ts, tt);
     const q2 = s.div(ts, ss);
     const cos2 = s.mul(q1, q2);
@@ -149,7 +148,7 @@ class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
  * iteration in `detail`; so is ω's near-breakdown, |cos∠(t, s)| ≤ 16·max(1, log₂ n)·u (ω then
  * rounding noise, the next β would blow up), with x the half step x + α·p̂ (residual s). Stops when ‖b − A·x‖ ≤ max(rtol·‖b‖, atol), checked on the true residual.
  *
- * Cost per iteration: 2 matvecs, 5 dots, 4 fused vector updates (+2 preconditioner applies).
+ * Cost per iteration: 2 matvecs, 3 dots and a 2-vector multiDot, 4 fused vector updates (+2 preconditioner applies).
  * @example
  * const a = generators.banded(100, 2, 3, { spd: true }); // nonsymmetric pattern works too
  * const res = await bicgstab(space, HostOperator.fromCsr(a), b, { rtol: 1e-10 });
