@@ -64,6 +64,9 @@ export interface RecurrenceMethod<V, S> {
 /** Consecutive false convergences (estimate passed, true residual did not improve 2×) before giving up. */
 const STAGNATION_LIMIT = 3;
 
+/** After a false convergence, check every step while the true residual is within this factor of the tolerance. */
+const DENSE_NEAR = 8;
+
 /** Stop as diverged when the residual estimate exceeds this factor times max(‖r₀‖, ‖b‖) (PETSc's dtol). */
 const DIVERGENCE = 1e4;
 
@@ -116,7 +119,8 @@ class RecurrenceLoop<V, S> {
    * iteration: the true residual drifts from the estimate by each step's rounding, so the
    * `checkEvery − 1` steps a sparse check runs past the tolerance only widen the gap (session 13:
    * float32 CG, poisson2d 30², rtol 1e-5, checkEvery 32 stalled at 2.1e-5 and ended 'breakdown'
-   * where checkEvery 1 converged at 8.3e-6). Near the exit, so a few readbacks only.
+   * where checkEvery 1 converged at 8.3e-6). Only while the true residual is within
+   * {@link DENSE_NEAR}× the tolerance: near the exit, so a few readbacks.
    */
   private denseChecks = false;
   private lastTrue = Number.POSITIVE_INFINITY;
@@ -311,7 +315,9 @@ class RecurrenceLoop<V, S> {
       tr = await ctx.take(m.restart(false)); // r on the verified kernel: the recurrence goes on from it
     }
     let current = tr;
-    this.denseChecks = true;
+    // every step only near the tolerance: far above it the restarted recurrence has many steps to go at the usual cadence
+    // (a readback per step would cost ≈ 1 ms each on the GPU), and the drift it fixes is a few steps' worth
+    this.denseChecks = tr <= DENSE_NEAR * ctx.tol;
     this.falseConvergences = tr > 0.5 * this.lastTrue ? this.falseConvergences + 1 : 0;
     this.lastTrue = Math.min(this.lastTrue, tr);
     if (this.falseConvergences >= STAGNATION_LIMIT && (await ctx.recheck(x, tr))) {
