@@ -31,6 +31,17 @@ describe('ci: more roots of a multiplicity than exist', () => {
     expect(Math.abs(r.s2[0] - 6)).toBeLessThan(1e-6);
     expect(r.spinShortfall).toBeUndefined();
   });
+  it('a result that still misses the spin (Davidson with --maxit 1: triplets among 20 singlets): WARNING line, NOT converged, exit 1; --json carries spinShortfall', async () => {
+    captured.stdout = '';
+    expect(await main(['ci', H4, '--backend', 'cpu', '--solver', 'davidson', '--nroots', '20', '--multiplicity', '1', '--maxit', '1'])).toBe(1);
+    expect(captured.stdout).toMatch(/WARNING: the roots do not answer --multiplicity: roots [\d, ]+ have another spin/);
+    expect(captured.stdout).toMatch(/NOT converged/);
+    captured.stdout = '';
+    expect(await main(['ci', H4, '--backend', 'cpu', '--solver', 'davidson', '--nroots', '20', '--multiplicity', '1', '--maxit', '1', '--json'])).toBe(1);
+    const r = JSON.parse(captured.stdout);
+    expect(r.spinShortfall.otherSpin.length).toBeGreaterThan(0);
+    expect(r.solver.converged).toBe(false);
+  });
   it.skipIf(gpuTierSkipped)('the device backend (float32 Davidson + polish): the same refusal', async () => {
     captured.stderr = '';
     expect(await main(['ci', H4, '--backend', 'webgpu', '--solver', 'davidson', '--nroots', '16', '--multiplicity', '3'])).toBe(3);
