@@ -110,8 +110,10 @@ async function dropOtherSpins<V, S>(input: Fcidump | string | URL, options: CiOp
   const pick = <T>(a: readonly T[]): T[] => keep.map((i) => a[i]!);
   const note = `spin: ${wrong} of the ${nroots} roots of the first run had another spin of the same parity (⟨S²⟩ ≠ ${((m - 1) / 2) * ((m + 1) / 2)}): repeated with ${more} roots and kept the ${keep.length} of multiplicity ${m}${keep.length < nroots ? ` — only ${keep.length} found; ask for more roots or use the spin penalty (a host direct or explicit H)` : ''}`;
   if (keep.length === 0) return { ...first, notes: [...first.notes, note], spinShortfall: { otherSpin: first.spinShortfall?.otherSpin ?? [], missing: nroots } };
+  // the larger run's own spinShortfall names its other-spin roots, which are not kept
+  const { spinShortfall: _others, ...rest } = again;
   return {
-    ...again,
+    ...rest,
     energies: pick(again.energies),
     residualNorms: pick(again.residualNorms),
     s2: pick(again.s2),
