@@ -12,13 +12,15 @@
  * - an eigen tol ≥ 1 (a relative residual rule that accepts any vector): lanczos 'converged' to
  *   2.24 and 6.30 for 0.40 and 0.95; now refused (the API's eigsh and the CLI's --tol too);
  * - lanczos v0 of the wrong length: "copy: expected length 35, got 36"; now names lanczos v0;
+ * - refinedSolve maxOuterIterations −1 / 1.5 ran 0 / 2 outer steps; eigsMixed fastTol 2 and
+ *   fastMaxIterations −1 were refused as 'lanczos tol' / 'lanczos maxIterations': now by their names;
  * - BiCGStab's near-breakdown test itself on A·1e6 in float32: ⟨t, s⟩² and ⟨t, t⟩·⟨s, s⟩ overflowed
  *   (NaN: a false near-breakdown, caught by bench/hostile-s11); now formed as a product of ratios.
  * The cases found fine are listed in bench/RESULTS.md (session 13, harden-d).
  */
 import { DimensionMismatchError, generators, HostOperator, HostVectorSpace, InvalidParameterError, type LinearOperator } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
-import { bicg, bicgstab, cg, davidson, gmres, lanczos, lanczosShiftInvert, lobpcg } from '../src/index';
+import { bicg, bicgstab, cg, davidson, eigsMixed, gmres, lanczos, lanczosShiftInvert, lobpcg, refinedSolve } from '../src/index';
 import { Float32HostSpace, float32CsrOperator } from './eigen-f32-space';
 
 const space = new HostVectorSpace();
@@ -82,6 +84,14 @@ describe('session 13 sweep (host)', () => {
     }
     await expect(lanczos(space, host, { k: 2, v0: new Float64Array(n - 1).fill(1) })).rejects.toThrow(DimensionMismatchError);
     await expect(lanczos(space, host, { k: 2, v0: new Float64Array(n - 1).fill(1) })).rejects.toThrow(/lanczos v0: expected length 36, got 35/);
+  });
+  it('refinedSolve maxOuterIterations −1 / 1.5 (ran 0 / 2 outer steps) and eigsMixed fastTol 2 / fastMaxIterations −1 (named as lanczos options) refused by their own names', async () => {
+    const base = { hostOperator: host, innerOperator: float32CsrOperator(a), innerSpace: new Float32HostSpace(), b: b(), extended: false as const };
+    for (const maxOuterIterations of [-1, 1.5]) await expect(refinedSolve({ ...base, maxOuterIterations })).rejects.toThrow(/refinedSolve maxOuterIterations: expected an integer ≥ 0/);
+    expect((await refinedSolve({ ...base, maxOuterIterations: 0 })).reason).toBe('max-iterations');
+    const mixed = { method: 'lanczos' as const, k: 2, fastOperator: float32CsrOperator(a), fastSpace: new Float32HostSpace(), hostOperator: host };
+    await expect(eigsMixed({ ...mixed, fastTol: 2 })).rejects.toThrow(/eigsMixed fastTol: expected a relative tolerance below 1/);
+    await expect(eigsMixed({ ...mixed, fastMaxIterations: -1 })).rejects.toThrow(/eigsMixed fastMaxIterations: expected an integer ≥ 0/);
   });
   it('bicgstab in float32 on poisson2d·1e6 (b = A·1): converged (the near-breakdown ratio overflowed to NaN before)', async () => {
     const big = { ...a, values: a.values.map((v) => v * 1e6) };
