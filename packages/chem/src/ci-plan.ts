@@ -11,6 +11,7 @@ import { assertRootsFit, sizeCiRun } from './ci-estimate';
 import type { CiDevicePolish } from './ci-polish';
 import { type CiBackend, type CiOptions, type CiProgress, hostBackend } from './ci-types';
 import { buildCiSpace, prepareCiSpace } from './determinants/build';
+import { spinStateCount } from './spin-count';
 import type { DeterminantSpace } from './determinants/space';
 import type { Fcidump } from './fcidump/types';
 import type { ChunkSink } from './hamiltonian/chunked';
@@ -117,12 +118,15 @@ export async function planCi<V, S>(input: Fcidump | string | URL, options: CiOpt
   if (fd !== fd0) notes.push(...fd.notes.slice(fd0.notes.length));
   const spaceMs = performance.now() - t;
   emit({ stage: 'space' });
-  const checked = validateRun(options, space);
+  // every configuration whole: FCI and CAS (irrep filters keep whole configurations), truncated CI from a closed-shell reference
+  const ref = prepared.reference;
+  const complete = prepared.kind !== 'ci' || (ref.alpha.length === ref.beta.length && ref.alpha.every((p) => ref.beta.includes(p)));
+  const checked = validateRun(options, space, complete);
   return { fd, space, backend, devicePolish, estimate, chunked, ...checked, read, spaceMs };
 }
 
 /** nroots, spin, format and solver against the built space. */
-function validateRun<V, S>(options: CiOptions<V, S>, space: DeterminantSpace): { nroots: number; format: string; solverName: 'dense' | 'davidson' } {
+function validateRun<V, S>(options: CiOptions<V, S>, space: DeterminantSpace, complete: boolean): { nroots: number; format: string; solverName: 'dense' | 'davidson' } {
   const nroots = options.nroots ?? 1;
   // −1 ran no Davidson iteration and returned the start vectors' energies (not converged)
   const maxit = options.maxIterations;
@@ -147,6 +151,7 @@ function validateRun<V, S>(options: CiOptions<V, S>, space: DeterminantSpace): {
     if (m > unpaired + 1) {
       throw new InvalidParameterError('spin.multiplicity', `at most ${unpaired + 1} (${unpaired} unpaired electrons: ${nel} in ${space.norb} orbitals)`, m);
     }
+    assertSpinRoots(space, m, nroots, complete);
   }
   const format = pickFormat(options.format, space.referenceSize);
   let solverName = options.solver ?? 'auto';
@@ -158,6 +163,18 @@ function validateRun<V, S>(options: CiOptions<V, S>, space: DeterminantSpace): {
   if (options.accept !== undefined && options.accept !== 'residual' && options.accept !== 'bound') throw new InvalidParameterError('accept', "'residual' or 'bound'", options.accept);
   if (options.residualFloor !== undefined && !(Number.isFinite(options.residualFloor) && options.residualFloor > 0)) throw new InvalidParameterError('residualFloor', 'a positive number of Eh', options.residualFloor);
   return { nroots, format, solverName };
+}
+
+/**
+ * More roots of a multiplicity than the space holds states of it: refused before any solve, on
+ * every path (dense, Davidson, host, device; session 12's Davidson returned roots of other spins,
+ * named only in `notes`). The count is exact (./spin-count.ts) except for incomplete
+ * configurations of more than 12 open shells, where it is an upper bound: still a sound refusal.
+ */
+function assertSpinRoots(space: DeterminantSpace, m: number, nroots: number, complete: boolean): void {
+  const { count, exact } = spinStateCount(space, m, complete);
+  if (nroots <= count) return;
+  throw new InvalidParameterError('nroots', `at most ${count}${exact ? '' : ' (an upper bound)'}: the states of multiplicity ${m} in this space (${space.label}, ${space.size} determinants)`, nroots);
 }
 
 /** H as the solve uses it, and where its float64 polish runs. */

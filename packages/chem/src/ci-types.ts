@@ -117,7 +117,11 @@ export interface CiOptions<V = Float64Array, S = unknown> extends BuildSpaceOpti
   workers?: number | 'auto';
   /** Integral symmetry for a path input (default 'auto'). */
   symmetry?: 8 | 4 | 'auto';
-  onProgress?: (p: CiProgress) => void;
+  /**
+   * Progress events (a notification: it cannot stop the run — use `signal`). A Promise it returns
+   * is not awaited; if one rejects, ciEnergies rejects with that error once the run is over.
+   */
+  onProgress?: (p: CiProgress) => unknown;
   signal?: AbortSignal;
   /** Memory limits: the run is sized before the space is built and refused when it cannot fit. */
   memory?: CiMemoryOptions;
@@ -197,5 +201,13 @@ export interface CiResult {
    * only if no eigenvalue was missed below the guard). Absent without a polish.
    */
   bounds?: { accept: 'residual' | 'bound'; bound: number[]; acceptedBy: ('bound' | 'residual' | 'none')[] };
+  /**
+   * With `spin`: present (and `solver.converged` false) when the roots returned do not answer the
+   * request — `otherSpin`: indices of roots whose ⟨S²⟩ is not S(S+1) (within 1e-3), `missing`: how
+   * many roots of the multiplicity are absent from the result (fewer returned than `nroots`).
+   * More roots than the space holds states of the multiplicity is refused before the solve
+   * (InvalidParameterError 'nroots'); this field is the last safety net when Davidson misses some.
+   */
+  spinShortfall?: { otherSpin: number[]; missing: number };
   notes: string[];
 }

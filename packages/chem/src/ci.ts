@@ -9,7 +9,7 @@ import { buildCiHamiltonian, type CiBuilt, type CiPlan, planCi } from './ci-plan
 import { checkParityRun, denseHalfSolve, parityHalf } from './ci-parity';
 import { denseCiSolve, float64Energies } from './ci-phases';
 import { type CiSolved, type CiSpin, davidsonCi } from './ci-solve';
-import type { CiOptions, CiResult } from './ci-types';
+import type { CiOptions, CiProgress, CiResult } from './ci-types';
 import { denseColumnsCsr } from './direct/ci';
 import type { DeterminantSpace } from './determinants/space';
 import type { Fcidump } from './fcidump/types';
@@ -25,7 +25,26 @@ export * from './ci-types';
  * r.energies; // [-2.19038..., ...]
  */
 export async function ciEnergies<V = Float64Array, S = unknown>(input: Fcidump | string | URL, options: CiOptions<V, S> = {}): Promise<CiResult> {
-  return await ciRun(input, options, true);
+  // onProgress is a notification: a Promise it returns is not awaited, but its rejection is kept
+  // (not left unhandled, which ends a Node process) and rejects the run once the run is over
+  let failed: { error: unknown } | undefined;
+  const user = options.onProgress;
+  const onProgress = user && ((p: CiProgress) => {
+    const ret: unknown = user(p);
+    if (ret !== null && typeof ret === 'object' && typeof (ret as { then?: unknown }).then === 'function') {
+      (ret as PromiseLike<unknown>).then(undefined, (error: unknown) => {
+        failed ??= { error };
+      });
+    }
+  });
+  const r = await ciRun(input, { ...options, ...(onProgress ? { onProgress } : {}) }, true);
+  await null; // a callback's rejection of the last event settles first
+  if (failed) throw failed.error;
+  const short = r.spinShortfall;
+  if (!short) return r;
+  // the roots do not answer the request: not converged, whatever Davidson's own verdict (the CLI exits non-zero)
+  const what = [short.otherSpin.length > 0 ? `roots ${short.otherSpin.join(', ')} have another spin` : '', short.missing > 0 ? `${short.missing} root(s) of the multiplicity missing` : ''].filter(Boolean).join('; ');
+  return { ...r, solver: { ...r.solver, converged: false }, notes: [...r.notes, `spin: the request for ${options.nroots ?? 1} root(s) of multiplicity ${options.spin?.multiplicity} is not met (${what}): reported as not converged (spinShortfall)`] };
 }
 
 /** {@link ciEnergies}; `mayRepeat`: whether a run whose spin parity let another spin in may repeat itself ({@link dropOtherSpins}). */
@@ -90,15 +109,18 @@ async function dropOtherSpins<V, S>(input: Fcidump | string | URL, options: CiOp
   const keep = again.s2.map((x, i) => (isSpin(x, m) ? i : -1)).filter((i) => i >= 0).slice(0, nroots);
   const pick = <T>(a: readonly T[]): T[] => keep.map((i) => a[i]!);
   const note = `spin: ${wrong} of the ${nroots} roots of the first run had another spin of the same parity (⟨S²⟩ ≠ ${((m - 1) / 2) * ((m + 1) / 2)}): repeated with ${more} roots and kept the ${keep.length} of multiplicity ${m}${keep.length < nroots ? ` — only ${keep.length} found; ask for more roots or use the spin penalty (a host direct or explicit H)` : ''}`;
-  if (keep.length === 0) return { ...first, notes: [...first.notes, note] };
+  if (keep.length === 0) return { ...first, notes: [...first.notes, note], spinShortfall: { otherSpin: first.spinShortfall?.otherSpin ?? [], missing: nroots } };
+  // the larger run's own spinShortfall names its other-spin roots, which are not kept
+  const { spinShortfall: _others, ...rest } = again;
   return {
-    ...again,
+    ...rest,
     energies: pick(again.energies),
     residualNorms: pick(again.residualNorms),
     s2: pick(again.s2),
     vectors: pick(again.vectors),
     ...(again.bounds ? { bounds: { ...again.bounds, bound: pick(again.bounds.bound), acceptedBy: pick(again.bounds.acceptedBy) } } : {}),
     notes: [...again.notes.filter((n) => !/^root \d+: ⟨S²⟩/.test(n)), note],
+    ...(keep.length < nroots ? { spinShortfall: { otherSpin: [], missing: nroots - keep.length } } : {}),
   };
 }
 
@@ -136,10 +158,12 @@ async function finishCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, spin: CiSpi
   const { s2, spinMs } = await spinOfRoots(built, space, r, vectors, notes);
   // the threaded host product holds worker threads and a shared copy of H: free them now
   (h.host as { dispose?: () => void } | undefined)?.dispose?.();
+  const otherSpin: number[] = [];
   if (spin.multiplicity !== undefined) {
     const m = spin.multiplicity;
     const target = ((m - 1) / 2) * ((m + 1) / 2);
     s2.forEach((x, i) => {
+      if (!isSpin(x, m)) otherSpin.push(i);
       if (Math.abs(x - target) > 1e-3) notes.push(`root ${i}: ⟨S²⟩ = ${x.toFixed(6)}, not ${target}: ${spin.pm ? 'raise spin.penalty or nroots' : 'a state of another spin of the same parity; ask for more roots'}`);
     });
   }
@@ -157,6 +181,7 @@ async function finishCi<V, S>(plan: CiPlan<V, S>, built: CiBuilt<V>, spin: CiSpi
     vectors,
     notes,
     ...(r.bounds ? { bounds: r.bounds } : {}),
+    ...(otherSpin.length > 0 ? { spinShortfall: { otherSpin, missing: 0 } } : {}),
   };
 }
 

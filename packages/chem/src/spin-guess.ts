@@ -22,7 +22,7 @@ import type { HalfSpaceOperator } from './direct/operator';
 export type SparseGuess = { index: number; value: number }[];
 
 /** Open shells above this count are skipped (C(12, 6) = 924 determinants per configuration). */
-const MAX_OPEN = 12;
+export const MAX_OPEN = 12;
 
 const bit = (lo: number, hi: number, p: number) => (p < 32 ? (lo >>> p) & 1 : (hi >>> (p - 32)) & 1);
 const setBit = (w: [number, number], p: number) => {
@@ -44,8 +44,8 @@ function configurationStrings(dLo: number, dHi: number, open: number[], nAlphaOp
   return out;
 }
 
-/** S² over the determinants `dets` of one configuration (dense, row-major). */
-function configurationS2(dets: [number, number, number, number][], open: number[], nalpha: number, nbeta: number): Float64Array {
+/** S² over the determinants `dets` of one configuration (dense, row-major; S² projected onto `dets` when they are not all of it). */
+export function configurationS2(dets: [number, number, number, number][], open: number[], nalpha: number, nbeta: number): Float64Array {
   const n = dets.length;
   const s2 = new Float64Array(n * n);
   const sz = (nalpha - nbeta) / 2;
@@ -108,6 +108,19 @@ function determinantLookup(space: DeterminantSpace): (ia: number, ib: number) =>
   };
 }
 
+/** Open shells (α xor β) and doubly occupied (α and β) bits of determinant `d`. */
+export function shells(space: DeterminantSpace, d: number): { oLo: number; oHi: number; dLo: number; dHi: number; k: number } {
+  const ia = space.detAlpha[d]!;
+  const ib = space.detBeta[d]!;
+  const alo = space.alpha.lo[ia]!;
+  const ahi = space.alpha.hi[ia]!;
+  const blo = space.beta.lo[ib]!;
+  const bhi = space.beta.hi[ib]!;
+  const oLo = (alo ^ blo) >>> 0;
+  const oHi = (ahi ^ bhi) >>> 0;
+  return { oLo, oHi, dLo: (alo & blo) >>> 0, dHi: (ahi & bhi) >>> 0, k: popcount32(oLo) + popcount32(oHi) };
+}
+
 /**
  * Up to `k` unit start vectors of multiplicity `multiplicity` (2S + 1), from the configurations
  * of the determinants of lowest `diagonal` (diag H) upwards: each configuration's S² eigenvectors
@@ -131,19 +144,12 @@ export function spinAdaptedGuess(space: DeterminantSpace, diagonal: Float64Array
   const lookup = determinantLookup(space);
   for (const c of candidates) {
     if (out.length >= k) break;
-    const ia = space.detAlpha[c]!;
-    const ib = space.detBeta[c]!;
-    const alo = space.alpha.lo[ia]!;
-    const ahi = space.alpha.hi[ia]!;
-    const blo = space.beta.lo[ib]!;
-    const bhi = space.beta.hi[ib]!;
-    const dLo = (alo & blo) >>> 0;
-    const dHi = (ahi & bhi) >>> 0;
-    const cfg = `${dLo},${dHi},${(alo ^ blo) >>> 0},${(ahi ^ bhi) >>> 0}`;
+    const { dLo, dHi, oLo, oHi } = shells(space, c);
+    const cfg = `${dLo},${dHi},${oLo},${oHi}`;
     if (seen.has(cfg)) continue;
     seen.add(cfg);
     const open: number[] = [];
-    for (let p = 0; p < space.norb; p++) if (bit(alo ^ blo, ahi ^ bhi, p)) open.push(p);
+    for (let p = 0; p < space.norb; p++) if (bit(oLo, oHi, p)) open.push(p);
     if (open.length > MAX_OPEN) continue;
     const dets = configurationStrings(dLo, dHi, open, space.nalpha - popcount32(dLo) - popcount32(dHi));
     const index = dets.map(([a0, a1, b0, b1]) => {

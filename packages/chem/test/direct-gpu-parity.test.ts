@@ -169,6 +169,9 @@ describe.skipIf(gpuTierSkipped)('CI driver: a multiplicity on the device direct 
     const notes = dev.notes.join('\n');
     expect(notes).toMatch(/spin: 1 of the 2 roots of the first run had another spin of the same parity .*repeated with 4 roots and kept the 2 of multiplicity 1/);
     expect(notes).not.toMatch(/root \d+: ⟨S²⟩ = 6/);
+    // session 13: the kept roots answer the request (the larger run's own spinShortfall does not carry over)
+    expect(dev.spinShortfall).toBeUndefined();
+    expect(dev.solver.converged).toBe(true);
   });
 
   it("an explicit H (no parity operator) with a multiplicity keeps refusing polish 'device'", async () => {

@@ -56,7 +56,8 @@ describe('direct σ with time reversal: what it cannot answer is refused', () =>
   });
   it('more roots than the parity holds (15 odd states of 36): nroots named (was "davidson k: expected 1..15, got 21"); 15 runs', async () => {
     const run = (nroots: number, solver: 'dense' | 'davidson') => ciEnergies(fd, { nroots, solver, spin: { multiplicity: 3 }, hamiltonian: directHamiltonian({ multiplicity: 3 }) });
-    for (const solver of ['dense', 'davidson'] as const) await expect(run(20, solver)).rejects.toThrow(/parameter nroots: expected at most 15 \(the states of odd spin parity .*got 20/);
+    // session 13: the count of the multiplicity's states (15 triplets) refuses it first, before assembly
+    for (const solver of ['dense', 'davidson'] as const) await expect(run(20, solver)).rejects.toThrow(/parameter nroots: expected at most 15(: the states of multiplicity 3 in this space| \(the states of odd spin parity) .*got 20/);
     const r = await run(15, 'davidson');
     expect(r.energies).toHaveLength(15);
     expect(r.energies[0]).toBeCloseTo(lowest(2, 1)[0]!, 8);

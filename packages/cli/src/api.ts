@@ -351,7 +351,8 @@ export async function eigsh(A: MatrixInput, k: number, opts?: EigshOptions): Pro
   // SciPy's which codes ('LA', 'SA', 'LM') or a misspelt method ran as 'smallest' / lobpcg before
   if (which !== 'smallest' && which !== 'largest') throw new InvalidParameterError('which', "'smallest' or 'largest' (algebraic; SciPy's 'SA' / 'LA')", which);
   if (method !== 'lanczos' && method !== 'davidson' && method !== 'lobpcg') throw new InvalidParameterError('method', "'lanczos', 'davidson' or 'lobpcg'", method);
-  if (options.tol !== undefined && !(typeof options.tol === 'number' && options.tol > 0 && Number.isFinite(options.tol))) throw new InvalidParameterError('tol', 'a finite number > 0', options.tol);
+  // ≥ 1 accepts any vector (session 13: tol 2 'converged' to values that are not eigenvalues)
+  if (options.tol !== undefined && !(typeof options.tol === 'number' && options.tol > 0 && options.tol < 1)) throw new InvalidParameterError('tol', 'a finite number > 0 and below 1 (a relative tolerance: ≥ 1 accepts any vector)', options.tol);
   checkMaxIterations(options.maxIterations);
   if (accept !== 'residual' && accept !== 'bound') throw new InvalidParameterError('accept', "'residual' or 'bound'", accept);
   if (which === 'largest' && method !== 'lanczos') throw new InvalidParameterError('method', "lanczos with which: 'largest'", method);

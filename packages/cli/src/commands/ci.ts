@@ -168,6 +168,8 @@ function printRun(file: string, backend: string, r: Awaited<ReturnType<typeof ci
   const extra = r.bounds ? ['accepted by', 'bound (Eh)'] : [];
   out(formatTable(['root', 'energy (Eh)', '‖H v − E v‖', '<S^2>', ...extra], r.energies.map((e, j) => [j, e.toFixed(10), r.residualNorms[j]!, r.s2[j]!.toFixed(6), ...(r.bounds ? acceptColumns(r.bounds, j) : [])])));
   for (const n of r.notes) out(`note: ${n}`);
+  const short = r.spinShortfall;
+  if (short) out(`WARNING: the roots do not answer --multiplicity:${short.otherSpin.length > 0 ? ` roots ${short.otherSpin.join(', ')} have another spin (<S^2> above);` : ''}${short.missing > 0 ? ` ${short.missing} root(s) of the multiplicity missing;` : ''} reported as NOT converged`);
 }
 
 /**

@@ -221,6 +221,8 @@ export function parseEigsOptions(v: Record<string, unknown>): EigsOptions {
     return x;
   };
   const tol = positive('tol', 1e-8)!;
+  // a relative tolerance ≥ 1 accepts any vector (the solvers refuse it too; here it is the flag's usage error)
+  if (tol >= 1) throw new UsageError(`--tol: expected a relative tolerance below 1 (--residual-tol is the absolute rule), got ${tol}`);
   const atol = positive('atol', undefined, true);
   const residualTol = positive('residual-tol', undefined);
   if (atol !== undefined && residualTol !== undefined) throw new UsageError('--atol and --residual-tol: give one (--residual-tol replaces the relative rule, --atol is its floor)');

@@ -43,25 +43,25 @@ export class SolveContext<V, S> {
   /** y = A·x (counted). */
   matvec(x: V, y: V): void {
     this.stats.matvecs++;
-    returnedVoid(this.op.apply(x, y), this.method, 'apply');
+    returnedVoid(this.op.apply(x, y), this.method, 'apply', y);
   }
 
   /** y = Aᵀ·x (counted); the caller checked that the operator has it. */
   matvecTranspose(x: V, y: V): void {
     this.stats.matvecs++;
-    returnedVoid(this.op.applyTranspose!(x, y), this.method, 'applyTranspose');
+    returnedVoid(this.op.applyTranspose!(x, y), this.method, 'applyTranspose', y);
   }
 
   /** z = M⁻¹·r (counted); the caller checked that a preconditioner is set. */
   precond(r: V, z: V): void {
     this.stats.precondApplies++;
-    returnedVoid(this.opts.preconditioner!.apply(r, z), this.method, 'preconditioner apply');
+    returnedVoid(this.opts.preconditioner!.apply(r, z), this.method, 'preconditioner apply', z);
   }
 
   /** z = M⁻ᵀ·r (counted). */
   precondTranspose(r: V, z: V): void {
     this.stats.precondApplies++;
-    returnedVoid(this.opts.preconditioner!.applyTranspose!(r, z), this.method, 'preconditioner applyTranspose');
+    returnedVoid(this.opts.preconditioner!.applyTranspose!(r, z), this.method, 'preconditioner applyTranspose', z);
   }
 
   /** r = b − A·x, one matvec. `x` and `r` must be different vectors. */
@@ -116,14 +116,15 @@ export class SolveContext<V, S> {
   }
 
   /**
-   * Record a checked residual estimate: history, then the user callback and the abort signal.
-   * Returns true when the solve must stop ('stopped').
+   * Record a checked residual estimate: history, then the user callback (awaited when it
+   * returns a Promise: session 13, a Promise was taken for "go on" and its rejection went
+   * unhandled) and the abort signal. Resolves to true when the solve must stop ('stopped').
    */
-  report(iteration: number, residual: number): boolean {
+  async report(iteration: number, residual: number): Promise<boolean> {
     if (this.opts.recordHistory) this.history.push({ iteration, residual });
     const cb = this.opts.onIteration;
     if (cb) {
-      const verdict = cb({ iteration, residual, relativeResidual: residual / this.bNorm, tolerance: this.tol });
+      const verdict = await cb({ iteration, residual, relativeResidual: residual / this.bNorm, tolerance: this.tol });
       if (verdict === false) return true;
     }
     return this.aborted();

@@ -43,13 +43,23 @@ export function assertUsableOperator<V>(where: string, op: LinearOperator<V>): v
  * `apply: (x, y) => work(x, y)` with an async `work`, or any plain function returning a
  * Promise, is not an async function, so {@link assertUsableOperator} cannot see it; its y is
  * written after the solver read it (a silent wrong answer). A thenable here is refused; its own
- * rejection, if any, is swallowed (an unhandled rejection would end the process). O(1): one
- * comparison when the product returned undefined.
+ * rejection, if any, is swallowed (an unhandled rejection would end the process). With `y` (the
+ * product's output vector): an array returned that is not y itself is refused too — the product
+ * returned its result instead of writing it. O(1): one comparison when the product returned undefined.
  * @example
- * returnedVoid(op.apply(x, y), 'cg', 'apply'); // throws when apply returned a Promise
+ * returnedVoid(op.apply(x, y), 'cg', 'apply', y); // throws when apply returned a Promise
  */
-export function returnedVoid(ret: unknown, where: string, key: 'apply' | 'applyScaled' | 'applyTranspose' | 'preconditioner apply' | 'preconditioner applyTranspose'): void {
-  if (ret === undefined || ret === null || (typeof ret !== 'object' && typeof ret !== 'function')) return;
+export function returnedVoid(ret: unknown, where: string, key: 'apply' | 'applyScaled' | 'applyTranspose' | 'preconditioner apply' | 'preconditioner applyTranspose', y?: unknown): void {
+  if (ret === undefined || ret === null || ret === y || (typeof ret !== 'object' && typeof ret !== 'function')) return;
+  // session 13: a product that returns its result instead of writing y left y as it was — lanczos and
+  // lobpcg then 'converged' to the eigenvalue 0 of the zero product (returning y itself is fine)
+  if (y !== undefined && (ArrayBuffer.isView(ret) || Array.isArray(ret))) {
+    throw new InvalidParameterError(
+      `${where} operator ${key}`,
+      'a product that writes its result into y and returns nothing (LinearOperator products return void)',
+      `a returned ${Array.isArray(ret) ? 'Array' : (ret as object).constructor?.name ?? 'typed array'} of length ${(ret as ArrayLike<unknown>).length}: y was left as it was (write into y, e.g. y.set(result))`,
+    );
+  }
   let then: unknown;
   try {
     then = (ret as { then?: unknown }).then;

@@ -52,9 +52,13 @@ export interface SolveOptions<V> {
    * On the host reads are free and 1 costs nothing.
    */
   checkEvery?: number;
-  /** Called at every check; returning `false` stops the solve with reason 'stopped' (nothing or true: go on). */
+  /**
+   * Called at every check; returning `false` stops the solve with reason 'stopped' (nothing or
+   * true: go on). A Promise is awaited before the solve goes on (resolving to `false` stops it);
+   * one that rejects rejects the solve with its error, after the solve's work vectors are released.
+   */
   // biome-ignore lint/suspicious/noConfusingVoidType: callbacks that return nothing must be accepted
-  onIteration?: (info: IterationInfo) => boolean | void;
+  onIteration?: (info: IterationInfo) => boolean | void | Promise<boolean | void>;
   /** Aborting stops the solve at the next iteration with reason 'stopped'. */
   signal?: AbortSignal;
   /** Record the residual estimate at every check in `history` (default true). */

@@ -28,23 +28,29 @@ export interface EigenBaseOptions {
   k: number;
   /** Upper bound on outer iterations. */
   maxIterations?: number;
-  /** Called after every outer iteration; return `false` to stop (reason 'stopped'); any other return value continues. */
+  /**
+   * Called after every outer iteration; return `false` to stop (reason 'stopped'); any other
+   * return value continues. A Promise is awaited first (resolving to `false` stops); one that
+   * rejects rejects the solve with its error.
+   */
   onIteration?: (info: EigenIterationInfo) => unknown;
   /** Aborting it stops the solver at the next iteration boundary (reason 'stopped'). */
   signal?: AbortSignal;
 }
 
 /**
- * Throw on bad input: k outside 1..n, a non-square operator.
+ * Throw on bad input: k outside 1..n, a non-square operator, a `maxIterations` that is not an
+ * integer ≥ 0 (session 13: lanczos took −1 as 0 and lobpcg ran one iteration with it).
  * @example
  * checkEigenInput('lanczos', op, 4); // throws InvalidParameterError when op has fewer than 4 rows
  */
-export function checkEigenInput<V>(where: string, op: LinearOperator<V>, k: number): void {
+export function checkEigenInput<V>(where: string, op: LinearOperator<V>, k: number, maxIterations?: number): void {
   assertUsableOperator(where, op);
   if (op.rows !== op.cols) throw new DimensionMismatchError(`${where}: operator must be square`, op.rows, op.cols);
   if (!Number.isInteger(k) || k < 1 || k > op.rows) {
     throw new InvalidParameterError(`${where} k`, `an integer in 1..${op.rows}`, k);
   }
+  if (maxIterations !== undefined && !(Number.isSafeInteger(maxIterations) && maxIterations >= 0)) throw new InvalidParameterError(`${where} maxIterations`, 'an integer ≥ 0', maxIterations);
 }
 
 /** Throw InvalidParameterError unless `x` is a finite number > 0 (when defined). */
@@ -72,11 +78,11 @@ export class EigenRun {
     this.mark = op ? kernelMark(op) : undefined;
   }
 
-  /** Record one iteration; true when the caller (callback or signal) asked to stop. */
-  record(info: EigenIterationInfo): boolean {
+  /** Record one iteration; resolves to true when the caller (callback, awaited when it returns a Promise, or signal) asked to stop. */
+  async record(info: EigenIterationInfo): Promise<boolean> {
     this.history.push({ iteration: info.iteration, values: [...info.values], residualNorms: [...info.residualNorms] });
     if (this.opts.signal?.aborted) return true;
-    if (this.opts.onIteration && this.opts.onIteration(info) === false) return true;
+    if (this.opts.onIteration && (await this.opts.onIteration(info)) === false) return true;
     return this.opts.signal?.aborted === true; // the callback may have aborted it
   }
 
@@ -111,7 +117,7 @@ export async function finishEigen<V, S>(
   const chk = unverifiedKernelOf(op, run.mark);
   for (let i = 0; i < r.vectors.length; i++) {
     if (chk) chk.applyVerified(r.vectors[i]!, tmp);
-    else returnedVoid(op.apply(r.vectors[i]!, tmp), 'eigen residual', 'apply'); // tmp = A·v
+    else returnedVoid(op.apply(r.vectors[i]!, tmp), 'eigen residual', 'apply', tmp); // tmp = A·v
     run.stats.matvecs++;
     space.axpby(-r.values[i]!, r.vectors[i]!, 1, tmp); // tmp = A·v − λ·v
     norms.push(space.norm2(tmp));

@@ -126,7 +126,7 @@ export function innerTolerance(rtol: number, rn: number, targetResidual: number 
 function projectedShifted<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, x: readonly V[], theta: number): LinearOperator<V> & { dispose(): void } {
   const n = op.rows;
   const apply = (u: V, y: V): void => {
-    returnedVoid(op.apply(u, y), 'davidson correction', 'apply'); // y = A·u
+    returnedVoid(op.apply(u, y), 'davidson correction', 'apply', y); // y = A·u
     space.axpby(-theta, u, 1, y); // y ← y − θ·u
     projectOutTwice(space, x, y); // y ← (I − XXᵀ)·y
   };

@@ -203,7 +203,7 @@ interface Iterate<V> {
 function setUp<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: DavidsonCoreOptions<V>): Ctx<V, S> {
   const k = opts.k;
   const name = opts.name ?? 'davidson';
-  checkEigenInput(name, op, k);
+  checkEigenInput(name, op, k, opts.maxIterations);
   const n = op.rows;
   const d = opts.diagonal ?? new Float64Array(n);
   if (opts.diagonal === undefined && !(opts.corrector && opts.initialVectors)) {
@@ -238,7 +238,7 @@ async function extend<V, S>(c: Ctx<V, S>, st: Iterate<V>): Promise<number[]> {
   const m0 = st.v.length;
   for (const t of st.newVecs) {
     const at = space.create(op.rows);
-    returnedVoid(op.apply(t, at), 'davidson', 'apply'); // A·t
+    returnedVoid(op.apply(t, at), 'davidson', 'apply', at); // A·t
     run.stats.matvecs++;
     st.v.push(t);
     st.av.push(at);
@@ -296,7 +296,7 @@ async function iterate<V, S>(c: Ctx<V, S>, st: Iterate<V>): Promise<boolean> {
   const { r, rn } = await residuals(c, st);
   st.lastRn = rn;
   const conv = verdict(c, st, rn, residualTol);
-  const stop = run.record({ iteration: st.iterations, values: st.theta, residualNorms: rn, threshold: residualTol });
+  const stop = await run.record({ iteration: st.iterations, values: st.theta, residualNorms: rn, threshold: residualTol });
   const release = () => r.forEach((x) => { space.release(x); });
   const over = ended(c, st, rn, conv, stop);
   if (over) {

@@ -27,7 +27,7 @@ export async function confirmResiduals<V, S>(c: LanczosCtx<V, S>, st: KrylovStat
   const tmp = space.create(op.rows);
   const norms: S[] = [];
   for (let i = 0; i < cand.vectors.length; i++) {
-    returnedVoid(op.apply(cand.vectors[i]!, tmp), 'lanczos', 'apply'); // tmp = A·y
+    returnedVoid(op.apply(cand.vectors[i]!, tmp), 'lanczos', 'apply', tmp); // tmp = A·y
     run.stats.matvecs++;
     space.axpby(-cand.values[i]!, cand.vectors[i]!, 1, tmp); // tmp = A·y − θ·y
     norms.push(space.norm2(tmp));

@@ -144,7 +144,7 @@ class ChebyshevSteps<V, S> {
     const { space, op, run, sign } = this.c;
     const { cen, half, tau, every } = this.iv;
     const src = this.j === 0 ? this.prev : this.cur;
-    returnedVoid(op.apply(src, this.w), 'lanczos', 'apply');
+    returnedVoid(op.apply(src, this.w), 'lanczos', 'apply', this.w);
     run.stats.matvecs++;
     this.c.iterations++;
     const scale = this.j === 0 ? 1 / (half * tau) : (2 * this.rho) / half;

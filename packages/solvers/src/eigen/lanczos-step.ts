@@ -275,7 +275,7 @@ export async function recordStep<V, S>(c: LanczosCtx<V, S>, locked: readonly V[]
   const j = st.q.length - 1;
   // CGS2 steps write A·q_j into one reused vector (apply overwrites y, as CG's q = A·p)
   const w = c.icgs ? createForOverwrite(space, n) : (c.work ??= space.create(n)); // apply writes every element
-  returnedVoid(op.apply(st.q[j]!, w), 'lanczos', 'apply'); // w = A·q_j
+  returnedVoid(op.apply(st.q[j]!, w), 'lanczos', 'apply', w); // w = A·q_j
   let next = w;
   run.stats.matvecs++;
   const basis = [...locked, ...st.q];

@@ -35,7 +35,7 @@
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
-import { InvalidParameterError } from '@gpusparse/formats';
+import { DimensionMismatchError, InvalidParameterError } from '@gpusparse/formats';
 import { spaceAndOperator } from '../common/argument-order';
 import type { EigenResult } from '../common/result';
 import type { EigenBaseOptions } from './common';
@@ -238,7 +238,7 @@ async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: L
   const thr = threshold(c);
   if (look.main) noteFar(c, fast, m, beta);
   look.schedule.update(c.iterations, est, nWant, thr);
-  if (run.record({ iteration: c.iterations, values: shown.map((i) => fast.values[i]!), residualNorms: est, threshold: thr })) {
+  if (await run.record({ iteration: c.iterations, values: shown.map((i) => fast.values[i]!), residualNorms: est, threshold: thr })) {
     return done(() => st.finish(nWant, 'stopped'));
   }
   if (look.bound && est.length > 0 && look.bound.certifies(fast.values[shown[0]!]!, m)) {
@@ -326,7 +326,9 @@ export async function lanczos<V, S>(
 /** One run of {@link lanczos} (rerun by confirmedEigen when the operator's tuned kernel failed the final check). */
 async function lanczosRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: LanczosOptions<V>): Promise<EigenResult<V>> {
   const k = opts.k;
-  checkEigenInput('lanczos', op, k);
+  checkEigenInput('lanczos', op, k, opts.maxIterations);
+  // a v0 of the wrong length surfaced as "copy: expected length 35, got 36"
+  if (opts.v0 !== undefined && space.length(opts.v0) !== op.rows) throw new DimensionMismatchError('lanczos v0', op.rows, space.length(opts.v0));
   // anything but 'largest' ran as smallest: SciPy's 'LA' gave the smallest eigenvalues, silently
   if (opts.which !== undefined && opts.which !== 'smallest' && opts.which !== 'largest') throw new InvalidParameterError('lanczos which', "'smallest' or 'largest'", opts.which);
   const n = op.rows;

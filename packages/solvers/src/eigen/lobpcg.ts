@@ -121,7 +121,7 @@ async function lobpcgRun<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, 
 /** The checked options of one run, with empty blocks. */
 function lobpcgSetup<V, S>(space: VectorSpace<V, S>, op: LinearOperator<V>, opts: LobpcgOptions<V>): LobpcgState<V, S> {
   const k = opts.k;
-  checkEigenInput('lobpcg', op, k);
+  checkEigenInput('lobpcg', op, k, opts.maxIterations);
   const n = op.rows;
   const guard = opts.guard ?? 0;
   if (!Number.isInteger(guard) || guard < 0) throw new InvalidParameterError('lobpcg guard', 'an integer ≥ 0', guard);
@@ -172,7 +172,7 @@ async function initialBlock<V, S>(st: LobpcgState<V, S>, given: readonly V[]): P
 function applyOperator<V, S>(st: LobpcgState<V, S>, vs: readonly V[]): V[] {
   return vs.map((v) => {
     const y = st.space.create(st.n);
-    returnedVoid(st.op.apply(v, y), 'lobpcg', 'apply'); // y = A·v
+    returnedVoid(st.op.apply(v, y), 'lobpcg', 'apply', y); // y = A·v
     st.ortho.stats.matvecs++;
     return y;
   });
@@ -248,7 +248,7 @@ async function residualsAndExits<V, S>(st: LobpcgState<V, S>): Promise<{ r: V[];
   st.iterations++;
   const iterations = st.iterations;
   const thr = residualThreshold(st.tolerance, st.normA);
-  const stop = st.run.record({ iteration: iterations, values: st.theta.slice(0, k), residualNorms: rn.slice(0, k), threshold: thr });
+  const stop = await st.run.record({ iteration: iterations, values: st.theta.slice(0, k), residualNorms: rn.slice(0, k), threshold: thr });
   const done = (why: StopReason, what?: string) => {
     r.forEach((v) => { space.release(v); });
     st.reason = why;
@@ -273,7 +273,7 @@ async function searchDirections<V, S>(st: LobpcgState<V, S>, res: { r: V[]; rn: 
   let w: V[] = active.map((i) => {
     if (!pre) return r[i]!;
     const wi = space.create(n);
-    returnedVoid(pre.apply(r[i]!, wi), 'lobpcg', 'preconditioner apply'); // w = T·r
+    returnedVoid(pre.apply(r[i]!, wi), 'lobpcg', 'preconditioner apply', wi); // w = T·r
     st.ortho.stats.precondApplies++;
     return wi;
   });

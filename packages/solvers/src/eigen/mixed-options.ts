@@ -23,6 +23,10 @@ export function checkMixedOptions<V, S>(opts: MixedEigenOptions<V, S>) {
   checkPositive('eigsMixed tol', opts.tol);
   checkPositive('eigsMixed residualTol', opts.residualTol);
   checkPositive('eigsMixed fastTol', opts.fastTol);
+  // named here rather than as the fast solver's own option (session 13: 'lanczos tol', 'lanczos maxIterations')
+  if (opts.fastTol !== undefined && opts.fastTol >= 1) throw new InvalidParameterError('eigsMixed fastTol', 'a relative tolerance below 1 (≥ 1 accepts any vector)', opts.fastTol);
+  const fastMax = opts.fastMaxIterations;
+  if (fastMax !== undefined && !(Number.isSafeInteger(fastMax) && fastMax >= 0)) throw new InvalidParameterError('eigsMixed fastMaxIterations', 'an integer ≥ 0', fastMax);
   checkPositive('eigsMixed polishMaxSubspace', opts.polishMaxSubspace);
   const which = opts.which ?? 'smallest';
   if (which === 'largest' && opts.method !== 'lanczos') {

@@ -62,7 +62,7 @@ export async function problemScale<V, S>(opts: MixedEigenOptions<V, S>): Promise
   const inRange = (r: number) => r >= 1 / UNSCALED && r <= UNSCALED;
   /** ‖A·v‖/√n read in the fast space (w = A·v). */
   const ratio = async (): Promise<number> => {
-    returnedVoid(a.apply(v, w), 'eigsMixed fastOperator', 'apply'); // w = A·v
+    returnedVoid(a.apply(v, w), 'eigsMixed fastOperator', 'apply', w); // w = A·v
     cost.matvecs++;
     cost.readbacks++;
     const nrm = space.norm2(w);
@@ -102,8 +102,8 @@ export function scaledOperator<V, S>(a: LinearOperator<V>, s: number, where: str
     rows: a.rows,
     cols: a.cols,
     label: `2^${Math.log2(s)}·${a.label ?? 'A'}`,
-    apply: (x, y) => returnedVoid(a.applyScaled(s, x, 0, y), where, 'applyScaled'), // y = s·A·x
-    applyScaled: (alpha, x, beta, y) => returnedVoid(a.applyScaled(alpha * s, x, beta, y), where, 'applyScaled'), // y = alpha·s·A·x + beta·y
+    apply: (x, y) => returnedVoid(a.applyScaled(s, x, 0, y), where, 'applyScaled', y), // y = s·A·x
+    applyScaled: (alpha, x, beta, y) => returnedVoid(a.applyScaled(alpha * s, x, beta, y), where, 'applyScaled', y), // y = alpha·s·A·x + beta·y
     ...(diagonal ? { diagonal: () => diagonal().map((d) => d * s) } : {}),
   };
   const src = a as LinearOperator<V> & Partial<VerifiedKernelSource<V>>;

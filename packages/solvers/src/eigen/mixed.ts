@@ -55,11 +55,11 @@ function negatedFast<V, S>(a: LinearOperator<V>, space: VectorSpace<V, S>): Line
     cols: a.cols,
     label: `-(${a.label ?? 'A'})`,
     apply(x, y) {
-      returnedVoid(a.apply(x, y), 'eigsMixed fastOperator', 'apply');
+      returnedVoid(a.apply(x, y), 'eigsMixed fastOperator', 'apply', y);
       space.axpby(0, x, -1, y); // y = −A·x
     },
     applyScaled(alpha, x, beta, y) {
-      returnedVoid(a.applyScaled(-alpha, x, beta, y), 'eigsMixed fastOperator', 'applyScaled'); // y = −alpha·A·x + beta·y
+      returnedVoid(a.applyScaled(-alpha, x, beta, y), 'eigsMixed fastOperator', 'applyScaled', y); // y = −alpha·A·x + beta·y
     },
   };
 }

@@ -4,15 +4,16 @@
  *
  * Memory traffic per iteration (n-vectors):
  * - matvecs: 2 (q = A·p, q̂ = Aᵀ·p̂); preconditioner applies: 2 when M is set (M⁻¹, M⁻ᵀ)
- * - dots: 2 (⟨p̂, q⟩, ρ = ⟨ẑ, r⟩; ‖r‖ one more reduction at checks only)
+ * - dots: ⟨p̂, q⟩ with ⟨q, q⟩ and ρ = ⟨ẑ, r⟩ with ⟨r, r⟩ (two multiDots, one pass each), ⟨p̂, p̂⟩ and ⟨ẑ, ẑ⟩:
+ *   the near-breakdown tests of α's and β's denominators (‖r‖ one more reduction at checks only)
  * - axpby: 5 (x, r, r̂, p, p̂), each 2 reads + 1 write
- * - total ≈ 14 vector reads + 5 writes + 2 matvecs; 7 vectors of storage (x, r, r̂, p, p̂, q, q̂), 9 with M
+ * - total ≈ 16 vector reads + 5 writes + 2 matvecs; 7 vectors of storage (x, r, r̂, p, p̂, q, q̂), 9 with M
  * @module
  */
 import { type LinearOperator, NotSupportedError, type VectorSpace } from '@gpusparse/formats';
 import { SolveContext } from '../common/context';
 import { resolveOptions, type SolveOptions } from '../common/options';
-import { type RecurrenceMethod, release, runRecurrence, type Watch } from '../common/recurrence';
+import { nearZeroCosine, type RecurrenceMethod, release, runRecurrence, type Watch } from '../common/recurrence';
 import type { SolveResult } from '../common/result';
 
 class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
@@ -27,6 +28,8 @@ class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
   private readonly qHat: V;
   private rho: S | undefined;
   private fresh = true;
+  /** |cos| at or below which a denominator is rounding noise (../common/recurrence nearZeroCosine). */
+  private readonly cosLimit: number;
 
   constructor(private readonly ctx: SolveContext<V, S>) {
     const s = ctx.space;
@@ -41,6 +44,7 @@ class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
     this.pHat = s.create(n);
     this.q = s.create(n);
     this.qHat = s.create(n);
+    this.cosLimit = nearZeroCosine(n, s.precision === 'f32' ? 2 ** -24 : 2 ** -53);
   }
 
   restart(xIsZero: boolean): S {
@@ -87,9 +91,13 @@ class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
     }
     ctx.matvec(p, q); // q = A·p
     ctx.matvecTranspose(pHat, qHat); // q̂ = Aᵀ·p̂
-    const pq = s.dot(pHat, q);
-    if (!(await w.ok('⟨p̂, A·p⟩', pq))) return;
-    const alpha = s.div(this.rho!, pq); // α = ρ / ⟨p̂, q⟩
+    const [pq, qq] = s.multiDot([pHat, q], q); // ⟨p̂, q⟩, ⟨q, q⟩ in one pass
+    if (!(await w.ok('⟨p̂, A·p⟩', pq!)) || !(await this.notNear(w, '⟨p̂, A·p⟩', pq!, pHat, qq!))) {
+      release(s, pq, qq);
+      return;
+    }
+    s.release(qq!);
+    const alpha = s.div(this.rho!, pq!); // α = ρ / ⟨p̂, q⟩
     const minusAlpha = s.neg(alpha);
     s.axpby(alpha, p, 1, x); // x = x + α·p
     s.axpby(minusAlpha, q, 1, r); // r = r − α·q
@@ -99,16 +107,33 @@ class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
       ctx.precond(r, z); // z = M⁻¹·r
       ctx.precondTranspose(rHat, zHat); // ẑ = M⁻ᵀ·r̂
     }
-    const rhoNew = s.dot(zHat, r); // ρ' = ⟨ẑ, r⟩
-    if (!(await w.ok('ρ = ⟨ẑ, r⟩', rhoNew))) {
-      this.setRho(rhoNew);
+    const [rhoNew, rr] = s.multiDot([zHat, r], r); // ρ' = ⟨ẑ, r⟩, and ⟨r, r⟩
+    if (!(await w.ok('ρ = ⟨ẑ, r⟩', rhoNew!)) || !(await this.notNear(w, 'ρ = ⟨ẑ, r⟩', rhoNew!, zHat, rr!))) {
+      s.release(rr!);
+      this.setRho(rhoNew!);
       return;
     }
+    s.release(rr!);
     const beta = s.div(rhoNew, this.rho!); // β = ρ' / ρ
     s.axpby(1, z, beta, p); // p = z + β·p
     s.axpby(1, zHat, beta, pHat); // p̂ = ẑ + β·p̂
     s.release(beta);
     this.setRho(rhoNew);
+  }
+
+  /**
+   * Watch cos²∠(u, v) = d²/(⟨u, u⟩·vv) of a denominator d = ⟨u, v⟩ (vv = ⟨v, v⟩ given): at or
+   * below nearZeroCosine² it is rounding noise and the step must not divide by it (one more dot).
+   */
+  private async notNear(w: Watch<S>, name: string, d: S, u: V, vv: S): Promise<boolean> {
+    const s = this.ctx.space;
+    const uu = s.dot(u, u);
+    const q1 = s.div(d, uu);
+    const q2 = s.div(d, vv);
+    const cos2 = s.mul(q1, q2); // (d/⟨u, u⟩)·(d/⟨v, v⟩): no square of a product to leave float32's range
+    const fine = await w.near(`cos²∠ of ${name}`, cos2, this.cosLimit ** 2);
+    release(s, uu, q1, q2, cos2);
+    return fine;
   }
 
   private setRho(rho: S): void {
@@ -120,9 +145,11 @@ class BicgMethod<V, S> implements RecurrenceMethod<V, S> {
 /**
  * Solve A·x = b for general square A by BiCG. Requires `op.applyTranspose` (and
  * `preconditioner.applyTranspose` when preconditioned): without it a NotSupportedError is thrown
- * before any work, naming the operator. Breakdowns (ρ = 0, ⟨p̂, A·p⟩ = 0) are reasons.
+ * before any work, naming the operator. Breakdowns (ρ = 0, ⟨p̂, A·p⟩ = 0) are reasons; so are their
+ * near-breakdowns, |cos∠| ≤ 16·max(1, log₂ n)·u of the vectors they pair (rounding noise: the
+ * step would divide by it), with x the last iterate before it.
  *
- * Cost per iteration: 2 matvecs (A and Aᵀ), 2 dots, 5 axpby (+2 preconditioner applies).
+ * Cost per iteration: 2 matvecs (A and Aᵀ), 2 multiDots + 2 dots, 5 axpby (+2 preconditioner applies).
  * @example
  * const op = HostOperator.fromCsr(a); // CSR host operators provide applyTranspose
  * const res = await bicg(space, op, b, { rtol: 1e-8 });

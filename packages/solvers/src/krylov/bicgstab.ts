@@ -4,7 +4,8 @@
  *
  * Memory traffic per iteration (n-vectors):
  * - matvecs: 2 (v = A·p̂, t = A·ŝ); preconditioner applies: 2 when M is set
- * - dots: 4 (ρ = ⟨r̂, r⟩, ⟨r̂, v⟩, ⟨t, s⟩, ⟨t, t⟩; ‖r‖ one more reduction at checks only)
+ * - dots: ρ = ⟨r̂, r⟩, ⟨r̂, v⟩, ⟨t, t⟩, and ⟨t, s⟩ with ⟨s, s⟩ in one multiDot (⟨s, s⟩ for the
+ *   near-breakdown test of ω); ‖r‖ one more reduction at checks only
  * - fused updates (combine): p = r + β·p − β·ω·v (3 reads, 1 write), s = r − α·v (2 + 1),
  *   x = x + α·p̂ + ω·ŝ (3 + 1), r = s − ω·t (2 + 1)
  * - total ≈ 18 vector reads + 4 writes + 2 matvecs; 7 vectors of storage (x, r, r̂, p, v, s, t), 9 with M
@@ -13,7 +14,7 @@
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
 import { SolveContext } from '../common/context';
 import { resolveOptions, type SolveOptions } from '../common/options';
-import { type RecurrenceMethod, release, runRecurrence, type Watch } from '../common/recurrence';
+import { nearZeroCosine, type RecurrenceMethod, release, runRecurrence, type Watch } from '../common/recurrence';
 import type { SolveResult } from '../common/result';
 
 class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
@@ -30,6 +31,8 @@ class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
   private alpha: S | undefined;
   private omega: S | undefined;
   private fresh = true;
+  /** |cos∠(t, s)| at or below which ω is rounding noise (../common/recurrence nearZeroCosine). */
+  private readonly cosLimit: number;
 
   constructor(private readonly ctx: SolveContext<V, S>) {
     const s = ctx.space;
@@ -44,6 +47,7 @@ class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
     this.sv = s.create(n);
     this.sHat = hasM ? s.create(n) : this.sv;
     this.t = s.create(n);
+    this.cosLimit = nearZeroCosine(n, s.precision === 'f32' ? 2 ** -24 : 2 ** -53);
   }
 
   restart(xIsZero: boolean): S {
@@ -112,7 +116,21 @@ class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
       release(s, rv, alpha, minusAlpha, tt);
       return;
     }
-    const ts = s.dot(t, sv);
+    // cos²∠(t, s) = ⟨t, s⟩²/(⟨t, t⟩·⟨s, s⟩): ω is rounding noise at cos ≈ u (t ⟂ s, e.g. [[1, 2], [3, 4]], b = 1), and the
+    // next β = (ρ/ρ_old)·(α/ω) would blow up: a near-breakdown, reported with the half step's x (its residual is s).
+    // ⟨t, s⟩ and ⟨s, s⟩ in one pass over s; cos² as (⟨t, s⟩/⟨t, t⟩)·(⟨t, s⟩/⟨s, s⟩): the squares' products leave float32's range (A·1e6)
+    const [ts, ss] = s.multiDot([t, sv], sv) as [S, S];
+    const q1 = s.div(ts, tt);
+    const q2 = s.div(ts, ss);
+    const cos2 = s.mul(q1, q2);
+    const fine = await w.near('cos²∠(t, s)', cos2, this.cosLimit ** 2);
+    release(s, ss, q1, q2, cos2);
+    if (!fine) {
+      s.axpby(alpha, pHat, 1, x); // x = x + α·p̂
+      s.copy(sv, r); // r = s
+      release(s, rv, alpha, minusAlpha, tt, ts);
+      return;
+    }
     const omega = s.div(ts, tt); // ω = ⟨t, s⟩ / ⟨t, t⟩
     const minusOmega = s.neg(omega);
     s.combine([alpha, omega], [pHat, sHat], 1, x); // x = x + α·p̂ + ω·ŝ
@@ -127,9 +145,10 @@ class BicgstabMethod<V, S> implements RecurrenceMethod<V, S> {
 /**
  * Solve A·x = b for general square A by BiCGStab, optionally right-preconditioned. Breakdowns
  * (ρ = ⟨r̂, r⟩ = 0, ⟨r̂, v⟩ = 0, ω = 0) are reported as reason 'breakdown' with the scalar and
- * iteration in `detail`. Stops when ‖b − A·x‖ ≤ max(rtol·‖b‖, atol), checked on the true residual.
+ * iteration in `detail`; so is ω's near-breakdown, |cos∠(t, s)| ≤ 16·max(1, log₂ n)·u (ω then
+ * rounding noise, the next β would blow up), with x the half step x + α·p̂ (residual s). Stops when ‖b − A·x‖ ≤ max(rtol·‖b‖, atol), checked on the true residual.
  *
- * Cost per iteration: 2 matvecs, 4 dots, 4 fused vector updates (+2 preconditioner applies).
+ * Cost per iteration: 2 matvecs, 3 dots and a 2-vector multiDot, 4 fused vector updates (+2 preconditioner applies).
  * @example
  * const a = generators.banded(100, 2, 3, { spd: true }); // nonsymmetric pattern works too
  * const res = await bicgstab(space, HostOperator.fromCsr(a), b, { rtol: 1e-10 });

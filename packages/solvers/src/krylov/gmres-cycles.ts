@@ -223,7 +223,7 @@ class GmresCycles<V, S> {
     }
     this.addColumns(got.cols, j);
     this.pending.length = 0;
-    if (!this.stop && !this.passed && ctx.report(this.k, this.estimate)) this.stop = { reason: 'stopped', detail: ctx.aborted() ? 'signal aborted' : 'onIteration returned false' };
+    if (!this.stop && !this.passed && (await ctx.report(this.k, this.estimate))) this.stop = { reason: 'stopped', detail: ctx.aborted() ? 'signal aborted' : 'onIteration returned false' };
     return undefined;
   }
 

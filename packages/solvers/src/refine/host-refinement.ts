@@ -53,7 +53,7 @@ export class HostRefinement<V, S> implements OuterState<V> {
 
   residualNorm(): Promise<number> {
     this.hostMatvecs++;
-    returnedVoid(this.A.apply(this.x, this.r), 'refinedSolve hostOperator', 'apply');
+    returnedVoid(this.A.apply(this.x, this.r), 'refinedSolve hostOperator', 'apply', this.r);
     for (let i = 0; i < this.r.length; i++) this.r[i] = this.b[i]! - this.r[i]!; // r = b − A·x (float64)
     return Promise.resolve(norm64(this.r));
   }

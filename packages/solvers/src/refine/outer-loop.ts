@@ -82,7 +82,7 @@ export async function outerLoop<V, S>(
         state.saveBest();
       }
       rn = rnNew;
-      const verdict = o.onOuterIteration?.({ outer, residual: rn, relativeResidual: rn / res.bNorm, innerIterations: inner.iterations });
+      const verdict = await o.onOuterIteration?.({ outer, residual: rn, relativeResidual: rn / res.bNorm, innerIterations: inner.iterations });
       if (verdict === false) return { reason: 'stopped', rn, detail: 'onOuterIteration returned false' };
       if (slow >= 2 && rn > c.tol) {
         state.restoreBest();

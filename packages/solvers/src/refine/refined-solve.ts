@@ -96,6 +96,9 @@ async function refinedSolveInRange<V, S>(o: RefinedSolveOptions<V, S>, rhs: Rhs 
   const rtol = o.rtol ?? 1e-10;
   const atol = o.atol ?? 0;
   if (!(rtol >= 0) || !(atol >= 0)) throw new InvalidParameterError('refinedSolve rtol/atol', 'numbers ≥ 0', `${rtol}/${atol}`);
+  // −1 ran no outer step ('max-iterations'), 1.5 ran as 2 (session 13); the Krylov solvers refuse both
+  const maxOuter = o.maxOuterIterations;
+  if (maxOuter !== undefined && !(Number.isSafeInteger(maxOuter) && maxOuter >= 0)) throw new InvalidParameterError('refinedSolve maxOuterIterations', 'an integer ≥ 0', maxOuter);
   const innerOpts = o.inner ?? {};
   const innerMethod = innerOpts.method ?? 'gmres';
   const solver = { cg, gmres, bicgstab, bicg }[innerMethod];

@@ -108,9 +108,9 @@ export interface RefinedSolveOptions<V, S> {
   maxOuterIterations?: number;
   inner?: InnerSolveOptions<V>;
   signal?: AbortSignal;
-  /** Returning false stops with reason 'stopped'. */
+  /** Returning false stops with reason 'stopped'; a Promise is awaited first (its rejection rejects the solve). */
   // biome-ignore lint/suspicious/noConfusingVoidType: callbacks that return nothing must be accepted
-  onOuterIteration?: (info: OuterIterationInfo) => boolean | void;
+  onOuterIteration?: (info: OuterIterationInfo) => boolean | void | Promise<boolean | void>;
 }
 
 /** {@link SolveResult} in float64 plus the outer/inner split. `iterations` counts outer steps. */

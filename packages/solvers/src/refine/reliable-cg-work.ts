@@ -39,7 +39,7 @@ export interface ReliableCgInput<V, S> {
 export interface ReliableCgHooks {
   /** After each replacement: its true residual and the segment's iterations; false stops. */
   // biome-ignore lint/suspicious/noConfusingVoidType: callbacks that return nothing must be accepted
-  onReplacement(info: { replacement: number; residual: number; iterations: number; reason: StopReason; estimate: number }): boolean | void;
+  onReplacement(info: { replacement: number; residual: number; iterations: number; reason: StopReason; estimate: number }): boolean | void | Promise<boolean | void>;
   /** Counted float32 products / preconditioner applies / readbacks. */
   count(kind: 'matvec' | 'precond' | 'readback', n?: number): void;
 }

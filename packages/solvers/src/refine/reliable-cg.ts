@@ -120,7 +120,7 @@ class Run<V, S> {
     const { inp, w } = this;
     const s = inp.space;
     this.hooks.count('matvec');
-    returnedVoid(inp.op.apply(w.p, w.q), 'refinedSolve reliable cg', 'apply');
+    returnedVoid(inp.op.apply(w.p, w.q), 'refinedSolve reliable cg', 'apply', w.q);
     const fuse = this.lag > 0;
     let pq: S;
     let rhoNew: S;
@@ -134,7 +134,7 @@ class Run<V, S> {
       s.axpby(minusAlpha, w.q, 1, w.r);
       for (const t of [alpha, minusAlpha]) s.release(t);
       this.hooks.count('precond');
-      returnedVoid(inp.preconditioner.apply(w.r, w.z), 'refinedSolve reliable cg', 'preconditioner apply');
+      returnedVoid(inp.preconditioner.apply(w.r, w.z), 'refinedSolve reliable cg', 'preconditioner apply', w.z);
       rhoNew = s.dot(w.r, w.z);
       if (fuse) this.direction(rhoNew);
     }
@@ -305,7 +305,7 @@ class Run<V, S> {
       inp.state.correctionRhs(1 / rn, w.r);
     }
     this.nextCheck = this.k + this.planner.gap(1, this.scale); // no readback right after a replacement
-    this.stopAsked = this.hooks.onReplacement({ replacement: this.replacements, residual: rn, iterations, reason, estimate }) === false;
+    this.stopAsked = (await this.hooks.onReplacement({ replacement: this.replacements, residual: rn, iterations, reason, estimate })) === false;
     return rn;
   }
 
@@ -337,7 +337,7 @@ class Run<V, S> {
     const ratio = oldScale / this.scale;
     if (inp.preconditioner) {
       this.hooks.count('precond');
-      returnedVoid(inp.preconditioner.apply(w.r, w.z), 'refinedSolve reliable cg', 'preconditioner apply');
+      returnedVoid(inp.preconditioner.apply(w.r, w.z), 'refinedSolve reliable cg', 'preconditioner apply', w.z);
     }
     if (this.pDone) {
       s.axpby(1, w.z, ratio, w.p); // p = z + ratio·(β·p_old)
@@ -358,7 +358,7 @@ class Run<V, S> {
     this.dropRhoNew();
     if (inp.preconditioner) {
       this.hooks.count('precond');
-      returnedVoid(inp.preconditioner.apply(w.r, w.z), 'refinedSolve reliable cg', 'preconditioner apply');
+      returnedVoid(inp.preconditioner.apply(w.r, w.z), 'refinedSolve reliable cg', 'preconditioner apply', w.z);
     }
     w.setRho(s.dot(w.r, w.z));
     s.copy(w.z, w.p);
