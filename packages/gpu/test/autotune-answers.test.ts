@@ -35,6 +35,7 @@ import {
   tunedOperator,
 } from '../src/index';
 import { diaTiledKernel } from '../src/kernels/dia/dia-tiled.kernel';
+import { cpuMs } from '../../../scripts/test/cpu-time';
 import { testContext } from './helpers';
 import { expectSoundDecision } from './support/decision';
 
@@ -283,10 +284,10 @@ describe('cheap statistics (no device)', () => {
     }
     const blocks = new Set<number>();
     for (let i = 0; i < a.rows; i++) for (let k = a.rowPtr[i]!; k < a.rowPtr[i + 1]!; k++) blocks.add(Math.floor(i / 4) * 65536 + Math.floor(a.colIdx[k]! / 4));
-    const t0 = performance.now();
+    const t0 = cpuMs(); // CPU time: a loaded machine's wait is not work
     const slots = paddedSlots(p, 32, 1);
     const nb = bcsrBlocks(a, p, 4);
-    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(cpuMs() - t0).toBeLessThan(1000);
     expect(Math.abs(slots / exactSlots - 1)).toBeLessThan(0.03);
     expect(Math.abs(nb / blocks.size - 1)).toBeLessThan(0.03);
     // SELL with σ ≤ C sorts inside one chunk: the same slots as σ = 1, from the memo (no second walk)
