@@ -28,7 +28,7 @@ import {
   uploadF32,
 } from '../src/index';
 import { EPS32, f32, randomVector, testContext } from './helpers';
-import { expectSoundDecision } from './support/decision';
+import { expectOnlyBudgetLimited, expectSoundDecision } from './support/decision';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpusparse-tune-'));
 const quiet = { warn: () => {} };
@@ -282,7 +282,9 @@ describe('autotune on the device', () => {
     const a = g.blockStructured(150, 150, 4, 4, 3, 6);
     const op = await tunedOperator(ctx, a, { cache: false, expectedProducts: 20_000, reps: 3, ...quiet });
     const rep = op.tuning;
-    expect(rep.timed).toBeGreaterThan(1);
+    // more than the floor — unless the budget (500 ms here) went to the fixed costs of a loaded machine
+    expect(rep.timed).toBeGreaterThanOrEqual(1);
+    expectOnlyBudgetLimited(rep);
     expect(rep.spentMs).toBeGreaterThan(0);
     expect(new Set(rep.trials.map((t) => t.kernel)).size).toBe(kernels.length);
     expect(rep.trials.filter((t) => t.status === 'timed').every((t) => t.gflops! > 0)).toBe(true);

@@ -38,3 +38,19 @@ export function expectSoundDecision(rep: TuningReport, opts: { sunkBuild?: boole
   } else expect(cost(win!, win!.ms!)).toBe(cost(best, best.ms!));
   return { win: win!, best };
 }
+
+/**
+ * When the budget admitted only the first candidate (a loaded CI machine: the fixed costs — the
+ * statistics, compiles, the floor's probe — can take most of it), that must be the budget's doing:
+ * every candidate it left out says it needs more than was left, or the report's budget note names
+ * the fixed costs that passed it. Call it where the budget leaves room for more on a quiet machine.
+ */
+export function expectOnlyBudgetLimited(rep: TuningReport): void {
+  if (rep.timed > 1) return;
+  const refused = rep.trials.filter((t) => t.status === 'budget' && /^budget: needs/.test(t.reason ?? ''));
+  expect(refused.length + (rep.budgetNote ? 1 : 0), 'a budget refusal or note').toBeGreaterThan(0);
+  for (const t of refused) {
+    const [, need, left] = /needs ~([\d.]+) ms .*?, ([\d.]+) ms left/.exec(t.reason!)!.map(Number);
+    expect(need!).toBeGreaterThanOrEqual(left!); // shown to 0.1 ms
+  }
+}
