@@ -13,6 +13,7 @@ import {
   type AnySpmvKernel,
   autotune,
   type CandidateSpec,
+  csrScalarKernel,
   csrVectorKernel,
   defaultPruneRules,
   enumerateCandidates,
@@ -315,37 +316,47 @@ describe('autotune on the device', () => {
   it('a winner that fails verification is rejected and the next best is taken', async () => {
     const ctx = await testContext();
     // 'wrong': csr-vector scaling the product by 1.5 (fast, incorrect); 'slow': csr-vector run
-    // four times over (correct, about 4× slower) — the wrong one wins the timing and must be rejected.
-    // Session 13: on a loaded CI machine a 4× gap in product time is not a sure ranking (spreads
-    // overlap, and the cheaper to build is then taken), so the order is forced by the build: slow's
-    // upload takes 250 ms more, and one expected product makes the objective the build's
+    // four times over (correct, about 4× slower) — the wrong one wins the timing and must be rejected
     const wrong: AnySpmvKernel = { ...csrVectorKernel, id: 'test-wrong', encode: (c, h, x, y, sc) => csrVectorKernel.encode(c, h, x, y, { alpha: 1.5 * (sc?.alpha ?? 1), beta: sc?.beta ?? 0 }) };
     const slow: AnySpmvKernel = {
       ...csrVectorKernel,
       id: 'test-slow',
-      upload: (c, m, p, o) => {
-        const t0 = performance.now();
-        while (performance.now() - t0 < 250); // a build cost no load can reverse
-        return csrVectorKernel.upload(c, m, p, o);
-      },
       encode: (c, h, x, y, sc) => {
         for (let r = 0; r < 4; r++) csrVectorKernel.encode(c, h, x, y, sc);
       },
     };
     const a = g.uniformRandom(3000, 3000, 10, 6);
-    const r = await autotune(ctx, a, { cache: false, budgetMs: 1e7, expectedProducts: 1, kernels: [wrong, slow], candidates: [{ kernel: 'test-wrong', params: { lanes: 8 } }, { kernel: 'test-slow', params: { lanes: 8 } }], reps: 3, ...quiet });
+    const r = await autotune(ctx, a, { cache: false, budgetMs: 1e7, kernels: [wrong, slow], candidates: [{ kernel: 'test-wrong', params: { lanes: 8 } }, { kernel: 'test-slow', params: { lanes: 8 } }], reps: 3, ...quiet });
     const w = r.report.trials.find((t) => t.kernel === 'test-wrong')!;
     const sl = r.report.trials.find((t) => t.kernel === 'test-slow')!;
-    expect(sl.uploadMs!).toBeGreaterThanOrEqual(250);
-    expect(w.objectiveMs!).toBeLessThan(sl.objectiveMs!);
-    expect(w.verified).toBe(false);
-    expect(w.error).toMatch(/verification failed: error\/bound/);
-    expect(r.report.rejected).toBe(1);
+    // whatever the timing, the wrong kernel is never the answer: the right one is verified and taken
     expect(r.kernel).toBe('test-slow');
     expect(sl.verified).toBe(true);
+    // session 13: on a loaded CI machine neither a 4× product-time gap nor a build cost made of
+    // wall time (a 250 ms busy upload lost to a 1.5 s upload of the other) forces the ranking — when
+    // spreads overlap the cheaper to build is taken — so the rejection is asserted where it happened
+    if (w.verified === false) {
+      expect(w.error).toMatch(/verification failed: error\/bound/);
+      expect(r.report.rejected).toBe(1);
+    } else {
+      // ranked second, never tried: the decision put test-slow first by its own rule
+      expect(w.verified).toBeUndefined();
+      expect(r.report.rejected).toBe(0);
+      expectSoundDecision(r.report);
+    }
     const op = r.operator();
     expect(await errorOverBound(op, a)).toBeLessThanOrEqual(1);
     op.dispose();
+    // the rejection forced, whatever the timing: the wrong kernel alone on the short-list (maxTimed 1;
+    // rows of 20 ask the floor rule for csr-vector, of which it is a copy), csr-scalar the floor behind it
+    const b = g.uniformRandom(2000, 2000, 20, 5);
+    const f = await autotune(ctx, b, { cache: false, budgetMs: 1e6, kernels: [wrong, csrScalarKernel], candidates: [{ kernel: 'test-wrong', params: { lanes: 8 } }, 'csr-scalar'], maxTimed: 1, ...quiet });
+    const fw = f.report.trials.find((t) => t.kernel === 'test-wrong')!;
+    expect(fw.verified).toBe(false);
+    expect(fw.error).toMatch(/verification failed: error\/bound/);
+    expect(f.report.rejected).toBe(1);
+    expect(f.kernel).toBe('csr-scalar');
+    expect(f.report.trials.find((t) => t.kernel === 'csr-scalar' && t.verified)).toBeDefined();
   });
 
   it('rejects bad options with the expected range', async () => {
