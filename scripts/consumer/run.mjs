@@ -49,7 +49,13 @@ console.log(`consumer project: ${dir} (${Object.keys(tarballs).join(', ')})`);
 const offline = run('pnpm', ['install', '--offline', '--ignore-workspace'], dir, { allowFail: true });
 if (offline.status !== 0) {
   console.log('consumer: the store lacks something; installing from the registry');
-  run('pnpm', ['install', '--prefer-offline', '--ignore-workspace'], dir);
+  // a registry hiccup (pnpm already retries each fetch) gets one more whole try, 10 s later
+  const online = () => run('pnpm', ['install', '--prefer-offline', '--ignore-workspace'], dir, { allowFail: true });
+  if (online().status !== 0) {
+    console.log('consumer: the registry install failed; trying once more in 10 s');
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10_000);
+    run('pnpm', ['install', '--prefer-offline', '--ignore-workspace'], dir);
+  }
 }
 run(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', '.'], dir);
 console.log('consumer: tsc (NodeNext, strict, skipLibCheck off): no errors');

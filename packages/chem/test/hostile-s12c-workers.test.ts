@@ -64,20 +64,25 @@ describe('worker threads that die', () => {
     let failures = 0;
     for (let i = 0; i < 3; i++) {
       const t0 = performance.now();
+      // the pool waits max(stallMs, 50 × its slowest block) without progress: on a loaded CI machine a
+      // descheduled block makes that wait longer than stallMs — bounded by the limit it names (session 13)
+      let limit = 0;
       try {
         pool.run(c, y);
         expect(Array.from(y)).toEqual(Array.from(ref)); // a product that returns is complete
       } catch (e) {
         failures++;
         expect((e as Error).message).toMatch(/direct σ: a worker thread failed: .*(made no progress for \d+ ms \(\d+ of \d+ blocks done\)|exited \(code 1\))/);
+        limit = Number(/made no progress for (\d+) ms/.exec((e as Error).message)?.[1] ?? 0);
+        if (limit) expect(limit).toBeGreaterThanOrEqual(1500);
       }
-      expect(performance.now() - t0).toBeLessThan(10_000);
+      expect(performance.now() - t0).toBeLessThan(limit + 10_000);
       await new Promise((r) => setTimeout(r, 50)); // lets the exit event in
     }
     expect(failures).toBeGreaterThanOrEqual(2);
     pool.dispose();
     expect(() => pool.run(c, y)).toThrow(/apply after dispose\(\)/);
-  }, 60_000);
+  }, 120_000);
 
   it('a threaded direct operator applied after dispose(): an Error, not a hang', async () => {
     const fd = await readFcidump(data('H8_sto6g_R1.8_block2.FCIDUMP'));

@@ -2,6 +2,7 @@ import { ResourceLimitError } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { readFcidump } from '../src/fcidump/node';
 import { dataFile } from '../../../testdata/index';
+import { cpuMs } from '../../../scripts/test/cpu-time';
 import {
   assembleHamiltonian,
   buildCiSpace,
@@ -88,9 +89,9 @@ describe('sampled nnz of H', () => {
 
 describe('memory sizing and refusal', () => {
   it('sizes the 2.4·10^6-determinant N2 CAS(10e,16o) Ag sector in well under a second (host peak > 24 GB)', async () => {
-    const t = performance.now();
+    const t = cpuMs(); // CPU time: a loaded machine's wait is not work
     const e = await estimateCiEnergies(file('N2_631g_cas10e16o_block2_NOREF.FCIDUMP'), { irrep: 1, backend: 'host', nroots: 1, workers: 0 });
-    expect(performance.now() - t).toBeLessThan(3000);
+    expect(cpuMs() - t).toBeLessThan(3000);
     expect(e.estimate.determinants).toBe(2388528);
     expect(e.estimate.nnz.nnz).toBeGreaterThan(1.2e9);
     expect(e.estimate.nnz.nnz).toBeLessThan(1.5e9);
@@ -121,9 +122,9 @@ describe('memory sizing and refusal', () => {
     const ag = await estimateCiEnergies(fd, { irrep: 1, backend: 'host', workers: 0 });
     expect(ag.estimate.peakHost).toBeLessThan(all.estimate.peakHost / 2);
     const limit = Math.sqrt(ag.estimate.peakHost * all.estimate.peakHost);
-    const t = performance.now();
+    const t = cpuMs();
     const err = await ciEnergies(fd, { memory: { hostBytes: limit }, workers: 0 }).catch((e) => e);
-    expect(performance.now() - t).toBeLessThan(2000);
+    expect(cpuMs() - t).toBeLessThan(2000);
     expect(err).toBeInstanceOf(ResourceLimitError);
     expect(err.bytesAvailable).toBe(limit);
     expect(err.bytesNeeded).toBe(all.estimate.peakHost);

@@ -20,10 +20,14 @@ describe.skipIf(gpuTierSkipped)('backend: in-solve tuning', () => {
     const backend = await gpuBackend();
     try {
       const a = generators.poisson2d(40);
+      // 2·10^6 expected products: a tuning budget (10 % of their time) that admits every short-listed
+      // candidate whatever the load — in-solve tuning needs two of them, and at 2000 products the 500 ms
+      // floor went to the fixed costs of a loaded CI machine (session 13: 1 of 1 stressed runs)
+      const products = 2_000_000;
       // in-solve first: it caches nothing until its solve has decided, so the default call below is a miss too
-      const inSolve = await backend.operator(a, { expectedProducts: 2000, inSolve: true });
+      const inSolve = await backend.operator(a, { expectedProducts: products, inSolve: true });
       expect(inSolve.op).toBeInstanceOf(InSolveOperator);
-      const before = await backend.operator(a, { expectedProducts: 2000 });
+      const before = await backend.operator(a, { expectedProducts: products });
       expect(before.op).not.toBeInstanceOf(InSolveOperator);
       expect((before.op as unknown as { tuning: { source: string } }).tuning.source).toBe('tuned'); // tuned, not a cache hit
     } finally {

@@ -83,8 +83,10 @@ describe('tuning on the device', () => {
     const r = big.tuning;
     expect(r.csrUploadMs).toBeGreaterThan(0);
     expect(r.overheadMs).toBeCloseTo(r.spentMs - r.csrUploadMs!, 6);
-    expect(r.overheadMs!).toBeLessThanOrEqual(1.2 * r.budgetMs);
-    expect(r.budgetNote).toBeUndefined();
+    // within 1.2 × the budget and no note — or, on a loaded machine whose fixed costs (statistics,
+    // compiles, the first round) alone passed it, the note naming them: never a silent overrun
+    if (r.overheadMs! > 1.2 * r.budgetMs) expect(r.budgetNote).toMatch(/fixed costs that every tuning pays — .*\d+\.\d ms/);
+    else expect(r.budgetNote).toBeUndefined();
     big.dispose();
     const tiny = await tunedOperator(ctx, a, { ...quiet, cache: false, budgetMs: 0.5, fraction: 1, candidates: CSR_ONLY });
     expect(tiny.tuning.timed).toBe(1); // the floor only
@@ -111,6 +113,8 @@ describe('tuning on the device', () => {
     // further (before the probe it got warm-up + 5 repetitions whatever they cost)
     expect(['timed', 'budget']).toContain(t.status);
     expect(t.samples?.length ?? 0).toBeLessThanOrEqual(1);
-    if (t.status === 'timed') expect(r.report.costs.timingMs).toBeLessThan(3 * t.ms! + 50);
+    // timed: the probe round was its only one — its round's cost ruled out a second (the rounds stop
+    // on the budget whatever the load; a bound on timingMs in ms was not: session 13)
+    if (t.status === 'timed') expect(r.report.rounds).toMatchObject({ run: 1, stopped: 'budget' });
   });
 });

@@ -82,7 +82,11 @@ describe('prewarmTuner', () => {
       for (const c of cands) expect(candidateSpecs(fresh, c).length, c.kernel.id).toBe(c.kernel.id === 'csr-adaptive' ? 1 : 2);
       const waited = await awaitCompiled(fresh, cands.flatMap((c) => candidateSpecs(fresh, c)));
       expect(waited).toBeGreaterThanOrEqual(0);
-      expect(await awaitCompiled(fresh, candidateSpecs(fresh, cands[0]!))).toBeLessThan(5); // compiled: nothing to wait for
+      // compiled: nothing to wait for — nothing asked of the compiler (not a bound in ms: a loaded CI
+      // machine can deschedule the process between any two clock reads, session 13)
+      const logged = fresh.pipelines.log.length;
+      expect(await awaitCompiled(fresh, candidateSpecs(fresh, cands[0]!))).toBeGreaterThanOrEqual(0);
+      expect(fresh.pipelines.log.length).toBe(logged);
       const compiled = fresh.pipelines.compiled;
       const syncs = fresh.pipelines.log.filter((e) => e.mode === 'sync').length;
       for (const c of cands) c.kernel.upload(fresh, a, c.params, { sharedCsr: shared }).dispose();
@@ -132,9 +136,13 @@ describe('prewarmTuner', () => {
       expect(r.report.statsSplit!.compileWaitMs).toBeGreaterThan(0); // the statistics waited for their four compiles
       expect(r.report.costs.compileMs).toBeGreaterThanOrEqual(r.report.statsSplit!.compileWaitMs!); // the statistics' wait is a compile cost, not statistics
       // the same matrix again in this process: everything compiled, nothing waited for
+      const logged = fresh.pipelines.log.length;
       const again = await autotune(fresh, a, { cache: false, exhaustive: true, reps: 2, candidates: [{ kernel: 'csr-vec4', params: { lanes: 2, pack: 0 } }, { kernel: 'csr-adaptive', params: { nnzPerGroup: 512 } }], warn: () => {} });
-      expect(again.report.statsSplit!.compileWaitMs).toBeLessThan(1);
+      // (the statistics' pipelines not compiled again: a wait in ms below a bound would be a timing assertion)
       expect(again.report.statsSplit!.compiled).toBe(0);
+      const stats = new Set(deviceStatsSpecs().map((sp) => sp.key));
+      expect(fresh.pipelines.log.slice(logged).filter((e) => stats.has(e.key))).toEqual([]);
+      expect(again.report.statsSplit!.compileWaitMs).toBeGreaterThanOrEqual(0);
     } finally {
       fresh.dispose();
     }

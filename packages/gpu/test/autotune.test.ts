@@ -13,6 +13,7 @@ import {
   type AnySpmvKernel,
   autotune,
   type CandidateSpec,
+  csrScalarKernel,
   csrVectorKernel,
   defaultPruneRules,
   enumerateCandidates,
@@ -28,6 +29,7 @@ import {
   uploadF32,
 } from '../src/index';
 import { EPS32, f32, randomVector, testContext } from './helpers';
+import { expectOnlyBudgetLimited, expectSoundDecision } from './support/decision';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpusparse-tune-'));
 const quiet = { warn: () => {} };
@@ -162,17 +164,9 @@ describe('autotune on the device', () => {
     const win = rep.trials.find((t) => t.verified)!;
     expect(win.kernel).toBe(r.kernel);
     expect(win.maxErrOverBound).toBeLessThanOrEqual(1);
-    // the winner has the least objective among the timed candidates — unless the spreads overlap
-    // (uncertain) and a cheaper-to-build one was taken: then its objective at its fastest kept
-    // round is not above the best's at its slowest, and it costs less to build
-    const timedTrials = rep.trials.filter((t) => t.status === 'timed' && t.loMs !== undefined);
-    const bestT = timedTrials.reduce((x, y) => (y.objectiveMs! < x.objectiveMs! ? y : x));
-    const build = (t: typeof win) => (t.conversionMs ?? 0) + (t.uploadMs ?? 0);
-    if (rep.decision!.cheaperToBuild) {
-      expect(rep.decision!.uncertain).toBe(true);
-      expect(build(win)).toBeLessThan(build(bestT));
-      expect(build(win) + rep.expectedProducts * win.loMs!).toBeLessThanOrEqual(build(bestT) + rep.expectedProducts * bestT.hiMs!);
-    } else expect(win.objectiveMs).toBe(bestT.objectiveMs);
+    // the winner has the least objective among the ranked candidates — unless the spreads overlap
+    // (uncertain) and a cheaper-to-build one was taken (support/decision.ts: whatever the timing)
+    expect(expectSoundDecision(rep).win).toBe(win);
     expect(['timestamp', 'wall']).toContain(rep.method);
     expect(reportTable(rep)).toContain('winner:');
     expect(JSON.parse(reportJson(rep)).trials.length).toBe(rep.trials.length);
@@ -289,7 +283,9 @@ describe('autotune on the device', () => {
     const a = g.blockStructured(150, 150, 4, 4, 3, 6);
     const op = await tunedOperator(ctx, a, { cache: false, expectedProducts: 20_000, reps: 3, ...quiet });
     const rep = op.tuning;
-    expect(rep.timed).toBeGreaterThan(1);
+    // more than the floor — unless the budget (500 ms here) went to the fixed costs of a loaded machine
+    expect(rep.timed).toBeGreaterThanOrEqual(1);
+    expectOnlyBudgetLimited(rep);
     expect(rep.spentMs).toBeGreaterThan(0);
     expect(new Set(rep.trials.map((t) => t.kernel)).size).toBe(kernels.length);
     expect(rep.trials.filter((t) => t.status === 'timed').every((t) => t.gflops! > 0)).toBe(true);
@@ -333,15 +329,34 @@ describe('autotune on the device', () => {
     const r = await autotune(ctx, a, { cache: false, budgetMs: 1e7, kernels: [wrong, slow], candidates: [{ kernel: 'test-wrong', params: { lanes: 8 } }, { kernel: 'test-slow', params: { lanes: 8 } }], reps: 3, ...quiet });
     const w = r.report.trials.find((t) => t.kernel === 'test-wrong')!;
     const sl = r.report.trials.find((t) => t.kernel === 'test-slow')!;
-    expect(w.ms!).toBeLessThan(sl.ms!);
-    expect(w.verified).toBe(false);
-    expect(w.error).toMatch(/verification failed: error\/bound/);
-    expect(r.report.rejected).toBe(1);
+    // whatever the timing, the wrong kernel is never the answer: the right one is verified and taken
     expect(r.kernel).toBe('test-slow');
     expect(sl.verified).toBe(true);
+    // session 13: on a loaded CI machine neither a 4× product-time gap nor a build cost made of
+    // wall time (a 250 ms busy upload lost to a 1.5 s upload of the other) forces the ranking — when
+    // spreads overlap the cheaper to build is taken — so the rejection is asserted where it happened
+    if (w.verified === false) {
+      expect(w.error).toMatch(/verification failed: error\/bound/);
+      expect(r.report.rejected).toBe(1);
+    } else {
+      // ranked second, never tried: the decision put test-slow first by its own rule
+      expect(w.verified).toBeUndefined();
+      expect(r.report.rejected).toBe(0);
+      expectSoundDecision(r.report);
+    }
     const op = r.operator();
     expect(await errorOverBound(op, a)).toBeLessThanOrEqual(1);
     op.dispose();
+    // the rejection forced, whatever the timing: the wrong kernel alone on the short-list (maxTimed 1;
+    // rows of 20 ask the floor rule for csr-vector, of which it is a copy), csr-scalar the floor behind it
+    const b = g.uniformRandom(2000, 2000, 20, 5);
+    const f = await autotune(ctx, b, { cache: false, budgetMs: 1e6, kernels: [wrong, csrScalarKernel], candidates: [{ kernel: 'test-wrong', params: { lanes: 8 } }, 'csr-scalar'], maxTimed: 1, ...quiet });
+    const fw = f.report.trials.find((t) => t.kernel === 'test-wrong')!;
+    expect(fw.verified).toBe(false);
+    expect(fw.error).toMatch(/verification failed: error\/bound/);
+    expect(f.report.rejected).toBe(1);
+    expect(f.kernel).toBe('csr-scalar');
+    expect(f.report.trials.find((t) => t.kernel === 'csr-scalar' && t.verified)).toBeDefined();
   });
 
   it('rejects bad options with the expected range', async () => {

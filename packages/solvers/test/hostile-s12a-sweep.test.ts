@@ -12,6 +12,7 @@
  */
 import { csrDiagonal, generators, HostOperator, HostVectorSpace, type LinearOperator } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
+import { cpuMs } from '../../../scripts/test/cpu-time';
 import { davidson, gmres, lanczos, lanczosShiftInvert, lobpcg, NotPositiveDefiniteError } from '../src/index';
 
 const a = generators.poisson2d(8); // n = 64, λ₁ = 4 − 4cos(π/9)
@@ -97,10 +98,10 @@ describe('session 12 sweep: fixed', () => {
 
   it('lanczosShiftInvert with σ = λ₁ (to rounding): NotPositiveDefiniteError naming a singular A − σI, from the first inner solve', async () => {
     const l1 = 4 - 4 * Math.cos(Math.PI / 9);
-    const t0 = performance.now();
+    const t0 = cpuMs();
     await expect(lanczosShiftInvert(a, { k: 2, sigma: l1 })).rejects.toThrow(NotPositiveDefiniteError);
     await expect(lanczosShiftInvert(a, { k: 2, sigma: l1 })).rejects.toThrow(/singular to working precision/);
-    expect(performance.now() - t0).toBeLessThan(20_000); // was 5 000 steps, 5 668 inner solves
+    expect(cpuMs() - t0).toBeLessThan(20_000); // was 5 000 steps, 5 668 inner solves (CPU time: a loaded machine's wait is not work)
     // σ below the spectrum still works
     const r = await lanczosShiftInvert(a, { k: 2, sigma: l1 - 1e-6 });
     expect(r.converged).toBe(true);

@@ -13,7 +13,7 @@
 import { prepare } from './admission';
 import type { Candidate } from './candidates';
 import type { Trial, TuningDecision } from './report';
-import { byObjective, type Contender, keptSamples, type RoundsRun, SINGLE_ROUND_SPREAD, summarise } from './rounds';
+import { byObjective, type Contender, keptSamples, noKeptRound, type RoundsRun, SINGLE_ROUND_SPREAD, summarise } from './rounds';
 import { buildCostLeft, type Live, probe, type TrialSession, timeRounds } from './trials';
 import { type Held, TuningError } from './types';
 import { verifyProduct } from './verify';
@@ -23,12 +23,7 @@ const base = (t: Trial): number => (t.conversionMs ?? 0) + (t.uploadMs ?? 0);
 /** The rounds' contenders (index i = live[i]): kept-round summaries of those still uploaded, with the build cost left to pay. */
 const contenders = (s: Pick<TrialSession, 'sunkBuild'>, timed: { run: RoundsRun; live: Live[] }): Contender[] => timed.live.map((f, i) => ({ base: buildCostLeft(s, f), summary: f.h ? timed.run.summaries[i] : undefined }));
 
-/**
- * Whether every round of the run was discarded for the clock: no round's clock index came within
- * the tolerance, which happens when the rounds are so noisy that each candidate's fastest falls in
- * another round (a loaded CPU adapter: 1.7 vs 12 ms for one kernel). O(1).
- */
-export const noKeptRound = (run: RoundsRun): boolean => run.times.length > 0 && run.from >= run.times.length;
+export { noKeptRound } from './rounds';
 
 /** The contenders summarised over all rounds (see {@link noKeptRound}): ranked on noisy rounds rather than on none. */
 const allRounds = (s: Pick<TrialSession, 'sunkBuild'>, timed: { run: RoundsRun; live: Live[] }): Contender[] =>
@@ -55,14 +50,30 @@ export function verifyOrder(s: Pick<TrialSession, 'products' | 'live' | 'sunkBui
 const label = (t: Trial) => `${t.kernel}(${Object.entries(t.params).map(([k, v]) => `${k}=${v}`).join(',')})`;
 const spread = (t: Trial) => `${t.loMs!.toPrecision(3)}–${t.hiMs!.toPrecision(3)} ms`;
 
-/** The decision record: kept and discarded rounds, runner-up, whether their spreads overlap, one sentence. */
-function describe(s: Pick<TrialSession, 'sunkBuild'>, order: Live[], timed?: { run: RoundsRun; live: Live[] }): TuningDecision {
+/** A trial as the decision's runner-up (it has a spread), else undefined. */
+const runnerUpOf = (t: Trial | undefined): TuningDecision['runnerUp'] =>
+  t?.ms !== undefined && t.loMs !== undefined && t.hiMs !== undefined ? { kernel: t.kernel, params: { ...t.params }, ms: t.ms, loMs: t.loMs, hiMs: t.hiMs } : undefined;
+
+/**
+ * The decision record when every round was discarded for the clock ({@link noKeptRound}): ranked
+ * on all rounds (`record` in trials.ts put their median and spread on each trial), uncertain, the
+ * next in that ranking as the runner-up — the same fields as a decision on kept rounds.
+ */
+function allDiscarded(run: RoundsRun, order: readonly Live[]): TuningDecision {
+  const n = run.times.length;
+  const note = `every one of the ${n} rounds was discarded for the clock (too noisy to find a settled one): ranked on all of them, ${label(order[0]!.t)} first; uncertain`;
+  return { rounds: 0, discardedRounds: run.from, uncertain: true, cheaperToBuild: false, note, runnerUp: runnerUpOf(order[1]?.t) };
+}
+
+/** The decision record: kept and discarded rounds, runner-up, whether their spreads overlap, one sentence. Exported for the tests. */
+export function describeDecision(s: Pick<TrialSession, 'sunkBuild'>, order: Live[], timed?: { run: RoundsRun; live: Live[] }): TuningDecision {
   const run = timed?.run;
   const rounds = run ? run.times.length - run.from : 0;
   const discardedRounds = run?.from ?? 0;
   const clock = discardedRounds ? `; ${discardedRounds} earlier round${discardedRounds > 1 ? 's' : ''} discarded (the clock was still rising)` : '';
   const [w] = order;
   if (!w || !run) return { rounds, discardedRounds, uncertain: false, note: 'no short-listed candidate was timed; the CSR floor was taken' };
+  if (noKeptRound(run)) return allDiscarded(run, order);
   const rIdx = run.decision.runnerUp;
   const r = rIdx !== undefined ? timed!.live[rIdx] : undefined;
   if (!r || r.t.ms === undefined || r.t.loMs === undefined) return { rounds, discardedRounds, uncertain: false, note: `${label(w.t)} was the only candidate timed (the budget admitted no other)${clock}` };
@@ -78,7 +89,7 @@ function describe(s: Pick<TrialSession, 'sunkBuild'>, order: Live[], timed?: { r
   const note = un
     ? `${label(w.t)} and ${label(r.t)} are not separated after ${rounds} kept round${rounds === 1 ? '' : 's'}: ${why}${pick}${clock}`
     : `${label(w.t)} beats ${label(r.t)} by ${(100 * gain).toFixed(1)} % in ${what} over ${rounds} kept round${rounds === 1 ? '' : 's'}${single ? '' : `, spreads ${spread(w.t)} vs ${spread(r.t)} apart`}${clock}`;
-  return { rounds, discardedRounds, uncertain: un, cheaperToBuild: run.decision.cheaper, note, runnerUp: { kernel: r.t.kernel, params: { ...r.t.params }, ms: r.t.ms, loMs: r.t.loMs, hiMs: r.t.hiMs! } };
+  return { rounds, discardedRounds, uncertain: un, cheaperToBuild: run.decision.cheaper, note, runnerUp: runnerUpOf(r.t) };
 }
 
 /** Verify one live candidate on its own upload; records the outcome on its trial. */
@@ -129,9 +140,7 @@ function reasons(trials: readonly Trial[]): string {
  */
 export async function decide(s: TrialSession, timed: { run: RoundsRun; live: Live[] } | undefined, floor: readonly { c: Candidate; t: Trial }[], held: Held): Promise<Trial> {
   const order = verifyOrder(s, timed);
-  s.report.decision = describe(s, order, timed);
-  if (timed && noKeptRound(timed.run) && order[0]) s.report.decision.note = `every one of the ${timed.run.times.length} rounds was discarded for the clock (too noisy to find a settled one): ranked on all of them, ${label(order[0].t)} first; uncertain`;
-  if (timed && noKeptRound(timed.run)) s.report.decision.uncertain = true;
+  s.report.decision = describeDecision(s, order, timed);
   let win: Live | undefined;
   try {
     for (const f of order) {

@@ -186,6 +186,14 @@ export interface RoundsRun {
   readonly failed: number[];
 }
 
+/**
+ * Whether every round of the run was discarded for the clock: no round's clock index came within
+ * the tolerance, which happens when the rounds are so noisy that each candidate's fastest falls in
+ * another round (a loaded CPU adapter: 1.7 vs 12 ms for one kernel). The trials then record, and
+ * the decision ranks on, all rounds (`trials.ts`, `decision.ts`). O(1).
+ */
+export const noKeptRound = (run: Pick<RoundsRun, 'times' | 'from'>): boolean => run.times.length > 0 && run.from >= run.times.length;
+
 /** The run so far: summaries over the kept rounds and the decision they give. */
 function assess(times: RoundTimes, plan: RoundsPlan, failed: readonly number[] = []): { from: number; summaries: (RoundSummary | undefined)[]; decision: RoundsDecision } {
   const from = firstStableRound(times, plan.tol);

@@ -16,7 +16,7 @@ import type { Candidate } from './candidates';
 import type { ConversionCache, TuneVectors } from './conversions';
 import type { Trial, TuningReport } from './report';
 import { deviceRoundTimer } from './round-timer';
-import { clockIndex, keptSamples, type RoundsRun, type RoundTimer, runRounds, summarise } from './rounds';
+import { clockIndex, keptSamples, noKeptRound, type RoundsRun, type RoundTimer, runRounds, summarise } from './rounds';
 import type { TuneProgress } from './types';
 import { VERIFY_NNZ } from './verify';
 
@@ -180,8 +180,15 @@ function isolating(ctx: GpuContext, time: RoundTimer): RoundTimer {
   };
 }
 
-/** Fold a run into the live candidates' trials: kept median and spread; failures disposed. */
+/**
+ * Fold a run into the live candidates' trials: kept median and spread; failures disposed. When
+ * every round was discarded for the clock ({@link noKeptRound}: a loaded machine) the decision
+ * ranks on all rounds, so every trial records those (median, spread, samples): the report never
+ * shows a winner without a spread, nor a first candidate with its probe time in place of the
+ * rounds it was ranked on.
+ */
 function record(s: TrialSession, live: readonly Live[], run: RoundsRun): void {
+  const none = noKeptRound(run);
   live.forEach((f, i) => {
     if (run.failed.includes(i)) {
       f.h?.dispose();
@@ -189,15 +196,16 @@ function record(s: TrialSession, live: readonly Live[], run: RoundsRun): void {
       fail(s, f.t, 'timing', new Error('its products failed in an interleaved round'));
       return;
     }
-    const m = run.summaries[i];
+    const all = summarise(keptSamples(run.times, 0, i));
+    const m = run.summaries[i] ?? (none ? all : undefined);
     if (m) {
       f.samples = m.samples;
       Object.assign(f.t, { status: 'timed', ms: m.ms, loMs: m.loMs, hiMs: m.hiMs, samples: [...m.samples], gflops: gflops(s, m.ms) });
       return;
     }
-    // timed only in rounds discarded for the clock (then dropped as far slower): shown, not ranked
-    const all = summarise(keptSamples(run.times, 0, i));
-    if (all && f.t.status !== 'timed') Object.assign(f.t, { status: 'timed', ms: all.ms, gflops: gflops(s, all.ms), reason: 'timed only in rounds taken while the clock was rising (not ranked)' });
+    // timed only in rounds discarded for the clock (then dropped as far slower): shown, not ranked;
+    // also the first candidate, whose probe set its status (an earlier group's kept rounds stay)
+    if (all && f.t.loMs === undefined) Object.assign(f.t, { status: 'timed', ms: all.ms, gflops: gflops(s, all.ms), reason: 'timed only in rounds taken while the clock was rising (not ranked)' });
   });
   s.report.rounds = { run: run.times.length, discarded: run.from, stopped: run.stopped, clockIndex: clockIndex(run.times).map((v) => Number(v.toFixed(3))), method: s.report.method };
 }
