@@ -9,7 +9,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { generators, HostOperator, HostVectorSpace, type LinearOperator, type VectorSpace } from '../packages/formats/src/index';
-import { createGpuContext, gpuOperatorFromCsr, GpuVectorSpace } from '../packages/gpu/src/index';
+import { createGpuContext, GpuVectorSpace, gpuOperatorFromCsr } from '../packages/gpu/src/index';
 import { bicgstab } from '../packages/solvers/src/index';
 
 const argv = process.argv.slice(2);
@@ -34,7 +34,7 @@ let iterations = 0;
 for (let rep = 0; rep < reps + 1; rep++) {
   const b = space.fromArray(rhs);
   await finish();
-  let t0 = performance.now();
+  const t0 = performance.now();
   const r = await bicgstab(space, op, b, { rtol: 1e-6 });
   await finish();
   const solve = performance.now() - t0;

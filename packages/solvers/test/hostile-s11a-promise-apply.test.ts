@@ -33,7 +33,10 @@ const syncOp = { rows: n, cols: n, label: 'lap4', apply: lap, applyScaled: scale
 const returning: Record<string, (x: Float64Array, y: Float64Array) => unknown> = {
   'a Promise from an arrow function': (x, y) => lapLater(x, y),
   // biome-ignore lint/suspicious/noThenProperty: the hostile case is a thenable that is not a Promise
-  'a bare thenable': (x, y) => ({ then: (ok?: () => void) => setTimeout(() => (lap(x, y), ok?.()), 0) }),
+  'a bare thenable': (x, y) => ({ then: (ok?: () => void) => setTimeout(() => {
+        lap(x, y);
+        ok?.();
+      }, 0) }),
   'a Promise that rejects': () => Promise.reject(new Error('device gone')),
 };
 const withApply = (f: (x: Float64Array, y: Float64Array) => unknown) => ({ ...syncOp, apply: f }) as unknown as LinearOperator<Float64Array>;
@@ -91,7 +94,13 @@ describe('a LinearOperator whose non-async product returns a Promise (or any the
     const lambdaMin = 2 - 2 * Math.cos(Math.PI / (n + 1));
     // biome-ignore lint/suspicious/noThenProperty: a 'then' that is not a function is not a thenable
     const notThenable = { then: 'not a function' };
-    for (const op of [syncOp, withApply((x, y) => (lap(x, y), 42)), withApply((x, y) => (lap(x, y), notThenable))]) {
+    for (const op of [syncOp, withApply((x, y) => {
+      lap(x, y);
+      return 42;
+    }), withApply((x, y) => {
+      lap(x, y);
+      return notThenable;
+    })]) {
       for (const [name, run] of Object.entries(solvers)) {
         const r = (await run(op)) as { converged: boolean; x?: Float64Array; values?: number[] };
         expect(r.converged, name).toBe(true);
