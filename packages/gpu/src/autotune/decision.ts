@@ -188,10 +188,15 @@ export async function deferToSolve(s: TrialSession, floor: readonly { c: Candida
   if (ok.length < 2) return decide(s, await timeRounds(s), floor, held);
   for (const f of s.live) if (!ok.includes(f)) f.h?.dispose();
   s.conv.clear();
-  held.inSolve = ok.map((f) => ({ kernel: f.c.kernel, handle: f.h!, params: { ...f.c.kernel.defaults, ...f.c.params }, trial: f.t }));
-  for (const f of ok.slice(1)) f.t.reason = 'verified; timed in the first products of the solve';
-  const t = ok[0]!.t;
-  s.report.winner = { kernel: t.kernel, params: { ...t.params }, ms: t.ms!, gflops: t.gflops };
+  // the provisional winner runs until the timestamps are read: the probed one when it verified; when it
+  // was rejected none has a product time yet, and the report names no winner until the solve's timing
+  // does (it never carries a winner without its ms)
+  const first = ok.find((f) => f.t.ms !== undefined) ?? ok[0]!;
+  const order = [first, ...ok.filter((f) => f !== first)];
+  held.inSolve = order.map((f) => ({ kernel: f.c.kernel, handle: f.h!, params: { ...f.c.kernel.defaults, ...f.c.params }, trial: f.t }));
+  for (const f of order.slice(1)) f.t.reason = 'verified; timed in the first products of the solve';
+  const t = first.t;
+  s.report.winner = t.ms !== undefined ? { kernel: t.kernel, params: { ...t.params }, ms: t.ms, gflops: t.gflops } : undefined;
   s.report.decision = { rounds: 0, uncertain: true, note: `in-solve: ${ok.length} verified candidates will run the first products of the solve in turn; ${label(t)} until the timestamps are read` };
   return t;
 }
