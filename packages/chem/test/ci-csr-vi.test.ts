@@ -11,8 +11,7 @@
 import { type CsrMatrix, csrViFromCsr } from '@gpusparse/formats';
 import { autotune, csrViKernel, csrViSliceKernel, getKernel } from '@gpusparse/gpu';
 import { describe, expect, it } from 'vitest';
-import { checkKernel } from '../../gpu/src/testing/conformance';
-import { expectTimedWithPreparation, hamiltonian } from './helpers/ci-matrices';
+import { CI_CASES, expectBothScalings, expectTimedWithPreparation, hamiltonian } from './helpers/ci-matrices';
 import { gpuTier, gpuTierSkipped } from './helpers/gpu-tier';
 
 const tier = gpuTier();
@@ -20,18 +19,10 @@ const tier = gpuTier();
 /** `a` with column j moved to `stride`·j (cols·stride columns; rows keep their sorted order). */
 const spread = (a: CsrMatrix, stride: number): CsrMatrix => ({ ...a, cols: a.cols * stride, colIdx: a.colIdx.map((c) => c * stride) });
 
-const check = async (a: CsrMatrix, p: Record<string, number>, opts?: { maxBindingBytes: number }, k: typeof csrViKernel | typeof csrViSliceKernel = csrViKernel) => {
-  const params = { ...k.defaults, ...p };
-  expect(await checkKernel(tier.ctx, k, params, a, 11, 1, 0, opts), `${k.id} ${JSON.stringify(p)}`).toBe('');
-  expect(await checkKernel(tier.ctx, k, params, a, 12, 2, -0.5, opts), `${k.id} ${JSON.stringify(p)} α 2 β −0.5`).toBe('');
-};
+const check = (a: CsrMatrix, p: Record<string, number>, opts?: { maxBindingBytes: number }, k: typeof csrViKernel | typeof csrViSliceKernel = csrViKernel) => expectBothScalings(tier.ctx, k, p, a, opts);
 
 describe.skipIf(gpuTierSkipped)('csr-vi on assembled CI Hamiltonians', () => {
-  it.each([
-    ['H4_sto6g_R1.8_block2.FCIDUMP', {}],
-    ['N2_sto3g_R1.1A_block2.FCIDUMP', {}],
-    ['N2_sto3g_R1.1A_block2.FCIDUMP', { irrep: 'isym' }],
-  ] as const)('%s %o: v from the plan and v = 16, lanes 8 / 32, within the float32 bound', async (file, opts) => {
+  it.each(CI_CASES)('%s %o: v from the plan and v = 16, lanes 8 / 32, within the float32 bound', async (file, opts) => {
     const a = await hamiltonian(file, opts);
     for (const p of [{ valueBits: 0 }, { valueBits: 16, lanes: 8, unroll: 8 }, { valueBits: 0, lanes: 32, unroll: 2 }] as Record<string, number>[]) await check(a, p);
     for (const p of [{ valueBits: 0 }, { valueBits: 16, sliceHeight: 16, unroll: 8 }] as Record<string, number>[]) await check(a, p, undefined, csrViSliceKernel);
