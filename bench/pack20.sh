@@ -42,11 +42,12 @@ mkdir -p "$out" $j $m && : >"$log"
 . "$(dirname "$0")/lib/device-steps.sh" # step NAME LIMIT COMMAND…, clock_start, clock_histogram, combine_json
 combine() { combine_json "$out/pack20.json" "$j"; }
 clock_start $j/clocks.csv
-grid="--grid csr-vi:lanes=32:unroll=4 --grid csr-vi-slice:sliceHeight=32:unroll=4 --grid csr-long:lanes=32:unroll=2:pack=0/1:interleave=1"
+grid=${P20_GRID:-"--grid csr-vi:lanes=32:unroll=4 --grid csr-vi-slice:sliceHeight=32:unroll=4 --grid csr-long:lanes=32:unroll=2:pack=0/1:interleave=1"}
+kernels=${P20_KERNELS:-csr-vi,csr-vi-slice,csr-long}
 # shellcheck disable=SC2086 # word splitting of the flag lists is intended
-step spmv 245 $app $extra --no-generated $cases --dump $m --clock-log $j/clocks.csv \
-  --rounds 2 --reps 20 --warm-ms 1000 --heat-ms 600 --budget-s 230 --keep-conversions --single-round csr-long \
-  --kernels csr-vi,csr-vi-slice,csr-long $grid --out $j/spmv.json
+step spmv $((budget - 55)) $app $extra --no-generated $cases --dump $m --clock-log $j/clocks.csv \
+  --rounds 2 --reps 20 --warm-ms 1000 --heat-ms 600 --budget-s $((budget - 70)) --keep-conversions --single-round csr-long \
+  --kernels $kernels $grid --out $j/spmv.json
 anchors=$(for f in $m/*.rowptr; do echo "${f%.rowptr}.csr"; done)
 # shellcheck disable=SC2086
 step cusparse 50 python3 .gpukit/cusparse_anchor.py $anchors --json $j/cusparse.jsonl

@@ -18,7 +18,7 @@ step() {
   combine
 }
 clock_histogram() {
-  awk -F', ' 'NR > 1 { n[$2]++ } END { for (c in n) print "SM clock", c, n[c], "samples" }' "$1" 2>/dev/null | sort -k4 -nr | head -6 >>"$log"
+  awk -F', ' 'NR > 1 { n[$2]++ } END { for (c in n) print "SM clock", c, n[c], "samples" }' "$1" 2>/dev/null | sort -k5 -nr | head -6 >>"$log"
 }
 clock_start() {
   nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 100 >"$1" 2>/dev/null &
