@@ -30,6 +30,9 @@
 #   bash .gpukit/enter.sh bash bench/pack20.sh $OUT
 # Output under the directory given: pack20.log (every step's output) and pack20.json (the bench JSON, the
 # anchor's lines, the SM clock CSV). Stdout: CUSPARSE lines, SUMMARY / BEST / RATIO lines, the SM clock histogram.
+# Environment: P20_BUDGET (seconds for all steps, default 300; the spmv step gets budget − 55 s, its last timing starts
+# by budget − 70 s), P20_CASES (the --fcidump flags), P20_KERNELS (comma list), P20_GRID (the --grid flags). Session 14:
+#   P20_BUDGET=500 (218 s wall); N2 alone with P20_KERNELS=csr-vi-slice and a 5-point grid (342 s wall).
 # Dry run off the GPU machine (lavapipe; the anchor fails without CUDA):
 #   P20_APP="npx tsx bench/spmv.ts" P20_CASES="--fcidump /work/shared/data/fcidump/N2_631g_cas10e16o_block2_NOREF.FCIDUMP:cas10,10" \
 #   P20_EXTRA="--quick --max-binding-bytes 65536" P20_BUDGET=3000 bash bench/pack20.sh /tmp/pack20-dry
