@@ -18,9 +18,8 @@ import { readRanges } from '../memory/readback';
 import { Uniforms } from '../memory/recorder';
 import { checkFloat32Range, GpuVector } from '../vector-space';
 import { Df64Blas, Df64Vector } from './blas';
-import { joinF64 } from './host';
-import { Df64CsrOperator } from './csr-operator';
 import { DF_DOT_CHUNK, DF_DOT2_BINDINGS, DF_WG, dfDot2Wgsl } from './blas.kernel';
+import { joinF64 } from './host';
 import {
   AXPBY_BINDINGS,
   combineBindings,
@@ -38,6 +37,7 @@ import {
   SCALE_BINDINGS,
   SHIFTED_DIVIDE_BINDINGS,
 } from './space.kernel';
+import { df64SpaceSpecs } from './space-specs';
 
 /** A df64 scalar on the device: one slot of the space's scalar buffer. */
 export class Df64Scalar {
@@ -122,21 +122,7 @@ export class Df64VectorSpace implements VectorSpace<Df64Vector, Df64Scalar> {
    * Jacobi–Davidson polish compiles on first use.
    */
   prewarmSpecs(shape?: { rows: number; nnz: number }): PipelineSpec[] {
-    const { d, group: g } = this;
-    const m = d.mode;
-    return [
-      d.spec('space-scale', () => dfScaleWgsl(m), signature(SCALE_BINDINGS)),
-      d.spec('space-axpby', () => dfAxpbyWgsl(m), signature(AXPBY_BINDINGS)),
-      d.spec('space-multiply', () => dfMultiplyWgsl(m), signature(MULTIPLY_BINDINGS)),
-      d.spec('space-shifted-divide', () => dfShiftedDivideWgsl(m), signature(SHIFTED_DIVIDE_BINDINGS)),
-      d.spec(`space-mdot1-${g}`, () => dfMultiDot1Wgsl(m, g), signature(multiDotBindings(g))),
-      d.spec('dot2', () => dfDot2Wgsl(m), signature(DF_DOT2_BINDINGS)),
-      d.spec(`space-combine-${g}`, () => dfCombineWgsl(m, g), signature(combineBindings(g))),
-      d.spec('space-scalar', () => dfScalarWgsl(m), signature(SCALAR_BINDINGS)),
-      d.ewSpec('fromF32'),
-      d.ewSpec('toF32'),
-      ...(shape ? Df64CsrOperator.prewarmSpecs(d, shape.rows, shape.nnz) : []),
-    ];
+    return df64SpaceSpecs(this.d, this.group, shape);
   }
 
   /**
