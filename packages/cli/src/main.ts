@@ -5,6 +5,7 @@
  * Exit codes: see {@link ExitCode}.
  * @module
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GpuSparseError, ResourceLimitError } from '@gpusparse/formats';
 import { type Command, type CommonOptions, ExitCode, info, jsonOutput, jsonText, printJson, UsageError } from './util/context';
@@ -38,9 +39,15 @@ function usage(): string {
   const lines = ['usage: gpusparse <command> [options]', '', 'commands:'];
   for (const [name, c] of Object.entries(commands)) lines.push(`  ${name.padEnd(9)} ${c.summary}`);
   lines.push('', 'common options: --json  --backend webgpu|cpu|auto  --no-progress  --debug  --help');
+  lines.push('gpusparse --version prints the version of @gpusparse/cli (with --json: { "version": … }).');
   lines.push('exit codes: 0 ok, 1 a solver did not converge, 2 usage, 3 bad input, 4 no WebGPU adapter (or PETSc/SLEPc engine),');
   lines.push('            5 does not fit (memory, a binding, a 32-bit index, a full disk), 70 a bug (run again with --debug)');
   return lines.join('\n');
+}
+
+/** @gpusparse/cli's version, from its package.json (one folder above src/ and dist/ alike). */
+export function cliVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 /** Help text; under --json as one JSON document `{ "usage": text }` (stdout holds only JSON then). */
@@ -60,8 +67,15 @@ export async function main(argv: string[]): Promise<number> {
       printUsage(usage(), options);
       return name ? ExitCode.ok : ExitCode.usage;
     }
+    if (name === '--version') {
+      if (options.includes('--json')) printJson({ version: cliVersion() });
+      else process.stdout.write(`gpusparse ${cliVersion()}\n`);
+      return ExitCode.ok;
+    }
     const entry = Object.hasOwn(commands, name) ? commands[name] : undefined; // not 'toString', 'constructor'
-    if (!entry) throw new UsageError(`unknown command '${name}': expected one of ${Object.keys(commands).join(', ')}`);
+    const known = Object.keys(commands).join(', ');
+    if (!entry && name.startsWith('-')) throw new UsageError(`expected a command first (one of ${known}), got the option '${name}'`);
+    if (!entry) throw new UsageError(`unknown command '${name}': expected one of ${known}`);
     const cmd = await entry.load();
     const allOptions = { ...commonOptions, ...cmd.options };
     const parsed = parseArgs({ args: joinNegativeValues(rest, allOptions), options: allOptions, allowPositionals: true, strict: true });

@@ -259,7 +259,7 @@ async function ciRuns(
 export const ciCommand: Command = {
   summary: 'configuration-interaction energies from an FCIDUMP',
   usage: [
-    'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n|n,m,…]',
+    'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 1] [--ms2 n] [--irrep n|n,m,…]',
     '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8] [--maxit N]',
     '                    [--tol-residual r | --energy-change Eh]',
     '                    [--allow-missing-core] [--dry-run] [--host-memory GB] [--device-memory GB] [--assembly auto|chunked|whole] [--chunk-nnz N]',

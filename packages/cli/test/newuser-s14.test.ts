@@ -1,0 +1,66 @@
+/**
+ * What a newcomer met in session 14's first-hour walk-through (README, docs/guides, --help), kept
+ * true: every guide is reachable from both indexes, the numbers the docs give for the CLI are the
+ * code's, and the top-level `--version` / option-first errors say what they should.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { benchJobs } from '../src/commands/bench';
+import { ciCommand } from '../src/commands/ci';
+import { cliVersion, main } from '../src/main';
+import { captured, captureOutput } from './capture';
+
+captureOutput();
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const text = (f: string) => readFileSync(join(root, f), 'utf8');
+
+describe('the guides', () => {
+  const guides = readdirSync(join(root, 'docs/guides')).filter((f) => f.endsWith('.md'));
+  it('are each linked from docs/README.md and from README.md', () => {
+    expect(guides.length).toBeGreaterThanOrEqual(11);
+    expect(guides.filter((g) => !text('docs/README.md').includes(`(guides/${g})`)), 'docs/README.md lacks').toEqual([]);
+    expect(guides.filter((g) => !text('README.md').includes(`(docs/guides/${g})`)), 'README.md lacks').toEqual([]);
+  });
+});
+
+describe('numbers the docs give for the command line', () => {
+  it("cli.md's count of bench --variants jobs is the registry's", async () => {
+    const gpu = await import('@gpusparse/gpu');
+    const m = /there are (\d+) kernel variants/.exec(text('docs/guides/cli.md'));
+    expect(m, 'docs/guides/cli.md: "there are N kernel variants"').not.toBeNull();
+    expect(Number(m![1])).toBe(benchJobs(gpu, gpu.kernels, true).length);
+  });
+
+  it('ci: the --nroots shown in its usage and in cli.md is the default (the count of roots a run without it returns)', async () => {
+    const shown = /\[--nroots (\d+)\]/.exec(ciCommand.usage)?.[1];
+    expect(shown, 'ci usage: "[--nroots N]"').toBeDefined();
+    expect(text('docs/guides/cli.md')).toContain(`\`--nroots ${shown}\``);
+    expect(await main(['ci', join(root, 'testdata/fcidump/H2O_sto2g_hande.FCIDUMP'), '--backend', 'cpu', '--json'])).toBe(0);
+    const r = JSON.parse(captured.stdout) as { energies: number[] };
+    expect(r.energies.length).toBe(Number(shown));
+  }, 60_000);
+});
+
+describe('the top level', () => {
+  it('--version prints the package version, --json as one document', async () => {
+    const pkg = JSON.parse(text('packages/cli/package.json')) as { version: string };
+    expect(cliVersion()).toBe(pkg.version);
+    expect(await main(['--version'])).toBe(0);
+    expect(captured.stdout).toBe(`gpusparse ${pkg.version}\n`);
+    captured.stdout = '';
+    expect(await main(['--version', '--json'])).toBe(0);
+    expect(JSON.parse(captured.stdout)).toEqual({ version: pkg.version });
+  });
+
+  it('an option before any command is a usage error naming it and the commands, one JSON document under --json', async () => {
+    expect(await main(['--json'])).toBe(2);
+    const doc = JSON.parse(captured.stdout) as { error: { name: string; message: string; exitCode: number } };
+    expect(doc.error.name).toBe('UsageError');
+    expect(doc.error.exitCode).toBe(2);
+    expect(doc.error.message).toMatch(/^expected a command first \(one of info, .*start\), got the option '--json'$/);
+    expect(await main(['frob'])).toBe(2);
+    expect(captured.stderr).toContain("unknown command 'frob': expected one of info,");
+  });
+});
