@@ -43,6 +43,34 @@ describe('numbers the docs give for the command line', () => {
   }, 60_000);
 });
 
+/** The table rows of the ``` block that follows `$ pnpm gpusparse <cmd>` in `file`: energy, ⟨S²⟩, accepted by. */
+function docTable(file: string, cmd: string): Array<{ energy: number; s2: number; acceptedBy?: string }> {
+  const md = text(file);
+  const at = md.indexOf(`$ pnpm gpusparse ${cmd}\n`);
+  expect(at, `${file}: "$ pnpm gpusparse ${cmd}"`).toBeGreaterThanOrEqual(0);
+  const block = md.slice(at, md.indexOf('```', at));
+  return [...block.matchAll(/^ +\d+ +(-?\d+\.\d+) +\S+ +(-?\d+\.\d+)(?: +(\w+))?/gm)].map((m) => ({ energy: Number(m[1]), s2: Number(m[2]), ...(m[3] ? { acceptedBy: m[3] } : {}) }));
+}
+
+describe("ci.md's worked example is what the command prints (CPU backend)", () => {
+  const cmd = 'ci packages/chem/data/H2O_sto2g_hande.FCIDUMP --irrep 1 --nroots 4 --backend cpu';
+  for (const extra of ['', ' --multiplicity 1']) {
+    it(`gpusparse ${cmd}${extra}`, async () => {
+      const rows = docTable('docs/guides/ci.md', `${cmd}${extra}`);
+      expect(rows.length).toBe(4);
+      const args = `${cmd}${extra}`.split(' ');
+      expect(await main([...args.slice(0, 1), join(root, args[1]!), ...args.slice(2), '--json'])).toBe(0);
+      const r = JSON.parse(captured.stdout) as { energies: number[]; s2: number[]; bounds?: { acceptedBy: string[] } };
+      // the doc prints 10 decimals; the run's energies lie within its 1e-8 Eh stop of each other run's
+      rows.forEach((row, i) => {
+        expect(Math.abs(r.energies[i]! - row.energy), `root ${i}: doc ${row.energy}, run ${r.energies[i]}`).toBeLessThan(1e-9);
+        expect(Math.abs(r.s2[i]! - row.s2)).toBeLessThan(1e-6);
+        expect(r.bounds?.acceptedBy[i]).toBe(row.acceptedBy);
+      });
+    }, 60_000);
+  }
+});
+
 describe('the top level', () => {
   it('--version prints the package version, --json as one document', async () => {
     const pkg = JSON.parse(text('packages/cli/package.json')) as { version: string };
