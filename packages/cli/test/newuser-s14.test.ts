@@ -71,6 +71,21 @@ describe("ci.md's worked example is what the command prints (CPU backend)", () =
   }
 });
 
+describe("formats.md's memory tables", () => {
+  it('have a row for every format of the registry (csr-vi was missing)', async () => {
+    const { formats } = await import('@gpusparse/formats');
+    const md = text('docs/guides/formats.md');
+    const section = md.slice(md.indexOf('## Memory tables of three real matrices'));
+    const blocks = [...section.matchAll(/```\n(\.\.\/shared\/data\/matrices\/[\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBe(3);
+    for (const b of blocks) {
+      const table = b.slice(b.indexOf('\nformat '));
+      const names = [...table.matchAll(/^([a-z][\w-]*) {2,}/gm)].map((m) => m[1]!).filter((n) => n !== 'format');
+      expect(names, b.split('\n')[0]).toEqual(formats.map((f) => f.name));
+    }
+  });
+});
+
 describe('the top level', () => {
   it('--version prints the package version, --json as one document', async () => {
     const pkg = JSON.parse(text('packages/cli/package.json')) as { version: string };
