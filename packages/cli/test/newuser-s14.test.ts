@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { benchJobs } from '../src/commands/bench';
 import { ciCommand } from '../src/commands/ci';
+import { eigenResultOf, residualsAboveThreshold } from '../src/engines/engine-eigs';
+import type { DriverResult } from '../src/engines/petsc-engine';
 import { cliVersion, main } from '../src/main';
 import { captured, captureOutput } from './capture';
 
@@ -83,6 +85,19 @@ describe("formats.md's memory tables", () => {
       const names = [...table.matchAll(/^([a-z][\w-]*) {2,}/gm)].map((m) => m[1]!).filter((n) => n !== 'format');
       expect(names, b.split('\n')[0]).toEqual(formats.map((f) => f.name));
     }
+  });
+});
+
+describe('eigs --engine slepc: the rule and the residuals shown agree', () => {
+  // a SLEPc answer as the driver returns it: one pair above tol·‖A‖ (as 1138_bus with ST sinvert gave)
+  const driver = (stType: string): DriverResult => ({ ok: true, np: 2, petsc: '3.18.5', slepc: '3.18.2', loadSeconds: 0, solveSeconds: 0.1, iterations: 2, reason: 'CONVERGED_TOL', reasonCode: 1, matMults: 36, matType: 'mpiaij', values: [0.0035, 0.0986, 0.1768], residualNorms: [1e-12, 1e-10, 0.0709], normInf: 40370, history: [], epsType: 'krylovschur', stType, converged: 3 });
+  it('names SLEPc\'s shift-inverted test in the rule, and every pair above the threshold in a note', () => {
+    const r = eigenResultOf(driver('sinvert'), 3, 1e-8, 'norm');
+    expect(r.tolerance?.rule).toContain('tested by SLEPc on the shift-inverted operator (ST sinvert), not on A');
+    expect(residualsAboveThreshold(r)).toEqual(["‖A v − λ v‖ above the threshold 4.037e-4 for pair(s) 2 (7.090e-2): SLEPc's test passed on the operator it iterated with; --shift-invert off judges A's own residual"]);
+    const plain = eigenResultOf({ ...driver('shift'), residualNorms: [1e-12, 1e-10, 1e-5] }, 3, 1e-8, 'norm');
+    expect(plain.tolerance?.rule).toBe('SLEPc EPS_CONV_NORM: ‖A·v − λ·v‖ ≤ tol·‖A‖ (‖A‖∞ from PETSc)');
+    expect(residualsAboveThreshold(plain)).toEqual([]);
   });
 });
 
