@@ -101,6 +101,15 @@ describe('eigs --engine slepc: the rule and the residuals shown agree', () => {
   });
 });
 
+describe('ci --sigma direct, text output', () => {
+  it('says H is not stored instead of "H nnz 0" and "0.00 M nnz/s"', async () => {
+    expect(await main(['ci', join(root, 'testdata/fcidump/H2O_sto2g_hande.FCIDUMP'), '--backend', 'cpu', '--sigma', 'direct', '--no-progress'])).toBe(0);
+    expect(captured.stdout).toMatch(/441 determinants, H not stored \(direct-sigma\(/);
+    expect(captured.stdout).toMatch(/assembly \d+ \(σ tables; H not stored\)/);
+    expect(captured.stdout).not.toMatch(/H nnz 0|0\.00 M nnz\/s/);
+  }, 60_000);
+});
+
 describe('the top level', () => {
   it('--version prints the package version, --json as one document', async () => {
     const pkg = JSON.parse(text('packages/cli/package.json')) as { version: string };
