@@ -78,7 +78,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!entry) throw new UsageError(`unknown command '${name}': expected one of ${known}`);
     const cmd = await entry.load();
     const allOptions = { ...commonOptions, ...cmd.options };
-    const parsed = parseArgs({ args: joinNegativeValues(rest, allOptions), options: allOptions, allowPositionals: true, strict: true });
+    const parsed = parseCommandArgs(name, rest, allOptions);
     const v = parsed.values as Record<string, unknown>;
     if (v.help) {
       printUsage(cmd.usage, options);
@@ -103,6 +103,35 @@ export async function main(argv: string[]): Promise<number> {
     if (options.includes('--json') && !jsonOutput.printed) printJsonError(e, exit);
     return exit;
   }
+}
+
+/**
+ * parseArgs (strict) with an unknown option named as the README promises: the command, the token,
+ * the nearest accepted option when one is a typo away (`--rtoll` → `--rtol`) and the accepted list.
+ */
+function parseCommandArgs(name: string, rest: string[], options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>) {
+  try {
+    return parseArgs({ args: joinNegativeValues(rest, options), options, allowPositionals: true, strict: true });
+  } catch (e) {
+    const token = (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']+)'/.exec((e as Error).message)?.[1] : undefined;
+    if (token === undefined) throw e;
+    const names = Object.keys(options).sort();
+    const bare = token.replace(/^--?/, '').split('=')[0]!;
+    const near = names.filter((n) => editDistance(n, bare) <= Math.min(2, Math.floor(n.length / 3)));
+    const hint = near.length > 0 ? `: did you mean ${near.map((n) => `--${n}`).join(' or ')}?` : '';
+    throw new UsageError(`${name}: unknown option '${token}'${hint} (expected one of ${names.map((n) => `--${n}`).join(', ')})`);
+  }
+}
+
+/** Levenshtein distance of two short strings (option names). O(|a|·|b|). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row.push(Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    prev = row;
+  }
+  return prev[b.length]!;
 }
 
 /** A token that reads as a negative number (`-1`, `-.5`, `-1e-3`, `-inf`), not as an option. */

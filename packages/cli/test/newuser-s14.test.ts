@@ -130,4 +130,15 @@ describe('the top level', () => {
     expect(await main(['frob'])).toBe(2);
     expect(captured.stderr).toContain("unknown command 'frob': expected one of info,");
   });
+
+  it('an unknown option names the command, the nearest accepted option and the list (was node\'s raw "Unknown option … place it after \'--\'")', async () => {
+    expect(await main(['solve', 'A.mtx', '--rtoll', '1e-8', '--json'])).toBe(2);
+    const doc = JSON.parse(captured.stdout) as { error: { name: string; message: string } };
+    expect(doc.error.name).toBe('UsageError');
+    expect(doc.error.message).toMatch(/^solve: unknown option '--rtoll': did you mean --rtol\? \(expected one of --atol, .*--rtol, --with-x\)$/);
+    expect(await main(['ci', 'H.FCIDUMP', '--nroot', '3'])).toBe(2);
+    expect(captured.stderr).toContain("ci: unknown option '--nroot': did you mean --nroots?");
+    expect(await main(['eigs', 'A.mtx', '--bogus'])).toBe(2);
+    expect(captured.stderr).toMatch(/eigs: unknown option '--bogus' \(expected one of --accept, /);
+  });
 });
