@@ -113,7 +113,10 @@ function parseCommandArgs(name: string, rest: string[], options: Record<string, 
   try {
     return parseArgs({ args: joinNegativeValues(rest, options), options, allowPositionals: true, strict: true });
   } catch (e) {
-    const token = (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']+)'/.exec((e as Error).message)?.[1] : undefined;
+    const code = (e as { code?: string }).code;
+    const missing = code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ? /^Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec((e as Error).message)?.[1] : undefined;
+    if (missing !== undefined) throw new UsageError(`${name}: ${missing}: expected a value after it, got none`);
+    const token = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']+)'/.exec((e as Error).message)?.[1] : undefined;
     if (token === undefined) throw e;
     const names = Object.keys(options).sort();
     const bare = token.replace(/^--?/, '').split('=')[0]!;

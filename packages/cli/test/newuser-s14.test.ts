@@ -140,5 +140,7 @@ describe('the top level', () => {
     expect(captured.stderr).toContain("ci: unknown option '--nroot': did you mean --nroots?");
     expect(await main(['eigs', 'A.mtx', '--bogus'])).toBe(2);
     expect(captured.stderr).toMatch(/eigs: unknown option '--bogus' \(expected one of --accept, /);
+    expect(await main(['solve', 'A.mtx', '--rtol'])).toBe(2);
+    expect(captured.stderr).toContain('solve: --rtol: expected a value after it, got none');
   });
 });
