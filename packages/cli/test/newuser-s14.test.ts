@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { benchJobs } from '../src/commands/bench';
+import { maxitHint } from '../src/commands/solve';
 import { ciCommand } from '../src/commands/ci';
 import { eigenResultOf, residualsAboveThreshold } from '../src/engines/engine-eigs';
 import type { DriverResult } from '../src/engines/petsc-engine';
@@ -108,6 +109,15 @@ describe('ci --sigma direct, text output', () => {
     expect(captured.stdout).toMatch(/assembly \d+ \(σ tables; H not stored\)/);
     expect(captured.stdout).not.toMatch(/H nnz 0|0\.00 M nnz\/s/);
   }, 60_000);
+});
+
+describe('solve stopped by its iteration limit', () => {
+  it('says so and suggests what was not tried (bcsstk13 without a preconditioner reaches 10·n)', async () => {
+    expect(maxitHint(2003, { precond: 'none', method: 'cg' })).toBe('the iteration limit was reached (--maxit, default max(100, 10·n) = 20030); --precond jacobi, a larger --maxit or --method gmres may converge');
+    expect(maxitHint(50, { maxit: 10, precond: 'jacobi', method: 'gmres' })).toBe('the iteration limit was reached (--maxit 10); a larger --maxit may converge');
+    expect(await main(['solve', join(root, 'testdata/matrices/bcsstk05.mtx'), '--backend', 'cpu', '--maxit', '3', '--no-progress'])).toBe(1);
+    expect(captured.stdout).toContain('hint: the iteration limit was reached (--maxit 3); --precond jacobi, a larger --maxit or --method gmres may converge');
+  });
 });
 
 describe('the top level', () => {
