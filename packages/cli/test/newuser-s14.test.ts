@@ -13,6 +13,7 @@ import { ciCommand } from '../src/commands/ci';
 import { eigenResultOf, residualsAboveThreshold } from '../src/engines/engine-eigs';
 import type { DriverResult } from '../src/engines/petsc-engine';
 import { cliVersion, main } from '../src/main';
+import { progressBar } from '../src/util/progress';
 import { captured, captureOutput } from './capture';
 
 captureOutput();
@@ -117,6 +118,35 @@ describe('solve stopped by its iteration limit', () => {
     expect(maxitHint(50, { maxit: 10, precond: 'jacobi', method: 'gmres' })).toBe('the iteration limit was reached (--maxit 10); a larger --maxit may converge');
     expect(await main(['solve', join(root, 'testdata/matrices/bcsstk05.mtx'), '--backend', 'cpu', '--maxit', '3', '--no-progress'])).toBe(1);
     expect(captured.stdout).toContain('hint: the iteration limit was reached (--maxit 3); --precond jacobi, a larger --maxit or --method gmres may converge');
+  });
+});
+
+describe('progress off a terminal (a 40 s bench in a pipe printed nothing)', () => {
+  const sink = () => {
+    const s = {
+      text: '',
+      isTTY: false,
+      write(t: string) {
+        s.text += t;
+        return true;
+      },
+    };
+    return s;
+  };
+  it('a line per interval once the operation has run that long; nothing for a short one, nor with lines: false or enabled: false', () => {
+    const quiet = sink();
+    progressBar('bench', { stream: quiet as never }).update(3, 115, 'csr-vector'); // default 5 s: too early
+    expect(quiet.text).toBe('');
+    const s = sink();
+    const p = progressBar('bench', { stream: s as never, intervalMs: 0 });
+    p.update(3, 115, 'csr-vector');
+    p.finish();
+    expect(s.text).toMatch(/^bench \[\d+\.\ds\] 3% csr-vector\n$/);
+    for (const opts of [{ lines: false }, { enabled: false }]) {
+      const off = sink();
+      progressBar('ci', { stream: off as never, intervalMs: 0, ...opts }).update(1, 2, 'x');
+      expect(off.text).toBe('');
+    }
   });
 });
 

@@ -332,7 +332,7 @@ export const ciCommand: Command = {
     const directOnCpu = common.backend === 'cpu' && v.sigma === 'direct' && process.env.GPUSPARSE_THREADS === undefined;
     const backend = await openBackend(common.backend, directOnCpu ? 1 : undefined);
     if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);
-    const bar = progressBar('ci', { enabled: common.progress });
+    const bar = progressBar('ci', { enabled: common.progress, lines: false }); // off a terminal: the stage log below
     const log = stageLog('ci', { enabled: common.progress });
     log.stage(`reading ${pos[0]}`);
     try {
