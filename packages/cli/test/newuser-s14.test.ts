@@ -3,7 +3,8 @@
  * true: every guide is reachable from both indexes, the numbers the docs give for the CLI are the
  * code's, and the top-level `--version` / option-first errors say what they should.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -118,6 +119,14 @@ describe('solve stopped by its iteration limit', () => {
     expect(maxitHint(50, { maxit: 10, precond: 'jacobi', method: 'gmres' })).toBe('the iteration limit was reached (--maxit 10); a larger --maxit may converge');
     expect(await main(['solve', join(root, 'testdata/matrices/bcsstk05.mtx'), '--backend', 'cpu', '--maxit', '3', '--no-progress'])).toBe(1);
     expect(captured.stdout).toContain('hint: the iteration limit was reached (--maxit 3); --precond jacobi, a larger --maxit or --method gmres may converge');
+    expect(captured.stdout).not.toContain('cg needs a symmetric'); // bcsstk05 is symmetric
+  });
+
+  it('cg that failed on a non-symmetric A names the first mirrored pair that differs and the methods that fit (bayer10 broke down silently as to why)', async () => {
+    const f = join(mkdtempSync(join(tmpdir(), 'gpusparse-nu14-')), 'nonsym.mtx');
+    writeFileSync(f, '%%MatrixMarket matrix coordinate real general\n3 3 5\n1 1 4\n2 2 4\n3 3 4\n1 3 1\n2 1 -1\n');
+    expect(await main(['solve', f, '--backend', 'cpu', '--maxit', '1', '--no-progress'])).toBe(1);
+    expect(captured.stdout).toContain('hint: cg needs a symmetric positive definite A, and A(row 1, column 3) = 1 but A(row 3, column 1) = 0: --method gmres or bicgstab');
   });
 });
 

@@ -4,7 +4,7 @@
  * on the CPU (float64), print the result object, optionally plot the convergence history.
  * @module
  */
-import { type CsrMatrix, HostOperator, InvalidMatrixError, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
+import { type CsrMatrix, firstAsymmetry, HostOperator, InvalidMatrixError, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
 import { bicg, bicgstab, cg, gmres, jacobi, refinedSolve, type SolveResult } from '@gpusparse/solvers';
 import { engineSolveOptions, parseEngineOptions, solveWithEngine } from '../engines/engine-solve';
 import { linePlot } from '../plots/svg';
@@ -216,6 +216,10 @@ function printSolveTable(
     ),
   );
   if (result.detail) out(`detail: ${result.detail}`);
+  if (!result.converged && o.given.method === 'cg') {
+    const bad = firstAsymmetry(a); // only after a failure: O(nnz)
+    if (bad) out(`hint: cg needs a symmetric positive definite A, and A(row ${bad.row + 1}, column ${bad.col + 1}) = ${bad.aij} but A(row ${bad.col + 1}, column ${bad.row + 1}) = ${bad.aji}: --method gmres or bicgstab`);
+  }
   if (result.reason === 'max-iterations') out(`hint: ${maxitHint(a.rows, o.given)}`);
   // e.g. the tuned kernel disagreeing with the verified one at the final check
   for (const w of result.stats.warnings ?? []) out(`warning: ${w}`);
