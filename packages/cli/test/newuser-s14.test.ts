@@ -159,6 +159,18 @@ describe('progress off a terminal (a 40 s bench in a pipe printed nothing)', () 
   });
 });
 
+describe('start --json: results with their stats', () => {
+  it('the Poisson solve carries its solver stats, the CI its sizes and timings, the run its open and total ms', async () => {
+    expect(await main(['start', '--backend', 'cpu', '--grid', '32', '--nroots', '2', '--json'])).toBe(0);
+    const r = JSON.parse(captured.stdout);
+    expect(r.ci).toMatchObject({ determinants: 133, nnz: 6197 });
+    expect(Object.keys(r.ci.timings)).toEqual(expect.arrayContaining(['read', 'space', 'assembly', 'solve']));
+    expect(r.poisson).toMatchObject({ rows: 1024, nnz: 4992, converged: true });
+    expect(r.poisson.stats.matvecs).toBeGreaterThan(0);
+    expect(r.totalMs).toBeGreaterThanOrEqual(r.openMs);
+  }, 60_000);
+});
+
 describe('the top level', () => {
   it('--version prints the package version, --json as one document', async () => {
     const pkg = JSON.parse(text('packages/cli/package.json')) as { version: string };
