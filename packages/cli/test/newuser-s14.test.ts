@@ -13,6 +13,7 @@ import { maxitHint } from '../src/commands/solve';
 import { ciCommand } from '../src/commands/ci';
 import { eigenResultOf, residualsAboveThreshold } from '../src/engines/engine-eigs';
 import type { DriverResult } from '../src/engines/petsc-engine';
+import { solve } from '../src/api';
 import { cliVersion, main } from '../src/main';
 import { progressBar } from '../src/util/progress';
 import { captured, captureOutput } from './capture';
@@ -127,6 +128,11 @@ describe('solve stopped by its iteration limit', () => {
     writeFileSync(f, '%%MatrixMarket matrix coordinate real general\n3 3 5\n1 1 4\n2 2 4\n3 3 4\n1 3 1\n2 1 -1\n');
     expect(await main(['solve', f, '--backend', 'cpu', '--maxit', '1', '--no-progress'])).toBe(1);
     expect(captured.stdout).toContain('hint: cg needs a symmetric positive definite A, and A(row 1, column 3) = 1 but A(row 3, column 1) = 0: --method gmres or bicgstab');
+    // the one-call API: in stats.warnings; none for a symmetric A or another method
+    const r = await solve(f, [1, 2, 3], { backend: 'cpu', maxIterations: 1 });
+    expect(r.converged).toBe(false);
+    expect(r.stats.warnings).toContain('cg needs a symmetric positive definite A, and A(row 1, column 3) = 1 but A(row 3, column 1) = 0: use gmres or bicgstab');
+    expect((await solve(f, [1, 2, 3], { backend: 'cpu', maxIterations: 1, method: 'gmres' })).stats.warnings ?? []).toEqual([]);
   });
 });
 

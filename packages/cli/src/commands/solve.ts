@@ -4,12 +4,13 @@
  * on the CPU (float64), print the result object, optionally plot the convergence history.
  * @module
  */
-import { type CsrMatrix, firstAsymmetry, HostOperator, InvalidMatrixError, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
+import { type CsrMatrix, HostOperator, InvalidMatrixError, type LinearOperator, type VectorSpace } from '@gpusparse/formats';
 import { bicg, bicgstab, cg, gmres, jacobi, refinedSolve, type SolveResult } from '@gpusparse/solvers';
 import { engineSolveOptions, parseEngineOptions, solveWithEngine } from '../engines/engine-solve';
 import { linePlot } from '../plots/svg';
 import { type Command, type CommonOptions, ExitCode, info, integerOption, numberOption, out, printJson, printJsonWithArray, UsageError } from '../util/context';
 import { checkKernelIds, openBackend } from '../util/backend';
+import { cgAsymmetryHint } from '../util/hints';
 import { writeOutputFile } from '../util/output';
 import { loadMatrix } from '../util/load';
 import { progressBar } from '../util/progress';
@@ -216,10 +217,8 @@ function printSolveTable(
     ),
   );
   if (result.detail) out(`detail: ${result.detail}`);
-  if (!result.converged && o.given.method === 'cg') {
-    const bad = firstAsymmetry(a); // only after a failure: O(nnz)
-    if (bad) out(`hint: cg needs a symmetric positive definite A, and A(row ${bad.row + 1}, column ${bad.col + 1}) = ${bad.aij} but A(row ${bad.col + 1}, column ${bad.row + 1}) = ${bad.aji}: --method gmres or bicgstab`);
-  }
+  const asym = !result.converged && o.given.method === 'cg' ? cgAsymmetryHint(a) : undefined; // O(nnz), after a failure only
+  if (asym) out(`hint: ${asym.replace('use gmres or bicgstab', '--method gmres or bicgstab')}`);
   if (result.reason === 'max-iterations') out(`hint: ${maxitHint(a.rows, o.given)}`);
   // e.g. the tuned kernel disagreeing with the verified one at the final check
   for (const w of result.stats.warnings ?? []) out(`warning: ${w}`);
