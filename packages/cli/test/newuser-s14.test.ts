@@ -177,6 +177,18 @@ describe('start --json: results with their stats', () => {
   }, 60_000);
 });
 
+describe('a Matrix Market file with more entries than its size line (ExaSP2_trpcage_8K)', () => {
+  it('the error gives command-line advice, not the API option strictCount', async () => {
+    const f = join(mkdtempSync(join(tmpdir(), 'gpusparse-nu14-')), 'extra.mtx');
+    writeFileSync(f, '%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n1 2 1\n');
+    expect(await main(['info', f, '--json'])).toBe(3);
+    expect(JSON.parse(captured.stdout).error.message).toBe(`${f}:5: expected 2 entries (declared on line 2), got entry number 3 (--lenient keeps them, with a warning)`);
+    expect(await main(['solve', f, '--backend', 'cpu'])).toBe(3);
+    expect(captured.stderr).toContain('got entry number 3 (correct the count on the size line; gpusparse info --lenient reads the file with a warning)');
+    expect(captured.stderr).not.toContain('strictCount');
+  });
+});
+
 describe('the top level', () => {
   it('--version prints the package version, --json as one document', async () => {
     const pkg = JSON.parse(text('packages/cli/package.json')) as { version: string };
