@@ -189,6 +189,17 @@ describe('a Matrix Market file with more entries than its size line (ExaSP2_trpc
   });
 });
 
+describe('--json carries the reader\'s warnings (they reached only stderr)', () => {
+  it('solve and eigs of a pattern file: stats.warnings says its entries were taken as 1', async () => {
+    const f = join(root, 'testdata/matrices/can_1072.mtx');
+    for (const args of [['solve', f], ['eigs', f, '--k', '2']]) {
+      captured.stdout = '';
+      expect(await main([...args, '--backend', 'cpu', '--json'])).toBe(0);
+      expect(JSON.parse(captured.stdout).stats.warnings[0], args[0]).toMatch(/can_1072\.mtx: a pattern file .*every stored entry is taken as 1$/);
+    }
+  }, 60_000);
+});
+
 describe('the top level', () => {
   it('--version prints the package version, --json as one document', async () => {
     const pkg = JSON.parse(text('packages/cli/package.json')) as { version: string };

@@ -12,7 +12,7 @@ import { type Command, type CommonOptions, ExitCode, info, integerOption, number
 import { checkKernelIds, openBackend } from '../util/backend';
 import { cgAsymmetryHint } from '../util/hints';
 import { writeOutputFile } from '../util/output';
-import { loadMatrix } from '../util/load';
+import { loadMatrix, withInputWarnings } from '../util/load';
 import { progressBar } from '../util/progress';
 import { relativeResidual, solveRhs } from '../util/rhs';
 import { formatTable } from '../util/table';
@@ -108,7 +108,7 @@ export const solveCommand: Command = {
         relativeResidualFloat64: trueRel,
         setupMs,
         solveMs,
-        stats: result.stats,
+        stats: withInputWarnings(result.stats, m.warnings),
         detail: result.detail,
       };
       const xFile = typeof v.output === 'string' ? await writeSolution(v.output, xHost, `${m.name}: ${result.method}, relative residual (float64) ${trueRel.toExponential(3)}`) : undefined;

@@ -102,6 +102,14 @@ async function isStream(path: string): Promise<boolean> {
 }
 
 /**
+ * A result's `stats` with the reader's warnings first in `stats.warnings` (a pattern file taken as
+ * ones, summed repeats…), as the one-call API does: under --json they reached only stderr.
+ */
+export function withInputWarnings<S extends { warnings?: string[] }>(stats: S, read: readonly string[]): S {
+  return read.length === 0 ? stats : { ...stats, warnings: [...read, ...(stats.warnings ?? [])] };
+}
+
+/**
  * The reader's "(pass strictCount: false …)" is API advice; on the command line: `--lenient` where
  * the command has it (`info`), else the file's count to correct.
  */
