@@ -111,6 +111,8 @@ describe('ci --sigma direct, text output', () => {
     expect(captured.stdout).toMatch(/441 determinants, H not stored \(direct-sigma\(/);
     expect(captured.stdout).toMatch(/assembly \d+ \(σ tables; H not stored\)/);
     expect(captured.stdout).not.toMatch(/H nnz 0|0\.00 M nnz\/s/);
+    // one root, no guard root: no bound, said as such (was "certified bounds Infinity Eh")
+    expect(captured.stdout).toContain('note: stop: roots accepted by residual; certified bounds none (0 ≤ E − λ ≤ bound');
   }, 60_000);
 });
 
