@@ -18,9 +18,13 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const args = process.argv.slice(2);
 const packsArg = args.indexOf('--packs');
 
+// npx as a consumer's shell runs it: without the npm_* variables `pnpm test:consumer` exports
+// (npm warned "Unknown env config \"catalog\"" and five more for each call)
+const shellEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+
 function run(cmd, argv, cwd, opts = {}) {
   const t = performance.now();
-  const r = spawnSync(cmd, argv, { cwd, encoding: 'utf8', stdio: opts.capture ? ['ignore', 'pipe', 'inherit'] : 'inherit', env: { ...process.env, ...opts.env } });
+  const r = spawnSync(cmd, argv, { cwd, encoding: 'utf8', stdio: opts.capture ? ['ignore', 'pipe', 'inherit'] : 'inherit', env: { ...(cmd === 'npx' ? shellEnv : process.env), ...opts.env } });
   if (r.status !== 0 && !opts.allowFail) throw new Error(`consumer: '${cmd} ${argv.join(' ')}' in ${cwd} exited ${r.status}`);
   return { ...r, ms: performance.now() - t };
 }
@@ -69,5 +73,10 @@ if (!/gpusparse/.test(help.stdout)) throw new Error('consumer: npx gpusparse --h
 const info = run('npx', ['--no-install', 'gpusparse', 'info', 'bcsstk01.mtx', '--json', '--backend', 'cpu'], dir, { capture: true });
 const j = JSON.parse(info.stdout);
 console.log(`consumer: npx gpusparse info bcsstk01.mtx --json: clean JSON (${Object.keys(j).length} keys)`);
+// --version reads the installed package.json (dist/main.js → ../package.json)
+const version = run('npx', ['--no-install', 'gpusparse', '--version'], dir, { capture: true }).stdout.trim();
+const expected = `gpusparse ${JSON.parse(readFileSync(join(root, 'packages/cli/package.json'), 'utf8')).version}`;
+if (version !== expected) throw new Error(`consumer: npx gpusparse --version: expected '${expected}', got '${version}'`);
+console.log(`consumer: npx gpusparse --version: ${version}`);
 if (!args.includes('--keep')) rmSync(dir, { recursive: true, force: true });
 console.log('consumer: passed');

@@ -124,6 +124,12 @@ function phaseNotes<V, P>(o: DevicePhaseOptions<V, P>, outcome: CiPolishOutcome,
     `float32 backend: ${o.res.iterations} iterations on ${o.fastSpace.name}, then ${outcome.result.iterations} iterations in ${precision} on the device (${(ms / 1000).toFixed(2)} s; Jacobi–Davidson corrections on ${o.fastSpace.name})`,
     `device polish stages: waiting for prewarm ${s(st.prewarmWait)} s, waiting for H in ${precision} ${s(st.operatorWait)} s, Davidson ${s(st.davidson)} s, final check ${s(st.check)} s`,
     ...(b ? [`H in ${precision}: low parts built during the float32 Davidson in ${b.slices} slices, host ${s(b.scan)} s scan + ${s(b.upload)} s upload (part of the solve time before the phase)`] : []),
-    `device polish: roots accepted by ${outcome.bounds.acceptedBy.join(', ')}; certified bounds ${outcome.bounds.bound.map((x) => x.toExponential(1)).join(' ')}; Eh (0 ≤ E − λ ≤ bound, docs/guides/precision.md)`,
+    `device polish: roots accepted by ${outcome.bounds.acceptedBy.join(', ')}; certified bounds ${boundsText(outcome.bounds.bound)} (0 ≤ E − λ ≤ bound, docs/guides/precision.md)`,
   ];
+}
+
+/** Certified bounds for a note, in Eh to 2 digits: 'none' where no guard root gave one (was "Infinity Eh"). */
+export function boundsText(bounds: readonly number[]): string {
+  if (!bounds.some(Number.isFinite)) return 'none';
+  return `${bounds.map((b) => (Number.isFinite(b) ? b.toExponential(1) : 'none')).join(' ')} Eh`;
 }

@@ -6,7 +6,7 @@
  */
 import { type CsrMatrix, HostOperator, type LinearOperator } from '@gpusparse/formats';
 import { davidsonWith, type EigenResult } from '@gpusparse/solvers';
-import { type PendingPolishOperator, runDevicePolish, startPolishOperator } from './ci-device-phase';
+import { boundsText, type PendingPolishOperator, runDevicePolish, startPolishOperator } from './ci-device-phase';
 import { parityHalf } from './ci-parity';
 import { hostJdPolish } from './ci-phases';
 import type { CiBuilt, CiPlan } from './ci-plan';
@@ -145,7 +145,7 @@ function boundsReport<V, S>(st: SolveState<V, S>, judge: ReturnType<typeof ciJud
   const n = st.plan.nroots;
   const r = last ? judge.report(last.theta, last.rn) : { bound: new Array<number>(n).fill(Number.POSITIVE_INFINITY), acceptedBy: new Array<'none'>(n).fill('none') };
   if (st.kSolve <= n) st.notes.push("stop: no guard root above the wanted one (one root: accept 'bound' or extraRoots adds one), so no bound: the residual rule judged");
-  st.notes.push(`stop: roots accepted by ${r.acceptedBy.join(', ')}; certified bounds ${r.bound.map((b) => b.toExponential(1)).join(' ')} Eh (0 ≤ E − λ ≤ bound with ‖r‖ ≤ ${residualFloor(st.tol, st.options.residualFloor).toExponential(1)}, or ‖r‖ ≤ ${st.tol.toExponential(1)}; docs/guides/ci.md)`);
+  st.notes.push(`stop: roots accepted by ${r.acceptedBy.join(', ')}; certified bounds ${boundsText(r.bound)} (0 ≤ E − λ ≤ bound with ‖r‖ ≤ ${residualFloor(st.tol, st.options.residualFloor).toExponential(1)}, or ‖r‖ ≤ ${st.tol.toExponential(1)}; docs/guides/ci.md)`);
   return { accept: 'bound', ...r };
 }
 
@@ -280,7 +280,7 @@ async function hostPolish<V, S>(st: SolveState<V, S>, res: EigenResult<V>, fastV
   };
   const polishMs = performance.now() - t0;
   const bounds = { accept: st.byBound ? ('bound' as const) : ('residual' as const), ...judge.report(polish.values, polish.residualNorms) };
-  st.notes.push(`host polish: roots accepted by ${bounds.acceptedBy.join(', ')}; certified bounds ${bounds.bound.map((b) => b.toExponential(1)).join(' ')} Eh (0 ≤ E − λ ≤ bound${pm ? ' of H + spin penalty' : ''}, docs/guides/precision.md)`);
+  st.notes.push(`host polish: roots accepted by ${bounds.acceptedBy.join(', ')}; certified bounds ${boundsText(bounds.bound)} (0 ≤ E − λ ≤ bound${pm ? ' of H + spin penalty' : ''}, docs/guides/precision.md)`);
   st.notes.push(`float32 backend: ${res.iterations} iterations on ${space.name}, then ${polish.iterations} float64 host iterations (${(polishMs / 1000).toFixed(2)} s; Jacobi–Davidson corrections on ${space.name})`);
   return { values: polish.values.slice(0, st.plan.nroots), vectors: polish.vectors.slice(0, st.plan.nroots), solver, polishMs, bounds };
 }

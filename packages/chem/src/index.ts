@@ -11,6 +11,7 @@ export * from './hamiltonian/index';
 export * from './direct/index';
 export * from './dense-eigen';
 export * from './ci';
+export type { CiHamiltonian } from './ci-assembly';
 export * from './ci-polish';
 export * from './synthetic';
 export * from './memory-estimate';

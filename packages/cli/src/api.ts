@@ -26,6 +26,7 @@ import {
 import { bicg, bicgstab, cg, davidson, type EigenResult, type EigenvalueBoundReport, eigsMixed, gmres, jacobi, lanczos, lobpcg, refinedSolve, type SolveResult } from '@gpusparse/solvers';
 import { checkedBackend, checkedOptions } from './api-options';
 import { openBackend } from './util/backend';
+import { cgAsymmetryHint } from './util/hints';
 
 /** mathjs' SparseMatrix (`math.sparse(...)`) as far as the converters use it: its JSON form is CSC. */
 export interface MathjsSparseLike {
@@ -237,7 +238,8 @@ const SOLVE_KEYS = ['method', 'rtol', 'maxIterations', 'precond', 'backend', 'th
  *   default 1e-8), `maxIterations`, `precond` ('none' | 'jacobi'), `backend` ('auto' | 'webgpu' |
  *   'cpu'), `threads`; any other key is refused
  * @returns `x` (Float64Array, length n), `converged`, `reason`, `relativeResidual` (‖b − A·x‖₂ / ‖b‖₂
- *   recomputed in float64), the backend and operator used, and the solver's statistics
+ *   recomputed in float64), the backend and operator used, and the solver's statistics (`stats.warnings`:
+ *   the reader's, then, for a CG that failed on a non-symmetric A, the first pair A(i,j) ≠ A(j,i))
  * @throws InvalidParameterError for an unknown option key or value, a non-finite entry of b (named by
  *   index) or an input that is no matrix; DimensionMismatchError for a non-square A or a b whose
  *   length is not n; NoAdapterError with `backend: 'webgpu'` and no adapter. Not converging is no
@@ -260,6 +262,8 @@ export async function solve(A: MatrixInput, b: ArrayLike<number>, opts?: SolveOp
   // an unknown name ('ilu', 'Jacobi') ran without a preconditioner, silently
   if (options.precond !== undefined && options.precond !== 'jacobi' && options.precond !== 'none') throw new InvalidParameterError('precond', "'jacobi' or 'none'", options.precond);
   const precond = options.precond ?? (diag.every((d) => d !== 0) ? 'jacobi' : 'none');
+  // a failed CG on a non-symmetric A says why in stats.warnings, after the reader's
+  const warn = (converged: boolean) => [...read, ...(converged || method !== 'cg' ? [] : [cgAsymmetryHint(a)].filter((h) => h !== undefined))];
   const backend = await openBackend(backendChoice, options.threads);
   try {
     const built = await backend.operator(a, { expectedProducts: options.maxIterations ?? 1000 });
@@ -268,13 +272,13 @@ export async function solve(A: MatrixInput, b: ArrayLike<number>, opts?: SolveOp
     if (backend.kind === 'webgpu') {
       const inner = { method, rtol: 1e-4, preconditioner: pre, maxIterations: options.maxIterations };
       const r = await refinedSolve({ hostOperator: HostOperator.fromCsr(a), innerOperator: built.op, innerSpace: backend.space, b: rhs, rtol, inner });
-      return withReadWarnings({ ...r, ...base, relativeResidual: relResidual(a, r.x, rhs), refined: true }, read);
+      return withReadWarnings({ ...r, ...base, relativeResidual: relResidual(a, r.x, rhs), refined: true }, warn(r.converged));
     }
     const space = backend.space as HostVectorSpace;
     // b converted at the boundary: into the backend's space (wasm memory on the CPU backend)
     const r = await krylov[method](space, built.op as HostOperator, space.fromArray(rhs), { rtol, maxIterations: options.maxIterations, preconditioner: pre });
     const x = await space.toArray(r.x);
-    return withReadWarnings({ ...r, ...base, x, relativeResidual: relResidual(a, x, rhs), refined: false }, read);
+    return withReadWarnings({ ...r, ...base, x, relativeResidual: relResidual(a, x, rhs), refined: false }, warn(r.converged));
   } finally {
     backend.dispose();
   }

@@ -5,6 +5,7 @@
  * Exit codes: see {@link ExitCode}.
  * @module
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GpuSparseError, ResourceLimitError } from '@gpusparse/formats';
 import { type Command, type CommonOptions, ExitCode, info, jsonOutput, jsonText, printJson, UsageError } from './util/context';
@@ -38,9 +39,15 @@ function usage(): string {
   const lines = ['usage: gpusparse <command> [options]', '', 'commands:'];
   for (const [name, c] of Object.entries(commands)) lines.push(`  ${name.padEnd(9)} ${c.summary}`);
   lines.push('', 'common options: --json  --backend webgpu|cpu|auto  --no-progress  --debug  --help');
+  lines.push('gpusparse --version prints the version of @gpusparse/cli (with --json: { "version": … }).');
   lines.push('exit codes: 0 ok, 1 a solver did not converge, 2 usage, 3 bad input, 4 no WebGPU adapter (or PETSc/SLEPc engine),');
   lines.push('            5 does not fit (memory, a binding, a 32-bit index, a full disk), 70 a bug (run again with --debug)');
   return lines.join('\n');
+}
+
+/** @gpusparse/cli's version, from its package.json (one folder above src/ and dist/ alike). */
+export function cliVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 /** Help text; under --json as one JSON document `{ "usage": text }` (stdout holds only JSON then). */
@@ -60,11 +67,18 @@ export async function main(argv: string[]): Promise<number> {
       printUsage(usage(), options);
       return name ? ExitCode.ok : ExitCode.usage;
     }
+    if (name === '--version') {
+      if (options.includes('--json')) printJson({ version: cliVersion() });
+      else process.stdout.write(`gpusparse ${cliVersion()}\n`);
+      return ExitCode.ok;
+    }
     const entry = Object.hasOwn(commands, name) ? commands[name] : undefined; // not 'toString', 'constructor'
-    if (!entry) throw new UsageError(`unknown command '${name}': expected one of ${Object.keys(commands).join(', ')}`);
+    const known = Object.keys(commands).join(', ');
+    if (!entry && name.startsWith('-')) throw new UsageError(`expected a command first (one of ${known}), got the option '${name}'`);
+    if (!entry) throw new UsageError(`unknown command '${name}': expected one of ${known}`);
     const cmd = await entry.load();
     const allOptions = { ...commonOptions, ...cmd.options };
-    const parsed = parseArgs({ args: joinNegativeValues(rest, allOptions), options: allOptions, allowPositionals: true, strict: true });
+    const parsed = parseCommandArgs(name, rest, allOptions);
     const v = parsed.values as Record<string, unknown>;
     if (v.help) {
       printUsage(cmd.usage, options);
@@ -89,6 +103,38 @@ export async function main(argv: string[]): Promise<number> {
     if (options.includes('--json') && !jsonOutput.printed) printJsonError(e, exit);
     return exit;
   }
+}
+
+/**
+ * parseArgs (strict) with an unknown option named as the README promises: the command, the token,
+ * the nearest accepted option when one is a typo away (`--rtoll` → `--rtol`) and the accepted list.
+ */
+function parseCommandArgs(name: string, rest: string[], options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>) {
+  try {
+    return parseArgs({ args: joinNegativeValues(rest, options), options, allowPositionals: true, strict: true });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    const missing = code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ? /^Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec((e as Error).message)?.[1] : undefined;
+    if (missing !== undefined) throw new UsageError(`${name}: ${missing}: expected a value after it, got none`);
+    const token = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']+)'/.exec((e as Error).message)?.[1] : undefined;
+    if (token === undefined) throw e;
+    const names = Object.keys(options).sort();
+    const bare = token.replace(/^--?/, '').split('=')[0]!;
+    const near = names.filter((n) => editDistance(n, bare) <= Math.min(2, Math.floor(n.length / 3)));
+    const hint = near.length > 0 ? `: did you mean ${near.map((n) => `--${n}`).join(' or ')}?` : '';
+    throw new UsageError(`${name}: unknown option '${token}'${hint} (expected one of ${names.map((n) => `--${n}`).join(', ')})`);
+  }
+}
+
+/** Levenshtein distance of two short strings (option names). O(|a|·|b|). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row.push(Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    prev = row;
+  }
+  return prev[b.length]!;
 }
 
 /** A token that reads as a negative number (`-1`, `-.5`, `-1e-3`, `-inf`), not as an option. */

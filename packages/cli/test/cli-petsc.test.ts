@@ -181,6 +181,17 @@ describe.skipIf(!installed && !required)('--engine petsc|slepc with mpiexec -n 2
     for (const r of j.residualNorms as number[]) expect(r).toBeLessThan(1e-12 * j.tolerance.normEstimate);
   });
 
+  it("eigs 1138_bus --shift-invert on: the rule says SLEPc tested the shift-inverted operator, and a note names every pair whose ‖A v − λ v‖ is above tol·‖A‖", async () => {
+    const ours = await json(['eigs', matrix('1138_bus.mtx'), '--backend', 'cpu', '--k', '6']);
+    const j = await json(['eigs', matrix('1138_bus.mtx'), '--engine', 'slepc', '--np', '2', '--k', '6', '--shift-invert', 'on']);
+    expect(j).toMatchObject({ converged: true, engine: { st: 'sinvert' } });
+    expect(j.tolerance.rule).toContain('shift-inverted operator (ST sinvert)');
+    for (const [i, x] of (j.values as number[]).entries()) expect(Math.abs(x - ours.values[i]) / ours.values[i]).toBeLessThan(1e-6);
+    const over = (j.residualNorms as number[]).flatMap((r, i) => (r > j.tolerance.threshold ? [i] : []));
+    if (over.length === 0) expect(j.notes).toEqual([]);
+    else expect(j.notes[0]).toMatch(new RegExp(`for pair\\(s\\) ${over.map((i) => `${i} \\([^)]*\\)`).join(', ')}:`));
+  });
+
   it('ci H4 FCI: SLEPc Davidson on 2 processes gives the built-in energies and ⟨S²⟩ of 4 roots', async () => {
     const h4 = fcidump('H4_sto6g_R1.8_block2.FCIDUMP');
     const ours = await json(['ci', h4, '--nroots', '4', '--backend', 'cpu']);

@@ -161,9 +161,9 @@ export function parseIrreps(s: string | undefined): (number | undefined)[] {
 
 /** One run's table (text output); `irrep` titles it when the command ran several. */
 function printRun(file: string, backend: string, r: Awaited<ReturnType<typeof ciEnergies>>, irrep: number | undefined): void {
-  out(`${file}${irrep === undefined ? '' : ` irrep ${irrep}`}: ${r.space}, ${r.determinants} determinants, H nnz ${r.nnz} (${r.format})`);
+  out(`${file}${irrep === undefined ? '' : ` irrep ${irrep}`}: ${r.space}, ${r.determinants} determinants, ${r.nnz === 0 ? 'H not stored' : `H nnz ${r.nnz}`} (${r.format})`);
   out(`backend: ${backend}; solver: ${r.solver.method}, ${r.solver.converged ? 'converged' : 'NOT converged'} in ${r.solver.iterations} iterations`);
-  out(`timings ms: read ${r.timings.read.toFixed(0)}, space ${r.timings.space.toFixed(0)}, assembly ${r.timings.assembly.toFixed(0)} (${(r.assembly.rate / 1e6).toFixed(2)} M nnz/s), solve ${r.timings.solve.toFixed(0)}${r.timings.polish > 0 ? ` (float64 phase ${r.timings.polish.toFixed(0)})` : ''}`);
+  out(`timings ms: read ${r.timings.read.toFixed(0)}, space ${r.timings.space.toFixed(0)}, assembly ${r.timings.assembly.toFixed(0)} (${r.nnz === 0 ? 'σ tables; H not stored' : `${(r.assembly.rate / 1e6).toFixed(2)} M nnz/s`}), solve ${r.timings.solve.toFixed(0)}${r.timings.polish > 0 ? ` (float64 phase ${r.timings.polish.toFixed(0)})` : ''}`);
   // after a float64 polish: how each root was accepted and its certified bound (--accept)
   const extra = r.bounds ? ['accepted by', 'bound (Eh)'] : [];
   out(formatTable(['root', 'energy (Eh)', '‖H v − E v‖', '<S^2>', ...extra], r.energies.map((e, j) => [j, e.toFixed(10), r.residualNorms[j]!, r.s2[j]!.toFixed(6), ...(r.bounds ? acceptColumns(r.bounds, j) : [])])));
@@ -259,7 +259,7 @@ async function ciRuns(
 export const ciCommand: Command = {
   summary: 'configuration-interaction energies from an FCIDUMP',
   usage: [
-    'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 4] [--ms2 n] [--irrep n|n,m,…]',
+    'usage: gpusparse ci <FCIDUMP[.gz]> [--space fci|cis|cisd|cisdt|ci:L|cas:N,M] [--nroots 1] [--ms2 n] [--irrep n|n,m,…]',
     '                    [--multiplicity m [--penalty 0.2]] [--format csr|auto|<name>] [--solver davidson|dense|auto] [--tol 1e-8] [--maxit N]',
     '                    [--tol-residual r | --energy-change Eh]',
     '                    [--allow-missing-core] [--dry-run] [--host-memory GB] [--device-memory GB] [--assembly auto|chunked|whole] [--chunk-nnz N]',
@@ -332,7 +332,7 @@ export const ciCommand: Command = {
     const directOnCpu = common.backend === 'cpu' && v.sigma === 'direct' && process.env.GPUSPARSE_THREADS === undefined;
     const backend = await openBackend(common.backend, directOnCpu ? 1 : undefined);
     if (backend.fallbackReason) info(`WebGPU unavailable (${backend.fallbackReason}): using the CPU backend`);
-    const bar = progressBar('ci', { enabled: common.progress });
+    const bar = progressBar('ci', { enabled: common.progress, lines: false }); // off a terminal: the stage log below
     const log = stageLog('ci', { enabled: common.progress });
     log.stage(`reading ${pos[0]}`);
     try {

@@ -17,7 +17,7 @@ import { linePlot } from '../plots/svg';
 import { openBackend } from '../util/backend';
 import { type Command, ExitCode, info, numberOption, out, printJson, UsageError } from '../util/context';
 import { intOption } from '../util/int-option';
-import { loadMatrix } from '../util/load';
+import { loadMatrix, withInputWarnings } from '../util/load';
 import { progressBar } from '../util/progress';
 import { acceptColumns, parseAccept } from '../util/accept';
 import { formatTable } from '../util/table';
@@ -170,7 +170,7 @@ export const eigsCommand: Command = {
       }
       if (typeof v.plot === 'string') writePlot(v.plot, m.name, r);
       const bounds = (r as { bounds?: EigenvalueBoundReport }).bounds; // eigsMixed's polish: how each pair was accepted
-      const summary = { matrix: m.name, rows: a.rows, nnz: a.rowPtr[a.rows], backend: backend.description, operator: built.label, method: r.method, which: o.which, converged: r.converged, reason: r.reason, detail: r.detail, tolerance: r.tolerance, iterations: r.iterations, values: r.values, residualNorms: r.residualNorms, accept: o.accept, bounds, setupMs, solveMs, stats: r.stats, inner: r.inner, phases: r.phases, notes };
+      const summary = { matrix: m.name, rows: a.rows, nnz: a.rowPtr[a.rows], backend: backend.description, operator: built.label, method: r.method, which: o.which, converged: r.converged, reason: r.reason, detail: r.detail, tolerance: r.tolerance, iterations: r.iterations, values: r.values, residualNorms: r.residualNorms, accept: o.accept, bounds, setupMs, solveMs, stats: withInputWarnings(r.stats, m.warnings), inner: r.inner, phases: r.phases, notes };
       if (common.json) printJson(summary);
       else {
         out(`${m.name}: ${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}; backend: ${backend.description}; operator: ${built.label}`);

@@ -63,7 +63,7 @@ export const infoCommand: Command = {
   async run(pos: string[], v: Record<string, unknown>, common: CommonOptions): Promise<number> {
     if (pos.length !== 1) throw new UsageError(`info: expected one matrix argument, got ${pos.length}`);
     const t0 = performance.now();
-    const m = await loadMatrix(pos[0]!, { strictCount: !v.lenient });
+    const m = await loadMatrix(pos[0]!, { strictCount: !v.lenient, lenientOption: true });
     const readMs = performance.now() - t0;
     const a = m.matrix;
     const stats = rowLengthStats(a);

@@ -10,8 +10,9 @@ import { engineSolveOptions, parseEngineOptions, solveWithEngine } from '../engi
 import { linePlot } from '../plots/svg';
 import { type Command, type CommonOptions, ExitCode, info, integerOption, numberOption, out, printJson, printJsonWithArray, UsageError } from '../util/context';
 import { checkKernelIds, openBackend } from '../util/backend';
+import { cgAsymmetryHint } from '../util/hints';
 import { writeOutputFile } from '../util/output';
-import { loadMatrix } from '../util/load';
+import { loadMatrix, withInputWarnings } from '../util/load';
 import { progressBar } from '../util/progress';
 import { relativeResidual, solveRhs } from '../util/rhs';
 import { formatTable } from '../util/table';
@@ -107,13 +108,13 @@ export const solveCommand: Command = {
         relativeResidualFloat64: trueRel,
         setupMs,
         solveMs,
-        stats: result.stats,
+        stats: withInputWarnings(result.stats, m.warnings),
         detail: result.detail,
       };
       const xFile = typeof v.output === 'string' ? await writeSolution(v.output, xHost, `${m.name}: ${result.method}, relative residual (float64) ${trueRel.toExponential(3)}`) : undefined;
       if (common.json && v['with-x']) printJsonWithArray({ ...summary, ...(xFile ? { xFile } : {}), history: result.history }, 'x', xHost);
       else if (common.json) printJson({ ...summary, ...(xFile ? { xFile } : {}), history: result.history });
-      else printSolveTable(m.name, a, source, backend.description, built, result, { refine, trueRel, setupMs, solveMs, xFile });
+      else printSolveTable(m.name, a, source, backend.description, built, result, { refine, trueRel, setupMs, solveMs, xFile, given: { ...(maxIterations === undefined ? {} : { maxit: maxIterations }), precond, method } });
       return result.converged ? ExitCode.ok : ExitCode.notConverged;
     } finally {
       bar.finish();
@@ -205,7 +206,7 @@ function printSolveTable(
   backendDescription: string,
   built: { label: string; tuning?: { spentMs: number; cacheHit?: boolean } },
   result: SolveOut,
-  o: { refine: boolean; trueRel: number; setupMs: number; solveMs: number; xFile: string | undefined },
+  o: { refine: boolean; trueRel: number; setupMs: number; solveMs: number; xFile: string | undefined; given: { maxit?: number; precond: string; method: string } },
 ): void {
   out(`${name}: ${a.rows}×${a.cols}, nnz ${a.rowPtr[a.rows]}, b = ${source}`);
   out(`backend: ${backendDescription}; operator: ${built.label}${built.tuning ? ` (tuned in ${built.tuning.spentMs.toFixed(0)} ms${built.tuning.cacheHit ? ', cache hit' : ''})` : ''}`);
@@ -216,9 +217,19 @@ function printSolveTable(
     ),
   );
   if (result.detail) out(`detail: ${result.detail}`);
+  const asym = !result.converged && o.given.method === 'cg' ? cgAsymmetryHint(a) : undefined; // O(nnz), after a failure only
+  if (asym) out(`hint: ${asym.replace('use gmres or bicgstab', '--method gmres or bicgstab')}`);
+  if (result.reason === 'max-iterations') out(`hint: ${maxitHint(a.rows, o.given)}`);
   // e.g. the tuned kernel disagreeing with the verified one at the final check
   for (const w of result.stats.warnings ?? []) out(`warning: ${w}`);
   if (o.xFile) out(`x written to ${o.xFile}`);
+}
+
+/** What to try when a solve stopped at its iteration limit: what was not given already. */
+export function maxitHint(n: number, given: { maxit?: number; precond: string; method: string }): string {
+  const limit = given.maxit === undefined ? `--maxit, default max(100, 10·n) = ${Math.max(100, 10 * n)}` : `--maxit ${given.maxit}`;
+  const tries = [...(given.precond === 'jacobi' ? [] : ['--precond jacobi']), 'a larger --maxit', ...(given.method === 'gmres' ? [] : ['--method gmres'])];
+  return `the iteration limit was reached (${limit}); ${tries.slice(0, -1).join(', ')}${tries.length > 1 ? ' or ' : ''}${tries.at(-1)} may converge`;
 }
 
 /** 1, or the power of two nearest max|b| when that lies outside [2^-60, 2^60] (float32 holds ~1e±38). */

@@ -78,8 +78,10 @@ export const startCommand: Command = {
         printJson({
           backend: backend.description,
           fallbackReason: backend.fallbackReason,
-          ci: { system: H2O_STO2G.label, energies: ci.energies, residualNorms: ci.residualNorms, s2: ci.s2, reference: H2O_STO2G.groundState, error: ciError, ms: ciMs, solver: ci.solver },
-          poisson: { grid, rows: a.rows, operator: built.label, converged: sol.converged, outer: sol.outerIterations, inner: sol.innerIterations, relativeResidual: sol.trueResidual / sol.bNorm, maxError: err, setupMs, solveMs },
+          ci: { system: H2O_STO2G.label, determinants: ci.determinants, nnz: ci.nnz, energies: ci.energies, residualNorms: ci.residualNorms, s2: ci.s2, reference: H2O_STO2G.groundState, error: ciError, ms: ciMs, solver: ci.solver, timings: ci.timings, ...(ci.bounds ? { bounds: ci.bounds } : {}) },
+          poisson: { grid, rows: a.rows, nnz: a.rowPtr[a.rows], operator: built.label, converged: sol.converged, outer: sol.outerIterations, inner: sol.innerIterations, relativeResidual: sol.trueResidual / sol.bNorm, maxError: err, setupMs, solveMs, stats: sol.stats },
+          openMs,
+          totalMs: performance.now() - tOpen,
           ok,
         });
       } else out(`\n${ok ? 'ok' : 'FAILED'}: total ${(performance.now() - tOpen).toFixed(0)} ms on ${backend.kind === 'webgpu' ? 'WebGPU' : 'the CPU'}`);

@@ -9,7 +9,7 @@
  * @module
  */
 import { stat } from 'node:fs/promises';
-import { availableMemoryBytes, type CsrMatrix, checkStrictNumber, generators, isPetscBinaryFile, PetscBinaryError, readMatrixMarket, readPetscFile, ResourceLimitError } from '@gpusparse/formats';
+import { availableMemoryBytes, type CsrMatrix, checkStrictNumber, generators, isPetscBinaryFile, MatrixMarketError, PetscBinaryError, readMatrixMarket, readPetscFile, ResourceLimitError } from '@gpusparse/formats';
 import { info, UsageError } from './context';
 
 /** A loaded matrix and where it came from. */
@@ -101,8 +101,27 @@ async function isStream(path: string): Promise<boolean> {
   }
 }
 
+/**
+ * A result's `stats` with the reader's warnings first in `stats.warnings` (a pattern file taken as
+ * ones, summed repeats…), as the one-call API does: under --json they reached only stderr.
+ */
+export function withInputWarnings<S extends { warnings?: string[] }>(stats: S, read: readonly string[]): S {
+  return read.length === 0 ? stats : { ...stats, warnings: [...read, ...(stats.warnings ?? [])] };
+}
+
+/**
+ * The reader's "(pass strictCount: false …)" is API advice; on the command line: `--lenient` where
+ * the command has it (`info`), else the file's count to correct.
+ */
+function cliCountHint(e: unknown, lenientOption: boolean): unknown {
+  const api = ' (pass strictCount: false to accept extra entries)';
+  if (!(e instanceof MatrixMarketError) || !e.got.endsWith(api)) return e;
+  const cli = lenientOption ? ' (--lenient keeps them, with a warning)' : ' (correct the count on the size line; gpusparse info --lenient reads the file with a warning)';
+  return new MatrixMarketError(e.file, e.line, e.expected, e.got.slice(0, -api.length) + cli, e.code);
+}
+
 /** Load a matrix from a path or a `gen:` spec (the reader's warnings are printed on stderr). */
-export async function loadMatrix(spec0: string, opts: { strictCount?: boolean } = {}): Promise<LoadedMatrix> {
+export async function loadMatrix(spec0: string, opts: { strictCount?: boolean; lenientOption?: boolean } = {}): Promise<LoadedMatrix> {
   if (spec0.startsWith('gen:')) return generate(spec0);
   const spec = spec0 === '-' ? stdinPath() : spec0;
   const warnings: string[] = [];
@@ -122,7 +141,9 @@ export async function loadMatrix(spec0: string, opts: { strictCount?: boolean } 
     printWarnings(warnings);
     return { matrix: mat.matrix, name: spec, symmetry: 'general', warnings, ...(vec?.kind === 'vector' ? { rhs: { values: vec.values, file: spec } } : {}) };
   }
-  const r = await readMatrixMarket(spec, { strictCount: opts.strictCount ?? true, onWarning: (w) => warnings.push(`${w.file}:${w.line}: ${w.message}`) });
+  const r = await readMatrixMarket(spec, { strictCount: opts.strictCount ?? true, onWarning: (w) => warnings.push(`${w.file}:${w.line}: ${w.message}`) }).catch((e: unknown) => {
+    throw cliCountHint(e, opts.lenientOption === true);
+  });
   // the values are not in the file: a solve or eigs answers for A with ones, say so
   if (r.header.field === 'pattern') warnings.push(`${spec}: a pattern file (structure only, no values): every stored entry is taken as 1`);
   printWarnings(warnings);

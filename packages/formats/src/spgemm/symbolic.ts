@@ -178,7 +178,7 @@ function enumeratePairs(a: DiagonalStructure, b: DiagonalStructure): PairList {
 }
 
 /** C's offsets in storage order and the pairs grouped by them, emission order kept inside a group. */
-interface GroupedOffsets {
+export interface GroupedOffsets {
   readonly offsets: Int32Array;
   readonly pairStart: Int32Array;
   readonly pairA: Int32Array;
@@ -287,7 +287,7 @@ function ascendingOrder(values: ArrayLike<number>): Int32Array {
 }
 
 /** C's distinct ranks ascending and the pairs grouped by them, emission order kept inside a group. */
-interface Grouped {
+export interface Grouped {
   readonly distinct: Float64Array;
   readonly pairStart: Int32Array;
   readonly pairA: Int32Array;

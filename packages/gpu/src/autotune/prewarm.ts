@@ -38,7 +38,7 @@ const PREWARM_PER_KERNEL = 6;
  * Ask for the statistics kernels and the device builds' pipelines ahead of time (no wait), and
  * past `minNnz` non-zeros the CSR kernels' likely variants too: they compile on the device's
  * worker threads while the host validates and uploads the CSR arrays. A stage that needs one
- * waits for it with {@link awaitCompiled}. Returns how many were asked for and a promise of their
+ * waits for it with `awaitCompiled` (internal). Returns how many were asked for and a promise of their
  * end (never rejects). O(kernels · variants) host work.
  * @example const { asked } = prewarmTuner(ctx, a, kernels);
  */

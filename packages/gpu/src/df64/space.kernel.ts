@@ -5,17 +5,15 @@
  * scalar kernel. Every product and sum is in df64 (the functions of wgsl.ts).
  * @module
  */
-import { preamble, type WgslBinding } from '../kernels/wgsl/index';
+import { preamble, type UniformField, type WgslBinding } from '../kernels/wgsl/index';
 import { DF_DOT_CHUNK, DF_DOT_ITEMS, DF_WG, dfSegmentedSum } from './blas.kernel';
 import { df64Lib, type TwoProdMode } from './wgsl';
-
-type Field = readonly [string, 'u32' | 'i32' | 'f32'];
 
 const dfArr = (name: string, access: 'r' | 'w'): WgslBinding => ({ name, type: 'array<vec2<f32>>', access });
 const range = (n: number): number[] => Array.from({ length: n }, (_, j) => j);
 
 /** Uniform fields of operand `name`: slot (−1: immediate) and the immediate's (hi, lo). */
-export function operandFields(name: string): Field[] {
+export function operandFields(name: string): UniformField[] {
   return [
     [`${name}_s`, 'i32'],
     [`${name}_h`, 'f32'],
@@ -51,7 +49,7 @@ fn df_sqrt(a: vec2<f32>) -> vec2<f32> {
   return s;
 }`;
 
-function elementwise(fields: readonly Field[], bindings: readonly WgslBinding[], mode: TwoProdMode, body: string, extra = ''): string {
+function elementwise(fields: readonly UniformField[], bindings: readonly WgslBinding[], mode: TwoProdMode, body: string, extra = ''): string {
   return `${preamble([['n', 'u32'], ['zero', 'u32'], ...fields], bindings)}
 ${df64Lib(mode, 'u.zero')}
 ${extra}

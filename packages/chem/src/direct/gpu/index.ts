@@ -2,5 +2,6 @@
 export * from './tables';
 export * from './sigma.kernel';
 export * from './operator';
+export type { Df64DirectSigma } from './operator-df64';
 export * from './ci';
 export * from './auto';

@@ -17,4 +17,4 @@ export {
   wasmCsrLayout,
   WasmMemoryLimitError,
 } from './wasm-csr';
-export { buildModule, CodeBuilder, Op, SimdOp, ValType } from './module-bytes';
+export { buildModule, CodeBuilder, type FunctionSpec, Op, SimdOp, ValType, type ValTypeByte } from './module-bytes';

@@ -19,13 +19,16 @@ export function signature(bindings: readonly WgslBinding[]): string {
   return bindings.map((b) => b.access).join('');
 }
 
+/** One field of a kernel's uniform struct `U`: its name and 4-byte scalar type. */
+export type UniformField = readonly [string, 'u32' | 'i32' | 'f32'];
+
 /**
  * The preamble of a kernel: optional `enable subgroups;`, the uniform struct `U` at binding 0
  * (fields are 4-byte scalars, read as `u.name`), and the storage bindings 1…k.
  * @example preamble([['n', 'u32'], ['alpha', 'f32']], [{ name: 'x', type: 'array<f32>', access: 'r' }])
  */
 export function preamble(
-  uniforms: readonly (readonly [string, 'u32' | 'i32' | 'f32'])[],
+  uniforms: readonly UniformField[],
   bindings: readonly WgslBinding[],
   opts: { subgroups?: boolean } = {},
 ): string {
