@@ -199,6 +199,8 @@ export function validateCsrVi(m: CsrViMatrix, where = 'csr-vi'): void {
   checkPtr(where, 'segPtr', m.segPtr, m.rows, m.segEnd.length);
   checkPtr(where, 'rawPtr', m.rawPtr, m.rows, m.rawCols.length);
   if (m.segBase.length !== m.segEnd.length || m.rawValues.length !== m.rawCols.length) throw new InvalidMatrixError(where, 'segBase / segEnd or rawCols / rawValues lengths differ');
+  // s14-harden-e: a wrong nnz made csrViToCsr return a CSR whose rowPtr ran past its colIdx
+  if (m.nnz !== m.packed.length + m.rawCols.length) throw new InvalidMatrixError(where, `nnz ${m.nnz}, expected ${m.packed.length + m.rawCols.length} (${m.packed.length} words + ${m.rawCols.length} raw entries)`);
   const sh = 32 - m.valueBits;
   const span = 2 ** sh;
   for (let r = 0; r < m.rows; r++) {
@@ -219,8 +221,33 @@ export function validateCsrVi(m: CsrViMatrix, where = 'csr-vi'): void {
       const c = m.rawCols[k]!;
       if (!(c >= 0 && c < m.cols)) throw new InvalidMatrixError(where, `row ${r}, raw entry ${k}: column ${c} outside [0, ${m.cols})`);
     }
+    checkRowOrder(m, r, where);
   }
   vouch(m, viFields(m), STRUCTURE);
+}
+
+/**
+ * Row r's words and its raw entries each in strictly increasing column order, and no column in
+ * both (the conversion's invariants; csrViToCsr merges the two runs into canonical CSR). O(row).
+ * s14-harden-e: a hand-built matrix breaking them gave csrViToCsr's caller unsorted or duplicate columns.
+ */
+function checkRowOrder(m: CsrViMatrix, r: number, where: string): void {
+  const sh = 32 - m.valueBits;
+  const low = 2 ** sh - 1;
+  let prev = -1;
+  let at = m.packPtr[r]!;
+  let q = m.rawPtr[r]!;
+  const q1 = m.rawPtr[r + 1]!;
+  for (let k = q + 1; k < q1; k++) if (!(m.rawCols[k]! > m.rawCols[k - 1]!)) throw new InvalidMatrixError(where, `row ${r}, raw entry ${k}: column ${m.rawCols[k]} after column ${m.rawCols[k - 1]} (expected increasing columns)`);
+  for (let s = m.segPtr[r]!; s < m.segPtr[r + 1]!; s++) {
+    for (; at < m.segEnd[s]!; at++) {
+      const c = m.segBase[s]! + (m.packed[at]! & low);
+      if (!(c > prev)) throw new InvalidMatrixError(where, `row ${r}, word ${at}: column ${c} after column ${prev} (expected increasing columns)`);
+      while (q < q1 && m.rawCols[q]! < c) q++;
+      if (q < q1 && m.rawCols[q] === c) throw new InvalidMatrixError(where, `row ${r}: column ${c} both in a word and in the raw stream (raw entry ${q})`);
+      prev = c;
+    }
+  }
 }
 
 /** Visit row r's entries: words (column, value) in order, then raw ones. */
