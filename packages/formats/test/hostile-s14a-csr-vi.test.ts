@@ -10,28 +10,23 @@
  *   whose rowPtr runs past its colIdx), and words or raw entries out of column order or repeated
  *   across the two streams (csrViToCsr returned a CSR with unsorted or duplicate columns).
  */
-import { createRequire, syncBuiltinESMExports } from 'node:module';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type CsrMatrix, type CsrViMatrix, csrFromTriplets, csrViFromCsr, csrViFromCsrParallel, csrViSpmv, csrViToCsr, InvalidMatrixError, InvalidParameterError, validateCsr, validateCsrVi } from '../src/index';
+import { RealWorker, restoreWorkersAfterEach, setWorkerClass, type WorkerCtor } from './support/worker-swap';
 
-type WorkerCtor = typeof import('node:worker_threads').Worker;
-const wtModule = createRequire(import.meta.url)('node:worker_threads') as { Worker: WorkerCtor };
-const RealWorker = wtModule.Worker;
-afterEach(() => {
-  wtModule.Worker = RealWorker;
-  syncBuiltinESMExports();
-});
+restoreWorkersAfterEach();
 
 /** Replace the `which`-th Worker the library starts (0-based) by one running `code`; record them all. */
 function sabotage(which: number, code: string): InstanceType<WorkerCtor>[] {
   const made: InstanceType<WorkerCtor>[] = [];
-  wtModule.Worker = class extends RealWorker {
-    constructor(script: string | URL, opts?: ConstructorParameters<WorkerCtor>[1]) {
-      super(made.length === which ? code : script, opts);
-      made.push(this);
-    }
-  } as WorkerCtor;
-  syncBuiltinESMExports();
+  setWorkerClass(
+    class extends RealWorker {
+      constructor(script: string | URL, opts?: ConstructorParameters<WorkerCtor>[1]) {
+        super(made.length === which ? code : script, opts);
+        made.push(this);
+      }
+    } as WorkerCtor,
+  );
   return made;
 }
 
@@ -82,8 +77,7 @@ describe('csrViFromCsrParallel on hostile options and dying workers', () => {
     const made = sabotage(0, 'throw new Error("boom in the worker")');
     await expect(within(csrViFromCsrParallel(a, {}, { workers: 2, minEntries: 0 }), 20_000)).rejects.toThrow(/csr-vi conversion worker \(rows 0…\d+\): .*boom in the worker/);
     expect(await allExited(made, 10_000)).toBe(true);
-    wtModule.Worker = RealWorker;
-    syncBuiltinESMExports();
+    setWorkerClass(RealWorker);
     expect(same(await csrViFromCsrParallel(a, {}, { workers: 2, minEntries: 0 }), csrViFromCsr(a))).toBe(true);
   }, 40_000);
 });
