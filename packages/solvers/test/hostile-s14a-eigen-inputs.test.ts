@@ -1,0 +1,83 @@
+/**
+ * Session 14 hardening (s14-harden-e): the eigensolvers given what they cannot solve. A
+ * non-symmetric A (6 × 6 upper bidiagonal, diagonal 1…6, superdiagonal 3: eigenvalues 1…6) ended
+ * Lanczos 'breakdown' ("basis spans the whole space but residuals 3.44e+0 …"), Davidson
+ * 'breakdown' ("every correction was linearly dependent"), LOBPCG 'max-iterations' after 1 000
+ * iterations at λ = −8.4e13 — honest (never 'converged'), but nothing said that A was the cause.
+ * Now a non-converged exit probes ⟨x, A·y⟩ − ⟨A·x, y⟩ (2 products) and names a non-symmetric A in
+ * `detail`; a symmetric A that did not converge is not blamed, and a converged run pays nothing.
+ * Found fine: k = n converges in lanczos (smallest and largest), davidson and lobpcg; k = n + 1,
+ * maxIterations 2.5 / Infinity / NaN / −1 refused by name; maxIterations 0 returns the start.
+ */
+import { csrFromTriplets, generators, HostOperator, HostVectorSpace } from '@gpusparse/formats';
+import { describe, expect, it } from 'vitest';
+import { davidson, lanczos, lobpcg } from '../src/index';
+import { Float32HostSpace, float32CsrOperator } from './eigen-f32-space';
+
+const n = 6;
+const [ri, ci, v] = [[], [], []] as number[][];
+for (let i = 0; i < n; i++) {
+  [ri.push(i), ci.push(i), v.push(i + 1)];
+  if (i + 1 < n) [ri.push(i), ci.push(i + 1), v.push(3)];
+}
+const upper = csrFromTriplets(n, n, ri, ci, v);
+const diag = Float64Array.from({ length: n }, (_, i) => i + 1);
+const NAMED = /A does not look symmetric: ⟨x, A·y⟩ − ⟨A·x, y⟩ = \d\.\d\de[-+]\d+ relative/;
+
+describe('eigensolvers on a non-symmetric A', () => {
+  const space = new HostVectorSpace();
+  const op = HostOperator.fromCsr(upper);
+  const runs = {
+    lanczos: () => lanczos(space, op, { k: 2 }),
+    'lanczos largest': () => lanczos(space, op, { k: 2, which: 'largest' }),
+    davidson: () => davidson(space, op, { k: 2, diagonal: diag }),
+    lobpcg: () => lobpcg(space, op, { k: 2, maxIterations: 200 }),
+  };
+  for (const [name, run] of Object.entries(runs)) {
+    it(`${name}: not converged, and the detail names the non-symmetric A (it did not)`, async () => {
+      const r = await run();
+      expect(r.converged).toBe(false);
+      expect(r.detail).toMatch(NAMED);
+    });
+  }
+
+  it('float32 vectors: the same words (lanczos)', async () => {
+    const r = await lanczos(new Float32HostSpace(), float32CsrOperator(upper), { k: 2 });
+    expect(r.converged).toBe(false);
+    expect(r.detail).toMatch(NAMED);
+  });
+
+  it('a symmetric A that runs out of iterations is not blamed; a converged run makes no probe products', async () => {
+    const a = generators.poisson2d(12);
+    const sym = HostOperator.fromCsr(a);
+    const short = await lanczos(space, sym, { k: 3, maxIterations: 4 });
+    expect(short.reason).toBe('max-iterations');
+    expect(short.detail ?? '').not.toMatch(/symmetric/);
+    const shortLob = await lobpcg(space, sym, { k: 3, maxIterations: 2 });
+    expect(shortLob.converged).toBe(false);
+    expect(shortLob.detail ?? '').not.toMatch(/symmetric/);
+    let products = 0;
+    const counted = {
+      rows: a.rows,
+      cols: a.cols,
+      apply: (x: Float64Array, y: Float64Array) => {
+        products++;
+        sym.apply(x, y);
+      },
+      applyScaled: (alpha: number, x: Float64Array, beta: number, y: Float64Array) => {
+        products++;
+        sym.applyScaled(alpha, x, beta, y);
+      },
+    };
+    const ok = await lanczos(space, counted, { k: 2 });
+    expect(ok.converged).toBe(true);
+    expect(products).toBe(ok.stats.matvecs);
+  });
+
+  it('k = n converges in every eigensolver; k = n + 1 is refused (found fine)', async () => {
+    const a = generators.poisson2d(4);
+    const sym = HostOperator.fromCsr(a);
+    for (const r of [await lanczos(space, sym, { k: 16 }), await lanczos(space, sym, { k: 16, which: 'largest' }), await davidson(space, sym, { k: 16 , diagonal: new Float64Array(16).fill(4) }), await lobpcg(space, sym, { k: 16 })]) expect(r.converged, r.method).toBe(true);
+    await expect(lobpcg(space, sym, { k: 17 })).rejects.toThrow(/lobpcg k: expected an integer in 1..16, got 17/);
+  });
+});
