@@ -26,14 +26,21 @@ export async function asymmetryHint<V, S>(op: LinearOperator<V>, space: VectorSp
   if (n < 2 || op.cols !== n) return undefined;
   const [x, y] = [1, 2].map((s) => space.fromArray(Float64Array.from({ length: n }, (_, i) => Math.sin(s * 12.9898 + i * 78.233 * s))));
   const [ax, ay] = [space.create(n), space.create(n)];
-  returnedVoid(op.apply(x!, ax), 'symmetry probe', 'apply', ax);
-  returnedVoid(op.apply(y!, ay), 'symmetry probe', 'apply', ay);
-  stats.matvecs += 2;
-  const scalars = [space.dot(x!, ay), space.dot(ax, y!), space.norm2(ax), space.norm2(ay), space.norm2(x!), space.norm2(y!)];
-  const [xAy, Axy, nAx, nAy, nx, ny] = await space.readMany(scalars);
-  stats.readbacks++;
-  for (const s of scalars) space.release(s);
-  for (const v of [x!, y!, ax, ay]) space.release(v);
+  let got: number[];
+  try {
+    returnedVoid(op.apply(x!, ax), 'symmetry probe', 'apply', ax);
+    returnedVoid(op.apply(y!, ay), 'symmetry probe', 'apply', ay);
+    stats.matvecs += 2;
+    const scalars = [space.dot(x!, ay), space.dot(ax, y!), space.norm2(ax), space.norm2(ay), space.norm2(x!), space.norm2(y!)];
+    got = await space.readMany(scalars);
+    stats.readbacks++;
+    for (const s of scalars) space.release(s);
+  } catch {
+    return undefined; // a hint only: a product that fails here (a shift-invert inner solve) leaves the result as it was
+  } finally {
+    for (const v of [x!, y!, ax, ay]) space.release(v);
+  }
+  const [xAy, Axy, nAx, nAy, nx, ny] = got;
   const scale = Math.max(nAx! * ny!, nx! * nAy!);
   const rel = Math.abs(xAy! - Axy!) / scale;
   if (!(rel > LIMIT[space.precision])) return undefined; // NaN (a non-finite product) names nothing
