@@ -1,9 +1,9 @@
 /**
- * Session 14 hardening (s14-harden-e): the eigensolvers given what they cannot solve. A
+ * Session 14 hardening (s14-harden-e): the eigensolvers and CG given what they cannot solve. A
  * non-symmetric A (6 × 6 upper bidiagonal, diagonal 1…6, superdiagonal 3: eigenvalues 1…6) ended
  * Lanczos 'breakdown' ("basis spans the whole space but residuals 3.44e+0 …"), Davidson
  * 'breakdown' ("every correction was linearly dependent"), LOBPCG 'max-iterations' after 1 000
- * iterations at λ = −8.4e13 — honest (never 'converged'), but nothing said that A was the cause.
+ * iterations at λ = −8.4e13, CG 'max-iterations' ("x is the best checked iterate") — honest (never 'converged'), but nothing said that A was the cause.
  * Now a non-converged exit probes ⟨x, A·y⟩ − ⟨A·x, y⟩ (2 products) and names a non-symmetric A in
  * `detail`; a symmetric A that did not converge is not blamed, and a converged run pays nothing.
  * Found fine: k = n converges in lanczos (smallest and largest), davidson and lobpcg; k = n + 1,
@@ -11,7 +11,7 @@
  */
 import { csrFromTriplets, generators, HostOperator, HostVectorSpace } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
-import { davidson, lanczos, lobpcg } from '../src/index';
+import { cg, davidson, lanczos, lobpcg } from '../src/index';
 import { Float32HostSpace, float32CsrOperator } from './eigen-f32-space';
 
 const n = 6;
@@ -40,6 +40,17 @@ describe('eigensolvers on a non-symmetric A', () => {
       expect(r.detail).toMatch(NAMED);
     });
   }
+
+  it('cg: not converged, and the detail names the non-symmetric A and what to use instead (was "x is the best checked iterate" only)', async () => {
+    const r = await cg(space, op, space.fromArray(new Float64Array(n).fill(1)));
+    expect(r.converged).toBe(false);
+    expect(r.detail).toMatch(NAMED);
+    expect(r.detail).toMatch(/use gmres, bicgstab or bicg/);
+    const sym = HostOperator.fromCsr(generators.poisson2d(12));
+    const short = await cg(space, sym, space.fromArray(new Float64Array(144).fill(1)), { maxIterations: 3 });
+    expect(short.reason).toBe('max-iterations');
+    expect(short.detail ?? '').not.toMatch(/symmetric/);
+  });
 
   it('float32 vectors: the same words (lanczos)', async () => {
     const r = await lanczos(new Float32HostSpace(), float32CsrOperator(upper), { k: 2 });

@@ -1,15 +1,15 @@
 /**
- * Why a symmetric eigensolver did not converge, when the reason is its input: Lanczos, Davidson
- * and LOBPCG need A symmetric, and on a non-symmetric A they ended 'breakdown' or
+ * Why a solver for symmetric matrices did not converge, when the reason is its input: Lanczos,
+ * Davidson, LOBPCG and CG need A symmetric, and on a non-symmetric A they ended 'breakdown' or
  * 'max-iterations' with a detail that did not say so (s14-harden-e: LOBPCG ran 1 000 iterations
  * to λ = −8.4e13 on a 6 × 6 upper-bidiagonal A with eigenvalues 1…6; Lanczos "basis spans the
- * whole space but residuals 3.44e+0 …"). Probed only at such an exit, so a converged run pays
- * nothing.
+ * whole space but residuals 3.44e+0 …"; CG "x is the best checked iterate"). Probed only at such
+ * an exit, so a converged run pays nothing.
  * @module
  */
 import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
-import type { SolverStats } from '../common/result';
-import { returnedVoid } from '../common/operator-check';
+import type { SolverStats } from './result';
+import { returnedVoid } from './operator-check';
 
 /** Relative asymmetry |⟨x, A·y⟩ − ⟨A·x, y⟩| / max(‖A·x‖‖y‖, ‖x‖‖A·y‖) above which A is named non-symmetric. */
 const LIMIT = { f32: 1e-3, f64: 1e-8 } as const;
@@ -19,9 +19,10 @@ const LIMIT = { f32: 1e-3, f64: 1e-8 } as const;
  * pseudo-random x, y, by more than rounding could make them (1e-3 relative in float32, 1e-8 in
  * float64); undefined otherwise (a symmetric A, n < 2, a non-square operator). Cost: 2 products,
  * 6 reductions, 1 readback.
- * @example const hint = await asymmetryHint(op, space, run.stats); // on a non-converged exit
+ * `instead` says what to use for a non-symmetric A.
+ * @example const hint = await asymmetryHint(op, space, run.stats, 'an eigensolver for general matrices'); // on a non-converged exit
  */
-export async function asymmetryHint<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, stats: SolverStats): Promise<string | undefined> {
+export async function asymmetryHint<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, stats: SolverStats, instead: string): Promise<string | undefined> {
   const n = op.rows;
   if (n < 2 || op.cols !== n) return undefined;
   const [x, y] = [1, 2].map((s) => space.fromArray(Float64Array.from({ length: n }, (_, i) => Math.sin(s * 12.9898 + i * 78.233 * s))));
@@ -44,5 +45,5 @@ export async function asymmetryHint<V, S>(op: LinearOperator<V>, space: VectorSp
   const scale = Math.max(nAx! * ny!, nx! * nAy!);
   const rel = Math.abs(xAy! - Axy!) / scale;
   if (!(rel > LIMIT[space.precision])) return undefined; // NaN (a non-finite product) names nothing
-  return `A does not look symmetric: ⟨x, A·y⟩ − ⟨A·x, y⟩ = ${rel.toExponential(2)} relative to ‖A·x‖·‖y‖ for pseudo-random x, y (this solver needs a symmetric A; for a non-symmetric one use an eigensolver for general matrices)`;
+  return `A does not look symmetric: ⟨x, A·y⟩ − ⟨A·x, y⟩ = ${rel.toExponential(2)} relative to ‖A·x‖·‖y‖ for pseudo-random x, y (this solver needs a symmetric A; for a non-symmetric one use ${instead})`;
 }
