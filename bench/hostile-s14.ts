@@ -7,17 +7,20 @@
  *      bindings): each product against the float64 reference of the float32-rounded matrix;
  *   2. values float32 cannot hold (1e39 in the table, −1e39 raw, all below normals) refused at
  *      the upload and by gpuOperatorFromFormat, naming the entry;
- *   3. csrViFromCsrParallel with the host's hardware threads (16 on the H100 host), 1 worker and
- *      more workers than rows, against the serial conversion array for array, on a CI-like matrix
- *      past the 2^24-entry threshold (wall times of both, one run each: not a speed claim).
+ *   3. csrViFromCsrParallel with the host's hardware threads (16 on the H100 host), 1, 3 and 32
+ *      workers (minEntries 0: the worker path), against the serial conversion array for array, on
+ *      a CI-like matrix of ≈ 1.7·10^7 entries (wall times of both, one run each: not a speed claim);
+ *   4. the symmetry probe on the device (float32): lanczos, lobpcg and cg on a non-symmetric A name
+ *      it in `detail`; on a symmetric A stopped by maxIterations they do not.
  * Usage: node hostile-s14.mjs [--small] [--only REGEX] [--out FILE]
  */
-import { csrViFromCsr, csrViFromCsrParallel, type CsrViMatrix, generators } from '../packages/formats/src/index';
-import { gpuOperatorFromFormat } from '../packages/gpu/src/index';
+import { csrFromTriplets, csrViFromCsr, csrViFromCsrParallel, type CsrViMatrix, generators } from '../packages/formats/src/index';
+import { gpuOperatorFromCsr, gpuOperatorFromFormat } from '../packages/gpu/src/index';
+import { cg, lanczos, lobpcg } from '../packages/solvers/src/index';
 import { VI_KERNELS, VI_OUT_OF_RANGE, viCases, viProduct } from '../packages/gpu/test/hostile-s14a-vi-cases';
 import { errText, hostileHarness } from './lib/hostile-faults';
 
-const { small, ctx, run, finish } = await hostileHarness('hostile-s14');
+const { small, ctx, space, run, finish } = await hostileHarness('hostile-s14');
 
 // 1. products on hostile matrices
 for (const kernel of VI_KERNELS) for (const c of viCases()) await run(`${kernel.id}: ${c.name}`, () => viProduct(ctx, kernel, c));
@@ -45,7 +48,7 @@ for (const kernel of VI_KERNELS) {
 const keys = ['packPtr', 'packed', 'segPtr', 'segEnd', 'segBase', 'rawPtr', 'rawCols', 'table', 'rawValues'] as const;
 const same = (p: CsrViMatrix, s: CsrViMatrix) => p.valueBits === s.valueBits && keys.every((k) => p[k].length === s[k].length && p[k].every((x, i) => Object.is(x, s[k][i])));
 {
-  const rows = small ? 3_000 : 60_000;
+  const rows = small ? 3_000 : 80_000;
   const a = generators.repeatedValues(rows, 2_400_000, small ? 60 : 300, 2_000, 0.03, 14);
   const nnz = a.rowPtr[a.rows]!;
   let t0 = performance.now();
@@ -54,10 +57,40 @@ const same = (p: CsrViMatrix, s: CsrViMatrix) => p.valueBits === s.valueBits && 
   for (const workers of [undefined, 1, 3, 32]) {
     await run(`csrViFromCsrParallel, ${workers ?? 'hardware'} workers, ${nnz} entries: the serial arrays bit for bit`, async () => {
       t0 = performance.now();
-      const p = await csrViFromCsrParallel(a, {}, { workers, minEntries: small ? 0 : undefined });
+      // minEntries 0: the worker path whatever the size (the first H100 call's 1.29·10^7 entries fell under the
+      // default 2^24 threshold, so every worker count ran the serial conversion)
+      const p = await csrViFromCsrParallel(a, {}, { workers, minEntries: 0 });
       const ms = performance.now() - t0;
       return { pass: same(p, s), detail: `${ms.toFixed(0)} ms (serial ${serialMs.toFixed(0)} ms), v = ${p.valueBits}, table ${p.table.length}, raw ${p.rawCols.length}` };
     });
+  }
+}
+
+// 4. the symmetry probe on the device
+{
+  const [ri, ci, v] = [[], [], []] as number[][];
+  for (let i = 0; i < 40; i++) {
+    [ri.push(i), ci.push(i), v.push(i + 1)];
+    if (i + 1 < 40) [ri.push(i), ci.push(i + 1), v.push(3)];
+  }
+  const upper = csrFromTriplets(40, 40, ri, ci, v);
+  const poisson = generators.poisson2d(small ? 12 : 64);
+  for (const [name, a, named] of [['non-symmetric 40×40 upper bidiagonal', upper, true], [`symmetric poisson2d, stopped by maxIterations`, poisson, false]] as const) {
+    const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector' });
+    const b = () => space.fromArray(new Float64Array(a.rows).fill(1));
+    const runs: [string, () => Promise<{ converged: boolean; reason: string; detail?: string }>][] = [
+      ['lanczos', () => lanczos(space, op, { k: 2, maxIterations: named ? 200 : 3 })],
+      ['lobpcg', () => lobpcg(space, op, { k: 2, maxIterations: named ? 200 : 2 })],
+      ['cg', () => cg(space, op, b(), { maxIterations: named ? 200 : 3 })],
+    ];
+    for (const [method, go] of runs) {
+      await run(`${method} on a ${name}: ${named ? 'the detail names A as non-symmetric' : 'no symmetry claim'}`, async () => {
+        const r = await go();
+        const said = /A does not look symmetric/.test(r.detail ?? '');
+        return { pass: !r.converged && said === named, detail: `${r.reason}; ${(r.detail ?? '').slice(-160)}` };
+      });
+    }
+    op.dispose();
   }
 }
 

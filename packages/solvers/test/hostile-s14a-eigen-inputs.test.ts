@@ -9,18 +9,29 @@
  * Found fine: k = n converges in lanczos (smallest and largest), davidson and lobpcg; k = n + 1,
  * maxIterations 2.5 / Infinity / NaN / −1 refused by name; maxIterations 0 returns the start.
  */
-import { csrFromTriplets, generators, HostOperator, HostVectorSpace } from '@gpusparse/formats';
+import { type CsrMatrix, csrFromTriplets, generators, HostOperator, HostVectorSpace } from '@gpusparse/formats';
 import { describe, expect, it } from 'vitest';
 import { cg, davidson, lanczos, lobpcg } from '../src/index';
 import { Float32HostSpace, float32CsrOperator } from './eigen-f32-space';
 
-const n = 6;
-const [ri, ci, v] = [[], [], []] as number[][];
-for (let i = 0; i < n; i++) {
-  [ri.push(i), ci.push(i), v.push(i + 1)];
-  if (i + 1 < n) [ri.push(i), ci.push(i + 1), v.push(3)];
+/** Upper bidiagonal of order m: diagonal 1…m, superdiagonal 3 (eigenvalues 1…m). */
+function bidiagonal(m: number): CsrMatrix {
+  const [ri, ci, v] = [[], [], []] as number[][];
+  for (let i = 0; i < m; i++) {
+    [ri.push(i), ci.push(i), v.push(i + 1)];
+    if (i + 1 < m) [ri.push(i), ci.push(i + 1), v.push(3)];
+  }
+  return csrFromTriplets(m, m, ri, ci, v);
 }
-const upper = csrFromTriplets(n, n, ri, ci, v);
+/** D·A·D with D = diag(10^((i mod 7) − 3)): symmetric when A is, values over 12 decades. */
+function graded(a: CsrMatrix): CsrMatrix {
+  const d = (i: number) => 10 ** ((i % 7) - 3);
+  const values = new Float64Array(a.values.length);
+  for (let r = 0; r < a.rows; r++) for (let k = a.rowPtr[r]!; k < a.rowPtr[r + 1]!; k++) values[k] = a.values[k]! * d(r) * d(a.colIdx[k]!);
+  return { ...a, values };
+}
+const n = 6;
+const upper = bidiagonal(n);
 const diag = Float64Array.from({ length: n }, (_, i) => i + 1);
 const NAMED = /A does not look symmetric: ⟨x, A·y⟩ − ⟨A·x, y⟩ = \d\.\d\de[-+]\d+ relative/;
 
@@ -67,6 +78,14 @@ describe('eigensolvers on a non-symmetric A', () => {
     const shortLob = await lobpcg(space, sym, { k: 3, maxIterations: 2 });
     expect(shortLob.converged).toBe(false);
     expect(shortLob.detail ?? '').not.toMatch(/symmetric/);
+    // a symmetric A with values over 12 decades, float32 vectors, n = 10 000: rounding is not named as asymmetry
+    const f32 = await lanczos(new Float32HostSpace(), float32CsrOperator(graded(generators.poisson2d(100))), { k: 2, maxIterations: 3 });
+    expect(f32.converged).toBe(false);
+    expect(f32.detail ?? '').not.toMatch(/symmetric/);
+    // a non-symmetric A of order 40 000 (the asymmetry the probe sees falls as 1/√n): still named
+    const big = bidiagonal(40_000);
+    const rBig = await cg(space, HostOperator.fromCsr(big), space.fromArray(new Float64Array(40_000).fill(1)), { maxIterations: 20 });
+    expect(rBig.detail).toMatch(NAMED);
     let products = 0;
     const counted = {
       rows: a.rows,

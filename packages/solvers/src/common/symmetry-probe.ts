@@ -7,17 +7,24 @@
  * an exit, so a converged run pays nothing.
  * @module
  */
-import type { LinearOperator, VectorSpace } from '@gpusparse/formats';
+import { type LinearOperator, mulberry32, type VectorSpace } from '@gpusparse/formats';
 import type { SolverStats } from './result';
 import { returnedVoid } from './operator-check';
 
-/** Relative asymmetry |⟨x, A·y⟩ − ⟨A·x, y⟩| / max(‖A·x‖‖y‖, ‖x‖‖A·y‖) above which A is named non-symmetric. */
-const LIMIT = { f32: 1e-3, f64: 1e-8 } as const;
+/** Unit roundoff of each precision. */
+const U = { f32: 2 ** -24, f64: 2 ** -53 } as const;
+
+/**
+ * The relative asymmetry |⟨x, A·y⟩ − ⟨A·x, y⟩| / max(‖A·x‖‖y‖, ‖x‖‖A·y‖) above which A is named
+ * non-symmetric: 32·√n·u, well above what rounding gives a symmetric A (≈ √n·u for the two dots of
+ * random vectors, summed in any order) and below what an antisymmetric part of A's size gives
+ * (≈ 1/√n: 40 × 40 upper bidiagonal 6e-3; a fixed 1e-3 would miss such a matrix past n ≈ 10^5).
+ */
+const limit = (n: number, precision: 'f32' | 'f64') => 32 * Math.sqrt(n) * U[precision];
 
 /**
  * A sentence naming A as non-symmetric when ⟨x, A·y⟩ and ⟨A·x, y⟩ differ, for two fixed
- * pseudo-random x, y, by more than rounding could make them (1e-3 relative in float32, 1e-8 in
- * float64); undefined otherwise (a symmetric A, n < 2, a non-square operator). Cost: 2 products,
+ * pseudo-random x, y, by more than rounding could make them (32·√n·u relative); undefined otherwise (a symmetric A, n < 2, a non-square operator). Cost: 2 products,
  * 6 reductions, 1 readback.
  * `instead` says what to use for a non-symmetric A.
  * @example const hint = await asymmetryHint(op, space, run.stats, 'an eigensolver for general matrices'); // on a non-converged exit
@@ -25,7 +32,10 @@ const LIMIT = { f32: 1e-3, f64: 1e-8 } as const;
 export async function asymmetryHint<V, S>(op: LinearOperator<V>, space: VectorSpace<V, S>, stats: SolverStats, instead: string): Promise<string | undefined> {
   const n = op.rows;
   if (n < 2 || op.cols !== n) return undefined;
-  const [x, y] = [1, 2].map((s) => space.fromArray(Float64Array.from({ length: n }, (_, i) => Math.sin(s * 12.9898 + i * 78.233 * s))));
+  const [x, y] = [0x5eed1, 0x5eed2].map((seed) => {
+    const r = mulberry32(seed);
+    return space.fromArray(Float64Array.from({ length: n }, () => r() * 2 - 1));
+  });
   const [ax, ay] = [space.create(n), space.create(n)];
   let got: number[];
   try {
@@ -44,6 +54,6 @@ export async function asymmetryHint<V, S>(op: LinearOperator<V>, space: VectorSp
   const [xAy, Axy, nAx, nAy, nx, ny] = got;
   const scale = Math.max(nAx! * ny!, nx! * nAy!);
   const rel = Math.abs(xAy! - Axy!) / scale;
-  if (!(rel > LIMIT[space.precision])) return undefined; // NaN (a non-finite product) names nothing
+  if (!(rel > limit(n, space.precision))) return undefined; // NaN (a non-finite product) names nothing
   return `A does not look symmetric: ⟨x, A·y⟩ − ⟨A·x, y⟩ = ${rel.toExponential(2)} relative to ‖A·x‖·‖y‖ for pseudo-random x, y (this solver needs a symmetric A; for a non-symmetric one use ${instead})`;
 }
