@@ -74,7 +74,7 @@ const same = (p: CsrViMatrix, s: CsrViMatrix) => p.valueBits === s.valueBits && 
     if (i + 1 < 40) [ri.push(i), ci.push(i + 1), v.push(3)];
   }
   const upper = csrFromTriplets(40, 40, ri, ci, v);
-  const poisson = generators.poisson2d(small ? 12 : 64);
+  const poisson = generators.poisson2d(small ? 12 : 512); // n = 262 144 on the device: float32 rounding against the 32·√n·u limit
   for (const [name, a, named] of [['non-symmetric 40×40 upper bidiagonal', upper, true], [`symmetric poisson2d, stopped by maxIterations`, poisson, false]] as const) {
     const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector' });
     const b = () => space.fromArray(new Float64Array(a.rows).fill(1));
