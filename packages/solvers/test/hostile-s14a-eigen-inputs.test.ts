@@ -111,12 +111,16 @@ describe('eigensolvers on a non-symmetric A', () => {
   });
 
   it('lanczos from v0 = ones on poisson2d (no weight on the (even, ·) modes): the missed double eigenvalue converges (was breakdown, a 4.6e-4 residual, the operator blamed)', async () => {
-    for (const [m, k] of [[5, 2], [5, 4], [6, 2], [8, 2], [20, 2]] as const) {
-      const a = generators.poisson2d(m);
-      const want = (await lanczos(space, HostOperator.fromCsr(a), { k })).values;
-      const r = await lanczos(space, HostOperator.fromCsr(a), { k, v0: new Float64Array(a.rows).fill(1) });
-      expect(r.reason, `${m}², k = ${k}: ${r.detail}`).toBe('converged');
-      for (let i = 0; i < k; i++) expect(Math.abs(r.values[i]! - want[i]!), `${m}², k = ${k}, value ${i}`).toBeLessThan(1e-9);
+    const cases = [
+      ...([[5, 2], [5, 4], [6, 2], [8, 2], [20, 2]] as const).map(([m, k]) => [`poisson2d ${m}²`, generators.poisson2d(m), k, 'smallest'] as const),
+      ['laplacian1d 50 (simple eigenvalues)', generators.laplacian1d(50), 4, 'smallest'] as const,
+      ['poisson3d 6³, largest', generators.poisson3d(6), 2, 'largest'] as const,
+    ];
+    for (const [name, a, k, which] of cases) {
+      const want = (await lanczos(space, HostOperator.fromCsr(a), { k, which })).values;
+      const r = await lanczos(space, HostOperator.fromCsr(a), { k, which, v0: new Float64Array(a.rows).fill(1) });
+      expect(r.reason, `${name}, k = ${k}: ${r.detail}`).toBe('converged');
+      for (let i = 0; i < k; i++) expect(Math.abs(r.values[i]! - want[i]!), `${name}, k = ${k}, value ${i}`).toBeLessThan(1e-8);
     }
   });
 
