@@ -11,7 +11,8 @@
  *      workers (minEntries 0: the worker path), against the serial conversion array for array, on
  *      a CI-like matrix of ≈ 1.7·10^7 entries (wall times of both, one run each: not a speed claim);
  *   4. the symmetry probe on the device (float32): lanczos, lobpcg and cg on a non-symmetric A name
- *      it in `detail`; on a symmetric A stopped by maxIterations they do not.
+ *      it in `detail`; on a symmetric A stopped by maxIterations they do not;
+ *   5. lanczos in float32 from v0 = ones on poisson2d (a start without weight on some eigenvectors).
  * Usage: node hostile-s14.mjs [--small] [--only REGEX] [--out FILE]
  */
 import { csrFromTriplets, csrViFromCsr, csrViFromCsrParallel, type CsrViMatrix, generators } from '../packages/formats/src/index';
@@ -92,6 +93,19 @@ const same = (p: CsrViMatrix, s: CsrViMatrix) => p.valueBits === s.valueBits && 
     }
     op.dispose();
   }
+}
+
+// 5. lanczos from v0 = ones (no weight on the modes odd about the centre): converged (was 'breakdown' on the host)
+for (const [m, k] of [[5, 2], [20, 2], [20, 4]] as const) {
+  await run(`lanczos float32 on the device, poisson2d ${m}², k = ${k}, v0 = ones: converged, the values of a random start`, async () => {
+    const a = generators.poisson2d(m);
+    const op = gpuOperatorFromCsr(ctx, a, { kernel: 'csr-vector' });
+    const r = await lanczos(space, op, { k, v0: space.fromArray(new Float64Array(a.rows).fill(1)) });
+    const want = await lanczos(space, op, { k });
+    op.dispose();
+    const diff = Math.max(...r.values.map((x, i) => Math.abs(x - want.values[i]!)));
+    return { pass: r.reason === 'converged' && diff < 1e-4, detail: `${r.reason} in ${r.iterations} iterations, values ${r.values.map((x) => x.toFixed(6)).join(', ')}, max difference ${diff.toExponential(1)}${r.detail ? `; ${r.detail.slice(0, 120)}` : ''}` };
+  });
 }
 
 await finish();
