@@ -61,6 +61,8 @@ function pickFormat(requested: string | undefined, referenceSize: number): strin
 async function pickPolish<V, S>(options: CiOptions<V, S>, backend: CiBackend<V, S>, ms2: number): Promise<CiDevicePolish<V> | undefined> {
   const want = options.polish ?? 'auto';
   if (want !== 'auto' && want !== 'device' && want !== 'host') throw new InvalidParameterError('polish', "'auto', 'device' or 'host'", want);
+  // s14-harden-e: 'device' on a float64 backend was dropped here without a word (the refusal below names that case)
+  if (want === 'device' && backend.space.precision !== 'f32') throw new NotSupportedError(`ciEnergies polish 'device': the backend (${backend.space.name}) solves in float64, with no float32 phase to polish; use polish 'auto' or 'host'`);
   if (want === 'host' || backend.space.precision !== 'f32' || options.solver === 'dense') return undefined;
   // an operator that keeps the spin parity at MS2 = 0 (the device direct σ with a multiplicity) needs no penalty matrix
   const byParity = ms2 === 0 && (options.hamiltonian as { spinParity?: boolean } | undefined)?.spinParity === true;

@@ -7,34 +7,29 @@
  * naming the range and the exit code; the σ pool fails the product (no block and no worker
  * progressing for `stallMs`) and every later one with an Error, and apply after dispose throws.
  */
-import { createRequire, syncBuiltinESMExports } from 'node:module';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildCiSpace } from '../src/determinants/build';
 import { directSigmaOperator } from '../src/direct/operator';
 import { directContext } from '../src/direct/tables';
 import { sigmaThreadPool } from '../src/direct/threads';
 import { readFcidump } from '../src/fcidump/node';
 import { runWorkerPool, workerScript } from '../src/hamiltonian/worker-source';
+import { RealWorker, restoreWorkersAfterEach, setWorkerClass, type WorkerCtor } from '../../formats/test/support/worker-swap';
 import { data, randomVector } from './helpers/vectors';
 
-type WorkerCtor = typeof import('node:worker_threads').Worker;
-const wtModule = createRequire(import.meta.url)('node:worker_threads') as { Worker: WorkerCtor };
-const RealWorker = wtModule.Worker;
-afterEach(() => {
-  wtModule.Worker = RealWorker;
-  syncBuiltinESMExports();
-});
+restoreWorkersAfterEach();
 
 /** Record every Worker the library starts from now on. */
 function spyWorkers(): InstanceType<WorkerCtor>[] {
   const made: InstanceType<WorkerCtor>[] = [];
-  wtModule.Worker = class extends RealWorker {
-    constructor(...args: ConstructorParameters<WorkerCtor>) {
-      super(...args);
-      made.push(this);
-    }
-  } as WorkerCtor;
-  syncBuiltinESMExports();
+  setWorkerClass(
+    class extends RealWorker {
+      constructor(...args: ConstructorParameters<WorkerCtor>) {
+        super(...args);
+        made.push(this);
+      }
+    } as WorkerCtor,
+  );
   return made;
 }
 

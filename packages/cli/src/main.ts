@@ -160,27 +160,46 @@ function refuseStdoutPaths(v: Record<string, unknown>): void {
  * a dash "ambiguous" and refuses it with its own wording; joined, the option's own check names
  * what it expected and what came (a usage error, exit 2). Tokens after `--` are left alone.
  */
-export function joinNegativeValues(args: readonly string[], options: Record<string, { type: string }>): string[] {
+export function joinNegativeValues(args: readonly string[], options: Record<string, { type: string; short?: string }>): string[] {
   const outArgs: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') return [...outArgs, ...args.slice(i)];
     const next = args[i + 1];
-    const takesValue = a.startsWith('--') && !a.includes('=') && options[a.slice(2)]?.type === 'string';
-    if (takesValue && next !== undefined && NEGATIVE_NUMBER.test(next)) {
-      outArgs.push(`${a}=${next}`);
+    const name = longName(a, options);
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined && NEGATIVE_NUMBER.test(next)) {
+      outArgs.push(`--${name}=${next}`);
       i++;
     } else outArgs.push(a);
   }
   return outArgs;
 }
 
-/** `{"error": {name, message, exitCode}}` on stdout (the plain message went to stderr as well). */
+/**
+ * The option an argument names without a value: `--name`, or `-x` for a short alias or a
+ * one-letter option (`-k`; s14-harden-e: `-k -1` got parseArgs' "argument is ambiguous").
+ */
+function longName(a: string, options: Record<string, { short?: string }>): string | undefined {
+  if (a.startsWith('--')) return a.includes('=') ? undefined : a.slice(2);
+  if (!/^-[A-Za-z]$/.test(a)) return undefined;
+  return Object.keys(options).find((k) => options[k]!.short === a[1]) ?? a.slice(1);
+}
+
+/**
+ * `{"error": {name, message, exitCode, …}}` on stdout (the plain message went to stderr as well),
+ * with the error's own fields where it has them — file, line, expected, got, where, parameter,
+ * code, bytes needed and available (s14-harden-e: they were only inside the message text).
+ */
 function printJsonError(e: unknown, exitCode: number): void {
   const err = e instanceof Error ? e : new Error(String(e));
   const name = exitCode === ExitCode.usage ? 'UsageError' : err.name;
-  process.stdout.write(`${jsonText({ error: { name, message: err.message, exitCode } }, 2)}\n`);
+  const fields: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(err)) if (ERROR_FIELDS.has(k) && ['string', 'number', 'boolean'].includes(typeof v)) fields[k] = v;
+  process.stdout.write(`${jsonText({ error: { name, message: err.message, exitCode, ...fields } }, 2)}\n`);
 }
+
+/** The fields of gpusparse's error classes that say where and what (formats' core/errors, mtx, FCIDUMP, PETSc). */
+const ERROR_FIELDS = new Set(['file', 'line', 'column', 'otherLine', 'offset', 'where', 'what', 'parameter', 'expected', 'got', 'found', 'code', 'bytesNeeded', 'bytesAvailable']);
 
 /** RangeErrors that V8 throws when an allocation is too large (input-sized, not a logic bug). */
 const ALLOCATION_FAILURES = /^(Invalid typed array length|Array buffer allocation failed|Invalid array length|Invalid string length)/;

@@ -92,8 +92,10 @@ const cases: [string, () => ReturnType<typeof fingerprint>, Awaited<ReturnType<t
   ['2-D Laplacian 12², k = 4, guard 3 (soft-locking)', () => fingerprint(generators.poisson2d(12), { k: 4, guard: 3, tol: 1e-10, maxIterations: 500 }),
     { reason: 'converged', iterations: 49, values: ['3fbdc16d9f58609f', '3fd2618e33ce0861', '3fd2618e33ce086b', '3fdd52c0ffc5f918'], matvecs: 314, precondApplies: 0, readbacks: 253, multiDots: 30902, combines: 51732, creates: 3422, releases: 31983, history: 'f5420e62', vectors: '9598370e' },
   ],
+  // session 14 (s14-harden-e): a run that does not converge then probes A's symmetry (eigen/symmetry-probe.ts):
+  // 2 more products, 1 readback, 2 vectors created and 10 releases (4 vectors, 6 scalars); the run itself is unchanged
   ['2-D Laplacian 12², k = 4, stopped by maxIterations', () => fingerprint(generators.poisson2d(12), { k: 4, maxIterations: 7 }),
-    { reason: 'max-iterations', iterations: 7, values: ['3fd36f418ad95276', '3fd5ba92aaa17f23', '3fe263cfde57dd8e', '3fe5d5659adb9677'], matvecs: 32, precondApplies: 0, readbacks: 27, multiDots: 976, combines: 1548, creates: 229, releases: 1121, history: '58360208', vectors: 'ea1da6fc' },
+    { reason: 'max-iterations', iterations: 7, values: ['3fd36f418ad95276', '3fd5ba92aaa17f23', '3fe263cfde57dd8e', '3fe5d5659adb9677'], matvecs: 32 + 2, precondApplies: 0, readbacks: 27 + 1, multiDots: 976, combines: 1548, creates: 229 + 2, releases: 1121 + 10, history: '58360208', vectors: 'ea1da6fc' },
   ],
 ];
 

@@ -73,6 +73,18 @@ function parseAssembly(s: string): 'auto' | 'chunked' | 'whole' {
 }
 
 /**
+ * Flags the run would ignore, refused as `solve --restart` without gmres is (session 12):
+ * `--penalty` without `--multiplicity` (the penalty acts on the unwanted spin states),
+ * `--chunk-nnz` with `--assembly whole`, `--polish` with `--backend cpu` (no float32 phase to
+ * polish). s14-harden-e: each ran with the flag silently dropped, exit 0.
+ */
+function refuseIgnoredFlags(v: Record<string, unknown>, backend: string): void {
+  if (v.penalty !== undefined && v.multiplicity === undefined) throw new UsageError('--penalty: only with --multiplicity (the penalty acts on the states of other spins)');
+  if (v['chunk-nnz'] !== undefined && v.assembly === 'whole') throw new UsageError('--chunk-nnz: not with --assembly whole (H is assembled in one piece)');
+  if (v.polish !== undefined && backend === 'cpu') throw new UsageError('--polish: not with --backend cpu (the CPU backend solves in float64: there is no float32 phase to polish)');
+}
+
+/**
  * A number option that must be > 0 (a tolerance, a memory size, the spin penalty: 0 or less is
  * meaningless, and a negative penalty would lower the unwanted spin states below the wanted).
  */
@@ -321,6 +333,7 @@ export const ciCommand: Command = {
     const solver = ((v.solver as string | undefined) ?? 'auto') as 'davidson' | 'dense' | 'auto';
     if (!['davidson', 'dense', 'auto'].includes(solver)) throw new UsageError(`--solver: expected davidson, dense or auto, got '${solver}'`);
     const { tol, accept } = stopOptions(v);
+    refuseIgnoredFlags(v, common.backend);
     const maxIterations = intOption('maxit', v.maxit as string | undefined, undefined, 1);
     // --export-petsc H.petsc and --engine slepc: H streamed to PETSc binary, SLEPc under mpiexec (docs/guides/scaling-out.md)
     const engine = parseEngineOptions(v, ['slepc', 'petsc']);

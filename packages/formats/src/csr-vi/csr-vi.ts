@@ -199,28 +199,47 @@ export function validateCsrVi(m: CsrViMatrix, where = 'csr-vi'): void {
   checkPtr(where, 'segPtr', m.segPtr, m.rows, m.segEnd.length);
   checkPtr(where, 'rawPtr', m.rawPtr, m.rows, m.rawCols.length);
   if (m.segBase.length !== m.segEnd.length || m.rawValues.length !== m.rawCols.length) throw new InvalidMatrixError(where, 'segBase / segEnd or rawCols / rawValues lengths differ');
+  // s14-harden-e: a wrong nnz made csrViToCsr return a CSR whose rowPtr ran past its colIdx
+  if (m.nnz !== m.packed.length + m.rawCols.length) throw new InvalidMatrixError(where, `nnz ${m.nnz}, expected ${m.packed.length + m.rawCols.length} (${m.packed.length} words + ${m.rawCols.length} raw entries)`);
+  for (let r = 0; r < m.rows; r++) checkRow(m, r, where);
+  vouch(m, viFields(m), STRUCTURE);
+}
+
+/**
+ * Row r of `m` in one pass: its segments cover its words in order, on window multiples; every
+ * column inside [0, cols) and table index inside the table; the words and the raw entries each in
+ * strictly increasing column order, and no column in both (csrViToCsr merges the two runs into
+ * canonical CSR: s14-harden-e, a hand-built matrix breaking this gave unsorted or duplicate columns).
+ */
+function checkRow(m: CsrViMatrix, r: number, where: string): void {
   const sh = 32 - m.valueBits;
-  const span = 2 ** sh;
-  for (let r = 0; r < m.rows; r++) {
-    let at = m.packPtr[r]!;
-    for (let s = m.segPtr[r]!; s < m.segPtr[r + 1]!; s++) {
-      const end = m.segEnd[s]!;
-      if (!(end > at && end <= m.packPtr[r + 1]!)) throw new InvalidMatrixError(where, `row ${r}, segment ${s}: end ${end} outside (${at}, ${m.packPtr[r + 1]}]`);
-      if (m.segBase[s]! % span !== 0) throw new InvalidMatrixError(where, `row ${r}, segment ${s}: base ${m.segBase[s]} not a multiple of 2^${sh}`);
-      for (; at < end; at++) {
-        const w = m.packed[at]!;
-        const c = m.segBase[s]! + (w & (span - 1));
-        const i = w >>> sh;
-        if (c >= m.cols || i >= m.table.length) throw new InvalidMatrixError(where, `row ${r}, word ${at}: column ${c} (of ${m.cols}) or table index ${i} (of ${m.table.length}) out of range`);
-      }
-    }
-    if (at !== m.packPtr[r + 1]) throw new InvalidMatrixError(where, `row ${r}: segments end at ${at}, its words at ${m.packPtr[r + 1]}`);
-    for (let k = m.rawPtr[r]!; k < m.rawPtr[r + 1]!; k++) {
-      const c = m.rawCols[k]!;
-      if (!(c >= 0 && c < m.cols)) throw new InvalidMatrixError(where, `row ${r}, raw entry ${k}: column ${c} outside [0, ${m.cols})`);
+  const low = 2 ** sh - 1;
+  const [q0, q1] = [m.rawPtr[r]!, m.rawPtr[r + 1]!];
+  for (let k = q0; k < q1; k++) {
+    const c = m.rawCols[k]!;
+    if (!(c >= 0 && c < m.cols)) throw new InvalidMatrixError(where, `row ${r}, raw entry ${k}: column ${c} outside [0, ${m.cols})`);
+    if (k > q0 && !(c > m.rawCols[k - 1]!)) throw new InvalidMatrixError(where, `row ${r}, raw entry ${k}: column ${c} after column ${m.rawCols[k - 1]} (expected increasing columns)`);
+  }
+  let at = m.packPtr[r]!;
+  let prev = -1;
+  let q = q0;
+  for (let s = m.segPtr[r]!; s < m.segPtr[r + 1]!; s++) {
+    const end = m.segEnd[s]!;
+    const base = m.segBase[s]!;
+    if (!(end > at && end <= m.packPtr[r + 1]!)) throw new InvalidMatrixError(where, `row ${r}, segment ${s}: end ${end} outside (${at}, ${m.packPtr[r + 1]}]`);
+    if ((base & low) !== 0) throw new InvalidMatrixError(where, `row ${r}, segment ${s}: base ${base} not a multiple of 2^${sh}`);
+    for (; at < end; at++) {
+      const w = m.packed[at]!;
+      const c = base + (w & low);
+      const i = w >>> sh;
+      if (c >= m.cols || i >= m.table.length) throw new InvalidMatrixError(where, `row ${r}, word ${at}: column ${c} (of ${m.cols}) or table index ${i} (of ${m.table.length}) out of range`);
+      if (!(c > prev)) throw new InvalidMatrixError(where, `row ${r}, word ${at}: column ${c} after column ${prev} (expected increasing columns)`);
+      while (q < q1 && m.rawCols[q]! < c) q++;
+      if (q < q1 && m.rawCols[q] === c) throw new InvalidMatrixError(where, `row ${r}: column ${c} both in a word and in the raw stream (raw entry ${q})`);
+      prev = c;
     }
   }
-  vouch(m, viFields(m), STRUCTURE);
+  if (at !== m.packPtr[r + 1]) throw new InvalidMatrixError(where, `row ${r}: segments end at ${at}, its words at ${m.packPtr[r + 1]}`);
 }
 
 /** Visit row r's entries: words (column, value) in order, then raw ones. */

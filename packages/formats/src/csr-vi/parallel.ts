@@ -6,17 +6,19 @@
  * bundle that stubs them), below `minEntries`, or with one worker, it is the serial conversion.
  * @module
  */
-import { validateCsr } from '../csr/csr';
+import { InvalidParameterError } from '../core/errors';
 import type { CsrMatrix } from '../core/types';
+import { validateCsr } from '../csr/csr';
+import { requireInt } from '../dia/common';
 import { hardwareThreads, loadWorkerThreads } from '../spgemm/parallel-node';
 import { type CsrViMatrix, type CsrViParams, csrViFromCsr, csrViPlan, packJob, tableHash, vouchCsrVi } from './csr-vi';
 import { type PackJob, type PackOut, packChunk } from './pack-kernel';
 
 /** Options of {@link csrViFromCsrParallel}. */
 export interface CsrViParallelOptions {
-  /** Threads (default: the hardware threads). */
+  /** Threads, an integer in 1…256 (default: the hardware threads, at most 256); more than the rows run one row each. */
   readonly workers?: number;
-  /** Below this many entries the serial conversion runs (default 2^24). */
+  /** Below this many entries the serial conversion runs (a number ≥ 0; default 2^24). */
   readonly minEntries?: number;
 }
 
@@ -87,6 +89,20 @@ function join(a: CsrMatrix, ranges: [number, number][], outs: PackOut[]) {
 }
 
 /**
+ * Run one chunk on worker `w`: its output, or a rejection naming `who` for a failure in the pass,
+ * an error event (a throw while loading, killed for memory) or an exit before the answer
+ * (s14-harden-e: an exit without an error event left the conversion pending for ever).
+ */
+function runChunk(w: import('node:worker_threads').Worker, job: PackJob, who: string): Promise<PackOut> {
+  return new Promise<PackOut>((resolve, reject) => {
+    w.once('message', (m: { ok: boolean; o?: PackOut; error?: string }) => (m.ok ? resolve(m.o!) : reject(new Error(`${who}: ${m.error}`))));
+    w.once('error', (e: Error) => reject(new Error(`${who}: ${e.message}`, { cause: e })));
+    w.once('exit', (code: number) => reject(new Error(`${who} exited (code ${code}) before its result`)));
+    w.postMessage(job, [job.rowPtr.buffer, job.colIdx.buffer, job.words.buffer] as ArrayBuffer[]);
+  });
+}
+
+/**
  * {@link csrViFromCsr} with the pass over the rows split between worker threads (the plan's sample
  * stays on the calling thread). Same result, array for array. Cost: the serial pass / workers, plus
  * a copy of the matrix's columns and values into the workers (≈ 12 bytes per entry) and of the words
@@ -94,29 +110,22 @@ function join(a: CsrMatrix, ranges: [number, number][], outs: PackOut[]) {
  * @example const m = await csrViFromCsrParallel(h.matrix); // 16 threads on the H100 host
  */
 export async function csrViFromCsrParallel(a: CsrMatrix, params: Partial<CsrViParams> = {}, opts: CsrViParallelOptions = {}): Promise<CsrViMatrix> {
-  const nnz = a.rowPtr[a.rows]!;
-  const workers = Math.min(opts.workers ?? (await hardwareThreads()) ?? 1, a.rows);
-  const wt = workers > 1 && nnz >= (opts.minEntries ?? 1 << 24) ? await loadWorkerThreads() : undefined;
-  if (!wt) return csrViFromCsr(a, params);
   validateCsr(a, 'csrViFromCsrParallel');
+  // s14-harden-e: workers 2.5 cut the row ranges after chunk 2 (a partial matrix, vouched for); 0 / NaN ran serially unnamed
+  const asked = requireInt('workers', opts.workers ?? Math.min(256, (await hardwareThreads()) ?? 1), 1, 256);
+  const minEntries = opts.minEntries ?? 1 << 24;
+  if (typeof minEntries !== 'number' || !(minEntries >= 0)) throw new InvalidParameterError('minEntries', 'a number ≥ 0', minEntries);
+  const nnz = a.rowPtr[a.rows]!;
+  const workers = Math.min(asked, a.rows);
+  const wt = workers > 1 && nnz >= minEntries ? await loadWorkerThreads() : undefined;
+  if (!wt) return csrViFromCsr(a, params);
   const plan = csrViPlan(a, params.valueBits ?? 0);
   const all = packJob(a, tableHash(plan.table), 32 - plan.valueBits);
   const ranges = rowChunks(a, workers);
   const code = workerSource();
   const threads = ranges.map(() => new wt.Worker(code, { eval: true }));
   try {
-    const outs = await Promise.all(
-      ranges.map(
-        ([r0, r1], c) =>
-          new Promise<PackOut>((resolve, reject) => {
-            const w = threads[c]!;
-            w.once('message', (m: { ok: boolean; o?: PackOut; error?: string }) => (m.ok ? resolve(m.o!) : reject(new Error(`csr-vi conversion worker (rows ${r0}…${r1 - 1}): ${m.error}`))));
-            w.once('error', reject);
-            const job = chunkJob(all, r0, r1);
-            w.postMessage(job, [job.rowPtr.buffer, job.colIdx.buffer, job.words.buffer] as ArrayBuffer[]);
-          }),
-      ),
-    );
+    const outs = await Promise.all(ranges.map(([r0, r1], c) => runChunk(threads[c]!, chunkJob(all, r0, r1), `csr-vi conversion worker (rows ${r0}…${r1 - 1})`)));
     return vouchCsrVi({ format: 'csr-vi', rows: a.rows, cols: a.cols, nnz, valueBits: plan.valueBits, table: plan.table, ...join(a, ranges, outs) });
   } finally {
     for (const w of threads) void w.terminate();

@@ -29,13 +29,35 @@ export function checkFloat32Range(a: CsrMatrix, where: string): void {
   }
   if (maxAbs > FLOAT32_MAX && maxAbs !== Number.POSITIVE_INFINITY) {
     const k = findValueAbove(a, FLOAT32_MAX);
-    const r = rowOf(a, k);
-    throw new InvalidMatrixError(`${where}: A(row ${r + 1}, column ${a.colIdx[k]! + 1})`, `expected |value| ≤ 3.4e38 (the device operator stores A in float32), got ${values[k]}: scale A and b by a power of two (exact), or solve on the host in float64`);
+    throw tooLarge(`${where}: A(row ${rowOf(a, k) + 1}, column ${a.colIdx[k]! + 1})`, values[k]!);
   }
-  if (maxAbs > 0 && maxAbs < FLOAT32_MIN_NORMAL) {
-    throw new InvalidMatrixError(`${where}: A`, `expected a largest |value| ≥ 1.2e-38 (the device operator stores A in float32), got ${maxAbs}: every value underflows; scale A and b by a power of two (exact), or solve on the host in float64`);
-  }
+  if (maxAbs > 0 && maxAbs < FLOAT32_MIN_NORMAL) throw allUnderflow(`${where}: A`, maxAbs);
 }
+
+/**
+ * {@link checkFloat32Range} over the value arrays of a matrix stored another way (csr-vi: its value
+ * table and its raw values); `place(i, k)` names entry k of `arrays[i]` (e.g. its row and column).
+ * s14-harden-e: `csrViKernel.upload` and `gpuOperatorFromFormat` rounded 1e39 to Infinity silently.
+ * Cost: one pass over the arrays.
+ * @example checkFloat32Values('csr-vi upload', [m.table, m.rawValues], (i, k) => (i === 0 ? `table value ${k}` : `raw entry ${k}`));
+ */
+export function checkFloat32Values(where: string, arrays: readonly ArrayLike<number>[], place: (i: number, k: number) => string): void {
+  let maxAbs = 0;
+  arrays.forEach((values, i) => {
+    for (let k = 0; k < values.length; k++) {
+      const v = Math.abs(values[k]!);
+      if (v > FLOAT32_MAX && v !== Number.POSITIVE_INFINITY) throw tooLarge(`${where}: ${place(i, k)}`, values[k]!);
+      if (v > maxAbs) maxAbs = v;
+    }
+  });
+  if (maxAbs > 0 && maxAbs < FLOAT32_MIN_NORMAL) throw allUnderflow(`${where}: A`, maxAbs);
+}
+
+const tooLarge = (at: string, v: number) =>
+  new InvalidMatrixError(at, `expected |value| ≤ 3.4e38 (the device operator stores A in float32), got ${v}: scale A and b by a power of two (exact), or solve on the host in float64`);
+
+const allUnderflow = (at: string, maxAbs: number) =>
+  new InvalidMatrixError(at, `expected a largest |value| ≥ 1.2e-38 (the device operator stores A in float32), got ${maxAbs}: every value underflows; scale A and b by a power of two (exact), or solve on the host in float64`);
 
 function findValueAbove(a: CsrMatrix, limit: number): number {
   for (let k = 0; k < (a.rowPtr[a.rows] ?? 0); k++) if (Math.abs(a.values[k]!) > limit) return k;

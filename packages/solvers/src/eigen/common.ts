@@ -9,6 +9,7 @@ import type { EigenResult, EigenToleranceReport, SolverStats, StopReason } from 
 import { newStats } from '../common/result';
 import { assertUsableOperator, returnedVoid } from '../common/operator-check';
 import { float32ThresholdUnresolved } from '../common/f32-range';
+import { asymmetryHint } from '../common/symmetry-probe';
 
 /** What an eigensolver reports to `onIteration` after each outer iteration. */
 export interface EigenIterationInfo {
@@ -151,6 +152,10 @@ export async function finishEigen<V, S>(
     // changed during the run: lobpcg said 'converged' with ‖A·v − λ·v‖ = 1e300 recomputed)
     reason = 'breakdown';
     detail = `${detail ? `${detail}; ` : ''}the residual recomputed at exit, ${Math.max(...residualNorms.slice(0, r.judged ?? residualNorms.length)).toExponential(2)}, exceeds ${CONFIRM_SLACK}× the threshold ${threshold.toExponential(2)} the run converged to (did the operator's products change during the run?)`;
+  }
+  if ((reason === 'breakdown' || reason === 'max-iterations') && r.iterations > 0) {
+    const hint = await asymmetryHint(op, space, run.stats, 'an eigensolver for general matrices'); // s14-harden-e: a non-symmetric A was never named
+    if (hint) detail = `${detail ? `${detail}; ` : ''}${hint}`;
   }
   run.stats.ms = run.elapsed();
   const out: EigenResult<V> = {

@@ -132,7 +132,7 @@ export interface LanczosOptions<V> extends EigenBaseOptions {
  * certifies at μ₀ that its start holds no missed copy (up to the miss chance); one whose Ritz
  * value drops past μ₀ converges as usual.
  */
-async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWant: number, start: V, seed: number, check?: { mu0: number; missChance: number; logStart?: number }): Promise<CoreOut<V>> {
+async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWant: number, start: V, seed: number, check?: { mu0: number; missChance: number; logStart?: number; kth?: number }): Promise<CoreOut<V>> {
   const { space, run } = c;
   const free = c.op.rows - locked.length;
   const mMax = Math.min(check && c.icgs ? Math.min(c.maxBasis, CHECK_BASIS) : c.maxBasis, free); // (s10-eig15) host check runs: a narrower basis
@@ -142,7 +142,7 @@ async function lanczosCore<V, S>(c: LanczosCtx<V, S>, locked: readonly V[], nWan
   const schedule = new EstimateSchedule(c.scheduleEstimates);
   // a check run tracks its certificate at μ₀ (./lanczos-check certificatePoint)
   const bound = check && new CopyBound(check.mu0, c.sign, free, check.missChance, check.logStart);
-  const look: Look = { recheck: true, schedule, bound, early: check ? COPY_EARLY : 1, waited: 0, main: locked.length === 0 && !check }; // (s10-eig15) early, waited
+  const look: Look = { recheck: true, schedule, bound, kth: check?.kth, early: check ? COPY_EARLY : 1, waited: 0, main: locked.length === 0 && !check }; // (s10-eig15) early, waited
   c.icgs?.reset(); // [L, q₀]: q₀ was orthogonalised twice against L
   for (;;) {
     if (st.pending.length === 0) {
@@ -204,6 +204,7 @@ interface Look {
   schedule: EstimateSchedule;
   /** The certificate of a multiplicity-check run (./lanczos-check CopyBound). */
   bound: CopyBound | undefined;
+  kth: number | undefined; // the answer's k-th value: a check run's Ritz value before it is a missed value, not a copy (a v0 without weight on it): converged, never cleared (s14-harden-e)
   /** A check run looks at explicit residuals once its estimates are this fraction of the threshold (./lanczos-check COPY_EARLY)... */
   early: number;
   /** ... or after COPY_WAIT examinations with every estimate below the threshold itself. */
@@ -241,7 +242,8 @@ async function examine<V, S>(c: LanczosCtx<V, S>, st: KrylovState<V, S>, look: L
   if (await run.record({ iteration: c.iterations, values: shown.map((i) => fast.values[i]!), residualNorms: est, threshold: thr })) {
     return done(() => st.finish(nWant, 'stopped'));
   }
-  if (look.bound && est.length > 0 && look.bound.certifies(fast.values[shown[0]!]!, m)) {
+  const theta = est.length > 0 ? fast.values[shown[0]!]! : Number.NaN;
+  if (look.bound?.certifies(theta, m) && !(look.kth !== undefined && c.sign * theta < c.sign * look.kth - thr)) {
     return done(() => ({ ...st.finish(nWant, 'converged'), clear: true }));
   }
   if (m >= nWant && (m === free || (look.recheck && est.every((r) => r <= thr) && confirmNow(look, est, thr)))) {
@@ -290,12 +292,13 @@ function noteNext<V, S>(c: LanczosCtx<V, S>, fast: RitzEstimates, m: number, bet
 async function checkRun<V, S>(c: LanczosCtx<V, S>, r: { locked: readonly V[]; start: V; seed: number; mu0: number; missChance: number; filter: boolean }, answer: { values: readonly number[]; dropped: readonly number[] }): Promise<CoreOut<V>> {
   const { locked, seed, mu0, missChance } = r;
   const iv = r.filter ? filterInterval(c.hint, c.sign, mu0, answer.values, answer.dropped, threshold(c)) : undefined;
-  if (!iv) return lanczosCore(c, locked, 1, r.start, seed, { mu0, missChance });
+  const kth = answer.values.at(-1);
+  if (!iv) return lanczosCore(c, locked, 1, r.start, seed, { mu0, missChance, kth });
   const x0 = await startVector(c, locked, r.start, seed);
   if (!x0) return { values: [], vectors: [], reason: 'breakdown', detail: 'lanczos: no start vector orthogonal to the locked ones' };
   const f = await chebyshevFilter(c, locked, x0, iv, mu0, missChance);
   if (f.kind === 'cleared') return { values: [], vectors: [], reason: 'converged', clear: true };
-  const out = await lanczosCore(c, locked, 1, f.start, seed, { mu0, missChance, logStart: f.logStart });
+  const out = await lanczosCore(c, locked, 1, f.start, seed, { mu0, missChance, logStart: f.logStart, kth });
   // (s13-eig13) a copy found from the filtered start: the start may clear the next attempt
   if (f.residue && out.reason === 'converged' && !out.clear && out.values.length > 0) return { ...out, residue: f.residue };
   f.residue?.release();

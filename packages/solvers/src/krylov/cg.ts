@@ -17,6 +17,7 @@ import { type RecurrenceMethod, release, runRecurrence, type Watch } from '../co
 import type { SolveResult } from '../common/result';
 import { createForOverwrite } from '../common/snapshot';
 import { cgUpdate } from './fused-update';
+import { asymmetryHint } from '../common/symmetry-probe';
 
 class CgMethod<V, S> implements RecurrenceMethod<V, S> {
   readonly x: V;
@@ -192,5 +193,11 @@ export async function cg<V, S>(
   const method = options.preconditioner ? 'pcg' : 'cg';
   const opts = resolveOptions(method, space, op, b, options);
   const ctx = new SolveContext(method, space, op, b, opts);
-  return runRecurrence(ctx, new CgMethod(ctx));
+  const r = await runRecurrence(ctx, new CgMethod(ctx));
+  if ((r.reason === 'breakdown' || r.reason === 'max-iterations') && r.iterations > 0) {
+    // s14-harden-e: a non-symmetric A ended 'max-iterations' with nothing saying why
+    const hint = await asymmetryHint(op, space, r.stats, 'gmres, bicgstab or bicg');
+    if (hint) r.detail = `${r.detail ? `${r.detail}; ` : ''}${hint}`;
+  }
+  return r;
 }

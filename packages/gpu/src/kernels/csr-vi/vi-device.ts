@@ -10,6 +10,7 @@ import { type CsrViMatrix, ResourceLimitError, validateCsrVi } from '@gpusparse/
 import type { GpuContext } from '../../device/context';
 import type { PipelineEntry } from '../../device/pipelines';
 import type { GpuBuf } from '../../memory/buffers';
+import { checkFloat32Values } from '../../memory/float32-range';
 import { uploadF32, writeData } from '../../memory/upload';
 import { blockUniforms } from '../csr/csr-device';
 import type { DeviceMatrix, SpmvScale, UploadOptions } from '../types';
@@ -94,6 +95,37 @@ export function blockArrays(m: CsrViMatrix, r0: number, r1: number): { rowWords:
   return { rowWords, segs, raw };
 }
 
+/** The row holding entry k of a stream whose row pointers are `ptr` (binary search). */
+function rowOfEntry(ptr: Int32Array, k: number): number {
+  let [lo, hi] = [0, ptr.length - 2];
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (ptr[mid]! <= k) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Where table value t is first used: its row and column (1-based), found by a scan of the words. */
+function tableUse(m: CsrViMatrix, t: number): string {
+  const sh = 32 - m.valueBits;
+  const at = m.packed.findIndex((w) => w >>> sh === t);
+  if (at < 0) return `value-table entry ${t} (unused)`;
+  const r = rowOfEntry(m.packPtr, at);
+  let s = m.segPtr[r]!;
+  while (m.segEnd[s]! <= at) s++;
+  return `value-table entry ${t}, A(row ${r + 1}, column ${m.segBase[s]! + (m.packed[at]! & (2 ** sh - 1)) + 1})`;
+}
+
+/**
+ * Refuse a table or raw value past float32's range, or a matrix whose every value underflows it,
+ * as gpuOperatorFromCsr refuses a CSR matrix (s14-harden-e: the upload rounded 1e39 to Infinity
+ * silently). O(table + raw entries).
+ */
+export function checkViRange(m: CsrViMatrix, where: string): void {
+  checkFloat32Values(where, [m.table, m.rawValues], (i, k) => (i === 0 ? tableUse(m, k) : `raw entry ${k}, A(row ${rowOfEntry(m.rawPtr, k) + 1}, column ${m.rawCols[k]! + 1})`));
+}
+
 /** A buffer holding `data` (at least 4 bytes: a block may have no segments or raw entries). */
 export function bufferOf(ctx: GpuContext, data: Uint32Array, label: string): GpuBuf {
   const b = ctx.buffers.acquire(Math.max(4, data.byteLength), undefined, label);
@@ -110,10 +142,11 @@ export function bufferOf(ctx: GpuContext, data: Uint32Array, label: string): Gpu
  * Validate `m` ({@link validateCsrVi}) and upload it in row blocks of at most one binding each.
  * Cost: O(rows + nnz) host work, the transfer of ≈ 4 bytes per word entry, 8 per raw entry and
  * segment, 12 per row, 4 per table value.
- * @throws InvalidMatrixError from the validation; ResourceLimitError for a row past one binding
+ * @throws InvalidMatrixError from the validation or for a value float32 cannot hold; ResourceLimitError for a row past one binding
  */
 export function uploadVi(ctx: GpuContext, m: CsrViMatrix, pipeline: PipelineEntry, rowsPerGroup: number, opts: UploadOptions = {}): ViDeviceMatrix {
   validateCsrVi(m, 'csr-vi upload');
+  checkViRange(m, 'csr-vi upload');
   const cap = Math.floor(Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, ctx.limits.maxStorageBufferBindingSize) / 4) * 4;
   const plan = planViBlocks(m, cap);
   const table = uploadF32(ctx, m.table.length > 0 ? m.table : new Float64Array(1), 'csr-vi-table');

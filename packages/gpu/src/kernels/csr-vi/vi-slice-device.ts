@@ -16,7 +16,7 @@ import { uploadF32 } from '../../memory/upload';
 import { blockUniforms } from '../csr/csr-device';
 import type { SpmvScale, UploadOptions } from '../types';
 import type { WgslBinding } from '../wgsl/index';
-import { blockArrays, bufferOf, VI_BINDINGS, type ViDeviceBlock, type ViDeviceMatrix } from './vi-device';
+import { blockArrays, bufferOf, checkViRange, VI_BINDINGS, type ViDeviceBlock, type ViDeviceMatrix } from './vi-device';
 
 /** The bindings of csr-vi-slice: csr-vi's, then the slices' (word base, raw base) pairs. */
 export const VI_SLICE_BINDINGS: readonly WgslBinding[] = [...VI_BINDINGS, { name: 'sl', type: 'array<vec2<u32>>', access: 'r' }];
@@ -99,10 +99,11 @@ function slicedArrays(m: CsrViMatrix, r0: number, r1: number, S: number): { word
  * Validate `m` and upload it sliced (slices of `sliceHeight` rows, blocks of whole slices within one
  * binding each). Cost: O(rows + nnz) host work; the transfer of 4 bytes per padded word slot, 8 per
  * padded raw slot and per segment, 12 per row, 8 per slice, 4 per table value.
- * @throws InvalidMatrixError from the validation; ResourceLimitError for a slice past one binding
+ * @throws InvalidMatrixError from the validation or for a value float32 cannot hold; ResourceLimitError for a slice past one binding
  */
 export function uploadViSliced(ctx: GpuContext, m: CsrViMatrix, pipeline: PipelineEntry, sliceHeight: number, workgroupSize: number, opts: UploadOptions = {}): ViSliceMatrix {
   validateCsrVi(m, 'csr-vi-slice upload');
+  checkViRange(m, 'csr-vi-slice upload');
   const cap = Math.floor(Math.min(opts.maxBindingBytes ?? Number.POSITIVE_INFINITY, ctx.limits.maxStorageBufferBindingSize) / 4) * 4;
   const plan = planSliceBlocks(m, sliceHeight, cap);
   const table = uploadF32(ctx, m.table.length > 0 ? m.table : new Float64Array(1), 'csr-vi-table');
