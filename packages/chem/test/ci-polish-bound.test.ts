@@ -55,8 +55,9 @@ describe('CI device polish with bound acceptance', () => {
     expect(note, r.notes.join('\n')).toBeDefined();
     // every root certified: 0 ≤ E − λ ≤ bound ≤ 1e-8 Eh (the bounds themselves are checked
     // against dense float64 spectra in packages/solvers/test/eigen-bounds.test.ts)
-    const bounds = /bounds ([^;]+);/.exec(note!)![1]!.split(' ').map(Number);
+    const bounds = /certified bounds ((?:\S+ )+)Eh \(/.exec(note!)![1]!.trim().split(' ').map(Number);
     expect(note).toContain('accepted by bound, bound, bound, bound');
+    expect(bounds).toHaveLength(4);
     bounds.forEach((b, i) => { expect(b, `root ${i}`).toBeLessThanOrEqual(1e-8); });
     // the residual rule: 72 float32 products, then 9 float64 + 64 float32 correction products
     // (ci-polish-cost.test.ts); the bound: the float32 phase to 0.3·√tol = 3e-5 (more float32
