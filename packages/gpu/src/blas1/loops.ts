@@ -8,12 +8,12 @@
  * order).
  *
  * Why two: llvmpipe (lavapipe) compiles a compute shader with LLVM at its first dispatch, and the
- * unrolled trees with a barrier per level cost it seconds to tens of seconds — with a cold Mesa
- * shader cache (every fresh CI machine), the Lanczos block's dots 7–21 s, its combine 10–20 s,
- * the 14-vector multi-dot 25 s, on the 2-core dev VM at load 4–6; bounded 2.3 s, 2.7 s and 3.3 s,
- * no slower to run (session 14, bench/RESULTS.md). Pinned to one busy core the unrolled ones took
- * the hostile device-lost Lanczos test past its 120 s limit (session 13). On GPUs the text stays
- * the unrolled one, unchanged (the pipelines' keys too).
+ * unrolled trees with a barrier per level cost it tens of seconds — with a cold Mesa shader cache
+ * (every fresh CI machine), CPU time of the first dispatch on the 2-core dev VM (bench/column-loops.ts):
+ * a Lanczos block step 37.4 s unrolled, 8.9 s bounded; a 14-vector multiDot 19.0 s, 4.5 s; a
+ * 12-vector combineDots 30.6 s, 14.4 s; no slower to run (session 14, bench/RESULTS.md). Pinned to
+ * one busy core, the unrolled ones took the hostile device-lost Lanczos test past its 120 s limit
+ * (session 13; 52 s bounded). On GPUs the text stays the unrolled one, unchanged (the keys too).
  * @module
  */
 import type { GpuContext } from '../device/context';
