@@ -298,7 +298,7 @@ describe('DIA built on the device inside the operator and the tuner', () => {
       spy.mockRestore();
       for (const p of pre) p.mockRestore();
     }
-  });
+  }, 300_000); // lavapipe compiles the tuner's DIA variants at their first dispatch: 52.7 s with a cold Mesa cache (a fresh CI machine) on its own core, 72 s pinned beside busy loops (session 14); the 120 s default left under 2× for a loaded CI run
 
   it('prewarmTuner compiles the build and the default dia-tiled pipelines ahead: the conversion and the upload compile nothing', async () => {
     const fresh = await createGpuContext();

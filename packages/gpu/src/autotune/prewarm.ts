@@ -22,12 +22,13 @@ import { diaDeviceSpecs } from '../kernels/dia/dia-tiled.kernel';
 import { DEVICE_ELL_KERNELS, ellBuildSpec } from '../kernels/ell/ell-build';
 import { deviceStatsSpecs } from '../profile/device-stats';
 import type { Candidate } from './candidates';
+import { softwareAdapter } from '../device/probe';
 
 /** Kernels whose pack-0, non-interleaved upload builds its quads on the device (`CSR_RELAYOUT` of cost-model.ts, not imported: cost-model → profile → this file). */
 const QUAD_KERNELS: ReadonlySet<string> = new Set(['csr-vec4', 'csr-long']);
 
-/** Whether `ctx` runs on a CPU (lavapipe, SwiftShader): its "device" work and compiles share the host's cores. */
-export const softwareAdapter = (ctx: GpuContext): boolean => /llvmpipe|lavapipe|swiftshader|software/i.test(Object.values(ctx.adapterInfo).join(' '));
+/** Whether `ctx` runs on a CPU (lavapipe, SwiftShader): see ../device/probe. */
+export { softwareAdapter };
 
 /** Non-zeros from which the tuner also compiles the CSR kernels' likely variants ahead of time (before the short-list is known): the CSR upload's host work (validation, float32 values; ≈ 0.2 s at 2^23 on the H100 host) then hides those compiles (10–30 ms each). */
 export const PREWARM_NNZ = 1 << 23;

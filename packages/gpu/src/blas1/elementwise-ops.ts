@@ -10,6 +10,7 @@ import { signature } from '../kernels/wgsl/index';
 import type { GpuBuf } from '../memory/buffers';
 import { Uniforms } from '../memory/recorder';
 import { fusedGroup } from './fused-shaders';
+import { type ColumnLoops, columnLoops } from './loops';
 import { ScalarPool } from './scalar-pool';
 import { ELEMENTWISE, elementwiseWgsl, SCALAR_BINDINGS, SCALAR_OPS, scalarWgsl, WG } from './shaders';
 
@@ -35,6 +36,8 @@ export class Blas1Base {
   readonly scalars: ScalarPool;
   /** Vectors per fused combine / multiDot dispatch on this device ({@link fusedGroup}). */
   readonly group: number;
+  /** Loop shape of the fused multi-dot trees (./loops: by adapter). */
+  protected readonly loops: ColumnLoops;
   protected partial: GpuBuf;
   /**
    * Binding arrays by length, reused for every dispatch: the recorder reads them synchronously
@@ -48,6 +51,7 @@ export class Blas1Base {
     // multiDot stage 1 keeps one float per vector and invocation in workgroup memory
     this.group = Math.max(1, Math.min(fusedGroup(ctx.limits.maxStorageBuffersPerShaderStage), Math.floor(ctx.limits.maxComputeWorkgroupStorageSize / (4 * WG))));
     this.partial = ctx.buffers.acquire(4096 * 4, undefined, 'dot-partials');
+    this.loops = columnLoops(ctx);
   }
 
   /** Pipelines by name, so that a dispatch neither builds the key nor the binding signature again. */

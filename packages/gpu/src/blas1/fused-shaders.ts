@@ -7,6 +7,7 @@
  * @module
  */
 import { entryArgs, preamble, SCALAR_OPERAND, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
+import type { ColumnLoops } from './loops';
 import { DOT_CHUNK, DOT_ITEMS, elementKernelWgsl, f32arr, everyGroupShare, groupRowSum, WG } from './shaders';
 
 /**
@@ -76,10 +77,14 @@ export function multiDot1Bindings(g: number): WgslBinding[] {
  * workgroup memory, the tree (one level for all of them per barrier) and the workgroup's
  * partials written at u.out + j·u.groups + g.
  */
-function multiTreeParts(g: number): { decl: string; reduce: string } {
+function multiTreeParts(g: number, loops: ColumnLoops): { decl: string; reduce: string } {
   const lines = (f: (j: number) => string) => range(g).map(f).join('\n');
   const store = lines((j) => `  if (u.m > ${j}u) { red[${j * WG}u + lid] = s${j}; }`);
-  const level = lines((j) => `      if (u.m > ${j}u) { red[${j * WG}u + lid] = red[${j * WG}u + lid] + red[${j * WG}u + lid + off]; }`);
+  // bounded (./loops): one loop over the m trees per level, the same additions (u.m ≤ g)
+  const level =
+    loops === 'unrolled'
+      ? lines((j) => `      if (u.m > ${j}u) { red[${j * WG}u + lid] = red[${j * WG}u + lid] + red[${j * WG}u + lid + off]; }`)
+      : `      for (var j = 0u; j < u.m; j++) { red[j * ${WG}u + lid] = red[j * ${WG}u + lid] + red[j * ${WG}u + lid + off]; }`;
   const write = lines((j) => `    if (u.m > ${j}u) { partial[u.out + ${j}u * u.groups + g] = red[${j * WG}u]; }`);
   return {
     decl: lines((j) => `  var s${j} = 0.0;`),
@@ -104,8 +109,8 @@ ${write}
  * 4·g·WG bytes of workgroup memory), where m trees one after the other cost m·9 barriers: on
  * lavapipe a 14-vector stage 1 took 11× a single dot's.
  */
-export function multiDot1Wgsl(g: number = FUSED_G): string {
-  const { decl, reduce } = multiTreeParts(g);
+export function multiDot1Wgsl(g: number = FUSED_G, loops: ColumnLoops = 'unrolled'): string {
+  const { decl, reduce } = multiTreeParts(g, loops);
   const acc = range(g)
     .map((j) => `      if (u.m > ${j}u) { s${j} = s${j} + x${j}[i] * yi; }`)
     .join('\n');
@@ -279,7 +284,7 @@ ${combineChunkLoop(terms, '      s = s + acc * acc;')}
  * read of the x's, where combine and multi-dot stage 1 read them twice. Bindings as
  * {@link combineNormWgsl}.
  */
-export function combineDotsWgsl(g: number): string {
+export function combineDotsWgsl(g: number, loops: ColumnLoops = 'unrolled'): string {
   // coefficients read once per invocation (the same values as combine's per-element reads)
   const coef = range(g)
     .map((j) => `  var c${j} = 0.0;\n  if (u.m > ${j}u) { c${j} = operand(u.c${j}_num, u.c${j}_den, u.c${j}_k); }`)
@@ -287,7 +292,7 @@ export function combineDotsWgsl(g: number): string {
   const terms = range(g)
     .map((j) => `      if (u.m > ${j}u) { acc = acc + c${j} * x${j}[i]; }`)
     .join('\n');
-  const { decl, reduce } = multiTreeParts(g);
+  const { decl, reduce } = multiTreeParts(g, loops);
   const dots = range(g)
     .map((j) => `      if (u.m > ${j}u) { s${j} = s${j} + x${j}[i] * acc; }`)
     .join('\n');

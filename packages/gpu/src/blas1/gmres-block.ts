@@ -36,6 +36,7 @@ import {
   lanczosNormalizeWgsl,
   lanczosReduceWgsl,
 } from './lanczos-shaders';
+import { type ColumnLoops, columnLoops, loopsSuffix } from './loops';
 import { DOT_CHUNK } from './shaders';
 
 /** What one readback of a {@link GmresBlock} gives. */
@@ -64,6 +65,8 @@ export class GmresBlock {
   private readonly width: number;
   private disposed = false;
   private readonly pipes = new Map<string, PipelineEntry>();
+  /** Loop shape of the dots and combine kernels (./loops: by adapter). */
+  private readonly loops: ColumnLoops;
 
   private constructor(
     private readonly ctx: GpuContext,
@@ -75,6 +78,7 @@ export class GmresBlock {
     this.q = ctx.buffers.acquire(capacity * n * 4, undefined, 'gmres-block');
     this.hist = ctx.buffers.acquire((capacity + 1) * this.width * 4, undefined, 'gmres-history');
     this.partial = ctx.buffers.acquire(capacity * this.groups * 4, undefined, 'gmres-partials');
+    this.loops = columnLoops(ctx);
   }
 
   /** A block, or undefined where it would not fit one storage binding or the counts are out of range (the solver keeps its per-vector path). */
@@ -137,7 +141,7 @@ export class GmresBlock {
     u.u[1] = m;
     u.u[2] = this.groups;
     u.u[3] = 0;
-    this.ctx.recorder.dispatch(this.pipe('dots', lanczosDotsWgsl, LANCZOS_DOTS_BINDINGS), [this.q, w.buf, this.partial], u, this.groups);
+    this.ctx.recorder.dispatch(this.pipe(`dots${loopsSuffix(this.loops)}`, () => lanczosDotsWgsl(this.loops), LANCZOS_DOTS_BINDINGS), [this.q, w.buf, this.partial], u, this.groups);
     const r = Uniforms.take();
     r.u[0] = this.groups;
     r.u[1] = m;
@@ -157,7 +161,7 @@ export class GmresBlock {
     u.u[3] = 0;
     u.u[4] = coef;
     u.u[5] = 1;
-    this.ctx.recorder.dispatch(this.pipe('combine', lanczosCombineWgsl, LANCZOS_COMBINE_BINDINGS), [this.q, w.buf, this.partial, this.hist], u, this.groups);
+    this.ctx.recorder.dispatch(this.pipe(`combine${loopsSuffix(this.loops)}`, () => lanczosCombineWgsl(this.loops), LANCZOS_COMBINE_BINDINGS), [this.q, w.buf, this.partial, this.hist], u, this.groups);
   }
 
   /** β = √Σ partials into hist[dst], v = w/β into v and column `col`. */

@@ -34,6 +34,7 @@ import {
   lanczosNormalizeWgsl,
   lanczosReduceWgsl,
 } from './lanczos-shaders';
+import { type ColumnLoops, columnLoops, loopsSuffix } from './loops';
 import { DOT_CHUNK, WG } from './shaders';
 
 /** Most history rows (steps between two readbacks) of a block. */
@@ -61,6 +62,8 @@ export class LanczosBlock {
   /** The vector object each column was last filled from (identity; undefined: unknown). */
   private readonly cols: (GpuVector | undefined)[];
   private disposed = false;
+  /** Loop shape of the dots and combine kernels (./loops: by adapter). */
+  private readonly loops: ColumnLoops;
 
   private constructor(
     private readonly ctx: GpuContext,
@@ -76,6 +79,7 @@ export class LanczosBlock {
     this.coef = ctx.buffers.acquire(capacity * capacity * 4, undefined, 'lanczos-coefficients');
     this.outputs = Math.max(1, Math.min(12, ctx.limits.maxStorageBuffersPerShaderStage - 2));
     this.cols = new Array<GpuVector | undefined>(capacity).fill(undefined);
+    this.loops = columnLoops(ctx);
   }
 
   /**
@@ -121,8 +125,8 @@ export class LanczosBlock {
     const rec = this.ctx.recorder;
     const G = this.groups;
     const at = row * this.width;
-    const dots = this.pipe('dots', lanczosDotsWgsl, LANCZOS_DOTS_BINDINGS);
-    const combine = this.pipe('combine', lanczosCombineWgsl, LANCZOS_COMBINE_BINDINGS);
+    const dots = this.pipe(`dots${loopsSuffix(this.loops)}`, () => lanczosDotsWgsl(this.loops), LANCZOS_DOTS_BINDINGS);
+    const combine = this.pipe(`combine${loopsSuffix(this.loops)}`, () => lanczosCombineWgsl(this.loops), LANCZOS_COMBINE_BINDINGS);
     let u = Uniforms.take();
     u.u[0] = this.n;
     u.u[1] = m;

@@ -15,9 +15,13 @@
  * the 8 strided elements of each invocation sequentially, then a workgroup tree (as dot stage 1
  * of ./shaders); stage 2 a stride-256 loop and a tree (as dot stage 2); the combine sums
  * −w + Σ_j h_j·Q_j with j ascending (as combine with β = −1).
+ *
+ * The rounds of J columns loop in either shape of ./loops (unrolled on GPUs, bounded on software
+ * adapters), the same sums in the same order for every column written.
  * @module
  */
 import { entryArgs, preamble, type WgslBinding, workgroupSum } from '../kernels/wgsl/index';
+import type { ColumnLoops } from './loops';
 import { DOT_CHUNK, DOT_ITEMS, f32arr, everyGroupShare, groupRowSum, WG } from './shaders';
 
 /** Columns reduced side by side in workgroup memory (4·J·WG bytes: 12 KiB, one barrier per tree level for all of them). */
@@ -39,12 +43,14 @@ export const LANCZOS_NORMALIZE_BINDINGS: WgslBinding[] = [f32arr('partial', 'r')
  * The multi-column stage-1 reduction of the register values `wv[k]` (element base + k·WG)
  * against columns [0, u.m) of q: per round of J columns, each invocation's sequential sum of
  * its 8 products, the J trees side by side (one barrier per level), and the partials written
- * at u.out + j·u.groups + g.
+ * at u.out + j·u.groups + g. With `loops` bounded a round's trees skip the rows past its last
+ * column (zeros unrolled: their sums are never written).
  */
-function columnDots(): string {
+function columnDots(loops: ColumnLoops): string {
   const J = LANCZOS_J;
-  return `  for (var j0 = 0u; j0 < u.m; j0 += ${J}u) {
-    for (var t = 0u; t < ${J}u; t++) {
+  const tEnd = loops === 'unrolled' ? `${J}u` : 'jn';
+  return `  for (var j0 = 0u; j0 < u.m; j0 += ${J}u) {${loops === 'unrolled' ? '' : `\n    let jn = min(u.m - j0, ${J}u);`}
+    for (var t = 0u; t < ${tEnd}; t++) {
       let j = j0 + t;
       var s = 0.0;
       if (j < u.m) {
@@ -59,7 +65,7 @@ function columnDots(): string {
     workgroupBarrier();
     for (var o = ${WG / 2}u; o > 0u; o = o >> 1u) {
       if (lid < o) {
-        for (var t = 0u; t < ${J}u; t++) { red[t * ${WG}u + lid] = red[t * ${WG}u + lid] + red[t * ${WG}u + lid + o]; }
+        for (var t = 0u; t < ${tEnd}; t++) { red[t * ${WG}u + lid] = red[t * ${WG}u + lid] + red[t * ${WG}u + lid + o]; }
       }
       workgroupBarrier();
     }
@@ -69,7 +75,7 @@ function columnDots(): string {
 }
 
 /** Stage 1 of Qᵀ·w over columns [0, m). */
-export function lanczosDotsWgsl(): string {
+export function lanczosDotsWgsl(loops: ColumnLoops = 'unrolled'): string {
   return `${preamble([['n', 'u32'], ['m', 'u32'], ['groups', 'u32'], ['out', 'u32']], LANCZOS_DOTS_BINDINGS)}
 var<workgroup> red: array<f32, ${LANCZOS_J * WG}>;
 @compute @workgroup_size(${WG})
@@ -83,7 +89,7 @@ fn main(${entryArgs()}) {
     wv[k] = 0.0;
     if (i < u.n) { wv[k] = w[i]; }
   }
-${columnDots()}
+${columnDots(loops)}
 }`;
 }
 
@@ -92,7 +98,7 @@ ${columnDots()}
  * partials of column j at out + j·groups) or of ‖w_new‖² (mode 1: one partial per workgroup at
  * out + g).
  */
-export function lanczosCombineWgsl(): string {
+export function lanczosCombineWgsl(loops: ColumnLoops = 'unrolled'): string {
   return `${preamble([['n', 'u32'], ['m', 'u32'], ['groups', 'u32'], ['out', 'u32'], ['coef', 'u32'], ['mode', 'u32']], LANCZOS_COMBINE_BINDINGS)}
 var<workgroup> red: array<f32, ${LANCZOS_J * WG}>;
 var<workgroup> cf: array<f32, ${LANCZOS_MAX_COLUMNS}>;
@@ -145,7 +151,7 @@ fn main(${entryArgs()}) {
     if (lid == 0u) { partial[u.out + g] = red[0]; }
     return;
   }
-${columnDots()}
+${columnDots(loops)}
 }`;
 }
 

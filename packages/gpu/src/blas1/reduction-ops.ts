@@ -9,6 +9,7 @@ import type { GpuBuf } from '../memory/buffers';
 import { Uniforms } from '../memory/recorder';
 import { Blas1Base, IMM1, type Operand } from './elementwise-ops';
 import { combineBindings, combineDotsWgsl, combineNormBindings, combineNormWgsl, combineWgsl, MULTIDOT2_BINDINGS, MULTIDOT2_SLOTS, multiDot1Bindings, multiDot1Wgsl, multiDot2Wgsl, NORMALIZE_BINDINGS, normalizeWgsl } from './fused-shaders';
+import { loopsSuffix } from './loops';
 import { DOT_CHUNK, DOT_STAGE1_BINDINGS, DOT_STAGE2_BINDINGS, dotStage1Wgsl, dotStage2Wgsl, WG } from './shaders';
 
 /** The dots and combines of {@link Blas1} (its middle class; not used on its own). */
@@ -150,7 +151,8 @@ export class Blas1Reductions extends Blas1Base {
     }
     if (lead > 0) this.combine(coeffs.slice(0, lead), xs.slice(0, lead), beta, y, n);
     const m = xs.length - lead;
-    const p = this.cached(`combine-dots${G}`) ?? this.pipe(`combine-dots${G}`, () => combineDotsWgsl(G), () => signature(combineNormBindings(G)));
+    const name = `combine-dots${G}${loopsSuffix(this.loops)}`;
+    const p = this.cached(name) ?? this.pipe(name, () => combineDotsWgsl(G, this.loops), () => signature(combineNormBindings(G)));
     const refs = this.fixed(G + 3);
     refs[0] = this.scalars.buf;
     const u = combineUniforms(coeffs, xs, lead > 0 ? IMM1 : beta, lead, m, G, n, refs);
@@ -182,7 +184,8 @@ export class Blas1Reductions extends Blas1Base {
   private multiDotStage1(xs: readonly GpuBuf[], y: GpuBuf, n: number, base: number): void {
     const groups = Math.ceil(n / DOT_CHUNK);
     const G = this.group;
-    const p1 = this.cached(`multidot1-${G}`) ?? this.pipe(`multidot1-${G}`, () => multiDot1Wgsl(G), () => signature(multiDot1Bindings(G)));
+    const name = `multidot1-${G}${loopsSuffix(this.loops)}`;
+    const p1 = this.cached(name) ?? this.pipe(name, () => multiDot1Wgsl(G, this.loops), () => signature(multiDot1Bindings(G)));
     for (let first = 0; first < xs.length; first += G) {
       const m = Math.min(G, xs.length - first);
       const u = Uniforms.take();

@@ -49,3 +49,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_
   return { size, contiguous };
 }
 
+/**
+ * Whether the adapter described by `adapterInfo` runs on a CPU (lavapipe, SwiftShader): its
+ * "device" work and compiles share the host's cores, and its compiler (LLVM in llvmpipe) pays for
+ * unrolled code at compile time, where a GPU's pays nothing that matters.
+ */
+export const softwareAdapter = (ctx: { readonly adapterInfo: Readonly<Record<string, string>> }): boolean =>
+  /llvmpipe|lavapipe|swiftshader|software/i.test(Object.values(ctx.adapterInfo).join(' '));
