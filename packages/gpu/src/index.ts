@@ -16,6 +16,7 @@ export { FUSED_G, FUSED_G_MAX, fusedGroup } from './blas1/fused-shaders';
 export * from './blas1/scalar-pool';
 export { LanczosBlock, LANCZOS_MAX_ROWS } from './blas1/lanczos-block';
 export { GmresBlock, type GmresBlockRows } from './blas1/gmres-block';
+export { type ColumnLoops, columnLoops, columnLoopsTuning } from './blas1/loops';
 export * from './kernels/types';
 export * from './kernels/registry';
 export * from './kernels/wgsl/index';
